@@ -1,0 +1,182 @@
+"""Configuration: ``[tool.cslint]`` in the nearest ``pyproject.toml``.
+
+Discovery follows ruff: walking up from a checked path, the first
+``pyproject.toml`` that holds a ``[tool.cslint]`` table wins.  A file without
+the table is skipped (so a sub-package's unrelated pyproject does not hide the
+project's settings).
+
+    [tool.cslint]
+    presets     = ["tensorrt_llm"]          # added to the default presets
+    collectives = ["*.tp_allgather"]        # extra collective call patterns
+    rank-local  = ["self.local_*"]          # extra divergent sources
+    uniform     = ["self.cfg_*"]            # forced uniform
+    select = ["CSL1"]; ignore = ["CSL103"]
+    per-file-ignores = {"tests/*" = ["CSL"]}
+    exclude = ["build/*"]; extend-exclude = [...]
+
+Patterns are dotted expression texts with ``*`` wildcards, matched with
+fnmatch against the dotted text of an expression (``self.local_*`` matches
+``self.local_queue``).  A collective pattern may carry its group after a
+colon: ``"*.my_gather:tp"``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Iterable, Optional
+
+try:  # Python >= 3.11
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+DEFAULT_PRESETS = ("torch_distributed", "mpi4py")
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__",
+    "build", "dist", "node_modules", ".mypy_cache", ".ruff_cache", ".cslint_cache",
+    "site-packages",
+)
+KNOWN_KEYS = {
+    "presets", "collectives", "rank-local", "uniform", "select", "ignore",
+    "extend-select", "per-file-ignores", "exclude", "extend-exclude", "max-file-size",
+}
+
+
+class ConfigError(Exception):
+    """A configuration the user must fix; the CLI prints it and exits 2."""
+
+
+@dataclass
+class Settings:
+    """Resolved settings for one project root."""
+
+    root: Optional[str] = None  # directory holding the pyproject.toml, if any
+    config_file: Optional[str] = None
+    presets: list[str] = field(default_factory=lambda: list(DEFAULT_PRESETS))
+    collectives: list[str] = field(default_factory=list)
+    rank_local: list[str] = field(default_factory=list)
+    uniform: list[str] = field(default_factory=list)
+    select: list[str] = field(default_factory=lambda: ["CSL"])
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    max_file_size: int = 4 * 1024 * 1024  # bytes; larger files get CSL001
+
+    # -- rule selection ---------------------------------------------------
+    def code_enabled(self, code: str, path: Optional[str] = None) -> bool:
+        """ruff semantics: the longest matching prefix of select/ignore wins."""
+        best_sel = max((len(p) for p in self.select if code.startswith(p)), default=-1)
+        best_ign = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
+        if path is not None:
+            rel = self.relative(path)
+            for pattern, codes in self.per_file_ignores.items():
+                if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(rel), pattern):
+                    best_ign = max(best_ign, max((len(p) for p in codes if code.startswith(p)), default=-1))
+        return best_sel >= 0 and best_sel > best_ign
+
+    def relative(self, path: str) -> str:
+        if self.root:
+            try:
+                return os.path.relpath(os.path.abspath(path), self.root)
+            except ValueError:  # pragma: no cover - other drive on Windows
+                return path
+        return path
+
+    def is_excluded(self, path: str) -> bool:
+        rel = self.relative(path)
+        parts = Path(rel).parts
+        for pattern in self.exclude:
+            if fnmatch.fnmatch(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
+                return True
+        return False
+
+    def fingerprint(self) -> str:
+        """Stable hash of everything that changes analysis results (cache key)."""
+        data = asdict(self)
+        data.pop("root", None)
+        data.pop("config_file", None)
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _as_list(table: dict, key: str, where: str) -> list[str]:
+    value = table.get(key, [])
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return list(value)
+
+
+def settings_from_table(table: dict, root: Optional[str] = None, config_file: Optional[str] = None) -> Settings:
+    """Build Settings from a ``[tool.cslint]`` table; unknown keys are errors."""
+    where = config_file or "[tool.cslint]"
+    unknown = sorted(set(table) - KNOWN_KEYS)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) in [tool.cslint]: {', '.join(unknown)}")
+    s = Settings(root=root, config_file=config_file)
+    for preset in _as_list(table, "presets", where):
+        if preset not in s.presets:
+            s.presets.append(preset)
+    s.collectives = _as_list(table, "collectives", where)
+    s.rank_local = _as_list(table, "rank-local", where)
+    s.uniform = _as_list(table, "uniform", where)
+    if "select" in table:
+        s.select = _as_list(table, "select", where)
+    s.select += _as_list(table, "extend-select", where)
+    s.ignore = _as_list(table, "ignore", where)
+    pfi = table.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
+    s.per_file_ignores = {str(k): _as_list(pfi, k, where) for k in pfi}
+    if "exclude" in table:
+        s.exclude = _as_list(table, "exclude", where)
+    s.exclude += _as_list(table, "extend-exclude", where)
+    if "max-file-size" in table:
+        if not isinstance(table["max-file-size"], int) or table["max-file-size"] <= 0:
+            raise ConfigError(f"{where}: `max-file-size` must be a positive integer (bytes)")
+        s.max_file_size = table["max-file-size"]
+    return s
+
+
+def find_config_file(start: str) -> Optional[Path]:
+    """The nearest pyproject.toml with a [tool.cslint] table, walking up."""
+    here = Path(start).resolve()
+    if here.is_file() or not here.exists():
+        here = here.parent
+    for directory in (here, *here.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+                raise ConfigError(f"{candidate}: cannot read configuration: {exc}") from exc
+            if isinstance(data.get("tool"), dict) and "cslint" in data["tool"]:
+                return candidate
+    return None
+
+
+def load_settings(start: str = ".", config_file: Optional[str] = None) -> Settings:
+    """Settings for the project containing `start` (or from an explicit file)."""
+    path = Path(config_file) if config_file else find_config_file(start)
+    if path is None:
+        return Settings()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path}: no such configuration file") from exc
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read configuration: {exc}") from exc
+    table = data.get("tool", {}).get("cslint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.cslint] must be a table")
+    return settings_from_table(table, root=str(path.parent.resolve()), config_file=str(path))
+
+
+def matches_any(dotted: str, patterns: Iterable[str]) -> bool:
+    """Whether a dotted expression text matches one of the wildcard patterns."""
+    return any(fnmatch.fnmatchcase(dotted, p.split(":", 1)[0]) for p in patterns)
