@@ -88,10 +88,14 @@ class Settings:
         return path
 
     def is_excluded(self, path: str) -> bool:
-        rel = self.relative(path)
-        parts = Path(rel).parts
+        rel = Path(self.relative(path)).as_posix()
+        parts = rel.split("/")
+        # A pattern matches a single component ("build") or a leading
+        # sub-path ("tests/fixtures", "third_party/*") of the relative path.
+        prefixes = ["/".join(parts[: i + 1]) for i in range(len(parts))]
         for pattern in self.exclude:
-            if fnmatch.fnmatch(rel, pattern) or any(fnmatch.fnmatch(p, pattern) for p in parts):
+            pattern = pattern.rstrip("/")
+            if any(fnmatch.fnmatch(p, pattern) for p in parts) or any(fnmatch.fnmatch(p, pattern) for p in prefixes):
                 return True
         return False
 
