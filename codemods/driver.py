@@ -1,0 +1,440 @@
+"""Apply the fix strategies to the findings of a `cslint check` run.
+
+    plan = plan_fixes(check_paths(["executor.py"]))      # nothing written yet
+    print(plan.diff())                                    # unified diff, `git apply`-able
+    write_fixes(plan)                                     # atomic replace
+
+Per file: parse once with libcst, locate every finding by its positions,
+group findings that interact (same guard; early exits before the same
+collectives in one block), let the strategy plan one statement-level edit per
+group, drop groups whose edits overlap (refused together), splice the edits
+into the tree in one pass and check the result parses.  Every finding ends up
+in exactly one of ``applied``/``refused``; none is dropped silently.
+
+``strategy``: ``auto`` (always-enter for early exits with an inferable
+neutral value, consensus otherwise), ``always-enter`` or ``consensus``.
+``exit_mode``: ``keep-local`` (default) or ``decide-from-gathered``; see
+:mod:`codemods.always_enter`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import os
+import stat
+import tempfile
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from cslint.model import CheckResult, Finding
+
+from .always_enter import EXIT_MODES, plan_always_enter
+from .chunks import Chunk, split_chunks
+from .consensus_gate import consensus_guard, plan_consensus
+from .locate import SourceIndex
+from .sites import Edit, FunctionScope, Plan, Refused, Site, guard_top, locate
+
+STRATEGIES = ("auto", "always-enter", "consensus")
+FIXABLE_KINDS = ("branch", "early-exit", "loop", "exception")
+
+
+@dataclass
+class AppliedFix:
+    finding: Finding
+    strategy: str
+    safe: bool
+    reason: str
+
+
+@dataclass
+class RefusedFix:
+    finding: Finding
+    reason: str
+
+
+@dataclass
+class FileFix:
+    path: str
+    original: str
+    fixed: str
+    applied: list[AppliedFix] = field(default_factory=list)
+    refused: list[RefusedFix] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.fixed != self.original
+
+
+@dataclass
+class FixPlan:
+    files: list[FileFix] = field(default_factory=list)
+
+    @property
+    def applied(self) -> list[AppliedFix]:
+        return [a for f in self.files for a in f.applied]
+
+    @property
+    def refused(self) -> list[RefusedFix]:
+        return [r for f in self.files for r in f.refused]
+
+    def diff(self, base_dir: str | None = None) -> str:
+        """A unified diff of every changed file, `a/`/`b/` paths relative to ``base_dir``."""
+        return "".join(unified_diff(f.original, f.fixed, _display_path(f.path, base_dir)) for f in self.files if f.changed)
+
+
+def _display_path(path: str, base_dir: str | None) -> str:
+    base = os.path.abspath(base_dir or os.getcwd())
+    rel = os.path.relpath(os.path.abspath(path), base)
+    return rel.replace(os.sep, "/")
+
+
+def unified_diff(original: str, fixed: str, rel_path: str) -> str:
+    """A diff `patch -p1`/`git apply` accept, including files without a final newline."""
+    a = original.splitlines(keepends=True)
+    b = fixed.splitlines(keepends=True)
+    out = []
+    for line in difflib.unified_diff(a, b, f"a/{rel_path}", f"b/{rel_path}"):
+        if line.startswith(("---", "+++")):
+            out.append(line.rstrip("\n") + "\n")
+        elif line.endswith("\n"):
+            out.append(line)
+        else:
+            out.append(line + "\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+# -- per file -------------------------------------------------------------------------
+
+
+def fix_source(source: str, path: str, findings: list[Finding], *, strategy: str = "auto",
+               exit_mode: str = "keep-local") -> FileFix:
+    """Fix one file's source text; never raises for bad findings (they are refused).
+
+    Only the functions that hold findings are parsed with libcst, each on its
+    own (see :mod:`codemods.chunks`); the rest of the file is never touched,
+    which keeps it byte-identical and keeps large files fast.
+    """
+    _check_options(strategy, exit_mode)
+    result = FileFix(path=path, original=source, fixed=source)
+    mine = [f for f in findings if f.guard_kind in FIXABLE_KINDS]
+    for finding in findings:
+        if finding.guard_kind not in FIXABLE_KINDS:
+            result.refused.append(RefusedFix(finding, f"{finding.code} has no automatic fix"))
+    if not mine:
+        return result
+    try:
+        chunked = split_chunks(source, mine)
+    except SyntaxError as exc:
+        result.refused.extend(RefusedFix(f, f"the file does not parse: {exc.msg} (line {exc.lineno})") for f in mine)
+        return result
+    replacements: list[tuple[Chunk, str]] = []
+    imports: list[str] = []
+    for chunk in chunked.chunks:
+        try:
+            module = cst.parse_module(chunk.text)
+        except cst.ParserSyntaxError as exc:
+            result.refused.extend(RefusedFix(f, f"the function does not parse with libcst: {exc.message}")
+                                  for f in chunk.originals)
+            continue
+        new_module, applied, refused, wanted = fix_module(
+            module, path, chunk.originals, strategy=strategy, exit_mode=exit_mode, source_lines=chunked.lines,
+            top_level_names=chunked.top_level_names, line_base=chunk.base,
+        )
+        result.applied.extend(applied)
+        result.refused.extend(refused)
+        if applied:
+            replacements.append((chunk, chunk.unwrap(new_module.code)))
+            imports.extend(wanted)
+    if not replacements:
+        return result
+    fixed = chunked.splice(replacements, list(dict.fromkeys(imports)))
+    try:
+        compile(fixed, path, "exec")
+    except SyntaxError as exc:  # a bug in a rewrite: keep the file as it was
+        moved = result.applied
+        result.applied = []
+        result.refused.extend(RefusedFix(a.finding, f"internal error: the rewrite does not compile ({exc})") for a in moved)
+        return result
+    result.fixed = fixed
+    return result
+
+
+def _check_options(strategy: str, exit_mode: str) -> None:
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
+    if exit_mode not in EXIT_MODES:
+        raise ValueError(f"exit_mode must be one of {', '.join(EXIT_MODES)}, not {exit_mode!r}")
+
+
+def fix_module(module: cst.Module, path: str, findings: list[Finding], *, strategy: str = "auto",
+               exit_mode: str = "keep-local", source_lines: list[str] | None = None,
+               top_level_names: set[str] | None = None, line_base: int = 0):
+    """Fix a parsed module (or a chunk of a file): (new module, applied, refused, import lines it needs).
+
+    The import lines (``from mpi4py import MPI``...) are not inserted here: a
+    chunk has no module top; :func:`fix_source` adds them to the file's text.
+    ``line_base`` is the file line of the module's line 0 (see :mod:`codemods.chunks`).
+    """
+    index = SourceIndex(module, source_lines=source_lines, top_level_names=top_level_names, line_base=line_base)
+    refused: list[RefusedFix] = []
+    sites: list[Site] = []
+    for finding in sorted(findings, key=Finding.sort_key):
+        try:
+            sites.append(locate(index, finding))
+        except Refused as exc:
+            refused.append(RefusedFix(finding, str(exc)))
+
+    scopes: dict[int, FunctionScope] = {}
+
+    def scope_of(site: Site) -> FunctionScope:
+        key = id(site.function) if site.function is not None else id(index.module)
+        if key not in scopes:
+            scopes[key] = FunctionScope(site.function if site.function is not None else index.module)
+        return scopes[key]
+
+    plans: list[tuple[Plan, list[Site]]] = []
+    for unit in _units(sites, strategy, refused):
+        plans.extend(_plan_unit(unit, index, scope_of(unit[0]), strategy, exit_mode, refused))
+
+    plans = _drop_overlaps(plans, refused)
+    if not plans:
+        return module, [], refused, []
+    edits = [p.edit for p, _ in plans]
+    new_module = _apply_edits(index.module, edits, [_owner_path(p.edit, unit) for p, unit in plans])
+    imports = list(dict.fromkeys(imp for e in edits for imp in e.imports))
+    applied = [AppliedFix(s.finding, p.strategy, p.safe, p.reason) for p, unit in plans for s in unit]
+    return new_module, applied, refused, imports
+
+
+def _unit_key(site: Site, strategy: str) -> tuple:
+    """Findings with the same key are planned and applied (or refused) together."""
+    kind = site.finding.guard_kind
+    if kind == "early-exit" and strategy != "consensus":
+        owner = guard_top(site)[0]
+        return ("block", id(owner))
+    if kind in ("early-exit", "branch", "loop"):
+        return ("guard", id(consensus_guard(site)[0]))
+    return ("site", id(site))  # no shared rewrite exists for these: each is planned (and refused) alone
+
+
+def _units(sites: list[Site], strategy: str, refused: list[RefusedFix]) -> list[list[Site]]:
+    units: dict[tuple, list[Site]] = {}
+    for site in sites:
+        try:
+            key = _unit_key(site, strategy)
+        except Refused as exc:
+            refused.append(RefusedFix(site.finding, str(exc)))
+            continue
+        units.setdefault(key, []).append(site)
+    return list(units.values())
+
+
+def _plan_unit(unit: list[Site], index: SourceIndex, scope: FunctionScope, strategy: str, exit_mode: str,
+               refused: list[RefusedFix]) -> list[tuple[Plan, list[Site]]]:
+    """Plans for one unit; what cannot be planned is appended to ``refused`` with the reason."""
+    kinds = {s.finding.guard_kind for s in unit}
+    try:
+        if strategy == "always-enter":
+            return [(plan_always_enter(unit, index, scope, exit_mode), unit)]
+        if strategy == "consensus":
+            return [(plan_consensus(unit, index, scope), unit)]
+        if kinds != {"early-exit"}:
+            plan = plan_consensus(unit, index, scope)
+            plan.reason = f"auto picked consensus for a {'/'.join(sorted(kinds))} guard; {plan.reason}"
+            return [(plan, unit)]
+        # auto: always-enter for early exits whose neutral value is known ...
+        return [(plan_always_enter(unit, index, scope, exit_mode), unit)]
+    except Refused as exc:
+        if strategy != "auto" or kinds != {"early-exit"}:
+            refused.extend(RefusedFix(s.finding, str(exc)) for s in unit)
+            return []
+        first = exc
+    # ... consensus otherwise: one agreed test per exit guard
+    plans = []
+    by_guard: dict[int, list[Site]] = {}
+    for site in unit:
+        try:
+            by_guard.setdefault(id(consensus_guard(site)[0]), []).append(site)
+        except Refused as exc:
+            refused.append(RefusedFix(site.finding, f"always-enter does not fit ({first}); nor does consensus ({exc})"))
+    for group in by_guard.values():
+        try:
+            plan = plan_consensus(group, index, scope)
+        except Refused as exc:
+            refused.extend(RefusedFix(s.finding, f"always-enter does not fit ({first}); nor does consensus ({exc})")
+                           for s in group)
+            continue
+        plan.reason = f"auto picked consensus because always-enter does not fit ({first}); {plan.reason}"
+        plans.append((plan, group))
+    return plans
+
+
+def _drop_overlaps(plans: list[tuple[Plan, list[Site]]], refused: list[RefusedFix]) -> list[tuple[Plan, list[Site]]]:
+    """Refuse, together, every pair of units whose edits touch the same statements."""
+    bad: set[int] = set()
+    # edits under different top-level statements cannot touch each other
+    buckets: dict[int, list[int]] = {}
+    for i, (_, unit) in enumerate(plans):
+        buckets.setdefault(id(unit[0].call_path[1]), []).append(i)
+    for members in buckets.values():
+        for x, i in enumerate(members):
+            p, unit_p = plans[i]
+            for j in members[x + 1:]:
+                q, unit_q = plans[j]
+                if _overlap(p.edit, q.edit, unit_q) or _overlap(q.edit, p.edit, unit_p):
+                    bad.update((i, j))
+    kept = []
+    for i, (plan, unit) in enumerate(plans):
+        if i in bad:
+            lines = ", ".join(str(s.finding.line) for s in unit)
+            refused.extend(RefusedFix(s.finding, "its fix overlaps the fix of another finding in the same "
+                                                 f"region (lines {lines}); they cannot be fixed together")
+                           for s in unit)
+        else:
+            kept.append((plan, unit))
+    return kept
+
+
+def _overlap(a: Edit, b: Edit, b_sites: list[Site]) -> bool:
+    """Same block with intersecting ranges, or b's block nested in a statement a replaces."""
+    if a.owner is b.owner:
+        return a.start < b.end and b.start < a.end
+    replaced = {id(n) for n in a.replaced}
+    return any(
+        _owner_inside(b.owner, path, replaced)
+        for site in b_sites
+        for path in (site.call_path, site.guard_path or ())
+    )
+
+
+def _owner_inside(owner: cst.CSTNode, path, replaced: set[int]) -> bool:
+    inside = False
+    for node in path:
+        if id(node) in replaced:
+            inside = True
+        if node is owner:
+            return inside
+    return False
+
+
+def _apply_edits(module: cst.Module, edits: list[Edit], owner_paths: list) -> cst.Module:
+    """Splice the edits in, copying only the nodes on the way to an edited block."""
+    by_owner: dict[int, list[Edit]] = {}
+    for edit in edits:
+        by_owner.setdefault(id(edit.owner), []).append(edit)
+    dirty: set[int] = set()
+    for path in owner_paths:
+        dirty.update(id(n) for n in path)
+
+    def rebuild(node: cst.CSTNode) -> cst.CSTNode:
+        if id(node) not in dirty:
+            return node
+        changes = {}
+        for f in dataclasses.fields(node):
+            value = getattr(node, f.name)
+            if isinstance(value, cst.CSTNode):
+                new = rebuild(value)
+                if new is not value:
+                    changes[f.name] = new
+            elif isinstance(value, (list, tuple)) and any(isinstance(v, cst.CSTNode) for v in value):
+                items = [rebuild(v) if isinstance(v, cst.CSTNode) else v for v in value]
+                if any(a is not b for a, b in zip(items, value)):
+                    changes[f.name] = type(value)(items)
+        if id(node) in by_owner:
+            body = list(changes.get("body", node.body))
+            for edit in sorted(by_owner[id(node)], key=lambda e: e.start, reverse=True):
+                body[edit.start:edit.end] = edit.new
+            changes["body"] = body
+        return node.with_changes(**changes) if changes else node
+
+    return rebuild(module)  # type: ignore[return-value]
+
+
+def _owner_path(edit: Edit, unit: list[Site]) -> tuple:
+    """The ancestors of an edit's block, read off the located paths of its findings."""
+    for site in unit:
+        for path in (site.call_path, site.guard_path or ()):
+            for depth, node in enumerate(path):
+                if node is edit.owner:
+                    return path[:depth + 1]
+    raise AssertionError("an edit's block lies on none of its findings' paths")
+
+
+# -- many files -------------------------------------------------------------------------
+
+
+def plan_fixes(result: CheckResult, *, strategy: str = "auto", exit_mode: str = "keep-local") -> FixPlan:
+    """Plan fixes for every file of a check result that has findings (nothing is written)."""
+    _check_options(strategy, exit_mode)
+    by_path: dict[str, list[Finding]] = {}
+    for finding in result.findings:
+        by_path.setdefault(finding.path, []).append(finding)
+    plan = FixPlan()
+    for path in sorted(by_path):
+        try:
+            with open(path, encoding="utf-8", newline="") as handle:
+                source = handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            fix = FileFix(path=path, original="", fixed="")
+            fix.refused = [RefusedFix(f, f"cannot read the file: {exc}") for f in by_path[path]]
+            plan.files.append(fix)
+            continue
+        plan.files.append(fix_source(source, path, by_path[path], strategy=strategy, exit_mode=exit_mode))
+    return plan
+
+
+def write_fixes(plan: FixPlan) -> None:
+    """Replace each changed file atomically, keeping its permission bits."""
+    for fix in plan.files:
+        if not fix.changed:
+            continue
+        directory = os.path.dirname(os.path.abspath(fix.path))
+        mode = stat.S_IMODE(os.stat(fix.path).st_mode)
+        handle, temp = tempfile.mkstemp(prefix=".cslint-fix-", suffix=".py", dir=directory)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+                out.write(fix.fixed)
+            os.chmod(temp, mode)
+            os.replace(temp, fix.path)
+        except BaseException:
+            if os.path.exists(temp):
+                os.unlink(temp)
+            raise
+
+
+# -- the libcst commands ----------------------------------------------------------------
+
+
+def findings_for_file(path: str) -> list[Finding]:
+    """What `cslint check` reports for one file (the standalone libcst commands use this)."""
+    from cslint.api import (
+        check_paths,  # imported late: the analyzer is not needed to apply plans
+    )
+
+    result = check_paths([path])
+    target = os.path.abspath(path)
+    return [f for f in result.findings if os.path.abspath(f.path) == target]
+
+
+def run_command_on_module(command, tree: cst.Module, *, strategy: str, exit_mode: str) -> cst.Module:
+    """Body of the libcst commands: findings from the analyzer, warnings for refusals.
+
+    Goes through :func:`fix_source` (parsing only the functions with findings),
+    then hands libcst the re-parsed result: cheaper on large files than
+    resolving positions over the whole module.
+    """
+    path = command.context.filename
+    if not path:
+        command.warn("no file name (stdin?): cslint needs a path to analyse; nothing changed")
+        return tree
+    findings = findings_for_file(path)
+    fix = fix_source(tree.code, path, findings, strategy=strategy, exit_mode=exit_mode)
+    for refusal in fix.refused:
+        command.warn(f"line {refusal.finding.line}: {refusal.finding.code} not fixed: {refusal.reason}")
+    for applied in fix.applied:
+        label = "safe" if applied.safe else "unsafe"
+        command.warn(f"line {applied.finding.line}: {applied.finding.code} fixed ({applied.strategy}, {label}): "
+                     f"{applied.reason}")
+    return cst.parse_module(fix.fixed) if fix.changed else tree

@@ -1,0 +1,258 @@
+"""Located findings, edit records and the small helpers both strategies share.
+
+A :class:`Site` is one finding resolved to libcst nodes: the collective call,
+its enclosing function, the block shared with the controlling statement.
+A strategy turns a group of sites (a *unit*) into one :class:`Edit`: replace
+a run of statements of one block by new statements.  Keeping every edit at
+statement granularity is what keeps the rest of the file byte-identical.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from cslint.model import Finding
+
+from .locate import (
+    LocateError,
+    Path,
+    SourceIndex,
+    common_block,
+    dotted_name,
+    enclosing_function,
+    parent_map,
+    walk,
+)
+
+# Builtins whose call neither communicates nor mutates anything we can see.
+PURE_CALLS = {
+    "any", "all", "sum", "min", "max", "len", "bool", "int", "float", "str", "tuple", "list",
+    "abs", "round", "isinstance", "sorted", "zip", "range", "enumerate", "set", "frozenset", "dict",
+}
+# Method names that talk to other ranks; a payload computing them is observable elsewhere.
+_COMMUNICATING = re.compile(
+    r"(send|recv|broadcast|bcast|gather|allreduce|all_reduce|reduce|scatter|barrier|alltoall|all_to_all|publish)",
+    re.IGNORECASE,
+)
+# Collective method name per group for Distributed-like objects (TensorRT-LLM style).
+TRTLLM_ALLGATHER = {
+    "world": "allgather",
+    "tp": "tp_allgather",
+    "pp": "pp_allgather",
+    "cp": "cp_allgather",
+    "tp_cp": "tp_cp_allgather",
+}
+
+
+class Refused(Exception):
+    """A unit cannot be fixed while keeping behaviour; the message says why."""
+
+
+@dataclass(eq=False)
+class Site:
+    finding: Finding
+    call_path: Path
+    guard_path: Path | None
+    function: cst.FunctionDef | None
+
+    @property
+    def call(self) -> cst.Call:
+        return self.call_path[-1]  # type: ignore[return-value]
+
+
+@dataclass(eq=False)
+class Edit:
+    """Replace ``owner.body[start:end]`` with ``new``; ``imports`` are module lines to ensure."""
+
+    owner: cst.CSTNode
+    start: int
+    end: int
+    new: list[cst.BaseStatement]
+    replaced: list[cst.CSTNode] = field(default_factory=list)
+    imports: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    """What a strategy decided for one unit."""
+
+    edit: Edit
+    strategy: str
+    safe: bool
+    reason: str
+
+
+class FunctionScope:
+    """Per-function facts the rewrites need: parents, names in use, assignments."""
+
+    def __init__(self, function: cst.CSTNode) -> None:
+        self.function = function
+        self.parents = parent_map(function)
+        self.names: set[str] = set()
+        self.assignments: dict[str, cst.CSTNode] = {}
+        counts: dict[str, int] = {}
+        for node in walk(function, into_functions=True):
+            if isinstance(node, cst.Name):
+                self.names.add(node.value)
+            elif isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+                name = node.targets[0].target.value
+                counts[name] = counts.get(name, 0) + 1
+                self.assignments[name] = node.value
+        # a name assigned more than once has no single visible value
+        for name, count in counts.items():
+            if count > 1:
+                self.assignments.pop(name, None)
+
+    def fresh(self, base: str) -> str:
+        """A local name not used anywhere in the function (then reserved)."""
+        name, n = base, 2
+        while name in self.names:
+            name, n = f"{base}_{n}", n + 1
+        self.names.add(name)
+        return name
+
+
+def locate(index: SourceIndex, finding: Finding) -> Site:
+    """Resolve a finding to nodes; raises Refused with a readable reason."""
+    try:
+        call_path = index.call_path(finding)
+        guard_path = index.guard_path(finding)
+    except LocateError as exc:
+        raise Refused(f"the finding does not match the source ({exc}); re-run `cslint check`") from exc
+    function = enclosing_function(call_path)
+    if function is not None:
+        if function.asynchronous is not None:
+            raise Refused(f"`{function.name.value}` is an async function; suspension points make the rewrite unsafe")
+        if is_generator(function):
+            raise Refused(f"`{function.name.value}` is a generator; a deferred exit would change what it yields")
+    return Site(finding, call_path, guard_path, function)
+
+
+def is_generator(function: cst.FunctionDef) -> bool:
+    return any(isinstance(node, cst.Yield) for node in walk(function.body))
+
+
+def guard_top(site: Site) -> tuple[cst.CSTNode, int, int, int]:
+    """(block owner, guard index, call index, depth of the guard's top statement).
+
+    The top statements are the ancestors of the guard and of the call that sit
+    in the deepest block holding both.
+    """
+    if site.guard_path is None:
+        raise Refused("the finding has no controlling statement to rewrite")
+    shared = common_block(site.guard_path, site.call_path)
+    if shared is None:
+        raise Refused("the controlling statement and the collective share no block")
+    owner, depth_g, index_g, _depth_c, index_c = shared
+    return owner, index_g, index_c, depth_g
+
+
+def is_pure(node: cst.CSTNode, allowed_calls: tuple = ()) -> bool:
+    """No calls other than pure builtins (and the explicitly allowed nodes)."""
+    for sub in walk(node, into_functions=False):
+        pure_builtin = isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value in PURE_CALLS
+        if isinstance(sub, cst.Call) and not pure_builtin and not any(sub is a for a in allowed_calls):
+            return False
+        if isinstance(sub, (cst.Yield, cst.Await, cst.NamedExpr)):
+            return False
+    return True
+
+
+def communicating_calls(node: cst.CSTNode) -> list[str]:
+    """Callee texts in ``node`` whose names look like communication."""
+    found = []
+    for sub in walk(node, into_functions=False):
+        if isinstance(sub, cst.Call):
+            name = dotted_name(sub.func)
+            last = name.rsplit(".", 1)[-1]
+            if last and _COMMUNICATING.search(last):
+                found.append(name)
+    return found
+
+
+def single_payload(call: cst.Call) -> cst.Arg:
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) != 1 or positional[0].star:
+        raise Refused(
+            f"`{dotted_name(call.func) or 'the collective'}` takes {len(positional)} positional arguments; "
+            "cannot tell which one is the payload"
+        )
+    return positional[0]
+
+
+def needs_parens(expr: cst.BaseExpression) -> bool:
+    if expr.lpar:
+        return False
+    return isinstance(expr, (cst.IfExp, cst.Lambda, cst.NamedExpr, cst.Yield))
+
+
+def parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
+    if needs_parens(expr):
+        return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+    return expr
+
+
+class ReplaceNodes(cst.CSTTransformer):
+    """Replace nodes by identity; a replacement may be a FlattenSentinel or RemovalSentinel."""
+
+    def __init__(self, replacements: dict[int, object]) -> None:
+        super().__init__()
+        self.replacements = replacements
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[override]
+        return self.replacements.get(id(original_node), updated_node)
+
+
+def replace_in(node: cst.CSTNode, replacements: dict[int, object]):
+    if not replacements:
+        return node
+    return node.visit(ReplaceNodes(replacements))
+
+
+def statement(text: str, module: cst.Module) -> cst.BaseStatement:
+    return cst.parse_statement(text, config=module.config_for_parsing)
+
+
+def expression(text: str, module: cst.Module) -> cst.BaseExpression:
+    return cst.parse_expression(text, config=module.config_for_parsing)
+
+
+def block_body(owner: cst.CSTNode) -> list:
+    return list(owner.body)  # type: ignore[attr-defined]
+
+
+def header_contains(statement_node: cst.CSTNode, node: cst.CSTNode, path: Path) -> bool:
+    """Whether ``node`` sits in the header (test/iter/items/value) of ``statement_node``.
+
+    Used to refuse hoisting a collective out of a compound statement's body.
+    """
+    try:
+        at = next(i for i, n in enumerate(path) if n is statement_node)
+    except StopIteration:
+        return False
+    child = path[at + 1] if at + 1 < len(path) else None
+    if isinstance(statement_node, cst.SimpleStatementLine):
+        return True
+    if isinstance(statement_node, cst.If):
+        return child is statement_node.test
+    if isinstance(statement_node, cst.For):
+        return child is statement_node.iter
+    if isinstance(statement_node, cst.With):
+        return any(child is item for item in statement_node.items)
+    return False
+
+
+def conditional_ancestor(path: Path, top: cst.CSTNode) -> cst.CSTNode | None:
+    """A short-circuit, conditional, lambda or comprehension between ``top`` and the call."""
+    try:
+        at = next(i for i, n in enumerate(path) if n is top)
+    except StopIteration:
+        return None
+    for node in path[at + 1:-1]:
+        if isinstance(node, (cst.BooleanOperation, cst.IfExp, cst.Lambda, cst.ListComp, cst.SetComp,
+                             cst.DictComp, cst.GeneratorExp)):
+            return node
+    return None
