@@ -1,0 +1,1 @@
+"""Replica package (see examples/trtllm_replica/NOTES.md)."""
