@@ -1,0 +1,163 @@
+"""The published pre-commit hooks, run for real by pre-commit in throwaway git repositories.
+
+Offline: the hooks repository is a local clone-able git repo holding our
+``.pre-commit-hooks.yaml``, and the test runs the ``language: system`` hook, so
+pre-commit builds no environment (the ``cslint`` on PATH is this checkout's).
+The ``language: python`` hook is checked against pre-commit's manifest schema.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOOKS_FILE = os.path.join(REPO_ROOT, ".pre-commit-hooks.yaml")
+VENV_BIN = os.path.dirname(sys.executable)
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+
+HELPERS = textwrap.dedent(
+    """\
+    import torch.distributed as dist
+
+
+    def sync_counts(tensor):
+        dist.all_reduce(tensor)
+        return tensor
+    """
+)
+CLEAN_STEP = textwrap.dedent(
+    """\
+    import torch.distributed as dist
+
+    from helpers import sync_counts
+
+
+    def step(tensor):
+        sync_counts(tensor)
+        return tensor
+    """
+)
+DIVERGENT_STEP = textwrap.dedent(
+    """\
+    import torch.distributed as dist
+
+    from helpers import sync_counts
+
+
+    def step(tensor):
+        if dist.get_rank() == 0:
+            sync_counts(tensor)
+        return tensor
+    """
+)
+UNTOUCHED_BAD = textwrap.dedent(
+    """\
+    import torch.distributed as dist
+
+
+    def legacy(tensor):
+        if dist.get_rank() == 0:
+            dist.barrier()
+    """
+)
+
+
+def _env(tmp_path) -> dict:
+    env = dict(os.environ)
+    env["PATH"] = VENV_BIN + os.pathsep + env.get("PATH", "")
+    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
+    env["PRE_COMMIT_COLOR"] = "never"
+    env.update(
+        GIT_AUTHOR_NAME="test", GIT_AUTHOR_EMAIL="test@example.invalid",
+        GIT_COMMITTER_NAME="test", GIT_COMMITTER_EMAIL="test@example.invalid",
+        GIT_CONFIG_NOSYSTEM="1", GIT_CONFIG_GLOBAL=os.devnull,
+    )
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def _git(cwd, env, *args) -> str:
+    done = subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def _hooks_repo(tmp_path, env) -> tuple[str, str]:
+    repo = tmp_path / "hooks-repo"
+    repo.mkdir()
+    shutil.copy(HOOKS_FILE, repo / ".pre-commit-hooks.yaml")
+    _git(repo, env, "init", "-q", "-b", "main")
+    _git(repo, env, "add", ".pre-commit-hooks.yaml")
+    _git(repo, env, "commit", "-q", "-m", "hooks")
+    return str(repo), _git(repo, env, "rev-parse", "HEAD")
+
+
+def _project(tmp_path, env, hooks_repo: str, rev: str) -> str:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "helpers.py").write_text(HELPERS)
+    (project / "step.py").write_text(CLEAN_STEP)
+    (project / "legacy.py").write_text(UNTOUCHED_BAD)
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n- repo: {hooks_repo}\n  rev: {rev}\n  hooks:\n  - id: cslint-system\n"
+    )
+    _git(project, env, "init", "-q", "-b", "main")
+    _git(project, env, "add", "-A")
+    _git(project, env, "commit", "-q", "-m", "initial")
+    return str(project)
+
+
+def _pre_commit(project: str, env: dict, *files: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "cslint-system", "--files", *files],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_manifest_is_valid_for_pre_commit():
+    from pre_commit.clientlib import load_manifest
+
+    hooks = {hook["id"]: hook for hook in load_manifest(HOOKS_FILE)}
+    assert set(hooks) == {"cslint", "cslint-system"}
+    for hook in hooks.values():
+        assert hook["entry"] == "cslint check --context ."
+        assert hook["types"] == ["python"]
+        assert hook["require_serial"] is True
+    assert hooks["cslint"]["language"] == "python"
+    # pre-commit >= 4.4 reads `system` as its new name `unsupported`; the file keeps `system` for older versions
+    assert hooks["cslint-system"]["language"] in ("system", "unsupported")
+    with open(HOOKS_FILE, encoding="utf-8") as handle:
+        assert "language: system" in handle.read()
+
+
+def test_hook_checks_changed_files_with_project_context(tmp_path):
+    env = _env(tmp_path)
+    hooks_repo, rev = _hooks_repo(tmp_path, env)
+    project = _project(tmp_path, env, hooks_repo, rev)
+
+    clean = _pre_commit(project, env, "step.py")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "Passed" in clean.stdout
+
+    # The edit makes the wrapper's collective (in the unchanged helpers.py) rank-dependent.
+    with open(os.path.join(project, "step.py"), "w", encoding="utf-8") as handle:
+        handle.write(DIVERGENT_STEP)
+    dirty = _pre_commit(project, env, "step.py")
+    assert dirty.returncode == 1, dirty.stdout + dirty.stderr
+    assert "Failed" in dirty.stdout
+    assert "step.py:8:" in dirty.stdout  # the call of the wrapper, found through helpers.py
+    assert "legacy.py" not in dirty.stdout  # unchanged files are context, not reported
+
+    # Without the project as context the wrapper is unknown: the facts really come from --context.
+    alone = subprocess.run(
+        [os.path.join(VENV_BIN, "cslint"), "check", "--no-cache", "step.py"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=120,
+    )
+    assert "step.py:8:" not in alone.stdout
