@@ -1,0 +1,45 @@
+"""SPMD program 008 of the cslint accuracy corpus (seed 20261202, safe).
+
+Run with ``mpiexec -n 2 python prog_008.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    flag = rank % 2 == 0
+    pending = {f"req{i}": i for i in range(rank + 1)}
+    note("allreduce:1")
+    shared, local = comm.allreduce(len(pending)), len(pending)
+    if shared > 0:
+        note("barrier:2")
+        comm.barrier()
+    acc += local
+    assert 0 <= rank < size, "rank out of range"
+    note("allreduce:3")
+    acc += comm.allreduce(rank * 2 + 1)
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

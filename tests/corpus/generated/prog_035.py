@@ -1,0 +1,44 @@
+"""SPMD program 035 of the cslint accuracy corpus (seed 20261202, safe).
+
+Run with ``mpiexec -n 2 python prog_035.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    pending = {f"req{i}": i for i in range(rank + 1)}
+    note("gather:1")
+    gathered = comm.gather(rank, root=0)
+    if gathered is not None:
+        acc -= 1
+        note("bcast:pair1")
+        acc += comm.bcast(len(pending), root=0)
+    else:
+        note("bcast:pair1")
+        acc += comm.bcast(rank * 2 + 1, root=0)
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,43 @@
+"""SPMD program 055 of the cslint accuracy corpus (seed 20261202, safe).
+
+Run with ``mpiexec -n 2 python prog_055.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    note("barrier:1")
+    comm.barrier()
+    if rank != 0:
+        note("barrier:pair1")
+        comm.barrier()
+    acc = acc * 2 % 97
+    if rank == 0:
+        note("barrier:pair1")
+        comm.barrier()
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,53 @@
+"""SPMD program 083 of the cslint accuracy corpus (seed 20261202, hazard).
+
+Run with ``mpiexec -n 2 python prog_083.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    items = list(range(rank % 3))
+    flag = rank % 2 == 0
+    if rank % 2 == 1:
+        return
+    note("allgather:1")
+    acc += sum(comm.allgather(1))  # expect: CSL102
+    remaining = len(items)
+    while note("allreduce:2") and comm.allreduce(remaining) > 0:
+        if remaining > 0:
+            remaining -= 1
+            acc += 1
+    try:
+        note("bcast:3")
+        acc += comm.bcast(int(flag), root=0)
+        if items:
+            raise ValueError("local check failed")
+        acc += 1
+    except ValueError:
+        acc -= 1
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

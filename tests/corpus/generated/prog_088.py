@@ -1,0 +1,49 @@
+"""SPMD program 088 of the cslint accuracy corpus (seed 20261202, safe).
+
+Run with ``mpiexec -n 2 python prog_088.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def exchange_1(comm, value):
+    """Combine `value` over all ranks (sum)."""
+    rank = comm.Get_rank()
+    if rank == 0:
+        value = value + 1
+    note("bcast:1")
+    return comm.bcast(value, root=0)
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    flag = rank % 2 == 0
+    pending = {f"req{i}": i for i in range(rank + 1)}
+    acc += exchange_1(comm, len(pending))
+    payload = int(flag) if rank == 0 else 0
+    note("allreduce:2")
+    acc += comm.allreduce(payload)
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,70 @@
+"""SPMD program 090 of the cslint accuracy corpus (seed 20261202, hazard).
+
+Run with ``mpiexec -n 2 python prog_090.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+class Stage1:
+    """A pipeline step whose collective every rank enters."""
+
+    def __init__(self, comm, world):
+        self.comm = comm
+        self.world = world
+        self.rank = comm.Get_rank()
+
+    def step(self, value):
+        if self.world == 1:
+            return value
+        if self.rank == 0:
+            value += 1
+        note("allreduce:1")
+        return self.comm.allreduce(value)
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    items = list(range(rank % 3))
+    flag = rank % 2 == 0
+    note("allreduce:2")
+    total = comm.allreduce(len(items))
+    for u0 in range(total):
+        for u1 in range(total):
+            try:
+                if flag:
+                    raise ValueError("local input rejected")
+                note("bcast:3")
+                acc += comm.bcast(rank * 2 + 1, root=0)  # expect: CSL104
+            except ValueError:
+                acc -= 1
+    acc += Stage1(comm, size).step(acc)
+    remaining = len(items)
+    while note("allreduce:4") and comm.allreduce(remaining) > 0:
+        if remaining > 0:
+            remaining -= 1
+            acc += 1
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,50 @@
+"""SPMD program 102 of the cslint accuracy corpus (seed 20261202, hazard).
+
+Run with ``mpiexec -n 2 python prog_102.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def exchange_1(comm, value):
+    """Combine `value` over all ranks (sum)."""
+    payload = value if value > 0 else 0
+    note("allreduce:1")
+    return comm.allreduce(payload, op=MPI.MAX)
+
+
+def refresh_2(comm, value):
+    """Refresh the shared value (wraps a collective helper)."""
+    return exchange_1(comm, value) + 1
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    note("gather:2")
+    gathered = comm.gather(rank, root=0)
+    if gathered is not None:
+        acc += refresh_2(comm, acc)  # expect: CSL101
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,60 @@
+"""SPMD program 115 of the cslint accuracy corpus (seed 20261202, hazard).
+
+Run with ``mpiexec -n 2 python prog_115.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+class Worker1:
+    """Owns this rank's queue."""
+
+    def __init__(self, comm, queue):
+        self.comm = comm
+        self.queue = list(queue)
+
+    def step(self, value):
+        if self.queue:
+            note("allreduce:1")
+            return self.comm.allreduce(value)  # expect: CSL101
+        return value
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    items = list(range(rank % 3))
+    flag = rank % 2 == 0
+    note("allreduce:2")
+    any_flag = comm.allreduce(int(flag), op=MPI.MAX)
+    note("barrier:3")
+    comm.barrier()
+    note("gather:4")
+    collected = comm.gather(len(items), root=0)
+    if collected is not None:
+        acc += sum(collected)
+    if any_flag:
+        acc = Worker1(comm, items).step(acc)
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,53 @@
+"""SPMD program 135 of the cslint accuracy corpus (seed 20261202, hazard).
+
+Run with ``mpiexec -n 2 python prog_135.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    items = list(range(rank % 3))
+    flag = rank % 2 == 0
+    note("allgather:1")
+    lengths = comm.allgather(len(items))
+    for u0 in range(size):
+        acc += (note("allreduce:2") and comm.allreduce(acc)) if len(items) > 0 else 0  # expect: CSL101
+    if max(lengths) > 0:
+        if size > 1:
+            note("allgather:3")
+            votes = comm.allgather(bool(not flag))
+        else:
+            votes = [bool(not flag)]
+        if any(votes):
+            note("allgather:4")
+            acc += sum(comm.allgather(int(flag)))
+            if rank == 0:
+                comm.send(acc, dest=1, tag=7)
+            elif rank == 1:
+                acc += comm.recv(source=0, tag=7)
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,46 @@
+"""SPMD program 148 of the cslint accuracy corpus (seed 20261202, safe).
+
+Run with ``mpiexec -n 2 python prog_148.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    items = list(range(rank % 3))
+    flag = rank % 2 == 0
+    if rank == 0:
+        acc += sum(items)
+        note("bcast:pair1")
+        acc += comm.bcast(1, root=0)
+    else:
+        note("bcast:pair1")
+        acc += comm.bcast(int(flag), root=0)
+    payload = int(flag) if rank > 0 else 0
+    note("allreduce:1")
+    acc += comm.allreduce(payload)
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,59 @@
+"""SPMD program 161 of the cslint accuracy corpus (seed 20261202, hazard).
+
+Run with ``mpiexec -n 2 python prog_161.py``; every rank prints one TRACE line.
+"""
+
+import os
+import sys
+import time
+
+from mpi4py import MPI
+
+TRACE = []
+LIMIT = 3
+
+
+def note(kind):
+    """Record the collective about to run; true, so it can sit inside `and` chains."""
+    TRACE.append(kind)
+    return True
+
+
+def main():
+    """Run this rank's part of the program."""
+    comm = MPI.COMM_WORLD
+    rank = comm.Get_rank()
+    size = comm.Get_size()
+    acc = rank
+    items = list(range(rank % 3))
+    pending = {f"req{i}": i for i in range(rank + 1)}
+    t0 = time.monotonic()
+    if rank == 0:
+        time.sleep(0.15)
+    slow = time.monotonic() - t0 > 0.1
+    note("gather:1")
+    collected = comm.gather(rank * 2 + 1, root=0)
+    if collected is not None:
+        acc += sum(collected)
+    note("allreduce:2")
+    acc += comm.allreduce(len(items))
+    if (slow) or (note("allreduce:3") and comm.allreduce(acc) > 0):  # expect: CSL101
+        acc += 1
+    if rank == 0:
+        comm.send(acc, dest=1, tag=7)
+    elif rank == 1:
+        acc += comm.recv(source=0, tag=7)
+    if len(pending) > 1:
+        acc = acc * 2 % 97
+        note("allgather:pair1")
+        acc += sum(comm.allgather(1))
+    else:
+        note("allgather:pair1")
+        acc += sum(comm.allgather(rank))
+    sys.stdout.write(f"TRACE {rank} {','.join(TRACE)}\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

@@ -1,0 +1,1 @@
+"""A small serving worker split over modules (cross-module call chains)."""
