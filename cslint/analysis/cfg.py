@@ -1,0 +1,486 @@
+"""Per-function control-flow graphs over stdlib ``ast``, post-dominators and
+control dependence.
+
+The graph is statement-level: one node per simple statement, one *test* node
+per ``if``/``while`` test, ``for`` header, ``match`` case, ``assert`` and
+``except`` clause.  A node with several successors is a *decision*; its
+out-edges carry labels (``True``/``False`` for tests, ``'raise'`` for an
+exception edge into a handler, ``'fail'`` for a failing ``assert``).
+
+Control dependence follows Ferrante, Ottenstein and Warren: node ``n`` is
+control dependent on the edge ``a -> b`` when ``n`` post-dominates ``b`` but
+not ``a``.  Iterating it (the closure computed by :func:`control_closure`) is
+PARCOACH's iterated post-dominance frontier.
+
+Modelling choices (why, not what):
+* ``return`` goes to the one EXIT: a rank that leaves early skips whatever
+  the others still call.  A failing ``assert`` or a branch that can only
+  ``raise``, outside a ``try`` that handles it, ends the process (argument
+  checks, invariants): a crash, not a divergence, so it adds no path.
+* An exception edge goes from each statement of a ``try`` body that can raise
+  into the handlers that *swallow* (do not end by re-raising); a handler that
+  re-raises lets the process die, which is a crash, not a divergence.
+* ``finally`` bodies are built once, on the normal path; callers correct
+  their control dependences with :attr:`CFG.finally_owner`.
+* A loop that never reaches EXIT (``while True`` without ``break``) gets a
+  virtual exit edge from its header so post-dominance stays defined.
+* Mode predicates (``if self.enable_attention_dp``) can be folded to a
+  constant: the builder drops the infeasible edge, which is how one function
+  gets one graph per mode assignment.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+# node kinds
+ENTRY, EXIT, STMT, TEST, LOOP, EXCEPT, CASE, ASSERT = (
+    "entry", "exit", "stmt", "test", "loop", "except", "case", "assert",
+)
+
+
+@dataclass
+class Node:
+    id: int
+    kind: str
+    stmt: Optional[ast.AST] = None  # the statement (or the owning compound statement for tests)
+    succs: list = field(default_factory=list)  # [(node_id, label)]
+    preds: list = field(default_factory=list)
+    exits: Optional[ast.AST] = None  # for STMT nodes that leave: the return/raise/break/continue
+
+
+@dataclass
+class CFG:
+    nodes: list
+    entry: int
+    exit: int
+    #: id(stmt) -> node ids built for it (a statement has one node unless a
+    #: ``finally`` was duplicated; test nodes are listed under their compound stmt)
+    stmt_nodes: dict = field(default_factory=dict)
+    #: node id -> the ``try`` statement whose ``finally`` body holds it
+    finally_owner: dict = field(default_factory=dict)
+    #: node id -> the compound statement / clause it is the test of
+    test_of: dict = field(default_factory=dict)
+
+    def node_of(self, stmt: ast.AST) -> Optional[int]:
+        ids = self.stmt_nodes.get(id(stmt))
+        return ids[0] if ids else None
+
+
+CATCH_ALL = ("Exception", "BaseException")
+
+ModeFold = Callable[[ast.expr], Optional[bool]]
+
+
+def _handler_swallows(handler: ast.ExceptHandler) -> bool:
+    """False when every path through the handler re-raises."""
+    return not _always_raises(handler.body)
+
+
+def _always_raises(body: list) -> bool:
+    if not body:
+        return False
+    last = body[-1]
+    if isinstance(last, ast.Raise):
+        return True
+    if isinstance(last, ast.If):
+        return _always_raises(last.body) and _always_raises(last.orelse)
+    return False
+
+
+def _may_raise(stmt: ast.AST) -> bool:
+    """Statements that can throw at run time (calls, subscripts, awaits...)."""
+    if isinstance(stmt, (ast.Raise, ast.Assert)):
+        return True
+    roots = [stmt]
+    if isinstance(stmt, (ast.If, ast.While)):
+        roots = [stmt.test]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        roots = [stmt.iter]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        roots = [item.context_expr for item in stmt.items]
+    elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
+    for root in roots:
+        for node in ast.walk(root):
+            if isinstance(node, (ast.Call, ast.Await, ast.Subscript)):
+                return True
+    return False
+
+
+class _Builder:
+    def __init__(self, fold: Optional[ModeFold]):
+        self.nodes: list[Node] = []
+        self.fold = fold
+        self.stmt_nodes: dict = {}
+        self.finally_owner: dict = {}
+        self.test_of: dict = {}
+        self.entry = self._new(ENTRY)
+        self.exit = self._new(EXIT)
+        self.loop_stack: list[tuple[int, int]] = []  # (continue target, break target)
+        self.handler_stack: list[list[int]] = []  # handler entry nodes, innermost last
+        self.handler_catch_all: list[bool] = []
+        self.finally_stack: list[ast.Try] = []
+
+    def _new(self, kind: str, stmt: Optional[ast.AST] = None) -> int:
+        node = Node(len(self.nodes), kind, stmt)
+        self.nodes.append(node)
+        if stmt is not None:
+            self.stmt_nodes.setdefault(id(stmt), []).append(node.id)
+            if self.finally_stack:
+                self.finally_owner[node.id] = self.finally_stack[-1]
+        return node.id
+
+    def _edge(self, src: int, dst: int, label=None) -> None:
+        self.nodes[src].succs.append((dst, label))
+        self.nodes[dst].preds.append(src)
+
+    def _exception_targets(self) -> list[int]:
+        targets: list[int] = []
+        for handlers, catch_all in zip(reversed(self.handler_stack), reversed(self.handler_catch_all)):
+            targets.extend(handlers)
+            if catch_all:
+                break
+        return targets
+
+    def _add_raise_edges(self, node_id: int, stmt: ast.AST) -> None:
+        if self.handler_stack and _may_raise(stmt):
+            for target in self._exception_targets():
+                self._edge(node_id, target, "raise")
+
+    # -- sequences (built backwards: each returns the entry of what it built)
+    def seq(self, stmts: list, succ: int) -> int:
+        for stmt in reversed(stmts):
+            succ = self.stmt(stmt, succ)
+        return succ
+
+    def stmt(self, s: ast.stmt, succ: int) -> int:
+        if isinstance(s, ast.If):
+            return self._if(s, succ)
+        if isinstance(s, (ast.While,)):
+            return self._while(s, succ)
+        if isinstance(s, (ast.For, ast.AsyncFor)):
+            return self._for(s, succ)
+        if isinstance(s, (ast.Try,)) or type(s).__name__ == "TryStar":
+            return self._try(s, succ)
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            body = self.seq(s.body, succ)
+            node = self._new(STMT, s)
+            self._edge(node, body)
+            self._add_raise_edges(node, s)
+            return node
+        if isinstance(s, ast.Match):
+            return self._match(s, succ)
+        if isinstance(s, ast.Return):
+            node = self._new(STMT, s)
+            self.nodes[node].exits = s
+            self._edge(node, self.exit)
+            self._add_raise_edges(node, s)
+            return node
+        if isinstance(s, ast.Raise):
+            node = self._new(STMT, s)
+            self.nodes[node].exits = s
+            targets = self._exception_targets() if self.handler_stack else []
+            for target in targets:
+                self._edge(node, target, "raise")
+            if not targets:
+                self._edge(node, self.exit)
+            return node
+        if isinstance(s, (ast.Break, ast.Continue)):
+            node = self._new(STMT, s)
+            self.nodes[node].exits = s
+            if self.loop_stack:
+                cont, brk = self.loop_stack[-1]
+                self._edge(node, brk if isinstance(s, ast.Break) else cont)
+            else:  # malformed; keep the graph connected
+                self._edge(node, succ)
+            return node
+        if isinstance(s, ast.Assert):
+            node = self._new(ASSERT, s)
+            self.test_of[node] = s
+            self._edge(node, succ, True)
+            # A failing assert outside a handled try ends the process: an
+            # invariant, not a rank-local exit.  Inside a try whose handler
+            # swallows it, the failure is a rank-local path.
+            targets = self._exception_targets() if self.handler_stack else []
+            for target in targets:
+                self._edge(node, target, "fail")
+            return node
+        node = self._new(STMT, s)
+        self._edge(node, succ)
+        self._add_raise_edges(node, s)
+        return node
+
+    def _fold(self, test: ast.expr) -> Optional[bool]:
+        if isinstance(test, ast.Constant):
+            return bool(test.value)
+        if self.fold is not None:
+            return self.fold(test)
+        return None
+
+    def _if(self, s: ast.If, succ: int) -> int:
+        body = self.seq(s.body, succ)
+        orelse = self.seq(s.orelse, succ)
+        node = self._new(TEST, s)
+        self.test_of[node] = s
+        folded = self._fold(s.test)
+        if folded is None and not self.handler_stack:
+            # A branch that can only raise (argument checks, invariants) ends
+            # the process unless something catches it here: a crash, not a
+            # rank-local skip, so it is not a path the other ranks wait on.
+            if _always_raises(s.body) and not _always_raises(s.orelse):
+                folded = False
+            elif s.orelse and _always_raises(s.orelse) and not _always_raises(s.body):
+                folded = True
+        if folded is not False:
+            self._edge(node, body, True)
+        if folded is not True:
+            self._edge(node, orelse, False)
+        self._add_raise_edges(node, s)
+        return node
+
+    def _while(self, s: ast.While, succ: int) -> int:
+        header = self._new(LOOP, s)
+        self.test_of[header] = s
+        orelse = self.seq(s.orelse, succ)
+        self.loop_stack.append((header, succ))
+        body = self.seq(s.body, header)
+        self.loop_stack.pop()
+        folded = self._fold(s.test)
+        if folded is not False:
+            self._edge(header, body, True)
+        if folded is not True:
+            self._edge(header, orelse, False)
+        self._add_raise_edges(header, s)
+        return header
+
+    def _for(self, s, succ: int) -> int:
+        header = self._new(LOOP, s)
+        self.test_of[header] = s
+        orelse = self.seq(s.orelse, succ)
+        self.loop_stack.append((header, succ))
+        body = self.seq(s.body, header)
+        self.loop_stack.pop()
+        self._edge(header, body, True)
+        self._edge(header, orelse, False)
+        self._add_raise_edges(header, s)
+        return header
+
+    def _try(self, s, succ: int) -> int:
+        after = succ
+        if s.finalbody:
+            self.finally_stack.append(s)
+            after = self.seq(s.finalbody, succ)
+            self.finally_stack.pop()
+        handler_entries = []
+        swallowing = []
+        catch_all = False
+        for handler in s.handlers:
+            body = self.seq(handler.body, after)
+            entry = self._new(EXCEPT, handler)
+            self.test_of[entry] = handler
+            self._edge(entry, body)
+            handler_entries.append(entry)
+            if handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id in CATCH_ALL):
+                catch_all = True
+            if _handler_swallows(handler):
+                swallowing.append(entry)
+        orelse = self.seq(s.orelse, after)
+        self.handler_stack.append(swallowing)
+        self.handler_catch_all.append(catch_all)
+        body = self.seq(s.body, orelse)
+        self.handler_stack.pop()
+        self.handler_catch_all.pop()
+        # Handlers that re-raise are still reachable (for their own calls) from the try start.
+        for entry in handler_entries:
+            if entry not in swallowing:
+                self.nodes[entry].preds  # kept unreachable: a re-raising handler ends the process
+        return body
+
+    def _match(self, s: ast.Match, succ: int) -> int:
+        nxt = succ
+        for case in reversed(s.cases):
+            body = self.seq(case.body, succ)
+            node = self._new(CASE, case)
+            self.test_of[node] = case
+            self._edge(node, body, True)
+            irrefutable = (
+                case.guard is None
+                and isinstance(case.pattern, ast.MatchAs)
+                and case.pattern.pattern is None
+            )
+            if not irrefutable:
+                self._edge(node, nxt, False)
+            nxt = node
+        subject = self._new(STMT, s)
+        self._edge(subject, nxt)
+        self._add_raise_edges(subject, s)
+        return subject
+
+
+def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None) -> CFG:
+    """The CFG of a function (or a module body: any node with ``body``)."""
+    builder = _Builder(fold)
+    body = func.body if isinstance(func.body, list) else [ast.Return(value=func.body)]
+    first = builder.seq(body, builder.exit)
+    builder._edge(builder.entry, first)
+    cfg = CFG(builder.nodes, builder.entry, builder.exit, builder.stmt_nodes,
+              builder.finally_owner, builder.test_of)
+    _connect_endless_loops(cfg)
+    return cfg
+
+
+def _reaches_exit(cfg: CFG) -> set:
+    seen = {cfg.exit}
+    stack = [cfg.exit]
+    while stack:
+        n = stack.pop()
+        for p in cfg.nodes[n].preds:
+            if p not in seen:
+                seen.add(p)
+                stack.append(p)
+    return seen
+
+
+def _connect_endless_loops(cfg: CFG) -> None:
+    """Give every node a path to EXIT by adding virtual exit edges from loop
+    headers (innermost first) that cannot reach it."""
+    reaching = _reaches_exit(cfg)
+    if len(reaching) == len(cfg.nodes):
+        return
+    for node in cfg.nodes:
+        if node.id not in reaching and node.kind == LOOP:
+            cfg.nodes[node.id].succs.append((cfg.exit, "never"))
+            cfg.nodes[cfg.exit].preds.append(node.id)
+            reaching = _reaches_exit(cfg)
+    # Anything still stuck (unreachable code, odd shapes): link straight to EXIT.
+    for node in cfg.nodes:
+        if node.id not in reaching and node.id != cfg.exit:
+            node.succs.append((cfg.exit, "never"))
+            cfg.nodes[cfg.exit].preds.append(node.id)
+    reaching = _reaches_exit(cfg)
+
+
+def reachable(cfg: CFG) -> set:
+    seen = {cfg.entry}
+    stack = [cfg.entry]
+    while stack:
+        n = stack.pop()
+        for s, _ in cfg.nodes[n].succs:
+            if s not in seen:
+                seen.add(s)
+                stack.append(s)
+    return seen
+
+
+def postdominators(cfg: CFG) -> list:
+    """Immediate post-dominator of every node (None for EXIT / unreachable).
+
+    Iterative bit-set data flow on the reverse graph; functions are small."""
+    n = len(cfg.nodes)
+    full = (1 << n) - 1
+    pdom = [full] * n
+    pdom[cfg.exit] = 1 << cfg.exit
+    # reverse post-order of the reverse graph: process nodes near EXIT first
+    order = _reverse_postorder_backwards(cfg)
+    changed = True
+    while changed:
+        changed = False
+        for v in order:
+            if v == cfg.exit:
+                continue
+            succs = cfg.nodes[v].succs
+            if not succs:
+                new = 1 << v
+            else:
+                acc = full
+                for s, _ in succs:
+                    acc &= pdom[s]
+                new = acc | (1 << v)
+            if new != pdom[v]:
+                pdom[v] = new
+                changed = True
+    ipdom: list = [None] * n
+    for v in range(n):
+        if v == cfg.exit:
+            continue
+        strict = pdom[v] & ~(1 << v)
+        if strict == full & ~(1 << v):  # unconstrained (no path to exit)
+            continue
+        # the immediate one is the strict post-dominator with the most post-dominators
+        best, best_count = None, -1
+        bits = strict
+        while bits:
+            low = bits & -bits
+            u = low.bit_length() - 1
+            bits ^= low
+            count = bin(pdom[u]).count("1")
+            if count > best_count:
+                best, best_count = u, count
+        ipdom[v] = best
+    return ipdom
+
+
+def _reverse_postorder_backwards(cfg: CFG) -> list:
+    seen = set()
+    order = []
+    stack = [(cfg.exit, iter(cfg.nodes[cfg.exit].preds))]
+    seen.add(cfg.exit)
+    while stack:
+        v, it = stack[-1]
+        advanced = False
+        for p in it:
+            if p not in seen:
+                seen.add(p)
+                stack.append((p, iter(cfg.nodes[p].preds)))
+                advanced = True
+                break
+        if not advanced:
+            order.append(v)
+            stack.pop()
+    order.reverse()
+    rest = [v for v in range(len(cfg.nodes)) if v not in seen]
+    return order + rest
+
+
+def control_dependence(cfg: CFG, ipdom: Optional[list] = None) -> dict:
+    """node id -> set of (decision node id, edge label) it is directly
+    control dependent on."""
+    if ipdom is None:
+        ipdom = postdominators(cfg)
+    cd: dict = {}
+    for a in cfg.nodes:
+        if len(a.succs) < 2:
+            continue
+        stop = ipdom[a.id]
+        for b, label in a.succs:
+            runner = b
+            guard = 0
+            while runner is not None and runner != stop and guard <= len(cfg.nodes):
+                cd.setdefault(runner, set()).add((a.id, label))
+                if runner == a.id:
+                    break
+                runner = ipdom[runner]
+                guard += 1
+    return cd
+
+
+def control_closure(cd: dict, node: int) -> list:
+    """All decisions a node is (transitively) control dependent on, nearest
+    first (breadth-first over the CD relation): the iterated post-dominance
+    frontier."""
+    out: list = []
+    seen = {node}
+    frontier = [node]
+    while frontier:
+        nxt = []
+        for n in frontier:
+            for dep, label in sorted(cd.get(n, ()), key=lambda x: (x[0], str(x[1]))):
+                if dep not in seen:
+                    seen.add(dep)
+                    out.append((dep, label))
+                    nxt.append(dep)
+        frontier = nxt
+    return out

@@ -1,0 +1,276 @@
+"""Discovery, the byte-level prefilter, parsing and fact extraction.
+
+Only files whose bytes mention a collective (from the loaded presets and the
+configuration) or the name of a function already known to reach one are
+parsed.  Names of wrapper functions found in parsed files are added to the
+needles and the remaining files scanned again, until nothing new turns up.
+
+Bad input never raises: a path that does not exist or cannot be walked is a
+:class:`~cslint.model.FileError`; a file found but not analysable (syntax
+error, newer syntax than this interpreter, non-UTF-8, NUL bytes, unreadable,
+larger than ``max-file-size``) is reported as a CSL001 record.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Callable, Optional
+
+from ..config import Settings
+from ..model import FileError
+from ..presets import Knowledge, load_presets
+from .facts import FileFacts, extract_file_facts, module_name_for, _GENERIC_METHODS
+
+PARALLEL_THRESHOLD = 64  # fewer files than this are parsed in-process
+
+
+@dataclass
+class SourceFile:
+    path: str
+    settings: Settings
+    data: Optional[bytes] = None
+    problem: Optional[str] = None  # why the file cannot be analysed (CSL001)
+    problem_line: int = 1
+    problem_column: int = 1
+    report: bool = True  # False for context-only files
+    explicit: bool = False  # named on the command line: always parsed (so CSL001 is never skipped)
+
+
+@dataclass
+class Discovery:
+    files: list = field(default_factory=list)
+    errors: list = field(default_factory=list)
+
+
+def is_excluded(path: str, walk_root: str, settings: Settings) -> bool:
+    """ruff-like exclusion: patterns match path components *below* the
+    directory being walked (so checking ``site-packages/torch`` explicitly
+    works although ``site-packages`` is excluded by default) and whole paths
+    relative to the project root."""
+    import fnmatch
+    from pathlib import PurePath
+
+    rel = os.path.relpath(path, walk_root)
+    parts = PurePath(rel).parts
+    for pattern in settings.exclude:
+        if any(fnmatch.fnmatch(part, pattern) for part in parts):
+            return True
+    if settings.root:
+        absolute = os.path.abspath(path)
+        if absolute.startswith(os.path.abspath(settings.root) + os.sep):
+            rel_root = os.path.relpath(absolute, settings.root)
+            if any(fnmatch.fnmatch(rel_root, pattern) for pattern in settings.exclude if "/" in pattern):
+                return True
+    return False
+
+
+def _walk(root: str, settings: Settings, out: list, errors: list) -> int:
+    """Python files under a directory; does not follow directory symlinks."""
+    count = 0
+    stack = [root]
+    seen_dirs = set()
+    while stack:
+        directory = stack.pop()
+        try:
+            real = os.path.realpath(directory)
+            if real in seen_dirs:
+                continue
+            seen_dirs.add(real)
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            errors.append(FileError(directory, f"cannot list directory: {exc.strerror or exc}"))
+            continue
+        subdirs = []
+        for entry in entries:
+            path = entry.path
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if not is_excluded(path, root, settings):
+                        subdirs.append(path)
+                elif entry.name.endswith((".py", ".pyi")) and not entry.name.endswith(".pyi"):
+                    if is_excluded(path, root, settings):
+                        continue
+                    out.append(path)
+                    count += 1
+            except OSError as exc:
+                errors.append(FileError(path, f"cannot inspect: {exc.strerror or exc}"))
+        stack.extend(reversed(subdirs))
+    return count
+
+
+def discover(paths: list, settings_for: Callable[[str], Settings]) -> Discovery:
+    """Expand paths into Python files (with the settings of each)."""
+    found = Discovery()
+    seen = set()
+    for raw in paths:
+        path = os.path.normpath(raw)
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                found.errors.append(FileError(raw, "symbolic link loop"))
+            elif exc.errno == errno.ENOENT:
+                if os.path.islink(path):
+                    found.errors.append(FileError(raw, "broken symbolic link"))
+                else:
+                    found.errors.append(FileError(raw, "no such file or directory"))
+            else:
+                found.errors.append(FileError(raw, f"cannot access: {exc.strerror or exc}"))
+            continue
+        settings = settings_for(path)
+        import stat as _stat
+
+        if _stat.S_ISDIR(st.st_mode):
+            files: list = []
+            count = _walk(path, settings, files, found.errors)
+            if count == 0:
+                found.errors.append(FileError(raw, "no Python files found in directory"))
+            for f in files:
+                key = os.path.realpath(f)
+                if key in seen:
+                    continue
+                seen.add(key)
+                found.files.append(SourceFile(f, settings_for(f) if f != path else settings))
+        else:
+            key = os.path.realpath(path)
+            if key in seen:
+                continue
+            seen.add(key)
+            found.files.append(SourceFile(path, settings, explicit=True))
+    return found
+
+
+def read_file(source: SourceFile) -> None:
+    """Fill ``data`` or ``problem``."""
+    path = source.path
+    try:
+        size = os.path.getsize(path)
+        if size > source.settings.max_file_size:
+            source.problem = (f"file is {size} bytes, larger than max-file-size "
+                              f"({source.settings.max_file_size} bytes); not analysed")
+            return
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            source.problem = "symbolic link loop"
+        else:
+            source.problem = f"cannot read file: {exc.strerror or exc}"
+        return
+    if b"\0" in data:
+        source.problem = "file contains NUL bytes (binary data?); not analysed"
+        return
+    source.data = data
+
+
+def compile_needles(needles: set):
+    ordered = sorted((n for n in needles if n), key=len, reverse=True)
+    if not ordered:
+        return None
+    return re.compile(b"|".join(re.escape(n) for n in ordered))
+
+
+# -- parsing (possibly in worker processes) -------------------------------------
+
+_KNOWLEDGE_CACHE: dict = {}
+
+
+def _knowledge(names: tuple) -> Knowledge:
+    known = _KNOWLEDGE_CACHE.get(names)
+    if known is None:
+        known = load_presets(list(names))
+        _KNOWLEDGE_CACHE[names] = known
+    return known
+
+
+def describe_syntax_error(exc: SyntaxError) -> str:
+    message = f"syntax error: {exc.msg}"
+    newer = f"{sys.version_info.major}.{sys.version_info.minor}"
+    text = (exc.text or "").strip()
+    if text.startswith(("type ", "def ", "class ")) and "[" in text.split("(")[0] or text.startswith("type "):
+        message += f" (this may be syntax newer than the running Python {newer})"
+    elif "invalid syntax" in exc.msg or "unexpected" in exc.msg:
+        message += f" (if the file targets a newer Python than {newer}, run cslint with that Python)"
+    return message
+
+
+def parse_one(job: tuple) -> FileFacts:
+    """Worker entry: (path, data, settings, preset names, module, deep names) -> facts."""
+    path, data, settings, names, module, deep_names = job
+    import ast
+
+    knowledge = _knowledge(names)
+    try:
+        tree = ast.parse(data, filename=path)
+    except SyntaxError as exc:
+        facts = FileFacts(path=path, module=module)
+        facts.error = describe_syntax_error(exc)
+        if "unicode" in (exc.msg or "").lower() or "utf-8" in (exc.msg or "").lower() or "decode" in (exc.msg or "").lower():
+            facts.error = f"cannot decode source (not valid UTF-8 and no coding declaration): {exc.msg}"
+        facts.error_line = exc.lineno or 1
+        facts.error_column = exc.offset or 1
+        return facts
+    except (ValueError, UnicodeDecodeError) as exc:
+        facts = FileFacts(path=path, module=module)
+        facts.error = f"cannot decode source: {exc}"
+        return facts
+    except (RecursionError, MemoryError):
+        facts = FileFacts(path=path, module=module)
+        facts.error = "source too deeply nested or too large to parse"
+        return facts
+    try:
+        return extract_file_facts(path, data, settings, knowledge, tree=tree, module=module,
+                                  deep_names=deep_names)
+    except RecursionError:
+        facts = FileFacts(path=path, module=module)
+        facts.error = "source too deeply nested to analyse"
+        return facts
+
+
+def parse_many(jobs_list: list, jobs: int) -> list:
+    if jobs <= 1 or len(jobs_list) < PARALLEL_THRESHOLD:
+        return [parse_one(job) for job in jobs_list]
+    try:
+        import multiprocessing
+
+        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            chunk = max(1, len(jobs_list) // (jobs * 4))
+            return list(pool.map(parse_one, jobs_list, chunksize=chunk))
+    except (OSError, RuntimeError):  # no processes available: do it here
+        return [parse_one(job) for job in jobs_list]
+
+
+def wrapper_names(facts: FileFacts) -> set:
+    """Names of the functions of a file that issue a collective directly:
+    their callers elsewhere must be analysed in depth too.  Only direct
+    wrappers spread across files (deeper chains are followed within a file):
+    following every transitive caller by name would pull in most of a large
+    tree through names such as ``state_dict``."""
+    out = set()
+    for fn in facts.functions:
+        if not fn.deep:
+            continue
+        name = fn.qualname.rsplit(".", 1)[-1]
+        if name.startswith("<") or name.startswith("__") or name in _GENERIC_METHODS or len(name) < 6:
+            continue
+        if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
+            out.add(name)
+    return out
+
+
+def needs_deeper_look(facts: FileFacts, names: set) -> bool:
+    """Whether a file summarised some function that calls one of ``names``."""
+    if facts.skipped:
+        return bool(facts.called_names & names)
+    return any(not fn.deep and fn.called_names & names for fn in facts.functions)
+
+
+def minimal_new_needles(fresh: set, needles: set) -> set:
+    """New needles not already covered by (containing) an existing one."""
+    return {n for n in fresh if not any(old in n for old in needles)}

@@ -1,0 +1,614 @@
+"""The whole-tree analysis: interprocedural fixpoint, uniformity, hazards.
+
+Input: the :class:`~cslint.analysis.facts.FileFacts` of every analysed file.
+Output: :class:`Hazard` records (a collective, or a call that reaches one,
+whose execution depends on a condition that may differ between ranks of the
+collective's group).  Rules turn hazards into findings; nothing here knows
+about codes, messages or output formats.
+
+Values are evaluated to a *divergence map*: rank-local source -> (the
+dimensions it still differs along, the flow links it travelled).  Parameters
+are kept symbolic (``('PARAM', i)``) inside return summaries so a wrapper's
+result depends on what each caller passes; elsewhere a parameter is divergent
+when some call site passes a divergent argument (context-insensitive).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from ..presets import ALL_DIMS, Knowledge, group_span
+from .facts import FileFacts, FuncFacts, Site, Cond
+
+MAX_ROUNDS = 40
+MAX_VIA = 4
+
+
+EMPTY_ATOMS: frozenset = frozenset()
+
+
+@dataclass
+class Hazard:
+    kind: str  # branch | early-exit | loop | exception
+    path: str
+    function: str
+    site: Site
+    cond: Cond
+    collective: str
+    group: str
+    api: str
+    reach_chain: tuple  # ((path, line, note), ...) from the call down to the collective
+    source: tuple  # the S atom
+    source_dims: frozenset
+    via: tuple  # ((path, line, note), ...) flows from the source to the condition
+    modes: tuple = ()  # mode names the hazard needs (empty: in every configuration)
+    region_collectives: int = 1
+    direct: bool = True
+
+
+def _merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
+    old = target.get(key)
+    if old is None:
+        target[key] = (dims, via)
+        return True
+    if dims <= old[0]:
+        return False
+    target[key] = (old[0] | dims, old[1])
+    return True
+
+
+class Program:
+    """Resolve names across the tree and solve the summaries to a fixpoint."""
+
+    def __init__(self, files: list, knowledge: Knowledge):
+        self.knowledge = knowledge
+        self.files = [f for f in files if f.error is None]
+        self.modes = knowledge.mode_assignments() if knowledge.modes else [frozenset()]
+        self.funcs: dict = {}
+        self.classes: dict = {}
+        self.modules: dict = {}
+        self.funcs_by_qual: dict = {}
+        self.classes_by_qual: dict = {}
+        self.methods_by_name: dict = {}
+        for ff in self.files:
+            self.modules[ff.module] = ff
+            for fn in ff.functions:
+                self.funcs[fn.key] = fn
+                self.funcs_by_qual[f"{fn.module}.{fn.qualname}"] = fn
+            for cls in ff.classes:
+                self.classes[cls.key] = cls
+                self.classes_by_qual[f"{cls.module}.{cls.key.split(':', 1)[1]}"] = cls
+                for name, fkey in cls.methods.items():
+                    self.methods_by_name.setdefault(name, []).append(fkey)
+        self._bases: dict = {}
+        self._subclasses: dict = {}
+        for cls in self.classes.values():
+            resolved = []
+            for ref in cls.bases:
+                base = self._class_of_ref(ref)
+                if base is not None:
+                    resolved.append(base.key)
+                    self._subclasses.setdefault(base.key, []).append(cls.key)
+            self._bases[cls.key] = resolved
+        self._family = {}
+        for key in self.classes:
+            self._family[key] = self._find_family(key)
+        self.field_types: dict = {}
+        for fn in self.funcs.values():
+            for variant in fn.variants.values():
+                for class_key, attr, ref in variant.field_types:
+                    cls = self._class_of_ref(ref)
+                    if cls is not None:
+                        self.field_types.setdefault((self.family(class_key), attr), set()).add(cls.key)
+        self._resolve_cache: dict = {}
+        # fixpoint tables
+        self.rets: dict = {}  # (fkey, mode) -> divergence map (may hold PARAM keys)
+        self.fields: dict = {}  # (family, attr, mode) -> divergence map
+        self.params: dict = {}  # (fkey, index, mode) -> divergence map
+        self.ctx: dict = {}  # (fkey, mode) -> divergence of the conditions under which callers call it
+        self.reach: dict = {}  # (fkey, mode) -> {(name, group): (api, chain)}
+        self.globals: dict = {}  # (module, name, mode) -> divergence map
+        self.memo: dict = {}
+        self._globals_busy: set = set()
+        self.changed_keys: set = set()
+
+    # -- classes -----------------------------------------------------------------
+    def _lookup_qual(self, table: dict, dotted: str, depth: int = 0):
+        found = table.get(dotted)
+        if found is not None or depth > 3 or "." not in dotted:
+            return found
+        # re-exports: `pkg.Name` where pkg/__init__ imports Name from elsewhere
+        module, _, name = dotted.rpartition(".")
+        for split in range(dotted.count("."), 0, -1):
+            parts = dotted.split(".")
+            mod = ".".join(parts[:split])
+            rest = parts[split:]
+            ff = self.modules.get(mod)
+            if ff is not None and rest and rest[0] in ff.imports:
+                target = ".".join([ff.imports[rest[0]]] + rest[1:])
+                if target != dotted:
+                    return self._lookup_qual(table, target, depth + 1)
+        return None
+
+    def _class_of_ref(self, ref):
+        if ref is None:
+            return None
+        if ref[0] == "class":
+            return self.classes.get(ref[1])
+        if ref[0] == "qual":
+            return self._lookup_qual(self.classes_by_qual, ref[1])
+        return None
+
+    def _find_family(self, key: str) -> str:
+        seen = set()
+        stack = [key]
+        root = key
+        while stack:
+            k = stack.pop()
+            if k in seen:
+                continue
+            seen.add(k)
+            root = min(root, k)
+            stack.extend(self._bases.get(k, ()))
+        # the family is named by its smallest root-most member; subclasses
+        # join the family of their bases
+        roots = [k for k in seen if not self._bases.get(k)]
+        return min(roots) if roots else root
+
+    def family(self, class_key: Optional[str]) -> Optional[str]:
+        if class_key is None:
+            return None
+        return self._family.get(class_key, class_key)
+
+    def mro(self, class_key: str) -> list:
+        out, seen = [], set()
+        stack = [class_key]
+        while stack:
+            k = stack.pop(0)
+            if k in seen:
+                continue
+            seen.add(k)
+            out.append(k)
+            stack.extend(self._bases.get(k, ()))
+        return out
+
+    def lookup_method(self, class_key: str, name: str, include_overrides: bool = True) -> list:
+        found = []
+        for k in self.mro(class_key):
+            cls = self.classes.get(k)
+            if cls is not None and name in cls.methods:
+                fkey = cls.methods[name]
+                if fkey in self.funcs:
+                    found.append(self.funcs[fkey])
+                break
+        if include_overrides:
+            stack = list(self._subclasses.get(class_key, ()))
+            seen = set()
+            while stack:
+                k = stack.pop()
+                if k in seen:
+                    continue
+                seen.add(k)
+                cls = self.classes.get(k)
+                if cls is not None and name in cls.methods and cls.methods[name] in self.funcs:
+                    fn = self.funcs[cls.methods[name]]
+                    if fn not in found:
+                        found.append(fn)
+                stack.extend(self._subclasses.get(k, ()))
+        return found
+
+    def resolve(self, ref) -> list:
+        if ref is None:
+            return []
+        try:
+            return self._resolve_cache[ref]
+        except KeyError:
+            pass
+        except TypeError:  # unhashable (should not happen)
+            return []
+        out: list = []
+        tag = ref[0]
+        if tag == "func":
+            fn = self.funcs.get(f"{ref[1]}:{ref[2]}")
+            out = [fn] if fn else []
+        elif tag == "qual":
+            fn = self._lookup_qual(self.funcs_by_qual, ref[1])
+            out = [fn] if fn else []
+            if not out:
+                cls = self._lookup_qual(self.classes_by_qual, ref[1])
+                if cls is not None:
+                    out = self.lookup_method(cls.key, "__init__", include_overrides=False)
+        elif tag == "method":
+            out = self.lookup_method(ref[1], ref[2])
+        elif tag == "super":
+            for base in self._bases.get(ref[1], ()):
+                out = self.lookup_method(base, ref[2], include_overrides=False)
+                if out:
+                    break
+        elif tag == "fieldmethod":
+            types = self.field_types.get((self.family(ref[1]), ref[2]), ())
+            for cls_key in sorted(types):
+                for fn in self.lookup_method(cls_key, ref[3]):
+                    if fn not in out:
+                        out.append(fn)
+            if not types:
+                out = self.resolve(("name", ref[3]))
+        elif tag == "class":
+            out = self.lookup_method(ref[1], "__init__", include_overrides=False)
+        elif tag == "name":
+            candidates = self.methods_by_name.get(ref[1], [])
+            if len(candidates) == 1 and candidates[0] in self.funcs:
+                out = [self.funcs[candidates[0]]]
+        self._resolve_cache[ref] = out
+        return out
+
+    # -- values --------------------------------------------------------------------
+    def variant(self, fn: FuncFacts, mode: frozenset):
+        v = fn.variants.get(None)
+        if v is None:
+            v = fn.variants.get(mode)
+        return v
+
+    def eval(self, atoms: frozenset, mode: frozenset) -> dict:
+        if not atoms:
+            return {}
+        key = (atoms, mode)
+        cached = self.memo.get(key)
+        if cached is not None:
+            return cached
+        self.memo[key] = {}  # recursion guard
+        out: dict = {}
+        for atom in atoms:
+            for k, (dims, via) in self.eval_atom(atom, mode).items():
+                _merge(out, k, dims, via)
+        self.memo[key] = out
+        return out
+
+    def eval_atom(self, atom: tuple, mode: frozenset) -> dict:
+        tag = atom[0]
+        if tag == "S":
+            dims = _dims_in(atom[5], mode)
+            return {atom: (dims, ())} if dims else {}
+        if tag == "P":
+            return {("PARAM", atom[1]): (ALL_DIMS, ())}
+        if tag == "F":
+            return self.fields.get((self.family(atom[1]), atom[2], mode), {})
+        if tag == "G":
+            return self.global_value(atom[1], atom[2], mode)
+        if tag == "C":
+            span = group_span(atom[1])
+            out = {}
+            for k, (dims, via) in self.eval(atom[2], mode).items():
+                rest = dims - span
+                if rest:
+                    out[k] = (rest, via)
+            return out
+        if tag == "E":
+            _, ref, path, line, text = atom
+            targets = self.resolve(ref)
+            if targets and not any(fn.raises for fn in targets):
+                return {}
+            source = ("S", "exception from local work", text, path, line, (("*", ALL_DIMS),))
+            return {source: (ALL_DIMS, ())}
+        if tag == "R":
+            _, ref, args, kwargs, fallback, path, line, text, _depth = atom
+            targets = self.resolve(ref)
+            if not targets:
+                return self.eval(fallback, mode)
+            out: dict = {}
+            offset_for_call = 1 if ref[0] in ("method", "super", "fieldmethod", "name") else 0
+            if ref[0] == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
+                return self.eval(fallback, mode)
+            for fn in targets:
+                ret = self.rets.get((fn.key, mode), {})
+                for k, (dims, via) in ret.items():
+                    if k[0] == "PARAM":
+                        arg_atoms = self._arg_for_param(fn, k[1], args, kwargs, offset_for_call)
+                        if arg_atoms is None:
+                            continue
+                        for k2, (d2, v2) in self.eval(arg_atoms, mode).items():
+                            d = d2 & dims
+                            if d:
+                                _merge(out, k2, d, v2)
+                    else:
+                        link = (path, line, f"returned by `{text}()`")
+                        _merge(out, k, dims, _via(via, link))
+            return out
+        return {}
+
+    def _arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int):
+        if index < len(fn.params):
+            name = fn.params[index]
+            for kw, atoms in kwargs:
+                if kw == name:
+                    return atoms
+        position = index - (fn.self_offset if offset else 0)
+        if 0 <= position < len(args):
+            return args[position]
+        return None
+
+    def global_value(self, module: str, name: str, mode: frozenset) -> dict:
+        key = (module, name, mode)
+        if key in self.globals:
+            return self.globals[key]
+        if key in self._globals_busy:
+            return {}
+        ff = self.modules.get(module)
+        atoms = ff.globals.get(name) if ff else None
+        if not atoms:
+            self.globals[key] = {}
+            return {}
+        self._globals_busy.add(key)
+        value = self.concrete(self.eval(atoms, mode), None, mode)
+        self._globals_busy.discard(key)
+        self.globals[key] = value
+        return value
+
+    def concrete(self, value: dict, fn: Optional[FuncFacts], mode: frozenset) -> dict:
+        """Replace symbolic parameters by what callers pass."""
+        if not any(k[0] == "PARAM" for k in value):
+            return value
+        out: dict = {}
+        for k, (dims, via) in value.items():
+            if k[0] != "PARAM":
+                _merge(out, k, dims, via)
+                continue
+            if fn is None:
+                continue
+            for k2, (d2, v2) in self.params.get((fn.key, k[1], mode), {}).items():
+                d = d2 & dims
+                if d:
+                    _merge(out, k2, d, v2)
+        return out
+
+    # -- fixpoint --------------------------------------------------------------------
+    def solve(self) -> None:
+        """Semi-naive fixpoint: a function is re-evaluated only when a table
+        entry it reads (its parameters, the fields, returns and collective
+        reach it refers to) changed in the previous round."""
+        funcs = list(self.funcs.values())
+        deps = {fn.key: self._dependencies(fn) for fn in funcs}
+        self.changed_keys = set()
+        dirty = None
+        for _round in range(MAX_ROUNDS):
+            self.memo = {}
+            self.globals = {}
+            self.changed_keys = set()
+            for fn in funcs:
+                if dirty is not None:
+                    needs = deps[fn.key]
+                    if "*" not in needs and not (needs & dirty):
+                        continue
+                for mode in self.modes:
+                    v = self.variant(fn, mode)
+                    if v is None:
+                        continue
+                    self._step(fn, v, mode)
+            if not self.changed_keys:
+                break
+            dirty = self.changed_keys
+
+    def _dependencies(self, fn: FuncFacts) -> set:
+        out = {("param", fn.key)}
+        seen = set()
+
+        def atoms_deps(atoms):
+            for atom in atoms:
+                tag = atom[0]
+                if tag == "F":
+                    out.add(("field", self.family(atom[1]), atom[2]))
+                elif tag == "G":
+                    out.add("*")
+                elif tag == "R":
+                    key = id(atom)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    for target in self.resolve(atom[1]):
+                        out.add(("ret", target.key))
+                    for arg in atom[2]:
+                        atoms_deps(arg)
+                    for _, arg in atom[3]:
+                        atoms_deps(arg)
+                    atoms_deps(atom[4])
+                elif tag == "C":
+                    # Collective-result atoms nest (a loop re-reads its own
+                    # allreduce): the atom graph is a DAG with shared parts,
+                    # so visit each one once or the walk is exponential.
+                    key = id(atom)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    atoms_deps(atom[2])
+
+        out.add(("ctx", fn.key))
+        for v in fn.variants.values():
+            atoms_deps(v.returns)
+            for _ck, _attr, atoms, _line in v.fields:
+                atoms_deps(atoms)
+            for site in v.sites:
+                atoms_deps(getattr(site, "ctx_atoms", EMPTY_ATOMS))
+                for arg in site.args:
+                    atoms_deps(arg)
+                for _, arg in site.kwargs:
+                    atoms_deps(arg)
+                for target in self.resolve(site.ref) if site.ref is not None else ():
+                    out.add(("reach", target.key))
+        return out
+
+    def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
+        changed = False
+        if v.returns:
+            table = self.rets.setdefault((fn.key, mode), {})
+            for k, (dims, via) in self.eval(v.returns, mode).items():
+                if _merge(table, k, dims, via):
+                    changed = True
+                    self.changed_keys.add(("ret", fn.key))
+        calling_ctx = self.ctx.get((fn.key, mode), {})
+        for class_key, attr, atoms, line in v.fields:
+            if not atoms and not calling_ctx:
+                continue
+            value = dict(self.concrete(self.eval(atoms, mode), fn, mode)) if atoms else {}
+            for k, entry in calling_ctx.items():
+                value.setdefault(k, entry)
+            if not value:
+                continue
+            table = self.fields.setdefault((self.family(class_key), attr, mode), {})
+            link = (fn.path, line, f"`self.{attr}` is assigned from it in `{fn.qualname}`")
+            for k, (dims, via) in value.items():
+                if _merge(table, k, dims, _via(via, link)):
+                    changed = True
+                    self.changed_keys.add(("field", self.family(class_key), attr))
+        reach = self.reach.setdefault((fn.key, mode), {})
+        for site in v.sites:
+            if site.collective is not None:
+                name, group, api = site.collective
+                if (name, group) not in reach:
+                    reach[(name, group)] = (api, ((fn.path, site.span.line, f"`{site.callee}` is a collective over {group}"),))
+                    changed = True
+                    self.changed_keys.add(("reach", fn.key))
+            if site.ref is None:
+                continue
+            targets = self.resolve(site.ref)
+            if not targets:
+                continue
+            site_ctx = getattr(site, "ctx_atoms", EMPTY_ATOMS)
+            ctx_value = dict(self.concrete(self.eval(site_ctx, mode), fn, mode)) if site_ctx else {}
+            for k, entry in calling_ctx.items():
+                ctx_value.setdefault(k, entry)
+            if ctx_value:
+                link = (fn.path, site.span.line, f"`{site.callee}()` runs only on some ranks in `{fn.qualname}`")
+                for target in targets:
+                    table = self.ctx.setdefault((target.key, mode), {})
+                    for k, (dims, via) in ctx_value.items():
+                        if _merge(table, k, dims, _via(via, link)):
+                            changed = True
+                            self.changed_keys.add(("ctx", target.key))
+            offset = 1 if site.ref[0] in ("method", "super", "fieldmethod", "name", "class") else 0
+            for target in targets:
+                if target.qualname.endswith("__init__") and site.ref[0] == "qual":
+                    offset = 1
+                for index in range(len(target.params)):
+                    arg = self._arg_for_param(target, index, site.args, site.kwargs, offset)
+                    if not arg:
+                        continue
+                    value = self.concrete(self.eval(arg, mode), fn, mode)
+                    if not value:
+                        continue
+                    table = self.params.setdefault((target.key, index, mode), {})
+                    link = (fn.path, site.span.line,
+                            f"passed as `{target.params[index]}` to `{target.qualname}` in `{fn.qualname}`")
+                    for k, (dims, via) in value.items():
+                        if _merge(table, k, dims, _via(via, link)):
+                            changed = True
+                            self.changed_keys.add(("param", target.key))
+                for ckey, (api, chain) in self.reach.get((target.key, mode), {}).items():
+                    if ckey not in reach:
+                        link = (fn.path, site.span.line, f"`{site.callee}()` calls `{target.qualname}`")
+                        reach[ckey] = (api, (link,) + chain[:6])
+                        changed = True
+                        self.changed_keys.add(("reach", fn.key))
+        return changed
+
+    # -- hazards -------------------------------------------------------------------------
+    def site_collectives(self, site: Site, mode: frozenset) -> list:
+        out = []
+        if site.collective is not None:
+            name, group, api = site.collective
+            out.append((name, group, api, (), True))
+        if site.ref is not None:
+            for target in self.resolve(site.ref):
+                for (name, group), (api, chain) in sorted(self.reach.get((target.key, mode), {}).items()):
+                    link = (target.path, target.line, f"`{target.qualname}` issues a collective")
+                    out.append((name, group, api, (link,) + chain, False))
+        return out
+
+    def hazards(self) -> list:
+        found: dict = {}
+        for fn in self.funcs.values():
+            for mode in self.modes:
+                v = self.variant(fn, mode)
+                if v is None:
+                    continue
+                for site in v.sites:
+                    colls = self.site_collectives(site, mode)
+                    if not colls:
+                        continue
+                    hazard = self._site_hazard(fn, v, site, colls, mode)
+                    if hazard is None:
+                        continue
+                    key = (fn.path, site.span.line, site.span.column, fn.key)
+                    previous = found.get(key)
+                    if previous is None:
+                        found[key] = (hazard, [mode])
+                    else:
+                        previous[1].append(mode)
+        out = []
+        for hazard, modes in found.values():
+            if frozenset() in modes or not self.knowledge.modes:
+                hazard.modes = ()
+            else:
+                common = frozenset.intersection(*modes)
+                hazard.modes = tuple(sorted(common))
+            out.append(hazard)
+        out.sort(key=lambda h: (h.path, h.site.span.line, h.site.span.column))
+        return out
+
+    def _sequence(self, v, indices, mode) -> tuple:
+        seq = []
+        for index in indices:
+            if index < len(v.sites):
+                for name, group, _api, _chain, _direct in self.site_collectives(v.sites[index], mode):
+                    seq.append((name, group))
+        return tuple(seq)
+
+    def _site_hazard(self, fn, v, site, colls, mode) -> Optional[Hazard]:
+        for cond in site.conds:
+            if not cond.atoms:
+                continue
+            if cond.two_sided and cond.alternatives:
+                sequences = {self._sequence(v, alt, mode) for alt in cond.alternatives}
+                if len(sequences) == 1 and next(iter(sequences)):
+                    continue  # every rank issues the same collectives either way
+            value = self.concrete(self.eval(cond.atoms, mode), fn, mode)
+            if not value:
+                continue
+            for name, group, api, chain, direct in colls:
+                span = group_span(group)
+                best = None
+                for source, (dims, via) in sorted(value.items(), key=lambda kv: (len(kv[1][1]), str(kv[0]))):
+                    if source[0] != "S":
+                        continue
+                    if dims & span:
+                        best = (source, dims, via)
+                        break
+                if best is None:
+                    continue
+                region = len(cond.body_sites) + len(cond.else_sites) if cond.kind == "branch" else 0
+                return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
+                              best[0], best[1], best[2], (), max(region, 1), direct)
+        return None
+
+
+def _dims_in(spec: tuple, mode: frozenset) -> frozenset:
+    table = dict(spec)
+    for name in sorted(mode):
+        if name in table:
+            return table[name]
+    if not mode and "" in table:
+        return table[""]
+    return table.get("*", frozenset())
+
+
+def _via(via: tuple, link: tuple) -> tuple:
+    if len(via) >= MAX_VIA:
+        return via
+    return via + (link,)
+
+
+def analyze(files: list, knowledge: Knowledge) -> list:
+    """All hazards of an analysed tree."""
+    program = Program(files, knowledge)
+    program.solve()
+    return program.hazards()

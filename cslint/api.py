@@ -1,0 +1,374 @@
+"""The library entry point: ``check_paths``.
+
+    from cslint.api import check_paths
+    result = check_paths(["src/"])
+    for finding in result.findings:
+        print(finding.path, finding.line, finding.code, finding.message)
+
+One run: discover files -> read -> byte prefilter -> parse + extract facts
+(workers, cache) -> whole-tree analysis -> rules -> suppressions and
+select/ignore -> :class:`~cslint.model.CheckResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Optional
+
+from .config import ConfigError, Settings, load_settings
+from .model import ChainLink, CheckResult, FileError, Finding, FixHint, Span
+from .presets import load_presets
+from .rules import NotAnalysable, rule_for_kind
+from .suppressions import MARKER, apply_suppressions, find_suppressions
+from .analysis import index as indexmod
+from .analysis.cache import FactCache
+from .analysis.facts import FileFacts, module_name_for
+from .analysis.program import Program
+
+__all__ = ["check_paths", "check_source"]
+
+
+def _default_jobs() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def check_paths(
+    paths: list,
+    *,
+    settings: Optional[Settings] = None,
+    select: Optional[list] = None,
+    ignore: Optional[list] = None,
+    jobs: Optional[int] = None,
+    cache: bool = False,
+    context: Optional[list] = None,
+    progress: bool = False,
+) -> CheckResult:
+    """Check files and directories for collectives whose participation
+    depends on rank-local state.
+
+    ``settings=None`` discovers ``[tool.cslint]`` per path.  ``context`` paths
+    are analysed for interprocedural facts only; their findings are not
+    reported.  ``select``/``ignore`` override the configured selection.
+    Raises :class:`~cslint.config.ConfigError` for a broken configuration.
+    """
+    settings_cache: dict = {}
+
+    def settings_for(path: str) -> Settings:
+        if settings is not None:
+            return settings
+        directory = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
+        found = settings_cache.get(directory)
+        if found is None:
+            found = load_settings(directory)
+            settings_cache[directory] = found
+        return found
+
+    result = CheckResult()
+    discovered = indexmod.discover(list(paths), settings_for)
+    result.errors.extend(discovered.errors)
+    report_files = discovered.files
+    context_files: list = []
+    if context:
+        ctx_found = indexmod.discover(list(context), settings_for)
+        reported = {os.path.realpath(f.path) for f in report_files}
+        for f in ctx_found.files:
+            if os.path.realpath(f.path) not in reported:
+                f.report = False
+                context_files.append(f)
+    all_files = report_files + context_files
+    result.files = len(report_files)
+
+    preset_names: list = []
+    for f in all_files:
+        for name in f.settings.presets:
+            if name not in preset_names:
+                preset_names.append(name)
+    if not preset_names:
+        preset_names = list((settings or Settings()).presets)
+    try:
+        knowledge = load_presets(preset_names)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+    for f in all_files:
+        indexmod.read_file(f)
+    readable = [f for f in all_files if f.data is not None]
+
+    from .presets import file_may_hold_collectives
+
+    strong = set(knowledge.strong_needles)
+    for f in all_files:
+        for pattern in f.settings.collectives:
+            tail = pattern.split(":", 1)[0].rsplit(".", 1)[-1].replace("*", "")
+            if tail:
+                strong.add(tail.encode())
+    weak = tuple(knowledge.weak_needles)
+    strong_tuple = tuple(sorted(strong, key=len))
+    needles = set(strong)
+
+    fact_cache = FactCache(_cache_root(settings, all_files)) if cache else None
+    jobs = _default_jobs() if jobs is None else max(1, int(jobs))
+    facts_by_path: dict = {}
+    data_by_path = {f.path: f for f in readable}
+    remaining = list(readable)
+    known_wrappers: set = set()
+    rounds = 0
+    while remaining:
+        rounds += 1
+        regex = indexmod.compile_needles(needles - strong) if rounds > 1 else None
+        chosen, rest = [], []
+        for f in remaining:
+            if (f.explicit and f.report) or (
+                    rounds == 1 and file_may_hold_collectives(f.data, strong_tuple, weak)) or (
+                    regex is not None and regex.search(f.data)):
+                chosen.append(f)
+            else:
+                rest.append(f)
+        remaining = rest
+        if not chosen:
+            break
+        if progress:
+            print(f"cslint: analysing {len(chosen)} of {len(readable)} files (round {rounds})", file=sys.stderr)
+        for facts in _parse(chosen, knowledge, preset_names, jobs, fact_cache, known_wrappers):
+            facts_by_path[facts.path] = facts
+        new_names = set()
+        for facts in facts_by_path.values():
+            new_names |= indexmod.wrapper_names(facts)
+        new_names -= known_wrappers
+        known_wrappers |= new_names
+        fresh = {n.encode() for n in new_names}
+        fresh = indexmod.minimal_new_needles(fresh, needles)
+        if not fresh:
+            break
+        needles |= fresh
+    # Files summarised before a wrapper they call was known get a deeper look.
+    for _round in range(3):
+        again = [data_by_path[path] for path, facts in facts_by_path.items()
+                 if facts.error is None and path in data_by_path and indexmod.needs_deeper_look(facts, known_wrappers)]
+        if not again:
+            break
+        if progress:
+            print(f"cslint: re-analysing {len(again)} files that call newly found wrappers", file=sys.stderr)
+        for facts in _parse(again, knowledge, preset_names, jobs, None, known_wrappers):
+            facts_by_path[facts.path] = facts
+        added = set()
+        for facts in facts_by_path.values():
+            added |= indexmod.wrapper_names(facts)
+        added -= known_wrappers
+        if not added:
+            break
+        known_wrappers |= added
+
+    all_facts = list(facts_by_path.values())
+    report_paths = {f.path for f in report_files}
+    findings: list = []
+    for f in report_files:
+        if f.problem is not None:
+            findings.append(_csl001(f.path, f.problem, 1, 1))
+    for facts in all_facts:
+        if facts.error is not None and facts.path in report_paths:
+            findings.append(_csl001(facts.path, facts.error, facts.error_line, facts.error_column))
+
+    import time as _time
+
+    started = _time.perf_counter()
+    program = Program(all_facts, knowledge)
+    program.solve()
+    hazards = program.hazards()
+    if progress:
+        print(f"cslint: whole-tree analysis of {len(program.funcs)} functions took "
+              f"{_time.perf_counter() - started:.2f} s", file=sys.stderr)
+    for hazard in hazards:
+        if hazard.path not in report_paths:
+            continue
+        finding = build_finding(hazard)
+        if finding is not None:
+            findings.append(finding)
+
+    # suppressions: only files whose bytes mention the marker need a scan
+    suppressions: dict = {}
+    for f in report_files:
+        if f.data is not None and MARKER in f.data:
+            try:
+                text = f.data.decode("utf-8", errors="replace")
+            except Exception:  # pragma: no cover
+                continue
+            found = find_suppressions(text)
+            if found:
+                suppressions[f.path] = found
+    kept, unused = apply_suppressions(findings, suppressions)
+    findings = kept + unused
+
+    settings_of = {f.path: f.settings for f in all_files}
+    selected = []
+    for finding in findings:
+        s = settings_of.get(finding.path) or settings or Settings()
+        if select is not None or ignore is not None:
+            s = dataclasses.replace(s, select=list(select) if select is not None else s.select,
+                                    ignore=list(s.ignore) + list(ignore or []))
+        if s.code_enabled(finding.code, finding.path):
+            selected.append(finding)
+    result.findings = sorted(selected, key=Finding.sort_key)
+    return result
+
+
+def check_source(source: str, *, path: str = "<snippet>.py", presets: Optional[list] = None,
+                 settings: Optional[Settings] = None) -> CheckResult:
+    """Check one in-memory module (rule examples, tests, editors)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="cslint-") as tmp:
+        target = os.path.join(tmp, os.path.basename(path))
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(source)
+        s = settings or Settings()
+        if presets:
+            s = dataclasses.replace(s, presets=list(dict.fromkeys(list(s.presets) + list(presets))))
+        result = check_paths([target], settings=s, jobs=1)
+        for finding in result.findings:
+            finding.path = path
+            finding.chain = [dataclasses.replace(link, path=path if link.path == target else link.path)
+                             for link in finding.chain]
+        return result
+
+
+def _cache_root(settings: Optional[Settings], files: list) -> Optional[str]:
+    if settings is not None and settings.root:
+        return settings.root
+    for f in files:
+        if f.settings.root:
+            return f.settings.root
+    return None
+
+
+def _parse(files: list, knowledge, preset_names: list, jobs: int, fact_cache, deep_names: set) -> list:
+    out: list = []
+    jobs_list = []
+    keys = {}
+    for f in files:
+        module = module_name_for(f.path)
+        key = None
+        if fact_cache is not None:
+            key = fact_cache.key(f.data + b"\0" + ",".join(sorted(deep_names)).encode(),
+                                 f.settings.fingerprint(), tuple(preset_names), f.path)
+            cached = fact_cache.get(key)
+            if isinstance(cached, FileFacts):
+                out.append(cached)
+                continue
+        keys[f.path] = key
+        jobs_list.append((f.path, f.data, f.settings, tuple(preset_names), module, frozenset(deep_names)))
+    parsed = indexmod.parse_many(jobs_list, jobs)
+    if fact_cache is not None:
+        for facts in parsed:
+            key = keys.get(facts.path)
+            if key:
+                fact_cache.put(key, facts)
+    return out + parsed
+
+
+def _csl001(path: str, problem: str, line: int, column: int) -> Finding:
+    return Finding(
+        code=NotAnalysable.CODE, path=path, line=max(1, line), column=max(1, column),
+        end_line=max(1, line), end_column=max(1, column), message=NotAnalysable.message(problem),
+        collective="", group="", function="", guard_kind="", api="",
+    )
+
+
+_GUARD_WORDS = {
+    "branch": "runs only when `{text}` holds",
+    "early-exit": "is skipped when `{text}` sends a rank out early via `{exit}`",
+    "loop": "repeats once per element/iteration of `{text}`",
+    "exception": "depends on whether {text}",
+}
+
+
+def build_finding(hazard) -> Optional[Finding]:
+    """Turn an analysis hazard into a finding with its chain and fix hint."""
+    rule = rule_for_kind(hazard.kind)
+    if rule is None:
+        return None
+    site = hazard.site
+    path = hazard.path
+    chain: list = []
+    if hazard.direct:
+        chain.append(ChainLink(path, site.span.line,
+                               f"`{site.callee}` is a collective over {hazard.group}", "collective"))
+    else:
+        chain.append(ChainLink(path, site.span.line, f"`{site.callee}()` leads to a collective", "call"))
+        for link_path, line, note in hazard.reach_chain:
+            kind = "collective" if "is a collective" in note else "call"
+            chain.append(ChainLink(link_path or path, line, note, kind))
+    cond = hazard.cond
+    words = _GUARD_WORDS[hazard.kind].format(text=cond.text, exit=cond.exit_text or "an exit")
+    chain.append(ChainLink(path, cond.line, f"the call {words}", "condition"))
+    for link_path, line, note in reversed(hazard.via):
+        chain.append(ChainLink(link_path, line, note, "flow"))
+    source = hazard.source
+    chain.append(ChainLink(source[3], source[4],
+                           f"`{source[2]}` is {_article(source[1])}: {_dims_phrase(hazard.source_dims)}", "source"))
+    fix = _fix_hint(hazard)
+    guard = cond.guard
+    return Finding(
+        code=rule.CODE,
+        path=path,
+        line=site.span.line,
+        column=site.span.column,
+        end_line=site.span.end_line,
+        end_column=site.span.end_column,
+        message=rule.message(hazard),
+        collective=hazard.collective,
+        group=hazard.group,
+        chain=chain,
+        fix=fix,
+        function=hazard.function,
+        condition=cond.text,
+        guard_kind=hazard.kind,
+        guard=guard,
+        callee=site.callee,
+        api=hazard.api if hazard.api in ("trtllm", "torch", "mpi") else "unknown",
+        source=source[2],
+    )
+
+
+def _article(kind: str) -> str:
+    if kind.startswith(("per-", "exception", "randomness", "local", "rank-local")):
+        return kind
+    return ("an " if kind[:1] in "aeiou" else "a ") + kind
+
+
+def _dims_phrase(dims) -> str:
+    from .presets import ALL_DIMS
+
+    if not dims or set(dims) >= set(ALL_DIMS):
+        return "it can differ on every rank"
+    names = {"tp": "tensor-parallel", "pp": "pipeline-parallel", "cp": "context-parallel",
+             "dp": "data-parallel", "ep": "expert-parallel", "x": "other"}
+    return "it can differ between " + ", ".join(names.get(d, d) for d in sorted(dims)) + " ranks"
+
+
+def _fix_hint(hazard) -> FixHint:
+    kind = hazard.kind
+    if kind == "early-exit":
+        return FixHint("always-enter", False,
+                       "every rank should reach the collective; ranks that would leave early "
+                       "contribute a neutral value and all decide from the gathered result")
+    if kind == "branch":
+        if hazard.region_collectives <= 1 and hazard.direct:
+            return FixHint("always-enter", False,
+                           "the branch guards a single collective: call it on every rank with a "
+                           "neutral payload where the condition is false")
+        return FixHint("consensus", False,
+                       "the guarded region issues several collectives: agree on the condition over the "
+                       "group first, then branch on the agreed value")
+    if kind == "loop":
+        return FixHint("consensus", False,
+                       "agree on the trip count over the group (e.g. its maximum) and pad the "
+                       "missing iterations with neutral values")
+    return FixHint("consensus", False,
+                   "agree on success over the group before the collective so every rank takes the same path")

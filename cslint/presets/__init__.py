@@ -1,0 +1,372 @@
+"""Knowledge packs: which calls are collectives over which group, which values
+are rank-local, which are uniform, and which predicates select a mode.
+
+A preset holds API knowledge only, never verdicts on particular functions.
+``load_presets(names)`` merges the named packs (plus nothing else); the
+analysis adds the user's ``[tool.cslint]`` patterns on top.
+
+Dimensions.  Divergence is tracked as a set of *parallel dimensions* over which
+a value may differ: ``tp``, ``pp``, ``cp``, ``dp``, ``ep`` and ``x`` (any other
+or unknown split).  A process group spans some dimensions (``tp`` spans
+``{tp}``, ``tp_cp`` spans ``{tp, cp}``, the world and unnamed groups span all).
+A collective over G is endangered by a condition that may differ along a
+dimension G spans.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import importlib
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+ALL_DIMS = frozenset({"tp", "pp", "cp", "dp", "ep", "x"})
+
+#: group name -> the dimensions its ranks differ along
+GROUP_SPANS: dict[str, frozenset] = {
+    "world": ALL_DIMS,
+    "tp": frozenset({"tp"}),
+    "pp": frozenset({"pp"}),
+    "cp": frozenset({"cp"}),
+    "dp": frozenset({"dp"}),
+    "ep": frozenset({"ep"}),
+    "tp_cp": frozenset({"tp", "cp"}),
+}
+
+
+def group_span(group: str) -> frozenset:
+    """Dimensions spanned by a group; unknown groups span everything."""
+    return GROUP_SPANS.get(group, ALL_DIMS)
+
+
+# Tokens that name a parallel dimension inside identifiers (get_tp_group,
+# tensor_model_parallel_rank, pipeline_parallel_size, ...).
+_DIM_TOKENS = [
+    ("tp_cp", "tp_cp"),
+    ("tensor_model_parallel", "tp"), ("tensor_parallel", "tp"), ("tp", "tp"), ("tensor", "tp"),
+    ("pipeline_model_parallel", "pp"), ("pipeline_parallel", "pp"), ("pipeline", "pp"), ("pp", "pp"),
+    ("context_parallel", "cp"), ("cp", "cp"), ("dcp", "cp"), ("pcp", "cp"),
+    ("data_parallel", "dp"), ("dp", "dp"),
+    ("expert_model_parallel", "ep"), ("expert_parallel", "ep"), ("expert", "ep"), ("ep", "ep"), ("moe", "ep"),
+]
+
+
+def group_from_text(text: str) -> Optional[str]:
+    """Guess a process group from an expression text (``get_tp_group()``,
+    ``self.pp_comm``, ``mpu.get_data_parallel_group()``); None when no
+    dimension token is present."""
+    lowered = text.lower()
+    words = set(re.split(r"[^a-z0-9]+", lowered)) | set(re.split(r"[^a-z0-9_]+", lowered))
+    parts = set()
+    for word in list(words):
+        parts.update(word.split("_"))
+    joined = "_" + "_".join(re.split(r"[^a-z0-9]+", lowered)) + "_"
+    for token, group in _DIM_TOKENS:
+        if "_" in token:
+            if f"_{token}_" in joined:
+                return group
+        elif token in parts:
+            return group
+    if "world" in parts or "global" in parts:
+        return "world"
+    return None
+
+
+# --------------------------------------------------------------------------
+# Specs
+# --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CollectiveSpec:
+    """A call pattern that is a collective.
+
+    ``pattern`` matches the canonical dotted callee text (imports resolved) or
+    the raw text.  ``group``: a fixed group, or None to infer it (``group=``
+    keyword, ``group_arg`` position, the receiver's name, the method name).
+    ``result``: ``uniform`` when the returned value is identical on every rank
+    of the group (allgather/allreduce/broadcast), ``local`` otherwise.
+    ``inplace``: positions of arguments that hold the group-uniform result
+    after the call (``dist.all_reduce(t)``; ``comm.Allreduce(send, recv)``).
+    ``receiver``: ``any`` or ``comm`` (the receiver must look like a
+    communicator, which keeps ``torch.gather``/``np.broadcast`` out).
+    """
+
+    pattern: str
+    api: str
+    group: Optional[str] = None
+    result: str = "uniform"
+    inplace: tuple = ()
+    inplace_kw: tuple = ()
+    receiver: str = "any"
+    group_arg: Optional[int] = None
+    group_kw: str = "group"
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A rank-local value: ``pattern`` on the dotted text of a call's callee
+    (``what='call'``) or of a read expression (``what='value'``).
+
+    ``dims`` maps a mode name (``''`` = no mode active) to the dimensions the
+    value differs along; ``'*'`` is the default for every mode.
+    """
+
+    pattern: str
+    kind: str
+    what: str = "call"
+    dims: tuple = (("*", ALL_DIMS),)
+
+    def dims_in(self, modes: frozenset) -> frozenset:
+        table = dict(self.dims)
+        for mode in sorted(modes):
+            if mode in table:
+                return table[mode]
+        if not modes and "" in table:
+            return table[""]
+        return table.get("*", frozenset())
+
+
+@dataclass(frozen=True)
+class ModeSpec:
+    """A configuration predicate that changes which values are divergent."""
+
+    name: str
+    predicates: tuple  # dotted-text patterns of the predicate expression
+    description: str = ""
+
+
+@dataclass
+class Preset:
+    name: str
+    collectives: list = field(default_factory=list)
+    not_collectives: list = field(default_factory=list)  # patterns that must never match
+    sources: list = field(default_factory=list)
+    uniform: list = field(default_factory=list)  # dotted patterns of uniform reads/calls
+    modes: list = field(default_factory=list)
+
+
+@dataclass
+class Knowledge:
+    """All loaded presets merged, with fast lookups."""
+
+    names: list
+    collectives: list
+    not_collectives: list
+    sources: list
+    uniform: list
+    modes: list
+    needles: set  # byte strings whose presence makes a file worth parsing
+    strong_needles: set = field(default_factory=set)  # distinctive collective names
+    weak_needles: set = field(default_factory=set)  # ambiguous names (need a communicator hint)
+
+    def _index(self, specs: list) -> tuple:
+        exact: dict = {}
+        wild: list = []
+        for order, spec in enumerate(specs):
+            tail = spec.pattern.rsplit(".", 1)[-1]
+            if any(ch in tail for ch in "*?["):
+                wild.append((order, spec))
+            else:
+                exact.setdefault(tail, []).append((order, spec))
+        return exact, wild
+
+    def candidates(self, kind: str, tail: str) -> list:
+        """Specs (``kind`` = ``collectives`` or ``sources``) whose pattern may
+        match a dotted text ending in ``tail``, in declaration order."""
+        memo = self.__dict__.setdefault("_candidates", {})
+        result = memo.get((kind, tail))
+        if result is not None:
+            return result
+        cache = self.__dict__.setdefault("_indexes", {})
+        if kind not in cache:
+            cache[kind] = self._index(getattr(self, kind))
+        exact, wild = cache[kind]
+        found = exact.get(tail, [])
+        if wild:
+            found = sorted(found + [pair for pair in wild if fnmatch.fnmatchcase(tail, pair[1].pattern.rsplit(".", 1)[-1])],
+                           key=lambda pair: pair[0])
+        result = [spec for _, spec in found]
+        memo[(kind, tail)] = result
+        return result
+
+    def is_uniform(self, text: str) -> bool:
+        """Whether a dotted text matches a preset ``uniform`` pattern."""
+        rx = self.__dict__.get("_uniform_rx")
+        if rx is None:
+            rx = _compile_patterns(self.uniform)
+            self.__dict__["_uniform_rx"] = rx
+        return bool(rx.match(text)) if rx is not False else False
+
+    def is_not_collective(self, text: str) -> bool:
+        rx = self.__dict__.get("_notc_rx")
+        if rx is None:
+            rx = _compile_patterns(self.not_collectives)
+            self.__dict__["_notc_rx"] = rx
+        return bool(rx.match(text)) if rx is not False else False
+
+    def mode_assignments(self) -> list:
+        """Every combination of mode flags (empty set = all modes off)."""
+        assignments = [frozenset()]
+        for mode in self.modes:
+            assignments = assignments + [a | {mode.name} for a in assignments]
+        return assignments
+
+
+def _last_identifier(pattern: str) -> str:
+    tail = pattern.split(":", 1)[0].rsplit(".", 1)[-1]
+    return tail
+
+
+def load_presets(names: Iterable[str]) -> Knowledge:
+    """Load and merge presets by name (``torch_distributed``, ``mpi4py``,
+    ``tensorrt_llm``).  Unknown names raise ``ValueError`` with the list of
+    known ones."""
+    known = ("torch_distributed", "mpi4py", "tensorrt_llm")
+    merged = Knowledge([], [], [], [], [], [], set())
+    for name in names:
+        if name not in known:
+            raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(known)}")
+        module = importlib.import_module(f"{__name__}.{name}")
+        preset: Preset = module.PRESET
+        merged.names.append(name)
+        merged.collectives.extend(preset.collectives)
+        merged.not_collectives.extend(preset.not_collectives)
+        merged.sources.extend(preset.sources)
+        merged.uniform.extend(preset.uniform)
+        merged.modes.extend(preset.modes)
+    strong, weak = set(), set()
+    for spec in merged.collectives:
+        tail = _last_identifier(spec.pattern).replace("*", "")
+        if not tail or tail in _WEAK_NEEDLES:
+            continue
+        receiver = spec.pattern.rsplit(".", 1)[0] if "." in spec.pattern else ""
+        fixed_prefix = bool(receiver) and "*" not in receiver
+        ambiguous = tail in _AMBIGUOUS_NAMES
+        (weak if spec.receiver == "comm" or fixed_prefix or ambiguous else strong).add(tail.encode())
+    merged.strong_needles = minimal_needles(strong)
+    merged.weak_needles = minimal_needles(weak) - merged.strong_needles
+    merged.needles = minimal_needles(strong | weak)
+    return merged
+
+
+#: Byte strings that suggest a communicator is around; a file whose only
+#: collective-looking names are ambiguous (``gather``, ``reduce``) is parsed
+#: only when one of these appears too.
+COMM_HINTS = (b"torch.distributed", b"mpi4py", b"MPI.COMM", b"dist.", b"c10d", b"comm.", b"_comm", b"process_group", b"group=",
+              b"_group()")
+
+
+def file_may_hold_collectives(data: bytes, strong, weak) -> bool:
+    """The byte prefilter: a distinctive collective name, or an ambiguous
+    one next to a communicator hint."""
+    for needle in strong:
+        if needle in data:
+            return True
+    for needle in weak:
+        if needle in data:
+            return any(hint in data for hint in COMM_HINTS)
+    return False
+
+
+# Names too common in ordinary code to be worth a parse on their own; a file
+# using them as collectives also mentions a communicator method we do scan for.
+_WEAK_NEEDLES = {"Split", "Split_type", "Scan", "Exscan"}
+
+
+# Capitalised MPI names that also occur in ordinary identifiers (ReduceOp, GatherND).
+_AMBIGUOUS_NAMES = {"Gather", "Reduce", "Scatter", "Alltoall", "Alltoallv", "Gatherv", "Scatterv"}
+
+
+def minimal_needles(needles: set) -> set:
+    """Drop needles that contain a shorter needle (the shorter one already
+    selects every file the longer one would)."""
+    ordered = sorted(needles, key=len)
+    kept: list = []
+    for needle in ordered:
+        if not any(short in needle for short in kept):
+            kept.append(needle)
+    return set(kept)
+
+
+def _compile_patterns(patterns: list):
+    if not patterns:
+        return False
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+def fnmatch_any(text: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(text, p) for p in patterns)
+
+
+# --------------------------------------------------------------------------
+# Rank identity by name
+# --------------------------------------------------------------------------
+
+# Prefixes of ``*_rank`` identifiers that denote *this process's* position.
+# Names such as ``src_rank``, ``root_rank`` or ``kv_lora_rank`` are agreed
+# values or hyper-parameters and stay uniform.
+_RANK_PREFIX_DIMS = {
+    "": ALL_DIMS, "local": ALL_DIMS, "global": ALL_DIMS, "node": ALL_DIMS, "world": ALL_DIMS,
+    "my": ALL_DIMS, "cur": ALL_DIMS, "current": ALL_DIMS, "this": ALL_DIMS, "self": ALL_DIMS,
+    "process": ALL_DIMS, "proc": ALL_DIMS, "mpi": ALL_DIMS, "gpu": ALL_DIMS, "device": ALL_DIMS,
+    "worker": ALL_DIMS, "group": ALL_DIMS, "global_rank": ALL_DIMS,
+    "tp": frozenset({"tp"}), "tensor_model_parallel": frozenset({"tp"}), "tensor_parallel": frozenset({"tp"}),
+    "attn_tp": frozenset({"tp"}), "moe_tp": frozenset({"tp", "ep"}), "tp_cp": frozenset({"tp", "cp"}),
+    "pp": frozenset({"pp"}), "pipeline_model_parallel": frozenset({"pp"}), "pipeline_parallel": frozenset({"pp"}),
+    "cp": frozenset({"cp"}), "context_parallel": frozenset({"cp"}), "dcp": frozenset({"cp"}), "pcp": frozenset({"cp"}),
+    "dp": frozenset({"dp"}), "data_parallel": frozenset({"dp"}), "attn_dp": frozenset({"dp", "tp"}),
+    "ep": frozenset({"ep"}), "moe_ep": frozenset({"ep"}), "expert_model_parallel": frozenset({"ep"}),
+    "expert_parallel": frozenset({"ep"}), "moe": frozenset({"ep"}), "sp": frozenset({"tp"}),
+}
+
+
+# Predicates on this process's position (``is_main_process``, ``is_driver_worker``).
+_RANK_PREDICATES = {
+    "is_main_process", "is_master", "is_rank_zero", "is_rank_0", "is_leader", "is_driver_worker",
+    "is_local_main_process", "is_main_rank", "is_coordinator", "is_chief",
+}
+
+
+@functools.lru_cache(maxsize=65536)
+def rank_name_dims(identifier: str) -> Optional[frozenset]:
+    """Dimensions along which an identifier naming this process's rank differs,
+    or None when the identifier is not a rank id (``rank``, ``local_rank``,
+    ``tp_rank``, ``rank_in_group`` are; ``src_rank``, ``kv_lora_rank``,
+    ``num_ranks`` are not)."""
+    name = identifier.lower().lstrip("_")
+    if name in ("rank", "rank_id", "rank_idx"):
+        return ALL_DIMS
+    if name in _RANK_PREDICATES:
+        return ALL_DIMS
+    for head in ("is_first_", "is_last_", "is_global_first_", "is_local_first_"):
+        if name.startswith(head) and name.endswith("rank"):
+            middle = name[len(head):-len("rank")].strip("_")
+            if not middle:
+                return ALL_DIMS
+            return _RANK_PREFIX_DIMS.get(middle, ALL_DIMS)
+    if name.startswith("rank_in_"):
+        group = group_from_text(name[len("rank_in_"):])
+        return group_span(group) if group else ALL_DIMS
+    for suffix in ("_rank", "_rank_id", "_rank_idx"):
+        if name.endswith(suffix):
+            prefix = name[: -len(suffix)]
+            return _RANK_PREFIX_DIMS.get(prefix)
+    return None
+
+
+@functools.lru_cache(maxsize=65536)
+def size_name_is_uniform(identifier: str) -> bool:
+    """World and group sizes are the same on every rank (``world_size``,
+    ``tp_size``, ``pipeline_model_parallel_size``)."""
+    name = identifier.lower().lstrip("_")
+    if name in ("world_size", "num_ranks", "nranks", "n_ranks", "group_size"):
+        return True
+    if name.endswith("world_size") or name.endswith("parallel_size"):
+        return True
+    if name.endswith("_size"):
+        prefix = name[: -len("_size")]
+        return prefix in ("tp", "pp", "cp", "dp", "ep", "tp_cp", "moe_tp", "moe_ep", "attn_tp", "attn_dp", "sp", "dcp", "pcp")
+    return False

@@ -1,0 +1,65 @@
+"""mpi4py: collective methods of ``Comm`` objects.
+
+Lower-case ``gather``/``scatter``/``reduce`` count only on a receiver that
+looks like a communicator (``comm``, ``MPI.COMM_WORLD``, ``self.mpi_comm``),
+since ``torch.gather`` and ``tensor.gather`` are not collectives.
+"""
+
+from __future__ import annotations
+
+from . import CollectiveSpec, Preset, SourceSpec
+
+_M = "mpi"
+
+# name -> (result, inplace positions, receiver requirement)
+_METHODS = {
+    "allreduce": ("uniform", (), "comm"),
+    "Allreduce": ("uniform", (1,), "any"),
+    "bcast": ("uniform", (), "comm"),
+    "Bcast": ("uniform", (0,), "any"),
+    "allgather": ("uniform", (), "comm"),
+    "Allgather": ("uniform", (1,), "any"),
+    "Allgatherv": ("uniform", (1,), "any"),
+    "gather": ("local", (), "comm"),
+    "Gather": ("local", (), "any"),
+    "Gatherv": ("local", (), "any"),
+    "scatter": ("local", (), "comm"),
+    "Scatter": ("local", (), "any"),
+    "Scatterv": ("local", (), "any"),
+    "reduce": ("local", (), "comm"),
+    "Reduce": ("local", (), "any"),
+    "barrier": ("uniform", (), "comm"),
+    "Barrier": ("uniform", (), "any"),
+    "alltoall": ("local", (), "comm"),
+    "Alltoall": ("local", (), "any"),
+    "Alltoallv": ("local", (), "any"),
+    "Reduce_scatter": ("local", (), "any"),
+    "Reduce_scatter_block": ("local", (), "any"),
+    "Scan": ("local", (), "any"),
+    "Exscan": ("local", (), "any"),
+    "Split": ("local", (), "comm"),
+    "Split_type": ("local", (), "comm"),
+    "Iallreduce": ("uniform", (1,), "any"),
+    "Ibcast": ("uniform", (0,), "any"),
+    "Ibarrier": ("uniform", (), "any"),
+    "Iallgather": ("uniform", (1,), "any"),
+}
+
+_collectives = [
+    CollectiveSpec("*." + name, _M, result=result, inplace=inplace, receiver=receiver)
+    for name, (result, inplace, receiver) in _METHODS.items()
+]
+
+PRESET = Preset(
+    name="mpi4py",
+    collectives=_collectives,
+    not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.Send", "*.Recv", "*.Isend",
+                     "*.Irecv", "*.sendrecv", "*.Sendrecv", "*.probe", "*.Probe", "*.iprobe"],
+    sources=[
+        SourceSpec("*.Get_rank", "rank id"),
+        SourceSpec("MPI.Wtime", "wall clock"),
+        SourceSpec("mpi4py.MPI.Wtime", "wall clock"),
+        SourceSpec("MPI.Get_processor_name", "host name"),
+    ],
+    uniform=["*.Get_size", "*.COMM_WORLD.size", "MPI.*"],
+)

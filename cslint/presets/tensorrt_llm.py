@@ -1,0 +1,70 @@
+"""TensorRT-LLM's PyExecutor world: the ``Distributed`` communication API,
+request-state sources and the attention-DP mode.
+
+Under attention-DP (``enable_attention_dp``) each TP rank owns its own request
+stream, so request-derived state differs along TP (the DP dimension) as well
+as along PP; without it rank 0's schedule is broadcast to the TP ranks and the
+same state differs only between pipeline stages.  Per-request KV-transfer
+progress is local to every rank in either mode.
+"""
+
+from __future__ import annotations
+
+from . import ALL_DIMS, CollectiveSpec, ModeSpec, Preset, SourceSpec
+
+_A = "trtllm"
+
+_collectives = []
+for _name, _group, _result in (
+    ("tp_cp_allgather", "tp_cp", "uniform"), ("tp_cp_broadcast", "tp_cp", "uniform"),
+    ("tp_allgather", "tp", "uniform"), ("tp_gather", "tp", "local"), ("tp_broadcast", "tp", "uniform"),
+    ("tp_allreduce", "tp", "uniform"), ("tp_allgather_int64", "tp", "uniform"),
+    ("cp_allgather", "cp", "uniform"), ("cp_broadcast", "cp", "uniform"),
+    ("pp_allgather", "pp", "uniform"), ("pp_gather", "pp", "local"), ("pp_broadcast", "pp", "uniform"),
+):
+    _collectives.append(CollectiveSpec("*." + _name, _A, group=_group, result=_result))
+for _name in ("broadcast", "allgather", "barrier", "allreduce"):
+    for _receiver in ("*.dist", "*._dist", "dist", "*.distributed", "*.communicator"):
+        _collectives.append(CollectiveSpec(f"{_receiver}.{_name}", _A, group="world"))
+for _name in ("mpi_allgather", "mpi_broadcast", "mpi_barrier", "mpi_allreduce"):
+    _collectives.append(CollectiveSpec(_name, _A, group="world"))
+    _collectives.append(CollectiveSpec("*." + _name, _A, group="world"))
+
+_ADP = frozenset({"tp", "dp", "pp"})
+_PER_STAGE = frozenset({"pp"})
+_request_dims = (("adp", _ADP), ("*", _PER_STAGE))
+
+_request_state = [
+    "self.active_requests", "*.active_requests", "*.waiting_queue", "*.request_queue",
+    "*.executor_request_queue", "*.inflight_req_ids", "scheduled_batch", "*.scheduled_batch",
+    "scheduled_requests", "*.scheduled_requests", "*.context_requests", "*.generation_requests",
+    "*.paused_requests", "new_requests", "*.num_fetch_requests*", "*.num_scheduled_requests",
+    "*.fitting_disagg_gen_init_requests", "*.canceled_req_ids",
+]
+
+_sources = [SourceSpec(p, "per-rank request state", what="value", dims=_request_dims)
+            for p in _request_state]
+_sources += [
+    SourceSpec("*.is_disagg_generation_transmission_in_progress", "per-rank KV transfer progress",
+               what="value"),
+    SourceSpec("*.is_disagg_generation_transmission_complete", "per-rank KV transfer progress",
+               what="value"),
+    SourceSpec("*.is_disagg_context_transmission_state", "per-rank KV transfer progress", what="value"),
+    SourceSpec("*.kv_cache_transceiver.check_*", "per-rank KV transfer progress"),
+    SourceSpec("*.kv_cache_transceiver.check_*", "per-rank KV transfer progress"),
+    SourceSpec("*.get_num_free_blocks", "per-rank KV cache state", dims=_request_dims),
+    SourceSpec("*.get_num_available_tokens", "per-rank KV cache state", dims=_request_dims),
+]
+
+PRESET = Preset(
+    name="tensorrt_llm",
+    collectives=_collectives,
+    not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object", "*.recv_object",
+                     "*.isend_object", "*.irecv_object", "*.pp_send", "*.pp_recv"],
+    sources=_sources,
+    uniform=["*.enable_attention_dp", "*.mapping.enable_attention_dp", "*.benchmark_req_queues_size",
+             "*.is_warmup", "*.dist.tp_size", "*.dist.pp_size", "*.dist.cp_size", "*.dist.world_size",
+             "*.mapping.*_size", "*.max_batch_size", "*.max_num_tokens", "*.max_draft_len"],
+    modes=[ModeSpec("adp", ("*.enable_attention_dp", "enable_attention_dp", "*.attention_dp_enabled"),
+                    "attention data parallelism (each TP rank owns its own requests)")],
+)

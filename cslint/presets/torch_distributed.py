@@ -1,0 +1,130 @@
+"""torch.distributed and the process-group wrappers built on it.
+
+Covers the functional API (``torch.distributed.all_reduce`` ...), and the
+group-coordinator method names that vLLM, SGLang and Megatron-style code use
+(``get_tp_group().all_reduce``, ``tensor_model_parallel_all_reduce``).
+Ambiguous names (``broadcast``, ``gather``, ``barrier``) count only on a
+receiver that looks like a communicator, so ``torch.gather``/``np.broadcast``
+stay out.
+"""
+
+from __future__ import annotations
+
+from . import CollectiveSpec, Preset, SourceSpec, ALL_DIMS
+
+_T = "torch"
+
+# name -> (result, inplace positions)
+_FUNCTIONAL = {
+    "all_reduce": ("uniform", (0,)),
+    "all_reduce_coalesced": ("uniform", (0,)),
+    "broadcast": ("uniform", (0,)),
+    "all_gather": ("uniform", (0,)),
+    "all_gather_into_tensor": ("uniform", (0,)),
+    "_all_gather_base": ("uniform", (0,)),
+    "all_gather_object": ("uniform", (0,)),
+    "all_gather_coalesced": ("uniform", (0,)),
+    "broadcast_object_list": ("uniform", (0,)),
+    "barrier": ("uniform", ()),
+    "monitored_barrier": ("uniform", ()),
+    "reduce_scatter": ("local", ()),
+    "reduce_scatter_tensor": ("local", ()),
+    "_reduce_scatter_base": ("local", ()),
+    "all_to_all": ("local", ()),
+    "all_to_all_single": ("local", ()),
+    "reduce": ("local", ()),
+    "gather": ("local", ()),
+    "gather_object": ("local", ()),
+    "scatter": ("local", ()),
+    "scatter_object_list": ("local", ()),
+    "new_group": ("uniform", ()),
+    "new_subgroups": ("uniform", ()),
+}
+
+_collectives = []
+for _name, (_result, _inplace) in _FUNCTIONAL.items():
+    for _prefix in ("torch.distributed.", "dist.", "torch.distributed.distributed_c10d.", "c10d."):
+        _collectives.append(
+            CollectiveSpec(_prefix + _name, _T, result=_result, inplace=_inplace)
+        )
+
+# Group-coordinator and helper methods (receiver any: the names are distinctive).
+for _name, _result in (
+    ("all_reduce", "uniform"), ("all_gather", "uniform"), ("all_gatherv", "uniform"),
+    ("all_gather_object", "uniform"), ("broadcast_object", "uniform"),
+    ("broadcast_object_list", "uniform"), ("broadcast_tensor_dict", "uniform"),
+    ("reduce_scatter", "local"), ("reduce_scatterv", "local"), ("all_to_all", "local"),
+    ("all_reduce_coalesced", "uniform"), ("all_gather_into_tensor", "uniform"),
+):
+    _collectives.append(CollectiveSpec("*." + _name, _T, result=_result))
+# Ambiguous method names: only on a communicator-looking receiver.
+for _name, _result in (("broadcast", "uniform"), ("barrier", "uniform"), ("gather", "local"),
+                       ("scatter", "local"), ("reduce", "local"), ("monitored_barrier", "uniform")):
+    _collectives.append(CollectiveSpec("*." + _name, _T, result=_result, receiver="comm"))
+# Module-level helpers of tensor-parallel libraries.
+for _name, _result in (
+    ("tensor_model_parallel_all_reduce", "uniform"), ("tensor_model_parallel_all_gather", "uniform"),
+    ("tensor_model_parallel_gather", "local"), ("tensor_model_parallel_reduce_scatter", "local"),
+    ("*reduce_from_tensor_model_parallel_region", "uniform"),
+    ("*gather_from_tensor_model_parallel_region", "uniform"),
+    ("*reduce_scatter_to_sequence_parallel_region", "local"),
+    ("*gather_from_sequence_parallel_region", "uniform"),
+):
+    _collectives.append(CollectiveSpec(_name, _T, group="tp", result=_result))
+    _collectives.append(CollectiveSpec("*." + _name.lstrip("*"), _T, group="tp", result=_result))
+for _name in ("broadcast_tensor_dict", "all_gather_object", "broadcast_object_list"):
+    _collectives.append(CollectiveSpec(_name, _T))
+
+_sources = [
+    SourceSpec("torch.distributed.get_rank", "rank id"),
+    SourceSpec("dist.get_rank", "rank id"),
+    SourceSpec("*.get_rank", "rank id"),
+    SourceSpec("get_rank", "rank id"),
+    SourceSpec("*.get_local_rank", "rank id"),
+    SourceSpec("*.get_node_local_rank", "rank id"),
+    SourceSpec("get_local_rank", "rank id"),
+    SourceSpec("*.get_global_rank", "rank id"),
+    SourceSpec("*.get_group_rank", "rank id"),
+    SourceSpec("torch.cuda.current_device", "device id"),
+    SourceSpec("*.cuda.current_device", "device id"),
+    SourceSpec("torch.cuda.mem_get_info", "local memory state"),
+    SourceSpec("torch.cuda.memory_allocated", "local memory state"),
+    SourceSpec("torch.cuda.memory_reserved", "local memory state"),
+    SourceSpec("torch.cuda.max_memory_allocated", "local memory state"),
+    SourceSpec("psutil.*", "local machine state"),
+    SourceSpec("time.time", "wall clock"),
+    SourceSpec("time.time_ns", "wall clock"),
+    SourceSpec("time.perf_counter", "wall clock"),
+    SourceSpec("time.perf_counter_ns", "wall clock"),
+    SourceSpec("time.monotonic", "wall clock"),
+    SourceSpec("time.monotonic_ns", "wall clock"),
+    SourceSpec("time.process_time", "wall clock"),
+    SourceSpec("datetime.datetime.now", "wall clock"),
+    SourceSpec("datetime.now", "wall clock"),
+    SourceSpec("datetime.datetime.utcnow", "wall clock"),
+    SourceSpec("random.*", "randomness"),
+    SourceSpec("numpy.random.*", "randomness"),
+    SourceSpec("np.random.*", "randomness"),
+    SourceSpec("uuid.uuid1", "randomness"),
+    SourceSpec("uuid.uuid4", "randomness"),
+    SourceSpec("secrets.*", "randomness"),
+    SourceSpec("os.urandom", "randomness"),
+    SourceSpec("os.getpid", "process id"),
+    SourceSpec("socket.gethostname", "host name"),
+    SourceSpec("platform.node", "host name"),
+]
+
+_uniform = [
+    "torch.distributed.get_world_size", "dist.get_world_size", "*.get_world_size", "get_world_size",
+    "*.get_*_world_size", "get_*_world_size", "*.is_initialized", "torch.distributed.is_available",
+    "*.is_available", "*.get_backend", "*.world_size", "*.group_size",
+]
+
+PRESET = Preset(
+    name="torch_distributed",
+    collectives=_collectives,
+    not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object", "*.recv_object",
+                     "*.batch_isend_irecv", "*.P2POp"],
+    sources=_sources,
+    uniform=_uniform,
+)

@@ -1,0 +1,38 @@
+"""The rules: one module per rule, each a small class with docs and examples."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .base import Rule
+from .csl001_not_analysable import NotAnalysable
+from .csl101_divergent_branch import DivergentBranch
+from .csl102_divergent_early_exit import DivergentEarlyExit
+from .csl103_divergent_loop import DivergentLoop
+from .csl104_divergent_exception import DivergentException
+
+_RULES = (NotAnalysable, DivergentBranch, DivergentEarlyExit, DivergentLoop, DivergentException)
+
+
+def all_rules() -> list:
+    """Every rule class, ordered by code."""
+    return sorted(_RULES, key=lambda r: r.CODE)
+
+
+def get_rule(code: str) -> Optional[type]:
+    """The rule class for a code (case-insensitive), or None."""
+    code = code.strip().upper()
+    for rule in _RULES:
+        if rule.CODE == code:
+            return rule
+    return None
+
+
+def rule_for_kind(kind: str) -> Optional[type]:
+    for rule in _RULES:
+        if rule.KIND == kind:
+            return rule
+    return None
+
+
+__all__ = ["Rule", "all_rules", "get_rule", "rule_for_kind"]

@@ -1,0 +1,49 @@
+"""CSL001: a file that could not be analysed."""
+
+from __future__ import annotations
+
+from .base import Rule
+
+
+class NotAnalysable(Rule):
+    CODE = "CSL001"
+    NAME = "not-analysable"
+    SUMMARY = "File could not be analysed (syntax error, encoding, binary, unreadable or too large)"
+    DOC = """\
+## What it does
+Reports a Python file that cslint found but could not analyse: a syntax
+error (including syntax newer than the running interpreter), source that is
+not valid UTF-8 and declares no other encoding, binary content (NUL bytes), a
+file that cannot be read, or one larger than `max-file-size`.
+
+## Why is this bad?
+A file that is not analysed is not checked: a divergent collective in it
+would go unnoticed. The finding makes the gap visible instead of silently
+passing the file.
+
+## Example
+```python
+def step(self):
+    if self.rank == 0
+        self.dist.barrier()
+```
+
+## Use instead
+```python
+def step(self):
+    if self.rank == 0:
+        self.dist.barrier()
+```
+"""
+    VALID = [
+        "x = 1\n",
+        "def f(a, b):\n    return a + b\n",
+    ]
+    INVALID = [
+        "def f(:\n    pass\n",
+        "import torch.distributed as dist\nif dist.get_rank() == 0\n    dist.barrier()\n",
+    ]
+
+    @classmethod
+    def message(cls, problem: str) -> str:
+        return f"file could not be analysed: {problem}"

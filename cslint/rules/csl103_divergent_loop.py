@@ -1,0 +1,98 @@
+"""CSL103: a collective in a loop whose trip count differs between ranks."""
+
+from __future__ import annotations
+
+from ._phrasing import collective_phrase, describe_source, mode_suffix
+from .base import Rule
+
+
+class DivergentLoop(Rule):
+    CODE = "CSL103"
+    NAME = "divergent-loop"
+    KIND = "loop"
+    SUMMARY = "Collective inside a loop whose number of iterations can differ between ranks"
+    DOC = """\
+## What it does
+Flags a collective (or a call that leads to one) inside a `for` loop over a
+rank-local container, a `while` loop on a rank-local counter or condition,
+or a comprehension over rank-local data.
+
+## Why is this bad?
+Ranks that iterate more often issue more collectives than the others; the
+extra calls pair with nothing (or with an unrelated later collective) and the
+job hangs or silently exchanges the wrong data.
+
+## Example
+```python
+import torch.distributed as dist
+
+def sync(buckets):
+    mine = [b for b in buckets if b.owner == dist.get_rank()]
+    for bucket in mine:
+        dist.all_reduce(bucket)
+```
+
+## Use instead
+Agree on the trip count first (for example the maximum over the group) and
+let ranks with fewer items contribute neutral values:
+```python
+import torch
+import torch.distributed as dist
+
+def sync(buckets, zeros):
+    mine = [b for b in buckets if b.owner == dist.get_rank()]
+    count = torch.tensor([len(mine)])
+    dist.all_reduce(count, op=dist.ReduceOp.MAX)
+    for i in range(int(count.item())):
+        dist.all_reduce(mine[i] if i < len(mine) else zeros)
+```
+"""
+    VALID = [
+        """\
+import torch.distributed as dist
+
+def sync(buckets):
+    for bucket in buckets:
+        dist.all_reduce(bucket)
+""",
+        """\
+import torch.distributed as dist
+
+def ring(t):
+    for step in range(dist.get_world_size() - 1):
+        dist.all_reduce(t)
+""",
+    ]
+    INVALID = [
+        """\
+import torch.distributed as dist
+
+def sync(buckets):
+    mine = [b for b in buckets if b.owner == dist.get_rank()]
+    for bucket in mine:
+        dist.all_reduce(bucket)
+""",
+        """\
+import random
+import torch.distributed as dist
+
+def spin(t):
+    n = random.randint(1, 4)
+    while n > 0:
+        dist.all_reduce(t)
+        n -= 1
+""",
+        """\
+import torch.distributed as dist
+
+def gather_all(items):
+    local = items[dist.get_rank()]
+    return [dist.all_reduce(x) for x in local]
+""",
+    ]
+
+    @classmethod
+    def message(cls, hazard) -> str:
+        return (f"{collective_phrase(hazard)} runs once per iteration of a loop over `{hazard.cond.text}`, "
+                f"whose trip count differs between ranks (source: {describe_source(hazard)})"
+                f"{mode_suffix(hazard)}")

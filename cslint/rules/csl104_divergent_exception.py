@@ -1,0 +1,105 @@
+"""CSL104: a collective on a path that a rank-local exception changes."""
+
+from __future__ import annotations
+
+from ._phrasing import collective_phrase, describe_source, mode_suffix
+from .base import Rule
+
+
+class DivergentException(Rule):
+    CODE = "CSL104"
+    NAME = "divergent-exception"
+    KIND = "exception"
+    SUMMARY = "Collective skipped or only reached when local work raises an exception that is handled"
+    DOC = """\
+## What it does
+Flags a collective in a `try` body after local work whose exception is
+caught by a handler that does not issue the same collectives, and a
+collective inside such an `except` handler.
+
+## Why is this bad?
+Exceptions from local work (I/O, a full cache, a bad request) happen on one
+rank at a time. The rank that raises jumps to the handler and skips the
+collective the others are blocked in, or calls one in the handler that the
+others never call. A handler that re-raises is not flagged: the process
+ends and the launcher tears the job down.
+
+## Example
+```python
+import torch.distributed as dist
+
+def step(batch, t):
+    try:
+        load(batch)
+        dist.all_reduce(t)
+    except OSError:
+        return None
+```
+
+## Use instead
+Agree on success before the collective (consensus):
+```python
+import torch
+import torch.distributed as dist
+
+def step(batch, t):
+    ok = torch.tensor([1])
+    try:
+        load(batch)
+    except OSError:
+        ok.zero_()
+    dist.all_reduce(ok, op=dist.ReduceOp.MIN)
+    if not ok.item():
+        return None
+    dist.all_reduce(t)
+```
+"""
+    VALID = [
+        """\
+import torch.distributed as dist
+
+def step(batch, t):
+    try:
+        load(batch)
+        dist.all_reduce(t)
+    except OSError:
+        cleanup()
+        raise
+""",
+        """\
+import torch.distributed as dist
+
+def step(batch, t):
+    try:
+        load(batch)
+    except OSError:
+        pass
+    dist.all_reduce(t)
+""",
+    ]
+    INVALID = [
+        """\
+import torch.distributed as dist
+
+def step(batch, t):
+    try:
+        load(batch)
+        dist.all_reduce(t)
+    except OSError:
+        return None
+""",
+        """\
+import torch.distributed as dist
+
+def step(batch):
+    try:
+        load(batch)
+    except Exception:
+        dist.barrier()
+""",
+    ]
+
+    @classmethod
+    def message(cls, hazard) -> str:
+        return (f"{collective_phrase(hazard)} depends on whether {hazard.cond.text} on this rank "
+                f"(a handled exception is rank-local; source: {describe_source(hazard)}){mode_suffix(hazard)}")

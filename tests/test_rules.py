@@ -1,0 +1,67 @@
+"""Every rule's VALID/INVALID examples run through the whole engine, and its
+docs follow the house format."""
+
+import re
+
+import pytest
+
+from cslint.api import check_source
+from cslint.rules import all_rules, get_rule
+
+RULES = all_rules()
+SECTIONS = ["## What it does", "## Why is this bad?", "## Example", "## Use instead"]
+
+
+def _cases(attr):
+    for rule in RULES:
+        for index, snippet in enumerate(getattr(rule, attr)):
+            yield pytest.param(rule, snippet, id=f"{rule.CODE}-{attr.lower()}-{index}")
+
+
+@pytest.mark.parametrize("rule,snippet", list(_cases("INVALID")))
+def test_invalid_examples_are_flagged(rule, snippet):
+    result = check_source(snippet, presets=rule.EXAMPLE_PRESETS)
+    codes = [f.code for f in result.findings]
+    assert rule.CODE in codes, f"{rule.CODE} missed:\n{snippet}\ngot {codes}"
+
+
+@pytest.mark.parametrize("rule,snippet", list(_cases("VALID")))
+def test_valid_examples_are_not_flagged(rule, snippet):
+    result = check_source(snippet, presets=rule.EXAMPLE_PRESETS)
+    flagged = [f for f in result.findings if f.code == rule.CODE]
+    assert not flagged, f"{rule.CODE} false positive:\n{snippet}\n{[f.message for f in flagged]}"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.CODE for r in RULES])
+def test_rule_metadata(rule):
+    assert re.fullmatch(r"CSL\d{3}", rule.CODE)
+    assert re.fullmatch(r"[a-z]+(-[a-z]+)*", rule.NAME)
+    assert rule.SUMMARY and "\n" not in rule.SUMMARY
+    positions = [rule.DOC.find(section) for section in SECTIONS]
+    assert all(p >= 0 for p in positions), f"{rule.CODE} docs lack a section"
+    assert positions == sorted(positions)
+    assert rule.VALID and rule.INVALID
+    assert get_rule(rule.CODE.lower()) is rule
+
+
+def test_codes_are_unique_and_cover_the_design():
+    codes = [r.CODE for r in RULES]
+    assert len(codes) == len(set(codes))
+    assert {"CSL001", "CSL101", "CSL102", "CSL103", "CSL104"} <= set(codes)
+    assert get_rule("CSL999") is None
+
+
+def test_findings_fill_every_consumer_field():
+    snippet = RULES[[r.CODE for r in RULES].index("CSL102")].INVALID[0]
+    (finding,) = [f for f in check_source(snippet).findings if f.code == "CSL102"]
+    assert finding.function == "Worker.flush"
+    assert finding.condition == "not self.pending"
+    assert finding.guard_kind == "early-exit"
+    assert finding.guard is not None and finding.guard.line == finding.line - 1
+    assert finding.callee == "dist.all_reduce" and finding.collective == "all_reduce"
+    assert finding.api == "torch" and finding.group == "world"
+    assert finding.source == "dist.get_rank()"
+    kinds = [link.kind for link in finding.chain]
+    assert kinds[0] == "collective" and kinds[-1] == "source" and "condition" in kinds
+    assert finding.fix is not None and finding.fix.strategy == "always-enter" and finding.fix.safe is False
+    assert finding.column >= 1 and finding.end_column > finding.column
