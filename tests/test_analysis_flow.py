@@ -266,3 +266,54 @@ def test_cache_round_trip(tmp_path):
     second = check_paths([str(src)], settings=settings, cache=True)
     assert [f.to_json() for f in first.findings] == [f.to_json() for f in second.findings]
     assert [f.code for f in second.findings] == ["CSL101"]
+
+
+def test_implicit_flow_crosses_calls_into_fields():
+    # A helper called only on ranks that looped over their own requests clears a
+    # flag: the flag is rank-local, so the early return on it is a hazard.
+    src = """
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.fill_phase_active = True
+                self.active_requests = []
+
+            def fetch(self):
+                for req in self.active_requests:
+                    self.seed(req)
+
+            def seed(self, req):
+                self.fill_phase_active = False
+
+            def gate(self):
+                if not self.fill_phase_active:
+                    return False
+                statuses = self.dist.tp_allgather(True)
+                return any(statuses)
+    """
+    findings = check_source(textwrap.dedent(src), presets=["tensorrt_llm"]).findings
+    hits = [f for f in findings if f.line == 18]
+    assert [f.code for f in hits] == ["CSL102"]
+    notes = " ".join(link.note for link in hits[0].chain)
+    assert "runs only on some ranks" in notes
+
+
+def test_helper_called_unconditionally_keeps_its_fields_uniform():
+    src = """
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.fill_phase_active = True
+
+            def step(self):
+                self.finish()
+
+            def finish(self):
+                self.fill_phase_active = False
+
+            def gate(self):
+                if not self.fill_phase_active:
+                    return False
+                return any(self.dist.tp_allgather(True))
+    """
+    assert check_source(textwrap.dedent(src), presets=["tensorrt_llm"]).findings == []
