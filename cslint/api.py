@@ -137,11 +137,7 @@ def check_paths(
             print(f"cslint: analysing {len(chosen)} of {len(readable)} files (round {rounds})", file=sys.stderr)
         for facts in _parse(chosen, knowledge, preset_names, jobs, fact_cache, known_wrappers):
             facts_by_path[facts.path] = facts
-        new_names = set()
-        for facts in facts_by_path.values():
-            new_names |= indexmod.wrapper_names(facts)
-        new_names -= known_wrappers
-        known_wrappers |= new_names
+        new_names = _learn_wrappers(facts_by_path, known_wrappers)
         fresh = {n.encode() for n in new_names}
         fresh = indexmod.minimal_new_needles(fresh, needles)
         if not fresh:
@@ -157,13 +153,8 @@ def check_paths(
             print(f"cslint: re-analysing {len(again)} files that call newly found wrappers", file=sys.stderr)
         for facts in _parse(again, knowledge, preset_names, jobs, None, known_wrappers):
             facts_by_path[facts.path] = facts
-        added = set()
-        for facts in facts_by_path.values():
-            added |= indexmod.wrapper_names(facts)
-        added -= known_wrappers
-        if not added:
+        if not _learn_wrappers(facts_by_path, known_wrappers):
             break
-        known_wrappers |= added
 
     all_facts = list(facts_by_path.values())
     report_paths = {f.path for f in report_files}
@@ -216,6 +207,17 @@ def check_paths(
             selected.append(finding)
     result.findings = sorted(selected, key=Finding.sort_key)
     return result
+
+
+def _learn_wrappers(facts_by_path: dict, known_wrappers: set) -> set:
+    """Add the names of functions that reach a collective to `known_wrappers`;
+    return the ones not known before (the next prefilter round's needles)."""
+    names = set()
+    for facts in facts_by_path.values():
+        names |= indexmod.wrapper_names(facts)
+    names -= known_wrappers
+    known_wrappers |= names
+    return names
 
 
 def check_source(source: str, *, path: str = "<snippet>.py", presets: Optional[list] = None,
