@@ -91,7 +91,7 @@ def run_cslint(tree: str, jobs, use_api: bool) -> dict:
                 "print(json.dumps(r.to_json()))")
         command = [python, "-c", code]
     else:
-        command = [python, "-m", "cslint.cli", "check", tree, "--format", "json"]
+        command = [python, "-m", "cslint.cli", "check", tree, "--format", "json", "--no-cache"]
     env = dict(os.environ)
     env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
     start = time.perf_counter()

@@ -13,6 +13,7 @@ select/ignore -> :class:`~cslint.model.CheckResult`.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import sys
 from typing import Optional
@@ -57,6 +58,20 @@ def check_paths(
     reported.  ``select``/``ignore`` override the configured selection.
     Raises :class:`~cslint.config.ConfigError` for a broken configuration.
     """
+    # The run allocates millions of small tuples, frozensets and AST nodes that
+    # live until it ends; the cyclic collector would rescan them over and over
+    # (a third of the run time on large trees) and find next to no garbage.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check_paths(paths, settings=settings, select=select, ignore=ignore, jobs=jobs,
+                            cache=cache, context=context, progress=progress)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progress) -> CheckResult:
     settings_cache: dict = {}
 
     def settings_for(path: str) -> Settings:

@@ -35,6 +35,8 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from .astwalk import walk as fast_walk
+
 # node kinds
 ENTRY, EXIT, STMT, TEST, LOOP, EXCEPT, CASE, ASSERT = (
     "entry", "exit", "stmt", "test", "loop", "except", "case", "assert",
@@ -104,7 +106,7 @@ def _may_raise(stmt: ast.AST) -> bool:
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
     for root in roots:
-        for node in ast.walk(root):
+        for node in fast_walk(root):
             if isinstance(node, (ast.Call, ast.Await, ast.Subscript)):
                 return True
     return False

@@ -30,6 +30,7 @@ from ..config import Settings, matches_any
 from ..model import Span
 from ..presets import ALL_DIMS, Knowledge, fnmatch_any, group_from_text, rank_name_dims, size_name_is_uniform
 from . import cfg as cfgmod
+from .astwalk import children_into, iter_children, walk as fast_walk
 
 EMPTY: frozenset = frozenset()
 _ALL = (("*", ALL_DIMS),)
@@ -213,9 +214,26 @@ _COMM_FACTORIES = {"Split", "Split_type", "Dup", "Create", "Create_group", "Clon
                    "Create_graph", "new_group", "new_subgroups", "Create_intercomm", "Merge"}
 
 
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def iter_statements(tree: ast.AST):
+    """Every statement of a module, nested blocks and function bodies
+    included, without visiting expressions (imports and assignments are
+    statements, so a full ``ast.walk`` would visit ten times the nodes)."""
+    stack = list(reversed(getattr(tree, "body", None) or []))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _BLOCK_FIELDS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(reversed(block))
+
+
 def _collect_imports(tree: ast.Module, module: str, is_package: bool, comm_names: Optional[set] = None) -> dict:
     table: dict = {}
-    for node in ast.walk(tree):
+    for node in iter_statements(tree):
         if comm_names is not None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
             func = node.value.func
             last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
@@ -523,7 +541,7 @@ def _calls_in_order(expr: ast.AST):
                 visit(kw.value, conds)
             out.append((node, conds))
             return
-        for child in ast.iter_child_nodes(node):
+        for child in iter_children(node):
             visit(child, conds)
 
     visit(expr, [])
@@ -623,7 +641,7 @@ class FunctionExtractor:
                     names.add((alias.asname or alias.name).split(".")[0])
             elif isinstance(node, ast.Lambda):
                 continue
-            stack.extend(ast.iter_child_nodes(node))
+            children_into(node, stack)
         return names
 
     def inside(self, stmt: Optional[ast.AST], owner: ast.AST) -> bool:
@@ -640,7 +658,7 @@ class FunctionExtractor:
             return False
         patterns = [p for m in modes for p in m.predicates]
         tails = {p.rsplit(".", 1)[-1] for p in patterns}
-        for node in ast.walk(self.func) if not isinstance(self.func, ast.Module) else self._module_walk():
+        for node in fast_walk(self.func) if not isinstance(self.func, ast.Module) else self._module_walk():
             if isinstance(node, ast.Attribute) and node.attr in tails:
                 return True
             if isinstance(node, ast.Name) and node.id in tails:
@@ -651,7 +669,7 @@ class FunctionExtractor:
         for stmt in self.func.body:
             if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 continue
-            yield from ast.walk(stmt)
+            yield from fast_walk(stmt)
 
     def fold_for(self, modes: frozenset):
         specs = self.ctx.knowledge.modes
@@ -711,7 +729,7 @@ class FunctionExtractor:
                         raw = dotted(func)
                         if raw and self.ctx.match_collective(node, raw, canonical_text(raw, self.ctx.imports)):
                             collective = True
-            stack.extend(ast.iter_child_nodes(node))
+            children_into(node, stack)
         return frozenset(names), collective
 
     def extract(self, deep: bool = True, called_names: frozenset = frozenset()) -> FuncFacts:
@@ -805,7 +823,7 @@ class FunctionExtractor:
                 raised |= self._exception_atoms(cfgmod.Node(0, cfgmod.STMT, inner), env)
                 if isinstance(inner, ast.Raise):
                     raised |= implicit
-                if isinstance(inner, ast.If) and any(isinstance(x, ast.Raise) for x in ast.walk(inner)):
+                if isinstance(inner, ast.If) and any(isinstance(x, ast.Raise) for x in fast_walk(inner)):
                     raised |= self.eval(inner.test, env)
             for handler in s.handlers:
                 exc = raised
@@ -887,7 +905,7 @@ class FunctionExtractor:
                                        cfgmod.LOOP if isinstance(s, (ast.For, ast.AsyncFor, ast.While)) else
                                        cfgmod.STMT, s))
         for expr in exprs:
-            for node in ast.walk(expr):
+            for node in fast_walk(expr):
                 if isinstance(node, ast.Call) and (node.args or node.keywords):
                     ref = self.resolve_ref(node.func)
                     if ref is None:
@@ -1023,7 +1041,7 @@ class FunctionExtractor:
                 return local
             atoms.add(("E", ref, self.ctx.path, getattr(stmt, "lineno", 0), text))
         for expr in exprs:
-            for sub in ast.walk(expr):
+            for sub in fast_walk(expr):
                 if isinstance(sub, ast.Await):
                     return local
                 if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
@@ -1215,7 +1233,7 @@ class FunctionExtractor:
                     canon = canonical_text(raw, self.ctx.imports) if raw else None
                     match = self.ctx.match_collective(call, raw, canon) if raw else None
                     calls.append((call, inline, raw, canon, match))
-                for sub in ast.walk(expr):
+                for sub in fast_walk(expr):
                     if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
                         walrus.append(sub)
             info = (exprs, calls, walrus)
@@ -1342,7 +1360,7 @@ class FunctionExtractor:
                                        expr.lineno, _ALL)})
             return self.eval(expr.value, env) | self.eval(expr.slice, env)
         atoms = EMPTY
-        for child in ast.iter_child_nodes(expr):
+        for child in iter_children(expr):
             if isinstance(child, (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)):
                 continue
             atoms |= self.eval(child, env)
@@ -1646,7 +1664,7 @@ class FunctionExtractor:
     MAX_PATHS = 16
 
     def _ordered_sites(self, node, site_index_of_call) -> tuple:
-        found = [sub for sub in ast.walk(node) if isinstance(sub, ast.Call) and id(sub) in site_index_of_call]
+        found = [sub for sub in fast_walk(node) if isinstance(sub, ast.Call) and id(sub) in site_index_of_call]
         found.sort(key=lambda c: (c.lineno, c.col_offset))
         return tuple(site_index_of_call[id(c)] for c in found)
 
@@ -1764,7 +1782,7 @@ class FunctionExtractor:
     def _sites_in_uncached(self, stmts, site_index_of_call) -> tuple:
         out = []
         for stmt in stmts:
-            for sub in ast.walk(stmt):
+            for sub in fast_walk(stmt):
                 if isinstance(sub, ast.Call) and id(sub) in site_index_of_call:
                     out.append(site_index_of_call[id(sub)])
         return tuple(sorted(out))

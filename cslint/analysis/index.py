@@ -169,10 +169,34 @@ def read_file(source: SourceFile) -> None:
 
 
 def compile_needles(needles: set):
-    ordered = sorted((n for n in needles if n), key=len, reverse=True)
-    if not ordered:
+    """One regex that finds any of ``needles``.  Written as a trie
+    (``ab(?:c|d)`` rather than ``abc|abd``): ``re`` tries alternatives one by
+    one at every position, so a flat alternation of a few hundred wrapper
+    names scanned the tree several times slower than the trie."""
+    words = sorted({n for n in needles if n})
+    if not words:
         return None
-    return re.compile(b"|".join(re.escape(n) for n in ordered))
+    return re.compile(_trie_pattern(words))
+
+
+def _trie_pattern(words: list) -> bytes:
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for byte in word:
+            node = node.setdefault(byte, {})
+        node[None] = True  # a needle ends here
+
+    def pattern(node: dict) -> bytes:
+        if None in node:
+            # any needle that ends here is a match: longer ones need not be tried
+            return b""
+        branches = [re.escape(bytes([byte])) + pattern(child) for byte, child in sorted(node.items())]
+        if len(branches) == 1:
+            return branches[0]
+        return b"(?:" + b"|".join(branches) + b")"
+
+    return pattern(trie)
 
 
 # -- parsing (possibly in worker processes) -------------------------------------

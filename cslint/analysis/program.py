@@ -47,9 +47,24 @@ class Hazard:
     direct: bool = True
 
 
+# A divergence map keeps every source until it holds this many; past that a
+# new source is kept only if it makes a dimension divergent that none of the
+# kept ones does.  The dimensions of the map (what decides a hazard) stay
+# exact, because every operation on maps (union, a group collective removing
+# its dimensions, narrowing to what a parameter carries) works dimension by
+# dimension; only the list of alternative explanations is cut.  Without the
+# cap, tables on large trees collected hundreds of sources each and the
+# fixpoint crawled through one new source per round.
+MAX_SOURCES = 4
+
+
 def _merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
     old = target.get(key)
     if old is None:
+        if len(target) >= MAX_SOURCES and key[0] != "PARAM":
+            covered = frozenset().union(*(d for k, (d, _v) in target.items() if k[0] != "PARAM"))
+            if dims <= covered:
+                return False
         target[key] = (dims, via)
         return True
     if dims <= old[0]:
@@ -399,7 +414,13 @@ class Program:
                 if tag == "F":
                     out.add(("field", self.family(atom[1]), atom[2]))
                 elif tag == "G":
-                    out.add("*")
+                    # a module-level value depends on what its own atoms read
+                    key = ("G", atom[1], atom[2])
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    module = self.modules.get(atom[1])
+                    atoms_deps((module.globals.get(atom[2]) if module else None) or ())
                 elif tag == "R":
                     key = id(atom)
                     if key in seen:
