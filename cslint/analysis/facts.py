@@ -367,6 +367,7 @@ class Context:
                 self.module_globals.add(target)
         self.user_collectives = [c for c in settings.collectives]
         self._collective_cache: dict = {}
+        self._text_verdicts: dict = {}
         self.deep_names: set = set()
         tails = set()
         for spec in knowledge.collectives:
@@ -375,6 +376,48 @@ class Context:
             tails.add(pattern.split(":", 1)[0].rsplit(".", 1)[-1])
         self.collective_tails = {t for t in tails if "*" not in t}
         self.collective_wild = [t for t in tails if "*" in t]
+
+    # -- what a call's text alone says about its result -------------------------
+    def call_text_verdicts(self, raw: str, canon: Optional[str], norm: Optional[str]) -> tuple:
+        """(configured, source, by_name) for a call that is not a collective,
+        decided from its text only and so computed once per text:
+
+        * configured: ``"uniform"``/``"rank-local"`` from ``[tool.cslint]``, or None;
+        * source: ``(kind, dims)`` of a preset source call, or None;
+        * by_name: dims of a rank getter (``get_tp_rank()``, ``comm.rank()``),
+          ``"uniform"`` for size getters and preset-uniform calls, or None.
+        """
+        key = (raw, canon, norm)
+        found = self._text_verdicts.get(key)
+        if found is not None:
+            return found
+        texts = [t for t in (norm, canon) if t]
+        settings = self.settings
+        configured = None
+        if settings.uniform and any(matches_any(t, settings.uniform) for t in texts):
+            configured = "uniform"
+        elif settings.rank_local and any(matches_any(t, settings.rank_local) for t in texts):
+            configured = "rank-local"
+        last = raw.rsplit(".", 1)[-1]
+        source = None
+        for spec in self.knowledge.candidates("sources", last):
+            if spec.what == "call" and any(_fn(t, spec.pattern) for t in texts):
+                source = (spec.kind, spec.dims)
+                break
+        by_name = None
+        if last.startswith("get_"):
+            dims = rank_name_dims(last[4:])
+            if dims is not None:
+                by_name = (("*", dims),)
+            elif size_name_is_uniform(last[4:]):
+                by_name = "uniform"
+        if by_name is None and last == "rank" and "." in raw and _comm_receiver(raw.rsplit(".", 1)[0]):
+            by_name = _ALL
+        if by_name is None and any(self.knowledge.is_uniform(t) for t in texts):
+            by_name = "uniform"
+        found = (configured, source, by_name)
+        self._text_verdicts[key] = found
+        return found
 
     # -- collectives --------------------------------------------------------
     def match_collective(self, call: ast.Call, raw: Optional[str], canon: Optional[str]):
@@ -584,6 +627,12 @@ class FunctionExtractor:
         self._sites_in_cache = {}
         self._parents = None
         self._local = None
+        # Summary extraction evaluates a statement's call arguments twice (for
+        # the parameter flow of its calls, then for the statement's value)
+        # under the same variables; this keeps the first result for the rest
+        # of the statement.  None outside summary extraction.
+        self._args_memo: Optional[dict] = None
+        self.has_loop = False
 
     # parent links and local names are built on first use: most functions of
     # a file are never analysed in depth
@@ -720,6 +769,8 @@ class FunctionExtractor:
                 continue
             if isinstance(node, (ast.Raise, ast.Assert)):
                 self.raises = True
+            elif isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
+                self.has_loop = True
             if isinstance(node, ast.Call):
                 func = node.func
                 name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
@@ -772,9 +823,12 @@ class FunctionExtractor:
         variant = Variant()
         env = self._entry_env()
         body = self.func.body if isinstance(self.func.body, list) else []
-        for _ in range(2):  # a second pass carries values around loops
+        # A second pass carries values around loops; without a loop it would
+        # only make earlier reads see later assignments.
+        for _ in range(2 if self.has_loop else 1):
             variant = Variant()
             self._light_block(body, env, EMPTY, variant)
+        self._args_memo = None
         self.exit_env = env
         return variant
 
@@ -795,6 +849,7 @@ class FunctionExtractor:
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             env[s.name] = EMPTY
             return EMPTY
+        self._args_memo = {}
         self._light_calls(s, env, variant, implicit)
         if t is ast.If:
             cond = self.eval(s.test, env)
@@ -1367,8 +1422,15 @@ class FunctionExtractor:
         return atoms
 
     def _args(self, call: ast.Call, env) -> tuple:
+        memo = self._args_memo
+        if memo is not None:
+            found = memo.get(id(call))
+            if found is not None:
+                return found
         args = tuple(self.eval(a.value if isinstance(a, ast.Starred) else a, env) for a in call.args)
         kwargs = tuple((kw.arg or "**", self.eval(kw.value, env)) for kw in call.keywords)
+        if memo is not None:
+            memo[id(call)] = (args, kwargs)
         return args, kwargs
 
     def _eval_call(self, call: ast.Call, env) -> frozenset:
@@ -1390,30 +1452,21 @@ class FunctionExtractor:
                     return make_collective_result(match[1], arg_atoms)
                 return frozenset({("S", "per-rank result of a collective", raw, ctx.path, call.lineno,
                                    (("*", _group_dims(match[1])),))})
-            texts = [t for t in (norm, canon) if t]
-            if ctx.settings.uniform and any(matches_any(t, ctx.settings.uniform) for t in texts):
-                return EMPTY
-            if ctx.settings.rank_local and any(matches_any(t, ctx.settings.rank_local) for t in texts):
-                return frozenset({("S", "rank-local (configured)", raw, ctx.path, call.lineno, _ALL)})
+            configured, source, by_name = ctx.call_text_verdicts(raw, canon, norm)
+            if configured is not None:
+                return EMPTY if configured == "uniform" else frozenset(
+                    {("S", "rank-local (configured)", raw, ctx.path, call.lineno, _ALL)})
             if raw.rsplit(".", 1)[-1] in _SEEDED_GENERATORS and (call.args or call.keywords):
                 return arg_atoms  # a generator seeded alike on every rank draws alike
-            for spec in ctx.knowledge.candidates("sources", raw.rsplit(".", 1)[-1]):
-                if spec.what == "call" and any(_fn(t, spec.pattern) for t in texts):
-                    return frozenset({("S", spec.kind, raw + "()", ctx.path, call.lineno, spec.dims)})
-            last = raw.rsplit(".", 1)[-1]
+            if source is not None:
+                return frozenset({("S", source[0], raw + "()", ctx.path, call.lineno, source[1])})
             env_source = self._env_rank(call, canon)
             if env_source is not None:
                 return env_source
-            if last.startswith("get_"):
-                dims = rank_name_dims(last[4:])
-                if dims is not None:
-                    return frozenset({("S", "rank id", raw + "()", ctx.path, call.lineno, (("*", dims),))})
-                if size_name_is_uniform(last[4:]):
+            if by_name is not None:
+                if by_name == "uniform":
                     return EMPTY
-            if last == "rank" and "." in raw and _comm_receiver(raw.rsplit(".", 1)[0]):
-                return frozenset({("S", "rank id", raw + "()", ctx.path, call.lineno, _ALL)})
-            if any(ctx.knowledge.is_uniform(t) for t in texts):
-                return EMPTY
+                return frozenset({("S", "rank id", raw + "()", ctx.path, call.lineno, by_name)})
         receiver = self.eval(call.func.value, env) if isinstance(call.func, ast.Attribute) else EMPTY
         fallback = receiver | arg_atoms
         ref = self.resolve_ref(call.func)
