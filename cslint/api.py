@@ -25,7 +25,7 @@ from .rules import NotAnalysable, rule_for_kind
 from .suppressions import MARKER, apply_suppressions, find_suppressions
 from .analysis import index as indexmod
 from .analysis.cache import FactCache
-from .analysis.facts import FileFacts, module_name_for
+from .analysis.facts import FileFacts, merge_partial, module_name_for
 from .analysis.program import Program
 
 __all__ = ["check_paths", "check_source"]
@@ -124,6 +124,7 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
             if tail:
                 strong.add(tail.encode())
     weak = tuple(knowledge.weak_needles)
+    ambiguous = frozenset(n.decode() for n in knowledge.weak_needles)
     strong_tuple = tuple(sorted(strong, key=len))
     needles = set(strong)
 
@@ -152,7 +153,7 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
             print(f"cslint: analysing {len(chosen)} of {len(readable)} files (round {rounds})", file=sys.stderr)
         for facts in _parse(chosen, knowledge, preset_names, jobs, fact_cache, known_wrappers):
             facts_by_path[facts.path] = facts
-        new_names = _learn_wrappers(facts_by_path, known_wrappers)
+        new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
         fresh = {n.encode() for n in new_names}
         fresh = indexmod.minimal_new_needles(fresh, needles)
         if not fresh:
@@ -166,9 +167,10 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
             break
         if progress:
             print(f"cslint: re-analysing {len(again)} files that call newly found wrappers", file=sys.stderr)
-        for facts in _parse(again, knowledge, preset_names, jobs, None, known_wrappers):
-            facts_by_path[facts.path] = facts
-        if not _learn_wrappers(facts_by_path, known_wrappers):
+        earlier = {f.path: facts_by_path[f.path] for f in again}
+        for facts in _parse(again, knowledge, preset_names, jobs, None, known_wrappers, earlier):
+            facts_by_path[facts.path] = merge_partial(earlier[facts.path], facts)
+        if not _learn_wrappers(facts_by_path, known_wrappers, ambiguous):
             break
 
     all_facts = list(facts_by_path.values())
@@ -224,12 +226,12 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
     return result
 
 
-def _learn_wrappers(facts_by_path: dict, known_wrappers: set) -> set:
+def _learn_wrappers(facts_by_path: dict, known_wrappers: set, ambiguous: frozenset) -> set:
     """Add the names of functions that reach a collective to `known_wrappers`;
     return the ones not known before (the next prefilter round's needles)."""
     names = set()
     for facts in facts_by_path.values():
-        names |= indexmod.wrapper_names(facts)
+        names |= indexmod.wrapper_names(facts, ambiguous)
     names -= known_wrappers
     known_wrappers |= names
     return names
@@ -264,7 +266,11 @@ def _cache_root(settings: Optional[Settings], files: list) -> Optional[str]:
     return None
 
 
-def _parse(files: list, knowledge, preset_names: list, jobs: int, fact_cache, deep_names: set) -> list:
+def _parse(files: list, knowledge, preset_names: list, jobs: int, fact_cache, deep_names: set,
+           earlier: Optional[dict] = None) -> list:
+    """Facts of ``files`` (from the cache or extracted by workers).  With
+    ``earlier`` facts of the same bytes, only functions that ``deep_names``
+    now makes deep are extracted, as patches for ``merge_partial``."""
     out: list = []
     jobs_list = []
     keys = {}
@@ -279,7 +285,12 @@ def _parse(files: list, knowledge, preset_names: list, jobs: int, fact_cache, de
                 out.append(cached)
                 continue
         keys[f.path] = key
-        jobs_list.append((f.path, f.data, f.settings, tuple(preset_names), module, frozenset(deep_names)))
+        already_deep = None
+        before = (earlier or {}).get(f.path)
+        if before is not None and not before.skipped and before.error is None:
+            already_deep = frozenset(i for i, fn in enumerate(before.functions) if fn.deep)
+        jobs_list.append((f.path, f.data, f.settings, tuple(preset_names), module, frozenset(deep_names),
+                          already_deep))
     parsed = indexmod.parse_many(jobs_list, jobs)
     if fact_cache is not None:
         for facts in parsed:

@@ -186,6 +186,25 @@ class FileFacts:
     error: Optional[str] = None
     error_line: int = 1
     error_column: int = 1
+    # A re-extraction that deepened only some functions: their positions in
+    # the earlier facts' ``functions`` (see :func:`merge_partial`), else None.
+    partial: Optional[tuple] = None
+
+
+def merge_partial(earlier: FileFacts, patch: FileFacts) -> FileFacts:
+    """Apply a partial re-extraction to the facts it was computed against."""
+    if patch.partial is None or patch.error is not None:
+        return patch
+    functions = list(earlier.functions)
+    for position, func_facts in zip(patch.partial, patch.functions):
+        functions[position] = func_facts
+    merged = FileFacts(path=earlier.path, module=earlier.module, functions=functions,
+                       classes=earlier.classes, globals=earlier.globals, defined_names=earlier.defined_names,
+                       collective_functions=earlier.collective_functions | patch.collective_functions,
+                       imports=earlier.imports)
+    if patch.globals:
+        merged.globals = patch.globals
+    return merged
 
 
 # --------------------------------------------------------------------------
@@ -2030,10 +2049,16 @@ def _iter_nested_defs(body):
 
 def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Knowledge,
                        tree: Optional[ast.Module] = None, module: Optional[str] = None,
-                       deep_names: Optional[set] = None) -> FileFacts:
+                       deep_names: Optional[set] = None, already_deep: Optional[frozenset] = None) -> FileFacts:
     """Parse (unless given a tree) and extract one file's facts.  Errors
     (syntax, encoding) come back in ``FileFacts.error``; never raises for bad
-    input."""
+    input.
+
+    ``already_deep``: positions of the functions an earlier extraction of the
+    same bytes analysed in depth.  Only functions that are deep now and were
+    not then are extracted, and the result is a patch for
+    :func:`merge_partial` (the other summaries do not depend on
+    ``deep_names``)."""
     module = module or module_name_for(path)
     facts = FileFacts(path=path, module=module)
     if tree is None:
@@ -2093,6 +2118,17 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
             facts.defined_names = {e.qualname.rsplit(".", 1)[-1] for e in extractors}
             facts.skipped = True
             facts.called_names = frozenset().union(*(names for names, _ in scans))
+            return facts
+        if already_deep is not None:
+            positions = tuple(i for i in range(len(everyone)) if deep[i] and i not in already_deep)
+            facts.partial = positions
+            for i in positions:
+                func_facts = everyone[i].extract(True, scans[i][0])
+                facts.functions.append(func_facts)
+                if any(site.collective for v in func_facts.variants.values() for site in v.sites):
+                    facts.collective_functions.add(everyone[i].qualname.rsplit(".", 1)[-1])
+                if everyone[i] is module_extractor:
+                    facts.globals = module_extractor.final_globals()
             return facts
         for i, extractor in enumerate(everyone):
             func_facts = extractor.extract(deep[i], scans[i][0])

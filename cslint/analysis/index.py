@@ -224,8 +224,9 @@ def describe_syntax_error(exc: SyntaxError) -> str:
 
 
 def parse_one(job: tuple) -> FileFacts:
-    """Worker entry: (path, data, settings, preset names, module, deep names) -> facts."""
-    path, data, settings, names, module, deep_names = job
+    """Worker entry: (path, data, settings, preset names, module, deep names,
+    positions already deep or None) -> facts."""
+    path, data, settings, names, module, deep_names, already_deep = job
     import ast
 
     knowledge = _knowledge(names)
@@ -249,7 +250,7 @@ def parse_one(job: tuple) -> FileFacts:
         return facts
     try:
         return extract_file_facts(path, data, settings, knowledge, tree=tree, module=module,
-                                  deep_names=deep_names)
+                                  deep_names=deep_names, already_deep=already_deep)
     except RecursionError:
         facts = FileFacts(path=path, module=module)
         facts.error = "source too deeply nested to analyse"
@@ -270,18 +271,23 @@ def parse_many(jobs_list: list, jobs: int) -> list:
         return [parse_one(job) for job in jobs_list]
 
 
-def wrapper_names(facts: FileFacts) -> set:
+def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
     """Names of the functions of a file that issue a collective directly:
     their callers elsewhere must be analysed in depth too.  Only direct
     wrappers spread across files (deeper chains are followed within a file):
     following every transitive caller by name would pull in most of a large
-    tree through names such as ``state_dict``."""
+    tree through names such as ``state_dict``.  ``ambiguous`` names (the
+    collective names that are also ordinary methods: ``gather``, ``reduce``)
+    do not spread either: a ``def reduce`` somewhere would otherwise deepen
+    every caller of ``functools.reduce`` and ``Tensor.gather``; calls through
+    a communicator are still recognised as collectives directly."""
     out = set()
     for fn in facts.functions:
         if not fn.deep:
             continue
         name = fn.qualname.rsplit(".", 1)[-1]
-        if name.startswith("<") or name.startswith("__") or name in _GENERIC_METHODS or len(name) < 6:
+        if name.startswith("<") or name.startswith("__") or name in _GENERIC_METHODS or len(name) < 6 \
+                or name in ambiguous:
             continue
         if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
             out.add(name)
