@@ -111,67 +111,10 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
 
-    for f in all_files:
-        indexmod.read_file(f)
-    readable = [f for f in all_files if f.data is not None]
-
-    from .presets import file_may_hold_collectives
-
-    strong = set(knowledge.strong_needles)
-    for f in all_files:
-        for pattern in f.settings.collectives:
-            tail = pattern.split(":", 1)[0].rsplit(".", 1)[-1].replace("*", "")
-            if tail:
-                strong.add(tail.encode())
-    weak = tuple(knowledge.weak_needles)
-    ambiguous = frozenset(n.decode() for n in knowledge.weak_needles)
-    strong_tuple = tuple(sorted(strong, key=len))
-    needles = set(strong)
-
-    fact_cache = FactCache(_cache_root(settings, all_files)) if cache else None
     jobs = _default_jobs() if jobs is None else max(1, int(jobs))
-    facts_by_path: dict = {}
-    data_by_path = {f.path: f for f in readable}
-    remaining = list(readable)
-    known_wrappers: set = set()
-    rounds = 0
-    while remaining:
-        rounds += 1
-        regex = indexmod.compile_needles(needles - strong) if rounds > 1 else None
-        chosen, rest = [], []
-        for f in remaining:
-            if (f.explicit and f.report) or (
-                    rounds == 1 and file_may_hold_collectives(f.data, strong_tuple, weak)) or (
-                    regex is not None and regex.search(f.data)):
-                chosen.append(f)
-            else:
-                rest.append(f)
-        remaining = rest
-        if not chosen:
-            break
-        if progress:
-            print(f"cslint: analysing {len(chosen)} of {len(readable)} files (round {rounds})", file=sys.stderr)
-        for facts in _parse(chosen, knowledge, preset_names, jobs, fact_cache, known_wrappers):
-            facts_by_path[facts.path] = facts
-        new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
-        fresh = {n.encode() for n in new_names}
-        fresh = indexmod.minimal_new_needles(fresh, needles)
-        if not fresh:
-            break
-        needles |= fresh
-    # Files summarised before a wrapper they call was known get a deeper look.
-    for _round in range(3):
-        again = [data_by_path[path] for path, facts in facts_by_path.items()
-                 if facts.error is None and path in data_by_path and indexmod.needs_deeper_look(facts, known_wrappers)]
-        if not again:
-            break
-        if progress:
-            print(f"cslint: re-analysing {len(again)} files that call newly found wrappers", file=sys.stderr)
-        earlier = {f.path: facts_by_path[f.path] for f in again}
-        for facts in _parse(again, knowledge, preset_names, jobs, None, known_wrappers, earlier):
-            facts_by_path[facts.path] = merge_partial(earlier[facts.path], facts)
-        if not _learn_wrappers(facts_by_path, known_wrappers, ambiguous):
-            break
+    indexmod.remember_knowledge(tuple(preset_names), knowledge)  # workers inherit it
+    with indexmod.Workers(jobs, len(all_files)) as workers:
+        facts_by_path = _gather_facts(all_files, knowledge, preset_names, settings, workers, cache, progress)
 
     all_facts = list(facts_by_path.values())
     report_paths = {f.path for f in report_files}
@@ -226,6 +169,75 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
     return result
 
 
+def _gather_facts(all_files: list, knowledge, preset_names: list, settings, workers, cache: bool,
+                  progress: bool) -> dict:
+    """Read the files, select them with the byte prefilter (rounds: names of
+    wrappers found in one round select the files of the next) and extract
+    their facts; path -> FileFacts."""
+    for f in all_files:
+        indexmod.read_file(f)
+    readable = [f for f in all_files if f.data is not None]
+
+    from .presets import file_may_hold_collectives
+
+    strong = set(knowledge.strong_needles)
+    for f in all_files:
+        for pattern in f.settings.collectives:
+            tail = pattern.split(":", 1)[0].rsplit(".", 1)[-1].replace("*", "")
+            if tail:
+                strong.add(tail.encode())
+    weak = tuple(knowledge.weak_needles)
+    ambiguous = frozenset(n.decode() for n in knowledge.weak_needles)
+    strong_tuple = tuple(sorted(strong, key=len))
+    needles = set(strong)
+
+    fact_cache = FactCache(_cache_root(settings, all_files)) if cache else None
+    facts_by_path: dict = {}
+    data_by_path = {f.path: f for f in readable}
+    remaining = list(readable)
+    known_wrappers: set = set()
+    rounds = 0
+    while remaining:
+        rounds += 1
+        regex = indexmod.compile_needles(needles - strong, whole_words=True) if rounds > 1 else None
+        chosen, rest = [], []
+        for f in remaining:
+            if (f.explicit and f.report) or (
+                    rounds == 1 and file_may_hold_collectives(f.data, strong_tuple, weak)) or (
+                    regex is not None and regex.search(f.data)):
+                chosen.append(f)
+            else:
+                rest.append(f)
+        remaining = rest
+        if not chosen:
+            break
+        if progress:
+            print(f"cslint: analysing {len(chosen)} of {len(readable)} files (round {rounds})", file=sys.stderr)
+        for facts in _parse(chosen, knowledge, preset_names, workers, fact_cache, known_wrappers):
+            facts_by_path[facts.path] = facts
+        new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
+        fresh = {n.encode() for n in new_names}
+        fresh = indexmod.wrapper_needles(fresh - needles, strong)
+        if not fresh:
+            break
+        needles |= fresh
+    # Files summarised before a wrapper they call was known get a deeper look.
+    for _round in range(3):
+        again = [data_by_path[path] for path, facts in facts_by_path.items()
+                 if facts.error is None and path in data_by_path and indexmod.needs_deeper_look(facts, known_wrappers)]
+        if not again:
+            break
+        if progress:
+            print(f"cslint: re-analysing {len(again)} files that call newly found wrappers", file=sys.stderr)
+        earlier = {f.path: facts_by_path[f.path] for f in again}
+        for facts in _parse(again, knowledge, preset_names, workers, None, known_wrappers, earlier):
+            facts_by_path[facts.path] = merge_partial(earlier[facts.path], facts)
+        if not _learn_wrappers(facts_by_path, known_wrappers, ambiguous):
+            break
+
+    return facts_by_path
+
+
 def _learn_wrappers(facts_by_path: dict, known_wrappers: set, ambiguous: frozenset) -> set:
     """Add the names of functions that reach a collective to `known_wrappers`;
     return the ones not known before (the next prefilter round's needles)."""
@@ -266,7 +278,7 @@ def _cache_root(settings: Optional[Settings], files: list) -> Optional[str]:
     return None
 
 
-def _parse(files: list, knowledge, preset_names: list, jobs: int, fact_cache, deep_names: set,
+def _parse(files: list, knowledge, preset_names: list, workers, fact_cache, deep_names: set,
            earlier: Optional[dict] = None) -> list:
     """Facts of ``files`` (from the cache or extracted by workers).  With
     ``earlier`` facts of the same bytes, only functions that ``deep_names``
@@ -291,7 +303,7 @@ def _parse(files: list, knowledge, preset_names: list, jobs: int, fact_cache, de
             already_deep = frozenset(i for i, fn in enumerate(before.functions) if fn.deep)
         jobs_list.append((f.path, f.data, f.settings, tuple(preset_names), module, frozenset(deep_names),
                           already_deep))
-    parsed = indexmod.parse_many(jobs_list, jobs)
+    parsed = workers.map(jobs_list)
     if fact_cache is not None:
         for facts in parsed:
             key = keys.get(facts.path)

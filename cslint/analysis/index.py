@@ -168,15 +168,20 @@ def read_file(source: SourceFile) -> None:
     source.data = data
 
 
-def compile_needles(needles: set):
-    """One regex that finds any of ``needles``.  Written as a trie
-    (``ab(?:c|d)`` rather than ``abc|abd``): ``re`` tries alternatives one by
-    one at every position, so a flat alternation of a few hundred wrapper
-    names scanned the tree several times slower than the trie."""
+def compile_needles(needles: set, whole_words: bool = False):
+    """One regex that finds any of ``needles`` (with ``whole_words``, only as
+    a whole identifier: a wrapper named ``_stream`` must not select every file
+    that mentions ``current_stream``).  Written as a trie (``ab(?:c|d)``
+    rather than ``abc|abd``): ``re`` tries alternatives one by one at every
+    position, so a flat alternation of a few hundred wrapper names scanned the
+    tree several times slower than the trie."""
     words = sorted({n for n in needles if n})
     if not words:
         return None
-    return re.compile(_trie_pattern(words))
+    pattern = _trie_pattern(words)
+    if whole_words:
+        pattern = rb"(?<![A-Za-z0-9_])" + pattern + rb"(?![A-Za-z0-9_])"
+    return re.compile(pattern)
 
 
 def _trie_pattern(words: list) -> bytes:
@@ -188,10 +193,12 @@ def _trie_pattern(words: list) -> bytes:
         node[None] = True  # a needle ends here
 
     def pattern(node: dict) -> bytes:
+        branches = [re.escape(bytes([byte])) + pattern(child)
+                    for byte, child in sorted((k, v) for k, v in node.items() if k is not None)]
         if None in node:
-            # any needle that ends here is a match: longer ones need not be tried
-            return b""
-        branches = [re.escape(bytes([byte])) + pattern(child) for byte, child in sorted(node.items())]
+            # a needle ends here; longer ones are tried first so that whole
+            # words can still match, then the empty alternative
+            branches.append(b"")
         if len(branches) == 1:
             return branches[0]
         return b"(?:" + b"|".join(branches) + b")"
@@ -210,6 +217,11 @@ def _knowledge(names: tuple) -> Knowledge:
         known = load_presets(list(names))
         _KNOWLEDGE_CACHE[names] = known
     return known
+
+
+def remember_knowledge(names: tuple, knowledge: Knowledge) -> None:
+    """Seed this process's preset cache (forked workers inherit it)."""
+    _KNOWLEDGE_CACHE[names] = knowledge
 
 
 def describe_syntax_error(exc: SyntaxError) -> str:
@@ -257,18 +269,58 @@ def parse_one(job: tuple) -> FileFacts:
         return facts
 
 
-def parse_many(jobs_list: list, jobs: int) -> list:
-    if jobs <= 1 or len(jobs_list) < PARALLEL_THRESHOLD:
-        return [parse_one(job) for job in jobs_list]
-    try:
-        import multiprocessing
+def _ready() -> bool:
+    return True
 
-        context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            chunk = max(1, len(jobs_list) // (jobs * 4))
-            return list(pool.map(parse_one, jobs_list, chunksize=chunk))
-    except (OSError, RuntimeError):  # no processes available: do it here
-        return [parse_one(job) for job in jobs_list]
+
+class Workers:
+    """The worker processes of one run, started once, before the run reads
+    any file: forked from a small parent, each worker holds only what it
+    parses (a pool started per round was forked from a parent holding every
+    file's bytes and facts, and paid the start-up each round)."""
+
+    def __init__(self, jobs: int, files: int):
+        self.jobs = jobs
+        self.pool = None
+        if jobs <= 1 or files < PARALLEL_THRESHOLD:
+            return
+        try:
+            import multiprocessing
+
+            context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+            # processes start on submission: start them all now, while small
+            for future in [self.pool.submit(_ready) for _ in range(jobs)]:
+                future.result()
+        except (OSError, RuntimeError):  # no processes available: work here
+            self.close()
+
+    def map(self, jobs_list: list) -> list:
+        if self.pool is None or len(jobs_list) < PARALLEL_THRESHOLD:
+            return [parse_one(job) for job in jobs_list]
+        try:
+            chunk = max(1, len(jobs_list) // (self.jobs * 4))
+            return list(self.pool.map(parse_one, jobs_list, chunksize=chunk))
+        except (OSError, RuntimeError):
+            self.close()
+            return [parse_one(job) for job in jobs_list]
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+            self.pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def parse_many(jobs_list: list, jobs: int) -> list:
+    """Facts of every job, in order (a one-off pool of ``jobs`` processes)."""
+    with Workers(jobs, len(jobs_list)) as workers:
+        return workers.map(jobs_list)
 
 
 def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
@@ -301,6 +353,7 @@ def needs_deeper_look(facts: FileFacts, names: set) -> bool:
     return any(not fn.deep and fn.called_names & names for fn in facts.functions)
 
 
-def minimal_new_needles(fresh: set, needles: set) -> set:
-    """New needles not already covered by (containing) an existing one."""
-    return {n for n in fresh if not any(old in n for old in needles)}
+def wrapper_needles(names: set, strong: set) -> set:
+    """Wrapper names worth a whole-word scan: a name that contains a strong
+    collective needle selected its files in the first round already."""
+    return {n for n in names if not any(s in n for s in strong)}
