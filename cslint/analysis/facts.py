@@ -670,7 +670,7 @@ class FunctionExtractor:
     @property
     def local_names(self) -> set:
         if self._local is None:
-            self._local = self._local_names()
+            self.scan_calls()  # notes the local names
         return self._local
 
     def _index_parents(self) -> None:
@@ -689,28 +689,6 @@ class FunctionExtractor:
                 for child in block:
                     stack.append((child, node))
                     self._blocks[id(child)] = block
-
-    def _local_names(self) -> set:
-        names = {p.lstrip("*") for p in self.params}
-        names.discard(self.self_name)
-        body = self.func.body if isinstance(self.func.body, list) else []
-        stack = list(body)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
-                continue
-            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-                names.add(node.id)
-            elif isinstance(node, ast.ExceptHandler) and node.name:
-                names.add(node.name)
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                for alias in node.names:
-                    names.add((alias.asname or alias.name).split(".")[0])
-            elif isinstance(node, ast.Lambda):
-                continue
-            children_into(node, stack)
-        return names
 
     def inside(self, stmt: Optional[ast.AST], owner: ast.AST) -> bool:
         while stmt is not None:
@@ -774,32 +752,55 @@ class FunctionExtractor:
 
     # -- driver ---------------------------------------------------------------
     def scan_calls(self) -> tuple:
-        """(callee names, has a direct collective) from one cheap walk."""
+        """(callee names, has a direct collective) from one cheap walk, which
+        also notes raises, loops and the function's local names (the
+        summary pass needs them and a second walk cost as much again)."""
         names = set()
         collective = False
         self.raises = False
+        local = {p.lstrip("*") for p in self.params}
+        local.discard(self.self_name)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
+        ctx = self.ctx
+        tails = ctx.collective_tails
+        Call, Name, Attribute, Store, Del = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del
+        nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         while stack:
             node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                if not isinstance(node, ast.Lambda):
-                    stack.extend(node.decorator_list)
+            t = type(node)
+            if t is Name:
+                if type(node.ctx) is Store or type(node.ctx) is Del:
+                    local.add(node.id)
                 continue
-            if isinstance(node, (ast.Raise, ast.Assert)):
-                self.raises = True
-            elif isinstance(node, (ast.For, ast.While, ast.AsyncFor)):
-                self.has_loop = True
-            if isinstance(node, ast.Call):
+            if t is Call:
                 func = node.func
-                name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+                name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
                 if name:
                     names.add(name)
-                    if not collective and name in self.ctx.collective_tails:
+                    if not collective and name in tails:
                         raw = dotted(func)
-                        if raw and self.ctx.match_collective(node, raw, canonical_text(raw, self.ctx.imports)):
+                        if raw and ctx.match_collective(node, raw, canonical_text(raw, ctx.imports)):
                             collective = True
+            elif t in nested:
+                local.add(node.name)
+                stack.extend(node.decorator_list)
+                continue
+            elif t is ast.Lambda:
+                continue
+            elif t is ast.Raise or t is ast.Assert:
+                self.raises = True
+            elif t is ast.For or t is ast.While or t is ast.AsyncFor:
+                self.has_loop = True
+            elif t is ast.ExceptHandler:
+                if node.name:
+                    local.add(node.name)
+            elif t is ast.Import or t is ast.ImportFrom:
+                for alias in node.names:
+                    local.add((alias.asname or alias.name).split(".")[0])
+                continue
             children_into(node, stack)
+        self._local = local
         return frozenset(names), collective
 
     def extract(self, deep: bool = True, called_names: frozenset = frozenset()) -> FuncFacts:
