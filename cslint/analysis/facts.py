@@ -1797,7 +1797,17 @@ class FunctionExtractor:
     def _branch_alternatives(self, stmt: ast.If, idx):
         """Site sequences of both sides of an ``if``; when the taken side
         always leaves the block and there is no ``else``, the rest of the
-        block is the other side (``if c: return f(x)`` / ``return f(y)``)."""
+        block is the other side (``if c: return f(x)`` / ``return f(y)``).
+        Computed once per ``if`` and variant (every site under it asks)."""
+        key = id(stmt)
+        cached = self._sites_in_cache.get(("alternatives", key))
+        if cached is not None and cached[0] is stmt:
+            return cached[1]
+        result = self._branch_alternatives_uncached(stmt, idx)
+        self._sites_in_cache[("alternatives", key)] = (stmt, result)
+        return result
+
+    def _branch_alternatives_uncached(self, stmt: ast.If, idx):
         body = self._paths(stmt.body, idx)
         if body is None:
             return None
@@ -1822,18 +1832,30 @@ class FunctionExtractor:
         """A sibling ``if`` (no else) in the same block whose test is the
         negation of this one's: together they issue their collectives on
         every rank, in the same order, like an if/else."""
+        partners = self.__dict__.setdefault("_partners", {})
+        found = partners.get(id(stmt), stmt)
+        if found is not stmt:
+            return found
         block = self.blocks.get(id(stmt))
-        if block is None:
-            return None
-        negated = _negation_text(stmt.test)
-        own = ast.unparse(stmt.test)
-        for other in block:
-            if other is stmt or not isinstance(other, ast.If) or other.orelse:
-                continue
-            text = ast.unparse(other.test)
-            if text == negated or _negation_text(other.test) == own:
-                return other
-        return None
+        found = None
+        if block is not None:
+            negated = _negation_text(stmt.test)
+            own = self._test_text(stmt)
+            for other in block:
+                if other is stmt or not isinstance(other, ast.If) or other.orelse:
+                    continue
+                if self._test_text(other) == negated or _negation_text(other.test) == own:
+                    found = other
+                    break
+        partners[id(stmt)] = found
+        return found
+
+    def _test_text(self, stmt: ast.If) -> str:
+        texts = self.__dict__.setdefault("_test_texts", {})
+        text = texts.get(id(stmt))
+        if text is None:
+            text = texts[id(stmt)] = ast.unparse(stmt.test)
+        return text
 
     def _enclosing_try(self, stmt):
         parent = self.parents.get(id(stmt))
