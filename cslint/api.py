@@ -73,6 +73,7 @@ def check_paths(
 
 def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progress) -> CheckResult:
     settings_cache: dict = {}
+    config_memo: dict = {}
 
     def settings_for(path: str) -> Settings:
         if settings is not None:
@@ -80,7 +81,7 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
         directory = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
         found = settings_cache.get(directory)
         if found is None:
-            found = load_settings(directory)
+            found = load_settings(directory, memo=config_memo)
             settings_cache[directory] = found
         return found
 
@@ -113,8 +114,20 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
 
     jobs = _default_jobs() if jobs is None else max(1, int(jobs))
     indexmod.remember_knowledge(tuple(preset_names), knowledge)  # workers inherit it
+    fact_cache = FactCache(_cache_root(settings, all_files)) if cache else None
     with indexmod.Workers(jobs, len(all_files)) as workers:
-        facts_by_path = _gather_facts(all_files, knowledge, preset_names, settings, workers, cache, progress)
+        for f in all_files:
+            indexmod.read_file(f)
+        run_key = None
+        if fact_cache is not None:
+            # An unchanged tree, configuration and command line gives the
+            # findings of the last run without analysing anything.
+            run_key = fact_cache.run_key(_run_key_parts(all_files, preset_names, select, ignore))
+            earlier_findings = fact_cache.get_run(run_key)
+            if earlier_findings is not None:
+                result.findings = earlier_findings
+                return result
+        facts_by_path = _gather_facts(all_files, knowledge, preset_names, workers, fact_cache, progress)
 
     all_facts = list(facts_by_path.values())
     report_paths = {f.path for f in report_files}
@@ -166,16 +179,26 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
         if s.code_enabled(finding.code, finding.path):
             selected.append(finding)
     result.findings = sorted(selected, key=Finding.sort_key)
+    if fact_cache is not None and run_key is not None:
+        fact_cache.put_run(run_key, result.findings)
     return result
 
 
-def _gather_facts(all_files: list, knowledge, preset_names: list, settings, workers, cache: bool,
+def _run_key_parts(all_files: list, preset_names: list, select, ignore):
+    """What a run's findings depend on, file by file (content digests)."""
+    import hashlib
+
+    yield f"presets={','.join(preset_names)};select={select!r};ignore={ignore!r}"
+    for f in sorted(all_files, key=lambda f: f.path):
+        content = hashlib.sha1(f.data).hexdigest() if f.data is not None else f"problem:{f.problem}"
+        yield f"{os.path.abspath(f.path)}|{int(f.report)}|{int(f.explicit)}|{f.settings.fingerprint()}|{content}"
+
+
+def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_cache,
                   progress: bool) -> dict:
-    """Read the files, select them with the byte prefilter (rounds: names of
+    """Select the read files with the byte prefilter (rounds: names of
     wrappers found in one round select the files of the next) and extract
     their facts; path -> FileFacts."""
-    for f in all_files:
-        indexmod.read_file(f)
     readable = [f for f in all_files if f.data is not None]
 
     from .presets import file_may_hold_collectives
@@ -191,7 +214,6 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, settings, work
     strong_tuple = tuple(sorted(strong, key=len))
     needles = set(strong)
 
-    fact_cache = FactCache(_cache_root(settings, all_files)) if cache else None
     facts_by_path: dict = {}
     data_by_path = {f.path: f for f in readable}
     remaining = list(readable)
@@ -230,7 +252,7 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, settings, work
         if progress:
             print(f"cslint: re-analysing {len(again)} files that call newly found wrappers", file=sys.stderr)
         earlier = {f.path: facts_by_path[f.path] for f in again}
-        for facts in _parse(again, knowledge, preset_names, workers, None, known_wrappers, earlier):
+        for facts in _parse(again, knowledge, preset_names, workers, fact_cache, known_wrappers, earlier):
             facts_by_path[facts.path] = merge_partial(earlier[facts.path], facts)
         if not _learn_wrappers(facts_by_path, known_wrappers, ambiguous):
             break
@@ -288,19 +310,20 @@ def _parse(files: list, knowledge, preset_names: list, workers, fact_cache, deep
     keys = {}
     for f in files:
         module = module_name_for(f.path)
+        already_deep = None
+        before = (earlier or {}).get(f.path)
+        if before is not None and not before.skipped and before.error is None:
+            already_deep = frozenset(i for i, fn in enumerate(before.functions) if fn.deep)
         key = None
         if fact_cache is not None:
-            key = fact_cache.key(f.data + b"\0" + ",".join(sorted(deep_names)).encode(),
+            key = fact_cache.key(f.data + b"\0" + ",".join(sorted(deep_names)).encode() + b"\0"
+                                 + repr(sorted(already_deep) if already_deep is not None else None).encode(),
                                  f.settings.fingerprint(), tuple(preset_names), f.path)
             cached = fact_cache.get(key)
             if isinstance(cached, FileFacts):
                 out.append(cached)
                 continue
         keys[f.path] = key
-        already_deep = None
-        before = (earlier or {}).get(f.path)
-        if before is not None and not before.skipped and before.error is None:
-            already_deep = frozenset(i for i, fn in enumerate(before.functions) if fn.deep)
         jobs_list.append((f.path, f.data, f.settings, tuple(preset_names), module, frozenset(deep_names),
                           already_deep))
     parsed = workers.map(jobs_list)

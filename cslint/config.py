@@ -101,10 +101,15 @@ class Settings:
 
     def fingerprint(self) -> str:
         """Stable hash of everything that changes analysis results (cache key)."""
+        known = self.__dict__.get("_fingerprint")
+        if known is not None:  # settings are not changed once loaded
+            return known
         data = asdict(self)
         data.pop("root", None)
         data.pop("config_file", None)
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        found = self.__dict__["_fingerprint"] = hashlib.sha256(
+            json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+        return found
 
 
 def _as_list(table: dict, key: str, where: str) -> list[str]:
@@ -147,12 +152,20 @@ def settings_from_table(table: dict, root: Optional[str] = None, config_file: Op
     return s
 
 
-def find_config_file(start: str) -> Optional[Path]:
-    """The nearest pyproject.toml with a [tool.cslint] table, walking up."""
+def find_config_file(start: str, memo: Optional[dict] = None) -> Optional[Path]:
+    """The nearest pyproject.toml with a [tool.cslint] table, walking up.
+    ``memo`` (directory -> answer) lets one run ask for many directories of
+    one tree without walking the same parents again."""
     here = Path(start).resolve()
     if here.is_file() or not here.exists():
         here = here.parent
+    visited = []
+    found = None
     for directory in (here, *here.parents):
+        if memo is not None and directory in memo:
+            found = memo[directory]
+            break
+        visited.append(directory)
         candidate = directory / "pyproject.toml"
         if candidate.is_file():
             try:
@@ -160,13 +173,26 @@ def find_config_file(start: str) -> Optional[Path]:
             except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
                 raise ConfigError(f"{candidate}: cannot read configuration: {exc}") from exc
             if isinstance(data.get("tool"), dict) and "cslint" in data["tool"]:
-                return candidate
-    return None
+                found = candidate
+                break
+    if memo is not None:
+        for directory in visited:
+            memo[directory] = found
+    return found
 
 
-def load_settings(start: str = ".", config_file: Optional[str] = None) -> Settings:
-    """Settings for the project containing `start` (or from an explicit file)."""
-    path = Path(config_file) if config_file else find_config_file(start)
+def load_settings(start: str = ".", config_file: Optional[str] = None, memo: Optional[dict] = None) -> Settings:
+    """Settings for the project containing `start` (or from an explicit file).
+    With ``memo``, directories that share a configuration file share one
+    Settings object."""
+    path = Path(config_file) if config_file else find_config_file(start, memo)
+    if memo is not None:
+        known = memo.get(("settings", str(path)))
+        if known is not None:
+            return known
+        loaded = load_settings(config_file=str(path)) if path is not None else Settings()
+        memo[("settings", str(path))] = loaded
+        return loaded
     if path is None:
         return Settings()
     try:

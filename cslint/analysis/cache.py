@@ -16,7 +16,32 @@ from typing import Optional
 from .. import __version__
 
 CACHE_DIR = ".cslint_cache"
-_FORMAT = "2"
+_FORMAT = "3"
+MAX_RUNS = 16  # whole-run results kept (the newest)
+
+
+_ANALYSER: Optional[str] = None
+
+
+def analyser_digest() -> str:
+    """Names, sizes and mtimes of cslint's own modules: a changed analyser
+    (a development checkout between releases) never reuses stale facts."""
+    global _ANALYSER
+    if _ANALYSER is None:
+        digest = hashlib.sha1()
+        package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        for directory, dirs, files in os.walk(package):
+            dirs.sort()
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(directory, name)
+                    try:
+                        st = os.stat(path)
+                    except OSError:
+                        continue
+                    digest.update(f"{os.path.relpath(path, package)}:{st.st_size}:{st.st_mtime_ns};".encode())
+        _ANALYSER = digest.hexdigest()
+    return _ANALYSER
 
 
 class FactCache:
@@ -26,24 +51,56 @@ class FactCache:
 
     def key(self, data: bytes, fingerprint: str, presets: tuple, path: str) -> str:
         digest = hashlib.sha256()
-        for part in (_FORMAT, __version__, fingerprint, ",".join(presets), os.path.abspath(path)):
+        for part in (_FORMAT, __version__, analyser_digest(), fingerprint, ",".join(presets), os.path.abspath(path)):
             digest.update(part.encode())
             digest.update(b"\0")
         digest.update(data)
         return digest.hexdigest()
 
+    def run_key(self, parts) -> str:
+        digest = hashlib.sha256()
+        for part in (_FORMAT, __version__, analyser_digest(), *parts):
+            digest.update(part.encode("utf-8", "surrogateescape"))
+            digest.update(b"\0")
+        return digest.hexdigest()
+
+    def _run_file(self, key: str) -> str:
+        return os.path.join(self.directory, "runs", key + ".pickle")
+
+    def get_run(self, key: str):
+        """The findings of an earlier run with the same key, or None."""
+        found = self.get_path(self._run_file(key))
+        return found if isinstance(found, list) else None
+
+    def put_run(self, key: str, findings: list) -> None:
+        target = self._run_file(key)
+        self._store(target, findings)
+        try:  # keep the newest few
+            runs = os.path.dirname(target)
+            entries = sorted((os.path.getmtime(os.path.join(runs, n)), n) for n in os.listdir(runs))
+            for _mtime, name in entries[:-MAX_RUNS]:
+                os.unlink(os.path.join(runs, name))
+        except OSError:
+            pass
+
     def _file(self, key: str) -> str:
         return os.path.join(self.directory, key[:2], key + ".pickle")
 
     def get(self, key: str):
+        return self.get_path(self._file(key))
+
+    @staticmethod
+    def get_path(path: str):
         try:
-            with open(self._file(key), "rb") as handle:
+            with open(path, "rb") as handle:
                 return pickle.load(handle)
         except Exception:
             return None
 
     def put(self, key: str, value) -> None:
-        target = self._file(key)
+        self._store(self._file(key), value)
+
+    def _store(self, target: str, value) -> None:
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             if not self._ready:

@@ -47,20 +47,37 @@ class Discovery:
     errors: list = field(default_factory=list)
 
 
-def is_excluded(path: str, walk_root: str, settings: Settings) -> bool:
+_EXCLUDE_RX: dict = {}
+
+
+def _exclude_rx(patterns: tuple):
+    """One compiled regex for a list of name patterns (fnmatch semantics)."""
+    found = _EXCLUDE_RX.get(patterns)
+    if found is None:
+        import fnmatch
+
+        found = re.compile("|".join(f"(?:{fnmatch.translate(os.path.normcase(p))})" for p in patterns)) \
+            if patterns else None
+        _EXCLUDE_RX[patterns] = found
+    return found
+
+
+def is_excluded(path: str, walk_root: str, settings: Settings, last_part_only: bool = False) -> bool:
     """ruff-like exclusion: patterns match path components *below* the
     directory being walked (so checking ``site-packages/torch`` explicitly
     works although ``site-packages`` is excluded by default) and whole paths
-    relative to the project root."""
+    relative to the project root.  ``last_part_only``: the walk already
+    checked the directories above ``path``."""
     import fnmatch
     from pathlib import PurePath
 
-    rel = os.path.relpath(path, walk_root)
-    parts = PurePath(rel).parts
-    for pattern in settings.exclude:
-        if any(fnmatch.fnmatch(part, pattern) for part in parts):
-            return True
-    if settings.root:
+    rx = _exclude_rx(tuple(settings.exclude))
+    if rx is not None:
+        parts = (os.path.basename(path),) if last_part_only else PurePath(os.path.relpath(path, walk_root)).parts
+        for part in parts:
+            if rx.match(os.path.normcase(part)):
+                return True
+    if settings.root and any("/" in pattern for pattern in settings.exclude):
         absolute = os.path.abspath(path)
         if absolute.startswith(os.path.abspath(settings.root) + os.sep):
             rel_root = os.path.relpath(absolute, settings.root)
@@ -90,10 +107,10 @@ def _walk(root: str, settings: Settings, out: list, errors: list) -> int:
             path = entry.path
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if not is_excluded(path, root, settings):
+                    if not is_excluded(path, root, settings, last_part_only=True):
                         subdirs.append(path)
                 elif entry.name.endswith((".py", ".pyi")) and not entry.name.endswith(".pyi"):
-                    if is_excluded(path, root, settings):
+                    if is_excluded(path, root, settings, last_part_only=True):
                         continue
                     out.append(path)
                     count += 1
@@ -103,10 +120,23 @@ def _walk(root: str, settings: Settings, out: list, errors: list) -> int:
     return count
 
 
+def _real_key(path: str, real_dirs: dict) -> str:
+    """``os.path.realpath(path)``, resolving each directory once (the
+    per-file call re-resolved every component of every path)."""
+    if os.path.islink(path):
+        return os.path.realpath(path)
+    directory, name = os.path.split(path)
+    real = real_dirs.get(directory)
+    if real is None:
+        real = real_dirs[directory] = os.path.realpath(directory)
+    return os.path.join(real, name)
+
+
 def discover(paths: list, settings_for: Callable[[str], Settings]) -> Discovery:
     """Expand paths into Python files (with the settings of each)."""
     found = Discovery()
     seen = set()
+    real_dirs: dict = {}
     for raw in paths:
         path = os.path.normpath(raw)
         try:
@@ -131,7 +161,7 @@ def discover(paths: list, settings_for: Callable[[str], Settings]) -> Discovery:
             if count == 0:
                 found.errors.append(FileError(raw, "no Python files found in directory"))
             for f in files:
-                key = os.path.realpath(f)
+                key = _real_key(f, real_dirs)
                 if key in seen:
                     continue
                 seen.add(key)
