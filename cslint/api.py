@@ -15,12 +15,12 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
-import sys
 from typing import Optional
 
 from .config import ConfigError, Settings, load_settings
-from .model import ChainLink, CheckResult, FileError, Finding, FixHint, Span
+from .model import ChainLink, CheckResult, Finding, FixHint
 from .presets import load_presets
+from .progress import MIN_FILES as PROGRESS_MIN_FILES, ProgressBar
 from .rules import NotAnalysable, rule_for_kind
 from .suppressions import MARKER, apply_suppressions, find_suppressions
 from .analysis import index as indexmod
@@ -115,6 +115,17 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
     jobs = _default_jobs() if jobs is None else max(1, int(jobs))
     indexmod.remember_knowledge(tuple(preset_names), knowledge)  # workers inherit it
     fact_cache = FactCache(_cache_root(settings, all_files)) if cache else None
+    bar = ProgressBar() if progress and len(all_files) > PROGRESS_MIN_FILES else None
+    try:
+        return _analyse(result, all_files, report_files, knowledge, preset_names, settings, select, ignore,
+                        jobs, fact_cache, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge, preset_names: list,
+             settings: Optional[Settings], select, ignore, jobs: int, fact_cache, bar) -> CheckResult:
     with indexmod.Workers(jobs, len(all_files)) as workers:
         for f in all_files:
             indexmod.read_file(f)
@@ -127,7 +138,7 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
             if earlier_findings is not None:
                 result.findings = earlier_findings
                 return result
-        facts_by_path = _gather_facts(all_files, knowledge, preset_names, workers, fact_cache, progress)
+        facts_by_path = _gather_facts(all_files, knowledge, preset_names, workers, fact_cache, bar)
 
     all_facts = list(facts_by_path.values())
     report_paths = {f.path for f in report_files}
@@ -139,15 +150,11 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
         if facts.error is not None and facts.path in report_paths:
             findings.append(_csl001(facts.path, facts.error, facts.error_line, facts.error_column))
 
-    import time as _time
-
-    started = _time.perf_counter()
     program = Program(all_facts, knowledge)
+    if bar is not None:
+        bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
     program.solve()
     hazards = program.hazards()
-    if progress:
-        print(f"cslint: whole-tree analysis of {len(program.funcs)} functions took "
-              f"{_time.perf_counter() - started:.2f} s", file=sys.stderr)
     for hazard in hazards:
         if hazard.path not in report_paths:
             continue
@@ -195,7 +202,7 @@ def _run_key_parts(all_files: list, preset_names: list, select, ignore):
 
 
 def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_cache,
-                  progress: bool) -> dict:
+                  bar) -> dict:
     """Select the read files with the byte prefilter (rounds: names of
     wrappers found in one round select the files of the next) and extract
     their facts; path -> FileFacts."""
@@ -233,9 +240,9 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
         remaining = rest
         if not chosen:
             break
-        if progress:
-            print(f"cslint: analysing {len(chosen)} of {len(readable)} files (round {rounds})", file=sys.stderr)
-        for facts in _parse(chosen, knowledge, preset_names, workers, fact_cache, known_wrappers):
+        if bar is not None:
+            bar.start(f"analysing, round {rounds}", len(chosen))
+        for facts in _parse(chosen, knowledge, preset_names, workers, fact_cache, known_wrappers, bar=bar):
             facts_by_path[facts.path] = facts
         new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
         fresh = {n.encode() for n in new_names}
@@ -249,10 +256,10 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
                  if facts.error is None and path in data_by_path and indexmod.needs_deeper_look(facts, known_wrappers)]
         if not again:
             break
-        if progress:
-            print(f"cslint: re-analysing {len(again)} files that call newly found wrappers", file=sys.stderr)
+        if bar is not None:
+            bar.start("re-analysing callers of newly found wrappers", len(again))
         earlier = {f.path: facts_by_path[f.path] for f in again}
-        for facts in _parse(again, knowledge, preset_names, workers, fact_cache, known_wrappers, earlier):
+        for facts in _parse(again, knowledge, preset_names, workers, fact_cache, known_wrappers, earlier, bar):
             facts_by_path[facts.path] = merge_partial(earlier[facts.path], facts)
         if not _learn_wrappers(facts_by_path, known_wrappers, ambiguous):
             break
@@ -301,7 +308,7 @@ def _cache_root(settings: Optional[Settings], files: list) -> Optional[str]:
 
 
 def _parse(files: list, knowledge, preset_names: list, workers, fact_cache, deep_names: set,
-           earlier: Optional[dict] = None) -> list:
+           earlier: Optional[dict] = None, bar=None) -> list:
     """Facts of ``files`` (from the cache or extracted by workers).  With
     ``earlier`` facts of the same bytes, only functions that ``deep_names``
     now makes deep are extracted, as patches for ``merge_partial``."""
@@ -322,11 +329,13 @@ def _parse(files: list, knowledge, preset_names: list, workers, fact_cache, deep
             cached = fact_cache.get(key)
             if isinstance(cached, FileFacts):
                 out.append(cached)
+                if bar is not None:
+                    bar.advance()
                 continue
         keys[f.path] = key
         jobs_list.append((f.path, f.data, f.settings, tuple(preset_names), module, frozenset(deep_names),
                           already_deep))
-    parsed = workers.map(jobs_list)
+    parsed = workers.map(jobs_list, bar)
     if fact_cache is not None:
         for facts in parsed:
             key = keys.get(facts.path)

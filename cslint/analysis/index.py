@@ -325,15 +325,25 @@ class Workers:
         except (OSError, RuntimeError):  # no processes available: work here
             self.close()
 
-    def map(self, jobs_list: list) -> list:
-        if self.pool is None or len(jobs_list) < PARALLEL_THRESHOLD:
-            return [parse_one(job) for job in jobs_list]
-        try:
-            chunk = max(1, len(jobs_list) // (self.jobs * 4))
-            return list(self.pool.map(parse_one, jobs_list, chunksize=chunk))
-        except (OSError, RuntimeError):
-            self.close()
-            return [parse_one(job) for job in jobs_list]
+    def map(self, jobs_list: list, bar=None) -> list:
+        """Facts of every job, in order; ``bar`` (a ProgressBar) advances per file."""
+        if self.pool is not None and len(jobs_list) >= PARALLEL_THRESHOLD:
+            try:
+                chunk = max(1, len(jobs_list) // (self.jobs * 4))
+                out = []
+                for facts in self.pool.map(parse_one, jobs_list, chunksize=chunk):
+                    out.append(facts)
+                    if bar is not None:
+                        bar.advance()
+                return out
+            except (OSError, RuntimeError):
+                self.close()
+        out = []
+        for job in jobs_list:
+            out.append(parse_one(job))
+            if bar is not None:
+                bar.advance()
+        return out
 
     def close(self) -> None:
         if self.pool is not None:

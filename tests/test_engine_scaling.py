@@ -1,0 +1,170 @@
+"""The machinery that makes whole-tree runs fast: the whole-run cache, the
+wrapper-name prefilter, partial re-extraction, capped divergence maps and the
+progress bar.  Each test checks that a shortcut gives the answer of the long
+way, not how fast it is (timings live in bench/)."""
+
+import io
+import os
+import textwrap
+
+from cslint.analysis import index as indexmod
+from cslint.analysis.cache import FactCache
+from cslint.analysis.facts import extract_file_facts, merge_partial
+from cslint.analysis.program import MAX_SOURCES, _merge
+from cslint.api import check_paths
+from cslint.config import Settings
+from cslint.presets import load_presets
+from cslint.progress import ProgressBar
+
+WRAPPER = textwrap.dedent("""
+    import torch.distributed as dist
+
+    def sync_everyone(t):
+        dist.all_reduce(t)
+""")
+
+CALLER = textwrap.dedent("""
+    from pkg.comm import sync_everyone
+
+    def step(rank, t):
+        if rank == 0:
+            sync_everyone(t)
+""")
+
+
+def _project(tmp_path, files: dict):
+    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "pyproject.toml").write_text("[tool.cslint]\n")
+    for rel, text in files.items():
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+def _keys(result):
+    return [(os.path.basename(f.path), f.line, f.code) for f in result.findings]
+
+
+def test_warm_run_reuses_findings_and_an_edit_invalidates_them(tmp_path):
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/comm.py": WRAPPER, "pkg/step.py": CALLER})
+    cold = check_paths([str(root / "pkg")], cache=True)
+    assert _keys(cold) == [("step.py", 6, "CSL101")]
+    runs = root / ".cslint_cache" / "runs"
+    assert len(os.listdir(runs)) == 1
+    warm = check_paths([str(root / "pkg")], cache=True)
+    assert [f.to_json() for f in warm.findings] == [f.to_json() for f in cold.findings]
+    # the wrapper stops issuing a collective: the cached run must not be reused
+    (root / "pkg" / "comm.py").write_text("def sync_everyone(t):\n    return t\n")
+    assert _keys(check_paths([str(root / "pkg")], cache=True)) == []
+    assert len(os.listdir(runs)) == 2
+
+
+def test_run_key_depends_on_selection(tmp_path):
+    root = _project(tmp_path, {"pkg/__init__.py": "", "pkg/comm.py": WRAPPER, "pkg/step.py": CALLER})
+    assert _keys(check_paths([str(root / "pkg")], cache=True)) == [("step.py", 6, "CSL101")]
+    assert _keys(check_paths([str(root / "pkg")], cache=True, ignore=["CSL101"])) == []
+
+
+def test_run_cache_keeps_only_the_newest_runs(tmp_path):
+    cache = FactCache(str(tmp_path))
+    for index in range(20):
+        cache.put_run(cache.run_key([str(index)]), [])
+    assert len(os.listdir(tmp_path / ".cslint_cache" / "runs")) <= 16
+    assert cache.get_run(cache.run_key(["19"])) == []
+    assert cache.get_run(cache.run_key(["never"])) is None
+
+
+def test_wrapper_names_match_whole_identifiers_only():
+    regex = indexmod.compile_needles({b"_stream", b"sync_all", b"sync_all_ranks"}, whole_words=True)
+    assert regex.search(b"x = self._stream()")
+    assert regex.search(b"sync_all_ranks(t)")
+    assert regex.search(b"sync_all(t)")
+    assert not regex.search(b"torch.cuda.current_stream()")
+    assert not regex.search(b"sync_all_ranks_later()")
+    substring = indexmod.compile_needles({b"all_reduce"})
+    assert substring.search(b"tensor_model_parallel_all_reduce(x)")
+
+
+def test_ambiguous_collective_names_do_not_spread_as_wrappers(tmp_path):
+    knowledge = load_presets(["torch_distributed", "mpi4py"])
+    source = textwrap.dedent("""
+        import torch.distributed as dist
+        def reduce(t):
+            dist.all_reduce(t)
+        def sync_grads(t):
+            dist.all_reduce(t)
+    """)
+    facts = extract_file_facts(str(tmp_path / "m.py"), source.encode(), Settings(), knowledge)
+    ambiguous = frozenset(n.decode() for n in knowledge.weak_needles)
+    assert indexmod.wrapper_names(facts) == {"reduce", "sync_grads"}
+    assert indexmod.wrapper_names(facts, ambiguous) == {"sync_grads"}
+
+
+def test_partial_re_extraction_equals_a_full_one(tmp_path):
+    knowledge = load_presets(["torch_distributed", "mpi4py"])
+    source = textwrap.dedent("""
+        import torch.distributed as dist
+        def flush(t):
+            dist.all_reduce(t)
+        def helper(x):
+            return x + 1
+        def step(rank, t):
+            if rank == 0:
+                sync_everyone(t)
+            return helper(t)
+        def other(flag):
+            return flag
+    """).encode()
+    path = str(tmp_path / "step.py")
+    first = extract_file_facts(path, source, Settings(), knowledge)
+    assert [fn.qualname for fn in first.functions if fn.deep] == ["flush"]
+    already = frozenset(i for i, fn in enumerate(first.functions) if fn.deep)
+    patch = extract_file_facts(path, source, Settings(), knowledge, deep_names={"sync_everyone"},
+                               already_deep=already)
+    assert patch.partial is not None and [fn.qualname for fn in patch.functions] == ["step"]
+    merged = merge_partial(first, patch)
+    full = extract_file_facts(path, source, Settings(), knowledge, deep_names={"sync_everyone"})
+    assert [(fn.qualname, fn.deep) for fn in merged.functions] == [(fn.qualname, fn.deep) for fn in full.functions]
+    merged_step = next(fn for fn in merged.functions if fn.qualname == "step")
+    full_step = next(fn for fn in full.functions if fn.qualname == "step")
+    assert merged_step.variants[None].sites == full_step.variants[None].sites
+
+
+def test_divergence_maps_keep_every_dimension_past_the_source_cap():
+    table: dict = {}
+    tp, pp, dp = frozenset({"tp"}), frozenset({"pp"}), frozenset({"dp"})
+    for index in range(MAX_SOURCES):
+        assert _merge(table, ("S", "rank id", f"r{index}", "f.py", index, ()), tp, ())
+    # a further source adding nothing new is dropped, one adding a dimension is kept
+    assert not _merge(table, ("S", "rank id", "again", "f.py", 99, ()), tp, ())
+    assert _merge(table, ("S", "rank id", "pipeline", "f.py", 100, ()), pp | tp, ())
+    # parameters are symbolic and always kept
+    assert _merge(table, ("PARAM", 0), dp, ())
+    dims = frozenset().union(*(d for d, _via in table.values()))
+    assert dims == tp | pp | dp
+
+
+def test_progress_bar_draws_and_clears():
+    stream = io.StringIO()
+    bar = ProgressBar(stream, interval=0)
+    bar.start("analysing, round 1", 4)
+    bar.advance(2)
+    assert bar.render().endswith("2/4 files")
+    bar.advance(5)
+    assert bar.render().endswith("4/4 files")
+    bar.close()
+    written = stream.getvalue()
+    assert "analysing, round 1" in written and written.endswith("\r\x1b[2K")
+
+
+def test_progress_bar_only_for_large_trees(tmp_path, capsys):
+    small = _project(tmp_path / "small", {"a.py": "x = 1\n"})
+    check_paths([str(small)], progress=True)
+    assert capsys.readouterr().err == ""
+    body = "import torch.distributed as dist\ndef f(t):\n    dist.all_reduce(t)\n"
+    large = _project(tmp_path / "large", {f"m{i}.py": body for i in range(201)})
+    check_paths([str(large)], progress=True, jobs=1)
+    err = capsys.readouterr().err
+    assert "201/201 files" in err
+    assert err.endswith("\r\x1b[2K")
