@@ -31,10 +31,10 @@ import scoring
 
 TARGET_RECALL = 0.95
 TARGET_PRECISION = 0.90
-# Measured today (bench/accuracy.py): real_shapes P 0.88 / R 0.90, generated P 1.00 / R 0.93.
-# The floors guard against regressions; the product targets stay as expected failures
-# until the analysis reaches them (an XPASS then says it is time to make them strict).
-FLOOR = {"real_shapes": {"recall": 0.88, "precision": 0.85}, "generated": {"recall": 0.90, "precision": 0.95}}
+# Measured today (bench/accuracy.py): real_shapes P 0.896 / R 0.97, generated P 1.00 / R 0.98.
+# The floors guard against regressions; a target not reached yet stays an
+# expected failure (an XPASS then says it is time to make it strict).
+FLOOR = {"real_shapes": {"recall": 0.95, "precision": 0.88}, "generated": {"recall": 0.95, "precision": 0.95}}
 BELOW_TARGET = pytest.mark.xfail(strict=False, reason="analysis below the product's accuracy target; see bench/accuracy.py")
 
 
@@ -66,7 +66,6 @@ def test_no_regression_below_floor(part):
     assert round(score.precision, 4) >= FLOOR[part]["precision"], _explain(score)
 
 
-@BELOW_TARGET
 @pytest.mark.parametrize("part", ["real_shapes", "generated"])
 def test_recall(part):
     score = _scores()[part]
@@ -76,8 +75,10 @@ def test_recall(part):
         f"({len(score.fn)} missed)\n{_explain(score)}")
 
 
-@BELOW_TARGET
-@pytest.mark.parametrize("part", ["real_shapes", "generated"])
+# real_shapes precision (0.896): the remaining false alarms need value
+# correlation across a broadcast (broadcast_pyobj's size protocol), staggered
+# barriers in a context manager and per-key dict values.
+@pytest.mark.parametrize("part", [pytest.param("real_shapes", marks=BELOW_TARGET), "generated"])
 def test_precision(part):
     score = _scores()[part]
     precision = round(score.precision, 4)

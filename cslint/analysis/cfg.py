@@ -81,6 +81,24 @@ def _handler_swallows(handler: ast.ExceptHandler) -> bool:
     return not _always_raises(handler.body)
 
 
+#: Calls that end the process: a statement calling one leaves the function
+#: like ``return`` does (``sys.exit`` raises SystemExit, which ``except
+#: Exception`` does not catch; ``os._exit`` does not even unwind).
+PROCESS_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort", "_exit"})
+
+
+def is_process_exit(stmt: ast.AST) -> bool:
+    """``sys.exit(...)`` and friends as a statement of their own."""
+    if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
+        return False
+    func = stmt.value.func
+    if type(func) is ast.Name:
+        return func.id in PROCESS_EXITS
+    if type(func) is ast.Attribute and type(func.value) is ast.Name:
+        return f"{func.value.id}.{func.attr}" in PROCESS_EXITS
+    return False
+
+
 def _always_raises(body: list) -> bool:
     if not body:
         return False
@@ -175,7 +193,7 @@ class _Builder:
             return node
         if isinstance(s, ast.Match):
             return self._match(s, succ)
-        if isinstance(s, ast.Return):
+        if isinstance(s, ast.Return) or is_process_exit(s):
             node = self._new(STMT, s)
             self.nodes[node].exits = s
             self._edge(node, self.exit)

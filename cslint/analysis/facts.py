@@ -228,6 +228,7 @@ def module_name_for(path: str) -> str:
 
 
 _COLORS: dict = {}  # id(comm_names set) -> {communicator text: color expression}
+_MEMBERS: dict = {}  # id(comm_names set) -> {group text: text of the ranks given to new_group}
 
 _COMM_FACTORIES = {"Split", "Split_type", "Dup", "Create", "Create_group", "Clone", "Create_cart",
                    "Create_graph", "new_group", "new_subgroups", "Create_intercomm", "Merge"}
@@ -265,6 +266,11 @@ def _collect_imports(tree: ast.Module, module: str, is_package: bool, comm_names
                             comm_colors = getattr(comm_names, "colors", None)
                             comm_colors = _COLORS.setdefault(id(comm_names), {})
                             comm_colors[text] = node.value.args[0 if last == "Split" else min(1, len(node.value.args) - 1)]
+                        if last == "new_group":
+                            ranks = node.value.args[0] if node.value.args else next(
+                                (kw.value for kw in node.value.keywords if kw.arg == "ranks"), None)
+                            if ranks is not None:
+                                _MEMBERS.setdefault(id(comm_names), {})[text] = unparse(ranks)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -378,6 +384,7 @@ class Context:
         self.comm_names: set = set()
         self.imports = _collect_imports(tree, module, is_package, self.comm_names)
         self.comm_colors = _COLORS.pop(id(self.comm_names), {})
+        self.group_members = _MEMBERS.pop(id(self.comm_names), {})
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         self.module_globals = set()
@@ -778,6 +785,8 @@ class FunctionExtractor:
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
                 if name:
                     names.add(name)
+                    if name in _LOCAL_IO_CALLS:
+                        self.raises = True  # I/O fails on one rank's disk or network only
                     if not collective and name in tails:
                         raw = dotted(func)
                         if raw and ctx.match_collective(node, raw, canonical_text(raw, ctx.imports)):
@@ -1571,6 +1580,10 @@ class FunctionExtractor:
             color = self.ctx.comm_colors.get(receiver) if site.collective else None
             if color is not None:
                 site.conds = self._conds_uniform_in_color(site.conds, color, graph, node, envs)
+            if site.collective and site.collective[1].startswith("group:"):
+                members = self.ctx.group_members.get(site.collective[1][len("group:"):])
+                if members is not None:
+                    site.conds = tuple(c for c in site.conds if not _tests_membership(c.text, members))
         return variant
 
     def _field_writes(self, graph, node, env, envs, variant) -> None:
@@ -1883,6 +1896,14 @@ class FunctionExtractor:
         return tuple(sorted(out))
 
 
+#: Calls whose failure (OSError and friends) comes from one rank's own disk,
+#: network or process table: a function making one may raise on some ranks.
+_LOCAL_IO_CALLS = frozenset({
+    "open", "makedirs", "mkdir", "remove", "unlink", "rename", "replace", "rmtree", "copyfile",
+    "read_text", "write_text", "read_bytes", "write_bytes", "urlopen", "check_call", "check_output",
+    "connect", "getaddrinfo",
+})
+
 _GENERIC_METHODS = {
     "get", "set", "update", "run", "step", "forward", "close", "start", "stop", "wait", "join", "item",
     "append", "extend", "pop", "add", "remove", "clear", "copy", "keys", "values", "items", "format",
@@ -1979,6 +2000,17 @@ def _flatten_targets(target):
         yield target
 
 
+def _tests_membership(text: str, members: str) -> bool:
+    """``rank in ranks`` (or ``not in``) where ``ranks`` made the collective's
+    group with ``new_group(ranks)``: only the group's members get past it,
+    which is exactly who must enter a collective over that group."""
+    for op in (" not in ", " in "):
+        left, found, right = text.partition(op)
+        if found:
+            return right.strip() == members and "rank" in left.lower()
+    return False
+
+
 def _first_exit_in(stmts, loop=False):
     for stmt in stmts:
         found = _first_exit(stmt, loop)
@@ -1990,7 +2022,7 @@ def _first_exit_in(stmts, loop=False):
 def _first_exit(stmt, loop=False):
     """The first return/raise/continue/break inside a statement (break and
     continue only when they leave this level, not an inner loop)."""
-    if isinstance(stmt, (ast.Return, ast.Raise)):
+    if isinstance(stmt, (ast.Return, ast.Raise)) or cfgmod.is_process_exit(stmt):
         return stmt
     if isinstance(stmt, (ast.Continue, ast.Break)):
         return stmt

@@ -27,6 +27,17 @@ MAX_VIA = 4
 
 EMPTY_ATOMS: frozenset = frozenset()
 
+#: Source kinds whose values differ between ranks while their length does
+#: not: a sampler that shards by rank pads (or drops) to the same number of
+#: batches everywhere, so a loop over it runs equally often on every rank.
+SAME_LENGTH_KINDS = frozenset({"per-rank data shard"})
+
+#: Source kinds that count where they decide a collective directly, but do
+#: not make everything a callee assigns divergent when they decide the call:
+#: a script that converts a checkpoint only if the file exists constructs its
+#: communicator wrapper under that test without any rank skipping anything.
+DIRECT_ONLY_KINDS = frozenset({"local filesystem view"})
+
 
 @dataclass
 class Hazard:
@@ -499,6 +510,8 @@ class Program:
             for k, entry in calling_ctx.items():
                 ctx_value.setdefault(k, entry)
             if ctx_value:
+                ctx_value = {k: e for k, e in ctx_value.items() if not (k[0] == "S" and k[1] in DIRECT_ONLY_KINDS)}
+            if ctx_value:
                 link = (fn.path, site.span.line, f"`{site.callee}()` runs only on some ranks in `{fn.qualname}`")
                 for target in targets:
                     table = self.ctx.setdefault((target.key, mode), {})
@@ -601,6 +614,8 @@ class Program:
                 for source, (dims, via) in sorted(value.items(), key=lambda kv: (len(kv[1][1]), str(kv[0]))):
                     if source[0] != "S":
                         continue
+                    if cond.kind == "loop" and source[1] in SAME_LENGTH_KINDS:
+                        continue  # the elements differ, their number does not
                     if dims & span:
                         best = (source, dims, via)
                         break

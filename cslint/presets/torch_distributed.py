@@ -112,6 +112,24 @@ _sources = [
     SourceSpec("os.getpid", "process id"),
     SourceSpec("socket.gethostname", "host name"),
     SourceSpec("platform.node", "host name"),
+    # What a rank sees of the filesystem: node-local disks, and shared ones
+    # while another rank is still writing.
+    SourceSpec("os.path.exists", "local filesystem view"),
+    SourceSpec("os.path.isfile", "local filesystem view"),
+    SourceSpec("os.path.isdir", "local filesystem view"),
+    SourceSpec("os.path.getsize", "local filesystem view"),
+    SourceSpec("os.path.getmtime", "local filesystem view"),
+    SourceSpec("os.listdir", "local filesystem view"),
+    SourceSpec("os.scandir", "local filesystem view"),
+    SourceSpec("os.access", "local filesystem view"),
+    SourceSpec("glob.glob", "local filesystem view"),
+    SourceSpec("glob.iglob", "local filesystem view"),
+    # A sampler that shards the dataset by rank yields different batches on
+    # every rank (and different lengths when the dataset does not divide).
+    SourceSpec("*DistributedSampler", "per-rank data shard"),
+    # Pipeline-stage predicates: the same on the ranks of one stage.
+    SourceSpec("*is_pipeline_last_stage", "pipeline stage", dims=(("*", frozenset({"pp"})),)),
+    SourceSpec("*is_pipeline_first_stage", "pipeline stage", dims=(("*", frozenset({"pp"})),)),
 ]
 
 _uniform = [
