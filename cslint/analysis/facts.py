@@ -337,7 +337,16 @@ def _nesting(atoms: frozenset) -> int:
     return deepest
 
 
+# Atom sets share sub-sets (a loop re-reads its own call results), so the
+# nested structure is a DAG: flattening each shared part once (memo keyed on
+# object identity, the object kept alive beside its result) keeps it linear.
+_FLAT_MEMO: dict = {}
+
+
 def flatten_atoms(atoms: frozenset) -> frozenset:
+    known = _FLAT_MEMO.get(id(atoms))
+    if known is not None and known[0] is atoms:
+        return known[1]
     out = set()
     for atom in atoms:
         tag = atom[0]
@@ -348,7 +357,9 @@ def flatten_atoms(atoms: frozenset) -> frozenset:
             out.add(("C", atom[1], flatten_atoms(atom[2]), 1) if atom[3] > 1 else atom)
         else:
             out.add(atom)
-    return frozenset(out)
+    result = frozenset(out)
+    _FLAT_MEMO[id(atoms)] = (atoms, result)
+    return result
 
 
 def make_call_result(ref, args, kwargs, fallback, path, line, text) -> frozenset:
@@ -2133,6 +2144,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         except MemoryError:
             facts.error = "source too large to parse"
             return facts
+    _FLAT_MEMO.clear()  # one file's atoms at a time
     ctx = Context(path, module, tree, knowledge, settings, os.path.basename(path) == "__init__.py")
     ctx.deep_names = set(deep_names or ())
     facts.imports = ctx.imports
