@@ -18,7 +18,7 @@ import os
 from typing import Optional
 
 from .config import ConfigError, Settings, load_settings
-from .model import ChainLink, CheckResult, Finding, FixHint
+from .model import ChainLink, CheckResult, Finding, FixHint, Span
 from .presets import load_presets
 from .progress import MIN_FILES as PROGRESS_MIN_FILES, ProgressBar
 from .rules import NotAnalysable, rule_for_kind
@@ -155,12 +155,13 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
         bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
     program.solve()
     hazards = program.hazards()
+    data_of = {f.path: f.data for f in report_files}
     for hazard in hazards:
         if hazard.path not in report_paths:
             continue
         finding = build_finding(hazard)
         if finding is not None:
-            findings.append(finding)
+            findings.append(_in_characters(finding, data_of.get(finding.path)))
 
     # suppressions: only files whose bytes mention the marker need a scan
     suppressions: dict = {}
@@ -342,6 +343,30 @@ def _parse(files: list, knowledge, preset_names: list, workers, fact_cache, deep
             if key:
                 fact_cache.put(key, facts)
     return out + parsed
+
+
+def _in_characters(finding: Finding, data: Optional[bytes]) -> Finding:
+    """``ast`` columns count UTF-8 bytes; findings count characters (as ruff,
+    editors, SARIF viewers and libcst do).  Only lines with non-ASCII bytes
+    differ."""
+    if not data or data.isascii():
+        return finding
+    lines = data.split(b"\n")
+
+    def column(line: int, byte_column: int) -> int:
+        if not 1 <= line <= len(lines) or lines[line - 1].isascii():
+            return byte_column
+        return len(lines[line - 1][: byte_column - 1].decode("utf-8", "replace")) + 1
+
+    def span(value: Optional[Span]) -> Optional[Span]:
+        if value is None:
+            return None
+        return Span(value.line, column(value.line, value.column), value.end_line,
+                    column(value.end_line, value.end_column))
+
+    return dataclasses.replace(
+        finding, column=column(finding.line, finding.column),
+        end_column=column(finding.end_line, finding.end_column), guard=span(finding.guard))
 
 
 def _csl001(path: str, problem: str, line: int, column: int) -> Finding:

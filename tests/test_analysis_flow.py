@@ -317,3 +317,45 @@ def test_helper_called_unconditionally_keeps_its_fields_uniform():
                 return any(self.dist.tp_allgather(True))
     """
     assert check_source(textwrap.dedent(src), presets=["tensorrt_llm"]).findings == []
+
+
+def test_local_dict_keys_are_tracked_one_by_one():
+    # A constant key of a local dict literal keeps its own value; any other
+    # write to the dict (a new value, a store, a branch, a loop) reaches it.
+    assert _codes("""
+        import torch.distributed as dist
+        def rank_in_a_dict(tensor):
+            state = {"rank": dist.get_rank(), "step": 0}
+            if state["rank"] == 0:
+                dist.all_reduce(tensor)
+        def step_in_a_dict(tensor):
+            state = {"rank": dist.get_rank(), "step": 0}
+            if state["step"] == 0:
+                dist.all_reduce(tensor)
+        def step_overwritten(tensor, other):
+            state = {"rank": dist.get_rank(), "step": 0}
+            state = other(dist.get_rank())
+            if state["step"] == 0:
+                dist.all_reduce(tensor)
+        def step_stored(tensor):
+            state = {"step": 0}
+            state["step"] = dist.get_rank()
+            if state["step"] == 0:
+                dist.all_reduce(tensor)
+        def step_in_a_branch(tensor, flag):
+            state = {"step": 0}
+            if flag:
+                state = {"step": dist.get_rank()}
+            if state["step"] == 0:
+                dist.all_reduce(tensor)
+        def step_from_a_loop(tensor):
+            state = {"step": 0}
+            for state in [{"step": dist.get_rank()}]:
+                pass
+            if state["step"] == 0:
+                dist.all_reduce(tensor)
+        def computed_keys(tensor, key):
+            state = {key: dist.get_rank(), "step": 0}
+            if state["step"] == 0:
+                dist.all_reduce(tensor)
+    """) == [("CSL101", 6), ("CSL101", 15), ("CSL101", 20), ("CSL101", 26), ("CSL101", 32), ("CSL101", 36)]

@@ -100,3 +100,16 @@ def test_libcst_tool_discovers_the_commands_and_runs_check_paths(tmp_path):
         assert "if any(self.dist.pp_allgather(bool(need_check))):" in fixed
     else:  # nothing reported, nothing changed
         assert fixed == original
+
+
+def test_fix_finds_the_call_on_a_line_with_non_ascii_text(tmp_path):
+    # Finding columns count characters, as libcst positions do; with byte
+    # columns the fix was refused as "the finding does not match the source".
+    target = tmp_path / "m.py"
+    target.write_text('import torch.distributed as dist\ndef f(t, rank):\n'
+                      '    if rank == 0:\n        note = "données"; dist.all_reduce(t)\n', encoding="utf-8")
+    plan = driver.plan_fixes(_check([target]))
+    assert plan.applied and not plan.refused, [r.reason for r in plan.refused]
+    driver.write_fixes(plan)
+    assert 'note = "données"' in target.read_text(encoding="utf-8")
+    assert not _check([target]).findings

@@ -32,6 +32,13 @@ CALLER = textwrap.dedent("""
 """)
 
 
+KNOWLEDGE = load_presets(["torch_distributed", "mpi4py"])
+
+
+def _facts(path, source: str, **options):
+    return extract_file_facts(str(path), textwrap.dedent(source).encode(), Settings(), KNOWLEDGE, **options)
+
+
 def _project(tmp_path, files: dict):
     tmp_path.mkdir(parents=True, exist_ok=True)
     (tmp_path / "pyproject.toml").write_text("[tool.cslint]\n")
@@ -87,23 +94,20 @@ def test_wrapper_names_match_whole_identifiers_only():
 
 
 def test_ambiguous_collective_names_do_not_spread_as_wrappers(tmp_path):
-    knowledge = load_presets(["torch_distributed", "mpi4py"])
-    source = textwrap.dedent("""
+    facts = _facts(tmp_path / "m.py", """
         import torch.distributed as dist
         def reduce(t):
             dist.all_reduce(t)
         def sync_grads(t):
             dist.all_reduce(t)
     """)
-    facts = extract_file_facts(str(tmp_path / "m.py"), source.encode(), Settings(), knowledge)
-    ambiguous = frozenset(n.decode() for n in knowledge.weak_needles)
+    ambiguous = frozenset(n.decode() for n in KNOWLEDGE.weak_needles)
     assert indexmod.wrapper_names(facts) == {"reduce", "sync_grads"}
     assert indexmod.wrapper_names(facts, ambiguous) == {"sync_grads"}
 
 
 def test_partial_re_extraction_equals_a_full_one(tmp_path):
-    knowledge = load_presets(["torch_distributed", "mpi4py"])
-    source = textwrap.dedent("""
+    source = """
         import torch.distributed as dist
         def flush(t):
             dist.all_reduce(t)
@@ -115,16 +119,15 @@ def test_partial_re_extraction_equals_a_full_one(tmp_path):
             return helper(t)
         def other(flag):
             return flag
-    """).encode()
-    path = str(tmp_path / "step.py")
-    first = extract_file_facts(path, source, Settings(), knowledge)
+    """
+    path = tmp_path / "step.py"
+    first = _facts(path, source)
     assert [fn.qualname for fn in first.functions if fn.deep] == ["flush"]
     already = frozenset(i for i, fn in enumerate(first.functions) if fn.deep)
-    patch = extract_file_facts(path, source, Settings(), knowledge, deep_names={"sync_everyone"},
-                               already_deep=already)
+    patch = _facts(path, source, deep_names={"sync_everyone"}, already_deep=already)
     assert patch.partial is not None and [fn.qualname for fn in patch.functions] == ["step"]
     merged = merge_partial(first, patch)
-    full = extract_file_facts(path, source, Settings(), knowledge, deep_names={"sync_everyone"})
+    full = _facts(path, source, deep_names={"sync_everyone"})
     assert [(fn.qualname, fn.deep) for fn in merged.functions] == [(fn.qualname, fn.deep) for fn in full.functions]
     merged_step = next(fn for fn in merged.functions if fn.qualname == "step")
     full_step = next(fn for fn in full.functions if fn.qualname == "step")

@@ -65,3 +65,14 @@ def test_findings_fill_every_consumer_field():
     assert kinds[0] == "collective" and kinds[-1] == "source" and "condition" in kinds
     assert finding.fix is not None and finding.fix.strategy == "always-enter" and finding.fix.safe is False
     assert finding.column >= 1 and finding.end_column > finding.column
+
+
+def test_columns_count_characters_not_bytes():
+    # ast reports UTF-8 byte offsets; a non-ASCII string earlier on the line
+    # must not shift the column (editors, SARIF and the codemods count characters).
+    source = 'import torch.distributed as dist\ndef f(t, rank):\n    if rank == 0:\n        note = "données"; dist.all_reduce(t)\n'
+    (finding,) = check_source(source).findings
+    line = source.splitlines()[3]
+    assert finding.column == line.index("dist.all_reduce") + 1
+    assert finding.end_column == line.index("(t)") + len("(t)") + 1
+    assert (finding.guard.line, finding.guard.column) == (3, 5)

@@ -39,21 +39,6 @@ def child_fields(node_type: type) -> tuple:
     return fields
 
 
-def iter_children(node: ast.AST):
-    """The direct child nodes of ``node`` (like ``ast.iter_child_nodes``,
-    without context/operator nodes)."""
-    for name in _CHILD_FIELDS.get(type(node)) or child_fields(type(node)):
-        value = getattr(node, name, None)
-        if value is None:
-            continue
-        if type(value) is list:
-            for item in value:
-                if item is not None and isinstance(item, ast.AST):
-                    yield item
-        elif isinstance(value, ast.AST):
-            yield value
-
-
 def children_into(node: ast.AST, out: list) -> None:
     """Append the direct child nodes of ``node`` to ``out`` (no generator)."""
     fields = _CHILD_FIELDS.get(type(node))
@@ -71,26 +56,22 @@ def children_into(node: ast.AST, out: list) -> None:
             out.append(value)
 
 
+def iter_children(node: ast.AST):
+    """The direct child nodes of ``node`` (like ``ast.iter_child_nodes``,
+    without context/operator nodes)."""
+    out: list = []
+    children_into(node, out)
+    return iter(out)
+
+
 def walk(node: ast.AST):
     """Every node below and including ``node``, breadth first (the order of
     ``ast.walk``)."""
     todo = deque([node])
-    table = _CHILD_FIELDS
-    popleft = todo.popleft
-    append = todo.append
+    children: list = []
     while todo:
-        node = popleft()
-        fields = table.get(type(node))
-        if fields is None:
-            fields = child_fields(type(node))
-        for name in fields:
-            value = getattr(node, name, None)
-            if value is None:
-                continue
-            if type(value) is list:
-                for item in value:
-                    if item is not None and isinstance(item, ast.AST):
-                        append(item)
-            elif isinstance(value, ast.AST):
-                append(value)
+        node = todo.popleft()
+        children_into(node, children)
+        todo.extend(children)
+        children.clear()
         yield node

@@ -670,6 +670,10 @@ class FunctionExtractor:
         # of the statement.  None outside summary extraction.
         self._args_memo: Optional[dict] = None
         self.has_loop = False
+        # Local dicts read with constant keys (``state["step"]``): name -> keys.
+        # The CFG dataflow keeps one entry per such key, ``("key", name, k)``,
+        # so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform.
+        self.dict_keys: dict = {}
 
     # parent links and local names are built on first use: most functions of
     # a file are never analysed in depth
@@ -778,6 +782,7 @@ class FunctionExtractor:
         self.raises = False
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
+        dict_keys: dict = {}
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
         ctx = self.ctx
@@ -812,6 +817,9 @@ class FunctionExtractor:
                 self.raises = True
             elif t is ast.For or t is ast.While or t is ast.AsyncFor:
                 self.has_loop = True
+            elif t is ast.Subscript:
+                if type(node.value) is Name and type(node.slice) is ast.Constant and type(node.slice.value) is str:
+                    dict_keys.setdefault(node.value.id, set()).add(node.slice.value)
             elif t is ast.ExceptHandler:
                 if node.name:
                     local.add(node.name)
@@ -821,6 +829,7 @@ class FunctionExtractor:
                 continue
             children_into(node, stack)
         self._local = local
+        self.dict_keys = dict_keys
         return frozenset(names), collective
 
     def extract(self, deep: bool = True, called_names: frozenset = frozenset()) -> FuncFacts:
@@ -1033,7 +1042,7 @@ class FunctionExtractor:
 
     def final_globals(self) -> dict:
         """Module bodies: the non-uniform module-level variables at the end."""
-        return {name: atoms for name, atoms in getattr(self, "exit_env", {}).items() if atoms}
+        return {name: atoms for name, atoms in getattr(self, "exit_env", {}).items() if atoms and type(name) is str}
 
     def _handler_nodes(self, graph) -> set:
         out = set()
@@ -1241,6 +1250,8 @@ class FunctionExtractor:
             return env
         out = None
 
+        dict_keys = self.dict_keys
+
         def setvar(name, atoms, strong=True):
             nonlocal out
             if out is None:
@@ -1249,6 +1260,11 @@ class FunctionExtractor:
                 out[name] = atoms
             else:
                 out[name] = out.get(name, EMPTY) | atoms
+            if type(name) is str and name in dict_keys:
+                # any write to the dict itself reaches every key; a literal
+                # refines them afterwards (_dict_literal_keys)
+                for key in dict_keys[name]:
+                    setvar(("key", name, key), atoms, strong)
 
         info = self._node_info(node)
         # walrus anywhere in the node's own expressions
@@ -1280,6 +1296,8 @@ class FunctionExtractor:
                         atoms = self.eval(value, env) | implicit
                         for target in targets:
                             self._assign(target, atoms, setvar, isinstance(s, ast.AugAssign), env)
+                        if isinstance(value, ast.Dict) and not isinstance(s, ast.AugAssign):
+                            self._dict_literal_keys(targets, value, implicit, setvar, env)
             elif isinstance(s, (ast.With, ast.AsyncWith)):
                 for item in s.items:
                     if item.optional_vars is not None:
@@ -1348,7 +1366,21 @@ class FunctionExtractor:
             extra = self.eval(target.slice, env)
             if isinstance(base, ast.Name):
                 setvar(base.id, atoms | extra, strong=False)
+                key = target.slice.value if isinstance(target.slice, ast.Constant) else None
+                if isinstance(key, str) and key in self.dict_keys.get(base.id, ()):
+                    setvar(("key", base.id, key), atoms, strong=not augmented)
         # attribute targets are field writes, collected in _collect
+
+    def _dict_literal_keys(self, targets, value: ast.Dict, implicit, setvar, env) -> None:
+        """``name = {"k": v, ...}``: each key read later gets its own value."""
+        if any(k is None or not isinstance(k, ast.Constant) for k in value.keys):
+            return  # ``**other`` or computed keys: every key may hold anything
+        literal = {k.value: v for k, v in zip(value.keys, value.values)}
+        for target in targets:
+            if isinstance(target, ast.Name):
+                for key in self.dict_keys.get(target.id, ()):
+                    part = literal.get(key)
+                    setvar(("key", target.id, key), (self.eval(part, env) if part is not None else EMPTY) | implicit)
 
     def _self_attr(self, node: ast.AST) -> Optional[str]:
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and self.self_name \
@@ -1453,6 +1485,11 @@ class FunctionExtractor:
                 if base in ("os.environ", "environ"):
                     return frozenset({("S", "rank id", f"environment variable {expr.slice.value}", ctx.path,
                                        expr.lineno, _ALL)})
+            if type(expr.value) is ast.Name and type(expr.slice) is ast.Constant:
+                entry = env.get(("key", expr.value.id, expr.slice.value))
+                if entry is not None:
+                    self._env_reads += 1
+                    return entry
             return self.eval(expr.value, env) | self.eval(expr.slice, env)
         atoms = EMPTY
         for child in iter_children(expr):

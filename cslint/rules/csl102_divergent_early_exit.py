@@ -10,14 +10,16 @@ class DivergentEarlyExit(Rule):
     CODE = "CSL102"
     NAME = "divergent-early-exit"
     KIND = "early-exit"
-    SUMMARY = "Rank-local return/continue/break/raise/assert skips a later collective on some ranks"
+    SUMMARY = "Rank-local return/continue/break/exit/raise/assert skips a later collective on some ranks"
     DOC = """\
 ## What it does
 Flags a collective (or a call that leads to one) that follows an early exit
-(`return`, `continue`, `break`, or a `raise`/`assert` that a surrounding
-`try` handles) taken on a condition that depends on rank-local state. An
-unhandled `raise` or `assert` is treated as an error check: when it fires the
-process ends, which is a crash rather than a hang.
+(`return`, `continue`, `break`, `sys.exit()`/`os._exit()`, or a
+`raise`/`assert` that a surrounding `try` handles) taken on a condition that
+depends on rank-local state. An unhandled `raise` or `assert` is treated as
+an error check: when it fires the process fails and the launcher tears the
+job down, which is a crash rather than a hang. `sys.exit(0)` is different: a
+rank that exits cleanly fails nothing, and the others wait for it.
 
 ## Why is this bad?
 The ranks that leave early never reach the collective the other ranks are
@@ -114,7 +116,18 @@ def check(t, batch):
         dist.barrier()
     except RuntimeError:
         return None
-""",    ]
+""",
+        """\
+import os
+import sys
+from mpi4py import MPI
+
+def main(comm=MPI.COMM_WORLD):
+    if not os.path.exists("/data/shard.bin"):   # this node's disk
+        sys.exit(0)
+    comm.Barrier()
+""",
+    ]
 
     @classmethod
     def message(cls, hazard) -> str:
