@@ -229,7 +229,10 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
     rounds = 0
     while remaining:
         rounds += 1
-        regex = indexmod.compile_needles(needles - strong, whole_words=True) if rounds > 1 else None
+        regex = None
+        if rounds > 1:
+            regex = indexmod.WrapperPrefilter(
+                needles - strong, indexmod.shared_wrapper_methods(facts_by_path.values(), known_wrappers))
         chosen, rest = [], []
         for f in remaining:
             if (f.explicit and f.report) or (

@@ -171,3 +171,26 @@ def test_progress_bar_only_for_large_trees(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "201/201 files" in err
     assert err.endswith("\r\x1b[2K")
+
+
+def test_a_method_name_many_classes_define_selects_files_only_with_its_class(tmp_path):
+    facts = _facts(tmp_path / "router.py", """
+        import torch.distributed as dist
+        class CommRouter:
+            def dispatch(self, t):
+                dist.all_reduce(t)
+            def sync_weights(self, t):
+                dist.broadcast(t, 0)
+        class LocalRouter:
+            def dispatch(self, t):
+                return t
+    """)
+    names = indexmod.wrapper_names(facts)
+    assert names == {"dispatch", "sync_weights"}
+    shared = indexmod.shared_wrapper_methods([facts], names)
+    assert shared == {b"dispatch": {b"CommRouter"}}
+    prefilter = indexmod.WrapperPrefilter({n.encode() for n in names}, shared)
+    assert not prefilter.search(b"def step(job):\n    job.dispatch(x)\n")
+    assert prefilter.search(b"r = CommRouter()\nr.dispatch(x)\n")
+    assert prefilter.search(b"def step(r):\n    r.sync_weights(x)\n")  # one class defines it
+    assert not prefilter.search(b"r = CommRouterV2()\nr.dispatcher(x)\n")

@@ -24,7 +24,7 @@ from typing import Callable, Optional
 from ..config import Settings
 from ..model import FileError
 from ..presets import Knowledge, load_presets
-from .facts import FileFacts, extract_file_facts, module_name_for, _GENERIC_METHODS
+from .facts import FileFacts, extract_file_facts, _GENERIC_METHODS
 
 PARALLEL_THRESHOLD = 64  # fewer files than this are parsed in-process
 
@@ -232,6 +232,59 @@ class _WholeWords:
             if found is None or found.start() == 0 or data[found.start() - 1] not in _IDENTIFIER_BYTES:
                 return found
             position = found.start() + 1
+
+    def names_in(self, data: bytes) -> set:
+        """Every needle that occurs in ``data`` as a whole identifier."""
+        out = set()
+        for found in self.regex.finditer(data):
+            if found.start() == 0 or data[found.start() - 1] not in _IDENTIFIER_BYTES:
+                out.add(found.group())
+        return out
+
+
+class WrapperPrefilter:
+    """Selects the files that mention a wrapper name (rounds 2 and later).
+
+    A method name that several classes define (``dispatch``,
+    ``process_weights_after_loading``) cannot be resolved from the name alone:
+    a call through it reaches one of those classes only via ``self``, a field
+    or an instance the file itself names.  Such a name selects a file only
+    together with the name of a class that defines it as a wrapper; other
+    names select on their own."""
+
+    def __init__(self, needles: set, shared_methods: dict):
+        plain = {n for n in needles if n not in shared_methods}
+        conditional = {n for n in needles if n in shared_methods}
+        self.plain = compile_needles(plain, whole_words=True)
+        self.conditional = compile_needles(conditional, whole_words=True)
+        self.owners = {n: compile_needles(shared_methods[n], whole_words=True) for n in conditional}
+
+    def search(self, data: bytes) -> bool:
+        if self.plain is not None and self.plain.search(data):
+            return True
+        if self.conditional is None:
+            return False
+        return any(self.owners[name].search(data) for name in self.conditional.names_in(data))
+
+
+def shared_wrapper_methods(facts_list, names: set) -> dict:
+    """Wrapper names (bytes) defined as methods of two or more classes ->
+    the names (bytes) of the classes whose method of that name issues a
+    collective."""
+    defined: dict = {}
+    for facts in facts_list:
+        for cls in facts.classes:
+            for method in cls.methods:
+                if method in names:
+                    defined.setdefault(method, set()).add(cls.key)
+    owners: dict = {}
+    for facts in facts_list:
+        for fn in facts.functions:
+            name = fn.qualname.rsplit(".", 1)[-1]
+            if fn.class_key and len(defined.get(name, ())) >= 2 and any(
+                    site.collective is not None for v in fn.variants.values() for site in v.sites):
+                owners.setdefault(name.encode(), set()).add(fn.class_key.rsplit(":", 1)[-1].rsplit(".", 1)[-1].encode())
+    return owners
 
 
 def _trie_pattern(words: list) -> bytes:
