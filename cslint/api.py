@@ -233,20 +233,25 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
         if rounds > 1:
             regex = indexmod.WrapperPrefilter(
                 needles - strong, indexmod.shared_wrapper_methods(facts_by_path.values(), known_wrappers))
-        chosen, rest = [], []
-        for f in remaining:
-            if (f.explicit and f.report) or (
-                    rounds == 1 and file_may_hold_collectives(f.data, strong_tuple, weak)) or (
-                    regex is not None and regex.search(f.data)):
-                chosen.append(f)
-            else:
-                rest.append(f)
-        remaining = rest
-        if not chosen:
-            break
+        rest: list = []
+
+        def chosen(candidates=remaining, first=rounds == 1, regex=regex, rest=rest):
+            # a generator: the workers start on the first files while the
+            # prefilter is still reading the rest
+            for f in candidates:
+                if (f.explicit and f.report) or (first and file_may_hold_collectives(f.data, strong_tuple, weak)) \
+                        or (regex is not None and regex.search(f.data)):
+                    yield f
+                else:
+                    rest.append(f)
+
         if bar is not None:
-            bar.start(f"analysing, round {rounds}", len(chosen))
-        for facts in _parse(chosen, knowledge, preset_names, workers, fact_cache, known_wrappers, bar=bar):
+            bar.start(f"analysing, round {rounds}", 0)
+        parsed = _parse(chosen(), knowledge, preset_names, workers, fact_cache, known_wrappers, bar=bar)
+        remaining = rest
+        if not parsed:
+            break
+        for facts in parsed:
             facts_by_path[facts.path] = facts
         new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
         fresh = {n.encode() for n in new_names}
@@ -261,7 +266,7 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
         if not again:
             break
         if bar is not None:
-            bar.start("re-analysing callers of newly found wrappers", len(again))
+            bar.start("re-analysing callers of newly found wrappers", 0)
         earlier = {f.path: facts_by_path[f.path] for f in again}
         for facts in _parse(again, knowledge, preset_names, workers, fact_cache, known_wrappers, earlier, bar):
             facts_by_path[facts.path] = merge_partial(earlier[facts.path], facts)
@@ -311,35 +316,39 @@ def _cache_root(settings: Optional[Settings], files: list) -> Optional[str]:
     return None
 
 
-def _parse(files: list, knowledge, preset_names: list, workers, fact_cache, deep_names: set,
+def _parse(files, knowledge, preset_names: list, workers, fact_cache, deep_names: set,
            earlier: Optional[dict] = None, bar=None) -> list:
-    """Facts of ``files`` (from the cache or extracted by workers).  With
-    ``earlier`` facts of the same bytes, only functions that ``deep_names``
-    now makes deep are extracted, as patches for ``merge_partial``."""
+    """Facts of ``files`` (an iterable; from the cache or extracted by
+    workers).  With ``earlier`` facts of the same bytes, only functions that
+    ``deep_names`` now makes deep are extracted, as patches for
+    ``merge_partial``."""
     out: list = []
-    jobs_list = []
     keys = {}
-    for f in files:
-        module = module_name_for(f.path)
-        already_deep = None
-        before = (earlier or {}).get(f.path)
-        if before is not None and not before.skipped and before.error is None:
-            already_deep = frozenset(i for i, fn in enumerate(before.functions) if fn.deep)
-        key = None
-        if fact_cache is not None:
-            key = fact_cache.key(f.data + b"\0" + ",".join(sorted(deep_names)).encode() + b"\0"
-                                 + repr(sorted(already_deep) if already_deep is not None else None).encode(),
-                                 f.settings.fingerprint(), tuple(preset_names), f.path)
-            cached = fact_cache.get(key)
-            if isinstance(cached, FileFacts):
-                out.append(cached)
-                if bar is not None:
-                    bar.advance()
-                continue
-        keys[f.path] = key
-        jobs_list.append((f.path, f.data, f.settings, tuple(preset_names), module, frozenset(deep_names),
-                          already_deep))
-    parsed = workers.map(jobs_list, bar)
+    deep = frozenset(deep_names)
+    deep_text = ",".join(sorted(deep_names)).encode()
+
+    def jobs():
+        for f in files:
+            already_deep = None
+            before = (earlier or {}).get(f.path)
+            if before is not None and not before.skipped and before.error is None:
+                already_deep = frozenset(i for i, fn in enumerate(before.functions) if fn.deep)
+            key = None
+            if fact_cache is not None:
+                key = fact_cache.key(f.data + b"\0" + deep_text + b"\0"
+                                     + repr(sorted(already_deep) if already_deep is not None else None).encode(),
+                                     f.settings.fingerprint(), tuple(preset_names), f.path)
+                cached = fact_cache.get(key)
+                if isinstance(cached, FileFacts):
+                    out.append(cached)
+                    if bar is not None:
+                        bar.expect()
+                        bar.advance()
+                    continue
+            keys[f.path] = key
+            yield (f.path, f.data, f.settings, tuple(preset_names), module_name_for(f.path), deep, already_deep)
+
+    parsed = workers.map(jobs(), bar)
     if fact_cache is not None:
         for facts in parsed:
             key = keys.get(facts.path)

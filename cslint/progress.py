@@ -29,6 +29,11 @@ class ProgressBar:
         self.label, self.total, self.done = label, max(0, total), 0
         self._draw(force=True)
 
+    def expect(self, count: int = 1) -> None:
+        """More files joined the current phase (files are chosen as it runs)."""
+        self.total += count
+        self._draw()
+
     def advance(self, count: int = 1) -> None:
         self.done = min(self.total, self.done + count)
         self._draw(force=self.done == self.total)

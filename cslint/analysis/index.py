@@ -341,6 +341,25 @@ def describe_syntax_error(exc: SyntaxError) -> str:
 def parse_one(job: tuple) -> FileFacts:
     """Worker entry: (path, data, settings, preset names, module, deep names,
     positions already deep or None) -> facts."""
+    global _SINCE_COLLECT
+    facts = _parse_one(job)
+    if _IN_WORKER:
+        _SINCE_COLLECT += len(job[1])
+        if _SINCE_COLLECT > COLLECT_EVERY_BYTES:
+            import gc
+
+            _SINCE_COLLECT = 0
+            gc.collect()
+    return facts
+
+
+# A worker collects cycles after this much source: often enough to keep it
+# small, rarely enough that the collector's walks stay a few per cent.
+COLLECT_EVERY_BYTES = 8 << 20
+_SINCE_COLLECT = 0
+
+
+def _parse_one(job: tuple) -> FileFacts:
     path, data, settings, names, module, deep_names, already_deep = job
     import ast
 
@@ -376,6 +395,22 @@ def _ready() -> bool:
     return True
 
 
+_IN_WORKER = False
+
+
+def _worker_start() -> None:
+    """Worker processes run with the cyclic collector off, like the parent;
+    what extraction leaves in cycles is collected every few megabytes of
+    source instead (the inherited objects are frozen first, so a collection
+    walks only the worker's own objects).  Without it a long-lived worker
+    kept every file's garbage until the end of the run."""
+    global _IN_WORKER
+    _IN_WORKER = True
+    import gc
+
+    gc.freeze()
+
+
 class Workers:
     """The worker processes of one run, started once, before the run reads
     any file: forked from a small parent, each worker holds only what it
@@ -391,32 +426,45 @@ class Workers:
             import multiprocessing
 
             context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context)
+            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_start)
             # processes start on submission: start them all now, while small
             for future in [self.pool.submit(_ready) for _ in range(jobs)]:
                 future.result()
         except (OSError, RuntimeError):  # no processes available: work here
             self.close()
 
-    def map(self, jobs_list: list, bar=None) -> list:
-        """Facts of every job, in order; ``bar`` (a ProgressBar) advances per file."""
-        if self.pool is not None and len(jobs_list) >= PARALLEL_THRESHOLD:
-            try:
-                chunk = max(1, len(jobs_list) // (self.jobs * 4))
-                out = []
-                for facts in self.pool.map(parse_one, jobs_list, chunksize=chunk):
+    def map(self, jobs, bar=None) -> list:
+        """Facts of every job, in order; ``bar`` (a ProgressBar) advances per
+        file.  ``jobs`` may be a generator: jobs go to the workers in small
+        batches as they come, so the workers parse while the caller is still
+        choosing the files (the prefilter)."""
+        if self.pool is None:
+            return _parse_here(jobs, bar)
+        jobs = iter(jobs)
+        submitted, futures, batch = [], [], []
+        try:
+            for job in jobs:
+                submitted.append(job)
+                batch.append(job)
+                if bar is not None:
+                    bar.expect()
+                if len(batch) == BATCH:
+                    futures.append(self.pool.submit(_parse_batch, batch))
+                    batch = []
+            if batch:
+                futures.append(self.pool.submit(_parse_batch, batch))
+            out = []
+            for future in futures:
+                for facts in future.result():
                     out.append(facts)
                     if bar is not None:
                         bar.advance()
-                return out
-            except (OSError, RuntimeError):
-                self.close()
-        out = []
-        for job in jobs_list:
-            out.append(parse_one(job))
+            return out
+        except (OSError, RuntimeError):  # the pool broke (BrokenProcessPool): finish here
+            self.close()
             if bar is not None:
-                bar.advance()
-        return out
+                bar.start(bar.label, 0)
+            return _parse_here(submitted, bar) + _parse_here(jobs, bar)
 
     def close(self) -> None:
         if self.pool is not None:
@@ -428,6 +476,24 @@ class Workers:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+BATCH = 8  # files per task sent to a worker
+
+
+def _parse_batch(jobs: list) -> list:
+    return [parse_one(job) for job in jobs]
+
+
+def _parse_here(jobs, bar) -> list:
+    out = []
+    for job in jobs:
+        if bar is not None:
+            bar.expect()
+        out.append(parse_one(job))
+        if bar is not None:
+            bar.advance()
+    return out
 
 
 def parse_many(jobs_list: list, jobs: int) -> list:
