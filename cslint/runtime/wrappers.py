@@ -245,15 +245,47 @@ class DistributedProxy:
         return checked
 
 
-class MPICommProxy:
+class _SanitizedProxy:
+    """What the MPI and torch proxies share: attributes come from the wrapped
+    object, and the methods named in ``_CHECKED`` come back wrapped (once per
+    name) by ``_make_checked``."""
+
+    _CHECKED: tuple = ()
+    _target: Any
+    _sanitizer: Sanitizer
+    _checked_cache: dict
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in ("_target", "_sanitizer", "_checked_cache"):
+            raise AttributeError(name)  # not set up yet (copy, pickle): never recurse
+        attr = getattr(self._target, name)
+        if name in self._CHECKED:
+            checked = self._checked_cache.get(name)
+            if checked is None:
+                checked = self._checked_cache[name] = self._make_checked(name, attr)
+            return checked
+        return attr
+
+    def _make_checked(self, name: str, method: Callable) -> Callable:
+        raise NotImplementedError
+
+    @property
+    def sanitizer(self) -> Sanitizer:
+        return self._sanitizer
+
+    def close(self) -> None:
+        self._sanitizer.close()
+
+
+class MPICommProxy(_SanitizedProxy):
     """Sanitized view of an mpi4py communicator."""
 
-    _BUFFER = ("Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Bcast", "Gather", "Gatherv",
+    _CHECKED = _BUFFER = ("Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Bcast", "Gather", "Gatherv",
                "Reduce", "Reduce_scatter", "Reduce_scatter_block", "Scatter", "Scatterv", "Scan", "Exscan",
                "allreduce", "reduce", "scan", "exscan")
 
     def __init__(self, comm: Any, sanitizer: Sanitizer, group: str = "") -> None:
-        self._comm = comm
+        self._target = self._comm = comm
         self._sanitizer = sanitizer
         self._group = group or comm.Get_name() or f"comm{comm.Get_size()}"
         self._sites: dict[str, _Site] = {}
@@ -265,22 +297,6 @@ class MPICommProxy:
         if site is None:
             site = self._sites[op] = _Site(self._sanitizer, op, self._group)
         return site
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._comm, name)
-        if name in self._BUFFER:
-            checked = self._checked_cache.get(name)
-            if checked is None:
-                checked = self._checked_cache[name] = self._checked(name, attr)
-            return checked
-        return attr
-
-    @property
-    def sanitizer(self) -> Sanitizer:
-        return self._sanitizer
-
-    def close(self) -> None:
-        self._sanitizer.close()
 
     def Abort(self, errorcode: int = 1):
         return self._comm.Abort(errorcode)
@@ -326,7 +342,7 @@ class MPICommProxy:
 
     Barrier = barrier
 
-    def _checked(self, name: str, method: Callable) -> Callable:
+    def _make_checked(self, name: str, method: Callable) -> Callable:
         site = self._site(name)
         san = self._sanitizer
         comm_allgather = self._comm.allgather
@@ -341,37 +357,21 @@ class MPICommProxy:
         return checked
 
 
-class TorchDistributedProxy:
+class TorchDistributedProxy(_SanitizedProxy):
     """Sanitized view of the ``torch.distributed`` module."""
 
-    _TENSOR = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
+    _CHECKED = _TENSOR = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
                "broadcast", "reduce", "gather", "scatter", "all_to_all", "all_to_all_single")
 
     def __init__(self, tdist: Any, sanitizer: Sanitizer) -> None:
         import torch
 
         self._torch = torch
-        self._tdist = tdist
+        self._target = self._tdist = tdist
         self._sanitizer = sanitizer
         self._group_names: dict[int, str] = {}
         self._sites: dict[tuple, _Site] = {}
         self._checked_cache: dict[str, Callable] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        attr = getattr(self._tdist, name)
-        if name in self._TENSOR:
-            checked = self._checked_cache.get(name)
-            if checked is None:
-                checked = self._checked_cache[name] = self._tensor_checked(name, attr)
-            return checked
-        return attr
-
-    @property
-    def sanitizer(self) -> Sanitizer:
-        return self._sanitizer
-
-    def close(self) -> None:
-        self._sanitizer.close()
 
     def _site(self, op: str, group) -> _Site:
         key = (op, id(group))
@@ -441,7 +441,7 @@ class TorchDistributedProxy:
             self._sanitizer.divergence(rec, [(r[0] << SEQ_BITS) | r[1] if r[2] == own[2] else ("shape", r)
                                              for r in rows])
 
-    def _tensor_checked(self, name: str, method: Callable) -> Callable:
+    def _make_checked(self, name: str, method: Callable) -> Callable:
         def checked(*args, **kwargs):
             group = kwargs.get("group")
             tensor = args[0] if args else kwargs.get("tensor")
