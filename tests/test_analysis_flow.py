@@ -359,3 +359,25 @@ def test_local_dict_keys_are_tracked_one_by_one():
             if state["step"] == 0:
                 dist.all_reduce(tensor)
     """) == [("CSL101", 6), ("CSL101", 15), ("CSL101", 20), ("CSL101", 26), ("CSL101", 32), ("CSL101", 36)]
+
+
+def test_fields_a_signal_handler_sets_are_rank_local():
+    assert _codes("""
+        import signal
+        import torch.distributed as dist
+        class Trainer:
+            def __init__(self):
+                self.stop_requested = False
+                self.epochs = 3
+                signal.signal(signal.SIGTERM, self._on_sigterm)
+            def _on_sigterm(self, signum, frame):
+                self.stop_requested = True
+            def train(self, batches, loss):
+                for batch in batches:
+                    if self.stop_requested:
+                        break
+                    dist.all_reduce(loss)
+            def train_for_epochs(self, loss):
+                for epoch in range(self.epochs):
+                    dist.all_reduce(loss)
+    """) == [("CSL102", 15)]

@@ -160,6 +160,9 @@ class FuncFacts:
     deep: bool = True  # analysed with CFG + control dependence (False: summary only)
     raises: bool = False  # contains a raise or assert statement
     called_names: frozenset = frozenset()  # last components of every callee
+    # refs of functions this one installs as signal handlers (``signal.signal(sig, self.on_term)``):
+    # a signal arrives at one rank, so whatever the handler sets is rank-local
+    signal_handlers: tuple = ()
 
 
 @dataclass
@@ -780,6 +783,7 @@ class FunctionExtractor:
         names = set()
         collective = False
         self.raises = False
+        self.signal_handlers = []
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
         dict_keys: dict = {}
@@ -799,6 +803,11 @@ class FunctionExtractor:
             if t is Call:
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
+                if name == "signal" and len(node.args) >= 2 and \
+                        canonical_text(dotted(func), ctx.imports) in ("signal.signal", "signal"):
+                    handler = self.resolve_ref(node.args[1])
+                    if handler is not None:
+                        self.signal_handlers.append(handler)
                 if name:
                     names.add(name)
                     if name in _LOCAL_IO_CALLS:
@@ -839,7 +848,7 @@ class FunctionExtractor:
             return FuncFacts(key, self.qualname, self.ctx.module, self.ctx.path,
                              getattr(self.func, "lineno", 1), self.class_key, self.params,
                              self.self_offset, {None: variant}, False, getattr(self, "raises", False),
-                             called_names)
+                             called_names, tuple(getattr(self, "signal_handlers", ())))
         variants: dict = {}
         if self.mode_names_used():
             for modes in self.ctx.knowledge.mode_assignments():
@@ -848,7 +857,8 @@ class FunctionExtractor:
             variants[None] = self._variant(None)
         return FuncFacts(key, self.qualname, self.ctx.module, self.ctx.path,
                          getattr(self.func, "lineno", 1), self.class_key, self.params,
-                         self.self_offset, variants, True, getattr(self, "raises", False), called_names)
+                         self.self_offset, variants, True, getattr(self, "raises", False), called_names,
+                         tuple(getattr(self, "signal_handlers", ())))
 
     # -- summary-only extraction (functions that cannot reach a collective) ----------
     def _entry_env(self) -> dict:

@@ -138,6 +138,21 @@ class Program:
         self.memo: dict = {}
         self._globals_busy: set = set()
         self.changed_keys: set = set()
+        self._seed_signal_handler_fields()
+
+    def _seed_signal_handler_fields(self) -> None:
+        """Fields a signal handler assigns differ between ranks: the signal
+        reaches one process (a SIGTERM from a node's scheduler, a Ctrl-C)."""
+        for fn in self.funcs.values():
+            for ref in getattr(fn, "signal_handlers", ()):
+                for handler in self.resolve(ref):
+                    for v in handler.variants.values():
+                        for class_key, attr, _atoms, line in v.fields:
+                            source = ("S", "set by a signal handler", f"self.{attr}", handler.path, line,
+                                      (("*", ALL_DIMS),))
+                            for mode in self.modes:
+                                table = self.fields.setdefault((self.family(class_key), attr, mode), {})
+                                _merge(table, source, ALL_DIMS, ())
 
     # -- classes -----------------------------------------------------------------
     def _lookup_qual(self, table: dict, dotted: str, depth: int = 0):
