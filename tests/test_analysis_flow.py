@@ -381,3 +381,21 @@ def test_fields_a_signal_handler_sets_are_rank_local():
                 for epoch in range(self.epochs):
                     dist.all_reduce(loss)
     """) == [("CSL102", 15)]
+
+
+def test_an_in_place_collective_in_a_later_loop_does_not_hide_earlier_hazards():
+    # `while comm.allreduce(x) > 0: x -= 1` once built a new nested atom per
+    # iteration; the dataflow ran out of budget before it reached the branch.
+    assert _codes("""
+        from mpi4py import MPI
+        def main():
+            comm = MPI.COMM_WORLD
+            rank = comm.Get_rank()
+            flag = rank % 2 == 0
+            for step in range(2):
+                if flag:
+                    comm.allgather(1)
+            remaining = rank
+            while comm.allreduce(remaining) > 0:
+                remaining -= 1
+    """) == [("CSL101", 9)]

@@ -373,6 +373,24 @@ def make_call_result(ref, args, kwargs, fallback, path, line, text) -> frozenset
 
 
 def make_collective_result(group: str, inner: frozenset) -> frozenset:
+    # A collective over a group of values some of which already came out of a
+    # collective over the same group: those parts are uniform over it either
+    # way, so their own inputs stand in for them.  Without this an in-place
+    # collective in a loop (``while comm.allreduce(x) > 0: x -= 1``) built a
+    # new nested atom per iteration and the dataflow never settled.
+    if any(atom[0] == "C" and atom[1] == group for atom in inner):
+        flat = set()
+        stack = list(inner)
+        opened = set()  # nested atoms share parts: open each one once
+        while stack:
+            atom = stack.pop()
+            if atom[0] == "C" and atom[1] == group:
+                if id(atom[2]) not in opened:
+                    opened.add(id(atom[2]))
+                    stack.extend(atom[2])
+            else:
+                flat.add(atom)
+        inner = frozenset(flat)
     depth = 1 + _nesting(inner)
     if depth > MAX_NESTING:
         inner = flatten_atoms(inner)
@@ -1232,6 +1250,16 @@ class FunctionExtractor:
                     if j is not None and j not in queued:
                         queued.add(j)
                         heapq.heappush(heap, j)
+        if heap:
+            # Out of budget: every node still gets the values that reach it
+            # (one pass in order) rather than none, which would read as uniform.
+            for n in order:
+                merged = dict(envs_in.get(n, {}))
+                for p in graph.nodes[n].preds:
+                    for k, v in outs.get(p, {}).items():
+                        merged[k] = merged[k] | v if k in merged else v
+                envs_in[n] = merged
+                outs[n] = self._transfer(graph, n, merged, envs_in)
         return envs_in
 
     def _rpo(self, graph) -> list:
