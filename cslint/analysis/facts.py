@@ -690,7 +690,9 @@ class FunctionExtractor:
         # under the same variables; this keeps the first result for the rest
         # of the statement.  None outside summary extraction.
         self._args_memo: Optional[dict] = None
+        # noted by scan_calls
         self.has_loop = False
+        self.signal_handlers: list = []
         # Local dicts read with constant keys (``state["step"]``): name -> keys.
         # The CFG dataflow keeps one entry per such key, ``("key", name, k)``,
         # so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform.
@@ -822,7 +824,7 @@ class FunctionExtractor:
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
                 if name == "signal" and len(node.args) >= 2 and \
-                        canonical_text(dotted(func), ctx.imports) in ("signal.signal", "signal"):
+                        canonical_text(dotted(func), ctx.imports) == "signal.signal":
                     handler = self.resolve_ref(node.args[1])
                     if handler is not None:
                         self.signal_handlers.append(handler)
@@ -866,7 +868,7 @@ class FunctionExtractor:
             return FuncFacts(key, self.qualname, self.ctx.module, self.ctx.path,
                              getattr(self.func, "lineno", 1), self.class_key, self.params,
                              self.self_offset, {None: variant}, False, getattr(self, "raises", False),
-                             called_names, tuple(getattr(self, "signal_handlers", ())))
+                             called_names, tuple(self.signal_handlers))
         variants: dict = {}
         if self.mode_names_used():
             for modes in self.ctx.knowledge.mode_assignments():
@@ -876,7 +878,7 @@ class FunctionExtractor:
         return FuncFacts(key, self.qualname, self.ctx.module, self.ctx.path,
                          getattr(self.func, "lineno", 1), self.class_key, self.params,
                          self.self_offset, variants, True, getattr(self, "raises", False), called_names,
-                         tuple(getattr(self, "signal_handlers", ())))
+                         tuple(self.signal_handlers))
 
     # -- summary-only extraction (functions that cannot reach a collective) ----------
     def _entry_env(self) -> dict:

@@ -198,22 +198,19 @@ def read_file(source: SourceFile) -> None:
     source.data = data
 
 
-def compile_needles(needles: set, whole_words: bool = False):
-    """One regex that finds any of ``needles`` (with ``whole_words``, only as
-    a whole identifier: a wrapper named ``_stream`` must not select every file
-    that mentions ``current_stream``).  Written as a trie (``ab(?:c|d)``
-    rather than ``abc|abd``): ``re`` tries alternatives one by one at every
-    position, so a flat alternation of a few hundred wrapper names scanned the
-    tree several times slower than the trie."""
+def compile_needles(needles: set):
+    """A matcher for any of ``needles`` as a whole identifier (a wrapper named
+    ``_stream`` must not select every file that mentions ``current_stream``),
+    or None without needles.  The regex is a trie (``ab(?:c|d)`` rather than
+    ``abc|abd``): ``re`` tries alternatives one by one at every position, so a
+    flat alternation of a few hundred wrapper names scanned the tree several
+    times slower."""
     words = sorted({n for n in needles if n})
     if not words:
         return None
-    pattern = _trie_pattern(words)
-    if whole_words:
-        # The start of a word is checked after a match: a leading lookbehind
-        # would cost the regex its first-byte scan and triple the time.
-        return _WholeWords(re.compile(pattern + rb"(?![A-Za-z0-9_])"))
-    return re.compile(pattern)
+    # The start of a word is checked after a match: a leading lookbehind
+    # would cost the regex its first-byte scan and triple the time.
+    return _WholeWords(re.compile(_trie_pattern(words) + rb"(?![A-Za-z0-9_])"))
 
 
 _IDENTIFIER_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -226,20 +223,16 @@ class _WholeWords:
         self.regex = regex
 
     def search(self, data: bytes):
-        position = 0
-        while True:
-            found = self.regex.search(data, position)
-            if found is None or found.start() == 0 or data[found.start() - 1] not in _IDENTIFIER_BYTES:
-                return found
-            position = found.start() + 1
+        return next(self._matches(data), None)
 
     def names_in(self, data: bytes) -> set:
         """Every needle that occurs in ``data`` as a whole identifier."""
-        out = set()
+        return {found.group() for found in self._matches(data)}
+
+    def _matches(self, data: bytes):
         for found in self.regex.finditer(data):
             if found.start() == 0 or data[found.start() - 1] not in _IDENTIFIER_BYTES:
-                out.add(found.group())
-        return out
+                yield found
 
 
 class WrapperPrefilter:
@@ -255,9 +248,9 @@ class WrapperPrefilter:
     def __init__(self, needles: set, shared_methods: dict):
         plain = {n for n in needles if n not in shared_methods}
         conditional = {n for n in needles if n in shared_methods}
-        self.plain = compile_needles(plain, whole_words=True)
-        self.conditional = compile_needles(conditional, whole_words=True)
-        self.owners = {n: compile_needles(shared_methods[n], whole_words=True) for n in conditional}
+        self.plain = compile_needles(plain)
+        self.conditional = compile_needles(conditional)
+        self.owners = {n: compile_needles(shared_methods[n]) for n in conditional}
 
     def search(self, data: bytes) -> bool:
         if self.plain is not None and self.plain.search(data):
@@ -494,12 +487,6 @@ def _parse_here(jobs, bar) -> list:
         if bar is not None:
             bar.advance()
     return out
-
-
-def parse_many(jobs_list: list, jobs: int) -> list:
-    """Facts of every job, in order (a one-off pool of ``jobs`` processes)."""
-    with Workers(jobs, len(jobs_list)) as workers:
-        return workers.map(jobs_list)
 
 
 def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:

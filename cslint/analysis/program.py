@@ -15,11 +15,11 @@ when some call site passes a divergent argument (context-insensitive).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
-from ..presets import ALL_DIMS, Knowledge, group_span
-from .facts import FileFacts, FuncFacts, Site, Cond
+from ..presets import ALL_DIMS, KIND_DATA_SHARD, KIND_FILESYSTEM, Knowledge, group_span
+from .facts import FuncFacts, Site, Cond
 
 MAX_ROUNDS = 40
 MAX_VIA = 4
@@ -30,13 +30,13 @@ EMPTY_ATOMS: frozenset = frozenset()
 #: Source kinds whose values differ between ranks while their length does
 #: not: a sampler that shards by rank pads (or drops) to the same number of
 #: batches everywhere, so a loop over it runs equally often on every rank.
-SAME_LENGTH_KINDS = frozenset({"per-rank data shard"})
+SAME_LENGTH_KINDS = frozenset({KIND_DATA_SHARD})
 
 #: Source kinds that count where they decide a collective directly, but do
 #: not make everything a callee assigns divergent when they decide the call:
 #: a script that converts a checkpoint only if the file exists constructs its
 #: communicator wrapper under that test without any rank skipping anything.
-DIRECT_ONLY_KINDS = frozenset({"local filesystem view"})
+DIRECT_ONLY_KINDS = frozenset({KIND_FILESYSTEM})
 
 
 @dataclass
@@ -144,7 +144,7 @@ class Program:
         """Fields a signal handler assigns differ between ranks: the signal
         reaches one process (a SIGTERM from a node's scheduler, a Ctrl-C)."""
         for fn in self.funcs.values():
-            for ref in getattr(fn, "signal_handlers", ()):
+            for ref in fn.signal_handlers:
                 for handler in self.resolve(ref):
                     for v in handler.variants.values():
                         for class_key, attr, _atoms, line in v.fields:

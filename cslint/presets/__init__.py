@@ -105,6 +105,11 @@ class CollectiveSpec:
     group_kw: str = "group"
 
 
+#: Source kinds the analysis treats specially (see analysis/program.py).
+KIND_DATA_SHARD = "per-rank data shard"  # contents differ, length does not
+KIND_FILESYSTEM = "local filesystem view"  # counts where it decides a collective directly
+
+
 @dataclass(frozen=True)
 class SourceSpec:
     """A rank-local value: ``pattern`` on the dotted text of a call's callee

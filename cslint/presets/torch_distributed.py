@@ -10,7 +10,7 @@ stay out.
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset, SourceSpec, ALL_DIMS
+from . import CollectiveSpec, Preset, SourceSpec, ALL_DIMS, KIND_DATA_SHARD, KIND_FILESYSTEM
 
 _T = "torch"
 
@@ -114,19 +114,19 @@ _sources = [
     SourceSpec("platform.node", "host name"),
     # What a rank sees of the filesystem: node-local disks, and shared ones
     # while another rank is still writing.
-    SourceSpec("os.path.exists", "local filesystem view"),
-    SourceSpec("os.path.isfile", "local filesystem view"),
-    SourceSpec("os.path.isdir", "local filesystem view"),
-    SourceSpec("os.path.getsize", "local filesystem view"),
-    SourceSpec("os.path.getmtime", "local filesystem view"),
-    SourceSpec("os.listdir", "local filesystem view"),
-    SourceSpec("os.scandir", "local filesystem view"),
-    SourceSpec("os.access", "local filesystem view"),
-    SourceSpec("glob.glob", "local filesystem view"),
-    SourceSpec("glob.iglob", "local filesystem view"),
+    SourceSpec("os.path.exists", KIND_FILESYSTEM),
+    SourceSpec("os.path.isfile", KIND_FILESYSTEM),
+    SourceSpec("os.path.isdir", KIND_FILESYSTEM),
+    SourceSpec("os.path.getsize", KIND_FILESYSTEM),
+    SourceSpec("os.path.getmtime", KIND_FILESYSTEM),
+    SourceSpec("os.listdir", KIND_FILESYSTEM),
+    SourceSpec("os.scandir", KIND_FILESYSTEM),
+    SourceSpec("os.access", KIND_FILESYSTEM),
+    SourceSpec("glob.glob", KIND_FILESYSTEM),
+    SourceSpec("glob.iglob", KIND_FILESYSTEM),
     # A sampler that shards the dataset by rank yields different batches on
     # every rank (and different lengths when the dataset does not divide).
-    SourceSpec("*DistributedSampler", "per-rank data shard"),
+    SourceSpec("*DistributedSampler", KIND_DATA_SHARD),
     # Pipeline-stage predicates: the same on the ranks of one stage.
     SourceSpec("*is_pipeline_last_stage", "pipeline stage", dims=(("*", frozenset({"pp"})),)),
     SourceSpec("*is_pipeline_first_stage", "pipeline stage", dims=(("*", frozenset({"pp"})),)),
