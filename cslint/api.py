@@ -209,18 +209,12 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
     their facts; path -> FileFacts."""
     readable = [f for f in all_files if f.data is not None]
 
-    from .presets import file_may_hold_collectives
+    from .analysis.prefilter import SiteFilter
 
-    strong = set(knowledge.strong_needles)
-    for f in all_files:
-        for pattern in f.settings.collectives:
-            tail = pattern.split(":", 1)[0].rsplit(".", 1)[-1].replace("*", "")
-            if tail:
-                strong.add(tail.encode())
-    weak = tuple(knowledge.weak_needles)
-    ambiguous = frozenset(n.decode() for n in knowledge.weak_needles)
-    strong_tuple = tuple(sorted(strong, key=len))
-    needles = set(strong)
+    user_patterns = {pattern for f in all_files for pattern in f.settings.collectives}
+    may_hold_site = SiteFilter(knowledge, sorted(user_patterns))
+    ambiguous = knowledge.ambiguous_names
+    needles: set = set()
 
     facts_by_path: dict = {}
     data_by_path = {f.path: f for f in readable}
@@ -232,14 +226,14 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
         regex = None
         if rounds > 1:
             regex = indexmod.WrapperPrefilter(
-                needles - strong, indexmod.shared_wrapper_methods(facts_by_path.values(), known_wrappers))
+                needles, indexmod.WrapperDefinitions(facts_by_path.values(), known_wrappers))
         rest: list = []
 
         def chosen(candidates=remaining, first=rounds == 1, regex=regex, rest=rest):
             # a generator: the workers start on the first files while the
             # prefilter is still reading the rest
             for f in candidates:
-                if (f.explicit and f.report) or (first and file_may_hold_collectives(f.data, strong_tuple, weak)) \
+                if (f.explicit and f.report) or (first and may_hold_site(f.data)) \
                         or (regex is not None and regex.search(f.data)):
                     yield f
                 else:
@@ -254,8 +248,9 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
         for facts in parsed:
             facts_by_path[facts.path] = facts
         new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
-        fresh = {n.encode() for n in new_names}
-        fresh = indexmod.wrapper_needles(fresh - needles, strong)
+        # a wrapper that is itself named like a collective (a coordinator's
+        # ``all_reduce``) had its callers selected in the first round
+        fresh = {n.encode() for n in new_names if may_hold_site.needs_comm(n) is not False} - needles
         if not fresh:
             break
         needles |= fresh

@@ -100,7 +100,7 @@ def test_ambiguous_collective_names_do_not_spread_as_wrappers(tmp_path):
         def sync_grads(t):
             dist.all_reduce(t)
     """)
-    ambiguous = frozenset(n.decode() for n in KNOWLEDGE.weak_needles)
+    ambiguous = KNOWLEDGE.ambiguous_names
     assert indexmod.wrapper_names(facts) == {"reduce", "sync_grads"}
     assert indexmod.wrapper_names(facts, ambiguous) == {"sync_grads"}
 
@@ -186,9 +186,11 @@ def test_a_method_name_many_classes_define_selects_files_only_with_its_class(tmp
     """)
     names = indexmod.wrapper_names(facts)
     assert names == {"dispatch", "sync_weights"}
-    shared = indexmod.shared_wrapper_methods([facts], names)
-    assert shared == {b"dispatch": {b"CommRouter"}}
-    prefilter = indexmod.WrapperPrefilter({n.encode() for n in names}, shared)
+    definitions = indexmod.WrapperDefinitions([facts], names)
+    assert definitions.shared_methods == {b"dispatch"}
+    assert definitions.method_owners == {b"dispatch": {b"CommRouter"}, b"sync_weights": {b"CommRouter"}}
+    assert definitions.function_modules == {}
+    prefilter = indexmod.WrapperPrefilter({n.encode() for n in names}, definitions)
     assert not prefilter.search(b"def step(job):\n    job.dispatch(x)\n")
     assert prefilter.search(b"r = CommRouter()\nr.dispatch(x)\n")
     assert prefilter.search(b"def step(r):\n    r.sync_weights(x)\n")  # one class defines it

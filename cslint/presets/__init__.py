@@ -163,9 +163,10 @@ class Knowledge:
     sources: list
     uniform: list
     modes: list
-    needles: set  # byte strings whose presence makes a file worth parsing
-    strong_needles: set = field(default_factory=set)  # distinctive collective names
-    weak_needles: set = field(default_factory=set)  # ambiguous names (need a communicator hint)
+    #: collective names that are also ordinary method names (``gather``,
+    #: ``reduce``): a function of such a name is not followed across files by
+    #: its name alone
+    ambiguous_names: frozenset = frozenset()
 
     def _index(self, specs: list) -> tuple:
         exact: dict = {}
@@ -230,7 +231,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
     ``tensorrt_llm``).  Unknown names raise ``ValueError`` with the list of
     known ones."""
     known = ("torch_distributed", "mpi4py", "tensorrt_llm")
-    merged = Knowledge([], [], [], [], [], [], set())
+    merged = Knowledge([], [], [], [], [], [])
     for name in names:
         if name not in known:
             raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(known)}")
@@ -249,45 +250,29 @@ def load_presets(names: Iterable[str]) -> Knowledge:
             continue
         receiver = spec.pattern.rsplit(".", 1)[0] if "." in spec.pattern else ""
         fixed_prefix = bool(receiver) and "*" not in receiver
-        ambiguous = tail in _AMBIGUOUS_NAMES
-        (weak if spec.receiver == "comm" or fixed_prefix or ambiguous else strong).add(tail.encode())
-    merged.strong_needles = minimal_needles(strong)
-    merged.weak_needles = minimal_needles(weak) - merged.strong_needles
-    merged.needles = minimal_needles(strong | weak)
+        ambiguous = tail in AMBIGUOUS_NAMES
+        (weak if spec.receiver == "comm" or fixed_prefix or ambiguous else strong).add(tail)
+    merged.ambiguous_names = frozenset(minimal_needles(weak) - minimal_needles(strong))
     return merged
 
 
-#: Byte strings that suggest a communicator is around; a file whose only
-#: collective-looking names are ambiguous (``gather``, ``reduce``) is parsed
-#: only when one of these appears too.
-COMM_HINTS = (b"torch.distributed", b"mpi4py", b"MPI.COMM", b"dist.", b"c10d", b"comm.", b"_comm", b"process_group", b"group=",
-              b"_group()")
-
-
-def file_may_hold_collectives(data: bytes, strong, weak) -> bool:
-    """The byte prefilter: a distinctive collective name, or an ambiguous
-    one next to a communicator hint."""
-    for needle in strong:
-        if needle in data:
-            return True
-    for needle in weak:
-        if needle in data:
-            return any(hint in data for hint in COMM_HINTS)
-    return False
-
-
-# Names too common in ordinary code to be worth a parse on their own; a file
-# using them as collectives also mentions a communicator method we do scan for.
+# MPI names too common in ordinary code (``str.split``, ``ir.Scan``) to say
+# anything about a function named after them.
 _WEAK_NEEDLES = {"Split", "Split_type", "Scan", "Exscan"}
 
 
 # Capitalised MPI names that also occur in ordinary identifiers (ReduceOp, GatherND).
 _AMBIGUOUS_NAMES = {"Gather", "Reduce", "Scatter", "Alltoall", "Alltoallv", "Gatherv", "Scatterv"}
 
+#: Collective names that are also ordinary names (``threading.Barrier``,
+#: ``ir.Scan``, ``onnx.Gather``): the byte prefilter takes them only on a
+#: communicator-looking receiver.
+AMBIGUOUS_NAMES = frozenset(_AMBIGUOUS_NAMES | _WEAK_NEEDLES | {"Barrier"})
+
 
 def minimal_needles(needles: set) -> set:
     """Drop needles that contain a shorter needle (the shorter one already
-    selects every file the longer one would)."""
+    selects every file the longer one would); str or bytes."""
     ordered = sorted(needles, key=len)
     kept: list = []
     for needle in ordered:

@@ -1,0 +1,271 @@
+"""Round one of the byte prefilter: could a file hold a collective call site?
+
+Most files of a large tree never call a collective, and parsing them is most
+of what a run would cost.  A plain substring test on the collective names is
+cheap but loose: ``broadcast`` occurs in ``broadcast_tensors``, in docstrings
+("is broadcast to"), and ``gather``/``reduce`` in every ``torch.gather`` and
+``functools.reduce``; on the torch package five in six files it selected held
+no collective at all.  So each occurrence of a name is looked at in place:
+
+* it must be a whole identifier that a collective pattern of the loaded
+  presets (or the configuration) matches;
+* it must be used the way a call site uses it: after a ``.`` (a method or a
+  module attribute), before a ``(`` (a call), or on an import line;
+* a name that counts only on a communicator-looking receiver (``gather``,
+  ``reduce``, ``bcast``) needs that receiver in the bytes before its ``.``
+  (``dist.gather``, ``self.cpu_group.gather``, ``MPI.COMM_WORLD.bcast``), a
+  receiver imported from a communication module (``import
+  torch.distributed as td``), or a communicator made in the file
+  (``sub = comm.Split(...)``); a bare call needs the name imported from such a
+  module.
+
+The test over-approximates what fact extraction recognises (it never drops a
+file holding a site that extraction would report), and it costs a substring
+search per name plus a few byte comparisons per occurrence.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from typing import Iterable, Optional
+
+from ..presets import AMBIGUOUS_NAMES, Knowledge, minimal_needles
+
+_IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_SPACE = frozenset(b" \t")
+_DOT, _OPEN, _CLOSE, _OPEN_SQ, _CLOSE_SQ = b".()[]"
+
+#: Lower-case byte strings that make a receiver look like a communicator; a
+#: superset of what fact extraction accepts (``_comm_receiver``), plus the
+#: module names of the fixed-receiver patterns (``c10d.gather``).
+COMM_TOKENS = (b"dist", b"comm", b"group", b"coordinator", b"mpi", b"nccl", b"gloo", b"world", b"mesh", b"pg",
+               b"c10d")
+
+#: Calls that make a communicator (extraction treats the names they are
+#: assigned to as communicators).
+_COMM_FACTORY_CALLS = (b".Split(", b".Split_type(", b".Dup(", b".Create(", b".Create_group(", b".Clone(",
+                       b".Create_cart(", b".Create_graph(", b".Create_intercomm(", b".Merge(", b"new_group(",
+                       b"new_subgroups(")
+
+
+#: Line starts that cannot hold a call (a line inside a string is no call either).
+_NOT_CODE = (b"#", b">>>")
+
+_RECEIVER_LOOKBACK = 160  # bytes: a receiver longer than this counts as a communicator
+
+
+def _looks_like_comm(text: bytes) -> bool:
+    lowered = text.lower()
+    return any(token in lowered for token in COMM_TOKENS)
+
+
+class SiteFilter:
+    """``SiteFilter(knowledge, user_patterns)(data)``: whether the bytes of a
+    file may hold a collective call site (see the module docstring)."""
+
+    def __init__(self, knowledge: Knowledge, user_patterns: Iterable[str] = ()):
+        self.knowledge = knowledge
+        literals: set = set()
+        self.user_tails: list = []
+        for spec in knowledge.collectives:
+            literals.add(_longest_literal(_tail(spec.pattern)))
+        for pattern in user_patterns:
+            tail = _tail(pattern)
+            self.user_tails.append(tail)
+            literals.add(_longest_literal(tail))
+        literals.discard(b"")
+        # the shortest literal that selects: ``reduce`` also finds
+        # ``reduce_scatter`` occurrences
+        self.needles = tuple(sorted(minimal_needles(literals), key=len))
+        self._needs_comm: dict = {}
+
+    # -- per identifier ------------------------------------------------------
+    def needs_comm(self, word: str) -> Optional[bool]:
+        """None: no collective pattern ends in ``word``; True: every pattern
+        that does needs a communicator-looking receiver; False: some pattern
+        takes any receiver (or none)."""
+        try:
+            return self._needs_comm[word]
+        except KeyError:
+            pass
+        answer: Optional[bool] = None
+        if word in AMBIGUOUS_NAMES:
+            answer = True
+        elif any(fnmatch.fnmatchcase(word, tail) for tail in self.user_tails):
+            answer = False
+        else:
+            for spec in self.knowledge.candidates("collectives", word):
+                receiver = spec.pattern.rsplit(".", 1)[0] if "." in spec.pattern else ""
+                free = spec.receiver != "comm" and receiver in ("", "*")
+                answer = False if free else (True if answer is None else answer)
+                if free:
+                    break
+        self._needs_comm[word] = answer
+        return answer
+
+    # -- per file ------------------------------------------------------------
+    def __call__(self, data: bytes) -> bool:
+        context = None
+        seen: set = set()
+        for needle in self.needles:
+            start = data.find(needle)
+            while start >= 0:
+                begin = start
+                while begin and data[begin - 1] in _IDENTIFIER:
+                    begin -= 1
+                end = start + len(needle)
+                size = len(data)
+                while end < size and data[end] in _IDENTIFIER:
+                    end += 1
+                word = data[begin:end]
+                if (begin, word) not in seen:
+                    seen.add((begin, word))
+                    needs = self.needs_comm(word.decode("ascii", "replace"))
+                    if needs is not None:
+                        if context is None:
+                            context = _FileContext(data)
+                        if context.is_site(begin, end, word, needs):
+                            return True
+                start = data.find(needle, end)
+        return False
+
+
+class _FileContext:
+    """What the occurrence test needs to know of the whole file, computed on
+    the first occurrence of a collective name."""
+
+    def __init__(self, data: bytes):
+        self.data = data
+        self._imports: Optional[tuple] = None
+        self._factory: Optional[bool] = None
+
+    def _scan_imports(self) -> tuple:
+        """(names bound by imports from communication modules, byte spans of
+        every import statement)."""
+        if self._imports is None:
+            comm_names: set = set()
+            spans: list = []
+            for start, end in import_statements(self.data):
+                spans.append((start, end))
+                text = self.data[start:end]
+                if not _looks_like_comm(text):
+                    continue
+                statement = text.lstrip()
+                from_import = statement.startswith(b"from")
+                names = statement.split(b" import ", 1)[1] if from_import and b" import " in statement \
+                    else statement[len(b"import"):]
+                for part in names.replace(b"(", b" ").replace(b")", b" ").replace(b"\\", b" ").split(b","):
+                    words = part.split(b"#", 1)[0].split()
+                    if len(words) >= 3 and words[-2] == b"as":
+                        comm_names.add(words[-1])
+                    elif words and from_import:
+                        comm_names.add(words[0])
+                    # a plain ``import torch.distributed`` binds ``torch``:
+                    # its uses spell the whole path, which looks like a
+                    # communicator already
+            self._imports = (comm_names, spans)
+        return self._imports
+
+    def has_factory(self) -> bool:
+        if self._factory is None:
+            self._factory = any(call in self.data for call in _COMM_FACTORY_CALLS)
+        return self._factory
+
+    def on_import_line(self, position: int) -> bool:
+        return any(start <= position < end for start, end in self._scan_imports()[1])
+
+    def is_site(self, begin: int, end: int, word: bytes, needs_comm: bool) -> bool:
+        data = self.data
+        line_start = data.rfind(b"\n", 0, begin) + 1
+        first = line_start
+        while first < begin and data[first] in _SPACE:
+            first += 1
+        if data.startswith(_NOT_CODE, first):
+            return False  # a comment line, or an interactive example in a docstring
+        before = begin - 1
+        while before >= 0 and data[before] in _SPACE:
+            before -= 1
+        after = end
+        while after < len(data) and data[after] in _SPACE:
+            after += 1
+        attribute = before >= 0 and data[before] == _DOT
+        called = after < len(data) and data[after] == _OPEN
+        if not needs_comm:
+            return attribute or called or self.on_import_line(begin)
+        comm_names = self._scan_imports()[0]
+        if attribute:
+            receiver = self._receiver(before)
+            if receiver is None or _looks_like_comm(receiver):
+                return True
+            head = receiver.split(b".", 1)[0].split(b"(", 1)[0].split(b"[", 1)[0]
+            return head in comm_names or self.has_factory()
+        if called:
+            return word in comm_names
+        return False
+
+    def _receiver(self, dot: int) -> Optional[bytes]:
+        """The text before the ``.`` at ``dot`` that names the receiver
+        (identifiers, dots, bracketed arguments); None when it runs past the
+        look-back limit."""
+        data = self.data
+        position = dot - 1
+        limit = max(0, dot - _RECEIVER_LOOKBACK)
+        depth = 0
+        while position >= limit:
+            byte = data[position]
+            if byte in (_CLOSE, _CLOSE_SQ):
+                depth += 1
+            elif byte in (_OPEN, _OPEN_SQ):
+                if depth == 0:
+                    break
+                depth -= 1
+            elif depth == 0 and byte not in _IDENTIFIER and byte != _DOT:
+                break  # inside brackets anything goes; outside, the receiver ends
+            position -= 1
+        else:
+            if position >= 0:
+                return None
+        return data[position + 1:dot].strip()
+
+
+def _tail(pattern: str) -> str:
+    return pattern.split(":", 1)[0].rsplit(".", 1)[-1]
+
+
+def _longest_literal(tail: str) -> bytes:
+    chunks = [chunk for chunk in re.split(r"[*?\[\]]", tail) if chunk]
+    return max(chunks, key=len).encode() if chunks else b""
+
+
+def import_statements(data: bytes) -> list:
+    """(start, end) byte spans of the import statements of a file (a
+    parenthesised name list runs to its ``)``).  A ``find`` loop: a regex
+    anchored at line starts is several times slower on large trees."""
+    spans = []
+    size = len(data)
+    position = data.find(b"import")
+    while position >= 0:
+        line_start = data.rfind(b"\n", 0, position) + 1
+        first = line_start
+        while first < position and data[first] in _SPACE:
+            first += 1
+        line_end = data.find(b"\n", position)
+        if line_end < 0:
+            line_end = size
+        if data.startswith((b"import ", b"from "), first) and (first == position or data.startswith(b"from ", first)):
+            end = line_end
+            opening = data.find(b"(", position, line_end)
+            if opening >= 0 and data.find(b")", opening, line_end) < 0:
+                closing = data.find(b")", opening)
+                end = size if closing < 0 else closing + 1
+            spans.append((first, end))
+            position = data.find(b"import", end)
+        else:
+            position = data.find(b"import", position + 6)
+    return spans
+
+
+def import_text(data: bytes) -> bytes:
+    """The import statements of a file, one per line."""
+    return b"\n".join(data[start:end] for start, end in import_statements(data))
