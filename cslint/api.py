@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import os
 from typing import Optional
 
@@ -239,14 +240,20 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
                 else:
                     rest.append(f)
 
+        # Files parsed before a wrapper they call was known get a deeper
+        # look in the same batch as the next round's files (one wait fewer).
+        deeper = [] if rounds == 1 else _deeper_look(facts_by_path, data_by_path, known_wrappers)
+        earlier = {f.path: facts_by_path[f.path] for f in deeper}
         if bar is not None:
             bar.start(f"analysing, round {rounds}", 0)
-        parsed = _parse(chosen(), knowledge, preset_names, workers, fact_cache, known_wrappers, bar=bar)
+        parsed = _parse(itertools.chain(deeper, chosen()), knowledge, preset_names, workers, fact_cache,
+                        known_wrappers, earlier, bar)
         remaining = rest
         if not parsed:
             break
         for facts in parsed:
-            facts_by_path[facts.path] = facts
+            before = earlier.get(facts.path)
+            facts_by_path[facts.path] = facts if before is None else merge_partial(before, facts)
         new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
         # a wrapper that is itself named like a collective (a coordinator's
         # ``all_reduce``) had its callers selected in the first round
@@ -254,10 +261,9 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
         if not fresh:
             break
         needles |= fresh
-    # Files summarised before a wrapper they call was known get a deeper look.
+    # Files summarised before the last wrappers were known get a deeper look.
     for _round in range(3):
-        again = [data_by_path[path] for path, facts in facts_by_path.items()
-                 if facts.error is None and path in data_by_path and indexmod.needs_deeper_look(facts, known_wrappers)]
+        again = _deeper_look(facts_by_path, data_by_path, known_wrappers)
         if not again:
             break
         if bar is not None:
@@ -269,6 +275,13 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
             break
 
     return facts_by_path
+
+
+def _deeper_look(facts_by_path: dict, data_by_path: dict, known_wrappers: set) -> list:
+    """The read files whose facts summarised a function that calls a
+    wrapper known now."""
+    return [data_by_path[path] for path, facts in facts_by_path.items()
+            if facts.error is None and path in data_by_path and indexmod.needs_deeper_look(facts, known_wrappers)]
 
 
 def _learn_wrappers(facts_by_path: dict, known_wrappers: set, ambiguous: frozenset) -> set:

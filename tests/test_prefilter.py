@@ -24,7 +24,8 @@ KEPT = {
     "functional call": b"import torch.distributed as dist\ndist.all_reduce(t)\n",
     "method on a coordinator": b"get_tp_group().all_reduce(x)\n",
     "imported distinctive name": b"from vllm.distributed import tensor_model_parallel_all_reduce as ar\n",
-    "bare distinctive call": b"y = tensor_model_parallel_all_reduce(x)\n",
+    "bare call of an imported name": b"from vllm.distributed import *\ny = tensor_model_parallel_all_reduce(x)\n",
+    "bare call of a defined name": b"def broadcast_tensor_dict(d):\n    pass\n\nbroadcast_tensor_dict(d)\n",
     "ambiguous name on a group receiver": b"self.cpu_group.gather(x)\n",
     "ambiguous name on a call receiver": b"get_world_group(name).broadcast(t, src=0)\n",
     "ambiguous name on an alias": b"import torch.distributed as td\ntd.gather(t)\n",
@@ -35,7 +36,8 @@ KEPT = {
     "mpi barrier on a communicator": b"self.world.Barrier()\n",
     "configured pattern": b"h.my_exchange(buf)\n",
     "function reference": b"hooks = [dist.all_gather_object]\n",
-    "suffix pattern": b"out = _gather_from_tensor_model_parallel_region(x)\n",
+    "suffix pattern": b"out = mappings._gather_from_tensor_model_parallel_region(x)\n",
+    "suffix pattern imported": b"from m import (\n    my_gather_from_sequence_parallel_region as g,\n)\n",
 }
 
 DROPPED = {
@@ -50,6 +52,7 @@ DROPPED = {
     "onnx gather": b"q = op.Gather(shape, idx)\n",
     "local gather method": b"def gather(self, xs):\n    return xs\n",
     "bare ambiguous call": b"out = gather(x)\n",
+    "bare call of a name never imported": b"y = tensor_model_parallel_all_reduce(x)\n",
 }
 
 

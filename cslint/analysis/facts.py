@@ -690,6 +690,7 @@ class FunctionExtractor:
         # under the same variables; this keeps the first result for the rest
         # of the statement.  None outside summary extraction.
         self._args_memo: Optional[dict] = None
+        self._calls_memo: dict = {}  # id(statement) -> [(call, ref)] (summary pass)
         # noted by scan_calls
         self.has_loop = False
         self.signal_handlers: list = []
@@ -1035,22 +1036,36 @@ class FunctionExtractor:
 
     def _light_calls(self, s, env, variant, implicit=EMPTY) -> None:
         """Calls to analysed functions made by this statement (for parameter flow)."""
+        for node, ref in self._resolved_calls(s):
+            args, kwargs = self._args(node, env)
+            if not implicit and not any(args) and not any(a for _, a in kwargs):
+                continue
+            raw = dotted(node.func) or "call"
+            site = Site(Span.of(node), raw, raw, None, ref, args, kwargs, ())
+            site.ctx_atoms = implicit
+            variant.sites.append(site)
+
+    def _resolved_calls(self, s) -> list:
+        """(call, ref) for the calls with arguments that a statement makes
+        itself (not in nested blocks) and that resolve to a function; the
+        summary pass runs twice over loops, the walk once."""
+        memo = self._calls_memo
+        found = memo.get(id(s))
+        if found is not None:
+            return found
+        found = []
         exprs = _own_exprs(cfgmod.Node(0, cfgmod.TEST if isinstance(s, ast.If) else
                                        cfgmod.LOOP if isinstance(s, (ast.For, ast.AsyncFor, ast.While)) else
                                        cfgmod.STMT, s))
+        Call = ast.Call
         for expr in exprs:
             for node in fast_walk(expr):
-                if isinstance(node, ast.Call) and (node.args or node.keywords):
+                if type(node) is Call and (node.args or node.keywords):
                     ref = self.resolve_ref(node.func)
-                    if ref is None:
-                        continue
-                    args, kwargs = self._args(node, env)
-                    if not implicit and not any(args) and not any(a for _, a in kwargs):
-                        continue
-                    raw = dotted(node.func) or "call"
-                    site = Site(Span.of(node), raw, raw, None, ref, args, kwargs, ())
-                    site.ctx_atoms = implicit
-                    variant.sites.append(site)
+                    if ref is not None:
+                        found.append((node, ref))
+        memo[id(s)] = found
+        return found
 
     def _variant(self, fold) -> Variant:
         graph = cfgmod.build_cfg(self.func, fold)

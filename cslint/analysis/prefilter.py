@@ -20,8 +20,7 @@ no collective at all.  So each occurrence of a name is looked at in place:
   module.
 
 The test over-approximates what fact extraction recognises (it never drops a
-file holding a site that extraction would report), and it costs a substring
-search per name plus a few byte comparisons per occurrence.
+file holding a site that extraction would report, star imports included).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ import fnmatch
 import re
 from typing import Iterable, Optional
 
-from ..presets import AMBIGUOUS_NAMES, Knowledge, minimal_needles
+from ..presets import AMBIGUOUS_NAMES, Knowledge
 
 _IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _SPACE = frozenset(b" \t")
@@ -62,22 +61,42 @@ def _looks_like_comm(text: bytes) -> bool:
 
 class SiteFilter:
     """``SiteFilter(knowledge, user_patterns)(data)``: whether the bytes of a
-    file may hold a collective call site (see the module docstring)."""
+    file may hold a collective call site (see the module docstring).
+
+    Three scans find the candidate uses, each fast because it is anchored
+    on something rare: ``.name`` (the regex engine jumps from dot to dot),
+    ``def name`` and the import statements.  A bare call ``name(...)`` can
+    only reach a collective that the file imports or defines, so those two
+    cover it; a file with a star import is scanned for the bare names too.
+    """
 
     def __init__(self, knowledge: Knowledge, user_patterns: Iterable[str] = ()):
         self.knowledge = knowledge
-        literals: set = set()
         self.user_tails: list = []
-        for spec in knowledge.collectives:
-            literals.add(_longest_literal(_tail(spec.pattern)))
+        exact: set = set()
+        wild: set = set()
+        tails = [_tail(spec.pattern) for spec in knowledge.collectives]
         for pattern in user_patterns:
             tail = _tail(pattern)
             self.user_tails.append(tail)
-            literals.add(_longest_literal(tail))
-        literals.discard(b"")
-        # the shortest literal that selects: ``reduce`` also finds
-        # ``reduce_scatter`` occurrences
-        self.needles = tuple(sorted(minimal_needles(literals), key=len))
+            tails.append(tail)
+        for tail in tails:
+            if not tail:
+                continue
+            if any(ch in tail for ch in "*?["):
+                wild.add(tail)
+            else:
+                exact.add(tail.encode())
+        from .index import _trie_pattern  # one trie builder for every prefilter
+
+        alternatives = [_trie_pattern(sorted(exact))] if exact else []
+        alternatives += [_identifier_pattern(tail) for tail in sorted(wild)]
+        name = b"(?:" + b"|".join(alternatives) + b")" if alternatives else b"(?!)"
+        end = rb"(?![A-Za-z0-9_])"
+        self.attribute = re.compile(rb"\.[ \t]*(" + name + b")" + end)
+        # no ``\b`` in front: a literal prefix lets the engine skip ahead
+        self.definition = re.compile(rb"def[ \t]+(" + name + b")" + end)
+        self.word = re.compile(rb"(?<![A-Za-z0-9_])(" + name + b")" + end)
         self._needs_comm: dict = {}
 
     # -- per identifier ------------------------------------------------------
@@ -107,28 +126,52 @@ class SiteFilter:
     # -- per file ------------------------------------------------------------
     def __call__(self, data: bytes) -> bool:
         context = None
-        seen: set = set()
-        for needle in self.needles:
-            start = data.find(needle)
-            while start >= 0:
-                begin = start
-                while begin and data[begin - 1] in _IDENTIFIER:
-                    begin -= 1
-                end = start + len(needle)
-                size = len(data)
-                while end < size and data[end] in _IDENTIFIER:
-                    end += 1
-                word = data[begin:end]
-                if (begin, word) not in seen:
-                    seen.add((begin, word))
+        for found in self.attribute.finditer(data):
+            word = found.group(1)
+            needs = self.needs_comm(word.decode("ascii", "replace"))
+            if needs is None:
+                continue
+            if context is None:
+                context = _FileContext(data)
+            if context.is_site(found.start(1), found.end(1), word, needs):
+                return True
+        for found in self.definition.finditer(data):
+            if found.start() and data[found.start() - 1] in _IDENTIFIER:
+                continue  # ``undef x`` or ``redefine``
+            if self.needs_comm(found.group(1).decode("ascii", "replace")) is False:
+                return True  # the file defines (and may call) a collective-named function
+        if context is None:
+            context = _FileContext(data)
+        spans = context.import_spans()
+        if spans and self.word.search(b"\n".join(data[start:end] for start, end in spans)) is not None:
+            comm_names = context.imports()[0]
+            for start, end in spans:
+                for found in self.word.finditer(data, start, end):
+                    word = found.group(1)
                     needs = self.needs_comm(word.decode("ascii", "replace"))
-                    if needs is not None:
-                        if context is None:
-                            context = _FileContext(data)
-                        if context.is_site(begin, end, word, needs):
-                            return True
-                start = data.find(needle, end)
+                    if needs is False or (needs and word in comm_names):
+                        return True
+        if b"import *" in data:
+            for found in self.word.finditer(data):
+                needs = self.needs_comm(found.group(1).decode("ascii", "replace"))
+                if needs is not None and context.is_site(found.start(1), found.end(1), found.group(1), needs,
+                                                         bare_call_counts=True):
+                    return True
         return False
+
+
+def _identifier_pattern(tail: str) -> bytes:
+    """A regex for the identifiers an fnmatch tail (``*gather_region``)
+    matches."""
+    out = b""
+    for ch in tail:
+        if ch == "*":
+            out += rb"[A-Za-z0-9_]*"
+        elif ch == "?":
+            out += rb"[A-Za-z0-9_]"
+        else:
+            out += re.escape(ch.encode())
+    return out
 
 
 class _FileContext:
@@ -138,15 +181,21 @@ class _FileContext:
     def __init__(self, data: bytes):
         self.data = data
         self._imports: Optional[tuple] = None
+        self._spans: Optional[list] = None
         self._factory: Optional[bool] = None
 
-    def _scan_imports(self) -> tuple:
+    def import_spans(self) -> list:
+        if self._spans is None:
+            self._spans = import_statements(self.data)
+        return self._spans
+
+    def imports(self) -> tuple:
         """(names bound by imports from communication modules, byte spans of
         every import statement)."""
         if self._imports is None:
             comm_names: set = set()
             spans: list = []
-            for start, end in import_statements(self.data):
+            for start, end in self.import_spans():
                 spans.append((start, end))
                 text = self.data[start:end]
                 if not _looks_like_comm(text):
@@ -173,9 +222,9 @@ class _FileContext:
         return self._factory
 
     def on_import_line(self, position: int) -> bool:
-        return any(start <= position < end for start, end in self._scan_imports()[1])
+        return any(start <= position < end for start, end in self.imports()[1])
 
-    def is_site(self, begin: int, end: int, word: bytes, needs_comm: bool) -> bool:
+    def is_site(self, begin: int, end: int, word: bytes, needs_comm: bool, bare_call_counts: bool = False) -> bool:
         data = self.data
         line_start = data.rfind(b"\n", 0, begin) + 1
         first = line_start
@@ -193,7 +242,7 @@ class _FileContext:
         called = after < len(data) and data[after] == _OPEN
         if not needs_comm:
             return attribute or called or self.on_import_line(begin)
-        comm_names = self._scan_imports()[0]
+        comm_names = self.imports()[0]
         if attribute:
             receiver = self._receiver(before)
             if receiver is None or _looks_like_comm(receiver):
@@ -201,7 +250,7 @@ class _FileContext:
             head = receiver.split(b".", 1)[0].split(b"(", 1)[0].split(b"[", 1)[0]
             return head in comm_names or self.has_factory()
         if called:
-            return word in comm_names
+            return word in comm_names or bare_call_counts
         return False
 
     def _receiver(self, dot: int) -> Optional[bytes]:
