@@ -8,7 +8,8 @@ and unpacked to /tmp/vllm_src on first use).  Every row is a separate
 subprocess; wall time is measured around it and peak memory is the largest
 resident set of that process or any child it waited for (``os.wait4`` rusage).
 
-Rows: cslint cold (`--no-cache`), cslint cold with a fresh cache directory,
+Each row but pylint runs ``--repeat`` times (default 3) and shows the median
+wall time and the largest peak memory.  Rows: cslint cold (`--no-cache`), cslint cold with a fresh cache directory,
 cslint warm (same cache, unchanged tree), cslint `--jobs 2` (`--no-cache`),
 read + `ast.parse` of every file in one process (the baseline), `ruff check
 --no-cache` (default rules), `pylint --disable=all --enable=unused-import`
@@ -35,6 +36,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -193,10 +195,22 @@ def run_tree(name: str, tree: str, args: argparse.Namespace, workdir: str) -> li
     env = dict(os.environ)
 
     def add(tool: str, command: list[str], *, cwd: Optional[str] = None, timeout: Optional[float] = None, parse_json: bool = False,
-            semgrep_json: bool = False) -> Row:
+            semgrep_json: bool = False, repeat: Optional[int] = None, before=None) -> Row:
+        """Run ``command`` ``repeat`` times (default ``--repeat``); the row
+        holds the median wall time and the largest peak RSS."""
         row = Row(name, tool)
+        walls: list = []
+        peaks: list = []
+        stdout = ""
         try:
-            row.wall, row.peak_mb, row.rc, stdout = measure(command, cwd=cwd, timeout=timeout or args.timeout, env=env)
+            for _ in range(repeat or args.repeat):
+                if before is not None:
+                    before()
+                wall, peak, row.rc, stdout = measure(command, cwd=cwd, timeout=timeout or args.timeout, env=env)
+                walls.append(wall)
+                peaks.append(peak)
+            row.wall, row.peak_mb = statistics.median(walls), max(peaks)
+            row.extra["walls"] = walls
             if semgrep_json:
                 row.extra["scanned"], row.note = semgrep_note(stdout)
             elif parse_json:
@@ -207,6 +221,9 @@ def run_tree(name: str, tree: str, args: argparse.Namespace, workdir: str) -> li
                     row.note = f"exit {row.rc}, no JSON"
             elif stdout.strip() and len(stdout) < 200:
                 row.note = stdout.strip().splitlines()[-1]
+            if len(walls) > 1:
+                row.note = (row.note + "; " if row.note else "") + \
+                    f"median of {len(walls)} ({min(walls):.2f}-{max(walls):.2f} s)"
         except TimeoutError as exc:
             row.note = str(exc)
         except OSError as exc:
@@ -215,6 +232,9 @@ def run_tree(name: str, tree: str, args: argparse.Namespace, workdir: str) -> li
         print(f"  {name:<6} {tool:<34} {fmt_s(row.wall):>9} {fmt_mb(row.peak_mb):>9}  {row.note}", file=sys.stderr, flush=True)
         return row
 
+    def empty_cache() -> None:
+        shutil.rmtree(os.path.join(tree_dir, ".cslint_cache"), ignore_errors=True)
+
     add("read + ast.parse (baseline)", [sys.executable, "-c", PARSE_ONLY, tree])
     cold = add("cslint cold (--no-cache)", cslint + ["--no-cache", tree], parse_json=True)
     if cold.wall is None:
@@ -222,7 +242,7 @@ def run_tree(name: str, tree: str, args: argparse.Namespace, workdir: str) -> li
         for tool in ("cslint cold, fresh cache", "cslint warm", "cslint --jobs 2 (--no-cache)"):
             rows.append(Row(name, tool, note="skipped: the cold run did not finish"))
     else:
-        add("cslint cold, fresh cache", cslint + [tree], cwd=tree_dir, parse_json=True)
+        add("cslint cold, fresh cache", cslint + [tree], cwd=tree_dir, parse_json=True, before=empty_cache)
         add("cslint warm", cslint + [tree], cwd=tree_dir, parse_json=True)
         add("cslint --jobs 2 (--no-cache)", cslint + ["--no-cache", "--jobs", "2", tree], parse_json=True)
     ruff = os.path.join(VENV_BIN, "ruff")
@@ -243,7 +263,7 @@ def run_tree(name: str, tree: str, args: argparse.Namespace, workdir: str) -> li
         add(
             "pylint unused-import",
             [sys.executable, "-m", "pylint", "--disable=all", "--enable=unused-import", "--recursive=y", "--score=n", "--exit-zero", "--output-format=text", tree],
-            timeout=args.pylint_timeout,
+            timeout=args.pylint_timeout, repeat=1,
         )
     return rows
 
@@ -327,6 +347,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--pylint-timeout", type=float, default=1200)
     parser.add_argument("--semgrep", help="semgrep executable (default: found on PATH or in the venv)")
     parser.add_argument("--semgrep-timeout", type=float, default=600)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each row but pylint; the median is shown (default 3)")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = parser.parse_args(argv)
     # Run in the background, SIGINT may be ignored: make both signals end the

@@ -210,7 +210,7 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
     their facts; path -> FileFacts."""
     readable = [f for f in all_files if f.data is not None]
 
-    from .analysis.prefilter import SiteFilter
+    from .analysis.prefilter import SiteFilter, forget_import_statements
 
     user_patterns = {pattern for f in all_files for pattern in f.settings.collectives}
     may_hold_site = SiteFilter(knowledge, sorted(user_patterns))
@@ -261,6 +261,7 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
         if not fresh:
             break
         needles |= fresh
+    forget_import_statements()
     # Files summarised before the last wrappers were known get a deeper look.
     for _round in range(3):
         again = _deeper_look(facts_by_path, data_by_path, known_wrappers)
@@ -331,7 +332,6 @@ def _parse(files, knowledge, preset_names: list, workers, fact_cache, deep_names
     ``deep_names`` now makes deep are extracted, as patches for
     ``merge_partial``."""
     out: list = []
-    keys = {}
     deep = frozenset(deep_names)
     deep_text = ",".join(sorted(deep_names)).encode()
 
@@ -353,16 +353,12 @@ def _parse(files, knowledge, preset_names: list, workers, fact_cache, deep_names
                         bar.expect()
                         bar.advance()
                     continue
-            keys[f.path] = key
-            yield (f.path, f.data, f.settings, tuple(preset_names), module_name_for(f.path), deep, already_deep)
+            store = fact_cache.file_for(key) if key else None
+            yield (f.path, f.data, f.settings, tuple(preset_names), module_name_for(f.path), deep, already_deep, store)
 
-    parsed = workers.map(jobs(), bar)
     if fact_cache is not None:
-        for facts in parsed:
-            key = keys.get(facts.path)
-            if key:
-                fact_cache.put(key, facts)
-    return out + parsed
+        fact_cache.prepare()
+    return out + workers.map(jobs(), bar)
 
 
 def _in_characters(finding: Finding, data: Optional[bytes]) -> Finding:

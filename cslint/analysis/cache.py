@@ -98,20 +98,52 @@ class FactCache:
             return None
 
     def put(self, key: str, value) -> None:
-        self._store(self._file(key), value)
+        self._prepare()
+        store_pickle(self._file(key), value)
+
+    def file_for(self, key: str) -> str:
+        """Where ``put(key, ...)`` stores; for writers in other processes
+        (:func:`store_pickle`), after :meth:`prepare`."""
+        return self._file(key)
+
+    def prepare(self) -> None:
+        """Create the cache directory and its CACHEDIR.TAG (once)."""
+        self._prepare()
 
     def _store(self, target: str, value) -> None:
+        self._prepare()
+        store_pickle(target, value)
+
+    def _prepare(self) -> None:
+        if self._ready:
+            return
         try:
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            if not self._ready:
-                tag = os.path.join(self.directory, "CACHEDIR.TAG")
-                if not os.path.exists(tag):
-                    with open(tag, "w") as handle:
-                        handle.write("Signature: 8a477f597d28d172789f06886806bc55\n# cslint fact cache\n")
-                self._ready = True
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target))
+            os.makedirs(self.directory, exist_ok=True)
+            tag = os.path.join(self.directory, "CACHEDIR.TAG")
+            if not os.path.exists(tag):
+                with open(tag, "w") as handle:
+                    handle.write("Signature: 8a477f597d28d172789f06886806bc55\n# cslint fact cache\n")
+        except OSError:
+            pass
+        self._ready = True
+
+
+def store_pickle(target: str, value) -> None:
+    """Write ``value`` to ``target`` atomically (a temporary file in the same
+    directory, then a rename); any failure is ignored: the cache only saves
+    time."""
+    try:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target))
+        try:
             with os.fdopen(fd, "wb") as handle:
                 pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, target)
-        except Exception:
-            pass
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+    except Exception:
+        pass

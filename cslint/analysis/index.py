@@ -25,7 +25,8 @@ from ..config import Settings
 from ..model import FileError
 from ..presets import Knowledge, load_presets
 from .facts import FileFacts, extract_file_facts, _GENERIC_METHODS
-from .prefilter import import_text
+from .cache import store_pickle
+from .prefilter import identifiers, import_text
 
 PARALLEL_THRESHOLD = 64  # fewer files than this are parsed in-process
 
@@ -274,18 +275,19 @@ class WrapperPrefilter:
         if uses.empty:
             return False
         imports: Optional[bytes] = None
+        judged: dict = {}  # (name, needs its own hierarchy) -> verdict, for this file
         for found in uses.attribute.finditer(data):
             if imports is None:
                 imports = import_text(data)
-            if self._attribute_selects(data, found.start(), found.group(1), imports):
+            if self._attribute_selects(data, found.start(), found.group(1), imports, judged):
                 return True
         if imports is None:
             imports = import_text(data)
-        if uses.word.search(imports) is not None:
+        if not identifiers(imports).isdisjoint(uses.names):
             return True
         return b"import *" in data and uses.word.search(data) is not None
 
-    def _attribute_selects(self, data: bytes, dot: int, name: bytes, imports: bytes) -> bool:
+    def _attribute_selects(self, data: bytes, dot: int, name: bytes, imports: bytes, judged: dict) -> bool:
         receiver_start = dot
         while receiver_start and data[receiver_start - 1] in _IDENTIFIER_BYTES:
             receiver_start -= 1
@@ -295,13 +297,19 @@ class WrapperPrefilter:
         if modules is not None:
             if receiver in modules:
                 return True
-            return self._matcher(self._module_words, name, modules).search(imports) is not None
+            key = (name, "module")
+            if key not in judged:
+                judged[key] = self._matcher(self._module_words, name, modules).search(imports) is not None
+            return judged[key]
         owners = definitions.method_owners.get(name)
         if owners is None:
             return True
         own_hierarchy = receiver in (b"self", b"cls") or (receiver == b"" and data[max(0, dot - 7):dot] == b"super()")
         if own_hierarchy or name in definitions.shared_methods:
-            return self._matcher(self._owner_words, name, owners).search(data) is not None
+            key = (name, "owner")
+            if key not in judged:
+                judged[key] = self._matcher(self._owner_words, name, owners).search(data) is not None
+            return judged[key]
         return True
 
     @staticmethod
@@ -386,6 +394,7 @@ class _Uses:
         if words:
             self.attribute = re.compile(rb"\.[ \t]*(" + _trie_pattern(words) + rb")(?![A-Za-z0-9_])")
             self.word = compile_needles(set(words))
+        self.names = frozenset(words)
 
 
 def _trie_pattern(words: list) -> bytes:
@@ -441,9 +450,13 @@ def describe_syntax_error(exc: SyntaxError) -> str:
 
 def parse_one(job: tuple) -> FileFacts:
     """Worker entry: (path, data, settings, preset names, module, deep names,
-    positions already deep or None) -> facts."""
+    positions already deep or None[, cache file]) -> facts.  With a cache
+    file the worker stores the facts there itself: the parent would pickle
+    them a second time, one file after another."""
     global _SINCE_COLLECT
-    facts = _parse_one(job)
+    facts = _parse_one(job[:7])
+    if len(job) > 7 and job[7]:
+        store_pickle(job[7], facts)
     if _IN_WORKER:
         _SINCE_COLLECT += len(job[1])
         if _SINCE_COLLECT > COLLECT_EVERY_BYTES:

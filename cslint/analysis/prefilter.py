@@ -26,6 +26,7 @@ file holding a site that extraction would report, star imports included).
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import re
 from typing import Iterable, Optional
 
@@ -89,11 +90,17 @@ class SiteFilter:
                 exact.add(tail.encode())
         from .index import _trie_pattern  # one trie builder for every prefilter
 
-        alternatives = [_trie_pattern(sorted(exact))] if exact else []
-        alternatives += [_identifier_pattern(tail) for tail in sorted(wild)]
-        name = b"(?:" + b"|".join(alternatives) + b")" if alternatives else b"(?!)"
+        exact_name = _trie_pattern(sorted(exact)) if exact else b"(?!)"
+        wild_name = b"(?:" + b"|".join(_identifier_pattern(tail) for tail in sorted(wild)) + b")" if wild else b"(?!)"
+        name = b"(?:" + exact_name + b"|" + wild_name + b")"
         end = rb"(?![A-Za-z0-9_])"
-        self.attribute = re.compile(rb"\.[ \t]*(" + name + b")" + end)
+        self.attribute = re.compile(rb"\.[ \t]*(" + exact_name + b")" + end)
+        # a wildcard alternative costs a backtracking run at every dot: it is
+        # scanned for only in files that hold a literal part of it
+        self.wild_attribute = re.compile(rb"\.[ \t]*(" + wild_name + b")" + end)
+        self.wild_literals = tuple(_longest_literal(tail) for tail in sorted(wild))
+        self.exact_names = frozenset(exact)
+        self.wild_tails = tuple(sorted(wild))
         # no ``\b`` in front: a literal prefix lets the engine skip ahead
         self.definition = re.compile(rb"def[ \t]+(" + name + b")" + end)
         self.word = re.compile(rb"(?<![A-Za-z0-9_])(" + name + b")" + end)
@@ -123,10 +130,23 @@ class SiteFilter:
         self._needs_comm[word] = answer
         return answer
 
+    def _names_any(self, text: bytes) -> bool:
+        """Whether ``text`` holds a collective name as a whole word."""
+        words = identifiers(text)
+        if not words.isdisjoint(self.exact_names):
+            return True
+        if not any(literal in text for literal in self.wild_literals):
+            return False
+        return any(fnmatch.fnmatchcase(word.decode("ascii", "replace"), tail)
+                   for tail in self.wild_tails for word in words)
+
     # -- per file ------------------------------------------------------------
     def __call__(self, data: bytes) -> bool:
         context = None
-        for found in self.attribute.finditer(data):
+        matches = self.attribute.finditer(data)
+        if any(literal in data for literal in self.wild_literals):
+            matches = itertools.chain(matches, self.wild_attribute.finditer(data))
+        for found in matches:
             word = found.group(1)
             needs = self.needs_comm(word.decode("ascii", "replace"))
             if needs is None:
@@ -143,7 +163,7 @@ class SiteFilter:
         if context is None:
             context = _FileContext(data)
         spans = context.import_spans()
-        if spans and self.word.search(b"\n".join(data[start:end] for start, end in spans)) is not None:
+        if spans and self._names_any(b" ".join(data[start:end] for start, end in spans)):
             comm_names = context.imports()[0]
             for start, end in spans:
                 for found in self.word.finditer(data, start, end):
@@ -158,6 +178,15 @@ class SiteFilter:
                                                          bare_call_counts=True):
                     return True
         return False
+
+
+_NOT_IDENTIFIER = bytes(c if chr(c).isascii() and (chr(c).isalnum() or c == 0x5F) else 0x20 for c in range(256))
+
+
+def identifiers(text: bytes) -> set:
+    """The identifier-like words of ``text`` (``bytes.translate`` and
+    ``split`` run in C: far faster than a word regex)."""
+    return set(text.translate(_NOT_IDENTIFIER).split())
 
 
 def _identifier_pattern(tail: str) -> bytes:
@@ -287,10 +316,31 @@ def _longest_literal(tail: str) -> bytes:
     return max(chunks, key=len).encode() if chunks else b""
 
 
+#: id(data) -> (data, spans): every prefilter round reads the import
+#: statements of the files still unparsed; the bytes are kept with their
+#: spans so that an id is never reused while its entry lives.
+_SPANS_MEMO: dict = {}
+
+
+def forget_import_statements() -> None:
+    """Drop the memo of :func:`import_statements` (end of a run)."""
+    _SPANS_MEMO.clear()
+
+
 def import_statements(data: bytes) -> list:
     """(start, end) byte spans of the import statements of a file (a
     parenthesised name list runs to its ``)``).  A ``find`` loop: a regex
-    anchored at line starts is several times slower on large trees."""
+    anchored at line starts is several times slower on large trees.
+    Memoised per bytes object until :func:`forget_import_statements`."""
+    found = _SPANS_MEMO.get(id(data))
+    if found is not None and found[0] is data:
+        return found[1]
+    spans = _import_statements(data)
+    _SPANS_MEMO[id(data)] = (data, spans)
+    return spans
+
+
+def _import_statements(data: bytes) -> list:
     spans = []
     size = len(data)
     position = data.find(b"import")
