@@ -158,3 +158,37 @@ def test_docs_cache_step_names_the_directory_cslint_writes(project):
     assert _cslint(project, "check", "worker.py").returncode == 1
     assert (project / CACHE_DIR / "runs").is_dir()
     assert _cslint(project, "check", "worker.py").returncode == 1  # answered from the cache, same verdict
+
+
+def test_the_process_flushes_everything_before_it_exits(project):
+    """The command ends with ``os._exit`` (no interpreter teardown): every
+    byte of a long report still arrives through a block-buffered pipe, with
+    the right exit status, and a reader that stops early gets no traceback."""
+    buffered = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+
+    def run(cwd, *args):
+        return subprocess.run([sys.executable, "-m", "cslint", *args], cwd=str(cwd), capture_output=True,
+                              text=True, timeout=120, env=buffered)
+
+    small = run(project, "check", "--no-cache", "--format", "json", "worker.py")  # smaller than a pipe buffer
+    assert small.returncode == 1, small.stderr
+    assert len(json.loads(small.stdout)["findings"]) == 1
+    assert run(project, "check", "--no-cache", "worker.py").stdout.rstrip().endswith("1 root cause).")
+    for index in range(40):
+        (project / f"worker_{index}.py").write_text(WORKER)
+    done = run(project, "check", "--no-cache", "--format", "json", ".")
+    assert done.returncode == 1, done.stderr
+    document = json.loads(done.stdout)
+    assert len(document["findings"]) == 41
+    clean = project / "clean"
+    clean.mkdir()
+    (clean / "ok.py").write_text("x = 1\n")
+    assert run(clean, "check", "--no-cache", "ok.py").returncode == 0
+
+    process = subprocess.Popen([sys.executable, "-m", "cslint", "check", "--no-cache", "."], cwd=str(project),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=buffered)
+    process.stdout.read(10)
+    process.stdout.close()  # like `cslint check . | head -c 10`
+    stderr = process.stderr.read().decode()
+    process.wait(timeout=120)
+    assert "Traceback" not in stderr
