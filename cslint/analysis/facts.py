@@ -649,6 +649,16 @@ def _calls_in_order(expr: ast.AST):
     return out
 
 
+class _OwnerMark:
+    """On the :meth:`FunctionExtractor.scan_calls` stack: the statement
+    whose subtree ends here hands ownership back to ``previous``."""
+
+    __slots__ = ("previous",)
+
+    def __init__(self, previous):
+        self.previous = previous
+
+
 class FunctionExtractor:
     """Facts for one function body (or the module body)."""
 
@@ -691,6 +701,8 @@ class FunctionExtractor:
         # of the statement.  None outside summary extraction.
         self._args_memo: Optional[dict] = None
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)] (summary pass)
+        self._calls_by_statement: dict = {}  # noted by scan_calls: id(statement) -> [call]
+        self._lambdas_by_statement: dict = {}
         # noted by scan_calls
         self.has_loop = False
         self.signal_handlers: list = []
@@ -810,6 +822,14 @@ class FunctionExtractor:
         dict_keys: dict = {}
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
+        # The calls with arguments that each statement makes itself, for the
+        # summary pass (which would otherwise walk every statement again).
+        # A marker pushed under a statement's children comes back once the
+        # whole subtree is done, and restores the enclosing owner.
+        calls_by_statement: dict = {}
+        lambdas_by_statement: dict = {}
+        owner = None
+        stmt_type = ast.stmt
         ctx = self.ctx
         tails = ctx.collective_tails
         Call, Name, Attribute, Store, Del = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del
@@ -817,11 +837,19 @@ class FunctionExtractor:
         while stack:
             node = stack.pop()
             t = type(node)
+            if t is _OwnerMark:
+                owner = node.previous
+                continue
+            if isinstance(node, stmt_type):
+                stack.append(_OwnerMark(owner))
+                owner = node
             if t is Name:
                 if type(node.ctx) is Store or type(node.ctx) is Del:
                     local.add(node.id)
                 continue
             if t is Call:
+                if node.args or node.keywords:
+                    calls_by_statement.setdefault(id(owner), []).append(node)
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
                 if name == "signal" and len(node.args) >= 2 and \
@@ -842,6 +870,7 @@ class FunctionExtractor:
                 stack.extend(node.decorator_list)
                 continue
             elif t is ast.Lambda:
+                lambdas_by_statement.setdefault(id(owner), []).append(node)
                 continue
             elif t is ast.Raise or t is ast.Assert:
                 self.raises = True
@@ -859,6 +888,8 @@ class FunctionExtractor:
                 continue
             children_into(node, stack)
         self._local = local
+        self._calls_by_statement = calls_by_statement
+        self._lambdas_by_statement = lambdas_by_statement
         self.dict_keys = dict_keys
         return frozenset(names), collective
 
@@ -1047,23 +1078,23 @@ class FunctionExtractor:
 
     def _resolved_calls(self, s) -> list:
         """(call, ref) for the calls with arguments that a statement makes
-        itself (not in nested blocks) and that resolve to a function; the
-        summary pass runs twice over loops, the walk once."""
+        itself (not in nested blocks or nested definitions; lambdas
+        included) and that resolve to a function, in source order; found by
+        the walk of :meth:`scan_calls`."""
         memo = self._calls_memo
         found = memo.get(id(s))
         if found is not None:
             return found
+        calls = list(self._calls_by_statement.get(id(s), ()))
+        for lam in self._lambdas_by_statement.get(id(s), ()):
+            calls.extend(node for node in fast_walk(lam.body)
+                         if type(node) is ast.Call and (node.args or node.keywords))
+        calls.sort(key=lambda node: (node.lineno, node.col_offset))
         found = []
-        exprs = _own_exprs(cfgmod.Node(0, cfgmod.TEST if isinstance(s, ast.If) else
-                                       cfgmod.LOOP if isinstance(s, (ast.For, ast.AsyncFor, ast.While)) else
-                                       cfgmod.STMT, s))
-        Call = ast.Call
-        for expr in exprs:
-            for node in fast_walk(expr):
-                if type(node) is Call and (node.args or node.keywords):
-                    ref = self.resolve_ref(node.func)
-                    if ref is not None:
-                        found.append((node, ref))
+        for node in calls:
+            ref = self.resolve_ref(node.func)
+            if ref is not None:
+                found.append((node, ref))
         memo[id(s)] = found
         return found
 
