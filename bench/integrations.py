@@ -17,7 +17,9 @@ read + `ast.parse` of every file in one process (the baseline), `ruff check
 executable is found.
 
 Targets checked at the end: cslint cold <= 1.5x parse; >= 20x faster than
-pylint; faster than semgrep; warm <= 1 s on vLLM.
+pylint; faster than semgrep (judged on the median ratio of ``--pairs``
+alternating cslint/semgrep runs: rows measured one after another drift with
+the machine, and the two tools are close on vLLM); warm <= 1 s on vLLM.
 
 Every tool reads the same copy of each tree, outside any virtual environment:
 semgrep skips paths under ``.venv``/``site-packages`` without a word (it
@@ -250,11 +252,12 @@ def run_tree(name: str, tree: str, args: argparse.Namespace, workdir: str) -> li
     semgrep = find_semgrep(args.semgrep)
     if semgrep:
         rule = os.path.join(workdir, "semgrep-rule.yaml")
-        add(
-            "semgrep (1 pattern rule)",
-            [semgrep, "scan", "--config", rule, "--metrics=off", "--disable-version-check", "--no-git-ignore", "--quiet", "--json", tree],
-            timeout=args.semgrep_timeout, semgrep_json=True,
-        )
+        semgrep_command = [semgrep, "scan", "--config", rule, "--metrics=off", "--disable-version-check", "--no-git-ignore",
+                           "--quiet", "--json", tree]
+        semgrep_row = add("semgrep (1 pattern rule)", semgrep_command, timeout=args.semgrep_timeout, semgrep_json=True)
+        if args.pairs and cold.wall is not None and semgrep_row.wall is not None:
+            rows.append(paired_row(name, PAIRED_SEMGREP, cslint + ["--no-cache", tree], semgrep_command, args.pairs,
+                                   timeout=args.semgrep_timeout, env=env))
     else:
         rows.append(Row(name, "semgrep (1 pattern rule)", note="not installed (pass --semgrep PATH)"))
     if args.skip_pylint:
@@ -266,6 +269,30 @@ def run_tree(name: str, tree: str, args: argparse.Namespace, workdir: str) -> li
             timeout=args.pylint_timeout, repeat=1,
         )
     return rows
+
+
+PAIRED_SEMGREP = "paired: cslint cold / semgrep"
+
+
+def paired_row(tree: str, tool: str, a: list, b: list, pairs: int, *, timeout: float, env: dict) -> Row:
+    """A and B in turn, ``pairs`` times; the row holds the median of the
+    pairwise wall-time ratios A/B, which stays meaningful when the machine's
+    speed drifts during the run (rows measured one after another do not)."""
+    row = Row(tree, tool)
+    ratios = []
+    try:
+        for _ in range(pairs):
+            wall_a = measure(a, timeout=timeout, env=env)[0]
+            wall_b = measure(b, timeout=timeout, env=env)[0]
+            ratios.append(wall_a / wall_b)
+    except (TimeoutError, OSError) as exc:
+        row.note = str(exc)
+        return row
+    row.extra["ratio"] = statistics.median(ratios)
+    row.extra["ratios"] = ratios
+    row.note = f"ratio {row.extra['ratio']:.3f}, median of {pairs} alternating pairs ({min(ratios):.3f}-{max(ratios):.3f})"
+    print(f"  {tree:<6} {tool:<34} {row.note}", file=sys.stderr, flush=True)
+    return row
 
 
 def fmt_s(value: Optional[float]) -> str:
@@ -319,9 +346,14 @@ def verdicts(rows: list[Row]) -> list[str]:
                 check(f"{tree}: >= 20x faster than pylint", pylint.wall >= 20 * cold.wall, f"{pylint.wall / cold.wall:.1f}x")
             else:
                 check(f"{tree}: >= 20x faster than pylint", None, pylint.note)
+        paired = tools.get(PAIRED_SEMGREP)
         if cold and cold.wall and semgrep:
             if semgrep.wall and not semgrep.extra.get("scanned"):
                 check(f"{tree}: faster than semgrep", None, f"semgrep scanned no file ({semgrep.note})")
+            elif paired is not None and paired.extra.get("ratio"):
+                ratio = paired.extra["ratio"]
+                check(f"{tree}: faster than semgrep", ratio < 1.0,
+                      f"cslint/semgrep {ratio:.3f} ({paired.note.split(', ', 1)[1]}); medians {cold.wall:.2f} s vs {semgrep.wall:.2f} s")
             elif semgrep.wall:
                 check(f"{tree}: faster than semgrep", cold.wall < semgrep.wall, f"{cold.wall:.2f} s vs {semgrep.wall:.2f} s")
             else:
@@ -348,6 +380,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--semgrep", help="semgrep executable (default: found on PATH or in the venv)")
     parser.add_argument("--semgrep-timeout", type=float, default=600)
     parser.add_argument("--repeat", type=int, default=3, help="runs of each row but pylint; the median is shown (default 3)")
+    parser.add_argument("--pairs", type=int, default=5,
+                        help="alternating cslint-cold/semgrep pairs for the semgrep verdict (default 5; 0: compare the medians)")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = parser.parse_args(argv)
     # Run in the background, SIGINT may be ignored: make both signals end the

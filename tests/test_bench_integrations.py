@@ -55,3 +55,17 @@ def test_sources_are_copied_out_of_the_tree(tmp_path):
     found = sorted(os.path.relpath(os.path.join(d, n), copy) for d, _, names in os.walk(copy) for n in names)
     assert found == ["a.py", os.path.join("sub", "b.py")]
     assert "site-packages" not in copy
+
+
+def test_the_semgrep_verdict_uses_the_paired_ratio_when_there_is_one():
+    bench = _bench()
+    cold = bench.Row("vllm", "cslint cold (--no-cache)", wall=5.2)
+    semgrep = bench.Row("vllm", "semgrep (1 pattern rule)", wall=5.0, extra={"scanned": 3604})
+    paired = bench.Row("vllm", bench.PAIRED_SEMGREP, extra={"ratio": 0.93},
+                       note="ratio 0.930, median of 5 alternating pairs (0.910-0.950)")
+    lines = bench.verdicts([cold, semgrep, paired])
+    assert any(line.startswith("PASS") and "0.930" in line for line in lines), lines
+    slower = bench.Row("vllm", bench.PAIRED_SEMGREP, extra={"ratio": 1.04},
+                       note="ratio 1.040, median of 5 alternating pairs (1.010-1.080)")
+    lines = bench.verdicts([cold, semgrep, slower])
+    assert any(line.startswith("FAIL") and "faster than semgrep" in line for line in lines), lines
