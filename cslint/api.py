@@ -27,6 +27,7 @@ from .suppressions import MARKER, apply_suppressions, find_suppressions
 from .analysis import index as indexmod
 from .analysis.cache import FactCache
 from .analysis.facts import FileFacts, merge_partial, module_name_for
+from .analysis.prefilter import SiteFilter, WrapperDefinitions, WrapperPrefilter, forget_import_statements
 from .analysis.program import Program
 
 __all__ = ["check_paths", "check_source"]
@@ -209,9 +210,6 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
     wrappers found in one round select the files of the next) and extract
     their facts; path -> FileFacts."""
     readable = [f for f in all_files if f.data is not None]
-
-    from .analysis.prefilter import SiteFilter, forget_import_statements
-
     user_patterns = {pattern for f in all_files for pattern in f.settings.collectives}
     may_hold_site = SiteFilter(knowledge, sorted(user_patterns))
     ambiguous = knowledge.ambiguous_names
@@ -221,47 +219,53 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
     data_by_path = {f.path: f for f in readable}
     remaining = list(readable)
     known_wrappers: set = set()
-    rounds = 0
-    while remaining:
-        rounds += 1
-        regex = None
-        if rounds > 1:
-            regex = indexmod.WrapperPrefilter(
-                needles, indexmod.WrapperDefinitions(facts_by_path.values(), known_wrappers))
-        rest: list = []
 
-        def chosen(candidates=remaining, first=rounds == 1, regex=regex, rest=rest):
-            # a generator: the workers start on the first files while the
-            # prefilter is still reading the rest
-            for f in candidates:
-                if (f.explicit and f.report) or (first and may_hold_site(f.data)) \
-                        or (regex is not None and regex.search(f.data)):
-                    yield f
-                else:
-                    rest.append(f)
-
-        # Files parsed before a wrapper they call was known get a deeper
-        # look in the same batch as the next round's files (one wait fewer).
-        deeper = [] if rounds == 1 else _deeper_look(facts_by_path, data_by_path, known_wrappers)
-        earlier = {f.path: facts_by_path[f.path] for f in deeper}
-        if bar is not None:
-            bar.start(f"analysing, round {rounds}", 0)
-        parsed = _parse(itertools.chain(deeper, chosen()), knowledge, preset_names, workers, fact_cache,
-                        known_wrappers, earlier, bar)
-        remaining = rest
-        if not parsed:
-            break
+    def parse_and_merge(files, earlier: dict) -> bool:
+        """Extract ``files`` (those in ``earlier`` as re-analysis patches);
+        False when there was nothing to extract."""
+        parsed = _parse(files, knowledge, preset_names, workers, fact_cache, known_wrappers, earlier, bar)
         for facts in parsed:
             before = earlier.get(facts.path)
             facts_by_path[facts.path] = facts if before is None else merge_partial(before, facts)
-        new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
-        # a wrapper that is itself named like a collective (a coordinator's
-        # ``all_reduce``) had its callers selected in the first round
-        fresh = {n.encode() for n in new_names if may_hold_site.needs_comm(n) is not False} - needles
-        if not fresh:
-            break
-        needles |= fresh
-    forget_import_statements()
+        return bool(parsed)
+
+    rounds = 0
+    try:
+        while remaining:
+            rounds += 1
+            uses_wrapper = None
+            if rounds > 1:
+                uses_wrapper = WrapperPrefilter(needles, WrapperDefinitions(facts_by_path.values(), known_wrappers))
+            rest: list = []
+
+            def chosen(candidates=remaining, first=rounds == 1, uses_wrapper=uses_wrapper, rest=rest):
+                # a generator: the workers start on the first files while the
+                # prefilter is still reading the rest
+                for f in candidates:
+                    if (f.explicit and f.report) or (first and may_hold_site(f.data)) \
+                            or (uses_wrapper is not None and uses_wrapper.search(f.data)):
+                        yield f
+                    else:
+                        rest.append(f)
+
+            # Files parsed before a wrapper they call was known get a deeper
+            # look in the same batch as the next round's files (one wait fewer).
+            deeper = [] if rounds == 1 else _deeper_look(facts_by_path, data_by_path, known_wrappers)
+            if bar is not None:
+                bar.start(f"analysing, round {rounds}", 0)
+            found_any = parse_and_merge(itertools.chain(deeper, chosen()), {f.path: facts_by_path[f.path] for f in deeper})
+            remaining = rest
+            if not found_any:
+                break
+            new_names = _learn_wrappers(facts_by_path, known_wrappers, ambiguous)
+            # a wrapper that is itself named like a collective (a coordinator's
+            # ``all_reduce``) had its callers selected in the first round
+            fresh = {n.encode() for n in new_names if may_hold_site.needs_comm(n) is not False} - needles
+            if not fresh:
+                break
+            needles |= fresh
+    finally:
+        forget_import_statements()
     # Files summarised before the last wrappers were known get a deeper look.
     for _round in range(3):
         again = _deeper_look(facts_by_path, data_by_path, known_wrappers)
@@ -269,12 +273,9 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
             break
         if bar is not None:
             bar.start("re-analysing callers of newly found wrappers", 0)
-        earlier = {f.path: facts_by_path[f.path] for f in again}
-        for facts in _parse(again, knowledge, preset_names, workers, fact_cache, known_wrappers, earlier, bar):
-            facts_by_path[facts.path] = merge_partial(earlier[facts.path], facts)
+        parse_and_merge(again, {f.path: facts_by_path[f.path] for f in again})
         if not _learn_wrappers(facts_by_path, known_wrappers, ambiguous):
             break
-
     return facts_by_path
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from cslint.analysis import index as indexmod
-from cslint.analysis.prefilter import SiteFilter, import_statements
+from cslint.analysis.prefilter import SiteFilter, WrapperDefinitions, WrapperPrefilter, import_statements
 from cslint.api import check_paths
 from cslint.config import Settings
 from cslint.presets import load_presets
@@ -82,7 +82,7 @@ def _definitions(tmp_path, source: str):
     facts = indexmod.parse_one(job)
     assert isinstance(facts, FileFacts)
     names = indexmod.wrapper_names(facts)
-    return names, indexmod.WrapperDefinitions([facts], names)
+    return names, WrapperDefinitions([facts], names)
 
 
 def test_a_method_wrapper_selects_through_attributes_imports_and_star_imports(tmp_path):
@@ -90,17 +90,17 @@ def test_a_method_wrapper_selects_through_attributes_imports_and_star_imports(tm
         "import torch.distributed as dist\n"
         "class Syncer:\n    def sync_weights(self, t):\n        dist.all_reduce(t)\n"))
     assert names == {"sync_weights"} and definitions.function_modules == {}
-    prefilter = indexmod.WrapperPrefilter({b"sync_weights"}, definitions)
-    assert prefilter.search(b"def step(s):\n    s.sync_weights(m)\n")
-    assert prefilter.search(b"from helpers import sync_weights\nsync_weights(m)\n")
-    assert prefilter.search(b"from helpers import *\nsync_weights(m)\n")
+    wrappers = WrapperPrefilter({b"sync_weights"}, definitions)
+    assert wrappers.search(b"def step(s):\n    s.sync_weights(m)\n")
+    assert wrappers.search(b"from helpers import sync_weights\nsync_weights(m)\n")
+    assert wrappers.search(b"from helpers import *\nsync_weights(m)\n")
     # through self: only in the hierarchy of a class that defines the wrapper
-    assert prefilter.search(b"class Fast(Syncer):\n    def go(self):\n        self.sync_weights(m)\n")
-    assert prefilter.search(b"class Fast(Syncer):\n    def go(self):\n        super().sync_weights(m)\n")
-    assert not prefilter.search(b"class Other(Mixin):\n    def go(self):\n        self.sync_weights(m)\n")
+    assert wrappers.search(b"class Fast(Syncer):\n    def go(self):\n        self.sync_weights(m)\n")
+    assert wrappers.search(b"class Fast(Syncer):\n    def go(self):\n        super().sync_weights(m)\n")
+    assert not wrappers.search(b"class Other(Mixin):\n    def go(self):\n        self.sync_weights(m)\n")
     # a file's own function of the same name is not the wrapper
-    assert not prefilter.search(b"def sync_weights(m):\n    pass\n\nsync_weights(m)\n")
-    assert not prefilter.search(b"x = resync_weights(m)\n")
+    assert not wrappers.search(b"def sync_weights(m):\n    pass\n\nsync_weights(m)\n")
+    assert not wrappers.search(b"x = resync_weights(m)\n")
 
 
 def test_a_function_wrapper_selects_through_its_module_only(tmp_path):
@@ -108,13 +108,13 @@ def test_a_function_wrapper_selects_through_its_module_only(tmp_path):
         "import torch.distributed as dist\n"
         "def sync_weights(t):\n    dist.all_reduce(t)\n"))
     assert definitions.function_modules == {b"sync_weights": {b"helpers"}}
-    prefilter = indexmod.WrapperPrefilter({b"sync_weights"}, definitions)
-    assert prefilter.search(b"from pkg import helpers\nhelpers.sync_weights(m)\n")
-    assert prefilter.search(b"import pkg.helpers as h\nh.sync_weights(m)\n")
-    assert prefilter.search(b"import pkg\npkg.helpers.sync_weights(m)\n")
-    assert prefilter.search(b"from pkg.helpers import sync_weights\nsync_weights(m)\n")
+    wrappers = WrapperPrefilter({b"sync_weights"}, definitions)
+    assert wrappers.search(b"from pkg import helpers\nhelpers.sync_weights(m)\n")
+    assert wrappers.search(b"import pkg.helpers as h\nh.sync_weights(m)\n")
+    assert wrappers.search(b"import pkg\npkg.helpers.sync_weights(m)\n")
+    assert wrappers.search(b"from pkg.helpers import sync_weights\nsync_weights(m)\n")
     # the same name on another module or object is another function
-    assert not prefilter.search(b"import torch\ntorch.ops.aten.sync_weights(m)\n")
+    assert not wrappers.search(b"import torch\ntorch.ops.aten.sync_weights(m)\n")
 
 
 def _write(root, name, text):

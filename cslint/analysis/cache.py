@@ -98,23 +98,19 @@ class FactCache:
             return None
 
     def put(self, key: str, value) -> None:
-        self._prepare()
-        store_pickle(self._file(key), value)
+        self._store(self._file(key), value)
 
     def file_for(self, key: str) -> str:
         """Where ``put(key, ...)`` stores; for writers in other processes
         (:func:`store_pickle`), after :meth:`prepare`."""
         return self._file(key)
 
-    def prepare(self) -> None:
-        """Create the cache directory and its CACHEDIR.TAG (once)."""
-        self._prepare()
-
     def _store(self, target: str, value) -> None:
-        self._prepare()
+        self.prepare()
         store_pickle(target, value)
 
-    def _prepare(self) -> None:
+    def prepare(self) -> None:
+        """Create the cache directory and its CACHEDIR.TAG (once)."""
         if self._ready:
             return
         try:

@@ -1,4 +1,8 @@
-"""Round one of the byte prefilter: could a file hold a collective call site?
+"""The byte prefilters: which files are worth a parse.
+
+Round one (:class:`SiteFilter`): could a file hold a collective call site?
+Later rounds (:class:`WrapperPrefilter`): does it use a function found to
+issue one?
 
 Most files of a large tree never call a collective, and parsing them is most
 of what a run would cost.  A plain substring test on the collective names is
@@ -10,7 +14,9 @@ no collective at all.  So each occurrence of a name is looked at in place:
 * it must be a whole identifier that a collective pattern of the loaded
   presets (or the configuration) matches;
 * it must be used the way a call site uses it: after a ``.`` (a method or a
-  module attribute), before a ``(`` (a call), or on an import line;
+  module attribute), in a ``def`` (the file defines it and may call it bare),
+  or in an import statement (a bare call can only reach a collective the
+  file imports; with a star import every bare use counts);
 * a name that counts only on a communicator-looking receiver (``gather``,
   ``reduce``, ``bcast``) needs that receiver in the bytes before its ``.``
   (``dist.gather``, ``self.cpu_group.gather``, ``MPI.COMM_WORLD.bcast``), a
@@ -88,8 +94,6 @@ class SiteFilter:
                 wild.add(tail)
             else:
                 exact.add(tail.encode())
-        from .index import _trie_pattern  # one trie builder for every prefilter
-
         exact_name = _trie_pattern(sorted(exact)) if exact else b"(?!)"
         wild_name = b"(?:" + b"|".join(_identifier_pattern(tail) for tail in sorted(wild)) + b")" if wild else b"(?!)"
         name = b"(?:" + exact_name + b"|" + wild_name + b")"
@@ -164,7 +168,7 @@ class SiteFilter:
             context = _FileContext(data)
         spans = context.import_spans()
         if spans and self._names_any(b" ".join(data[start:end] for start, end in spans)):
-            comm_names = context.imports()[0]
+            comm_names = context.comm_imports()
             for start, end in spans:
                 for found in self.word.finditer(data, start, end):
                     word = found.group(1)
@@ -209,7 +213,7 @@ class _FileContext:
 
     def __init__(self, data: bytes):
         self.data = data
-        self._imports: Optional[tuple] = None
+        self._comm_names: Optional[set] = None
         self._spans: Optional[list] = None
         self._factory: Optional[bool] = None
 
@@ -218,14 +222,11 @@ class _FileContext:
             self._spans = import_statements(self.data)
         return self._spans
 
-    def imports(self) -> tuple:
-        """(names bound by imports from communication modules, byte spans of
-        every import statement)."""
-        if self._imports is None:
+    def comm_imports(self) -> set:
+        """The names bound by imports from communication modules."""
+        if self._comm_names is None:
             comm_names: set = set()
-            spans: list = []
             for start, end in self.import_spans():
-                spans.append((start, end))
                 text = self.data[start:end]
                 if not _looks_like_comm(text):
                     continue
@@ -242,8 +243,8 @@ class _FileContext:
                     # a plain ``import torch.distributed`` binds ``torch``:
                     # its uses spell the whole path, which looks like a
                     # communicator already
-            self._imports = (comm_names, spans)
-        return self._imports
+            self._comm_names = comm_names
+        return self._comm_names
 
     def has_factory(self) -> bool:
         if self._factory is None:
@@ -251,7 +252,7 @@ class _FileContext:
         return self._factory
 
     def on_import_line(self, position: int) -> bool:
-        return any(start <= position < end for start, end in self.imports()[1])
+        return any(start <= position < end for start, end in self.import_spans())
 
     def is_site(self, begin: int, end: int, word: bytes, needs_comm: bool, bare_call_counts: bool = False) -> bool:
         data = self.data
@@ -271,7 +272,7 @@ class _FileContext:
         called = after < len(data) and data[after] == _OPEN
         if not needs_comm:
             return attribute or called or self.on_import_line(begin)
-        comm_names = self.imports()[0]
+        comm_names = self.comm_imports()
         if attribute:
             receiver = self._receiver(before)
             if receiver is None or _looks_like_comm(receiver):
@@ -305,6 +306,215 @@ class _FileContext:
             if position >= 0:
                 return None
         return data[position + 1:dot].strip()
+
+
+def compile_needles(needles: set):
+    """A matcher for any of ``needles`` as a whole identifier (a wrapper named
+    ``_stream`` must not select every file that mentions ``current_stream``),
+    or None without needles.  The regex is a trie (``ab(?:c|d)`` rather than
+    ``abc|abd``): ``re`` tries alternatives one by one at every position, so a
+    flat alternation of a few hundred wrapper names scanned the tree several
+    times slower."""
+    words = sorted({n for n in needles if n})
+    if not words:
+        return None
+    # The start of a word is checked after a match: a leading lookbehind
+    # would cost the regex its first-byte scan and triple the time.
+    return _WholeWords(re.compile(_trie_pattern(words) + rb"(?![A-Za-z0-9_])"))
+
+
+class _WholeWords:
+    """``search`` for a needle that is a whole identifier."""
+
+    def __init__(self, regex):
+        self.regex = regex
+
+    def search(self, data: bytes):
+        for found in self.regex.finditer(data):
+            if found.start() == 0 or data[found.start() - 1] not in _IDENTIFIER:
+                return found
+        return None
+
+
+class WrapperPrefilter:
+    """Selects the files that use a wrapper name (rounds 2 and later).
+
+    A file can reach another module's function only through an attribute
+    (``module.fn``, ``obj.method``) or a name it imports (``from m import
+    fn``), or through a star import; a bare ``fn(...)`` anywhere else calls
+    the file's own ``fn``.  So a name selects a file where it follows a
+    ``.``, where an import statement names it, or anywhere in a file with a
+    star import.  Scanning for ``.name`` is also an order of magnitude
+    faster than scanning for the bare words: the regex engine jumps from dot
+    to dot.  Each attribute use is then judged by its receiver:
+
+    * a wrapper defined only as module-level functions is reached through an
+      attribute only on its module (``loss._log_softmax``;
+      ``aten._log_softmax`` is another function): the file must import the
+      module or spell it before the dot;
+    * a method reached through ``self``/``cls``/``super()`` belongs to the
+      file's own class hierarchy, so the file must name a class that defines
+      the wrapper (or a subclass of one): a mixin's ``_maybe_add_hidden_state``
+      called by two dozen models is not the one override that gathers;
+    * a method name that several classes define (``dispatch``,
+      ``process_weights_after_loading``) cannot be resolved from the name
+      alone on any receiver: it too needs the name of a defining class in
+      the file;
+    * any other receiver (``runner.sync_weights()``) selects.
+    """
+
+    def __init__(self, needles: set, definitions: "WrapperDefinitions"):
+        self.definitions = definitions
+        self.uses = _Uses(needles)
+        self._owner_words: dict = {}
+        self._module_words: dict = {}
+
+    def search(self, data: bytes) -> bool:
+        uses = self.uses
+        if not uses.names:
+            return False
+        imports: Optional[bytes] = None
+        judged: dict = {}  # (name, "module" or "owner") -> verdict, for this file
+        for found in uses.attribute.finditer(data):
+            if imports is None:
+                imports = import_text(data)
+            if self._attribute_selects(data, found.start(), found.group(1), imports, judged):
+                return True
+        if imports is None:
+            imports = import_text(data)
+        if not identifiers(imports).isdisjoint(uses.names):
+            return True
+        return b"import *" in data and uses.word.search(data) is not None
+
+    def _attribute_selects(self, data: bytes, dot: int, name: bytes, imports: bytes, judged: dict) -> bool:
+        receiver_start = dot
+        while receiver_start and data[receiver_start - 1] in _IDENTIFIER:
+            receiver_start -= 1
+        receiver = data[receiver_start:dot]
+        definitions = self.definitions
+        modules = definitions.function_modules.get(name)
+        if modules is not None:
+            if receiver in modules:
+                return True
+            key = (name, "module")
+            if key not in judged:
+                judged[key] = self._matcher(self._module_words, name, modules).search(imports) is not None
+            return judged[key]
+        owners = definitions.method_owners.get(name)
+        if owners is None:
+            return True
+        own_hierarchy = receiver in (b"self", b"cls") or (receiver == b"" and data[max(0, dot - 7):dot] == b"super()")
+        if own_hierarchy or name in definitions.shared_methods:
+            key = (name, "owner")
+            if key not in judged:
+                judged[key] = self._matcher(self._owner_words, name, owners).search(data) is not None
+            return judged[key]
+        return True
+
+    @staticmethod
+    def _matcher(memo: dict, name: bytes, words: set):
+        found = memo.get(name)
+        if found is None:
+            found = memo[name] = compile_needles(words)
+        return found
+
+
+class WrapperDefinitions:
+    """Where the wrappers found so far are defined (see
+    :class:`WrapperPrefilter`):
+
+    * ``function_modules``: a name defined only as functions, never as a
+      method -> the last components of the modules that define it;
+    * ``method_owners``: a method name -> the names of the classes whose
+      method of that name issues a collective, and of their subclasses
+      among the analysed files;
+    * ``shared_methods``: the method names that two or more classes define.
+    """
+
+    def __init__(self, facts_list, names: set):
+        facts_list = list(facts_list)
+        definers: dict = {}
+        for facts in facts_list:
+            for cls in facts.classes:
+                for method in cls.methods:
+                    if method in names:
+                        definers.setdefault(method, set()).add(cls.key)
+        self.shared_methods = {name.encode() for name, keys in definers.items() if len(keys) >= 2}
+        owners: dict = {}
+        functions: dict = {}
+        methods: set = set(definers)
+        for facts in facts_list:
+            module_last = facts.module.rsplit(".", 1)[-1].encode()
+            for fn in facts.functions:
+                name = fn.qualname.rsplit(".", 1)[-1]
+                if name not in names:
+                    continue
+                if fn.class_key:
+                    methods.add(name)
+                    if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
+                        owner = fn.class_key.rsplit(":", 1)[-1].rsplit(".", 1)[-1].encode()
+                        owners.setdefault(name.encode(), set()).add(owner)
+                else:
+                    functions.setdefault(name.encode(), set()).add(module_last)
+        self.function_modules = {name: modules for name, modules in functions.items()
+                                 if name.decode() not in methods}
+        subclasses = _subclasses_by_base_name(facts_list)
+        self.method_owners = {name: _with_subclasses(found, subclasses) for name, found in owners.items()}
+
+
+def _subclasses_by_base_name(facts_list) -> dict:
+    """Class name -> names of the classes that list it as a base (bytes)."""
+    out: dict = {}
+    for facts in facts_list:
+        for cls in facts.classes:
+            for _kind, text in cls.bases:
+                base = text.rsplit(":", 1)[-1].rsplit(".", 1)[-1].encode()
+                out.setdefault(base, set()).add(cls.name.encode())
+    return out
+
+
+def _with_subclasses(names: set, subclasses: dict) -> set:
+    found = set(names)
+    frontier = list(names)
+    while frontier:
+        for child in subclasses.get(frontier.pop(), ()):
+            if child not in found:
+                found.add(child)
+                frontier.append(child)
+    return found
+
+
+class _Uses:
+    """The attribute uses (``.name``) and whole-word uses of a set of names."""
+
+    def __init__(self, names: set):
+        words = sorted({n for n in names if n})
+        self.names = frozenset(words)
+        if words:
+            self.attribute = re.compile(rb"\.[ \t]*(" + _trie_pattern(words) + rb")(?![A-Za-z0-9_])")
+            self.word = compile_needles(self.names)
+
+
+def _trie_pattern(words: list) -> bytes:
+    trie: dict = {}
+    for word in words:
+        node = trie
+        for byte in word:
+            node = node.setdefault(byte, {})
+        node[None] = True  # a needle ends here
+
+    def pattern(node: dict) -> bytes:
+        branches = [re.escape(bytes([byte])) + pattern(child)
+                    for byte, child in sorted((k, v) for k, v in node.items() if k is not None)]
+        if None in node:
+            # a needle ends here; longer ones are tried first so that whole
+            # words can still match, then the empty alternative
+            branches.append(b"")
+        if len(branches) == 1:
+            return branches[0]
+        return b"(?:" + b"|".join(branches) + b")"
+
+    return pattern(trie)
 
 
 def _tail(pattern: str) -> str:
