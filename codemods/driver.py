@@ -61,6 +61,8 @@ class FileFix:
     fixed: str
     applied: list[AppliedFix] = field(default_factory=list)
     refused: list[RefusedFix] = field(default_factory=list)
+    #: fixes labelled unsafe that were not applied (``unsafe=False``)
+    held_back: list[AppliedFix] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -78,6 +80,10 @@ class FixPlan:
     @property
     def refused(self) -> list[RefusedFix]:
         return [r for f in self.files for r in f.refused]
+
+    @property
+    def held_back(self) -> list[AppliedFix]:
+        return [h for f in self.files for h in f.held_back]
 
     def diff(self, base_dir: str | None = None) -> str:
         """A unified diff of every changed file, `a/`/`b/` paths relative to ``base_dir``."""
@@ -109,14 +115,36 @@ def unified_diff(original: str, fixed: str, rel_path: str) -> str:
 
 
 def fix_source(source: str, path: str, findings: list[Finding], *, strategy: str = "auto",
-               exit_mode: str = "keep-local") -> FileFix:
+               exit_mode: str = "keep-local", unsafe: bool = True) -> FileFix:
     """Fix one file's source text; never raises for bad findings (they are refused).
 
     Only the functions that hold findings are parsed with libcst, each on its
     own (see :mod:`codemods.chunks`); the rest of the file is never touched,
     which keeps it byte-identical and keeps large files fast.
+
+    ``unsafe=False`` applies only fixes labelled safe: the findings whose fix
+    is unsafe go to ``held_back``, and the rest are planned again without
+    them, so an unsafe edit never rides along with a safe one.  Every finding
+    ends in exactly one of ``applied``, ``held_back`` and ``refused``.
     """
     _check_options(strategy, exit_mode)
+    plan = _fix_source(source, path, findings, strategy, exit_mode)
+    if unsafe:
+        return plan
+    held_back: list[AppliedFix] = []
+    refused: list[RefusedFix] = []
+    # Each round drops at least one finding, so this ends.
+    while any(not a.safe for a in plan.applied):
+        held_back.extend(a for a in plan.applied if not a.safe)
+        refused.extend(plan.refused)
+        keep = {id(a.finding) for a in plan.applied if a.safe}
+        plan = _fix_source(source, path, [f for f in findings if id(f) in keep], strategy, exit_mode)
+    plan.held_back = held_back
+    plan.refused = refused + plan.refused
+    return plan
+
+
+def _fix_source(source: str, path: str, findings: list[Finding], strategy: str, exit_mode: str) -> FileFix:
     result = FileFix(path=path, original=source, fixed=source)
     mine = [f for f in findings if f.guard_kind in FIXABLE_KINDS]
     for finding in findings:
@@ -365,8 +393,13 @@ def _owner_path(edit: Edit, unit: list[Site]) -> tuple:
 # -- many files -------------------------------------------------------------------------
 
 
-def plan_fixes(result: CheckResult, *, strategy: str = "auto", exit_mode: str = "keep-local") -> FixPlan:
-    """Plan fixes for every file of a check result that has findings (nothing is written)."""
+def plan_fixes(result: CheckResult, *, strategy: str = "auto", exit_mode: str = "keep-local",
+               unsafe: bool = True) -> FixPlan:
+    """Plan fixes for every file of a check result that has findings (nothing is written).
+
+    ``unsafe=False`` applies only fixes labelled safe; the plan's
+    ``held_back`` lists the others (see :func:`fix_source`).
+    """
     _check_options(strategy, exit_mode)
     by_path: dict[str, list[Finding]] = {}
     for finding in result.findings:
@@ -381,7 +414,8 @@ def plan_fixes(result: CheckResult, *, strategy: str = "auto", exit_mode: str = 
             fix.refused = [RefusedFix(f, f"cannot read the file: {exc}") for f in by_path[path]]
             plan.files.append(fix)
             continue
-        plan.files.append(fix_source(source, path, by_path[path], strategy=strategy, exit_mode=exit_mode))
+        plan.files.append(fix_source(source, path, by_path[path], strategy=strategy, exit_mode=exit_mode,
+                                     unsafe=unsafe))
     return plan
 
 

@@ -15,7 +15,8 @@ import argparse
 import os
 import sys
 import traceback
-from typing import Optional, Sequence
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
 
 from . import __version__
 from .config import ConfigError, Settings, load_settings
@@ -71,26 +72,41 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     _add_selection(check)
 
-    fix = sub.add_parser("fix", help="rewrite rank-divergent collectives into safe shapes")
-    fix.add_argument("paths", nargs="*", default=["."], metavar="PATH")
-    mode = fix.add_mutually_exclusive_group()
-    mode.add_argument("--diff", action="store_true", help="print a unified diff and change nothing (default)")
-    mode.add_argument("--write", action="store_true", help="apply the fixes in place (atomic replace)")
-    fix.add_argument("--strategy", choices=("auto", "always-enter", "consensus"), default="auto")
-    fix.add_argument(
-        "--exit-mode",
-        choices=("keep-local", "decide-from-gathered"),
-        default="keep-local",
-        help="always-enter: a rank that would have exited still exits with its own result (keep-local) "
-        "or every rank decides from the gathered values (decide-from-gathered)",
-    )
-    fix.add_argument("--unsafe-fixes", action="store_true", help="also apply fixes labelled unsafe")
-    _add_selection(fix)
+    _register_plugin_commands(sub)
 
     sub.add_parser("rules", help="list the rules")
     explain = sub.add_parser("explain", help="print a rule's documentation")
     explain.add_argument("code", metavar="CODE")
     return parser
+
+
+#: The entry point group through which other packages add subcommands
+#: (``cslint fix`` comes from the codemods package this way: cslint itself
+#: never imports the codemods).  An entry point names a function
+#: ``register(subparsers, host)`` that adds its parser and sets ``handler``.
+COMMAND_ENTRY_POINTS = "cslint.commands"
+
+
+@dataclass(frozen=True)
+class CommandHost:
+    """What the CLI lends a registered subcommand."""
+
+    add_selection: Callable[[argparse.ArgumentParser], None]
+    run_check: Callable[[argparse.Namespace], CheckResult]
+    usage_error: type
+
+
+def _register_plugin_commands(sub) -> None:
+    from importlib.metadata import entry_points
+
+    host = CommandHost(add_selection=_add_selection, run_check=_check, usage_error=UsageError)
+    for entry in sorted(entry_points(group=COMMAND_ENTRY_POINTS), key=lambda e: e.name):
+        try:
+            register = entry.load()
+        except ImportError as exc:  # a broken install: the other commands still work
+            print(f"cslint: warning: subcommand {entry.name!r} unavailable: {exc}", file=sys.stderr)
+            continue
+        register(sub, host)
 
 
 def _settings(args: argparse.Namespace) -> Optional[Settings]:
@@ -155,53 +171,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_CLEAN
 
 
-def cmd_fix(args: argparse.Namespace) -> int:
-    from codemods.driver import plan_fixes, write_fixes
-
-    result = _check(args)
-    for error in result.errors:
-        print(f"cslint: error: {error.path}: {error.message}", file=sys.stderr)
-    if result.errors:
-        return EXIT_ERROR
-    plan = plan_fixes(result, strategy=args.strategy, exit_mode=args.exit_mode)
-    if not args.unsafe_fixes and any(not a.safe for a in plan.applied):
-        # Re-plan with only the findings whose fix is safe, so an unsafe fix
-        # never rides along with a safe one in the same function.
-        safe_keys = {(a.finding.path, a.finding.line, a.finding.column, a.finding.code) for a in plan.applied if a.safe}
-        held_back = [a for a in plan.applied if not a.safe]
-        result = CheckResult(
-            files=result.files,
-            findings=[f for f in result.findings if (f.path, f.line, f.column, f.code) in safe_keys],
-            errors=result.errors,
-        )
-        plan = plan_fixes(result, strategy=args.strategy, exit_mode=args.exit_mode)
-    else:
-        held_back = []
-    for applied in plan.applied:
-        label = "safe" if applied.safe else "unsafe"
-        f = applied.finding
-        print(f"{f.path}:{f.line}:{f.column}: {f.code} fixed by {applied.strategy} ({label}): {applied.reason}", file=sys.stderr)
-    for unsafe in held_back:
-        f = unsafe.finding
-        print(
-            f"{f.path}:{f.line}:{f.column}: {f.code} has an unsafe {unsafe.strategy} fix "
-            f"(not applied; use --unsafe-fixes): {unsafe.reason}",
-            file=sys.stderr,
-        )
-    for refused in plan.refused:
-        f = refused.finding
-        print(f"{f.path}:{f.line}:{f.column}: {f.code} not fixed: {refused.reason}", file=sys.stderr)
-    changed = [ff for ff in plan.files if ff.fixed != ff.original]
-    if args.write:
-        write_fixes(plan)
-        print(f"cslint: fixed {len(plan.applied)} finding(s) in {len(changed)} file(s)", file=sys.stderr)
-        remaining = len(result.findings) - len(plan.applied) + len(held_back)
-        return EXIT_FINDINGS if remaining > 0 else EXIT_CLEAN
-    diff = plan.diff(base_dir=os.getcwd())
-    sys.stdout.write(diff)
-    return EXIT_FINDINGS if diff else EXIT_CLEAN
-
-
 def cmd_rules(_args: argparse.Namespace) -> int:
     from .rules import all_rules
 
@@ -225,7 +194,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     raise UsageError(f"unknown rule {args.code!r}; known rules: {known}")
 
 
-COMMANDS = {"check": cmd_check, "fix": cmd_fix, "rules": cmd_rules, "explain": cmd_explain}
+COMMANDS = {"check": cmd_check, "rules": cmd_rules, "explain": cmd_explain}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -238,7 +207,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     try:
-        return COMMANDS[args.command](args)
+        handler = getattr(args, "handler", None) or COMMANDS[args.command]
+        return handler(args)
     except (UsageError, ConfigError) as exc:
         print(f"cslint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -27,6 +27,13 @@ class Span:
     end_line: int
     end_column: int
 
+    def to_json(self) -> dict:
+        return {"line": self.line, "column": self.column, "end_line": self.end_line, "end_column": self.end_column}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Span":
+        return cls(int(data["line"]), int(data["column"]), int(data["end_line"]), int(data["end_column"]))
+
     @classmethod
     def of(cls, node: Any) -> "Span":
         """The span of an ``ast`` node (ast columns are 0-based)."""
@@ -119,7 +126,35 @@ class Finding:
             "function": self.function,
             "condition": self.condition,
             "guard_kind": self.guard_kind,
+            "guard": self.guard.to_json() if self.guard else None,
+            "callee": self.callee,
+            "api": self.api,
+            "source": self.source,
         }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Finding":
+        """The finding :meth:`to_json` wrote (``cslint fix --from-json``).
+
+        Raises ``ValueError`` for an object that is not a finding.
+        """
+        try:
+            fix = data.get("fix")
+            guard = data.get("guard")
+            return cls(
+                code=str(data["code"]), path=str(data["path"]), line=int(data["line"]),
+                column=int(data["column"]), end_line=int(data["end_line"]), end_column=int(data["end_column"]),
+                message=str(data.get("message", "")), collective=str(data.get("collective", "")),
+                group=str(data.get("group", "")),
+                chain=[ChainLink(str(link["path"]), int(link["line"]), str(link.get("note", "")),
+                                 str(link.get("kind", "flow"))) for link in data.get("chain", [])],
+                fix=FixHint(str(fix["strategy"]), bool(fix["safe"]), str(fix.get("reason", ""))) if fix else None,
+                function=str(data.get("function", "")), condition=str(data.get("condition", "")),
+                guard_kind=str(data.get("guard_kind", "")), guard=Span.from_json(guard) if guard else None,
+                callee=str(data.get("callee", "")), api=str(data.get("api", "")), source=str(data.get("source", "")),
+            )
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(f"not a finding object ({type(exc).__name__}: {exc})") from exc
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column, self.code)
@@ -151,3 +186,14 @@ class CheckResult:
             "findings": [f.to_json() for f in sorted(self.findings, key=Finding.sort_key)],
             "errors": [e.to_json() for e in self.errors],
         }
+
+    @classmethod
+    def from_json(cls, data: Any) -> "CheckResult":
+        """The result :meth:`to_json` wrote; ``ValueError`` for anything else."""
+        if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
+            raise ValueError("expected an object with a `findings` list")
+        if data.get("version") != JSON_VERSION:
+            raise ValueError(f"unsupported report version {data.get('version')!r} (expected {JSON_VERSION})")
+        errors = [FileError(str(e.get("path", "")), str(e.get("message", ""))) for e in data.get("errors", [])]
+        return cls(files=int(data.get("files", 0)), findings=[Finding.from_json(f) for f in data["findings"]],
+                   errors=errors)

@@ -493,17 +493,8 @@ def _plan(result: Any, root: Path, include: list[str], strategy: str, exit_mode:
         return None, []
     try:
         plan = plan_fixes(CheckResult(files=result.files, findings=selected, errors=[]),
-                          strategy=strategy, exit_mode=exit_mode)
-        held_back: list = []
-        if not unsafe_fixes and any(not a.safe for a in plan.applied):
-            # Re-plan with the safe ones only, so an unsafe edit never rides along
-            # with a safe one in the same function.
-            held_back = [a for a in plan.applied if not a.safe]
-            safe_ids = {id(a.finding) for a in plan.applied if a.safe}
-            plan = plan_fixes(
-                CheckResult(files=result.files, findings=[f for f in selected if id(f) in safe_ids], errors=[]),
-                strategy=strategy, exit_mode=exit_mode,
-            )
+                          strategy=strategy, exit_mode=exit_mode, unsafe=unsafe_fixes)
+        held_back = list(plan.held_back)
     except PatchError:
         raise
     except Exception as exc:
