@@ -424,8 +424,8 @@ def build_finding(hazard) -> Optional[Finding]:
     for link_path, line, note in reversed(hazard.via):
         chain.append(ChainLink(link_path, line, note, "flow"))
     source = hazard.source
-    chain.append(ChainLink(source[3], source[4],
-                           f"`{source[2]}` is {_article(source[1])}: {_dims_phrase(hazard.source_dims)}", "source"))
+    chain.append(ChainLink(source.path, source.line,
+                           f"`{source.text}` is {_article(source.kind)}: {_dims_phrase(hazard.source_dims)}", "source"))
     fix = _fix_hint(hazard)
     guard = cond.guard
     return Finding(
@@ -446,7 +446,7 @@ def build_finding(hazard) -> Optional[Finding]:
         guard=guard,
         callee=site.callee,
         api=hazard.api if hazard.api in ("trtllm", "torch", "mpi") else "unknown",
-        source=source[2],
+        source=source.text,
     )
 
 

@@ -11,7 +11,8 @@ from cslint.analysis import index as indexmod
 from cslint.analysis.prefilter import WrapperDefinitions, WrapperPrefilter, compile_needles
 from cslint.analysis.cache import FactCache
 from cslint.analysis.facts import extract_file_facts, merge_partial
-from cslint.analysis.program import MAX_SOURCES, _merge
+from cslint.analysis.atoms import source as source_atom
+from cslint.analysis.program import MAX_SOURCES, _merge, param_slot
 from cslint.api import check_paths
 from cslint.config import Settings
 from cslint.presets import load_presets
@@ -138,12 +139,12 @@ def test_divergence_maps_keep_every_dimension_past_the_source_cap():
     table: dict = {}
     tp, pp, dp = frozenset({"tp"}), frozenset({"pp"}), frozenset({"dp"})
     for index in range(MAX_SOURCES):
-        assert _merge(table, ("S", "rank id", f"r{index}", "f.py", index, ()), tp, ())
+        assert _merge(table, source_atom("rank id", f"r{index}", "f.py", index, ()), tp, ())
     # a further source adding nothing new is dropped, one adding a dimension is kept
-    assert not _merge(table, ("S", "rank id", "again", "f.py", 99, ()), tp, ())
-    assert _merge(table, ("S", "rank id", "pipeline", "f.py", 100, ()), pp | tp, ())
+    assert not _merge(table, source_atom("rank id", "again", "f.py", 99, ()), tp, ())
+    assert _merge(table, source_atom("rank id", "pipeline", "f.py", 100, ()), pp | tp, ())
     # parameters are symbolic and always kept
-    assert _merge(table, ("PARAM", 0), dp, ())
+    assert _merge(table, param_slot(0), dp, ())
     dims = frozenset().union(*(d for d, _via in table.values()))
     assert dims == tp | pp | dp
 

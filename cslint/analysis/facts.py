@@ -2,21 +2,9 @@
 
 Everything here is plain picklable data so files can be analysed in worker
 processes and cached by content hash.  Values are described *symbolically*:
-the divergence of an expression is a frozenset of atoms, resolved by
-``program.py`` once the whole tree is known.
-
-Atoms (tuples, first item is the tag):
-
-* ``('S', kind, text, path, line, dims)`` a rank-local source; ``dims`` is a
-  tuple of ``(mode, frozenset(dims))`` pairs (``'*'`` = every mode).
-* ``('P', index)`` the function's parameter at ``index``.
-* ``('F', class_key, attr)`` the field ``self.attr`` of a class.
-* ``('G', module, name)`` a module-level variable.
-* ``('R', ref, args, kwargs, fallback, path, line, text)`` the result of a
-  call to an analysed function; ``fallback`` is used when ``ref`` does not
-  resolve (an opaque call depends on its receiver and arguments).
-* ``('C', group, inner)`` the result of a collective over ``group``:
-  uniform over the group whatever ``inner`` is.
+the divergence of an expression is a frozenset of typed atoms
+(:mod:`cslint.analysis.atoms`), resolved by ``program.py`` once the whole
+tree is known.
 """
 
 from __future__ import annotations
@@ -24,15 +12,18 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..config import Settings, matches_any
 from ..model import Span
 from ..presets import ALL_DIMS, Knowledge, fnmatch_any, group_from_text, rank_name_dims, size_name_is_uniform
 from . import cfg as cfgmod
 from .astwalk import children_into, iter_children, walk as fast_walk
+from .atoms import (
+    EMPTY, AtomBuilder, class_ref, field_method_ref, field_read, func_ref, global_read, method_ref, name_ref,
+    param, qual_ref, raised_by, source, super_ref,
+)
 
-EMPTY: frozenset = frozenset()
 _ALL = (("*", ALL_DIMS),)
 
 # Environment variables launchers set per process.
@@ -119,6 +110,45 @@ class Cond:
     alternatives: Optional[tuple] = None
 
 
+class Collective(NamedTuple):
+    """What a collective call site issues."""
+
+    name: str  # the collective (``all_reduce``)
+    group: str  # ``world``, ``tp``, ... or ``group:<expression>``
+    api: str  # trtllm | torch | mpi | unknown
+
+
+class CollectiveMatch(NamedTuple):
+    """A call recognised as a collective, with the preset entry that matched
+    (None for a collective named in ``[tool.cslint] collectives``)."""
+
+    name: str
+    group: str
+    api: str
+    spec: Optional[object]
+
+    @property
+    def collective(self) -> Collective:
+        return Collective(self.name, self.group, self.api)
+
+
+class FieldWrite(NamedTuple):
+    """``self.attr = <atoms>`` at ``line`` in a method of ``class_key``."""
+
+    class_key: Optional[str]
+    attr: str
+    atoms: frozenset
+    line: int
+
+
+class FieldType(NamedTuple):
+    """``self.attr = ref(...)``: the field holds what ``ref`` constructs."""
+
+    class_key: Optional[str]
+    attr: str
+    ref: tuple
+
+
 @dataclass
 class Site:
     """A call that is a collective or may lead to one."""
@@ -126,7 +156,7 @@ class Site:
     span: Span
     callee: str
     canonical: str
-    collective: Optional[tuple]  # (name, group, api)
+    collective: Optional[Collective]
     ref: Optional[tuple]
     args: tuple
     kwargs: tuple
@@ -142,8 +172,8 @@ class Site:
 class Variant:
     sites: list = field(default_factory=list)
     returns: frozenset = EMPTY
-    fields: list = field(default_factory=list)  # (class_key, attr, atoms, line)
-    field_types: list = field(default_factory=list)  # (class_key, attr, ref)
+    fields: list = field(default_factory=list)  # [FieldWrite]
+    field_types: list = field(default_factory=list)  # [FieldType]
 
 
 @dataclass
@@ -230,9 +260,6 @@ def module_name_for(path: str) -> str:
     return ".".join(parts) or stem
 
 
-_COLORS: dict = {}  # id(comm_names set) -> {communicator text: color expression}
-_MEMBERS: dict = {}  # id(comm_names set) -> {group text: text of the ranks given to new_group}
-
 _COMM_FACTORIES = {"Split", "Split_type", "Dup", "Create", "Create_group", "Clone", "Create_cart",
                    "Create_graph", "new_group", "new_subgroups", "Create_intercomm", "Merge"}
 
@@ -254,26 +281,42 @@ def iter_statements(tree: ast.AST):
                 stack.extend(reversed(block))
 
 
-def _collect_imports(tree: ast.Module, module: str, is_package: bool, comm_names: Optional[set] = None) -> dict:
+class Communicators:
+    """The communicators a module makes (``sub = comm.Split(color, key)``,
+    ``g = dist.new_group(ranks)``): their names, the color of each split, and
+    the text of the ranks given to each new group."""
+
+    def __init__(self):
+        self.names: set = set()
+        self.colors: dict = {}  # communicator text -> color expression
+        self.members: dict = {}  # group text -> text of the ranks given to new_group
+
+    def note(self, node: ast.Assign) -> None:
+        """Record the communicators an assignment makes, if any."""
+        func = node.value.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last not in _COMM_FACTORIES:
+            return
+        for target in node.targets:
+            text = dotted(target)
+            if not text:
+                continue
+            self.names.add(text)
+            if last in ("Split", "Split_type") and node.value.args:
+                self.colors[text] = node.value.args[0 if last == "Split" else min(1, len(node.value.args) - 1)]
+            if last == "new_group":
+                ranks = node.value.args[0] if node.value.args else next(
+                    (kw.value for kw in node.value.keywords if kw.arg == "ranks"), None)
+                if ranks is not None:
+                    self.members[text] = unparse(ranks)
+
+
+def _collect_imports(tree: ast.Module, module: str, is_package: bool,
+                     communicators: Optional[Communicators] = None) -> dict:
     table: dict = {}
     for node in iter_statements(tree):
-        if comm_names is not None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            func = node.value.func
-            last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-            if last in _COMM_FACTORIES:
-                for target in node.targets:
-                    text = dotted(target)
-                    if text:
-                        comm_names.add(text)
-                        if last in ("Split", "Split_type") and node.value.args:
-                            comm_colors = getattr(comm_names, "colors", None)
-                            comm_colors = _COLORS.setdefault(id(comm_names), {})
-                            comm_colors[text] = node.value.args[0 if last == "Split" else min(1, len(node.value.args) - 1)]
-                        if last == "new_group":
-                            ranks = node.value.args[0] if node.value.args else next(
-                                (kw.value for kw in node.value.keywords if kw.arg == "ranks"), None)
-                            if ranks is not None:
-                                _MEMBERS.setdefault(id(comm_names), {})[text] = unparse(ranks)
+        if communicators is not None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            communicators.note(node)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -322,87 +365,6 @@ def _comm_receiver(text: str) -> bool:
     return last in ("pg", "pgs", "cpu_pg", "device_pg")
 
 
-# Nesting limit for call/collective result atoms.  A loop such as
-# ``x = f(x)`` would otherwise build ever deeper atoms; past the limit a call
-# result is approximated by its callee's own result plus everything its
-# arguments depend on (sound, less precise).
-MAX_NESTING = 3
-
-
-def _nesting(atoms: frozenset) -> int:
-    deepest = 0
-    for atom in atoms:
-        tag = atom[0]
-        if tag == "R":
-            deepest = max(deepest, atom[8])
-        elif tag == "C":
-            deepest = max(deepest, atom[3])
-    return deepest
-
-
-# Atom sets share sub-sets (a loop re-reads its own call results), so the
-# nested structure is a DAG: flattening each shared part once (memo keyed on
-# object identity, the object kept alive beside its result) keeps it linear.
-_FLAT_MEMO: dict = {}
-
-
-def flatten_atoms(atoms: frozenset) -> frozenset:
-    known = _FLAT_MEMO.get(id(atoms))
-    if known is not None and known[0] is atoms:
-        return known[1]
-    out = set()
-    for atom in atoms:
-        tag = atom[0]
-        if tag == "R":
-            out.add(("R", atom[1], (), (), EMPTY, atom[5], atom[6], atom[7], 1))
-            out |= flatten_atoms(atom[4])
-        elif tag == "C":
-            out.add(("C", atom[1], flatten_atoms(atom[2]), 1) if atom[3] > 1 else atom)
-        else:
-            out.add(atom)
-    result = frozenset(out)
-    _FLAT_MEMO[id(atoms)] = (atoms, result)
-    return result
-
-
-def make_call_result(ref, args, kwargs, fallback, path, line, text) -> frozenset:
-    depth = 1 + max([_nesting(a) for a in args] + [_nesting(a) for _, a in kwargs] + [_nesting(fallback)])
-    if depth > MAX_NESTING:
-        return frozenset({("R", ref, (), (), EMPTY, path, line, text, 1)}) | flatten_atoms(fallback)
-    return frozenset({("R", ref, args, kwargs, fallback, path, line, text, depth)})
-
-
-def make_collective_result(group: str, inner: frozenset) -> frozenset:
-    # A collective over a group of values some of which already came out of a
-    # collective over the same group: those parts are uniform over it either
-    # way, so their own inputs stand in for them.  Without this an in-place
-    # collective in a loop (``while comm.allreduce(x) > 0: x -= 1``) built a
-    # new nested atom per iteration and the dataflow never settled.
-    if any(atom[0] == "C" and atom[1] == group for atom in inner):
-        flat = set()
-        stack = list(inner)
-        opened = set()  # nested atoms share parts: open each one once
-        while stack:
-            atom = stack.pop()
-            if atom[0] == "C" and atom[1] == group:
-                if id(atom[2]) not in opened:
-                    opened.add(id(atom[2]))
-                    stack.extend(atom[2])
-            else:
-                flat.add(atom)
-        inner = frozenset(flat)
-    depth = 1 + _nesting(inner)
-    if depth > MAX_NESTING:
-        inner = flatten_atoms(inner)
-        depth = 1 + _nesting(inner)
-    # a collective over the same group twice is still uniform over it
-    if len(inner) == 1:
-        (only,) = inner
-        if only[0] == "C" and only[1] == group:
-            return inner
-    return frozenset({("C", group, inner, depth)})
-
-
 class Context:
     """Module-wide state shared by the function extractors."""
 
@@ -413,10 +375,12 @@ class Context:
         self.tree = tree
         self.knowledge = knowledge
         self.settings = settings
-        self.comm_names: set = set()
-        self.imports = _collect_imports(tree, module, is_package, self.comm_names)
-        self.comm_colors = _COLORS.pop(id(self.comm_names), {})
-        self.group_members = _MEMBERS.pop(id(self.comm_names), {})
+        communicators = Communicators()
+        self.imports = _collect_imports(tree, module, is_package, communicators)
+        self.comm_names = communicators.names
+        self.comm_colors = communicators.colors
+        self.group_members = communicators.members
+        self.atoms = AtomBuilder()  # the call/collective result atoms of this file
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         self.module_globals = set()
@@ -479,7 +443,7 @@ class Context:
 
     # -- collectives --------------------------------------------------------
     def match_collective(self, call: ast.Call, raw: Optional[str], canon: Optional[str]):
-        """(name, group, api, spec) when the call is a collective, else None."""
+        """A :class:`CollectiveMatch` when the call is a collective, else None."""
         if not raw:
             return None
         key = (raw, canon)
@@ -493,13 +457,14 @@ class Context:
         name = raw.rsplit(".", 1)[-1]
         receiver = raw.rsplit(".", 1)[0] if "." in raw else ""
         if spec is None:
-            return (name, user_group or self._infer_group(call, receiver, None) or "world", "unknown", None)
+            return CollectiveMatch(name, user_group or self._infer_group(call, receiver, None) or "world", "unknown",
+                                   None)
         group = spec.group or self._infer_group(call, receiver, spec) or "world"
         api = spec.api
         if api == "torch" and receiver.startswith("self") and receiver.rsplit(".", 1)[-1] in ("dist", "_dist") \
                 and "tensorrt_llm" in self.knowledge.names:
             api = "trtllm"
-        return (name, group, api, spec)
+        return CollectiveMatch(name, group, api, spec)
 
     def _collective_spec(self, raw: str, canon: Optional[str]):
         texts = (raw, canon) if canon and canon != raw else (raw,)
@@ -665,6 +630,7 @@ class FunctionExtractor:
     def __init__(self, ctx: Context, func: ast.AST, qualname: str, class_key: Optional[str],
                  is_method: bool, is_static: bool, local_defs: dict):
         self.ctx = ctx
+        self.atoms = ctx.atoms
         self.func = func
         self.qualname = qualname
         self.class_key = class_key
@@ -919,10 +885,10 @@ class FunctionExtractor:
             clean = name.lstrip("*")
             if index == 0 and self.self_name:
                 continue
-            atoms = frozenset({("P", index)})
+            atoms = frozenset({param(index)})
             dims = rank_name_dims(clean)
             if dims is not None and not (self.ctx.settings.uniform and matches_any(clean, self.ctx.settings.uniform)):
-                atoms |= {("S", "rank id", clean, self.ctx.path, getattr(self.func, "lineno", 0), (("*", dims),))}
+                atoms |= {source("rank id", clean, self.ctx.path, getattr(self.func, "lineno", 0), (("*", dims),))}
             env[clean] = atoms
         return env
 
@@ -1034,14 +1000,14 @@ class FunctionExtractor:
                     base_attr = self._self_attr(sub.value) if isinstance(sub, ast.Subscript) else None
                     if attr or base_attr:
                         extra = self.eval(sub.slice, env) if base_attr else EMPTY
-                        variant.fields.append((self.class_key, attr or base_attr, atoms | extra, s.lineno))
+                        variant.fields.append(FieldWrite(self.class_key, attr or base_attr, atoms | extra, s.lineno))
                         if attr and isinstance(s.value, ast.Call):
                             ref = self.resolve_ref(s.value.func)
                             if ref is not None:
-                                variant.field_types.append((self.class_key, attr, ref))
+                                variant.field_types.append(FieldType(self.class_key, attr, ref))
                         if attr and isinstance(s.value, ast.Name) and s.value.id in self.annotations:
-                            variant.field_types.append((self.class_key, attr, (
-                                "qual", canonical_text(self.annotations[s.value.id], self.ctx.imports))))
+                            variant.field_types.append(FieldType(self.class_key, attr, qual_ref(
+                                canonical_text(self.annotations[s.value.id], self.ctx.imports))))
             return EMPTY
         if t is ast.Return:
             if s.value is not None:
@@ -1058,7 +1024,7 @@ class FunctionExtractor:
                 self._light_assign_name(env, receiver.id, atoms)
             attr = self._self_attr(receiver)
             if attr is not None:
-                variant.fields.append((self.class_key, attr, atoms, s.lineno))
+                variant.fields.append(FieldWrite(self.class_key, attr, atoms, s.lineno))
             return EMPTY
         if t in (ast.Import, ast.ImportFrom):
             for alias in s.names:
@@ -1204,7 +1170,7 @@ class FunctionExtractor:
         if stmt is None or isinstance(stmt, (ast.Raise, ast.Assert)):
             return EMPTY  # explicit raises are steered by their own conditions
         text = _short(unparse(stmt).split("\n")[0])
-        local = frozenset({("S", "exception from local work", text, self.ctx.path, getattr(stmt, "lineno", 0), _ALL)})
+        local = frozenset({source("exception from local work", text, self.ctx.path, getattr(stmt, "lineno", 0), _ALL)})
         exprs, calls, _ = self._node_info(node)
         atoms = set()
         for call, _inline, raw, canon, match in calls:
@@ -1217,18 +1183,16 @@ class FunctionExtractor:
                     atoms |= self.eval(kw.value, env)
                 continue
             ref = self.resolve_ref(call.func)
-            if ref is None or ref[0] == "class":
+            if ref is None or ref.tag == "class":
                 return local
-            atoms.add(("E", ref, self.ctx.path, getattr(stmt, "lineno", 0), text))
+            atoms.add(raised_by(ref, self.ctx.path, getattr(stmt, "lineno", 0), text))
         for expr in exprs:
             for sub in fast_walk(expr):
                 if isinstance(sub, ast.Await):
                     return local
                 if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
                     atoms |= self.eval(sub.value, env) | self.eval(sub.slice, env)
-        if any(a[0] == "S" or a[0] == "F" or a[0] == "P" or a[0] == "G" or a[0] == "R" or a[0] == "C" for a in atoms):
-            # operands that may differ make the exception (and the path) differ
-            return frozenset(a for a in atoms)
+        # operands that may differ make the exception (and the path) differ
         return frozenset(atoms)
 
     def _implicit(self, graph, n: int, envs) -> frozenset:
@@ -1361,7 +1325,7 @@ class FunctionExtractor:
             for name in _target_names(s.target):
                 setvar(name, atoms, strong=False)
         elif node.kind == cfgmod.EXCEPT and s.name:
-            setvar(s.name, frozenset({("S", "exception from local work", "caught exception", self.ctx.path,
+            setvar(s.name, frozenset({source("exception from local work", "caught exception", self.ctx.path,
                                        s.lineno, _ALL)}))
         elif node.kind == cfgmod.STMT:
             if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
@@ -1405,17 +1369,17 @@ class FunctionExtractor:
                         setvar(call.func.value.id, atoms | self._implicit(graph, n, envs), strong=False)
         # in-place collectives make their buffers group-uniform
         for call, _inline, raw, canon, match in info[1]:
-                if match is None or match[3] is None:
+                if match is None or match.spec is None:
                     continue
-                spec = match[3]
+                spec = match.spec
                 for index in spec.inplace:
                     if index < len(call.args) and isinstance(call.args[index], ast.Name):
                         name = call.args[index].id
-                        setvar(name, make_collective_result(match[1], (out or env).get(name, EMPTY)))
+                        setvar(name, self.atoms.collective(match.group, (out or env).get(name, EMPTY)))
                 for kw in call.keywords:
                     if kw.arg in ("tensor", "object_list", "tensor_list", "output", "recvbuf", "buf") \
                             and isinstance(kw.value, ast.Name):
-                        setvar(kw.value.id, make_collective_result(match[1], (out or env).get(kw.value.id, EMPTY)))
+                        setvar(kw.value.id, self.atoms.collective(match.group, (out or env).get(kw.value.id, EMPTY)))
         return out if out is not None else env
 
     def _node_info(self, node) -> tuple:
@@ -1513,15 +1477,15 @@ class FunctionExtractor:
             if settings.uniform and matches_any(name, settings.uniform):
                 return EMPTY
             if settings.rank_local and matches_any(name, settings.rank_local):
-                return frozenset({("S", "rank-local (configured)", name, ctx.path, expr.lineno, _ALL)})
+                return frozenset({source("rank-local (configured)", name, ctx.path, expr.lineno, _ALL)})
             for spec in knowledge.candidates("sources", name):
                 if spec.what == "value" and "." not in spec.pattern and _fn(name, spec.pattern):
-                    return frozenset({("S", spec.kind, name, ctx.path, expr.lineno, spec.dims)})
+                    return frozenset({source(spec.kind, name, ctx.path, expr.lineno, spec.dims)})
             if name in ctx.module_globals:
-                return frozenset({("G", ctx.module, name)})
+                return frozenset({global_read(ctx.module, name)})
             dims = rank_name_dims(name)
             if dims is not None:
-                return frozenset({("S", "rank id", name, ctx.path, expr.lineno, (("*", dims),))})
+                return frozenset({source("rank id", name, ctx.path, expr.lineno, (("*", dims),))})
             return EMPTY
         if t is ast.Attribute:
             text = dotted(expr)
@@ -1530,20 +1494,20 @@ class FunctionExtractor:
                 if settings.uniform and matches_any(norm, settings.uniform):
                     return EMPTY
                 if settings.rank_local and matches_any(norm, settings.rank_local):
-                    return frozenset({("S", "rank-local (configured)", norm, ctx.path, expr.lineno, _ALL)})
+                    return frozenset({source("rank-local (configured)", norm, ctx.path, expr.lineno, _ALL)})
                 dims = rank_name_dims(expr.attr)
                 if dims is not None and "()" not in text.rsplit(".", 1)[-1]:
-                    return frozenset({("S", "rank id", norm, ctx.path, expr.lineno, (("*", dims),))})
+                    return frozenset({source("rank id", norm, ctx.path, expr.lineno, (("*", dims),))})
                 if size_name_is_uniform(expr.attr):
                     return EMPTY
                 for spec in knowledge.candidates("sources", expr.attr):
                     if spec.what == "value" and _fn(norm, spec.pattern):
-                        return frozenset({("S", spec.kind, norm, ctx.path, expr.lineno, spec.dims)})
+                        return frozenset({source(spec.kind, norm, ctx.path, expr.lineno, spec.dims)})
                 if knowledge.is_uniform(norm):
                     return EMPTY
             attr = self._self_attr(expr)
             if attr is not None:
-                return frozenset({("F", self.class_key, attr)})
+                return frozenset({field_read(self.class_key, attr)})
             return self.eval(expr.value, env)
         if t is ast.Call:
             return self._eval_call(expr, env)
@@ -1569,7 +1533,7 @@ class FunctionExtractor:
             if isinstance(expr.slice, ast.Constant) and expr.slice.value in RANK_ENV_VARS:
                 base = canonical_text(dotted(expr.value), ctx.imports)
                 if base in ("os.environ", "environ"):
-                    return frozenset({("S", "rank id", f"environment variable {expr.slice.value}", ctx.path,
+                    return frozenset({source("rank id", f"environment variable {expr.slice.value}", ctx.path,
                                        expr.lineno, _ALL)})
             if type(expr.value) is ast.Name and type(expr.slice) is ast.Constant:
                 entry = env.get(("key", expr.value.id, expr.slice.value))
@@ -1610,38 +1574,39 @@ class FunctionExtractor:
         if raw is not None:
             match = ctx.match_collective(call, raw, canon)
             if match is not None:
-                spec = match[3]
+                spec = match.spec
                 if spec is None or spec.result == "uniform":
-                    return make_collective_result(match[1], arg_atoms)
-                return frozenset({("S", "per-rank result of a collective", raw, ctx.path, call.lineno,
-                                   (("*", _group_dims(match[1])),))})
-            configured, source, by_name = ctx.call_text_verdicts(raw, canon, norm)
+                    return self.atoms.collective(match.group, arg_atoms)
+                return frozenset({source("per-rank result of a collective", raw, ctx.path, call.lineno,
+                                         (("*", _group_dims(match.group)),))})
+            configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
             if configured is not None:
                 return EMPTY if configured == "uniform" else frozenset(
-                    {("S", "rank-local (configured)", raw, ctx.path, call.lineno, _ALL)})
+                    {source("rank-local (configured)", raw, ctx.path, call.lineno, _ALL)})
             if raw.rsplit(".", 1)[-1] in _SEEDED_GENERATORS and (call.args or call.keywords):
                 return arg_atoms  # a generator seeded alike on every rank draws alike
-            if source is not None:
-                return frozenset({("S", source[0], raw + "()", ctx.path, call.lineno, source[1])})
+            if named_source is not None:
+                kind, dims = named_source
+                return frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)})
             env_source = self._env_rank(call, canon)
             if env_source is not None:
                 return env_source
             if by_name is not None:
                 if by_name == "uniform":
                     return EMPTY
-                return frozenset({("S", "rank id", raw + "()", ctx.path, call.lineno, by_name)})
+                return frozenset({source("rank id", raw + "()", ctx.path, call.lineno, by_name)})
         receiver = self.eval(call.func.value, env) if isinstance(call.func, ast.Attribute) else EMPTY
         fallback = receiver | arg_atoms
         ref = self.resolve_ref(call.func)
         if ref is not None:
-            return make_call_result(ref, args, kwargs, fallback, ctx.path, call.lineno, raw or "call")
+            return self.atoms.call(ref, args, kwargs, fallback, ctx.path, call.lineno, raw or "call")
         return fallback
 
     def _env_rank(self, call: ast.Call, canon: Optional[str]):
         if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:
             first = call.args[0]
             if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value in RANK_ENV_VARS:
-                return frozenset({("S", "rank id", f"environment variable {first.value}", self.ctx.path,
+                return frozenset({source("rank id", f"environment variable {first.value}", self.ctx.path,
                                    call.lineno, _ALL)})
         return None
 
@@ -1650,34 +1615,34 @@ class FunctionExtractor:
         if isinstance(func, ast.Name):
             name = func.id
             if name in self.local_defs:
-                return ("func", ctx.module, self.local_defs[name])
+                return func_ref(ctx.module, self.local_defs[name])
             if name in ctx.module_functions:
-                return ("func", ctx.module, name)
+                return func_ref(ctx.module, name)
             if name in ctx.module_classes:
-                return ("class", f"{ctx.module}:{name}")
+                return class_ref(f"{ctx.module}:{name}")
             if name in ctx.imports:
-                return ("qual", ctx.imports[name])
+                return qual_ref(ctx.imports[name])
             return None
         if isinstance(func, ast.Attribute):
             value = func.value
             if isinstance(value, ast.Name) and self.self_name and value.id == self.self_name and self.class_key:
-                return ("method", self.class_key, func.attr)
+                return method_ref(self.class_key, func.attr)
             if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super" \
                     and self.class_key:
-                return ("super", self.class_key, func.attr)
+                return super_ref(self.class_key, func.attr)
             attr = self._self_attr(value)
             if attr is not None:
-                return ("fieldmethod", self.class_key, attr, func.attr)
+                return field_method_ref(self.class_key, attr, func.attr)
             text = dotted(value)
             if text and "()" not in text:
                 head = text.split(".")[0]
                 if head in ctx.imports:
-                    return ("qual", canonical_text(text, ctx.imports) + "." + func.attr)
+                    return qual_ref(canonical_text(text, ctx.imports) + "." + func.attr)
                 if head in ctx.module_classes and "." not in text:
-                    return ("qual", f"{ctx.module}.{text}.{func.attr}")
+                    return qual_ref(f"{ctx.module}.{text}.{func.attr}")
             if func.attr.startswith("__") or func.attr in _GENERIC_METHODS:
                 return None
-            return ("name", func.attr)
+            return name_ref(func.attr)
         return None
 
     # -- collecting sites ---------------------------------------------------------
@@ -1697,7 +1662,7 @@ class FunctionExtractor:
                         continue
                     args, kwargs = self._args(call, env)
                     site = Site(Span.of(call), raw or unparse(call.func), canon or raw or "",
-                                match[:3] if match else None, ref, args, kwargs, ())
+                                match.collective if match else None, ref, args, kwargs, ())
                     site_index_of_call[id(call)] = len(variant.sites)
                     variant.sites.append(site)
                     pending.append((site, node, inline, env))
@@ -1714,8 +1679,8 @@ class FunctionExtractor:
             color = self.ctx.comm_colors.get(receiver) if site.collective else None
             if color is not None:
                 site.conds = self._conds_uniform_in_color(site.conds, color, graph, node, envs)
-            if site.collective and site.collective[1].startswith("group:"):
-                members = self.ctx.group_members.get(site.collective[1][len("group:"):])
+            if site.collective and site.collective.group.startswith("group:"):
+                members = self.ctx.group_members.get(site.collective.group[len("group:"):])
                 if members is not None:
                     site.conds = tuple(c for c in site.conds if not _tests_membership(c.text, members))
         return variant
@@ -1743,14 +1708,14 @@ class FunctionExtractor:
                     if atoms is None:
                         atoms = self.eval(value, env) | self._implicit(graph, node.id, envs)
                     extra = self.eval(sub.slice, env) if base_attr else EMPTY
-                    variant.fields.append((self.class_key, attr or base_attr, atoms | extra, s.lineno))
+                    variant.fields.append(FieldWrite(self.class_key, attr or base_attr, atoms | extra, s.lineno))
                     if attr and isinstance(value, ast.Call):
                         ref = self.resolve_ref(value.func)
                         if ref is not None:
-                            variant.field_types.append((self.class_key, attr, ref))
+                            variant.field_types.append(FieldType(self.class_key, attr, ref))
                     if attr and isinstance(value, ast.Name) and value.id in self.annotations:
-                        variant.field_types.append(
-                            (self.class_key, attr, ("qual", canonical_text(self.annotations[value.id], self.ctx.imports))))
+                        variant.field_types.append(FieldType(
+                            self.class_key, attr, qual_ref(canonical_text(self.annotations[value.id], self.ctx.imports))))
         elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
             call = s.value
             if isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
@@ -1759,7 +1724,7 @@ class FunctionExtractor:
                     atoms = self._implicit(graph, node.id, envs)
                     for arg in call.args:
                         atoms |= self.eval(arg, env)
-                    variant.fields.append((self.class_key, attr, atoms, s.lineno))
+                    variant.fields.append(FieldWrite(self.class_key, attr, atoms, s.lineno))
 
     def _conds_uniform_in_color(self, conds, color, graph, node, envs) -> tuple:
         """Members of a communicator made by ``Split(color, ...)`` share the
@@ -2212,9 +2177,9 @@ def _walk_defs(ctx: Context, body, prefix: str, class_key, out_funcs, out_classe
                 if not text:
                     continue
                 if text in ctx.module_classes:
-                    bases.append(("class", f"{ctx.module}:{text}"))
+                    bases.append(class_ref(f"{ctx.module}:{text}"))
                 else:
-                    bases.append(("qual", canonical_text(text, ctx.imports)))
+                    bases.append(qual_ref(canonical_text(text, ctx.imports)))
             methods = {}
             for inner in stmt.body:
                 if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -2267,7 +2232,6 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         except MemoryError:
             facts.error = "source too large to parse"
             return facts
-    _FLAT_MEMO.clear()  # one file's atoms at a time
     ctx = Context(path, module, tree, knowledge, settings, os.path.basename(path) == "__init__.py")
     ctx.deep_names = set(deep_names or ())
     facts.imports = ctx.imports

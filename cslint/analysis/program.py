@@ -16,10 +16,11 @@ when some call site passes a divergent argument (context-insensitive).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..presets import ALL_DIMS, KIND_DATA_SHARD, KIND_FILESYSTEM, Knowledge, group_span
-from .facts import FuncFacts, Site, Cond
+from .atoms import THROUGH_INSTANCE, Source, name_ref, source
+from .facts import Cond, FuncFacts, Site
 
 MAX_ROUNDS = 40
 MAX_VIA = 4
@@ -39,6 +40,17 @@ SAME_LENGTH_KINDS = frozenset({KIND_DATA_SHARD})
 DIRECT_ONLY_KINDS = frozenset({KIND_FILESYSTEM})
 
 
+class Reached(NamedTuple):
+    """A collective a call site issues (``direct``) or reaches through the
+    functions it calls (``chain``: ``(path, line, note)`` links down to it)."""
+
+    name: str
+    group: str
+    api: str
+    chain: tuple
+    direct: bool
+
+
 @dataclass
 class Hazard:
     kind: str  # branch | early-exit | loop | exception
@@ -50,7 +62,7 @@ class Hazard:
     group: str
     api: str
     reach_chain: tuple  # ((path, line, note), ...) from the call down to the collective
-    source: tuple  # the S atom
+    source: Source  # where the divergence comes from
     source_dims: frozenset
     via: tuple  # ((path, line, note), ...) flows from the source to the condition
     modes: tuple = ()  # mode names the hazard needs (empty: in every configuration)
@@ -69,18 +81,31 @@ class Hazard:
 MAX_SOURCES = 4
 
 
+class ParamSlot(NamedTuple):
+    """A divergence-map key standing for whatever callers pass as the
+    parameter at ``index`` (return summaries keep parameters symbolic)."""
+
+    tag: str  # "PARAM"
+    index: int
+
+
+def param_slot(index: int) -> ParamSlot:
+    return ParamSlot("PARAM", index)
+
+
 def _merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
     old = target.get(key)
     if old is None:
-        if len(target) >= MAX_SOURCES and key[0] != "PARAM":
-            covered = frozenset().union(*(d for k, (d, _v) in target.items() if k[0] != "PARAM"))
+        if len(target) >= MAX_SOURCES and key.tag != "PARAM":
+            covered = frozenset().union(*(d for k, (d, _v) in target.items() if k.tag != "PARAM"))
             if dims <= covered:
                 return False
         target[key] = (dims, via)
         return True
-    if dims <= old[0]:
+    old_dims, old_via = old
+    if dims <= old_dims:
         return False
-    target[key] = (old[0] | dims, old[1])
+    target[key] = (old_dims | dims, old_via)
     return True
 
 
@@ -147,12 +172,12 @@ class Program:
             for ref in fn.signal_handlers:
                 for handler in self.resolve(ref):
                     for v in handler.variants.values():
-                        for class_key, attr, _atoms, line in v.fields:
-                            source = ("S", "set by a signal handler", f"self.{attr}", handler.path, line,
-                                      (("*", ALL_DIMS),))
+                        for write in v.fields:
+                            origin = source("set by a signal handler", f"self.{write.attr}", handler.path,
+                                            write.line, (("*", ALL_DIMS),))
                             for mode in self.modes:
-                                table = self.fields.setdefault((self.family(class_key), attr, mode), {})
-                                _merge(table, source, ALL_DIMS, ())
+                                table = self.fields.setdefault((self.family(write.class_key), write.attr, mode), {})
+                                _merge(table, origin, ALL_DIMS, ())
 
     # -- classes -----------------------------------------------------------------
     def _lookup_qual(self, table: dict, dotted: str, depth: int = 0):
@@ -175,10 +200,10 @@ class Program:
     def _class_of_ref(self, ref):
         if ref is None:
             return None
-        if ref[0] == "class":
-            return self.classes.get(ref[1])
-        if ref[0] == "qual":
-            return self._lookup_qual(self.classes_by_qual, ref[1])
+        if ref.tag == "class":
+            return self.classes.get(ref.key)
+        if ref.tag == "qual":
+            return self._lookup_qual(self.classes_by_qual, ref.dotted)
         return None
 
     def _find_family(self, key: str) -> str:
@@ -249,36 +274,36 @@ class Program:
         except TypeError:  # unhashable (should not happen)
             return []
         out: list = []
-        tag = ref[0]
+        tag = ref.tag
         if tag == "func":
-            fn = self.funcs.get(f"{ref[1]}:{ref[2]}")
+            fn = self.funcs.get(f"{ref.module}:{ref.qualname}")
             out = [fn] if fn else []
         elif tag == "qual":
-            fn = self._lookup_qual(self.funcs_by_qual, ref[1])
+            fn = self._lookup_qual(self.funcs_by_qual, ref.dotted)
             out = [fn] if fn else []
             if not out:
-                cls = self._lookup_qual(self.classes_by_qual, ref[1])
+                cls = self._lookup_qual(self.classes_by_qual, ref.dotted)
                 if cls is not None:
                     out = self.lookup_method(cls.key, "__init__", include_overrides=False)
         elif tag == "method":
-            out = self.lookup_method(ref[1], ref[2])
+            out = self.lookup_method(ref.class_key, ref.name)
         elif tag == "super":
-            for base in self._bases.get(ref[1], ()):
-                out = self.lookup_method(base, ref[2], include_overrides=False)
+            for base in self._bases.get(ref.class_key, ()):
+                out = self.lookup_method(base, ref.name, include_overrides=False)
                 if out:
                     break
         elif tag == "fieldmethod":
-            types = self.field_types.get((self.family(ref[1]), ref[2]), ())
+            types = self.field_types.get((self.family(ref.class_key), ref.attr), ())
             for cls_key in sorted(types):
-                for fn in self.lookup_method(cls_key, ref[3]):
+                for fn in self.lookup_method(cls_key, ref.name):
                     if fn not in out:
                         out.append(fn)
             if not types:
-                out = self.resolve(("name", ref[3]))
+                out = self.resolve(name_ref(ref.name))
         elif tag == "class":
-            out = self.lookup_method(ref[1], "__init__", include_overrides=False)
+            out = self.lookup_method(ref.key, "__init__", include_overrides=False)
         elif tag == "name":
-            candidates = self.methods_by_name.get(ref[1], [])
+            candidates = self.methods_by_name.get(ref.name, [])
             if len(candidates) == 1 and candidates[0] in self.funcs:
                 out = [self.funcs[candidates[0]]]
         self._resolve_cache[ref] = out
@@ -307,45 +332,44 @@ class Program:
         return out
 
     def eval_atom(self, atom: tuple, mode: frozenset) -> dict:
-        tag = atom[0]
+        tag = atom.tag
         if tag == "S":
-            dims = _dims_in(atom[5], mode)
+            dims = _dims_in(atom.dims, mode)
             return {atom: (dims, ())} if dims else {}
         if tag == "P":
-            return {("PARAM", atom[1]): (ALL_DIMS, ())}
+            return {param_slot(atom.index): (ALL_DIMS, ())}
         if tag == "F":
-            return self.fields.get((self.family(atom[1]), atom[2], mode), {})
+            return self.fields.get((self.family(atom.class_key), atom.attr, mode), {})
         if tag == "G":
-            return self.global_value(atom[1], atom[2], mode)
+            return self.global_value(atom.module, atom.name, mode)
         if tag == "C":
-            span = group_span(atom[1])
+            span = group_span(atom.group)
             out = {}
-            for k, (dims, via) in self.eval(atom[2], mode).items():
+            for k, (dims, via) in self.eval(atom.inner, mode).items():
                 rest = dims - span
                 if rest:
                     out[k] = (rest, via)
             return out
         if tag == "E":
-            _, ref, path, line, text = atom
-            targets = self.resolve(ref)
+            targets = self.resolve(atom.ref)
             if targets and not any(fn.raises for fn in targets):
                 return {}
-            source = ("S", "exception from local work", text, path, line, (("*", ALL_DIMS),))
-            return {source: (ALL_DIMS, ())}
+            origin = source("exception from local work", atom.text, atom.path, atom.line, (("*", ALL_DIMS),))
+            return {origin: (ALL_DIMS, ())}
         if tag == "R":
-            _, ref, args, kwargs, fallback, path, line, text, _depth = atom
+            ref = atom.ref
             targets = self.resolve(ref)
             if not targets:
-                return self.eval(fallback, mode)
+                return self.eval(atom.fallback, mode)
             out: dict = {}
-            offset_for_call = 1 if ref[0] in ("method", "super", "fieldmethod", "name") else 0
-            if ref[0] == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
-                return self.eval(fallback, mode)
+            offset_for_call = 1 if ref.tag in THROUGH_INSTANCE else 0
+            if ref.tag == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
+                return self.eval(atom.fallback, mode)
             for fn in targets:
                 ret = self.rets.get((fn.key, mode), {})
                 for k, (dims, via) in ret.items():
-                    if k[0] == "PARAM":
-                        arg_atoms = self._arg_for_param(fn, k[1], args, kwargs, offset_for_call)
+                    if k.tag == "PARAM":
+                        arg_atoms = self._arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)
                         if arg_atoms is None:
                             continue
                         for k2, (d2, v2) in self.eval(arg_atoms, mode).items():
@@ -353,7 +377,7 @@ class Program:
                             if d:
                                 _merge(out, k2, d, v2)
                     else:
-                        link = (path, line, f"returned by `{text}()`")
+                        link = (atom.path, atom.line, f"returned by `{atom.text}()`")
                         _merge(out, k, dims, _via(via, link))
             return out
         return {}
@@ -388,16 +412,16 @@ class Program:
 
     def concrete(self, value: dict, fn: Optional[FuncFacts], mode: frozenset) -> dict:
         """Replace symbolic parameters by what callers pass."""
-        if not any(k[0] == "PARAM" for k in value):
+        if not any(k.tag == "PARAM" for k in value):
             return value
         out: dict = {}
         for k, (dims, via) in value.items():
-            if k[0] != "PARAM":
+            if k.tag != "PARAM":
                 _merge(out, k, dims, via)
                 continue
             if fn is None:
                 continue
-            for k2, (d2, v2) in self.params.get((fn.key, k[1], mode), {}).items():
+            for k2, (d2, v2) in self.params.get((fn.key, k.index, mode), {}).items():
                 d = d2 & dims
                 if d:
                     _merge(out, k2, d, v2)
@@ -436,29 +460,29 @@ class Program:
 
         def atoms_deps(atoms):
             for atom in atoms:
-                tag = atom[0]
+                tag = atom.tag
                 if tag == "F":
-                    out.add(("field", self.family(atom[1]), atom[2]))
+                    out.add(("field", self.family(atom.class_key), atom.attr))
                 elif tag == "G":
                     # a module-level value depends on what its own atoms read
-                    key = ("G", atom[1], atom[2])
+                    key = ("G", atom.module, atom.name)
                     if key in seen:
                         continue
                     seen.add(key)
-                    module = self.modules.get(atom[1])
-                    atoms_deps((module.globals.get(atom[2]) if module else None) or ())
+                    module = self.modules.get(atom.module)
+                    atoms_deps((module.globals.get(atom.name) if module else None) or ())
                 elif tag == "R":
                     key = id(atom)
                     if key in seen:
                         continue
                     seen.add(key)
-                    for target in self.resolve(atom[1]):
+                    for target in self.resolve(atom.ref):
                         out.add(("ret", target.key))
-                    for arg in atom[2]:
+                    for arg in atom.args:
                         atoms_deps(arg)
-                    for _, arg in atom[3]:
+                    for _, arg in atom.kwargs:
                         atoms_deps(arg)
-                    atoms_deps(atom[4])
+                    atoms_deps(atom.fallback)
                 elif tag == "C":
                     # Collective-result atoms nest (a loop re-reads its own
                     # allreduce): the atom graph is a DAG with shared parts,
@@ -467,13 +491,13 @@ class Program:
                     if key in seen:
                         continue
                     seen.add(key)
-                    atoms_deps(atom[2])
+                    atoms_deps(atom.inner)
 
         out.add(("ctx", fn.key))
         for v in fn.variants.values():
             atoms_deps(v.returns)
-            for _ck, _attr, atoms, _line in v.fields:
-                atoms_deps(atoms)
+            for write in v.fields:
+                atoms_deps(write.atoms)
             for site in v.sites:
                 atoms_deps(getattr(site, "ctx_atoms", EMPTY_ATOMS))
                 for arg in site.args:
@@ -493,7 +517,7 @@ class Program:
                     changed = True
                     self.changed_keys.add(("ret", fn.key))
         calling_ctx = self.ctx.get((fn.key, mode), {})
-        for class_key, attr, atoms, line in v.fields:
+        for class_key, attr, atoms, line in v.fields:  # FieldWrite
             if not atoms and not calling_ctx:
                 continue
             value = dict(self.concrete(self.eval(atoms, mode), fn, mode)) if atoms else {}
@@ -525,7 +549,7 @@ class Program:
             for k, entry in calling_ctx.items():
                 ctx_value.setdefault(k, entry)
             if ctx_value:
-                ctx_value = {k: e for k, e in ctx_value.items() if not (k[0] == "S" and k[1] in DIRECT_ONLY_KINDS)}
+                ctx_value = {k: e for k, e in ctx_value.items() if not (k.tag == "S" and k.kind in DIRECT_ONLY_KINDS)}
             if ctx_value:
                 link = (fn.path, site.span.line, f"`{site.callee}()` runs only on some ranks in `{fn.qualname}`")
                 for target in targets:
@@ -534,9 +558,9 @@ class Program:
                         if _merge(table, k, dims, _via(via, link)):
                             changed = True
                             self.changed_keys.add(("ctx", target.key))
-            offset = 1 if site.ref[0] in ("method", "super", "fieldmethod", "name", "class") else 0
+            offset = 1 if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class" else 0
             for target in targets:
-                if target.qualname.endswith("__init__") and site.ref[0] == "qual":
+                if target.qualname.endswith("__init__") and site.ref.tag == "qual":
                     offset = 1
                 for index in range(len(target.params)):
                     arg = self._arg_for_param(target, index, site.args, site.kwargs, offset)
@@ -562,15 +586,16 @@ class Program:
 
     # -- hazards -------------------------------------------------------------------------
     def site_collectives(self, site: Site, mode: frozenset) -> list:
+        """Every collective a call site issues or reaches ([Reached])."""
         out = []
         if site.collective is not None:
             name, group, api = site.collective
-            out.append((name, group, api, (), True))
+            out.append(Reached(name, group, api, (), True))
         if site.ref is not None:
             for target in self.resolve(site.ref):
                 for (name, group), (api, chain) in sorted(self.reach.get((target.key, mode), {}).items()):
                     link = (target.path, target.line, f"`{target.qualname}` issues a collective")
-                    out.append((name, group, api, (link,) + chain, False))
+                    out.append(Reached(name, group, api, (link,) + chain, False))
         return out
 
     def hazards(self) -> list:
@@ -592,7 +617,8 @@ class Program:
                     if previous is None:
                         found[key] = (hazard, [mode])
                     else:
-                        previous[1].append(mode)
+                        _earlier, modes = previous
+                        modes.append(mode)
         out = []
         for hazard, modes in found.values():
             if frozenset() in modes or not self.knowledge.modes:
@@ -608,8 +634,8 @@ class Program:
         seq = []
         for index in indices:
             if index < len(v.sites):
-                for name, group, _api, _chain, _direct in self.site_collectives(v.sites[index], mode):
-                    seq.append((name, group))
+                for reached in self.site_collectives(v.sites[index], mode):
+                    seq.append((reached.name, reached.group))
         return tuple(seq)
 
     def _site_hazard(self, fn, v, site, colls, mode) -> Optional[Hazard]:
@@ -626,20 +652,28 @@ class Program:
             for name, group, api, chain, direct in colls:
                 span = group_span(group)
                 best = None
-                for source, (dims, via) in sorted(value.items(), key=lambda kv: (len(kv[1][1]), str(kv[0]))):
-                    if source[0] != "S":
+                for origin, (dims, via) in sorted(value.items(), key=_fewest_links_first):
+                    if origin.tag != "S":
                         continue
-                    if cond.kind == "loop" and source[1] in SAME_LENGTH_KINDS:
+                    if cond.kind == "loop" and origin.kind in SAME_LENGTH_KINDS:
                         continue  # the elements differ, their number does not
                     if dims & span:
-                        best = (source, dims, via)
+                        best = (origin, dims, via)
                         break
                 if best is None:
                     continue
+                origin, dims, via = best
                 region = len(cond.body_sites) + len(cond.else_sites) if cond.kind == "branch" else 0
                 return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
-                              best[0], best[1], best[2], (), max(region, 1), direct)
+                              origin, dims, via, (), max(region, 1), direct)
         return None
+
+
+def _fewest_links_first(entry) -> tuple:
+    """Order of a divergence map's entries when one explains a hazard: the
+    shortest flow first, then the source's text as a plain tuple."""
+    origin, (_dims, via) = entry
+    return (len(via), str(tuple(origin)))
 
 
 def _dims_in(spec: tuple, mode: frozenset) -> frozenset:

@@ -13,7 +13,7 @@ def describe_group(group: str) -> str:
 
 def describe_source(hazard) -> str:
     source = hazard.source
-    return f"`{source[2]}` ({source[1]})"
+    return f"`{source.text}` ({source.kind})"
 
 
 def collective_phrase(hazard) -> str:
