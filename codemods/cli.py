@@ -25,7 +25,7 @@ EXIT_ERROR = 2
 
 def register(subparsers, host) -> None:
     """Add ``fix`` to the ``cslint`` subparsers (the ``cslint.commands`` entry point)."""
-    from .always_enter import EXIT_MODES
+    from .always_enter_rewrite import EXIT_MODES
     from .driver import STRATEGIES
 
     fix = subparsers.add_parser("fix", help="rewrite rank-divergent collectives into safe shapes")

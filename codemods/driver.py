@@ -14,7 +14,7 @@ in exactly one of ``applied``/``refused``; none is dropped silently.
 ``strategy``: ``auto`` (always-enter for early exits with an inferable
 neutral value, consensus otherwise), ``always-enter`` or ``consensus``.
 ``exit_mode``: ``keep-local`` (default) or ``decide-from-gathered``; see
-:mod:`codemods.always_enter`.
+:mod:`codemods.always_enter_rewrite`.
 """
 
 from __future__ import annotations
@@ -29,15 +29,16 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cslint.model import CheckResult, Finding
+from cslint.rules import get_rule
 
-from .always_enter import EXIT_MODES, plan_always_enter
+from .always_enter_rewrite import EXIT_MODES, plan_always_enter
 from .chunks import Chunk, split_chunks
-from .consensus_gate import consensus_guard, plan_consensus
+from .consensus_rewrite import consensus_guard, plan_consensus
 from .locate import SourceIndex
 from .sites import Edit, FunctionScope, Plan, Refused, Site, guard_top, locate
 
-STRATEGIES = ("auto", "always-enter", "consensus")
-FIXABLE_KINDS = ("branch", "early-exit", "loop", "exception")
+ALWAYS_ENTER, CONSENSUS = "always-enter", "consensus"
+STRATEGIES = ("auto", ALWAYS_ENTER, CONSENSUS)
 
 
 @dataclass
@@ -146,10 +147,13 @@ def fix_source(source: str, path: str, findings: list[Finding], *, strategy: str
 
 def _fix_source(source: str, path: str, findings: list[Finding], strategy: str, exit_mode: str) -> FileFix:
     result = FileFix(path=path, original=source, fixed=source)
-    mine = [f for f in findings if f.guard_kind in FIXABLE_KINDS]
+    mine = []
     for finding in findings:
-        if finding.guard_kind not in FIXABLE_KINDS:
-            result.refused.append(RefusedFix(finding, f"{finding.code} has no automatic fix"))
+        why_not = _why_not(finding, strategy, exit_mode)
+        if why_not:
+            result.refused.append(RefusedFix(finding, why_not))
+        else:
+            mine.append(finding)
     if not mine:
         return result
     try:
@@ -167,7 +171,7 @@ def _fix_source(source: str, path: str, findings: list[Finding], strategy: str, 
                                   for f in chunk.originals)
             continue
         new_module, applied, refused, wanted = fix_module(
-            module, path, chunk.originals, strategy=strategy, exit_mode=exit_mode, source_lines=chunked.lines,
+            module, path, chunk.originals, strategy=strategy, exit_mode=exit_mode,
             top_level_names=chunked.top_level_names, line_base=chunk.base,
         )
         result.applied.extend(applied)
@@ -197,7 +201,7 @@ def _check_options(strategy: str, exit_mode: str) -> None:
 
 
 def fix_module(module: cst.Module, path: str, findings: list[Finding], *, strategy: str = "auto",
-               exit_mode: str = "keep-local", source_lines: list[str] | None = None,
+               exit_mode: str = "keep-local",
                top_level_names: set[str] | None = None, line_base: int = 0):
     """Fix a parsed module (or a chunk of a file): (new module, applied, refused, import lines it needs).
 
@@ -205,7 +209,7 @@ def fix_module(module: cst.Module, path: str, findings: list[Finding], *, strate
     chunk has no module top; :func:`fix_source` adds them to the file's text.
     ``line_base`` is the file line of the module's line 0 (see :mod:`codemods.chunks`).
     """
-    index = SourceIndex(module, source_lines=source_lines, top_level_names=top_level_names, line_base=line_base)
+    index = SourceIndex(module, top_level_names=top_level_names, line_base=line_base)
     refused: list[RefusedFix] = []
     sites: list[Site] = []
     for finding in sorted(findings, key=Finding.sort_key):
@@ -223,7 +227,7 @@ def fix_module(module: cst.Module, path: str, findings: list[Finding], *, strate
         return scopes[key]
 
     plans: list[tuple[Plan, list[Site]]] = []
-    for unit in _units(sites, strategy, refused):
+    for unit in _units(sites, strategy, exit_mode, refused):
         plans.extend(_plan_unit(unit, index, scope_of(unit[0]), strategy, exit_mode, refused))
 
     plans = _drop_overlaps(plans, refused)
@@ -236,10 +240,33 @@ def fix_module(module: cst.Module, path: str, findings: list[Finding], *, strate
     return new_module, applied, refused, imports
 
 
-def _unit_key(site: Site, strategy: str) -> tuple:
+def options_for(finding: Finding, exit_mode: str) -> tuple:
+    """The strategies the finding's rule offers, preferred first, with their labels."""
+    rule = get_rule(finding.code)
+    return rule.fix_options(finding, exit_mode) if rule is not None else ()
+
+
+def _why_not(finding: Finding, strategy: str, exit_mode: str) -> str:
+    """Why the finding cannot be fixed with ``strategy``, or "" when it may be."""
+    rule = get_rule(finding.code)
+    if rule is None:
+        return f"{finding.code} has no automatic fix"
+    options = rule.fix_options(finding, exit_mode)
+    if not options:
+        return rule.no_fix_reason(finding, exit_mode)
+    if strategy != "auto" and strategy not in {o.strategy for o in options}:
+        return f"{strategy} does not apply: {rule.why_not(finding, strategy, exit_mode)}"
+    return ""
+
+
+def _first_strategy(site: Site, strategy: str, exit_mode: str) -> str:
+    return strategy if strategy != "auto" else options_for(site.finding, exit_mode)[0].strategy
+
+
+def _unit_key(site: Site, strategy: str, exit_mode: str) -> tuple:
     """Findings with the same key are planned and applied (or refused) together."""
     kind = site.finding.guard_kind
-    if kind == "early-exit" and strategy != "consensus":
+    if kind == "early-exit" and _first_strategy(site, strategy, exit_mode) == ALWAYS_ENTER:
         owner = guard_top(site)[0]
         return ("block", id(owner))
     if kind in ("early-exit", "branch", "loop"):
@@ -247,11 +274,11 @@ def _unit_key(site: Site, strategy: str) -> tuple:
     return ("site", id(site))  # no shared rewrite exists for these: each is planned (and refused) alone
 
 
-def _units(sites: list[Site], strategy: str, refused: list[RefusedFix]) -> list[list[Site]]:
+def _units(sites: list[Site], strategy: str, exit_mode: str, refused: list[RefusedFix]) -> list[list[Site]]:
     units: dict[tuple, list[Site]] = {}
     for site in sites:
         try:
-            key = _unit_key(site, strategy)
+            key = _unit_key(site, strategy, exit_mode)
         except Refused as exc:
             refused.append(RefusedFix(site.finding, str(exc)))
             continue
@@ -261,41 +288,57 @@ def _units(sites: list[Site], strategy: str, refused: list[RefusedFix]) -> list[
 
 def _plan_unit(unit: list[Site], index: SourceIndex, scope: FunctionScope, strategy: str, exit_mode: str,
                refused: list[RefusedFix]) -> list[tuple[Plan, list[Site]]]:
-    """Plans for one unit; what cannot be planned is appended to ``refused`` with the reason."""
-    kinds = {s.finding.guard_kind for s in unit}
-    try:
-        if strategy == "always-enter":
-            return [(plan_always_enter(unit, index, scope, exit_mode), unit)]
-        if strategy == "consensus":
-            return [(plan_consensus(unit, index, scope), unit)]
-        if kinds != {"early-exit"}:
-            plan = plan_consensus(unit, index, scope)
-            plan.reason = f"auto picked consensus for a {'/'.join(sorted(kinds))} guard; {plan.reason}"
-            return [(plan, unit)]
-        # auto: always-enter for early exits whose neutral value is known ...
+    """Plans for one unit; what cannot be planned is appended to ``refused`` with the reason.
+
+    The strategies tried, and the label of the one that applies, are the
+    rule's (:meth:`cslint.rules.Rule.fix_options`): ``auto`` tries them in the
+    rule's order, an explicit strategy only itself.
+    """
+    offered = [options_for(s.finding, exit_mode) for s in unit]
+    names = [o.strategy for o in offered[0] if all(o.strategy in {p.strategy for p in other} for other in offered)]
+    if strategy != "auto":
+        names = [n for n in names if n == strategy]
+    failures: list[str] = []
+    for name in names:
+        try:
+            plans = _plan_with(name, unit, index, scope, exit_mode, refused)
+        except Refused as exc:
+            failures.append(f"{name} does not fit ({exc})")
+            continue
+        for plan, group in plans:
+            options = [next(o for o in options_for(s.finding, exit_mode) if o.strategy == name) for s in group]
+            plan.safe = all(o.safe for o in options)
+            why = next((o.reason for o in options if not o.safe), options[0].reason)
+            tried = f"auto picked {name} because {'; '.join(failures)}; " if failures else ""
+            plan.reason = f"{tried}{plan.reason}; {why}"
+        return plans
+    if not names:
+        failures.append("the findings under this guard have no strategy in common")
+    refused.extend(RefusedFix(s.finding, "; ".join(failures)) for s in unit)
+    return []
+
+
+def _plan_with(name: str, unit: list[Site], index: SourceIndex, scope: FunctionScope, exit_mode: str,
+               refused: list[RefusedFix]) -> list[tuple[Plan, list[Site]]]:
+    """Plans of strategy ``name`` for the unit (raises Refused when none applies)."""
+    if name == ALWAYS_ENTER:
         return [(plan_always_enter(unit, index, scope, exit_mode), unit)]
-    except Refused as exc:
-        if strategy != "auto" or kinds != {"early-exit"}:
-            refused.extend(RefusedFix(s.finding, str(exc)) for s in unit)
-            return []
-        first = exc
-    # ... consensus otherwise: one agreed test per exit guard
-    plans = []
+    # consensus: one agreed test per guard (the exits of an always-enter block may have several)
     by_guard: dict[int, list[Site]] = {}
     for site in unit:
-        try:
-            by_guard.setdefault(id(consensus_guard(site)[0]), []).append(site)
-        except Refused as exc:
-            refused.append(RefusedFix(site.finding, f"always-enter does not fit ({first}); nor does consensus ({exc})"))
+        by_guard.setdefault(id(consensus_guard(site)[0]), []).append(site)
+    if len(by_guard) == 1:
+        return [(plan_consensus(unit, index, scope), unit)]
+    plans, failed = [], []
     for group in by_guard.values():
         try:
-            plan = plan_consensus(group, index, scope)
+            plans.append((plan_consensus(group, index, scope), group))
         except Refused as exc:
-            refused.extend(RefusedFix(s.finding, f"always-enter does not fit ({first}); nor does consensus ({exc})")
-                           for s in group)
-            continue
-        plan.reason = f"auto picked consensus because always-enter does not fit ({first}); {plan.reason}"
-        plans.append((plan, group))
+            failed.append((group, exc))
+    if not plans:
+        raise failed[0][1]
+    for group, exc in failed:
+        refused.extend(RefusedFix(s.finding, f"consensus does not fit ({exc})") for s in group)
     return plans
 
 

@@ -34,31 +34,17 @@ class LocateError(Exception):
 class SourceIndex:
     """A parsed module plus the positions of its nodes."""
 
-    def __init__(self, module: cst.Module, *, source_lines: list[str] | None = None,
-                 top_level_names: set[str] | None = None, line_base: int = 0) -> None:
+    def __init__(self, module: cst.Module, *, top_level_names: set[str] | None = None, line_base: int = 0) -> None:
         # unsafe_skip_copy keeps node identity: edits are keyed by the very
         # nodes we locate here.
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.module = self.wrapper.module
         self.positions = self.wrapper.resolve(PositionProvider)
-        # When the module is a chunk of a larger file, `source_lines` are the
-        # file's lines (findings' chains quote them by original line number)
-        # and `top_level_names` what the file's imports bind.
-        self._lines: list[str] | None = source_lines
+        # When the module is a chunk of a larger file, `top_level_names` are
+        # what the file's imports bind, and a chunk line + `line_base` is the
+        # file line (a chunk starts deep in its file).
         self.top_level_names = top_level_names
-        # file line = module line + line_base (a chunk starts deep in its file)
         self.line_base = line_base
-
-    def lines(self) -> list[str]:
-        """The file's lines; generated from the module once, on first use."""
-        if self._lines is None:
-            self._lines = self.module.code.splitlines()
-        return self._lines
-
-    def line_text(self, line: int) -> str:
-        """One line of the file (1-based)."""
-        lines = self.lines()
-        return lines[line - 1] if 0 < line <= len(lines) else ""
 
     def range(self, node: cst.CSTNode) -> CodeRange | None:
         return self.positions.get(node)

@@ -9,12 +9,12 @@ statement granularity is what keeps the rest of the file byte-identical.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import libcst as cst
 
 from cslint.model import Finding
+from cslint.presets import PURE_BUILTINS
 
 from .locate import (
     LocateError,
@@ -26,25 +26,6 @@ from .locate import (
     parent_map,
     walk,
 )
-
-# Builtins whose call neither communicates nor mutates anything we can see.
-PURE_CALLS = {
-    "any", "all", "sum", "min", "max", "len", "bool", "int", "float", "str", "tuple", "list",
-    "abs", "round", "isinstance", "sorted", "zip", "range", "enumerate", "set", "frozenset", "dict",
-}
-# Method names that talk to other ranks; a payload computing them is observable elsewhere.
-_COMMUNICATING = re.compile(
-    r"(send|recv|broadcast|bcast|gather|allreduce|all_reduce|reduce|scatter|barrier|alltoall|all_to_all|publish)",
-    re.IGNORECASE,
-)
-# Collective method name per group for Distributed-like objects (TensorRT-LLM style).
-TRTLLM_ALLGATHER = {
-    "world": "allgather",
-    "tp": "tp_allgather",
-    "pp": "pp_allgather",
-    "cp": "cp_allgather",
-    "tp_cp": "tp_cp_allgather",
-}
 
 
 class Refused(Exception):
@@ -153,7 +134,7 @@ def guard_top(site: Site) -> tuple[cst.CSTNode, int, int, int]:
 def is_pure(node: cst.CSTNode, allowed_calls: tuple = ()) -> bool:
     """No calls other than pure builtins (and the explicitly allowed nodes)."""
     for sub in walk(node, into_functions=False):
-        pure_builtin = isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value in PURE_CALLS
+        pure_builtin = isinstance(sub, cst.Call) and isinstance(sub.func, cst.Name) and sub.func.value in PURE_BUILTINS
         if isinstance(sub, cst.Call) and not pure_builtin and not any(sub is a for a in allowed_calls):
             return False
         if isinstance(sub, (cst.Yield, cst.Await, cst.NamedExpr)):
@@ -161,26 +142,49 @@ def is_pure(node: cst.CSTNode, allowed_calls: tuple = ()) -> bool:
     return True
 
 
-def communicating_calls(node: cst.CSTNode) -> list[str]:
-    """Callee texts in ``node`` whose names look like communication."""
-    found = []
-    for sub in walk(node, into_functions=False):
-        if isinstance(sub, cst.Call):
-            name = dotted_name(sub.func)
-            last = name.rsplit(".", 1)[-1]
-            if last and _COMMUNICATING.search(last):
-                found.append(name)
-    return found
+def payload_arg(site: Site, index: SourceIndex) -> cst.Arg | None:
+    """The argument the finding's fix facts name as the payload (located by position)."""
+    facts = site.finding.fix_facts
+    if facts is None or facts.payload is None:
+        return None
+    wanted = (facts.payload.span.line - index.line_base, facts.payload.span.column - 1)
+    for arg in site.call.args:
+        # ast starts a parenthesized tuple at its parenthesis, libcst inside it
+        starts = [index.range(arg.value)] + ([index.range(arg)] if arg.keyword is None else [])
+        if any(rng is not None and (rng.start.line, rng.start.column) == wanted for rng in starts):
+            return arg
+    raise Refused(f"the payload `{facts.payload.text}` is not where the finding says; re-run `cslint check`")
 
 
-def single_payload(call: cst.Call) -> cst.Arg:
-    positional = [a for a in call.args if a.keyword is None]
-    if len(positional) != 1 or positional[0].star:
-        raise Refused(
-            f"`{dotted_name(call.func) or 'the collective'}` takes {len(positional)} positional arguments; "
-            "cannot tell which one is the payload"
-        )
-    return positional[0]
+def binds(index: SourceIndex, name: str) -> bool:
+    """Whether a top-level import binds ``name`` in the module."""
+    if index.top_level_names is not None:
+        return name in index.top_level_names
+    for stmt in index.module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar):
+                for alias in small.names:
+                    bound = alias.asname.name.value if alias.asname else dotted_name(alias.name).split(".")[0]
+                    if bound == name:
+                        return True
+    return False
+
+
+class _Substitute(cst.CSTTransformer):
+    def __init__(self, names: dict) -> None:
+        super().__init__()
+        self.names = names
+
+    def leave_Name(self, original_node, updated_node):  # noqa: N802 - libcst's visitor naming
+        return self.names.get(original_node.value, updated_node)
+
+
+def substitute(node: cst.CSTNode, names: dict):
+    """``node`` with every ``Name`` listed in ``names`` replaced by its node
+    (the placeholders of the presets' templates)."""
+    return node.visit(_Substitute(names))
 
 
 def needs_parens(expr: cst.BaseExpression) -> bool:

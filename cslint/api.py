@@ -19,10 +19,10 @@ import os
 from typing import Optional
 
 from .config import ConfigError, Settings, load_settings
-from .model import ChainLink, CheckResult, Finding, FixHint, Span
+from .model import CheckResult, Finding, Span
 from .presets import load_presets
 from .progress import MIN_FILES as PROGRESS_MIN_FILES, ProgressBar
-from .rules import NotAnalysable, rule_for_kind
+from .rules import NotAnalysable, build_finding
 from .suppressions import MARKER, apply_suppressions, find_suppressions
 from .analysis import index as indexmod
 from .analysis.cache import FactCache
@@ -147,10 +147,10 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
     findings: list = []
     for f in report_files:
         if f.problem is not None:
-            findings.append(_csl001(f.path, f.problem, 1, 1))
+            findings.append(NotAnalysable.finding(f.path, f.problem))
     for facts in all_facts:
         if facts.error is not None and facts.path in report_paths:
-            findings.append(_csl001(facts.path, facts.error, facts.error_line, facts.error_column))
+            findings.append(NotAnalysable.finding(facts.path, facts.error, facts.error_line, facts.error_column))
 
     program = Program(all_facts, knowledge)
     if bar is not None:
@@ -161,9 +161,10 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
     for hazard in hazards:
         if hazard.path not in report_paths:
             continue
-        finding = build_finding(hazard)
+        data = data_of.get(hazard.path)
+        finding = build_finding(hazard, _text_slicer(data))
         if finding is not None:
-            findings.append(_in_characters(finding, data_of.get(finding.path)))
+            findings.append(_in_characters(finding, data))
 
     # suppressions: only files whose bytes mention the marker need a scan
     suppressions: dict = {}
@@ -381,108 +382,26 @@ def _in_characters(finding: Finding, data: Optional[bytes]) -> Finding:
         return Span(value.line, column(value.line, value.column), value.end_line,
                     column(value.end_line, value.end_column))
 
+    facts = finding.fix_facts
+    if facts is not None and facts.payload is not None:
+        facts = dataclasses.replace(facts, payload=dataclasses.replace(facts.payload, span=span(facts.payload.span)))
     return dataclasses.replace(
         finding, column=column(finding.line, finding.column),
-        end_column=column(finding.end_line, finding.end_column), guard=span(finding.guard))
+        end_column=column(finding.end_line, finding.end_column), guard=span(finding.guard), fix_facts=facts)
 
 
-def _csl001(path: str, problem: str, line: int, column: int) -> Finding:
-    return Finding(
-        code=NotAnalysable.CODE, path=path, line=max(1, line), column=max(1, column),
-        end_line=max(1, line), end_column=max(1, column), message=NotAnalysable.message(problem),
-        collective="", group="", function="", guard_kind="", api="",
-    )
+def _text_slicer(data: Optional[bytes]):
+    """``text_of(span)`` over a file's bytes, for spans in ``ast``'s byte columns."""
+    lines = data.split(b"\n") if data else []
 
+    def text_of(span: Span) -> str:
+        if not 1 <= span.line <= span.end_line <= len(lines):
+            return ""
+        if span.line == span.end_line:
+            piece = lines[span.line - 1][span.column - 1:span.end_column - 1]
+        else:
+            piece = b"\n".join([lines[span.line - 1][span.column - 1:]] + lines[span.line:span.end_line - 1]
+                               + [lines[span.end_line - 1][:span.end_column - 1]])
+        return piece.decode("utf-8", "replace").replace("\r", "")
 
-_GUARD_WORDS = {
-    "branch": "runs only when `{text}` holds",
-    "early-exit": "is skipped when `{text}` sends a rank out early via `{exit}`",
-    "loop": "repeats once per element/iteration of `{text}`",
-    "exception": "depends on whether {text}",
-}
-
-
-def build_finding(hazard) -> Optional[Finding]:
-    """Turn an analysis hazard into a finding with its chain and fix hint."""
-    rule = rule_for_kind(hazard.kind)
-    if rule is None:
-        return None
-    site = hazard.site
-    path = hazard.path
-    chain: list = []
-    if hazard.direct:
-        chain.append(ChainLink(path, site.span.line,
-                               f"`{site.callee}` is a collective over {hazard.group}", "collective"))
-    else:
-        chain.append(ChainLink(path, site.span.line, f"`{site.callee}()` leads to a collective", "call"))
-        for link_path, line, note in hazard.reach_chain:
-            kind = "collective" if "is a collective" in note else "call"
-            chain.append(ChainLink(link_path or path, line, note, kind))
-    cond = hazard.cond
-    words = _GUARD_WORDS[hazard.kind].format(text=cond.text, exit=cond.exit_text or "an exit")
-    chain.append(ChainLink(path, cond.line, f"the call {words}", "condition"))
-    for link_path, line, note in reversed(hazard.via):
-        chain.append(ChainLink(link_path, line, note, "flow"))
-    source = hazard.source
-    chain.append(ChainLink(source.path, source.line,
-                           f"`{source.text}` is {_article(source.kind)}: {_dims_phrase(hazard.source_dims)}", "source"))
-    fix = _fix_hint(hazard)
-    guard = cond.guard
-    return Finding(
-        code=rule.CODE,
-        path=path,
-        line=site.span.line,
-        column=site.span.column,
-        end_line=site.span.end_line,
-        end_column=site.span.end_column,
-        message=rule.message(hazard),
-        collective=hazard.collective,
-        group=hazard.group,
-        chain=chain,
-        fix=fix,
-        function=hazard.function,
-        condition=cond.text,
-        guard_kind=hazard.kind,
-        guard=guard,
-        callee=site.callee,
-        api=hazard.api if hazard.api in ("trtllm", "torch", "mpi") else "unknown",
-        source=source.text,
-    )
-
-
-def _article(kind: str) -> str:
-    if kind.startswith(("per-", "exception", "randomness", "local", "rank-local")):
-        return kind
-    return ("an " if kind[:1] in "aeiou" else "a ") + kind
-
-
-def _dims_phrase(dims) -> str:
-    from .presets import ALL_DIMS
-
-    if not dims or set(dims) >= set(ALL_DIMS):
-        return "it can differ on every rank"
-    names = {"tp": "tensor-parallel", "pp": "pipeline-parallel", "cp": "context-parallel",
-             "dp": "data-parallel", "ep": "expert-parallel", "x": "other"}
-    return "it can differ between " + ", ".join(names.get(d, d) for d in sorted(dims)) + " ranks"
-
-
-def _fix_hint(hazard) -> FixHint:
-    kind = hazard.kind
-    if kind == "early-exit":
-        return FixHint("always-enter", False,
-                       "every rank should reach the collective; ranks that would leave early "
-                       "contribute a neutral value and all decide from the gathered result")
-    if kind == "branch":
-        if hazard.region_collectives <= 1 and hazard.direct:
-            return FixHint("always-enter", False,
-                           "the branch guards a single collective: call it on every rank with a "
-                           "neutral payload where the condition is false")
-        return FixHint("consensus", False,
-                       "the guarded region issues several collectives: agree on the condition over the "
-                       "group first, then branch on the agreed value")
-    if kind == "loop":
-        return FixHint("consensus", False,
-                       "agree on the trip count over the group (e.g. its maximum) and pad the "
-                       "missing iterations with neutral values")
-    return FixHint("consensus", False,
-                   "agree on success over the group before the collective so every rank takes the same path")
+    return text_of

@@ -64,20 +64,173 @@ class ChainLink:
 
 
 @dataclass(frozen=True)
-class FixHint:
-    """Which fix strategy fits, and whether applying it keeps behaviour.
+class FixOption:
+    """One fix strategy a rule offers for a finding, with its label."""
 
-    ``strategy`` is ``always-enter`` or ``consensus``; ``safe`` follows ruff's
-    meaning (applying it cannot change what any rank computes);
-    ``reason`` says why this strategy was chosen or why no fix is offered.
+    strategy: str  # always-enter | consensus
+    safe: bool  # ruff's meaning: applying it cannot change what any rank computes
+    reason: str = ""
+
+    def to_json(self) -> dict:
+        return {"strategy": self.strategy, "safe": self.safe, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class FixHint:
+    """The fix strategies the finding's rule offers, preferred first.
+
+    ``strategy``/``safe``/``reason`` are the preferred one (what ``cslint
+    fix`` applies when it fits); ``alternatives`` are tried in order when it
+    does not.  The rule decides both (see :meth:`cslint.rules.Rule.fix_options`),
+    so ``check`` and ``fix`` cannot disagree.
     """
 
     strategy: str
     safe: bool
     reason: str = ""
+    alternatives: tuple = ()  # FixOption, ...
+
+    @property
+    def options(self) -> tuple:
+        return (FixOption(self.strategy, self.safe, self.reason),) + tuple(self.alternatives)
+
+    @classmethod
+    def of(cls, options) -> Optional["FixHint"]:
+        options = tuple(options)
+        if not options:
+            return None
+        first = options[0]
+        return cls(first.strategy, first.safe, first.reason, options[1:])
 
     def to_json(self) -> dict:
-        return {"strategy": self.strategy, "safe": self.safe}
+        data: dict = {"strategy": self.strategy, "safe": self.safe}
+        if self.reason:
+            data["reason"] = self.reason
+        if self.alternatives:
+            data["alternatives"] = [option.to_json() for option in self.alternatives]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FixHint":
+        alternatives = tuple(FixOption(str(o["strategy"]), bool(o["safe"]), str(o.get("reason", "")))
+                             for o in data.get("alternatives", ()))
+        return cls(str(data["strategy"]), bool(data["safe"]), str(data.get("reason", "")), alternatives)
+
+
+# --- fix facts: what the codemods need to rewrite a finding, typed ---------------
+#
+# Templates (an agreement's statements, a neutral value) hold placeholder
+# identifiers that the codemods replace by syntax nodes; they are defined with
+# the presets (``cslint.presets.PREDICATE``, ``FLAG``, ``PAYLOAD``, ``TENSOR``).
+
+
+@dataclass(frozen=True)
+class Payload:
+    """The argument of the call at a finding that carries what a rank sends.
+
+    ``effects``: ``pure`` (no call other than a pure builtin), ``calls``
+    (other calls: side effects are possible) or ``communicates`` (it calls
+    something that talks to other ranks).
+    """
+
+    text: str
+    span: Span
+    keyword: str = ""  # the keyword it is passed by; "" when positional
+    effects: str = "pure"
+
+    def to_json(self) -> dict:
+        return {"text": self.text, **self.span.to_json(), "keyword": self.keyword, "effects": self.effects}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Payload":
+        return cls(str(data["text"]), Span.from_json(data), str(data.get("keyword", "")),
+                   str(data.get("effects", "calls")))
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How the ranks of the collective's group agree on a predicate, in the
+    code's own API (rendered from a preset's agreement template)."""
+
+    test: str  # the agreed expression
+    setup: tuple = ()  # statements before the test
+    setup_on_device: tuple = ()  # the same, the flag on a tensor parameter's device
+    imports: tuple = ()  # module imports the statements need
+    template: str = ""  # the preset template (re-rendered for a covering group)
+
+    def to_json(self) -> dict:
+        return {"test": self.test, "setup": list(self.setup), "setup_on_device": list(self.setup_on_device),
+                "imports": list(self.imports), "template": self.template}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Agreement":
+        return cls(str(data["test"]), tuple(data.get("setup", ())), tuple(data.get("setup_on_device", ())),
+                   tuple(data.get("imports", ())), str(data.get("template", "")))
+
+
+@dataclass(frozen=True)
+class Neutral:
+    """What a rank with nothing to contribute sends to a reduction: the
+    identity of its op (a template over the payload)."""
+
+    text: str
+    imports: tuple = ()
+    numeric_payload: bool = False  # valid only for a visibly numeric payload
+
+    def to_json(self) -> dict:
+        return {"text": self.text, "imports": list(self.imports), "numeric_payload": self.numeric_payload}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Neutral":
+        return cls(str(data["text"]), tuple(data.get("imports", ())), bool(data.get("numeric_payload", False)))
+
+
+@dataclass(frozen=True)
+class FixFacts:
+    """What a fix of the finding needs, from the analysis and the presets.
+
+    ``receiver`` and ``group_expr`` are texts valid in the finding's own
+    function (the communicator and the ``group=`` argument of the collective
+    it reaches; "" when they cannot be named there).  ``direct``: the call is
+    the collective itself, not a function that reaches one.  ``join`` says
+    how a rank that skips can still take part: ``none`` (no payload),
+    ``consumption`` (a gathered list: the neutral item follows from how the
+    list is read), ``identity`` (a reduction: ``neutral``), or "" (unknown).
+    ``statement`` is the controlling statement (``if``, ``while``, ``for``,
+    ...); ``region`` counts the collectives its branches hold.
+    """
+
+    receiver: str = ""
+    group_expr: str = ""
+    api: str = "unknown"
+    payload: Optional[Payload] = None
+    agreement: Optional[Agreement] = None
+    direct: bool = True
+    join: str = ""
+    neutral: Optional[Neutral] = None
+    statement: str = ""
+    region: int = 1
+
+    def to_json(self) -> dict:
+        return {
+            "receiver": self.receiver, "group_expr": self.group_expr, "api": self.api,
+            "payload": self.payload.to_json() if self.payload else None,
+            "agreement": self.agreement.to_json() if self.agreement else None,
+            "direct": self.direct, "join": self.join,
+            "neutral": self.neutral.to_json() if self.neutral else None,
+            "statement": self.statement, "region": self.region,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "FixFacts":
+        payload, agreement, neutral = data.get("payload"), data.get("agreement"), data.get("neutral")
+        return cls(
+            receiver=str(data.get("receiver", "")), group_expr=str(data.get("group_expr", "")),
+            api=str(data.get("api", "unknown")), payload=Payload.from_json(payload) if payload else None,
+            agreement=Agreement.from_json(agreement) if agreement else None, direct=bool(data.get("direct", True)),
+            join=str(data.get("join", "")), neutral=Neutral.from_json(neutral) if neutral else None,
+            statement=str(data.get("statement", "")), region=int(data.get("region", 1)),
+        )
 
 
 @dataclass
@@ -103,6 +256,7 @@ class Finding:
     callee: str = ""  # dotted text of the call at `line`, e.g. "self.dist.tp_allgather"
     api: str = ""  # flavour of the collective API: trtllm | torch | mpi | unknown
     source: str = ""  # short text of the rank-local source, e.g. "self.active_requests"
+    fix_facts: Optional[FixFacts] = None  # what the codemods need (None: not a divergence finding)
 
     @property
     def span(self) -> Span:
@@ -130,6 +284,7 @@ class Finding:
             "callee": self.callee,
             "api": self.api,
             "source": self.source,
+            "fix_facts": self.fix_facts.to_json() if self.fix_facts else None,
         }
 
     @classmethod
@@ -141,6 +296,7 @@ class Finding:
         try:
             fix = data.get("fix")
             guard = data.get("guard")
+            facts = data.get("fix_facts")
             return cls(
                 code=str(data["code"]), path=str(data["path"]), line=int(data["line"]),
                 column=int(data["column"]), end_line=int(data["end_line"]), end_column=int(data["end_column"]),
@@ -148,10 +304,11 @@ class Finding:
                 group=str(data.get("group", "")),
                 chain=[ChainLink(str(link["path"]), int(link["line"]), str(link.get("note", "")),
                                  str(link.get("kind", "flow"))) for link in data.get("chain", [])],
-                fix=FixHint(str(fix["strategy"]), bool(fix["safe"]), str(fix.get("reason", ""))) if fix else None,
+                fix=FixHint.from_json(fix) if fix else None,
                 function=str(data.get("function", "")), condition=str(data.get("condition", "")),
                 guard_kind=str(data.get("guard_kind", "")), guard=Span.from_json(guard) if guard else None,
                 callee=str(data.get("callee", "")), api=str(data.get("api", "")), source=str(data.get("source", "")),
+                fix_facts=FixFacts.from_json(facts) if facts else None,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a finding object ({type(exc).__name__}: {exc})") from exc

@@ -54,7 +54,8 @@ def patched(tmp_path_factory):
     findings = [
         make_finding(path, source, code="CSL102" if kind == "early-exit" else "CSL101", function=function,
                      callee=callee, guard=guard, guard_kind=kind, collective=collective, group=group,
-                     api="trtllm", collective_callee=via)
+                     api="trtllm", collective_callee=via,
+                     receiver=None if via else "self.dist")  # the class's communicator, as the analysis names it
         for function, callee, guard, kind, collective, group, via in HAZARDS
     ]
     fix = fix_source(source, path, findings)

@@ -160,7 +160,7 @@ def test_decide_from_gathered_drops_the_deferred_exit():
     fix = fix_source(source, path, findings, exit_mode="decide-from-gathered")
     assert fix.applied and all(not a.safe for a in fix.applied)
     assert "return early_result" not in fix.fixed and "if exit_early:" not in fix.fixed
-    assert "decide-from-gathered" in fix.applied[0].reason
+    assert "decides from the gathered result" in fix.applied[0].reason
 
 
 def test_bad_options_are_clear_errors():
@@ -256,7 +256,7 @@ class W:
         if not self.queue:
             return None
         return any(self.dist.tp_allgather(self.dist.send_object(self.queue)))
-""", "return None", "other ranks would observe"),
+""", "return None", "talks to other ranks"),
     ("""
 class W:
     def step(self):
@@ -305,14 +305,14 @@ def test_overlapping_fixes_are_refused_together():
                 if not self.queue:
                     return None
                 if self.local_flag:
-                    self.dist.tp_barrier()
+                    self.dist.tp_broadcast(self.queue)
                 return any(self.dist.tp_allgather(bool(self.queue)))
         """)
     exit_finding = make_finding("r.py", source, code="CSL102", function="W.step", callee="self.dist.tp_allgather",
                                 guard="return None", guard_kind="early-exit", collective="tp_allgather",
                                 group="tp", api="trtllm")
-    branch_finding = make_finding("r.py", source, code="CSL101", function="W.step", callee="self.dist.tp_barrier",
-                                  guard="if self.local_flag", guard_kind="branch", collective="tp_barrier",
+    branch_finding = make_finding("r.py", source, code="CSL101", function="W.step", callee="self.dist.tp_broadcast",
+                                  guard="if self.local_flag", guard_kind="branch", collective="tp_broadcast",
                                   group="tp", api="trtllm")
     fix = fix_source(source, "r.py", [exit_finding, branch_finding])
     assert not fix.applied and fix.fixed == source
@@ -359,14 +359,14 @@ def test_consensus_torch_reduces_a_one_element_tensor_over_the_same_group():
             return t
         """)
     fix = _one(source, "step", "dist.all_reduce", "if pending", kind="branch", collective="all_reduce",
-               group="world", api="torch")
+               group="world", api="torch", strategy="consensus")
     assert "    agreed_flag = torch.tensor([1 if pending else 0], device=t.device)\n" in fix.fixed
     assert "    dist.all_reduce(agreed_flag, op=dist.ReduceOp.MAX, group=group)\n" in fix.fixed
     assert "    if bool(agreed_flag.item()):\n" in fix.fixed
     assert fix.fixed.startswith("import torch.distributed as dist\nimport torch\n")
 
 
-def test_consensus_receiver_for_a_wrapper_in_another_file_comes_from_this_file():
+def test_consensus_through_a_wrapper_in_another_file_uses_the_receiver_the_analysis_names():
     source = textwrap.dedent("""\
         class Executor:
             def schedule(self, batch):
@@ -378,8 +378,11 @@ def test_consensus_receiver_for_a_wrapper_in_another_file_comes_from_this_file()
                     self.transceiver.check_status(self.iteration)
         """)
     fix = _one(source, "Executor.check", "self.transceiver.check_status", "if need", kind="branch",
-               collective="pp_allgather", group="pp")
+               collective="pp_allgather", group="pp", receiver="self.dist")
     assert "        if any(self.dist.pp_allgather(bool(need))):\n" in fix.fixed
+    unnamed = _one(source, "Executor.check", "self.transceiver.check_status", "if need", kind="branch",
+                   collective="pp_allgather", group="pp")
+    assert not unnamed.applied and "no way to agree" in unnamed.refused[0].reason
 
 
 def test_while_loop_condition_is_agreed_each_iteration():

@@ -63,7 +63,15 @@ def test_findings_fill_every_consumer_field():
     assert finding.source == "dist.get_rank()"
     kinds = [link.kind for link in finding.chain]
     assert kinds[0] == "collective" and kinds[-1] == "source" and "condition" in kinds
-    assert finding.fix is not None and finding.fix.strategy == "always-enter" and finding.fix.safe is False
+    # an in-place all_reduce of a plain tensor: the skipping rank reduces a zero tensor, safe
+    assert finding.fix is not None and finding.fix.strategy == "always-enter" and finding.fix.safe is True
+    assert [o.strategy for o in finding.fix.alternatives] == ["consensus"]
+    facts = finding.fix_facts
+    assert (facts.receiver, facts.group_expr, facts.api, facts.direct, facts.join) == ("dist", "", "torch", True,
+                                                                                        "identity")
+    assert facts.payload.text == "t" and facts.payload.effects == "pure"
+    assert facts.neutral.text == "torch.zeros_like(__cslint_payload__)"
+    assert facts.agreement.setup[1] == "dist.all_reduce(__cslint_flag__, op=dist.ReduceOp.MAX)"
     assert finding.column >= 1 and finding.end_column > finding.column
 
 

@@ -23,6 +23,7 @@ from .atoms import (
     EMPTY, AtomBuilder, class_ref, field_method_ref, field_read, func_ref, global_read, method_ref, name_ref,
     param, qual_ref, raised_by, source, super_ref,
 )
+from .callfacts import collective_facts, wrapper_facts
 
 _ALL = (("*", ALL_DIMS),)
 
@@ -108,6 +109,7 @@ class Cond:
     #: every sequence of call sites a rank may issue through this decision
     #: (both sides); None when unknown (loops with calls, too many paths)
     alternatives: Optional[tuple] = None
+    statement: str = ""  # loops: the loop statement (``while``/``for``) the fixes must keep
 
 
 class Collective(NamedTuple):
@@ -166,6 +168,8 @@ class Site:
     # this call runs.  A callee reached only on some ranks assigns its fields
     # only on those ranks (interprocedural implicit flow).
     ctx_atoms: frozenset = frozenset()
+    #: what a fix of this call needs (:class:`~cslint.analysis.callfacts.CallFacts`)
+    fix: Optional[tuple] = None
 
 
 @dataclass
@@ -398,6 +402,10 @@ class Context:
             tails.add(pattern.split(":", 1)[0].rsplit(".", 1)[-1])
         self.collective_tails = {t for t in tails if "*" not in t}
         self.collective_wild = [t for t in tails if "*" in t]
+
+    def is_module_level(self, name: str) -> bool:
+        """Whether a name is bound by an import or a module-level assignment."""
+        return name in self.imports or name in self.module_globals
 
     # -- what a call's text alone says about its result -------------------------
     def call_text_verdicts(self, raw: str, canon: Optional[str], norm: Optional[str]) -> tuple:
@@ -1663,6 +1671,8 @@ class FunctionExtractor:
                     args, kwargs = self._args(call, env)
                     site = Site(Span.of(call), raw or unparse(call.func), canon or raw or "",
                                 match.collective if match else None, ref, args, kwargs, ())
+                    site.fix = collective_facts(call, raw, match.spec, match.api, self.ctx.is_module_level) \
+                        if match else wrapper_facts(call)
                     site_index_of_call[id(call)] = len(variant.sites)
                     variant.sites.append(site)
                     pending.append((site, node, inline, env))
@@ -1748,7 +1758,8 @@ class FunctionExtractor:
                 if found is not None:
                     atoms = self.eval(found[0], found[1])
                     cond = Cond(cond.kind, atoms, cond.text, cond.line, cond.guard, cond.exit_span, cond.exit_text,
-                                cond.body_sites, cond.else_sites, cond.two_sided, cond.alternatives)
+                                cond.body_sites, cond.else_sites, cond.two_sided, cond.alternatives,
+                                cond.statement)
                 out.append(cond)
             return tuple(out)
         finally:
@@ -1816,7 +1827,8 @@ class FunctionExtractor:
                 text = unparse(dstmt.test) if isinstance(dstmt, ast.While) else unparse(dstmt.iter)
                 line = dstmt.test.lineno if isinstance(dstmt, ast.While) else dstmt.iter.lineno
                 if self.inside(stmt, dstmt) and stmt is not dstmt:
-                    conds.append(Cond("loop", atoms, text, line, Span.of(dstmt)))
+                    conds.append(Cond("loop", atoms, text, line, Span.of(dstmt),
+                                      statement="while" if isinstance(dstmt, ast.While) else "for"))
                 else:
                     exit_stmt = _first_exit(dstmt, loop=True)
                     conds.append(Cond("early-exit", atoms, text, line,

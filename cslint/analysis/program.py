@@ -20,6 +20,7 @@ from typing import NamedTuple, Optional
 
 from ..presets import ALL_DIMS, KIND_DATA_SHARD, KIND_FILESYSTEM, Knowledge, group_span
 from .atoms import THROUGH_INSTANCE, Source, name_ref, source
+from .callfacts import translate
 from .facts import Cond, FuncFacts, Site
 
 MAX_ROUNDS = 40
@@ -49,6 +50,9 @@ class Reached(NamedTuple):
     api: str
     chain: tuple
     direct: bool
+    #: the collective's fix facts (:class:`~cslint.analysis.callfacts.CallFacts`)
+    #: as the calling function names them
+    facts: Optional[tuple] = None
 
 
 @dataclass
@@ -68,6 +72,9 @@ class Hazard:
     modes: tuple = ()  # mode names the hazard needs (empty: in every configuration)
     region_collectives: int = 1
     direct: bool = True
+    #: the collective's fix facts (CallFacts) as seen from this function:
+    #: its communicator and group argument named the way this function can
+    collective_facts: Optional[tuple] = None
 
 
 # A divergence map keeps every source until it holds this many; past that a
@@ -158,7 +165,7 @@ class Program:
         self.fields: dict = {}  # (family, attr, mode) -> divergence map
         self.params: dict = {}  # (fkey, index, mode) -> divergence map
         self.ctx: dict = {}  # (fkey, mode) -> divergence of the conditions under which callers call it
-        self.reach: dict = {}  # (fkey, mode) -> {(name, group): (api, chain)}
+        self.reach: dict = {}  # (fkey, mode) -> {(name, group): (api, chain, CallFacts as seen from fkey)}
         self.globals: dict = {}  # (module, name, mode) -> divergence map
         self.memo: dict = {}
         self._globals_busy: set = set()
@@ -536,7 +543,8 @@ class Program:
             if site.collective is not None:
                 name, group, api = site.collective
                 if (name, group) not in reach:
-                    reach[(name, group)] = (api, ((fn.path, site.span.line, f"`{site.callee}` is a collective over {group}"),))
+                    reach[(name, group)] = (api, ((fn.path, site.span.line, f"`{site.callee}` is a collective over {group}"),),
+                                            site.fix)
                     changed = True
                     self.changed_keys.add(("reach", fn.key))
             if site.ref is None:
@@ -576,26 +584,29 @@ class Program:
                         if _merge(table, k, dims, _via(via, link)):
                             changed = True
                             self.changed_keys.add(("param", target.key))
-                for ckey, (api, chain) in self.reach.get((target.key, mode), {}).items():
+                for ckey, (api, chain, facts) in self.reach.get((target.key, mode), {}).items():
                     if ckey not in reach:
                         link = (fn.path, site.span.line, f"`{site.callee}()` calls `{target.qualname}`")
-                        reach[ckey] = (api, (link,) + chain[:6])
+                        reach[ckey] = (api, (link,) + chain[:6], _seen_from(facts, site, target, fn))
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
         return changed
 
     # -- hazards -------------------------------------------------------------------------
-    def site_collectives(self, site: Site, mode: frozenset) -> list:
-        """Every collective a call site issues or reaches ([Reached])."""
+    def site_collectives(self, site: Site, mode: frozenset, fn=None) -> list:
+        """Every collective a call site issues or reaches ([Reached]); their
+        fix facts as the caller ``fn`` names them."""
         out = []
         if site.collective is not None:
             name, group, api = site.collective
-            out.append(Reached(name, group, api, (), True))
+            out.append(Reached(name, group, api, (), True, site.fix))
         if site.ref is not None:
             for target in self.resolve(site.ref):
-                for (name, group), (api, chain) in sorted(self.reach.get((target.key, mode), {}).items()):
+                for (name, group), (api, chain, facts) in sorted(self.reach.get((target.key, mode), {}).items(),
+                                                                 key=lambda item: item[0]):
                     link = (target.path, target.line, f"`{target.qualname}` issues a collective")
-                    out.append(Reached(name, group, api, (link,) + chain, False))
+                    seen = _seen_from(facts, site, target, fn) if fn is not None else None
+                    out.append(Reached(name, group, api, (link,) + chain, False, seen))
         return out
 
     def hazards(self) -> list:
@@ -606,7 +617,7 @@ class Program:
                 if v is None:
                     continue
                 for site in v.sites:
-                    colls = self.site_collectives(site, mode)
+                    colls = self.site_collectives(site, mode, fn)
                     if not colls:
                         continue
                     hazard = self._site_hazard(fn, v, site, colls, mode)
@@ -649,7 +660,7 @@ class Program:
             value = self.concrete(self.eval(cond.atoms, mode), fn, mode)
             if not value:
                 continue
-            for name, group, api, chain, direct in colls:
+            for name, group, api, chain, direct, facts in colls:
                 span = group_span(group)
                 best = None
                 for origin, (dims, via) in sorted(value.items(), key=_fewest_links_first):
@@ -664,9 +675,46 @@ class Program:
                     continue
                 origin, dims, via = best
                 region = len(cond.body_sites) + len(cond.else_sites) if cond.kind == "branch" else 0
+                if not direct and facts is not None and (not facts.receiver or (
+                        facts.receiver.startswith("self.") and not _own_field(facts.receiver))):
+                    facts = self._own_receiver(fn, api, facts)
                 return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
-                              origin, dims, via, (), max(region, 1), direct)
+                              origin, dims, via, (), max(region, 1), direct, facts)
         return None
+
+    def _own_receiver(self, fn, api: str, facts: tuple) -> tuple:
+        """A collective reached through another object is agreed on best
+        through the communicator the caller's class itself uses for that API
+        (``self.dist``, rather than ``self.transceiver._dist``)."""
+        table = self.__dict__.get("_receivers_by_family")
+        if table is None:
+            counts: dict = {}
+            for other in self.funcs.values():
+                family = self.family(other.class_key)
+                if family is None:
+                    continue
+                for variant in other.variants.values():
+                    for site in variant.sites:
+                        if site.collective is not None and site.fix is not None and _own_field(site.fix.receiver):
+                            key = (family, site.collective[2])
+                            per = counts.setdefault(key, {})
+                            per[site.fix.receiver] = per.get(site.fix.receiver, 0) + 1
+            table = {key: min(per, key=lambda r: (-per[r], r)) for key, per in counts.items()}
+            self._receivers_by_family = table
+        own = table.get((self.family(fn.class_key), api))
+        return facts._replace(receiver=own) if own else facts
+
+
+def _own_field(receiver: str) -> bool:
+    """``self.x``: a communicator the object holds itself."""
+    return receiver.startswith("self.") and receiver.count(".") == 1
+
+
+def _seen_from(facts, site: Site, target, fn):
+    """A callee's collective facts as its caller ``fn`` can name them."""
+    if facts is None or site.ref is None:
+        return None
+    return translate(facts, site.ref, target.module == fn.module)
 
 
 def _fewest_links_first(entry) -> tuple:

@@ -103,6 +103,17 @@ class CollectiveSpec:
     receiver: str = "any"
     group_arg: Optional[int] = None
     group_kw: str = "group"
+    #: where the value a rank contributes is passed: positional index, or keywords
+    payload: int = 0
+    payload_kw: tuple = ()
+    #: how a rank with nothing to contribute can still take part (the
+    #: always-enter fix): ``none`` (no payload, a barrier), ``consumption``
+    #: (a gathered list whose neutral item follows from how it is read), the
+    #: name of a :class:`NeutralTable` (the identity of the call's reduction
+    #: op), or ``""`` (no neutral value is known: broadcasts, scatters...)
+    join: str = ""
+    #: the :class:`AgreementTemplate` that agrees on a predicate in this API
+    agreement: str = ""
 
 
 #: Source kinds the analysis treats specially (see analysis/program.py).
@@ -143,6 +154,63 @@ class ModeSpec:
     description: str = ""
 
 
+#: Placeholders in fix templates: identifiers no program uses, so a template
+#: parses as Python and the codemods substitute syntax nodes for them.
+PREDICATE = "__cslint_predicate__"  # the rank-local condition being agreed on
+FLAG = "__cslint_flag__"  # a fresh local name for an agreed flag
+PAYLOAD = "__cslint_payload__"  # the payload argument of the collective
+TENSOR = "__cslint_tensor__"  # a tensor parameter whose device a new tensor shares
+
+
+@dataclass(frozen=True)
+class AgreementTemplate:
+    """How the ranks of a group agree on a predicate, in one API: any rank's
+    ``PREDICATE`` holding makes the agreed test true on every rank.
+
+    ``test`` is the agreed expression; ``setup`` statements run before it
+    (``setup_on_device`` instead, when a tensor parameter gives the device).
+    Format fields: ``{receiver}`` (the communicator as the calling code
+    names it), ``{method}`` (the group's allgather, from ``methods``), and
+    ``{group_kw}`` (``, group=<expr>`` or nothing).  ``methods`` maps a group
+    to its allgather method where the API names groups by method; empty when
+    a group is passed as an argument.
+    """
+
+    test: str
+    setup: tuple = ()
+    setup_on_device: tuple = ()
+    imports: tuple = ()
+    methods: tuple = ()  # ((group, method), ...)
+    #: whether groups other than the world need a group expression
+    needs_group_expr: bool = False
+
+    def method_for(self, group: str) -> Optional[str]:
+        return dict(self.methods).get(group)
+
+
+@dataclass(frozen=True)
+class NeutralTable:
+    """The identity of each reduction op, for a rank that takes part in a
+    reduction without contributing (``PAYLOAD`` stands for its payload).
+
+    ``op`` names the keyword holding the op; ``default`` the op used when it
+    is absent.  ``numeric_payload``: the identities are numbers, valid only
+    for a payload that is visibly a number.  An op not in ``identities``
+    (an average, a user-defined op, a variable) has no neutral value.
+    """
+
+    identities: tuple  # ((op name, expression), ...)
+    default: str
+    op: str = "op"
+    op_arg: Optional[int] = None  # the op's position when passed positionally
+    imports: tuple = ()
+    numeric_payload: bool = False
+
+    def identity(self, op_text: str) -> Optional[str]:
+        name = op_text.rsplit(".", 1)[-1] if op_text else self.default
+        return dict(self.identities).get(name)
+
+
 @dataclass
 class Preset:
     name: str
@@ -151,6 +219,8 @@ class Preset:
     sources: list = field(default_factory=list)
     uniform: list = field(default_factory=list)  # dotted patterns of uniform reads/calls
     modes: list = field(default_factory=list)
+    agreements: dict = field(default_factory=dict)  # name -> AgreementTemplate
+    neutrals: dict = field(default_factory=dict)  # name -> NeutralTable
 
 
 @dataclass
@@ -219,6 +289,101 @@ class Knowledge:
         for mode in self.modes:
             assignments = assignments + [a | {mode.name} for a in assignments]
         return assignments
+
+
+# --------------------------------------------------------------------------
+# Fix knowledge: shared by the analysis (fix facts), the rules and the codemods
+# --------------------------------------------------------------------------
+
+_PACKS = ("torch_distributed", "mpi4py", "tensorrt_llm")
+
+#: Builtins whose call neither communicates nor changes anything a rank can see.
+PURE_BUILTINS = frozenset({
+    "any", "all", "sum", "min", "max", "len", "bool", "int", "float", "str", "tuple", "list",
+    "abs", "round", "isinstance", "sorted", "zip", "range", "enumerate", "set", "frozenset", "dict",
+})
+
+#: Words that mark a call as talking to other ranks (``send_object``,
+#: ``tp_allgather``, ``broadcast_pyobj``...): a payload that calls one would
+#: be observed by the other ranks, so no fix may move or duplicate it.
+COMMUNICATION_WORDS = ("send", "recv", "broadcast", "bcast", "gather", "allreduce", "all_reduce", "reduce",
+                       "scatter", "barrier", "alltoall", "all_to_all", "publish")
+
+
+def is_communicating_name(name: str) -> bool:
+    """Whether a callee's last name looks like communication."""
+    lowered = name.lower()
+    return any(word in lowered for word in COMMUNICATION_WORDS)
+
+
+@functools.lru_cache(maxsize=None)
+def _fix_tables() -> tuple:
+    agreements: dict = {}
+    neutrals: dict = {}
+    for name in _PACKS:
+        preset = importlib.import_module(f"{__name__}.{name}").PRESET
+        agreements.update(preset.agreements)
+        neutrals.update(preset.neutrals)
+    return agreements, neutrals
+
+
+def agreement_template(name: str) -> Optional[AgreementTemplate]:
+    """The agreement template a collective spec names (every pack's, whichever are enabled)."""
+    return _fix_tables()[0].get(name) if name else None
+
+
+def neutral_table(name: str) -> Optional[NeutralTable]:
+    return _fix_tables()[1].get(name) if name else None
+
+
+def covering_group(groups: Iterable[str], candidates: Iterable[str]) -> Optional[str]:
+    """The smallest of ``candidates`` whose ranks include every rank of all
+    ``groups`` (``{tp, cp}`` -> ``tp_cp``); None when none does.
+
+    Agreeing over a larger group is still an agreement for each smaller one,
+    provided every rank of the larger group reaches the guard -- true of SPMD
+    loops, where all ranks run the same code.
+    """
+    groups = set(groups)
+    if len(groups) == 1 and next(iter(groups)) in set(candidates):
+        return next(iter(groups))
+    needed = frozenset().union(*(group_span(g) for g in groups)) if groups else frozenset()
+    fitting = [c for c in candidates if c in GROUP_SPANS and GROUP_SPANS[c] >= needed]
+    if not fitting:
+        return None
+    return min(fitting, key=lambda c: (len(GROUP_SPANS[c]), c))
+
+
+def render_agreement(name: str, receiver: str, group: str, group_expr: str = ""):
+    """The agreement (:class:`~cslint.model.Agreement`) of template ``name``
+    over ``group`` through ``receiver``, or None when this API cannot say it
+    (no receiver, no allgather for the group, a group it cannot name)."""
+    from ..model import Agreement
+
+    template = agreement_template(name)
+    if template is None or not receiver:
+        return None
+    method = ""
+    if template.methods:
+        method = template.method_for(group) or ""
+        if not method:
+            return None
+    if template.needs_group_expr and group != "world" and not group_expr:
+        return None
+    fields = {"receiver": receiver, "method": method, "group_kw": f", group={group_expr}" if group_expr else ""}
+    return Agreement(
+        test=template.test.format(**fields),
+        setup=tuple(line.format(**fields) for line in template.setup),
+        setup_on_device=tuple(line.format(**fields) for line in template.setup_on_device),
+        imports=template.imports,
+        template=name,
+    )
+
+
+def agreement_groups(name: str) -> tuple:
+    """The groups template ``name`` can agree over by method (empty: any, by argument)."""
+    template = agreement_template(name)
+    return tuple(group for group, _ in template.methods) if template is not None else ()
 
 
 def _last_identifier(pattern: str) -> str:

@@ -7,7 +7,7 @@ since ``torch.gather`` and ``tensor.gather`` are not collectives.
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset, SourceSpec
+from . import PREDICATE, AgreementTemplate, CollectiveSpec, NeutralTable, Preset, SourceSpec
 
 _M = "mpi"
 
@@ -45,13 +45,34 @@ _METHODS = {
     "Iallgather": ("uniform", (1,), "any"),
 }
 
+# How a rank that contributes nothing still takes part (see CollectiveSpec.join).
+_JOIN = {"allreduce": "mpi.reduce", "allgather": "consumption", "barrier": "none", "Barrier": "none"}
+
 _collectives = [
-    CollectiveSpec("*." + name, _M, result=result, inplace=inplace, receiver=receiver)
+    CollectiveSpec("*." + name, _M, result=result, inplace=inplace, receiver=receiver, payload_kw=("sendobj",),
+                   join=_JOIN.get(name, ""), agreement="mpi4py")
     for name, (result, inplace, receiver) in _METHODS.items()
 ]
 
+_AGREEMENTS = {
+    "mpi4py": AgreementTemplate(test=f"{{receiver}}.allreduce(bool({PREDICATE}), op=MPI.LOR)",
+                                imports=("from mpi4py import MPI",)),
+}
+
+# The identity of each op of the lower-case (pickled object) allreduce, for a
+# payload that is visibly a number.
+_NEUTRALS = {
+    "mpi.reduce": NeutralTable(
+        identities=(("SUM", "0"), ("PROD", "1"), ("MAX", "float('-inf')"), ("MIN", "float('inf')"),
+                    ("LAND", "True"), ("LOR", "False"), ("BAND", "-1"), ("BOR", "0"), ("BXOR", "0")),
+        default="SUM", op="op", op_arg=1, numeric_payload=True,
+    ),
+}
+
 PRESET = Preset(
     name="mpi4py",
+    agreements=_AGREEMENTS,
+    neutrals=_NEUTRALS,
     collectives=_collectives,
     not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.Send", "*.Recv", "*.Isend",
                      "*.Irecv", "*.sendrecv", "*.Sendrecv", "*.probe", "*.Probe", "*.iprobe"],

@@ -10,9 +10,22 @@ progress is local to every rank in either mode.
 
 from __future__ import annotations
 
-from . import ALL_DIMS, CollectiveSpec, ModeSpec, Preset, SourceSpec
+from . import PREDICATE, AgreementTemplate, CollectiveSpec, ModeSpec, Preset, SourceSpec
 
 _A = "trtllm"
+
+#: The allgather method of ``Distributed`` for each group: what a consensus
+#: over that group calls.
+GROUP_ALLGATHER = (("world", "allgather"), ("tp", "tp_allgather"), ("pp", "pp_allgather"),
+                   ("cp", "cp_allgather"), ("tp_cp", "tp_cp_allgather"))
+
+
+def _join(name: str) -> str:
+    """An allgather's gathered list gets a neutral item from how it is read; a barrier needs none."""
+    if name.endswith("allgather"):
+        return "consumption"
+    return "none" if name.endswith("barrier") else ""
+
 
 _collectives = []
 for _name, _group, _result in (
@@ -22,13 +35,20 @@ for _name, _group, _result in (
     ("cp_allgather", "cp", "uniform"), ("cp_broadcast", "cp", "uniform"),
     ("pp_allgather", "pp", "uniform"), ("pp_gather", "pp", "local"), ("pp_broadcast", "pp", "uniform"),
 ):
-    _collectives.append(CollectiveSpec("*." + _name, _A, group=_group, result=_result))
+    _collectives.append(CollectiveSpec("*." + _name, _A, group=_group, result=_result, join=_join(_name),
+                                       agreement="trtllm"))
 for _name in ("broadcast", "allgather", "barrier", "allreduce"):
     for _receiver in ("*.dist", "*._dist", "dist", "*.distributed", "*.communicator"):
-        _collectives.append(CollectiveSpec(f"{_receiver}.{_name}", _A, group="world"))
+        _collectives.append(CollectiveSpec(f"{_receiver}.{_name}", _A, group="world", join=_join(_name),
+                                           agreement="trtllm"))
 for _name in ("mpi_allgather", "mpi_broadcast", "mpi_barrier", "mpi_allreduce"):
-    _collectives.append(CollectiveSpec(_name, _A, group="world"))
-    _collectives.append(CollectiveSpec("*." + _name, _A, group="world"))
+    _collectives.append(CollectiveSpec(_name, _A, group="world", join=_join(_name)))
+    _collectives.append(CollectiveSpec("*." + _name, _A, group="world", join=_join(_name)))
+
+# Agree on a predicate: every rank of the group sends it, any rank's True wins.
+_AGREEMENTS = {
+    "trtllm": AgreementTemplate(test=f"any({{receiver}}.{{method}}(bool({PREDICATE})))", methods=GROUP_ALLGATHER),
+}
 
 _ADP = frozenset({"tp", "dp", "pp"})
 _PER_STAGE = frozenset({"pp"})
@@ -58,6 +78,7 @@ _sources += [
 
 PRESET = Preset(
     name="tensorrt_llm",
+    agreements=_AGREEMENTS,
     collectives=_collectives,
     not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object", "*.recv_object",
                      "*.isend_object", "*.irecv_object", "*.pp_send", "*.pp_recv"],

@@ -10,7 +10,19 @@ stay out.
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset, SourceSpec, ALL_DIMS, KIND_DATA_SHARD, KIND_FILESYSTEM
+from . import (
+    FLAG,
+    KIND_DATA_SHARD,
+    KIND_FILESYSTEM,
+    PAYLOAD,
+    PREDICATE,
+    TENSOR,
+    AgreementTemplate,
+    CollectiveSpec,
+    NeutralTable,
+    Preset,
+    SourceSpec,
+)
 
 _T = "torch"
 
@@ -41,11 +53,16 @@ _FUNCTIONAL = {
     "new_subgroups": ("uniform", ()),
 }
 
+# How a rank that contributes nothing still takes part (see CollectiveSpec.join):
+# an in-place reduction reduces a scratch tensor holding the op's identity.
+_JOIN = {"all_reduce": "torch.reduce", "barrier": "none", "monitored_barrier": "none"}
+
 _collectives = []
 for _name, (_result, _inplace) in _FUNCTIONAL.items():
     for _prefix in ("torch.distributed.", "dist.", "torch.distributed.distributed_c10d.", "c10d."):
         _collectives.append(
-            CollectiveSpec(_prefix + _name, _T, result=_result, inplace=_inplace)
+            CollectiveSpec(_prefix + _name, _T, result=_result, inplace=_inplace, payload_kw=("tensor",),
+                           join=_JOIN.get(_name, ""), agreement="torch.distributed")
         )
 
 # Group-coordinator and helper methods (receiver any: the names are distinctive).
@@ -60,7 +77,8 @@ for _name, _result in (
 # Ambiguous method names: only on a communicator-looking receiver.
 for _name, _result in (("broadcast", "uniform"), ("barrier", "uniform"), ("gather", "local"),
                        ("scatter", "local"), ("reduce", "local"), ("monitored_barrier", "uniform")):
-    _collectives.append(CollectiveSpec("*." + _name, _T, result=_result, receiver="comm"))
+    _collectives.append(CollectiveSpec("*." + _name, _T, result=_result, receiver="comm",
+                                       join="none" if _name.endswith("barrier") else ""))
 # Module-level helpers of tensor-parallel libraries.
 for _name, _result in (
     ("tensor_model_parallel_all_reduce", "uniform"), ("tensor_model_parallel_all_gather", "uniform"),
@@ -138,8 +156,43 @@ _uniform = [
     "*.is_available", "*.get_backend", "*.world_size", "*.group_size",
 ]
 
+# Agree on a predicate: a one-element flag reduced with MAX over the same
+# group (on the device of a tensor parameter when there is one: NCCL reduces
+# device tensors only; without one it stays on the CPU, which suits gloo).
+_AGREEMENTS = {
+    "torch.distributed": AgreementTemplate(
+        test=f"bool({FLAG}.item())",
+        setup=(f"{FLAG} = torch.tensor([1 if {PREDICATE} else 0])",
+               f"{{receiver}}.all_reduce({FLAG}, op={{receiver}}.ReduceOp.MAX{{group_kw}})"),
+        setup_on_device=(f"{FLAG} = torch.tensor([1 if {PREDICATE} else 0], device={TENSOR}.device)",
+                         f"{{receiver}}.all_reduce({FLAG}, op={{receiver}}.ReduceOp.MAX{{group_kw}})"),
+        imports=("import torch",),
+        needs_group_expr=True,
+    ),
+}
+
+# The identity of each ReduceOp, as a tensor of the payload's shape and dtype.
+_MAX_IDENTITY = f"float('-inf') if {PAYLOAD}.is_floating_point() else torch.iinfo({PAYLOAD}.dtype).min"
+_MIN_IDENTITY = f"float('inf') if {PAYLOAD}.is_floating_point() else torch.iinfo({PAYLOAD}.dtype).max"
+_NEUTRALS = {
+    "torch.reduce": NeutralTable(
+        identities=(
+            ("SUM", f"torch.zeros_like({PAYLOAD})"),
+            ("PRODUCT", f"torch.ones_like({PAYLOAD})"),
+            ("MAX", f"torch.full_like({PAYLOAD}, {_MAX_IDENTITY})"),
+            ("MIN", f"torch.full_like({PAYLOAD}, {_MIN_IDENTITY})"),
+            ("BAND", f"torch.full_like({PAYLOAD}, -1)"),  # every bit set (True for bool)
+            ("BOR", f"torch.zeros_like({PAYLOAD})"),
+            ("BXOR", f"torch.zeros_like({PAYLOAD})"),
+        ),
+        default="SUM", op="op", op_arg=1, imports=("import torch",),
+    ),
+}
+
 PRESET = Preset(
     name="torch_distributed",
+    agreements=_AGREEMENTS,
+    neutrals=_NEUTRALS,
     collectives=_collectives,
     not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object", "*.recv_object",
                      "*.batch_isend_irecv", "*.P2POp"],

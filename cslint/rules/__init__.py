@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .base import Rule
+from .base import Behaviour, Invalid, Rule, Scenario
 from .csl001_not_analysable import NotAnalysable
 from .csl101_divergent_branch import DivergentBranch
 from .csl102_divergent_early_exit import DivergentEarlyExit
@@ -28,11 +28,18 @@ def get_rule(code: str) -> Optional[type]:
     return None
 
 
-def rule_for_kind(kind: str) -> Optional[type]:
-    for rule in _RULES:
-        if rule.KIND == kind:
+def rule_for(hazard) -> Optional[type]:
+    """The rule that reports an analysis hazard (None: no rule does)."""
+    for rule in all_rules():
+        if rule.reports(hazard):
             return rule
     return None
 
 
-__all__ = ["Rule", "all_rules", "get_rule", "rule_for_kind"]
+def build_finding(hazard, text_of=lambda span: ""):
+    """The finding a rule makes of a hazard, or None when no rule reports it."""
+    rule = rule_for(hazard)
+    return rule.build_finding(hazard, text_of) if rule is not None else None
+
+
+__all__ = ["Behaviour", "Invalid", "Rule", "Scenario", "all_rules", "build_finding", "get_rule", "rule_for"]

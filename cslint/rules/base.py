@@ -1,14 +1,69 @@
-"""The rule base class: a rule is one small class with its docs and examples.
+"""The rule base class: one rule is one small class that owns its finding.
 
-Rules do not analyse anything: they select the analysis hazards of one kind
-and phrase them.  ``VALID`` snippets must produce no finding of the rule's
-code, each ``INVALID`` snippet at least one (``tests/test_rules.py`` runs them
-through the whole engine).
+The analysis reports *hazards* (a collective, or a call that reaches one,
+whose execution depends on rank-local state).  A rule decides which hazards
+it reports (:meth:`Rule.reports`), and owns everything a finding says about
+them: the message, the chain notes, the fix strategies that apply with their
+safe/unsafe labels, and why there is no automatic fix when none applies.
+``cslint check`` prints the strategies and ``cslint fix`` applies them, both
+from :meth:`Rule.fix_options`, so the two cannot disagree.
+
+Examples, Fixit style: every ``VALID`` snippet gives no finding of the rule's
+code; every ``INVALID`` one (an :class:`Invalid`) gives one with the expected
+message, and ``cslint fix --unsafe-fixes`` turns it into the expected source
+with the expected label.  ``tests/test_rules.py`` runs them through the whole
+engine and the codemods; ``tests/test_fix_behaviour.py`` runs every safe fix
+among them on real ranks.
 """
 
 from __future__ import annotations
 
-from typing import ClassVar, Optional
+from typing import Callable, ClassVar, NamedTuple, Optional
+
+from ..model import Agreement, ChainLink, FixFacts, FixHint, FixOption, Finding, Neutral, Payload, Span
+from ..presets import ALL_DIMS, neutral_table, render_agreement
+
+ALWAYS_ENTER = "always-enter"
+CONSENSUS = "consensus"
+EXIT_MODES = ("keep-local", "decide-from-gathered")
+
+
+class Scenario(NamedTuple):
+    """Inputs under which ``takes`` (rank numbers) reach the guarded collective."""
+
+    setup: str  # statements run on every rank before the call; `rank` and `world` are bound
+    takes: tuple
+
+
+class Behaviour(NamedTuple):
+    """How to run an example on real ranks (``tests/test_fix_behaviour.py``).
+
+    ``call`` runs on every rank after a scenario's setup; ``observe`` is the
+    value compared between the fixed program and the original one (with its
+    collectives confined to the ranks that reach them).  ``backend``:
+    ``gloo`` (torch.distributed) or ``mpi`` (mpi4py: ``comm`` is bound).
+    """
+
+    call: str
+    observe: str
+    scenarios: tuple
+    backend: str = "gloo"
+
+
+class Invalid(NamedTuple):
+    """An example the rule flags: the expected message and what the fix does.
+
+    ``fixed`` is the source after ``cslint fix --unsafe-fixes`` (None: no fix
+    applies, ``refused`` is then part of the reason); ``label`` is ``safe``
+    or ``unsafe``.  A safe fix must come with a :class:`Behaviour`.
+    """
+
+    code: str
+    message: str
+    fixed: Optional[str] = None
+    label: str = ""
+    refused: str = ""
+    behaviour: Optional[Behaviour] = None
 
 
 class Rule:
@@ -21,7 +76,209 @@ class Rule:
     INVALID: ClassVar[list] = []
     #: extra [tool.cslint] presets the examples need (added to the defaults)
     EXAMPLE_PRESETS: ClassVar[list] = []
+    #: how the chain's condition step reads (``{text}``: the condition, ``{exit}``: the exit)
+    CONDITION_NOTE: ClassVar[str] = ""
+    #: the fix strategies that can apply, preferred first
+    STRATEGIES: ClassVar[tuple] = ()
+    #: why there is no automatic fix, when no strategy applies
+    NO_FIX: ClassVar[str] = ""
+
+    # -- decision and wording ---------------------------------------------------------
+    @classmethod
+    def reports(cls, hazard) -> bool:
+        """Whether this rule reports the hazard."""
+        return cls.KIND is not None and hazard.kind == cls.KIND
 
     @classmethod
     def message(cls, hazard) -> str:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    @classmethod
+    def chain(cls, hazard) -> list:
+        """The "why" steps: the collective, the calls down to it, the
+        condition, the flows and the rank-local source."""
+        site, path = hazard.site, hazard.path
+        links: list = []
+        if hazard.direct:
+            links.append(ChainLink(path, site.span.line, f"`{site.callee}` is a collective over {hazard.group}",
+                                   "collective"))
+        else:
+            links.append(ChainLink(path, site.span.line, f"`{site.callee}()` leads to a collective", "call"))
+            for link_path, line, note in hazard.reach_chain:
+                # the analysis words the collective's own step "... is a collective over ..."
+                kind = "collective" if "is a collective" in note else "call"
+                links.append(ChainLink(link_path or path, line, note, kind))
+        cond = hazard.cond
+        note = cls.CONDITION_NOTE.format(text=cond.text, exit=cond.exit_text or "an exit")
+        links.append(ChainLink(path, cond.line, f"the call {note}", "condition"))
+        for link_path, line, note in reversed(hazard.via):
+            links.append(ChainLink(link_path, line, note, "flow"))
+        source = hazard.source
+        links.append(ChainLink(source.path, source.line,
+                               f"`{source.text}` is {_article(source.kind)}: {_dims_phrase(hazard.source_dims)}",
+                               "source"))
+        return links
+
+    # -- fixes --------------------------------------------------------------------------
+    @classmethod
+    def fix_options(cls, finding: Finding, exit_mode: str = "keep-local") -> tuple:
+        """The strategies that apply to ``finding``, preferred first, each
+        with its label: the one truth for ``check``'s hint and ``fix``."""
+        facts = finding.fix_facts
+        if facts is None:
+            return ()
+        found = (_STRATEGY_CHECKS[strategy](finding, facts, exit_mode) for strategy in cls.STRATEGIES)
+        return tuple(option for option in found if isinstance(option, FixOption))
+
+    @classmethod
+    def why_not(cls, finding: Finding, strategy: str, exit_mode: str = "keep-local") -> str:
+        """Why ``strategy`` does not apply to ``finding`` ("" when it does)."""
+        if strategy not in cls.STRATEGIES:
+            return cls.NO_FIX or f"{cls.CODE} findings have no {strategy} fix"
+        if finding.fix_facts is None:
+            return "the finding carries no fix facts; re-run `cslint check`"
+        found = _STRATEGY_CHECKS[strategy](finding, finding.fix_facts, exit_mode)
+        return "" if isinstance(found, FixOption) else found
+
+    @classmethod
+    def no_fix_reason(cls, finding: Finding, exit_mode: str = "keep-local") -> str:
+        """Why :meth:`fix_options` offers nothing for ``finding``."""
+        if not cls.STRATEGIES:
+            return cls.NO_FIX or f"{cls.CODE} findings have no automatic fix"
+        return "; ".join(dict.fromkeys(cls.why_not(finding, s, exit_mode) for s in cls.STRATEGIES))
+
+    # -- hazard -> finding ----------------------------------------------------------------
+    @classmethod
+    def build_finding(cls, hazard, text_of: Callable[[Span], str] = lambda span: "") -> Finding:
+        """The finding of a hazard this rule reports.  ``text_of`` slices
+        source text by span (the payload argument's text)."""
+        site, cond = hazard.site, hazard.cond
+        finding = Finding(
+            code=cls.CODE,
+            path=hazard.path,
+            line=site.span.line,
+            column=site.span.column,
+            end_line=site.span.end_line,
+            end_column=site.span.end_column,
+            message=cls.message(hazard),
+            collective=hazard.collective,
+            group=hazard.group,
+            chain=cls.chain(hazard),
+            function=hazard.function,
+            condition=cond.text,
+            guard_kind=hazard.kind,
+            guard=cond.guard,
+            callee=site.callee,
+            api=hazard.api if hazard.api in ("trtllm", "torch", "mpi") else "unknown",
+            source=hazard.source.text,
+            fix_facts=fix_facts(hazard, text_of),
+        )
+        finding.fix = FixHint.of(cls.fix_options(finding))
+        return finding
+
+
+def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
+    """The typed fix facts of a hazard: the analysis' call facts, rendered
+    with the presets' agreement and neutral-value templates."""
+    site, cond = hazard.site, hazard.cond
+    own = site.fix  # the call at the finding: its payload argument
+    reached = hazard.collective_facts  # the collective, as this function names it
+    payload = None
+    if own is not None and own.payload is not None:
+        payload = Payload(text_of(own.payload), own.payload, own.payload_keyword, own.payload_effects)
+    api = hazard.api if hazard.api in ("trtllm", "torch", "mpi") else "unknown"
+    receiver = reached.receiver if reached is not None else ""
+    group_expr = reached.group_expr if reached is not None else ""
+    agreement = render_agreement(reached.agreement, receiver, hazard.group, group_expr) if reached else None
+    join, neutral = "", None
+    if hazard.direct and own is not None:
+        table = neutral_table(own.join)
+        if table is not None:
+            identity = table.identity(own.op)
+            join = "identity"
+            neutral = Neutral(identity, table.imports, table.numeric_payload) if identity else None
+        else:
+            join = own.join
+    elif not hazard.direct and reached is not None:
+        join = reached.join
+    return FixFacts(receiver=receiver, group_expr=group_expr, api=api, payload=payload, agreement=agreement,
+                    direct=hazard.direct, join=join, neutral=neutral, statement=getattr(cond, "statement", ""),
+                    region=hazard.region_collectives)
+
+
+# -- the strategies' applicability and labels (from the fix facts alone) --------------
+
+
+def _always_enter(finding: Finding, facts: FixFacts, exit_mode: str):
+    """The always-enter option, or why it does not apply."""
+    kind = finding.guard_kind
+    if kind not in ("early-exit", "branch"):
+        return "always-enter moves a collective out of a branch or past an early exit"
+    if kind == "branch" and not facts.direct:
+        return "the branch guards a call that reaches a collective, not the collective itself"
+    if kind == "branch" and facts.region > 1:
+        return "the branch holds several collectives; always-enter moves one"
+    payload = facts.payload
+    if payload is not None and payload.effects == "communicates":
+        return f"the payload `{payload.text}` talks to other ranks, which would observe it"
+    if facts.direct and facts.join not in ("none", "consumption", "identity"):
+        return f"no neutral value is known for `{finding.collective}` (a rank cannot take part without contributing)"
+    if facts.direct and facts.join == "identity" and facts.neutral is None:
+        return f"the reduction op of `{finding.callee}` has no known identity"
+    if not facts.direct and payload is None:
+        return f"`{finding.callee}` computes what it sends inside itself; no neutral value can be passed in"
+    if exit_mode == "decide-from-gathered" and kind == "early-exit":
+        return FixOption(ALWAYS_ENTER, False, "every rank enters the collective; the rank that would have "
+                                              "exited decides from the gathered result instead of its own")
+    if not facts.direct:
+        return FixOption(ALWAYS_ENTER, False, f"every rank enters `{finding.callee}`: the rest of its body now "
+                                              "also runs on ranks that skipped it")
+    if payload is not None and payload.effects != "pure":
+        return FixOption(ALWAYS_ENTER, False, f"every rank enters the collective; the payload `{payload.text}` "
+                                              "is now evaluated on ranks that skipped it and may have side effects")
+    return FixOption(ALWAYS_ENTER, True, "every rank enters the collective; a rank that would skip it sends a "
+                                         "neutral value and keeps its own result")
+
+
+def _consensus(finding: Finding, facts: FixFacts, exit_mode: str):
+    """The consensus option, or why it does not apply."""
+    kind = finding.guard_kind
+    if kind not in ("early-exit", "branch", "loop"):
+        return "consensus agrees on the condition of a branch, an early exit or a `while` loop"
+    if facts.agreement is None:
+        where = f"`{facts.receiver}`" if facts.receiver else f"the call of `{finding.callee}`"
+        return f"no way to agree on the condition through {where} ({facts.api} API) is known from here"
+    if kind == "loop" and facts.statement != "while":
+        return ("a `for` loop's trip count comes from its iterable; agreeing on it needs a hand-written fix "
+                f"(see `cslint explain {finding.code}`)")
+    if kind == "loop" and facts.agreement.setup:
+        return ("this API agrees through statements before the test, and a `while` test would not re-run them: "
+                "agree at the end of the loop body by hand")
+    what = {"early-exit": "exit", "branch": "branch", "loop": "loop"}[kind]
+    return FixOption(CONSENSUS, False, f"the ranks agree on `{finding.condition}` first; ranks whose own "
+                                       f"condition was false now take the {what} too")
+
+
+_STRATEGY_CHECKS = {ALWAYS_ENTER: _always_enter, CONSENSUS: _consensus}
+
+
+# -- chain wording ------------------------------------------------------------------------
+
+
+def _article(kind: str) -> str:
+    if kind.startswith(("per-", "exception", "randomness", "local", "rank-local")):
+        return kind
+    return ("an " if kind[:1] in "aeiou" else "a ") + kind
+
+
+_DIM_NAMES = {"tp": "tensor-parallel", "pp": "pipeline-parallel", "cp": "context-parallel",
+              "dp": "data-parallel", "ep": "expert-parallel", "x": "other"}
+
+
+def _dims_phrase(dims) -> str:
+    if not dims or set(dims) >= set(ALL_DIMS):
+        return "it can differ on every rank"
+    return "it can differ between " + ", ".join(_DIM_NAMES.get(d, d) for d in sorted(dims)) + " ranks"
+
+
+__all__ = ["Agreement", "Behaviour", "Invalid", "Rule", "Scenario", "fix_facts"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..model import Finding
 from .base import Rule
 
 
@@ -47,3 +48,10 @@ def step(self):
     @classmethod
     def message(cls, problem: str) -> str:
         return f"file could not be analysed: {problem}"
+
+    @classmethod
+    def finding(cls, path: str, problem: str, line: int = 1, column: int = 1) -> Finding:
+        """The finding for a file that could not be analysed."""
+        line, column = max(1, line), max(1, column)
+        return Finding(code=cls.CODE, path=path, line=line, column=column, end_line=line, end_column=column,
+                       message=cls.message(problem), collective="", group="", function="", guard_kind="", api="")

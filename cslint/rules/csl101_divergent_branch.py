@@ -10,6 +10,8 @@ class DivergentBranch(Rule):
     CODE = "CSL101"
     NAME = "divergent-branch"
     KIND = "branch"
+    CONDITION_NOTE = "runs only when `{text}` holds"
+    STRATEGIES = ("always-enter", "consensus")
     SUMMARY = "Collective called under a condition that can differ between ranks of its group"
     DOC = """\
 ## What it does

@@ -10,6 +10,8 @@ class DivergentEarlyExit(Rule):
     CODE = "CSL102"
     NAME = "divergent-early-exit"
     KIND = "early-exit"
+    CONDITION_NOTE = "is skipped when `{text}` sends a rank out early via `{exit}`"
+    STRATEGIES = ("always-enter", "consensus")
     SUMMARY = "Rank-local return/continue/break/exit/raise/assert skips a later collective on some ranks"
     DOC = """\
 ## What it does

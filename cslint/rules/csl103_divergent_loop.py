@@ -10,6 +10,8 @@ class DivergentLoop(Rule):
     CODE = "CSL103"
     NAME = "divergent-loop"
     KIND = "loop"
+    CONDITION_NOTE = "repeats once per element/iteration of `{text}`"
+    STRATEGIES = ("consensus",)
     SUMMARY = "Collective inside a loop whose number of iterations can differ between ranks"
     DOC = """\
 ## What it does

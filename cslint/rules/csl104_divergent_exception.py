@@ -10,6 +10,9 @@ class DivergentException(Rule):
     CODE = "CSL104"
     NAME = "divergent-exception"
     KIND = "exception"
+    CONDITION_NOTE = "depends on whether {text}"
+    NO_FIX = ("exception paths are not rewritten automatically: agree on the local work's success "
+              "before the collective (see `cslint explain CSL104`)")
     SUMMARY = "Collective skipped or only reached when local work raises an exception that is handled"
     DOC = """\
 ## What it does
