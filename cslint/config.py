@@ -44,11 +44,35 @@ DEFAULT_EXCLUDE = (
 KNOWN_KEYS = {
     "presets", "collectives", "rank-local", "uniform", "select", "ignore",
     "extend-select", "per-file-ignores", "exclude", "extend-exclude", "max-file-size",
+    "force-exclude", "respect-gitignore",
 }
 
 
 class ConfigError(Exception):
     """A configuration the user must fix; the CLI prints it and exits 2."""
+
+
+def known_codes() -> list[str]:
+    """The codes of every rule, in order."""
+    from .rules import all_rules
+
+    return [rule.CODE for rule in all_rules()]
+
+
+def unknown_selectors(selectors: Iterable[str]) -> list[str]:
+    """The selectors that name no rule: a selector is a rule code or a
+    prefix of one (``CSL``, ``CSL1``, ``CSL10``), as in ruff."""
+    codes = known_codes()
+    return [s for s in selectors if not s or not any(code.startswith(s.upper()) for code in codes)]
+
+
+def check_selectors(selectors: Iterable[str], where: str) -> None:
+    """Raise :class:`ConfigError` naming the first selector that names no rule
+    (``where`` says where it came from: an option or a configuration key)."""
+    unknown = unknown_selectors(selectors)
+    if unknown:
+        raise ConfigError(f"invalid value {unknown[0]!r} for {where}: unknown rule selector "
+                          f"(rules: {', '.join(known_codes())})")
 
 
 @dataclass
@@ -66,6 +90,10 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     exclude: list[str] = field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     max_file_size: int = 4 * 1024 * 1024  # bytes; larger files get CSL001
+    #: apply ``exclude`` to paths named on the command line too (pre-commit names every file)
+    force_exclude: bool = False
+    #: skip the files git ignores (inside a git work tree)
+    respect_gitignore: bool = True
 
     # -- rule selection ---------------------------------------------------
     def code_enabled(self, code: str, path: Optional[str] = None) -> bool:
@@ -135,13 +163,13 @@ def settings_from_table(table: dict, root: Optional[str] = None, config_file: Op
     s.rank_local = _as_list(table, "rank-local", where)
     s.uniform = _as_list(table, "uniform", where)
     if "select" in table:
-        s.select = _as_list(table, "select", where)
-    s.select += _as_list(table, "extend-select", where)
-    s.ignore = _as_list(table, "ignore", where)
+        s.select = _selectors(table, "select", where)
+    s.select += _selectors(table, "extend-select", where)
+    s.ignore = _selectors(table, "ignore", where)
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
         raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
-    s.per_file_ignores = {str(k): _as_list(pfi, k, where) for k in pfi}
+    s.per_file_ignores = {str(k): _selectors(pfi, k, where, f"per-file-ignores.{k}") for k in pfi}
     if "exclude" in table:
         s.exclude = _as_list(table, "exclude", where)
     s.exclude += _as_list(table, "extend-exclude", where)
@@ -149,7 +177,19 @@ def settings_from_table(table: dict, root: Optional[str] = None, config_file: Op
         if not isinstance(table["max-file-size"], int) or table["max-file-size"] <= 0:
             raise ConfigError(f"{where}: `max-file-size` must be a positive integer (bytes)")
         s.max_file_size = table["max-file-size"]
+    for key in ("force-exclude", "respect-gitignore"):
+        if key in table:
+            if not isinstance(table[key], bool):
+                raise ConfigError(f"{where}: `{key}` must be true or false")
+            setattr(s, key.replace("-", "_"), table[key])
     return s
+
+
+def _selectors(table: dict, key: str, where: str, name: Optional[str] = None) -> list[str]:
+    """A list of rule selectors (upper-cased); one that names no rule is an error."""
+    values = [v.strip().upper() for v in _as_list(table, key, where)]
+    check_selectors(values, f"`{name or key}` in {where}")
+    return values
 
 
 def find_config_file(start: str, memo: Optional[dict] = None) -> Optional[Path]:
@@ -201,7 +241,12 @@ def load_settings(start: str = ".", config_file: Optional[str] = None, memo: Opt
         raise ConfigError(f"{path}: no such configuration file") from exc
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read configuration: {exc}") from exc
-    table = data.get("tool", {}).get("cslint", {})
+    tool = data.get("tool")
+    if not isinstance(tool, dict) or "cslint" not in tool:
+        # An explicit --config that holds no cslint settings is a mistake
+        # (a wrong file, or a typo in the table name), not "use the defaults".
+        raise ConfigError(f"{path}: no [tool.cslint] table; a configuration file must hold cslint's settings")
+    table = tool["cslint"]
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.cslint] must be a table")
     return settings_from_table(table, root=str(path.parent.resolve()), config_file=str(path))

@@ -3,7 +3,9 @@
 A comment on the line a finding points at (its ``line``) suppresses the
 listed codes there; a bare ``# cslint: ignore`` suppresses every code.  Code
 prefixes work as in ``select`` (``CSL1`` covers ``CSL101``..``CSL104``).
-Suppressions that silence nothing are reported as CSL002, like ruff's RUF100.
+Suppressions that silence nothing are reported as CSL002
+(:class:`~cslint.rules.csl002_unused_suppression.UnusedSuppression`), like
+ruff's RUF100.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import tokenize
 from typing import Iterable, Optional
 
 from .model import Finding
+from .rules.csl002_unused_suppression import UnusedSuppression
 
 _PATTERN = re.compile(r"#\s*cslint:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 MARKER = b"cslint:"
@@ -79,16 +82,15 @@ def apply_suppressions(
         for line, (codes, column) in sorted(entries.items()):
             if (path, line) in used:
                 continue
-            listed = ", ".join(sorted(codes)) if codes else "all codes"
             unused.append(
                 Finding(
-                    code="CSL002",
+                    code=UnusedSuppression.CODE,
                     path=path,
                     line=line,
                     column=column + 1,
                     end_line=line,
                     end_column=column + 1,
-                    message=f"unused suppression ({listed}): no finding on this line",
+                    message=UnusedSuppression.message(codes),
                     collective="",
                     group="",
                 )

@@ -6,12 +6,13 @@ from typing import Optional
 
 from .base import Behaviour, Invalid, Rule, Scenario
 from .csl001_not_analysable import NotAnalysable
+from .csl002_unused_suppression import UnusedSuppression
 from .csl101_divergent_branch import DivergentBranch
 from .csl102_divergent_early_exit import DivergentEarlyExit
 from .csl103_divergent_loop import DivergentLoop
 from .csl104_divergent_exception import DivergentException
 
-_RULES = (NotAnalysable, DivergentBranch, DivergentEarlyExit, DivergentLoop, DivergentException)
+_RULES = (NotAnalysable, UnusedSuppression, DivergentBranch, DivergentEarlyExit, DivergentLoop, DivergentException)
 
 
 def all_rules() -> list:
