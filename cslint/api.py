@@ -18,7 +18,8 @@ import itertools
 import os
 from typing import Optional
 
-from .config import ConfigError, Settings, load_settings
+from .config import ConfigError, Settings
+from .discovery import DiscoveryOptions, discover_files, settings_resolver
 from .model import CheckResult, Finding, Span
 from .presets import load_presets
 from .progress import MIN_FILES as PROGRESS_MIN_FILES, ProgressBar
@@ -51,13 +52,15 @@ def check_paths(
     cache: bool = False,
     context: Optional[list] = None,
     progress: bool = False,
+    discovery: DiscoveryOptions = DiscoveryOptions(),
 ) -> CheckResult:
     """Check files and directories for collectives whose participation
     depends on rank-local state.
 
     ``settings=None`` discovers ``[tool.cslint]`` per path.  ``context`` paths
     are analysed for interprocedural facts only; their findings are not
-    reported.  ``select``/``ignore`` override the configured selection.
+    reported.  ``select``/``ignore`` override the configured selection;
+    ``discovery`` the configured force-exclude and .gitignore handling.
     Raises :class:`~cslint.config.ConfigError` for a broken configuration.
     """
     # The run allocates millions of small tuples, frozensets and AST nodes that
@@ -67,33 +70,21 @@ def check_paths(
     gc.disable()
     try:
         return _check_paths(paths, settings=settings, select=select, ignore=ignore, jobs=jobs,
-                            cache=cache, context=context, progress=progress)
+                            cache=cache, context=context, progress=progress, discovery=discovery)
     finally:
         if was_enabled:
             gc.enable()
 
 
-def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progress) -> CheckResult:
-    settings_cache: dict = {}
-    config_memo: dict = {}
-
-    def settings_for(path: str) -> Settings:
-        if settings is not None:
-            return settings
-        directory = os.path.dirname(os.path.abspath(path)) if not os.path.isdir(path) else os.path.abspath(path)
-        found = settings_cache.get(directory)
-        if found is None:
-            found = load_settings(directory, memo=config_memo)
-            settings_cache[directory] = found
-        return found
-
+def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progress, discovery) -> CheckResult:
+    settings_for = settings_resolver(settings)
     result = CheckResult()
-    discovered = indexmod.discover(list(paths), settings_for)
+    discovered = discover_files(list(paths), settings_for, discovery)
     result.errors.extend(discovered.errors)
     report_files = discovered.files
     context_files: list = []
     if context:
-        ctx_found = indexmod.discover(list(context), settings_for)
+        ctx_found = discover_files(list(context), settings_for, discovery)
         reported = {os.path.realpath(f.path) for f in report_files}
         for f in ctx_found.files:
             if os.path.realpath(f.path) not in reported:
