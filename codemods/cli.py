@@ -29,7 +29,8 @@ def register(subparsers, host) -> None:
     from .driver import STRATEGIES
 
     fix = subparsers.add_parser("fix", help="rewrite rank-divergent collectives into safe shapes")
-    fix.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    fix.add_argument("paths", nargs="*", metavar="PATH", help="files and directories (default: .); - reads stdin "
+                                                             "and prints the fixed module")
     mode = fix.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print a unified diff and change nothing (default)")
     mode.add_argument("--write", action="store_true", help="apply the fixes in place (atomic replace)")
@@ -49,7 +50,7 @@ def register(subparsers, host) -> None:
 
 
 def run_fix(args: argparse.Namespace, host) -> int:
-    from .driver import plan_fixes, write_fixes
+    from .driver import keep_read_only_files, plan_fixes, write_fixes
 
     if args.from_json:
         result = _result_from_json(args, host)
@@ -59,17 +60,60 @@ def run_fix(args: argparse.Namespace, host) -> int:
         print(f"cslint: error: {error.path}: {error.message}", file=sys.stderr)
     if result.errors:
         return EXIT_ERROR
+    stdin_text = host.stdin_text(args)
+    if stdin_text is not None:
+        return _fix_stdin(args, host, result, stdin_text)
     plan = plan_fixes(result, strategy=args.strategy, exit_mode=args.exit_mode, unsafe=args.unsafe_fixes)
-    for line in outcome_lines(plan):
-        print(line, file=sys.stderr)
-    changed = [f for f in plan.files if f.changed]
     if args.write:
-        write_fixes(plan)
-        print(f"cslint: wrote {len(changed)} file(s)", file=sys.stderr)
+        keep_read_only_files(plan)  # refused, with the reason, before the outcomes are printed
+    if args.quiet < 2:
+        for line in outcome_lines(plan):
+            print(line, file=sys.stderr)
+    if args.write:
+        not_written = write_fixes(plan)
+        for path, reason in not_written:
+            print(f"cslint: error: {path}: {reason}", file=sys.stderr)
+        if args.quiet < 2:
+            written = sum(1 for f in plan.files if f.changed) - len(not_written)
+            print(f"cslint: wrote {written} file(s)", file=sys.stderr)
+        if not_written:
+            return EXIT_ERROR
         return EXIT_FINDINGS if plan.held_back or plan.refused else EXIT_CLEAN
     diff = plan.diff(base_dir=os.getcwd())
-    sys.stdout.write(diff)
+    sys.stdout.write(_paint_diff(diff, host.color(args, sys.stdout)))
     return EXIT_FINDINGS if diff else EXIT_CLEAN
+
+
+def _paint_diff(diff: str, color: bool) -> str:
+    from cslint.report.diff import paint_diff
+
+    return paint_diff(diff, color)
+
+
+def _fix_stdin(args: argparse.Namespace, host, result, data: bytes) -> int:
+    """``cslint fix -``: the fixed module on stdout (the input, unchanged,
+    when nothing applies or it is not UTF-8), the outcomes on stderr."""
+    from .driver import FileFix, FixPlan, fix_source
+
+    path = args.stdin_filename or "-"
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError:
+        sys.stdout.buffer.write(data)
+        return EXIT_FINDINGS if result.findings else EXIT_CLEAN
+    findings = [f for f in result.findings if f.path == path]
+    fix = fix_source(source, path, findings, strategy=args.strategy, exit_mode=args.exit_mode,
+                     unsafe=args.unsafe_fixes) if findings else FileFix(path=path, original=source, fixed=source)
+    if args.quiet < 2 and findings:
+        for line in outcome_lines(FixPlan(files=[fix])):
+            print(line, file=sys.stderr)
+    if args.diff:  # asked for explicitly: the diff, as for files
+        from .driver import unified_diff
+
+        sys.stdout.write(_paint_diff(unified_diff(fix.original, fix.fixed, path), host.color(args, sys.stdout)) if fix.changed else "")
+        return EXIT_FINDINGS if fix.changed else EXIT_CLEAN
+    sys.stdout.buffer.write(fix.fixed.encode("utf-8"))
+    return EXIT_FINDINGS if fix.held_back or fix.refused else EXIT_CLEAN
 
 
 def outcome_lines(plan) -> list[str]:
@@ -110,7 +154,7 @@ def _result_from_json(args: argparse.Namespace, host):
             beside = os.path.join(report_dir, finding.path)
             if os.path.exists(beside):
                 finding.path = beside
-    explicit = [p for p in args.paths if p != "."] if args.paths != ["."] else []
+    explicit = [p for p in args.paths or [] if p != "."]
     if explicit:
         wanted = [os.path.realpath(p) for p in explicit]
 

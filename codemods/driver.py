@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import errno
 import os
 import stat
 import tempfile
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from cslint.discovery import FIX_TEMP_PREFIX
 from cslint.model import CheckResult, Finding
 from cslint.rules import get_rule
 
@@ -462,23 +464,76 @@ def plan_fixes(result: CheckResult, *, strategy: str = "auto", exit_mode: str = 
     return plan
 
 
-def write_fixes(plan: FixPlan) -> None:
-    """Replace each changed file atomically, keeping its permission bits."""
+#: ``write_fixes`` stages each file in a temporary named like this beside it:
+#: not a ``.py`` name, so an interrupted run never leaves a module behind
+#: that a later ``cslint check`` (or any Python tool) would pick up.
+TEMP_PREFIX = FIX_TEMP_PREFIX  # discovery also skips this prefix, for leftovers of older versions
+TEMP_SUFFIX = ".tmp"
+
+
+def is_read_only(path: str) -> bool:
+    """A file nobody may write (mode bits), or that this process may not:
+    ``--write`` leaves it alone rather than replace it behind its mode."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH) or not os.access(path, os.W_OK)
+
+
+def keep_read_only_files(plan: FixPlan) -> None:
+    """Turn the fixes of read-only files into refusals (the file is kept as it is)."""
+    for fix in plan.files:
+        if fix.changed and is_read_only(fix.path):
+            fix.refused.extend(RefusedFix(a.finding, "the file is read-only; not rewritten") for a in fix.applied)
+            fix.applied = []
+            fix.fixed = fix.original
+
+
+def write_fixes(plan: FixPlan) -> list[tuple[str, str]]:
+    """Replace each changed file atomically, keeping its permission bits.
+
+    A file that cannot be replaced (a read-only file, a directory that does
+    not allow new files, a full disk) is left as it was and the others are
+    still written; returns ``(path, reason)`` for each file not written.
+    """
+    not_written = []
     for fix in plan.files:
         if not fix.changed:
             continue
-        directory = os.path.dirname(os.path.abspath(fix.path))
-        mode = stat.S_IMODE(os.stat(fix.path).st_mode)
-        handle, temp = tempfile.mkstemp(prefix=".cslint-fix-", suffix=".py", dir=directory)
+        if is_read_only(fix.path):
+            not_written.append((fix.path, "the file is read-only; not rewritten"))
+            continue
         try:
-            with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-                out.write(fix.fixed)
-            os.chmod(temp, mode)
-            os.replace(temp, fix.path)
-        except BaseException:
-            if os.path.exists(temp):
-                os.unlink(temp)
-            raise
+            _replace(fix.path, fix.fixed)
+        except OSError as exc:
+            where = os.path.dirname(os.path.abspath(fix.path))
+            reason = exc.strerror or str(exc)
+            if isinstance(exc, PermissionError) or exc.errno in (errno.EACCES, errno.EROFS):
+                reason = f"cannot write in {where}: {reason}; not rewritten"
+            else:
+                reason = f"cannot rewrite: {reason}"
+            not_written.append((fix.path, reason))
+    return not_written
+
+
+def _replace(path: str, text: str) -> None:
+    """Write ``text`` to a temporary beside ``path``, then rename it over
+    ``path``.  The temporary is removed on any error, Ctrl-C and SIGTERM
+    included (the CLI turns SIGTERM into an exception)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    handle, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.path.basename(path)}.", suffix=TEMP_SUFFIX,
+                                    dir=directory)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
+            out.write(text)
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
 
 
 # -- the libcst commands ----------------------------------------------------------------

@@ -14,6 +14,8 @@ Exit statuses (also in docs/tensorrt_llm_patch.md):
     10  verify: a patched file does not compile
     11  verify: re-lint still reports a fixed hazard, or reports a new one
     12  verify: both 10 and 11
+    130 interrupted (SIGINT, Ctrl-C); 143 terminated (SIGTERM): no traceback, and a
+        half-written output is removed
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Sequence
@@ -37,6 +40,8 @@ EXIT_NOTHING_TO_VERIFY = 9
 EXIT_COMPILE = 10
 EXIT_RELINT = 11
 EXIT_COMPILE_AND_RELINT = 12
+EXIT_INTERRUPTED = 128 + signal.SIGINT  # the shell's status for a process ended by the signal
+EXIT_TERMINATED = 128 + signal.SIGTERM
 
 ERROR_EXIT = {
     "usage": EXIT_USAGE,
@@ -158,7 +163,32 @@ def cmd_validate(argv: Sequence[str]) -> int:
     return int(validate_main(list(argv)) or 0)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread so that staged outputs are cleaned up."""
+
+
+def _raise_terminated(_signum, _frame) -> None:
+    raise Terminated()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # also outside the commands' own handlers (imports, argument parsing)
+        _print_error("interrupted")
+        return EXIT_INTERRUPTED
+    except Terminated:
+        _print_error("terminated")
+        return EXIT_TERMINATED
+
+
+def console_main() -> None:
+    """The process entry point: SIGTERM unwinds like Ctrl-C, then the status is returned."""
+    signal.signal(signal.SIGTERM, _raise_terminated)
+    sys.exit(main())
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     # validate owns its whole argument list.
     if argv and argv[0] == "validate":
@@ -180,7 +210,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ERROR_EXIT.get(exc.kind, EXIT_INTERNAL)
     except KeyboardInterrupt:
         _print_error("interrupted")
-        return EXIT_INTERNAL
+        return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001 - exit status 8 with a message, never a bare traceback
         _print_error(f"internal error: {type(exc).__name__}: {exc}")
         if os.environ.get("CSLINT_DEBUG"):
@@ -191,4 +221,4 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    console_main()

@@ -30,6 +30,7 @@ Exit status:
         for gloo/nccl; fewer CUDA GPUs than ranks for nccl)
     14  the patched leg could not run (the apply API is missing or failed);
         the unpatched results are still printed
+    130 interrupted (Ctrl-C)
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ EXIT_USAGE = 2
 EXIT_NO_TREE = 4
 EXIT_BACKEND = 13
 EXIT_NO_PATCH = 14
+EXIT_INTERRUPTED = 130  # SIGINT, the shell's convention (128 + 2)
 
 PROG = "python -m tensorrt_llm_patch validate"
 
@@ -328,7 +330,7 @@ def main(argv: list[str]) -> int:
         return exc.code
     except KeyboardInterrupt:
         print(f"{PROG}: interrupted", file=sys.stderr)
-        return EXIT_FAILED
+        return EXIT_INTERRUPTED
     if args.json:
         print(json.dumps(_json(rows, code, patch_note, out), indent=1))
         return code

@@ -105,6 +105,9 @@ def _project(tmp_path, env, hooks_repo: str, rev: str) -> str:
     (project / "helpers.py").write_text(HELPERS)
     (project / "step.py").write_text(CLEAN_STEP)
     (project / "legacy.py").write_text(UNTOUCHED_BAD)
+    (project / "generated").mkdir()
+    (project / "generated" / "bad_pb.py").write_text(UNTOUCHED_BAD)
+    (project / "pyproject.toml").write_text('[tool.cslint]\nextend-exclude = ["generated"]\n')
     (project / ".pre-commit-config.yaml").write_text(
         f"repos:\n- repo: {hooks_repo}\n  rev: {rev}\n  hooks:\n  - id: cslint-system\n"
     )
@@ -127,7 +130,7 @@ def test_manifest_is_valid_for_pre_commit():
     hooks = {hook["id"]: hook for hook in load_manifest(HOOKS_FILE)}
     assert set(hooks) == {"cslint", "cslint-system"}
     for hook in hooks.values():
-        assert hook["entry"] == "cslint check --context ."
+        assert hook["entry"] == "cslint check --force-exclude --context ."
         assert hook["types"] == ["python"]
         assert hook["require_serial"] is True
     assert hooks["cslint"]["language"] == "python"
@@ -154,6 +157,11 @@ def test_hook_checks_changed_files_with_project_context(tmp_path):
     assert "Failed" in dirty.stdout
     assert "step.py:8:" in dirty.stdout  # the call of the wrapper, found through helpers.py
     assert "legacy.py" not in dirty.stdout  # unchanged files are context, not reported
+
+    # pre-commit names an excluded file: --force-exclude keeps it out, as a walk would
+    excluded = _pre_commit(project, env, "generated/bad_pb.py")
+    assert excluded.returncode == 0, excluded.stdout + excluded.stderr
+    assert "bad_pb.py" not in excluded.stdout
 
     # Without the project as context the wrapper is unknown: the facts really come from --context.
     alone = subprocess.run(

@@ -17,7 +17,12 @@ from cslint.report import FORMATS, UnknownFormatError, render
 
 
 def test_formats_are_the_cli_choices():
-    assert FORMATS == ("text", "json", "sarif", "github")
+    from cslint.cli import build_parser
+
+    check = build_parser()._subparsers._group_actions[0].choices["check"]
+    (option,) = [a for a in check._actions if "--output-format" in a.option_strings]
+    assert option.option_strings == ["--output-format", "--format"]  # --format stays an alias
+    assert tuple(option.choices) == FORMATS == ("text", "concise", "json", "sarif", "github")
 
 
 def test_unknown_format_is_a_clear_error():

@@ -13,6 +13,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -294,12 +295,27 @@ def _worker_start() -> None:
     what extraction leaves in cycles is collected every few megabytes of
     source instead (the inherited objects are frozen first, so a collection
     walks only the worker's own objects).  Without it a long-lived worker
-    kept every file's garbage until the end of the run."""
+    kept every file's garbage until the end of the run.
+
+    Ctrl-C reaches every process of the terminal's group: the parent alone
+    handles it (and stops the pool), so a worker ignores it instead of
+    printing a traceback; SIGTERM ends a worker plainly, whatever handler
+    the parent had when it forked."""
     global _IN_WORKER
     _IN_WORKER = True
     import gc
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if _CAN_BLOCK:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)  # blocked by the parent while it forked
     gc.freeze()
+
+
+#: Held back while the workers start: a worker forked with the parent's
+#: handlers would otherwise raise in the middle of its start-up.
+_STOP_SIGNALS = frozenset((signal.SIGINT, signal.SIGTERM))
+_CAN_BLOCK = hasattr(signal, "pthread_sigmask")
 
 
 class Workers:
@@ -313,16 +329,25 @@ class Workers:
         self.pool = None
         if jobs <= 1 or files < PARALLEL_THRESHOLD:
             return
+        if _CAN_BLOCK:
+            previous_mask = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         try:
-            import multiprocessing
+            try:
+                import multiprocessing
 
-            context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-            self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_start)
-            # processes start on submission: start them all now, while small
-            for future in [self.pool.submit(_ready) for _ in range(jobs)]:
-                future.result()
+                context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
+                self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=context, initializer=_worker_start)
+                # processes start on submission: start them all now, while small
+                for future in [self.pool.submit(_ready) for _ in range(jobs)]:
+                    future.result()
+            finally:
+                if _CAN_BLOCK:  # a signal that came meanwhile is delivered here, to the parent
+                    signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
         except (OSError, RuntimeError):  # no processes available: work here
             self.close()
+        except BaseException:  # Ctrl-C while starting: no `with` block will stop the workers
+            self.close()
+            raise
 
     def map(self, jobs, bar=None) -> list:
         """Facts of every job, in order; ``bar`` (a ProgressBar) advances per

@@ -12,6 +12,60 @@ from ..model import Finding
 # Codes that are not rank-divergence findings (no collective, no chain).
 SEVERITY_WARNING_CODES = ("CSL002",)
 
+_RESET = "\x1b[0m"
+_STYLES = {
+    "code": "\x1b[1;31m",
+    "warning": "\x1b[1;33m",
+    "path": "\x1b[1m",
+    "gutter": "\x1b[34m",
+    "caret": "\x1b[1;31m",
+    "condition": "\x1b[1;33m",
+    "header": "\x1b[1;35m",
+    "dim": "\x1b[2m",
+    "added": "\x1b[32m",
+    "removed": "\x1b[31m",
+    "hunk": "\x1b[36m",
+}
+
+
+class Painter:
+    """Wraps text in an ANSI style when colour is on; the identity otherwise."""
+
+    def __init__(self, color: bool) -> None:
+        self.color = color
+
+    def __call__(self, style: str, text: str) -> str:
+        if not self.color or not text:
+            return text
+        return f"{_STYLES[style]}{text}{_RESET}"
+
+
+def color_wanted(choice: str, stream, environ: Optional[dict] = None) -> bool:
+    """Whether to colour what goes to ``stream``.
+
+    ``--color always``/``never`` decide.  With ``auto`` (the default), a
+    non-empty ``NO_COLOR`` turns colour off (https://no-color.org), else a
+    non-empty ``FORCE_COLOR`` turns it on, else colour is on when the stream
+    is a terminal.
+    """
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    env = os.environ if environ is None else environ
+    if env.get("NO_COLOR"):
+        return False
+    if env.get("FORCE_COLOR"):
+        return True
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
+def plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
 
 def display_path(path: str, root: Optional[str]) -> str:
     """`path` relative to `root` (posix separators) when it lies under it, else as given."""

@@ -29,35 +29,10 @@ import re
 from typing import Optional
 
 from ..model import CheckResult, Finding
-from .common import display_path, root_cause_key, source_lines
+from .common import Painter, display_path, plural, root_cause_key, source_lines
 
-_RESET = "\x1b[0m"
-_STYLES = {
-    "code": "\x1b[1;31m",
-    "warning": "\x1b[1;33m",
-    "path": "\x1b[1m",
-    "gutter": "\x1b[34m",
-    "caret": "\x1b[1;31m",
-    "condition": "\x1b[1;33m",
-    "header": "\x1b[1;35m",
-    "dim": "\x1b[2m",
-}
 # Lines of the collective call shown at most (long calls are cut).
 _MAX_CALL_LINES = 3
-
-
-class _Painter:
-    def __init__(self, color: bool) -> None:
-        self.color = color
-
-    def __call__(self, style: str, text: str) -> str:
-        if not self.color or not text:
-            return text
-        return f"{_STYLES[style]}{text}{_RESET}"
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def _underline(line_text: str, start_col: int, end_col: Optional[int]) -> tuple[str, int]:
@@ -110,8 +85,10 @@ def _condition_line(finding: Finding) -> Optional[int]:
     return finding.guard.line if finding.guard is not None else None
 
 
-def _snippet(finding: Finding, paint: _Painter) -> list[str]:
-    lines = source_lines(finding.path)
+def _snippet(finding: Finding, paint: Painter, sources: Optional[dict] = None) -> list[str]:
+    text = (sources or {}).get(finding.path)
+    lines = tuple(text.decode("utf-8", "replace").splitlines()) if isinstance(text, bytes) else \
+        tuple(text.splitlines()) if text is not None else source_lines(finding.path)
     if not lines or not (1 <= finding.line <= len(lines)):
         return []
     valid = lambda number: number is not None and 1 <= number <= len(lines)
@@ -156,12 +133,13 @@ def _snippet(finding: Finding, paint: _Painter) -> list[str]:
     return out
 
 
-def _finding_block(finding: Finding, root: Optional[str], paint: _Painter, show_source: bool) -> list[str]:
+def _finding_block(finding: Finding, root: Optional[str], paint: Painter, show_source: bool,
+                   sources: Optional[dict] = None) -> list[str]:
     where = paint("path", f"{display_path(finding.path, root)}:{finding.line}:{finding.column}:")
     code_style = "warning" if finding.code == "CSL002" else "code"
     block = [f"{where} {paint(code_style, finding.code)} {finding.message}"]
     if show_source:
-        block.extend(_snippet(finding, paint))
+        block.extend(_snippet(finding, paint, sources))
     indent = "   "
     if finding.chain:
         block.append(f"{indent}= why:")
@@ -175,7 +153,7 @@ def _finding_block(finding: Finding, root: Optional[str], paint: _Painter, show_
     return block
 
 
-def _header(key: tuple, findings: list[Finding], root: Optional[str], paint: _Painter) -> str:
+def _header(key: tuple, findings: list[Finding], root: Optional[str], paint: Painter) -> str:
     first = findings[0]
     if key[0] == "source":
         link = next(l for l in first.chain if l.kind == "source")
@@ -185,7 +163,7 @@ def _header(key: tuple, findings: list[Finding], root: Optional[str], paint: _Pa
         label = f"condition `{first.condition}`" if first.condition else "a rank-local condition"
         _, path, where, _ = key
         location = f"{display_path(path, root)}:{where}" if isinstance(where, int) else f"{display_path(path, root)} in {where}"
-    return paint("header", f"root cause: {label} at {location} ({_plural(len(findings), 'finding')})")
+    return paint("header", f"root cause: {label} at {location} ({plural(len(findings), 'finding')})")
 
 
 def render_text(
@@ -194,9 +172,13 @@ def render_text(
     root: Optional[str] = None,
     color: bool = False,
     show_source: bool = True,
+    quiet: bool = False,
+    sources: Optional[dict] = None,
 ) -> str:
-    """Human-readable report; ends with the summary line."""
-    paint = _Painter(color)
+    """Human-readable report; ends with the summary line (``quiet``: without
+    it, and empty when there is nothing to report).  ``sources`` maps a
+    finding's path to its text when that is not on disk (stdin)."""
+    paint = Painter(color)
     findings = sorted(result.findings, key=Finding.sort_key)
     groups: dict[tuple, list[Finding]] = {}
     loose: list[Finding] = []
@@ -213,18 +195,20 @@ def render_text(
         out.append(_header(key, members, root, paint))
         out.append("")
         for finding in members:
-            out.extend(_finding_block(finding, root, paint, show_source))
+            out.extend(_finding_block(finding, root, paint, show_source, sources))
             out.append("")
     for finding in loose:
-        out.extend(_finding_block(finding, root, paint, show_source))
+        out.extend(_finding_block(finding, root, paint, show_source, sources))
         out.append("")
 
+    if quiet:
+        return "\n".join(out[:-1]) + "\n" if out else ""
     if findings:
         files = len({os.path.abspath(f.path) for f in findings})
-        summary = f"Found {_plural(len(findings), 'finding')} in {_plural(files, 'file')} ({_plural(len(groups), 'root cause')})."
+        summary = f"Found {plural(len(findings), 'finding')} in {plural(files, 'file')} ({plural(len(groups), 'root cause')})."
     else:
-        summary = f"All checks passed ({_plural(result.files, 'file')} checked)."
+        summary = f"All checks passed ({plural(result.files, 'file')} checked)."
     if result.errors:
-        summary += f" {_plural(len(result.errors), 'file')} could not be read."
+        summary += f" {plural(len(result.errors), 'file')} could not be read."
     out.append(paint("path", summary))
     return "\n".join(out) + "\n"
