@@ -50,7 +50,7 @@ DEFAULT_LABELS = DATA / "labels.tsv"
 # Settings for trees without their own: an empty [tool.cslint] table, passed
 # with --config so that no pyproject.toml above the cache folder is used.
 DEFAULT_CONFIG = DATA / "cslint.toml"
-COLUMNS = ("tree", "path", "line", "code", "verdict", "category", "reason")
+COLUMNS = ("tree@version", "path", "line", "code", "verdict", "category", "reason")
 VERDICTS = ("TP", "FP", "UNCLEAR")
 RULES = ("CSL101", "CSL102", "CSL103", "CSL104")
 
@@ -90,6 +90,11 @@ TREES = (
          env="CSLINT_REALTREE_TORCH", installed="torch"),
     Tree("accelerate", "1.16.0", package="accelerate", env="CSLINT_REALTREE_ACCELERATE"),
     Tree("lightning", "2.6.6", package="lightning", env="CSLINT_REALTREE_LIGHTNING"),
+    # The TensorRT-LLM executor files, read from the public repository at pinned
+    # commits and assembled outside this repository by bench/realtree/fetch_trtllm.py
+    # (its DEST/tree/); linted with the tensorrt_llm preset as the patcher does.
+    Tree("trtllm", "0004396720054fd8e205cbf616f21f0b57c6b412", env="CSLINT_REALTREE_TRTLLM",
+         config="trtllm_cslint.toml"),
 )
 
 
@@ -263,15 +268,23 @@ def locate(tree: Tree, cache: Path, overrides: dict, download_missing: bool, log
 
 
 def engine_revision() -> str:
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
-                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        dirty = subprocess.run(["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no", "cslint"],
-                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    except OSError:
-        return "unknown"
-    revision = out.stdout.strip() or "unknown"
-    return revision + ("+changes" if dirty.stdout.strip() else "")
+    """HEAD of this checkout and the last commit that changed the analyser
+    (cslint/), which is what the findings depend on; "+changes" when cslint/
+    has uncommitted edits."""
+
+    def git(*args) -> str:
+        try:
+            done = subprocess.run(["git", "-C", str(ROOT), *args], stdout=subprocess.PIPE,
+                                  stderr=subprocess.DEVNULL, text=True)
+        except OSError:
+            return ""
+        return done.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    engine = git("log", "-1", "--format=%h", "--", "cslint")
+    dirty = git("status", "--porcelain", "--untracked-files=no", "--", "cslint")
+    text = head if not engine or engine == head else f"{head} (cslint/ last changed in {engine})"
+    return text + (" +changes" if dirty else "")
 
 
 def run_cslint(tree: Tree, root: Path) -> tuple:
@@ -373,6 +386,23 @@ def read_labels(path: Path) -> dict:
                 raise BenchError(f"{path}:{number}: a second label for {tree} {file}:{line} {code}")
             labels[label.key] = label
     return labels
+
+
+def read_all_labels(paths: Iterable[Path]) -> dict:
+    """The labels of several files; a key labelled in two files is an error."""
+    merged, origin = {}, {}
+    for path in paths:
+        for key, label in read_labels(path).items():
+            if key in merged:
+                raise BenchError(f"{path}: {label.tree} {label.path}:{label.line} {label.code} "
+                                 f"is labelled in {origin[key]} too")
+            merged[key], origin[key] = label, path
+    return merged
+
+
+def default_label_files() -> list:
+    """Every *labels.tsv under bench/realtree/ (this script's sample, the TensorRT-LLM triage, ...)."""
+    return sorted(DATA.glob("*labels.tsv"))
 
 
 def append_rows(path: Path, note: str, findings: list) -> None:
@@ -633,7 +663,9 @@ def measure(trees: list, args, log) -> tuple:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trees", help=f"comma-separated subset of: {', '.join(t.name for t in TREES)}")
-    parser.add_argument("--labels", default=str(DEFAULT_LABELS), help="labels file (default: %(default)s)")
+    parser.add_argument("--labels", action="append", default=[], metavar="FILE",
+                        help="labels file, repeatable (default: every bench/realtree/*labels.tsv); "
+                        "--sample appends to the first one (default: bench/realtree/labels.tsv)")
     parser.add_argument("--cache-dir", help="where downloaded trees are unpacked "
                         "(default: $CSLINT_REALTREE_CACHE, else ~/.cache/cslint-realtree)")
     parser.add_argument("--tree-dir", action="append", default=[], metavar="NAME=PATH",
@@ -656,8 +688,9 @@ def main(argv=None) -> int:
         if args.sample is not None and args.seed is None:
             raise BenchError("--sample needs --seed (the seed is recorded in the labels file)")
         trees = select_trees(args.trees)
-        labels_path = Path(args.labels)
-        labels = read_labels(labels_path)
+        label_files = [Path(p) for p in args.labels] or default_label_files()
+        labels_path = Path(args.labels[0]) if args.labels else DEFAULT_LABELS
+        labels = read_all_labels(label_files)
         findings, measured, notes = measure(trees, args, log)
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -665,7 +698,8 @@ def main(argv=None) -> int:
 
     revision = engine_revision()
     cells = score(findings, labels)
-    print(f"cslint {revision} on {len(measured)} of {len(trees)} trees; labels: {labels_path} "
+    print(f"cslint {revision} on {len(measured)} of {len(trees)} trees; labels: "
+          f"{', '.join(str(p) for p in label_files)} "
           f"({sum(1 for l in labels.values() if l.verdict)} triaged, "
           f"{sum(1 for l in labels.values() if not l.verdict)} awaiting triage)")
     for tree in trees:

@@ -43,7 +43,7 @@ SYNTHETIC = textwrap.dedent("""\
         for _ in range(dist.get_rank()):
             dist.broadcast(tensor, 0)
     """)
-HEADER = "tree\tpath\tline\tcode\tverdict\tcategory\treason\n"
+HEADER = "tree@version\tpath\tline\tcode\tverdict\tcategory\treason\n"
 
 
 @pytest.fixture(scope="module")
@@ -245,3 +245,15 @@ def test_tree_dir_and_unknown_trees(bench, synthetic, tmp_path):
                          "--tree-dir", f"gone={synthetic}")
     assert code == 0
     assert "== gone@2: 1 files, 3 findings" in out
+
+
+def test_label_files_are_merged_and_a_key_labelled_twice_is_refused(bench, tmp_path):
+    first = tmp_path / "labels.tsv"
+    second = tmp_path / "other_labels.tsv"
+    first.write_text(HEADER + "t@1\ta.py\t3\tCSL101\tFP\tc\tr\n")
+    second.write_text(HEADER + "u@2\tb.py\t4\tCSL102\tTP\tc\tr\n")
+    merged = bench.read_all_labels([first, second])
+    assert sorted(merged) == [("t@1", "a.py", 3, "CSL101"), ("u@2", "b.py", 4, "CSL102")]
+    second.write_text(HEADER + "t@1\ta.py\t3\tCSL101\tTP\tc\tr\n")
+    with pytest.raises(bench.BenchError, match="labelled in .*labels.tsv too"):
+        bench.read_all_labels([first, second])
