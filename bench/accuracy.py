@@ -9,6 +9,10 @@ change to the analysis can be judged on the whole corpus at once.
 Targets (issue 2): recall >= 0.95 and precision >= 0.90 on each part.
 The generated part's labels come from running the programs
 (tests/corpus/label.py), not from the generator's markers.
+
+The field corpus (tests/field: hangs fixed in real projects, and safe
+look-alikes) is scored per case and printed after the two parts; it has no
+target yet (issue 15).
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+sys.path.insert(0, str(ROOT / "tests" / "field"))
 
+import field_scoring
 import scoring
 
 TARGET_RECALL = 0.95
@@ -42,13 +48,18 @@ def main(argv=None) -> int:
         print(f"cannot measure: {exc}", file=sys.stderr)
         return 2
     elapsed = time.perf_counter() - start
+    field = _field_corpus(args.timeout)
+    if field is None:
+        return 2
     if args.json:
-        print(json.dumps({
+        report = {
             name: {"tp": len(s.tp), "fp": len(s.fp), "fn": len(s.fn), "tn": s.tn,
                    "precision": round(s.precision, 4), "recall": round(s.recall, 4),
                    "fp_items": [f"{i.path}:{i.line}" for i in s.fp],
                    "fn_items": [f"{i.path}:{i.line}" for i in s.fn]}
-            for name, s in scores.items()}, indent=1))
+            for name, s in scores.items()}
+        report["field"] = field_scoring.to_json(field)
+        print(json.dumps(report, indent=1))
         return 0
     manifest = scoring.load_manifest()
     unsafe = sum(p["label"] == "unsafe" for p in manifest["programs"])
@@ -68,7 +79,19 @@ def main(argv=None) -> int:
     met = all(scores[p].recall >= TARGET_RECALL and scores[p].precision >= TARGET_PRECISION
               for p in ("real_shapes", "generated"))
     print("targets met" if met else "targets NOT met")
+    print()
+    print(field_scoring.format_report(field))
     return 0
+
+
+def _field_corpus(timeout: float):
+    """The field corpus's per-case verdicts, or None (after saying why) when
+    the analysis fails or runs past `timeout`."""
+    try:
+        return field_scoring.score_field_in_subprocess(timeout)
+    except RuntimeError as exc:
+        print(f"cannot measure the field corpus: {exc}", file=sys.stderr)
+        return None
 
 
 if __name__ == "__main__":

@@ -1,0 +1,32 @@
+"""Progress bar: a disabled bar returns before reading the synced metrics.
+
+Upstream: Lightning-AI/pytorch-lightning, fix commit a1a3700b827cd4329c9421d026e956383a0f3d95
+          ("Fix progress bar deadlock on DDP metrics computation").
+Group: world (metrics logged with sync_dist=True are all-reduced over the default group).
+Why ranks diverge: see buggy.py.
+Variant: fixed -- every rank reads (and so syncs) the metrics; only the
+display update is skipped on a disabled bar.
+"""
+
+from .results import LoggedResults
+
+
+class MetricsBar:
+    def __init__(self, results: LoggedResults):
+        self.results = results
+        self._disabled = False
+        self._column = None
+
+    def setup(self, trainer):
+        if not trainer.is_global_zero:
+            self._disabled = True
+
+    @property
+    def is_enabled(self):
+        return not self._disabled
+
+    def on_train_batch_end(self, trainer, batch_idx):
+        metrics = self.results.progress_bar_metrics()
+        if not self.is_enabled or self._column is None:
+            return
+        self._column.update(metrics)

@@ -1,0 +1,49 @@
+"""Validation over a per-rank shard until it runs out, with an FSDP-sharded model.
+
+Upstream: pytorch/torchtitan, fix commit f809d57d8170e9e5281a1bb96103089f7ce9b92e
+          (PR #1634, "Solving the validation hanging issue"; issue #1618).
+Group: the data-parallel mesh (every forward of the fully-sharded model
+all-gathers parameters; the final loss is averaged over the mesh).
+Why ranks diverge: see buggy.py.
+Variant: fixed (as upstream) -- with a step count configured the validation
+loader is infinite (it re-loops its shard), so every rank stops after the
+same number of steps; `steps = -1` is only warned about.
+"""
+
+import logging
+
+import torch
+from torch.distributed.fsdp import fully_shard
+
+from torchtitan.distributed import utils as dist_utils
+
+logger = logging.getLogger(__name__)
+
+
+def shard(model):
+    for block in model.layers:
+        fully_shard(block)
+    return fully_shard(model)
+
+
+class Validator:
+    def __init__(self, build_dataloader, loss_fn, steps, dp_mesh):
+        self.dataloader = build_dataloader(infinite=steps != -1)
+        self.loss_fn = loss_fn
+        self.steps = steps
+        self.dp_mesh = dp_mesh
+        if steps == -1:
+            logger.warning("validation steps = -1 can hang: the ranks' shards may differ in length")
+
+    @torch.no_grad()
+    def validate(self, model):
+        model.eval()
+        total = torch.zeros((), device="cuda")
+        num_steps = 0
+        for inputs, labels in self.dataloader:
+            if self.steps != -1 and num_steps >= self.steps:
+                break
+            total += self.loss_fn(model(inputs), labels)
+            num_steps += 1
+        loss = total / max(num_steps, 1)
+        return dist_utils.dist_mean(loss, self.dp_mesh)

@@ -1,0 +1,39 @@
+"""Pipeline-parallel executor: a background thread duplicates the communicator itself.
+
+Upstream: NVIDIA/TensorRT-LLM PR #13267 ("[https://nvbugs/6095421][fix] fix PP>=3 executor
+          shutdown hang in broadcast sample state loop", root cause 1).
+Group: pp (the duplicated communicator; `Dup()` is collective over it).
+Why ranks diverge: see buggy.py.
+Variant: fixed -- the main thread duplicates the communicator in
+`start_worker()`, before either thread starts, while no rank is issuing
+point-to-point calls; the background thread only uses the copy.
+"""
+
+import queue
+import threading
+
+
+class PPExecutor:
+    def __init__(self, dist):
+        self.dist = dist
+        self.sample_states = queue.Queue()
+        self.is_shutdown = False
+        self.broadcast_comm = None
+
+    def _event_loop(self):
+        while not self.is_shutdown:
+            state = self.dist.recv_object(self.dist.prev_pp_rank)
+            self.sample_states.put(state)
+            self.dist.send_object(state, self.dist.next_pp_rank)
+
+    def _broadcast_sample_state_handler(self):
+        while not self.is_shutdown:
+            state = self.sample_states.get()
+            self.broadcast_comm.bcast(state, root=self.dist.pp_size - 1)
+
+    def start_worker(self):
+        self.broadcast_comm = self.dist.pp_comm.Dup()
+        self.worker = threading.Thread(target=self._event_loop, daemon=True)
+        self.broadcaster = threading.Thread(target=self._broadcast_sample_state_handler, daemon=True)
+        self.worker.start()
+        self.broadcaster.start()

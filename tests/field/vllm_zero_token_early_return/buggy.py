@@ -1,0 +1,45 @@
+"""Model runner: a step with no scheduled tokens returns before the DP batch coordination.
+
+Upstream: vllm-project/vllm PR #28774 ("[BugFix] Corner case that could cause out-of-sync
+          with external launcher mode and dp >1"); follow-up PR #29433 ("dummy run corner case").
+Group: dp (`coordinate_batch_across_dp` all-reduces the token counts over the
+data-parallel CPU group).
+Why ranks diverge: with async scheduling a DP rank can be handed a step with
+zero scheduled tokens while its peers have work.  That rank returns an empty
+output; the others wait in the coordination all-reduce, and the ranks drift
+one collective apart.
+Variant: buggy -- `num_scheduled_tokens == 0` (this rank's schedule) returns
+before the all-reduce.
+"""
+
+import torch
+import torch.distributed as dist
+
+from vllm.distributed.parallel_state import get_dp_group
+
+EMPTY_MODEL_RUNNER_OUTPUT = object()
+
+
+class GPUModelRunner:
+    def __init__(self, model, parallel_config):
+        self.model = model
+        self.parallel_config = parallel_config
+
+    def coordinate_batch_across_dp(self, num_tokens):
+        group = get_dp_group()
+        counts = torch.zeros(group.world_size, dtype=torch.int32)
+        counts[group.rank_in_group] = num_tokens
+        dist.all_reduce(counts, group=group.cpu_group)
+        return counts
+
+    def _dummy_run(self, num_tokens):
+        self.coordinate_batch_across_dp(num_tokens)
+        return self.model(torch.zeros(num_tokens, dtype=torch.long))
+
+    def execute_model(self, scheduler_output):
+        num_scheduled_tokens = scheduler_output.total_num_scheduled_tokens
+        if not num_scheduled_tokens:
+            return EMPTY_MODEL_RUNNER_OUTPUT
+        tokens_across_dp = self.coordinate_batch_across_dp(num_scheduled_tokens)  # expect: CSL102
+        padded = int(tokens_across_dp.max())
+        return self.model(scheduler_output.input_ids(padded))
