@@ -338,8 +338,8 @@ def summary_lines(score: FieldScore) -> list:
     bugs = sum(c.kind == "bug" for c in score.cases)
     negatives = sum(c.kind == "negative" for c in score.cases)
     return [
-        f"field corpus (tests/field): {bugs} fixed hangs from {len({c.project for c in score.cases})} projects, "
-        f"{negatives} negatives",
+        f"field corpus (tests/field): {bugs} fixed hangs from "
+        f"{len({c.project for c in score.cases if c.kind == 'bug'})} projects, {negatives} negatives",
         f"  buggy flagged at the marked line  {_ratio(score.buggy_flagged, bugs)}",
         f"  fixed variant clean               {_ratio(score.fixed_clean, bugs)}",
         f"  negatives clean                   {_ratio(score.negatives_clean, negatives)}",
