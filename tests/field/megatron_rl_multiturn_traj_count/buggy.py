@@ -32,9 +32,10 @@ def compute_logprobs(model, rollouts, dp_rank, dp_size, micro_batch_size):
     trajs = trajectories_for_rank(rollouts, dp_rank, dp_size)
     loader = DataLoader(TensorDataset(trajs), batch_size=micro_batch_size)
     timer = BarrierTimer()
+    batches = iter(loader)
     outputs = []
     for _ in range(len(loader)):
         timer.start(barrier=True)  # expect: CSL103
-        (batch,) = next(iter(loader))
+        (batch,) = next(batches)
         outputs.append(model(batch))
     return outputs

@@ -42,9 +42,10 @@ def compute_logprobs(model, rollouts, dp_rank, dp_size, micro_batch_size, pad_to
     trajs = pad_to_group_max(trajectories_for_rank(rollouts, dp_rank, dp_size), pad_token)
     loader = DataLoader(TensorDataset(trajs), batch_size=micro_batch_size)
     timer = BarrierTimer()
+    batches = iter(loader)
     outputs = []
     for _ in range(len(loader)):
         timer.start(barrier=True)
-        (batch,) = next(iter(loader))
+        (batch,) = next(batches)
         outputs.append(model(batch))
     return outputs
