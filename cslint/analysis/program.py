@@ -21,7 +21,7 @@ from typing import NamedTuple, Optional
 from ..presets import ALL_DIMS, KIND_DATA_SHARD, KIND_FILESYSTEM, Knowledge, group_span
 from .atoms import THROUGH_INSTANCE, Source, name_ref, source
 from .callfacts import translate
-from .facts import Cond, FuncFacts, Site
+from .records import Cond, FuncFacts, Site
 
 MAX_ROUNDS = 40
 MAX_VIA = 4

@@ -1,0 +1,167 @@
+"""Which collectives each side of a decision issues: the site sequences of
+every path through both arms of an ``if`` (its complementary sibling, or the
+rest of the block when the taken arm always leaves).  Two arms that issue the
+same sequence keep every rank in step whichever way each rank goes."""
+
+from __future__ import annotations
+
+import ast
+
+from .astwalk import walk as fast_walk
+from .function import FunctionInfo
+from .syntax import negation_text
+
+#: paths enumerated through one arm, at most; more gives "unknown"
+MAX_PATHS = 16
+
+
+class Alternatives:
+    """Site sequences of the decisions of one function's variant;
+    ``index`` maps ``id(call)`` to the call's site index in the variant."""
+
+    def __init__(self, info: FunctionInfo, index: dict):
+        self.info = info
+        self.index = index
+        self._cache: dict = {}
+        self._partners: dict = {}
+        self._test_texts: dict = {}
+
+    def _ordered_sites(self, node) -> tuple:
+        index = self.index
+        found = [sub for sub in fast_walk(node) if isinstance(sub, ast.Call) and id(sub) in index]
+        found.sort(key=lambda c: (c.lineno, c.col_offset))
+        return tuple(index[id(c)] for c in found)
+
+    def _paths(self, stmts):
+        """Possible (site sequence, left the block) pairs through statements."""
+        paths = [((), False)]
+        for stmt in stmts:
+            live = [p for p in paths if not p[1]]
+            if not live:
+                break
+            ext = self._stmt_paths(stmt)
+            if ext is None:
+                return None
+            paths = [p for p in paths if p[1]] + [(seq + e, term) for seq, _ in live for e, term in ext]
+            if len(paths) > MAX_PATHS:
+                return None
+        return paths
+
+    def _stmt_paths(self, s):
+        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return [((), False)]
+        if isinstance(s, ast.If):
+            prefix = self._ordered_sites(s.test)
+            a = self._paths(s.body)
+            b = self._paths(s.orelse)
+            if a is None or b is None:
+                return None
+            return [(prefix + seq, term) for seq, term in a + b]
+        if isinstance(s, (ast.Return, ast.Raise)):
+            return [(self._ordered_sites(s), True)]
+        if isinstance(s, (ast.Break, ast.Continue)):
+            return [((), True)]
+        if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+            inner = self._ordered_sites(s)
+            head = self._ordered_sites(s.iter if not isinstance(s, ast.While) else s.test)
+            return None if len(inner) > len(head) else [(head, False)]
+        if isinstance(s, (ast.With, ast.AsyncWith)):
+            prefix = tuple(i for item in s.items for i in self._ordered_sites(item.context_expr))
+            body = self._paths(s.body)
+            return None if body is None else [(prefix + seq, term) for seq, term in body]
+        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+            body = self._paths(list(s.body) + list(s.orelse) + list(s.finalbody))
+            if body is None or any(self._ordered_sites(h) for h in s.handlers):
+                return None
+            return body
+        if isinstance(s, ast.Match):
+            prefix = self._ordered_sites(s.subject)
+            out = []
+            for case in s.cases:
+                sub = self._paths(case.body)
+                if sub is None:
+                    return None
+                out += [(prefix + seq, term) for seq, term in sub]
+            return out + [(prefix, False)]
+        return [(self._ordered_sites(s), False)]
+
+    def branch_alternatives(self, stmt: ast.If):
+        """Site sequences of both sides of an ``if``; when the taken side
+        always leaves the block and there is no ``else``, the rest of the
+        block is the other side (``if c: return f(x)`` / ``return f(y)``).
+        Computed once per ``if`` and variant (every site under it asks)."""
+        key = id(stmt)
+        cached = self._cache.get(("alternatives", key))
+        if cached is not None and cached[0] is stmt:
+            return cached[1]
+        result = self._branch_alternatives_uncached(stmt)
+        self._cache[("alternatives", key)] = (stmt, result)
+        return result
+
+    def _branch_alternatives_uncached(self, stmt: ast.If):
+        body = self._paths(stmt.body)
+        if body is None:
+            return None
+        if stmt.orelse:
+            other = self._paths(stmt.orelse)
+        else:
+            partner = self.complement_partner(stmt)
+            if partner is not None:
+                other = self._paths(partner.body)
+            elif body and all(term for _, term in body):
+                block = self.info.blocks.get(id(stmt)) or []
+                position = next((i for i, b in enumerate(block) if b is stmt), None)
+                rest = block[position + 1:] if position is not None else []
+                other = self._paths(rest)
+            else:
+                other = [((), False)]
+        if other is None:
+            return None
+        return tuple(seq for seq, _ in body + other)
+
+    def complement_partner(self, stmt: ast.If):
+        """A sibling ``if`` (no else) in the same block whose test is the
+        negation of this one's: together they issue their collectives on
+        every rank, in the same order, like an if/else."""
+        partners = self._partners
+        found = partners.get(id(stmt), stmt)
+        if found is not stmt:
+            return found
+        block = self.info.blocks.get(id(stmt))
+        found = None
+        if block is not None:
+            negated = negation_text(stmt.test)
+            own = self._test_text(stmt)
+            for other in block:
+                if other is stmt or not isinstance(other, ast.If) or other.orelse:
+                    continue
+                if self._test_text(other) == negated or negation_text(other.test) == own:
+                    found = other
+                    break
+        partners[id(stmt)] = found
+        return found
+
+    def _test_text(self, stmt: ast.If) -> str:
+        texts = self._test_texts
+        text = texts.get(id(stmt))
+        if text is None:
+            text = texts[id(stmt)] = ast.unparse(stmt.test)
+        return text
+
+    def sites_in(self, stmts) -> tuple:
+        key = id(stmts)
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is stmts:
+            return cached[1]
+        result = self._sites_in_uncached(stmts)
+        self._cache[key] = (stmts, result)
+        return result
+
+    def _sites_in_uncached(self, stmts) -> tuple:
+        index = self.index
+        out = []
+        for stmt in stmts:
+            for sub in fast_walk(stmt):
+                if isinstance(sub, ast.Call) and id(sub) in index:
+                    out.append(index[id(sub)])
+        return tuple(sorted(out))

@@ -1,0 +1,285 @@
+"""Expression evaluation: the atoms an expression's value depends on, given the
+atoms of the function's variables (``env``).
+
+Names and attributes are looked up in ``env``, then in the configuration
+and the presets (rank-local sources, uniform values), then as fields of
+``self`` and module-level variables; calls are collectives (uniform over
+their group), sources named by their text, or results of analysed functions
+(:class:`~cslint.analysis.atoms.CallResult`, resolved by the whole-tree
+pass).  An exception's divergence (:meth:`Evaluator.raised_atoms`) is
+evaluated the same way.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+from fnmatch import fnmatchcase as _fnmatch
+from typing import Optional
+
+from ..config import matches_any
+from ..presets import group_span, rank_name_dims, size_name_is_uniform
+from .astwalk import iter_children, walk as fast_walk
+from .atoms import EMPTY, field_read, global_read, raised_by, source
+from .function import FunctionInfo
+from .scope import canonical_text
+from .syntax import dotted, short, target_names, unparse
+from .vocabulary import ALL_MODES_ALL_DIMS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS
+
+_IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+
+
+class Evaluator:
+    """Evaluates the expressions of one function; one per function, shared
+    by its summary walk, its dataflow and its guard classification."""
+
+    def __init__(self, info: FunctionInfo):
+        self.info = info
+        self.ctx = info.ctx
+        self.atoms = info.ctx.atoms
+        # Results of expressions that read no variable, by node: the same
+        # whatever the environment.
+        self._static: dict = {}
+        self._uniform_texts = ()
+        self._env_reads = 0
+        # The summary walk evaluates a statement's call arguments twice (for
+        # the parameter flow of its calls, then for the statement's value)
+        # under the same variables; this keeps the first result for the rest
+        # of the statement.  None outside the summary walk.
+        self.args_memo: Optional[dict] = None
+
+    @contextlib.contextmanager
+    def uniform(self, texts: set):
+        """Evaluate with the expressions whose text is in ``texts`` taken as
+        uniform (the color of a split communicator, for its members)."""
+        saved = self._uniform_texts
+        self._uniform_texts = texts
+        self._static = {}
+        try:
+            yield
+        finally:
+            self._uniform_texts = saved
+            self._static = {}
+
+    def eval(self, expr: Optional[ast.AST], env: dict) -> frozenset:
+        """Atoms an expression's value depends on."""
+        if expr is None:
+            return EMPTY
+        t = type(expr)
+        if t is ast.Constant:
+            return EMPTY
+        if t is ast.Name:
+            name = expr.id
+            if self._uniform_texts and name in self._uniform_texts:
+                return EMPTY
+            if name in self.info.local_names:
+                self._env_reads += 1
+                if name in env:
+                    return env[name]
+        else:
+            if self._uniform_texts and ast.unparse(expr) in self._uniform_texts:
+                return EMPTY
+            cached = self._static.get(id(expr))
+            if cached is not None:
+                return cached
+            before = self._env_reads
+            result = self._eval(expr, env, t)
+            if self._env_reads == before:
+                self._static[id(expr)] = result
+            return result
+        return self._eval(expr, env, t)
+
+    def _eval(self, expr, env: dict, t) -> frozenset:
+        if t is ast.Name:
+            return self._eval_name(expr, env)
+        if t is ast.Attribute:
+            return self._eval_attribute(expr, env)
+        if t is ast.Call:
+            return self._eval_call(expr, env)
+        if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            self._env_reads += 1
+            inner = dict(env)
+            atoms = EMPTY
+            for gen in expr.generators:
+                it = self.eval(gen.iter, inner)
+                atoms |= it
+                for name in target_names(gen.target):
+                    inner[name] = it
+                for cond in gen.ifs:
+                    atoms |= self.eval(cond, inner)
+            if t is ast.DictComp:
+                return atoms | self.eval(expr.key, inner) | self.eval(expr.value, inner)
+            return atoms | self.eval(expr.elt, inner)
+        if t is ast.Lambda:
+            return EMPTY
+        if t is ast.NamedExpr:
+            return self.eval(expr.value, env)
+        if t is ast.Subscript:
+            ctx = self.ctx
+            if isinstance(expr.slice, ast.Constant) and expr.slice.value in RANK_ENV_VARS:
+                base = canonical_text(dotted(expr.value), ctx.imports)
+                if base in ("os.environ", "environ"):
+                    return frozenset({source("rank id", f"environment variable {expr.slice.value}", ctx.path,
+                                             expr.lineno, ALL_MODES_ALL_DIMS)})
+            if type(expr.value) is ast.Name and type(expr.slice) is ast.Constant:
+                entry = env.get(("key", expr.value.id, expr.slice.value))
+                if entry is not None:
+                    self._env_reads += 1
+                    return entry
+            return self.eval(expr.value, env) | self.eval(expr.slice, env)
+        atoms = EMPTY
+        for child in iter_children(expr):
+            if isinstance(child, _IGNORED_CHILDREN):
+                continue
+            atoms |= self.eval(child, env)
+        return atoms
+
+    def _eval_name(self, expr: ast.Name, env: dict) -> frozenset:
+        ctx = self.ctx
+        settings = ctx.settings
+        name = expr.id
+        if name in env:
+            return env[name]
+        if settings.uniform and matches_any(name, settings.uniform):
+            return EMPTY
+        if settings.rank_local and matches_any(name, settings.rank_local):
+            return frozenset({source("rank-local (configured)", name, ctx.path, expr.lineno, ALL_MODES_ALL_DIMS)})
+        for spec in ctx.knowledge.candidates("sources", name):
+            if spec.what == "value" and "." not in spec.pattern and _fnmatch(name, spec.pattern):
+                return frozenset({source(spec.kind, name, ctx.path, expr.lineno, spec.dims)})
+        if name in ctx.module_globals:
+            return frozenset({global_read(ctx.module, name)})
+        dims = rank_name_dims(name)
+        if dims is not None:
+            return frozenset({source("rank id", name, ctx.path, expr.lineno, (("*", dims),))})
+        return EMPTY
+
+    def _eval_attribute(self, expr: ast.Attribute, env: dict) -> frozenset:
+        ctx = self.ctx
+        settings = ctx.settings
+        knowledge = ctx.knowledge
+        text = dotted(expr)
+        if text is not None:
+            norm = self.info.normalise_self(text)
+            if settings.uniform and matches_any(norm, settings.uniform):
+                return EMPTY
+            if settings.rank_local and matches_any(norm, settings.rank_local):
+                return frozenset({source("rank-local (configured)", norm, ctx.path, expr.lineno, ALL_MODES_ALL_DIMS)})
+            dims = rank_name_dims(expr.attr)
+            if dims is not None and "()" not in text.rsplit(".", 1)[-1]:
+                return frozenset({source("rank id", norm, ctx.path, expr.lineno, (("*", dims),))})
+            if size_name_is_uniform(expr.attr):
+                return EMPTY
+            for spec in knowledge.candidates("sources", expr.attr):
+                if spec.what == "value" and _fnmatch(norm, spec.pattern):
+                    return frozenset({source(spec.kind, norm, ctx.path, expr.lineno, spec.dims)})
+            if knowledge.is_uniform(norm):
+                return EMPTY
+        attr = self.info.self_attr(expr)
+        if attr is not None:
+            return frozenset({field_read(self.info.class_key, attr)})
+        return self.eval(expr.value, env)
+
+    def args(self, call: ast.Call, env) -> tuple:
+        """(atoms per positional argument, (keyword, atoms) pairs) of a call."""
+        memo = self.args_memo
+        if memo is not None:
+            found = memo.get(id(call))
+            if found is not None:
+                return found
+        args = tuple(self.eval(a.value if isinstance(a, ast.Starred) else a, env) for a in call.args)
+        kwargs = tuple((kw.arg or "**", self.eval(kw.value, env)) for kw in call.keywords)
+        if memo is not None:
+            memo[id(call)] = (args, kwargs)
+        return args, kwargs
+
+    def _eval_call(self, call: ast.Call, env) -> frozenset:
+        ctx = self.ctx
+        raw = dotted(call.func)
+        canon = canonical_text(raw, ctx.imports) if raw else None
+        norm = self.info.normalise_self(raw) if raw else None
+        args, kwargs = self.args(call, env)
+        arg_atoms = EMPTY
+        for a in args:
+            arg_atoms |= a
+        for _, a in kwargs:
+            arg_atoms |= a
+        if raw is not None:
+            match = ctx.match_collective(call, raw, canon)
+            if match is not None:
+                spec = match.spec
+                if spec is None or spec.result == "uniform":
+                    return self.atoms.collective(match.group, arg_atoms)
+                return frozenset({source("per-rank result of a collective", raw, ctx.path, call.lineno,
+                                         (("*", group_span(match.group)),))})
+            configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
+            if configured is not None:
+                return EMPTY if configured == "uniform" else frozenset(
+                    {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)})
+            if raw.rsplit(".", 1)[-1] in SEEDED_GENERATORS and (call.args or call.keywords):
+                return arg_atoms  # a generator seeded alike on every rank draws alike
+            if named_source is not None:
+                kind, dims = named_source
+                return frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)})
+            env_source = self._env_rank(call, canon)
+            if env_source is not None:
+                return env_source
+            if by_name is not None:
+                if by_name == "uniform":
+                    return EMPTY
+                return frozenset({source("rank id", raw + "()", ctx.path, call.lineno, by_name)})
+        receiver = self.eval(call.func.value, env) if isinstance(call.func, ast.Attribute) else EMPTY
+        fallback = receiver | arg_atoms
+        ref = self.info.resolve_ref(call.func)
+        if ref is not None:
+            return self.atoms.call(ref, args, kwargs, fallback, ctx.path, call.lineno, raw or "call")
+        return fallback
+
+    def _env_rank(self, call: ast.Call, canon: Optional[str]):
+        if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:
+            first = call.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value in RANK_ENV_VARS:
+                return frozenset({source("rank id", f"environment variable {first.value}", self.ctx.path,
+                                         call.lineno, ALL_MODES_ALL_DIMS)})
+        return None
+
+    def raised_atoms(self, node, env=None) -> frozenset:
+        """What an exception raised by this statement depends on: an unknown
+        callee (library code, I/O) may raise on one rank only; a builtin such
+        as ``int()`` or a subscript raises only if its operands differ; a call
+        to an analysed function raises only if that function contains a
+        ``raise`` (decided by the whole-tree pass, atom ``E``)."""
+        env = env or {}
+        stmt = node.stmt
+        if stmt is None or isinstance(stmt, (ast.Raise, ast.Assert)):
+            return EMPTY  # explicit raises are steered by their own conditions
+        info = self.info
+        ctx = self.ctx
+        text = short(unparse(stmt).split("\n")[0])
+        line = getattr(stmt, "lineno", 0)
+        local = frozenset({source("exception from local work", text, ctx.path, line, ALL_MODES_ALL_DIMS)})
+        node_info = info.node_info(node)
+        atoms = set()
+        for call in node_info.calls:
+            if call.match is not None:
+                continue
+            raw = call.raw
+            if raw in PURE_BUILTINS and raw not in info.local_names and raw not in ctx.module_functions:
+                for arg in call.call.args:
+                    atoms |= self.eval(arg.value if isinstance(arg, ast.Starred) else arg, env)
+                for kw in call.call.keywords:
+                    atoms |= self.eval(kw.value, env)
+                continue
+            ref = info.resolve_ref(call.call.func)
+            if ref is None or ref.tag == "class":
+                return local
+            atoms.add(raised_by(ref, ctx.path, line, text))
+        for expr in node_info.exprs:
+            for sub in fast_walk(expr):
+                if isinstance(sub, ast.Await):
+                    return local
+                if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
+                    atoms |= self.eval(sub.value, env) | self.eval(sub.slice, env)
+        # operands that may differ make the exception (and the path) differ
+        return frozenset(atoms)
+

@@ -1,0 +1,427 @@
+"""What one function body says before any value is computed: its parameters
+and receiver, the names it binds, the calls each statement makes, the modes
+its tests name, and where a callee expression leads (a typed reference that
+the whole-tree pass resolves).
+
+One cheap walk (:meth:`FunctionInfo.scan_calls`) notes all of it; the
+summary walk, the CFG dataflow and the guard classification read it.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import NamedTuple, Optional
+
+from ..config import matches_any
+from ..presets import fnmatch_any, rank_name_dims
+from . import cfg as cfgmod
+from .astwalk import children_into, walk as fast_walk
+from .atoms import (
+    class_ref, field_method_ref, func_ref, method_ref, name_ref, param, qual_ref, source, super_ref,
+)
+from .scope import ModuleContext, canonical_text
+from .syntax import calls_in_order, dotted
+from .vocabulary import GENERIC_METHODS, LOCAL_IO_CALLS
+
+
+class CallScan(NamedTuple):
+    """What :meth:`FunctionInfo.scan_calls` found."""
+
+    names: frozenset  # the last component of every callee
+    has_collective: bool  # a call the presets or the configuration call a collective
+
+
+class CallInfo(NamedTuple):
+    """A call evaluated at a CFG node, with the inline conditions guarding it
+    (ternaries, short-circuits, comprehensions) and its collective match."""
+
+    call: ast.Call
+    inline: list  # [(kind, condition, owner node, side)]
+    raw: Optional[str]  # the callee's dotted text
+    canonical: Optional[str]  # the same through the imports
+    match: Optional[object]  # CollectiveMatch
+
+
+class NodeInfo(NamedTuple):
+    """What a CFG node evaluates itself (not its nested blocks)."""
+
+    exprs: list
+    calls: list  # [CallInfo]
+    walrus: list  # [ast.NamedExpr] with a plain name target
+
+
+class _OwnerMark:
+    """On the :meth:`FunctionInfo.scan_calls` stack: the statement whose
+    subtree ends here hands ownership back to ``previous``."""
+
+    __slots__ = ("previous",)
+
+    def __init__(self, previous):
+        self.previous = previous
+
+
+class FunctionInfo:
+    """The static facts of one function body (or of the module body)."""
+
+    def __init__(self, ctx: ModuleContext, func: ast.AST, qualname: str, class_key: Optional[str],
+                 is_method: bool, is_static: bool, local_defs: dict):
+        self.ctx = ctx
+        self.func = func
+        self.qualname = qualname
+        self.class_key = class_key
+        self.local_defs = local_defs  # nested function name -> qualname
+        args = getattr(func, "args", None)
+        params = []
+        if args is not None:
+            params = [a.arg for a in args.posonlyargs + args.args]
+            if args.vararg:
+                params.append("*" + args.vararg.arg)
+            params += [a.arg for a in args.kwonlyargs]
+            if args.kwarg:
+                params.append("**" + args.kwarg.arg)
+        self.params = tuple(params)
+        self.self_name = params[0] if (is_method and not is_static and params) else None
+        self.self_offset = 1 if self.self_name else 0
+        self.annotations = {}
+        if args is not None:
+            for a in args.posonlyargs + args.args + args.kwonlyargs:
+                if a.annotation is not None:
+                    text = dotted(a.annotation) or (
+                        a.annotation.value if isinstance(a.annotation, ast.Constant)
+                        and isinstance(a.annotation.value, str) else None)
+                    if text:
+                        self.annotations[a.arg] = text
+        self._node_infos: dict = {}
+        self._parents = None
+        self._blocks: dict = {}
+        self._local = None
+        # noted by scan_calls
+        self.raises = False
+        self.has_loop = False
+        self.signal_handlers: list = []
+        self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
+        self.lambdas_by_statement: dict = {}  # id(statement) -> [lambda]
+        # Local dicts read with constant keys (``state["step"]``): name -> keys.
+        # The dataflow keeps one entry per such key, ``("key", name, k)``,
+        # so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform.
+        self.dict_keys: dict = {}
+
+    @property
+    def key(self) -> str:
+        return f"{self.ctx.module}:{self.qualname}"
+
+    @property
+    def line(self) -> int:
+        return getattr(self.func, "lineno", 1)
+
+    @property
+    def body(self) -> list:
+        return self.func.body if isinstance(self.func.body, list) else []
+
+    # parent links and local names are built on first use: most functions of
+    # a file are never analysed in depth
+    @property
+    def parents(self) -> dict:
+        if self._parents is None:
+            self._parents = {}
+            self._index_parents()
+        return self._parents
+
+    @property
+    def blocks(self) -> dict:
+        self.parents  # noqa: B018 - builds both
+        return self._blocks
+
+    @property
+    def local_names(self) -> set:
+        if self._local is None:
+            self.scan_calls()  # notes the local names
+        return self._local
+
+    def _index_parents(self) -> None:
+        body = self.body
+        self._blocks = {}
+        for stmt in body:
+            self._blocks[id(stmt)] = body
+        stack = [(s, None) for s in body]
+        while stack:
+            node, parent = stack.pop()
+            self._parents[id(node)] = parent
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+                block = getattr(node, name, None) or []
+                for child in block:
+                    stack.append((child, node))
+                    self._blocks[id(child)] = block
+
+    def inside(self, stmt: Optional[ast.AST], owner: ast.AST) -> bool:
+        while stmt is not None:
+            if stmt is owner:
+                return True
+            stmt = self.parents.get(id(stmt))
+        return False
+
+    def enclosing_try(self, stmt):
+        parent = self.parents.get(id(stmt))
+        while parent is not None:
+            if isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar":
+                return parent
+            parent = self.parents.get(id(parent))
+        return None
+
+    # -- modes --------------------------------------------------------------
+    def mode_names_used(self) -> bool:
+        modes = self.ctx.knowledge.modes
+        if not modes:
+            return False
+        patterns = [p for m in modes for p in m.predicates]
+        tails = {p.rsplit(".", 1)[-1] for p in patterns}
+        for node in fast_walk(self.func) if not isinstance(self.func, ast.Module) else self._module_walk():
+            if isinstance(node, ast.Attribute) and node.attr in tails:
+                return True
+            if isinstance(node, ast.Name) and node.id in tails:
+                return True
+        return False
+
+    def _module_walk(self):
+        for stmt in self.func.body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            yield from fast_walk(stmt)
+
+    def fold_for(self, modes: frozenset):
+        """A test folder for the CFG builder: True/False for a test that
+        names a mode predicate, under the mode assignment ``modes``."""
+        specs = self.ctx.knowledge.modes
+
+        def fold(test: ast.expr) -> Optional[bool]:
+            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+                inner = fold(test.operand)
+                return None if inner is None else not inner
+            if isinstance(test, ast.BoolOp):
+                values = [fold(v) for v in test.values]
+                if isinstance(test.op, ast.And):
+                    if any(v is False for v in values):
+                        return False
+                    return True if all(v is True for v in values) else None
+                if any(v is True for v in values):
+                    return True
+                return False if all(v is False for v in values) else None
+            text = dotted(test)
+            if text is None:
+                return None
+            text = self.normalise_self(text)
+            for spec in specs:
+                if fnmatch_any(text, spec.predicates):
+                    return spec.name in modes
+            return None
+
+        return fold
+
+    def normalise_self(self, text: str) -> str:
+        if self.self_name and self.self_name != "self":
+            if text == self.self_name or text.startswith(self.self_name + "."):
+                return "self" + text[len(self.self_name):]
+        return text
+
+    # -- the one walk ----------------------------------------------------------
+    def scan_calls(self) -> CallScan:
+        """Callee names and whether a call is a collective, from one cheap
+        walk, which also notes raises, loops and the function's local names
+        (the summary walk needs them and a second walk cost as much again)."""
+        names = set()
+        collective = False
+        self.raises = False
+        self.signal_handlers = []
+        local = {p.lstrip("*") for p in self.params}
+        local.discard(self.self_name)
+        dict_keys: dict = {}
+        body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
+        stack = list(body)
+        # The calls with arguments that each statement makes itself, for the
+        # summary walk (which would otherwise walk every statement again).
+        # A marker pushed under a statement's children comes back once the
+        # whole subtree is done, and restores the enclosing owner.
+        calls_by_statement: dict = {}
+        lambdas_by_statement: dict = {}
+        owner = None
+        stmt_type = ast.stmt
+        ctx = self.ctx
+        tails = ctx.collective_tails
+        Call, Name, Attribute, Store, Del = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del
+        nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        while stack:
+            node = stack.pop()
+            t = type(node)
+            if t is _OwnerMark:
+                owner = node.previous
+                continue
+            if isinstance(node, stmt_type):
+                stack.append(_OwnerMark(owner))
+                owner = node
+            if t is Name:
+                if type(node.ctx) is Store or type(node.ctx) is Del:
+                    local.add(node.id)
+                continue
+            if t is Call:
+                if node.args or node.keywords:
+                    calls_by_statement.setdefault(id(owner), []).append(node)
+                func = node.func
+                name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
+                if name == "signal" and len(node.args) >= 2 and \
+                        canonical_text(dotted(func), ctx.imports) == "signal.signal":
+                    handler = self.resolve_ref(node.args[1])
+                    if handler is not None:
+                        self.signal_handlers.append(handler)
+                if name:
+                    names.add(name)
+                    if name in LOCAL_IO_CALLS:
+                        self.raises = True  # I/O fails on one rank's disk or network only
+                    if not collective and name in tails:
+                        raw = dotted(func)
+                        if raw and ctx.match_collective(node, raw, canonical_text(raw, ctx.imports)):
+                            collective = True
+            elif t in nested:
+                local.add(node.name)
+                stack.extend(node.decorator_list)
+                continue
+            elif t is ast.Lambda:
+                lambdas_by_statement.setdefault(id(owner), []).append(node)
+                continue
+            elif t is ast.Raise or t is ast.Assert:
+                self.raises = True
+            elif t is ast.For or t is ast.While or t is ast.AsyncFor:
+                self.has_loop = True
+            elif t is ast.Subscript:
+                if type(node.value) is Name and type(node.slice) is ast.Constant and type(node.slice.value) is str:
+                    dict_keys.setdefault(node.value.id, set()).add(node.slice.value)
+            elif t is ast.ExceptHandler:
+                if node.name:
+                    local.add(node.name)
+            elif t is ast.Import or t is ast.ImportFrom:
+                for alias in node.names:
+                    local.add((alias.asname or alias.name).split(".")[0])
+                continue
+            children_into(node, stack)
+        self._local = local
+        self.calls_by_statement = calls_by_statement
+        self.lambdas_by_statement = lambdas_by_statement
+        self.dict_keys = dict_keys
+        return CallScan(frozenset(names), collective)
+
+    def node_info(self, node: cfgmod.Node) -> NodeInfo:
+        """The expressions a CFG node evaluates, its calls (with their
+        collective match) and its walrus assignments; computed once."""
+        key = (id(node.stmt), node.kind)
+        info = self._node_infos.get(key)
+        if info is None:
+            exprs = own_exprs(node)
+            calls = []
+            walrus = []
+            ctx = self.ctx
+            for expr in exprs:
+                for call, inline in calls_in_order(expr):
+                    raw = dotted(call.func)
+                    canon = canonical_text(raw, ctx.imports) if raw else None
+                    match = ctx.match_collective(call, raw, canon) if raw else None
+                    calls.append(CallInfo(call, inline, raw, canon, match))
+                for sub in fast_walk(expr):
+                    if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                        walrus.append(sub)
+            info = NodeInfo(exprs, calls, walrus)
+            self._node_infos[key] = info
+        return info
+
+    # -- values at entry and references ---------------------------------------------
+    def entry_env(self) -> dict:
+        """Parameter name -> atoms: the parameter itself, and a rank-id
+        source for a parameter named like one (``rank``, ``tp_rank``)."""
+        ctx = self.ctx
+        env = {}
+        for index, name in enumerate(self.params):
+            clean = name.lstrip("*")
+            if index == 0 and self.self_name:
+                continue
+            atoms = frozenset({param(index)})
+            dims = rank_name_dims(clean)
+            if dims is not None and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
+                atoms |= {source("rank id", clean, ctx.path, getattr(self.func, "lineno", 0), (("*", dims),))}
+            env[clean] = atoms
+        return env
+
+    def self_attr(self, node: ast.AST) -> Optional[str]:
+        """``attr`` when ``node`` is ``self.attr`` in a method."""
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and self.self_name \
+                and node.value.id == self.self_name and self.class_key:
+            return node.attr
+        return None
+
+    def resolve_ref(self, func: ast.AST) -> Optional[tuple]:
+        """The typed reference a callee expression leads to, or None for a
+        call nothing in the tree can be (a builtin, a generic method name)."""
+        ctx = self.ctx
+        if isinstance(func, ast.Name):
+            name = func.id
+            if name in self.local_defs:
+                return func_ref(ctx.module, self.local_defs[name])
+            if name in ctx.module_functions:
+                return func_ref(ctx.module, name)
+            if name in ctx.module_classes:
+                return class_ref(f"{ctx.module}:{name}")
+            if name in ctx.imports:
+                return qual_ref(ctx.imports[name])
+            return None
+        if isinstance(func, ast.Attribute):
+            value = func.value
+            if isinstance(value, ast.Name) and self.self_name and value.id == self.self_name and self.class_key:
+                return method_ref(self.class_key, func.attr)
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super" \
+                    and self.class_key:
+                return super_ref(self.class_key, func.attr)
+            attr = self.self_attr(value)
+            if attr is not None:
+                return field_method_ref(self.class_key, attr, func.attr)
+            text = dotted(value)
+            if text and "()" not in text:
+                head = text.split(".")[0]
+                if head in ctx.imports:
+                    return qual_ref(canonical_text(text, ctx.imports) + "." + func.attr)
+                if head in ctx.module_classes and "." not in text:
+                    return qual_ref(f"{ctx.module}.{text}.{func.attr}")
+            if func.attr.startswith("__") or func.attr in GENERIC_METHODS:
+                return None
+            return name_ref(func.attr)
+        return None
+
+
+def own_exprs(node: cfgmod.Node) -> list:
+    """The expressions evaluated *at* a CFG node (not in nested bodies)."""
+    s = node.stmt
+    if s is None:
+        return []
+    kind = node.kind
+    if kind in (cfgmod.TEST,) and isinstance(s, ast.If):
+        return [s.test]
+    if kind == cfgmod.LOOP:
+        if isinstance(s, ast.While):
+            return [s.test]
+        return [s.iter]
+    if kind == cfgmod.ASSERT:
+        return [s.test] + ([s.msg] if s.msg is not None else [])
+    if kind == cfgmod.EXCEPT:
+        return [s.type] if s.type is not None else []
+    if kind == cfgmod.CASE:
+        out = []
+        if s.guard is not None:
+            out.append(s.guard)
+        return out
+    if isinstance(s, (ast.With, ast.AsyncWith)):
+        return [item.context_expr for item in s.items]
+    if isinstance(s, ast.Match):
+        return [s.subject]
+    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return list(s.decorator_list) + list(s.args.defaults) + [d for d in s.args.kw_defaults if d is not None]
+    if isinstance(s, ast.ClassDef):
+        return list(s.decorator_list) + list(s.bases)
+    return [s]

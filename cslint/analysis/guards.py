@@ -1,0 +1,167 @@
+"""Guard classification: the conditions deciding whether a call site runs, each
+with the kind of guard it is.
+
+A decision a site is control dependent on is a *branch* when the site sits
+inside the decision's arm, an *early exit* when the decision sends a rank out
+of the block before the site (``if c: return``, an ``assert``, a loop that
+``break``s), a *loop* when the site repeats once per iteration, and an
+*exception* when an exception edge decides it.  Inline decisions
+(ternaries, short-circuits, comprehension filters) come from the call's own
+expression.  The conditions' atoms come from the dataflow; whether they
+differ between ranks is the whole-tree pass's question.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+
+from ..model import Span
+from . import cfg as cfgmod
+from .alternatives import Alternatives
+from .dataflow import Dataflow
+from .evaluator import Evaluator
+from .records import Cond
+from .syntax import calls_in_order, first_exit, first_exit_in, short, tests_membership, unparse
+
+
+class Guards:
+    """The conditions of the call sites of one function's variant;
+    ``index`` maps ``id(call)`` to the call's site index."""
+
+    def __init__(self, evaluator: Evaluator, flow: Dataflow, index: dict):
+        self.info = evaluator.info
+        self.evaluator = evaluator
+        self.flow = flow
+        self.index = index
+        self.alternatives = Alternatives(self.info, index)
+
+    def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
+        """Every condition deciding whether ``site`` (made at ``node``) runs,
+        innermost inline conditions first."""
+        conds = tuple(self._inline_conds(inline, env)) + tuple(self._node_conds(node))
+        ctx = self.info.ctx
+        receiver = site.callee.rsplit(".", 1)[0] if "." in site.callee else ""
+        color = ctx.comm_colors.get(receiver) if site.collective else None
+        if color is not None:
+            conds = self._uniform_in_color(conds, color, node)
+        if site.collective and site.collective.group.startswith("group:"):
+            members = ctx.group_members.get(site.collective.group[len("group:"):])
+            if members is not None:
+                conds = tuple(c for c in conds if not tests_membership(c.text, members))
+        return conds
+
+    # -- inline: ternaries, short-circuits, comprehensions ------------------------------
+    def _inline_conds(self, inline, env) -> list:
+        index = self.index
+        conds = []
+        for kind, expr, owner, _side in reversed(inline):
+            atoms = self.evaluator.eval(expr, env)
+            body_sites, else_sites, two_sided = (), (), False
+            alternatives = None
+            if isinstance(owner, ast.IfExp):
+                two_sided = True
+                body_sites = tuple(index[id(c)] for c, _ in calls_in_order(owner.body) if id(c) in index)
+                else_sites = tuple(index[id(c)] for c, _ in calls_in_order(owner.orelse) if id(c) in index)
+                alternatives = (body_sites, else_sites)
+            conds.append(Cond(kind, atoms, unparse(expr), getattr(expr, "lineno", owner.lineno), Span.of(owner),
+                              body_sites=body_sites, else_sites=else_sites, two_sided=two_sided,
+                              alternatives=alternatives))
+        return conds
+
+    # -- decisions of the CFG -------------------------------------------------------------
+    def _node_conds(self, node: cfgmod.Node) -> list:
+        flow = self.flow
+        conds = []
+        stmt = node.stmt
+        for d, label in flow.closures.get(node.id, ()):
+            if label == "never":
+                continue
+            dnode = flow.graph.nodes[d]
+            atoms = flow.cond_atoms(d)
+            if label == "raise" and dnode.kind != cfgmod.STMT:
+                atoms = self.evaluator.raised_atoms(dnode, flow.envs.get(d, {}))
+                conds.append(self._exception(dnode.stmt, atoms))
+            elif dnode.kind == cfgmod.TEST:
+                conds.append(self._if(stmt, dnode.stmt, atoms))
+            elif dnode.kind == cfgmod.LOOP:
+                conds.append(self._loop(stmt, dnode.stmt, atoms))
+            elif dnode.kind == cfgmod.ASSERT:
+                dstmt = dnode.stmt
+                conds.append(Cond("early-exit", atoms, unparse(dstmt.test), dstmt.lineno, Span.of(dstmt),
+                                  exit_span=Span.of(dstmt), exit_text=unparse(dstmt).split("\n")[0]))
+            elif dnode.kind == cfgmod.CASE:
+                conds.append(self._case(stmt, dnode.stmt, atoms))
+            elif dnode.stmt is not None:  # a statement with exception edges
+                conds.append(self._exception(dnode.stmt, atoms))
+        return conds
+
+    def _exception(self, dstmt, atoms) -> Cond:
+        try_stmt = self.info.enclosing_try(dstmt)
+        text = "exception raised by `" + unparse(dstmt).split("\n")[0] + "`"
+        return Cond("exception", atoms, short(text), getattr(dstmt, "lineno", 0),
+                    Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt))
+
+    def _if(self, stmt, dstmt: ast.If, atoms) -> Cond:
+        alternatives = self.alternatives
+        if self.info.inside(stmt, dstmt) and stmt is not dstmt:
+            body_sites = alternatives.sites_in(dstmt.body)
+            else_sites = alternatives.sites_in(dstmt.orelse)
+            if not dstmt.orelse:
+                partner = alternatives.complement_partner(dstmt)
+                if partner is not None:
+                    else_sites = alternatives.sites_in(partner.body)
+            return Cond("branch", atoms, unparse(dstmt.test), dstmt.test.lineno, Span.of(dstmt),
+                        body_sites=body_sites, else_sites=else_sites, two_sided=True,
+                        alternatives=alternatives.branch_alternatives(dstmt))
+        exit_stmt = first_exit(dstmt)
+        return Cond("early-exit", atoms, unparse(dstmt.test), dstmt.test.lineno,
+                    Span.of(exit_stmt) if exit_stmt else Span.of(dstmt),
+                    exit_span=Span.of(exit_stmt) if exit_stmt else None,
+                    exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "",
+                    two_sided=True, alternatives=alternatives.branch_alternatives(dstmt))
+
+    def _loop(self, stmt, dstmt, atoms) -> Cond:
+        text = unparse(dstmt.test) if isinstance(dstmt, ast.While) else unparse(dstmt.iter)
+        line = dstmt.test.lineno if isinstance(dstmt, ast.While) else dstmt.iter.lineno
+        if self.info.inside(stmt, dstmt) and stmt is not dstmt:
+            return Cond("loop", atoms, text, line, Span.of(dstmt),
+                        statement="while" if isinstance(dstmt, ast.While) else "for")
+        exit_stmt = first_exit(dstmt, loop=True)
+        return Cond("early-exit", atoms, text, line, Span.of(exit_stmt) if exit_stmt else Span.of(dstmt),
+                    exit_span=Span.of(exit_stmt) if exit_stmt else None,
+                    exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "")
+
+    def _case(self, stmt, case: ast.match_case, atoms) -> Cond:
+        text = unparse(case.pattern)
+        if self.info.inside(stmt, case):
+            return Cond("branch", atoms, f"case {text}", case.pattern.lineno, Span.of(case.pattern))
+        exit_stmt = first_exit_in(case.body)
+        return Cond("early-exit", atoms, f"case {text}", case.pattern.lineno,
+                    Span.of(exit_stmt) if exit_stmt else Span.of(case.pattern),
+                    exit_span=Span.of(exit_stmt) if exit_stmt else None,
+                    exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "")
+
+    # -- communicators split by a color ------------------------------------------------------
+    def _uniform_in_color(self, conds, color, node) -> tuple:
+        """Members of a communicator made by ``Split(color, ...)`` share the
+        color: a test that depends on the rank only through the color is
+        uniform over that communicator."""
+        flow = self.flow
+        texts = {ast.unparse(color)}
+        if isinstance(color, ast.Name):
+            texts.add(color.id)
+        decisions = {}
+        for d, _label in flow.closures.get(node.id, ()):
+            dnode = flow.graph.nodes[d]
+            if dnode.kind == cfgmod.TEST and isinstance(dnode.stmt, ast.If):
+                decisions[dnode.stmt.test.lineno, unparse(dnode.stmt.test)] = (dnode.stmt.test, flow.envs.get(d, {}))
+        with self.evaluator.uniform(texts):
+            out = []
+            for cond in conds:
+                found = decisions.get((cond.line, cond.text))
+                if found is not None:
+                    test, env = found
+                    cond = dataclasses.replace(cond, atoms=self.evaluator.eval(test, env))
+                out.append(cond)
+            return tuple(out)

@@ -1,0 +1,166 @@
+"""The per-file facts: plain picklable records, computed in worker processes,
+cached by content digest and read by the whole-tree pass.
+
+Values inside them are sets of typed atoms (:mod:`cslint.analysis.atoms`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import NamedTuple, Optional
+
+from ..model import Span
+from .atoms import EMPTY
+
+
+@dataclass
+class Cond:
+    """One controlling condition of a call site."""
+
+    kind: str  # branch | early-exit | loop | exception
+    atoms: frozenset
+    text: str
+    line: int
+    guard: Span  # the controlling statement
+    exit_span: Optional[Span] = None  # early exits: the return/continue/break/raise
+    exit_text: str = ""
+    body_sites: tuple = ()  # for balanced-branch detection: site indices per side
+    else_sites: tuple = ()
+    two_sided: bool = False  # an if/else or ternary whose sides can be compared
+    #: every sequence of call sites a rank may issue through this decision
+    #: (both sides); None when unknown (loops with calls, too many paths)
+    alternatives: Optional[tuple] = None
+    statement: str = ""  # loops: the loop statement (``while``/``for``) the fixes must keep
+
+
+class Collective(NamedTuple):
+    """What a collective call site issues."""
+
+    name: str  # the collective (``all_reduce``)
+    group: str  # ``world``, ``tp``, ... or ``group:<expression>``
+    api: str  # trtllm | torch | mpi | unknown
+
+
+class CollectiveMatch(NamedTuple):
+    """A call recognised as a collective, with the preset entry that matched
+    (None for a collective named in ``[tool.cslint] collectives``)."""
+
+    name: str
+    group: str
+    api: str
+    spec: Optional[object]
+
+    @property
+    def collective(self) -> Collective:
+        return Collective(self.name, self.group, self.api)
+
+
+class FieldWrite(NamedTuple):
+    """``self.attr = <atoms>`` at ``line`` in a method of ``class_key``."""
+
+    class_key: Optional[str]
+    attr: str
+    atoms: frozenset
+    line: int
+
+
+class FieldType(NamedTuple):
+    """``self.attr = ref(...)``: the field holds what ``ref`` constructs."""
+
+    class_key: Optional[str]
+    attr: str
+    ref: tuple
+
+
+@dataclass
+class Site:
+    """A call that is a collective or may lead to one."""
+
+    span: Span
+    callee: str
+    canonical: str
+    collective: Optional[Collective]
+    ref: Optional[tuple]
+    args: tuple
+    kwargs: tuple
+    conds: tuple
+    line_text: str = ""
+    # Implicit flow at the call: the atoms of every condition deciding whether
+    # this call runs.  A callee reached only on some ranks assigns its fields
+    # only on those ranks (interprocedural implicit flow).
+    ctx_atoms: frozenset = frozenset()
+    #: what a fix of this call needs (:class:`~cslint.analysis.callfacts.CallFacts`)
+    fix: Optional[tuple] = None
+
+
+@dataclass
+class Variant:
+    sites: list = field(default_factory=list)
+    returns: frozenset = EMPTY
+    fields: list = field(default_factory=list)  # [FieldWrite]
+    field_types: list = field(default_factory=list)  # [FieldType]
+
+
+@dataclass
+class FuncFacts:
+    key: str
+    qualname: str
+    module: str
+    path: str
+    line: int
+    class_key: Optional[str]
+    params: tuple
+    self_offset: int  # 1 for methods called through an instance
+    variants: dict  # frozenset(modes) or None -> Variant
+    deep: bool = True  # analysed with CFG + control dependence (False: summary only)
+    raises: bool = False  # contains a raise or assert statement
+    called_names: frozenset = frozenset()  # last components of every callee
+    # refs of functions this one installs as signal handlers (``signal.signal(sig, self.on_term)``):
+    # a signal arrives at one rank, so whatever the handler sets is rank-local
+    signal_handlers: tuple = ()
+
+
+@dataclass
+class ClassFacts:
+    key: str
+    name: str
+    module: str
+    bases: tuple  # refs
+    methods: dict  # name -> function key
+
+
+@dataclass
+class FileFacts:
+    path: str
+    module: str
+    functions: list = field(default_factory=list)
+    classes: list = field(default_factory=list)
+    globals: dict = field(default_factory=dict)  # name -> atoms
+    defined_names: set = field(default_factory=set)  # function / method names
+    collective_functions: set = field(default_factory=set)  # names of functions with a direct collective
+    imports: dict = field(default_factory=dict)
+    skipped: bool = False  # no function could reach a collective: summaries skipped
+    called_names: frozenset = frozenset()  # every callee name in the file (for skipped files)
+    error: Optional[str] = None
+    error_line: int = 1
+    error_column: int = 1
+    # A re-extraction that deepened only some functions: their positions in
+    # the earlier facts' ``functions`` (see :func:`merge_partial`), else None.
+    partial: Optional[tuple] = None
+
+
+def merge_partial(earlier: FileFacts, patch: FileFacts) -> FileFacts:
+    """Apply a partial re-extraction to the facts it was computed against."""
+    if patch.partial is None or patch.error is not None:
+        return patch
+    functions = list(earlier.functions)
+    for position, func_facts in zip(patch.partial, patch.functions):
+        functions[position] = func_facts
+    merged = FileFacts(path=earlier.path, module=earlier.module, functions=functions,
+                       classes=earlier.classes, globals=earlier.globals, defined_names=earlier.defined_names,
+                       collective_functions=earlier.collective_functions | patch.collective_functions,
+                       imports=earlier.imports)
+    if patch.globals:
+        merged.globals = patch.globals
+    return merged
+

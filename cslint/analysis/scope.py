@@ -1,0 +1,245 @@
+"""What one module says about the names it uses: its module name, its imports,
+the communicators it makes, and what a call's text alone says (a collective
+and over which group, a preset source, a rank or size getter).  One
+:class:`ModuleContext` per extracted file, shared by its functions."""
+
+from __future__ import annotations
+
+import ast
+import os
+from fnmatch import fnmatchcase
+from typing import Optional
+
+from ..config import Settings, matches_any
+from ..presets import Knowledge, group_from_text, rank_name_dims, size_name_is_uniform
+from .atoms import AtomBuilder
+from .records import CollectiveMatch
+from .syntax import assigned_names, dotted, iter_statements, unparse
+from .vocabulary import ALL_MODES_ALL_DIMS, COMM_FACTORIES, looks_like_communicator
+
+
+def module_name_for(path: str) -> str:
+    """Dotted module name from the package structure around ``path``."""
+    path = os.path.abspath(path)
+    directory, filename = os.path.split(path)
+    stem = filename[:-3] if filename.endswith(".py") else filename
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(directory, "__init__.py")):
+        directory, package = os.path.split(directory)
+        parts.append(package)
+        if not package:
+            break
+    parts.reverse()
+    return ".".join(parts) or stem
+
+
+class Communicators:
+    """The communicators a module makes (``sub = comm.Split(color, key)``,
+    ``g = dist.new_group(ranks)``): their names, the color of each split, and
+    the text of the ranks given to each new group."""
+
+    def __init__(self):
+        self.names: set = set()
+        self.colors: dict = {}  # communicator text -> color expression
+        self.members: dict = {}  # group text -> text of the ranks given to new_group
+
+    def note(self, node: ast.Assign) -> None:
+        """Record the communicators an assignment makes, if any."""
+        func = node.value.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last not in COMM_FACTORIES:
+            return
+        for target in node.targets:
+            text = dotted(target)
+            if not text:
+                continue
+            self.names.add(text)
+            if last in ("Split", "Split_type") and node.value.args:
+                self.colors[text] = node.value.args[0 if last == "Split" else min(1, len(node.value.args) - 1)]
+            if last == "new_group":
+                ranks = node.value.args[0] if node.value.args else next(
+                    (kw.value for kw in node.value.keywords if kw.arg == "ranks"), None)
+                if ranks is not None:
+                    self.members[text] = unparse(ranks)
+
+
+def collect_imports(tree: ast.Module, module: str, is_package: bool,
+                     communicators: Optional[Communicators] = None) -> dict:
+    table: dict = {}
+    for node in iter_statements(tree):
+        if communicators is not None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            communicators.note(node)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    table[alias.asname] = alias.name
+                else:
+                    first = alias.name.split(".")[0]
+                    table.setdefault(first, first)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                pkg_parts = module.split(".")
+                if not is_package:
+                    pkg_parts = pkg_parts[:-1]
+                up = node.level - 1
+                if up:
+                    pkg_parts = pkg_parts[: len(pkg_parts) - up] if up <= len(pkg_parts) else []
+                base = ".".join([p for p in pkg_parts if p] + ([node.module] if node.module else []))
+            for alias in node.names:
+                if alias.name == "*":
+                    continue
+                table[alias.asname or alias.name] = f"{base}.{alias.name}" if base else alias.name
+    return table
+
+
+def canonical_text(text: Optional[str], imports: dict) -> Optional[str]:
+    if not text:
+        return text
+    head, _, rest = text.partition(".")
+    if head in imports:
+        return imports[head] + ("." + rest if rest else "")
+    return text
+
+
+class ModuleContext:
+    """Module-wide state shared by the function extractors."""
+
+    def __init__(self, path: str, module: str, tree: ast.Module, knowledge: Knowledge,
+                 settings: Settings, is_package: bool):
+        self.path = path
+        self.module = module
+        self.tree = tree
+        self.knowledge = knowledge
+        self.settings = settings
+        communicators = Communicators()
+        self.imports = collect_imports(tree, module, is_package, communicators)
+        self.comm_names = communicators.names
+        self.comm_colors = communicators.colors
+        self.group_members = communicators.members
+        self.atoms = AtomBuilder()  # the call/collective result atoms of this file
+        self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        self.module_globals = set()
+        for node in tree.body:
+            for target in assigned_names(node):
+                self.module_globals.add(target)
+        self.user_collectives = [c for c in settings.collectives]
+        self._collective_cache: dict = {}
+        self._text_verdicts: dict = {}
+        self.deep_names: set = set()
+        tails = set()
+        for spec in knowledge.collectives:
+            tails.add(spec.pattern.rsplit(".", 1)[-1])
+        for pattern in self.user_collectives:
+            tails.add(pattern.split(":", 1)[0].rsplit(".", 1)[-1])
+        self.collective_tails = {t for t in tails if "*" not in t}
+        self.collective_wild = [t for t in tails if "*" in t]
+
+    def is_module_level(self, name: str) -> bool:
+        """Whether a name is bound by an import or a module-level assignment."""
+        return name in self.imports or name in self.module_globals
+
+    # -- what a call's text alone says about its result -------------------------
+    def call_text_verdicts(self, raw: str, canon: Optional[str], norm: Optional[str]) -> tuple:
+        """(configured, source, by_name) for a call that is not a collective,
+        decided from its text only and so computed once per text:
+
+        * configured: ``"uniform"``/``"rank-local"`` from ``[tool.cslint]``, or None;
+        * source: ``(kind, dims)`` of a preset source call, or None;
+        * by_name: dims of a rank getter (``get_tp_rank()``, ``comm.rank()``),
+          ``"uniform"`` for size getters and preset-uniform calls, or None.
+        """
+        key = (raw, canon, norm)
+        found = self._text_verdicts.get(key)
+        if found is not None:
+            return found
+        texts = [t for t in (norm, canon) if t]
+        settings = self.settings
+        configured = None
+        if settings.uniform and any(matches_any(t, settings.uniform) for t in texts):
+            configured = "uniform"
+        elif settings.rank_local and any(matches_any(t, settings.rank_local) for t in texts):
+            configured = "rank-local"
+        last = raw.rsplit(".", 1)[-1]
+        source = None
+        for spec in self.knowledge.candidates("sources", last):
+            if spec.what == "call" and any(fnmatchcase(t, spec.pattern) for t in texts):
+                source = (spec.kind, spec.dims)
+                break
+        by_name = None
+        if last.startswith("get_"):
+            dims = rank_name_dims(last[4:])
+            if dims is not None:
+                by_name = (("*", dims),)
+            elif size_name_is_uniform(last[4:]):
+                by_name = "uniform"
+        if by_name is None and last == "rank" and "." in raw and looks_like_communicator(raw.rsplit(".", 1)[0]):
+            by_name = ALL_MODES_ALL_DIMS
+        if by_name is None and any(self.knowledge.is_uniform(t) for t in texts):
+            by_name = "uniform"
+        found = (configured, source, by_name)
+        self._text_verdicts[key] = found
+        return found
+
+    # -- collectives --------------------------------------------------------
+    def match_collective(self, call: ast.Call, raw: Optional[str], canon: Optional[str]):
+        """A :class:`CollectiveMatch` when the call is a collective, else None."""
+        if not raw:
+            return None
+        key = (raw, canon)
+        cached = self._collective_cache.get(key)
+        if cached is None:
+            cached = self._collective_spec(raw, canon)
+            self._collective_cache[key] = cached
+        if cached is False:
+            return None
+        spec, user_group = cached
+        name = raw.rsplit(".", 1)[-1]
+        receiver = raw.rsplit(".", 1)[0] if "." in raw else ""
+        if spec is None:
+            return CollectiveMatch(name, user_group or self._infer_group(call, receiver, None) or "world", "unknown",
+                                   None)
+        group = spec.group or self._infer_group(call, receiver, spec) or "world"
+        api = spec.api
+        if api == "torch" and receiver.startswith("self") and receiver.rsplit(".", 1)[-1] in ("dist", "_dist") \
+                and "tensorrt_llm" in self.knowledge.names:
+            api = "trtllm"
+        return CollectiveMatch(name, group, api, spec)
+
+    def _collective_spec(self, raw: str, canon: Optional[str]):
+        texts = (raw, canon) if canon and canon != raw else (raw,)
+        receiver = raw.rsplit(".", 1)[0] if "." in raw else ""
+        for pattern in self.user_collectives:
+            pat, _, group = pattern.partition(":")
+            if any(fnmatchcase(t, pat) for t in texts):
+                return (None, group or None)
+        tail = raw.rsplit(".", 1)[-1]
+        if self.knowledge.is_not_collective(raw):
+            return False
+        for spec in self.knowledge.candidates("collectives", tail):
+            if not any(fnmatchcase(t, spec.pattern) for t in texts):
+                continue
+            if spec.receiver == "comm" and not looks_like_communicator(receiver) and receiver not in self.comm_names:
+                continue
+            if receiver in ("np", "numpy", "torch", "jnp", "tf", "F", "functools", "operator", "math", "itertools"):
+                if not (canon or "").startswith("torch.distributed"):
+                    continue
+            return (spec, None)
+        return False
+
+    def _infer_group(self, call: ast.Call, receiver: str, spec) -> Optional[str]:
+        kw = spec.group_kw if spec else "group"
+        for keyword in call.keywords:
+            if keyword.arg in (kw, "group", "process_group", "comm", "pg"):
+                text = unparse(keyword.value)
+                if isinstance(keyword.value, ast.Constant) and keyword.value.value is None:
+                    return "world"
+                return group_from_text(text) or f"group:{text}"
+        if spec is not None and spec.group_arg is not None and len(call.args) > spec.group_arg:
+            text = unparse(call.args[spec.group_arg])
+            return group_from_text(text) or f"group:{text}"
+        if receiver and receiver not in ("dist", "torch.distributed", "c10d"):
+            return group_from_text(receiver)
+        return None
+

@@ -1,0 +1,258 @@
+"""What the analysis reads off the syntax alone: texts of expressions,
+assignment targets, the calls an expression makes in evaluation order, early
+exits, and the shapes of tests that need no values (``world_size > 1``,
+``not x``)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..presets import size_name_is_uniform
+from .astwalk import iter_children
+from .cfg import is_process_exit
+
+
+MAX_TEXT = 120
+
+
+def short(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
+
+
+def unparse(node: ast.AST) -> str:
+    try:
+        return short(ast.unparse(node))
+    except Exception:  # pragma: no cover - exotic nodes
+        return type(node).__name__
+
+
+def dotted(node: ast.AST) -> Optional[str]:
+    """``a.b.c`` for Name/Attribute chains (``a.b().c`` gives ``a.b().c``)."""
+    parts = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Name):
+            parts.append(node.id)
+            break
+        elif isinstance(node, ast.Call):
+            inner = dotted(node.func)
+            if inner is None:
+                return None
+            parts.append(inner + "()")
+            break
+        else:
+            return None
+    return ".".join(reversed(parts))
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def iter_statements(tree: ast.AST):
+    """Every statement of a module, nested blocks and function bodies
+    included, without visiting expressions (imports and assignments are
+    statements, so a full ``ast.walk`` would visit ten times the nodes)."""
+    stack = list(reversed(getattr(tree, "body", None) or []))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _BLOCK_FIELDS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(reversed(block))
+
+
+def assigned_names(node: ast.AST) -> list:
+    names = []
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            names.extend(target_names(target))
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        names.extend(target_names(node.target))
+    return names
+
+
+def target_names(target: ast.AST) -> list:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        out = []
+        for elt in target.elts:
+            out.extend(target_names(elt))
+        return out
+    if isinstance(target, ast.Starred):
+        return target_names(target.value)
+    return []
+
+
+def flatten_targets(target):
+    if isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            yield from flatten_targets(elt)
+    elif isinstance(target, ast.Starred):
+        yield from flatten_targets(target.value)
+    else:
+        yield target
+
+
+def pairwise(targets, value):
+    """``a, b = x, y`` -> [(a, x), (b, y)]; None for anything else."""
+    if len(targets) != 1 or not isinstance(value, (ast.Tuple, ast.List)):
+        return None
+    target = targets[0]
+    if not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != len(value.elts):
+        return None
+    if any(isinstance(e, ast.Starred) for e in list(target.elts) + list(value.elts)):
+        return None
+    return list(zip(target.elts, value.elts))
+
+
+def calls_in_order(expr: ast.AST):
+    """Calls inside an expression with the inline conditions that guard them:
+    yields (call, [(kind, cond_expr, owner_node, side)]) where side is the
+    branch of a ternary/short-circuit the call sits on.  Lambdas and nested
+    definitions are skipped (they run later, elsewhere)."""
+    out = []
+
+    def visit(node, conds):
+        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            return
+        if isinstance(node, ast.BoolOp):
+            for index, value in enumerate(node.values):
+                extra = [("branch", v, node, ("bool", index)) for v in node.values[:index]]
+                visit(value, conds + extra)
+            return
+        if isinstance(node, ast.IfExp):
+            visit(node.test, conds)
+            visit(node.body, conds + [("branch", node.test, node, "body")])
+            visit(node.orelse, conds + [("branch", node.test, node, "orelse")])
+            return
+        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = list(conds)
+            for index, gen in enumerate(node.generators):
+                visit(gen.iter, inner)
+                inner = inner + [("loop", gen.iter, node, ("gen", index))]
+                for cond in gen.ifs:
+                    visit(cond, inner)
+                    inner = inner + [("branch", cond, node, "if")]
+            if isinstance(node, ast.DictComp):
+                visit(node.key, inner)
+                visit(node.value, inner)
+            else:
+                visit(node.elt, inner)
+            return
+        if isinstance(node, ast.Call):
+            # arguments are evaluated before the call happens
+            visit(node.func, conds)
+            for arg in node.args:
+                visit(arg, conds)
+            for kw in node.keywords:
+                visit(kw.value, conds)
+            out.append((node, conds))
+            return
+        for child in iter_children(node):
+            visit(child, conds)
+
+    visit(expr, [])
+    return out
+
+
+def first_exit_in(stmts, loop=False):
+    for stmt in stmts:
+        found = first_exit(stmt, loop)
+        if found is not None:
+            return found
+    return None
+
+
+def first_exit(stmt, loop=False):
+    """The first return/raise/continue/break inside a statement (break and
+    continue only when they leave this level, not an inner loop)."""
+    if isinstance(stmt, (ast.Return, ast.Raise)) or is_process_exit(stmt):
+        return stmt
+    if isinstance(stmt, (ast.Continue, ast.Break)):
+        return stmt
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return None
+    inner_loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+    for name in ("body", "orelse", "handlers", "finalbody", "cases"):
+        for child in getattr(stmt, name, None) or []:
+            found = first_exit(child, loop)
+            if found is None:
+                continue
+            if inner_loop and isinstance(found, (ast.Continue, ast.Break)) and not loop:
+                continue
+            return found
+    return None
+
+
+_NEGATED_OPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
+                ast.LtE: ast.Gt, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+def negation_text(test: ast.expr) -> Optional[str]:
+    """Source text of the logical negation of a simple test, or None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return ast.unparse(test.operand)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _NEGATED_OPS:
+        flipped = ast.Compare(left=test.left, ops=[_NEGATED_OPS[type(test.ops[0])]()], comparators=test.comparators)
+        return ast.unparse(flipped)
+    return ast.unparse(ast.UnaryOp(op=ast.Not(), operand=test))
+
+
+_SIZE_CALLS = {"get_world_size", "Get_size", "size", "get_size", "world_size"}
+
+
+def is_size_expr(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.Call):
+        name = dotted(expr.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        return last in _SIZE_CALLS or (last.startswith("get_") and size_name_is_uniform(last[4:])) \
+            or (last.startswith("_") and size_name_is_uniform(last.lstrip("_")))
+    text = dotted(expr)
+    if not text:
+        return False
+    last = text.rsplit(".", 1)[-1]
+    return last in ("size", "nranks", "world_size") or size_name_is_uniform(last)
+
+
+def single_rank_side(test: ast.expr):
+    """The branch label (True/False) of a test that holds only when a group
+    has one rank: ``size == 1`` -> True, ``world_size > 1`` -> False."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = single_rank_side(test.operand)
+        return None if inner is None else not inner
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(left, ast.Constant) and is_size_expr(right):
+        mirror = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
+        if type(op) not in mirror:
+            return None
+        left, op, right = right, mirror[type(op)](), left
+    if not (is_size_expr(left) and isinstance(right, ast.Constant) and isinstance(right.value, int)):
+        return None
+    k = right.value
+    single_when_true = {(ast.Eq, 1), (ast.LtE, 1), (ast.Lt, 2)}
+    multi_when_true = {(ast.Gt, 1), (ast.GtE, 2), (ast.NotEq, 1)}
+    if (type(op), k) in single_when_true:
+        return True
+    if (type(op), k) in multi_when_true:
+        return False
+    return None
+
+
+def tests_membership(text: str, members: str) -> bool:
+    """``rank in ranks`` (or ``not in``) where ``ranks`` made the collective's
+    group with ``new_group(ranks)``: only the group's members get past it,
+    which is exactly who must enter a collective over that group."""
+    for op in (" not in ", " in "):
+        left, found, right = text.partition(op)
+        if found:
+            return right.strip() == members and "rank" in left.lower()
+    return False
+

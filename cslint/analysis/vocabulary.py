@@ -1,0 +1,71 @@
+"""Names whose meaning the analysis knows without any preset: launcher
+environment variables, builtins that only raise on bad arguments, container
+mutators, per-process I/O, seeded generators, communicator factories, and the
+method names too generic to resolve by name alone."""
+
+from __future__ import annotations
+
+from ..presets import ALL_DIMS
+
+#: every dimension in every mode: what a rank id of unknown extent differs along
+ALL_MODES_ALL_DIMS = (("*", ALL_DIMS),)
+
+
+# Environment variables launchers set per process.
+RANK_ENV_VARS = {
+    "RANK": ALL_DIMS, "LOCAL_RANK": ALL_DIMS, "GROUP_RANK": ALL_DIMS, "NODE_RANK": ALL_DIMS,
+    "OMPI_COMM_WORLD_RANK": ALL_DIMS, "OMPI_COMM_WORLD_LOCAL_RANK": ALL_DIMS, "PMI_RANK": ALL_DIMS,
+    "PMIX_RANK": ALL_DIMS, "SLURM_PROCID": ALL_DIMS, "SLURM_LOCALID": ALL_DIMS, "SLURM_NODEID": ALL_DIMS,
+    "MV2_COMM_WORLD_RANK": ALL_DIMS, "LOCAL_PROCESS_RANK": ALL_DIMS, "CUDA_VISIBLE_DEVICES": ALL_DIMS,
+}
+
+SEEDED_GENERATORS = {"Random", "default_rng", "RandomState", "Generator", "SeedSequence", "manual_seed"}
+
+# Builtins whose exceptions depend only on their arguments.
+PURE_BUILTINS = {
+    "int", "float", "str", "bool", "bytes", "len", "list", "dict", "tuple", "set", "frozenset", "sorted",
+    "min", "max", "sum", "abs", "round", "divmod", "range", "enumerate", "zip", "isinstance", "issubclass",
+    "getattr", "hasattr", "repr", "format", "any", "all", "map", "filter", "reversed", "iter", "hash",
+    "type", "id", "print", "chr", "ord", "hex", "oct", "bin", "pow", "callable", "vars", "dir",
+}
+
+# Methods that change the container they are called on.
+MUTATORS = {
+    "append", "extend", "add", "update", "insert", "appendleft", "extendleft", "setdefault",
+    "put", "put_nowait", "push", "pop", "popleft", "remove", "discard", "clear", "popitem",
+}
+
+#: Calls whose failure (OSError and friends) comes from one rank's own disk,
+#: network or process table: a function making one may raise on some ranks.
+LOCAL_IO_CALLS = frozenset({
+    "open", "makedirs", "mkdir", "remove", "unlink", "rename", "replace", "rmtree", "copyfile",
+    "read_text", "write_text", "read_bytes", "write_bytes", "urlopen", "check_call", "check_output",
+    "connect", "getaddrinfo",
+})
+
+GENERIC_METHODS = {
+    "get", "set", "update", "run", "step", "forward", "close", "start", "stop", "wait", "join", "item",
+    "append", "extend", "pop", "add", "remove", "clear", "copy", "keys", "values", "items", "format",
+    "split", "strip", "read", "write", "send", "recv", "put", "to", "cuda", "cpu", "view", "reshape",
+    "size", "numel", "tolist", "sum", "mean", "max", "min", "any", "all", "info", "debug", "warning",
+    "error", "exception", "call", "apply", "fn", "func", "main", "init", "reset", "flush", "sort",
+    "index", "count", "encode", "decode", "result", "done", "cancel", "submit", "execute", "fetch",
+    "state_dict", "load_state_dict", "save", "load", "sync", "synchronize", "wrapper", "inner", "_fn",
+    "setup", "build", "create", "process", "handle", "update_state", "backward", "__call__", "_run",
+}
+
+#: Calls that make a communicator (the names they are assigned to are communicators).
+COMM_FACTORIES = {"Split", "Split_type", "Dup", "Create", "Create_group", "Clone", "Create_cart",
+                  "Create_graph", "new_group", "new_subgroups", "Create_intercomm", "Merge"}
+
+
+def looks_like_communicator(text: str) -> bool:
+    """Whether a receiver's text names a communicator (``dist``, ``self.cpu_group``, ``pg``)."""
+    lowered = text.lower()
+    for token in ("dist", "comm", "group", "coordinator", "mpi", "nccl", "gloo", "world", "mesh",
+                  "communicator", "process_group"):
+        if token in lowered:
+            return True
+    last = lowered.rsplit(".", 1)[-1].strip("_()")
+    return last in ("pg", "pgs", "cpu_pg", "device_pg")
+
