@@ -41,7 +41,13 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _FULL_DRIVER = r"""
 import dataclasses, json, sys
 from cslint.api import check_paths
-result = check_paths([sys.argv[1]], jobs=int(sys.argv[2]), cache=False)
+options = {}
+try:  # trees inside a git work tree may be git-ignored (a venv's torch)
+    from cslint.discovery import DiscoveryOptions
+    options["discovery"] = DiscoveryOptions(respect_gitignore=False)
+except ImportError:
+    pass
+result = check_paths([sys.argv[1]], jobs=int(sys.argv[2]), cache=False, **options)
 out = [dataclasses.asdict(f) for f in result.findings]
 json.dump({"findings": out, "errors": [dataclasses.asdict(e) for e in result.errors]}, sys.stdout, default=str)
 """
@@ -72,6 +78,18 @@ def checkout(version: str):
         yield tmp
 
 
+_GITIGNORE_FLAG: dict = {}
+
+
+def _gitignore_flag(directory: str, python: str, env: dict) -> list:
+    """``--no-respect-gitignore`` where the version has it: a tree inside a
+    git work tree (the torch of a checkout's own venv) is not skipped."""
+    if directory not in _GITIGNORE_FLAG:
+        usage = subprocess.run([python, "-m", "cslint", "check", "--help"], env=env, capture_output=True, cwd=ROOT)
+        _GITIGNORE_FLAG[directory] = ["--no-respect-gitignore"] if b"--no-respect-gitignore" in usage.stdout else []
+    return _GITIGNORE_FLAG[directory]
+
+
 def run_version(directory: str, tree: str, *, python: str, seed: str, jobs: int, full: bool) -> tuple:
     """(canonical findings, canonical errors, seconds) of one run."""
     env = dict(os.environ, PYTHONHASHSEED=seed, PYTHONPATH=directory)
@@ -79,7 +97,8 @@ def run_version(directory: str, tree: str, *, python: str, seed: str, jobs: int,
     if full:
         command = [python, "-c", _FULL_DRIVER, tree, str(jobs)]
     else:
-        command = [python, "-m", "cslint", "check", "--no-cache", "--format", "json", "--jobs", str(jobs), tree]
+        command = [python, "-m", "cslint", "check", "--no-cache", "--format", "json", "--jobs", str(jobs),
+                   *_gitignore_flag(directory, python, env), tree]
     start = time.perf_counter()
     done = subprocess.run(command, env=env, capture_output=True, cwd=ROOT)
     seconds = time.perf_counter() - start
