@@ -16,8 +16,9 @@ $(PY):
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 
-# Reinstall when the project's dependency list changes.
-$(STAMP): pyproject.toml | $(PY)
+# Reinstall when the project's dependency list or the C ledger changes (the editable
+# install compiles cslint/runtime/_ledger.c in place; see setup.py).
+$(STAMP): pyproject.toml setup.py cslint/runtime/_ledger.c | $(PY)
 	$(PY) -m pip install --quiet -e '.[validate,dev]'
 	touch $(STAMP)
 

@@ -1,7 +1,8 @@
-"""Unit tests of cslint.runtime: fingerprints, checks, state files, report, timeline, watchdog.
+"""Unit tests of cslint.runtime: checks, state files, report, timeline, watchdog.
 
 Ranks are threads here, exchanging through an in-process fake communicator,
-so these tests need neither MPI nor torch.
+so these tests need neither MPI nor torch.  The tests that run ranks run with
+both ledgers (the C one and the pure-Python reference).
 """
 
 from __future__ import annotations
@@ -16,13 +17,22 @@ from pathlib import Path
 
 import pytest
 
-from cslint.runtime import CollectiveDivergence, maybe_wrap, wrap
+from cslint.runtime import CollectiveDivergence, core, maybe_wrap, wrap
 from cslint.runtime.core import Sanitizer
+from cslint.runtime.ledger import Ledger, PyLedger
 from cslint.runtime.report import diagnose
 from cslint.runtime.timeline import render_svg
 from cslint.runtime.wrappers import DistributedProxy
 
 ROOT = Path(__file__).resolve().parents[1]
+LEDGERS = [PyLedger] + ([Ledger] if Ledger is not PyLedger else [])
+
+
+@pytest.fixture(params=LEDGERS, ids=[cls.implementation for cls in LEDGERS])
+def ledger_impl(request, monkeypatch):
+    """Run the test's ranks with each ledger implementation."""
+    monkeypatch.setattr(core, "Ledger", request.param)
+    return request.param
 
 
 class FakeGroup:
@@ -74,7 +84,7 @@ def run_ranks(size: int, body, report_dir=None):
         dist = DistributedProxy(FakeDist(group, rank), sanitizer)
         try:
             results[rank] = body(rank, dist)
-        except CollectiveDivergence as exc:
+        except Exception as exc:  # noqa: BLE001 - the test looks at what each rank ended with
             results[rank] = exc
         finally:
             if sanitizer.reported is None:
@@ -101,7 +111,7 @@ def _fill_complete(dist, rank):
     return sum(_status(dist, rank))
 
 
-def test_matching_collectives_return_the_bare_results(tmp_path):
+def test_matching_collectives_return_the_bare_results(ledger_impl, tmp_path):
     def body(rank, dist):
         out = []
         for i in range(5):
@@ -123,7 +133,7 @@ def test_matching_collectives_return_the_bare_results(tmp_path):
     assert state["history"][0]["callpath"][0]["function"].endswith("body")
 
 
-def test_same_wrapper_reached_from_different_callers_is_a_divergence(tmp_path):
+def test_same_wrapper_reached_from_different_callers_is_a_divergence(ledger_impl, tmp_path):
     def body(rank, dist):
         return _fill_complete(dist, rank) if rank == 0 else _fill_gate(dist, rank)
 
@@ -135,7 +145,7 @@ def test_same_wrapper_reached_from_different_callers_is_a_divergence(tmp_path):
     assert diagnosis.diverging_functions() == {0: "_fill_complete", 1: "_fill_gate"}
 
 
-def test_broadcast_mismatch_is_caught_by_the_receivers():
+def test_broadcast_mismatch_is_caught_by_the_receivers(ledger_impl):
     def body(rank, dist):
         if rank == 0:
             return dist.tp_broadcast("x", root=0)
@@ -145,7 +155,7 @@ def test_broadcast_mismatch_is_caught_by_the_receivers():
     assert isinstance(results[1], CollectiveDivergence)
 
 
-def test_reduction_is_checked_with_an_extra_fingerprint_exchange():
+def test_reduction_on_another_path_is_checked_with_an_extra_exchange(ledger_impl):
     def body(rank, dist):
         return dist.tp_allreduce(1) if rank == 0 else dist.tp_allgather(1)
 
@@ -153,7 +163,70 @@ def test_reduction_is_checked_with_an_extra_fingerprint_exchange():
     assert all(isinstance(r, CollectiveDivergence) for r in results), results
 
 
-def test_unsanitized_peer_is_reported_not_crashed():
+def _publish_a(dist):
+    return dist.tp_broadcast("a", root=0)
+
+
+def _publish_b(dist):
+    return dist.tp_broadcast("b", root=0)
+
+
+def test_broadcast_root_learns_of_a_divergence_at_the_next_collective(ledger_impl):
+    """The root only sends, so it cannot compare in the broadcast; its peers' disagreement reaches it in
+    the group's next collective."""
+
+    def body(rank, dist):
+        caught = {}
+        try:
+            (_publish_a if rank == 0 else _publish_b)(dist)  # the root's own call site differs
+        except CollectiveDivergence as exc:
+            caught["broadcast"] = str(exc)
+        try:
+            dist.tp_allgather(rank)
+        except CollectiveDivergence as exc:
+            caught["allgather"] = str(exc)
+        return caught
+
+    root, peer = run_ranks(2, body)
+    assert set(peer) == {"broadcast", "allgather"} and "_publish_b" in peer["broadcast"]
+    assert list(root) == ["allgather"], root
+    assert "only sent in tp_broadcast #0" in root["allgather"] and "_publish_a" in root["allgather"]
+
+
+def test_broadcast_root_is_not_flagged_when_everyone_agrees(ledger_impl):
+    def body(rank, dist):
+        out = [_publish_a(dist) for _ in range(3)]
+        out.append(dist.tp_allgather(rank))
+        return out
+
+    assert run_ranks(2, body) == [["a", "a", "a", [0, 1]]] * 2
+
+
+def _done_a(dist):
+    return dist.tp_allreduce(1)
+
+
+def _done_b(dist):
+    return dist.tp_allreduce(1)
+
+
+def test_reduction_off_the_known_path_is_checked_at_once(ledger_impl):
+    """A reduction carries no stamp: a rank that reaches one from a new site exchanges stamps first."""
+
+    def body(rank, dist):
+        for i in range(5):
+            _done_a(dist)
+            dist.tp_allgather(i)
+        return (_done_a if rank == 0 else _done_b)(dist)
+
+    results = run_ranks(2, body)
+    assert isinstance(results[1], CollectiveDivergence) and "_done_b" in str(results[1])
+    # rank 0 stayed on its path and sent its reduction's payload into rank 1's exchange (a real
+    # backend would hang there; the fake one fails): rank 1's report takes the job down
+    assert isinstance(results[0], Exception)
+
+
+def test_unsanitized_peer_is_reported_not_crashed(ledger_impl):
     group = FakeGroup(2)
     sanitizer = Sanitizer(0, 2, timeout=0, on_error="raise")
     wrapped = DistributedProxy(FakeDist(group, 0), sanitizer)

@@ -11,12 +11,16 @@ or through the environment: `maybe_wrap(obj)` wraps only when
 ``CSLINT_SANITIZE=1`` (report directory from ``CSLINT_REPORT_DIR``, default
 ``./cslint-report``; stall timeout from ``CSLINT_SANITIZE_TIMEOUT``, default 2 s).
 
-Every collective carries a fingerprint (op, group, call path, sequence
-number, payload kind); ranks compare them inside the messages they exchange
-anyway.  A rank that disagrees or waits longer than the timeout writes
+Every collective is entered in its group's ledger (op, group, call path,
+sequence number); the ranks compare digests of their ledgers on the calls
+that could part them (see `cslint.runtime.ledger`), inside the messages they
+exchange anyway where the collective carries Python objects.  A rank that
+disagrees or waits longer than the timeout writes
 ``rank<R>.json`` into the report directory and the job is aborted
 (exit status `ABORT_EXIT_CODE`).  `diagnose(report_dir)` merges the files and
-names the diverging sites per rank; `write_timeline_svg` draws them.
+names the diverging sites per rank (``print(diagnose(dir))`` prints the
+report; ``python -m cslint.runtime report DIR`` too); `write_timeline_svg`
+draws the per-rank timeline.
 """
 
 from __future__ import annotations
@@ -100,7 +104,7 @@ def _default_abort(obj: Any, kind: str) -> Callable[[int], None] | None:
 def _sanitizer_for(rank: int, world: int, *, report_dir: str | None = None, timeout: float | None = None,
                    grace: float = 1.0, history: int = 64, depth: int = 2, on_error: str = "abort",
                    abort: Callable[[int], None] | None = None, strict_site: bool = True,
-                   first_timeout: float = 30.0) -> Sanitizer:
+                   first_timeout: float = 30.0, carry_every: int = 16, check_every: int = 64) -> Sanitizer:
     """The process's sanitizer (one per process and report directory)."""
     if report_dir is None:
         report_dir = os.environ.get(ENV_REPORT_DIR) or "cslint-report"
@@ -113,14 +117,15 @@ def _sanitizer_for(rank: int, world: int, *, report_dir: str | None = None, time
     if sanitizer is None or sanitizer.report_dir != report_dir:
         sanitizer = Sanitizer(rank, world, report_dir=report_dir, timeout=timeout, grace=grace, history=history,
                               depth=depth, on_error=on_error, abort=abort, strict_site=strict_site,
-                              first_timeout=first_timeout)
+                              first_timeout=first_timeout, carry_every=carry_every, check_every=check_every)
         _SANITIZERS[os.getpid()] = sanitizer
     return sanitizer
 
 
 def wrap(obj: Any, *, report_dir: str | None = None, timeout: float | None = None, grace: float = 1.0,
          history: int = 64, depth: int = 2, on_error: str = "abort", abort: Callable[[int], None] | None = None,
-         group: str = "", strict_site: bool = True, first_timeout: float = 30.0):
+         group: str = "", strict_site: bool = True, first_timeout: float = 30.0, carry_every: int = 16,
+         check_every: int = 64):
     """Return a sanitized view of `obj` with the same collective API.
 
     `timeout`: seconds a collective may wait before the watchdog reports and
@@ -129,13 +134,18 @@ def wrap(obj: Any, *, report_dir: str | None = None, timeout: float | None = Non
     collectives).  The first collective of each group gets `first_timeout`
     instead (connection set-up, NCCL communicator creation).
     `on_error`: ``abort`` (write the state, take the job down) or ``raise``
-    (`CollectiveDivergence` on a fingerprint mismatch).
+    (`CollectiveDivergence` on a failed check).
+    `strict_site`: False when ranks may issue the same collective from
+    different lines on purpose (only op, group and order are compared then).
+    `carry_every` / `check_every`: calls between two sampled checks of object
+    collectives / of reductions and tensor collectives (see `cslint.runtime.ledger`).
     """
     kind = _kind_of(obj)
     rank, world = _rank_of(obj, kind)
     sanitizer = _sanitizer_for(rank, world, report_dir=report_dir, timeout=timeout, grace=grace, history=history,
                                depth=depth, on_error=on_error, abort=abort or _default_abort(obj, kind),
-                               strict_site=strict_site, first_timeout=first_timeout)
+                               strict_site=strict_site, first_timeout=first_timeout, carry_every=carry_every,
+                               check_every=check_every)
     if kind == "mpi":
         return MPICommProxy(obj, sanitizer, group=group)
     if kind == "torch":

@@ -1,24 +1,23 @@
-"""The per-process sanitizer state: sequence numbers, history, watchdog, state files.
+"""The per-process sanitizer state: ledgers, divergences, watchdog, state files.
 
 One `Sanitizer` per process (all wrapped communicators of a rank share it, so
-its state file shows everything the rank did).  Wrappers call `begin()` before
-a collective and `end()` after it; `check()` compares the fingerprints the
-ranks exchanged.
+its state file shows everything the rank did).  It holds one `Ledger` per
+group (`cslint.runtime.ledger`): the wrappers enter every collective there,
+and the ledger decides which calls the ranks check.
 
-On a divergence (fingerprints differ) or a stall (a collective waiting longer
+On a divergence (a failed check) or a stall (a collective waiting longer
 than ``timeout`` seconds), the rank writes ``<report_dir>/rank<R>.json``
 (status, current collective with its call path and the main thread's stack,
-the last ``history`` collectives), waits ``grace`` seconds so the other ranks
-can write theirs, and aborts the job (``on_error="abort"``) or raises
-`CollectiveDivergence` (``on_error="raise"``).  The watchdog also watches the
-report directory: when another rank reports, this rank writes its own state
-too, so the merged report covers every rank.
+the last ``history`` collectives of each group), waits ``grace`` seconds so
+the other ranks can write theirs, and aborts the job (``on_error="abort"``)
+or raises `CollectiveDivergence` (``on_error="raise"``).  The watchdog also
+watches the report directory: when another rank reports, this rank writes its
+own state too, so the merged report covers every rank.
 """
 
 from __future__ import annotations
 
 import atexit
-import collections
 import json
 import os
 import socket
@@ -29,11 +28,12 @@ from collections.abc import Callable
 from typing import Any
 
 from .fingerprint import CallPath, CallPathCache, main_thread_frame, stack_of
+from .ledger import ROLE_NAMES, SENDS, Ledger, PyLedger, is_stamped
 
 #: Exit status of a job the sanitizer aborted.
 ABORT_EXIT_CODE = 86
-#: Marker of sanitizer messages on the wire.
-WIRE_TAG = "cslint.rt/1"
+#: Marker of sanitizer messages on the wire (the first bytes of a stamp, see `cslint.runtime.ledger`).
+WIRE_TAG = "cslint.rt/2"
 
 ENV_ENABLE = "CSLINT_SANITIZE"
 ENV_REPORT_DIR = "CSLINT_REPORT_DIR"
@@ -49,20 +49,10 @@ class CollectiveDivergence(RuntimeError):
         self.detail = detail or {}
 
 
-# A record of one collective, kept as a plain tuple on the hot path:
-# (callpath (which knows op and group), sequence number, payload type, start time)
-REC_PATH, REC_SEQ, REC_KIND, REC_START = range(4)
-SEQ_BITS = 40  # fingerprint = site digest << SEQ_BITS | sequence number
-
-
-def fingerprint(digest: int, seq: int) -> int:
-    return (digest << SEQ_BITS) | seq
-
-
-def split_fingerprint(fp) -> tuple:
-    if isinstance(fp, int):
-        return fp >> SEQ_BITS, fp & ((1 << SEQ_BITS) - 1)
-    return None, None
+# A ledger record of one collective, a plain tuple:
+# (callpath (which knows op and group), sequence number, payload type, start time, role,
+#  order of the records across the process's ledgers)
+REC_PATH, REC_SEQ, REC_KIND, REC_START, REC_ROLE, REC_ORDER = range(6)
 
 
 def record_json(rec: tuple, index: int) -> dict:
@@ -74,11 +64,17 @@ def record_json(rec: tuple, index: int) -> dict:
         "index": index, "op": path.op, "group": path.group, "seq": rec[REC_SEQ],
         "site": path.site, "function": path.function, "callpath": [f.to_json() for f in path.frames],
         "digest": path.digest, "payload": kind, "t_start": rec[REC_START],
+        "role": ROLE_NAMES.get(rec[REC_ROLE], "?"),
     }
 
 
 class Sanitizer:
-    """Fingerprints, sequence numbers and the watchdog of one rank."""
+    """Ledgers, divergence handling and the watchdog of one rank.
+
+    `carry_every` / `check_every`: a window of that many object collectives /
+    other collectives is checked even when no call is suspicious (see
+    `cslint.runtime.ledger`).
+    """
 
     def __init__(
         self,
@@ -95,6 +91,8 @@ class Sanitizer:
         strict_site: bool = True,
         skip_dirs: tuple[str, ...] = (),
         first_timeout: float = 30.0,
+        carry_every: int = 16,
+        check_every: int = 64,
     ) -> None:
         if on_error not in ("abort", "raise"):
             raise ValueError("on_error must be 'abort' or 'raise'")
@@ -106,11 +104,12 @@ class Sanitizer:
         self.grace = grace
         self.on_error = on_error
         self.abort_fn = abort
-        self.strict_site = strict_site
-        self.paths = CallPathCache(depth=depth, skip_dirs=skip_dirs)
-        self.history: collections.deque = collections.deque(maxlen=history)
-        self.seq_cells: dict[str, list[int]] = {}  # group -> [next sequence number]
-        self.current: tuple | None = None
+        self.history_limit = max(1, history)
+        self.depth = depth
+        self.carry_every = carry_every
+        self.check_every = check_every
+        self.paths = CallPathCache(depth=depth, skip_dirs=skip_dirs, strict=strict_site)
+        self.ledgers: dict[str, Any] = {}  # group label -> Ledger
         self.groups: dict[str, tuple[int, ...]] = {}  # group label -> member ranks, where known
         self.reported: str | None = None
         self.t0 = time.time()
@@ -125,45 +124,72 @@ class Sanitizer:
         # a rank that leaves normally still tells the report how far it got
         atexit.register(self.close)
 
-    # ------------------------------------------------------------ hot path
-    # The wrappers inline the fast path (see wrappers.py); these helpers serve
-    # the slower collectives and the tests.
-    def begin(self, op: str, group: str, payload: Any = None, *, kind: str | None = None) -> tuple:
-        path = self.paths.capture(1, op, group)
-        cell = self.seq_cells.setdefault(group, [0])
-        seq = cell[0]
-        cell[0] = seq + 1
-        rec = (path, seq, kind if kind is not None else type(payload), time.time())
-        self.current = rec
-        return rec
+    def ledger(self, group: str):
+        """The ledger of `group` (one per group label, shared by every wrapper of this rank)."""
+        ledger = self.ledgers.get(group)
+        if ledger is None:
+            resolve = self.paths.resolve
 
-    def end(self, rec: tuple) -> None:
-        self.history.append(rec)
-        self.current = None
+            def resolver(frame, op, _group=group):
+                return resolve(frame, op, _group)
 
-    def check(self, rec: tuple, peer_fps: list) -> None:
-        """Compare this rank's fingerprint with the ones the peers sent."""
-        mine = fingerprint(rec[REC_PATH].digest, rec[REC_SEQ])
-        for peer in peer_fps:
-            if peer != mine:
-                self.divergence(rec, peer_fps)
-                return
+            # the C ledger keys call sites by at most `max_depth` frames
+            cls = Ledger if self.paths.depth <= getattr(Ledger, "max_depth", self.paths.depth) else PyLedger
+            ledger = cls(group, resolver, self.paths.skipped, self.mismatch, depth=self.paths.depth,
+                            history=self.history_limit, carry_every=self.carry_every,
+                            check_every=self.check_every)
+            self.ledgers[group] = ledger
+        return ledger
+
+    def in_flight(self) -> tuple | None:
+        """The record of the collective this rank is waiting in (the latest one started), or None."""
+        best = None
+        for ledger in list(self.ledgers.values()):
+            rec = ledger.current()
+            if rec is not None and (best is None or rec[REC_ORDER] > best[REC_ORDER]):
+                best = rec
+        return best
 
     # ------------------------------------------------------- divergences
-    def divergence(self, rec: tuple, peer_fps: list) -> None:
-        def describe(fp):
-            digest, seq = split_fingerprint(fp)
-            if digest is None:
-                return {"unsanitized": repr(fp)[:80]}
-            return {"digest": digest, "seq": seq, "same_site": digest == rec[REC_PATH].digest}
+    def mismatch(self, ledger, received, checked: bool, symmetric: bool) -> list:
+        """A failed check on `ledger` (the ledger's `on_mismatch`): report, then abort or raise.
 
-        detail = {"mine": describe(fingerprint(rec[REC_PATH].digest, rec[REC_SEQ])),
-                  "peers": [describe(fp) for fp in peer_fps]}
-        others = sum(1 for d in detail["peers"] if d.get("digest") != rec[REC_PATH].digest)
-        path = rec[REC_PATH]
-        message = (f"rank {self.rank}: collective #{rec[REC_SEQ]} on group '{path.group}' diverges: this rank "
-                   f"is in {path.op} at {path.describe()}; {others} peer(s) are at another site")
+        Returns the payloads without their stamps when neither happens."""
+        rec = ledger.current()
+        mine = ledger.stamp()
+        peers = []
+        for item in received:
+            if is_stamped(item):
+                peers.append({"stamp": item[0][2:].hex(), "agrees": checked and item[0] == mine})
+            else:
+                peers.append({"stamp": None, "agrees": not checked})
+        disagreeing = sum(1 for p in peers if not p["agrees"])
+        if checked:
+            what = f"{disagreeing} of {len(peers)} message(s) carry another digest or none"
+        else:
+            what = (f"{disagreeing} of {len(peers)} message(s) carry a check this rank did not expect "
+                    "(their ranks are off the path this rank is on)")
+        detail = {"mine": mine[2:].hex() if checked else None, "peers": peers, "group": ledger.group,
+                  "window_start": ledger.window_start}
+        if rec is None:  # a ledger used without enter(): nothing to name
+            self.fail("mismatch", f"rank {self.rank}: collectives on group '{ledger.group}' diverge: {what}", detail)
+            return [item[1] if is_stamped(item) else item for item in received]
+        path, seq = rec[REC_PATH], rec[REC_SEQ]
+        message = (f"rank {self.rank}: collective #{seq} on group '{path.group}' diverges: this rank is in "
+                   f"{path.op} at {path.describe()}; {what}")
+        if seq > ledger.window_start:
+            message += (f"; the ranks last agreed before #{ledger.window_start}, so one of the collectives "
+                        f"#{ledger.window_start}-#{seq} differs")
+        sent_only = [r for r in ledger.records() if r[REC_SEQ] >= ledger.window_start and r[REC_ROLE] == SENDS
+                     and r is not rec]
+        if sent_only:
+            first = sent_only[0]
+            message += (f"; this rank only sent in {first[REC_PATH].op} #{first[REC_SEQ]} at "
+                        f"{first[REC_PATH].describe()} (a root cannot compare there), and its peers disagree "
+                        "with it since")
+            detail["sent_only"] = [r[REC_SEQ] for r in sent_only]
         self.fail("mismatch", message, detail)
+        return [item[1] if is_stamped(item) else item for item in received]
 
     def fail(self, status: str, message: str, detail: dict | None = None) -> None:
         """Write this rank's state, then abort the job or raise."""
@@ -188,12 +214,14 @@ class Sanitizer:
 
     # ------------------------------------------------------------ state
     def state(self, status: str, message: str = "", detail: dict | None = None) -> dict:
-        current = self.current
+        current = self.in_flight()
         frame = main_thread_frame()
-        history = list(self.history)
-        total = sum(cell[0] for cell in self.seq_cells.values()) - (1 if current is not None else 0)
+        ledgers = list(self.ledgers.values())
+        records = sorted((r for ledger in ledgers for r in ledger.records()
+                          if current is None or r[REC_ORDER] != current[REC_ORDER]), key=lambda r: r[REC_ORDER])
+        total = sum(ledger.seq for ledger in ledgers) - (1 if current is not None else 0)
         return {
-            "version": 1,
+            "version": 2,
             "rank": self.rank,
             "world_size": self.world_size,
             "pid": os.getpid(),
@@ -203,14 +231,15 @@ class Sanitizer:
             "time": time.time(),
             "started": self.t0,
             "timeout": self.timeout,
+            "ledger": getattr(Ledger, "implementation", "?"),
             "current": None if current is None else dict(record_json(current, total),
                                                          waited=time.time() - current[REC_START]),
             "stack": stack_of(frame) if frame is not None else [],
-            "history": [record_json(r, total - len(history) + i) for i, r in enumerate(history)],
+            "history": [record_json(r, total - len(records) + i) for i, r in enumerate(records)],
             "collectives": total,
-            "history_limit": self.history.maxlen,
+            "history_limit": self.history_limit,
             "groups": {label: list(ranks) for label, ranks in self.groups.items()},
-            "sequence": {group: cell[0] for group, cell in self.seq_cells.items()},
+            "sequence": {ledger.group: ledger.seq for ledger in ledgers},
             "detail": detail or {},
         }
 
@@ -264,7 +293,7 @@ class Sanitizer:
         tick = 0
         while not self._stop.wait(period):
             tick += 1
-            current = self.current
+            current = self.in_flight()
             # the first collective of a group also pays for connection set-up (NCCL communicators
             # are created there), so it gets a longer allowance
             limit = self.timeout if current is None or current[REC_SEQ] else max(self.timeout, self.first_timeout)

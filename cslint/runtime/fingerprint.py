@@ -1,4 +1,4 @@
-"""Fingerprints of collective calls: op, group, call site, sequence number, payload.
+"""Call paths of collective calls: op, group, call site and its callers.
 
 The call site is the first frame outside ``cslint.runtime`` (and outside any
 extra modules the caller names as wrappers), followed by its callers up to
@@ -8,9 +8,11 @@ rank in `_sync_gen_only_benchmark_has_insufficient_kv`, another in
 `_is_benchmark_disagg_fill_complete`, both through
 `_allgather_model_parallel_status`).
 
-Call paths are cached per (code object, line) chain, and carry a stable hash
-(crc32 of ``basename:line:qualname`` items) so ranks compare small integers,
-never strings, on the hot path.
+A call path carries a stable hash (crc32 of ``op|group`` and
+``basename:line:qualname`` items), the same on every rank for the same
+source; the ledger (`cslint.runtime.ledger`) folds it into the digests the
+ranks compare, and caches paths per (code object, instruction) chain, so a
+path is built once per call site.
 """
 
 from __future__ import annotations
@@ -70,14 +72,19 @@ class CallPathCache:
     report, a path also keeps ``display_depth`` frames as first seen.
     """
 
-    def __init__(self, depth: int = 2, display_depth: int = 5, skip_dirs: tuple[str, ...] = ()) -> None:
+    def __init__(self, depth: int = 2, display_depth: int = 5, skip_dirs: tuple[str, ...] = (),
+                 strict: bool = True) -> None:
         self.depth = max(1, depth)
+        # strict=False: the digest covers op and group only, for programs that issue one collective
+        # from different lines on different ranks on purpose (if rank == 0: bcast(x) else: bcast(None))
+        self.strict = strict
         self.display_depth = max(self.depth, display_depth)
         self.skip_dirs = tuple(os.path.abspath(d) for d in (_RUNTIME_DIR, *skip_dirs))
         self._cache: dict[tuple, CallPath] = {}
         self._skip_code: dict[Any, bool] = {}
 
-    def _skipped(self, code) -> bool:
+    def skipped(self, code) -> bool:
+        """Whether frames running `code` belong to the runtime (looked through when finding the call site)."""
         hit = self._skip_code.get(code)
         if hit is None:
             filename = os.path.abspath(code.co_filename)
@@ -105,8 +112,9 @@ class CallPathCache:
                 code = f.f_code
                 frames.append(Frame(code.co_filename, f.f_lineno, getattr(code, "co_qualname", code.co_name)))
                 f = f.f_back
-            text = salt + "|" + "|".join(f"{os.path.basename(x.path)}:{x.line}:{x.function}"
-                                          for x in frames[: self.depth])
+            text = salt
+            if self.strict:
+                text += "|" + "|".join(f"{os.path.basename(x.path)}:{x.line}:{x.function}" for x in frames[: self.depth])
             path = CallPath(tuple(frames), zlib.crc32(text.encode()), op, group)
             self._cache[key] = path
         return path
@@ -114,7 +122,7 @@ class CallPathCache:
     def capture(self, start_depth: int = 1, op: str = "", group: str = "") -> CallPath:
         """The call path of the first frame outside cslint.runtime, above `start_depth`."""
         frame = sys._getframe(start_depth)
-        while frame is not None and self._skipped(frame.f_code):
+        while frame is not None and self.skipped(frame.f_code):
             frame = frame.f_back
         return self.resolve(frame, op, group)
 

@@ -215,6 +215,9 @@ def _find_divergence(states: list[RankState]) -> tuple[str | None, int | None, s
 def _history_covers(states: list[RankState], rank: int, group: str, seq: int) -> bool:
     """Whether `rank` provably never reached collective `seq` of `group`."""
     state = next(s for s in states if s.rank == rank)
+    sequence = state.raw.get("sequence")
+    if isinstance(sequence, dict):  # the next sequence number of each group: exact
+        return int(sequence.get(group, 0)) <= seq
     seqs = [e["seq"] for e in state.entries() if e["group"] == group]
     if seqs:
         # an older window (min > seq) says nothing; a rank whose last one is before seq is behind

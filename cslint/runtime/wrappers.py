@@ -1,4 +1,4 @@
-"""Communicator wrappers that fingerprint every collective.
+"""Communicator wrappers that enter every collective in the group's ledger.
 
 - `DistributedProxy`: a TensorRT-LLM-style ``Distributed`` object
   (``tp_allgather``, ``pp_broadcast``, ``allreduce``, ``barrier``...); the group
@@ -7,30 +7,24 @@
 - `MPICommProxy`: an mpi4py ``Comm``.
 - `TorchDistributedProxy`: the ``torch.distributed`` module.
 
-Object collectives carry the fingerprint inside the message they already send
-(``(fingerprint, payload)``), so checking costs no extra round trip.
-Collectives whose payload cannot carry it (reductions, tensor and buffer
-collectives, barriers) first exchange the fingerprint in a small allgather.
-Everything else passes through untouched.
-
-The fingerprint is one integer: the crc32 of (op, group, call site, caller)
-shifted left by 40 bits, plus the sequence number within the group.
+The ledger (`cslint.runtime.ledger`) decides which calls are checked.  A
+checked object collective sends ``(stamp, payload)`` in the message it sends
+anyway; a checked reduction or tensor collective first exchanges the stamps
+in one small allgather; a barrier is that allgather.  Everything else passes
+through untouched.
 """
 
 from __future__ import annotations
 
-import sys
-import time
-import zlib
+import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .core import SEQ_BITS, Sanitizer
-from .fingerprint import _RUNTIME_DIR
+from .core import Sanitizer
+from .ledger import LAZY, RECEIVES, SENDS, SYMMETRIC, make_stamp
 
-_getframe = sys._getframe
-_now = time.time
 _PREFIXES = (("tp_cp_", "tp_cp"), ("tp_", "tp"), ("pp_", "pp"), ("cp_", "cp"), ("dp_", "dp"), ("ep_", "ep"))
+_M64 = (1 << 64) - 1
 
 
 def _group_of(method: str) -> str:
@@ -40,99 +34,16 @@ def _group_of(method: str) -> str:
     return "world"
 
 
-class _Site:
-    """Per (wrapped method) fast path: call path lookup, sequence numbers, history."""
-
-    __slots__ = ("cache", "group", "op", "san", "seq_cell")
-
-    def __init__(self, san: Sanitizer, op: str, group: str) -> None:
-        self.san = san
-        self.op = op
-        self.group = group
-        self.cache: dict = {}
-        # sequence numbers are per group, shared by every method of that group
-        cell = san.seq_cells.get(group)
-        if cell is None:
-            cell = san.seq_cells[group] = [0]
-        self.seq_cell = cell
+def _rooted_role(is_root: bool, root_receives: bool) -> int:
+    """A broadcast or scatter root only sends; a gather root is the one that receives."""
+    if root_receives:
+        return RECEIVES if is_root else SENDS
+    return SENDS if is_root else RECEIVES
 
 
-def _enter(site: _Site, frame, payload) -> tuple:
-    """Record entry into a collective; returns (fingerprint, record)."""
-    while frame.f_code.co_filename.startswith(_RUNTIME_DIR):  # called through install()'s patches
-        frame = frame.f_back
-    back = frame.f_back
-    # f_lasti and id() are cheap; f_lineno and hashing a code object are not
-    key = (id(frame.f_code), frame.f_lasti, id(back.f_code), back.f_lasti) if back is not None else (id(frame.f_code),)
-    path = site.cache.get(key)
-    if path is None:
-        path = site.cache[key] = site.san.paths.resolve(frame, site.op, site.group)
-    cell = site.seq_cell
-    seq = cell[0]
-    cell[0] = seq + 1
-    rec = (path, seq, type(payload), _now())
-    site.san.current = rec
-    return (path.digest << SEQ_BITS) | seq, rec
-
-
-def _leave(san: Sanitizer, rec: tuple) -> None:
-    san.history.append(rec)
-    san.current = None
-
-
-def _split(san: Sanitizer, rec: tuple, fp: int, received) -> list:
-    """Unwrap gathered ``(fingerprint, payload)`` messages, checking each fingerprint."""
-    out = []
-    try:
-        for peer_fp, payload in received:
-            if peer_fp != fp:
-                raise ValueError
-            out.append(payload)
-    except (TypeError, ValueError):
-        fps = []
-        for item in received:
-            fps.append(item[0] if type(item) is tuple and len(item) == 2 else ("unsanitized", item))
-        san.divergence(rec, fps)
-        return [item[1] if type(item) is tuple and len(item) == 2 else item for item in received]
-    return out
-
-
-def _fast_allgather(site: _Site, inner: Callable, name: str) -> Callable:
-    """An object allgather carrying the fingerprint; `_enter`/`_split`/`_leave` inlined (hot path)."""
-    san = site.san
-    cache = site.cache
-    cell = site.seq_cell
-    op, group = site.op, site.group
-    history_append = san.history.append
-    resolve = san.paths.resolve
-
-    def allgather(obj, *args, **kwargs):
-        frame = _getframe(1)
-        back = frame.f_back
-        # f_lasti and id() are cheap; f_lineno and hashing a code object are not
-        key = (id(frame.f_code), frame.f_lasti, id(back.f_code), back.f_lasti) if back is not None else (
-            id(frame.f_code), frame.f_lasti)
-        path = cache.get(key)
-        if path is None:
-            path = cache[key] = resolve(frame, op, group)
-        seq = cell[0]
-        cell[0] = seq + 1
-        fp = (path.digest << SEQ_BITS) | seq
-        san.current = rec = (path, seq, obj.__class__, _now())
-        # a plain call is cheaper than unpacking empty *args/**kwargs
-        received = inner((fp, obj), *args, **kwargs) if args or kwargs else inner((fp, obj))
-        try:
-            out = [payload for peer_fp, payload in received if peer_fp == fp]
-        except (TypeError, ValueError):
-            out = ()
-        if len(out) != len(received):
-            out = _split(san, rec, fp, received)
-        history_append(rec)
-        san.current = None
-        return out
-
-    allgather.__name__ = name
-    return allgather
+def _exchange_check(ledger, exchange: Callable) -> None:
+    """A check through one object allgather of the stamps (for collectives that cannot carry one)."""
+    ledger.unwrap(exchange((ledger.stamp(), None)), True, True)
 
 
 class DistributedProxy:
@@ -141,23 +52,27 @@ class DistributedProxy:
     _ALLGATHER = ("allgather", "tp_allgather", "pp_allgather", "cp_allgather", "tp_cp_allgather", "dp_allgather")
     _BROADCAST = ("broadcast", "tp_broadcast", "pp_broadcast", "cp_broadcast", "tp_cp_broadcast")
     _GATHER = ("gather", "tp_gather", "pp_gather")
-    _CHECKED = ("allreduce", "tp_allreduce", "pp_allreduce", "barrier", "tp_barrier", "pp_barrier",
-                "tp_allgather_int64", "reduce_scatter", "tp_reduce_scatter", "alltoall", "tp_alltoall")
+    _BARRIER = ("barrier", "tp_barrier", "pp_barrier")
+    _LAZY = ("allreduce", "tp_allreduce", "pp_allreduce", "tp_allgather_int64", "reduce_scatter", "tp_reduce_scatter",
+             "alltoall", "tp_alltoall")
 
     def __init__(self, inner: Any, sanitizer: Sanitizer) -> None:
         object.__setattr__(self, "_inner", inner)
         object.__setattr__(self, "_sanitizer", sanitizer)
-        object.__setattr__(self, "_labels", self._group_labels(inner, sanitizer))
+        object.__setattr__(self, "_positions", {})
+        object.__setattr__(self, "_labels", self._group_labels(inner, sanitizer, self._positions))
         for names, factory in ((self._ALLGATHER, self._make_allgather), (self._BROADCAST, self._make_rooted),
-                               (self._GATHER, self._make_rooted), (self._CHECKED, self._make_checked)):
+                               (self._GATHER, self._make_rooted), (self._BARRIER, self._make_barrier),
+                               (self._LAZY, self._make_lazy)):
             for name in names:
                 if callable(getattr(inner, name, None)):
                     object.__setattr__(self, name, factory(name))
 
     @staticmethod
-    def _group_labels(inner: Any, sanitizer: Sanitizer) -> dict[str, str]:
+    def _group_labels(inner: Any, sanitizer: Sanitizer, positions: dict) -> dict[str, str]:
         """Label groups with their members (``tp[0,1]``) so reports never mix two TP groups."""
         labels = {}
+        rank = getattr(inner, "rank", None)
         for group in ("tp", "pp", "cp", "tp_cp", "dp", "world"):
             members = None
             getter = getattr(inner, f"{group}_group_ranks", None)
@@ -172,6 +87,12 @@ class DistributedProxy:
             labels[group] = label
             if members is not None:
                 sanitizer.groups[label] = members
+            # this rank's position in the group: what a rooted collective's root argument is compared with
+            position = getattr(inner, f"{group}_rank", None) if group != "world" else rank
+            if not isinstance(position, int) and members is not None and rank in members:
+                position = members.index(rank)
+            if isinstance(position, int):
+                positions[group] = position
         return labels
 
     # attribute access falls through to the wrapped object (rank, tp_size...)
@@ -191,58 +112,77 @@ class DistributedProxy:
         if callable(inner_close):
             inner_close()
 
-    def _site(self, name: str) -> _Site:
+    def _ledger(self, name: str):
         group = _group_of(name)
-        return _Site(self._sanitizer, name, self._labels.get(group, group))
+        return self._sanitizer.ledger(self._labels.get(group, group))
 
-    def _make_allgather(self, name: str) -> Callable:
-        inner = getattr(self._inner, name)
-        return _fast_allgather(self._site(name), inner, name)
-
-    def _make_rooted(self, name: str) -> Callable:
-        """broadcast / gather: only the receiving side can check."""
-        inner = getattr(self._inner, name)
-        site = self._site(name)
-        san = self._sanitizer
-        is_gather = name in self._GATHER
-
-        def rooted(obj, root=0, *args, **kwargs):
-            fp, rec = _enter(site, _getframe(1), obj)
-            received = inner((fp, obj), root, *args, **kwargs)
-            if is_gather:
-                out = _split(san, rec, fp, received) if isinstance(received, list) else received
-            else:
-                out = _split(san, rec, fp, [received])[0]
-            _leave(san, rec)
-            return out
-
-        rooted.__name__ = name
-        return rooted
-
-    def _fingerprint_exchange(self, group: str):
-        """The allgather used to check collectives that cannot carry a fingerprint."""
+    def _exchange(self, name: str):
+        """The group's own object allgather, which carries the stamps of collectives that cannot."""
+        group = _group_of(name)
         for candidate in ((f"{group}_allgather" if group != "world" else "allgather"), "allgather"):
             method = getattr(self._inner, candidate, None)
             if callable(method):
                 return method
         return None
 
-    def _make_checked(self, name: str) -> Callable:
+    def _make_allgather(self, name: str) -> Callable:
+        return self._ledger(name).allgather(getattr(self._inner, name), name)
+
+    def _make_rooted(self, name: str) -> Callable:
+        """broadcast / gather: the ranks that receive check; the others are checked at the next allgather."""
         inner = getattr(self._inner, name)
-        site = self._site(name)
-        san = self._sanitizer
-        exchange = self._fingerprint_exchange(_group_of(name))
+        ledger = self._ledger(name)
+        is_gather = name in self._GATHER
+        position = self._positions.get(_group_of(name))
 
-        def checked(*args, **kwargs):
-            fp, rec = _enter(site, _getframe(1), args[0] if args else None)
-            if exchange is not None:
-                _split(san, rec, fp, exchange((fp, None)))
-            result = inner(*args, **kwargs)
-            _leave(san, rec)
-            return result
+        def rooted(obj, root=0, *args, **kwargs):
+            checked = ledger.enter(name, obj, _rooted_role(position == root, is_gather))
+            try:
+                received = inner((ledger.stamp(), obj) if checked else obj, root, *args, **kwargs)
+                if is_gather:
+                    return ledger.unwrap(received, checked, False) if isinstance(received, list) else received
+                return ledger.unwrap([received], checked, False)[0]
+            finally:
+                ledger.leave()
 
-        checked.__name__ = name
-        return checked
+        rooted.__name__ = name
+        return rooted
+
+    def _make_barrier(self, name: str) -> Callable:
+        """A barrier becomes the group's allgather of the stamps: it synchronises and always checks."""
+        inner = getattr(self._inner, name)
+        ledger = self._ledger(name)
+        exchange = self._exchange(name)
+
+        def barrier(*args, **kwargs):
+            ledger.enter(name, None, SYMMETRIC)
+            try:
+                if exchange is None or args or kwargs:
+                    return inner(*args, **kwargs)
+                _exchange_check(ledger, exchange)
+                return None
+            finally:
+                ledger.leave()
+
+        barrier.__name__ = name
+        return barrier
+
+    def _make_lazy(self, name: str) -> Callable:
+        inner = getattr(self._inner, name)
+        ledger = self._ledger(name)
+        exchange = self._exchange(name)
+
+        def lazy(*args, **kwargs):
+            checked = ledger.enter(name, args[0] if args else None, LAZY)
+            try:
+                if checked and exchange is not None:
+                    _exchange_check(ledger, exchange)
+                return inner(*args, **kwargs)
+            finally:
+                ledger.leave()
+
+        lazy.__name__ = name
+        return lazy
 
 
 class _SanitizedProxy:
@@ -280,23 +220,18 @@ class _SanitizedProxy:
 class MPICommProxy(_SanitizedProxy):
     """Sanitized view of an mpi4py communicator."""
 
-    _CHECKED = _BUFFER = ("Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Bcast", "Gather", "Gatherv",
-               "Reduce", "Reduce_scatter", "Reduce_scatter_block", "Scatter", "Scatterv", "Scan", "Exscan",
-               "allreduce", "reduce", "scan", "exscan")
+    _CHECKED = ("Allgather", "Allgatherv", "Allreduce", "Alltoall", "Alltoallv", "Bcast", "Gather", "Gatherv",
+                "Reduce", "Reduce_scatter", "Reduce_scatter_block", "Scatter", "Scatterv", "Scan", "Exscan",
+                "allreduce", "reduce", "scan", "exscan")
 
     def __init__(self, comm: Any, sanitizer: Sanitizer, group: str = "") -> None:
         self._target = self._comm = comm
         self._sanitizer = sanitizer
         self._group = group or comm.Get_name() or f"comm{comm.Get_size()}"
-        self._sites: dict[str, _Site] = {}
+        self._rank = comm.Get_rank()
+        self._ledger = sanitizer.ledger(self._group)
         self._checked_cache: dict[str, Callable] = {}
-        self.allgather = _fast_allgather(self._site("allgather"), comm.allgather, "allgather")
-
-    def _site(self, op: str) -> _Site:
-        site = self._sites.get(op)
-        if site is None:
-            site = self._sites[op] = _Site(self._sanitizer, op, self._group)
-        return site
+        self.allgather = self._ledger.allgather(comm.allgather, "allgather")
 
     def Abort(self, errorcode: int = 1):
         return self._comm.Abort(errorcode)
@@ -310,58 +245,78 @@ class MPICommProxy(_SanitizedProxy):
         return MPICommProxy(self._comm.Dup(*args), self._sanitizer, group=f"{self._group}/dup")
 
     def alltoall(self, sendobj):
-        fp, rec = _enter(self._site("alltoall"), _getframe(1), sendobj)
-        out = _split(self._sanitizer, rec, fp, self._comm.alltoall([(fp, item) for item in sendobj]))
-        _leave(self._sanitizer, rec)
-        return out
+        ledger = self._ledger
+        checked = ledger.enter("alltoall", sendobj, SYMMETRIC)
+        try:
+            if checked:
+                stamp = ledger.stamp()
+                sendobj = [(stamp, item) for item in sendobj]
+            return ledger.unwrap(self._comm.alltoall(sendobj), checked, True)
+        finally:
+            ledger.leave()
 
     def bcast(self, obj, root: int = 0):
-        fp, rec = _enter(self._site("bcast"), _getframe(1), obj)
-        out = _split(self._sanitizer, rec, fp, [self._comm.bcast((fp, obj), root)])[0]
-        _leave(self._sanitizer, rec)
-        return out
+        ledger = self._ledger
+        checked = ledger.enter("bcast", obj, _rooted_role(self._rank == root, False))
+        try:
+            return ledger.unwrap([self._comm.bcast((ledger.stamp(), obj) if checked else obj, root)], checked,
+                                 False)[0]
+        finally:
+            ledger.leave()
 
     def gather(self, sendobj, root: int = 0):
-        fp, rec = _enter(self._site("gather"), _getframe(1), sendobj)
-        received = self._comm.gather((fp, sendobj), root)
-        out = _split(self._sanitizer, rec, fp, received) if received is not None else None
-        _leave(self._sanitizer, rec)
-        return out
+        ledger = self._ledger
+        checked = ledger.enter("gather", sendobj, _rooted_role(self._rank == root, True))
+        try:
+            received = self._comm.gather((ledger.stamp(), sendobj) if checked else sendobj, root)
+            return ledger.unwrap(received, checked, False) if received is not None else None
+        finally:
+            ledger.leave()
 
     def scatter(self, sendobj, root: int = 0):
-        fp, rec = _enter(self._site("scatter"), _getframe(1), sendobj)
-        items = None if sendobj is None else [(fp, item) for item in sendobj]
-        out = _split(self._sanitizer, rec, fp, [self._comm.scatter(items, root)])[0]
-        _leave(self._sanitizer, rec)
-        return out
+        ledger = self._ledger
+        checked = ledger.enter("scatter", sendobj, _rooted_role(self._rank == root, False))
+        try:
+            items = sendobj
+            if checked and sendobj is not None:
+                stamp = ledger.stamp()
+                items = [(stamp, item) for item in sendobj]
+            return ledger.unwrap([self._comm.scatter(items, root)], checked, False)[0]
+        finally:
+            ledger.leave()
 
     def barrier(self):
-        fp, rec = _enter(self._site("barrier"), _getframe(1), None)
-        _split(self._sanitizer, rec, fp, self._comm.allgather((fp, None)))
-        _leave(self._sanitizer, rec)
+        ledger = self._ledger
+        ledger.enter("barrier", None, SYMMETRIC)
+        try:
+            _exchange_check(ledger, self._comm.allgather)
+        finally:
+            ledger.leave()
 
     Barrier = barrier
 
     def _make_checked(self, name: str, method: Callable) -> Callable:
-        site = self._site(name)
-        san = self._sanitizer
-        comm_allgather = self._comm.allgather
+        ledger = self._ledger
+        exchange = self._comm.allgather
 
         def checked(*args, **kwargs):
-            fp, rec = _enter(site, _getframe(1), args[0] if args else None)
-            _split(san, rec, fp, comm_allgather((fp, None)))
-            result = method(*args, **kwargs)
-            _leave(san, rec)
-            return result
+            check = ledger.enter(name, args[0] if args else None, LAZY)
+            try:
+                if check:
+                    _exchange_check(ledger, exchange)
+                return method(*args, **kwargs)
+            finally:
+                ledger.leave()
 
+        checked.__name__ = name
         return checked
 
 
 class TorchDistributedProxy(_SanitizedProxy):
     """Sanitized view of the ``torch.distributed`` module."""
 
-    _CHECKED = _TENSOR = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
-               "broadcast", "reduce", "gather", "scatter", "all_to_all", "all_to_all_single")
+    _CHECKED = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
+                "broadcast", "reduce", "gather", "scatter", "all_to_all", "all_to_all_single")
 
     def __init__(self, tdist: Any, sanitizer: Sanitizer) -> None:
         import torch
@@ -369,87 +324,104 @@ class TorchDistributedProxy(_SanitizedProxy):
         self._torch = torch
         self._target = self._tdist = tdist
         self._sanitizer = sanitizer
-        self._group_names: dict[int, str] = {}
-        self._sites: dict[tuple, _Site] = {}
+        self._rank: int | None = None
+        self._ledgers: dict[int, Any] = {}  # id(group) -> ledger (the group objects live as long as the job)
         self._checked_cache: dict[str, Callable] = {}
 
-    def _site(self, op: str, group) -> _Site:
-        key = (op, id(group))
-        site = self._sites.get(key)
-        if site is None:
-            site = self._sites[key] = _Site(self._sanitizer, op, self._group_name(group))
-        return site
+    def _ledger_for(self, group):
+        ledger = self._ledgers.get(id(group))
+        if ledger is None:
+            ledger = self._ledgers[id(group)] = self._sanitizer.ledger(self._group_name(group))
+        return ledger
 
     def _group_name(self, group) -> str:
         if group is None:
             return "world"
-        key = id(group)
-        name = self._group_names.get(key)
-        if name is None:
-            try:
-                ranks = self._tdist.get_process_group_ranks(group)
-                name = "ranks[" + ",".join(map(str, ranks)) + "]"
-                self._sanitizer.groups[name] = tuple(ranks)
-            except Exception:  # noqa: BLE001 - any group object we cannot name
-                name = f"group{key}"
-            self._group_names[key] = name
+        try:
+            ranks = self._tdist.get_process_group_ranks(group)
+        except Exception:  # noqa: BLE001 - any group object we cannot name
+            return f"group{id(group)}"
+        name = "ranks[" + ",".join(map(str, ranks)) + "]"
+        self._sanitizer.groups[name] = tuple(ranks)
         return name
 
+    def _is_rank(self, rank) -> bool:
+        if self._rank is None:
+            self._rank = self._tdist.get_rank()
+        return rank == self._rank
+
     def all_gather_object(self, object_list, obj, group=None):
-        fp, rec = _enter(self._site("all_gather_object", group), _getframe(1), obj)
-        tmp = [None] * len(object_list)
-        self._tdist.all_gather_object(tmp, (fp, obj), group=group)
-        object_list[:] = _split(self._sanitizer, rec, fp, tmp)
-        _leave(self._sanitizer, rec)
+        ledger = self._ledger_for(group)
+        checked = ledger.enter("all_gather_object", obj, SYMMETRIC)
+        try:
+            tmp = [None] * len(object_list)
+            self._tdist.all_gather_object(tmp, (ledger.stamp(), obj) if checked else obj, group=group)
+            object_list[:] = ledger.unwrap(tmp, checked, True)
+        finally:
+            ledger.leave()
 
     def broadcast_object_list(self, object_list, src=0, group=None, device=None):
-        fp, rec = _enter(self._site("broadcast_object_list", group), _getframe(1), object_list)
-        holder = [(fp, list(object_list))]
-        self._tdist.broadcast_object_list(holder, src=src, group=group, device=device)
-        object_list[:] = _split(self._sanitizer, rec, fp, holder)[0]
-        _leave(self._sanitizer, rec)
+        ledger = self._ledger_for(group)
+        checked = ledger.enter("broadcast_object_list", object_list, _rooted_role(self._is_rank(src), False))
+        try:
+            holder = [(ledger.stamp(), list(object_list)) if checked else list(object_list)]
+            self._tdist.broadcast_object_list(holder, src=src, group=group, device=device)
+            object_list[:] = ledger.unwrap(holder, checked, False)[0]
+        finally:
+            ledger.leave()
 
     def gather_object(self, obj, object_gather_list=None, dst=0, group=None):
-        fp, rec = _enter(self._site("gather_object", group), _getframe(1), obj)
-        tmp = None if object_gather_list is None else [None] * len(object_gather_list)
-        self._tdist.gather_object((fp, obj), tmp, dst=dst, group=group)
-        if object_gather_list is not None:
-            object_gather_list[:] = _split(self._sanitizer, rec, fp, tmp)
-        _leave(self._sanitizer, rec)
+        ledger = self._ledger_for(group)
+        checked = ledger.enter("gather_object", obj, _rooted_role(self._is_rank(dst), True))
+        try:
+            tmp = None if object_gather_list is None else [None] * len(object_gather_list)
+            self._tdist.gather_object((ledger.stamp(), obj) if checked else obj, tmp, dst=dst, group=group)
+            if object_gather_list is not None:
+                object_gather_list[:] = ledger.unwrap(tmp, checked, False)
+        finally:
+            ledger.leave()
 
     def barrier(self, group=None, **kwargs):
-        fp, rec = _enter(self._site("barrier", group), _getframe(1), None)
-        self._exchange(rec, fp, group, "")
-        _leave(self._sanitizer, rec)
+        ledger = self._ledger_for(group)
+        ledger.enter("barrier", None, SYMMETRIC)
+        try:
+            self._exchange(ledger, group)
+        finally:
+            ledger.leave()
 
     def _device_for(self, group):
         if self._tdist.get_backend(group) == "nccl":
             return self._torch.device("cuda", self._torch.cuda.current_device())
         return self._torch.device("cpu")
 
-    def _exchange(self, rec: tuple, fp: int, group, kind: str) -> None:
-        """Check a fingerprint (and the tensor's dtype/shape) with one small int64 all_gather."""
+    def _exchange(self, ledger, group) -> None:
+        """Check the window's digest with one small int64 all_gather."""
         torch = self._torch
-        shape_digest = zlib.crc32(kind.encode())
-        mine = torch.tensor([fp >> SEQ_BITS, fp & ((1 << SEQ_BITS) - 1), shape_digest], dtype=torch.long,
-                            device=self._device_for(group))
+        digest = int.from_bytes(ledger.stamp()[2:], "little")
+        signed = digest - (1 << 64) if digest >= 1 << 63 else digest
+        mine = torch.tensor([signed], dtype=torch.long, device=self._device_for(group))
         out = [torch.empty_like(mine) for _ in range(self._tdist.get_world_size(group))]
         self._tdist.all_gather(out, mine, group=group)
-        rows = [tuple(t.tolist()) for t in out]
-        own = tuple(mine.tolist())
-        if any(row != own for row in rows):
-            self._sanitizer.divergence(rec, [(r[0] << SEQ_BITS) | r[1] if r[2] == own[2] else ("shape", r)
-                                             for r in rows])
+        ledger.unwrap([(make_stamp(int(t.item()) & _M64), None) for t in out], True, True)
 
     def _make_checked(self, name: str, method: Callable) -> Callable:
+        try:
+            group_index = list(inspect.signature(method).parameters).index("group")
+        except (TypeError, ValueError):
+            group_index = None
+
         def checked(*args, **kwargs):
             group = kwargs.get("group")
-            tensor = args[0] if args else kwargs.get("tensor")
-            kind = f"{getattr(tensor, 'dtype', '')}{tuple(getattr(tensor, 'shape', ()))}"
-            fp, rec = _enter(self._site(name, group), _getframe(1), tensor)
-            self._exchange(rec, fp, group, kind)
-            result = method(*args, **kwargs)
-            _leave(self._sanitizer, rec)
-            return result
+            if group is None and group_index is not None and len(args) > group_index:
+                group = args[group_index]
+            ledger = self._ledger_for(group)
+            check = ledger.enter(name, args[0] if args else kwargs.get("tensor"), LAZY)
+            try:
+                if check:
+                    self._exchange(ledger, group)
+                return method(*args, **kwargs)
+            finally:
+                ledger.leave()
 
+        checked.__name__ = name
         return checked
