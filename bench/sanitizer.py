@@ -1,18 +1,30 @@
 """Cost and speed of the runtime collective sanitizer (cslint.runtime).
 
-    .venv/bin/python bench/sanitizer.py [--iters N] [--ranks 2,4] [--quick]
+    .venv/bin/python bench/sanitizer.py [--ranks 2,4] [--rounds N] [--quick] [--no-diagnosis]
 
 Prints, from one run:
 
-1. overhead on a collective-bound loop of object allgathers (MPI via mpi4py
-   and the replica's `MPIDist`; gloo via torch.distributed), sanitized vs bare;
-2. on gloo, the sanitizer against ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` (object
-   allgathers and tensor all_reduce) — the baseline is measured in this run;
-3. time to diagnosis of the replica's deadlocks (fill gate on / off, PP):
-   from the first diverging collective to the first rank report, and the whole
-   run until the job is down (the executor's own hang detector would take 300 s).
+1. MPI (mpi4py + mpich): object allgathers (small and 1 MiB payloads, bare
+   communicator and the replica's ``MPIDist`` through the ``Distributed``
+   proxy, one call site and three in turn) and an object allreduce, bare
+   against sanitized;
+2. gloo (torch.distributed, fork): ``all_reduce`` (16 floats and 1 Mi floats)
+   and ``all_gather_object``, bare against sanitized, with
+   ``TORCH_DISTRIBUTED_DEBUG=DETAIL`` (torch's own collective checker, on a
+   group created in DETAIL mode in the same processes) as the anchor;
+3. time to diagnosis of the replica's deadlocks (fill gate on / off, PP).
 
-Goals: <= 1.10x bare on object allgathers; diagnosis within 5 s.
+How it measures: each row runs inside one job (one ``mpiexec``, or one set of
+forked ranks), in rounds; a round times a block of calls of each variant, the
+variants taking turns to go first.  Per variant the table shows the median
+time per call over the rounds; ``ratio`` is the median over rounds of the
+sanitized block's time over the bare block's time in the same round, so drift
+of a shared machine hits both alike.  Ranks beyond the CPU count are
+oversubscribed: their collectives cost milliseconds of scheduling, so they run
+fewer calls.
+
+Goal (issue 17): ratio <= 1.10 on the MPI object allgather and the gloo
+all_reduce, at 2 and 4 ranks, small and large payloads; diagnosis within 5 s.
 """
 
 from __future__ import annotations
@@ -32,28 +44,71 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "trtllm_replica"))
 
+GOAL = 1.10
+LARGE = 1 << 20  # bytes of the large object payload; floats of the large all_reduce
 
-# ---------------------------------------------------------------- workers
-def _loop(fn, iters: int, barrier) -> float:
+
+# ---------------------------------------------------------------- measuring
+def _block(fn, calls: int, barrier) -> float:
+    """Seconds per call of `calls` calls of fn(i), started together on every rank."""
     barrier()
     t0 = time.perf_counter()
-    for i in range(iters):
+    for i in range(calls):
         fn(i)
-    return (time.perf_counter() - t0) / iters
+    return (time.perf_counter() - t0) / calls
 
 
-def _best_of(fn, iters: int, barrier, repeats: int = 3) -> float:
-    return min(_loop(fn, iters, barrier) for _ in range(repeats))
+def paired_rounds(variants: dict, calls: int, rounds: int, barrier, warmup: int = 2) -> dict:
+    """Time every variant once per round, taking turns to go first; returns per-variant lists."""
+    names = list(variants)
+    for _ in range(warmup):
+        for name in names:
+            _block(variants[name], calls, barrier)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(rounds):
+        order = names[r % len(names):] + names[: r % len(names)]
+        for name in order:
+            times[name].append(_block(variants[name], calls, barrier))
+    return times
 
 
-MPI_LOOPS = ("comm.allgather(int)", "MPIDist.tp_allgather(int)", "MPIDist.tp_allgather(status)")
+def summarize(times: dict, base: str = "bare") -> dict:
+    """Median µs per call per variant, and each variant's median paired ratio to `base`."""
+    out = {}
+    for name, values in times.items():
+        ratios = [v / b for v, b in zip(values, times[base])]
+        out[name] = {"us": statistics.median(values) * 1e6, "ratio": statistics.median(ratios),
+                     "rounds": len(values)}
+    return out
 
 
-def worker_mpi(iters: int, out: str) -> None:
+# ---------------------------------------------------------------- MPI worker
+def _three_sites(api_call):
+    """Three call sites in turn, like one iteration of an executor loop."""
+
+    def site_fill(i):
+        return api_call((i, 1))
+
+    def site_can_queue(i):
+        return api_call(i)
+
+    def site_done(i):
+        return api_call(None)
+
+    def loop(i):
+        site_fill(i)
+        site_can_queue(i)
+        site_done(i)
+
+    return loop
+
+
+def worker_mpi(calls: int, rounds: int, out: str) -> None:
     from mpi4py import MPI
     from tensorrt_llm._torch.distributed.communicator import MPIDist
 
     from cslint.runtime import wrap
+    from cslint.runtime.ledger import Ledger
 
     comm = MPI.COMM_WORLD
     report = tempfile.mkdtemp(prefix="bench-san-")
@@ -61,95 +116,41 @@ def worker_mpi(iters: int, out: str) -> None:
     sdist = wrap(dist, report_dir=report, timeout=30)
     scomm = wrap(comm, report_dir=report, timeout=30, group="world")
     barrier = comm.Barrier
-    _loop(lambda i: comm.allgather(i), 200, barrier)  # warm-up
-    _loop(lambda i: sdist.tp_allgather(i), 200, barrier)
+    large = bytes(LARGE)
+    rows = {
+        "comm.allgather(int)": ({"bare": comm.allgather, "sanitized": scomm.allgather}, lambda f: lambda i: f(i), 1),
+        "comm.allgather(1 MiB)": ({"bare": comm.allgather, "sanitized": scomm.allgather},
+                                  lambda f: lambda i: f(large), 8),
+        "MPIDist.tp_allgather(int)": ({"bare": dist.tp_allgather, "sanitized": sdist.tp_allgather},
+                                      lambda f: lambda i: f(i), 1),
+        "MPIDist.tp_allgather, 3 sites": ({"bare": dist.tp_allgather, "sanitized": sdist.tp_allgather},
+                                          _three_sites, 3),
+        "comm.allreduce(int)": ({"bare": comm.allreduce, "sanitized": scomm.allreduce}, lambda f: lambda i: f(i), 1),
+    }
     results = {}
-    # interleave bare and sanitized rounds so drift hits both alike
-    rounds = {f"{name} {mode}": [] for name in MPI_LOOPS for mode in ("bare", "sanitized")}
-    status = (3, list(range(16)), "ready")  # a status tuple like the executor's fill-gate allgather
-    for _ in range(5):
-        rounds["comm.allgather(int) bare"].append(_loop(lambda i: comm.allgather(i), iters, barrier))
-        rounds["comm.allgather(int) sanitized"].append(_loop(lambda i: scomm.allgather(i), iters, barrier))
-        rounds["MPIDist.tp_allgather(int) bare"].append(_loop(lambda i: dist.tp_allgather(i), iters, barrier))
-        rounds["MPIDist.tp_allgather(int) sanitized"].append(_loop(lambda i: sdist.tp_allgather(i), iters,
-                                                                    barrier))
-        rounds["MPIDist.tp_allgather(status) bare"].append(_loop(lambda i: dist.tp_allgather(status), iters,
-                                                                 barrier))
-        rounds["MPIDist.tp_allgather(status) sanitized"].append(_loop(lambda i: sdist.tp_allgather(status),
-                                                                      iters, barrier))
-    for key, values in rounds.items():
-        results[key] = statistics.median(values)
+    for name, (apis, make, cost) in rows.items():
+        variants = {variant: make(fn) for variant, fn in apis.items()}
+        n = max(1, calls // cost)
+        times = paired_rounds(variants, n, rounds if cost < 8 else max(10, rounds // 4), barrier)
+        results[name] = summarize(times)
+        results[name]["calls_per_block"] = n * (3 if "3 sites" in name else 1)
     if comm.Get_rank() == 0:
         with open(out, "w") as fh:
-            json.dump(results, fh)
-    sdist.sanitizer._stop.set()
+            json.dump({"rows": results, "ledger": Ledger.implementation}, fh)
+    sdist.sanitizer.close()
 
 
-def _gloo_child(rank: int, world: int, store_path: str, mode: str, iters: int, out: str) -> None:
-    if mode == "detail":
-        os.environ["TORCH_DISTRIBUTED_DEBUG"] = "DETAIL"
-    else:
-        os.environ.pop("TORCH_DISTRIBUTED_DEBUG", None)
-    import torch
-    import torch.distributed as tdist
-
-    tdist.init_process_group("gloo", store=tdist.FileStore(store_path, world), rank=rank, world_size=world)
-    api = tdist
-    if mode == "sanitized":
-        from cslint.runtime import wrap
-
-        api = wrap(tdist, report_dir=tempfile.mkdtemp(prefix="bench-san-"), timeout=30)
-    tensor = torch.ones(16)
-
-    def gather(i):
-        out_list = [None] * world
-        api.all_gather_object(out_list, i)
-
-    def reduce(i):
-        api.all_reduce(tensor)
-
-    barrier = tdist.barrier
-    _loop(gather, 50, barrier)
-    _loop(reduce, 50, barrier)
-    res = {"all_gather_object": _best_of(gather, iters, barrier), "all_reduce": _best_of(reduce, iters, barrier)}
-    if rank == 0:
-        with open(out, "w") as fh:
-            json.dump(res, fh)
-    tdist.barrier()
-    os._exit(0)
-
-
-def run_gloo(world: int, mode: str, iters: int) -> dict:
-    import multiprocessing as mp
-
-    import torch  # noqa: F401 - imported once, inherited by the forked ranks
-
-    ctx = mp.get_context("fork")
-    tmp = tempfile.mkdtemp(prefix="bench-gloo-")
-    out = os.path.join(tmp, "res.json")
-    procs = [ctx.Process(target=_gloo_child, args=(r, world, os.path.join(tmp, "store"), mode, iters, out))
-             for r in range(world)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=300)
-        if p.is_alive():
-            p.kill()
-    with open(out) as fh:
-        return json.load(fh)
-
-
-def run_mpi(world: int, iters: int) -> dict:
+def run_mpi(world: int, calls: int, rounds: int) -> dict:
     from tensorrt_llm_patch.validate_runner import find_mpiexec, mpiexec_flags
 
-    out = tempfile.mktemp(prefix="bench-mpi-", suffix=".json")
+    out = os.path.join(tempfile.mkdtemp(prefix="bench-mpi-"), "res.json")
     mpiexec = find_mpiexec()
-    cmd = [mpiexec, *mpiexec_flags(mpiexec), "-n", str(world), sys.executable, __file__, "--worker", "mpi", "--iters", str(iters),
-           "--out", out]
+    cmd = [mpiexec, *mpiexec_flags(mpiexec), "-n", str(world), sys.executable, __file__, "--worker", "mpi",
+           "--calls", str(calls), "--rounds", str(rounds), "--out", out]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)
     try:
-        proc.wait(timeout=300)
+        proc.wait(timeout=900)
     finally:
         try:
             os.killpg(proc.pid, signal.SIGKILL)  # no rank outlives the measurement
@@ -159,6 +160,74 @@ def run_mpi(world: int, iters: int) -> dict:
         return json.load(fh)
 
 
+# ---------------------------------------------------------------- gloo
+def _gloo_child(rank: int, world: int, store_path: str, calls: int, rounds: int, out: str) -> None:
+    os.environ.pop("TORCH_DISTRIBUTED_DEBUG", None)
+    import torch
+    import torch.distributed as tdist
+
+    from cslint.runtime import wrap
+
+    tdist.init_process_group("gloo", store=tdist.FileStore(store_path, world), rank=rank, world_size=world)
+    ranks = list(range(world))
+    bare_group = tdist.new_group(ranks)
+    # torch's checker: a group created in DETAIL mode is wrapped in its ProcessGroupWrapper, which checks
+    # every collective's op and shapes across ranks (what TORCH_DISTRIBUTED_DEBUG=DETAIL does to every group)
+    tdist.set_debug_level(tdist.DebugLevel.DETAIL)
+    detail_group = tdist.new_group(ranks)
+    tdist.set_debug_level(tdist.DebugLevel.OFF)
+    san = wrap(tdist, report_dir=tempfile.mkdtemp(prefix="bench-san-"), timeout=30)
+    small, large = torch.ones(16), torch.ones(LARGE)
+
+    def variants(op):
+        return {"bare": op(tdist, bare_group), "sanitized": op(san, bare_group), "DETAIL": op(tdist, detail_group)}
+
+    def all_reduce(tensor):
+        return lambda api, group: lambda i: api.all_reduce(tensor, group=group)
+
+    def all_gather_object(api, group):
+        out = [None] * world
+
+        def call(i):
+            api.all_gather_object(out, i, group=group)
+
+        return call
+
+    rows = {"all_reduce(16 floats)": (all_reduce(small), 1), "all_reduce(1 Mi floats)": (all_reduce(large), 8),
+            "all_gather_object(int)": (all_gather_object, 2)}
+    barrier = tdist.barrier
+    results = {}
+    for name, (op, cost) in rows.items():
+        times = paired_rounds(variants(op), max(1, calls // cost), max(10, rounds // cost), barrier)
+        results[name] = summarize(times)
+    if rank == 0:
+        with open(out, "w") as fh:
+            json.dump(results, fh)
+    tdist.barrier()
+    os._exit(0)
+
+
+def run_gloo(world: int, calls: int, rounds: int) -> dict:
+    import multiprocessing as mp
+
+    import torch  # noqa: F401 - imported once, inherited by the forked ranks
+
+    ctx = mp.get_context("fork")
+    tmp = tempfile.mkdtemp(prefix="bench-gloo-")
+    out = os.path.join(tmp, "res.json")
+    procs = [ctx.Process(target=_gloo_child, args=(r, world, os.path.join(tmp, "store"), calls, rounds, out))
+             for r in range(world)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=900)
+        if p.is_alive():
+            p.kill()
+    with open(out) as fh:
+        return json.load(fh)
+
+
+# ---------------------------------------------------------------- diagnosis
 def time_to_diagnosis() -> list[tuple[str, float, float, str]]:
     from tensorrt_llm_patch.validate_runner import (
         DEFAULT_TREE,
@@ -178,47 +247,73 @@ def time_to_diagnosis() -> list[tuple[str, float, float, str]]:
     return rows
 
 
+def _verdict(ratio: float) -> str:
+    return "ok" if ratio <= GOAL else "OVER"
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--worker", choices=["mpi"], help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
-    p.add_argument("--iters", type=int, default=2000)
+    p.add_argument("--calls", type=int, default=20, help="calls per block (small payloads, ranks <= cores)")
+    p.add_argument("--rounds", type=int, default=400, help="rounds per row (ranks <= cores)")
     p.add_argument("--ranks", default="2,4")
-    p.add_argument("--quick", action="store_true", help="fewer iterations (smoke run)")
+    p.add_argument("--quick", action="store_true", help="a smoke run: few rounds")
+    p.add_argument("--no-diagnosis", action="store_true", help="skip section 3")
     args = p.parse_args(argv)
     if args.worker == "mpi":
-        worker_mpi(args.iters, args.out)
+        worker_mpi(args.calls, args.rounds, args.out)
         return 0
-    iters = 300 if args.quick else args.iters
+    rounds = 20 if args.quick else args.rounds
     ranks = [int(r) for r in args.ranks.split(",")]
-
-    print("== 1. object allgather loop, MPI (mpi4py + mpich), µs per call (median of 5 interleaved rounds)")
-    print(f"{'ranks':>5}  {'loop':<30} {'bare':>8} {'sanitized':>10} {'ratio':>6}")
     cores = os.cpu_count() or 1
-    for world in ranks:
-        # oversubscribed ranks cost milliseconds per collective (scheduler bound): fewer iterations
-        res = run_mpi(world, iters if world <= cores else max(40, iters // 40))
-        for name in MPI_LOOPS:
-            bare, san = res[f"{name} bare"] * 1e6, res[f"{name} sanitized"] * 1e6
-            print(f"{world:>5}  {name:<30} {bare:8.1f} {san:10.1f} {san / bare:6.2f}x  (+{san - bare:.1f} µs)")
 
-    print(f"   ({cores} CPU cores; ranks beyond that are oversubscribed and scheduler-bound)")
-    print("\n== 2. gloo (torch.distributed, fork), µs per call (best of 3)")
-    print(f"{'ranks':>5}  {'op':<18} {'bare':>8} {'sanitized':>10} {'ratio':>6} {'DETAIL':>9} {'ratio':>6}")
-    for world in ranks:
-        gloo_iters = max(100, iters // 4) if world <= cores else max(40, iters // 40)
-        bare = run_gloo(world, "bare", gloo_iters)
-        san = run_gloo(world, "sanitized", gloo_iters)
-        detail = run_gloo(world, "detail", gloo_iters)
-        for op in ("all_gather_object", "all_reduce"):
-            b, s, d = bare[op] * 1e6, san[op] * 1e6, detail[op] * 1e6
-            print(f"{world:>5}  {op:<18} {b:8.1f} {s:10.1f} {s / b:6.2f}x {d:9.1f} {d / b:6.2f}x")
+    def shape(world: int, calls: int, rounds: int) -> tuple[int, int]:
+        # oversubscribed ranks cost milliseconds per collective (scheduler bound): fewer calls
+        return (calls, rounds) if world <= cores else (max(2, calls // 10), max(10, rounds // 4))
 
-    print("\n== 3. time to diagnosis of the replica's deadlock (MPI, 4 ranks, watchdog 2 s)")
-    print(f"{'config':<30} {'detect s':>8} {'run s':>6}  outcome")
-    for name, detect, total, outcome in time_to_diagnosis():
-        print(f"{name:<30} {detect:8.2f} {total:6.2f}  {outcome}")
-    print("(unsanitized, the executor's HangDetector fires after 300 s)")
+    failures = []
+    print(f"{cores} CPU cores; ranks beyond that are oversubscribed. µs per call: median over rounds; "
+          "ratio: median over rounds of sanitized/bare in the same round.")
+    print("\n== 1. MPI (mpi4py + mpich)")
+    header = f"{'ranks':>5}  {'collective':<32} {'bare':>9} {'sanitized':>10} {'ratio':>6}  {'rounds':>6}"
+    print(header)
+    ledger = "?"
+    for world in ranks:
+        calls, rnds = shape(world, args.calls, rounds)
+        res = run_mpi(world, calls, rnds)
+        ledger = res["ledger"]
+        for name, row in res["rows"].items():
+            bare, san = row["bare"], row["sanitized"]
+            goal = "allgather" in name
+            mark = f"  {_verdict(san['ratio'])}" if goal else "  (no goal)"
+            print(f"{world:>5}  {name:<32} {bare['us']:9.1f} {san['us']:10.1f} {san['ratio']:6.3f}  "
+                  f"{bare['rounds']:>6}{mark}")
+            if goal and san["ratio"] > GOAL:
+                failures.append(f"MPI {world} ranks {name}: {san['ratio']:.3f}")
+    print(f"   (sanitizer ledger: {ledger})")
+
+    print("\n== 2. gloo (torch.distributed, fork); DETAIL = a group created with TORCH_DISTRIBUTED_DEBUG=DETAIL")
+    print(f"{'ranks':>5}  {'collective':<32} {'bare':>9} {'sanitized':>10} {'ratio':>6} {'DETAIL':>9} {'ratio':>6}")
+    for world in ranks:
+        calls, rnds = shape(world, max(2, args.calls // 4), max(20, rounds // 4))
+        res = run_gloo(world, calls, rnds)
+        for name, row in res.items():
+            bare, san, detail = row["bare"], row["sanitized"], row["DETAIL"]
+            goal = name.startswith("all_reduce")
+            mark = f"  {_verdict(san['ratio'])}" if goal else "  (no goal)"
+            print(f"{world:>5}  {name:<32} {bare['us']:9.1f} {san['us']:10.1f} {san['ratio']:6.3f} "
+                  f"{detail['us']:9.1f} {detail['ratio']:6.3f}{mark}")
+            if goal and san["ratio"] > GOAL:
+                failures.append(f"gloo {world} ranks {name}: {san['ratio']:.3f}")
+
+    if not args.no_diagnosis:
+        print("\n== 3. time to diagnosis of the replica's deadlock (MPI, 4 ranks, watchdog 2 s)")
+        print(f"{'config':<30} {'detect s':>8} {'run s':>6}  outcome")
+        for name, detect, total, outcome in time_to_diagnosis():
+            print(f"{name:<30} {detect:8.2f} {total:6.2f}  {outcome}")
+        print("(unsanitized, the executor's HangDetector fires after 300 s)")
+    print(f"\ngoal <= {GOAL:.2f}x: " + ("met" if not failures else "NOT met: " + "; ".join(failures)))
     return 0
 
 
