@@ -24,6 +24,13 @@ from dataclasses import dataclass
 from typing import Any
 
 _RUNTIME_DIR = os.path.dirname(os.path.abspath(__file__))
+_PACKAGE_DIR = os.path.dirname(_RUNTIME_DIR) + os.sep
+
+
+def is_internal_path(path: str) -> bool:
+    """Frames that say nothing about the program: cslint's own (wrappers, the launcher) and runpy's."""
+    return (path.startswith("<frozen ") or os.path.basename(path) == "runpy.py"
+            or os.path.abspath(path).startswith(_PACKAGE_DIR))
 
 
 @dataclass(frozen=True)
@@ -82,6 +89,13 @@ class CallPathCache:
         self.skip_dirs = tuple(os.path.abspath(d) for d in (_RUNTIME_DIR, *skip_dirs))
         self._cache: dict[tuple, CallPath] = {}
         self._skip_code: dict[Any, bool] = {}
+        self._internal_code: dict[Any, bool] = {}
+
+    def _internal(self, code) -> bool:
+        hit = self._internal_code.get(code)
+        if hit is None:
+            hit = self._internal_code[code] = is_internal_path(code.co_filename)
+        return hit
 
     def skipped(self, code) -> bool:
         """Whether frames running `code` belong to the runtime (looked through when finding the call site)."""
@@ -110,7 +124,8 @@ class CallPathCache:
             f = frame
             while f is not None and len(frames) < self.display_depth:
                 code = f.f_code
-                frames.append(Frame(code.co_filename, f.f_lineno, getattr(code, "co_qualname", code.co_name)))
+                if not self._internal(code):  # runpy and the launcher: the same on every rank, noise in reports
+                    frames.append(Frame(code.co_filename, f.f_lineno, getattr(code, "co_qualname", code.co_name)))
                 f = f.f_back
             text = salt
             if self.strict:
