@@ -164,11 +164,13 @@ class Sanitizer:
             else:
                 peers.append({"stamp": None, "agrees": not checked})
         disagreeing = sum(1 for p in peers if not p["agrees"])
-        if checked:
-            what = f"{disagreeing} of {len(peers)} message(s) carry another digest or none"
+        if checked and symmetric:
+            what = f"{disagreeing} of {len(peers)} ranks' messages carry another digest or none"
+        elif checked:
+            what = "the message this rank received carries another digest or none (its sender is on another path)"
         else:
-            what = (f"{disagreeing} of {len(peers)} message(s) carry a check this rank did not expect "
-                    "(their ranks are off the path this rank is on)")
+            what = (f"{disagreeing} of {len(peers)} messages carry a check this rank did not expect "
+                    "(their senders are off the path this rank is on)")
         detail = {"mine": mine[2:].hex() if checked else None, "peers": peers, "group": ledger.group,
                   "window_start": ledger.window_start}
         if rec is None:  # a ledger used without enter(): nothing to name
