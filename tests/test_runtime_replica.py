@@ -111,7 +111,7 @@ def test_report_links_the_static_finding_and_draws_the_timeline(reference, tmp_p
         pytest.skip("the analysis reports no finding in _check_disagg_gen_transfer_status yet")
     linked = {(Path(f["path"]).name, f["line"]) for f in result.diagnosis.linked_findings()}
     assert any((Path(f.path).name, f.line) in linked for f in findings), (linked, findings)
-    assert "static finding" in result.diagnosis.text()
+    assert "Static findings on these call paths" in str(result.diagnosis)
 
 
 @needs_mpi
