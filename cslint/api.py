@@ -133,7 +133,11 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
                 return result
         facts_by_path = _gather_facts(all_files, knowledge, preset_names, workers, fact_cache, bar)
 
-    all_facts = list(facts_by_path.values())
+    # The whole-tree analysis visits functions in the order of its input;
+    # path order makes that independent of which files came from the cache,
+    # of the prefilter round that selected them and of the worker that
+    # parsed them.
+    all_facts = [facts_by_path[path] for path in sorted(facts_by_path)]
     report_paths = {f.path for f in report_files}
     findings: list = []
     for f in report_files:

@@ -15,6 +15,7 @@ when some call site passes a divergent argument (context-insensitive).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
@@ -168,6 +169,8 @@ class Program:
         self.reach: dict = {}  # (fkey, mode) -> {(name, group): (api, chain, CallFacts as seen from fkey)}
         self.globals: dict = {}  # (module, name, mode) -> divergence map
         self.memo: dict = {}
+        self._ordered: dict = {}  # atom set -> its atoms in canonical order
+        self._digests: dict = {}  # see structure_digest
         self._globals_busy: set = set()
         self.changed_keys: set = set()
         self._seed_signal_handler_fields()
@@ -332,11 +335,22 @@ class Program:
             return cached
         self.memo[key] = {}  # recursion guard
         out: dict = {}
-        for atom in atoms:
+        for atom in (atoms if len(atoms) == 1 else self._in_order(atoms)):
             for k, (dims, via) in self.eval_atom(atom, mode).items():
                 _merge(out, k, dims, via)
         self.memo[key] = out
         return out
+
+    def _in_order(self, atoms: frozenset) -> tuple:
+        """``atoms`` in a canonical order.  A divergence map keeps the first
+        explanation it is given and stops taking sources past its cap, so the
+        order atoms are evaluated in picks the sources and flows a finding
+        cites; a frozenset's own order follows the hash seed and how the set
+        was built (a set unpickled from a worker iterates differently)."""
+        found = self._ordered.get(atoms)
+        if found is None:
+            found = self._ordered[atoms] = canonical_order(atoms, self._digests)
+        return found
 
     def eval_atom(self, atom: tuple, mode: frozenset) -> dict:
         tag = atom.tag
@@ -719,9 +733,59 @@ def _seen_from(facts, site: Site, target, fn):
 
 def _fewest_links_first(entry) -> tuple:
     """Order of a divergence map's entries when one explains a hazard: the
-    shortest flow first, then the source's text as a plain tuple."""
+    shortest flow first, ties broken by the source's own text and place
+    (never by the order of the set of dimensions it carries, which follows
+    the hash seed)."""
     origin, (_dims, via) = entry
-    return (len(via), str(tuple(origin)))
+    if origin.tag != "S":
+        return (len(via), 0, repr(tuple(origin)))
+    return (len(via), 1, origin.kind, origin.text, origin.path, origin.line, structure_digest(origin.dims, {}))
+
+
+def _atom_rank(atom: tuple) -> tuple:
+    """What usually tells atoms apart, made of strings and ints only."""
+    tag = atom.tag
+    if tag == "S":
+        return (tag, atom.kind, atom.text, atom.path, atom.line)
+    if tag == "R":
+        return (tag, atom.path, atom.line, atom.text, atom.depth, repr(tuple(atom.ref)))
+    if tag == "E":
+        return (tag, atom.path, atom.line, atom.text, repr(tuple(atom.ref)))
+    if tag == "C":
+        return (tag, atom.group, "", atom.depth)
+    return (tag,) + tuple(str(part) for part in atom[1:])
+
+
+def canonical_order(atoms, digests: Optional[dict] = None) -> tuple:
+    """The atoms sorted by :func:`_atom_rank`; atoms that share a rank (the
+    same call on one line with other arguments, collectives over one group)
+    are ordered by a digest of their whole structure."""
+    ranked = sorted(atoms, key=_atom_rank)
+    for first, second in zip(ranked, ranked[1:]):
+        if _atom_rank(first) == _atom_rank(second):
+            memo = {} if digests is None else digests
+            return tuple(sorted(ranked, key=lambda atom: (_atom_rank(atom), structure_digest(atom, memo))))
+    return tuple(ranked)
+
+
+def structure_digest(value, memo: dict) -> bytes:
+    """A digest of nested tuples and frozensets that does not depend on the
+    iteration order of any set in them (the digests of a set's elements are
+    sorted).  ``memo`` maps ``id(part)`` to ``(part, digest)``: atom sets
+    share parts (a DAG), each is digested once, and keeping the part beside
+    its digest keeps its id from being reused."""
+    is_set = isinstance(value, frozenset)
+    if is_set or isinstance(value, tuple):  # typed atoms and refs are tuples
+        known = memo.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        parts = [structure_digest(item, memo) for item in value]
+        if is_set:
+            parts.sort()
+        found = hashlib.blake2b((b"{" if is_set else b"(") + b"".join(parts), digest_size=12).digest()
+        memo[id(value)] = (value, found)
+        return found
+    return hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"), digest_size=12).digest()
 
 
 def _dims_in(spec: tuple, mode: frozenset) -> frozenset:

@@ -1,0 +1,102 @@
+"""Is `cslint check` output the same bytes whatever the hash seed and --jobs?
+
+For each tree: runs of ``python -m cslint check --no-cache --format json .``
+in the tree, one per (PYTHONHASHSEED, --jobs) pair (default: seeds 0-3 with
+--jobs 1, 2, 1, 2), then a table: how many distinct outputs, identical or
+not.  With differences, ``--keep DIR`` leaves every output there to diff.
+
+    .venv/bin/python bench/determinism.py                   # vLLM, DeepSpeed, torch
+    .venv/bin/python bench/determinism.py TREE [TREE ...]   # any trees
+    .venv/bin/python bench/determinism.py --seeds 0 1 2 3 4 5 --jobs 1 2 4
+
+Default trees: /work/trees/vllm, /work/trees/deepspeed/deepspeed-0.19.8 (when
+present) and the installed torch package.  Exit status 1 when a tree's
+outputs differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+DEFAULT_TREES = ("/work/trees/vllm", "/work/trees/deepspeed/deepspeed-0.19.8")
+
+
+def default_trees() -> list:
+    trees = [tree for tree in DEFAULT_TREES if os.path.isdir(tree)]
+    import importlib.util
+
+    spec = importlib.util.find_spec("torch")
+    if spec is not None and spec.submodule_search_locations:
+        trees.append(list(spec.submodule_search_locations)[0])
+    return trees
+
+
+LAUNCH = "import sys; sys.path[0] = sys.argv.pop(1); from cslint.cli import console_main; console_main()"
+
+
+def run_once(tree: str, seed: int, jobs: int) -> tuple:
+    """(stdout bytes, seconds) of one cold run in ``tree``."""
+    env = dict(os.environ, PYTHONHASHSEED=str(seed))
+    start = time.perf_counter()
+    # Not `python -m cslint`: that puts the tree itself first on sys.path, and
+    # torch's own `types.py` would shadow the standard library's.
+    done = subprocess.run([sys.executable, "-c", LAUNCH, ROOT, "check", "--no-cache", "--format", "json",
+                           "--jobs", str(jobs), "."], cwd=tree, env=env, capture_output=True, timeout=1800)
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"{tree}: cslint exited {done.returncode}\n{done.stderr.decode(errors='replace')}")
+    return done.stdout, elapsed
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("trees", nargs="*")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2],
+                        help="--jobs values, used in turn with the seeds")
+    parser.add_argument("--keep", metavar="DIR", help="write every output to DIR")
+    args = parser.parse_args(argv)
+    trees = args.trees or default_trees()
+    runs = [(seed, args.jobs[index % len(args.jobs)]) for index, seed in enumerate(args.seeds)]
+    rows = []
+    for tree in trees:
+        digests = {}
+        seconds = []
+        findings = files = None
+        for seed, jobs in runs:
+            output, elapsed = run_once(tree, seed, jobs)
+            seconds.append(elapsed)
+            digests[(seed, jobs)] = hashlib.sha256(output).hexdigest()[:12]
+            if findings is None:
+                report = json.loads(output)
+                findings, files = len(report["findings"]), report["files"]
+            if args.keep:
+                os.makedirs(args.keep, exist_ok=True)
+                name = f"{os.path.basename(os.path.normpath(tree))}-seed{seed}-jobs{jobs}.json"
+                with open(os.path.join(args.keep, name), "wb") as handle:
+                    handle.write(output)
+        distinct = len(set(digests.values()))
+        rows.append((tree, files, findings, len(runs), distinct, "yes" if distinct == 1 else "NO",
+                     sorted(seconds)[len(seconds) // 2], digests))
+    print(f"runs per tree: {', '.join(f'seed {s} --jobs {j}' for s, j in runs)}")
+    header = ("tree", "files", "findings", "runs", "distinct outputs", "identical", "median s")
+    table = [header] + [(r[0], str(r[1]), str(r[2]), str(r[3]), str(r[4]), r[5], f"{r[6]:.1f}") for r in rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    for row in table:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
+    for row in rows:
+        if row[4] != 1:
+            print(f"{row[0]}: " + ", ".join(f"seed {s} jobs {j}: {d}" for (s, j), d in row[7].items()))
+    return 0 if all(row[4] == 1 for row in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
