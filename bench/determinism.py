@@ -48,8 +48,11 @@ def run_once(tree: str, seed: int, jobs: int) -> tuple:
     start = time.perf_counter()
     # Not `python -m cslint`: that puts the tree itself first on sys.path, and
     # torch's own `types.py` would shadow the standard library's.
-    done = subprocess.run([sys.executable, "-c", LAUNCH, ROOT, "check", "--no-cache", "--format", "json",
-                           "--jobs", str(jobs), "."], cwd=tree, env=env, capture_output=True, timeout=1800)
+    # --no-respect-gitignore: the installed torch lies in a virtual environment
+    # that the checkout's .gitignore names.
+    done = subprocess.run([sys.executable, "-c", LAUNCH, ROOT, "check", "--no-cache", "--no-respect-gitignore",
+                           "--format", "json", "--jobs", str(jobs), "."],
+                          cwd=tree, env=env, capture_output=True, timeout=1800)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"{tree}: cslint exited {done.returncode}\n{done.stderr.decode(errors='replace')}")
@@ -78,6 +81,8 @@ def main(argv=None) -> int:
             if findings is None:
                 report = json.loads(output)
                 findings, files = len(report["findings"]), report["files"]
+                if not files:
+                    raise SystemExit(f"{tree}: no file checked")
             if args.keep:
                 os.makedirs(args.keep, exist_ok=True)
                 name = f"{os.path.basename(os.path.normpath(tree))}-seed{seed}-jobs{jobs}.json"

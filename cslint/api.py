@@ -27,7 +27,7 @@ from .rules import NotAnalysable, build_finding
 from .suppressions import MARKER, apply_suppressions, find_suppressions
 from .analysis import index as indexmod
 from .analysis.cache import FactCache
-from .analysis.facts import FileFacts, merge_partial, module_name_for
+from .analysis.facts import FileFacts, merge_partial
 from .analysis.prefilter import SiteFilter, WrapperDefinitions, WrapperPrefilter, forget_import_statements
 from .analysis.program import Program
 
@@ -85,9 +85,9 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
     context_files: list = []
     if context:
         ctx_found = discover_files(list(context), settings_for, discovery)
-        reported = {os.path.realpath(f.path) for f in report_files}
+        reported = {f.real for f in report_files}
         for f in ctx_found.files:
-            if os.path.realpath(f.path) not in reported:
+            if f.real not in reported:
                 f.report = False
                 context_files.append(f)
     all_files = report_files + context_files
@@ -119,47 +119,26 @@ def _check_paths(paths, *, settings, select, ignore, jobs, cache, context, progr
 
 def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge, preset_names: list,
              settings: Optional[Settings], select, ignore, jobs: int, fact_cache, bar) -> CheckResult:
+    module_of = indexmod.ModuleNames()
     with indexmod.Workers(jobs, len(all_files)) as workers:
         for f in all_files:
             indexmod.read_file(f)
-        run_key = None
+        found = None
         if fact_cache is not None:
-            # An unchanged tree, configuration and command line gives the
-            # findings of the last run without analysing anything.
-            run_key = fact_cache.run_key(_run_key_parts(all_files, preset_names, select, ignore))
-            earlier_findings = fact_cache.get_run(run_key)
-            if earlier_findings is not None:
-                result.findings = earlier_findings
-                return result
-        facts_by_path = _gather_facts(all_files, knowledge, preset_names, workers, fact_cache, bar)
+            # An unchanged tree, configuration and preset list gives the
+            # analysis of an earlier run without parsing anything.
+            analysis_key = fact_cache.run_key(_analysis_inputs(all_files, preset_names, module_of))
+            found = fact_cache.get_run(analysis_key)
+        if found is None:
+            facts_by_real = _gather_facts(all_files, knowledge, preset_names, workers, fact_cache, module_of, bar)
+    if found is None:
+        found = _analysis_findings(facts_by_real, all_files, knowledge, bar)
+        if fact_cache is not None:
+            fact_cache.put_run(analysis_key, found)
 
-    # The whole-tree analysis visits functions in the order of its input;
-    # path order makes that independent of which files came from the cache,
-    # of the prefilter round that selected them and of the worker that
-    # parsed them.
-    all_facts = [facts_by_path[path] for path in sorted(facts_by_path)]
-    report_paths = {f.path for f in report_files}
-    findings: list = []
-    for f in report_files:
-        if f.problem is not None:
-            findings.append(NotAnalysable.finding(f.path, f.problem))
-    for facts in all_facts:
-        if facts.error is not None and facts.path in report_paths:
-            findings.append(NotAnalysable.finding(facts.path, facts.error, facts.error_line, facts.error_column))
-
-    program = Program(all_facts, knowledge)
-    if bar is not None:
-        bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
-    program.solve()
-    hazards = program.hazards()
-    data_of = {f.path: f.data for f in report_files}
-    for hazard in hazards:
-        if hazard.path not in report_paths:
-            continue
-        data = data_of.get(hazard.path)
-        finding = build_finding(hazard, _text_slicer(data))
-        if finding is not None:
-            findings.append(_in_characters(finding, data))
+    # From here on, files are named as this run named them.
+    spelled = {f.real: f.path for f in all_files}
+    findings = [_spelled(finding, spelled) for finding in found]
 
     # suppressions: only files whose bytes mention the marker need a scan
     suppressions: dict = {}
@@ -169,9 +148,9 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
                 text = f.data.decode("utf-8", errors="replace")
             except Exception:  # pragma: no cover
                 continue
-            found = find_suppressions(text)
-            if found:
-                suppressions[f.path] = found
+            found_here = find_suppressions(text)
+            if found_here:
+                suppressions[f.path] = found_here
     kept, unused = apply_suppressions(findings, suppressions)
     findings = kept + unused
 
@@ -185,26 +164,65 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
         if s.code_enabled(finding.code, finding.path):
             selected.append(finding)
     result.findings = sorted(selected, key=Finding.sort_key)
-    if fact_cache is not None and run_key is not None:
-        fact_cache.put_run(run_key, result.findings)
     return result
 
 
-def _run_key_parts(all_files: list, preset_names: list, select, ignore):
-    """What a run's findings depend on, file by file (content digests)."""
+def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar) -> list:
+    """The findings of the reported files (CSL001 and hazards) before
+    suppressions and selection, each file named by its resolved path."""
+    reported = {f.real for f in all_files if f.report}
+    findings: list = []
+    for f in all_files:
+        if f.report and f.problem is not None:
+            findings.append(NotAnalysable.finding(f.real, f.problem))
+    # The whole-tree analysis visits functions in the order of its input;
+    # path order makes that independent of which files came from the cache,
+    # of the prefilter round that selected them and of the worker that
+    # parsed them.
+    all_facts = [facts_by_real[real] for real in sorted(facts_by_real)]
+    for facts in all_facts:
+        if facts.error is not None and facts.path in reported:
+            findings.append(NotAnalysable.finding(facts.path, facts.error, facts.error_line, facts.error_column))
+
+    program = Program(all_facts, knowledge)
+    if bar is not None:
+        bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
+    program.solve()
+    data_of = {f.real: f.data for f in all_files if f.report}
+    for hazard in program.hazards():
+        if hazard.path not in reported:
+            continue
+        data = data_of.get(hazard.path)
+        finding = build_finding(hazard, _text_slicer(data))
+        if finding is not None:
+            findings.append(_in_characters(finding, data))
+    return findings
+
+
+def _spelled(finding: Finding, spelled: dict) -> Finding:
+    """``finding`` with its files named as this run named them."""
+    chain = [link if link.path not in spelled else dataclasses.replace(link, path=spelled[link.path])
+             for link in finding.chain]
+    return dataclasses.replace(finding, path=spelled.get(finding.path, finding.path), chain=chain)
+
+
+def _analysis_inputs(all_files: list, preset_names: list, module_of):
+    """Everything the analysis of a run depends on, file by file: what
+    :func:`_analysis_findings` returns is a function of these parts alone
+    (see :mod:`cslint.analysis.cache`)."""
     import hashlib
 
-    yield f"presets={','.join(preset_names)};select={select!r};ignore={ignore!r}"
-    for f in sorted(all_files, key=lambda f: f.path):
+    yield "presets=" + ",".join(preset_names)
+    for f in sorted(all_files, key=lambda f: f.real):
         content = hashlib.sha1(f.data).hexdigest() if f.data is not None else f"problem:{f.problem}"
-        yield f"{os.path.abspath(f.path)}|{int(f.report)}|{int(f.explicit)}|{f.settings.fingerprint()}|{content}"
+        yield f"{f.real}|{module_of(f.real)}|{int(f.report)}|{int(f.explicit)}|{f.settings.fingerprint()}|{content}"
 
 
-def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_cache,
+def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_cache, module_of,
                   bar) -> dict:
     """Select the read files with the byte prefilter (rounds: names of
     wrappers found in one round select the files of the next) and extract
-    their facts; path -> FileFacts."""
+    their facts; resolved path -> FileFacts."""
     readable = [f for f in all_files if f.data is not None]
     user_patterns = {pattern for f in all_files for pattern in f.settings.collectives}
     may_hold_site = SiteFilter(knowledge, sorted(user_patterns))
@@ -212,14 +230,14 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
     needles: set = set()
 
     facts_by_path: dict = {}
-    data_by_path = {f.path: f for f in readable}
+    data_by_path = {f.real: f for f in readable}
     remaining = list(readable)
     known_wrappers: set = set()
 
     def parse_and_merge(files, earlier: dict) -> bool:
         """Extract ``files`` (those in ``earlier`` as re-analysis patches);
         False when there was nothing to extract."""
-        parsed = _parse(files, knowledge, preset_names, workers, fact_cache, known_wrappers, earlier, bar)
+        parsed = _parse(files, knowledge, preset_names, workers, fact_cache, module_of, known_wrappers, earlier, bar)
         for facts in parsed:
             before = earlier.get(facts.path)
             facts_by_path[facts.path] = facts if before is None else merge_partial(before, facts)
@@ -249,7 +267,7 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
             deeper = [] if rounds == 1 else _deeper_look(facts_by_path, data_by_path, known_wrappers)
             if bar is not None:
                 bar.start(f"analysing, round {rounds}", 0)
-            found_any = parse_and_merge(itertools.chain(deeper, chosen()), {f.path: facts_by_path[f.path] for f in deeper})
+            found_any = parse_and_merge(itertools.chain(deeper, chosen()), {f.real: facts_by_path[f.real] for f in deeper})
             remaining = rest
             if not found_any:
                 break
@@ -269,7 +287,7 @@ def _gather_facts(all_files: list, knowledge, preset_names: list, workers, fact_
             break
         if bar is not None:
             bar.start("re-analysing callers of newly found wrappers", 0)
-        parse_and_merge(again, {f.path: facts_by_path[f.path] for f in again})
+        parse_and_merge(again, {f.real: facts_by_path[f.real] for f in again})
         if not _learn_wrappers(facts_by_path, known_wrappers, ambiguous):
             break
     return facts_by_path
@@ -322,27 +340,31 @@ def _cache_root(settings: Optional[Settings], files: list) -> Optional[str]:
     return None
 
 
-def _parse(files, knowledge, preset_names: list, workers, fact_cache, deep_names: set,
+def _parse(files, knowledge, preset_names: list, workers, fact_cache, module_of, deep_names: set,
            earlier: Optional[dict] = None, bar=None) -> list:
     """Facts of ``files`` (an iterable; from the cache or extracted by
     workers).  With ``earlier`` facts of the same bytes, only functions that
     ``deep_names`` now makes deep are extracted, as patches for
-    ``merge_partial``."""
+    ``merge_partial``.  A file is known by its resolved path: the facts and
+    their cache entry are the same whatever path the user spelled."""
     out: list = []
     deep = frozenset(deep_names)
-    deep_text = ",".join(sorted(deep_names)).encode()
+    deep_text = ",".join(sorted(deep_names))
+    presets = tuple(preset_names)
 
     def jobs():
         for f in files:
             already_deep = None
-            before = (earlier or {}).get(f.path)
+            before = (earlier or {}).get(f.real)
             if before is not None and not before.skipped and before.error is None:
                 already_deep = frozenset(i for i, fn in enumerate(before.functions) if fn.deep)
-            key = None
+            module = module_of(f.real)
+            store = None
             if fact_cache is not None:
-                key = fact_cache.key(f.data + b"\0" + deep_text + b"\0"
-                                     + repr(sorted(already_deep) if already_deep is not None else None).encode(),
-                                     f.settings.fingerprint(), tuple(preset_names), f.path)
+                # the key covers the job below, all of it
+                key = fact_cache.key("facts", f.real, module, f.settings.fingerprint(), ",".join(presets),
+                                     deep_text, repr(sorted(already_deep) if already_deep is not None else None),
+                                     f.data)
                 cached = fact_cache.get(key)
                 if isinstance(cached, FileFacts):
                     out.append(cached)
@@ -350,8 +372,8 @@ def _parse(files, knowledge, preset_names: list, workers, fact_cache, deep_names
                         bar.expect()
                         bar.advance()
                     continue
-            store = fact_cache.file_for(key) if key else None
-            yield (f.path, f.data, f.settings, tuple(preset_names), module_name_for(f.path), deep, already_deep, store)
+                store = fact_cache.file_for(key)
+            yield (f.real, f.data, f.settings, presets, module, deep, already_deep, store)
 
     if fact_cache is not None:
         fact_cache.prepare()

@@ -169,3 +169,19 @@ def test_hook_checks_changed_files_with_project_context(tmp_path):
         cwd=project, env=env, capture_output=True, text=True, timeout=120,
     )
     assert "step.py:8:" not in alone.stdout
+
+
+def test_hook_is_not_fooled_by_an_earlier_check(tmp_path):
+    """An earlier `cslint check .` in the project (facts cached as ``./step.py``)
+    must not let the hook (which names ``step.py``) pass a hazard."""
+    env = _env(tmp_path)
+    hooks_repo, rev = _hooks_repo(tmp_path, env)
+    project = _project(tmp_path, env, hooks_repo, rev)
+    with open(os.path.join(project, "step.py"), "w", encoding="utf-8") as handle:
+        handle.write(DIVERGENT_STEP)
+    earlier = subprocess.run([os.path.join(VENV_BIN, "cslint"), "check", "."], cwd=project, env=env,
+                             capture_output=True, text=True, timeout=120)
+    assert "step.py:8:" in earlier.stdout and os.path.isdir(os.path.join(project, ".cslint_cache"))
+    dirty = _pre_commit(project, env, "step.py")
+    assert dirty.returncode == 1, dirty.stdout + dirty.stderr
+    assert "step.py:8:" in dirty.stdout

@@ -217,3 +217,29 @@ def test_plugin_emits_findings_in_process(tmp_path, monkeypatch):
         ("W9102", 5, 4, "early exit skips barrier (CSL102)"),
     ]
     assert calls == [[str(tmp_path)]]
+
+
+def test_plugin_is_not_fooled_by_earlier_checks(tmp_path):
+    """Earlier `cslint check` runs (one file, the project from its own
+    directory) fill the cache with other spellings of the same files; pylint
+    run from elsewhere must still get every finding (it rated such a file
+    10/10)."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[tool.cslint]\n")  # one cache, at the project root
+    for name in ("branch.py", "early_exit.py", "wrapper.py"):
+        (project / name).write_text(textwrap.dedent(FIXTURES[name]))
+    expected = {(os.path.basename(path), code, line) for path, code, line in _cslint_findings(project)}
+    assert {path for path, _, _ in expected} == {"branch.py", "early_exit.py", "wrapper.py"}
+    for args in (["branch.py"], ["."]):
+        done = subprocess.run([sys.executable, "-m", "cslint", "check", *args], cwd=str(project),
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 1, done.stdout + done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "pylint", "--load-plugins", "cslint.pylint_plugin", "--disable=all",
+         "--enable=cslint", "--output-format=json", "--score=n", "proj"],
+        capture_output=True, text=True, timeout=180, cwd=str(tmp_path),
+    )
+    assert done.returncode != 32 and "Traceback" not in done.stderr, done.stderr
+    found = {(os.path.basename(m["path"]), CODE_BY_MSGID[m["message-id"]], m["line"]) for m in json.loads(done.stdout)}
+    assert found == expected

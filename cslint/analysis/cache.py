@@ -1,8 +1,28 @@
-"""On-disk cache of per-file facts in ``.cslint_cache/``.
+"""On-disk cache in ``.cslint_cache/``.
 
-Key: content hash + settings fingerprint + loaded presets + cslint version, so
-a changed file, configuration or analyser never reuses stale facts.  A cache
-that cannot be read or written is ignored silently: it only saves time.
+One rule decides what may be reused: a key is a digest of everything the
+stored value is computed from, and nothing stored depends on how a run names
+its files.  So a result never depends on earlier runs, on the working
+directory or on how a path was spelled (``.``, ``./x.py``, an absolute path,
+a symbolic link).
+
+* **Facts of one file** (``xx/<key>.pickle``): the key is the worker's whole
+  input -- the file's resolved path (the facts cite it), its module name
+  (from the ``__init__.py`` files around it), its bytes, its settings'
+  fingerprint, the presets, the wrapper names that make its functions deep
+  and, for a re-analysis patch, the functions already analysed in depth.
+  Equal key, equal input, equal facts.
+* **The analysis of a run** (``runs/<key>.pickle``, the newest 16 kept): the
+  key covers the same per-file parts for every file of the run (content by
+  digest), each file's role (reported or context only, named on the command
+  line or found in a directory) and the presets.  What is stored are the
+  findings before suppressions and selection, with resolved paths; each run
+  maps them to the spelling it was given and applies suppressions and
+  ``--select``/``--ignore`` itself.
+
+Every key also covers the cache format, the cslint version and a digest of
+the analyser's own modules.  A cache that cannot be read or written is
+ignored silently: it only saves time.
 """
 
 from __future__ import annotations
@@ -16,7 +36,7 @@ from typing import Optional
 from .. import __version__
 
 CACHE_DIR = ".cslint_cache"
-_FORMAT = "3"
+_FORMAT = "4"
 MAX_RUNS = 16  # whole-run results kept (the newest)
 
 
@@ -49,26 +69,27 @@ class FactCache:
         self.directory = os.path.join(root or os.getcwd(), CACHE_DIR)
         self._ready = False
 
-    def key(self, data: bytes, fingerprint: str, presets: tuple, path: str) -> str:
+    def key(self, *parts) -> str:
+        """The digest of ``parts`` (``str`` or ``bytes``, each length-prefixed
+        so that no two different part lists share a digest) together with
+        the cache format, cslint's version and the analyser's digest."""
         digest = hashlib.sha256()
-        for part in (_FORMAT, __version__, analyser_digest(), fingerprint, ",".join(presets), os.path.abspath(path)):
-            digest.update(part.encode())
-            digest.update(b"\0")
-        digest.update(data)
+        for part in (_FORMAT, __version__, analyser_digest(), *parts):
+            if isinstance(part, str):
+                part = part.encode("utf-8", "surrogateescape")
+            digest.update(len(part).to_bytes(8, "little"))
+            digest.update(part)
         return digest.hexdigest()
 
     def run_key(self, parts) -> str:
-        digest = hashlib.sha256()
-        for part in (_FORMAT, __version__, analyser_digest(), *parts):
-            digest.update(part.encode("utf-8", "surrogateescape"))
-            digest.update(b"\0")
-        return digest.hexdigest()
+        """:meth:`key` of an iterable of parts."""
+        return self.key("run", *parts)
 
     def _run_file(self, key: str) -> str:
         return os.path.join(self.directory, "runs", key + ".pickle")
 
     def get_run(self, key: str):
-        """The findings of an earlier run with the same key, or None."""
+        """The findings stored under ``key`` by an earlier run, or None."""
         found = self.get_path(self._run_file(key))
         return found if isinstance(found, list) else None
 

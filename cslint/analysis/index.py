@@ -30,14 +30,24 @@ PARALLEL_THRESHOLD = 64  # fewer files than this are parsed in-process
 
 @dataclass
 class SourceFile:
+    """A discovered file.  ``path`` is spelled as the user named it (what the
+    report shows); ``real`` (its resolved absolute path) is what the analysis
+    and the cache know it by, so that neither depends on the spelling, the
+    working directory or a symbolic link on the way."""
+
     path: str
     settings: Settings
+    real: str = ""
     data: Optional[bytes] = None
     problem: Optional[str] = None  # why the file cannot be analysed (CSL001)
     problem_line: int = 1
     problem_column: int = 1
     report: bool = True  # False for context-only files
     explicit: bool = False  # named on the command line: always parsed (so CSL001 is never skipped)
+
+    def __post_init__(self) -> None:
+        if not self.real:
+            self.real = os.path.realpath(self.path)
 
 
 @dataclass
@@ -164,14 +174,40 @@ def discover(paths: list, settings_for: Callable[[str], Settings]) -> Discovery:
                 if key in seen:
                     continue
                 seen.add(key)
-                found.files.append(SourceFile(f, settings_for(f) if f != path else settings))
+                found.files.append(SourceFile(f, settings_for(f) if f != path else settings, real=key))
         else:
             key = os.path.realpath(path)
             if key in seen:
                 continue
             seen.add(key)
-            found.files.append(SourceFile(path, settings, explicit=True))
+            found.files.append(SourceFile(path, settings, real=key, explicit=True))
     return found
+
+
+class ModuleNames:
+    """Dotted module names from the package structure around files (as
+    :func:`~cslint.analysis.facts.module_name_for`), looking for each
+    directory's ``__init__.py`` once."""
+
+    def __init__(self):
+        self._packages: dict = {}  # directory -> the package names it is (outermost first), () if none
+
+    def _package(self, directory: str) -> tuple:
+        found = self._packages.get(directory)
+        if found is None:
+            found = ()
+            if os.path.isfile(os.path.join(directory, "__init__.py")):
+                parent, name = os.path.split(directory)
+                if name:
+                    found = self._package(parent) + (name,)
+            self._packages[directory] = found
+        return found
+
+    def __call__(self, path: str) -> str:
+        directory, filename = os.path.split(os.path.abspath(path))
+        stem = filename[:-3] if filename.endswith(".py") else filename
+        parts = self._package(directory) + (() if stem == "__init__" else (stem,))
+        return ".".join(parts) or stem
 
 
 def read_file(source: SourceFile) -> None:
