@@ -117,8 +117,13 @@ def test_report_links_the_static_finding_and_draws_the_timeline(reference, tmp_p
 @needs_mpi
 @pytest.mark.timeout(60)
 def test_mpi_comm_proxy_over_mpiexec(tmp_path):
-    """wrap(MPI.COMM_WORLD): object collectives pass through; a mismatch raises on both ranks."""
+    """wrap(MPI.COMM_WORLD): object collectives pass through; a mismatch raises on both ranks.
+
+    Each rank writes its outcome to a file of its own: the ranks' stdout
+    reaches mpiexec as two streams whose bytes can interleave mid-line."""
     script = tmp_path / "comm.py"
+    outcomes = tmp_path / "outcomes"
+    outcomes.mkdir()
     script.write_text(textwrap.dedent(f"""
         import sys
         sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
@@ -135,11 +140,13 @@ def test_mpi_comm_proxy_over_mpiexec(tmp_path):
             else:
                 comm.allgather(2)
         except CollectiveDivergence:
-            print("caught", rank, flush=True)
+            with open({str(outcomes)!r} + f"/rank-{{rank}}", "w") as handle:
+                handle.write(f"caught on rank {{rank}}")
     """))
     proc = run_in_group([MPIEXEC, *mpiexec_flags(MPIEXEC), "-n", "2", sys.executable, str(script)], timeout=50)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(proc.stdout.split()) == ["0", "1", "caught", "caught"], proc.stdout
+    written = {path.name: path.read_text() for path in outcomes.iterdir()}
+    assert written == {"rank-0": "caught on rank 0", "rank-1": "caught on rank 1"}, (written, proc.stdout)
 
 
 # ------------------------------------------------------------------ patched
