@@ -56,7 +56,7 @@ from .locate import (
     children,
     walk,
 )
-from .neutral import ConsumptionAnalyzer, NoNeutral, code_of, looks_numeric
+from .neutral import ConsumptionAnalyzer, NoNeutral, code_of
 from .sites import (
     Edit,
     FunctionScope,
@@ -194,9 +194,9 @@ class _Collective:
             neutral = facts.neutral
             if neutral is None:
                 raise Refused(f"the reduction op of `{site.finding.callee}` has no known identity")
-            if neutral.numeric_payload and not looks_numeric(payload.value, self.scope.assignments):
-                raise Refused(f"the identity of the reduction is a number but the payload `{code_of(payload.value)}` "
-                              "is not visibly numeric")
+            if neutral.numeric_payload and not facts.payload.numeric:
+                raise Refused(f"the identity of the reduction is a number but the payload `{facts.payload.text}` "
+                              "is not visibly one")
             self.imports.extend(line for line in neutral.imports if not binds(self.index, line.split()[-1]))
             return payload, substitute(expression(neutral.text, module), {PAYLOAD: parenthesize(payload.value)})
         if join != "consumption":
@@ -297,6 +297,7 @@ class _ExitRewrite:
             raise Refused(f"the exits before the collective are of different kinds ({names})")
         kind = kinds.pop()
         all_exits = [e for found in exits.values() for e in found]
+        self._check_loop_exit(kind, owner)
         if self.exit_mode == "decide-from-gathered" and kind is not cst.Return:
             raise Refused("deciding from the gathered result only applies to `return` exits")
 
@@ -375,6 +376,21 @@ class _ExitRewrite:
         return Plan(edit=edit, strategy="always-enter", safe=False, reason=reason)
 
     # -- pieces ----------------------------------------------------------------------
+    def _check_loop_exit(self, kind: type, owner: cst.CSTNode) -> None:
+        """A deferred exit that leaves a loop leaves it after this iteration's
+        collective, while the other ranks go on to the next iteration's: the
+        ranks would still part.  Only ``continue`` (the rank stays in the
+        loop) can be deferred inside one."""
+        if kind is cst.Continue:
+            return
+        node = owner
+        while node is not None and node is not self.scope.function:
+            if isinstance(node, LOOP_TYPES):
+                word = {cst.Return: "return", cst.Raise: "raise", cst.Break: "break"}[kind]
+                raise Refused(f"the `{word}` leaves a loop whose next iterations call the collective again "
+                              "on the other ranks; deferring it would not keep the ranks together")
+            node = self.scope.parents.get(id(node))
+
     def _exits_of(self, guard: cst.CSTNode) -> list[cst.CSTNode]:
         if not isinstance(guard, (cst.If, cst.With)):
             raise Refused(f"the exit is not under an `if` (found `{type(guard).__name__}`)")
@@ -552,9 +568,16 @@ class _BranchRewrite:
             body=guard.body.with_changes(body=[_simple_line(_assign(flag, cst.Name("True")))] + pre),
             leading_lines=[],
         )
-        out = [_simple_line(_assign(flag, cst.Name("False")), like=guard), new_guard, *called]
-        if post:
-            out.append(_if_block(cst.Name(flag), post))
+        if pre or post or guard.orelse is not None or text:  # `text`: the payload depends on the flag
+            out = [_simple_line(_assign(flag, cst.Name("False")), like=guard), new_guard, *called]
+            if post:
+                out.append(_if_block(cst.Name(flag), post))
+        elif is_pure(guard.test):
+            # the branch held nothing but the collective: what is left is the call itself
+            out = [called[0].with_changes(leading_lines=guard.leading_lines)]
+        else:  # keep evaluating the condition for what it does
+            out = [guard.with_changes(body=guard.body.with_changes(body=[statement("pass\n", self.module)])),
+                   *called]
         reason = (
             f"always-enter: every rank calls `{site.finding.callee or site.finding.collective}` at line "
             f"{site.finding.line}; ranks outside the branch send {_neutral_note(text, site)}"

@@ -137,14 +137,16 @@ class Payload:
     span: Span
     keyword: str = ""  # the keyword it is passed by; "" when positional
     effects: str = "pure"
+    numeric: bool = False  # visibly a number (a literal, len(), int(), arithmetic of those)
 
     def to_json(self) -> dict:
-        return {"text": self.text, **self.span.to_json(), "keyword": self.keyword, "effects": self.effects}
+        return {"text": self.text, **self.span.to_json(), "keyword": self.keyword, "effects": self.effects,
+                "numeric": self.numeric}
 
     @classmethod
     def from_json(cls, data: dict) -> "Payload":
         return cls(str(data["text"]), Span.from_json(data), str(data.get("keyword", "")),
-                   str(data.get("effects", "calls")))
+                   str(data.get("effects", "calls")), bool(data.get("numeric", False)))
 
 
 @dataclass(frozen=True)
@@ -196,8 +198,10 @@ class FixFacts:
     how a rank that skips can still take part: ``none`` (no payload),
     ``consumption`` (a gathered list: the neutral item follows from how the
     list is read), ``identity`` (a reduction: ``neutral``), or "" (unknown).
-    ``statement`` is the controlling statement (``if``, ``while``, ``for``,
-    ...); ``region`` counts the collectives its branches hold.
+    ``statement`` is the controlling construct (``if``, ``while``, ``for``,
+    ``ifexp``...); ``leaves_loop``: the early exit leaves a loop whose later
+    iterations the other ranks still run; ``region`` counts the collectives
+    the branches hold.
     """
 
     receiver: str = ""
@@ -209,6 +213,7 @@ class FixFacts:
     join: str = ""
     neutral: Optional[Neutral] = None
     statement: str = ""
+    leaves_loop: bool = False
     region: int = 1
 
     def to_json(self) -> dict:
@@ -218,7 +223,7 @@ class FixFacts:
             "agreement": self.agreement.to_json() if self.agreement else None,
             "direct": self.direct, "join": self.join,
             "neutral": self.neutral.to_json() if self.neutral else None,
-            "statement": self.statement, "region": self.region,
+            "statement": self.statement, "leaves_loop": self.leaves_loop, "region": self.region,
         }
 
     @classmethod
@@ -229,7 +234,8 @@ class FixFacts:
             api=str(data.get("api", "unknown")), payload=Payload.from_json(payload) if payload else None,
             agreement=Agreement.from_json(agreement) if agreement else None, direct=bool(data.get("direct", True)),
             join=str(data.get("join", "")), neutral=Neutral.from_json(neutral) if neutral else None,
-            statement=str(data.get("statement", "")), region=int(data.get("region", 1)),
+            statement=str(data.get("statement", "")), leaves_loop=bool(data.get("leaves_loop", False)),
+            region=int(data.get("region", 1)),
         )
 
 

@@ -245,7 +245,7 @@ def test_suppression_comment_and_unused_suppression():
 def test_select_and_ignore():
     from cslint.rules import get_rule
 
-    snippet = get_rule("CSL101").INVALID[0]
+    snippet = get_rule("CSL101").INVALID[0].code
     import tempfile, os
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -264,7 +264,7 @@ class W:
             if not item:
                 return None
         return any(self.dist.tp_allgather(bool(self.queue)))
-""", "return None", "not under an `if` (found `For`)"),
+""", "return None", "leaves a loop"),
     ("""
 class W:
     def step(self):

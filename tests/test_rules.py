@@ -1,12 +1,17 @@
-"""Every rule's VALID/INVALID examples run through the whole engine, and its
-docs follow the house format."""
+"""Every rule's VALID/INVALID examples run through the whole engine and the
+codemods (Fixit style): an INVALID example gives one finding with the expected
+message, and `cslint fix --unsafe-fixes` gives the expected source with the
+expected label (or refuses with the expected reason); its docs follow the
+house format."""
 
 import re
 
 import pytest
 
 from cslint.api import check_source
-from cslint.rules import all_rules, get_rule
+from cslint.rules import Invalid, all_rules, get_rule
+
+from codemods.driver import fix_source
 
 RULES = all_rules()
 SECTIONS = ["## What it does", "## Why is this bad?", "## Example", "## Use instead"]
@@ -14,15 +19,57 @@ SECTIONS = ["## What it does", "## Why is this bad?", "## Example", "## Use inst
 
 def _cases(attr):
     for rule in RULES:
-        for index, snippet in enumerate(getattr(rule, attr)):
-            yield pytest.param(rule, snippet, id=f"{rule.CODE}-{attr.lower()}-{index}")
+        for index, example in enumerate(getattr(rule, attr)):
+            yield pytest.param(rule, example, id=f"{rule.CODE}-{attr.lower()}-{index}")
 
 
-@pytest.mark.parametrize("rule,snippet", list(_cases("INVALID")))
-def test_invalid_examples_are_flagged(rule, snippet):
-    result = check_source(snippet, presets=rule.EXAMPLE_PRESETS)
-    codes = [f.code for f in result.findings]
-    assert rule.CODE in codes, f"{rule.CODE} missed:\n{snippet}\ngot {codes}"
+def _checked(rule, example: Invalid):
+    result = check_source(example.code, presets=rule.EXAMPLE_PRESETS)
+    mine = [f for f in result.findings if f.code == rule.CODE]
+    return result, mine
+
+
+@pytest.mark.parametrize("rule,example", list(_cases("INVALID")))
+def test_invalid_examples_give_the_expected_message(rule, example):
+    result, mine = _checked(rule, example)
+    assert [f.message for f in mine] == [example.message], f"{rule.CODE}:\n{example.code}\ngot {result.findings}"
+
+
+@pytest.mark.parametrize("rule,example", list(_cases("INVALID")))
+def test_invalid_examples_give_the_expected_fix(rule, example):
+    result, mine = _checked(rule, example)
+    fix = fix_source(example.code, "<snippet>.py", result.findings, unsafe=True)
+    if example.fixed is None:
+        assert not fix.applied and fix.fixed == example.code
+        assert [r.reason for r in fix.refused if r.finding in mine] == [example.refused]
+        return
+    assert fix.fixed == example.fixed
+    (applied,) = [a for a in fix.applied if a.finding in mine]
+    assert ("safe" if applied.safe else "unsafe") == example.label
+    compile(fix.fixed, "<fixed>", "exec")
+
+
+@pytest.mark.parametrize("rule,example", list(_cases("INVALID")))
+def test_check_and_fix_agree_on_strategy_and_label(rule, example):
+    """`cslint fix` applies one of the strategies `cslint check` lists, with
+    the label it lists; a later one only when the earlier ones do not fit."""
+    result, mine = _checked(rule, example)
+    (finding,) = mine
+    offered = [(o.strategy, o.safe) for o in finding.fix.options] if finding.fix else []
+    fix = fix_source(example.code, "<snippet>.py", result.findings, unsafe=True)
+    for applied in fix.applied:
+        assert (applied.strategy, applied.safe) in offered
+        if (applied.strategy, applied.safe) != offered[0]:
+            assert applied.reason.startswith(f"auto picked {applied.strategy} because {offered[0][0]} does not fit")
+    if not offered:
+        assert fix.refused and fix.refused[0].reason == rule.no_fix_reason(finding)
+    for held in fix_source(example.code, "<snippet>.py", result.findings, unsafe=False).held_back:
+        assert (held.strategy, held.safe) in offered and not held.safe
+
+
+@pytest.mark.parametrize("rule,example", list(_cases("INVALID")))
+def test_safe_fixes_come_with_a_behaviour_to_run(rule, example):
+    assert (example.label == "safe") == (example.behaviour is not None)
 
 
 @pytest.mark.parametrize("rule,snippet", list(_cases("VALID")))
@@ -52,7 +99,7 @@ def test_codes_are_unique_and_cover_the_design():
 
 
 def test_findings_fill_every_consumer_field():
-    snippet = RULES[[r.CODE for r in RULES].index("CSL102")].INVALID[0]
+    snippet = RULES[[r.CODE for r in RULES].index("CSL102")].INVALID[0].code
     (finding,) = [f for f in check_source(snippet).findings if f.code == "CSL102"]
     assert finding.function == "Worker.flush"
     assert finding.condition == "not self.pending"

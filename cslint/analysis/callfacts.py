@@ -30,6 +30,7 @@ class CallFacts(NamedTuple):
     payload: Optional[Span]  # the argument carrying the contribution
     payload_keyword: str  # "" when positional
     payload_effects: str  # pure | calls | communicates
+    payload_numeric: bool  # visibly a number (a literal, len(), int(), arithmetic of those)
     join: str  # the spec's join (see CollectiveSpec.join); "" for wrappers
     agreement: str  # the spec's agreement template; "" for wrappers
     #: the texts that name module-level things (an import, a global), valid
@@ -66,7 +67,8 @@ def collective_facts(call: ast.Call, raw: str, spec, api: str, is_global=lambda 
     module_level = tuple(name for name, text in (("receiver", receiver), ("group_expr", group_expr))
                          if _dotted(text) and is_global(text.split(".", 1)[0]))
     return CallFacts(receiver, group_expr, op, Span.of(payload) if payload is not None else None, keyword,
-                     effects(payload) if payload is not None else "pure", join, agreement, module_level)
+                     effects(payload) if payload is not None else "pure",
+                     payload is not None and numeric(payload), join, agreement, module_level)
 
 
 #: the agreement template of an API when a call's receiver, not its spec, named the API
@@ -80,7 +82,7 @@ def wrapper_facts(call: ast.Call) -> Optional[CallFacts]:
     if len(positional) != 1 or isinstance(positional[0], ast.Starred):
         return None
     payload = positional[0]
-    return CallFacts("", "", "", Span.of(payload), "", effects(payload), "", "")
+    return CallFacts("", "", "", Span.of(payload), "", effects(payload), numeric(payload), "", "")
 
 
 def _argument(call: ast.Call, position: Optional[int], keywords: tuple) -> tuple:
@@ -110,6 +112,20 @@ def effects(node: ast.AST) -> str:
     return found
 
 
+_NUMERIC_CALLS = frozenset({"int", "float", "len", "sum", "abs", "round", "min", "max"})
+
+
+def numeric(node: ast.AST) -> bool:
+    """Whether an expression is visibly a number (its own text shows it)."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+    if isinstance(node, ast.UnaryOp):
+        return numeric(node.operand)
+    if isinstance(node, ast.BinOp):
+        return numeric(node.left) or numeric(node.right)
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _NUMERIC_CALLS
+
+
 def translate(facts: CallFacts, ref: tuple, same_module: bool) -> CallFacts:
     """The collective's facts as seen from a caller that reaches it through a
     call resolved as ``ref``.
@@ -134,7 +150,7 @@ def translate(facts: CallFacts, ref: tuple, same_module: bool) -> CallFacts:
 
     return facts._replace(receiver=seen("receiver", facts.receiver),
                           group_expr=seen("group_expr", facts.group_expr), op="", payload=None,
-                          payload_keyword="", payload_effects="pure")
+                          payload_keyword="", payload_effects="pure", payload_numeric=False)
 
 
 def _dotted(text: str) -> bool:

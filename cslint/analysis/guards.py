@@ -25,6 +25,10 @@ from .records import Cond
 from .syntax import calls_in_order, first_exit, first_exit_in, short, tests_membership, unparse
 
 
+#: the statement an inline condition belongs to (else a comprehension's)
+_INLINE_STATEMENTS = {ast.IfExp: "ifexp", ast.BoolOp: "boolop"}
+
+
 class Guards:
     """The conditions of the call sites of one function's variant;
     ``index`` maps ``id(call)`` to the call's site index."""
@@ -66,7 +70,8 @@ class Guards:
                 alternatives = (body_sites, else_sites)
             conds.append(Cond(kind, atoms, unparse(expr), getattr(expr, "lineno", owner.lineno), Span.of(owner),
                               body_sites=body_sites, else_sites=else_sites, two_sided=two_sided,
-                              alternatives=alternatives))
+                              alternatives=alternatives,
+                              statement=_INLINE_STATEMENTS.get(type(owner), "comprehension")))
         return conds
 
     # -- decisions of the CFG -------------------------------------------------------------
@@ -89,7 +94,8 @@ class Guards:
             elif dnode.kind == cfgmod.ASSERT:
                 dstmt = dnode.stmt
                 conds.append(Cond("early-exit", atoms, unparse(dstmt.test), dstmt.lineno, Span.of(dstmt),
-                                  exit_span=Span.of(dstmt), exit_text=unparse(dstmt).split("\n")[0]))
+                                  exit_span=Span.of(dstmt), exit_text=unparse(dstmt).split("\n")[0],
+                                  statement="assert"))
             elif dnode.kind == cfgmod.CASE:
                 conds.append(self._case(stmt, dnode.stmt, atoms))
             elif dnode.stmt is not None:  # a statement with exception edges
@@ -100,7 +106,7 @@ class Guards:
         try_stmt = self.info.enclosing_try(dstmt)
         text = "exception raised by `" + unparse(dstmt).split("\n")[0] + "`"
         return Cond("exception", atoms, short(text), getattr(dstmt, "lineno", 0),
-                    Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt))
+                    Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt), statement="try")
 
     def _if(self, stmt, dstmt: ast.If, atoms) -> Cond:
         alternatives = self.alternatives
@@ -113,13 +119,14 @@ class Guards:
                     else_sites = alternatives.sites_in(partner.body)
             return Cond("branch", atoms, unparse(dstmt.test), dstmt.test.lineno, Span.of(dstmt),
                         body_sites=body_sites, else_sites=else_sites, two_sided=True,
-                        alternatives=alternatives.branch_alternatives(dstmt))
+                        alternatives=alternatives.branch_alternatives(dstmt), statement="if")
         exit_stmt = first_exit(dstmt)
         return Cond("early-exit", atoms, unparse(dstmt.test), dstmt.test.lineno,
                     Span.of(exit_stmt) if exit_stmt else Span.of(dstmt),
                     exit_span=Span.of(exit_stmt) if exit_stmt else None,
                     exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "",
-                    two_sided=True, alternatives=alternatives.branch_alternatives(dstmt))
+                    two_sided=True, alternatives=alternatives.branch_alternatives(dstmt),
+                    statement="if", leaves_loop=self._leaves_loop(exit_stmt, dstmt))
 
     def _loop(self, stmt, dstmt, atoms) -> Cond:
         text = unparse(dstmt.test) if isinstance(dstmt, ast.While) else unparse(dstmt.iter)
@@ -130,17 +137,32 @@ class Guards:
         exit_stmt = first_exit(dstmt, loop=True)
         return Cond("early-exit", atoms, text, line, Span.of(exit_stmt) if exit_stmt else Span.of(dstmt),
                     exit_span=Span.of(exit_stmt) if exit_stmt else None,
-                    exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "")
+                    exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "",
+                    statement="while" if isinstance(dstmt, ast.While) else "for")
 
     def _case(self, stmt, case: ast.match_case, atoms) -> Cond:
         text = unparse(case.pattern)
         if self.info.inside(stmt, case):
-            return Cond("branch", atoms, f"case {text}", case.pattern.lineno, Span.of(case.pattern))
+            return Cond("branch", atoms, f"case {text}", case.pattern.lineno, Span.of(case.pattern),
+                        statement="match")
         exit_stmt = first_exit_in(case.body)
         return Cond("early-exit", atoms, f"case {text}", case.pattern.lineno,
                     Span.of(exit_stmt) if exit_stmt else Span.of(case.pattern),
                     exit_span=Span.of(exit_stmt) if exit_stmt else None,
-                    exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "")
+                    exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "", statement="match")
+
+    def _leaves_loop(self, exit_stmt, guard) -> bool:
+        """Whether an exit taken at ``guard`` leaves a loop of this function."""
+        if isinstance(exit_stmt, ast.Break):
+            return True
+        if isinstance(exit_stmt, ast.Continue):
+            return False
+        parent = self.info.parents.get(id(guard))
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+                return True
+            parent = self.info.parents.get(id(parent))
+        return False
 
     # -- communicators split by a color ------------------------------------------------------
     def _uniform_in_color(self, conds, color, node) -> tuple:

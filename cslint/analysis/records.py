@@ -30,7 +30,13 @@ class Cond:
     #: every sequence of call sites a rank may issue through this decision
     #: (both sides); None when unknown (loops with calls, too many paths)
     alternatives: Optional[tuple] = None
-    statement: str = ""  # loops: the loop statement (``while``/``for``) the fixes must keep
+    #: the controlling construct, which decides the rewrites that fit: ``if``,
+    #: ``while``, ``for``, ``match``, ``assert``, ``try``, or an expression
+    #: (``ifexp``, ``boolop``, ``comprehension``)
+    statement: str = ""
+    #: early exits: the exit leaves a loop (``break``; ``return``/``raise``
+    #: inside one), whose next iterations the other ranks still run
+    leaves_loop: bool = False
 
 
 class Collective(NamedTuple):

@@ -185,7 +185,8 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
     reached = hazard.collective_facts  # the collective, as this function names it
     payload = None
     if own is not None and own.payload is not None:
-        payload = Payload(text_of(own.payload), own.payload, own.payload_keyword, own.payload_effects)
+        payload = Payload(text_of(own.payload), own.payload, own.payload_keyword, own.payload_effects,
+                          own.payload_numeric)
     api = hazard.api if hazard.api in ("trtllm", "torch", "mpi") else "unknown"
     receiver = reached.receiver if reached is not None else ""
     group_expr = reached.group_expr if reached is not None else ""
@@ -203,10 +204,22 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
         join = reached.join
     return FixFacts(receiver=receiver, group_expr=group_expr, api=api, payload=payload, agreement=agreement,
                     direct=hazard.direct, join=join, neutral=neutral, statement=getattr(cond, "statement", ""),
-                    region=hazard.region_collectives)
+                    leaves_loop=getattr(cond, "leaves_loop", False), region=hazard.region_collectives)
 
 
 # -- the strategies' applicability and labels (from the fix facts alone) --------------
+
+
+def _statement_problem(facts: FixFacts) -> str:
+    """Why the controlling construct cannot be rewritten ("" when it is an ``if``)."""
+    statement = facts.statement
+    if statement in ("", "if"):
+        return ""
+    if statement in ("ifexp", "boolop", "comprehension"):
+        what = {"ifexp": "a conditional expression", "boolop": "an `and`/`or` operand",
+                "comprehension": "a comprehension"}[statement]
+        return f"the collective is reached inside {what}; write it as an `if` statement to fix it automatically"
+    return f"the exit is decided by {'an' if statement[0] in 'aeiou' else 'a'} `{statement}`, not an `if`"
 
 
 def _always_enter(finding: Finding, facts: FixFacts, exit_mode: str):
@@ -214,6 +227,11 @@ def _always_enter(finding: Finding, facts: FixFacts, exit_mode: str):
     kind = finding.guard_kind
     if kind not in ("early-exit", "branch"):
         return "always-enter moves a collective out of a branch or past an early exit"
+    if _statement_problem(facts):
+        return _statement_problem(facts)
+    if kind == "early-exit" and facts.leaves_loop:
+        return ("the exit leaves a loop whose next iterations call the collective again on the other ranks; "
+                "deferring it would not keep the ranks together")
     if kind == "branch" and not facts.direct:
         return "the branch guards a call that reaches a collective, not the collective itself"
     if kind == "branch" and facts.region > 1:
@@ -225,6 +243,10 @@ def _always_enter(finding: Finding, facts: FixFacts, exit_mode: str):
         return f"no neutral value is known for `{finding.collective}` (a rank cannot take part without contributing)"
     if facts.direct and facts.join == "identity" and facts.neutral is None:
         return f"the reduction op of `{finding.callee}` has no known identity"
+    if facts.direct and facts.join == "identity" and facts.neutral.numeric_payload and not (
+            payload is not None and payload.numeric):
+        return (f"the identity of `{finding.callee}`'s reduction is a number, but the payload is not visibly "
+                "one (a literal, `len()`, `int()`...)")
     if not facts.direct and payload is None:
         return f"`{finding.callee}` computes what it sends inside itself; no neutral value can be passed in"
     if exit_mode == "decide-from-gathered" and kind == "early-exit":
@@ -248,6 +270,8 @@ def _consensus(finding: Finding, facts: FixFacts, exit_mode: str):
     if facts.agreement is None:
         where = f"`{facts.receiver}`" if facts.receiver else f"the call of `{finding.callee}`"
         return f"no way to agree on the condition through {where} ({facts.api} API) is known from here"
+    if kind != "loop" and _statement_problem(facts):
+        return _statement_problem(facts)
     if kind == "loop" and facts.statement != "while":
         return ("a `for` loop's trip count comes from its iterable; agreeing on it needs a hand-written fix "
                 f"(see `cslint explain {finding.code}`)")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..model import Finding
-from .base import Rule
+from .base import Invalid, Rule
 
 
 class NotAnalysable(Rule):
@@ -41,8 +41,11 @@ def step(self):
         "def f(a, b):\n    return a + b\n",
     ]
     INVALID = [
-        "def f(:\n    pass\n",
-        "import torch.distributed as dist\nif dist.get_rank() == 0\n    dist.barrier()\n",
+        Invalid(code="sizes = (1,\n", message="file could not be analysed: syntax error: '(' was never closed",
+                refused="CSL001 findings have no automatic fix"),
+        Invalid(code="import torch.distributed as dist\nif dist.get_rank() == 0\n    dist.barrier()\n",
+                message="file could not be analysed: syntax error: expected ':'",
+                refused="CSL001 findings have no automatic fix"),
     ]
 
     @classmethod

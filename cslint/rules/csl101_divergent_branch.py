@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._phrasing import collective_phrase, describe_source, mode_suffix
-from .base import Rule
+from .base import Behaviour, Invalid, Rule, Scenario
 
 
 class DivergentBranch(Rule):
@@ -86,28 +86,132 @@ def share(obj):
 """,
     ]
     INVALID = [
-        """\
+        Invalid(
+            code="""\
+import torch.distributed as dist
+
+def share(t):
+    if dist.get_rank() == 0:
+        dist.all_reduce(t)
+    return t
+""",
+            message=(
+                "collective `dist.all_reduce` over all ranks runs only when `dist.get_rank() == 0`, "
+                "which differs between ranks (source: `dist.get_rank()` (rank id))"
+            ),
+            fixed="""\
+import torch.distributed as dist
+import torch
+
+def share(t):
+    branch_taken = False
+    if dist.get_rank() == 0:
+        branch_taken = True
+    dist.all_reduce(t if branch_taken else torch.zeros_like(t))
+    return t
+""",
+            label="safe",
+            behaviour=Behaviour(
+                call="share(t)", observe="t.tolist()",
+                scenarios=(Scenario("t = torch.full((3,), float(rank + 1))", takes=(0,)),),
+            ),
+        ),
+        Invalid(
+            code="""\
+import torch.distributed as dist
+
+def track_peak(peak, fresh):
+    if fresh[dist.get_rank()]:
+        dist.all_reduce(peak, op=dist.ReduceOp.MAX)
+    return peak
+""",
+            message=(
+                "collective `dist.all_reduce` over all ranks runs only when `fresh[dist.get_rank()]`, "
+                "which differs between ranks (source: `dist.get_rank()` (rank id))"
+            ),
+            fixed="""\
+import torch.distributed as dist
+import torch
+
+def track_peak(peak, fresh):
+    branch_taken = False
+    if fresh[dist.get_rank()]:
+        branch_taken = True
+    dist.all_reduce(peak if branch_taken else torch.full_like(peak, float('-inf') if peak.is_floating_point() else torch.iinfo(peak.dtype).min), op=dist.ReduceOp.MAX)
+    return peak
+""",
+            label="safe",
+            behaviour=Behaviour(
+                call="track_peak(peak, fresh)", observe="peak.tolist()",
+                scenarios=(
+                    Scenario("peak = torch.tensor([2.0 * rank - 5.0, 7.0 - rank]); fresh = [True, False]", takes=(0,)),
+                    Scenario("peak = torch.tensor([2.0 * rank - 5.0, 7.0 - rank]); fresh = [False, True]", takes=(1,)),
+                    Scenario("peak = torch.tensor([2.0 * rank - 5.0, 7.0 - rank]); fresh = [True, True]",
+                             takes=(0, 1)),
+                    Scenario("peak = torch.tensor([2.0 * rank - 5.0, 7.0 - rank]); fresh = [False, False]", takes=()),
+                    Scenario("peak = torch.tensor([3 * rank - 4, 9 - rank]); fresh = [False, True]", takes=(1,)),
+                ),
+            ),
+        ),
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 def save(t):
     if dist.get_rank() == 0:
         dist.barrier()
 """,
-        """\
+            message=(
+                "collective `dist.barrier` over all ranks runs only when `dist.get_rank() == 0`, which "
+                "differs between ranks (source: `dist.get_rank()` (rank id))"
+            ),
+            fixed="""\
+import torch.distributed as dist
+
+def save(t):
+    if dist.get_rank() == 0:
+        pass
+    dist.barrier()
+""",
+            label="safe",
+            behaviour=Behaviour(call="save(None)", observe="result", scenarios=(Scenario("", takes=(0,)),)),
+        ),
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 def step(t):
     ok = dist.get_rank() % 2 == 0
     ok and dist.all_reduce(t)
 """,
-        """\
+            message=(
+                "collective `dist.all_reduce` over all ranks runs only when `ok`, which differs between "
+                "ranks (source: `dist.get_rank()` (rank id))"
+            ),
+            refused=(
+                "the collective is reached inside an `and`/`or` operand; write it as an `if` statement "
+                "to fix it automatically"
+            ),
+        ),
+        Invalid(
+            code="""\
 import time
 import torch.distributed as dist
 
 def step(t, deadline):
     return dist.all_reduce(t) if time.time() < deadline else None
 """,
-        """\
+            message=(
+                "collective `dist.all_reduce` over all ranks runs only when `time.time() < deadline`, "
+                "which differs between ranks (source: `time.time()` (wall clock))"
+            ),
+            refused=(
+                "the collective is reached inside a conditional expression; write it as an `if` "
+                "statement to fix it automatically"
+            ),
+        ),
+        Invalid(
+            code="""\
 from mpi4py import MPI
 
 comm = MPI.COMM_WORLD
@@ -117,6 +221,22 @@ def report(value):
         return comm.allreduce(value)
     return value
 """,
+            message=(
+                "collective `comm.allreduce` over all ranks runs only when `comm.Get_rank() < 2`, which "
+                "differs between ranks (source: `comm.Get_rank()` (rank id))"
+            ),
+            fixed="""\
+from mpi4py import MPI
+
+comm = MPI.COMM_WORLD
+
+def report(value):
+    if comm.allreduce(bool(comm.Get_rank() < 2), op=MPI.LOR):
+        return comm.allreduce(value)
+    return value
+""",
+            label="unsafe",
+        ),
     ]
 
     @classmethod

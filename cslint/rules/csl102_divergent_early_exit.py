@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._phrasing import collective_phrase, describe_source, mode_suffix
-from .base import Rule
+from .base import Behaviour, Invalid, Rule, Scenario
 
 
 class DivergentEarlyExit(Rule):
@@ -84,7 +84,8 @@ def sync(t, steps):
 """,
     ]
     INVALID = [
-        """\
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 class Worker:
@@ -98,7 +99,36 @@ class Worker:
             return
         dist.all_reduce(t)
 """,
-        """\
+            message=(
+                "collective `dist.all_reduce` over all ranks is skipped on ranks that take `return` when "
+                "`not self.pending`, which differs between ranks (source: `dist.get_rank()` (rank id))"
+            ),
+            fixed="""\
+import torch.distributed as dist
+import torch
+
+class Worker:
+    def __init__(self):
+        self.pending = []
+        if dist.get_rank() == 0:
+            self.pending.append(1)
+
+    def flush(self, t):
+        exit_early = False
+        if not self.pending:
+            exit_early = True
+        dist.all_reduce(t if not exit_early else torch.zeros_like(t))
+        if exit_early:
+            return
+""",
+            label="safe",
+            behaviour=Behaviour(
+                call="Worker().flush(t)", observe="t.tolist()",
+                scenarios=(Scenario("t = torch.arange(3.0) + rank", takes=(0,)),),
+            ),
+        ),
+        Invalid(
+            code="""\
 import time
 import torch.distributed as dist
 
@@ -108,18 +138,73 @@ def train(t, start, budget):
             break
         dist.all_reduce(t)
 """,
-        """\
+            message=(
+                "collective `dist.all_reduce` over all ranks is skipped on ranks that take `break` when "
+                "`time.time() - start > budget`, which differs between ranks (source: `time.time()` "
+                "(wall clock))"
+            ),
+            fixed="""\
+import time
+import torch.distributed as dist
+import torch
+
+def train(t, start, budget):
+    for step in range(10):
+        agreed_flag = torch.tensor([1 if time.time() - start > budget else 0], device=t.device)
+        dist.all_reduce(agreed_flag, op=dist.ReduceOp.MAX)
+        if bool(agreed_flag.item()):
+            break
+        dist.all_reduce(t)
+""",
+            label="unsafe",
+        ),
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 def check(t, batch):
     try:
-        if dist.get_rank() == 3 and not batch:
-            raise RuntimeError("rank 3 has nothing to send")
-        dist.barrier()
+        if dist.get_rank() == 1 and not batch:
+            raise RuntimeError("rank 1 has nothing to send")
+        dist.all_reduce(t)
     except RuntimeError:
         return None
+    return t
 """,
-        """\
+            message=(
+                "collective `dist.all_reduce` over all ranks is skipped on ranks that take `raise "
+                "RuntimeError('rank 1 has nothing to send')` when `dist.get_rank() == 1 and (not "
+                "batch)`, which differs between ranks (source: `dist.get_rank()` (rank id))"
+            ),
+            fixed="""\
+import torch.distributed as dist
+import torch
+
+def check(t, batch):
+    try:
+        exit_early = False
+        early_error = None
+        if dist.get_rank() == 1 and not batch:
+            exit_early = True
+            early_error = RuntimeError("rank 1 has nothing to send")
+        dist.all_reduce(t if not exit_early else torch.zeros_like(t))
+        if exit_early:
+            raise early_error
+    except RuntimeError:
+        return None
+    return t
+""",
+            label="safe",
+            behaviour=Behaviour(
+                call="check(t, batch)", observe="(None if result is None else result.tolist(), t.tolist())",
+                scenarios=(
+                    Scenario("t = torch.tensor([1.0, 2.0]) * (rank + 1); batch = []", takes=(0,)),
+                    Scenario("t = torch.tensor([1.0, 2.0]) * (rank + 1); batch = [1]", takes=(0, 1)),
+                ),
+            ),
+        ),
+        Invalid(
+            code="""\
 import os
 import sys
 from mpi4py import MPI
@@ -129,6 +214,60 @@ def main(comm=MPI.COMM_WORLD):
         sys.exit(0)
     comm.Barrier()
 """,
+            message=(
+                "collective `comm.Barrier` over all ranks is skipped on ranks that take `sys.exit(0)` "
+                "when `not os.path.exists('/data/shard.bin')`, which differs between ranks (source: "
+                "`os.path.exists()` (local filesystem view))"
+            ),
+            fixed="""\
+import os
+import sys
+from mpi4py import MPI
+
+def main(comm=MPI.COMM_WORLD):
+    if comm.allreduce(bool(not os.path.exists("/data/shard.bin")), op=MPI.LOR):   # this node's disk
+        sys.exit(0)
+    comm.Barrier()
+""",
+            label="unsafe",
+        ),
+        Invalid(
+            code="""\
+from mpi4py import MPI
+
+def total_work(comm, items):
+    if comm.Get_rank() == 0 and not items:
+        return 0
+    return comm.allreduce(len(items))
+""",
+            message=(
+                "collective `comm.allreduce` over all ranks is skipped on ranks that take `return 0` "
+                "when `comm.Get_rank() == 0 and (not items)`, which differs between ranks (source: "
+                "`comm.Get_rank()` (rank id))"
+            ),
+            fixed="""\
+from mpi4py import MPI
+
+def total_work(comm, items):
+    exit_early = False
+    early_result = None
+    if comm.Get_rank() == 0 and not items:
+        exit_early = True
+        early_result = 0
+    gathered = comm.allreduce(len(items) if not exit_early else 0)
+    if exit_early:
+        return early_result
+    return gathered
+""",
+            label="safe",
+            behaviour=Behaviour(
+                call="total_work(comm, items)", observe="result", backend="mpi",
+                scenarios=(
+                    Scenario("items = [] if rank == 0 else [1, 2, 3]", takes=(1,)),
+                    Scenario("items = [1] * (rank + 1)", takes=(0, 1)),
+                ),
+            ),
+        ),
     ]
 
     @classmethod

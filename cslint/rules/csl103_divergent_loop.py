@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._phrasing import collective_phrase, describe_source, mode_suffix
-from .base import Rule
+from .base import Invalid, Rule
 
 
 class DivergentLoop(Rule):
@@ -66,7 +66,8 @@ def ring(t):
 """,
     ]
     INVALID = [
-        """\
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 def sync(buckets):
@@ -74,7 +75,17 @@ def sync(buckets):
     for bucket in mine:
         dist.all_reduce(bucket)
 """,
-        """\
+            message=(
+                "collective `dist.all_reduce` over all ranks runs once per iteration of a loop over "
+                "`mine`, whose trip count differs between ranks (source: `dist.get_rank()` (rank id))"
+            ),
+            refused=(
+                "a `for` loop's trip count comes from its iterable; agreeing on it needs a hand-written "
+                "fix (see `cslint explain CSL103`)"
+            ),
+        ),
+        Invalid(
+            code="""\
 import random
 import torch.distributed as dist
 
@@ -84,13 +95,32 @@ def spin(t):
         dist.all_reduce(t)
         n -= 1
 """,
-        """\
+            message=(
+                "collective `dist.all_reduce` over all ranks runs once per iteration of a loop over `n > "
+                "0`, whose trip count differs between ranks (source: `random.randint()` (randomness))"
+            ),
+            refused=(
+                "this API agrees through statements before the test, and a `while` test would not re-run "
+                "them: agree at the end of the loop body by hand"
+            ),
+        ),
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 def gather_all(items):
     local = items[dist.get_rank()]
     return [dist.all_reduce(x) for x in local]
 """,
+            message=(
+                "collective `dist.all_reduce` over all ranks runs once per iteration of a loop over "
+                "`local`, whose trip count differs between ranks (source: `dist.get_rank()` (rank id))"
+            ),
+            refused=(
+                "a `for` loop's trip count comes from its iterable; agreeing on it needs a hand-written "
+                "fix (see `cslint explain CSL103`)"
+            ),
+        ),
     ]
 
     @classmethod

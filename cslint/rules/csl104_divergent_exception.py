@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._phrasing import collective_phrase, describe_source, mode_suffix
-from .base import Rule
+from .base import Invalid, Rule
 
 
 class DivergentException(Rule):
@@ -81,7 +81,8 @@ def step(batch, t):
 """,
     ]
     INVALID = [
-        """\
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 def step(batch, t):
@@ -91,7 +92,18 @@ def step(batch, t):
     except OSError:
         return None
 """,
-        """\
+            message=(
+                "collective `dist.all_reduce` over all ranks depends on whether exception raised by "
+                "`load(batch)` on this rank (a handled exception is rank-local; source: `load(batch)` "
+                "(exception from local work))"
+            ),
+            refused=(
+                "exception paths are not rewritten automatically: agree on the local work's success "
+                "before the collective (see `cslint explain CSL104`)"
+            ),
+        ),
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 def step(batch):
@@ -100,6 +112,16 @@ def step(batch):
     except Exception:
         dist.barrier()
 """,
+            message=(
+                "collective `dist.barrier` over all ranks depends on whether exception raised by "
+                "`load(batch)` on this rank (a handled exception is rank-local; source: `load(batch)` "
+                "(exception from local work))"
+            ),
+            refused=(
+                "exception paths are not rewritten automatically: agree on the local work's success "
+                "before the collective (see `cslint explain CSL104`)"
+            ),
+        ),
     ]
 
     @classmethod
