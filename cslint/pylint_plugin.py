@@ -2,9 +2,10 @@
 
     pylint --load-plugins cslint.pylint_plugin src/
 
-For teams whose gate is pylint.  Each rule is one message (``W9101``
-``csl-divergent-branch`` for CSL101, ...); ``# pylint: disable=csl-...`` works
-like any pylint pragma, and ``# cslint: ignore[...]`` keeps working too.
+For teams whose gate is pylint.  Each rule is one message, named after the
+rule (``W91NN`` ``csl-<rule name>`` for CSL1NN, as ``cslint rules`` lists
+them); ``# pylint: disable=csl-...`` works like any pylint pragma, and
+``# cslint: ignore[...]`` keeps working too.
 
 The findings are interprocedural, so the plugin does not re-derive them from
 astroid's per-module trees: on the first module of a project it runs the cslint
@@ -28,16 +29,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from astroid import nodes
     from pylint.lint import PyLinter
 
-# Used when a rule class does not say otherwise (symbols must stay stable).
-_DEFAULT_NAMES = {
-    "CSL001": "unanalysable-file",
-    "CSL002": "unused-suppression",
-    "CSL101": "divergent-branch",
-    "CSL102": "divergent-early-exit",
-    "CSL103": "divergent-loop",
-    "CSL104": "divergent-exception-path",
-}
-_INTERNAL_ERROR_CODE = "CSL000"
 
 
 def message_id(code: str) -> str:
@@ -51,22 +42,16 @@ def message_id(code: str) -> str:
 
 
 def _rule_table() -> dict[str, tuple[str, str]]:
-    """code -> (symbol, description) for every known rule."""
-    table = {code: (f"csl-{name}", f"cslint {code}: see `cslint explain {code}`") for code, name in _DEFAULT_NAMES.items()}
-    try:
-        from .rules import all_rules
+    """code -> (symbol, description), read from the rules (``csl-<NAME>``)."""
+    from .rules import all_rules
 
-        rules = list(all_rules())
-    except ImportError:
-        rules = []
-    for rule in rules:
+    table = {}
+    for rule in all_rules():
         try:
             message_id(rule.CODE)
         except ValueError:
             continue
-        name = str(getattr(rule, "NAME", "") or _DEFAULT_NAMES.get(rule.CODE, rule.CODE.lower()))
-        summary = str(getattr(rule, "SUMMARY", "") or "")
-        table[rule.CODE] = (f"csl-{name}", f"cslint {rule.CODE}: {summary} See `cslint explain {rule.CODE}`.")
+        table[rule.CODE] = (f"csl-{rule.NAME}", f"cslint {rule.CODE}: {rule.SUMMARY} See `cslint explain {rule.CODE}`.")
     return table
 
 

@@ -131,3 +131,27 @@ def test_columns_count_characters_not_bytes():
     assert finding.column == line.index("dist.all_reduce") + 1
     assert finding.end_column == line.index("(t)") + len("(t)") + 1
     assert (finding.guard.line, finding.guard.column) == (3, 5)
+
+
+def test_sarif_pylint_and_the_cli_take_rule_names_from_the_rules_alone(capsys):
+    import os
+
+    from cslint import pylint_plugin
+    from cslint.cli import main
+    from cslint.model import CheckResult
+    from cslint.report.sarif import sarif_log
+
+    descriptors = {d["id"]: d for d in sarif_log(CheckResult())["runs"][0]["tool"]["driver"]["rules"]}
+    assert main(["rules"]) == 0
+    listed = capsys.readouterr().out
+    for rule in RULES:
+        assert descriptors[rule.CODE]["name"] == rule.NAME
+        assert descriptors[rule.CODE]["shortDescription"]["text"] == rule.SUMMARY
+        assert pylint_plugin.SYMBOL_BY_CODE[rule.CODE] == f"csl-{rule.NAME}"
+        assert any(line.split()[:2] == [rule.CODE, rule.NAME] for line in listed.splitlines())
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for module in ("cslint/report/sarif.py", "cslint/pylint_plugin.py"):
+        with open(os.path.join(root, module), encoding="utf-8") as handle:
+            text = handle.read()
+        spelled = [rule.NAME for rule in RULES if rule.NAME in text]
+        assert spelled == [], f"{module} spells rule names itself: {spelled}"

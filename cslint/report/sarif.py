@@ -29,13 +29,6 @@ SRCROOT = "%SRCROOT%"
 FINGERPRINT_KEY = "cslintFingerprint/v1"
 INFORMATION_URI = "https://pypi.org/project/cslint/"
 
-# Codes that are reported without a rule class behind them.
-_BUILTIN_RULES = {
-    "CSL001": ("unanalysable-file", "File could not be analysed", "The file could not be read or parsed, so it was not analysed."),
-    "CSL002": ("unused-suppression", "Unused suppression comment", "A `# cslint: ignore` comment suppresses nothing on its line."),
-}
-
-
 def _artifact_location(path: str, root: Optional[str]) -> dict:
     relative = relative_uri_path(path, root)
     if relative is not None:
@@ -44,29 +37,21 @@ def _artifact_location(path: str, root: Optional[str]) -> dict:
 
 
 def _rule_descriptor(code: str, catalog: dict) -> dict:
+    """The descriptor of a rule, from the rule class alone (its name, summary and docs)."""
     rule = catalog.get(code)
-    if rule is not None:
-        doc = str(getattr(rule, "DOC", "") or "").strip()
-        summary = str(getattr(rule, "SUMMARY", "") or code)
-        descriptor = {
-            "id": code,
-            "name": str(getattr(rule, "NAME", code)),
-            "shortDescription": {"text": summary},
-            "fullDescription": {"text": first_paragraph(doc) or summary},
-            "defaultConfiguration": {"level": level_of(code)},
-        }
-        if doc:
-            descriptor["help"] = {"text": doc, "markdown": doc}
-        return descriptor
-    name, short, full = _BUILTIN_RULES.get(code, (code.lower(), code, code))
-    return {
+    if rule is None:  # a code no rule defines: say only what is known
+        return {"id": code, "defaultConfiguration": {"level": level_of(code)}}
+    doc = rule.DOC.strip()
+    descriptor = {
         "id": code,
-        "name": name,
-        "shortDescription": {"text": short},
-        "fullDescription": {"text": full},
+        "name": rule.NAME,
+        "shortDescription": {"text": rule.SUMMARY},
+        "fullDescription": {"text": first_paragraph(doc) or rule.SUMMARY},
         "defaultConfiguration": {"level": level_of(code)},
-        "help": {"text": full, "markdown": full},
     }
+    if doc:
+        descriptor["help"] = {"text": doc, "markdown": doc}
+    return descriptor
 
 
 def _region(line: int, column: int = 0, end_line: int = 0, end_column: int = 0) -> dict:

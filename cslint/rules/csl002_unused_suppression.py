@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .base import Rule
+from .base import Invalid, Rule
 
 
 class UnusedSuppression(Rule):
@@ -58,15 +58,23 @@ def step(t):
 """,
     ]
     INVALID = [
-        """\
+        Invalid(
+            code="""\
 import torch.distributed as dist
 
 def step(t):
     dist.all_reduce(t)  # cslint: ignore[CSL101]
 """,
-        """\
+            message="unused suppression (CSL101): no finding on this line",
+            refused="CSL002 findings have no automatic fix",
+        ),
+        Invalid(
+            code="""\
 x = 1  # cslint: ignore
 """,
+            message="unused suppression (all codes): no finding on this line",
+            refused="CSL002 findings have no automatic fix",
+        ),
     ]
 
     @classmethod
