@@ -108,7 +108,7 @@ def _fix_stdin(args: argparse.Namespace, host, result, data: bytes) -> int:
         for line in outcome_lines(FixPlan(files=[fix])):
             print(line, file=sys.stderr)
     if args.diff:  # asked for explicitly: the diff, as for files
-        from .driver import unified_diff
+        from cslint.diffs import unified_diff
 
         sys.stdout.write(_paint_diff(unified_diff(fix.original, fix.fixed, path), host.color(args, sys.stdout)) if fix.changed else "")
         return EXIT_FINDINGS if fix.changed else EXIT_CLEAN

@@ -20,7 +20,6 @@ neutral value, consensus otherwise), ``always-enter`` or ``consensus``.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import errno
 import os
 import stat
@@ -29,8 +28,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from cslint.diffs import unified_diff
 from cslint.discovery import FIX_TEMP_PREFIX
 from cslint.model import CheckResult, Finding
+from cslint.paths import relative_posix
 from cslint.rules import get_rule
 
 from .always_enter_rewrite import EXIT_MODES, plan_always_enter
@@ -90,28 +91,8 @@ class FixPlan:
 
     def diff(self, base_dir: str | None = None) -> str:
         """A unified diff of every changed file, `a/`/`b/` paths relative to ``base_dir``."""
-        return "".join(unified_diff(f.original, f.fixed, _display_path(f.path, base_dir)) for f in self.files if f.changed)
-
-
-def _display_path(path: str, base_dir: str | None) -> str:
-    base = os.path.abspath(base_dir or os.getcwd())
-    rel = os.path.relpath(os.path.abspath(path), base)
-    return rel.replace(os.sep, "/")
-
-
-def unified_diff(original: str, fixed: str, rel_path: str) -> str:
-    """A diff `patch -p1`/`git apply` accept, including files without a final newline."""
-    a = original.splitlines(keepends=True)
-    b = fixed.splitlines(keepends=True)
-    out = []
-    for line in difflib.unified_diff(a, b, f"a/{rel_path}", f"b/{rel_path}"):
-        if line.startswith(("---", "+++")):
-            out.append(line.rstrip("\n") + "\n")
-        elif line.endswith("\n"):
-            out.append(line)
-        else:
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out)
+        return "".join(unified_diff(f.original, f.fixed, relative_posix(f.path, base_dir))
+                       for f in self.files if f.changed)
 
 
 # -- per file -------------------------------------------------------------------------

@@ -17,17 +17,16 @@ so the same file works whatever the working directory of the run.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
-from pathlib import PurePath
 from typing import Iterable, Optional
 
 from .config import ConfigError
-from .model import CheckResult, Finding
+from .model import CheckResult, Finding, normalise_condition
+from .paths import relative_posix
 
 BASELINE_VERSION = 1
 FINGERPRINT_VERSION = "v1"
@@ -48,37 +47,13 @@ class Baseline:
         return sum(self.fingerprints.values())
 
 
-def normalise_condition(text: str) -> str:
-    """Condition text with layout removed: re-printed by ``ast`` when it parses, else whitespace-collapsed."""
-    collapsed = " ".join(text.split())
-    if not collapsed:
-        return ""
-    try:
-        return ast.unparse(ast.parse(collapsed, mode="eval"))
-    except (SyntaxError, ValueError, RecursionError):
-        return collapsed
-
-
 def _relative(path: str, root: Optional[str]) -> str:
-    base = os.path.abspath(root) if root else os.getcwd()
-    absolute = os.path.abspath(path)
-    try:
-        rel = os.path.relpath(absolute, base)
-    except ValueError:  # another drive on Windows
-        rel = absolute
-    return PurePath(rel).as_posix()
+    return relative_posix(path, root)
 
 
 def fingerprint_key(finding: Finding, root: Optional[str] = None) -> str:
     """The identity of a finding without occurrence index (readable, for the baseline file)."""
-    parts = (
-        _relative(finding.path, root),
-        finding.function,
-        finding.collective,
-        normalise_condition(finding.condition),
-        finding.code,
-    )
-    return "\x1f".join(parts)
+    return "\x1f".join(finding.identity(_relative(finding.path, root)).finding_key())
 
 
 def fingerprint(finding: Finding, root: Optional[str] = None, occurrence: int = 0) -> str:

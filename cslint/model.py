@@ -12,8 +12,9 @@ exclusive, 1-based).  ``Span`` uses the same convention.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 JSON_VERSION = 1
 
@@ -239,6 +240,39 @@ class FixFacts:
         )
 
 
+def normalise_condition(text: str) -> str:
+    """Condition text with layout removed: re-printed by ``ast`` when it parses, else whitespace-collapsed."""
+    collapsed = " ".join(text.split())
+    if not collapsed:
+        return ""
+    try:
+        return ast.unparse(ast.parse(collapsed, mode="eval"))
+    except (SyntaxError, ValueError, RecursionError):
+        return collapsed
+
+
+class FindingIdentity(NamedTuple):
+    """What a finding is about, without where it sits: edits that shift
+    lines keep it.  The one identity the baseline, the codemods' consumers and
+    the patcher share, at the granularity each needs."""
+
+    path: str  # relative to the consumer's root, '/'-separated
+    function: str
+    collective: str
+    callee: str
+    condition: str  # normalised
+    code: str
+
+    def finding_key(self) -> tuple:
+        """Which hazard: its site, collective, condition and rule (the baseline's fingerprint)."""
+        return (self.path, self.function, self.collective, self.condition, self.code)
+
+    def site_key(self) -> tuple:
+        """Which call: removing one guard may expose another guard of the same
+        call, which is still the same site (the patcher's fixed-or-not)."""
+        return (self.path, self.function, self.callee or self.collective)
+
+
 @dataclass
 class Finding:
     """One collective whose participation depends on rank-local state."""
@@ -267,6 +301,11 @@ class Finding:
     @property
     def span(self) -> Span:
         return Span(self.line, self.column, self.end_line, self.end_column)
+
+    def identity(self, relpath: str) -> FindingIdentity:
+        """The finding's identity, its path given relative to the consumer's root."""
+        return FindingIdentity(relpath, self.function, self.collective, self.callee,
+                               normalise_condition(self.condition), self.code)
 
     def to_json(self) -> dict:
         """The object DESIGN.md's JSON contract specifies (plus extension keys)."""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Optional
 from pylint.checkers import BaseChecker
 
 from .model import Finding
+from .paths import under_root
 
 if TYPE_CHECKING:  # pragma: no cover
     from astroid import nodes
@@ -142,7 +143,7 @@ class CollectiveSafetyChecker(BaseChecker):
             return
         configured = self.linter.config.cslint_context
         root = os.path.abspath(configured) if configured else ""
-        if not root or os.path.relpath(os.path.abspath(path), root).startswith(os.pardir):
+        if not root or under_root(path, root) is None:
             root = _project_root(path)  # the module lies outside the named context
         by_file = self._findings_by_file(root)
         if by_file is None:

@@ -24,7 +24,6 @@ Outputs (see ``docs/tensorrt_llm_patch.md``):
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 import hashlib
 import json
@@ -37,9 +36,17 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from cslint.diffs import unified_diff
+from cslint.model import CheckResult, FileError, Finding
+from cslint.paths import under_root
 
 from .locate import PACKAGE, LocateError, TreeInfo, find_installed, identify_tree
+
+if TYPE_CHECKING:  # the codemods are imported when a plan is made, not with this module
+    from codemods.driver import AppliedFix, FixPlan, RefusedFix
+    from cslint.config import Settings
 
 DEFAULT_INCLUDE = (
     "tensorrt_llm/_torch/pyexecutor/",
@@ -76,7 +83,7 @@ class PatchError(Exception):
 class Hazard:
     """One finding as the report shows it: where, why, and what was done."""
 
-    finding: Any  # cslint.model.Finding
+    finding: Finding
     relpath: str
     outcome: str
     strategy: str | None = None
@@ -84,23 +91,19 @@ class Hazard:
     reason: str = ""
 
     def key(self) -> tuple:
-        return finding_key(self.finding, self.relpath)
+        """The site's identity (see :meth:`cslint.model.FindingIdentity.site_key`)."""
+        return self.finding.identity(self.relpath).site_key()
 
     def to_json(self, root: Path) -> dict:
         f = self.finding
         data = f.to_json()
         data["path"] = self.relpath
         data["chain"] = [
-            {"path": _rel(link.path, root), "line": link.line, "note": link.note, "kind": getattr(link, "kind", "")}
+            {"path": _rel(link.path, root), "line": link.line, "note": link.note, "kind": link.kind}
             for link in f.chain
         ]
-        data["callee"] = getattr(f, "callee", "")
-        data["api"] = getattr(f, "api", "")
-        data["source"] = getattr(f, "source", "")
-        hint = getattr(f, "fix", None)
-        data["recommended_fix"] = (
-            {"strategy": hint.strategy, "safe": hint.safe, "reason": getattr(hint, "reason", "")} if hint else None
-        )
+        hint = f.fix
+        data["recommended_fix"] = {"strategy": hint.strategy, "safe": hint.safe, "reason": hint.reason} if hint else None
         data["outcome"] = self.outcome
         data["applied_strategy"] = self.strategy
         data["safe"] = self.safe
@@ -124,10 +127,10 @@ class ApplyReport:
     tree: Path
     tree_info: TreeInfo
     status: str  # patched | nothing-to-do | dry-run
-    findings: list = field(default_factory=list)  # every cslint Finding in the analysed tree
+    findings: list[Finding] = field(default_factory=list)  # every finding in the analysed tree
     hazards: list[Hazard] = field(default_factory=list)
-    applied: list = field(default_factory=list)  # codemods AppliedFix
-    refused: list = field(default_factory=list)  # codemods RefusedFix
+    applied: list[AppliedFix] = field(default_factory=list)
+    refused: list[RefusedFix] = field(default_factory=list)
     changed_files: list[ChangedFile] = field(default_factory=list)
     out_dir: Path | None = None
     report_dir: Path | None = None
@@ -135,7 +138,7 @@ class ApplyReport:
     include: list[str] = field(default_factory=list)
     analysed_paths: list[str] = field(default_factory=list)
     files_analysed: int = 0
-    errors: list = field(default_factory=list)  # cslint FileError
+    errors: list[FileError] = field(default_factory=list)
     strategy: str = "auto"
     exit_mode: str = "keep-local"
     unsafe_fixes: bool = True
@@ -212,24 +215,7 @@ def sha256_text(text: str) -> str:
 
 def _rel(path: str, root: Path) -> str:
     """``path`` relative to the tree root, POSIX style; unchanged if outside it."""
-    p = Path(path)
-    if not p.is_absolute():
-        p = Path.cwd() / p
-    try:
-        return p.resolve().relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def finding_key(finding: Any, relpath: str) -> tuple:
-    """What identifies a hazard site across edits: file, function and the call's text.
-
-    Not the line (fixes shift lines), not the rule (removing one guard can
-    expose another guard of the same call: the site is still a hazard), not
-    the collective (a wrapper that reaches several collectives may be reported
-    with either).
-    """
-    return (relpath, getattr(finding, "function", ""), getattr(finding, "callee", "") or finding.collective)
+    return under_root(path, str(root), resolve=True) or str(path)
 
 
 def normalize_include(include: Iterable[str] | None) -> list[str]:
@@ -258,20 +244,6 @@ def is_included(relpath: str, include: list[str]) -> bool:
     return False
 
 
-def unified_diff(relpath: str, original: str, fixed: str) -> str:
-    """A ``git apply`` / ``patch -p1`` compatible diff of one file, paths relative to the root."""
-    a = original.splitlines(keepends=True)
-    b = fixed.splitlines(keepends=True)
-    out = [f"diff --git a/{relpath} b/{relpath}\n"]
-    lines = list(difflib.unified_diff(a, b, fromfile=f"a/{relpath}", tofile=f"b/{relpath}", n=3))
-    for line in lines:
-        if line.endswith("\n"):
-            out.append(line)
-        else:  # last line of a file without a final newline
-            out.append(line + "\n\\ No newline at end of file\n")
-    return "".join(out) if lines else ""
-
-
 def _read_only_reason(path: Path) -> str | None:
     """Why ``path`` must not be written, or None.
 
@@ -289,7 +261,7 @@ def _read_only_reason(path: Path) -> str | None:
     return None
 
 
-def _settings_for(root: Path, base_settings: Any = None) -> Any:
+def _settings_for(root: Path, base_settings: Settings | None = None) -> Settings:
     from cslint.config import ConfigError, load_settings
 
     if base_settings is None:
@@ -349,7 +321,7 @@ def _check_with_deep_stack(check_paths: Any, args: list[str], settings: Any, job
     return outcome["result"]
 
 
-def run_check(paths: list[Path], settings: Any, jobs: int | None = None):
+def run_check(paths: list[Path], settings: Settings, jobs: int | None = None) -> CheckResult:
     """cslint over ``paths``; an analysis crash becomes a PatchError, never a traceback."""
     from cslint.api import check_paths
 
@@ -398,7 +370,7 @@ def apply_tree(
     installed: bool = False,
     report_dir: str | Path | None = None,
     require_trtllm: bool = True,
-    settings: Any = None,
+    settings: Settings | None = None,
     jobs: int | None = None,
 ) -> ApplyReport:
     """Lint ``tree``, fix the included executor files and write the outputs.
@@ -463,7 +435,7 @@ def apply_tree(
         ChangedFile(rel, sha256_text(orig), sha256_text(fixed), fixes_per_file.get(rel, 0))
         for rel, orig, fixed in changed
     ]
-    report.diff = "".join(unified_diff(rel, orig, fixed) for rel, orig, fixed in changed)
+    report.diff = "".join(unified_diff(orig, fixed, rel, git_header=True) for rel, orig, fixed in changed)
     report.status = "patched" if changed else "nothing-to-do"
     if out_path is None and not write:
         report.status = "dry-run" if changed else "nothing-to-do"
@@ -483,10 +455,10 @@ def apply_tree(
     return report
 
 
-def _plan(result: Any, root: Path, include: list[str], strategy: str, exit_mode: str, unsafe_fixes: bool):
+def _plan(result: CheckResult, root: Path, include: list[str], strategy: str, exit_mode: str,
+          unsafe_fixes: bool) -> tuple[FixPlan | None, list[AppliedFix]]:
     """The codemods' plan for the included findings; unsafe fixes held back unless allowed."""
     from codemods.driver import plan_fixes
-    from cslint.model import CheckResult
 
     selected = [f for f in result.findings if f.code != "CSL001" and is_included(_rel(f.path, root), include)]
     if not selected:
@@ -502,18 +474,16 @@ def _plan(result: Any, root: Path, include: list[str], strategy: str, exit_mode:
     return plan, held_back
 
 
-def _identity(finding: Any) -> tuple:
-    return (finding.path, finding.line, finding.column, finding.code, finding.collective)
-
-
-def _classify(findings: list, plan: Any, held_back: list, root: Path, include: list[str]) -> list[Hazard]:
-    applied = {_identity(a.finding): a for a in (plan.applied if plan else [])}
-    refused = {_identity(r.finding): r for r in (plan.refused if plan else [])}
-    held = {_identity(a.finding): a for a in held_back}
+def _classify(findings: list[Finding], plan: FixPlan | None, held_back: list[AppliedFix], root: Path,
+              include: list[str]) -> list[Hazard]:
+    # the plan's outcomes hold the very findings of the check result
+    applied = {id(a.finding): a for a in (plan.applied if plan else [])}
+    refused = {id(r.finding): r for r in (plan.refused if plan else [])}
+    held = {id(a.finding): a for a in held_back}
     hazards = []
     for f in sorted(findings, key=lambda x: (x.path, x.line, x.column, x.code)):
         rel = _rel(f.path, root)
-        ident = _identity(f)
+        ident = id(f)
         if f.code == "CSL001":
             hazards.append(Hazard(f, rel, NOT_ANALYSABLE, reason=f.message))
         elif not is_included(rel, include):

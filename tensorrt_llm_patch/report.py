@@ -9,7 +9,12 @@ chain, and what was done about it.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from cslint.paths import under_root
+
+if TYPE_CHECKING:  # types only: the apply module imports this one
+    from .apply import ApplyReport, Hazard
 
 OUTCOME_TEXT = {
     "fixed": "fixed",
@@ -25,7 +30,7 @@ def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _fix_label(hazard: Any) -> str:
+def _fix_label(hazard: Hazard) -> str:
     if hazard.outcome == "fixed":
         return f"**fixed** with `{hazard.strategy}` ({'safe' if hazard.safe else 'unsafe'})"
     if hazard.outcome == "held-back":
@@ -33,7 +38,7 @@ def _fix_label(hazard: Any) -> str:
     return f"**{OUTCOME_TEXT.get(hazard.outcome, hazard.outcome)}**"
 
 
-def render_markdown(report: Any) -> str:
+def render_markdown(report: ApplyReport) -> str:
     """The full review report for one apply run."""
     data = report.to_json()
     counts = data["counts"]
@@ -134,12 +139,10 @@ def render_markdown(report: Any) -> str:
 
 
 def _relative_link(path: str, root: Any) -> str:
-    from .apply import _rel
-
-    return _rel(path, root)
+    return under_root(path, str(root), resolve=True) or str(path)
 
 
-def summary_lines(report: Any) -> list[str]:
+def summary_lines(report: ApplyReport) -> list[str]:
     """The few lines the command prints when it finishes."""
     data = report.to_json()
     counts = data["counts"]

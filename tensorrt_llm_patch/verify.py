@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cslint.model import Finding
+
 from .apply import (
     COPY_IGNORE,
     FIXED,
@@ -40,7 +42,6 @@ from .apply import (
     PatchError,
     _rel,
     _settings_for,
-    finding_key,
     resolve_tree,
     run_check,
     sha256_text,
@@ -94,13 +95,13 @@ def _key_dict(key: tuple) -> dict:
     return {"path": path, "function": function, "callee": callee}
 
 
-def _finding_dict(finding: Any, relpath: str) -> dict:
+def _finding_dict(finding: Finding, relpath: str) -> dict:
     return {"path": relpath, "line": finding.line, "code": finding.code, "function": finding.function,
             "callee": finding.callee, "collective": finding.collective, "group": finding.group,
             "condition": finding.condition, "message": finding.message}
 
 
-def _split_new(new: list[tuple[tuple, Any, str]], unfixed_conditions: set) -> tuple[list[dict], list[dict]]:
+def _split_new(new: list[tuple[tuple, Finding, str]], unfixed_conditions: set) -> tuple[list[dict], list[dict]]:
     """Split re-lint hits into (real problems, consequences of a hazard that stays unfixed).
 
     The analysis reports one controlling guard per call.  Once a fix removes
@@ -157,7 +158,7 @@ def _lint(view_root: Path, analysed: list[str], settings: Any, jobs: int | None)
         if f.code == "CSL001":
             continue
         relpath = _rel(f.path, view_root)
-        items.append((finding_key(f, relpath), f, relpath))
+        items.append((f.identity(relpath).site_key(), f, relpath))
     items.sort(key=lambda item: (item[2], item[1].line, item[1].column))
     return items, result.files
 

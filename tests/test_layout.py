@@ -1,0 +1,123 @@
+"""The package layout: no import circles, and the consumers share one
+path helper, one diff writer and one finding identity."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ("cslint", "codemods", "tensorrt_llm_patch")
+
+
+def _modules() -> dict[str, str]:
+    found = {}
+    for package in PACKAGES:
+        for directory, _dirs, files in os.walk(os.path.join(ROOT, package)):
+            for name in files:
+                if name.endswith(".py"):
+                    path = os.path.join(directory, name)
+                    module = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                    found[module[: -len(".__init__")] if module.endswith(".__init__") else module] = path
+    return found
+
+
+def _runtime_imports(tree: ast.Module):
+    """Import statements that run (those under ``if TYPE_CHECKING:`` do not)."""
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            stack.extend(node.orelse)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            yield node
+        stack.extend(ast.iter_child_nodes(node))
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = _modules()
+    graph = {}
+    for module, path in modules.items():
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+        targets = set()
+        for node in _runtime_imports(tree):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+                continue
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            targets.add(base)
+            targets.update(f"{base}.{alias.name}" for alias in node.names)
+        graph[module] = {t for t in targets if t in modules and t != module}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan)."""
+    index: dict = {}
+    low: dict = {}
+    stack: list = []
+    on_stack: set = set()
+    found: list = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_circles():
+    found = circles(import_graph())
+    # The runtime package and its autopatch module import each other inside
+    # functions (the sanitizer's own layout, outside these packages' plumbing).
+    known = [["cslint.runtime", "cslint.runtime.autopatch"]]
+    assert [c for c in found if c not in known] == []
+
+
+def test_cslint_never_imports_the_codemods_or_the_patcher():
+    graph = import_graph()
+    offenders = {m: sorted(t for t in targets if t.split(".")[0] in ("codemods", "tensorrt_llm_patch"))
+                 for m, targets in graph.items() if m.split(".")[0] == "cslint"}
+    assert {m: t for m, t in offenders.items() if t} == {}
+
+
+def test_consumers_share_the_path_helper_the_diff_writer_and_the_identity():
+    graph = import_graph()
+    for module in ("codemods.driver", "tensorrt_llm_patch.apply"):
+        assert {"cslint.paths", "cslint.diffs"} <= graph[module], module
+    assert "cslint.paths" in graph["cslint.baseline"] and "cslint.paths" in graph["tensorrt_llm_patch.report"]
+    for module, path in _modules().items():
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        called = {node.func.attr for node in ast.walk(tree)
+                  if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)}
+        assert "unified_diff" not in called or module == "cslint.diffs", f"{module} writes diffs itself"
+        assert "relpath" not in called or module in ("cslint.paths", "cslint.report.common") \
+            or module.startswith(("cslint.analysis", "cslint.discovery", "cslint.config", "cslint.runtime")), \
+            f"{module} relativises paths itself"
