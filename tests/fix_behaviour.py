@@ -65,35 +65,32 @@ def confined_torch(dist, group):
 
 
 def gloo_rank(rank: int, world: int, store: str, original: str, fixed: str, behaviour, queue) -> None:
-    """One rank of a gloo job: every scenario, reference then fixed."""
+    """One rank of a gloo job: every scenario, reference then fixed.  A rank
+    that fails dies with its traceback and sends nothing; the parent reports
+    the missing rank (the other one is killed when its collective times out)."""
     from datetime import timedelta
 
     import torch
     import torch.distributed as dist
 
-    try:
-        dist.init_process_group("gloo", store=dist.FileStore(store, world), rank=rank, world_size=world,
-                                timeout=timedelta(seconds=30))
-        names = {"rank": rank, "world": world, "torch": torch}
-        out = []
-        for scenario in behaviour.scenarios:
-            takes = sorted(scenario.takes)
-            group = dist.new_group(takes) if 0 < len(takes) < world else None  # every rank creates it
-            with confined_torch(dist, group) as reached:
-                reference = run_program(original, behaviour, scenario, names)
-            participants: list = [None] * world
-            dist.all_gather_object(participants, reached[0])
-            dist.barrier()
-            result = run_program(fixed, behaviour, scenario, names)
-            dist.barrier()
-            out.append({"reference": reference, "fixed": result,
-                        "participants": [r for r, p in enumerate(participants) if p]})
-        queue.put((rank, out))
-    except BaseException as exc:  # reported to the parent, which fails the test with it
-        queue.put((rank, f"{type(exc).__name__}: {exc}"))
-    finally:
-        if dist.is_initialized():
-            dist.destroy_process_group()
+    dist.init_process_group("gloo", store=dist.FileStore(store, world), rank=rank, world_size=world,
+                            timeout=timedelta(seconds=30))
+    names = {"rank": rank, "world": world, "torch": torch}
+    out = []
+    for scenario in behaviour.scenarios:
+        takes = sorted(scenario.takes)
+        group = dist.new_group(takes) if 0 < len(takes) < world else None  # every rank creates it
+        with confined_torch(dist, group) as reached:
+            reference = run_program(original, behaviour, scenario, names)
+        participants: list = [None] * world
+        dist.all_gather_object(participants, reached[0])
+        dist.barrier()
+        result = run_program(fixed, behaviour, scenario, names)
+        dist.barrier()
+        out.append({"reference": reference, "fixed": result,
+                    "participants": [r for r, p in enumerate(participants) if p]})
+    queue.put((rank, out))
+    dist.destroy_process_group()
 
 
 # -- MPI -----------------------------------------------------------------------------------------

@@ -64,8 +64,8 @@ def test_the_corpus_has_safe_fixes_for_both_backends():
     assert len(GLOO) >= 4 and len(MPI) >= 2
 
 
-def _compare(results: dict, behaviour) -> None:
-    assert sorted(results) == list(range(RANKS)), f"ranks missing: {sorted(results)}"
+def _compare(results: dict, behaviour, exits: str = "") -> None:
+    assert sorted(results) == list(range(RANKS)), f"ranks missing: {sorted(results)} {exits}"
     for rank, scenarios in results.items():
         assert isinstance(scenarios, list), f"rank {rank} failed: {scenarios}"
         for scenario, outcome in zip(behaviour.scenarios, scenarios):
@@ -103,7 +103,7 @@ def test_safe_fix_keeps_every_rank_s_values_on_gloo(behaviour, original, fixed, 
             if proc.is_alive():
                 proc.kill()
                 proc.join()
-    _compare(results, behaviour)
+    _compare(results, behaviour, f"(exit codes {[p.exitcode for p in procs]}; a failing rank's traceback is above)")
 
 
 @pytest.mark.timeout(120)
