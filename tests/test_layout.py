@@ -121,3 +121,18 @@ def test_consumers_share_the_path_helper_the_diff_writer_and_the_identity():
         assert "relpath" not in called or module in ("cslint.paths", "cslint.report.common") \
             or module.startswith(("cslint.analysis", "cslint.discovery", "cslint.config", "cslint.runtime")), \
             f"{module} relativises paths itself"
+
+
+def test_one_knowledge_pack_for_analysis_codemods_and_runtime():
+    """The group-to-allgather mapping lives in the preset; the codemods' agreement
+    and the runtime's check channel both read it."""
+    from cslint.presets import agreement_groups
+    from cslint.presets.tensorrt_llm import GROUP_ALLGATHER
+    from cslint.runtime.wrappers import DistributedProxy
+
+    assert DistributedProxy._ALLGATHER == tuple(method for _group, method in GROUP_ALLGATHER)
+    assert agreement_groups("trtllm") == tuple(group for group, _method in GROUP_ALLGATHER)
+    graph = import_graph()
+    assert "cslint.presets.tensorrt_llm" in graph["cslint.runtime.wrappers"]
+    for module in ("codemods.consensus_rewrite", "codemods.always_enter_rewrite", "codemods.sites"):
+        assert "cslint.presets" in graph[module], module

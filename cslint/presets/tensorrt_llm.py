@@ -15,9 +15,9 @@ from . import PREDICATE, AgreementTemplate, CollectiveSpec, ModeSpec, Preset, So
 _A = "trtllm"
 
 #: The allgather method of ``Distributed`` for each group: what a consensus
-#: over that group calls.
+#: over that group calls, and what the runtime sanitizer carries its checks on.
 GROUP_ALLGATHER = (("world", "allgather"), ("tp", "tp_allgather"), ("pp", "pp_allgather"),
-                   ("cp", "cp_allgather"), ("tp_cp", "tp_cp_allgather"))
+                   ("cp", "cp_allgather"), ("tp_cp", "tp_cp_allgather"), ("dp", "dp_allgather"))
 
 
 def _join(name: str) -> str:

@@ -20,6 +20,7 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from ..presets.tensorrt_llm import GROUP_ALLGATHER
 from .core import Sanitizer
 from .ledger import LAZY, RECEIVES, SENDS, SYMMETRIC, make_stamp
 
@@ -49,7 +50,7 @@ def _exchange_check(ledger, exchange: Callable) -> None:
 class DistributedProxy:
     """Sanitized view of a ``Distributed``-like object (same methods, same results)."""
 
-    _ALLGATHER = ("allgather", "tp_allgather", "pp_allgather", "cp_allgather", "tp_cp_allgather", "dp_allgather")
+    _ALLGATHER = tuple(method for _group, method in GROUP_ALLGATHER)  # the preset's mapping
     _BROADCAST = ("broadcast", "tp_broadcast", "pp_broadcast", "cp_broadcast", "tp_cp_broadcast")
     _GATHER = ("gather", "tp_gather", "pp_gather")
     _BARRIER = ("barrier", "tp_barrier", "pp_barrier")
@@ -119,7 +120,7 @@ class DistributedProxy:
     def _exchange(self, name: str):
         """The group's own object allgather, which carries the stamps of collectives that cannot."""
         group = _group_of(name)
-        for candidate in ((f"{group}_allgather" if group != "world" else "allgather"), "allgather"):
+        for candidate in (dict(GROUP_ALLGATHER).get(group, "allgather"), "allgather"):
             method = getattr(self._inner, candidate, None)
             if callable(method):
                 return method
