@@ -308,7 +308,7 @@ class Finding:
                                normalise_condition(self.condition), self.code)
 
     def to_json(self) -> dict:
-        """The object DESIGN.md's JSON contract specifies (plus extension keys)."""
+        """The finding object of the JSON contract in ``docs/design.md`` (plus extension keys)."""
         return {
             "code": self.code,
             "path": self.path,

@@ -16,8 +16,9 @@ never a hand-patched copy).  It prints an outcome table:
   single-rank reference run (``--backend local``).
 
 As in the incident, only the asymmetric spec config with ``draft_len >= 3``
-is expected to hang unpatched.  ``--matrix`` runs ranks 2 and 4, draft_len 2
-and 3, fill gate on and off, and the PP variant.
+is expected to hang unpatched.  ``--matrix`` runs ranks 2 and 4 (only the
+given number with ``--ranks N``), draft_len 2 and 3, fill gate on and off,
+and the PP variant.
 
 Exit status:
 
@@ -80,12 +81,14 @@ class _Parser(argparse.ArgumentParser):
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="Run the executor replica unpatched and patched on real collectives.")
     p.add_argument("--backend", default="mpi", help="mpi (default), gloo or nccl")
-    p.add_argument("--ranks", type=int, default=2, help="GEN ranks (>= 2)")
+    p.add_argument("--ranks", type=int, default=None,
+                   help="GEN ranks (>= 2; default 2; with --matrix: only this many, instead of 2 and 4)")
     p.add_argument("--draft-len", type=int, default=3)
     p.add_argument("--fill-gate", default="on", help="on or off (off = TLLM_BENCHMARK_REQ_QUEUES_SIZE=0)")
     p.add_argument("--pp", action="store_true", help="pipeline-parallel GEN server (transfer-status gate)")
     p.add_argument("--spec", default="asym", help="asym (drafter on GEN only, default) or sym")
-    p.add_argument("--matrix", action="store_true", help="ranks 2,4 x draft_len 2,3 x fill gate on,off, plus PP")
+    p.add_argument("--matrix", action="store_true",
+                   help="ranks 2,4 (or --ranks) x draft_len 2,3 x fill gate on,off, plus PP")
     p.add_argument("--tree", default=str(DEFAULT_TREE), help="the replica tree (default: examples/trtllm_replica)")
     p.add_argument("--out", default=None, help="output directory (default: a new temporary directory)")
     p.add_argument("--model", default="auto", help="auto, torch or numpy")
@@ -102,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _check_args(args) -> None:
     if args.backend not in ("mpi", "gloo", "nccl"):
         raise ValidateError(EXIT_USAGE, f"unknown backend {args.backend!r}; choose mpi, gloo or nccl")
-    if args.ranks < 2:
+    if args.ranks is not None and args.ranks < 2:
         raise ValidateError(EXIT_USAGE, f"--ranks {args.ranks}: a collective hazard needs at least 2 ranks")
     if args.draft_len < 0:
         raise ValidateError(EXIT_USAGE, "--draft-len must be >= 0")
@@ -129,7 +132,7 @@ def _cuda_gpus() -> int:
 
 def _check_backend(args) -> str | None:
     """Returns the mpiexec path for mpi; raises when the backend cannot run."""
-    needed = 4 if args.matrix else args.ranks
+    needed = max(matrix_ranks(args)) if args.matrix else single_ranks(args)
     if args.backend == "mpi":
         mpiexec = find_mpiexec()
         if mpiexec is None:
@@ -154,17 +157,27 @@ def _check_backend(args) -> str | None:
     return None
 
 
+def single_ranks(args) -> int:
+    return getattr(args, "ranks", None) or 2
+
+
+def matrix_ranks(args) -> tuple:
+    """The rank counts of ``--matrix``: 2 and 4, or the one ``--ranks`` names."""
+    ranks = getattr(args, "ranks", None)
+    return (2, 4) if ranks is None else (ranks,)
+
+
 def configs_for(args) -> list[RunConfig]:
     if not args.matrix:
-        return [RunConfig(args.backend, args.ranks, args.draft_len, args.fill_gate, args.pp, args.spec)]
+        return [RunConfig(args.backend, single_ranks(args), args.draft_len, args.fill_gate, args.pp, args.spec)]
     out = []
-    for ranks in (2, 4):
+    for ranks in matrix_ranks(args):
         for draft_len in (2, 3):
             for gate in ("on", "off"):
                 out.append(RunConfig(args.backend, ranks, draft_len, gate, False, "asym"))
         for draft_len in (2, 3):
             out.append(RunConfig(args.backend, ranks, draft_len, "off", True, "asym"))
-    out.append(RunConfig(args.backend, 4, 3, "on", False, "sym"))
+    out.append(RunConfig(args.backend, max(matrix_ranks(args)), 3, "on", False, "sym"))
     return out
 
 

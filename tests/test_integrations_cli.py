@@ -192,3 +192,27 @@ def test_the_process_flushes_everything_before_it_exits(project):
     stderr = process.stderr.read().decode()
     process.wait(timeout=120)
     assert "Traceback" not in stderr
+
+
+def test_docs_every_sh_command_runs(project):
+    """Every `cslint ...` line of the page's shell blocks, in order, as a shell runs it."""
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")
+    ran = 0
+    for block in _doc_blocks("sh"):
+        for line in block.splitlines():
+            if not line.startswith("cslint "):
+                continue
+            done = subprocess.run(["bash", "-c", line], cwd=str(project), capture_output=True, text=True,
+                                  timeout=120, env=env)
+            assert done.returncode in (0, 1), f"{line}\n{done.stderr}"
+            assert "error:" not in done.stderr and "Traceback" not in done.stderr, f"{line}\n{done.stderr}"
+            if "--stdin-filename worker.py - < worker.py" in line and line.startswith("cslint check"):
+                assert done.stdout.startswith("worker.py:7:5: CSL102 "), done.stdout
+            if line.startswith("cslint check --show-files ."):
+                assert done.stdout.splitlines() == ["worker.py"]
+            ran += 1
+    assert ran >= 7
+    fixed = (project / "fixed.py").read_text(encoding="utf-8")
+    assert fixed != WORKER and "dist.all_reduce(" in fixed  # `cslint fix -` printed the fixed module
+    assert (project / "worker.py").read_text(encoding="utf-8") == WORKER

@@ -185,3 +185,34 @@ def test_hook_is_not_fooled_by_an_earlier_check(tmp_path):
     dirty = _pre_commit(project, env, "step.py")
     assert dirty.returncode == 1, dirty.stdout + dirty.stderr
     assert "step.py:8:" in dirty.stdout
+
+
+def test_the_documented_rev_is_a_release_tag_whose_hooks_run(tmp_path):
+    """docs/integrations.md's remote snippet names a `rev` that exists in this
+    repository: an annotated tag for the version in pyproject.toml, whose
+    hooks manifest has the hook it names.  pre-commit then runs the hooks of
+    that tag (the offline `cslint-system` one) from a clone of this repository."""
+    import re
+
+    import tomllib
+    import yaml
+
+    with open(os.path.join(REPO_ROOT, "docs", "integrations.md"), encoding="utf-8") as handle:
+        blocks = re.findall(r"```yaml\n(.*?)```", handle.read(), re.S)
+    (remote,) = [yaml.safe_load(b)["repos"][0] for b in blocks if "rev:" in b]
+    with open(os.path.join(REPO_ROOT, "pyproject.toml"), "rb") as handle:
+        version = tomllib.load(handle)["project"]["version"]
+    assert remote["rev"] == f"v{version}"
+    if not os.path.exists(os.path.join(REPO_ROOT, ".git")):
+        pytest.skip("not a git checkout: the tag cannot be looked up")
+    env = _env(tmp_path)
+    assert _git(REPO_ROOT, env, "cat-file", "-t", remote["rev"]) == "tag"  # annotated
+    manifest = yaml.safe_load(_git(REPO_ROOT, env, "show", f"{remote['rev']}:.pre-commit-hooks.yaml"))
+    assert {hook["id"] for hook in remote["hooks"]} <= {hook["id"] for hook in manifest}
+
+    project = _project(tmp_path, env, str(REPO_ROOT), remote["rev"])
+    with open(os.path.join(project, "step.py"), "w", encoding="utf-8") as handle:
+        handle.write(DIVERGENT_STEP)
+    dirty = _pre_commit(project, env, "step.py")
+    assert dirty.returncode == 1, dirty.stdout + dirty.stderr
+    assert "step.py:8:" in dirty.stdout

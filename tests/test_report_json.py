@@ -1,4 +1,4 @@
-"""`--format json` is exactly DESIGN.md's object."""
+"""`--format json` is exactly the object of the JSON contract in docs/design.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""`--format json`: exactly the object DESIGN.md specifies (``CheckResult.to_json``)."""
+"""`--output-format json`: exactly the object of the JSON contract in ``docs/design.md`` (``CheckResult.to_json``)."""
 
 from __future__ import annotations
 
