@@ -8,8 +8,8 @@ plus the filters a user of ruff expects.
   paths.
 * **.gitignore.**  Inside a git work tree, files git ignores are skipped
   (``--no-respect-gitignore`` or ``respect-gitignore = false`` turns this
-  off).  Git is asked itself, with one ``git check-ignore --stdin`` per
-  repository and run, so its own rules apply: nested ``.gitignore`` files,
+  off).  Git is asked itself, once per repository and run, so its own
+  rules apply: nested ``.gitignore`` files,
   ``.git/info/exclude``, the global excludes file, negation, directory
   patterns, and tracked files never counting as ignored.
 * **Interrupted fixes.**  ``cslint fix --write`` stages each file in a
@@ -118,7 +118,15 @@ def discover_files(paths: Iterable[str], settings_for: Callable[[str], Settings]
 
 
 class GitIgnore:
-    """Which of a set of files git ignores, asked in one batch per repository."""
+    """Which of a set of files git ignores, asked once per repository.
+
+    ``git ls-files --others --ignored --exclude-standard --directory`` lists
+    the ignored files and directories under the paths asked about (a whole
+    ignored directory as one ``dir/`` entry, without walking it): a few
+    hundredths of a second on vLLM's tree, where ``git check-ignore`` on
+    every file took a quarter of a second.  Tracked files are never listed,
+    as git never treats them as ignored.
+    """
 
     def __init__(self) -> None:
         self._top_of_directory: dict = {}
@@ -135,7 +143,7 @@ class GitIgnore:
         """The absolute paths asked about that git ignores."""
         out: set = set()
         for top, paths in self._questions.items():
-            out |= self._check_ignore(top, paths)
+            out |= self._ignored_in(top, paths)
         return out
 
     def _work_tree(self, directory: str) -> Optional[str]:
@@ -160,22 +168,32 @@ class GitIgnore:
             self._top_of_directory[directory_seen] = top
         return top
 
-    def _check_ignore(self, top: str, paths: list) -> set:
-        relative = [os.path.relpath(p, top) for p in paths]
+    def _ignored_in(self, top: str, paths: list) -> set:
+        prefix = top.rstrip(os.sep) + os.sep
+        relative = {p: p[len(prefix):].replace(os.sep, "/") for p in paths}
+        # the deepest directories holding every path asked about limit git's walk
+        scopes = sorted({os.path.dirname(rel) for rel in relative.values()})
+        kept: list = []
+        for scope in scopes:
+            if not kept or not (scope == kept[-1] or scope.startswith(kept[-1] + "/") or kept[-1] == ""):
+                kept.append(scope)
+        pathspecs = [f":(literal){scope}" if scope else "." for scope in kept]
         try:
             done = subprocess.run(
-                ["git", "-C", top, "check-ignore", "--stdin", "-z"],
-                input="\0".join(relative).encode("utf-8", "surrogateescape") + b"\0",
+                ["git", "-C", top, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+                 "--", *pathspecs],
                 capture_output=True, timeout=120, check=False,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             self.warnings.append(f"{top}: cannot ask git which files it ignores ({exc}); .gitignore not applied "
                                  f"(--no-respect-gitignore silences this)")
             return set()
-        if done.returncode not in (0, 1):  # 1: nothing ignored
+        if done.returncode != 0:
             reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-            self.warnings.append(f"{top}: git check-ignore failed ({reason[0] if reason else done.returncode}); "
+            self.warnings.append(f"{top}: git ls-files failed ({reason[0] if reason else done.returncode}); "
                                  f".gitignore not applied (--no-respect-gitignore silences this)")
             return set()
-        answered = {name.decode("utf-8", "surrogateescape") for name in done.stdout.split(b"\0") if name}
-        return {path for path, rel in zip(paths, relative) if rel in answered}
+        entries = [name.decode("utf-8", "surrogateescape") for name in done.stdout.split(b"\0") if name]
+        files = {e for e in entries if not e.endswith("/")}
+        directories = tuple(e for e in entries if e.endswith("/"))
+        return {path for path, rel in relative.items() if rel in files or rel.startswith(directories)}

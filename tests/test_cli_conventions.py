@@ -109,6 +109,11 @@ def test_csl002_is_a_rule_that_rules_and_explain_know(project, capsys):
     assert main(["check", "--no-cache", "--format", "json", "stale.py"]) == 1
     (finding,) = json.loads(capsys.readouterr().out)["findings"]
     assert finding["code"] == rule.CODE and finding["message"] == rule.message(frozenset({"CSL101"}))
+    assert main(["check", "--no-cache", "--output-format", "sarif", "stale.py"]) == 1
+    descriptors = json.loads(capsys.readouterr().out)["runs"][0]["tool"]["driver"]["rules"]
+    (descriptor,) = [d for d in descriptors if d["id"] == "CSL002"]
+    assert (descriptor["id"], descriptor["name"]) == ("CSL002", rule.NAME)
+    assert descriptor["shortDescription"]["text"] == rule.SUMMARY and descriptor["help"]["text"] == rule.DOC.strip()
 
 
 # -- output -----------------------------------------------------------------------------
