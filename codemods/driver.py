@@ -31,7 +31,7 @@ import libcst as cst
 from cslint.diffs import unified_diff
 from cslint.discovery import FIX_TEMP_PREFIX
 from cslint.model import CheckResult, Finding
-from cslint.paths import relative_posix
+from cslint import paths
 from cslint.rules import get_rule
 
 from .always_enter_rewrite import EXIT_MODES, plan_always_enter
@@ -91,7 +91,7 @@ class FixPlan:
 
     def diff(self, base_dir: str | None = None) -> str:
         """A unified diff of every changed file, `a/`/`b/` paths relative to ``base_dir``."""
-        return "".join(unified_diff(f.original, f.fixed, relative_posix(f.path, base_dir))
+        return "".join(unified_diff(f.original, f.fixed, paths.relative_posix(f.path, base_dir))
                        for f in self.files if f.changed)
 
 
