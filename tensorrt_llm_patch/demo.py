@@ -193,9 +193,10 @@ def main(argv: list[str] | None = None) -> int:
     for path in diagnoses:
         slug = path.stem[len("diagnosis-"):]
         print(f"sanitizer diagnosis: {_shown(path)}")
-        timeline = out / "validate" / slug / "unpatched" / "timeline.svg"
-        if timeline.is_file():
-            print(f"  per-rank timeline: {_shown(timeline)}")
+        for leg in ("unpatched", "patched"):  # every sanitized run draws its ranks' timeline
+            timeline = out / "validate" / slug / leg / "timeline.svg"
+            if timeline.is_file():
+                print(f"  per-rank timeline, {leg}: {_shown(timeline)}")
 
     _banner("summary")
     for failure in failures:

@@ -9,11 +9,14 @@ and the source as rewritten by the codemods (`tensorrt_llm_patch.apply.apply_tre
 never a hand-patched copy).  It prints an outcome table:
 
 - an unpatched configuration that hangs must be caught by the sanitizer, with
-  the diverging site on every rank (and the static finding it links to); its
-  per-rank timeline is written as ``<out>/<config>/unpatched/timeline.svg``;
+  the diverging site on every rank (and the static finding it links to);
 - every patched configuration must complete;
 - in every completed run, the tokens of each request must equal the
   single-rank reference run (``--backend local``).
+
+Every sanitized run draws its ranks' collective timeline:
+``<out>/<config>/{unpatched,patched}/timeline.svg`` (where the ranks parted,
+or that they kept in step to the end).
 
 As in the incident, only the asymmetric spec config with ``draft_len >= 3``
 is expected to hang unpatched.  ``--matrix`` runs ranks 2 and 4 (only the
@@ -307,11 +310,14 @@ def _print_details(rows: list[dict], out: Path) -> None:
             if result is None or result.diagnosis is None:
                 continue
             print(f"\n[{row['config'].name}, {leg}]")
-            print(result.diagnosis.text())
-            if result.svg:
-                print(f"  timeline: {result.svg}")
+            print(result.diagnosis)
         for problem in row["problems"]:
             print(f"  FAIL {row['config'].name}: {problem}")
+    timelines = [row[leg].svg for row in rows for leg in ("unpatched", "patched") if row[leg] and row[leg].svg]
+    if timelines:
+        print("\ntimelines (one lane per rank; open in a browser):")
+        for path in timelines:
+            print(f"  {path}")
 
 
 def _json(rows: list[dict], code: int, patch_note: str, out: Path) -> dict:

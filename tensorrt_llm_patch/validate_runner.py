@@ -196,10 +196,10 @@ def run_config(cfg: RunConfig, tree: Path, out_dir: Path, *, model: str = "numpy
         if diagnosis.diverged:
             result.diagnosis = diagnosis
             result.detect_seconds = _detect_seconds(diagnosis)
-            if svg:
-                from cslint.runtime.timeline import write_svg
+        if svg:  # every sanitized run draws its ranks' timeline: where they parted, or that they kept step
+            from cslint.runtime.timeline import write_svg
 
-                result.svg = write_svg(diagnosis, str(out_dir / "timeline.svg"))
+            result.svg = write_svg(diagnosis, str(out_dir / "timeline.svg"))
     if result.diagnosis is not None:
         result.outcome = CAUGHT
     elif timed_out:

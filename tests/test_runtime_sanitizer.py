@@ -264,9 +264,26 @@ def test_report_finds_a_rank_that_never_reached_the_collective(tmp_path):
     assert by_rank[1].entry["function"] == "_can_queue"
     svg = render_svg(diagnosis)
     root = ET.fromstring(svg)
-    texts = " ".join(t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text"))
-    assert "rank 0" in texts and "rank 1" in texts and "ranks part here" in texts
-    assert "never reached" in texts
+    texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts[0] == "Ranks part at collective #4 of group tp[0,1] (some ranks never got there)"
+    assert "rank 0" in texts and "rank 1" in texts and "never got here" in texts
+    # one column per sequence number: #0..#3 where both ranks agree, then #4 where they part
+    assert [t for t in texts if t.startswith("#")] == ["#0", "#1", "#2", "#3", "#4"]
+    assert "waiting" in texts  # rank 1 is stuck in #4
+    legend = [t for t in texts if t.startswith("tp_allgather in")]
+    assert legend == ["tp_allgather in loop (x.py:10)", "tp_allgather in _can_queue (x.py:42)"]
+
+
+def test_timeline_of_ranks_in_step_shows_their_last_collectives(tmp_path):
+    shared = [("tp[0,1]", s, "loop" if s % 2 else "step", 10 + s % 2, float(s)) for s in range(20)]
+    for rank in (0, 1):
+        (tmp_path / f"rank{rank}.json").write_text(json.dumps(_state(rank, "finished", shared)))
+    root = ET.fromstring(render_svg(diagnose(str(tmp_path), link_findings=False)))
+    texts = [t.text or "" for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert texts[0] == "Ranks in step: the last 8 collectives of group tp[0,1]"
+    assert [t for t in texts if t.startswith("#")] == [f"#{s}" for s in range(12, 20)]
+    # two call paths, four times on each of the two ranks, and once each in the legend
+    assert texts.count("A") == 9 and texts.count("B") == 9
 
 
 def test_report_without_divergence(tmp_path):
