@@ -4,6 +4,9 @@
 
 Prints, from one run:
 
+0. the ledger's own CPU cost per object allgather, in one process (an
+   allgather stand-in that pickles like mpi4py does), for the C ledger and the
+   pure-Python reference;
 1. MPI (mpi4py + mpich): object allgathers (small and 1 MiB payloads, bare
    communicator and the replica's ``MPIDist`` through the ``Distributed``
    proxy, one call site and three in turn) and an object allreduce, bare
@@ -80,6 +83,31 @@ def summarize(times: dict, base: str = "bare") -> dict:
         out[name] = {"us": statistics.median(values) * 1e6, "ratio": statistics.median(ratios),
                      "rounds": len(values)}
     return out
+
+
+# ---------------------------------------------------------------- in-process cost
+def ledger_cost(ranks: int = 2, rounds: int = 300, calls: int = 200) -> dict:
+    """ns per call that each ledger adds to an allgather stand-in (one dumps, `ranks` loads), paired rounds."""
+    import pickle
+
+    from cslint.runtime.core import Sanitizer
+    from cslint.runtime.ledger import Ledger, PyLedger
+
+    def stand_in(obj):
+        data = pickle.dumps(obj, 5)
+        return [pickle.loads(data) for _ in range(ranks)]
+
+    variants = {"bare": stand_in}
+    for cls in dict.fromkeys((Ledger, PyLedger)):  # the C ledger when it was built, and the reference
+        san = Sanitizer(0, ranks, report_dir=None, timeout=0)
+        paths = san.paths
+        ledger = cls("world", lambda frame, op, paths=paths: paths.resolve(frame, op, "world"), paths.skipped,
+                     san.mismatch)
+        variants[cls.implementation] = ledger.allgather(stand_in, "allgather")
+    times = paired_rounds(variants, calls, rounds, lambda: None)
+    bare = times["bare"]
+    return {name: statistics.median(t - b for t, b in zip(values, bare)) * 1e9
+            for name, values in times.items() if name != "bare"} | {"bare": statistics.median(bare) * 1e9}
 
 
 # ---------------------------------------------------------------- MPI worker
@@ -276,6 +304,11 @@ def main(argv=None) -> int:
     failures = []
     print(f"{cores} CPU cores; ranks beyond that are oversubscribed. µs per call: median over rounds; "
           "ratio: median over rounds of sanitized/bare in the same round.")
+    cost = ledger_cost(rounds=30 if args.quick else 300)
+    print(f"\n== 0. the ledger's CPU cost per object allgather, one process (a 2-rank allgather stand-in: "
+          f"{cost.pop('bare'):.0f} ns)")
+    for name, ns in sorted(cost.items()):
+        print(f"   {name:<7} ledger: +{ns:5.0f} ns per call (checks included: every 16th call of a loop carries one)")
     print("\n== 1. MPI (mpi4py + mpich)")
     header = f"{'ranks':>5}  {'collective':<32} {'bare':>9} {'sanitized':>10} {'ratio':>6}  {'rounds':>6}"
     print(header)

@@ -125,7 +125,8 @@ class PyLedger:
         self._sites: dict[tuple, tuple[int, Any, tuple]] = {}
         self._successor: list[int] = []
         self.seq = 0
-        self.digest = 0
+        self._digest = 0
+        self._unfolded: list[tuple[int, int]] = []  # (site digest, seq) not yet folded into _digest
         self.window = 0  # collectives since the window (re)started
         self.window_start = 0  # sequence number of the window's first collective
         self.owed = False
@@ -163,7 +164,7 @@ class PyLedger:
         site, path = self._site(op, _frame if _frame is not None else sys._getframe(1))
         seq = self.seq
         self.seq = seq + 1
-        self.digest = mix(mix(self.digest, path.digest), seq)
+        self._unfolded.append((path.digest, seq))  # folded when the digest is needed (a check)
         self.window += 1
         previous = self._last_site
         suspicious = previous < 0 or self._successor[previous] != site
@@ -179,13 +180,25 @@ class PyLedger:
         self._in_flight = True
         return check
 
+    @property
+    def digest(self) -> int:
+        """The window digest: ``mix(mix(h, site digest), seq)`` over the window's collectives, from 0."""
+        if self._unfolded:
+            h = self._digest
+            for site_digest, seq in self._unfolded:
+                h = mix(mix(h, site_digest), seq)
+            self._digest = h
+            self._unfolded.clear()
+        return self._digest
+
     def stamp(self) -> bytes:
         """The stamp of the window up to the current collective."""
         return make_stamp(self.digest)
 
     def reset(self) -> None:
         """Every rank has seen every stamp of the window and they agreed: start a new window."""
-        self.digest = 0
+        self._digest = 0
+        self._unfolded.clear()
         self.window = 0
         self.window_start = self.seq
         self.owed = False
@@ -217,12 +230,50 @@ class PyLedger:
         return out
 
     def allgather(self, inner: Callable, op: str) -> Callable:
-        """`inner` (an object allgather returning a list) with the whole check inlined."""
+        """`inner` (an object allgather returning a list) with the whole check inlined.
+
+        The common case (a known call site, looked up by its two innermost
+        frames, and no check due) is `enter` written out, without calls; any
+        other case goes through `enter`, which gives the same results."""
         enter, unwrap, leave, stamp = self.enter, self.unwrap, self.leave, self.stamp
-        getframe = sys._getframe
+        getframe, now, order = sys._getframe, time.time, _ORDER
+        sites, skip_cache, successor, records = self._sites, self._skip_cache, self._successor, self._records
+        unfolded = self._unfolded
+        fast = self.depth == 2
+        magic = STAMP_MAGIC
 
         def allgather(obj, *args, **kwargs):
-            checked = enter(op, obj, SYMMETRIC, _frame=getframe(1))
+            frame = getframe(1)
+            back = frame.f_back
+            hit = None
+            if fast and back is not None:
+                code = frame.f_code
+                skip = skip_cache.get(id(code))
+                if skip is not None and skip[0] is code and not skip[1]:
+                    hit = sites.get((op, id(code), frame.f_lasti, id(back.f_code), back.f_lasti))
+            if hit is not None and self._last_site >= 0 and successor[self._last_site] == hit[0] \
+                    and self.window + 1 < self.carry_every and not self.owed:
+                # a known call site on the remembered path, no sampled or owed check due
+                site, path = hit[0], hit[1]
+                seq = self.seq
+                self.seq = seq + 1
+                unfolded.append((path.digest, seq))
+                self.window += 1
+                self._last_site = site
+                records.append((path, seq, type(obj), now(), SYMMETRIC, next(order)))
+                self._in_flight = True
+                try:
+                    received = inner(obj, *args, **kwargs)
+                    if type(received) is not list:
+                        received = list(received)
+                    for item in received:
+                        if type(item) is tuple and len(item) == 2 and type(item[0]) is bytes \
+                                and item[0][:2] == magic:
+                            return unwrap(received, False, True)
+                    return received
+                finally:
+                    self._in_flight = False
+            checked = enter(op, obj, SYMMETRIC, _frame=frame)
             try:
                 received = inner((stamp(), obj) if checked else obj, *args, **kwargs)
                 if type(received) is not list:
