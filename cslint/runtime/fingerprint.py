@@ -33,6 +33,11 @@ def is_internal_path(path: str) -> bool:
             or os.path.abspath(path).startswith(_PACKAGE_DIR))
 
 
+def user_frames(frames: list[dict]) -> list[dict]:
+    """JSON frames (``path``, ``line``, ``function``) without cslint's own and runpy's."""
+    return [f for f in frames if not is_internal_path(f.get("path", ""))]
+
+
 @dataclass(frozen=True)
 class Frame:
     """One frame of a call path."""

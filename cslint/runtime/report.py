@@ -22,7 +22,7 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 
-from .fingerprint import is_internal_path
+from .fingerprint import user_frames
 
 
 @dataclass
@@ -54,11 +54,6 @@ STATUS_WORDS = {
     "peer": "stopped when another rank reported",
     "finished": "finished normally",
 }
-
-
-def user_frames(frames: list[dict]) -> list[dict]:
-    """`frames` without cslint's own (wrappers, the launcher) and runpy's."""
-    return [f for f in frames if not is_internal_path(f.get("path", ""))]
 
 
 def display_path(path: str) -> str:

@@ -19,7 +19,7 @@ import html
 import os
 import zlib
 
-from .report import STATUS_WORDS, user_frames
+from .fingerprint import user_frames
 
 BOX_W, BOX_H, GAP = 104, 42, 8
 LANE_H = BOX_H + 14
@@ -155,10 +155,9 @@ def render_svg(diagnosis, *, columns: int = 8, before: int = 5) -> str:
                    'stroke-dasharray="6,4"/>')
     for lane_no, (state, by_seq) in enumerate(lanes):
         y = TOP + lane_no * LANE_H
-        status = STATUS_WORDS.get(state.status, state.status)
         out.append(f'<text x="12" y="{y + 17}" font-weight="bold">rank {state.rank}</text>')
-        out.append(f'<text x="12" y="{y + 32}" fill="#555" font-size="10">{html.escape(_short_status(status))}'
-                   '</text>')
+        out.append(f'<text x="12" y="{y + 32}" fill="#555" font-size="10">'
+                   f'{html.escape(SHORT_STATUS.get(state.status, state.status))}</text>')
         for col, seq in enumerate(shown):
             x = LEFT + col * (BOX_W + GAP)
             entry = by_seq.get(seq)
@@ -202,9 +201,7 @@ def render_svg(diagnosis, *, columns: int = 8, before: int = 5) -> str:
     return "\n".join(out)
 
 
-def _short_status(status: str) -> str:
-    return {"its check failed here": "check failed", "stalled here": "stalled",
-            "stopped when another rank reported": "stopped", "finished normally": "finished"}.get(status, status)
+SHORT_STATUS = {"mismatch": "check failed", "timeout": "stalled", "peer": "stopped", "finished": "finished"}
 
 
 def _fit(text: str, limit: int) -> str:
