@@ -15,7 +15,6 @@ import textwrap
 import pytest
 
 from cslint.cli import main
-from cslint.report.common import color_wanted
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -188,6 +187,8 @@ def test_show_settings_prints_the_resolved_settings_as_toml(project, capsys):
 
 
 def test_color_follows_no_color_and_force_color():
+    from cslint.report.common import color_wanted
+
     class Terminal:
         def isatty(self):
             return True
