@@ -219,6 +219,15 @@ def test_fast_allgather_passes_payloads_and_arguments_through(cls):
 
 
 @pytest.mark.parametrize("cls", IMPLEMENTATIONS, ids=IDS)
+def test_fast_allgather_takes_the_object_by_keyword(cls):
+    ledger = make(cls)
+    allgather = ledger.allgather(lambda sendobj: [sendobj, sendobj], "allgather")
+    assert [allgather(sendobj=i) for i in range(20)] == [[i, i] for i in range(20)]
+    with pytest.raises(TypeError, match="takes the object to gather"):
+        allgather()
+
+
+@pytest.mark.parametrize("cls", IMPLEMENTATIONS, ids=IDS)
 def test_fast_allgather_reports_an_unexpected_stamp_and_propagates_errors(cls):
     ledger = make(cls)
     calls = iter([lambda obj: [obj, obj]] * 2 + [lambda obj: [obj, (make_stamp(5), "peer")], lambda obj: 1 / 0])

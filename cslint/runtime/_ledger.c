@@ -825,8 +825,15 @@ FastAllgather_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf, 
     Ledger *L = self->ledger;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    if (nargs == 0 && nkw == 1) {
+        /* the object passed by keyword (comm.allgather(sendobj=x)): pass it on positionally */
+        nargs = 1;
+        nkw = 0;
+        kwnames = NULL;
+        nargsf = 1;
+    }
     if (nargs < 1) {
-        PyErr_Format(PyExc_TypeError, "%U() under cslint.runtime: pass the object positionally", self->op);
+        PyErr_Format(PyExc_TypeError, "%U() takes the object to gather", self->op);
         return NULL;
     }
     if (L->resolver == NULL) {

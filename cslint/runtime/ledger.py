@@ -242,7 +242,12 @@ class PyLedger:
         fast = self.depth == 2
         magic = STAMP_MAGIC
 
-        def allgather(obj, *args, **kwargs):
+        def allgather(*args, **kwargs):
+            if not args and len(kwargs) == 1:  # the object passed by keyword (comm.allgather(sendobj=x))
+                args, kwargs = tuple(kwargs.values()), {}
+            if not args:
+                raise TypeError(f"{op}() takes the object to gather")
+            obj, args = args[0], args[1:]
             frame = getframe(1)
             back = frame.f_back
             hit = None
