@@ -28,12 +28,12 @@ from collections.abc import Callable
 from typing import Any
 
 from .fingerprint import CallPath, CallPathCache, main_thread_frame, stack_of
-from .ledger import ROLE_NAMES, SENDS, Ledger, PyLedger, is_stamped
+from .ledger import ROLE_NAMES, SENDS, STAMP_MAGIC, Ledger, PyLedger, is_stamped
 
 #: Exit status of a job the sanitizer aborted.
 ABORT_EXIT_CODE = 86
-#: Marker of sanitizer messages on the wire (the first bytes of a stamp, see `cslint.runtime.ledger`).
-WIRE_TAG = "cslint.rt/2"
+#: The first bytes of every stamp the sanitizer puts on the wire (see `cslint.runtime.ledger`).
+WIRE_TAG = STAMP_MAGIC
 
 ENV_ENABLE = "CSLINT_SANITIZE"
 ENV_REPORT_DIR = "CSLINT_REPORT_DIR"
@@ -105,7 +105,6 @@ class Sanitizer:
         self.on_error = on_error
         self.abort_fn = abort
         self.history_limit = max(1, history)
-        self.depth = depth
         self.carry_every = carry_every
         self.check_every = check_every
         self.paths = CallPathCache(depth=depth, skip_dirs=skip_dirs, strict=strict_site)

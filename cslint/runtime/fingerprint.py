@@ -139,24 +139,6 @@ class CallPathCache:
             self._cache[key] = path
         return path
 
-    def capture(self, start_depth: int = 1, op: str = "", group: str = "") -> CallPath:
-        """The call path of the first frame outside cslint.runtime, above `start_depth`."""
-        frame = sys._getframe(start_depth)
-        while frame is not None and self.skipped(frame.f_code):
-            frame = frame.f_back
-        return self.resolve(frame, op, group)
-
-
-def payload_kind(obj: Any) -> str:
-    """Type name, with dtype and shape for tensors and arrays."""
-    shape = getattr(obj, "shape", None)
-    if shape is not None and not isinstance(obj, type):
-        dtype = getattr(obj, "dtype", "")
-        return f"{type(obj).__name__}[{dtype}]{tuple(shape)}"
-    if isinstance(obj, (list, tuple)):
-        return f"{type(obj).__name__}[{len(obj)}]"
-    return type(obj).__name__
-
 
 def stack_of(frame, limit: int = 40) -> list[dict]:
     """A JSON-ready stack (innermost first) starting at `frame`."""
