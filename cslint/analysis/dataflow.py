@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import ast
 import heapq
+from functools import partial
 
 from . import cfg as cfgmod
 from .atoms import EMPTY, source
 from .evaluator import Evaluator
 from .function import FunctionInfo
-from .syntax import pairwise, single_rank_side, target_names
-from .vocabulary import ALL_MODES_ALL_DIMS, MUTATORS
+from .syntax import single_rank_side
+from .transfer import Flow, Transfer
+from .vocabulary import ALL_MODES_ALL_DIMS
 
 
 class Dataflow:
@@ -29,6 +31,7 @@ class Dataflow:
         self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)
         self.handler_nodes = self._handler_nodes()
         self._cond_cache: dict = {}
+        self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
         for n, owner in graph.finally_owner.items():
             if n in closures:
@@ -198,125 +201,32 @@ class Dataflow:
                 envs_in[n] = merged
                 outs[n] = self._transfer(n, merged)
 
+    def flow_at(self, n: int, env: dict) -> Flow:
+        """The :class:`Flow` of node ``n`` entered with ``env``."""
+        return Flow(env, partial(self.implicit, n), accumulate=False, single_rank=partial(self.single_rank, n),
+                    dict_keys=self.info.dict_keys)
+
     def _transfer(self, n: int, env: dict) -> dict:
         node = self.graph.nodes[n]
         s = node.stmt
         if s is None:
             return env
-        out = None
-        evaluate = self.evaluator.eval
-        dict_keys = self.info.dict_keys
-
-        def setvar(name, atoms, strong=True):
-            nonlocal out
-            if out is None:
-                out = dict(env)
-            if strong:
-                out[name] = atoms
-            else:
-                out[name] = out.get(name, EMPTY) | atoms
-            if type(name) is str and name in dict_keys:
-                # any write to the dict itself reaches every key; a literal
-                # refines them afterwards (_dict_literal_keys)
-                for key in dict_keys[name]:
-                    setvar(("key", name, key), atoms, strong)
-
+        transfer = self.transfer
+        flow = self.flow_at(n, env)
         info = self.info.node_info(node)
-        # walrus anywhere in the node's own expressions
-        for sub in info.walrus:
-            setvar(sub.target.id, evaluate(sub.value, env) | self.implicit(n))
-        if node.kind == cfgmod.LOOP and isinstance(s, (ast.For, ast.AsyncFor)):
-            atoms = evaluate(s.iter, env) | self.implicit(n)
-            for name in target_names(s.target):
-                setvar(name, atoms, strong=False)
-        elif node.kind == cfgmod.EXCEPT and s.name:
-            setvar(s.name, frozenset({source("exception from local work", "caught exception", self.info.ctx.path,
-                                             s.lineno, ALL_MODES_ALL_DIMS)}))
-        elif node.kind == cfgmod.STMT:
-            if isinstance(s, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                value = s.value
-                if value is not None:
-                    implicit = self.implicit(n)
-                    targets = s.targets if isinstance(s, ast.Assign) else [s.target]
-                    pairs = pairwise(targets, value)
-                    if self.single_rank(n):
-                        # only one rank runs here: nothing can differ
-                        for target in targets:
-                            self._assign(target, EMPTY, setvar, False, env)
-                        return out if out is not None else env
-                    if pairs is not None:
-                        for target, part in pairs:
-                            self._assign(target, evaluate(part, env) | implicit, setvar, False, env)
-                    else:
-                        atoms = evaluate(value, env) | implicit
-                        for target in targets:
-                            self._assign(target, atoms, setvar, isinstance(s, ast.AugAssign), env)
-                        if isinstance(value, ast.Dict) and not isinstance(s, ast.AugAssign):
-                            self._dict_literal_keys(targets, value, implicit, setvar, env)
-            elif isinstance(s, (ast.With, ast.AsyncWith)):
-                for item in s.items:
-                    if item.optional_vars is not None:
-                        atoms = evaluate(item.context_expr, env)
-                        for name in target_names(item.optional_vars):
-                            setvar(name, atoms)
-            elif isinstance(s, (ast.Import, ast.ImportFrom)):
-                for alias in s.names:
-                    setvar((alias.asname or alias.name).split(".")[0], EMPTY)
-            elif isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                setvar(s.name, EMPTY)
-            elif isinstance(s, ast.Expr) and isinstance(s.value, (ast.Call, ast.Await)):
-                call = s.value.value if isinstance(s.value, ast.Await) else s.value
-                if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
-                    if call.func.attr in MUTATORS and isinstance(call.func.value, ast.Name):
-                        atoms = EMPTY
-                        for arg in call.args:
-                            atoms |= evaluate(arg, env)
-                        setvar(call.func.value.id, atoms | self.implicit(n), strong=False)
-        # in-place collectives make their buffers group-uniform
-        collective = self.info.ctx.atoms.collective
-        for call_info in info.calls:
-            match = call_info.match
-            if match is None or match.spec is None:
-                continue
-            call = call_info.call
-            for index in match.spec.inplace:
-                if index < len(call.args) and isinstance(call.args[index], ast.Name):
-                    name = call.args[index].id
-                    setvar(name, collective(match.group, (out or env).get(name, EMPTY)))
-            for kw in call.keywords:
-                if kw.arg in ("tensor", "object_list", "tensor_list", "output", "recvbuf", "buf") \
-                        and isinstance(kw.value, ast.Name):
-                    setvar(kw.value.id, collective(match.group, (out or env).get(kw.value.id, EMPTY)))
-        return out if out is not None else env
-
-    def _assign(self, target, atoms, setvar, augmented, env):
-        if isinstance(target, ast.Name):
-            setvar(target.id, atoms, strong=not augmented)
-        elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._assign(elt, atoms, setvar, augmented, env)
-        elif isinstance(target, ast.Starred):
-            self._assign(target.value, atoms, setvar, augmented, env)
-        elif isinstance(target, ast.Subscript):
-            base = target.value
-            extra = self.evaluator.eval(target.slice, env)
-            if isinstance(base, ast.Name):
-                setvar(base.id, atoms | extra, strong=False)
-                key = target.slice.value if isinstance(target.slice, ast.Constant) else None
-                if isinstance(key, str) and key in self.info.dict_keys.get(base.id, ()):
-                    setvar(("key", base.id, key), atoms, strong=not augmented)
-
-    def _dict_literal_keys(self, targets, value: ast.Dict, implicit, setvar, env) -> None:
-        """``name = {"k": v, ...}``: each key read later gets its own value."""
-        if any(k is None or not isinstance(k, ast.Constant) for k in value.keys):
-            return  # ``**other`` or computed keys: every key may hold anything
-        literal = {k.value: v for k, v in zip(value.keys, value.values)}
-        for target in targets:
-            if isinstance(target, ast.Name):
-                for key in self.info.dict_keys.get(target.id, ()):
-                    part = literal.get(key)
-                    setvar(("key", target.id, key),
-                           (self.evaluator.eval(part, env) if part is not None else EMPTY) | implicit)
+        transfer.walrus(info.walrus, flow)
+        kind = node.kind
+        if kind == cfgmod.LOOP and isinstance(s, (ast.For, ast.AsyncFor)):
+            transfer.loop_target(s, flow)
+        elif kind == cfgmod.EXCEPT and s.name:
+            # a caught exception is whatever went wrong on this rank
+            caught = source("exception from local work", "caught exception", self.info.ctx.path, s.lineno,
+                            ALL_MODES_ALL_DIMS)
+            transfer.exception_name(s, frozenset({caught}), flow)
+        elif kind == cfgmod.STMT:
+            transfer.simple_statement(s, flow)
+        transfer.inplace_collectives(info.calls, flow)
+        return flow.current()
 
 
 def _reverse_postorder(graph) -> list:

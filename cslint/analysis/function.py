@@ -101,6 +101,7 @@ class FunctionInfo:
         self.signal_handlers: list = []
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
         self.lambdas_by_statement: dict = {}  # id(statement) -> [lambda]
+        self.walrus_by_statement: dict = {}  # id(statement) -> [``name := value``]
         # Local dicts read with constant keys (``state["step"]``): name -> keys.
         # The dataflow keeps one entry per such key, ``("key", name, k)``,
         # so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform.
@@ -245,6 +246,7 @@ class FunctionInfo:
         # whole subtree is done, and restores the enclosing owner.
         calls_by_statement: dict = {}
         lambdas_by_statement: dict = {}
+        walrus_by_statement: dict = {}
         owner = None
         stmt_type = ast.stmt
         ctx = self.ctx
@@ -293,6 +295,9 @@ class FunctionInfo:
                 self.raises = True
             elif t is ast.For or t is ast.While or t is ast.AsyncFor:
                 self.has_loop = True
+            elif t is ast.NamedExpr:
+                if type(node.target) is Name:
+                    walrus_by_statement.setdefault(id(owner), []).append(node)
             elif t is ast.Subscript:
                 if type(node.value) is Name and type(node.slice) is ast.Constant and type(node.slice.value) is str:
                     dict_keys.setdefault(node.value.id, set()).add(node.slice.value)
@@ -307,6 +312,7 @@ class FunctionInfo:
         self._local = local
         self.calls_by_statement = calls_by_statement
         self.lambdas_by_statement = lambdas_by_statement
+        self.walrus_by_statement = walrus_by_statement
         self.dict_keys = dict_keys
         return CallScan(frozenset(names), collective)
 

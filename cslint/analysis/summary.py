@@ -14,12 +14,13 @@ import ast
 from ..model import Span
 from . import cfg as cfgmod
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY, qual_ref
+from .atoms import EMPTY
 from .evaluator import Evaluator
-from .records import FieldType, FieldWrite, Site, Variant
-from .scope import canonical_text
-from .syntax import dotted, first_exit_in, flatten_targets, pairwise, target_names
-from .vocabulary import MUTATORS
+from .records import Site, Variant
+from .syntax import dotted, first_exit_in
+from .transfer import Flow, Transfer
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 class SummaryWalk:
@@ -28,6 +29,7 @@ class SummaryWalk:
     def __init__(self, evaluator: Evaluator):
         self.evaluator = evaluator
         self.info = evaluator.info
+        self.transfer = Transfer(evaluator)
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)]
         self.exit_env: dict = {}
 
@@ -51,121 +53,76 @@ class SummaryWalk:
             if exit_atoms:
                 implicit = implicit | exit_atoms
 
-    def _accumulate(self, env, name, atoms):
-        old = env.get(name)
-        env[name] = atoms if old is None else (old | atoms)
-
     def _statement(self, s, env, implicit, variant) -> frozenset:
         """Handle one statement; returns the atoms of a condition under which
         the rest of the block may be skipped (an early exit inside it)."""
         t = type(s)
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            env[s.name] = EMPTY
+        transfer = self.transfer
+        flow = Flow(env, implicit, accumulate=True, in_place=True)
+        if t in _DEFINITIONS:
+            transfer.simple_statement(s, flow)
             return EMPTY
+        evaluate = self.evaluator.eval
         self.evaluator.args_memo = {}
         self._calls(s, env, variant, implicit)
+        walrus = self.info.walrus_by_statement.get(id(s))
+        if walrus:
+            transfer.walrus(walrus, flow)
         if t is ast.If:
-            cond = self.evaluator.eval(s.test, env)
+            cond = evaluate(s.test, env)
             inner = implicit | cond
             self._block(s.body, env, inner, variant)
             self._block(s.orelse, env, inner, variant)
             return cond if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
         if t in (ast.For, ast.AsyncFor):
-            it = self.evaluator.eval(s.iter, env)
-            for name in target_names(s.target):
-                self._accumulate(env, name, it | implicit)
+            it = transfer.loop_target(s, flow)
             self._block(s.body, env, implicit | it, variant)
             self._block(s.orelse, env, implicit | it, variant)
             return EMPTY
         if t is ast.While:
-            cond = self.evaluator.eval(s.test, env)
+            cond = evaluate(s.test, env)
             self._block(s.body, env, implicit | cond, variant)
             self._block(s.orelse, env, implicit | cond, variant)
             return EMPTY
         if t is ast.Try or type(s).__name__ == "TryStar":
             self._block(s.body, env, implicit, variant)
-            raised = EMPTY
-            for inner in s.body:
-                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    continue
-                raised |= self.evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, inner), env)
-                if isinstance(inner, ast.Raise):
-                    raised |= implicit
-                if isinstance(inner, ast.If) and any(isinstance(x, ast.Raise) for x in fast_walk(inner)):
-                    raised |= self.evaluator.eval(inner.test, env)
+            raised = self._raised_in(s.body, env, implicit)
             for handler in s.handlers:
-                exc = raised
-                if handler.name:
-                    env[handler.name] = exc
-                self._block(handler.body, env, implicit | exc, variant)
+                transfer.exception_name(handler, raised, flow)
+                self._block(handler.body, env, implicit | raised, variant)
             self._block(s.orelse, env, implicit, variant)
             self._block(s.finalbody, env, implicit, variant)
             return EMPTY
         if t in (ast.With, ast.AsyncWith):
-            for item in s.items:
-                if item.optional_vars is not None:
-                    atoms = self.evaluator.eval(item.context_expr, env)
-                    for name in target_names(item.optional_vars):
-                        self._accumulate(env, name, atoms)
+            transfer.simple_statement(s, flow)
             self._block(s.body, env, implicit, variant)
             return EMPTY
         if t is ast.Match:
-            subject = self.evaluator.eval(s.subject, env)
+            subject = evaluate(s.subject, env)
             for case in s.cases:
                 self._block(case.body, env, implicit | subject, variant)
             return EMPTY
-        if t in (ast.Assign, ast.AnnAssign, ast.AugAssign):
-            if s.value is None:
-                return EMPTY
-            targets = s.targets if t is ast.Assign else [s.target]
-            pairs = pairwise(targets, s.value)
-            if pairs is not None:
-                for target, part in pairs:
-                    for name in target_names(target):
-                        self._accumulate(env, name, self.evaluator.eval(part, env) | implicit)
-            atoms = self.evaluator.eval(s.value, env) | implicit
-            for target in targets:
-                for sub in flatten_targets(target):
-                    if pairs is not None and isinstance(sub, ast.Name):
-                        continue
-                    if isinstance(sub, ast.Name):
-                        self._accumulate(env, sub.id, atoms)
-                    elif isinstance(sub, ast.Subscript) and isinstance(sub.value, ast.Name):
-                        self._accumulate(env, sub.value.id, atoms | self.evaluator.eval(sub.slice, env))
-                    attr = self.info.self_attr(sub)
-                    base_attr = self.info.self_attr(sub.value) if isinstance(sub, ast.Subscript) else None
-                    if attr or base_attr:
-                        extra = self.evaluator.eval(sub.slice, env) if base_attr else EMPTY
-                        variant.fields.append(FieldWrite(self.info.class_key, attr or base_attr, atoms | extra, s.lineno))
-                        if attr and isinstance(s.value, ast.Call):
-                            ref = self.info.resolve_ref(s.value.func)
-                            if ref is not None:
-                                variant.field_types.append(FieldType(self.info.class_key, attr, ref))
-                        if attr and isinstance(s.value, ast.Name) and s.value.id in self.info.annotations:
-                            variant.field_types.append(FieldType(self.info.class_key, attr, qual_ref(
-                                canonical_text(self.info.annotations[s.value.id], self.info.ctx.imports))))
-            return EMPTY
         if t is ast.Return:
-            if s.value is not None:
-                variant.returns = variant.returns | self.evaluator.eval(s.value, env) | implicit
+            variant.returns = variant.returns | transfer.returned(s, flow)
             return EMPTY
-        if t is ast.Expr and isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Attribute) \
-                and s.value.func.attr in MUTATORS:
-            call = s.value
-            atoms = implicit
-            for arg in call.args:
-                atoms = atoms | self.evaluator.eval(arg, env)
-            receiver = call.func.value
-            if isinstance(receiver, ast.Name):
-                self._accumulate(env, receiver.id, atoms)
-            attr = self.info.self_attr(receiver)
-            if attr is not None:
-                variant.fields.append(FieldWrite(self.info.class_key, attr, atoms, s.lineno))
-            return EMPTY
-        if t in (ast.Import, ast.ImportFrom):
-            for alias in s.names:
-                env[(alias.asname or alias.name).split(".")[0]] = EMPTY
+        transfer.simple_statement(s, flow)
+        transfer.field_writes(s, flow, variant.fields, variant.field_types)
         return EMPTY
+
+    def _raised_in(self, body, env, implicit) -> frozenset:
+        """What makes a ``try`` body raise: its statements' exceptions, its
+        own ``raise`` statements (under the implicit flow) and the tests of
+        the ``if`` statements that raise."""
+        raised = EMPTY
+        for inner in body:
+            if isinstance(inner, _DEFINITIONS):
+                continue
+            raised |= self.evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, inner), env)
+            if isinstance(inner, ast.Raise):
+                raised |= implicit
+            if isinstance(inner, ast.If) and any(isinstance(x, ast.Raise) for x in fast_walk(inner)):
+                raised |= self.evaluator.eval(inner.test, env)
+        return raised
 
     def _calls(self, s, env, variant, implicit=EMPTY) -> None:
         """Calls to analysed functions made by this statement (for parameter flow)."""

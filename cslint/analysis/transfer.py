@@ -1,0 +1,271 @@
+"""Statement semantics: what each kind of statement does to the variables, to
+the fields of ``self``, to the buffers of in-place collectives and to the
+function's result.  One function per statement kind, used by both walkers:
+
+* the summary walk (:mod:`cslint.analysis.summary`) is flow-insensitive:
+  every write adds to what the variable held (a later statement of a loop
+  may run first);
+* the CFG dataflow (:mod:`cslint.analysis.dataflow`) is flow-sensitive: an
+  assignment replaces the value, and a local dict read with constant keys
+  keeps one value per key (``{"rank": get_rank(), "step": 0}["step"]`` stays
+  uniform).
+
+A walker hands each statement over with a :class:`Flow`: the variables
+before the statement, how writes land, the implicit flow at the statement
+(the conditions deciding whether it runs) and whether only one rank of the
+group can run it (``if world_size == 1:``), where nothing can differ.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .atoms import EMPTY, qual_ref
+from .evaluator import Evaluator
+from .records import FieldType, FieldWrite
+from .scope import canonical_text
+from .syntax import flatten_targets, pairwise, target_names
+from .vocabulary import MUTATORS
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+#: keyword arguments through which an in-place collective takes its buffer
+_BUFFER_KEYWORDS = ("tensor", "object_list", "tensor_list", "output", "recvbuf", "buf")
+
+
+class Flow:
+    """The variables around one statement.
+
+    ``env`` holds the values before the statement (what it reads);
+    :meth:`write` lands a value in ``out`` (a copy made on the first write,
+    or ``env`` itself for a walker that updates in place).  ``implicit`` and
+    ``single_rank`` are values or functions computing them on first use."""
+
+    __slots__ = ("env", "out", "accumulate", "_implicit", "_single_rank", "dict_keys")
+
+    def __init__(self, env: dict, implicit, *, accumulate: bool, in_place: bool = False,
+                 single_rank=False, dict_keys: Optional[dict] = None):
+        self.env = env
+        self.out = env if in_place else None
+        self.accumulate = accumulate
+        self._implicit = implicit
+        self._single_rank = single_rank
+        self.dict_keys = dict_keys or {}
+
+    @property
+    def implicit(self) -> frozenset:
+        value = self._implicit
+        if type(value) is not frozenset:
+            value = self._implicit = value()
+        return value
+
+    @property
+    def single_rank(self) -> bool:
+        value = self._single_rank
+        if type(value) is not bool:
+            value = self._single_rank = value()
+        return value
+
+    def current(self) -> dict:
+        """The variables with the statement's writes so far."""
+        return self.out if self.out is not None else self.env
+
+    def write(self, name, atoms: frozenset, strong: bool = True) -> None:
+        """``name`` now holds ``atoms`` (``strong``) or also holds them."""
+        out = self.out
+        if out is None:
+            out = self.out = dict(self.env)
+        if strong and not self.accumulate:
+            out[name] = atoms
+        else:
+            old = out.get(name)
+            out[name] = atoms if old is None else old | atoms
+        keys = self.dict_keys.get(name) if type(name) is str else None
+        if keys:
+            # any write to the dict itself reaches every key; a literal
+            # refines them afterwards (Transfer._dict_literal_keys)
+            for key in keys:
+                self.write(("key", name, key), atoms, strong)
+
+
+class Transfer:
+    """The statement semantics of one function (see the module docstring)."""
+
+    def __init__(self, evaluator: Evaluator):
+        self.evaluator = evaluator
+        self.info = evaluator.info
+
+    # -- statements that bind names --------------------------------------------------
+    def simple_statement(self, s: ast.stmt, flow: Flow) -> None:
+        """Assignments, ``with ... as``, imports, definitions and container
+        mutators (``xs.append(x)``); other statements bind nothing."""
+        t = type(s)
+        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            self.assign(s, flow)
+        elif t is ast.With or t is ast.AsyncWith:
+            for item in s.items:
+                if item.optional_vars is not None:
+                    atoms = self.evaluator.eval(item.context_expr, flow.env)
+                    for name in target_names(item.optional_vars):
+                        flow.write(name, atoms)
+        elif t is ast.Import or t is ast.ImportFrom:
+            for alias in s.names:
+                flow.write((alias.asname or alias.name).split(".")[0], EMPTY)
+        elif t in _DEFINITIONS:
+            flow.write(s.name, EMPTY)
+        elif t is ast.Expr:
+            call = _mutator_call(s)
+            if call is not None and isinstance(call.func.value, ast.Name):
+                flow.write(call.func.value.id, self._mutator_atoms(call, flow), strong=False)
+
+    def assign(self, s, flow: Flow) -> None:
+        """``a = v``, ``a: T = v``, ``a += v``: the targets get the value's
+        atoms and the implicit flow; ``a, b = x, y`` pairs the parts."""
+        value = s.value
+        if value is None:
+            return
+        evaluate = self.evaluator.eval
+        env = flow.env
+        targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+        if flow.single_rank:
+            # only one rank runs here: nothing can differ
+            for target in targets:
+                self._bind(target, EMPTY, flow, False)
+            return
+        implicit = flow.implicit
+        pairs = pairwise(targets, value)
+        if pairs is not None:
+            for target, part in pairs:
+                self._bind(target, evaluate(part, env) | implicit, flow, False)
+            return
+        atoms = evaluate(value, env) | implicit
+        augmented = isinstance(s, ast.AugAssign)
+        for target in targets:
+            self._bind(target, atoms, flow, augmented)
+        if isinstance(value, ast.Dict) and not augmented:
+            self._dict_literal_keys(targets, value, implicit, flow)
+
+    def _bind(self, target, atoms, flow: Flow, augmented: bool) -> None:
+        if isinstance(target, ast.Name):
+            flow.write(target.id, atoms, strong=not augmented)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for elt in target.elts:
+                self._bind(elt, atoms, flow, augmented)
+        elif isinstance(target, ast.Starred):
+            self._bind(target.value, atoms, flow, augmented)
+        elif isinstance(target, ast.Subscript):
+            base = target.value
+            if isinstance(base, ast.Name):
+                flow.write(base.id, atoms | self.evaluator.eval(target.slice, flow.env), strong=False)
+                key = target.slice.value if isinstance(target.slice, ast.Constant) else None
+                if isinstance(key, str) and key in flow.dict_keys.get(base.id, ()):
+                    flow.write(("key", base.id, key), atoms, strong=not augmented)
+        # attribute targets are field writes (field_writes)
+
+    def _dict_literal_keys(self, targets, value: ast.Dict, implicit, flow: Flow) -> None:
+        """``name = {"k": v, ...}``: each key read later gets its own value."""
+        if not flow.dict_keys or any(k is None or not isinstance(k, ast.Constant) for k in value.keys):
+            return  # ``**other`` or computed keys: every key may hold anything
+        literal = {k.value: v for k, v in zip(value.keys, value.values)}
+        for target in targets:
+            if isinstance(target, ast.Name):
+                for key in flow.dict_keys.get(target.id, ()):
+                    part = literal.get(key)
+                    flow.write(("key", target.id, key),
+                               (self.evaluator.eval(part, flow.env) if part is not None else EMPTY) | implicit)
+
+    def walrus(self, nodes, flow: Flow) -> None:
+        """``(name := value)`` anywhere in the statement's own expressions."""
+        for node in nodes:
+            flow.write(node.target.id, self.evaluator.eval(node.value, flow.env) | flow.implicit)
+
+    def loop_target(self, s, flow: Flow) -> frozenset:
+        """``for target in it``: the target takes every element; returns the
+        atoms of ``it`` (the number of iterations depends on them)."""
+        it = self.evaluator.eval(s.iter, flow.env)
+        atoms = it | flow.implicit
+        for name in target_names(s.target):
+            flow.write(name, atoms, strong=False)
+        return it
+
+    def exception_name(self, handler: ast.ExceptHandler, atoms: frozenset, flow: Flow) -> None:
+        """``except E as name``: the name holds the caught exception, whose
+        atoms the walker knows (what made the ``try`` body raise)."""
+        if handler.name:
+            flow.write(handler.name, atoms)
+
+    def inplace_collectives(self, calls, flow: Flow) -> None:
+        """A collective that writes its buffer in place makes the buffer
+        uniform over its group (``dist.all_reduce(t)``); ``calls`` are the
+        statement's :class:`~cslint.analysis.function.CallInfo`."""
+        collective = self.info.ctx.atoms.collective
+        for call_info in calls:
+            match = call_info.match
+            if match is None or match.spec is None:
+                continue
+            call = call_info.call
+            for index in match.spec.inplace:
+                if index < len(call.args) and isinstance(call.args[index], ast.Name):
+                    name = call.args[index].id
+                    flow.write(name, collective(match.group, flow.current().get(name, EMPTY)))
+            for kw in call.keywords:
+                if kw.arg in _BUFFER_KEYWORDS and isinstance(kw.value, ast.Name):
+                    flow.write(kw.value.id, collective(match.group, flow.current().get(kw.value.id, EMPTY)))
+
+    # -- what the statement passes on to the rest of the tree -------------------------
+    def returned(self, s: ast.Return, flow: Flow) -> frozenset:
+        """The atoms ``return value`` adds to the function's result."""
+        if s.value is None or flow.single_rank:
+            return EMPTY
+        return self.evaluator.eval(s.value, flow.env) | flow.implicit
+
+    def field_writes(self, s: ast.stmt, flow: Flow, fields: list, field_types: list) -> None:
+        """``self.x = v``, ``self.x[k] = v`` and ``self.xs.append(v)``: the
+        field holds the value (with the implicit flow) in every instance of
+        the class; ``self.x = Cls(...)`` also says what ``self.x`` holds."""
+        info = self.info
+        evaluate = self.evaluator.eval
+        env = flow.env
+        t = type(s)
+        if t is ast.Assign or ((t is ast.AnnAssign or t is ast.AugAssign) and s.value is not None):
+            value = s.value
+            targets = s.targets if t is ast.Assign else [s.target]
+            atoms = None
+            for target in targets:
+                for sub in flatten_targets(target):
+                    attr = info.self_attr(sub)
+                    base_attr = info.self_attr(sub.value) if attr is None and isinstance(sub, ast.Subscript) else None
+                    if attr is None and base_attr is None:
+                        continue
+                    if atoms is None:
+                        atoms = evaluate(value, env) | flow.implicit
+                    extra = evaluate(sub.slice, env) if base_attr else EMPTY
+                    fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno))
+                    if attr and isinstance(value, ast.Call):
+                        ref = info.resolve_ref(value.func)
+                        if ref is not None:
+                            field_types.append(FieldType(info.class_key, attr, ref))
+                    if attr and isinstance(value, ast.Name) and value.id in info.annotations:
+                        field_types.append(FieldType(info.class_key, attr, qual_ref(
+                            canonical_text(info.annotations[value.id], info.ctx.imports))))
+        elif t is ast.Expr:
+            call = _mutator_call(s)
+            if call is not None:
+                attr = info.self_attr(call.func.value)
+                if attr is not None:
+                    fields.append(FieldWrite(info.class_key, attr, self._mutator_atoms(call, flow), s.lineno))
+
+    def _mutator_atoms(self, call: ast.Call, flow: Flow) -> frozenset:
+        atoms = flow.implicit
+        for arg in call.args:
+            atoms = atoms | self.evaluator.eval(arg, flow.env)
+        return atoms
+
+
+def _mutator_call(s: ast.Expr) -> Optional[ast.Call]:
+    """The call of ``xs.append(x)`` (awaited or not) as a statement."""
+    call = s.value.value if isinstance(s.value, ast.Await) else s.value
+    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
+        return call
+    return None
