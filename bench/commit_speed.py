@@ -42,7 +42,8 @@ def one_run(directory: str, tree: str, python: str, jobs) -> float:
     if jobs is not None:
         command += ["--jobs", str(jobs)]
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+    # in the checkout: ``python -m`` puts the working directory first on sys.path
+    done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=directory)
     seconds = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr.decode()[-2000:]}")
@@ -58,6 +59,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, help="--jobs for both (default: cslint's own default)")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args(argv)
+    args.tree = os.path.abspath(args.tree)
     old_times, new_times = [], []
     with checkout(args.old) as old_dir, checkout(args.new) as new_dir:
         one_run(old_dir, args.tree, args.python, args.jobs)  # warm the page cache for both

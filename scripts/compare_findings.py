@@ -65,6 +65,16 @@ def default_trees() -> list:
     return trees
 
 
+def _version_check(directory: str, python: str) -> str:
+    """Where ``cslint`` comes from when run in ``directory`` (a run that
+    imported another checkout would compare a version with itself)."""
+    found = subprocess.run([python, "-c", "import cslint; print(cslint.__file__)"], capture_output=True, text=True,
+                           cwd=directory, env=dict(os.environ, PYTHONPATH=directory)).stdout.strip()
+    if not os.path.realpath(found).startswith(os.path.realpath(directory) + os.sep):
+        raise SystemExit(f"running in {directory} imports cslint from {found}")
+    return found
+
+
 @contextlib.contextmanager
 def checkout(version: str):
     """A directory holding ``version``: itself when it is a directory, else a
@@ -85,7 +95,8 @@ def _gitignore_flag(directory: str, python: str, env: dict) -> list:
     """``--no-respect-gitignore`` where the version has it: a tree inside a
     git work tree (the torch of a checkout's own venv) is not skipped."""
     if directory not in _GITIGNORE_FLAG:
-        usage = subprocess.run([python, "-m", "cslint", "check", "--help"], env=env, capture_output=True, cwd=ROOT)
+        usage = subprocess.run([python, "-m", "cslint", "check", "--help"], env=env, capture_output=True,
+                               cwd=directory)
         _GITIGNORE_FLAG[directory] = ["--no-respect-gitignore"] if b"--no-respect-gitignore" in usage.stdout else []
     return _GITIGNORE_FLAG[directory]
 
@@ -100,7 +111,9 @@ def run_version(directory: str, tree: str, *, python: str, seed: str, jobs: int,
         command = [python, "-m", "cslint", "check", "--no-cache", "--format", "json", "--jobs", str(jobs),
                    *_gitignore_flag(directory, python, env), tree]
     start = time.perf_counter()
-    done = subprocess.run(command, env=env, capture_output=True, cwd=ROOT)
+    # run in the checkout: ``python -m``/``-c`` put the working directory
+    # first on sys.path, ahead of PYTHONPATH
+    done = subprocess.run(command, env=env, capture_output=True, cwd=directory)
     seconds = time.perf_counter() - start
     try:
         report = json.loads(done.stdout)
@@ -165,6 +178,8 @@ def main(argv=None) -> int:
     print(f"{'tree':<60} {'old':>6} {'new':>6} {'-old':>6} {'+new':>6} {'old s':>7} {'new s':>7}  verdict")
     failed = False
     with checkout(args.old) as old_dir, checkout(args.new) as new_dir:
+        _version_check(old_dir, args.python)
+        _version_check(new_dir, args.python)
         for tree in trees:
             old, old_errors, old_seconds = run_version(old_dir, tree, **options)
             if args.twice:
