@@ -29,7 +29,9 @@ from .analysis import index as indexmod
 from .analysis.cache import FactCache
 from .analysis.facts import FileFacts, merge_partial
 from .analysis.prefilter import SiteFilter, WrapperDefinitions, WrapperPrefilter, forget_import_statements
+from .analysis.hazards import find_hazards
 from .analysis.program import Program
+from .analysis.uniformity import UniformityInfo
 
 __all__ = ["check_paths", "check_source"]
 
@@ -189,7 +191,7 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar) -> 
         bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
     program.solve()
     data_of = {f.real: f.data for f in all_files if f.report}
-    for hazard in program.hazards():
+    for hazard in find_hazards(UniformityInfo(program)):
         if hazard.path not in reported:
             continue
         data = data_of.get(hazard.path)

@@ -122,7 +122,7 @@ def test_output_is_identical_for_any_hash_seed_and_jobs(tmp_path, fmt):
 
 ORDER_PROBE = textwrap.dedent("""\
     from cslint.analysis.atoms import call_result, collective_result, field_read, name_ref, param, source
-    from cslint.analysis.program import canonical_order
+    from cslint.analysis.divergence import canonical_order
 
     inner_a = frozenset({source("rank id", "a", "f.py", 1, (("*", frozenset({"tp", "pp"})),))})
     inner_b = frozenset({source("rank id", "b", "f.py", 1, (("*", frozenset({"dp"})),))})

@@ -12,7 +12,7 @@ from cslint.analysis.prefilter import WrapperDefinitions, WrapperPrefilter, comp
 from cslint.analysis.cache import FactCache
 from cslint.analysis.facts import extract_file_facts, merge_partial
 from cslint.analysis.atoms import source as source_atom
-from cslint.analysis.program import MAX_SOURCES, _merge, param_slot
+from cslint.analysis.divergence import MAX_SOURCES, merge as _merge, param_slot
 from cslint.api import check_paths
 from cslint.config import Settings
 from cslint.presets import load_presets

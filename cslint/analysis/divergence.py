@@ -1,0 +1,136 @@
+"""Divergence maps: what a value's divergence resolves to in the whole-tree
+pass.  A map goes from a rank-local :class:`~cslint.analysis.atoms.Source`
+(or a :class:`ParamSlot` standing for whatever callers pass) to ``(the
+dimensions it still differs along, the flow links it travelled)``.
+
+Every operation on maps (union, a group collective removing its dimensions,
+narrowing to what a parameter carries) works dimension by dimension, so the
+dimensions of a map stay exact even where the list of alternative
+explanations is cut (:data:`MAX_SOURCES`).  The order in which a map meets
+its entries picks the explanation a finding cites, so atoms are visited in a
+canonical order (:func:`canonical_order`) that follows neither the hash seed
+nor how a set was built.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import NamedTuple, Optional
+
+#: flow links kept per entry (the first ones: from the source onwards)
+MAX_VIA = 4
+
+
+# A divergence map keeps every source until it holds this many; past that a
+# new source is kept only if it makes a dimension divergent that none of the
+# kept ones does.  The dimensions of the map (what decides a hazard) stay
+# exact, because every operation on maps (union, a group collective removing
+# its dimensions, narrowing to what a parameter carries) works dimension by
+# dimension; only the list of alternative explanations is cut.  Without the
+# cap, tables on large trees collected hundreds of sources each and the
+# fixpoint crawled through one new source per round.
+MAX_SOURCES = 4
+
+class ParamSlot(NamedTuple):
+    """A divergence-map key standing for whatever callers pass as the
+    parameter at ``index`` (return summaries keep parameters symbolic)."""
+
+    tag: str  # "PARAM"
+    index: int
+
+
+def param_slot(index: int) -> ParamSlot:
+    return ParamSlot("PARAM", index)
+
+
+def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
+    """Add ``key``'s dimensions to a map; whether the map changed."""
+    old = target.get(key)
+    if old is None:
+        if len(target) >= MAX_SOURCES and key.tag != "PARAM":
+            covered = frozenset().union(*(d for k, (d, _v) in target.items() if k.tag != "PARAM"))
+            if dims <= covered:
+                return False
+        target[key] = (dims, via)
+        return True
+    old_dims, old_via = old
+    if dims <= old_dims:
+        return False
+    target[key] = (old_dims | dims, old_via)
+    return True
+
+
+def extend_via(via: tuple, link: tuple) -> tuple:
+    """The flow ``via`` continued by ``link`` (up to :data:`MAX_VIA` links)."""
+    if len(via) >= MAX_VIA:
+        return via
+    return via + (link,)
+
+
+def dims_in(spec: tuple, mode: frozenset) -> frozenset:
+    """The dimensions a source's ``dims`` spec gives under a mode assignment."""
+    table = dict(spec)
+    for name in sorted(mode):
+        if name in table:
+            return table[name]
+    if not mode and "" in table:
+        return table[""]
+    return table.get("*", frozenset())
+
+
+def fewest_links_first(entry) -> tuple:
+    """Order of a divergence map's entries when one explains a hazard: the
+    shortest flow first, ties broken by the source's own text and place
+    (never by the order of the set of dimensions it carries, which follows
+    the hash seed)."""
+    origin, (_dims, via) = entry
+    if origin.tag != "S":
+        return (len(via), 0, repr(tuple(origin)))
+    return (len(via), 1, origin.kind, origin.text, origin.path, origin.line, structure_digest(origin.dims, {}))
+
+
+def _atom_rank(atom: tuple) -> tuple:
+    """What usually tells atoms apart, made of strings and ints only."""
+    tag = atom.tag
+    if tag == "S":
+        return (tag, atom.kind, atom.text, atom.path, atom.line)
+    if tag == "R":
+        return (tag, atom.path, atom.line, atom.text, atom.depth, repr(tuple(atom.ref)))
+    if tag == "E":
+        return (tag, atom.path, atom.line, atom.text, repr(tuple(atom.ref)))
+    if tag == "C":
+        return (tag, atom.group, "", atom.depth)
+    return (tag,) + tuple(str(part) for part in atom[1:])
+
+
+def canonical_order(atoms, digests: Optional[dict] = None) -> tuple:
+    """The atoms sorted by :func:`_atom_rank`; atoms that share a rank (the
+    same call on one line with other arguments, collectives over one group)
+    are ordered by a digest of their whole structure."""
+    ranked = sorted(atoms, key=_atom_rank)
+    for first, second in zip(ranked, ranked[1:]):
+        if _atom_rank(first) == _atom_rank(second):
+            memo = {} if digests is None else digests
+            return tuple(sorted(ranked, key=lambda atom: (_atom_rank(atom), structure_digest(atom, memo))))
+    return tuple(ranked)
+
+
+def structure_digest(value, memo: dict) -> bytes:
+    """A digest of nested tuples and frozensets that does not depend on the
+    iteration order of any set in them (the digests of a set's elements are
+    sorted).  ``memo`` maps ``id(part)`` to ``(part, digest)``: atom sets
+    share parts (a DAG), each is digested once, and keeping the part beside
+    its digest keeps its id from being reused."""
+    is_set = isinstance(value, frozenset)
+    if is_set or isinstance(value, tuple):  # typed atoms and refs are tuples
+        known = memo.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        parts = [structure_digest(item, memo) for item in value]
+        if is_set:
+            parts.sort()
+        found = hashlib.blake2b((b"{" if is_set else b"(") + b"".join(parts), digest_size=12).digest()
+        memo[id(value)] = (value, found)
+        return found
+    return hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"), digest_size=12).digest()
+

@@ -1,0 +1,106 @@
+"""Hazards: call sites that issue or reach a collective under a condition that
+may differ between the ranks of the collective's group.
+
+The decisions are made here from the answers of
+:class:`~cslint.analysis.uniformity.UniformityInfo`, site by site: a
+condition counts when it may differ over the group, unless both sides of it
+issue the same collectives, and a loop counts only when its *number* of
+iterations may differ (a sampler that shards by rank keeps every rank's
+length).  The innermost such condition of a site makes its hazard; the rules
+(:mod:`cslint.rules`) turn hazards into findings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from ..presets import KIND_DATA_SHARD, Knowledge
+from .atoms import Source
+from .records import Cond, Site
+from .uniformity import UniformityInfo, own_field
+
+#: Source kinds whose values differ between ranks while their length does
+#: not: a sampler that shards by rank pads (or drops) to the same number of
+#: batches everywhere, so a loop over it runs equally often on every rank.
+SAME_LENGTH_KINDS = frozenset({KIND_DATA_SHARD})
+
+
+@dataclass
+class Hazard:
+    kind: str  # branch | early-exit | loop | exception
+    path: str
+    function: str
+    site: Site
+    cond: Cond
+    collective: str
+    group: str
+    api: str
+    reach_chain: tuple  # ((path, line, note), ...) from the call down to the collective
+    source: Source  # where the divergence comes from
+    source_dims: frozenset
+    via: tuple  # ((path, line, note), ...) flows from the source to the condition
+    modes: tuple = ()  # mode names the hazard needs (empty: in every configuration)
+    region_collectives: int = 1
+    direct: bool = True
+    #: the collective's fix facts (CallFacts) as seen from this function:
+    #: its communicator and group argument named the way this function can
+    collective_facts: Optional[tuple] = None
+
+
+def find_hazards(info: UniformityInfo) -> list:
+    """Every hazard of the tree, in (path, line, column) order; a site that
+    is a hazard under some mode assignments only names them."""
+    found: dict = {}
+    for fn, mode, variant in info.functions():
+        for site in variant.sites:
+            reached = info.collectives_reached(site, mode, caller=fn)
+            if not reached:
+                continue
+            hazard = _site_hazard(info, fn, variant, site, reached, mode)
+            if hazard is None:
+                continue
+            key = (fn.path, site.span.line, site.span.column, fn.key)
+            previous = found.get(key)
+            if previous is None:
+                found[key] = (hazard, [mode])
+            else:
+                _earlier, modes = previous
+                modes.append(mode)
+    out = []
+    for hazard, modes in found.values():
+        if frozenset() in modes or not info.knowledge.modes:
+            hazard.modes = ()
+        else:
+            hazard.modes = tuple(sorted(frozenset.intersection(*modes)))
+        out.append(hazard)
+    out.sort(key=lambda h: (h.path, h.site.span.line, h.site.span.column))
+    return out
+
+
+def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -> Optional[Hazard]:
+    for cond in site.conds:
+        if not cond.atoms or info.same_collectives_either_way(cond, variant, mode):
+            continue  # every rank issues the same collectives either way
+        ignore = SAME_LENGTH_KINDS if cond.kind == "loop" else frozenset()  # the elements differ, not their number
+        for name, group, api, chain, direct, facts in reached:
+            why = info.divergence(cond, fn, group, mode, ignore_kinds=ignore)
+            if why is None:
+                continue
+            region = len(cond.body_sites) + len(cond.else_sites) if cond.kind == "branch" else 0
+            if not direct and facts is not None and (not facts.receiver or (
+                    facts.receiver.startswith("self.") and not own_field(facts.receiver))):
+                # a collective reached through another object is agreed on best
+                # through the communicator the caller's class itself uses for
+                # that API (``self.dist``, rather than ``self.transceiver._dist``)
+                own = info.class_receiver(fn, api)
+                if own:
+                    facts = facts._replace(receiver=own)
+            return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
+                          why.source, why.dims, why.via, (), max(region, 1), direct, facts)
+    return None
+
+
+def analyze(files: list, knowledge: Knowledge) -> list:
+    """All hazards of an analysed tree (``[FileFacts]``, in path order)."""
+    return find_hazards(UniformityInfo.compute(files, knowledge))

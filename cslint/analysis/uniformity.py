@@ -1,0 +1,179 @@
+"""The whole-tree analysis as a query object.
+
+In the style of LLVM's ``UniformityInfo``: the analysis computes once what
+may differ between ranks and what every rank shares; its clients ask about
+the conditions and call sites they care about and decide what a divergence
+means for them (a rule reports it, a codemod rewrites around it)::
+
+    info = UniformityInfo.compute(files, knowledge)
+    for function, mode, variant in info.functions():
+        for site in variant.sites:
+            for reached in info.collectives_reached(site, mode, caller=function):
+                for condition in site.conds:
+                    why = info.divergence(condition, function, reached.group, mode)
+
+A condition is *divergent over a group* when some rank-local source reaches
+it along a dimension the group spans (a data-parallel rank id does not
+matter to a collective over the tensor-parallel group).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from ..presets import Knowledge, group_span
+from .atoms import Source
+from .divergence import fewest_links_first
+from .program import Program, seen_from
+from .records import Cond, FuncFacts, Site
+
+
+class Reached(NamedTuple):
+    """A collective a call site issues (``direct``) or reaches through the
+    functions it calls (``chain``: ``(path, line, note)`` links down to it)."""
+
+    name: str
+    group: str
+    api: str
+    chain: tuple
+    direct: bool
+    #: the collective's fix facts (:class:`~cslint.analysis.callfacts.CallFacts`)
+    #: as the calling function names them
+    facts: Optional[tuple] = None
+
+
+class Divergence(NamedTuple):
+    """Why a value may differ between ranks: a rank-local source, the
+    dimensions along which it still differs there, and the flow links from
+    the source to the value (``(path, line, note)``)."""
+
+    source: Source
+    dims: frozenset
+    via: tuple
+
+
+class UniformityInfo:
+    """Answers about a solved :class:`~cslint.analysis.program.Program`."""
+
+    def __init__(self, program: Program):
+        self.program = program
+        self.knowledge: Knowledge = program.knowledge
+        #: the mode assignments the analysis distinguishes (one, empty, without modes)
+        self.modes: list = program.modes
+        self._sources: dict = {}  # (id(condition), function key, mode) -> (condition, [Divergence])
+        self._receivers: Optional[dict] = None
+
+    @classmethod
+    def compute(cls, files: list, knowledge: Knowledge) -> "UniformityInfo":
+        """Solve the facts of a tree (``[FileFacts]``, in path order)."""
+        program = Program(files, knowledge)
+        program.solve()
+        return cls(program)
+
+    # -- what there is to ask about ---------------------------------------------------
+    def functions(self):
+        """``(function, mode, variant)`` for every function and mode assignment
+        it has facts for (``FuncFacts``, a frozenset of mode names, ``Variant``)."""
+        program = self.program
+        for fn in program.funcs.values():
+            for mode in self.modes:
+                variant = program.variant(fn, mode)
+                if variant is not None:
+                    yield fn, mode, variant
+
+    # -- call sites ------------------------------------------------------------------------
+    def collectives_reached(self, site: Site, mode: frozenset = frozenset(),
+                            caller: Optional[FuncFacts] = None) -> list:
+        """Every collective a call site issues or reaches ([:class:`Reached`]);
+        with ``caller``, their fix facts as the calling function names them."""
+        program = self.program
+        out = []
+        if site.collective is not None:
+            name, group, api = site.collective
+            out.append(Reached(name, group, api, (), True, site.fix))
+        if site.ref is not None:
+            for target in program.resolver.resolve(site.ref):
+                for (name, group), (api, chain, facts) in sorted(program.reach.get((target.key, mode), {}).items(),
+                                                                 key=lambda item: item[0]):
+                    link = (target.path, target.line, f"`{target.qualname}` issues a collective")
+                    seen = seen_from(facts, site, target, caller) if caller is not None else None
+                    out.append(Reached(name, group, api, (link,) + chain, False, seen))
+        return out
+
+    def same_collectives_either_way(self, condition: Cond, variant, mode: frozenset = frozenset()) -> bool:
+        """Whether every path through a two-sided decision (both arms of an
+        ``if``, a ternary) issues the same non-empty sequence of collectives:
+        then every rank stays in step whichever way it goes."""
+        if not (condition.two_sided and condition.alternatives):
+            return False
+        sequences = {self._sequence(variant, alternative, mode) for alternative in condition.alternatives}
+        return len(sequences) == 1 and bool(next(iter(sequences)))
+
+    def _sequence(self, variant, indices, mode) -> tuple:
+        sequence = []
+        for index in indices:
+            if index < len(variant.sites):
+                for reached in self.collectives_reached(variant.sites[index], mode):
+                    sequence.append((reached.name, reached.group))
+        return tuple(sequence)
+
+    # -- conditions --------------------------------------------------------------------------
+    def sources(self, condition: Cond, function: FuncFacts, mode: frozenset = frozenset()) -> list:
+        """Every explanation of how ``condition`` may differ between ranks
+        ([:class:`Divergence`]), the shortest flow first; empty when the
+        condition is the same on every rank."""
+        key = (id(condition), function.key, mode)
+        known = self._sources.get(key)
+        if known is not None and known[0] is condition:
+            return known[1]
+        found = []
+        if condition.atoms:
+            program = self.program
+            value = program.concrete(program.eval(condition.atoms, mode), function, mode)
+            for origin, (dims, via) in sorted(value.items(), key=fewest_links_first):
+                if origin.tag == "S":
+                    found.append(Divergence(origin, dims, via))
+        self._sources[key] = (condition, found)
+        return found
+
+    def divergence(self, condition: Cond, function: FuncFacts, group: str, mode: frozenset = frozenset(),
+                   *, ignore_kinds=frozenset()) -> Optional[Divergence]:
+        """Why ``condition`` (in ``function``) may differ between the ranks
+        of ``group``: the best-explained source along a dimension the group
+        spans, leaving out sources of ``ignore_kinds``; None when the
+        condition is uniform over the group."""
+        span = group_span(group)
+        for found in self.sources(condition, function, mode):
+            if found.source.kind in ignore_kinds:
+                continue
+            if found.dims & span:
+                return found
+        return None
+
+    def is_divergent(self, condition: Cond, function: FuncFacts, group: str, mode: frozenset = frozenset()) -> bool:
+        return self.divergence(condition, function, group, mode) is not None
+
+    # -- communicators ---------------------------------------------------------------------------
+    def class_receiver(self, function: FuncFacts, api: str) -> Optional[str]:
+        """The communicator field (``self.dist``) that the class of
+        ``function`` (with its family) calls collectives of ``api`` on most
+        often, or None."""
+        program = self.program
+        if self._receivers is None:
+            counts: dict = {}
+            for other in program.funcs.values():
+                family = program.resolver.family(other.class_key)
+                if family is None:
+                    continue
+                for variant in other.variants.values():
+                    for site in variant.sites:
+                        if site.collective is not None and site.fix is not None and own_field(site.fix.receiver):
+                            per = counts.setdefault((family, site.collective.api), {})
+                            per[site.fix.receiver] = per.get(site.fix.receiver, 0) + 1
+            self._receivers = {key: min(per, key=lambda r: (-per[r], r)) for key, per in counts.items()}
+        return self._receivers.get((program.resolver.family(function.class_key), api))
+
+
+def own_field(receiver: str) -> bool:
+    """``self.x``: a communicator the object holds itself."""
+    return receiver.startswith("self.") and receiver.count(".") == 1
