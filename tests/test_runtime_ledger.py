@@ -243,3 +243,25 @@ def test_fast_allgather_reports_an_unexpected_stamp_and_propagates_errors(cls):
     with pytest.raises(ZeroDivisionError):
         allgather("x")
     assert ledger.current() is None  # the failed collective is not left in flight
+
+
+@pytest.mark.parametrize("cls", IMPLEMENTATIONS, ids=IDS)
+def test_unstamped_collectives_exchange_stamps_only_when_checked(cls):
+    ledger = make(cls, check_every=4)
+    exchanged = []
+
+    def exchange(which):
+        assert which is ledger and ledger.current() is not None  # inside the collective
+        exchanged.append(ledger.seq - 1)
+        ledger.reset()
+
+    allreduce = ledger.unstamped(lambda value, op=None: value * 2, "allreduce", exchange)
+    assert allreduce.__name__ == "allreduce"
+    assert [allreduce(i, op="sum") for i in range(10)] == [2 * i for i in range(10)]
+    # the first call, the first repeat (a new successor), then the fourth call of each window
+    assert exchanged == [0, 1, 5, 9]
+    assert ledger.current() is None
+    failing = ledger.unstamped(lambda value: 1 / 0, "allreduce", None)
+    with pytest.raises(ZeroDivisionError):
+        failing(1)
+    assert ledger.current() is None and [r[4] for r in ledger.records()][-1] == LAZY

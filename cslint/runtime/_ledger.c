@@ -138,7 +138,20 @@ typedef struct {
 
 static PyTypeObject LedgerType;
 static PyTypeObject FastAllgatherType;
+static PyTypeObject FastUnstampedType;
 static PyObject *FastAllgather_vectorcall(PyObject *, PyObject *const *, size_t, PyObject *);
+static PyObject *FastUnstamped_vectorcall(PyObject *, PyObject *const *, size_t, PyObject *);
+
+/* A collective that cannot carry a stamp (a reduction, a buffer collective), entered in a ledger:
+ * when the ledger checks the call, `exchange(ledger)` compares the stamps first. */
+typedef struct {
+    PyObject_HEAD
+    Ledger *ledger;
+    PyObject *inner;
+    PyObject *op;
+    PyObject *exchange; /* callable(ledger) or None */
+    vectorcallfunc vectorcall;
+} FastUnstamped;
 
 /* ------------------------------------------------------------ look-through */
 
@@ -711,6 +724,30 @@ Ledger_allgather(Ledger *L, PyObject *const *args, Py_ssize_t nargs)
     return (PyObject *)fa;
 }
 
+static PyObject *
+Ledger_unstamped(Ledger *L, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyCallable_Check(args[0]) || !PyUnicode_Check(args[1]) ||
+        (args[2] != Py_None && !PyCallable_Check(args[2]))) {
+        PyErr_SetString(PyExc_TypeError, "unstamped(inner: callable, op: str, exchange: callable | None)");
+        return NULL;
+    }
+    FastUnstamped *fu = PyObject_GC_New(FastUnstamped, &FastUnstampedType);
+    if (fu == NULL)
+        return NULL;
+    Py_INCREF(L);
+    fu->ledger = L;
+    Py_INCREF(args[0]);
+    fu->inner = args[0];
+    Py_INCREF(args[1]);
+    fu->op = args[1];
+    Py_INCREF(args[2]);
+    fu->exchange = args[2];
+    fu->vectorcall = FastUnstamped_vectorcall;
+    PyObject_GC_Track(fu);
+    return (PyObject *)fu;
+}
+
 static PyMethodDef Ledger_methods[] = {
     {"enter", (PyCFunction)(void (*)(void))Ledger_enter, METH_FASTCALL | METH_KEYWORDS,
      "enter(op, payload=None, role=SYMMETRIC) -> bool: record entry into a collective; whether it is checked"},
@@ -723,6 +760,8 @@ static PyMethodDef Ledger_methods[] = {
     {"records", (PyCFunction)Ledger_records, METH_NOARGS, "the last `history` records, oldest first"},
     {"allgather", (PyCFunction)(void (*)(void))Ledger_allgather, METH_FASTCALL,
      "allgather(inner, op): an object allgather with the whole check in C"},
+    {"unstamped", (PyCFunction)(void (*)(void))Ledger_unstamped, METH_FASTCALL,
+     "unstamped(inner, op, exchange): a collective that cannot carry a stamp; exchange(ledger) checks it"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -951,6 +990,98 @@ static PyTypeObject FastAllgatherType = {
     .tp_getset = FastAllgather_getset,
 };
 
+/* ------------------------------------------------------------ FastUnstamped */
+
+static PyObject *
+FastUnstamped_vectorcall(PyObject *self_, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    FastUnstamped *self = (FastUnstamped *)self_;
+    Ledger *L = self->ledger;
+    if (L == NULL || L->resolver == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the ledger was cleared");
+        return NULL;
+    }
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    int check = 0;
+    if (enter_impl(L, self->op, nargs ? args[0] : Py_None, ROLE_LAZY, &check) < 0)
+        return NULL;
+    if (check && self->exchange != Py_None) {
+        PyObject *res = PyObject_CallOneArg(self->exchange, (PyObject *)L);
+        if (res == NULL) {
+            L->in_flight = 0;
+            return NULL;
+        }
+        Py_DECREF(res);
+    }
+    PyObject *out = PyObject_Vectorcall(self->inner, args, nargsf, kwnames);
+    L->in_flight = 0;
+    return out;
+}
+
+static int
+FastUnstamped_traverse(FastUnstamped *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->ledger);
+    Py_VISIT(self->inner);
+    Py_VISIT(self->op);
+    Py_VISIT(self->exchange);
+    return 0;
+}
+
+static int
+FastUnstamped_clear(FastUnstamped *self)
+{
+    Py_CLEAR(self->ledger);
+    Py_CLEAR(self->inner);
+    Py_CLEAR(self->op);
+    Py_CLEAR(self->exchange);
+    return 0;
+}
+
+static void
+FastUnstamped_dealloc(FastUnstamped *self)
+{
+    PyObject_GC_UnTrack(self);
+    FastUnstamped_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyObject *
+FastUnstamped_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+    if (((FastUnstamped *)self)->ledger == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "the collective was cleared");
+        return NULL;
+    }
+    return PyVectorcall_Call(self, args, kwargs);
+}
+
+static PyObject *
+FastUnstamped_get_name(FastUnstamped *self, void *Py_UNUSED(c))
+{
+    Py_INCREF(self->op);
+    return self->op;
+}
+
+static PyGetSetDef FastUnstamped_getset[] = {
+    {"__name__", (getter)FastUnstamped_get_name, NULL, "the collective's name", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject FastUnstampedType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "cslint.runtime._ledger.FastUnstamped",
+    .tp_doc = "A collective that cannot carry a stamp, entered in a ledger (see Ledger.unstamped).",
+    .tp_basicsize = sizeof(FastUnstamped),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(FastUnstamped, vectorcall),
+    .tp_call = FastUnstamped_call,
+    .tp_dealloc = (destructor)FastUnstamped_dealloc,
+    .tp_traverse = (traverseproc)FastUnstamped_traverse,
+    .tp_clear = (inquiry)FastUnstamped_clear,
+    .tp_getset = FastUnstamped_getset,
+};
+
 /* ------------------------------------------------------------ module */
 
 static struct PyModuleDef ledger_module = {
@@ -963,7 +1094,8 @@ static struct PyModuleDef ledger_module = {
 PyMODINIT_FUNC
 PyInit__ledger(void)
 {
-    if (PyType_Ready(&LedgerType) < 0 || PyType_Ready(&FastAllgatherType) < 0)
+    if (PyType_Ready(&LedgerType) < 0 || PyType_Ready(&FastAllgatherType) < 0 ||
+        PyType_Ready(&FastUnstampedType) < 0)
         return NULL;
     PyObject *impl = PyUnicode_FromString("c");
     PyObject *depth = PyLong_FromLong(MAX_DEPTH);

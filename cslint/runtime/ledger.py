@@ -290,6 +290,23 @@ class PyLedger:
         allgather.__name__ = op
         return allgather
 
+    def unstamped(self, inner: Callable, op: str, exchange: Callable | None) -> Callable:
+        """`inner`, a collective that cannot carry a stamp (a reduction, a buffer collective): when the
+        ledger checks a call, ``exchange(ledger)`` compares the stamps before `inner` runs."""
+        enter, leave, getframe = self.enter, self.leave, sys._getframe
+
+        def call(*args, **kwargs):
+            checked = enter(op, args[0] if args else None, LAZY, _frame=getframe(1))
+            try:
+                if checked and exchange is not None:
+                    exchange(self)
+                return inner(*args, **kwargs)
+            finally:
+                leave()
+
+        call.__name__ = op
+        return call
+
     # ---------------------------------------------------------------- state
     def current(self) -> tuple | None:
         """``(path, seq, payload type, start time, role, order)`` of the collective in flight, or None."""

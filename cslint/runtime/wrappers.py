@@ -169,21 +169,9 @@ class DistributedProxy:
         return barrier
 
     def _make_lazy(self, name: str) -> Callable:
-        inner = getattr(self._inner, name)
-        ledger = self._ledger(name)
         exchange = self._exchange(name)
-
-        def lazy(*args, **kwargs):
-            checked = ledger.enter(name, args[0] if args else None, LAZY)
-            try:
-                if checked and exchange is not None:
-                    _exchange_check(ledger, exchange)
-                return inner(*args, **kwargs)
-            finally:
-                ledger.leave()
-
-        lazy.__name__ = name
-        return lazy
+        check = (lambda ledger: _exchange_check(ledger, exchange)) if exchange is not None else None
+        return self._ledger(name).unstamped(getattr(self._inner, name), name, check)
 
 
 class _SanitizedProxy:
@@ -297,20 +285,8 @@ class MPICommProxy(_SanitizedProxy):
     Barrier = barrier
 
     def _make_checked(self, name: str, method: Callable) -> Callable:
-        ledger = self._ledger
         exchange = self._comm.allgather
-
-        def checked(*args, **kwargs):
-            check = ledger.enter(name, args[0] if args else None, LAZY)
-            try:
-                if check:
-                    _exchange_check(ledger, exchange)
-                return method(*args, **kwargs)
-            finally:
-                ledger.leave()
-
-        checked.__name__ = name
-        return checked
+        return self._ledger.unstamped(method, name, lambda ledger: _exchange_check(ledger, exchange))
 
 
 class TorchDistributedProxy(_SanitizedProxy):
