@@ -22,7 +22,8 @@ forked ranks), in rounds; a round times a block of calls of each variant, the
 variants taking turns to go first.  Per variant the table shows the median
 time per call over the rounds; ``ratio`` is the median over rounds of the
 sanitized block's time over the bare block's time in the same round, so drift
-of a shared machine hits both alike.  Ranks beyond the CPU count are
+of a shared machine hits both alike; ``A/A`` is that ratio for a second bare
+series, i.e. how far a ratio moves by noise alone in that row.  Ranks beyond the CPU count are
 oversubscribed: their collectives cost milliseconds of scheduling and vary by
 a factor of ten from call to call, so they run longer blocks and fewer rounds.
 
@@ -158,6 +159,7 @@ def worker_mpi(calls: int, rounds: int, out: str) -> None:
     results = {}
     for name, (apis, make, cost) in rows.items():
         variants = {variant: make(fn) for variant, fn in apis.items()}
+        variants["bare again"] = make(apis["bare"])  # the A/A pair: how far two bare series differ by noise
         n = max(1, calls // cost)
         times = paired_rounds(variants, n, rounds if cost < 8 else max(10, rounds // 4), barrier)
         results[name] = summarize(times)
@@ -208,7 +210,8 @@ def _gloo_child(rank: int, world: int, store_path: str, calls: int, rounds: int,
     small, large = torch.ones(16), torch.ones(LARGE)
 
     def variants(op):
-        return {"bare": op(tdist, bare_group), "sanitized": op(san, bare_group), "DETAIL": op(tdist, detail_group)}
+        return {"bare": op(tdist, bare_group), "sanitized": op(san, bare_group), "DETAIL": op(tdist, detail_group),
+                "bare again": op(tdist, bare_group)}
 
     def all_reduce(tensor):
         return lambda api, group: lambda i: api.all_reduce(tensor, group=group)
@@ -303,14 +306,15 @@ def main(argv=None) -> int:
 
     failures = []
     print(f"{cores} CPU cores; ranks beyond that are oversubscribed. µs per call: median over rounds; "
-          "ratio: median over rounds of sanitized/bare in the same round.")
+          "ratio: median over rounds of sanitized/bare in the same round; A/A: the same for a second bare "
+          "series (the noise floor of the row).")
     cost = ledger_cost(rounds=30 if args.quick else 300)
     print(f"\n== 0. the ledger's CPU cost per object allgather, one process (a 2-rank allgather stand-in: "
           f"{cost.pop('bare'):.0f} ns)")
     for name, ns in sorted(cost.items()):
         print(f"   {name:<7} ledger: +{ns:5.0f} ns per call (checks included: every 16th call of a loop carries one)")
     print("\n== 1. MPI (mpi4py + mpich)")
-    header = f"{'ranks':>5}  {'collective':<32} {'bare':>9} {'sanitized':>10} {'ratio':>6}  {'rounds':>6}"
+    header = f"{'ranks':>5}  {'collective':<32} {'bare':>9} {'sanitized':>10} {'ratio':>6} {'A/A':>6}  {'rounds':>6}"
     print(header)
     ledger = "?"
     for world in ranks:
@@ -321,14 +325,15 @@ def main(argv=None) -> int:
             bare, san = row["bare"], row["sanitized"]
             goal = "allgather" in name
             mark = f"  {_verdict(san['ratio'])}" if goal else "  (no goal)"
-            print(f"{world:>5}  {name:<32} {bare['us']:9.1f} {san['us']:10.1f} {san['ratio']:6.3f}  "
-                  f"{bare['rounds']:>6}{mark}")
+            print(f"{world:>5}  {name:<32} {bare['us']:9.1f} {san['us']:10.1f} {san['ratio']:6.3f} "
+                  f"{row['bare again']['ratio']:6.3f}  {bare['rounds']:>6}{mark}")
             if goal and san["ratio"] > GOAL:
                 failures.append(f"MPI {world} ranks {name}: {san['ratio']:.3f}")
     print(f"   (sanitizer ledger: {ledger})")
 
     print("\n== 2. gloo (torch.distributed, fork); DETAIL = a group created with TORCH_DISTRIBUTED_DEBUG=DETAIL")
-    print(f"{'ranks':>5}  {'collective':<32} {'bare':>9} {'sanitized':>10} {'ratio':>6} {'DETAIL':>9} {'ratio':>6}")
+    print(f"{'ranks':>5}  {'collective':<32} {'bare':>9} {'sanitized':>10} {'ratio':>6} {'DETAIL':>9} {'ratio':>6} "
+          f"{'A/A':>6}")
     for world in ranks:
         calls, rnds = shape(world, args.calls, rounds)
         res = run_gloo(world, max(2, calls // 4), rnds)
@@ -337,7 +342,7 @@ def main(argv=None) -> int:
             goal = name.startswith("all_reduce")
             mark = f"  {_verdict(san['ratio'])}" if goal else "  (no goal)"
             print(f"{world:>5}  {name:<32} {bare['us']:9.1f} {san['us']:10.1f} {san['ratio']:6.3f} "
-                  f"{detail['us']:9.1f} {detail['ratio']:6.3f}{mark}")
+                  f"{detail['us']:9.1f} {detail['ratio']:6.3f} {row['bare again']['ratio']:6.3f}{mark}")
             if goal and san["ratio"] > GOAL:
                 failures.append(f"gloo {world} ranks {name}: {san['ratio']:.3f}")
 
