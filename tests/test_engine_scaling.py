@@ -7,9 +7,9 @@ import io
 import os
 import textwrap
 
-from cslint.analysis import index as indexmod
-from cslint.analysis.prefilter import WrapperDefinitions, WrapperPrefilter, compile_needles
-from cslint.analysis.cache import FactCache
+from cslint.engine.gather import wrapper_names
+from cslint.engine.prefilter import WrapperDefinitions, WrapperPrefilter, compile_needles
+from cslint.engine.cache import FactCache
 from cslint.analysis.facts import extract_file_facts, merge_partial
 from cslint.analysis.atoms import source as source_atom
 from cslint.analysis.divergence import MAX_SOURCES, merge as _merge, param_slot
@@ -103,8 +103,8 @@ def test_ambiguous_collective_names_do_not_spread_as_wrappers(tmp_path):
             dist.all_reduce(t)
     """)
     ambiguous = KNOWLEDGE.ambiguous_names
-    assert indexmod.wrapper_names(facts) == {"reduce", "sync_grads"}
-    assert indexmod.wrapper_names(facts, ambiguous) == {"sync_grads"}
+    assert wrapper_names(facts) == {"reduce", "sync_grads"}
+    assert wrapper_names(facts, ambiguous) == {"sync_grads"}
 
 
 def test_partial_re_extraction_equals_a_full_one(tmp_path):
@@ -186,7 +186,7 @@ def test_a_method_name_many_classes_define_selects_files_only_with_its_class(tmp
             def dispatch(self, t):
                 return t
     """)
-    names = indexmod.wrapper_names(facts)
+    names = wrapper_names(facts)
     assert names == {"dispatch", "sync_weights"}
     definitions = WrapperDefinitions([facts], names)
     assert definitions.shared_methods == {b"dispatch"}

@@ -152,7 +152,7 @@ def test_docs_local_pre_commit_snippet_matches_the_published_hook():
 
 def test_docs_cache_step_names_the_directory_cslint_writes(project):
     (steps,) = [yaml.safe_load(b) for b in _doc_blocks("yaml") if "actions/cache" in b]
-    from cslint.analysis.cache import CACHE_DIR
+    from cslint.engine.cache import CACHE_DIR
 
     assert steps[0]["with"]["path"] == CACHE_DIR
     assert _cslint(project, "check", "worker.py").returncode == 1

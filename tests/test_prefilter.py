@@ -12,7 +12,8 @@ from __future__ import annotations
 import pytest
 
 from cslint.analysis import index as indexmod
-from cslint.analysis.prefilter import SiteFilter, WrapperDefinitions, WrapperPrefilter, import_statements
+from cslint.engine.gather import wrapper_names
+from cslint.engine.prefilter import SiteFilter, WrapperDefinitions, WrapperPrefilter, import_statements
 from cslint.api import check_paths
 from cslint.config import Settings
 from cslint.presets import load_presets
@@ -81,7 +82,7 @@ def _definitions(tmp_path, source: str):
     job = (str(path), source.encode(), Settings(), ("torch_distributed",), "pkg.helpers", frozenset(), None)
     facts = indexmod.parse_one(job)
     assert isinstance(facts, FileFacts)
-    names = indexmod.wrapper_names(facts)
+    names = wrapper_names(facts)
     return names, WrapperDefinitions([facts], names)
 
 

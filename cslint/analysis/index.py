@@ -1,6 +1,6 @@
 """Discovery, reading, parsing and fact extraction (in worker processes),
 and the wrapper names that drive the prefilter's later rounds
-(:mod:`cslint.analysis.prefilter` chooses the files).
+(:mod:`cslint.engine.prefilter` chooses the files).
 
 Bad input never raises: a path that does not exist or cannot be walked is a
 :class:`~cslint.model.FileError`; a file found but not analysable (syntax
@@ -22,8 +22,8 @@ from typing import Callable, Optional
 from ..config import Settings
 from ..model import FileError
 from ..presets import Knowledge, load_presets
-from .facts import FileFacts, extract_file_facts, _GENERIC_METHODS
-from .cache import store_pickle
+from ..engine.cache import store_pickle
+from .facts import FileFacts, extract_file_facts
 
 PARALLEL_THRESHOLD = 64  # fewer files than this are parsed in-process
 
@@ -453,36 +453,3 @@ def _parse_here(jobs, bar) -> list:
             bar.advance()
     return out
 
-
-def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
-    """Names of the functions of a file that issue a collective directly:
-    their callers elsewhere must be analysed in depth too.  Only direct
-    wrappers spread across files (deeper chains are followed within a file):
-    following every transitive caller by name would pull in most of a large
-    tree through names such as ``state_dict``.  ``ambiguous`` names (the
-    collective names that are also ordinary methods: ``gather``, ``reduce``)
-    do not spread either: a ``def reduce`` somewhere would otherwise deepen
-    every caller of ``functools.reduce`` and ``Tensor.gather``; calls through
-    a communicator are still recognised as collectives directly."""
-    out = set()
-    for fn in facts.functions:
-        if not fn.deep:
-            continue
-        name = fn.qualname.rsplit(".", 1)[-1]
-        if name == "__init__" and fn.class_key and "." in fn.qualname:
-            # a constructor that issues a collective: ``Mailbox(group)`` is
-            # the call other files make
-            name = fn.qualname.rsplit(".", 2)[-2]
-        if name.startswith("<") or name.startswith("__") or name in _GENERIC_METHODS or len(name) < 6 \
-                or name in ambiguous:
-            continue
-        if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
-            out.add(name)
-    return out
-
-
-def needs_deeper_look(facts: FileFacts, names: set) -> bool:
-    """Whether a file summarised some function that calls one of ``names``."""
-    if facts.skipped:
-        return bool(facts.called_names & names)
-    return any(not fn.deep and fn.called_names & names for fn in facts.functions)

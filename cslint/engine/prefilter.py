@@ -77,8 +77,10 @@ class SiteFilter:
     cover it; a file with a star import is scanned for the bare names too.
     """
 
-    def __init__(self, knowledge: Knowledge, user_patterns: Iterable[str] = ()):
+    def __init__(self, knowledge: Knowledge, user_patterns: Iterable[str] = (),
+                 imports: Optional["ImportStatements"] = None):
         self.knowledge = knowledge
+        self.imports = imports or ImportStatements()
         self.user_tails: list = []
         exact: set = set()
         wild: set = set()
@@ -156,7 +158,7 @@ class SiteFilter:
             if needs is None:
                 continue
             if context is None:
-                context = _FileContext(data)
+                context = _FileContext(data, self.imports)
             if context.is_site(found.start(1), found.end(1), word, needs):
                 return True
         for found in self.definition.finditer(data):
@@ -165,7 +167,7 @@ class SiteFilter:
             if self.needs_comm(found.group(1).decode("ascii", "replace")) is False:
                 return True  # the file defines (and may call) a collective-named function
         if context is None:
-            context = _FileContext(data)
+            context = _FileContext(data, self.imports)
         spans = context.import_spans()
         if spans and self._names_any(b" ".join(data[start:end] for start, end in spans)):
             comm_names = context.comm_imports()
@@ -211,15 +213,16 @@ class _FileContext:
     """What the occurrence test needs to know of the whole file, computed on
     the first occurrence of a collective name."""
 
-    def __init__(self, data: bytes):
+    def __init__(self, data: bytes, imports: ImportStatements):
         self.data = data
+        self.imports = imports
         self._comm_names: Optional[set] = None
         self._spans: Optional[list] = None
         self._factory: Optional[bool] = None
 
     def import_spans(self) -> list:
         if self._spans is None:
-            self._spans = import_statements(self.data)
+            self._spans = self.imports.spans(self.data)
         return self._spans
 
     def comm_imports(self) -> set:
@@ -363,8 +366,9 @@ class WrapperPrefilter:
     * any other receiver (``runner.sync_weights()``) selects.
     """
 
-    def __init__(self, needles: set, definitions: "WrapperDefinitions"):
+    def __init__(self, needles: set, definitions: "WrapperDefinitions", imports: Optional["ImportStatements"] = None):
         self.definitions = definitions
+        self.imports = imports or ImportStatements()
         self.uses = _Uses(needles)
         self._owner_words: dict = {}
         self._module_words: dict = {}
@@ -377,11 +381,11 @@ class WrapperPrefilter:
         judged: dict = {}  # (name, "module" or "owner") -> verdict, for this file
         for found in uses.attribute.finditer(data):
             if imports is None:
-                imports = import_text(data)
+                imports = self.imports.text(data)
             if self._attribute_selects(data, found.start(), found.group(1), imports, judged):
                 return True
         if imports is None:
-            imports = import_text(data)
+            imports = self.imports.text(data)
         if not identifiers(imports).isdisjoint(uses.names):
             return True
         return b"import *" in data and uses.word.search(data) is not None
@@ -526,31 +530,33 @@ def _longest_literal(tail: str) -> bytes:
     return max(chunks, key=len).encode() if chunks else b""
 
 
-#: id(data) -> (data, spans): every prefilter round reads the import
-#: statements of the files still unparsed; the bytes are kept with their
-#: spans so that an id is never reused while its entry lives.
-_SPANS_MEMO: dict = {}
+class ImportStatements:
+    """The import statements of each file, found once per run: every
+    prefilter round reads those of the files still unparsed.  Keyed by the
+    bytes object, which is kept beside its spans so that its id is never
+    reused while the entry lives."""
 
+    def __init__(self):
+        self._spans: dict = {}
 
-def forget_import_statements() -> None:
-    """Drop the memo of :func:`import_statements` (end of a run)."""
-    _SPANS_MEMO.clear()
+    def spans(self, data: bytes) -> list:
+        """(start, end) byte spans of the import statements of ``data``."""
+        found = self._spans.get(id(data))
+        if found is not None and found[0] is data:
+            return found[1]
+        spans = import_statements(data)
+        self._spans[id(data)] = (data, spans)
+        return spans
+
+    def text(self, data: bytes) -> bytes:
+        """The import statements of ``data``, one per line."""
+        return b"\n".join(data[start:end] for start, end in self.spans(data))
 
 
 def import_statements(data: bytes) -> list:
     """(start, end) byte spans of the import statements of a file (a
     parenthesised name list runs to its ``)``).  A ``find`` loop: a regex
-    anchored at line starts is several times slower on large trees.
-    Memoised per bytes object until :func:`forget_import_statements`."""
-    found = _SPANS_MEMO.get(id(data))
-    if found is not None and found[0] is data:
-        return found[1]
-    spans = _import_statements(data)
-    _SPANS_MEMO[id(data)] = (data, spans)
-    return spans
-
-
-def _import_statements(data: bytes) -> list:
+    anchored at line starts is several times slower on large trees."""
     spans = []
     size = len(data)
     position = data.find(b"import")
@@ -574,7 +580,3 @@ def _import_statements(data: bytes) -> list:
             position = data.find(b"import", position + 6)
     return spans
 
-
-def import_text(data: bytes) -> bytes:
-    """The import statements of a file, one per line."""
-    return b"\n".join(data[start:end] for start, end in import_statements(data))

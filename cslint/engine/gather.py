@@ -1,0 +1,197 @@
+"""The fact gatherer: which files get parsed, and the facts of each.
+
+Files are chosen in rounds by the byte prefilters (:mod:`.prefilter`).
+Round 1 parses the files that may hold a collective call site.  The
+functions found there to issue a collective directly become *wrapper names*;
+each later round parses the files that can reach one of the names learnt in
+the round before, until no new name turns up.  A file parsed before a
+wrapper it calls was known had that call summarised; it gets a deeper look
+(only the functions now deep, merged into its earlier facts) in the same
+batch as the next round's new files, and in up to three rounds after the
+last one.  Facts come from the cache when their whole input is known
+(:mod:`.cache`), else from the workers (:mod:`.workers`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Optional
+
+from ..analysis.records import FileFacts, merge_partial
+from ..analysis.vocabulary import GENERIC_METHODS
+from .prefilter import ImportStatements, SiteFilter, WrapperDefinitions, WrapperPrefilter
+
+#: rounds of deeper looks after the last prefilter round, at most
+MAX_DEEPER_ROUNDS = 3
+
+
+class FactGatherer:
+    """Gathers the facts of one run (see the module docstring)."""
+
+    def __init__(self, knowledge, preset_names: list, workers, fact_cache, module_of, bar=None):
+        self.knowledge = knowledge
+        self.presets = tuple(preset_names)
+        self.workers = workers
+        self.fact_cache = fact_cache
+        self.module_of = module_of
+        self.bar = bar
+        #: resolved path -> FileFacts
+        self.facts: dict = {}
+        #: names of the functions found to issue a collective directly
+        self.known_wrappers: set = set()
+        self.imports = ImportStatements()  # shared by every round's prefilter
+
+    def gather(self, all_files: list) -> dict:
+        """The facts of the files worth parsing among ``all_files``
+        (``SourceFile``), by resolved path."""
+        readable = [f for f in all_files if f.data is not None]
+        user_patterns = {pattern for f in all_files for pattern in f.settings.collectives}
+        may_hold_site = SiteFilter(self.knowledge, sorted(user_patterns), self.imports)
+        by_path = {f.real: f for f in readable}
+        needles: set = set()
+        remaining = list(readable)
+        rounds = 0
+        while remaining:
+            rounds += 1
+            uses_wrapper = None
+            if rounds > 1:
+                definitions = WrapperDefinitions(self.facts.values(), self.known_wrappers)
+                uses_wrapper = WrapperPrefilter(needles, definitions, self.imports)
+            rest: list = []
+
+            def chosen(candidates=remaining, first=rounds == 1, uses_wrapper=uses_wrapper, rest=rest):
+                # a generator: the workers start on the first files while the
+                # prefilter is still reading the rest
+                for f in candidates:
+                    if (f.explicit and f.report) or (first and may_hold_site(f.data)) \
+                            or (uses_wrapper is not None and uses_wrapper.search(f.data)):
+                        yield f
+                    else:
+                        rest.append(f)
+
+            # Files parsed before a wrapper they call was known get a deeper
+            # look in the same batch as the next round's files (one wait fewer).
+            deeper = [] if rounds == 1 else self._deeper_look(by_path)
+            if self.bar is not None:
+                self.bar.start(f"analysing, round {rounds}", 0)
+            found_any = self._parse_and_merge(itertools.chain(deeper, chosen()), deeper)
+            remaining = rest
+            if not found_any:
+                break
+            new_names = self._learn_wrappers()
+            # a wrapper that is itself named like a collective (a coordinator's
+            # ``all_reduce``) had its callers selected in the first round
+            fresh = {n.encode() for n in new_names if may_hold_site.needs_comm(n) is not False} - needles
+            if not fresh:
+                break
+            needles |= fresh
+        # Files summarised before the last wrappers were known get a deeper look.
+        for _round in range(MAX_DEEPER_ROUNDS):
+            again = self._deeper_look(by_path)
+            if not again:
+                break
+            if self.bar is not None:
+                self.bar.start("re-analysing callers of newly found wrappers", 0)
+            self._parse_and_merge(again, again)
+            if not self._learn_wrappers():
+                break
+        return self.facts
+
+    def _parse_and_merge(self, files, deeper: list) -> bool:
+        """Extract ``files`` (those in ``deeper`` as re-analysis patches of
+        their earlier facts); False when there was nothing to extract."""
+        earlier = {f.real: self.facts[f.real] for f in deeper}
+        parsed = self._parse(files, earlier)
+        for facts in parsed:
+            before = earlier.get(facts.path)
+            self.facts[facts.path] = facts if before is None else merge_partial(before, facts)
+        return bool(parsed)
+
+    def _deeper_look(self, by_path: dict) -> list:
+        """The read files whose facts summarised a function that calls a
+        wrapper known now."""
+        return [by_path[path] for path, facts in self.facts.items()
+                if facts.error is None and path in by_path and needs_deeper_look(facts, self.known_wrappers)]
+
+    def _learn_wrappers(self) -> set:
+        """Add the names of the functions that issue a collective to the
+        known wrappers; the ones not known before (the next round's needles)."""
+        names = set()
+        for facts in self.facts.values():
+            names |= wrapper_names(facts, self.knowledge.ambiguous_names)
+        names -= self.known_wrappers
+        self.known_wrappers |= names
+        return names
+
+    def _parse(self, files, earlier: Optional[dict] = None) -> list:
+        """Facts of ``files`` (an iterable; from the cache or extracted by
+        workers).  With ``earlier`` facts of the same bytes, only functions
+        that the known wrappers now make deep are extracted, as patches for
+        ``merge_partial``.  A file is known by its resolved path: the facts
+        and their cache entry are the same whatever path the user spelled."""
+        out: list = []
+        deep = frozenset(self.known_wrappers)
+        deep_text = ",".join(sorted(deep))
+        presets = self.presets
+        fact_cache, bar = self.fact_cache, self.bar
+
+        def jobs():
+            for f in files:
+                already_deep = None
+                before = (earlier or {}).get(f.real)
+                if before is not None and not before.skipped and before.error is None:
+                    already_deep = frozenset(i for i, fn in enumerate(before.functions) if fn.deep)
+                module = self.module_of(f.real)
+                store = None
+                if fact_cache is not None:
+                    # the key covers the job below, all of it
+                    key = fact_cache.key("facts", f.real, module, f.settings.fingerprint(), ",".join(presets),
+                                         deep_text, repr(sorted(already_deep) if already_deep is not None else None),
+                                         f.data)
+                    cached = fact_cache.get(key)
+                    if isinstance(cached, FileFacts):
+                        out.append(cached)
+                        if bar is not None:
+                            bar.expect()
+                            bar.advance()
+                        continue
+                    store = fact_cache.file_for(key)
+                yield (f.real, f.data, f.settings, presets, module, deep, already_deep, store)
+
+        if fact_cache is not None:
+            fact_cache.prepare()
+        return out + self.workers.map(jobs(), bar)
+
+
+def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
+    """Names of the functions of a file that issue a collective directly:
+    their callers elsewhere must be analysed in depth too.  Only direct
+    wrappers spread across files (deeper chains are followed within a file):
+    following every transitive caller by name would pull in most of a large
+    tree through names such as ``state_dict``.  ``ambiguous`` names (the
+    collective names that are also ordinary methods: ``gather``, ``reduce``)
+    do not spread either: a ``def reduce`` somewhere would otherwise deepen
+    every caller of ``functools.reduce`` and ``Tensor.gather``; calls through
+    a communicator are still recognised as collectives directly."""
+    out = set()
+    for fn in facts.functions:
+        if not fn.deep:
+            continue
+        name = fn.qualname.rsplit(".", 1)[-1]
+        if name == "__init__" and fn.class_key and "." in fn.qualname:
+            # a constructor that issues a collective: ``Mailbox(group)`` is
+            # the call other files make
+            name = fn.qualname.rsplit(".", 2)[-2]
+        if name.startswith("<") or name.startswith("__") or name in GENERIC_METHODS or len(name) < 6 \
+                or name in ambiguous:
+            continue
+        if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
+            out.add(name)
+    return out
+
+
+def needs_deeper_look(facts: FileFacts, names: set) -> bool:
+    """Whether a file summarised some function that calls one of ``names``."""
+    if facts.skipped:
+        return bool(facts.called_names & names)
+    return any(not fn.deep and fn.called_names & names for fn in facts.functions)

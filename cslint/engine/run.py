@@ -1,0 +1,236 @@
+"""One run of ``cslint check``, start to end::
+
+    discover -> read -> [whole-run cache] -> gather facts (prefilter rounds,
+    workers, fact cache) -> whole-tree analysis -> hazards -> rules ->
+    findings (resolved paths) -> [whole-run cache] -> the run's own spelling
+    of paths -> suppressions -> select/ignore -> CheckResult
+
+The whole-run cache keeps what the analysis found for a set of inputs
+(:mod:`.cache`); everything after it depends on how this run named its
+files and what it selected, so it is redone every run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from typing import Optional
+
+from ..analysis import index as indexmod
+from ..analysis.hazards import find_hazards
+from ..analysis.program import Program
+from ..analysis.uniformity import UniformityInfo
+from ..config import ConfigError, Settings
+from ..discovery import discover_files, settings_resolver
+from ..model import CheckResult, Finding, Span
+from ..presets import load_presets
+from ..progress import MIN_FILES as PROGRESS_MIN_FILES, ProgressBar
+from ..rules import NotAnalysable, build_finding
+from ..suppressions import MARKER, apply_suppressions, find_suppressions
+from .cache import FactCache
+from .gather import FactGatherer
+
+
+def _default_jobs() -> int:
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(cores, 8))
+
+
+def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress, discovery) -> CheckResult:
+    """One run of ``cslint check`` (see :func:`cslint.api.check_paths`)."""
+    settings_for = settings_resolver(settings)
+    result = CheckResult()
+    discovered = discover_files(list(paths), settings_for, discovery)
+    result.errors.extend(discovered.errors)
+    report_files = discovered.files
+    context_files: list = []
+    if context:
+        ctx_found = discover_files(list(context), settings_for, discovery)
+        reported = {f.real for f in report_files}
+        for f in ctx_found.files:
+            if f.real not in reported:
+                f.report = False
+                context_files.append(f)
+    all_files = report_files + context_files
+    result.files = len(report_files)
+
+    preset_names: list = []
+    for f in all_files:
+        for name in f.settings.presets:
+            if name not in preset_names:
+                preset_names.append(name)
+    if not preset_names:
+        preset_names = list((settings or Settings()).presets)
+    try:
+        knowledge = load_presets(preset_names)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+
+    jobs = _default_jobs() if jobs is None else max(1, int(jobs))
+    indexmod.remember_knowledge(tuple(preset_names), knowledge)  # workers inherit it
+    fact_cache = FactCache(_cache_root(settings, all_files)) if cache else None
+    bar = ProgressBar() if progress and len(all_files) > PROGRESS_MIN_FILES else None
+    try:
+        return _analyse(result, all_files, report_files, knowledge, preset_names, settings, select, ignore,
+                        jobs, fact_cache, bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge, preset_names: list,
+             settings: Optional[Settings], select, ignore, jobs: int, fact_cache, bar) -> CheckResult:
+    module_of = indexmod.ModuleNames()
+    with indexmod.Workers(jobs, len(all_files)) as workers:
+        for f in all_files:
+            indexmod.read_file(f)
+        found = None
+        if fact_cache is not None:
+            # An unchanged tree, configuration and preset list gives the
+            # analysis of an earlier run without parsing anything.
+            analysis_key = fact_cache.run_key(_analysis_inputs(all_files, preset_names, module_of))
+            found = fact_cache.get_run(analysis_key)
+        if found is None:
+            gatherer = FactGatherer(knowledge, preset_names, workers, fact_cache, module_of, bar)
+            facts_by_real = gatherer.gather(all_files)
+    if found is None:
+        found = _analysis_findings(facts_by_real, all_files, knowledge, bar)
+        if fact_cache is not None:
+            fact_cache.put_run(analysis_key, found)
+
+    # From here on, files are named as this run named them.
+    spelled = {f.real: f.path for f in all_files}
+    findings = [_spelled(finding, spelled) for finding in found]
+
+    # suppressions: only files whose bytes mention the marker need a scan
+    suppressions: dict = {}
+    for f in report_files:
+        if f.data is not None and MARKER in f.data:
+            try:
+                text = f.data.decode("utf-8", errors="replace")
+            except Exception:  # pragma: no cover
+                continue
+            found_here = find_suppressions(text)
+            if found_here:
+                suppressions[f.path] = found_here
+    kept, unused = apply_suppressions(findings, suppressions)
+    findings = kept + unused
+
+    settings_of = {f.path: f.settings for f in all_files}
+    selected = []
+    for finding in findings:
+        s = settings_of.get(finding.path) or settings or Settings()
+        if select is not None or ignore is not None:
+            s = dataclasses.replace(s, select=list(select) if select is not None else s.select,
+                                    ignore=list(s.ignore) + list(ignore or []))
+        if s.code_enabled(finding.code, finding.path):
+            selected.append(finding)
+    result.findings = sorted(selected, key=Finding.sort_key)
+    return result
+
+
+def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar) -> list:
+    """The findings of the reported files (CSL001 and hazards) before
+    suppressions and selection, each file named by its resolved path."""
+    reported = {f.real for f in all_files if f.report}
+    findings: list = []
+    for f in all_files:
+        if f.report and f.problem is not None:
+            findings.append(NotAnalysable.finding(f.real, f.problem))
+    # The whole-tree analysis visits functions in the order of its input;
+    # path order makes that independent of which files came from the cache,
+    # of the prefilter round that selected them and of the worker that
+    # parsed them.
+    all_facts = [facts_by_real[real] for real in sorted(facts_by_real)]
+    for facts in all_facts:
+        if facts.error is not None and facts.path in reported:
+            findings.append(NotAnalysable.finding(facts.path, facts.error, facts.error_line, facts.error_column))
+
+    program = Program(all_facts, knowledge)
+    if bar is not None:
+        bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
+    program.solve()
+    data_of = {f.real: f.data for f in all_files if f.report}
+    for hazard in find_hazards(UniformityInfo(program)):
+        if hazard.path not in reported:
+            continue
+        data = data_of.get(hazard.path)
+        finding = build_finding(hazard, _text_slicer(data))
+        if finding is not None:
+            findings.append(_in_characters(finding, data))
+    return findings
+
+
+def _spelled(finding: Finding, spelled: dict) -> Finding:
+    """``finding`` with its files named as this run named them."""
+    chain = [link if link.path not in spelled else dataclasses.replace(link, path=spelled[link.path])
+             for link in finding.chain]
+    return dataclasses.replace(finding, path=spelled.get(finding.path, finding.path), chain=chain)
+
+
+def _analysis_inputs(all_files: list, preset_names: list, module_of):
+    """Everything the analysis of a run depends on, file by file: what
+    :func:`_analysis_findings` returns is a function of these parts alone
+    (see :mod:`cslint.analysis.cache`)."""
+    import hashlib
+
+    yield "presets=" + ",".join(preset_names)
+    for f in sorted(all_files, key=lambda f: f.real):
+        content = hashlib.sha1(f.data).hexdigest() if f.data is not None else f"problem:{f.problem}"
+        yield f"{f.real}|{module_of(f.real)}|{int(f.report)}|{int(f.explicit)}|{f.settings.fingerprint()}|{content}"
+
+
+def _cache_root(settings: Optional[Settings], files: list) -> Optional[str]:
+    if settings is not None and settings.root:
+        return settings.root
+    for f in files:
+        if f.settings.root:
+            return f.settings.root
+    return None
+
+
+def _in_characters(finding: Finding, data: Optional[bytes]) -> Finding:
+    """``ast`` columns count UTF-8 bytes; findings count characters (as ruff,
+    editors, SARIF viewers and libcst do).  Only lines with non-ASCII bytes
+    differ."""
+    if not data or data.isascii():
+        return finding
+    lines = data.split(b"\n")
+
+    def column(line: int, byte_column: int) -> int:
+        if not 1 <= line <= len(lines) or lines[line - 1].isascii():
+            return byte_column
+        return len(lines[line - 1][: byte_column - 1].decode("utf-8", "replace")) + 1
+
+    def span(value: Optional[Span]) -> Optional[Span]:
+        if value is None:
+            return None
+        return Span(value.line, column(value.line, value.column), value.end_line,
+                    column(value.end_line, value.end_column))
+
+    facts = finding.fix_facts
+    if facts is not None and facts.payload is not None:
+        facts = dataclasses.replace(facts, payload=dataclasses.replace(facts.payload, span=span(facts.payload.span)))
+    return dataclasses.replace(
+        finding, column=column(finding.line, finding.column),
+        end_column=column(finding.end_line, finding.end_column), guard=span(finding.guard), fix_facts=facts)
+
+
+def _text_slicer(data: Optional[bytes]):
+    """``text_of(span)`` over a file's bytes, for spans in ``ast``'s byte columns."""
+    lines = data.split(b"\n") if data else []
+
+    def text_of(span: Span) -> str:
+        if not 1 <= span.line <= span.end_line <= len(lines):
+            return ""
+        if span.line == span.end_line:
+            piece = lines[span.line - 1][span.column - 1:span.end_column - 1]
+        else:
+            piece = b"\n".join([lines[span.line - 1][span.column - 1:]] + lines[span.line:span.end_line - 1]
+                               + [lines[span.end_line - 1][:span.end_column - 1]])
+        return piece.decode("utf-8", "replace").replace("\r", "")
+
+    return text_of
