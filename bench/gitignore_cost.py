@@ -50,7 +50,7 @@ def git_copy(tree: str, scratch: str) -> str:
 
 
 def time_discovery(tree: str, respect: bool) -> tuple[float, int]:
-    from cslint.discovery import DiscoveryOptions, discover_files, settings_resolver
+    from cslint.engine.discovery import DiscoveryOptions, discover_files, settings_resolver
 
     started = time.perf_counter()
     found = discover_files([tree], settings_resolver(), DiscoveryOptions(respect_gitignore=respect))
@@ -59,7 +59,7 @@ def time_discovery(tree: str, respect: bool) -> tuple[float, int]:
 
 def time_git_answer(tree: str, paths: list) -> float:
     """The .gitignore query alone, for every discovered file."""
-    from cslint.discovery import GitIgnore
+    from cslint.engine.discovery import GitIgnore
 
     started = time.perf_counter()
     gitignore = GitIgnore()
@@ -84,7 +84,7 @@ def main() -> int:
     tree = args.tree or default_tree()
     with tempfile.TemporaryDirectory(prefix="cslint-gitignore-") as scratch:
         copy = git_copy(tree, scratch)
-        from cslint.discovery import DiscoveryOptions, discover_files, settings_resolver
+        from cslint.engine.discovery import DiscoveryOptions, discover_files, settings_resolver
 
         discovery = {True: [], False: []}
         files = {}

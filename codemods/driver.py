@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cslint.diffs import unified_diff
-from cslint.discovery import FIX_TEMP_PREFIX
+from cslint.engine.discovery import FIX_TEMP_PREFIX
 from cslint.model import CheckResult, Finding
 from cslint import paths
 from cslint.rules import get_rule

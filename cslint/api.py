@@ -18,7 +18,7 @@ import os
 from typing import Optional
 
 from .config import Settings
-from .discovery import DiscoveryOptions
+from .engine.discovery import DiscoveryOptions
 from .engine.run import run_check
 from .model import CheckResult
 

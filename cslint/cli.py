@@ -159,7 +159,7 @@ def _settings(args: argparse.Namespace) -> Optional[Settings]:
 
 
 def _discovery(args: argparse.Namespace):
-    from .discovery import DiscoveryOptions
+    from .engine.discovery import DiscoveryOptions
 
     return DiscoveryOptions(force_exclude=args.force_exclude, respect_gitignore=args.respect_gitignore)
 
@@ -287,7 +287,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     """``--show-files`` / ``--show-settings``: what a run would check, and with which settings."""
-    from .discovery import discover_files, settings_resolver
+    from .engine.discovery import discover_files, settings_resolver
     from .report.common import display_path
     from .report.settings import render_settings
 

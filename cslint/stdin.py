@@ -19,7 +19,7 @@ import tempfile
 from typing import Optional
 
 from .config import Settings, load_settings
-from .discovery import DiscoveryOptions, GitIgnore, discover_files, excluded_by_settings, settings_resolver
+from .engine.discovery import DiscoveryOptions, GitIgnore, discover_files, excluded_by_settings, settings_resolver
 from .model import CheckResult
 
 #: What findings show as their path when stdin has no ``--stdin-filename`` (as ruff).

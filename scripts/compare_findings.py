@@ -43,7 +43,10 @@ import dataclasses, json, sys
 from cslint.api import check_paths
 options = {}
 try:  # trees inside a git work tree may be git-ignored (a venv's torch)
-    from cslint.discovery import DiscoveryOptions
+    try:
+        from cslint.engine.discovery import DiscoveryOptions
+    except ImportError:
+        from cslint.discovery import DiscoveryOptions
     options["discovery"] = DiscoveryOptions(respect_gitignore=False)
 except ImportError:
     pass

@@ -23,7 +23,7 @@ import textwrap
 
 import pytest
 
-from cslint.analysis import index as indexmod
+from cslint.engine import workers
 
 SOURCES = (
     "dist.get_rank()",
@@ -36,7 +36,7 @@ SOURCES = (
 )
 
 
-def write_tree(root, modules: int = indexmod.PARALLEL_THRESHOLD + 6) -> None:
+def write_tree(root, modules: int = workers.PARALLEL_THRESHOLD + 6) -> None:
     """A package whose analysis has more candidate explanations than it keeps."""
     pkg = root / "pkg"
     pkg.mkdir()

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from cslint.analysis import index as indexmod
+from cslint.engine import workers
 from cslint.engine.gather import wrapper_names
 from cslint.engine.prefilter import SiteFilter, WrapperDefinitions, WrapperPrefilter, import_statements
 from cslint.api import check_paths
@@ -79,8 +79,8 @@ def _definitions(tmp_path, source: str):
 
     path = tmp_path / "helpers.py"
     path.write_text(source)
-    job = (str(path), source.encode(), Settings(), ("torch_distributed",), "pkg.helpers", frozenset(), None)
-    facts = indexmod.parse_one(job)
+    job = workers.ParseJob(str(path), source.encode(), Settings(), "pkg.helpers", frozenset())
+    facts = workers.extract(job, workers.RunContext.of(("torch_distributed",)))
     assert isinstance(facts, FileFacts)
     names = wrapper_names(facts)
     return names, WrapperDefinitions([facts], names)
@@ -145,11 +145,11 @@ def test_prefilter_keeps_every_file_a_finding_needs(tmp_path):
     assert [(f.path.rsplit("/", 1)[-1], f.code) for f in with_decoy.findings] == [("loop.py", "CSL101")]
 
     parsed: list = []
-    original = indexmod.parse_one
+    original = workers.extract
     try:
-        indexmod.parse_one = lambda job: parsed.append(job[0].rsplit("/", 1)[-1]) or original(job)
+        workers.extract = lambda job, context: parsed.append(job.path.rsplit("/", 1)[-1]) or original(job, context)
         check_paths([str(tmp_path)], settings=settings, jobs=1)
     finally:
-        indexmod.parse_one = original
+        workers.extract = original
     assert "decoy.py" not in parsed
     assert {"comms.py", "loop.py"} <= set(parsed)

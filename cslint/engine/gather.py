@@ -20,6 +20,7 @@ from typing import Optional
 from ..analysis.records import FileFacts, merge_partial
 from ..analysis.vocabulary import GENERIC_METHODS
 from .prefilter import ImportStatements, SiteFilter, WrapperDefinitions, WrapperPrefilter
+from .workers import ParseJob
 
 #: rounds of deeper looks after the last prefilter round, at most
 MAX_DEEPER_ROUNDS = 3
@@ -156,7 +157,7 @@ class FactGatherer:
                             bar.advance()
                         continue
                     store = fact_cache.file_for(key)
-                yield (f.real, f.data, f.settings, presets, module, deep, already_deep, store)
+                yield ParseJob(f.real, f.data, f.settings, module, deep, already_deep, store)
 
         if fact_cache is not None:
             fact_cache.prepare()

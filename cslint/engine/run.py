@@ -16,19 +16,19 @@ import dataclasses
 import os
 from typing import Optional
 
-from ..analysis import index as indexmod
 from ..analysis.hazards import find_hazards
 from ..analysis.program import Program
 from ..analysis.uniformity import UniformityInfo
 from ..config import ConfigError, Settings
-from ..discovery import discover_files, settings_resolver
 from ..model import CheckResult, Finding, Span
 from ..presets import load_presets
 from ..progress import MIN_FILES as PROGRESS_MIN_FILES, ProgressBar
 from ..rules import NotAnalysable, build_finding
 from ..suppressions import MARKER, apply_suppressions, find_suppressions
 from .cache import FactCache
+from .discovery import ModuleNames, discover_files, read_file, settings_resolver
 from .gather import FactGatherer
+from .workers import RunContext, Workers
 
 
 def _default_jobs() -> int:
@@ -70,7 +70,6 @@ def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress
         raise ConfigError(str(exc)) from exc
 
     jobs = _default_jobs() if jobs is None else max(1, int(jobs))
-    indexmod.remember_knowledge(tuple(preset_names), knowledge)  # workers inherit it
     fact_cache = FactCache(_cache_root(settings, all_files)) if cache else None
     bar = ProgressBar() if progress and len(all_files) > PROGRESS_MIN_FILES else None
     try:
@@ -83,10 +82,10 @@ def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress
 
 def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge, preset_names: list,
              settings: Optional[Settings], select, ignore, jobs: int, fact_cache, bar) -> CheckResult:
-    module_of = indexmod.ModuleNames()
-    with indexmod.Workers(jobs, len(all_files)) as workers:
+    module_of = ModuleNames()
+    with Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge)) as workers:
         for f in all_files:
-            indexmod.read_file(f)
+            read_file(f)
         found = None
         if fact_cache is not None:
             # An unchanged tree, configuration and preset list gives the
