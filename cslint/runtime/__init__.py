@@ -32,11 +32,12 @@ from typing import Any
 from .core import (
     ABORT_EXIT_CODE,
     ENV_ENABLE,
-    ENV_REPORT_DIR,
-    ENV_TIMEOUT,
+    ENV_REPORT_DIR,  # noqa: F401 - the environment variables are the package's names too
+    ENV_TIMEOUT,  # noqa: F401
     WIRE_TAG,
     CollectiveDivergence,
     Sanitizer,
+    _sanitizer_for,
 )
 from .wrappers import DistributedProxy, MPICommProxy, TorchDistributedProxy
 
@@ -52,9 +53,6 @@ __all__ = [
     "wrap",
     "write_timeline_svg",
 ]
-
-_SANITIZERS: dict[int, Sanitizer] = {}  # one per process, keyed by pid (fork-safe)
-
 
 def enabled() -> bool:
     """Whether ``CSLINT_SANITIZE`` asks for the sanitizer."""
@@ -99,27 +97,6 @@ def _default_abort(obj: Any, kind: str) -> Callable[[int], None] | None:
     except ImportError:
         pass
     return None
-
-
-def _sanitizer_for(rank: int, world: int, *, report_dir: str | None = None, timeout: float | None = None,
-                   grace: float = 1.0, history: int = 64, depth: int = 2, on_error: str = "abort",
-                   abort: Callable[[int], None] | None = None, strict_site: bool = True,
-                   first_timeout: float = 30.0, carry_every: int = 16, check_every: int = 64) -> Sanitizer:
-    """The process's sanitizer (one per process and report directory)."""
-    if report_dir is None:
-        report_dir = os.environ.get(ENV_REPORT_DIR) or "cslint-report"
-    if timeout is None:
-        try:
-            timeout = float(os.environ.get(ENV_TIMEOUT, "2"))
-        except ValueError:
-            timeout = 2.0
-    sanitizer = _SANITIZERS.get(os.getpid())
-    if sanitizer is None or sanitizer.report_dir != report_dir:
-        sanitizer = Sanitizer(rank, world, report_dir=report_dir, timeout=timeout, grace=grace, history=history,
-                              depth=depth, on_error=on_error, abort=abort, strict_site=strict_site,
-                              first_timeout=first_timeout, carry_every=carry_every, check_every=check_every)
-        _SANITIZERS[os.getpid()] = sanitizer
-    return sanitizer
 
 
 def wrap(obj: Any, *, report_dir: str | None = None, timeout: float | None = None, grace: float = 1.0,

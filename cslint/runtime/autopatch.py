@@ -39,7 +39,7 @@ def _patch_torch(tdist) -> None:
     def proxy():
         # created at the first collective: the process group exists by then
         if "proxy" not in state:
-            from . import _sanitizer_for
+            from .core import _sanitizer_for
             from .wrappers import TorchDistributedProxy
 
             sanitizer = _sanitizer_for(originals.get_rank(), originals.get_world_size(), **_OPTIONS)
@@ -62,7 +62,7 @@ def _patch_mpi(mpi_module) -> None:
     if "mpi" in _installed:
         return
     _installed.add("mpi")
-    from . import _sanitizer_for
+    from .core import _sanitizer_for
     from .wrappers import MPICommProxy
 
     world = mpi_module.COMM_WORLD
