@@ -36,13 +36,14 @@ class Alternatives:
         """Possible (site sequence, left the block) pairs through statements."""
         paths = [((), False)]
         for stmt in stmts:
-            live = [p for p in paths if not p[1]]
+            live = [(seq, left) for seq, left in paths if not left]
             if not live:
                 break
             ext = self._stmt_paths(stmt)
             if ext is None:
                 return None
-            paths = [p for p in paths if p[1]] + [(seq + e, term) for seq, _ in live for e, term in ext]
+            ended = [(seq, left) for seq, left in paths if left]
+            paths = ended + [(seq + e, term) for seq, _ in live for e, term in ext]
             if len(paths) > MAX_PATHS:
                 return None
         return paths
@@ -92,8 +93,10 @@ class Alternatives:
         Computed once per ``if`` and variant (every site under it asks)."""
         key = id(stmt)
         cached = self._cache.get(("alternatives", key))
-        if cached is not None and cached[0] is stmt:
-            return cached[1]
+        if cached is not None:
+            owner, result = cached
+            if owner is stmt:
+                return result
         result = self._branch_alternatives_uncached(stmt)
         self._cache[("alternatives", key)] = (stmt, result)
         return result
@@ -151,8 +154,10 @@ class Alternatives:
     def sites_in(self, stmts) -> tuple:
         key = id(stmts)
         cached = self._cache.get(key)
-        if cached is not None and cached[0] is stmts:
-            return cached[1]
+        if cached is not None:
+            owner, result = cached
+            if owner is stmts:
+                return result
         result = self._sites_in_uncached(stmts)
         self._cache[key] = (stmts, result)
         return result

@@ -251,8 +251,10 @@ class AtomBuilder:
 
     def flatten(self, atoms: frozenset) -> frozenset:
         known = self._flat.get(id(atoms))
-        if known is not None and known[0] is atoms:
-            return known[1]
+        if known is not None:
+            owner, result = known
+            if owner is atoms:
+                return result
         out = set()
         for atom in atoms:
             tag = atom.tag

@@ -79,8 +79,10 @@ class Dataflow:
         """The atoms of decision ``d``'s condition, in the environment reaching it."""
         env = self.envs.get(d, {})
         cached = self._cond_cache.get(d)
-        if cached is not None and cached[0] is env:
-            return cached[1]
+        if cached is not None:
+            seen_env, atoms = cached
+            if seen_env is env:
+                return atoms
         atoms = self._cond_atoms_uncached(d, env)
         self._cond_cache[d] = (env, atoms)
         return atoms

@@ -124,8 +124,10 @@ def structure_digest(value, memo: dict) -> bytes:
     is_set = isinstance(value, frozenset)
     if is_set or isinstance(value, tuple):  # typed atoms and refs are tuples
         known = memo.get(id(value))
-        if known is not None and known[0] is value:
-            return known[1]
+        if known is not None:
+            owner, result = known
+            if owner is value:
+                return result
         parts = [structure_digest(item, memo) for item in value]
         if is_set:
             parts.sort()

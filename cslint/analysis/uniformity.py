@@ -124,8 +124,10 @@ class UniformityInfo:
         condition is the same on every rank."""
         key = (id(condition), function.key, mode)
         known = self._sources.get(key)
-        if known is not None and known[0] is condition:
-            return known[1]
+        if known is not None:
+            seen, found = known
+            if seen is condition:
+                return found
         found = []
         if condition.atoms:
             program = self.program

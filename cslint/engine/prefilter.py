@@ -542,8 +542,10 @@ class ImportStatements:
     def spans(self, data: bytes) -> list:
         """(start, end) byte spans of the import statements of ``data``."""
         found = self._spans.get(id(data))
-        if found is not None and found[0] is data:
-            return found[1]
+        if found is not None:
+            owner, result = found
+            if owner is data:
+                return result
         spans = import_statements(data)
         self._spans[id(data)] = (data, spans)
         return spans
