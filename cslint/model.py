@@ -189,6 +189,42 @@ class Neutral:
 
 
 @dataclass(frozen=True)
+class Carrier:
+    """An object the code already broadcasts to every rank of a group each
+    pass (a schedule), found by the analysis: the propagate strategy carries
+    a condition in it instead of adding a collective.
+
+    ``function`` (qualified name, in ``path``) builds ``variable`` from a
+    call of ``factory`` on the root (the rank(s) whose value every rank gets)
+    and sends it with ``collective`` over ``group`` at ``line``.  ``cls`` is
+    the object's class (qualified name, in ``cls_path``); ``dataclass``: it
+    is one, so a field with a default can be added.  ``expression``: the
+    condition as the carrying function can compute it (the finding's locals
+    replaced by their definitions; ``self`` is the same object), or ""
+    when it cannot be.
+    """
+
+    function: str
+    path: str
+    line: int
+    collective: str
+    group: str
+    variable: str
+    factory: str
+    cls: str
+    cls_path: str
+    dataclass: bool
+    expression: str = ""
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Carrier":
+        return cls(**{f: data[f] for f in cls.__dataclass_fields__ if f in data})
+
+
+@dataclass(frozen=True)
 class FixFacts:
     """What a fix of the finding needs, from the analysis and the presets.
 
@@ -216,6 +252,26 @@ class FixFacts:
     statement: str = ""
     leaves_loop: bool = False
     region: int = 1
+    #: every group the call at the finding reaches a collective over: an
+    #: agreement guarding the call must cover them all
+    reached_groups: tuple = ()
+    #: an ``and``/``or`` condition: its operator and the spans of the
+    #: operands that are the same on every rank of the group (configuration);
+    #: a rewrite keeps them as they are, so a disabled feature costs nothing
+    operator: str = ""
+    uniform_operands: tuple = ()  # Span, ...
+    #: a call on the condition's flow that reaches a collective over a group
+    #: covering the finding's (its text): the path may agree already
+    agreed_by: str = ""
+    #: the condition only asks whether a value is there: ``(its text,
+    #: whether the condition holds when it is, whether the code a consensus
+    #: would make a disagreeing rank run or skip reads it)``
+    presence: Optional[tuple] = None
+    #: the exit leaves an event loop (``while True``) for good
+    leaves_unbounded_loop: bool = False
+    #: an existing broadcast that carries an object to every rank of the
+    #: group, in which the condition can travel (the propagate strategy)
+    carrier: Optional["Carrier"] = None
 
     def to_json(self) -> dict:
         return {
@@ -225,6 +281,12 @@ class FixFacts:
             "direct": self.direct, "join": self.join,
             "neutral": self.neutral.to_json() if self.neutral else None,
             "statement": self.statement, "leaves_loop": self.leaves_loop, "region": self.region,
+            "reached_groups": list(self.reached_groups), "operator": self.operator,
+            "uniform_operands": [span.to_json() for span in self.uniform_operands],
+            "agreed_by": self.agreed_by,
+            "presence": list(self.presence) if self.presence else None,
+            "leaves_unbounded_loop": self.leaves_unbounded_loop,
+            "carrier": self.carrier.to_json() if self.carrier else None,
         }
 
     @classmethod
@@ -237,7 +299,72 @@ class FixFacts:
             join=str(data.get("join", "")), neutral=Neutral.from_json(neutral) if neutral else None,
             statement=str(data.get("statement", "")), leaves_loop=bool(data.get("leaves_loop", False)),
             region=int(data.get("region", 1)),
+            reached_groups=tuple(str(g) for g in data.get("reached_groups", ())),
+            operator=str(data.get("operator", "")),
+            uniform_operands=tuple(Span.from_json(s) for s in data.get("uniform_operands", ())),
+            agreed_by=str(data.get("agreed_by", "")),
+            presence=(str(data["presence"][0]), bool(data["presence"][1]), bool(data["presence"][2]))
+            if data.get("presence") else None,
+            leaves_unbounded_loop=bool(data.get("leaves_unbounded_loop", False)),
+            carrier=Carrier.from_json(data["carrier"]) if data.get("carrier") else None,
         )
+
+
+#: confidence levels, lowest first
+CONFIDENCE_LEVELS = ("low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class Doubt:
+    """One reason the analysis may be wrong about a finding.
+
+    ``strong``: the doubt alone makes the finding one to review by hand
+    (the value may already be agreed; the collective is reached on paths
+    the analysis does not relate to this call's); a weak doubt only lowers
+    the confidence one step.
+    """
+
+    kind: str
+    strong: bool
+    note: str
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "strong": self.strong, "note": self.note}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Doubt":
+        return cls(str(data["kind"]), bool(data.get("strong", False)), str(data.get("note", "")))
+
+
+@dataclass(frozen=True)
+class Confidence:
+    """How sure the analysis is that the finding is a real hazard: ``high``
+    (no doubt), ``medium`` (weak doubts only) or ``low`` (a strong doubt).
+    The rule computes it from the analysis' facts (see
+    :meth:`cslint.rules.Rule.confidence`)."""
+
+    level: str
+    doubts: tuple = ()  # Doubt, ...
+
+    @classmethod
+    def of(cls, doubts) -> "Confidence":
+        doubts = tuple(doubts)
+        if any(d.strong for d in doubts):
+            return cls("low", doubts)
+        return cls("medium" if doubts else "high", doubts)
+
+    def at_least(self, level: str) -> bool:
+        return CONFIDENCE_LEVELS.index(self.level) >= CONFIDENCE_LEVELS.index(level)
+
+    def to_json(self) -> dict:
+        return {"level": self.level, "doubts": [d.to_json() for d in self.doubts]}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Confidence":
+        level = str(data.get("level", "high"))
+        if level not in CONFIDENCE_LEVELS:
+            raise ValueError(f"unknown confidence level {level!r}")
+        return cls(level, tuple(Doubt.from_json(d) for d in data.get("doubts", ())))
 
 
 def normalise_condition(text: str) -> str:
@@ -297,6 +424,8 @@ class Finding:
     api: str = ""  # flavour of the collective API: trtllm | torch | mpi | unknown
     source: str = ""  # short text of the rank-local source, e.g. "self.active_requests"
     fix_facts: Optional[FixFacts] = None  # what the codemods need (None: not a divergence finding)
+    #: how sure the analysis is (None: not a divergence finding)
+    confidence: Optional[Confidence] = None
 
     @property
     def span(self) -> Span:
@@ -330,6 +459,7 @@ class Finding:
             "api": self.api,
             "source": self.source,
             "fix_facts": self.fix_facts.to_json() if self.fix_facts else None,
+            "confidence": self.confidence.to_json() if self.confidence else None,
         }
 
     @classmethod
@@ -354,6 +484,7 @@ class Finding:
                 guard_kind=str(data.get("guard_kind", "")), guard=Span.from_json(guard) if guard else None,
                 callee=str(data.get("callee", "")), api=str(data.get("api", "")), source=str(data.get("source", "")),
                 fix_facts=FixFacts.from_json(facts) if facts else None,
+                confidence=Confidence.from_json(data["confidence"]) if data.get("confidence") else None,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a finding object ({type(exc).__name__}: {exc})") from exc

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from typing import Optional
 
 from ..model import Span
 from . import cfg as cfgmod
@@ -22,7 +23,7 @@ from .alternatives import Alternatives
 from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .records import Cond
-from .syntax import calls_in_order, first_exit, first_exit_in, short, tests_membership, unparse
+from .syntax import calls_in_order, first_exit, first_exit_in, presence_test, reads_value, short, tests_membership, unparse
 
 
 #: the statement an inline condition belongs to (else a comprehension's)
@@ -88,7 +89,7 @@ class Guards:
                 atoms = self.evaluator.raised_atoms(dnode, flow.envs.get(d, {}))
                 conds.append(self._exception(dnode.stmt, atoms))
             elif dnode.kind == cfgmod.TEST:
-                conds.append(self._if(stmt, dnode.stmt, atoms))
+                conds.append(self._if(stmt, dnode.stmt, atoms, flow.envs.get(d, {})))
             elif dnode.kind == cfgmod.LOOP:
                 conds.append(self._loop(stmt, dnode.stmt, atoms))
             elif dnode.kind == cfgmod.ASSERT:
@@ -108,8 +109,9 @@ class Guards:
         return Cond("exception", atoms, short(text), getattr(dstmt, "lineno", 0),
                     Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt), statement="try")
 
-    def _if(self, stmt, dstmt: ast.If, atoms) -> Cond:
+    def _if(self, stmt, dstmt: ast.If, atoms, env) -> Cond:
         alternatives = self.alternatives
+        operator, operands = self._operands(dstmt.test, env)
         if self.info.inside(stmt, dstmt) and stmt is not dstmt:
             body_sites = alternatives.sites_in(dstmt.body)
             else_sites = alternatives.sites_in(dstmt.orelse)
@@ -119,14 +121,84 @@ class Guards:
                     else_sites = alternatives.sites_in(partner.body)
             return Cond("branch", atoms, unparse(dstmt.test), dstmt.test.lineno, Span.of(dstmt),
                         body_sites=body_sites, else_sites=else_sites, two_sided=True,
-                        alternatives=alternatives.branch_alternatives(dstmt), statement="if")
+                        alternatives=alternatives.branch_alternatives(dstmt), statement="if",
+                        presence=self._presence(dstmt.test, dstmt.body, dstmt.orelse),
+                        operator=operator, operands=self._with_presence(operands, dstmt.body, dstmt.orelse))
         exit_stmt = first_exit(dstmt)
+        leaves_loop = self._leaves_loop(exit_stmt, dstmt)
+        skipped = self._skipped_by_exit(dstmt, exit_stmt)
         return Cond("early-exit", atoms, unparse(dstmt.test), dstmt.test.lineno,
                     Span.of(exit_stmt) if exit_stmt else Span.of(dstmt),
                     exit_span=Span.of(exit_stmt) if exit_stmt else None,
                     exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "",
                     two_sided=True, alternatives=alternatives.branch_alternatives(dstmt),
-                    statement="if", leaves_loop=self._leaves_loop(exit_stmt, dstmt))
+                    statement="if", leaves_loop=leaves_loop,
+                    leaves_unbounded_loop=leaves_loop and self._leaves_unbounded_loop(exit_stmt, dstmt),
+                    presence=self._presence(dstmt.test, (), skipped),
+                    operator=operator, operands=self._with_presence(operands, (), skipped))
+
+    # -- what a consensus on the test would change (facts for the fix rules) -----------
+    def _operands(self, test, env) -> tuple:
+        """``(operator, ((span, atoms, node), ...))`` of an ``and``/``or`` test
+        (the node is replaced by the operand's presence facts below)."""
+        if not isinstance(test, ast.BoolOp):
+            return "", ()
+        operator = "and" if isinstance(test.op, ast.And) else "or"
+        return operator, tuple((Span.of(value), self.evaluator.eval(value, env), value) for value in test.values)
+
+    def _with_presence(self, operands, when_true, when_false) -> tuple:
+        """Each operand's ``(span, atoms, presence facts)``: when only one
+        operand differs between ranks, a consensus agrees on it alone."""
+        return tuple((span, atoms, self._presence(node, when_true, when_false)) for span, atoms, node in operands)
+
+    @staticmethod
+    def _presence(test, when_true, when_false) -> Optional[tuple]:
+        """The presence test's facts (see :attr:`Cond.presence`).  Under a
+        consensus a rank whose own test is false acts as if it held: a
+        branch's rank runs the arm meant for the other kind of value, and an
+        exit's rank skips what follows.  ``when_true``/``when_false``: the
+        code whose reads matter when the test holds for a present value, and
+        when it holds for an absent one (a branch: its body and its else; an
+        exit: nothing, and what it skips -- a rank made to exit without the
+        value loses nothing, one that holds it would leave it unhandled)."""
+        found = presence_test(test)
+        if found is None:
+            return None
+        text, holds_when_present = found
+        decided = when_true if holds_when_present else when_false
+        return text, holds_when_present, reads_value(decided, text)
+
+    def _skipped_by_exit(self, guard, exit_stmt) -> list:
+        """The statements a rank skips when it takes the exit: what follows
+        the guard up to the loop it leaves or continues, or to the end of the
+        function."""
+        skipped = []
+        info = self.info
+        stop_at_loop = isinstance(exit_stmt, (ast.Break, ast.Continue))
+        node = guard
+        while node is not None:
+            block = info.blocks.get(id(node), ())
+            for i, child in enumerate(block):
+                if child is node:
+                    skipped.extend(block[i + 1:])
+                    break
+            parent = info.parents.get(id(node))
+            if stop_at_loop and isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+                break
+            node = parent
+        return skipped
+
+    def _leaves_unbounded_loop(self, exit_stmt, guard) -> bool:
+        """Whether the loop the exit leaves has a constant true test (an
+        event loop: ``while True``)."""
+        parent = self.info.parents.get(id(guard))
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            if isinstance(parent, (ast.For, ast.AsyncFor)):
+                return False
+            if isinstance(parent, ast.While):
+                return isinstance(parent.test, ast.Constant) and bool(parent.test.value)
+            parent = self.info.parents.get(id(parent))
+        return False
 
     def _loop(self, stmt, dstmt, atoms) -> Cond:
         text = unparse(dstmt.test) if isinstance(dstmt, ast.While) else unparse(dstmt.iter)
@@ -187,3 +259,4 @@ class Guards:
                     cond = dataclasses.replace(cond, atoms=self.evaluator.eval(test, env))
                 out.append(cond)
             return tuple(out)
+

@@ -46,6 +46,17 @@ class Hazard:
     #: the collective's fix facts (CallFacts) as seen from this function:
     #: its communicator and group argument named the way this function can
     collective_facts: Optional[tuple] = None
+    # -- what the rules weigh for their confidence and fixes -----------------------------
+    #: calls on the flow that may have agreed the value already (AgreedValue, ...)
+    agreed: tuple = ()
+    #: the flow entered an object through its constructor
+    constructed: bool = False
+    #: some call between the site and the collective is itself conditional
+    conditional_reach: bool = False
+    #: every group the call at the site reaches a collective over, sorted
+    reached_groups: tuple = ()
+    #: ``and``/``or`` tests: whether each top-level operand may differ over the group
+    operands_divergent: tuple = ()
 
 
 def find_hazards(info: UniformityInfo) -> list:
@@ -96,8 +107,13 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                 own = info.class_receiver(fn, api)
                 if own:
                     facts = facts._replace(receiver=own)
+            flow = info.flow_facts(why, group, mode)
             return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
-                          why.source, why.dims, why.via, (), max(region, 1), direct, facts)
+                          why.source, why.dims, why.via, (), max(region, 1), direct, facts,
+                          agreed=flow.agreed, constructed=flow.constructed,
+                          conditional_reach=not direct and info.reach_is_conditional(chain, mode),
+                          reached_groups=tuple(sorted({r.group for r in reached})),
+                          operands_divergent=info.operands_divergent(cond, fn, group, mode))
     return None
 
 

@@ -37,6 +37,18 @@ class Cond:
     #: early exits: the exit leaves a loop (``break``; ``return``/``raise``
     #: inside one), whose next iterations the other ranks still run
     leaves_loop: bool = False
+    #: early exits: the exit leaves a loop with no test of its own (``while
+    #: True``), an event loop a rank only leaves for good
+    leaves_unbounded_loop: bool = False
+    #: a test that only asks whether a value is there (``x is None``, ``not
+    #: q``, ``len(q) == 0``): ``(its text, whether the test holds when it is
+    #: there, whether the code the test decides reads it)``; None otherwise
+    presence: Optional[tuple] = None
+    #: an ``and``/``or`` test: its operator and, per top-level operand, ``(span,
+    #: atoms, presence)``, so that uniform operands can be told from rank-local
+    #: ones (``presence`` as above, for the operand alone)
+    operator: str = ""
+    operands: tuple = ()
 
 
 class Collective(NamedTuple):

@@ -256,3 +256,71 @@ def tests_membership(text: str, members: str) -> bool:
             return right.strip() == members and "rank" in left.lower()
     return False
 
+
+
+#: attribute names that count things (a size test reads "is there anything")
+_COUNT_WORDS = ("size", "len", "num", "count")
+
+
+def presence_test(test: ast.expr) -> Optional[tuple]:
+    """``(text, holds_when_present)`` when ``test`` only asks whether a value
+    is there: ``x``/``not x``, ``x is None``/``is not None``, ``len(x) == 0``
+    and ``x.batch_size == 0`` (and their negations); None otherwise.
+
+    What a consensus on such a test does is clear from its shape: a rank
+    whose own value is present (or absent) is made to act as if it were not.
+    """
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = presence_test(test.operand)
+        return None if inner is None else (inner[0], not inner[1])
+    text = _plain_dotted(test)
+    if text is not None:
+        return text, True
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "len" \
+            and len(test.args) == 1 and _plain_dotted(test.args[0]) is not None:
+        return _plain_dotted(test.args[0]), True
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, (ast.Is, ast.IsNot)) and isinstance(right, ast.Constant) and right.value is None:
+        text = _plain_dotted(left)
+        return (text, isinstance(op, ast.IsNot)) if text is not None else None
+    if not (isinstance(right, ast.Constant) and right.value in (0, 1) and type(right.value) is int):
+        return None
+    counted = None
+    if isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "len" and len(left.args) == 1:
+        counted = _plain_dotted(left.args[0])
+    elif isinstance(left, ast.Attribute) and any(word in left.attr.lower() for word in _COUNT_WORDS):
+        counted = _plain_dotted(left.value)
+    if counted is None:
+        return None
+    zero_when_true = {(ast.Eq, 0), (ast.LtE, 0), (ast.Lt, 1)}
+    some_when_true = {(ast.NotEq, 0), (ast.Gt, 0), (ast.GtE, 1)}
+    if (type(op), right.value) in zero_when_true:
+        return counted, False
+    if (type(op), right.value) in some_when_true:
+        return counted, True
+    return None
+
+
+def _plain_dotted(node: ast.expr) -> Optional[str]:
+    """``a.b.c`` for a chain of names and attributes without calls."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def reads_value(nodes, text: str) -> bool:
+    """Whether any of ``nodes`` (statements or expressions) reads ``text``
+    (a dotted name) or something under it (``text.attr``, ``text[i]``)."""
+    for root in nodes:
+        for node in ast.walk(root):
+            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(getattr(node, "ctx", None), ast.Load) \
+                    and _plain_dotted(node) == text:
+                return True
+    return False

@@ -52,6 +52,31 @@ class Divergence(NamedTuple):
     via: tuple
 
 
+class AgreedValue(NamedTuple):
+    """A call on a finding's flow that reaches a collective over a group
+    covering the finding's group: the value the condition reads may have
+    come out of that collective, already agreed.  ``stored``: the value was
+    then kept in a field and read by a later call (it is agreed only as long
+    as every rank stores it at the same point)."""
+
+    path: str
+    line: int
+    call: str  # the flow link's note, "returned by `f()`"
+    collective: str
+    group: str
+    stored: bool
+
+
+class FlowFacts(NamedTuple):
+    """What a divergence's flow went through, for the rules' confidence."""
+
+    agreed: tuple  # AgreedValue, ...
+    #: the flow enters an object through its constructor (an argument of
+    #: ``__init__``, a field ``__init__`` assigns): every later read of the
+    #: object looks rank-local, its structure included
+    constructed: bool
+
+
 class UniformityInfo:
     """Answers about a solved :class:`~cslint.analysis.program.Program`."""
 
@@ -62,6 +87,7 @@ class UniformityInfo:
         self.modes: list = program.modes
         self._sources: dict = {}  # (id(condition), function key, mode) -> (condition, [Divergence])
         self._receivers: Optional[dict] = None
+        self._sites_at: Optional[dict] = None
 
     @classmethod
     def compute(cls, files: list, knowledge: Knowledge) -> "UniformityInfo":
@@ -154,6 +180,65 @@ class UniformityInfo:
 
     def is_divergent(self, condition: Cond, function: FuncFacts, group: str, mode: frozenset = frozenset()) -> bool:
         return self.divergence(condition, function, group, mode) is not None
+
+    def operands_divergent(self, condition: Cond, function: FuncFacts, group: str,
+                           mode: frozenset = frozenset()) -> tuple:
+        """For an ``and``/``or`` test, whether each top-level operand may
+        differ over ``group`` (empty for other tests)."""
+        program = self.program
+        span = group_span(group)
+        out = []
+        for _span, atoms, _presence in condition.operands:
+            value = program.concrete(program.eval(atoms, mode), function, mode) if atoms else {}
+            out.append(any(origin.tag == "S" and dims & span for origin, (dims, _via) in value.items()))
+        return tuple(out)
+
+    # -- what a flow went through -------------------------------------------------------------
+    def flow_facts(self, divergence: Divergence, group: str, mode: frozenset = frozenset()) -> FlowFacts:
+        """The calls on ``divergence``'s flow that may have agreed the value
+        over ``group`` already, and whether the flow went through a
+        constructor."""
+        program = self.program
+        span = group_span(group)
+        agreed = []
+        constructed = False
+        via = divergence.via
+        # nearest the condition first: the last call that may have agreed the value is what the condition reads
+        for position in range(len(via) - 1, -1, -1):
+            link = via[position]
+            kind, keys = program.link_functions.get(link, ("", ()))
+            if kind in ("param", "field"):
+                constructed |= any(key in program.funcs and program.funcs[key].qualname.endswith("__init__")
+                                   for key in keys)
+                continue
+            if kind != "return":
+                continue
+            stored = any(program.link_functions.get(later, ("",))[0] == "field" for later in via[position + 1:])
+            for key in keys:
+                for (name, reached_group) in sorted(program.reach.get((key, mode), {})):
+                    if group_span(reached_group) >= span:
+                        agreed.append(AgreedValue(link[0], link[1], link[2], name, reached_group, stored))
+                        break
+        return FlowFacts(tuple(agreed), constructed)
+
+    def reach_is_conditional(self, chain: tuple, mode: frozenset = frozenset()) -> bool:
+        """Whether some call on a reach chain (``(path, line, note)`` links
+        from a call down to its collective) sits under a condition of its own
+        function in this mode: the collective is then reached on some of the
+        callee's paths only, which the analysis does not relate to the
+        caller's path."""
+        if self._sites_at is None:
+            index: dict = {}
+            for fn in self.program.funcs.values():
+                for key, variant in fn.variants.items():
+                    for site in variant.sites:
+                        index.setdefault((fn.path, site.span.line), []).append((fn, key, site))
+            self._sites_at = index
+        for path, line, _note in chain[1:]:
+            for fn, key, site in self._sites_at.get((path, line), ()):
+                if (key is None or key == mode) and site.conds:
+                    return True
+        return False
 
     # -- communicators ---------------------------------------------------------------------------
     def class_receiver(self, function: FuncFacts, api: str) -> Optional[str]:

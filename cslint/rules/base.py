@@ -20,7 +20,19 @@ from __future__ import annotations
 
 from typing import Callable, ClassVar, NamedTuple, Optional
 
-from ..model import Agreement, ChainLink, FixFacts, FixHint, FixOption, Finding, Neutral, Payload, Span
+from ..model import (
+    Agreement,
+    ChainLink,
+    Confidence,
+    Doubt,
+    FixFacts,
+    FixHint,
+    FixOption,
+    Finding,
+    Neutral,
+    Payload,
+    Span,
+)
 from ..presets import ALL_DIMS, neutral_table, render_agreement
 
 ALWAYS_ENTER = "always-enter"
@@ -147,6 +159,51 @@ class Rule:
             return cls.NO_FIX or f"{cls.CODE} findings have no automatic fix"
         return "; ".join(dict.fromkeys(cls.why_not(finding, s, exit_mode) for s in cls.STRATEGIES))
 
+    # -- confidence ------------------------------------------------------------------------
+    #: how many functions between a call and its collective make the reach a weak doubt
+    LONG_REACH = 3
+    #: source kinds that rarely decide control flow on their own: an object
+    #: built with a device id differs per rank in that id only
+    WEAK_SOURCE_KINDS = frozenset({"device id"})
+
+    @classmethod
+    def doubts(cls, hazard) -> list:
+        """Why the analysis may be wrong about ``hazard``, from its facts."""
+        found = []
+        for agreed in hazard.agreed:
+            where = f"{agreed.call} (line {agreed.line})"
+            if agreed.stored:
+                found.append(Doubt("agreed-stored", False,
+                                   f"the value was agreed by `{agreed.collective}` over {agreed.group} in {where} and "
+                                   "kept in a field: it stays agreed only while every rank stores it at the same "
+                                   "point of the pass"))
+            else:
+                found.append(Doubt("agreed", True,
+                                   f"the value comes out of {where}, which reaches `{agreed.collective}` over "
+                                   f"{agreed.group}: it may already be the same on every rank"))
+            break  # the first call on the flow says it
+        if hazard.constructed or hazard.source.kind in cls.WEAK_SOURCE_KINDS:
+            found.append(Doubt("constructed", True,
+                               f"the flow goes through an object built from `{hazard.source.text}`; the analysis "
+                               "does not tell that object's other fields from the argument"))
+        if hazard.modes and hazard.conditional_reach:
+            found.append(Doubt("mode-path", True,
+                               f"the collective is reached only with {', '.join(hazard.modes)}, and inside the "
+                               "called functions only on some paths, which the analysis does not relate to this "
+                               "call's path"))
+        calls = 0 if hazard.direct else len(hazard.reach_chain) - 1
+        if calls >= cls.LONG_REACH:
+            found.append(Doubt("long-chain", False,
+                               f"the collective is {calls} calls away; each call's reach is summarised without "
+                               "its path conditions"))
+        return found
+
+    @classmethod
+    def confidence(cls, hazard) -> Confidence:
+        """``high`` without doubts, ``medium`` with weak ones only, ``low``
+        with a strong one (see :class:`cslint.model.Confidence`)."""
+        return Confidence.of(cls.doubts(hazard))
+
     # -- hazard -> finding ----------------------------------------------------------------
     @classmethod
     def build_finding(cls, hazard, text_of: Callable[[Span], str] = lambda span: "") -> Finding:
@@ -172,6 +229,7 @@ class Rule:
             api=hazard.api if hazard.api in ("trtllm", "torch", "mpi") else "unknown",
             source=hazard.source.text,
             fix_facts=fix_facts(hazard, text_of),
+            confidence=cls.confidence(hazard),
         )
         finding.fix = FixHint.of(cls.fix_options(finding))
         return finding
@@ -202,9 +260,23 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
             join = own.join
     elif not hazard.direct and reached is not None:
         join = reached.join
+    operator = getattr(cond, "operator", "")
+    divergent = getattr(hazard, "operands_divergent", ())
+    operands = getattr(cond, "operands", ())
+    uniform = tuple(span for (span, _atoms, _presence), differs in zip(operands, divergent) if not differs)
+    presence = getattr(cond, "presence", None)
+    local = [entry for entry, differs in zip(operands, divergent) if differs]
+    if presence is None and len(local) == 1:
+        presence = local[0][2]  # the one operand a consensus would agree on
+    agreed_by = next((f"{a.call} (line {a.line}; `{a.collective}` over {a.group})"
+                      for a in getattr(hazard, "agreed", ())), "")
     return FixFacts(receiver=receiver, group_expr=group_expr, api=api, payload=payload, agreement=agreement,
                     direct=hazard.direct, join=join, neutral=neutral, statement=getattr(cond, "statement", ""),
-                    leaves_loop=getattr(cond, "leaves_loop", False), region=hazard.region_collectives)
+                    leaves_loop=getattr(cond, "leaves_loop", False), region=hazard.region_collectives,
+                    reached_groups=tuple(getattr(hazard, "reached_groups", ())), operator=operator if uniform else "",
+                    uniform_operands=uniform, agreed_by=agreed_by, presence=presence,
+                    leaves_unbounded_loop=getattr(cond, "leaves_unbounded_loop", False),
+                    carrier=getattr(hazard, "carrier", None))
 
 
 # -- the strategies' applicability and labels (from the fix facts alone) --------------
@@ -278,9 +350,43 @@ def _consensus(finding: Finding, facts: FixFacts, exit_mode: str):
     if kind == "loop" and facts.agreement.setup:
         return ("this API agrees through statements before the test, and a `while` test would not re-run them: "
                 "agree at the end of the loop body by hand")
+    refusal = _consensus_semantics(finding, facts)
+    if refusal:
+        return refusal
     what = {"early-exit": "exit", "branch": "branch", "loop": "loop"}[kind]
-    return FixOption(CONSENSUS, False, f"the ranks agree on `{finding.condition}` first; ranks whose own "
-                                       f"condition was false now take the {what} too")
+    return FixOption(CONSENSUS, False, f"the ranks agree on `{finding.condition}` first (one more collective "
+                                       f"each time the code runs); ranks whose own condition was false now take "
+                                       f"the {what} too")
+
+
+def _consensus_semantics(finding: Finding, facts: FixFacts) -> str:
+    """Why a consensus ("every rank takes the branch when any rank's
+    condition holds") would be wrong here, or "".
+
+    A consensus is checked against what a rank whose own condition is false
+    then does: it must not act on a value it does not have, leave work it
+    still holds, or pay a second collective for a condition that is agreed
+    already.
+    """
+    if facts.agreed_by:
+        return (f"the condition's value already comes out of {facts.agreed_by}; agreeing on it again would add a "
+                "collective to a path that agrees already")
+    kind = finding.guard_kind
+    if kind == "early-exit" and facts.leaves_unbounded_loop:
+        return ("the exit leaves the event loop for good: with a consensus, a rank whose own condition is false "
+                "would stop serving while it still has work there")
+    if facts.presence and facts.presence[2]:
+        text, holds_when_present, _reads = facts.presence
+        if kind == "early-exit":
+            return (f"the exit is taken when `{text}` is empty or None: with a consensus, a rank that still holds "
+                    f"`{text}` would skip the code that handles it")
+        if kind == "branch" and holds_when_present:
+            return (f"the branch runs when `{text}` is there and reads it: with a consensus, a rank without "
+                    f"`{text}` would act on an empty or None value")
+        if kind == "branch":
+            return (f"the branch runs when `{text}` is empty or None: with a consensus, a rank that holds `{text}` "
+                    "would skip the arm that handles it")
+    return ""
 
 
 _STRATEGY_CHECKS = {ALWAYS_ENTER: _always_enter, CONSENSUS: _consensus}
