@@ -73,6 +73,7 @@ from .sites import (
     parenthesize,
     payload_arg,
     replace_in,
+    split_uniform_operands,
     statement,
     substitute,
 )
@@ -271,6 +272,7 @@ class _ExitRewrite:
     def plan(self) -> Plan:
         owner = None
         guards: dict[int, cst.CSTNode] = {}
+        guard_site: dict[int, Site] = {}
         collectives: dict[int, list[Site]] = {}
         for site in self.sites:
             block, gi, ci, _ = guard_top(site)
@@ -281,6 +283,7 @@ class _ExitRewrite:
             if gi >= ci:
                 raise Refused("the exit does not precede the collective in their shared block")
             guards[gi] = block_body(block)[gi]
+            guard_site.setdefault(gi, site)
             collectives.setdefault(ci, []).append(site)
         assert owner is not None
         body = block_body(owner)
@@ -312,6 +315,15 @@ class _ExitRewrite:
             result = None
 
         new_guards = {gi: self._rewrite_guard(g, exits[gi], flag, result, error) for gi, g in guards.items()}
+        # `if config or local: exit`: the configuration part still exits at once (no rank enters the
+        # collective where the configuration alone decides); only the rank-local part is deferred
+        kept_exits: dict[int, cst.If] = {}
+        for gi, g in guards.items():
+            split = split_uniform_operands(g.test, guard_site[gi], self.index) if isinstance(g, cst.If) else None
+            if split is not None and split[2] == "or" and g.orelse is None:
+                uniform_test, local_test, _ = split
+                kept_exits[gi] = g.with_changes(test=uniform_test)
+                new_guards[gi] = new_guards[gi].with_changes(test=local_test)
         rewrites = {ci: _Collective(body[ci], sites, self.index, self.scope) for ci, sites in collectives.items()}
         reasons = []
         out: list[cst.BaseStatement] = []
@@ -333,13 +345,20 @@ class _ExitRewrite:
             if position in new_guards:
                 wrapped_names |= _assigned_names(guards[position])
                 if position == first:
-                    out.append(_simple_line(_assign(flag, cst.Name("False")), like=stmt))
+                    like: cst.BaseStatement = stmt
+                    if position in kept_exits:
+                        out.append(kept_exits[position])
+                        like = None
+                    out.append(_simple_line(_assign(flag, cst.Name("False")), like=like))
                     if result:
                         out.append(_simple_line(_assign(result, cst.Name("None"))))
                     if error:
                         out.append(_simple_line(_assign(error, cst.Name("None"))))
                     out.append(_strip_leading(new_guards[position]))
                 else:
+                    if position in kept_exits:
+                        segment.append(kept_exits[position])
+                        new_guards[position] = _strip_leading(new_guards[position])
                     segment.append(new_guards[position])
                 continue
             if position not in rewrites:
@@ -371,9 +390,18 @@ class _ExitRewrite:
             f"{', '.join(map(str, lines))}; the `{exit_word}` is {deferred}; skipping ranks send "
             + "; ".join(reasons)
         )
+        if kept_exits:
+            kept = "; ".join(f"`{code_of(g.test)}`" for g in kept_exits.values())
+            reason += f"; the configuration test {kept} still exits before the collective on every rank alike"
         imports = list(dict.fromkeys(line for rewrite in rewrites.values() for line in rewrite.imports))
         edit = Edit(owner=owner, start=first, end=last + 1, new=out, replaced=body[first:last + 1], imports=imports)
-        return Plan(edit=edit, strategy="always-enter", safe=False, reason=reason)
+        local_tests = "; ".join(f"`{code_of(g.test)}`" for g in new_guards.values() if isinstance(g, cst.If))
+        called = ", ".join(dict.fromkeys(f"`{s.finding.callee or s.finding.collective}`" for s in self.sites))
+        after = ("then leaves with its own result as before" if self.exit_mode == "keep-local"
+                 else "and decides from the gathered result like the others")
+        effect = (f"every rank {'that passes the configuration test ' if kept_exits else ''}enters {called}; "
+                  f"a rank for which {local_tests} holds sends {'; '.join(reasons)}, {after}")
+        return Plan(edit=edit, strategy="always-enter", safe=False, reason=reason, effect=effect)
 
     # -- pieces ----------------------------------------------------------------------
     def _check_loop_exit(self, kind: type, owner: cst.CSTNode) -> None:
@@ -583,4 +611,6 @@ class _BranchRewrite:
             f"{site.finding.line}; ranks outside the branch send {_neutral_note(text, site)}"
         )
         edit = Edit(owner=owner, start=gi, end=gi + 1, new=out, replaced=[guard], imports=rewrite.imports)
-        return Plan(edit=edit, strategy="always-enter", safe=False, reason=reason)
+        effect = (f"every rank calls `{site.finding.callee or site.finding.collective}`; a rank for which "
+                  f"`{code_of(guard.test)}` is false sends {_neutral_note(text, site)} and ignores the result")
+        return Plan(edit=edit, strategy="always-enter", safe=False, reason=reason, effect=effect)

@@ -124,7 +124,9 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
         f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
     )
     edit = Edit(owner=owner, start=gi, end=gi + 1, new=pre + [new_guard], replaced=[guard], imports=imports)
-    return Plan(edit=edit, strategy="consensus", safe=False, reason=reason)
+    effect = (f"every rank of {group} first agrees on `{code_of(test)}` (one more collective each time this "
+              f"runs), then all take the {what} when any rank's condition holds, or all go on")
+    return Plan(edit=edit, strategy="consensus", safe=False, reason=reason, effect=effect)
 
 
 def _agreement_for(sites: list[Site]) -> tuple[Agreement, str]:

@@ -50,6 +50,8 @@ class AppliedFix:
     strategy: str
     safe: bool
     reason: str
+    #: what every rank of the group does at the site after the rewrite
+    effect: str = ""
 
 
 @dataclass
@@ -219,7 +221,7 @@ def fix_module(module: cst.Module, path: str, findings: list[Finding], *, strate
     edits = [p.edit for p, _ in plans]
     new_module = _apply_edits(index.module, edits, [_owner_path(p.edit, unit) for p, unit in plans])
     imports = list(dict.fromkeys(imp for e in edits for imp in e.imports))
-    applied = [AppliedFix(s.finding, p.strategy, p.safe, p.reason) for p, unit in plans for s in unit]
+    applied = [AppliedFix(s.finding, p.strategy, p.safe, p.reason, p.effect) for p, unit in plans for s in unit]
     return new_module, applied, refused, imports
 
 

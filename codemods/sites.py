@@ -64,6 +64,8 @@ class Plan:
     strategy: str
     safe: bool
     reason: str
+    #: what every rank of the group does at the site after the rewrite, in a sentence
+    effect: str = ""
 
 
 class FunctionScope:
@@ -260,3 +262,59 @@ def conditional_ancestor(path: Path, top: cst.CSTNode) -> cst.CSTNode | None:
                              cst.DictComp, cst.GeneratorExp)):
             return node
     return None
+
+
+# -- conditions made of configuration and rank-local operands -----------------------------
+
+
+def _flat_operands(test: cst.BaseExpression, operator: type) -> list[cst.BaseExpression]:
+    """The operands of ``a or b or c`` (libcst nests them to the left)."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, operator) and not test.lpar:
+        return _flat_operands(test.left, operator) + _flat_operands(test.right, operator)
+    return [test]
+
+
+def _join(operands: list[cst.BaseExpression], operator: type) -> cst.BaseExpression:
+    joined = operands[0]
+    for operand in operands[1:]:
+        joined = cst.BooleanOperation(left=joined, operator=operator(), right=operand)
+    return joined
+
+
+def split_uniform_operands(test: cst.BaseExpression, site: Site, index: SourceIndex):
+    """``(uniform part, rank-local part)`` of an ``and``/``or`` condition
+    whose configuration operands the analysis named (fix facts), or None.
+
+    A rewrite keeps the uniform part as it is, so that where the
+    configuration alone decides (a feature that is off), no rank enters a
+    collective it did not enter before.  The split only happens when it
+    keeps the order in which operands are evaluated, or when every operand
+    is free of calls.
+    """
+    facts = site.finding.fix_facts
+    if facts is None or not facts.uniform_operands or facts.operator not in ("and", "or"):
+        return None
+    operator = cst.And if facts.operator == "and" else cst.Or
+    if not isinstance(test, cst.BooleanOperation):
+        return None
+    operands = _flat_operands(test.with_changes(lpar=[], rpar=[]), operator)
+    if len(operands) < 2:
+        return None
+    wanted = {(span.line - index.line_base, span.column - 1) for span in facts.uniform_operands}
+    uniform = []
+    for operand in operands:
+        rng = index.range(operand)
+        if rng is None:
+            return None
+        # a parenthesised operand starts at its parenthesis in libcst, inside it in ast
+        starts = {(rng.start.line, rng.start.column + shift) for shift in range(len(getattr(operand, "lpar", ())) + 1)}
+        uniform.append(bool(starts & wanted))
+    if all(uniform) or not any(uniform):
+        return None
+    first_local = uniform.index(False)
+    in_order = all(uniform[:first_local]) and not any(uniform[first_local:])
+    if not in_order and not all(is_pure(operand) for operand in operands):
+        return None
+    kept = [o for o, u in zip(operands, uniform) if u]
+    local = [o for o, u in zip(operands, uniform) if not u]
+    return _join(kept, operator), _join(local, operator), facts.operator

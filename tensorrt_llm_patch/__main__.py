@@ -88,6 +88,9 @@ def _build_parser() -> argparse.ArgumentParser:
     apply.add_argument("--full-copy", action="store_true",
                        help="with --out: copy the whole tree, then apply (a runnable patched tree)")
     apply.add_argument("--safe-only", action="store_true", help="apply only fixes labelled safe")
+    apply.add_argument("--min-confidence", choices=("low", "medium", "high"), default="medium",
+                       help="rewrite a site only when the analysis is at least this sure of its finding "
+                       "(default: medium); the others are reported for review")
     apply.add_argument("--report-dir", metavar="DIR", help="with --write: where the reports go")
     apply.add_argument("--jobs", "-j", type=int, metavar="N", help="worker processes for the analysis")
     apply.add_argument("--json", action="store_true", help="print report.json to stdout instead of a summary")
@@ -125,6 +128,7 @@ def cmd_apply(args: argparse.Namespace) -> int:
         args.tree, installed=args.installed, out=args.out, write=args.write, include=args.include,
         strategy=args.strategy, exit_mode=args.exit_mode, full_copy=args.full_copy,
         unsafe_fixes=not args.safe_only, report_dir=args.report_dir, jobs=args.jobs,
+        min_confidence=args.min_confidence,
     )
     if args.json:
         print(json.dumps(report.to_json(), indent=2))

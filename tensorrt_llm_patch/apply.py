@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from cslint.diffs import unified_diff
-from cslint.model import CheckResult, FileError, Finding
+from cslint.model import CONFIDENCE_LEVELS, CheckResult, FileError, Finding
 from cslint.paths import under_root
 
 from .locate import PACKAGE, LocateError, TreeInfo, find_installed, identify_tree
@@ -69,6 +69,10 @@ HELD_BACK = "held-back"  # an unsafe fix exists but unsafe fixes were not allowe
 OUTSIDE = "outside-include"  # analysed for facts, not selected for rewriting
 NOT_ANALYSABLE = "not-analysable"  # CSL001
 NOT_PLANNED = "not-planned"  # the codemods returned neither a fix nor a refusal
+REVIEW = "review"  # the analysis is not sure enough of the finding to rewrite its site
+
+#: the confidence a finding needs before its site is rewritten (see cslint.model.Confidence)
+DEFAULT_MIN_CONFIDENCE = "medium"
 
 
 class PatchError(Exception):
@@ -89,6 +93,7 @@ class Hazard:
     strategy: str | None = None
     safe: bool | None = None
     reason: str = ""
+    effect: str = ""  # what every rank now does at the site (fixed sites)
 
     def key(self) -> tuple:
         """The site's identity (see :meth:`cslint.model.FindingIdentity.site_key`)."""
@@ -109,6 +114,7 @@ class Hazard:
         data["safe"] = self.safe
         data["reason"] = self.reason
         data["key"] = list(self.key())
+        data["every_rank_now"] = every_rank_now(self)
         return data
 
 
@@ -142,6 +148,7 @@ class ApplyReport:
     strategy: str = "auto"
     exit_mode: str = "keep-local"
     unsafe_fixes: bool = True
+    min_confidence: str = DEFAULT_MIN_CONFIDENCE
     full_copy: bool = False
     write: bool = False
     timings: dict[str, float] = field(default_factory=dict)
@@ -182,6 +189,7 @@ class ApplyReport:
             "strategy": self.strategy,
             "exit_mode": self.exit_mode,
             "unsafe_fixes": self.unsafe_fixes,
+            "min_confidence": self.min_confidence,
             "mode": "write" if self.write else ("out" if self.out_dir else "dry-run"),
             "full_copy": self.full_copy,
             "out_dir": str(self.out_dir) if self.out_dir else None,
@@ -204,6 +212,14 @@ class ApplyReport:
             "hazards": [h.to_json(root) for h in self.hazards],
             "errors": [{"path": _rel(e.path, root), "message": e.message} for e in self.errors],
         }
+
+
+def every_rank_now(hazard: Hazard) -> str:
+    """What every rank of the group does at the site after the patch, in a sentence."""
+    f = hazard.finding
+    if hazard.outcome == FIXED and hazard.effect:
+        return hazard.effect
+    return f"unchanged: whether a rank reaches `{f.callee or f.collective}` still depends on `{f.condition}`"
 
 
 # --------------------------------------------------------------------------- helpers
@@ -372,6 +388,7 @@ def apply_tree(
     require_trtllm: bool = True,
     settings: Settings | None = None,
     jobs: int | None = None,
+    min_confidence: str = DEFAULT_MIN_CONFIDENCE,
 ) -> ApplyReport:
     """Lint ``tree``, fix the included executor files and write the outputs.
 
@@ -382,13 +399,17 @@ def apply_tree(
     neither ``out`` nor ``write`` was given.  ``unsafe_fixes=False`` applies
     only fixes labelled safe; the others are reported as held back.
     ``require_trtllm=False`` accepts any directory (the whole of it is
-    analysed; ``include`` should then be given).
+    analysed; ``include`` should then be given).  A finding whose
+    confidence is below ``min_confidence`` is not rewritten: the report
+    lists it as ``review``, with the analysis' doubts.
     """
     started = time.perf_counter()
     if strategy not in STRATEGIES:
         raise PatchError("usage", f"unknown strategy {strategy!r}; choose from {', '.join(STRATEGIES)}")
     if exit_mode not in EXIT_MODES:
         raise PatchError("usage", f"unknown exit mode {exit_mode!r}; choose from {', '.join(EXIT_MODES)}")
+    if min_confidence not in CONFIDENCE_LEVELS:
+        raise PatchError("usage", f"unknown confidence {min_confidence!r}; choose from {', '.join(CONFIDENCE_LEVELS)}")
     if out is not None and write:
         raise PatchError("usage", "give either an output directory or write=True, not both")
     if full_copy and out is None:
@@ -411,16 +432,17 @@ def apply_tree(
 
     report = ApplyReport(
         tree=root, tree_info=info, status="dry-run", include=include_list, strategy=strategy,
-        exit_mode=exit_mode, unsafe_fixes=unsafe_fixes, full_copy=full_copy, write=write,
+        exit_mode=exit_mode, unsafe_fixes=unsafe_fixes, min_confidence=min_confidence, full_copy=full_copy,
+        write=write,
         analysed_paths=[_rel(str(p), root) if p != root else "." for p in paths],
         files_analysed=result.files, errors=list(result.errors), presets=list(settings.presets),
     )
     report.findings = list(result.findings)
 
     t1 = time.perf_counter()
-    plan, held_back = _plan(result, root, include_list, strategy, exit_mode, unsafe_fixes)
+    plan, held_back = _plan(result, root, include_list, strategy, exit_mode, unsafe_fixes, min_confidence)
     t_codemods = time.perf_counter() - t1
-    report.hazards = _classify(result.findings, plan, held_back, root, include_list)
+    report.hazards = _classify(result.findings, plan, held_back, root, include_list, min_confidence)
     report.applied = list(plan.applied) if plan else []
     report.refused = list(plan.refused) if plan else []
 
@@ -455,12 +477,19 @@ def apply_tree(
     return report
 
 
+def sure_enough(finding: Finding, min_confidence: str) -> bool:
+    """Whether the analysis is sure enough of ``finding`` to rewrite its site."""
+    return finding.confidence is None or finding.confidence.at_least(min_confidence)
+
+
 def _plan(result: CheckResult, root: Path, include: list[str], strategy: str, exit_mode: str,
-          unsafe_fixes: bool) -> tuple[FixPlan | None, list[AppliedFix]]:
-    """The codemods' plan for the included findings; unsafe fixes held back unless allowed."""
+          unsafe_fixes: bool, min_confidence: str) -> tuple[FixPlan | None, list[AppliedFix]]:
+    """The codemods' plan for the included findings the analysis is sure
+    enough of; unsafe fixes held back unless allowed."""
     from codemods.driver import plan_fixes
 
-    selected = [f for f in result.findings if f.code != "CSL001" and is_included(_rel(f.path, root), include)]
+    selected = [f for f in result.findings if f.code != "CSL001" and is_included(_rel(f.path, root), include)
+                and sure_enough(f, min_confidence)]
     if not selected:
         return None, []
     try:
@@ -475,7 +504,7 @@ def _plan(result: CheckResult, root: Path, include: list[str], strategy: str, ex
 
 
 def _classify(findings: list[Finding], plan: FixPlan | None, held_back: list[AppliedFix], root: Path,
-              include: list[str]) -> list[Hazard]:
+              include: list[str], min_confidence: str = DEFAULT_MIN_CONFIDENCE) -> list[Hazard]:
     # the plan's outcomes hold the very findings of the check result
     applied = {id(a.finding): a for a in (plan.applied if plan else [])}
     refused = {id(r.finding): r for r in (plan.refused if plan else [])}
@@ -489,9 +518,14 @@ def _classify(findings: list[Finding], plan: FixPlan | None, held_back: list[App
         elif not is_included(rel, include):
             hazards.append(Hazard(f, rel, OUTSIDE,
                                   reason="outside the include set: analysed for cross-file facts, not rewritten"))
+        elif not sure_enough(f, min_confidence):
+            doubts = "; ".join(d.note for d in f.confidence.doubts)
+            hazards.append(Hazard(f, rel, REVIEW,
+                                  reason=f"confidence {f.confidence.level} (below {min_confidence}): {doubts}"))
         elif ident in applied:
             a = applied[ident]
-            hazards.append(Hazard(f, rel, FIXED, strategy=a.strategy, safe=bool(a.safe), reason=a.reason))
+            hazards.append(Hazard(f, rel, FIXED, strategy=a.strategy, safe=bool(a.safe), reason=a.reason,
+                                  effect=a.effect))
         elif ident in held:
             a = held[ident]
             hazards.append(Hazard(f, rel, HELD_BACK, strategy=a.strategy, safe=False,

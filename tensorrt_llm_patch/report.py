@@ -23,7 +23,11 @@ OUTCOME_TEXT = {
     "outside-include": "not fixed (outside the include set)",
     "not-analysable": "not analysable",
     "not-planned": "not fixed (no fix offered)",
+    "review": "not fixed: for review (the analysis is not sure enough)",
 }
+
+#: the order the report shows the outcomes in: what changed first
+OUTCOME_ORDER = ("fixed", "held-back", "refused", "not-planned", "review", "outside-include", "not-analysable")
 
 
 def _cell(text: Any) -> str:
@@ -53,7 +57,8 @@ def render_markdown(report: ApplyReport) -> str:
         f" with presets {', '.join(data['presets'])}")
     add(f"- Rewritten: files under {', '.join(f'`{p}`' for p in data['include'])}")
     add(f"- Strategy: `{data['strategy']}`, exit mode `{data['exit_mode']}`, "
-        f"{'safe and unsafe fixes' if data['unsafe_fixes'] else 'safe fixes only'}")
+        f"{'safe and unsafe fixes' if data['unsafe_fixes'] else 'safe fixes only'}; a site is rewritten "
+        f"when the analysis' confidence is at least **{data['min_confidence']}**")
     timings = ", ".join(f"{k} {v:.2f} s" for k, v in data["timings_s"].items())
     add(f"- Wall time: {data['wall_time_s']:.2f} s ({timings})")
     add("")
@@ -75,6 +80,11 @@ def render_markdown(report: ApplyReport) -> str:
     else:
         add("No hazards found.")
     add("")
+    consensus = [h for h in report.hazards if h.outcome == "fixed" and h.strategy == "consensus"]
+    if consensus:
+        add(f"Cost: {len({h.finding.guard for h in consensus})} consensus gate(s) each add one collective "
+            "every time their site runs (once per pass of the loop that holds them).")
+        add("")
     if report.status == "nothing-to-do":
         if counts["hazards"]:
             add("**Nothing to do:** no finding in the include set has an applicable fix "
@@ -107,7 +117,8 @@ def render_markdown(report: ApplyReport) -> str:
     for relpath in sorted(by_file):
         add(f"### `{relpath}`")
         add("")
-        for hazard in by_file[relpath]:
+        order = {outcome: i for i, outcome in enumerate(OUTCOME_ORDER)}
+        for hazard in sorted(by_file[relpath], key=lambda h: (order.get(h.outcome, len(order)), h.finding.line)):
             f = hazard.finding
             where = f"{f.function or '<module>'}"
             add(f"#### {f.code} in `{where}` (line {f.line}): `{f.collective}` over `{f.group}`")
@@ -119,6 +130,12 @@ def render_markdown(report: ApplyReport) -> str:
             add(f"- Outcome: {_fix_label(hazard)}")
             if hazard.reason:
                 add(f"- Why: {hazard.reason}")
+            if f.confidence is not None:
+                doubts = "; ".join(d.note for d in f.confidence.doubts)
+                add(f"- Confidence: {f.confidence.level}{' (' + doubts + ')' if doubts else ''}")
+            from .apply import every_rank_now
+
+            add(f"- Every rank now: {every_rank_now(hazard)}")
             hint = f.fix
             if hint is not None and hazard.outcome != "fixed":
                 add(f"- Recommended by the analysis: `{hint.strategy}` "

@@ -59,6 +59,9 @@ class VerifyReport:
     new_hazards: list[dict] = field(default_factory=list)
     consequences: list[dict] = field(default_factory=list)  # new sites behind a guard left unfixed
     fixed: list[dict] = field(default_factory=list)  # recorded fixed and gone
+    #: hazards still reported that the record says were left, each with why
+    #: (outcome review / refused / held-back / outside-include, and the reason)
+    left: list[dict] = field(default_factory=list)
     remaining: int = 0  # hazards reported after the patch (expected ones included)
     relint_error: str = ""  # the re-lint itself failed (analysis error); compile results still stand
     files_analysed: int = 0
@@ -83,7 +86,7 @@ class VerifyReport:
             "relint_ok": self.relint_ok, "patched_files": self.patched_files,
             "compile_errors": self.compile_errors, "fixed": self.fixed,
             "still_reported": self.still_reported, "new_hazards": self.new_hazards,
-            "consequences_of_unfixed": self.consequences,
+            "consequences_of_unfixed": self.consequences, "left": self.left,
             "remaining": self.remaining, "files_analysed": self.files_analysed,
             "relint_error": self.relint_error or None,
             "wall_time_s": round(self.wall_time_s, 3), "notes": self.notes,
@@ -285,7 +288,29 @@ def _verify_with_record(root: Path, record: dict, against: Path | None, settings
     report.new_hazards = new
     report.consequences.extend(behind)
     report.remaining = len(items)
+    report.left = _left_as_recorded(items, hazards)
     return report
+
+
+def _left_as_recorded(items: list, hazards: list[dict]) -> list[dict]:
+    """The hazards re-lint still reports that the record left on purpose, each with the record's why."""
+    why: dict = {}
+    for h in hazards:
+        if h.get("outcome") != FIXED:
+            why.setdefault(tuple(h["key"]), []).append(h)
+    left = []
+    for key, finding, relpath in items:
+        recorded = why.get(key)
+        if not recorded:
+            continue
+        h = recorded.pop(0) if len(recorded) > 1 else recorded[0]
+        entry = _finding_dict(finding, relpath)
+        entry["outcome"] = h.get("outcome", "")
+        entry["reason"] = h.get("reason", "")
+        confidence = h.get("confidence") or {}
+        entry["confidence"] = confidence.get("level", "")
+        left.append(entry)
+    return left
 
 
 def _verify_against_original(root: Path, original: Path, is_trtllm: bool, settings: Any,
@@ -332,6 +357,11 @@ def _verify_against_original(root: Path, original: Path, is_trtllm: bool, settin
     return report
 
 
+def _short(text: str, limit: int = 160) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def summary_lines(report: VerifyReport) -> list[str]:
     lines = [f"tensorrt_llm_patch verify: {report.tree} ({report.mode}; {len(report.patched_files)} patched file(s))"]
     for note in report.notes:
@@ -356,5 +386,12 @@ def summary_lines(report: VerifyReport) -> list[str]:
     for item in report.consequences:
         lines.append(f"    behind an unfixed guard: {item['path']}:{item['line']} {item['code']} {item['function']}: "
                      f"`{item['callee']}` under `{item['condition']}`")
+    if report.left:
+        by_outcome = Counter(item["outcome"] for item in report.left)
+        lines.append(f"  left on purpose (as recorded by apply): {len(report.left)} ("
+                     + ", ".join(f"{outcome} {n}" for outcome, n in sorted(by_outcome.items())) + ")")
+        for item in report.left:
+            lines.append(f"    {item['outcome']}: {item['path']}:{item['line']} {item['code']} {item['function']}: "
+                         f"{_short(item['reason'])}")
     lines.append(f"  result: {'PASSED' if report.ok else 'FAILED'} in {report.wall_time_s:.2f} s")
     return lines

@@ -125,7 +125,8 @@ def test_every_hazard_has_a_chain_an_outcome_and_a_reason(applied):
     for h in applied["report"]["hazards"]:
         assert h["chain"], h
         assert all(link["path"] and link["line"] >= 1 and link["note"] for link in h["chain"])
-        assert h["outcome"] in {"fixed", "refused", "held-back", "outside-include", "not-analysable", "not-planned"}
+        assert h["outcome"] in {"fixed", "refused", "held-back", "outside-include", "not-analysable", "not-planned",
+                                "review"}
         assert h["reason"], h
         if h["outcome"] == "fixed":
             assert h["applied_strategy"] in ("always-enter", "consensus")

@@ -55,10 +55,11 @@ class Program:
         self.reach: dict = {}  # (fkey, mode) -> {(name, group): (api, chain, CallFacts as seen from fkey)}
         self.globals: dict = {}  # (module, name, mode) -> divergence map
         self.memo: dict = {}
-        #: flow link -> (how the value travelled, the functions involved): a
-        #: "returned by `f()`" link -> ("return", the keys of what ``f`` may
-        #: run); "passed as" -> ("param", (callee,)); "assigned from it in" ->
-        #: ("field", (the assigning function,)).  What a finding's flow went
+        #: flow link -> (how the value travelled, the functions involved, what
+        #: it travelled through): a "returned by `f()`" link -> ("return", the
+        #: keys of what ``f`` may run, "f()"); "passed as" -> ("param",
+        #: (callee,), the parameter); "assigned from it in" -> ("field", (the
+        #: assigning function,), "self.attr").  What a finding's flow went
         #: through, for the rules' confidence (see UniformityInfo.flow_facts).
         self.link_functions: dict = {}
         self._ordered: dict = {}  # atom set -> its atoms in canonical order
@@ -164,7 +165,8 @@ class Program:
                                 merge(out, k2, d, v2)
                     else:
                         link = (atom.path, atom.line, f"returned by `{atom.text}()`")
-                        self.link_functions[link] = ("return", tuple(target.key for target in targets))
+                        self.link_functions[link] = ("return", tuple(target.key for target in targets),
+                                                     f"{atom.text}()")
                         merge(out, k, dims, extend_via(via, link))
             return out
         return {}
@@ -314,7 +316,7 @@ class Program:
                 continue
             table = self.fields.setdefault((self.resolver.family(class_key), attr, mode), {})
             link = (fn.path, line, f"`self.{attr}` is assigned from it in `{fn.qualname}`")
-            self.link_functions[link] = ("field", (fn.key,))
+            self.link_functions[link] = ("field", (fn.key,), f"self.{attr}")
             for k, (dims, via) in value.items():
                 if merge(table, k, dims, extend_via(via, link)):
                     changed = True
@@ -361,7 +363,7 @@ class Program:
                     table = self.params.setdefault((target.key, index, mode), {})
                     link = (fn.path, site.span.line,
                             f"passed as `{target.params[index]}` to `{target.qualname}` in `{fn.qualname}`")
-                    self.link_functions[link] = ("param", (target.key,))
+                    self.link_functions[link] = ("param", (target.key,), target.params[index])
                     for k, (dims, via) in value.items():
                         if merge(table, k, dims, extend_via(via, link)):
                             changed = True

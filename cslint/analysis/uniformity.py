@@ -61,7 +61,7 @@ class AgreedValue(NamedTuple):
 
     path: str
     line: int
-    call: str  # the flow link's note, "returned by `f()`"
+    call: str  # the call's text, ``self.f()``
     collective: str
     group: str
     stored: bool
@@ -206,7 +206,7 @@ class UniformityInfo:
         # nearest the condition first: the last call that may have agreed the value is what the condition reads
         for position in range(len(via) - 1, -1, -1):
             link = via[position]
-            kind, keys = program.link_functions.get(link, ("", ()))
+            kind, keys, text = program.link_functions.get(link, ("", (), ""))
             if kind in ("param", "field"):
                 constructed |= any(key in program.funcs and program.funcs[key].qualname.endswith("__init__")
                                    for key in keys)
@@ -217,7 +217,7 @@ class UniformityInfo:
             for key in keys:
                 for (name, reached_group) in sorted(program.reach.get((key, mode), {})):
                     if group_span(reached_group) >= span:
-                        agreed.append(AgreedValue(link[0], link[1], link[2], name, reached_group, stored))
+                        agreed.append(AgreedValue(link[0], link[1], text, name, reached_group, stored))
                         break
         return FlowFacts(tuple(agreed), constructed)
 

@@ -171,7 +171,7 @@ class Rule:
         """Why the analysis may be wrong about ``hazard``, from its facts."""
         found = []
         for agreed in hazard.agreed:
-            where = f"{agreed.call} (line {agreed.line})"
+            where = f"`{agreed.call}` (line {agreed.line})"
             if agreed.stored:
                 found.append(Doubt("agreed-stored", False,
                                    f"the value was agreed by `{agreed.collective}` over {agreed.group} in {where} and "
@@ -268,7 +268,7 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
     local = [entry for entry, differs in zip(operands, divergent) if differs]
     if presence is None and len(local) == 1:
         presence = local[0][2]  # the one operand a consensus would agree on
-    agreed_by = next((f"{a.call} (line {a.line}; `{a.collective}` over {a.group})"
+    agreed_by = next((f"`{a.call}` (line {a.line}), which reaches `{a.collective}` over {a.group}"
                       for a in getattr(hazard, "agreed", ())), "")
     return FixFacts(receiver=receiver, group_expr=group_expr, api=api, payload=payload, agreement=agreement,
                     direct=hazard.direct, join=join, neutral=neutral, statement=getattr(cond, "statement", ""),
