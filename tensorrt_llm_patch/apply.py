@@ -182,6 +182,7 @@ class ApplyReport:
             "origin": self.tree_info.origin,
             "tensorrt_llm_version": self.tree_info.version,
             "version_source": self.tree_info.version_source,
+            "git_describe": self.tree_info.git_describe or None,
             "analysed_paths": list(self.analysed_paths),
             "analysed_files": self.files_analysed,
             "presets": list(self.presets),

@@ -18,6 +18,8 @@ import ast
 import importlib.metadata
 import importlib.util
 import re
+import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,9 +43,10 @@ class TreeInfo:
     """A TensorRT-LLM tree: where it is and which version it claims to be."""
 
     root: Path  # holds the tensorrt_llm/ package directory
-    version: str  # "unknown" when no version file could be read
-    version_source: str  # which file or metadata the version came from
+    version: str  # "unknown" when no source could be read
+    version_source: str  # which file, command or metadata the version came from (or what was tried)
     origin: str  # "checkout" | "installed"
+    git_describe: str = ""  # `git describe` of a checkout, "" when the tree is not in a git work tree
 
     @property
     def package_dir(self) -> Path:
@@ -83,21 +86,95 @@ def _version_from_metadata(root: Path) -> tuple[str, str] | None:
     return None
 
 
+GIT_TIMEOUT_S = 10
+
+
+def git_describe(root: Path) -> str:
+    """``git describe --tags --always --dirty`` of the checkout whose top
+    level is ``root``; "" when ``root`` is not the top of a git work tree
+    (a tree copied into another project's repository is not described by
+    that repository's tags), or git is missing or slow."""
+    git = shutil.which("git")
+    if git is None:
+        return ""
+    try:
+        top = subprocess.run([git, "-C", str(root), "rev-parse", "--show-toplevel"], capture_output=True,
+                             text=True, timeout=GIT_TIMEOUT_S)
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != root.resolve():
+            return ""
+        found = subprocess.run([git, "-C", str(root), "describe", "--tags", "--always", "--dirty"],
+                               capture_output=True, text=True, timeout=GIT_TIMEOUT_S)
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return found.stdout.strip() if found.returncode == 0 else ""
+
+
+def _version_from_distribution(root: Path) -> tuple[str, str] | None:
+    """The version of an installed ``tensorrt_llm`` distribution of this
+    tree: its files live at ``root`` (a site-packages directory), or it is
+    an editable install of the checkout at ``root`` (its
+    ``direct_url.json`` points there)."""
+    wanted = root.resolve()
+    for name in DISTRIBUTION_NAMES:
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        if not dist.version:
+            continue
+        label = f"installed distribution {dist.metadata.get('Name', name)}"
+        try:
+            if Path(str(dist.locate_file(""))).resolve() == wanted:
+                return dist.version, label
+        except (OSError, TypeError, ValueError, NotImplementedError):
+            pass
+        url = _direct_url(dist)
+        if url is not None and url.resolve() == wanted:
+            return dist.version, f"{label} (editable install of this checkout)"
+    return None
+
+
+def _direct_url(dist) -> Path | None:
+    """The local directory a distribution was installed from (PEP 610), or None."""
+    import json
+    from urllib.parse import unquote, urlparse
+
+    try:
+        text = dist.read_text("direct_url.json")
+        data = json.loads(text) if text else None
+    except (OSError, ValueError):
+        return None
+    url = data.get("url") if isinstance(data, dict) else None
+    if not isinstance(url, str) or not url.startswith("file:"):
+        return None
+    return Path(unquote(urlparse(url).path))
+
+
 def read_version(root: Path) -> tuple[str, str]:
-    """(version, where it was read) for the tree at ``root``."""
+    """(version, where it was read) for the tree at ``root``.
+
+    In order: the package's version file, ``git describe`` of a checkout,
+    the installed distribution's metadata (a ``*.dist-info`` beside the
+    package, or the environment's distribution located at ``root``), then
+    ``__init__.py`` and ``pyproject.toml``.  When none gives one, the
+    version is "unknown" and the source says what was tried.
+    """
     version_file = root / PACKAGE / "version.py"
     if version_file.is_file():
         value = _literal_assignment(version_file, "__version__")
         if value:
             return value, f"{PACKAGE}/version.py"
+    described = git_describe(root)
+    if described:
+        return described, "git describe"
+    found = _version_from_metadata(root) or _version_from_distribution(root)
+    if found:
+        return found
     init_file = root / PACKAGE / "__init__.py"
     if init_file.is_file():
         value = _literal_assignment(init_file, "__version__")
         if value:
             return value, f"{PACKAGE}/__init__.py"
-    found = _version_from_metadata(root)
-    if found:
-        return found
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -109,7 +186,14 @@ def read_version(root: Path) -> tuple[str, str]:
                 return version, "pyproject.toml"
         except (OSError, UnicodeDecodeError, ValueError):
             return "unknown", "pyproject.toml (unreadable)"
-    return "unknown", "no version file found"
+    return "unknown", (f"none found: no {PACKAGE}/version.py, not the top of a git checkout, no installed "
+                       "tensorrt_llm distribution at this path")
+
+
+def tree_info(root: Path, origin: str) -> TreeInfo:
+    version, source = read_version(root)
+    described = git_describe(root) if source != "git describe" else version
+    return TreeInfo(root=root, version=version, version_source=source, origin=origin, git_describe=described)
 
 
 def _looks_like_trtllm(root: Path) -> bool:
@@ -133,8 +217,7 @@ def identify_tree(path: str | Path, origin: str = "checkout") -> TreeInfo:
     candidate = candidate.resolve()
     for root in (candidate, candidate.parent) if candidate.name == PACKAGE else (candidate,):
         if _looks_like_trtllm(root):
-            version, source = read_version(root)
-            return TreeInfo(root=root, version=version, version_source=source, origin=origin)
+            return tree_info(root, origin)
     raise LocateError(
         "not-trtllm",
         f"{path}: not a TensorRT-LLM tree (expected a `{PACKAGE}/` package with "
@@ -172,8 +255,7 @@ def find_installed() -> TreeInfo:
             continue
         seen.add(root)
         if _looks_like_trtllm(root):
-            version, source = read_version(root)
-            return TreeInfo(root=root, version=version, version_source=source, origin="installed")
+            return tree_info(root, "installed")
     if locations:
         where = ", ".join(str(p) for p in sorted(seen))
         raise LocateError(

@@ -51,7 +51,9 @@ def render_markdown(report: ApplyReport) -> str:
     add("# TensorRT-LLM collective-safety patch report")
     add("")
     add(f"- Tree: `{data['tree']}` ({data['origin']})")
-    add(f"- TensorRT-LLM version: **{data['tensorrt_llm_version']}** (from {data['version_source'] or 'n/a'})")
+    described = data.get("git_describe")
+    git_note = f"; git {described}" if described and data["version_source"] != "git describe" else ""
+    add(f"- TensorRT-LLM version: **{data['tensorrt_llm_version']}** (from {data['version_source'] or 'n/a'}{git_note})")
     add(f"- Status: **{data['status']}**")
     add(f"- Analysed: {data['analysed_files']} file(s) under {', '.join(f'`{p}`' for p in data['analysed_paths'])}"
         f" with presets {', '.join(data['presets'])}")
