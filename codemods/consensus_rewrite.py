@@ -32,7 +32,15 @@ from __future__ import annotations
 import libcst as cst
 
 from cslint.model import Agreement
-from cslint.presets import FLAG, PREDICATE, TENSOR, agreement_groups, covering_group, render_agreement
+from cslint.presets import (
+    FLAG,
+    PREDICATE,
+    TENSOR,
+    agreement_groups,
+    agreement_template,
+    covering_group,
+    render_agreement,
+)
 
 from .locate import EXIT_TYPES, SourceIndex, block_of
 from .neutral import code_of
@@ -45,6 +53,7 @@ from .sites import (
     binds,
     guard_top,
     parenthesize,
+    split_uniform_operands,
     substitute,
 )
 
@@ -92,11 +101,17 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
     for site in sites[1:]:
         if consensus_guard(site)[0] is not guard:
             raise Refused("the findings do not share one guard")
-    agreement, group = _agreement_for(sites)
+    agreement, group = _agreement_for(sites, index)
     module = index.module
     test = guard.test
     if _already_agreed(test, agreement):
         raise Refused("the condition is already agreed through a collective; nothing to do")
+    # `config and local`: only the rank-local part is agreed on, behind the configuration test, so
+    # that no collective runs where the configuration alone decides (a feature that is off)
+    kept, split_op = None, ""
+    split = split_uniform_operands(test, sites[0], index) if not agreement.setup else None
+    if split is not None:
+        kept, test, split_op = split
     flag = scope.fresh("agreed_flag") if agreement.setup else ""
     device = torch_device(sites[0], scope)
     setup = agreement.setup_on_device if device and agreement.setup_on_device else agreement.setup
@@ -110,6 +125,9 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
     if pre:
         pre[0] = pre[0].with_changes(leading_lines=guard.leading_lines)
     agreed = substitute(cst.parse_expression(agreement.test, config=module.config_for_parsing), names)
+    if kept is not None:
+        operator = cst.And() if split_op == "and" else cst.Or()
+        agreed = cst.BooleanOperation(left=parenthesize(kept), operator=operator, right=agreed)
     imports = [line for line in agreement.imports if not binds(index, _bound_name(line))]
     new_guard = guard.with_changes(test=agreed)
     if pre:
@@ -122,15 +140,25 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
         f"consensus over {group}: `{code_of(test)}` (P) is agreed with `{shown}` before the {what}, "
         f"which every rank takes when any rank's condition holds; covers collective "
         f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+        + (f"; the configuration test `{code_of(kept)}` is kept in front, so nothing is agreed where it decides"
+           if kept is not None else "")
+        + "; cost: one more collective each time this runs"
     )
     edit = Edit(owner=owner, start=gi, end=gi + 1, new=pre + [new_guard], replaced=[guard], imports=imports)
-    effect = (f"every rank of {group} first agrees on `{code_of(test)}` (one more collective each time this "
-              f"runs), then all take the {what} when any rank's condition holds, or all go on")
+    effect = (f"every rank of {group} {'that passes `' + code_of(kept) + '` ' if kept is not None else ''}"
+              f"first agrees on `{code_of(test)}` (one more collective each time this runs), then all take the "
+              f"{what} when any rank's condition holds, or all go on")
     return Plan(edit=edit, strategy="consensus", safe=False, reason=reason, effect=effect)
 
 
-def _agreement_for(sites: list[Site]) -> tuple[Agreement, str]:
-    """One agreement for every collective under the guard, and its group."""
+def _agreement_for(sites: list[Site], index: SourceIndex) -> tuple[Agreement, str]:
+    """One agreement for every collective the guarded calls reach, and its group.
+
+    The group covers every collective the guard decides, those reached
+    through the guarded calls included (an agreement over a smaller group
+    leaves the others' ranks apart).  Where the module already reduces with
+    its own op enum, the preset's preferred template says it in that idiom.
+    """
     facts = [s.finding.fix_facts for s in sites]
     if any(f is None or f.agreement is None for f in facts):
         raise Refused("no way to agree on the condition is known for the guarded collective's API")
@@ -139,16 +167,29 @@ def _agreement_for(sites: list[Site]) -> tuple[Agreement, str]:
     if len(templates) != 1 or len(receivers) != 1:
         raise Refused("the guarded collectives use several APIs or communicators "
                       f"({', '.join(sorted(receivers))})")
-    groups = {s.finding.group for s in sites}
-    if len(groups) == 1:
-        return facts[0].agreement, groups.pop()
-    template = templates.pop()
-    candidates = agreement_groups(template)
-    group = covering_group(groups, candidates) if candidates else None
-    agreement = render_agreement(template, receivers.pop(), group, "") if group else None
+    template, receiver = templates.pop(), receivers.pop()
+    groups = {s.finding.group for s in sites} | {g for f in facts for g in f.reached_groups}
+    group = next(iter(groups)) if len(groups) == 1 else None
+    agreement = facts[0].agreement if group == sites[0].finding.group and len({s.finding.group for s in sites}) == 1 \
+        else None
+    if group is None:
+        candidates = agreement_groups(template)
+        group = covering_group(groups, candidates) if candidates else None
+        if group is None:
+            raise Refused(f"the guarded collectives span several groups ({', '.join(sorted(groups))}) that "
+                          "no single agreement covers")
     if agreement is None:
-        raise Refused(f"the guarded collectives span several groups ({', '.join(sorted(groups))}) that "
-                      "no single agreement covers")
+        agreement = render_agreement(template, receiver, group, facts[0].group_expr if group == sites[0].finding.group
+                                     else "")
+    if agreement is None:
+        raise Refused(f"no agreement over {group} is known for `{receiver}`")
+    found = agreement_template(template)
+    for name in (found.preferred if found is not None else ()):
+        preferred = agreement_template(name)
+        if preferred is not None and preferred.requires_name and binds(index, preferred.requires_name):
+            rendered = render_agreement(name, receiver, group, "")
+            if rendered is not None:
+                return rendered, group
     return agreement, group
 
 

@@ -38,10 +38,11 @@ from .always_enter_rewrite import EXIT_MODES, plan_always_enter
 from .chunks import Chunk, split_chunks
 from .consensus_rewrite import consensus_guard, plan_consensus
 from .locate import SourceIndex
+from .propagate_rewrite import add_fields, apply_companions, class_file_edits, plan_propagate
 from .sites import Edit, FunctionScope, Plan, Refused, Site, guard_top, locate
 
-ALWAYS_ENTER, CONSENSUS = "always-enter", "consensus"
-STRATEGIES = ("auto", ALWAYS_ENTER, CONSENSUS)
+ALWAYS_ENTER, PROPAGATE, CONSENSUS = "always-enter", "propagate", "consensus"
+STRATEGIES = ("auto", ALWAYS_ENTER, PROPAGATE, CONSENSUS)
 
 
 @dataclass
@@ -69,6 +70,8 @@ class FileFix:
     refused: list[RefusedFix] = field(default_factory=list)
     #: fixes labelled unsafe that were not applied (``unsafe=False``)
     held_back: list[AppliedFix] = field(default_factory=list)
+    #: class files a propagate fix adds a field to: path -> companions
+    class_fields: dict = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
@@ -148,6 +151,7 @@ def _fix_source(source: str, path: str, findings: list[Finding], strategy: str, 
         return result
     replacements: list[tuple[Chunk, str]] = []
     imports: list[str] = []
+    companions: list = []
     for chunk in chunked.chunks:
         try:
             module = cst.parse_module(chunk.text)
@@ -155,18 +159,22 @@ def _fix_source(source: str, path: str, findings: list[Finding], strategy: str, 
             result.refused.extend(RefusedFix(f, f"the function does not parse with libcst: {exc.message}")
                                   for f in chunk.originals)
             continue
-        new_module, applied, refused, wanted = fix_module(
+        new_module, applied, refused, wanted, needed = fix_module(
             module, path, chunk.originals, strategy=strategy, exit_mode=exit_mode,
-            top_level_names=chunked.top_level_names, line_base=chunk.base,
+            top_level_names=chunked.top_level_names, line_base=chunk.base, file_text=source,
         )
         result.applied.extend(applied)
         result.refused.extend(refused)
         if applied:
             replacements.append((chunk, chunk.unwrap(new_module.code)))
             imports.extend(wanted)
+            companions.extend(needed)
     if not replacements:
         return result
     fixed = chunked.splice(replacements, list(dict.fromkeys(imports)))
+    if companions:
+        fixed = apply_companions(companions, fixed)
+        result.class_fields = class_file_edits(companions)
     try:
         compile(fixed, path, "exec")
     except SyntaxError as exc:  # a bug in a rewrite: keep the file as it was
@@ -187,14 +195,17 @@ def _check_options(strategy: str, exit_mode: str) -> None:
 
 def fix_module(module: cst.Module, path: str, findings: list[Finding], *, strategy: str = "auto",
                exit_mode: str = "keep-local",
-               top_level_names: set[str] | None = None, line_base: int = 0):
-    """Fix a parsed module (or a chunk of a file): (new module, applied, refused, import lines it needs).
+               top_level_names: set[str] | None = None, line_base: int = 0, file_text: str | None = None):
+    """Fix a parsed module (or a chunk of a file): (new module, applied,
+    refused, import lines it needs, edits it needs elsewhere in the file).
 
     The import lines (``from mpi4py import MPI``...) are not inserted here: a
-    chunk has no module top; :func:`fix_source` adds them to the file's text.
-    ``line_base`` is the file line of the module's line 0 (see :mod:`codemods.chunks`).
+    chunk has no module top; :func:`fix_source` adds them to the file's text,
+    and applies the companion edits (another method's, ``__init__``'s) of a
+    propagate fix.  ``line_base`` is the file line of the module's line 0
+    (see :mod:`codemods.chunks`); ``file_text`` the whole file's text.
     """
-    index = SourceIndex(module, top_level_names=top_level_names, line_base=line_base)
+    index = SourceIndex(module, top_level_names=top_level_names, line_base=line_base, file_text=file_text)
     refused: list[RefusedFix] = []
     sites: list[Site] = []
     for finding in sorted(findings, key=Finding.sort_key):
@@ -217,12 +228,13 @@ def fix_module(module: cst.Module, path: str, findings: list[Finding], *, strate
 
     plans = _drop_overlaps(plans, refused)
     if not plans:
-        return module, [], refused, []
+        return module, [], refused, [], []
     edits = [p.edit for p, _ in plans]
     new_module = _apply_edits(index.module, edits, [_owner_path(p.edit, unit) for p, unit in plans])
     imports = list(dict.fromkeys(imp for e in edits for imp in e.imports))
     applied = [AppliedFix(s.finding, p.strategy, p.safe, p.reason, p.effect) for p, unit in plans for s in unit]
-    return new_module, applied, refused, imports
+    companions = list(dict.fromkeys(c for e in edits for c in e.companions))
+    return new_module, applied, refused, imports, companions
 
 
 def options_for(finding: Finding, exit_mode: str) -> tuple:
@@ -251,7 +263,8 @@ def _first_strategy(site: Site, strategy: str, exit_mode: str) -> str:
 def _unit_key(site: Site, strategy: str, exit_mode: str) -> tuple:
     """Findings with the same key are planned and applied (or refused) together."""
     kind = site.finding.guard_kind
-    if kind == "early-exit" and _first_strategy(site, strategy, exit_mode) == ALWAYS_ENTER:
+    first = _first_strategy(site, strategy, exit_mode)
+    if kind == "early-exit" and first == ALWAYS_ENTER:
         owner = guard_top(site)[0]
         return ("block", id(owner))
     if kind in ("early-exit", "branch", "loop"):
@@ -299,7 +312,15 @@ def _plan_unit(unit: list[Site], index: SourceIndex, scope: FunctionScope, strat
         return plans
     if not names:
         failures.append("the findings under this guard have no strategy in common")
-    refused.extend(RefusedFix(s.finding, "; ".join(failures)) for s in unit)
+    # the strategies the rule did not offer, with the rule's reason: every refusal says why each one fails
+    rule = get_rule(unit[0].finding.code)
+    tried = set(names)
+    for other in (rule.STRATEGIES if rule is not None else ()):
+        if other not in tried and (strategy == "auto" or other == strategy):
+            why = rule.why_not(unit[0].finding, other, exit_mode)
+            if why:
+                failures.append(f"{other} does not apply ({why})")
+    refused.extend(RefusedFix(s.finding, "; ".join(dict.fromkeys(failures))) for s in unit)
     return []
 
 
@@ -308,6 +329,8 @@ def _plan_with(name: str, unit: list[Site], index: SourceIndex, scope: FunctionS
     """Plans of strategy ``name`` for the unit (raises Refused when none applies)."""
     if name == ALWAYS_ENTER:
         return [(plan_always_enter(unit, index, scope, exit_mode), unit)]
+    if name == PROPAGATE:
+        return [(plan_propagate(unit, index, scope), unit)]
     # consensus: one agreed test per guard (the exits of an always-enter block may have several)
     by_guard: dict[int, list[Site]] = {}
     for site in unit:
@@ -444,7 +467,26 @@ def plan_fixes(result: CheckResult, *, strategy: str = "auto", exit_mode: str = 
             continue
         plan.files.append(fix_source(source, path, by_path[path], strategy=strategy, exit_mode=exit_mode,
                                      unsafe=unsafe))
+    _add_class_fields(plan)
     return plan
+
+
+def _add_class_fields(plan: FixPlan) -> None:
+    """The fields propagate fixes add to the classes of the objects they
+    carry conditions in (a class may live in a file the plan does not fix)."""
+    wanted: dict[str, list] = {}
+    for fix in plan.files:
+        for path, companions in fix.class_fields.items():
+            wanted.setdefault(path, []).extend(companions)
+    by_path = {os.path.abspath(f.path): f for f in plan.files}
+    for path, companions in sorted(wanted.items()):
+        fix = by_path.get(os.path.abspath(path))
+        if fix is None:
+            with open(path, encoding="utf-8", newline="") as handle:
+                original = handle.read()
+            fix = FileFix(path=path, original=original, fixed=original)
+            plan.files.append(fix)
+        fix.fixed = add_fields(fix.fixed, list(dict.fromkeys(companions)))
 
 
 #: ``write_fixes`` stages each file in a temporary named like this beside it:

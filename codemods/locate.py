@@ -34,7 +34,8 @@ class LocateError(Exception):
 class SourceIndex:
     """A parsed module plus the positions of its nodes."""
 
-    def __init__(self, module: cst.Module, *, top_level_names: set[str] | None = None, line_base: int = 0) -> None:
+    def __init__(self, module: cst.Module, *, top_level_names: set[str] | None = None, line_base: int = 0,
+                 file_text: str | None = None) -> None:
         # unsafe_skip_copy keeps node identity: edits are keyed by the very
         # nodes we locate here.
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
@@ -45,6 +46,8 @@ class SourceIndex:
         # file line (a chunk starts deep in its file).
         self.top_level_names = top_level_names
         self.line_base = line_base
+        # the whole file's text, for rewrites that also edit other functions (None: not at hand)
+        self.file_text = file_text
 
     def range(self, node: cst.CSTNode) -> CodeRange | None:
         return self.positions.get(node)

@@ -54,6 +54,9 @@ class Edit:
     new: list[cst.BaseStatement]
     replaced: list[cst.CSTNode] = field(default_factory=list)
     imports: list[str] = field(default_factory=list)
+    #: edits outside the block, applied to the whole file afterwards
+    #: (:class:`codemods.propagate_rewrite.Companion`)
+    companions: list = field(default_factory=list)
 
 
 @dataclass

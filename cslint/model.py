@@ -191,17 +191,17 @@ class Neutral:
 @dataclass(frozen=True)
 class Carrier:
     """An object the code already broadcasts to every rank of a group each
-    pass (a schedule), found by the analysis: the propagate strategy carries
-    a condition in it instead of adding a collective.
+    time it runs (a schedule), found by the analysis: the propagate
+    strategy carries a condition in it instead of adding a collective.
 
-    ``function`` (qualified name, in ``path``) builds ``variable`` from a
-    call of ``factory`` on the root (the rank(s) whose value every rank gets)
-    and sends it with ``collective`` over ``group`` at ``line``.  ``cls`` is
-    the object's class (qualified name, in ``cls_path``); ``dataclass``: it
-    is one, so a field with a default can be added.  ``expression``: the
-    condition as the carrying function can compute it (the finding's locals
-    replaced by their definitions; ``self`` is the same object), or ""
-    when it cannot be.
+    ``function`` (qualified name, in ``path``) builds ``variable`` with
+    ``factory`` on the root (the rank whose object every rank receives) and
+    sends it with ``collective`` over ``group`` at ``line``.  ``cls`` is
+    the object's class, dotted with its module, in ``cls_path`` (""
+    when the analysis did not read that module: the fix looks for it
+    beside ``module``, the carrying function's module).  ``single_rank``
+    is a test, in the finding's function, that holds when ``group`` has one
+    rank (where the condition can stay local); "" when the API has none.
     """
 
     function: str
@@ -213,8 +213,8 @@ class Carrier:
     factory: str
     cls: str
     cls_path: str
-    dataclass: bool
-    expression: str = ""
+    module: str = ""
+    single_rank: str = ""
 
     def to_json(self) -> dict:
         return asdict(self)

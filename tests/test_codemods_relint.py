@@ -47,7 +47,6 @@ def _site(finding):
     pytest.param("fill_gate", marks=pytest.mark.xfail(
         reason="check_paths reports one finding per collective (the nearest exit); the earlier exit is "
                "reported only after the first fix, so one pass cannot remove both", strict=False)),
-    "event_loop",
     "pp_transfer",
 ])
 def test_relint_after_fix_reports_nothing_at_fixed_sites_and_nothing_new(tmp_path, name):
@@ -66,6 +65,19 @@ def test_relint_after_fix_reports_nothing_at_fixed_sites_and_nothing_new(tmp_pat
     # idempotent: fixing the fixed file again changes nothing
     again = driver.plan_fixes(after)
     assert not any(f.changed for f in again.files)
+
+
+def test_a_consensus_that_would_drop_a_ranks_batch_is_refused(tmp_path):
+    """`batch = self._schedule(); if not batch: continue`: agreeing on the exit would make a rank that
+    holds a batch skip the code that handles it (its batch, already taken off the queue, would be
+    lost); always-enter finds no neutral batch either, so the finding is refused with both reasons."""
+    target = _copy_fixture(tmp_path, "event_loop")
+    before = _check([target])
+    plan = driver.plan_fixes(before)
+    assert not plan.applied
+    reasons = " ".join(r.reason for r in plan.refused)
+    assert "a rank that still holds `batch` would skip the code that handles it" in reasons
+    assert "no neutral value" in reasons
 
 
 @pytest.mark.parametrize("command_class, strategy", [(AlwaysEnterCommand, "always-enter"),

@@ -23,7 +23,7 @@ from .astwalk import iter_children, walk as fast_walk
 from .atoms import EMPTY, field_read, global_read, raised_by, source
 from .function import FunctionInfo
 from .scope import canonical_text
-from .syntax import dotted, short, target_names, unparse
+from .syntax import dotted, short, single_rank_side, target_names, unparse
 from .vocabulary import ALL_MODES_ALL_DIMS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -112,6 +112,17 @@ class Evaluator:
             return atoms | self.eval(expr.elt, inner)
         if t is ast.Lambda:
             return EMPTY
+        if t is ast.IfExp:
+            # `a if size == 1 else b`: `a` is only taken where the group has
+            # one rank, so nothing it holds can differ between ranks there
+            # (the statement-level rule for `if world_size > 1: ... else: ...`)
+            side = single_rank_side(expr.test)
+            test = self.eval(expr.test, env)
+            if side is True:
+                return test | self.eval(expr.orelse, env)
+            if side is False:
+                return test | self.eval(expr.body, env)
+            return test | self.eval(expr.body, env) | self.eval(expr.orelse, env)
         if t is ast.NamedExpr:
             return self.eval(expr.value, env)
         if t is ast.Subscript:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..presets import KIND_DATA_SHARD, Knowledge
+from ..presets import KIND_DATA_SHARD, Knowledge, group_span
 from .atoms import Source
 from .records import Cond, Site
 from .uniformity import UniformityInfo, own_field
@@ -57,6 +57,9 @@ class Hazard:
     reached_groups: tuple = ()
     #: ``and``/``or`` tests: whether each top-level operand may differ over the group
     operands_divergent: tuple = ()
+    #: an object another method already broadcasts over a group covering
+    #: every collective the site reaches (ScheduleCarrier), or None
+    carrier: Optional[tuple] = None
 
 
 def find_hazards(info: UniformityInfo) -> list:
@@ -113,8 +116,23 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                           agreed=flow.agreed, constructed=flow.constructed,
                           conditional_reach=not direct and info.reach_is_conditional(chain, mode),
                           reached_groups=tuple(sorted({r.group for r in reached})),
-                          operands_divergent=info.operands_divergent(cond, fn, group, mode))
+                          operands_divergent=info.operands_divergent(cond, fn, group, mode),
+                          carrier=_carrier(info, fn, cond, reached, mode))
     return None
+
+
+def _carrier(info: UniformityInfo, fn, cond, reached: list, mode):
+    """A broadcast that already carries an object to every rank of a group
+    covering all the site reaches, for branch and exit conditions."""
+    if cond.kind not in ("branch", "early-exit"):
+        return None
+    groups = {r.group for r in reached}
+    if not groups:
+        return None
+    widest = max(groups, key=lambda g: (len(group_span(g)), g))
+    if any(not group_span(widest) >= group_span(g) for g in groups):
+        return None
+    return info.schedule_carrier(fn, widest, mode)
 
 
 def analyze(files: list, knowledge: Knowledge) -> list:

@@ -310,8 +310,16 @@ class Program:
             if not atoms and not calling_ctx:
                 continue
             value = dict(self.concrete(self.eval(atoms, mode), fn, mode)) if atoms else {}
-            for k, entry in calling_ctx.items():
-                value.setdefault(k, entry)
+            # A value that is the result of collectives this function issues
+            # is the same on every rank of their groups: a rank that did not
+            # run the function skipped the collective too, which is a hazard
+            # of its own at the call.  So the calling conditions only count
+            # along the dimensions those groups do not span.
+            synced = _collective_span(atoms)
+            for k, (dims, via) in calling_ctx.items():
+                rest = dims - synced
+                if rest and k not in value:
+                    value[k] = (rest, via)
             if not value:
                 continue
             table = self.fields.setdefault((self.resolver.family(class_key), attr, mode), {})
@@ -375,6 +383,14 @@ class Program:
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
         return changed
+
+
+def _collective_span(atoms: frozenset) -> frozenset:
+    """The dimensions spanned by the groups of ``atoms`` when every atom is
+    a collective's result; empty otherwise."""
+    if not atoms or any(atom.tag != "C" for atom in atoms):
+        return frozenset()
+    return frozenset().union(*(group_span(atom.group) for atom in atoms))
 
 
 def seen_from(facts, site: Site, target, fn):

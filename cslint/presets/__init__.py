@@ -183,6 +183,14 @@ class AgreementTemplate:
     methods: tuple = ()  # ((group, method), ...)
     #: whether groups other than the world need a group expression
     needs_group_expr: bool = False
+    #: templates to use instead where they apply: a module that already
+    #: reduces with its own op enum agrees through that (see ``requires_name``)
+    preferred: tuple = ()
+    #: the template applies only in a module that binds this name (the op
+    #: enum its own reductions pass), so no import is added
+    requires_name: str = ""
+    #: ((group, attribute of the communicator holding the group's size), ...)
+    sizes: tuple = ()
 
     def method_for(self, group: str) -> Optional[str]:
         return dict(self.methods).get(group)
@@ -378,6 +386,14 @@ def render_agreement(name: str, receiver: str, group: str, group_expr: str = "")
         imports=template.imports,
         template=name,
     )
+
+
+def render_single_rank_test(name: str, receiver: str, group: str) -> str:
+    """A test that holds when ``group`` has one rank, in template ``name``'s
+    API through ``receiver`` (``self.dist.pp_size == 1``); "" when unknown."""
+    template = agreement_template(name)
+    attribute = dict(template.sizes).get(group) if template is not None else None
+    return f"{receiver}.{attribute} == 1" if attribute and receiver else ""
 
 
 def agreement_groups(name: str) -> tuple:

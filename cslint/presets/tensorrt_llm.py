@@ -45,9 +45,19 @@ for _name in ("mpi_allgather", "mpi_broadcast", "mpi_barrier", "mpi_allreduce"):
     _collectives.append(CollectiveSpec(_name, _A, group="world", join=_join(_name)))
     _collectives.append(CollectiveSpec("*." + _name, _A, group="world", join=_join(_name)))
 
-# Agree on a predicate: every rank of the group sends it, any rank's True wins.
+#: The reduction method of ``Distributed`` for each group that has one.
+GROUP_ALLREDUCE = (("world", "allreduce"), ("tp", "tp_allreduce"))
+#: The attribute of ``Distributed`` holding each group's size.
+GROUP_SIZE = (("world", "world_size"), ("tp", "tp_size"), ("pp", "pp_size"), ("cp", "cp_size"))
+
+# Agree on a predicate: every rank of the group sends it, any rank's True wins.  Where the module
+# already reduces with the communicator module's ``ReduceOp`` (and the group has an allreduce), a
+# MAX reduction of the flag says the same in the file's own idiom.
 _AGREEMENTS = {
-    "trtllm": AgreementTemplate(test=f"any({{receiver}}.{{method}}(bool({PREDICATE})))", methods=GROUP_ALLGATHER),
+    "trtllm": AgreementTemplate(test=f"any({{receiver}}.{{method}}(bool({PREDICATE})))", methods=GROUP_ALLGATHER,
+                                preferred=("trtllm-reduce",), sizes=GROUP_SIZE),
+    "trtllm-reduce": AgreementTemplate(test=f"bool({{receiver}}.{{method}}(int(bool({PREDICATE})), op=ReduceOp.MAX))",
+                                       methods=GROUP_ALLREDUCE, requires_name="ReduceOp"),
 }
 
 _ADP = frozenset({"tp", "dp", "pp"})

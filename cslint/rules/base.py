@@ -22,6 +22,7 @@ from typing import Callable, ClassVar, NamedTuple, Optional
 
 from ..model import (
     Agreement,
+    Carrier,
     ChainLink,
     Confidence,
     Doubt,
@@ -33,9 +34,11 @@ from ..model import (
     Payload,
     Span,
 )
-from ..presets import ALL_DIMS, neutral_table, render_agreement
+from ..analysis.divergence import MAX_VIA
+from ..presets import ALL_DIMS, neutral_table, render_agreement, render_single_rank_test
 
 ALWAYS_ENTER = "always-enter"
+PROPAGATE = "propagate"
 CONSENSUS = "consensus"
 EXIT_MODES = ("keep-local", "decide-from-gathered")
 
@@ -191,6 +194,10 @@ class Rule:
                                f"the collective is reached only with {', '.join(hazard.modes)}, and inside the "
                                "called functions only on some paths, which the analysis does not relate to this "
                                "call's path"))
+        if len(hazard.via) >= MAX_VIA:
+            found.append(Doubt("flow-cut", True,
+                               f"the flow from `{hazard.source.text}` to the condition has more steps than the "
+                               f"explanation keeps ({MAX_VIA}); the steps that decide it are not shown"))
         calls = 0 if hazard.direct else len(hazard.reach_chain) - 1
         if calls >= cls.LONG_REACH:
             found.append(Doubt("long-chain", False,
@@ -276,7 +283,23 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
                     reached_groups=tuple(getattr(hazard, "reached_groups", ())), operator=operator if uniform else "",
                     uniform_operands=uniform, agreed_by=agreed_by, presence=presence,
                     leaves_unbounded_loop=getattr(cond, "leaves_unbounded_loop", False),
-                    carrier=getattr(hazard, "carrier", None))
+                    carrier=_carrier(hazard, text_of))
+
+
+def _carrier(hazard, text_of: Callable[[Span], str]):
+    """The analysis' schedule carrier as fix facts (the broadcast's payload named by its text)."""
+    found = getattr(hazard, "carrier", None)
+    if found is None or found.path != hazard.path:
+        return None
+    variable = text_of(found.site.fix.payload)
+    if not variable.isidentifier():
+        return None
+    reached = hazard.collective_facts
+    receiver = found.site.fix.receiver
+    agreement = reached.agreement if reached is not None else ""
+    return Carrier(found.function, found.path, found.site.span.line, found.collective, found.group, variable,
+                   found.factory, found.cls, found.cls_path, found.module,
+                   render_single_rank_test(agreement, receiver, found.group) if agreement else "")
 
 
 # -- the strategies' applicability and labels (from the fix facts alone) --------------
@@ -389,7 +412,33 @@ def _consensus_semantics(finding: Finding, facts: FixFacts) -> str:
     return ""
 
 
-_STRATEGY_CHECKS = {ALWAYS_ENTER: _always_enter, CONSENSUS: _consensus}
+def _propagate(finding: Finding, facts: FixFacts, exit_mode: str):
+    """The propagate option (carry the condition in an object the code
+    already broadcasts over the group), or why it does not apply."""
+    kind = finding.guard_kind
+    if kind not in ("early-exit", "branch"):
+        return "propagate carries the condition of a branch or an early exit"
+    if _statement_problem(facts):
+        return _statement_problem(facts)
+    carrier = facts.carrier
+    if carrier is None:
+        return f"no method of this class already broadcasts an object to every rank of {finding.group}"
+    if carrier.function == finding.function:
+        return "the broadcast is in this very function; the condition would travel after it is needed"
+    if finding.callee.rsplit(".", 1)[-1] == carrier.function.rsplit(".", 1)[-1]:
+        return f"the guarded call is `{carrier.function}` itself, the broadcast that would carry the condition"
+    if not carrier.single_rank:
+        return f"how to tell a one-rank {carrier.group} group is not known for this API"
+    refusal = _consensus_semantics(finding, facts)
+    if refusal:
+        return refusal.replace("a consensus", "the root's value")
+    short = carrier.function.rsplit(".", 1)[-1]
+    return FixOption(PROPAGATE, False, f"the condition travels in the object `{short}` already broadcasts over "
+                                       f"{carrier.group} (no collective is added); every rank takes the root's "
+                                       "value, so a rank whose own condition differs now follows the root")
+
+
+_STRATEGY_CHECKS = {ALWAYS_ENTER: _always_enter, PROPAGATE: _propagate, CONSENSUS: _consensus}
 
 
 # -- chain wording ------------------------------------------------------------------------
@@ -411,4 +460,4 @@ def _dims_phrase(dims) -> str:
     return "it can differ between " + ", ".join(_DIM_NAMES.get(d, d) for d in sorted(dims)) + " ranks"
 
 
-__all__ = ["Agreement", "Behaviour", "Invalid", "Rule", "Scenario", "fix_facts"]
+__all__ = ["PROPAGATE", "Agreement", "Behaviour", "Invalid", "Rule", "Scenario", "fix_facts"]

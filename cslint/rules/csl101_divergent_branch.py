@@ -11,7 +11,7 @@ class DivergentBranch(Rule):
     NAME = "divergent-branch"
     KIND = "branch"
     CONDITION_NOTE = "runs only when `{text}` holds"
-    STRATEGIES = ("always-enter", "consensus")
+    STRATEGIES = ("always-enter", "propagate", "consensus")
     SUMMARY = "Collective called under a condition that can differ between ranks of its group"
     DOC = """\
 ## What it does

@@ -11,7 +11,7 @@ class DivergentEarlyExit(Rule):
     NAME = "divergent-early-exit"
     KIND = "early-exit"
     CONDITION_NOTE = "is skipped when `{text}` sends a rank out early via `{exit}`"
-    STRATEGIES = ("always-enter", "consensus")
+    STRATEGIES = ("always-enter", "propagate", "consensus")
     SUMMARY = "Rank-local return/continue/break/exit/raise/assert skips a later collective on some ranks"
     DOC = """\
 ## What it does
