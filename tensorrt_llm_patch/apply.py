@@ -114,6 +114,8 @@ class Hazard:
         data["safe"] = self.safe
         data["reason"] = self.reason
         data["key"] = list(self.key())
+        from .report import every_rank_now
+
         data["every_rank_now"] = every_rank_now(self)
         return data
 
@@ -213,14 +215,6 @@ class ApplyReport:
             "hazards": [h.to_json(root) for h in self.hazards],
             "errors": [{"path": _rel(e.path, root), "message": e.message} for e in self.errors],
         }
-
-
-def every_rank_now(hazard: Hazard) -> str:
-    """What every rank of the group does at the site after the patch, in a sentence."""
-    f = hazard.finding
-    if hazard.outcome == FIXED and hazard.effect:
-        return hazard.effect
-    return f"unchanged: whether a rank reaches `{f.callee or f.collective}` still depends on `{f.condition}`"
 
 
 # --------------------------------------------------------------------------- helpers

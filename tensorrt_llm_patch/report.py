@@ -30,6 +30,14 @@ OUTCOME_TEXT = {
 OUTCOME_ORDER = ("fixed", "held-back", "refused", "not-planned", "review", "outside-include", "not-analysable")
 
 
+def every_rank_now(hazard: Hazard) -> str:
+    """What every rank of the group does at the site after the patch, in a sentence."""
+    f = hazard.finding
+    if hazard.outcome == "fixed" and hazard.effect:
+        return hazard.effect
+    return f"unchanged: whether a rank reaches `{f.callee or f.collective}` still depends on `{f.condition}`"
+
+
 def _cell(text: Any) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
@@ -135,8 +143,6 @@ def render_markdown(report: ApplyReport) -> str:
             if f.confidence is not None:
                 doubts = "; ".join(d.note for d in f.confidence.doubts)
                 add(f"- Confidence: {f.confidence.level}{' (' + doubts + ')' if doubts else ''}")
-            from .apply import every_rank_now
-
             add(f"- Every rank now: {every_rank_now(hazard)}")
             hint = f.fix
             if hint is not None and hazard.outcome != "fixed":

@@ -51,6 +51,8 @@ class Hazard:
     agreed: tuple = ()
     #: the flow entered an object through its constructor
     constructed: bool = False
+    #: the flow is longer than its explanation (MAX_VIA links)
+    flow_cut: bool = False
     #: some call between the site and the collective is itself conditional
     conditional_reach: bool = False
     #: every group the call at the site reaches a collective over, sorted
@@ -113,7 +115,7 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
             flow = info.flow_facts(why, group, mode)
             return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
                           why.source, why.dims, why.via, (), max(region, 1), direct, facts,
-                          agreed=flow.agreed, constructed=flow.constructed,
+                          agreed=flow.agreed, constructed=flow.constructed, flow_cut=flow.cut,
                           conditional_reach=not direct and info.reach_is_conditional(chain, mode),
                           reached_groups=tuple(sorted({r.group for r in reached})),
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),

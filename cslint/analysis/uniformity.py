@@ -23,7 +23,7 @@ from typing import NamedTuple, Optional
 
 from ..presets import Knowledge, group_span
 from .atoms import Source
-from .divergence import fewest_links_first
+from .divergence import MAX_VIA, fewest_links_first
 from .program import Program, seen_from
 from .records import Cond, FuncFacts, Site
 
@@ -75,6 +75,9 @@ class FlowFacts(NamedTuple):
     #: ``__init__``, a field ``__init__`` assigns): every later read of the
     #: object looks rank-local, its structure included
     constructed: bool
+    #: the flow has more links than an explanation keeps (MAX_VIA): the
+    #: links that decide it are not among those shown
+    cut: bool = False
 
 
 class ScheduleCarrier(NamedTuple):
@@ -239,7 +242,7 @@ class UniformityInfo:
                     if group_span(reached_group) >= span:
                         agreed.append(AgreedValue(link[0], link[1], text, name, reached_group, stored))
                         break
-        return FlowFacts(tuple(agreed), constructed)
+        return FlowFacts(tuple(agreed), constructed, len(via) >= MAX_VIA)
 
     def reach_is_conditional(self, chain: tuple, mode: frozenset = frozenset()) -> bool:
         """Whether some call on a reach chain (``(path, line, note)`` links

@@ -34,7 +34,6 @@ from ..model import (
     Payload,
     Span,
 )
-from ..analysis.divergence import MAX_VIA
 from ..presets import ALL_DIMS, neutral_table, render_agreement, render_single_rank_test
 
 ALWAYS_ENTER = "always-enter"
@@ -194,10 +193,10 @@ class Rule:
                                f"the collective is reached only with {', '.join(hazard.modes)}, and inside the "
                                "called functions only on some paths, which the analysis does not relate to this "
                                "call's path"))
-        if len(hazard.via) >= MAX_VIA:
+        if hazard.flow_cut:
             found.append(Doubt("flow-cut", True,
                                f"the flow from `{hazard.source.text}` to the condition has more steps than the "
-                               f"explanation keeps ({MAX_VIA}); the steps that decide it are not shown"))
+                               f"explanation keeps ({len(hazard.via)}); the steps that decide it are not shown"))
         calls = 0 if hazard.direct else len(hazard.reach_chain) - 1
         if calls >= cls.LONG_REACH:
             found.append(Doubt("long-chain", False,
