@@ -93,14 +93,17 @@ def _paint_diff(diff: str, color: bool) -> str:
 def _fix_stdin(args: argparse.Namespace, host, result, data: bytes) -> int:
     """``cslint fix -``: the fixed module on stdout (the input, unchanged,
     when nothing applies or it is not UTF-8), the outcomes on stderr."""
+    from cslint.decoding import SourceDecodeError, decode_source
+
     from .driver import FileFix, FixPlan, fix_source
 
     path = args.stdin_filename or "-"
     try:
-        source = data.decode("utf-8")
-    except UnicodeDecodeError:
+        decoded = decode_source(data)  # as `cslint check` decoded it: coding declaration, byte order mark
+    except SourceDecodeError:
         sys.stdout.buffer.write(data)
         return EXIT_FINDINGS if result.findings else EXIT_CLEAN
+    source = decoded.text
     findings = [f for f in result.findings if f.path == path]
     fix = fix_source(source, path, findings, strategy=args.strategy, exit_mode=args.exit_mode,
                      unsafe=args.unsafe_fixes) if findings else FileFix(path=path, original=source, fixed=source)
@@ -112,7 +115,11 @@ def _fix_stdin(args: argparse.Namespace, host, result, data: bytes) -> int:
 
         sys.stdout.write(_paint_diff(unified_diff(fix.original, fix.fixed, path), host.color(args, sys.stdout)) if fix.changed else "")
         return EXIT_FINDINGS if fix.changed else EXIT_CLEAN
-    sys.stdout.buffer.write(fix.fixed.encode("utf-8"))
+    try:
+        sys.stdout.buffer.write(decoded.encode(fix.fixed))
+    except UnicodeEncodeError:  # the fix does not fit the input's encoding: the input, unchanged
+        sys.stdout.buffer.write(data)
+        return EXIT_FINDINGS
     return EXIT_FINDINGS if fix.held_back or fix.refused else EXIT_CLEAN
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from cslint.diffs import unified_diff
+from cslint.decoding import DecodedSource, SourceDecodeError, read_source
 from cslint.engine.discovery import FIX_TEMP_PREFIX
 from cslint.model import CheckResult, Finding
 from cslint import paths
@@ -72,6 +73,8 @@ class FileFix:
     held_back: list[AppliedFix] = field(default_factory=list)
     #: class files a propagate fix adds a field to: path -> companions
     class_fields: dict = field(default_factory=dict)
+    #: the file's own encoding (PEP 263 declaration or byte order mark): ``--write`` keeps it
+    encoding: str = "utf-8"
 
     @property
     def changed(self) -> bool:
@@ -458,15 +461,15 @@ def plan_fixes(result: CheckResult, *, strategy: str = "auto", exit_mode: str = 
     plan = FixPlan()
     for path in sorted(by_path):
         try:
-            with open(path, encoding="utf-8", newline="") as handle:
-                source = handle.read()
-        except (OSError, UnicodeDecodeError) as exc:
+            decoded = read_source(path)  # the decoder of `cslint check`: coding declarations, byte order marks
+        except (OSError, SourceDecodeError) as exc:
             fix = FileFix(path=path, original="", fixed="")
             fix.refused = [RefusedFix(f, f"cannot read the file: {exc}") for f in by_path[path]]
             plan.files.append(fix)
             continue
-        plan.files.append(fix_source(source, path, by_path[path], strategy=strategy, exit_mode=exit_mode,
-                                     unsafe=unsafe))
+        fix = fix_source(decoded.text, path, by_path[path], strategy=strategy, exit_mode=exit_mode, unsafe=unsafe)
+        fix.encoding = decoded.encoding
+        plan.files.append(fix)
     _add_class_fields(plan)
     return plan
 
@@ -482,9 +485,8 @@ def _add_class_fields(plan: FixPlan) -> None:
     for path, companions in sorted(wanted.items()):
         fix = by_path.get(os.path.abspath(path))
         if fix is None:
-            with open(path, encoding="utf-8", newline="") as handle:
-                original = handle.read()
-            fix = FileFix(path=path, original=original, fixed=original)
+            decoded = read_source(path)
+            fix = FileFix(path=path, original=decoded.text, fixed=decoded.text, encoding=decoded.encoding)
             plan.files.append(fix)
         fix.fixed = add_fields(fix.fixed, list(dict.fromkeys(companions)))
 
@@ -530,7 +532,13 @@ def write_fixes(plan: FixPlan) -> list[tuple[str, str]]:
             not_written.append((fix.path, "the file is read-only; not rewritten"))
             continue
         try:
-            _replace(fix.path, fix.fixed)
+            data = DecodedSource(fix.fixed, fix.encoding).encode(fix.fixed)
+        except UnicodeEncodeError as exc:
+            not_written.append((fix.path, f"the fixed text does not fit the file's encoding ({exc.reason}); "
+                                          "not rewritten"))
+            continue
+        try:
+            _replace(fix.path, data)
         except OSError as exc:
             where = os.path.dirname(os.path.abspath(fix.path))
             reason = exc.strerror or str(exc)
@@ -542,8 +550,8 @@ def write_fixes(plan: FixPlan) -> list[tuple[str, str]]:
     return not_written
 
 
-def _replace(path: str, text: str) -> None:
-    """Write ``text`` to a temporary beside ``path``, then rename it over
+def _replace(path: str, data: bytes) -> None:
+    """Write ``data`` to a temporary beside ``path``, then rename it over
     ``path``.  The temporary is removed on any error, Ctrl-C and SIGTERM
     included (the CLI turns SIGTERM into an exception)."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -551,8 +559,8 @@ def _replace(path: str, text: str) -> None:
     handle, temp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.path.basename(path)}.", suffix=TEMP_SUFFIX,
                                     dir=directory)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="") as out:
-            out.write(text)
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
         os.chmod(temp, mode)
         os.replace(temp, path)
     except BaseException:

@@ -170,7 +170,7 @@ ROOMS = {
     "cslint.analysis": {"cslint.config", "cslint.model", "cslint.presets"},
     "cslint.rules": {"cslint.model", "cslint.presets"},
     "cslint.engine": {"cslint", "cslint.analysis", "cslint.config", "cslint.model", "cslint.presets",
-                      "cslint.rules", "cslint.suppressions", "cslint.progress"},
+                      "cslint.rules", "cslint.suppressions", "cslint.progress", "cslint.decoding"},
     "cslint.report": {"cslint", "cslint.baseline", "cslint.config", "cslint.model", "cslint.rules"},
 }
 

@@ -20,6 +20,7 @@ from ..analysis.hazards import find_hazards
 from ..analysis.program import Program
 from ..analysis.uniformity import UniformityInfo
 from ..config import ConfigError, Settings
+from ..decoding import SourceDecodeError, decode_source, utf8_source
 from ..model import CheckResult, Finding, Span
 from ..presets import load_presets
 from ..progress import MIN_FILES as PROGRESS_MIN_FILES, ProgressBar
@@ -109,9 +110,9 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
     for f in report_files:
         if f.data is not None and MARKER in f.data:
             try:
+                text = decode_source(f.data).text
+            except SourceDecodeError:
                 text = f.data.decode("utf-8", errors="replace")
-            except Exception:  # pragma: no cover
-                continue
             found_here = find_suppressions(text)
             if found_here:
                 suppressions[f.path] = found_here
@@ -153,14 +154,27 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar) -> 
         bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
     program.solve()
     data_of = {f.real: f.data for f in all_files if f.report}
+    lines_of: dict = {}  # resolved path -> its lines as ast counted columns, split once per file
     for hazard in find_hazards(UniformityInfo(program)):
         if hazard.path not in reported:
             continue
-        data = data_of.get(hazard.path)
-        finding = build_finding(hazard, _text_slicer(data))
+        if hazard.path not in lines_of:
+            lines_of[hazard.path] = _source_lines(data_of.get(hazard.path))
+        lines = lines_of[hazard.path]
+        finding = build_finding(hazard, _text_slicer(lines))
         if finding is not None:
-            findings.append(_in_characters(finding, data))
+            findings.append(_in_characters(finding, lines))
     return findings
+
+
+def _source_lines(data: Optional[bytes]) -> tuple:
+    """(lines, all ASCII) of a file's source as ``ast`` counts its columns:
+    UTF-8 of the decoded text, whatever the file's encoding
+    (:func:`~cslint.decoding.utf8_source`)."""
+    if not data:
+        return [], True
+    data = utf8_source(data)
+    return data.split(b"\n"), data.isascii()
 
 
 def _spelled(finding: Finding, spelled: dict) -> Finding:
@@ -191,13 +205,13 @@ def _cache_root(settings: Optional[Settings], files: list) -> Optional[str]:
     return None
 
 
-def _in_characters(finding: Finding, data: Optional[bytes]) -> Finding:
+def _in_characters(finding: Finding, source: tuple) -> Finding:
     """``ast`` columns count UTF-8 bytes; findings count characters (as ruff,
     editors, SARIF viewers and libcst do).  Only lines with non-ASCII bytes
-    differ."""
-    if not data or data.isascii():
+    differ.  ``source``: :func:`_source_lines` of the file."""
+    lines, ascii_only = source
+    if ascii_only:
         return finding
-    lines = data.split(b"\n")
 
     def column(line: int, byte_column: int) -> int:
         if not 1 <= line <= len(lines) or lines[line - 1].isascii():
@@ -218,9 +232,10 @@ def _in_characters(finding: Finding, data: Optional[bytes]) -> Finding:
         end_column=column(finding.end_line, finding.end_column), guard=span(finding.guard), fix_facts=facts)
 
 
-def _text_slicer(data: Optional[bytes]):
-    """``text_of(span)`` over a file's bytes, for spans in ``ast``'s byte columns."""
-    lines = data.split(b"\n") if data else []
+def _text_slicer(source: tuple):
+    """``text_of(span)`` over a file's :func:`_source_lines`, for spans in
+    ``ast``'s byte columns."""
+    lines = source[0]
 
     def text_of(span: Span) -> str:
         if not 1 <= span.line <= span.end_line <= len(lines):

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..config import Settings
+from ..decoding import SourceDecodeError, decode_source
 from ..presets import Knowledge, load_presets
 from ..analysis.facts import extract_file_facts
 from ..analysis.records import FileFacts
@@ -89,7 +90,11 @@ def _extract(job: ParseJob, context: RunContext) -> FileFacts:
         facts.error = describe_syntax_error(exc)
         message = (exc.msg or "").lower()
         if "unicode" in message or "utf-8" in message or "decode" in message:
-            facts.error = f"cannot decode source (not valid UTF-8 and no coding declaration): {exc.msg}"
+            try:  # the decoder of cslint fix says what is wrong in the same words
+                decode_source(data)
+                facts.error = f"cannot decode source: {exc.msg}"
+            except SourceDecodeError as problem:
+                facts.error = str(problem)
         facts.error_line = exc.lineno or 1
         facts.error_column = exc.offset or 1
         return facts
