@@ -201,7 +201,7 @@ def test_each_room_imports_only_what_it_may():
 #: The phases of the analysis, in order: a module imports only modules of
 #: earlier phases (per-file facts first, the whole-tree pass after them).
 ANALYSIS_PHASES = [
-    ("astwalk", "atoms", "divergence"),  # tree walking, typed atoms, divergence maps
+    ("astwalk", "atoms", "divergence", "environment"),  # tree walking, typed atoms, divergence maps, environments
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "records", "callfacts"),  # what the syntax says; the per-file records
     ("scope",),  # one module's imports, communicators, call texts

@@ -25,6 +25,7 @@ class Alternatives:
         self._cache: dict = {}
         self._partners: dict = {}
         self._test_texts: dict = {}
+        self._block_tests: dict = {}  # id(block) -> (block, {text: [position]}, {negated text: [position]})
 
     def _ordered_sites(self, node) -> tuple:
         index = self.index
@@ -133,16 +134,33 @@ class Alternatives:
         block = self.info.blocks.get(id(stmt))
         found = None
         if block is not None:
-            negated = negation_text(stmt.test)
-            own = self._test_text(stmt)
-            for other in block:
-                if other is stmt or not isinstance(other, ast.If) or other.orelse:
-                    continue
-                if self._test_text(other) == negated or negation_text(other.test) == own:
-                    found = other
+            _block, by_text, by_negation = self._tests_of(block)
+            # the first sibling in the block whose test is this one's negation
+            # (or whose negation is this test), found through the block's
+            # index: comparing with every sibling was quadratic in the ifs of
+            # a block (module-level code has thousands)
+            candidates = by_text.get(negation_text(stmt.test), []) + by_negation.get(self._test_text(stmt), [])
+            for position in sorted(set(candidates)):
+                if block[position] is not stmt:
+                    found = block[position]
                     break
         partners[id(stmt)] = found
         return found
+
+    def _tests_of(self, block: list) -> tuple:
+        """The ``if`` statements without ``else`` of a block, by test text and
+        by negated test text (positions in the block)."""
+        known = self._block_tests.get(id(block))
+        if known is not None and known[0] is block:
+            return known
+        by_text: dict = {}
+        by_negation: dict = {}
+        for position, other in enumerate(block):
+            if isinstance(other, ast.If) and not other.orelse:
+                by_text.setdefault(self._test_text(other), []).append(position)
+                by_negation.setdefault(negation_text(other.test), []).append(position)
+        known = self._block_tests[id(block)] = (block, by_text, by_negation)
+        return known
 
     def _test_text(self, stmt: ast.If) -> str:
         texts = self._test_texts

@@ -11,6 +11,7 @@ from functools import partial
 
 from . import cfg as cfgmod
 from .atoms import EMPTY, source
+from .environment import fork, merge_into
 from .evaluator import Evaluator
 from .function import FunctionInfo
 from .syntax import single_rank_side
@@ -160,21 +161,17 @@ class Dataflow:
             n = order[i]
             node = graph.nodes[n]
             if n != graph.entry:
-                merged: dict = {}
-                for p in node.preds:
-                    out = outs.get(p)
-                    if out is None:
-                        continue
-                    if not merged:
-                        merged = dict(out)
-                        continue
-                    for k, v in out.items():
-                        old = merged.get(k)
-                        if old is None:
-                            merged[k] = v
-                        elif old is not v:
-                            merged[k] = old | v
-                if n not in envs_in or envs_in[n] != merged:
+                reaching = [out for out in (outs.get(p) for p in node.preds) if out is not None]
+                if len(reaching) == 1 or all(out is reaching[0] for out in reaching):
+                    merged = reaching[0]  # read-only from here on: shared, not copied
+                elif reaching:
+                    merged = fork(reaching[0])
+                    for out in reaching[1:]:
+                        merge_into(merged, out)
+                else:
+                    merged = {}
+                known = envs_in.get(n)
+                if known is None or (known is not merged and known != merged):
                     first = n not in envs_in
                     envs_in[n] = merged
                     if not first:
@@ -185,7 +182,8 @@ class Dataflow:
                                 heapq.heappush(heap, j)
             env = envs_in.get(n, {})
             out = self._transfer(n, env)
-            if n not in outs or outs[n] != out:
+            known = outs.get(n)
+            if known is None or (known is not out and known != out):
                 outs[n] = out
                 for succ, _label in node.succs:
                     j = position.get(succ)
@@ -196,10 +194,9 @@ class Dataflow:
             # Out of budget: every node still gets the values that reach it
             # (one pass in order) rather than none, which would read as uniform.
             for n in order:
-                merged = dict(envs_in.get(n, {}))
+                merged = fork(envs_in.get(n, {}))
                 for p in graph.nodes[n].preds:
-                    for k, v in outs.get(p, {}).items():
-                        merged[k] = merged[k] | v if k in merged else v
+                    merge_into(merged, outs.get(p, {}))
                 envs_in[n] = merged
                 outs[n] = self._transfer(n, merged)
 

@@ -21,6 +21,7 @@ from ..config import matches_any
 from ..presets import group_span, rank_name_dims, size_name_is_uniform
 from .astwalk import iter_children, walk as fast_walk
 from .atoms import EMPTY, field_read, global_read, raised_by, source
+from .environment import fork
 from .function import FunctionInfo
 from .scope import canonical_text
 from .syntax import dotted, short, single_rank_side, target_names, unparse
@@ -98,7 +99,7 @@ class Evaluator:
             return self._eval_call(expr, env)
         if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             self._env_reads += 1
-            inner = dict(env)
+            inner = fork(env)  # the comprehension's own names, over a shared copy of a large environment
             atoms = EMPTY
             for gen in expr.generators:
                 it = self.eval(gen.iter, inner)

@@ -158,6 +158,7 @@ def calls_in_order(expr: ast.AST):
             visit(child, conds)
 
     visit(expr, [])
+    visit = None  # the nested function refers to itself: without this, a reference cycle per call
     return out
 
 

@@ -22,6 +22,7 @@ import ast
 from typing import Optional
 
 from .atoms import EMPTY, qual_ref
+from .environment import fork
 from .evaluator import Evaluator
 from .records import FieldType, FieldWrite
 from .scope import canonical_text
@@ -75,7 +76,7 @@ class Flow:
         """``name`` now holds ``atoms`` (``strong``) or also holds them."""
         out = self.out
         if out is None:
-            out = self.out = dict(self.env)
+            out = self.out = fork(self.env)  # a plain copy, or shared layers for a large environment
         if strong and not self.accumulate:
             out[name] = atoms
         else:

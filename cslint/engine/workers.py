@@ -38,9 +38,12 @@ PARALLEL_THRESHOLD = 64  # fewer files than this are parsed in-process
 BATCH = 8  # files per task sent to a worker, at most
 BATCH_BYTES = 48 << 10  # and at most about this much source
 
-# A worker collects cycles after this much source: often enough to keep it
-# small, rarely enough that the collector's walks stay a few per cent.
-COLLECT_EVERY_BYTES = 8 << 20
+# Extraction leaves its AST and working state in reference cycles, which the
+# run's disabled collector would keep (about 60 MB per MB of source): they are
+# collected after every this much source, in a worker and in the parent
+# parsing in-process alike (a large file: after each extraction, before its
+# re-analysis patch parses it again).
+COLLECT_EVERY_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -142,9 +145,9 @@ class _WorkerProcess:
         for job in jobs:
             out.append(extract(job, self.context))
             self.since_collect += len(job.data)
-            if self.since_collect > COLLECT_EVERY_BYTES:
+            if self.since_collect >= COLLECT_EVERY_BYTES:
                 self.since_collect = 0
-                gc.collect()
+                gc.collect()  # walks only the worker's own objects: what it inherited is frozen
         return out
 
 
@@ -198,6 +201,7 @@ class Workers:
         self.jobs = jobs
         self.context = context
         self.pool = None
+        self._since_collect = 0  # source parsed in-process since the last collection
         if jobs <= 1 or files < PARALLEL_THRESHOLD:
             return
         if _CAN_BLOCK:
@@ -262,6 +266,13 @@ class Workers:
             if bar is not None:
                 bar.expect()
             out.append(extract(job, self.context))
+            self._since_collect += len(job.data)
+            if self._since_collect >= COLLECT_EVERY_BYTES:
+                self._since_collect = 0
+                # The youngest generation: what was made since the last
+                # collection (older objects moved up a generation then, and
+                # the collector is off, so they are not walked again).
+                gc.collect(0)
             if bar is not None:
                 bar.advance()
         return out
