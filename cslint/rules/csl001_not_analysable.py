@@ -17,6 +17,12 @@ error (including syntax newer than the running interpreter), source that is
 not valid UTF-8 and declares no other encoding, binary content (NUL bytes), a
 file that cannot be read, or one larger than `max-file-size`.
 
+Every file named on the command line is parsed. In a directory, every file is
+read, and parsed when it could hold a collective (the prefilter selects the
+files that mention a collective call site or call a function found to issue
+one); a file that cannot reach a collective is not parsed, so its syntax
+errors are not reported.
+
 ## Why is this bad?
 A file that is not analysed is not checked: a divergent collective in it
 would go unnoticed. The finding makes the gap visible instead of silently
