@@ -42,15 +42,15 @@ DEFAULT_TREES = ("/work/trees/vllm",)
 RECORD = """\
 import json, sys
 sys.path[0] = sys.argv[1]
-from cslint.analysis import index
+from cslint.engine import workers
 from cslint.api import check_paths
-from cslint.discovery import DiscoveryOptions
+from cslint.engine.discovery import DiscoveryOptions
 parsed = set()
-parse_one = index.parse_one
-def recording(job):
-    parsed.add(job[0])
-    return parse_one(job)
-index.parse_one = recording
+extract = workers.extract
+def recording(job, context):
+    parsed.add(job.path)
+    return extract(job, context)
+workers.extract = recording
 result = check_paths([sys.argv[2]], cache=False, jobs=1, discovery=DiscoveryOptions(respect_gitignore=False))
 print(json.dumps({"parsed": sorted(parsed), "files": result.files,
                   "csl001": sum(f.code == "CSL001" for f in result.findings)}))
