@@ -4,9 +4,10 @@ Both versions (a directory holding a checkout, or a git revision exported
 with ``git archive``) run ``cslint check --no-cache --format json TREE`` as
 fresh processes with this interpreter, alternately (old, new, old, new, ...),
 so a machine that gets busier or quieter during the measurement slows both
-alike.  The table gives each side's median and the ratio of the medians, and
-the median of the per-pair ratios.  Target for a behaviour-preserving
-restructuring: new/old <= 1.10.
+alike.  The table gives each side's median wall time and CPU time (user +
+system of the run and its workers, which a busy machine disturbs less than
+the wall clock), the ratios of the medians, and the median of the per-pair
+ratios.  Target for a behaviour-preserving restructuring: new/old <= 1.10.
 
     .venv/bin/python bench/commit_speed.py --old 19846d2 --new . --repeat 7 /work/trees/vllm
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -36,18 +38,22 @@ def checkout(version: str):
         yield tmp
 
 
-def one_run(directory: str, tree: str, python: str, jobs) -> float:
+def one_run(directory: str, tree: str, python: str, jobs) -> tuple:
+    """(wall seconds, CPU seconds of the run and its workers)."""
     env = dict(os.environ, PYTHONPATH=directory)
     command = [python, "-m", "cslint", "check", "--no-cache", "--format", "json", tree]
     if jobs is not None:
         command += ["--jobs", str(jobs)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     # in the checkout: ``python -m`` puts the working directory first on sys.path
     done = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=directory)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr.decode()[-2000:]}")
-    return seconds
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return seconds, cpu
 
 
 def main(argv=None) -> int:
@@ -68,15 +74,18 @@ def main(argv=None) -> int:
             order = ((old_dir, old_times), (new_dir, new_times))
             for directory, times in (order if index % 2 == 0 else order[::-1]):
                 times.append(one_run(directory, args.tree, args.python, args.jobs))
-    pair_ratios = [n / o for o, n in zip(old_times, new_times)]
     print(f"tree: {args.tree}  ({args.repeat} alternating pairs, jobs={args.jobs or 'default'})")
-    print(f"{'version':<28} {'median s':>9} {'min s':>7} {'max s':>7}  runs")
-    for label, times in ((f"old {args.old}", old_times), (f"new {args.new}", new_times)):
-        print(f"{label[:28]:<28} {statistics.median(times):>9.2f} {min(times):>7.2f} {max(times):>7.2f}  "
-              + " ".join(f"{t:.2f}" for t in times))
-    ratio = statistics.median(new_times) / statistics.median(old_times)
-    print(f"new/old: ratio of medians {ratio:.3f}; median of pair ratios {statistics.median(pair_ratios):.3f}"
-          f" (target <= 1.10)")
+    print(f"{'version':<28} {'wall med':>9} {'min':>7} {'max':>7} {'cpu med':>8} {'min':>7} {'max':>7}")
+    for label, runs in ((f"old {args.old}", old_times), (f"new {args.new}", new_times)):
+        walls, cpus = [w for w, _ in runs], [c for _, c in runs]
+        print(f"{label[:28]:<28} {statistics.median(walls):>9.2f} {min(walls):>7.2f} {max(walls):>7.2f} "
+              f"{statistics.median(cpus):>8.2f} {min(cpus):>7.2f} {max(cpus):>7.2f}")
+    for index, what in ((0, "wall"), (1, "cpu")):
+        old = [run[index] for run in old_times]
+        new = [run[index] for run in new_times]
+        pairs = statistics.median(n / o for o, n in zip(old, new))
+        print(f"new/old {what}: ratio of medians {statistics.median(new) / statistics.median(old):.3f}; "
+              f"median of pair ratios {pairs:.3f} (target <= 1.10)")
     return 0
 
 
