@@ -10,7 +10,8 @@ import textwrap
 from cslint.engine.gather import wrapper_names
 from cslint.engine.prefilter import WrapperDefinitions, WrapperPrefilter, compile_needles
 from cslint.engine.cache import FactCache
-from cslint.analysis.facts import extract_file_facts, merge_partial
+from cslint.analysis.facts import extract_file_facts
+from cslint.analysis.records import merge_partial
 from cslint.analysis.atoms import source as source_atom
 from cslint.analysis.divergence import MAX_SOURCES, merge as _merge, param_slot
 from cslint.api import check_paths

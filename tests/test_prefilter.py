@@ -75,7 +75,7 @@ def test_import_statements_cover_parenthesised_lists_and_skip_strings():
 
 
 def _definitions(tmp_path, source: str):
-    from cslint.analysis.facts import FileFacts
+    from cslint.analysis.records import FileFacts
 
     path = tmp_path / "helpers.py"
     path.write_text(source)

@@ -36,11 +36,10 @@ from .atoms import class_ref, qual_ref
 from .deep import deep_variant
 from .evaluator import Evaluator
 from .function import FunctionInfo
-from .records import ClassFacts, FileFacts, FuncFacts, merge_partial  # noqa: F401 - re-exported
-from .scope import ModuleContext, canonical_text, module_name_for  # noqa: F401 - re-exported
+from .records import ClassFacts, FileFacts, FuncFacts
+from .scope import ModuleContext, canonical_text, module_name_for
 from .summary import SummaryWalk
 from .syntax import dotted
-from .vocabulary import GENERIC_METHODS as _GENERIC_METHODS  # noqa: F401 - re-exported for the engine
 
 
 def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = frozenset()) -> tuple:
