@@ -35,7 +35,7 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-DEFAULT_PRESETS = ("torch_distributed", "mpi4py")
+DEFAULT_PRESETS = ("torch_distributed", "mpi4py", "vllm", "sglang", "deepspeed", "megatron")
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__",
     "build", "dist", "node_modules", ".mypy_cache", ".ruff_cache", ".cslint_cache",

@@ -15,6 +15,7 @@ import textwrap
 import pytest
 
 from cslint.cli import main
+from cslint.config import DEFAULT_PRESETS
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -180,7 +181,7 @@ def test_show_settings_prints_the_resolved_settings_as_toml(project, capsys):
     head, table = out.split("\n\n", 1)
     assert head.splitlines() == ["Resolved settings for: worker.py", "Settings path: pyproject.toml"]
     settings = tomllib.loads(table)["tool"]["cslint"]
-    assert settings["presets"] == ["torch_distributed", "mpi4py", "tensorrt_llm"]
+    assert settings["presets"] == [*DEFAULT_PRESETS, "tensorrt_llm"]
     assert settings["ignore"] == ["CSL103", "CSL104"]
     assert settings["per-file-ignores"] == {"tests/*": ["CSL1"]}
     assert settings["respect-gitignore"] is False and settings["force-exclude"] is False

@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from cslint.config import ConfigError, Settings, find_config_file, load_settings, matches_any
+from cslint.config import DEFAULT_PRESETS, ConfigError, Settings, find_config_file, load_settings, matches_any
 
 
 def write(path, text):
@@ -24,7 +24,7 @@ def test_nearest_pyproject_with_table_wins_and_tableless_ones_are_skipped(tmp_pa
     assert find_config_file(str(module)) == tmp_path / "pyproject.toml"
     settings = load_settings(str(module))
     assert settings.root == str(tmp_path.resolve())
-    assert settings.presets == ["torch_distributed", "mpi4py", "tensorrt_llm"]
+    assert settings.presets == [*DEFAULT_PRESETS, "tensorrt_llm"]
     assert settings.rank_local == ["self.local_*"]
 
 
@@ -32,7 +32,8 @@ def test_no_configuration_gives_defaults(tmp_path):
     module = write(tmp_path / "m.py", "")
     settings = load_settings(str(module))
     assert settings.config_file is None
-    assert settings.presets == ["torch_distributed", "mpi4py"]
+    assert settings.presets == list(DEFAULT_PRESETS)
+    assert DEFAULT_PRESETS == ("torch_distributed", "mpi4py", "vllm", "sglang", "deepspeed", "megatron")
 
 
 def test_unknown_key_is_a_clear_error(tmp_path):

@@ -205,6 +205,7 @@ ANALYSIS_PHASES = [
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "records", "callfacts"),  # what the syntax says; the per-file records
     ("scope",),  # one module's imports, communicators, call texts
+    ("receivers",),  # what a method call's receiver is, by type terms
     ("function",),  # one function's walk and references
     ("evaluator",),  # expressions
     ("transfer",),  # statements

@@ -1,7 +1,9 @@
 """Which collectives each side of a decision issues: the site sequences of
 every path through both arms of an ``if`` (its complementary sibling, or the
-rest of the block when the taken arm always leaves).  Two arms that issue the
-same sequence keep every rank in step whichever way each rank goes."""
+rest of the block when the taken arm always leaves), and the arms of an
+``if``/``elif`` chain.  Two arms that can issue the same sequences keep every
+rank in step whichever way each rank goes: a sender and a receiver of the
+same broadcasts, each choosing among its paths on values they agree on."""
 
 from __future__ import annotations
 
@@ -13,6 +15,23 @@ from .syntax import negation_text
 
 #: paths enumerated through one arm, at most; more gives "unknown"
 MAX_PATHS = 16
+
+
+class LoopToken(tuple):
+    """A loop in a site sequence: the set of sequences one iteration may
+    issue (a tuple subclass, so sequences stay hashable and comparable)."""
+
+    __slots__ = ()
+
+    def __new__(cls, bodies: frozenset):
+        return tuple.__new__(cls, ("loop", bodies))
+
+    def __getnewargs__(self):  # pickled with the facts (worker processes, cache)
+        return (self[1],)
+
+    @property
+    def bodies(self) -> frozenset:
+        return self[1]
 
 
 class Alternatives:
@@ -66,7 +85,19 @@ class Alternatives:
         if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
             inner = self._ordered_sites(s)
             head = self._ordered_sites(s.iter if not isinstance(s, ast.While) else s.test)
-            return None if len(inner) > len(head) else [(head, False)]
+            if len(inner) <= len(head):
+                return [(head, False)]
+            # A loop whose body issues calls becomes one element of the
+            # sequence: the set of site sequences one iteration may issue
+            # (a ``break``/``continue`` ends the iteration).  Two arms that
+            # loop alike issue the same collectives per iteration; whether
+            # they iterate alike is the loop's own question, asked where the
+            # loop is a guard (a count received from the other arm is agreed).
+            body = self._paths(s.body)
+            if body is None:
+                return None
+            token = LoopToken(frozenset(seq for seq, _ in body))
+            return [(head + (token,), False)]
         if isinstance(s, (ast.With, ast.AsyncWith)):
             prefix = tuple(i for item in s.items for i in self._ordered_sites(item.context_expr))
             body = self._paths(s.body)
@@ -122,6 +153,62 @@ class Alternatives:
         if other is None:
             return None
         return tuple(seq for seq, _ in body + other)
+
+    def role_arms(self, stmt: ast.If):
+        """The arms of the ``if``/``elif`` chain ``stmt`` belongs to, each as
+        the site sequences its paths may issue, and whether the chain ends
+        without an ``else`` (ranks that match no test take no arm); None when
+        ``stmt`` is not part of a chain of at least two tests, or a path is
+        unknown.  Computed once per chain."""
+        head = stmt
+        while True:
+            parent = self.info.parents.get(id(head))
+            if isinstance(parent, ast.If) and len(parent.orelse) == 1 and parent.orelse[0] is head:
+                head = parent
+            else:
+                break
+        key = ("arms", id(head))
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is head:
+            return cached[1]
+        arms = []
+        node = head
+        open_else = False
+        result = None
+        if not head.orelse:
+            # ``if role: <arm that always leaves>`` followed by the other
+            # role's code: the rest of the block is the other arm
+            body = self._paths(head.body)
+            if body and all(term for _, term in body):
+                block = self.info.blocks.get(id(head)) or []
+                position = next((i for i, b in enumerate(block) if b is head), None)
+                rest = self._paths(block[position + 1:]) if position is not None else None
+                if rest is not None:
+                    result = ((tuple(seq for seq, _ in body), tuple(seq for seq, _ in rest)), False)
+            self._cache[key] = (head, result)
+            return result
+        while True:
+            paths = self._paths(node.body)
+            if paths is None:
+                arms = None
+                break
+            arms.append(tuple(seq for seq, _ in paths))
+            if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+                node = node.orelse[0]
+                continue
+            if node.orelse:
+                paths = self._paths(node.orelse)
+                if paths is None:
+                    arms = None
+                    break
+                arms.append(tuple(seq for seq, _ in paths))
+            else:
+                open_else = True
+            break
+        if arms is not None and len(arms) >= 2:
+            result = (tuple(arms), open_else)
+        self._cache[key] = (head, result)
+        return result
 
     def complement_partner(self, stmt: ast.If):
         """A sibling ``if`` (no else) in the same block whose test is the

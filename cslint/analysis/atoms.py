@@ -28,7 +28,8 @@ atom                          tag   meaning
 
 References to functions (``ref`` of a call or site) are typed the same way:
 :class:`FuncRef`, :class:`ClassRef`, :class:`QualRef`, :class:`MethodRef`,
-:class:`SuperRef`, :class:`FieldMethodRef` and :class:`NameRef`.
+:class:`SuperRef`, :class:`FieldMethodRef`, :class:`TypedMethodRef` and
+:class:`NameRef`.
 
 The constructors (``source(...)``, ``param(...)``, ...) build the tuples
 without the keyword handling of a NamedTuple's own ``__new__``: atoms are made
@@ -178,8 +179,19 @@ class FieldMethodRef(NamedTuple):
     name: str
 
 
+class TypedMethodRef(NamedTuple):
+    """``x.name()`` where the function shows what ``x`` is: ``terms`` are its
+    type terms (:mod:`cslint.analysis.receivers`), resolved to classes by the
+    whole-tree pass."""
+
+    tag: str  # "typed"
+    name: str
+    terms: tuple
+
+
 class NameRef(NamedTuple):
-    """``anything.name()``: the one method of that name in the tree, if unique."""
+    """``anything.name()`` on a receiver nothing is known about: the one
+    method of that name in the tree, if unique."""
 
     tag: str  # "name"
     name: str
@@ -209,12 +221,16 @@ def field_method_ref(class_key: str, attr: str, name: str) -> FieldMethodRef:
     return _new(FieldMethodRef, ("fieldmethod", class_key, attr, name))
 
 
+def typed_method_ref(name: str, terms: tuple) -> TypedMethodRef:
+    return _new(TypedMethodRef, ("typed", name, terms))
+
+
 def name_ref(name: str) -> NameRef:
     return _new(NameRef, ("name", name))
 
 
 #: Reference kinds whose call passes the receiver as the first parameter.
-THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "name"})
+THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name"})
 
 
 # -- nesting of call and collective results ------------------------------------

@@ -10,13 +10,12 @@ import heapq
 from functools import partial
 
 from . import cfg as cfgmod
-from .atoms import EMPTY, source
+from .atoms import EMPTY
 from .environment import fork, merge_into
 from .evaluator import Evaluator
 from .function import FunctionInfo
 from .syntax import single_rank_side
 from .transfer import Flow, Transfer
-from .vocabulary import ALL_MODES_ALL_DIMS
 
 
 class Dataflow:
@@ -218,10 +217,9 @@ class Dataflow:
         if kind == cfgmod.LOOP and isinstance(s, (ast.For, ast.AsyncFor)):
             transfer.loop_target(s, flow)
         elif kind == cfgmod.EXCEPT and s.name:
-            # a caught exception is whatever went wrong on this rank
-            caught = source("exception from local work", "caught exception", self.info.ctx.path, s.lineno,
-                            ALL_MODES_ALL_DIMS)
-            transfer.exception_name(s, frozenset({caught}), flow)
+            # a caught exception is whatever went wrong on this rank (unless
+            # the handler catches only what fails alike everywhere)
+            transfer.exception_name(s, self.evaluator.caught_atoms(s), flow)
         elif kind == cfgmod.STMT:
             transfer.simple_statement(s, flow)
         transfer.inplace_collectives(info.calls, flow)

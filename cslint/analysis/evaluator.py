@@ -18,14 +18,16 @@ from fnmatch import fnmatchcase as _fnmatch
 from typing import Optional
 
 from ..config import matches_any
-from ..presets import group_span, rank_name_dims, size_name_is_uniform
+from ..presets import group_from_text, group_span, rank_name_dims, size_name_is_uniform
 from .astwalk import iter_children, walk as fast_walk
 from .atoms import EMPTY, field_read, global_read, raised_by, source
 from .environment import fork
 from .function import FunctionInfo
 from .scope import canonical_text
 from .syntax import dotted, short, single_rank_side, target_names, unparse
-from .vocabulary import ALL_MODES_ALL_DIMS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS
+from .vocabulary import (
+    ALL_MODES_ALL_DIMS, LOCAL_IO_CALLS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS, UNIFORM_EXCEPTIONS,
+)
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
@@ -124,6 +126,8 @@ class Evaluator:
             if side is False:
                 return test | self.eval(expr.body, env)
             return test | self.eval(expr.body, env) | self.eval(expr.orelse, env)
+        if t is ast.Compare and self._tests_group_membership(expr):
+            return EMPTY
         if t is ast.NamedExpr:
             return self.eval(expr.value, env)
         if t is ast.Subscript:
@@ -179,6 +183,7 @@ class Evaluator:
                 return frozenset({source("rank-local (configured)", norm, ctx.path, expr.lineno, ALL_MODES_ALL_DIMS)})
             dims = rank_name_dims(expr.attr)
             if dims is not None and "()" not in text.rsplit(".", 1)[-1]:
+                dims = knowledge.relative_rank_dims(text.rsplit(".", 1)[0], expr.attr) or dims
                 return frozenset({source("rank id", norm, ctx.path, expr.lineno, (("*", dims),))})
             if size_name_is_uniform(expr.attr):
                 return EMPTY
@@ -232,6 +237,8 @@ class Evaluator:
                 return arg_atoms  # a generator seeded alike on every rank draws alike
             if named_source is not None:
                 kind, dims = named_source
+                if kind == "rank id":
+                    dims = self._rank_in_group(call, raw) or dims
                 return frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)})
             env_source = self._env_rank(call, canon)
             if env_source is not None:
@@ -239,13 +246,45 @@ class Evaluator:
             if by_name is not None:
                 if by_name == "uniform":
                     return EMPTY
-                return frozenset({source("rank id", raw + "()", ctx.path, call.lineno, by_name)})
+                return frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
+                                         self._rank_in_group(call, raw) or by_name)})
         receiver = self.eval(call.func.value, env) if isinstance(call.func, ast.Attribute) else EMPTY
         fallback = receiver | arg_atoms
         ref = self.info.resolve_ref(call.func)
         if ref is not None:
             return self.atoms.call(ref, args, kwargs, fallback, ctx.path, call.lineno, raw or "call")
         return fallback
+
+    def _tests_group_membership(self, test: ast.Compare) -> bool:
+        """``rank in ranks`` where this module builds a group from ``ranks``
+        (``new_group(ranks)``): whether this rank belongs to the group is the
+        same on every member of that group, and a rank outside it takes no
+        part in what the group does.  So picking the group (and whatever is
+        built from it) under the test is uniform where it matters: inside the
+        group."""
+        if len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
+            return False
+        members = self.ctx.group_members
+        if not members:
+            return False
+        right = unparse(test.comparators[0])
+        return right in self.ctx.group_member_texts
+
+    def _rank_in_group(self, call: ast.Call, raw: str) -> Optional[tuple]:
+        """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,
+        ``pp_group.rank()``: it differs only along the dimensions of that
+        group (``None`` when no group with known dimensions is named)."""
+        group_text = next((unparse(kw.value) for kw in call.keywords if kw.arg in ("group", "process_group")), None)
+        if group_text is None and "." in raw and raw.rsplit(".", 1)[-1] in ("rank", "Get_rank", "get_rank"):
+            receiver = raw.rsplit(".", 1)[0]
+            if receiver not in ("dist", "torch.distributed", "c10d"):
+                group_text = receiver
+        if not group_text:
+            return None
+        group = group_from_text(group_text)
+        if group is None or group == "world":
+            return None
+        return (("*", group_span(group)),)
 
     def _env_rank(self, call: ast.Call, canon: Optional[str]):
         if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:
@@ -254,6 +293,38 @@ class Evaluator:
                 return frozenset({source("rank id", f"environment variable {first.value}", self.ctx.path,
                                          call.lineno, ALL_MODES_ALL_DIMS)})
         return None
+
+    def handled_exceptions_are_uniform(self, stmt) -> bool:
+        """Whether every handler that can swallow an exception of ``stmt``
+        (those of the innermost ``try`` around it) catches only exceptions
+        raised alike on every rank given the same inputs: a missing module
+        (``ImportError``), a configuration error (``ValueError``,
+        ``TypeError``, ``NotImplementedError``, an ``assert``), the end of an
+        iterator (``StopIteration``).  What fails on one rank only (its disk,
+        its memory, its network peers: ``OSError``, ``MemoryError``,
+        ``RuntimeError``) or anything (``Exception``, a bare ``except``) is
+        not."""
+        try_stmt = self.info.enclosing_try(stmt)
+        if try_stmt is None or not any(self.info.inside(stmt, part) for part in try_stmt.body):
+            return False
+        handlers = [h for h in try_stmt.handlers if not _always_reraises(h.body)]
+        if not handlers:
+            return False
+        for handler in handlers:
+            names = exception_names(handler.type)
+            if not names or not all(name in UNIFORM_EXCEPTIONS for name in names):
+                return False
+        return True
+
+    def caught_atoms(self, handler: ast.ExceptHandler) -> frozenset:
+        """What the exception bound by ``except ... as e`` depends on: any
+        local failure for handlers that catch those; nothing rank-specific
+        for exceptions raised alike everywhere."""
+        names = exception_names(handler.type)
+        if names and all(name in UNIFORM_EXCEPTIONS for name in names):
+            return EMPTY
+        return frozenset({source("exception from local work", "caught exception", self.ctx.path, handler.lineno,
+                                 ALL_MODES_ALL_DIMS)})
 
     def raised_atoms(self, node, env=None) -> frozenset:
         """What an exception raised by this statement depends on: an unknown
@@ -271,16 +342,24 @@ class Evaluator:
         line = getattr(stmt, "lineno", 0)
         local = frozenset({source("exception from local work", text, ctx.path, line, ALL_MODES_ALL_DIMS)})
         node_info = info.node_info(node)
+        same_everywhere = self.handled_exceptions_are_uniform(stmt)
         atoms = set()
         for call in node_info.calls:
             if call.match is not None:
                 continue
             raw = call.raw
-            if raw in PURE_BUILTINS and raw not in info.local_names and raw not in ctx.module_functions:
+            if same_everywhere or (raw in PURE_BUILTINS and raw not in info.local_names
+                                   and raw not in ctx.module_functions):
+                # what raises depends on the operands (and on what a local
+                # read brings in): the same operands fail alike everywhere
+                if same_everywhere and raw and raw.rsplit(".", 1)[-1] in LOCAL_IO_CALLS:
+                    return local
                 for arg in call.call.args:
                     atoms |= self.eval(arg.value if isinstance(arg, ast.Starred) else arg, env)
                 for kw in call.call.keywords:
                     atoms |= self.eval(kw.value, env)
+                if same_everywhere and isinstance(call.call.func, ast.Attribute):
+                    atoms |= self.eval(call.call.func.value, env)
                 continue
             ref = info.resolve_ref(call.call.func)
             if ref is None or ref.tag == "class":
@@ -288,10 +367,28 @@ class Evaluator:
             atoms.add(raised_by(ref, ctx.path, line, text))
         for expr in node_info.exprs:
             for sub in fast_walk(expr):
-                if isinstance(sub, ast.Await):
+                if isinstance(sub, ast.Await) and not same_everywhere:
                     return local
                 if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
                     atoms |= self.eval(sub.value, env) | self.eval(sub.slice, env)
         # operands that may differ make the exception (and the path) differ
         return frozenset(atoms)
 
+
+def exception_names(node) -> tuple:
+    """The class names an ``except`` clause names (last dotted part); empty
+    for a bare ``except`` or a form that is not a plain name or tuple."""
+    if node is None:
+        return ()
+    parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    names = []
+    for part in parts:
+        text = dotted(part)
+        if not text or "()" in text:
+            return ()
+        names.append(text.rsplit(".", 1)[-1])
+    return tuple(names)
+
+
+def _always_reraises(body: list) -> bool:
+    return bool(body) and isinstance(body[-1], ast.Raise)

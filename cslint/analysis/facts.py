@@ -36,6 +36,7 @@ from .atoms import class_ref, qual_ref
 from .deep import deep_variant
 from .evaluator import Evaluator
 from .function import FunctionInfo
+from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts
 from .scope import ModuleContext, canonical_text, module_name_for
 from .summary import SummaryWalk
@@ -60,8 +61,17 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
             variants[None], exit_env = deep_variant(evaluator, None)
     facts = FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                       info.params, info.self_offset, variants, deep, info.raises, called_names,
-                      tuple(info.signal_handlers))
+                      tuple(info.signal_handlers), _returns_terms(info))
     return facts, exit_env
+
+
+def _returns_terms(info: FunctionInfo) -> tuple:
+    """Type terms of what a function returns: its annotation, else its
+    ``return`` values (receivers.py)."""
+    annotation = getattr(info.func, "returns", None)
+    if annotation is not None:
+        return annotation_terms(annotation, info.ctx)
+    return returned_terms(info) if info.returned_values else ()
 
 
 def _final_globals(exit_env: dict) -> dict:
@@ -106,10 +116,20 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
                 else:
                     bases.append(qual_ref(canonical_text(text, ctx.imports)))
             methods = {}
+            field_terms = []
             for inner in stmt.body:
                 if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     methods[inner.name] = f"{ctx.module}:{qual}.{inner.name}"
-            out_classes.append(ClassFacts(key, stmt.name, ctx.module, tuple(bases), methods))
+                elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
+                    terms = annotation_terms(inner.annotation, ctx)
+                    if terms:
+                        field_terms.append((inner.target.id, terms))
+                elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
+                        and isinstance(inner.targets[0], ast.Name):
+                    terms = class_attribute_terms(inner.value, ctx)
+                    if terms:
+                        field_terms.append((inner.targets[0].id, terms))
+            out_classes.append(ClassFacts(key, stmt.name, ctx.module, tuple(bases), methods, tuple(field_terms)))
             _walk_defs(ctx, stmt.body, f"{qual}.", key, out_funcs, out_classes, False)
 
 

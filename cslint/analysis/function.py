@@ -18,7 +18,9 @@ from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .atoms import (
     class_ref, field_method_ref, func_ref, method_ref, name_ref, param, qual_ref, source, super_ref,
+    typed_method_ref,
 )
+from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .syntax import calls_in_order, dotted
 from .vocabulary import GENERIC_METHODS, LOCAL_IO_CALLS
@@ -95,10 +97,12 @@ class FunctionInfo:
         self._parents = None
         self._blocks: dict = {}
         self._local = None
+        self._receivers = None
         # noted by scan_calls
         self.raises = False
         self.has_loop = False
         self.signal_handlers: list = []
+        self.returned_values: list = []  # the values of its ``return`` statements
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
         self.lambdas_by_statement: dict = {}  # id(statement) -> [lambda]
         self.walrus_by_statement: dict = {}  # id(statement) -> [``name := value``]
@@ -238,6 +242,7 @@ class FunctionInfo:
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
         dict_keys: dict = {}
+        returned: list = []
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
         # The calls with arguments that each statement makes itself, for the
@@ -293,6 +298,9 @@ class FunctionInfo:
                 continue
             elif t is ast.Raise or t is ast.Assert:
                 self.raises = True
+            elif t is ast.Return:
+                if node.value is not None:
+                    returned.append(node.value)
             elif t is ast.For or t is ast.While or t is ast.AsyncFor:
                 self.has_loop = True
             elif t is ast.NamedExpr:
@@ -310,6 +318,7 @@ class FunctionInfo:
                 continue
             children_into(node, stack)
         self._local = local
+        self.returned_values = returned
         self.calls_by_statement = calls_by_statement
         self.lambdas_by_statement = lambdas_by_statement
         self.walrus_by_statement = walrus_by_statement
@@ -395,10 +404,23 @@ class FunctionInfo:
                     return qual_ref(canonical_text(text, ctx.imports) + "." + func.attr)
                 if head in ctx.module_classes and "." not in text:
                     return qual_ref(f"{ctx.module}.{text}.{func.attr}")
-            if func.attr.startswith("__") or func.attr in GENERIC_METHODS:
-                return None
-            return name_ref(func.attr)
+            return self._receiver_ref(value, func.attr)
         return None
+
+    def _receiver_ref(self, receiver: ast.AST, name: str) -> Optional[tuple]:
+        """``receiver.name()`` on a receiver that is neither ``self`` nor an
+        import: typed by what the function shows of the receiver, else by
+        the name alone (which the whole-tree pass follows only when one
+        method in the tree has it).  A standard-library receiver is never a
+        project class."""
+        if name.startswith("__"):
+            return None
+        if self._receivers is None:
+            self._receivers = ReceiverTypes(self)
+        terms = self._receivers.terms(receiver)
+        if terms:
+            return None if is_library(terms) else typed_method_ref(name, terms)
+        return None if name in GENERIC_METHODS else name_ref(name)
 
 
 def own_exprs(node: cfgmod.Node) -> list:

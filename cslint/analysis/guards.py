@@ -23,7 +23,10 @@ from .alternatives import Alternatives
 from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .records import Cond
-from .syntax import calls_in_order, first_exit, first_exit_in, presence_test, reads_value, short, tests_membership, unparse
+from .syntax import (
+    calls_in_order, first_exit, first_exit_in, presence_test, reads_value, short, tests_membership, tests_own_group,
+    unparse,
+)
 
 
 #: the statement an inline condition belongs to (else a comprehension's)
@@ -54,6 +57,11 @@ class Guards:
             members = ctx.group_members.get(site.collective.group[len("group:"):])
             if members is not None:
                 conds = tuple(c for c in conds if not tests_membership(c.text, members))
+        if site.collective and site.fix is not None:
+            own = {text for text in (site.fix.group_expr, site.fix.receiver)
+                   if text and text not in ("dist", "torch.distributed", "c10d")}
+            if own:
+                conds = tuple(c for c in conds if not tests_own_group(c.text, own))
         return conds
 
     # -- inline: ternaries, short-circuits, comprehensions ------------------------------
@@ -123,7 +131,8 @@ class Guards:
                         body_sites=body_sites, else_sites=else_sites, two_sided=True,
                         alternatives=alternatives.branch_alternatives(dstmt), statement="if",
                         presence=self._presence(dstmt.test, dstmt.body, dstmt.orelse),
-                        operator=operator, operands=self._with_presence(operands, dstmt.body, dstmt.orelse))
+                        operator=operator, operands=self._with_presence(operands, dstmt.body, dstmt.orelse),
+                        role_arms=alternatives.role_arms(dstmt))
         exit_stmt = first_exit(dstmt)
         leaves_loop = self._leaves_loop(exit_stmt, dstmt)
         skipped = self._skipped_by_exit(dstmt, exit_stmt)
@@ -135,7 +144,8 @@ class Guards:
                     statement="if", leaves_loop=leaves_loop,
                     leaves_unbounded_loop=leaves_loop and self._leaves_unbounded_loop(exit_stmt, dstmt),
                     presence=self._presence(dstmt.test, (), skipped),
-                    operator=operator, operands=self._with_presence(operands, (), skipped))
+                    operator=operator, operands=self._with_presence(operands, (), skipped),
+                    role_arms=alternatives.role_arms(dstmt))
 
     # -- what a consensus on the test would change (facts for the fix rules) -----------
     def _operands(self, test, env) -> tuple:

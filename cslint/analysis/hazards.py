@@ -96,8 +96,9 @@ def find_hazards(info: UniformityInfo) -> list:
 
 def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -> Optional[Hazard]:
     for cond in site.conds:
-        if not cond.atoms or info.same_collectives_either_way(cond, variant, mode):
-            continue  # every rank issues the same collectives either way
+        if not cond.atoms or info.same_collectives_either_way(cond, variant, mode) \
+                or info.matching_roles(cond, variant, reached, mode):
+            continue  # every rank issues the same collectives, whichever way it goes
         ignore = SAME_LENGTH_KINDS if cond.kind == "loop" else frozenset()  # the elements differ, not their number
         for name, group, api, chain, direct, facts in reached:
             why = info.divergence(cond, fn, group, mode, ignore_kinds=ignore)

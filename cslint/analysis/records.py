@@ -49,6 +49,10 @@ class Cond:
     #: ones (``presence`` as above, for the operand alone)
     operator: str = ""
     operands: tuple = ()
+    #: the ``if``/``elif`` chain the decision belongs to: ``(arms, open_else)``,
+    #: each arm the site sequences its paths may issue, ``open_else`` when
+    #: no ``else`` ends the chain; None for anything else
+    role_arms: Optional[tuple] = None
 
 
 class Collective(NamedTuple):
@@ -136,6 +140,8 @@ class FuncFacts:
     # refs of functions this one installs as signal handlers (``signal.signal(sig, self.on_term)``):
     # a signal arrives at one rank, so whatever the handler sets is rank-local
     signal_handlers: tuple = ()
+    #: type terms of the return annotation (:mod:`cslint.analysis.receivers`)
+    returns_terms: tuple = ()
 
 
 @dataclass
@@ -145,6 +151,8 @@ class ClassFacts:
     module: str
     bases: tuple  # refs
     methods: dict  # name -> function key
+    #: ((attr, type terms), ...) of the annotations in the class body
+    field_terms: tuple = ()
 
 
 @dataclass

@@ -2,15 +2,18 @@
 (:mod:`cslint.analysis.atoms`) calls, the class hierarchy (bases, overrides,
 families of classes sharing fields) and what each field of ``self`` holds.
 
-Resolution is by name and structure only; an attribute call on an unknown
-receiver resolves when exactly one method of the tree has that name.
+A method call resolves by its receiver's type where the function shows it
+(:class:`ReceiverClasses`); on a receiver nothing is known about, when
+exactly one method of the tree has that name.
 """
 
 from __future__ import annotations
 
 from typing import Optional
 
-from .atoms import name_ref
+from .atoms import EMPTY
+from .receivers import CONTAINER_ACCESSORS
+from .vocabulary import GENERIC_METHODS
 
 
 class Resolver:
@@ -48,13 +51,7 @@ class Resolver:
         self._family = {}
         for key in self.classes:
             self._family[key] = self._find_family(key)
-        self.field_types: dict = {}
-        for fn in self.funcs.values():
-            for variant in fn.variants.values():
-                for class_key, attr, ref in variant.field_types:
-                    cls = self.class_of_ref(ref)
-                    if cls is not None:
-                        self.field_types.setdefault((self.family(class_key), attr), set()).add(cls.key)
+        self.receivers = ReceiverClasses(self)
         self._resolve_cache: dict = {}
 
     # -- classes -----------------------------------------------------------------
@@ -156,6 +153,9 @@ class Resolver:
             pass
         except TypeError:  # unhashable (should not happen)
             return []
+        # A receiver's type can depend on what this very call returns
+        # (``self.x = self.x.clone()``): the inner question sees nothing.
+        self._resolve_cache[ref] = []
         out: list = []
         tag = ref.tag
         if tag == "func":
@@ -176,18 +176,228 @@ class Resolver:
                 if out:
                     break
         elif tag == "fieldmethod":
-            types = self.field_types.get((self.family(ref.class_key), ref.attr), ())
-            for cls_key in sorted(types):
-                for fn in self.lookup_method(cls_key, ref.name):
-                    if fn not in out:
-                        out.append(fn)
-            if not types:
-                out = self.resolve(name_ref(ref.name))
+            receivers = self.receivers
+            out = receivers.methods_on(receivers.field_receiver_types(self.family(ref.class_key), ref.attr), ref.name)
+        elif tag == "typed":
+            out = self.receivers.methods_on(self.receivers.receiver_types(ref.terms), ref.name)
         elif tag == "class":
             out = self.lookup_method(ref.key, "__init__", include_overrides=False)
         elif tag == "name":
-            candidates = self.methods_by_name.get(ref.name, [])
-            if len(candidates) == 1 and candidates[0] in self.funcs:
-                out = [self.funcs[candidates[0]]]
+            out = self.receivers.method_by_name(ref.name)
         self._resolve_cache[ref] = out
         return out
+
+
+class ReceiverClasses:
+    """Which classes a receiver may be an instance of, from its type terms
+    (:mod:`cslint.analysis.receivers`): what a call ``x.name()`` reaches when
+    the function shows what ``x`` is, and when a method is found by its name
+    alone.  A library object is never a project class; a name-only match
+    needs the name to be the tree's only method of that name."""
+
+    def __init__(self, resolver: "Resolver"):
+        self.resolver = resolver
+        # What each field holds, as type terms: the calls assigned to it and
+        # the annotations and assignments of the class body.
+        self.field_terms: dict = {}
+        for fn in resolver.funcs.values():
+            for variant in fn.variants.values():
+                for class_key, attr, ref in variant.field_types:
+                    term = _term_of_assigned_call(ref)
+                    if term is not None:
+                        _add_term(self.field_terms, (resolver.family(class_key), attr), term)
+        for cls in resolver.classes.values():
+            for attr, terms in cls.field_terms:
+                for term in terms:
+                    _add_term(self.field_terms, (resolver.family(cls.key), attr), term)
+        self.project_packages = frozenset(module.split(".", 1)[0] for module in resolver.modules)
+        # subclasses of a base class the analysis holds no facts for, by the
+        # base's dotted name: an object typed as that base may be one of them
+        self.subclasses_of_unknown: dict = {}
+        for cls in resolver.classes.values():
+            for ref in cls.bases:
+                if ref.tag == "qual" and resolver.class_of_ref(ref) is None:
+                    self.subclasses_of_unknown.setdefault(ref.dotted, []).append(cls.key)
+        self._receiver_memo: dict = {}
+
+    def methods_on(self, types: tuple, name: str) -> list:
+        """The methods ``name`` of a receiver of ``types`` (see
+        :meth:`receiver_types`): those of its classes; none when the
+        receiver is known to be something else (a library object, a class
+        the tree holds no facts for); by the name alone when nothing is known."""
+        classes, known = types
+        if classes:
+            out: list = []
+            for cls_key in sorted(classes):
+                for fn in self.resolver.lookup_method(cls_key, name):
+                    if fn not in out:
+                        out.append(fn)
+            return out
+        if known:
+            return []
+        return self.method_by_name(name)
+
+    def method_by_name(self, name: str) -> list:
+        """A method found by its name alone: only when the tree's analysed
+        code defines exactly one method of that name, and never for names
+        every other class has (``get``, ``run``, ``close``...)."""
+        if name.startswith("__") or name in GENERIC_METHODS:
+            return []
+        candidates = self.resolver.methods_by_name.get(name, [])
+        if len(candidates) == 1 and candidates[0] in self.resolver.funcs:
+            return [self.resolver.funcs[candidates[0]]]
+        return []
+
+    def field_receiver_types(self, family: Optional[str], attr: str) -> tuple:
+        """:meth:`receiver_types` of what the field ``attr`` of a class family holds."""
+        terms = self.field_terms.get((family, attr))
+        return self.receiver_types(tuple(terms)) if terms else (EMPTY, False)
+
+    def receiver_types(self, terms: tuple) -> tuple:
+        """``(class keys, known)`` for a receiver of type ``terms``: the
+        project classes it may be an instance of, and whether anything is
+        known about it at all (a library object, a class of code the
+        analysis holds no facts for: neither can reach a project's
+        collective).  Terms that say nothing add nothing; the known ones
+        decide."""
+        memo = self._receiver_memo
+        found = memo.get(terms)
+        if found is not None:
+            return found
+        memo[terms] = (EMPTY, False)  # recursion guard
+        classes: set = set()
+        known = False
+        for term in terms:
+            term_classes, term_known = self._term_types(term)
+            classes |= term_classes
+            known = known or term_known
+        result = (frozenset(classes), known or bool(classes))
+        memo[terms] = result
+        return result
+
+    def _term_types(self, term: tuple) -> tuple:
+        kind = term[0]
+        if kind == "library":
+            return EMPTY, True
+        if kind == "class":
+            return (frozenset({term[1]}) if term[1] in self.resolver.classes else EMPTY), True
+        if kind == "named":
+            dotted = self._as_analysed(term[1])
+            cls = self.resolver._lookup_qual(self.resolver.classes_by_qual, dotted)
+            if cls is not None:
+                return frozenset({cls.key}), True
+            fn = self.resolver._lookup_qual(self.resolver.funcs_by_qual, dotted)
+            if fn is not None:
+                return self.receiver_types(fn.returns_terms)
+            cls = self._class_under_package(dotted)
+            if cls is not None:
+                return frozenset({cls.key}), True
+            subclasses = self.subclasses_of_unknown.get(term[1]) or self.subclasses_of_unknown.get(dotted)
+            if subclasses:
+                if dotted.split(".", 1)[0] in self.project_packages:
+                    return frozenset(subclasses), True
+                # a library base class (``nn.Module``) that the tree's own
+                # classes extend says nothing about which of them it is
+                return EMPTY, False
+            return EMPTY, self._outside_analysed_code(dotted)
+        if kind == "returns":
+            classes: set = set()
+            known = False
+            for fn in self.resolver.resolve(term[1]):
+                fn_classes, fn_known = self.receiver_types(fn.returns_terms)
+                classes |= fn_classes
+                known = known or fn_known
+            return frozenset(classes), known
+        if kind == "method" or kind == "attr":
+            receiver, name = term[1], term[2]
+            classes, known = self.receiver_types(receiver)
+            if classes:
+                found: set = set()
+                found_known = False
+                for cls_key in sorted(classes):
+                    if kind == "attr":
+                        sub = self.field_receiver_types(self.resolver.family(cls_key), name)
+                        found |= sub[0]
+                        found_known = found_known or sub[1]
+                        continue
+                    for fn in self.resolver.lookup_method(cls_key, name, include_overrides=False):
+                        sub = self.receiver_types(fn.returns_terms)
+                        found |= sub[0]
+                        found_known = found_known or sub[1]
+                return frozenset(found), found_known
+            if known:
+                # what a library object hands out is a library object, except
+                # what was put into a container and comes back out
+                return EMPTY, kind == "attr" or name not in CONTAINER_ACCESSORS
+            return EMPTY, False
+        if kind == "field":
+            return self.field_receiver_types(self.resolver.family(term[1]), term[2])
+        return EMPTY, False
+
+    def _as_analysed(self, dotted: str) -> str:
+        """A dotted name as the analysed modules spell it: a tree checked
+        without its outermost ``__init__.py`` (a package's subfolders only)
+        names its modules from the first folder that is a package
+        (``distributed.optim`` for ``torch.distributed.optim``)."""
+        parts = dotted.split(".")
+        if parts[0] in self.project_packages:
+            return dotted
+        for start in range(1, len(parts) - 1):
+            if parts[start] in self.project_packages:
+                return ".".join(parts[start:])
+        return dotted
+
+    def _class_under_package(self, dotted: str):
+        """``pkg.Name`` where ``pkg/__init__.py`` re-exports ``Name`` but was
+        not analysed (it holds no collective): the one analysed class of
+        that name in a module under ``pkg``; None when there is none or
+        several (same-named classes of different modules are never merged)."""
+        package, _, name = dotted.rpartition(".")
+        if not package:
+            return None
+        by_name = self.__dict__.get("_classes_by_name")
+        if by_name is None:
+            by_name = {}
+            for cls in self.resolver.classes.values():
+                by_name.setdefault(cls.name, []).append(cls)
+            self._classes_by_name = by_name
+        found = [cls for cls in by_name.get(name, ()) if cls.module.startswith(package + ".")]
+        return found[0] if len(found) == 1 else None
+
+    def _outside_analysed_code(self, dotted: str) -> bool:
+        """Whether a dotted name that names no analysed class or function is
+        known to reach no collective: it lies outside the tree (a
+        third-party library), or it names a class (``CamelCase``, by Python's
+        naming convention) of a module of the tree that the prefilter found
+        to hold no collective and no call to a wrapper."""
+        parts = dotted.split(".")
+        if parts[0] not in self.project_packages:
+            return True
+        for split in range(len(parts) - 1, 0, -1):
+            if ".".join(parts[:split]) in self.resolver.modules:
+                return False  # an analysed module's variable, or a re-export we could not follow
+        return parts[-1][:1].isupper()
+
+    # -- values --------------------------------------------------------------------
+
+
+def _term_of_assigned_call(ref: tuple) -> Optional[tuple]:
+    """The type term of a field assigned the result of calling ``ref``."""
+    tag = ref.tag
+    if tag == "class":
+        return ("class", ref.key)
+    if tag == "qual":
+        return ("named", ref.dotted)
+    if tag == "typed":
+        return ("method", ref.terms, ref.name)
+    if tag == "fieldmethod":
+        return ("method", (("field", ref.class_key, ref.attr),), ref.name)
+    if tag in ("func", "method", "super"):
+        return ("returns", ref)
+    return None
+
+
+def _add_term(table: dict, key: tuple, term: tuple) -> None:
+    terms = table.setdefault(key, [])
+    if term not in terms:
+        terms.append(term)

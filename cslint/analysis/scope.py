@@ -15,19 +15,30 @@ from ..presets import Knowledge, group_from_text, rank_name_dims, size_name_is_u
 from .atoms import AtomBuilder
 from .records import CollectiveMatch
 from .syntax import assigned_names, dotted, iter_statements, unparse
-from .vocabulary import ALL_MODES_ALL_DIMS, COMM_FACTORIES, looks_like_communicator
+from .vocabulary import ALL_MODES_ALL_DIMS, COMM_FACTORIES, GROUP_FROM_RANKS, looks_like_communicator
 
 
 def module_name_for(path: str) -> str:
-    """Dotted module name from the package structure around ``path``."""
+    """Dotted module name from the package structure around ``path``: the
+    directories up to the outermost one holding ``__init__.py``, directories
+    without one in between included (namespace portions inside a regular
+    package, see :class:`cslint.analysis.index.ModuleNames`)."""
     path = os.path.abspath(path)
     directory, filename = os.path.split(path)
     stem = filename[:-3] if filename.endswith(".py") else filename
     parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(directory, "__init__.py")):
+    between: list = []  # directories without __init__.py above the last package
+    while True:
         directory, package = os.path.split(directory)
-        parts.append(package)
-        if not package:
+        if not package or not package.isidentifier():
+            break
+        if os.path.isfile(os.path.join(directory, package, "__init__.py")):
+            parts.extend(between)
+            parts.append(package)
+            between = []
+        else:
+            between.append(package)
+        if directory == os.path.dirname(directory):
             break
     parts.reverse()
     return ".".join(parts) or stem
@@ -56,15 +67,38 @@ class Communicators:
             self.names.add(text)
             if last in ("Split", "Split_type") and node.value.args:
                 self.colors[text] = node.value.args[0 if last == "Split" else min(1, len(node.value.args) - 1)]
-            if last == "new_group":
+            if last in GROUP_FROM_RANKS:
                 ranks = node.value.args[0] if node.value.args else next(
                     (kw.value for kw in node.value.keywords if kw.arg == "ranks"), None)
                 if ranks is not None:
                     self.members[text] = unparse(ranks)
 
 
+def _relative_outside_packages(path: str, level: int, module: Optional[str], names) -> Optional[dict]:
+    """A relative import in a file that no package holds (a tree shipped
+    without ``__init__.py`` files): the names it imports, each named the
+    way the file that defines it is analysed (see :func:`module_name_for`),
+    or None when no such file is there."""
+    directory = os.path.dirname(os.path.abspath(path))
+    for _ in range(level - 1):
+        directory = os.path.dirname(directory)
+    target = os.path.join(directory, *module.split(".")) if module else directory
+    found: dict = {}
+    if os.path.isfile(target + ".py"):
+        base = module_name_for(target + ".py")
+        for alias in names:
+            found[alias.asname or alias.name] = f"{base}.{alias.name}"
+        return found
+    for alias in names:
+        candidate = os.path.join(target, alias.name + ".py")
+        if not os.path.isfile(candidate):
+            return None
+        found[alias.asname or alias.name] = module_name_for(candidate)
+    return found
+
+
 def collect_imports(tree: ast.Module, module: str, is_package: bool,
-                     communicators: Optional[Communicators] = None) -> dict:
+                     communicators: Optional[Communicators] = None, path: Optional[str] = None) -> dict:
     table: dict = {}
     for node in iter_statements(tree):
         if communicators is not None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
@@ -78,6 +112,12 @@ def collect_imports(tree: ast.Module, module: str, is_package: bool,
                     table.setdefault(first, first)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
+            if node.level and path is not None and "." not in module and not is_package:
+                names = [alias for alias in node.names if alias.name != "*"]
+                found = _relative_outside_packages(path, node.level, node.module, names)
+                if found is not None:
+                    table.update(found)
+                    continue
             if node.level:
                 pkg_parts = module.split(".")
                 if not is_package:
@@ -113,10 +153,11 @@ class ModuleContext:
         self.knowledge = knowledge
         self.settings = settings
         communicators = Communicators()
-        self.imports = collect_imports(tree, module, is_package, communicators)
+        self.imports = collect_imports(tree, module, is_package, communicators, path)
         self.comm_names = communicators.names
         self.comm_colors = communicators.colors
         self.group_members = communicators.members
+        self.group_member_texts = frozenset(communicators.members.values())
         self.atoms = AtomBuilder()  # the call/collective result atoms of this file
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}

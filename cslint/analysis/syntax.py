@@ -325,3 +325,27 @@ def reads_value(nodes, text: str) -> bool:
                     and _plain_dotted(node) == text:
                 return True
     return False
+
+
+def tests_own_group(text: str, groups) -> bool:
+    """Whether a condition only asks if this rank belongs to one of
+    ``groups`` (the texts naming the group a collective runs over):
+    ``group is None``, ``not group``, ``_rank_not_in_group(group)``,
+    ``group == GroupMember.NON_GROUP_MEMBER``.  A rank outside the group
+    takes no part in its collectives, and every member answers alike."""
+    for group in groups:
+        if text in (group, f"not {group}", f"{group} is None", f"{group} is not None",
+                    f"{group} == None", f"{group} != None"):
+            return True
+        for op in (" == ", " != ", " is ", " is not "):
+            left, found, right = text.partition(op)
+            if found and left == group and right.rsplit(".", 1)[-1].upper() == "NON_GROUP_MEMBER":
+                return True
+        head, paren, rest = text.partition("(")
+        head = head.strip()
+        head = head[len("not "):] if head.startswith("not ") else head
+        name = head.rsplit(".", 1)[-1].lower()
+        if paren and rest.rstrip(")").split(",")[0].strip() == group and "group" in name \
+                and ("in_group" in name or "member" in name):
+            return True
+    return False

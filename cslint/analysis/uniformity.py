@@ -22,6 +22,7 @@ from __future__ import annotations
 from typing import NamedTuple, Optional
 
 from ..presets import Knowledge, group_span
+from .alternatives import LoopToken
 from .atoms import Source
 from .divergence import MAX_VIA, fewest_links_first
 from .program import Program, seen_from
@@ -158,9 +159,41 @@ class UniformityInfo:
         sequences = {self._sequence(variant, alternative, mode) for alternative in condition.alternatives}
         return len(sequences) == 1 and bool(next(iter(sequences)))
 
+    def matching_roles(self, condition: Cond, variant, reached: list, mode: frozenset = frozenset()) -> bool:
+        """Whether every arm of the ``if``/``elif`` chain ``condition``
+        belongs to can issue exactly the same collective sequences: a sender
+        arm and a receiver arm of the same broadcasts, each choosing among
+        its own paths on what the ranks agree on (its own tests answer that).
+        A chain without ``else`` leaves the ranks that match no test out;
+        that is only safe for a collective over a group those ranks are not
+        in, so it counts for groups other than the world."""
+        if condition.role_arms is None:
+            return False
+        arms, open_else = condition.role_arms
+        if open_else and any(r.group == "world" for r in reached):
+            return False
+        first = None
+        for arm in arms:
+            issued = frozenset(self._sequence(variant, sequence, mode) for sequence in arm)
+            if first is None:
+                if not any(issued):
+                    return False
+                first = issued
+            elif issued != first:
+                return False
+        return True
+
     def _sequence(self, variant, indices, mode) -> tuple:
+        """The collectives (name, group) a sequence of sites issues; a loop
+        (:class:`~cslint.analysis.alternatives.LoopToken`) is one element:
+        the set of what one iteration may issue."""
         sequence = []
         for index in indices:
+            if type(index) is LoopToken:
+                bodies = frozenset(self._sequence(variant, body, mode) for body in index.bodies)
+                if any(bodies):
+                    sequence.append(("loop", bodies))
+                continue
             if index < len(variant.sites):
                 for reached in self.collectives_reached(variant.sites[index], mode):
                     sequence.append((reached.name, reached.group))

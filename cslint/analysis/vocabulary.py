@@ -43,6 +43,19 @@ LOCAL_IO_CALLS = frozenset({
     "connect", "getaddrinfo",
 })
 
+#: Exceptions raised the same way on every rank given the same inputs: a
+#: missing module or package, a configuration or argument error, a failed
+#: ``assert``, the end of an iterator.  (What one rank's disk, memory or
+#: network peers make fail -- ``OSError``, ``MemoryError``, ``RuntimeError``
+#: -- is not here, nor are ``Exception`` and ``BaseException``.)
+UNIFORM_EXCEPTIONS = frozenset({
+    "ImportError", "ModuleNotFoundError", "PackageNotFoundError", "NotImplementedError", "AssertionError",
+    "ValueError", "TypeError", "KeyError", "IndexError", "LookupError", "AttributeError", "NameError",
+    "StopIteration", "StopAsyncIteration", "ZeroDivisionError", "ArithmeticError", "OverflowError",
+    "UnicodeError", "UnicodeDecodeError", "UnicodeEncodeError", "JSONDecodeError", "SyntaxError",
+    "DeprecationWarning", "UserWarning",
+})
+
 GENERIC_METHODS = {
     "get", "set", "update", "run", "step", "forward", "close", "start", "stop", "wait", "join", "item",
     "append", "extend", "pop", "add", "remove", "clear", "copy", "keys", "values", "items", "format",
@@ -56,7 +69,10 @@ GENERIC_METHODS = {
 
 #: Calls that make a communicator (the names they are assigned to are communicators).
 COMM_FACTORIES = {"Split", "Split_type", "Dup", "Create", "Create_group", "Clone", "Create_cart",
-                  "Create_graph", "new_group", "new_subgroups", "Create_intercomm", "Merge"}
+                  "Create_graph", "new_group", "new_subgroups", "Create_intercomm", "Merge", "create_group"}
+
+#: Group factories whose first argument (or ``ranks=``) lists the members.
+GROUP_FROM_RANKS = frozenset({"new_group", "create_group"})
 
 
 def looks_like_communicator(text: str) -> bool:

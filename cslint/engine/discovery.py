@@ -369,13 +369,21 @@ class ModuleNames:
         self._packages: dict = {}  # directory -> the package names it is (outermost first), () if none
 
     def _package(self, directory: str) -> tuple:
+        """A directory is a package when it holds ``__init__.py``, or when
+        its parent is one (a namespace portion inside a regular package,
+        which Python imports as ``parent.name``: wheels often ship
+        subpackages without ``__init__.py``)."""
         found = self._packages.get(directory)
         if found is None:
             found = ()
-            if os.path.isfile(os.path.join(directory, "__init__.py")):
-                parent, name = os.path.split(directory)
-                if name:
+            parent, name = os.path.split(directory)
+            if name and name.isidentifier():
+                if os.path.isfile(os.path.join(directory, "__init__.py")):
                     found = self._package(parent) + (name,)
+                else:
+                    outer = self._package(parent)
+                    if outer:
+                        found = outer + (name,)
             self._packages[directory] = found
         return found
 

@@ -46,7 +46,8 @@ def group_span(group: str) -> frozenset:
 _DIM_TOKENS = [
     ("tp_cp", "tp_cp"),
     ("tensor_model_parallel", "tp"), ("tensor_parallel", "tp"), ("tp", "tp"), ("tensor", "tp"),
-    ("pipeline_model_parallel", "pp"), ("pipeline_parallel", "pp"), ("pipeline", "pp"), ("pp", "pp"),
+    ("pipeline_model_parallel", "pp"), ("pipeline_parallel", "pp"), ("pipe_parallel", "pp"), ("pipeline", "pp"),
+    ("pp", "pp"),
     ("context_parallel", "cp"), ("cp", "cp"), ("dcp", "cp"), ("pcp", "cp"),
     ("data_parallel", "dp"), ("dp", "dp"),
     ("expert_model_parallel", "ep"), ("expert_parallel", "ep"), ("expert", "ep"), ("ep", "ep"), ("moe", "ep"),
@@ -229,6 +230,10 @@ class Preset:
     modes: list = field(default_factory=list)
     agreements: dict = field(default_factory=dict)  # name -> AgreementTemplate
     neutrals: dict = field(default_factory=dict)  # name -> NeutralTable
+    #: members of a group object that give this rank's position *within
+    #: that group* (``get_pp_group().is_last_rank``): they differ only along
+    #: the dimensions of the group the receiver names
+    relative_ranks: list = field(default_factory=list)
 
 
 @dataclass
@@ -245,6 +250,20 @@ class Knowledge:
     #: ``reduce``): a function of such a name is not followed across files by
     #: its name alone
     ambiguous_names: frozenset = frozenset()
+    #: see :attr:`Preset.relative_ranks`
+    relative_ranks: frozenset = frozenset()
+
+    def relative_rank_dims(self, receiver: str, member: str) -> Optional[frozenset]:
+        """Dimensions a rank identity read from a group object differs along:
+        those of the group the receiver's text names, when ``member`` is
+        relative to its group (``get_pp_group().is_first_rank``: ``pp``);
+        None when the member is not relative or the receiver names no group."""
+        if member not in self.relative_ranks or not receiver:
+            return None
+        group = group_from_text(receiver)
+        if group is None or group == "world":
+            return None
+        return GROUP_SPANS.get(group)
 
     def _index(self, specs: list) -> tuple:
         exact: dict = {}
@@ -303,7 +322,8 @@ class Knowledge:
 # Fix knowledge: shared by the analysis (fix facts), the rules and the codemods
 # --------------------------------------------------------------------------
 
-_PACKS = ("torch_distributed", "mpi4py", "tensorrt_llm")
+#: Every knowledge pack, by the name ``presets`` selects it with.
+_PACKS = ("torch_distributed", "mpi4py", "tensorrt_llm", "vllm", "sglang", "deepspeed", "megatron")
 
 #: Builtins whose call neither communicates nor changes anything a rank can see.
 PURE_BUILTINS = frozenset({
@@ -409,10 +429,11 @@ def _last_identifier(pattern: str) -> str:
 
 def load_presets(names: Iterable[str]) -> Knowledge:
     """Load and merge presets by name (``torch_distributed``, ``mpi4py``,
-    ``tensorrt_llm``).  Unknown names raise ``ValueError`` with the list of
-    known ones."""
-    known = ("torch_distributed", "mpi4py", "tensorrt_llm")
+    ``tensorrt_llm``, ``vllm``, ``sglang``, ``deepspeed``, ``megatron``).
+    Unknown names raise ``ValueError`` with the list of known ones."""
+    known = _PACKS
     merged = Knowledge([], [], [], [], [], [])
+    relative: set = set()
     for name in names:
         if name not in known:
             raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(known)}")
@@ -424,6 +445,8 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         merged.sources.extend(preset.sources)
         merged.uniform.extend(preset.uniform)
         merged.modes.extend(preset.modes)
+        relative.update(preset.relative_ranks)
+    merged.relative_ranks = frozenset(relative)
     strong, weak = set(), set()
     for spec in merged.collectives:
         tail = _last_identifier(spec.pattern).replace("*", "")

@@ -1,0 +1,351 @@
+"""Receiver types: what kind of object a method call is made on.
+
+``sock.connect(addr)`` on a socket must never reach a project class's
+``connect()`` just because that is the only method of the name the analysis
+has seen.  Before a call is resolved by its method name alone, the receiver's
+type is read off the function's own code: the assignments to a local name
+(``x = Foo(...)``, ``sock = ctx.socket(...)``, ``with socket.socket() as s``),
+parameter and return annotations, and fields (``self.x``).  The result is a
+tuple of *type terms*, plain tuples the whole-tree pass resolves once every
+file is known (:meth:`cslint.analysis.program.Program.receiver_types`):
+
+===============================  =============================================
+term                             the receiver is
+===============================  =============================================
+``("class", key)``               an instance of a class of this file
+``("named", dotted)``            an instance of the class a canonical dotted
+                                 name names, or what calling that name returns
+                                 (a constructor, a factory function)
+``("returns", ref)``             what the function ``ref`` returns (its return
+                                 annotation)
+``("method", terms, name)``      what method ``name`` returns on a receiver of
+                                 type ``terms``
+``("attr", terms, name)``        attribute ``name`` of a receiver of type
+                                 ``terms``
+``("field", class_key, attr)``   what the field ``self.attr`` holds
+``("library", module)``          an object of a standard-library module
+===============================  =============================================
+
+Alternatives are kept side by side (``x = a if c else Foo()``); one the
+function does not show (a parameter without annotation, an item of a
+container) adds nothing, so the known ones decide, as a type checker that
+infers from assignments would.  A receiver every term of which is a
+standard-library object is never a project class, which is decided here
+already; third-party modules are known only once the tree is (a module the
+tree does not hold).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import weakref
+from typing import Optional
+
+from .atoms import func_ref, method_ref, super_ref
+from .scope import canonical_text
+from .syntax import dotted
+
+#: Alternatives kept per receiver, and nesting of method/attribute terms.
+MAX_TERMS = 4
+MAX_DEPTH = 4
+
+#: Top-level modules of the standard library.
+STDLIB_MODULES = frozenset(getattr(sys, "stdlib_module_names", ())) | {"builtins"}
+
+#: Builtins that make a standard object (never a project class).
+BUILTIN_CONSTRUCTORS = frozenset({
+    "dict", "list", "set", "frozenset", "tuple", "str", "bytes", "bytearray", "int", "float", "bool",
+    "open", "iter", "memoryview", "range", "enumerate", "zip", "map", "filter", "reversed", "object",
+})
+
+#: Methods of library objects that hand back what was put into them: the
+#: result may be a project object (a queue's ``get``, a future's ``result``).
+CONTAINER_ACCESSORS = frozenset({
+    "get", "pop", "popleft", "popitem", "get_nowait", "result", "setdefault", "__getitem__", "__next__",
+    "copy", "values", "items", "keys", "send", "recv", "recv_pyobj", "wait", "join",
+})
+
+
+def library_term(module: str) -> tuple:
+    return ("library", module)
+
+
+def is_library(terms: tuple) -> bool:
+    """Every alternative is a standard-library object."""
+    return bool(terms) and all(term[0] == "library" for term in terms)
+
+
+def _union(groups) -> tuple:
+    out: list = []
+    for group in groups:
+        for term in group:
+            if term not in out:
+                out.append(term)
+                if len(out) >= MAX_TERMS:
+                    return tuple(out)
+    return tuple(out)
+
+
+class ReceiverTypes:
+    """Type terms of the expressions of one function (see the module
+    docstring).  Built on first use: most calls are resolved without it."""
+
+    def __init__(self, info):
+        # a proxy: the function info keeps this object, and a reference
+        # cycle would outlive the file (the run keeps the cyclic collector off)
+        self.info = weakref.proxy(info)
+        self.ctx = info.ctx
+        self._assignments: Optional[dict] = None
+        self._param_annotations: Optional[dict] = None
+        self._busy: set = set()
+        self._memo: dict = {}
+
+    # -- what the function binds ---------------------------------------------------------
+    def _index(self) -> None:
+        """Local name -> the expressions assigned to it (annotations included,
+        as ``("annotation", node)``); one walk of the body."""
+        assignments: dict = {}
+        func = self.info.func
+        body = func.body if isinstance(getattr(func, "body", None), list) else []
+        stack = list(body)
+        nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+        while stack:
+            node = stack.pop()
+            t = type(node)
+            if t in nested:
+                continue
+            if t is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Name:
+                        assignments.setdefault(target.id, []).append(node.value)
+                    elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)) \
+                            and len(target.elts) == len(node.value.elts):
+                        for sub, value in zip(target.elts, node.value.elts):
+                            if type(sub) is ast.Name:
+                                assignments.setdefault(sub.id, []).append(value)
+            elif t is ast.AnnAssign:
+                if type(node.target) is ast.Name:
+                    entry = assignments.setdefault(node.target.id, [])
+                    entry.append(("annotation", node.annotation))
+                    if node.value is not None:
+                        entry.append(node.value)
+            elif t is ast.withitem:
+                if type(node.optional_vars) is ast.Name:
+                    assignments.setdefault(node.optional_vars.id, []).append(node.context_expr)
+            elif t is ast.NamedExpr:
+                if type(node.target) is ast.Name:
+                    assignments.setdefault(node.target.id, []).append(node.value)
+            stack.extend(child for child in ast.iter_child_nodes(node)
+                         if isinstance(child, (ast.stmt, ast.withitem, ast.expr, ast.excepthandler, ast.match_case)))
+        self._assignments = assignments
+        annotations: dict = {}
+        args = getattr(func, "args", None)
+        if args is not None:
+            for a in args.posonlyargs + args.args + args.kwonlyargs:
+                if a.annotation is not None:
+                    annotations[a.arg] = a.annotation
+        self._param_annotations = annotations
+
+    # -- terms ---------------------------------------------------------------------------
+    def terms(self, expr: ast.AST, depth: int = 0) -> tuple:
+        """The type terms of ``expr`` (empty: nothing known)."""
+        if depth > MAX_DEPTH:
+            return ()
+        key = id(expr)
+        found = self._memo.get(key)
+        if found is not None and found[0] is expr:
+            return found[1]
+        if key in self._busy:
+            return ()
+        self._busy.add(key)
+        try:
+            result = self._terms(expr, depth)
+        finally:
+            self._busy.discard(key)
+        self._memo[key] = (expr, result)
+        return result
+
+    def _terms(self, expr, depth: int) -> tuple:
+        info = self.info
+        t = type(expr)
+        if t is ast.Name:
+            return self._name_terms(expr.id, depth)
+        if t is ast.Call:
+            return self._call_terms(expr, depth)
+        if t is ast.Attribute:
+            attr = info.self_attr(expr)
+            if attr is not None:
+                return (("field", info.class_key, attr),)
+            text = dotted(expr)
+            if text and "()" not in text and text.split(".")[0] in self.ctx.imports:
+                return self._named(canonical_text(text, self.ctx.imports))
+            inner = self.terms(expr.value, depth + 1)
+            if is_library(inner):
+                return inner
+            return (("attr", inner, expr.attr),) if inner else ()
+        if t is ast.Await:
+            return self.terms(expr.value, depth + 1)
+        if t is ast.NamedExpr:
+            return self.terms(expr.value, depth + 1)
+        if t is ast.IfExp:
+            return _union((self.terms(expr.body, depth + 1), self.terms(expr.orelse, depth + 1)))
+        if t is ast.BoolOp:
+            return _union(self.terms(value, depth + 1) for value in expr.values)
+        if t in (ast.JoinedStr, ast.Dict, ast.List, ast.Set, ast.Tuple, ast.ListComp, ast.DictComp,
+                 ast.SetComp, ast.GeneratorExp):
+            return (library_term("builtins"),)
+        if t is ast.Constant:
+            return (library_term("builtins"),) if expr.value is not None else ()
+        return ()
+
+    def _name_terms(self, name: str, depth: int) -> tuple:
+        info = self.info
+        if self._assignments is None:
+            self._index()
+        if name == info.self_name and info.class_key:
+            return (("class", info.class_key),)
+        annotation = self._param_annotations.get(name)
+        if annotation is not None:
+            return self.annotation_terms(annotation)
+        values = self._assignments.get(name)
+        if values:
+            groups = []
+            for value in values:
+                if type(value) is tuple:  # ("annotation", node): the declared type decides
+                    declared = self.annotation_terms(value[1])
+                    if declared:
+                        return declared
+                    continue
+                groups.append(self.terms(value, depth + 1))
+            return _union(groups)
+        return ()
+
+    def _named(self, canonical: str) -> tuple:
+        top = canonical.split(".", 1)[0]
+        if top in STDLIB_MODULES and top != self.ctx.module.split(".", 1)[0]:
+            return (library_term(top),)
+        return (("named", canonical),)
+
+    def _call_terms(self, call: ast.Call, depth: int) -> tuple:
+        info = self.info
+        ctx = self.ctx
+        func = call.func
+        if type(func) is ast.Name:
+            name = func.id
+            if name in ctx.imports and name not in info.local_defs:
+                return self._named(ctx.imports[name])  # imported here or at module level
+            if name in info.local_names and name not in info.local_defs:
+                return ()  # a callable held in a variable
+            if name in info.local_defs:
+                return (("returns", func_ref(ctx.module, info.local_defs[name])),)
+            if name in ctx.module_classes:
+                return (("class", f"{ctx.module}:{name}"),)
+            if name in ctx.module_functions:
+                return (("returns", func_ref(ctx.module, name)),)
+            if name in ctx.imports:
+                return self._named(ctx.imports[name])
+            if name in BUILTIN_CONSTRUCTORS:
+                return (library_term("builtins"),)
+            return ()
+        if type(func) is not ast.Attribute:
+            return ()
+        value = func.value
+        if type(value) is ast.Name and value.id == info.self_name and info.class_key:
+            return (("returns", method_ref(info.class_key, func.attr)),)
+        if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "super" and info.class_key:
+            return (("returns", super_ref(info.class_key, func.attr)),)
+        text = dotted(value)
+        if text and "()" not in text:
+            head = text.split(".")[0]
+            if head in ctx.imports and head not in info.local_names:
+                return self._named(canonical_text(text, ctx.imports) + "." + func.attr)
+            if head in ctx.module_classes and "." not in text:
+                return (("named", f"{ctx.module}.{text}.{func.attr}"),)
+        inner = self.terms(value, depth + 1)
+        if not inner:
+            return ()
+        if is_library(inner) and func.attr not in CONTAINER_ACCESSORS:
+            return inner
+        return (("method", inner, func.attr),)
+
+    def annotation_terms(self, node: ast.AST) -> tuple:
+        """The classes an annotation names (``Foo``, ``Optional[Foo]``,
+        ``Foo | None``, ``"Foo"``); containers and unknown forms give none."""
+        return annotation_terms(node, self.ctx)
+
+
+def class_attribute_terms(value: ast.AST, ctx) -> tuple:
+    """Type terms of a class-body assignment's value (``_ctx = zmq.Context()``):
+    a constructor or factory called through an import or a class of the file."""
+    if type(value) is not ast.Call:
+        return ()
+    text = dotted(value.func)
+    if not text or "()" in text:
+        return ()
+    head = text.split(".")[0]
+    if head in ctx.module_classes and "." not in text:
+        return (("class", f"{ctx.module}:{text}"),)
+    if head in ctx.imports:
+        canonical = canonical_text(text, ctx.imports)
+        top = canonical.split(".", 1)[0]
+        if top in STDLIB_MODULES and top != ctx.module.split(".", 1)[0]:
+            return (library_term(top),)
+        return (("named", canonical),)
+    return ()
+
+
+def returned_terms(info) -> tuple:
+    """What a function without a return annotation returns, by type terms
+    of its ``return`` values (a factory: ``return Foo(...)`` on each path);
+    values the function does not show add nothing."""
+    receivers = info._receivers
+    if receivers is None:
+        receivers = info._receivers = ReceiverTypes(info)
+    groups = []
+    for value in info.returned_values:
+        groups.append(receivers.terms(value))
+    return _union(groups)
+
+
+def annotation_terms(node: Optional[ast.AST], ctx, depth: int = 0) -> tuple:
+    if node is None or depth > MAX_DEPTH:
+        return ()
+    t = type(node)
+    if t is ast.Constant:
+        if isinstance(node.value, str):
+            try:
+                parsed = ast.parse(node.value, mode="eval").body
+            except SyntaxError:
+                return ()
+            return annotation_terms(parsed, ctx, depth + 1)
+        return ()
+    if t is ast.BinOp and isinstance(node.op, ast.BitOr):
+        return _union((annotation_terms(node.left, ctx, depth + 1), annotation_terms(node.right, ctx, depth + 1)))
+    if t is ast.Subscript:
+        head = dotted(node.value) or ""
+        last = head.rsplit(".", 1)[-1]
+        if last in ("Optional", "Union"):
+            inner = node.slice
+            parts = inner.elts if isinstance(inner, ast.Tuple) else [inner]
+            return _union(annotation_terms(part, ctx, depth + 1) for part in parts)
+        if last in ("Annotated", "Final", "ClassVar"):
+            inner = node.slice
+            first = inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner
+            return annotation_terms(first, ctx, depth + 1)
+        return ()
+    text = dotted(node)
+    if not text or "()" in text:
+        return ()
+    head = text.split(".")[0]
+    if head in ctx.module_classes and "." not in text:
+        return (("class", f"{ctx.module}:{text}"),)
+    if head in ctx.imports:
+        canonical = canonical_text(text, ctx.imports)
+        top = canonical.split(".", 1)[0]
+        if top in STDLIB_MODULES and top != ctx.module.split(".", 1)[0]:
+            return (library_term(top),)
+        return (("named", canonical),)
+    if text in BUILTIN_CONSTRUCTORS or text in ("None", "Any", "object"):
+        return (library_term("builtins"),) if text in BUILTIN_CONSTRUCTORS else ()
+    return ()

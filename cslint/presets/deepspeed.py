@@ -1,0 +1,40 @@
+"""DeepSpeed: ``deepspeed.comm`` (the torch.distributed-shaped facade,
+usually imported as ``dist``), the ``groups`` accessors and the pipeline
+engine's stage identity.
+
+A pipeline stage id (``self.stage_id``, ``grid.get_stage_id()``) and the
+stage predicates (``is_first_stage()``, ``is_last_stage()``) are the same on
+every rank of one stage: they differ along ``pp`` only.
+"""
+
+from __future__ import annotations
+
+from . import CollectiveSpec, Preset, SourceSpec
+
+_T = "torch"
+_PP = (("*", frozenset({"pp"})),)
+
+_FUNCTIONS = {
+    "all_reduce": "uniform", "broadcast": "uniform", "all_gather": "uniform", "all_gather_into_tensor": "uniform",
+    "allgather_fn": "uniform", "all_gather_object": "uniform", "broadcast_object_list": "uniform",
+    "barrier": "uniform", "monitored_barrier": "uniform", "inference_all_reduce": "uniform",
+    "reduce_scatter": "local", "reduce_scatter_tensor": "local", "reduce_scatter_fn": "local",
+    "all_to_all_single": "local", "reduce": "local", "gather": "local", "scatter": "local",
+}
+
+_collectives = [CollectiveSpec(f"deepspeed.comm.{name}", _T, result=result) for name, result in _FUNCTIONS.items()]
+_collectives += [CollectiveSpec(f"deepspeed.comm.comm.{name}", _T, result=result) for name, result in _FUNCTIONS.items()]
+
+_sources = [
+    SourceSpec("*.get_stage_id", "pipeline stage", dims=_PP),
+    SourceSpec("*.is_first_stage", "pipeline stage", dims=_PP),
+    SourceSpec("*.is_last_stage", "pipeline stage", dims=_PP),
+    SourceSpec("self.stage_id", "pipeline stage", what="value", dims=_PP),
+    SourceSpec("*.grid.stage_id", "pipeline stage", what="value", dims=_PP),
+]
+
+PRESET = Preset(
+    name="deepspeed",
+    collectives=_collectives,
+    sources=_sources,
+)

@@ -1,0 +1,365 @@
+"""What the analysis must not call rank-local (issue 14), each with the shape
+it must still report beside it: receivers resolved by their type, stage
+predicates inside a stage's groups, exceptions raised alike on every rank,
+complementary role arms and group membership."""
+
+import textwrap
+
+from cslint.api import check_paths, check_source
+
+
+def _lines(source, **kw):
+    return sorted(f.line for f in check_source(textwrap.dedent(source), **kw).findings)
+
+
+def _write(path, text):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+# -- (a) method calls resolved by the receiver's type ------------------------------------
+
+RECEIVERS = """
+    import socket
+    import threading
+    import zmq
+    import torch.distributed as dist
+
+    class Peer:
+        def connect(self, t):
+            dist.all_reduce(t)
+
+    class Maker:
+        def make(self) -> "Peer":
+            return Peer()
+
+    def rank_local():
+        return dist.get_rank() == 0
+
+    def plain_socket(addr):
+        sock = socket.socket()
+        if rank_local():
+            sock.connect(addr)                 # a socket, never Peer.connect
+
+    def zmq_socket(addr):
+        ctx = zmq.Context()
+        s = ctx.socket(zmq.PUSH)
+        if rank_local():
+            s.connect(addr)                    # a library object's method returns a library object
+
+    def constructed(t):
+        p = Peer()
+        if rank_local():
+            p.connect(t)                       # reported, the receiver is a Peer
+
+    def annotated(t, m: Maker):
+        if rank_local():
+            m.make().connect(t)                # reported, through the return annotation
+
+    class Holder:
+        _ctx = zmq.Context()
+
+        def __init__(self):
+            self.sock = self._ctx.socket(zmq.PUSH)
+            self.lock = threading.Lock()
+            self.peer = Peer()
+
+        def run(self, t):
+            if rank_local():
+                self.sock.connect(t)           # a field made by a library object
+            if rank_local():
+                self.peer.connect(t)           # reported, a field holding a Peer
+"""
+
+
+def test_library_receivers_are_never_project_classes():
+    assert _lines(RECEIVERS) == [32, 36, 50]
+
+
+def test_a_factory_is_typed_by_what_it_returns():
+    lines = _lines("""
+        import torch.distributed as dist
+
+        class Benchmark:
+            def propose(self, t):
+                dist.all_reduce(t)
+
+        class LocalDrafter:
+            def __init__(self, n):
+                self.n = n
+
+        def make_drafter(n):
+            from collections import OrderedDict
+            return LocalDrafter(n)
+
+        class Runner:
+            def __init__(self, n):
+                self.drafter = make_drafter(n)
+
+            def step(self, t):
+                if dist.get_rank() == 0:
+                    self.drafter.propose(t)        # the drafter is a LocalDrafter
+                if dist.get_rank() == 0:
+                    Benchmark().propose(t)         # reported
+    """)
+    assert lines == [24]
+
+
+def test_same_named_modules_of_namespace_folders_are_not_merged(tmp_path):
+    # pkg/a and pkg/b hold no __init__.py: both util modules are pkg.a.util and
+    # pkg.b.util, not one module "util" whose functions overwrite each other
+    _write(tmp_path / "pkg" / "__init__.py", "")
+    _write(tmp_path / "pkg" / "a" / "util.py", """
+        def sync_all(t):
+            return t
+    """)
+    _write(tmp_path / "pkg" / "b" / "util.py", """
+        import torch.distributed as dist
+
+        def sync_all(t):
+            dist.all_reduce(t)
+    """)
+    _write(tmp_path / "pkg" / "a" / "run_a.py", """
+        import torch.distributed as dist
+        from .util import sync_all
+
+        def step(t):
+            if dist.get_rank() == 0:
+                sync_all(t)
+    """)
+    _write(tmp_path / "pkg" / "b" / "run_b.py", """
+        import torch.distributed as dist
+        from .util import sync_all
+
+        def step(t):
+            if dist.get_rank() == 0:
+                sync_all(t)
+    """)
+    result = check_paths([str(tmp_path / "pkg")])
+    got = [(f.path.split("pkg/")[-1], f.line) for f in result.findings]
+    assert got == [("b/run_b.py", 7)]
+    assert all("a/util.py" not in link.path for link in result.findings[0].chain)
+
+
+# -- (b) stage predicates are uniform inside the groups of one stage ----------------------
+
+
+def test_a_stage_predicate_does_not_endanger_a_tensor_parallel_collective():
+    assert _lines("""
+        import torch.distributed as dist
+        from vllm.distributed import get_pp_group, get_tp_group, tensor_model_parallel_all_reduce
+
+        def last_stage_only(x):
+            if not get_pp_group().is_last_rank:
+                return x
+            return tensor_model_parallel_all_reduce(x)       # the TP group is inside one stage
+
+        def global_rank_of_a_coordinator(x):
+            if get_pp_group().rank == 0:                     # `rank` of a coordinator is the global rank
+                get_tp_group().all_reduce(x)                 # reported
+
+        def stage_guard_over_the_stage_group(x):
+            if get_pp_group().is_first_rank:
+                get_pp_group().broadcast(x)                  # reported, the PP group spans the stages
+
+        def rank_asked_of_the_pp_group(x, pp_group):
+            if pp_group.rank() == 0:
+                dist.all_reduce(x, group=get_tp_group().device_group)
+            if dist.get_rank(group=get_pp_group().device_group) == 0:
+                dist.all_reduce(x, group=get_tp_group().device_group)
+            if dist.get_rank() == 0:
+                dist.all_reduce(x, group=get_tp_group().device_group)   # reported
+    """) == [12, 16, 24]
+
+
+def test_deepspeed_stage_ids_differ_along_pipeline_stages_only():
+    assert _lines("""
+        from deepspeed import comm as dist
+
+        class Engine:
+            def __init__(self, grid):
+                self.grid = grid
+                self.stage_id = grid.get_stage_id()
+
+            def reduce(self, t):
+                if self.is_last_stage():
+                    dist.all_reduce(t, group=self.grid.get_data_parallel_group())
+                if self.stage_id == 0:
+                    dist.all_reduce(t, group=self.grid.get_pipe_parallel_group())      # reported
+    """) == [13]
+
+
+# -- (c) exceptions raised alike on every rank --------------------------------------------
+
+
+def test_uniform_exceptions_are_not_rank_local():
+    assert _lines("""
+        import importlib
+        import torch
+        import torch.distributed as dist
+
+        def backend_name(backend):
+            try:
+                return backend.get_name()
+            except NotImplementedError:
+                return None
+
+        def warm(backend, t):
+            if backend_name(backend) is None:
+                return
+            dist.all_reduce(t)
+
+        def load_plugin(t):
+            try:
+                importlib.import_module("fastcomm")
+            except ImportError:
+                return
+            dist.all_reduce(t)
+
+        def drain(it, t):
+            try:
+                while True:
+                    item = next(it)
+                    dist.broadcast(item, src=0)
+            except StopIteration:
+                pass
+
+        def probe(t):
+            try:
+                buf = torch.empty(1 << 30, device="cuda")
+            except RuntimeError:
+                return
+            dist.all_reduce(buf)                     # reported, out of memory on one rank
+
+        def read_cfg(path, t):
+            try:
+                data = open(path).read()
+            except ValueError:
+                return
+            dist.all_reduce(t)                       # reported, what a local file holds
+    """) == [37, 44]
+
+
+def test_a_uniform_exception_from_rank_local_data_still_counts():
+    assert _lines("""
+        import torch.distributed as dist
+
+        def parse(values, t):
+            try:
+                n = int(values[dist.get_rank()])
+            except ValueError:
+                return
+            dist.all_reduce(t)
+    """) == [9]
+
+
+# -- (d) complementary role arms ------------------------------------------------------------
+
+ROLES = """
+    import pickle
+    import torch
+    import torch.distributed as dist
+
+    def broadcast_obj(data, rank, group, src=0):
+        if rank == src:
+            if data is None:
+                dist.broadcast(torch.tensor([0]), src=src, group=group)
+            else:
+                payload = torch.ByteTensor(list(pickle.dumps(data)))
+                dist.broadcast(torch.tensor([payload.numel()]), src=src, group=group)
+                dist.broadcast(payload, src=src, group=group)
+            return data
+        size = torch.tensor([0])
+        dist.broadcast(size, src=src, group=group)
+        if size.item() == 0:
+            return None
+        payload = torch.empty(size.item(), dtype=torch.uint8)
+        dist.broadcast(payload, src=src, group=group)
+        return pickle.loads(payload.numpy().tobytes())
+
+    def send_dict(tensors, group, src=0):
+        if dist.get_rank(group) == src:
+            meta = [[(k, t.shape) for k, t in tensors.items()]]
+            dist.broadcast_object_list(meta, src=src, group=group)
+            for t in tensors.values():
+                dist.broadcast(t, src=src, group=group)
+        else:
+            meta = [None]
+            dist.broadcast_object_list(meta, src=src, group=group)
+            for _k, shape in meta[0]:
+                dist.broadcast(torch.empty(shape), src=src, group=group)
+
+    def unequal(x, group):
+        if dist.get_rank(group) == 0:
+            dist.broadcast(x, src=0, group=group)           # reported
+            dist.broadcast(x, src=0, group=group)           # reported
+        else:
+            dist.broadcast(x, src=0, group=group)           # reported
+
+    def role_of():
+        rank = dist.get_rank()
+        return "leader" if rank == 0 else ("member" if rank < 4 else "idle")
+
+    def exchange(x, group):
+        role = role_of()
+        if role == "leader":
+            dist.broadcast(x, src=0, group=group)
+        elif role == "member":
+            dist.broadcast(x, src=0, group=group)
+
+    def exchange_world(x):
+        role = role_of()
+        if role == "leader":
+            dist.broadcast(x, src=0)                        # reported, idle ranks are in the world
+        elif role == "member":
+            dist.broadcast(x, src=0)                        # reported
+"""
+
+
+def test_complementary_role_arms_issue_matching_collectives():
+    assert _lines(ROLES) == [37, 38, 40, 56, 58]
+
+
+# -- (e) membership of the collective's own group -------------------------------------------
+
+
+def test_membership_in_the_collectives_group_is_uniform_within_it():
+    assert _lines("""
+        import torch.distributed as dist
+
+        class Coordinator:
+            def __init__(self, group_ranks, backend):
+                self.rank = dist.get_rank()
+                self.device_group = None
+                for ranks in group_ranks:
+                    device_group = dist.new_group(ranks, backend=backend)
+                    if self.rank in ranks:
+                        self.ranks = ranks
+                        self.device_group = device_group
+
+            def all_reduce(self, t):
+                if len(self.ranks) < 2:
+                    return t
+                dist.all_reduce(t, group=self.device_group)
+
+        def _rank_not_in_group(group):
+            return group is None
+
+        def bcast(t, groups):
+            group = groups.get(dist.get_rank())
+            if _rank_not_in_group(group):
+                return
+            group.broadcast(t)
+
+        def gather_if_member(t, groups):
+            group = groups.get(dist.get_rank())
+            if group is None:
+                return
+            dist.all_gather([t], t, group=group)
+
+        def other_group(t, groups, world):
+            group = groups.get(dist.get_rank())
+            if group is None:
+                return
+            dist.all_gather([t], t, group=world)                  # reported, another group
+    """) == [38]
