@@ -314,10 +314,37 @@ class Finding:
     line: int
     code: str
     message: str = ""
+    #: root-cause reporting: the lines of the other call sites the finding's
+    #: guard decides (its ``sites``), each of which a label may name
+    other_lines: tuple = ()
 
     @property
     def key(self) -> tuple:
         return (self.tree, self.path, self.line, self.code)
+
+    @property
+    def keys(self) -> tuple:
+        """The keys of every site the finding stands for, its own first."""
+        return (self.key,) + tuple((self.tree, self.path, line, self.code) for line in self.other_lines)
+
+
+#: which label speaks for a finding that stands for several labelled sites:
+#: a guard is a real hazard when any site it decides is one
+_VERDICT_ORDER = {"TP": 0, "FP": 1, "UNCLEAR": 2, "": 3}
+
+
+def label_of(finding: Finding, labels: dict):
+    """The label of a finding: for a finding that stands for one site, that
+    site's; for one that stands for several (root-cause reporting), the most
+    telling label among them (TP, then FP, then UNCLEAR; its own site first
+    among equals); None when no site is labelled."""
+    if not finding.other_lines:
+        return labels.get(finding.key)
+    found = [labels[key] for key in finding.keys if key in labels]
+    if not found:
+        return None
+    return min(found, key=lambda label: (_VERDICT_ORDER.get(label.verdict, 3), label.line != finding.line,
+                                         label.line))
 
 
 def findings_of(tree_key: str, root: Path, report: dict) -> list:
@@ -331,7 +358,9 @@ def findings_of(tree_key: str, root: Path, report: dict) -> list:
             relative = path.resolve().relative_to(root.resolve()).as_posix()
         except ValueError:
             relative = item["path"]
-        out.append(Finding(tree_key, relative, int(item["line"]), item["code"], item.get("message", "")))
+        others = tuple(int(site["line"]) for site in item.get("sites", ()) if int(site["line"]) != int(item["line"]))
+        out.append(Finding(tree_key, relative, int(item["line"]), item["code"], item.get("message", ""),
+                           tuple(sorted(set(others)))))
     out.sort(key=lambda f: f.key)
     return out
 
@@ -461,7 +490,7 @@ def score(findings: list, labels: dict) -> dict:
     for f in findings:
         cell = cells[(f.tree, f.code)]
         cell.findings += 1
-        label = labels.get(f.key)
+        label = label_of(f, labels)
         verdict = label.verdict if label else ""
         if verdict == "TP":
             cell.tp += 1
@@ -491,7 +520,7 @@ def weighted_precision(cells: Iterable[Cell]) -> tuple:
 def stale_labels(findings: list, labels: dict, trees: Iterable[str]) -> list:
     """Labels of the measured trees that no current finding has (the engine
     stopped reporting it, or it moved)."""
-    present = {f.key for f in findings}
+    present = {key for f in findings for key in f.keys}
     wanted = set(trees)
     return sorted((l for l in labels.values() if l.tree in wanted and l.key not in present), key=lambda l: l.key)
 
@@ -521,7 +550,7 @@ def stratified_sample(findings: list, labels: dict, total: int, seed: int, minim
     rule) stratum; the same inputs and seed always give the same sample."""
     strata = defaultdict(set)
     for f in findings:
-        if f.key not in labels:
+        if label_of(f, labels) is None:
             strata[(f.tree, f.code)].add(f.key)
     counts = allocate({key: len(keys) for key, keys in strata.items()}, total, minimum)
     rng = random.Random(seed)
@@ -595,7 +624,7 @@ def category_table(findings: list, labels: dict, verdict: str) -> str:
     counts = Counter()
     rules = defaultdict(Counter)
     for f in findings:
-        label = labels.get(f.key)
+        label = label_of(f, labels)
         if label is not None and label.verdict == verdict:
             counts[label.category or "(none)"] += 1
             rules[label.category or "(none)"][f.code] += 1
@@ -713,13 +742,13 @@ def main(argv=None) -> int:
         print(category_table(findings, labels, "FP"))
         print("\n== true positives by shape")
         print(category_table(findings, labels, "TP"))
-        pending = [f for f in findings if f.key in labels and not labels[f.key].verdict]
+        pending = [f for f in findings if label_of(f, labels) is not None and not label_of(f, labels).verdict]
         stale = stale_labels(findings, labels, measured)
         print(f"\nsampled rows awaiting triage: {len(pending)}; labels with no current finding: {len(stale)}")
         for label in stale:
             print(f"  no finding: {label.tree} {label.path}:{label.line} {label.code} ({label.verdict or 'untriaged'})")
     if args.unlabelled:
-        missing = [f for f in findings if f.key not in labels]
+        missing = [f for f in findings if label_of(f, labels) is None]
         print(f"\n== findings not yet labelled ({len(missing)})")
         for f in missing:
             print(f"{f.tree}\t{f.path}:{f.line}\t{f.code}\t{f.message[:160]}")

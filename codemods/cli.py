@@ -46,7 +46,8 @@ def register(subparsers, host) -> None:
                      help="fix the findings of a `cslint check --format json` report instead of checking "
                           "(the PATHs, if given, select which of its files to fix)")
     host.add_selection(fix)
-    fix.set_defaults(handler=lambda args: run_fix(args, host))
+    # fixes rewrite call sites: every site is its own finding
+    fix.set_defaults(handler=lambda args: run_fix(args, host), report="per-site")
 
 
 def run_fix(args: argparse.Namespace, host) -> int:

@@ -578,7 +578,7 @@ def findings_for_file(path: str) -> list[Finding]:
         check_paths,  # imported late: the analyzer is not needed to apply plans
     )
 
-    result = check_paths([path])
+    result = check_paths([path], report="per-site")
     target = os.path.abspath(path)
     return [f for f in result.findings if os.path.abspath(f.path) == target]
 

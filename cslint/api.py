@@ -17,10 +17,11 @@ import gc
 import os
 from typing import Optional
 
-from .config import Settings
+from .config import ConfigError, Settings
 from .engine.discovery import DiscoveryOptions
 from .engine.run import run_check
 from .model import CheckResult
+from .rules.rootcause import REPORT_MODES
 
 __all__ = ["check_paths", "check_source"]
 
@@ -36,6 +37,7 @@ def check_paths(
     context: Optional[list] = None,
     progress: bool = False,
     discovery: DiscoveryOptions = DiscoveryOptions(),
+    report: Optional[str] = None,
 ) -> CheckResult:
     """Check files and directories for collectives whose participation
     depends on rank-local state.
@@ -44,8 +46,12 @@ def check_paths(
     are analysed for interprocedural facts only; their findings are not
     reported.  ``select``/``ignore`` override the configured selection;
     ``discovery`` the configured force-exclude and .gitignore handling.
+    ``report`` (``root-cause`` or ``per-site``) overrides the configured
+    reporting (:mod:`cslint.rules.rootcause`).
     Raises :class:`~cslint.config.ConfigError` for a broken configuration.
     """
+    if report is not None and report not in REPORT_MODES:
+        raise ConfigError(f"report must be one of {', '.join(REPORT_MODES)}, not {report!r}")
     # The run allocates millions of small tuples, frozensets and AST nodes that
     # live until it ends; the cyclic collector would rescan them over and over
     # (a third of the run time on large trees) and find next to no garbage.
@@ -53,14 +59,14 @@ def check_paths(
     gc.disable()
     try:
         return run_check(paths, settings=settings, select=select, ignore=ignore, jobs=jobs,
-                         cache=cache, context=context, progress=progress, discovery=discovery)
+                         cache=cache, context=context, progress=progress, discovery=discovery, report=report)
     finally:
         if was_enabled:
             gc.enable()
 
 
 def check_source(source: str, *, path: str = "<snippet>.py", presets: Optional[list] = None,
-                 settings: Optional[Settings] = None) -> CheckResult:
+                 settings: Optional[Settings] = None, report: Optional[str] = None) -> CheckResult:
     """Check one in-memory module (rule examples, tests, editors)."""
     import tempfile
 
@@ -71,7 +77,7 @@ def check_source(source: str, *, path: str = "<snippet>.py", presets: Optional[l
         s = settings or Settings()
         if presets:
             s = dataclasses.replace(s, presets=list(dict.fromkeys(list(s.presets) + list(presets))))
-        result = check_paths([target], settings=s, jobs=1)
+        result = check_paths([target], settings=s, jobs=1, report=report)
         for finding in result.findings:
             finding.path = path
             finding.chain = [dataclasses.replace(link, path=path if link.path == target else link.path)

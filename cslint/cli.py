@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
                        help="text (default), concise (one line per finding), json, sarif or github")
     check.add_argument("--output-file", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     check.add_argument("--statistics", action="store_true", help="print the number of findings per code instead")
+    check.add_argument("--report", choices=("root-cause", "per-site"), default=None,
+                       help="root-cause: one finding per guard, listing the collective call sites it decides "
+                            "(default); per-site: one finding per site")
+    check.add_argument("--report-per-site", dest="report", action="store_const", const="per-site",
+                       help="same as --report per-site")
     check.add_argument("--show-files", action="store_true", help="print the files that would be checked, and exit")
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings the first file is checked with, and exit")
@@ -204,7 +209,8 @@ def _check(args: argparse.Namespace) -> CheckResult:
         data = read_stdin()
         args.stdin_source = data
         return check_stdin(data, args.stdin_filename, settings=_settings(args), select=select, ignore=ignore,
-                           jobs=args.jobs, context=list(args.context) or None, discovery=_discovery(args))
+                           jobs=args.jobs, context=list(args.context) or None, discovery=_discovery(args),
+                           report=getattr(args, "report", None))
     progress = sys.stderr.isatty() and args.quiet == 0  # a bar for trees over 200 files; never in logs
     return check_paths(
         paths,
@@ -216,6 +222,7 @@ def _check(args: argparse.Namespace) -> CheckResult:
         context=list(args.context) or None,
         progress=progress,
         discovery=_discovery(args),
+        report=getattr(args, "report", None),
     )
 
 

@@ -44,7 +44,7 @@ DEFAULT_EXCLUDE = (
 KNOWN_KEYS = {
     "presets", "collectives", "rank-local", "uniform", "select", "ignore",
     "extend-select", "per-file-ignores", "exclude", "extend-exclude", "max-file-size",
-    "force-exclude", "respect-gitignore",
+    "force-exclude", "respect-gitignore", "report",
 }
 
 
@@ -94,6 +94,9 @@ class Settings:
     force_exclude: bool = False
     #: skip the files git ignores (inside a git work tree)
     respect_gitignore: bool = True
+    #: ``root-cause``: one finding per guard, listing the sites it decides;
+    #: ``per-site``: one finding per collective call site (see cslint/rules/rootcause.py)
+    report: str = "root-cause"
 
     # -- rule selection ---------------------------------------------------
     def code_enabled(self, code: str, path: Optional[str] = None) -> bool:
@@ -177,6 +180,10 @@ def settings_from_table(table: dict, root: Optional[str] = None, config_file: Op
         if not isinstance(table["max-file-size"], int) or table["max-file-size"] <= 0:
             raise ConfigError(f"{where}: `max-file-size` must be a positive integer (bytes)")
         s.max_file_size = table["max-file-size"]
+    if "report" in table:
+        if table["report"] not in ("root-cause", "per-site"):
+            raise ConfigError(f'{where}: `report` must be "root-cause" or "per-site"')
+        s.report = table["report"]
     for key in ("force-exclude", "respect-gitignore"):
         if key in table:
             if not isinstance(table[key], bool):

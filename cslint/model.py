@@ -400,6 +400,30 @@ class FindingIdentity(NamedTuple):
         return (self.path, self.function, self.callee or self.collective)
 
 
+@dataclass(frozen=True)
+class SiteRef:
+    """One collective call site a root-cause finding stands for (the call,
+    or the call in the finding's function that leads to the collective)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    callee: str
+    collective: str
+    group: str
+
+    def to_json(self) -> dict:
+        return {"line": self.line, "column": self.column, "end_line": self.end_line,
+                "end_column": self.end_column, "callee": self.callee, "collective": self.collective,
+                "group": self.group}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "SiteRef":
+        return cls(int(data["line"]), int(data["column"]), int(data["end_line"]), int(data["end_column"]),
+                   str(data.get("callee", "")), str(data.get("collective", "")), str(data.get("group", "")))
+
+
 @dataclass
 class Finding:
     """One collective whose participation depends on rank-local state."""
@@ -426,6 +450,9 @@ class Finding:
     fix_facts: Optional[FixFacts] = None  # what the codemods need (None: not a divergence finding)
     #: how sure the analysis is (None: not a divergence finding)
     confidence: Optional[Confidence] = None
+    #: root-cause reporting: every call site the guard decides, this one first
+    #: (empty when the finding stands for its own site only)
+    sites: list[SiteRef] = field(default_factory=list)
 
     @property
     def span(self) -> Span:
@@ -460,6 +487,7 @@ class Finding:
             "source": self.source,
             "fix_facts": self.fix_facts.to_json() if self.fix_facts else None,
             "confidence": self.confidence.to_json() if self.confidence else None,
+            **({"sites": [site.to_json() for site in self.sites]} if self.sites else {}),
         }
 
     @classmethod
@@ -485,6 +513,7 @@ class Finding:
                 callee=str(data.get("callee", "")), api=str(data.get("api", "")), source=str(data.get("source", "")),
                 fix_facts=FixFacts.from_json(facts) if facts else None,
                 confidence=Confidence.from_json(data["confidence"]) if data.get("confidence") else None,
+                sites=[SiteRef.from_json(site) for site in data.get("sites", ())],
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a finding object ({type(exc).__name__}: {exc})") from exc

@@ -312,7 +312,7 @@ def _check_with_deep_stack(check_paths: Any, args: list[str], settings: Any, job
 
     def work() -> None:
         try:
-            outcome["result"] = check_paths(args, settings=settings, jobs=jobs, cache=False)
+            outcome["result"] = check_paths(args, settings=settings, jobs=jobs, cache=False, report="per-site")
         except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
             outcome["error"] = exc
 
@@ -339,7 +339,7 @@ def run_check(paths: list[Path], settings: Settings, jobs: int | None = None) ->
     args = [str(p) for p in paths]
     try:
         try:
-            return check_paths(args, settings=settings, jobs=jobs, cache=False)
+            return check_paths(args, settings=settings, jobs=jobs, cache=False, report="per-site")
         except RecursionError:
             return _check_with_deep_stack(check_paths, args, settings, jobs)
     except Exception as exc:

@@ -223,7 +223,7 @@ def test_modes_attention_dp_request_state():
                     return
                 self.dist.tp_allgather(3)
     """
-    result = check_source(textwrap.dedent(src), settings=settings)
+    result = check_source(textwrap.dedent(src), settings=settings, report="per-site")
     by_line = {f.line: f for f in result.findings}
     assert sorted(by_line) == [7, 8, 12]
     assert "attention-DP" in by_line[7].message          # only divergent over TP under ADP

@@ -9,7 +9,7 @@ from cslint.api import check_paths, check_source
 
 
 def _lines(source, **kw):
-    return sorted(f.line for f in check_source(textwrap.dedent(source), **kw).findings)
+    return sorted(f.line for f in check_source(textwrap.dedent(source), report="per-site", **kw).findings)
 
 
 def _write(path, text):
@@ -135,7 +135,7 @@ def test_same_named_modules_of_namespace_folders_are_not_merged(tmp_path):
             if dist.get_rank() == 0:
                 sync_all(t)
     """)
-    result = check_paths([str(tmp_path / "pkg")])
+    result = check_paths([str(tmp_path / "pkg")], report="per-site")
     got = [(f.path.split("pkg/")[-1], f.line) for f in result.findings]
     assert got == [("b/run_b.py", 7)]
     assert all("a/util.py" not in link.path for link in result.findings[0].chain)

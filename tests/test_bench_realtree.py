@@ -134,6 +134,26 @@ def test_a_label_covers_every_finding_with_its_key(bench):
     assert (cell.findings, cell.fp, cell.tp, cell.pending, cell.unlabelled) == (3, 2, 0, 1, 1)
 
 
+def test_a_finding_by_root_cause_takes_the_labels_of_the_sites_it_lists(bench):
+    F, L = bench.Finding, bench.Label
+    labels = {("t@1", "a.py", 5, "CSL102"): L("t@1", "a.py", 5, "CSL102", "FP", "c", "r"),
+              ("t@1", "a.py", 8, "CSL102"): L("t@1", "a.py", 8, "CSL102", "TP", "s", "r"),
+              ("t@1", "a.py", 20, "CSL102"): L("t@1", "a.py", 20, "CSL102", "FP", "c", "r")}
+    labels[("t@1", "a.py", 4, "CSL102")] = L("t@1", "a.py", 4, "CSL102", "FP", "c", "r")
+    guard = F("t@1", "a.py", 4, "CSL102", "", (5, 8))    # its own site an FP, one listed site a TP
+    other = F("t@1", "a.py", 19, "CSL102", "", (20,))
+    alone = F("t@1", "a.py", 30, "CSL102")
+    assert bench.label_of(guard, labels).verdict == "TP"  # a guard is a hazard when any site it decides is
+    assert bench.label_of(other, labels).line == 20 and bench.label_of(alone, labels) is None
+    cell = bench.score([guard, other, alone], labels)[("t@1", "CSL102")]
+    assert (cell.tp, cell.fp, cell.unlabelled) == (1, 1, 1)
+    assert bench.stale_labels([guard, other], labels, ["t@1"]) == []
+    report = {"findings": [{"path": "a.py", "line": 4, "code": "CSL102", "message": "m",
+                            "sites": [{"line": 4}, {"line": 8}, {"line": 5}]}]}
+    (found,) = bench.findings_of("t@1", Path("/nowhere"), report)
+    assert found.other_lines == (5, 8)
+
+
 def test_bad_labels_files_are_refused_with_the_line(bench, tmp_path):
     cases = {
         "syn@1\tpkg/a.py\t8\tCSL101\tMAYBE\tx\ty\n": "verdict `MAYBE`",

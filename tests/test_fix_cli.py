@@ -96,8 +96,11 @@ def _outcomes(stderr: str) -> dict[int, str]:
 def test_every_finding_is_printed_as_fixed_held_back_or_refused(tmp_path, capsys):
     path = tmp_path / "mixed.py"
     path.write_text(MIXED, encoding="utf-8")
-    lines = sorted(f.line for f in check_paths([str(path)]).findings)
+    lines = sorted(f.line for f in check_paths([str(path)], report="per-site").findings)
     assert lines == [8, 14, 15, 22]
+    # reported by root cause, the two sites under one guard are one finding; fix rewrites every site
+    grouped = {f.line: f for f in check_paths([str(path)]).findings}
+    assert sorted(grouped) == [8, 14, 22] and [site.line for site in grouped[14].sites] == [14, 15]
     status = main(["fix", "--no-cache", str(path)])
     err = capsys.readouterr().err
     outcomes = _outcomes(err)
@@ -118,7 +121,7 @@ def test_every_finding_is_printed_as_fixed_held_back_or_refused(tmp_path, capsys
 def test_plan_fixes_returns_what_it_holds_back(tmp_path):
     path = tmp_path / "mixed.py"
     path.write_text(MIXED, encoding="utf-8")
-    result = check_paths([str(path)])
+    result = check_paths([str(path)], report="per-site")
     plan = plan_fixes(result, unsafe=False)
     assert sorted(h.finding.line for h in plan.held_back) == [14, 15]
     assert not any(h.safe for h in plan.held_back)
@@ -133,7 +136,8 @@ def test_plan_fixes_returns_what_it_holds_back(tmp_path):
 def test_fix_from_json_gives_the_same_rewrite_as_fixing_the_paths(tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "mixed.py").write_text(MIXED, encoding="utf-8")
-    main(["check", "--no-cache", "--format", "json", "-o", "report.json", "mixed.py"])
+    main(["check", "--no-cache", "--format", "json", "--report", "per-site", "-o", "report.json", "mixed.py"])
+    main(["check", "--no-cache", "--format", "json", "-o", "by-guard.json", "mixed.py"])
     capsys.readouterr()
     assert main(["fix", "--no-cache", "--unsafe-fixes", "mixed.py"]) == 1
     direct = capsys.readouterr()
@@ -145,6 +149,9 @@ def test_fix_from_json_gives_the_same_rewrite_as_fixing_the_paths(tmp_path, caps
     from_json = capsys.readouterr()
     assert from_json.out.replace("../", "") == direct.out and "+++ b/" in direct.out
     assert _outcomes(from_json.err).keys() == _outcomes(direct.err).keys()
+    # a report by root cause names one site per guard; the guard's fix is the same rewrite
+    assert main(["fix", "--unsafe-fixes", "--from-json", str(tmp_path / "by-guard.json")]) == 1
+    assert capsys.readouterr().out.replace("../", "") == direct.out
 
 
 def test_from_json_rejects_what_is_not_a_report(tmp_path, capsys):

@@ -24,6 +24,7 @@ from ..decoding import SourceDecodeError, decode_source, utf8_source
 from ..model import CheckResult, Finding, Span
 from ..presets import load_presets
 from ..progress import MIN_FILES as PROGRESS_MIN_FILES, ProgressBar
+from ..rules.rootcause import ROOT_CAUSE, group_by_root_cause
 from ..rules import NotAnalysable, build_finding
 from ..suppressions import MARKER, apply_suppressions, find_suppressions
 from .cache import FactCache
@@ -40,7 +41,8 @@ def _default_jobs() -> int:
     return max(1, min(cores, 8))
 
 
-def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress, discovery) -> CheckResult:
+def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress, discovery,
+              report=None) -> CheckResult:
     """One run of ``cslint check`` (see :func:`cslint.api.check_paths`)."""
     settings_for = settings_resolver(settings)
     result = CheckResult()
@@ -75,14 +77,15 @@ def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress
     bar = ProgressBar() if progress and len(all_files) > PROGRESS_MIN_FILES else None
     try:
         return _analyse(result, all_files, report_files, knowledge, preset_names, settings, select, ignore,
-                        jobs, fact_cache, bar)
+                        jobs, fact_cache, bar, report)
     finally:
         if bar is not None:
             bar.close()
 
 
 def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge, preset_names: list,
-             settings: Optional[Settings], select, ignore, jobs: int, fact_cache, bar) -> CheckResult:
+             settings: Optional[Settings], select, ignore, jobs: int, fact_cache, bar,
+             report: Optional[str] = None) -> CheckResult:
     module_of = ModuleNames()
     with Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge)) as workers:
         for f in all_files:
@@ -128,6 +131,12 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
                                     ignore=list(s.ignore) + list(ignore or []))
         if s.code_enabled(finding.code, finding.path):
             selected.append(finding)
+    # one finding per guard where the caller or the file's settings ask for it
+    by_guard = [f for f in selected
+                if (report or (settings_of.get(f.path) or settings or Settings()).report) == ROOT_CAUSE]
+    if by_guard:
+        grouped = {id(f) for f in by_guard}
+        selected = group_by_root_cause(by_guard) + [f for f in selected if id(f) not in grouped]
     result.findings = sorted(selected, key=Finding.sort_key)
     return result
 

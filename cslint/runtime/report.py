@@ -320,7 +320,7 @@ def _link_findings(diagnosis: Diagnosis, source_filter) -> tuple[bool, str]:
     if not files:
         return False, "no source files in the call paths"
     try:
-        result = check_paths(sorted(files))
+        result = check_paths(sorted(files), report="per-site")
     except Exception as exc:  # noqa: BLE001
         return False, f"static analysis failed: {exc}"
     findings = [(os.path.realpath(f.path), f.to_json()) for f in result.findings]

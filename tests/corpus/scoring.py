@@ -119,7 +119,9 @@ def _split_findings(result) -> tuple[dict, list]:
     errors = []
     for finding in result.findings:
         if finding.code.startswith(FAMILY):
-            by_line[(_key(finding.path), finding.line)].append(finding)
+            # a finding reported by root cause stands for every site its guard decides
+            for line in dict.fromkeys([finding.line] + [site.line for site in getattr(finding, "sites", ())]):
+                by_line[(_key(finding.path), line)].append(finding)
         else:
             errors.append(f"{finding.path}:{finding.line}: {finding.code} {finding.message}")
     for error in result.errors:

@@ -286,7 +286,9 @@ def analyse_variant(case: Case, variant: str, check: Callable = cslint_check) ->
         where = Path(finding.path).resolve()
         name = where.name if where.parent == folder else str(where)
         if finding.code.startswith(FAMILY):
-            result.findings.append(Finding(name, finding.line, finding.code, finding.message))
+            # a finding reported by root cause stands for every site its guard decides
+            for line in dict.fromkeys([finding.line] + [site.line for site in getattr(finding, "sites", ())]):
+                result.findings.append(Finding(name, line, finding.code, finding.message))
         else:
             result.errors.append(f"{name}:{finding.line}: {finding.code} {finding.message}")
     for error in outcome.errors:
