@@ -155,7 +155,10 @@ class _Collective:
         neutral value is built from it (``torch.zeros_like(t)``)."""
         for site in self.sites:
             payload = payload_arg(site, self.index)
-            from_payload = site.finding.fix_facts is not None and site.finding.fix_facts.join == "identity"
+            facts = site.finding.fix_facts
+            # the skipping rank needs the payload itself only where its neutral value is built from it
+            from_payload = facts is not None and facts.join == "identity" and \
+                (facts.neutral is None or PAYLOAD in facts.neutral.text)
             parts = [site.call.func] + [a.value for a in site.call.args if a is not payload or from_payload]
             for part in parts:
                 for node in walk(part):

@@ -117,14 +117,24 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
     setup = agreement.setup_on_device if device and agreement.setup_on_device else agreement.setup
     if setup and isinstance(guard, cst.While):
         raise Refused("this API agrees through statements before the test; a `while` test would not re-run them")
-    names = {PREDICATE: parenthesize(test), FLAG: cst.Name(flag or "agreed_flag"), TENSOR: cst.Name(device or "t")}
+    # An exit that leaves an event loop is agreed the other way round: the ranks leave together once
+    # the condition holds on every rank (said as "not (any rank's `not P`)" where the API has no test for it).
+    together = all(s.finding.guard_kind == "early-exit" and s.finding.fix_facts.leaves_unbounded_loop for s in sites)
+    template_test = agreement.all_test if together and agreement.all_test else agreement.test
+    negate = together and not agreement.all_test
+    predicate = parenthesize(test)
+    if negate:
+        predicate = cst.UnaryOperation(operator=cst.Not(), expression=cst.parse_expression(f"({code_of(test)})"))
+    names = {PREDICATE: predicate, FLAG: cst.Name(flag or "agreed_flag"), TENSOR: cst.Name(device or "t")}
     pre: list[cst.BaseStatement] = []
     for line in setup:
         statement = cst.parse_statement(line + "\n", config=module.config_for_parsing)
         pre.append(substitute(statement, names))
     if pre:
         pre[0] = pre[0].with_changes(leading_lines=guard.leading_lines)
-    agreed = substitute(cst.parse_expression(agreement.test, config=module.config_for_parsing), names)
+    agreed = substitute(cst.parse_expression(template_test, config=module.config_for_parsing), names)
+    if negate:
+        agreed = cst.UnaryOperation(operator=cst.Not(), expression=parenthesize(agreed))
     if kept is not None:
         operator = cst.And() if split_op == "and" else cst.Or()
         agreed = cst.BooleanOperation(left=parenthesize(kept), operator=operator, right=agreed)
@@ -134,11 +144,15 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
         new_guard = new_guard.with_changes(leading_lines=[])
     lines = sorted({s.finding.line for s in sites})
     what = {"early-exit": "exit", "branch": "branch", "loop": "loop"}.get(sites[0].finding.guard_kind, "branch")
-    shown = "; ".join(list(setup) + [agreement.test]).replace(PREDICATE, "P").replace(FLAG, flag or "flag")
+    shown = "; ".join(list(setup) + [("not " if negate else "") + template_test])
+    shown = shown.replace(PREDICATE, "not P" if negate else "P").replace(FLAG, flag or "flag")
     shown = shown.replace(TENSOR, device or "t")
     reason = (
         f"consensus over {group}: `{code_of(test)}` (P) is agreed with `{shown}` before the {what}, "
-        f"which every rank takes when any rank's condition holds; covers collective "
+        + ("which the ranks take together once every rank's condition holds (a rank whose own condition holds "
+           "runs the loop's passes, idle, until then); " if together else
+           "which every rank takes when any rank's condition holds; ")
+        + "covers collective "
         f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
         + (f"; the configuration test `{code_of(kept)}` is kept in front, so nothing is agreed where it decides"
            if kept is not None else "")
@@ -146,8 +160,10 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
     )
     edit = Edit(owner=owner, start=gi, end=gi + 1, new=pre + [new_guard], replaced=[guard], imports=imports)
     effect = (f"every rank of {group} {'that passes `' + code_of(kept) + '` ' if kept is not None else ''}"
-              f"first agrees on `{code_of(test)}` (one more collective each time this runs), then all take the "
-              f"{what} when any rank's condition holds, or all go on")
+              f"first agrees on `{code_of(test)}` (one more collective each time this runs), then "
+              + (f"all leave the loop together once it holds on every rank; until then a rank for which it holds "
+                 f"runs the passes with nothing to do" if together else
+                 f"all take the {what} when any rank's condition holds, or all go on"))
     return Plan(edit=edit, strategy="consensus", safe=False, reason=reason, effect=effect)
 
 

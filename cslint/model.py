@@ -155,20 +155,23 @@ class Agreement:
     """How the ranks of the collective's group agree on a predicate, in the
     code's own API (rendered from a preset's agreement template)."""
 
-    test: str  # the agreed expression
+    test: str  # the agreed expression: true when the predicate holds on any rank
     setup: tuple = ()  # statements before the test
     setup_on_device: tuple = ()  # the same, the flag on a tensor parameter's device
     imports: tuple = ()  # module imports the statements need
     template: str = ""  # the preset template (re-rendered for a covering group)
+    #: true when the predicate holds on every rank ("" when the API says it
+    #: through ``test`` on the negated predicate)
+    all_test: str = ""
 
     def to_json(self) -> dict:
         return {"test": self.test, "setup": list(self.setup), "setup_on_device": list(self.setup_on_device),
-                "imports": list(self.imports), "template": self.template}
+                "imports": list(self.imports), "template": self.template, "all_test": self.all_test}
 
     @classmethod
     def from_json(cls, data: dict) -> "Agreement":
         return cls(str(data["test"]), tuple(data.get("setup", ())), tuple(data.get("setup_on_device", ())),
-                   tuple(data.get("imports", ())), str(data.get("template", "")))
+                   tuple(data.get("imports", ())), str(data.get("template", "")), str(data.get("all_test", "")))
 
 
 @dataclass(frozen=True)

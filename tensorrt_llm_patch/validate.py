@@ -1,7 +1,8 @@
 """``python -m tensorrt_llm_patch validate``: multi-rank validation on the executor replica.
 
     python -m tensorrt_llm_patch validate [--backend mpi|gloo|nccl] [--ranks N] [--draft-len K]
-        [--fill-gate on|off] [--pp] [--spec asym|sym] [--matrix] [--out DIR] [--tree DIR] [--json]
+        [--fill-gate on|off] [--pp] [--spec asym|sym] [--scenario drain|fault|overlap] [--matrix]
+        [--out DIR] [--tree DIR] [--json]
 
 For each configuration it runs the replica (``examples/trtllm_replica``)
 twice on real collectives: the original source with the runtime sanitizer,
@@ -19,9 +20,16 @@ Every sanitized run draws its ranks' collective timeline:
 or that they kept in step to the end).
 
 As in the incident, only the asymmetric spec config with ``draft_len >= 3``
-is expected to hang unpatched.  ``--matrix`` runs ranks 2 and 4 (only the
-given number with ``--ranks N``), draft_len 2 and 3, fill gate on and off,
-and the PP variant.
+is expected to hang unpatched.  The scenarios (``--scenario``) add the other
+hazards of the real executor on the symmetric burst, each expected to hang
+unpatched: ``drain`` (serve until a shutdown request, then every rank leaves
+once its own requests are drained), ``fault`` (a fatal forward error on one
+rank: it fails its requests and leaves; patched, the failed requests are
+answered with the failure and every other request with the reference tokens)
+and ``overlap`` (the overlap scheduler's KV-pool rebalance consumes a
+previous batch one rank cleared and another kept).  ``--matrix`` runs ranks 2
+and 4 (only the given number with ``--ranks N``), draft_len 2 and 3, fill
+gate on and off, the PP variant and the three scenarios.
 
 Exit status:
 
@@ -53,11 +61,15 @@ from .validate_runner import (
     COMPLETED,
     DEFAULT_TREE,
     ENTRY,
+    SCENARIOS,
     RunConfig,
     RunResult,
     find_mpiexec,
     run_config,
 )
+
+#: the outputs of a request answered with an error (the replica's FAILED_OUTPUT)
+FAILED = [-1]
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -90,8 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--fill-gate", default="on", help="on or off (off = TLLM_BENCHMARK_REQ_QUEUES_SIZE=0)")
     p.add_argument("--pp", action="store_true", help="pipeline-parallel GEN server (transfer-status gate)")
     p.add_argument("--spec", default="asym", help="asym (drafter on GEN only, default) or sym")
+    p.add_argument("--scenario", default="", help="drain, fault or overlap (see below); default: the burst")
     p.add_argument("--matrix", action="store_true",
-                   help="ranks 2,4 (or --ranks) x draft_len 2,3 x fill gate on,off, plus PP")
+                   help="ranks 2,4 (or --ranks) x draft_len 2,3 x fill gate on,off, plus PP, plus the scenarios "
+                        "drain, fault and overlap")
     p.add_argument("--tree", default=str(DEFAULT_TREE), help="the replica tree (default: examples/trtllm_replica)")
     p.add_argument("--out", default=None, help="output directory (default: a new temporary directory)")
     p.add_argument("--model", default="auto", help="auto, torch or numpy")
@@ -116,6 +130,10 @@ def _check_args(args) -> None:
         raise ValidateError(EXIT_USAGE, f"--fill-gate {args.fill_gate!r}: choose on or off")
     if args.spec not in ("asym", "sym"):
         raise ValidateError(EXIT_USAGE, f"--spec {args.spec!r}: choose asym or sym")
+    if args.scenario and args.scenario not in SCENARIOS:
+        raise ValidateError(EXIT_USAGE, f"--scenario {args.scenario!r}: choose {', '.join(SCENARIOS)}")
+    if args.scenario and args.pp:
+        raise ValidateError(EXIT_USAGE, "--scenario runs the attention-DP server; leave out --pp")
     if args.model not in ("auto", "torch", "numpy"):
         raise ValidateError(EXIT_USAGE, f"--model {args.model!r}: choose auto, torch or numpy")
     if args.requests < 1 or args.max_new_tokens < 1 or args.timeout <= 0:
@@ -172,7 +190,8 @@ def matrix_ranks(args) -> tuple:
 
 def configs_for(args) -> list[RunConfig]:
     if not args.matrix:
-        return [RunConfig(args.backend, single_ranks(args), args.draft_len, args.fill_gate, args.pp, args.spec)]
+        return [RunConfig(args.backend, single_ranks(args), args.draft_len, args.fill_gate, args.pp, args.spec,
+                          getattr(args, "scenario", ""))]
     out = []
     for ranks in matrix_ranks(args):
         for draft_len in (2, 3):
@@ -180,6 +199,10 @@ def configs_for(args) -> list[RunConfig]:
                 out.append(RunConfig(args.backend, ranks, draft_len, gate, False, "asym"))
         for draft_len in (2, 3):
             out.append(RunConfig(args.backend, ranks, draft_len, "off", True, "asym"))
+        # the scenarios run the symmetric, gate-off burst, which completes by itself: what parts the
+        # ranks is the scenario's own hazard
+        for scenario in SCENARIOS:
+            out.append(RunConfig(args.backend, ranks, 2, "off", False, "sym", scenario))
     out.append(RunConfig(args.backend, max(matrix_ranks(args)), 3, "on", False, "sym"))
     return out
 
@@ -211,6 +234,19 @@ def make_patched_tree(tree: Path, dest: Path) -> tuple[Path | None, str]:
     return dest, f"apply_tree: {getattr(report, 'status', '?')}, {len(getattr(report, 'applied', []))} fix(es)"
 
 
+def tokens_as_expected(cfg: RunConfig, result: RunResult, reference: dict) -> bool:
+    """Every request answered with the reference tokens; in the fault scenario, the requests of the
+    faulting rank may instead be answered with the failure (the one that faulted must be)."""
+    if cfg.faulting_rank is None:
+        return result.outputs == reference
+    if set(result.outputs) != set(reference):
+        return False
+    failed = {rid for rid, tokens in result.outputs.items() if tokens == FAILED}
+    if not failed or any(result.owners.get(rid) != cfg.faulting_rank for rid in failed):
+        return False
+    return all(result.outputs[rid] == tokens for rid, tokens in reference.items() if rid not in failed)
+
+
 def _verdict(cfg: RunConfig, unpatched: RunResult, patched: RunResult | None, reference: dict) -> list[str]:
     """Problems with this configuration (empty: as expected)."""
     problems = []
@@ -219,22 +255,25 @@ def _verdict(cfg: RunConfig, unpatched: RunResult, patched: RunResult | None, re
             problems.append(f"unpatched: expected a caught hang, got {unpatched.outcome}")
     elif unpatched.outcome != COMPLETED:
         problems.append(f"unpatched: expected to complete, got {unpatched.outcome}")
-    elif unpatched.outputs != reference:
+    elif not tokens_as_expected(cfg, unpatched, reference):
         problems.append("unpatched: tokens differ from the single-rank reference")
     if patched is not None:
         if patched.outcome != COMPLETED:
             problems.append(f"patched: expected to complete, got {patched.outcome}")
-        elif patched.outputs != reference:
+        elif not tokens_as_expected(cfg, patched, reference):
             problems.append("patched: tokens differ from the single-rank reference")
     return problems
 
 
-def _tokens_cell(result: RunResult | None, reference: dict) -> str:
+def _tokens_cell(cfg: RunConfig, result: RunResult | None, reference: dict) -> str:
     if result is None:
         return "-"
     if result.outcome != COMPLETED:
         return "-"
-    return "identical" if result.outputs == reference else "DIFFER"
+    if not tokens_as_expected(cfg, result, reference):
+        return "DIFFER"
+    failed = sum(1 for tokens in result.outputs.values() if tokens == FAILED)
+    return f"identical ({failed} failed by the fault)" if failed else "identical"
 
 
 def _outcome_cell(result: RunResult | None) -> str:
@@ -261,7 +300,8 @@ def render_table(rows: list[dict]) -> str:
     table = [headers]
     for row in rows:
         site_text = format_sites(row["unpatched"].sites())
-        tokens = [_tokens_cell(row["unpatched"], row["reference"]), _tokens_cell(row["patched"], row["reference"])]
+        tokens = [_tokens_cell(row["config"], row["unpatched"], row["reference"]),
+                  _tokens_cell(row["config"], row["patched"], row["reference"])]
         table.append([
             row["config"].name, _outcome_cell(row["unpatched"]), site_text, _outcome_cell(row["patched"]),
             "/".join(tokens), "ok" if not row["problems"] else "FAIL",
@@ -327,11 +367,20 @@ def _json(rows: list[dict], code: int, patch_note: str, out: Path) -> dict:
         return {"outcome": result.outcome, "returncode": result.returncode, "seconds": round(result.seconds, 3),
                 "detect_seconds": result.detect_seconds, "sites": result.sites(),
                 "diagnosis": result.diagnosis.to_json() if result.diagnosis is not None else None,
-                "timeline": result.svg, "tokens_match": result.outputs == rows[0]["reference"] if rows else None}
+                "timeline": result.svg}
     return {"exit": code, "out": str(out), "patch": patch_note,
             "configs": [{"config": row["config"].name, "expect_hang": row["config"].expect_hang,
-                         "unpatched": leg(row["unpatched"]), "patched": leg(row["patched"]),
+                         "unpatched": dict(leg(row["unpatched"]) or {}, tokens_match=_match(row, "unpatched")),
+                         "patched": dict(leg(row["patched"]), tokens_match=_match(row, "patched"))
+                         if row["patched"] is not None else None,
                          "problems": row["problems"]} for row in rows]}
+
+
+def _match(row: dict, which: str):
+    result = row[which]
+    if result is None or result.outcome != COMPLETED:
+        return None
+    return tokens_as_expected(row["config"], result, row["reference"])
 
 
 def main(argv: list[str]) -> int:

@@ -29,6 +29,24 @@ HUNG = "hang (timeout)"
 CRASHED = "crashed"
 
 
+#: Scenarios of the executor beyond the DSpark burst, each with the replica flags that set it up.
+#: Under attention-DP every one of them makes the ranks part unpatched:
+#:   drain     serve until a shutdown request, then each rank drains its own requests and leaves
+#:   fault     a fatal forward error on one rank: it fails its requests, marks itself shut down, leaves
+#:   overlap   the overlap scheduler with a KV-pool rebalance every 2 iterations, which first consumes a
+#:             `previous_batch` that one rank cleared and another kept
+SCENARIOS = {
+    "drain": ("--shutdown", "drain"),
+    "fault": (),  # --fault-request depends on the rank count (see fault_request)
+    "overlap": ("--overlap", "--rebalance-every", "2"),
+}
+
+
+def fault_request(ranks: int) -> int:
+    """The request whose forward fails: the second one rank 1 owns (requests go to rank i % ranks)."""
+    return ranks + 1
+
+
 @dataclass(frozen=True)
 class RunConfig:
     """One configuration of the GEN server."""
@@ -39,23 +57,39 @@ class RunConfig:
     fill_gate: str = "on"
     pp: bool = False
     spec: str = "asym"
+    scenario: str = ""  # "" (the burst), or one of SCENARIOS
 
     @property
     def expect_hang(self) -> bool:
-        """As in the incident: only the asymmetric config with draft_len >= 3 diverges."""
+        """As in the incident: only the asymmetric config with draft_len >= 3 diverges; each scenario
+        of SCENARIOS diverges on its own."""
+        if self.scenario and self.ranks > 1:
+            return True
         return self.spec == "asym" and self.draft_len >= 3
+
+    @property
+    def faulting_rank(self) -> int | None:
+        """The rank whose requests may be answered with the failure (the fault scenario)."""
+        return fault_request(self.ranks) % self.ranks if self.scenario == "fault" and not self.pp else None
+
+    def scenario_args(self) -> list[str]:
+        if self.scenario == "fault":
+            return ["--fault-request", str(fault_request(self.ranks))]
+        return list(SCENARIOS.get(self.scenario, ()))
 
     @property
     def name(self) -> str:
         layout = f"pp{self.ranks}" if self.pp else f"adp{self.ranks}"
         gate = "" if self.pp else f" gate={self.fill_gate}"
-        return f"{self.backend} {layout} {self.spec} k={self.draft_len}{gate}"
+        scenario = f" {self.scenario}" if self.scenario else ""
+        return f"{self.backend} {layout} {self.spec} k={self.draft_len}{gate}{scenario}"
 
     @property
     def slug(self) -> str:
         layout = f"pp{self.ranks}" if self.pp else f"adp{self.ranks}"
         gate = "" if self.pp else f"-gate{self.fill_gate}"
-        return f"{self.backend}-{layout}-{self.spec}-k{self.draft_len}{gate}"
+        scenario = f"-{self.scenario}" if self.scenario else ""
+        return f"{self.backend}-{layout}-{self.spec}-k{self.draft_len}{gate}{scenario}"
 
 
 @dataclass
@@ -64,6 +98,7 @@ class RunResult:
     returncode: int | None
     seconds: float
     outputs: dict[str, list[int]] = field(default_factory=dict)
+    owners: dict[str, int] = field(default_factory=dict)  # request id -> the rank that owned it
     diagnosis: object = None  # cslint.runtime.report.Diagnosis when a report was written
     detect_seconds: float | None = None  # divergence -> first rank report
     log: str = ""
@@ -114,6 +149,7 @@ def command_for(cfg: RunConfig, tree: Path, out_dir: Path, *, model: str, reques
     ]
     if cfg.pp:
         args.append("--pp")
+    args += cfg.scenario_args()
     if sanitize:
         args += ["--sanitize", "--report-dir", str(out_dir / "sanitizer"),
                  "--sanitizer-timeout", str(sanitizer_timeout)]
@@ -183,11 +219,15 @@ def run_config(cfg: RunConfig, tree: Path, out_dir: Path, *, model: str = "numpy
     seconds = time.monotonic() - started
     log_text = log_path.read_text(errors="replace")
     outputs: dict[str, list[int]] = {}
+    owners: dict[str, int] = {}
     rank_files = sorted((out_dir / "ranks").glob("rank*.json")) if (out_dir / "ranks").is_dir() else []
     for path in rank_files:
-        outputs.update(json.loads(path.read_text())["outputs"])
+        record = json.loads(path.read_text())
+        outputs.update(record["outputs"])
+        for request_id in record.get("owned", ()):
+            owners.setdefault(str(request_id), record["rank"])
     result = RunResult(outcome="", returncode=None if timed_out else proc.returncode, seconds=seconds,
-                       outputs=outputs, log=log_text)
+                       outputs=outputs, owners=owners, log=log_text)
     report_dir = out_dir / "sanitizer"
     if sanitize and report_dir.is_dir() and any(report_dir.glob("rank*.json")):
         from cslint.runtime.report import diagnose

@@ -41,6 +41,8 @@ HAZARDS = [
      "tp_allgather", "tp", "self.dist.tp_allgather"),
     ("PyExecutor._check_disagg_gen_transfer_status", "self.kv_cache_transceiver.check_gen_transfer_status",
      "if need_check", "branch", "pp_allgather", "pp", None),
+    ("PyExecutor._pad_attention_dp_dummy_request", "self.dist.tp_allreduce",
+     "if self._should_skip_dummy_for_benchmark_disagg()", "early-exit", "tp_allreduce", "tp", None),
 ]
 
 
@@ -59,11 +61,12 @@ def patched(tmp_path_factory):
         for function, callee, guard, kind, collective, group, via in HAZARDS
     ]
     fix = fix_source(source, path, findings)
-    assert len(fix.applied) == 3 and not fix.refused, [r.reason for r in fix.refused]
+    assert len(fix.applied) == len(HAZARDS) and not fix.refused, [r.reason for r in fix.refused]
     assert {a.finding.function: a.strategy for a in fix.applied} == {
         "PyExecutor._sync_gen_only_benchmark_has_insufficient_kv": "always-enter",
         "PyExecutor._executor_loop": "consensus",
-        "PyExecutor._check_disagg_gen_transfer_status": "consensus",
+        "PyExecutor._check_disagg_gen_transfer_status": "consensus",  # no carrier in hand-made facts
+        "PyExecutor._pad_attention_dp_dummy_request": "always-enter",
     }
     with open(path, "w", encoding="utf-8") as handle:
         handle.write(fix.fixed)

@@ -81,8 +81,11 @@ def find_hazards(info: UniformityInfo) -> list:
             if previous is None:
                 found[key] = (hazard, [mode])
             else:
-                _earlier, modes = previous
+                earlier, modes = previous
                 modes.append(mode)
+                if earlier.flow_cut and not hazard.flow_cut:
+                    # another mode explains the same hazard completely: cite that explanation
+                    found[key] = (hazard, modes)
     out = []
     for hazard, modes in found.values():
         if frozenset() in modes or not info.knowledge.modes:
@@ -116,7 +119,8 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
             flow = info.flow_facts(why, group, mode)
             return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
                           why.source, why.dims, why.via, (), max(region, 1), direct, facts,
-                          agreed=flow.agreed, constructed=flow.constructed, flow_cut=flow.cut,
+                          agreed=info.agreed_by_calls(cond, fn, group, mode) + flow.agreed,
+                          constructed=flow.constructed, flow_cut=flow.cut,
                           conditional_reach=not direct and info.reach_is_conditional(chain, mode),
                           reached_groups=tuple(sorted({r.group for r in reached})),
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),

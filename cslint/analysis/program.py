@@ -216,6 +216,27 @@ class Program:
                     merge(out, k2, d, v2)
         return out
 
+    def _collective_span(self, atoms: frozenset, mode: frozenset) -> frozenset:
+        """The dimensions every rank that computes ``atoms`` has just synchronised
+        along: each atom is a collective's result, or the result of a call that
+        reaches collectives (their groups' spans); empty when some atom is
+        neither."""
+        if not atoms:
+            return frozenset()
+        spans = []
+        for atom in atoms:
+            if atom.tag == "C":
+                spans.append(group_span(atom.group))
+            elif atom.tag == "R":
+                groups = {group for target in self.resolver.resolve(atom.ref)
+                          for (_name, group) in self.reach.get((target.key, mode), {})}
+                if not groups:
+                    return frozenset()
+                spans.append(frozenset.intersection(*(group_span(g) for g in groups)))
+            else:
+                return frozenset()
+        return frozenset.intersection(*spans)
+
     # -- fixpoint --------------------------------------------------------------------
     def solve(self) -> None:
         """Semi-naive fixpoint: a function is re-evaluated only when a table
@@ -311,11 +332,15 @@ class Program:
                 continue
             value = dict(self.concrete(self.eval(atoms, mode), fn, mode)) if atoms else {}
             # A value that is the result of collectives this function issues
-            # is the same on every rank of their groups: a rank that did not
-            # run the function skipped the collective too, which is a hazard
-            # of its own at the call.  So the calling conditions only count
-            # along the dimensions those groups do not span.
-            synced = _collective_span(atoms)
+            # (or is decided by calls that issue them) is written by every rank
+            # of their groups alike: a rank that did not run the function
+            # skipped the collective too, which is a hazard of its own at the
+            # call.  So the calling conditions only count along the dimensions
+            # those groups do not span.
+            # (the field's own earlier value, read by the test that guards the write, adds no rank)
+            family = self.resolver.family(class_key)
+            synced = self._collective_span(frozenset(a for a in atoms if not (
+                a.tag == "F" and a.attr == attr and self.resolver.family(a.class_key) == family)), mode)
             for k, (dims, via) in calling_ctx.items():
                 rest = dims - synced
                 if rest and k not in value:
@@ -383,14 +408,6 @@ class Program:
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
         return changed
-
-
-def _collective_span(atoms: frozenset) -> frozenset:
-    """The dimensions spanned by the groups of ``atoms`` when every atom is
-    a collective's result; empty otherwise."""
-    if not atoms or any(atom.tag != "C" for atom in atoms):
-        return frozenset()
-    return frozenset().union(*(group_span(atom.group) for atom in atoms))
 
 
 def seen_from(facts, site: Site, target, fn):

@@ -258,6 +258,7 @@ class ModuleContext:
         tail = raw.rsplit(".", 1)[-1]
         if self.knowledge.is_not_collective(raw):
             return False
+        matching = []
         for spec in self.knowledge.candidates("collectives", tail):
             if not any(fnmatchcase(t, spec.pattern) for t in texts):
                 continue
@@ -266,8 +267,12 @@ class ModuleContext:
             if receiver in ("np", "numpy", "torch", "jnp", "tf", "F", "functools", "operator", "math", "itertools"):
                 if not (canon or "").startswith("torch.distributed"):
                     continue
-            return (spec, None)
-        return False
+            matching.append(spec)
+        if not matching:
+            return False
+        # The most specific pattern names the API (`*.dist.allreduce`, TensorRT-LLM's Distributed, over
+        # `*.allreduce`, any mpi4py communicator); declaration order breaks ties.
+        return (max(matching, key=lambda spec: len(spec.pattern.replace("*", ""))), None)
 
     def _infer_group(self, call: ast.Call, receiver: str, spec) -> Optional[str]:
         kw = spec.group_kw if spec else "group"

@@ -277,6 +277,41 @@ class UniformityInfo:
                         break
         return FlowFacts(tuple(agreed), constructed, len(via) >= MAX_VIA)
 
+    def agreed_by_calls(self, condition: Cond, function: FuncFacts, group: str,
+                        mode: frozenset = frozenset()) -> tuple:
+        """The calls whose results the condition reads directly (``if
+        self.f():``, ``x = self.f(); if x:``) that reach a collective over a
+        group covering ``group``: the value may be that collective's result,
+        agreed already (AgreedValue, not stored)."""
+        program = self.program
+        span = group_span(group)
+        parts = [condition.atoms]
+        if condition.operands:
+            # an `and`/`or` test is agreed only if every operand that differs reads an agreed call
+            differs = self.operands_divergent(condition, function, group, mode)
+            parts = [atoms for (_span, atoms, _presence), d in zip(condition.operands, differs) if d] or parts
+        found = []
+        for atoms in parts:
+            agreed = self._agreed_calls(atoms, span, function.path, condition.line, mode)
+            if not agreed:
+                return ()
+            found.extend(agreed)
+        return tuple(dict.fromkeys(found))
+
+    def _agreed_calls(self, atoms: frozenset, span: frozenset, path: str, line: int, mode: frozenset) -> list:
+        program = self.program
+        found = []
+        for atom in sorted(atoms, key=lambda a: (a.tag, getattr(a, "text", ""))):
+            if atom.tag != "R":
+                continue
+            for target in program.resolver.resolve(atom.ref):
+                hit = next(((name, reached) for (name, reached) in sorted(program.reach.get((target.key, mode), {}))
+                            if group_span(reached) >= span), None)
+                if hit is not None:
+                    found.append(AgreedValue(path, line, f"{atom.text}()", hit[0], hit[1], False))
+                    break
+        return found
+
     def reach_is_conditional(self, chain: tuple, mode: frozenset = frozenset()) -> bool:
         """Whether some call on a reach chain (``(path, line, note)`` links
         from a call down to its collective) sits under a condition of its own

@@ -192,6 +192,9 @@ class AgreementTemplate:
     requires_name: str = ""
     #: ((group, attribute of the communicator holding the group's size), ...)
     sizes: tuple = ()
+    #: the test that holds when ``PREDICATE`` holds on every rank (same
+    #: fields as ``test``); "" to say it as ``not`` the test of ``not P``
+    all_test: str = ""
 
     def method_for(self, group: str) -> Optional[str]:
         return dict(self.methods).get(group)
@@ -400,6 +403,7 @@ def render_agreement(name: str, receiver: str, group: str, group_expr: str = "")
         return None
     fields = {"receiver": receiver, "method": method, "group_kw": f", group={group_expr}" if group_expr else ""}
     return Agreement(
+        all_test=template.all_test.format(**fields),
         test=template.test.format(**fields),
         setup=tuple(line.format(**fields) for line in template.setup),
         setup_on_device=tuple(line.format(**fields) for line in template.setup_on_device),

@@ -56,7 +56,8 @@ _collectives = [
 
 _AGREEMENTS = {
     "mpi4py": AgreementTemplate(test=f"{{receiver}}.allreduce(bool({PREDICATE}), op=MPI.LOR)",
-                                imports=("from mpi4py import MPI",)),
+                                imports=("from mpi4py import MPI",),
+                                all_test=f"{{receiver}}.allreduce(bool({PREDICATE}), op=MPI.LAND)"),
 }
 
 # The identity of each op of the lower-case (pickled object) allreduce, for a

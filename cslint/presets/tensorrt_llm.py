@@ -10,7 +10,7 @@ progress is local to every rank in either mode.
 
 from __future__ import annotations
 
-from . import PREDICATE, AgreementTemplate, CollectiveSpec, ModeSpec, Preset, SourceSpec
+from . import PREDICATE, AgreementTemplate, CollectiveSpec, ModeSpec, NeutralTable, Preset, SourceSpec
 
 _A = "trtllm"
 
@@ -21,10 +21,23 @@ GROUP_ALLGATHER = (("world", "allgather"), ("tp", "tp_allgather"), ("pp", "pp_al
 
 
 def _join(name: str) -> str:
-    """An allgather's gathered list gets a neutral item from how it is read; a barrier needs none."""
+    """An allgather's gathered list gets a neutral item from how it is read; a barrier needs none; a
+    reduction takes its op's identity."""
     if name.endswith("allgather"):
         return "consumption"
+    if name.endswith("allreduce"):
+        return "trtllm.reduce"
     return "none" if name.endswith("barrier") else ""
+
+
+# The identity of each op of ``Distributed``'s object reductions (the communicator module's ReduceOp,
+# SUM when none is passed), for a payload that is visibly a number.
+_NEUTRALS = {
+    "trtllm.reduce": NeutralTable(
+        identities=(("SUM", "0"), ("PROD", "1"), ("MAX", "float('-inf')"), ("MIN", "float('inf')")),
+        default="SUM", op="op", op_arg=1, numeric_payload=True,
+    ),
+}
 
 
 _collectives = []
@@ -55,9 +68,12 @@ GROUP_SIZE = (("world", "world_size"), ("tp", "tp_size"), ("pp", "pp_size"), ("c
 # MAX reduction of the flag says the same in the file's own idiom.
 _AGREEMENTS = {
     "trtllm": AgreementTemplate(test=f"any({{receiver}}.{{method}}(bool({PREDICATE})))", methods=GROUP_ALLGATHER,
-                                preferred=("trtllm-reduce",), sizes=GROUP_SIZE),
+                                preferred=("trtllm-reduce",), sizes=GROUP_SIZE,
+                                all_test=f"all({{receiver}}.{{method}}(bool({PREDICATE})))"),
     "trtllm-reduce": AgreementTemplate(test=f"bool({{receiver}}.{{method}}(int(bool({PREDICATE})), op=ReduceOp.MAX))",
-                                       methods=GROUP_ALLREDUCE, requires_name="ReduceOp"),
+                                       methods=GROUP_ALLREDUCE, requires_name="ReduceOp",
+                                       all_test=f"bool({{receiver}}.{{method}}(int(bool({PREDICATE})), "
+                                                f"op=ReduceOp.MIN))"),
 }
 
 _ADP = frozenset({"tp", "dp", "pp"})
@@ -89,6 +105,7 @@ _sources += [
 PRESET = Preset(
     name="tensorrt_llm",
     agreements=_AGREEMENTS,
+    neutrals=_NEUTRALS,
     collectives=_collectives,
     not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object", "*.recv_object",
                      "*.isend_object", "*.irecv_object", "*.pp_send", "*.pp_recv"],

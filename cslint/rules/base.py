@@ -375,6 +375,11 @@ def _consensus(finding: Finding, facts: FixFacts, exit_mode: str):
     refusal = _consensus_semantics(finding, facts)
     if refusal:
         return refusal
+    if kind == "early-exit" and facts.leaves_unbounded_loop:
+        return FixOption(CONSENSUS, False, f"the ranks leave the event loop together, once `{finding.condition}` "
+                                           "holds on every rank (one more collective each pass); a rank whose "
+                                           "own condition holds keeps running passes, with nothing to do, until "
+                                           "then")
     what = {"early-exit": "exit", "branch": "branch", "loop": "loop"}[kind]
     return FixOption(CONSENSUS, False, f"the ranks agree on `{finding.condition}` first (one more collective "
                                        f"each time the code runs); ranks whose own condition was false now take "
@@ -395,8 +400,13 @@ def _consensus_semantics(finding: Finding, facts: FixFacts) -> str:
                 "collective to a path that agrees already")
     kind = finding.guard_kind
     if kind == "early-exit" and facts.leaves_unbounded_loop:
-        return ("the exit leaves the event loop for good: with a consensus, a rank whose own condition is false "
-                "would stop serving while it still has work there")
+        # leaving an event loop is agreed the other way round: all leave once every rank's condition holds,
+        # so a rank whose own condition holds goes on with the passes it would have skipped
+        if facts.presence and not facts.presence[1] and facts.presence[2]:
+            text = facts.presence[0]
+            return (f"the exit leaves the event loop when `{text}` is empty or None: to leave together, a rank "
+                    f"without `{text}` would go on running the rest of the loop, which reads it")
+        return ""
     if facts.presence and facts.presence[2]:
         text, holds_when_present, _reads = facts.presence
         if kind == "early-exit":
@@ -428,6 +438,9 @@ def _propagate(finding: Finding, facts: FixFacts, exit_mode: str):
         return f"the guarded call is `{carrier.function}` itself, the broadcast that would carry the condition"
     if not carrier.single_rank:
         return f"how to tell a one-rank {carrier.group} group is not known for this API"
+    if kind == "early-exit" and facts.leaves_unbounded_loop:
+        return ("the exit leaves the event loop for good: with the root's value, a rank that still has work there "
+                "would leave it")
     refusal = _consensus_semantics(finding, facts)
     if refusal:
         return refusal.replace("a consensus", "the root's value")

@@ -36,6 +36,14 @@ def parse_args(argv):
     p.add_argument("--spec", choices=["asym", "sym"], default="asym",
                    help="asym: drafter on the GEN worker only; sym: on ctx and gen")
     p.add_argument("--fill-gate", choices=["on", "off"], default="on")
+    p.add_argument("--overlap", action="store_true", help="attention-DP with the overlap scheduler")
+    p.add_argument("--rebalance-every", type=int, default=0,
+                   help="overlap loop: agree on a KV-pool rebalance every N iterations (0: never)")
+    p.add_argument("--shutdown", choices=["none", "drain"], default="none",
+                   help="drain: serve until a shutdown request (sent once the burst is delivered), each rank "
+                        "then drains its own requests")
+    p.add_argument("--fault-request", type=int, default=None,
+                   help="the forward of the batch holding this request fails on its rank (a fatal error)")
     p.add_argument("--requests", type=int, default=8, help="burst size (all submitted up front)")
     p.add_argument("--max-new-tokens", type=int, default=6)
     p.add_argument("--model", choices=["auto", "torch", "numpy"], default="auto")
@@ -73,6 +81,10 @@ def build_executor(args, dist, device: str = "cpu"):
         max_batch_size=8,
         kv_blocks_total=num_requests,
         hang_detector=detector,
+        overlap=args.overlap,
+        rebalance_every=args.rebalance_every,
+        serve_until_shutdown=args.shutdown == "drain",
+        fault_request=args.fault_request,
     )
 
 
@@ -103,7 +115,9 @@ def run_rank(args, dist, device: str = "cpu") -> int:
     elapsed = time.monotonic() - started
     os.makedirs(args.out, exist_ok=True)
     record = {"rank": dist.rank, "world_size": dist.world_size, "outputs": {str(k): v for k, v in outputs.items()},
-              "forward_steps": executor.iter_counter, "loop_iterations": executor.loop_iter, "seconds": elapsed}
+              "forward_steps": executor.iter_counter, "loop_iterations": executor.loop_iter, "seconds": elapsed,
+              "owned": sorted(executor.requests_by_id), "rebalances": executor.rebalances,
+              "dummy_passes": executor.dummy_passes}
     tmp = os.path.join(args.out, f".rank{dist.rank}.json.tmp")
     with open(tmp, "w") as fh:
         json.dump(record, fh)

@@ -97,6 +97,10 @@ class KvCacheTransceiver:
         return [self.ctx_server.prefill(i) for i in self.my_request_ids()
                 if self.ctx_server.arrival_iteration(i) == gen_iter]
 
+    def last_arrival_iteration(self) -> int:
+        """The GEN iteration at which the last request of the whole burst arrives (on some rank)."""
+        return max((self.ctx_server.arrival_iteration(i) for i in range(len(self.ctx_server.prompts))), default=0)
+
     def pending_arrivals(self, gen_iter: int) -> int:
         return sum(1 for i in self.my_request_ids() if self.ctx_server.arrival_iteration(i) > gen_iter)
 

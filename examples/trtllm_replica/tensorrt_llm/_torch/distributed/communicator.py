@@ -13,8 +13,25 @@ Collective methods are named after their group (``tp_*``, ``pp_*``, ``cp_*``,
 
 from __future__ import annotations
 
+import enum
+import math
 import pickle
 from typing import Any
+
+
+class ReduceOp(enum.Enum):
+    """The reduction ops of the object allreduces (SUM when none is given)."""
+
+    SUM = "sum"
+    MAX = "max"
+    MIN = "min"
+
+
+def _integral(value):
+    """A reduced number as an int when it is one (a float reduction of ints)."""
+    if isinstance(value, float) and math.isfinite(value) and value == int(value):
+        return int(value)
+    return value
 
 
 class Distributed:
@@ -141,11 +158,15 @@ class MPIDist(Distributed):
     def pp_gather(self, obj, root=0):
         return self.pp_comm.gather(obj, root)
 
+    def _mpi_op(self, op):
+        return {None: self._mpi.SUM, ReduceOp.SUM: self._mpi.SUM, ReduceOp.MAX: self._mpi.MAX,
+                ReduceOp.MIN: self._mpi.MIN}[op]
+
     def allreduce(self, obj, op=None):
-        return self.comm.allreduce(obj, op=op or self._mpi.SUM)
+        return _integral(self.comm.allreduce(obj, op=self._mpi_op(op)))
 
     def tp_allreduce(self, obj, op=None):
-        return self.tp_comm.allreduce(obj, op=op or self._mpi.SUM)
+        return _integral(self.tp_comm.allreduce(obj, op=self._mpi_op(op)))
 
     def barrier(self):
         self.comm.Barrier()
@@ -221,15 +242,19 @@ class TorchDist(Distributed):
     def pp_gather(self, obj, root=0):
         return self.pp_allgather(obj)
 
+    def _reduce(self, obj, op, group):
+        # one dtype on every rank, whatever each passes (an int, or a float identity such as -inf)
+        tensor = self._torch.as_tensor(obj, dtype=self._torch.float64, device=self.device)
+        torch_op = {None: self._tdist.ReduceOp.SUM, ReduceOp.SUM: self._tdist.ReduceOp.SUM,
+                    ReduceOp.MAX: self._tdist.ReduceOp.MAX, ReduceOp.MIN: self._tdist.ReduceOp.MIN}[op]
+        self._tdist.all_reduce(tensor, op=torch_op, group=group)
+        return [_integral(v) for v in tensor.tolist()] if tensor.dim() else _integral(tensor.item())
+
     def allreduce(self, obj, op=None):
-        tensor = self._torch.as_tensor(obj, device=self.device)
-        self._tdist.all_reduce(tensor)
-        return tensor.tolist() if tensor.dim() else tensor.item()
+        return self._reduce(obj, op, None)
 
     def tp_allreduce(self, obj, op=None):
-        tensor = self._torch.as_tensor(obj, device=self.device)
-        self._tdist.all_reduce(tensor, group=self.tp_group)
-        return tensor.tolist() if tensor.dim() else tensor.item()
+        return self._reduce(obj, op, self.tp_group)
 
     def barrier(self):
         self._tdist.barrier()

@@ -6,6 +6,10 @@ import enum
 from dataclasses import dataclass, field
 
 
+#: what a request answered with an error gets instead of tokens
+FAILED_OUTPUT = (-1,)
+
+
 class LlmRequestState(enum.Enum):
     DISAGG_GENERATION_INIT = "disagg_generation_init"  # arrived, KV not yet being received
     DISAGG_GENERATION_TRANS_IN_PROGRESS = "disagg_generation_trans_in_progress"

@@ -4,10 +4,15 @@ The control structure follows the production executor closely enough that the
 same collective-safety hazards appear at the same kind of sites (see
 ``examples/trtllm_replica/NOTES.md``):
 
-- `_executor_loop` (attention-DP): one iteration fetches transferred requests,
-  schedules, runs the gen-only benchmark fill gate, agrees on the batch sizes
-  (`_can_queue`) and runs the forward.  Every TP rank owns its own requests,
-  so request-derived state is rank-local.
+- `_executor_loop` (attention-DP): one iteration reads the control requests
+  rank 0 broadcasts, fetches transferred requests, schedules, runs the
+  gen-only benchmark fill gate, pads an idle rank, agrees on the batch sizes
+  (`_can_queue`), runs the forward and flushes the responses buffered by
+  rank-divergent paths.  Every TP rank owns its own requests, so
+  request-derived state is rank-local.
+- `_executor_loop_overlap` (attention-DP, overlap scheduler): the same, with
+  the previous iteration's batch kept in ``previous_batch`` and a periodic
+  KV-pool rebalance that consumes it first.
 - `_executor_loop_pp` (pipeline parallel): the first stage schedules and
   broadcasts the schedule; every stage checks its KV transfers.
 
@@ -20,14 +25,21 @@ import os
 import sys
 
 from ..disaggregation.transceiver import KvCacheTransceiver, SpecConfig
+from ..distributed.communicator import ReduceOp
 from ..models.tiny_decoder import window_of
 from .hang_detector import HangDetector
-from .llm_request import LlmRequest, LlmRequestState
+from .llm_request import FAILED_OUTPUT, LlmRequest, LlmRequestState
 from .scheduler.scheduler import (
     ScheduledRequests,
     SerializableSchedulerOutput,
     SimpleScheduler,
 )
+
+SHUTDOWN = "shutdown"
+
+
+class ForwardError(RuntimeError):
+    """A forward step failed on this rank (a device error, an out-of-memory)."""
 
 
 class PyExecutor:
@@ -46,6 +58,10 @@ class PyExecutor:
         kv_blocks_total: int = 64,
         hang_detector: HangDetector | None = None,
         is_warmup: bool = False,
+        overlap: bool = False,
+        rebalance_every: int = 0,
+        serve_until_shutdown: bool = False,
+        fault_request: int | None = None,
     ) -> None:
         self.dist = dist
         self.model = model
@@ -56,6 +72,11 @@ class PyExecutor:
         self.is_warmup = is_warmup
         self.scheduler = SimpleScheduler(max_batch_size, kv_blocks_total)
         self.hang_detector = hang_detector or HangDetector(timeout_s=0)
+        # configuration of the loop (the same on every rank)
+        self.overlap = overlap
+        self.rebalance_every = rebalance_every
+        self.serve_until_shutdown = serve_until_shutdown
+        self.fault_request = fault_request
 
         self.active_requests: list[LlmRequest] = []
         self.requests_by_id: dict[int, LlmRequest] = {}
@@ -63,6 +84,19 @@ class PyExecutor:
         self.iter_counter = 0  # forward steps run
         self.loop_iter = 0  # event-loop iterations, including skipped ones
         self.num_fetch_requests = 0
+        # Set by a shutdown control request (every rank at once), or by a fatal
+        # error on this rank only.
+        self.is_shutdown = False
+        self._shutdown_sent = False  # rank 0: the control queue's shutdown went out
+        # Responses of rank-divergent paths (errors) wait here for the flush
+        # that every rank reaches.
+        self._pending_responses: list[tuple[int, str]] = []
+        self.previous_batch: ScheduledRequests | None = None  # overlap loop
+        # Requests whose KV transfer failed on this rank, failed everywhere at the next synced check.
+        self._transfer_error_ids: set[int] = set()
+        self.rebalances = 0
+        self.drained_in_rebalance = 0
+        self.dummy_passes = 0
 
         # The gen-only benchmark holds decoding until the whole burst has been
         # transferred (the analogue of TLLM_BENCHMARK_REQ_QUEUES_SIZE > 0).
@@ -80,6 +114,8 @@ class PyExecutor:
         try:
             if self.dist.pp_size > 1:
                 self._executor_loop_pp()
+            elif self.overlap:
+                self._executor_loop_overlap()
             else:
                 self._executor_loop()
         finally:
@@ -90,13 +126,19 @@ class PyExecutor:
         while True:
             self.hang_detector.checkpoint()
             self.loop_iter += 1
-            if self._all_ranks_done():
+            if not self.serve_until_shutdown and self._all_ranks_done():
                 break
+            self._apply_control_requests(self._fetch_control_requests())
+            self._handle_errors_synced()
 
             self._fetch_transferred_requests()
+            if self._should_stop_processing():
+                # This rank is shut down and has nothing left of its own.
+                break
             scheduled_batch, fitting_disagg_gen_init_requests = self._schedule()
             self._prepare_disagg_gen_init(fitting_disagg_gen_init_requests)
             self._check_disagg_gen_transfer_status()
+            self._pad_attention_dp_dummy_request()
 
             if self._sync_gen_only_benchmark_has_insufficient_kv(fitting_disagg_gen_init_requests):
                 raise RuntimeError("gen-only benchmark: the GEN KV cache cannot hold the burst; lower the concurrency")
@@ -112,8 +154,39 @@ class PyExecutor:
             if not can_queue:
                 continue
 
-            self._forward_step(scheduled_batch if can_queue_this_rank else ScheduledRequests())
+            self._run_forward(scheduled_batch if can_queue_this_rank else ScheduledRequests())
             self._handle_responses()
+            self._flush_pending_responses()
+
+    def _executor_loop_overlap(self) -> None:
+        """The overlap scheduler: a batch's responses are handled one iteration later."""
+        while True:
+            self.hang_detector.checkpoint()
+            self.loop_iter += 1
+            if not self.serve_until_shutdown and self._all_ranks_done():
+                break
+            self._apply_control_requests(self._fetch_control_requests())
+
+            self._fetch_transferred_requests()
+            scheduled_batch, fitting_disagg_gen_init_requests = self._schedule()
+            self._prepare_disagg_gen_init(fitting_disagg_gen_init_requests)
+            self._check_disagg_gen_transfer_status()
+
+            if self._rebalance_due():
+                self._maybe_rebalance_kv_pools()
+
+            if self.is_benchmark_disagg and not self._check_benchmark_disagg_gate():
+                continue
+
+            can_queue, can_queue_this_rank = self._can_queue(scheduled_batch)
+            batch = scheduled_batch if can_queue and can_queue_this_rank else ScheduledRequests()
+            if can_queue:
+                self._run_forward(batch)
+            if self.previous_batch is not None:
+                self._process_previous_batch()
+            # An empty batch leaves nothing for the next iteration to handle.
+            self.previous_batch = batch if batch.batch_size else None
+            self._flush_pending_responses()
 
     def _executor_loop_pp(self) -> None:
         while True:
@@ -135,10 +208,45 @@ class PyExecutor:
             self._handle_responses()
 
     # ------------------------------------------------------------- requests
+    def _fetch_control_requests(self) -> list[str]:
+        """Rank 0 reads the control queue; every rank gets the same list.
+
+        Two broadcasts: the count, then (only when there is something) the
+        items -- every rank returns early on the same broadcast count.
+        """
+        items = self._read_control_queue() if self.dist.rank == 0 else []
+        count = self.dist.broadcast(len(items), root=0)
+        if count == 0:
+            return []
+        return self.dist.broadcast(items, root=0)
+
+    def _read_control_queue(self) -> list[str]:
+        """The shutdown request goes out once the whole burst has been delivered."""
+        if not self.serve_until_shutdown or self._shutdown_sent:
+            return []
+        if self.loop_iter <= self.kv_cache_transceiver.last_arrival_iteration():
+            return []
+        self._shutdown_sent = True
+        return [SHUTDOWN]
+
+    def _apply_control_requests(self, items: list[str]) -> None:
+        for item in items:
+            if item == SHUTDOWN:
+                self.is_shutdown = True
+
+    def _should_stop_processing(self) -> bool:
+        """Shut down, and nothing of this rank's own left to serve."""
+        return self.is_shutdown and not self.active_requests and self._pending_arrivals() == 0
+
     def _fetch_transferred_requests(self) -> None:
         """Take over the requests the context server finished for this rank."""
         self._ran_seed_forward_this_iter = False
         for req in self.kv_cache_transceiver.poll_arrivals(self.loop_iter):
+            if self.is_shutdown and not self.serve_until_shutdown:
+                # a failed executor answers what still arrives with the error
+                self.requests_by_id[req.request_id] = req
+                self._fail_requests([req], "executor shut down after a fatal error")
+                continue
             req.kv_blocks_needed = self.kv_cache_transceiver.kv_blocks_for_this_stage()
             self.active_requests.append(req)
             self.requests_by_id[req.request_id] = req
@@ -174,17 +282,74 @@ class PyExecutor:
                 still_active.append(req)
         self.active_requests = still_active
 
+    # -------------------------------------------------------------- errors
+    def _run_forward(self, scheduled_batch: ScheduledRequests) -> None:
+        try:
+            self._forward_step(scheduled_batch)
+        except ForwardError as exc:
+            self._handle_errors(str(exc), scheduled_batch.all_requests(), is_fatal=True)
+
+    def _handle_errors(self, error_msg: str, failed: list[LlmRequest], *, is_fatal: bool) -> None:
+        """Fail ``failed`` (every active request too when the error is fatal)."""
+        if is_fatal:
+            # This executor stops serving: mark it shut down and fail what it holds.
+            self.is_shutdown = True
+            failed = failed + [r for r in self.active_requests if r not in failed]
+        self._fail_requests(failed, error_msg)
+
+    def _handle_errors_synced(self) -> None:
+        """Transfer errors some rank saw, failed on every rank together: a vote, then the ids."""
+        poisoned = self.dist.allreduce(int(bool(self._transfer_error_ids)), op=ReduceOp.MAX)
+        if not poisoned:
+            return
+        error_ids = self.dist.tp_allgather(sorted(self._transfer_error_ids))
+        self._transfer_error_ids.clear()
+        failing = {request_id for ids in error_ids for request_id in ids}
+        self._fail_requests([r for r in self.active_requests if r.request_id in failing], "KV transfer failed")
+
+    def _fail_requests(self, failed: list[LlmRequest], error_msg: str) -> None:
+        ids = {r.request_id for r in failed}
+        self.active_requests = [r for r in self.active_requests if r.request_id not in ids]
+        responses = [(rid, error_msg) for rid in sorted(ids)]
+        if self.enable_attention_dp and self.dist.world_size > 1:
+            # Under multi-rank attention-DP the response gather is collective:
+            # buffer, and publish at the flush every rank reaches.
+            self._pending_responses.extend(responses)
+        else:
+            self._enqueue_responses(responses)
+
+    def _flush_pending_responses(self) -> None:
+        """Publish the buffered responses; under attention-DP every rank joins, with nothing if need be."""
+        responses = self._pending_responses
+        self._pending_responses = []
+        if responses or self.enable_attention_dp:
+            self._enqueue_responses(responses)
+
+    def _enqueue_responses(self, responses: list[tuple[int, str]]) -> None:
+        """Rank 0 of the TP group records the answers of every rank."""
+        if self.enable_attention_dp and self.dist.world_size > 1:
+            gathered = self.dist.tp_gather(responses, root=0)
+        else:
+            gathered = [responses]
+        if self.dist.tp_rank == 0:
+            for per_rank in gathered:
+                for request_id, _error in per_rank:
+                    self.outputs[request_id] = list(FAILED_OUTPUT)
+
     # ------------------------------------------------------ collective helpers
     def _allgather_model_parallel_status(self, local_status):
         """Gather one status value from every model-parallel rank of this replica."""
         if self.dist.cp_size > 1:
             return self.dist.tp_cp_allgather(local_status)
-        return self.dist.tp_allgather(local_status)
+        if self.dist.tp_size > 1:
+            return self.dist.tp_allgather(local_status)
+        return [local_status]
 
     def _all_ranks_done(self) -> bool:
-        """Whether no TP rank has requests left (active or still to arrive)."""
-        local_outstanding = len(self.active_requests) + self._pending_arrivals()
-        return self.dist.tp_allreduce(local_outstanding) == 0
+        """Whether no rank has requests left (active, still to arrive, or in a batch not yet handled)."""
+        in_flight = 0 if self.previous_batch is None else 1
+        local_outstanding = len(self.active_requests) + self._pending_arrivals() + in_flight
+        return self.dist.allreduce(local_outstanding) == 0
 
     def _sync_gen_only_benchmark_has_insufficient_kv(self, fitting_disagg_gen_init_requests) -> bool:
         """Whether some rank cannot fit the burst's KV cache during the fill phase."""
@@ -231,6 +396,24 @@ class PyExecutor:
             can_queue = can_queue_this_rank = scheduled_batch.batch_size > 0
         return can_queue, can_queue_this_rank
 
+    def _pad_attention_dp_dummy_request(self) -> None:
+        """An idle attention-DP rank joins the forward of a busy one as a dummy."""
+        if not self.enable_attention_dp:
+            return
+        loads = self.dist.tp_allgather(len(self.active_requests))
+        expected_num_active_requests = max(loads)
+        if self._should_skip_dummy_for_benchmark_disagg():
+            return
+        # Forward-intent vote: 1 when this rank has something to run.
+        intent = 1 if any(r.state == LlmRequestState.GENERATION_IN_PROGRESS for r in self.active_requests) else 0
+        global_intent = self.dist.tp_allreduce(int(intent), op=ReduceOp.MAX)
+        if global_intent > 0 and expected_num_active_requests > 0 and intent == 0:
+            self.dummy_passes += 1
+
+    def _should_skip_dummy_for_benchmark_disagg(self) -> bool:
+        """During the benchmark fill phase no forward runs, so no dummy is needed."""
+        return self._benchmark_fill_phase_active and not self.is_warmup
+
     def _pp_schedule_and_propagate(self, scheduled_batch: ScheduledRequests):
         """The first stage's schedule (and shutdown decision) for every stage."""
         if self.dist.is_first_pp_rank:
@@ -240,6 +423,44 @@ class PyExecutor:
             schedule = None
         schedule = self.dist.pp_broadcast(schedule, root=0)
         return schedule.to_scheduled_requests(self.requests_by_id), schedule.is_shutdown
+
+    # ------------------------------------------------------------- rebalance
+    def _rebalance_due(self) -> bool:
+        """Configuration and the pass counter, which every rank advances alike."""
+        return self.rebalance_every > 0 and self.loop_iter % self.rebalance_every == 0
+
+    def _maybe_rebalance_kv_pools(self) -> None:
+        """Re-split the KV pools when the ranks agree that one needs it."""
+        if not self._agreed_need_adjustment():
+            return
+        self._consume_previous_batch_for_rebalance()
+        self.rebalances += 1
+
+    def _agreed_need_adjustment(self) -> bool:
+        """One decision for every rank: CP, then TP (any rank under attention-DP, else rank 0), then PP."""
+        need = self.scheduler.pool_is_unbalanced(self.active_requests)
+        need = self.dist.cp_broadcast(need, root=0)
+        if self.dist.tp_size > 1:
+            if self.enable_attention_dp:
+                need = any(self.dist.tp_allgather(need))
+            else:
+                need = self.dist.tp_broadcast(need, root=0)
+        if self.dist.pp_size > 1:
+            need = self.dist.pp_broadcast(need, root=0)
+        return need
+
+    def _consume_previous_batch_for_rebalance(self) -> None:
+        """Make the in-flight batch's KV quiescent before the pools move."""
+        if self.previous_batch is None:
+            return
+        self._process_previous_batch()
+        drained = self.dist.tp_allreduce(len(self.previous_batch.generation_requests))
+        self.drained_in_rebalance += drained
+        self.previous_batch = None
+
+    def _process_previous_batch(self) -> None:
+        """The overlap scheduler's late half of an iteration: the batch's responses."""
+        self._handle_responses()
 
     # ---------------------------------------------------------------- forward
     def _run_seed_forward(self, req: LlmRequest) -> None:
@@ -258,6 +479,8 @@ class PyExecutor:
         requests = scheduled_batch.generation_requests
         if not requests:
             return
+        if self.fault_request is not None and any(req.request_id == self.fault_request for req in requests):
+            raise ForwardError(f"forward failed on the batch holding request {self.fault_request}")
         draft_len = self.spec_config.draft_len if self.spec_config.on_gen else 0
         proposals = [self.model.draft_tokens(req.tokens, draft_len) if draft_len else [] for req in requests]
         windows, offsets = [], []

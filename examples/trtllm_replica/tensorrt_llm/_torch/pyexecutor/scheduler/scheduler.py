@@ -62,6 +62,10 @@ class SimpleScheduler:
         self.max_batch_size = max_batch_size
         self.kv_blocks_total = kv_blocks_total
 
+    def pool_is_unbalanced(self, active_requests: list[LlmRequest]) -> bool:
+        """Whether this rank's KV pool holds requests whose blocks a re-split would move."""
+        return any(r.state != LlmRequestState.DISAGG_GENERATION_INIT for r in active_requests)
+
     def schedule_request(self, active_requests: list[LlmRequest]):
         generation = [r for r in active_requests if r.state == LlmRequestState.GENERATION_IN_PROGRESS]
         generation = generation[: self.max_batch_size]
