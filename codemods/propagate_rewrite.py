@@ -140,8 +140,10 @@ def _as_computed_elsewhere(test: cst.BaseExpression, scope: FunctionScope, index
         if depth > 8:
             raise Refused("the condition's definition is too deep to carry")
         replacements = {}
+        attribute_names = {id(n.attr) for n in walk(expr) if isinstance(n, cst.Attribute)}
         for node in walk(expr):
-            if isinstance(node, cst.Name) and node.value in scope.assignments and node.value not in _bound_in(expr):
+            if isinstance(node, cst.Name) and id(node) not in attribute_names and node.value in scope.assignments \
+                    and node.value not in _bound_in(expr):
                 value = scope.assignments[node.value]
                 if not is_pure(value):
                     raise Refused(f"`{node.value}` is computed with calls; the broadcasting method cannot "
@@ -157,10 +159,11 @@ def _as_computed_elsewhere(test: cst.BaseExpression, scope: FunctionScope, index
     computed = resolve(test)
     bound = _bound_in(computed)
     module_names = index.top_level_names or set()
+    attribute_names = {id(n.attr) for n in walk(computed) if isinstance(n, cst.Attribute)}
     for node in walk(computed):
         if isinstance(node, cst.Name) and node.value not in ("self",) and node.value not in bound \
                 and node.value not in _BUILTIN_NAMES and node.value not in module_names \
-                and not _is_attribute_name(node, computed):
+                and id(node) not in attribute_names:
             raise Refused(f"the condition reads `{node.value}`, a local the broadcasting method does not have")
     return code_of(computed)
 
@@ -174,11 +177,6 @@ def _bound_in(expr: cst.CSTNode) -> set[str]:
                 if isinstance(sub, cst.Name):
                     bound.add(sub.value)
     return bound
-
-
-def _is_attribute_name(node: cst.Name, root: cst.CSTNode) -> bool:
-    """Whether ``node`` is the ``attr`` of an attribute access (``x.attr``)."""
-    return any(isinstance(n, cst.Attribute) and n.attr is node for n in walk(root))
 
 
 # -- the edits outside the finding's function ----------------------------------------------------

@@ -148,3 +148,24 @@ def test_nothing_to_verify_without_record_or_against(tmp_path, capsys):
     tree = copy_fixture(tmp_path / "plain")
     assert main(["verify", "--tree", str(tree)]) == EXIT_NOTHING_TO_VERIFY
     assert "--against" in capsys.readouterr().err
+
+
+def test_verify_says_why_each_site_left_was_left(trees, capsys):
+    """Every hazard still reported after the patch that apply left on purpose is listed with the
+    record's outcome and reason (review: the analysis' doubts; refused: why no fix fits)."""
+    record = load_report(trees["full"])
+    left_in_record = [h for h in record["hazards"] if h["outcome"] not in ("fixed", "not-analysable")]
+    assert left_in_record  # the fixture keeps some for review and some refused
+    report = verify_tree(trees["full"])
+    assert report.ok
+    assert len(report.left) == len(left_in_record)
+    by_site = {(h["path"], h["function"], h["callee"]): h for h in left_in_record}
+    for item in report.left:
+        recorded = by_site[(item["path"], item["function"], item["callee"])]
+        assert item["outcome"] == recorded["outcome"] and item["reason"] == recorded["reason"] != ""
+    assert {item["outcome"] for item in report.left} >= {"review", "refused"}
+    assert report.to_json()["left"] == report.left
+    assert main(["verify", "--tree", str(trees["full"])]) == EXIT_OK
+    printed = capsys.readouterr().err
+    assert f"left on purpose (as recorded by apply): {len(report.left)}" in printed
+    assert all(f"{item['outcome']}: {item['path']}:{item['line']}" in printed for item in report.left)

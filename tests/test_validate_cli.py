@@ -103,3 +103,48 @@ def test_matrix_covers_the_issue():
     assert {c.fill_gate for c in configs if not c.pp} == {"on", "off"}
     assert any(c.pp for c in configs) and any(c.spec == "sym" for c in configs)
     assert {c.expect_hang for c in configs} == {True, False}
+
+
+def test_the_matrix_runs_every_scenario_at_every_rank_count():
+    class Args:
+        matrix, backend, ranks = True, "mpi", None
+    configs = validate.configs_for(Args)
+    scenarios = {(c.scenario, c.ranks) for c in configs if c.scenario}
+    assert scenarios == {(s, r) for s in ("drain", "fault", "overlap") for r in (2, 4)}
+    assert all(c.expect_hang and not c.pp for c in configs if c.scenario)
+    fault = next(c for c in configs if c.scenario == "fault" and c.ranks == 4)
+    assert fault.scenario_args() == ["--fault-request", "5"] and fault.faulting_rank == 1
+    assert next(c for c in configs if c.scenario == "drain").scenario_args() == ["--shutdown", "drain"]
+
+
+def test_the_fault_scenario_accepts_failures_only_on_the_faulting_rank():
+    reference = {"0": [1, 2], "1": [3, 4], "2": [5, 6], "3": [7, 8]}
+    fault = RunConfig("mpi", 2, 2, "off", False, "sym", "fault")  # request 3 fails, on rank 1
+    owners = {"0": 0, "1": 1, "2": 0, "3": 1}
+
+    def run(outputs):
+        result = _result(COMPLETED, outputs)
+        result.owners = owners
+        return result
+
+    assert validate.tokens_as_expected(fault, run({**reference, "1": [-1], "3": [-1]}), reference)
+    assert validate.tokens_as_expected(fault, run({**reference, "3": [-1]}), reference)
+    assert not validate.tokens_as_expected(fault, run(dict(reference)), reference)  # the fault did not show
+    assert not validate.tokens_as_expected(fault, run({**reference, "2": [-1]}), reference)  # rank 0's request
+    assert not validate.tokens_as_expected(fault, run({**reference, "3": [-1], "0": [9, 9]}), reference)
+    plain = RunConfig("mpi", 2, 2, "off")
+    assert not validate.tokens_as_expected(plain, run({**reference, "3": [-1]}), reference)
+    assert validate._tokens_cell(fault, run({**reference, "3": [-1]}), reference) == "identical (1 failed by the fault)"
+
+
+@pytest.mark.skipif(find_mpiexec() is None, reason="mpiexec not found")
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("scenario", ["drain", "overlap"])
+def test_a_scenario_hangs_unpatched_and_completes_patched(tmp_path, capsys, scenario):
+    code = validate.main(["--ranks", "2", "--spec", "sym", "--draft-len", "2", "--fill-gate", "off",
+                          "--scenario", scenario, "--no-findings", "--sanitizer-timeout", "1",
+                          "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == validate.EXIT_OK, out
+    (row,) = [line for line in out.splitlines() if line.startswith(f"mpi adp2 sym k=2 gate=off {scenario}")]
+    assert "hang caught" in row and "completed  -/identical" in row and row.rstrip().endswith("ok")

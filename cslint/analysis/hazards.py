@@ -83,9 +83,13 @@ def find_hazards(info: UniformityInfo) -> list:
             else:
                 earlier, modes = previous
                 modes.append(mode)
+                # an operand is uniform only if it is in every mode the hazard occurs in
+                merged = tuple(a or b for a, b in zip(earlier.operands_divergent, hazard.operands_divergent))
                 if earlier.flow_cut and not hazard.flow_cut:
                     # another mode explains the same hazard completely: cite that explanation
                     found[key] = (hazard, modes)
+                    earlier = hazard
+                earlier.operands_divergent = merged
     out = []
     for hazard, modes in found.values():
         if frozenset() in modes or not info.knowledge.modes:

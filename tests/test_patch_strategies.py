@@ -1,0 +1,417 @@
+"""The fixes shaped the way upstream makes them, checked on small executors of our own.
+
+Each fixture is a package written to a temporary directory and linted with the `tensorrt_llm`
+preset (as `tensorrt_llm_patch apply` does); the tests read the rewrite, the label and the reason
+the rule gives, re-lint the result, and where it matters run the fixed method against a stand-in
+communicator that records the collectives a rank enters.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from codemods.driver import plan_fixes
+from cslint.api import check_paths
+from cslint.config import Settings
+
+SETTINGS = Settings(presets=["tensorrt_llm"], rank_local=["self.local_*"])
+
+
+def _write(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8")
+    return root
+
+
+def _check(root: Path):
+    return check_paths([str(root)], settings=SETTINGS, jobs=1)
+
+
+def _plan(root: Path):
+    result = _check(root)
+    return result, plan_fixes(result)
+
+
+def _fixed_text(plan, name: str) -> str:
+    (fix,) = [f for f in plan.files if f.path.endswith(name)]
+    return fix.fixed
+
+
+def _apply(plan) -> None:
+    for fix in plan.files:
+        if fix.changed:
+            Path(fix.path).write_text(fix.fixed, encoding="utf-8")
+
+
+def _load(path: Path, name: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class Recorder:
+    """A `Distributed` stand-in for one rank of a group whose other ranks send `others`."""
+
+    def __init__(self, others=(), tp_size=2, pp_size=2):
+        self.calls: list[str] = []
+        self.others = list(others)
+        self.tp_size, self.pp_size, self.world_size = tp_size, pp_size, tp_size * pp_size
+        self.is_first_pp_rank = True
+
+    def _gather(self, name, obj):
+        self.calls.append(name)
+        return [obj] + self.others
+
+    def tp_allgather(self, obj):
+        return self._gather("tp_allgather", obj)
+
+    def allgather(self, obj):
+        return self._gather("allgather", obj)
+
+    def tp_allreduce(self, obj, op=None):
+        self.calls.append(f"tp_allreduce:{getattr(op, 'name', op)}")
+        values = [obj] + self.others
+        return {"MAX": max, "MIN": min}.get(getattr(op, "name", ""), sum)(values)
+
+    def pp_broadcast(self, obj, root=0):
+        self.calls.append("pp_broadcast")
+        return obj
+
+
+# -- always-enter keeps the configuration's own exit --------------------------------------------------
+
+FILL_GATE = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist, size, warmup):
+                self.dist = dist
+                self.benchmark_req_queues_size = size
+                self.is_warmup = warmup
+                self.local_fill_active = True
+                self.active_requests = []
+
+            def insufficient(self):
+                if self.benchmark_req_queues_size <= 0 or self.is_warmup or not self.local_fill_active:
+                    return False
+                status = (len(self.active_requests) > 0, False)
+                statuses = self.dist.tp_allgather(status)
+                return all(s[0] for s in statuses) and any(s[1] for s in statuses)
+        """,
+}
+
+
+def test_always_enter_keeps_the_configuration_exit_in_front(tmp_path):
+    root = _write(tmp_path, FILL_GATE)
+    result, plan = _plan(root)
+    (applied,) = plan.applied
+    assert applied.strategy == "always-enter"
+    text = _fixed_text(plan, "executor.py")
+    head, _, rest = text.partition("exit_early = False")
+    assert "if self.benchmark_req_queues_size <= 0 or self.is_warmup:\n            return False" in head
+    assert "if not self.local_fill_active:" in rest
+    assert "self.dist.tp_allgather(status if not exit_early else (True, False))" in rest
+    assert "configuration test" in applied.reason
+    _apply(plan)
+    module = _load(root / "executor.py", "fill_gate_fixed")
+    # the benchmark is off: no rank enters the gather (normal serving pays nothing)
+    off = Recorder()
+    assert module.Executor(off, 0, False).insufficient() is False and off.calls == []
+    # the benchmark is on and this rank's fill phase is over: it still enters, with the neutral status
+    done = Recorder(others=[(True, True)])
+    executor = module.Executor(done, 8, False)
+    executor.local_fill_active = False
+    assert executor.insufficient() is False and done.calls == ["tp_allgather"]
+    assert not _check(root).findings  # re-lint: the site is gone
+
+
+# -- consensus: over every group the guarded call reaches, behind the configuration, in the file's idiom --
+
+REBALANCE = {
+    "executor.py": """\
+        from .communicator import ReduceOp
+
+
+        class Executor:
+            def __init__(self, dist, enabled):
+                self.dist = dist
+                self.enable_rebalance = enabled
+                self.active_requests = []
+
+            def step(self):
+                if self.enable_rebalance and len(self.active_requests) > 2:
+                    self._agreed_rebalance()
+
+            def _agreed_rebalance(self):
+                need = self.dist.cp_broadcast(True, root=0)
+                need = any(self.dist.tp_allgather(need))
+                return self.dist.pp_broadcast(need, root=0)
+
+            def vote(self):
+                return self.dist.tp_allreduce(1, op=ReduceOp.MAX)
+        """,
+    "communicator.py": """\
+        import enum
+
+
+        class ReduceOp(enum.Enum):
+            SUM = 0
+            MAX = 1
+            MIN = 2
+        """,
+    "__init__.py": "",
+}
+
+
+def test_consensus_covers_every_group_keeps_the_configuration_in_front_and_uses_the_files_reduce_op(tmp_path):
+    root = _write(tmp_path / "pkg", REBALANCE)
+    settings_file = tmp_path / "pkg" / "pyproject.toml"
+    settings_file.write_text('[tool.cslint]\npresets = ["tensorrt_llm"]\nuniform = ["self.enable_rebalance"]\n')
+    result = check_paths([str(root)], jobs=1)
+    plan = plan_fixes(result)
+    (applied,) = plan.applied
+    assert applied.strategy == "consensus"
+    text = _fixed_text(plan, "executor.py")
+    # world: the call reaches collectives over CP, TP and PP, not only the one the finding names
+    assert ("if self.enable_rebalance and bool(self.dist.allreduce(int(bool(len(self.active_requests) > 2)), "
+            "op=ReduceOp.MAX)):") in text
+    assert "mpi4py" not in text and "MPI." not in text
+    assert "cost: one more collective" in applied.reason
+
+
+# -- an exit that leaves the event loop: the ranks leave together ---------------------------------------
+
+DRAIN = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.local_shutdown = False
+                self.active_requests = []
+
+            def loop(self):
+                while True:
+                    if self.local_shutdown and not self.active_requests:
+                        break
+                    sizes = self.dist.tp_allgather(len(self.active_requests))
+                    self.step(sum(sizes))
+
+            def step(self, total):
+                pass
+        """,
+}
+
+
+def test_an_event_loop_exit_is_agreed_so_that_the_ranks_leave_together(tmp_path):
+    root = _write(tmp_path, DRAIN)
+    result, plan = _plan(root)
+    (finding,) = result.findings
+    assert finding.fix_facts.leaves_unbounded_loop
+    (applied,) = plan.applied
+    assert applied.strategy == "consensus"
+    text = _fixed_text(plan, "executor.py")
+    # under attention-DP `self.active_requests` differs too: nothing of the test stays outside the agreement
+    assert "if all(self.dist.tp_allgather(bool(self.local_shutdown and not self.active_requests))):" in text
+    assert "once every rank's condition holds" in applied.reason
+
+
+def test_leaving_together_is_refused_where_a_staying_rank_would_read_what_it_lacks(tmp_path):
+    root = _write(tmp_path, {"executor.py": """\
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.local_queue = []
+
+            def loop(self):
+                while True:
+                    batch = self.local_queue.pop() if self.local_queue else None
+                    if batch is None:
+                        break
+                    sizes = self.dist.tp_allgather(batch.size)
+                    batch.run(sizes)
+        """})
+    result, plan = _plan(root)
+    assert result.findings and not plan.applied
+    reasons = " ".join(r.reason for r in plan.refused)
+    assert "a rank without `batch` would go on running the rest of the loop, which reads it" in reasons
+
+
+# -- consensus checked against what a rank whose own condition is false does ---------------------------
+
+PRESENCE = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.local_batch = None
+
+            def flush(self):
+                batch = self.local_batch
+                if batch is not None:
+                    self._publish(batch.responses)
+
+            def _publish(self, responses):
+                gathered = self.dist.tp_gather(responses, root=0)
+                return gathered
+        """,
+}
+
+
+def test_a_consensus_that_would_make_a_rank_act_on_nothing_is_refused(tmp_path):
+    root = _write(tmp_path, PRESENCE)
+    result, plan = _plan(root)
+    assert result.findings and not plan.applied
+    reasons = " ".join(r.reason for r in plan.refused)
+    assert "a rank without `batch` would act on an empty or None value" in reasons
+
+
+# -- propagate: the condition travels in the schedule the class already broadcasts ---------------------
+
+SCHEDULE = {
+    "__init__.py": "",
+    "schedule.py": """\
+        from dataclasses import dataclass, field
+
+
+        @dataclass
+        class Schedule:
+            ids: list = field(default_factory=list)
+
+            @classmethod
+            def of(cls, requests):
+                return cls([r.id for r in requests])
+        """,
+    "transfer.py": """\
+        class Transfers:
+            def __init__(self, dist):
+                self._dist = dist
+
+            def check_transfer_status(self):
+                return self._dist.pp_allgather(1)
+        """,
+    "executor.py": """\
+        from .schedule import Schedule
+        from .transfer import Transfers
+
+
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.transfers = Transfers(dist)
+                self.active_requests = []
+
+            def loop(self):
+                for _ in range(3):
+                    self._check_transfers()
+                    self._schedule_and_propagate()
+
+            def _check_transfers(self):
+                in_flight = any(r.in_flight for r in self.active_requests)
+                if in_flight:
+                    self.transfers.check_transfer_status()
+
+            def _schedule_and_propagate(self):
+                if self.dist.is_first_pp_rank:
+                    schedule = Schedule.of(self.active_requests)
+                else:
+                    schedule = None
+                schedule = self.dist.pp_broadcast(schedule, root=0)
+                return schedule.ids
+        """,
+}
+
+
+def test_propagate_carries_the_condition_in_the_existing_broadcast(tmp_path):
+    root = _write(tmp_path / "pkg", SCHEDULE)
+    result, plan = _plan(root)
+    (finding,) = [f for f in result.findings if f.function.endswith("_check_transfers")]
+    assert finding.fix_facts.carrier is not None
+    assert finding.fix_facts.carrier.function == "Executor._schedule_and_propagate"
+    (applied,) = plan.applied
+    assert applied.strategy == "propagate" and not applied.safe
+    assert "no collective is added" in applied.reason
+    executor = _fixed_text(plan, "executor.py")
+    assert "if (in_flight if self.dist.pp_size == 1 else self._scheduled_in_flight):" in executor
+    assert "schedule.in_flight = any(r.in_flight for r in self.active_requests)" in executor
+    assert "self._scheduled_in_flight = schedule.in_flight" in executor
+    assert "self._scheduled_in_flight = False" in executor  # before the first broadcast
+    assert "in_flight: bool = False" in _fixed_text(plan, "schedule.py")
+    assert executor.count("pp_allgather") == 0  # nothing added
+    _apply(plan)
+    after = _check(root)
+    assert not [f for f in after.findings if f.function.endswith("_check_transfers")]
+    assert not any(f.changed for f in plan_fixes(after).files)  # a second run changes nothing
+
+
+def test_propagate_is_refused_when_the_broadcasting_method_cannot_compute_the_condition(tmp_path):
+    files = dict(SCHEDULE)
+    files["executor.py"] = files["executor.py"].replace(
+        "in_flight = any(r.in_flight for r in self.active_requests)",
+        "in_flight = self.transfers.busy() or any(r.in_flight for r in self.active_requests)")
+    files["transfer.py"] += "\n            def busy(self):\n                return False\n"
+    root = _write(tmp_path / "pkg", files)
+    result, plan = _plan(root)
+    (applied,) = plan.applied
+    assert applied.strategy == "consensus"  # the next strategy, with the reason propagate did not fit
+    assert "propagate does not fit" in applied.reason and "computed with calls" in applied.reason
+
+
+# -- the confidence a finding needs before its site is rewritten ---------------------------------------
+
+AGREED = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.active_requests = []
+
+            def _status(self):
+                sizes = self.dist.tp_allgather(len(self.active_requests))
+                return sum(sizes) > 0, len(self.active_requests)
+
+            def step(self):
+                busy, mine = self._status()
+                if busy:
+                    self._sync()
+
+            def _sync(self):
+                return self.dist.tp_allgather(len(self.active_requests))
+        """,
+}
+
+
+def test_a_finding_whose_value_may_be_agreed_already_is_for_review(tmp_path):
+    from tensorrt_llm_patch.apply import REVIEW, apply_tree
+
+    root = _write(tmp_path / "tree", AGREED)
+    result = _check(root)
+    (finding,) = result.findings
+    assert finding.confidence.level == "low"
+    assert [d.kind for d in finding.confidence.doubts][0] == "agreed"
+    assert finding.to_json()["confidence"]["doubts"][0]["strong"] is True
+    report = apply_tree(root, require_trtllm=False, include=["*"], settings=SETTINGS)
+    (hazard,) = report.hazards
+    assert hazard.outcome == REVIEW and "may already be the same on every rank" in hazard.reason
+    assert report.nothing_to_do
+    lenient = apply_tree(root, require_trtllm=False, include=["*"], settings=SETTINGS, min_confidence="low")
+    (hazard,) = lenient.hazards
+    # planned now, and the consensus rule refuses to agree twice on a path that agrees already
+    assert hazard.outcome == "refused" and "agrees already" in hazard.reason
+
+
+@pytest.mark.parametrize("level", ["high", "medium", "low"])
+def test_min_confidence_is_validated(tmp_path, level):
+    from tensorrt_llm_patch.apply import PatchError, apply_tree
+
+    root = _write(tmp_path / "tree", FILL_GATE)
+    apply_tree(root, require_trtllm=False, include=["*"], settings=SETTINGS, min_confidence=level)
+    with pytest.raises(PatchError):
+        apply_tree(root, require_trtllm=False, include=["*"], settings=SETTINGS, min_confidence="sure")
