@@ -162,6 +162,34 @@ class ApplyReport:
     def nothing_to_do(self) -> bool:
         return not self.changed_files
 
+    def sites(self) -> list[dict]:
+        """The rewritten sites: the fixed hazards grouped by the guard their fix rewrote, each with
+        why it is a hazard (the chain of its first finding), the strategy, what every rank now does
+        and what it costs."""
+        from .report import every_rank_now
+
+        groups: dict[tuple, list[Hazard]] = {}
+        for hazard in self.hazards:
+            if hazard.outcome == FIXED:
+                guard = hazard.finding.guard
+                groups.setdefault((hazard.relpath, hazard.finding.function, guard.line if guard else hazard.finding.line),
+                                  []).append(hazard)
+        out = []
+        for (relpath, function, line), members in sorted(groups.items()):
+            first = members[0]
+            out.append({
+                "path": relpath, "function": function, "guard_line": line, "condition": first.finding.condition,
+                "strategy": first.strategy, "safe": first.safe, "every_rank_now": every_rank_now(first),
+                "cost": _COSTS.get(first.strategy or "", ""),
+                "confidence": first.finding.confidence.level if first.finding.confidence else None,
+                "findings": [{"line": h.finding.line, "code": h.finding.code, "callee": h.finding.callee,
+                              "collective": h.finding.collective, "group": h.finding.group} for h in members],
+                "why": [{"path": _rel(link.path, self.tree), "line": link.line, "note": link.note}
+                        for link in first.finding.chain],
+                "reason": first.reason,
+            })
+        return out
+
     def counts_by_rule(self) -> dict[str, int]:
         return dict(sorted(Counter(h.finding.code for h in self.hazards).items()))
 
@@ -212,6 +240,7 @@ class ApplyReport:
                 for c in self.changed_files
             ],
             "backups": list(self.backups),
+            "sites": self.sites(),
             "hazards": [h.to_json(root) for h in self.hazards],
             "errors": [{"path": _rel(e.path, root), "message": e.message} for e in self.errors],
         }
@@ -470,6 +499,14 @@ def apply_tree(
         report.timings["write"] = 0.0
         report.wall_time_s = time.perf_counter() - started
     return report
+
+
+#: what each strategy adds to the path it rewrites
+_COSTS = {
+    "consensus": "one more collective each time the site runs",
+    "always-enter": "no new collective (the ranks that skipped it enter the existing one)",
+    "propagate": "no collective added (the condition travels in an existing broadcast)",
+}
 
 
 def sure_enough(finding: Finding, min_confidence: str) -> bool:

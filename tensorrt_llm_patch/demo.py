@@ -101,7 +101,7 @@ def _tokens(leg: dict | None) -> str:
 
 def before_after_table(document: dict) -> str:
     """The validation's outcome per configuration, unpatched (before) and patched (after)."""
-    headers = ("configuration", "expected", "before: unpatched", "after: patched", "tokens after", "verdict")
+    headers = ("configuration", "expected", "before (unpatched)", "after (patched)", "tokens", "verdict")
     rows = [headers]
     for config in document.get("configs", []):
         rows.append((

@@ -116,6 +116,26 @@ def render_markdown(report: ApplyReport) -> str:
         add("None.")
     add("")
 
+    add("## Sites rewritten")
+    add("")
+    if data["sites"]:
+        add("| site | condition | strategy | every rank now | cost | findings |")
+        add("| --- | --- | --- | --- | --- | ---: |")
+        for site in data["sites"]:
+            add(f"| `{site['path']}:{site['guard_line']}` `{site['function']}` | `{_cell(site['condition'])}` | "
+                f"{site['strategy']} ({'safe' if site['safe'] else 'unsafe'}) | {_cell(site['every_rank_now'])} | "
+                f"{site['cost']} | {len(site['findings'])} |")
+        add("")
+        for site in data["sites"]:
+            add(f"Why `{site['function']}` (line {site['guard_line']}) is a hazard:")
+            add("")
+            for link in site["why"]:
+                add(f"1. `{link['path']}:{link['line']}` {link['note']}")
+            add("")
+    else:
+        add("None: no finding was sure enough and fixable; see the reasons below.")
+        add("")
+
     add("## Hazards")
     add("")
     by_file: dict[str, list] = defaultdict(list)

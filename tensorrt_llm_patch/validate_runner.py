@@ -80,7 +80,8 @@ class RunConfig:
     @property
     def name(self) -> str:
         layout = f"pp{self.ranks}" if self.pp else f"adp{self.ranks}"
-        gate = "" if self.pp else f" gate={self.fill_gate}"
+        # a scenario runs without the fill gate unless told otherwise: the name says only the exception
+        gate = "" if self.pp or (self.scenario and self.fill_gate == "off") else f" gate={self.fill_gate}"
         scenario = f" {self.scenario}" if self.scenario else ""
         return f"{self.backend} {layout} {self.spec} k={self.draft_len}{gate}{scenario}"
 

@@ -32,7 +32,7 @@ def test_make_demo_passes_ranks_to_the_demo_and_the_demo_to_validate():
     assert command[command.index("--ranks") + 1] == "2" and "--matrix" in command
     parsed = validate.build_parser().parse_args(command[command.index("validate") + 1:])
     assert {config.ranks for config in validate.configs_for(parsed)} == {2}
-    assert len(validate.configs_for(parsed)) == 7  # every configuration of the matrix, at 2 ranks
+    assert len(validate.configs_for(parsed)) == 10  # every configuration of the matrix (the scenarios too), at 2 ranks
     parsed.ranks = None
     assert {config.ranks for config in validate.configs_for(parsed)} == {2, 4}  # validate's own default
 

@@ -135,10 +135,10 @@ def test_report_of_the_replica_names_the_seed_forward_skip(tmp_path):
     shown = display_path(str(executor))  # relative to the working directory when below it
     can_queue_call = line_of(source, "can_queue, can_queue_this_rank = self._can_queue(scheduled_batch)")
     can_queue_gather = line_of(source, "self.dist.tp_allgather(scheduled_batch.batch_size)")
-    done_reduce = line_of(source, "return self.dist.tp_allreduce(local_outstanding) == 0")
+    done_reduce = line_of(source, "return self.dist.allreduce(local_outstanding) == 0")
     blocks = re.split(r"\n(?=ranks? \d)", text.split("\n\n")[1])  # one block per rank (or group of ranks)
     assert len(blocks) == 2, text
-    seeding = next(b for b in blocks if "in tp_allreduce" in b.splitlines()[0])
+    seeding = next(b for b in blocks if "in allreduce" in b.splitlines()[0])
     waiting = next(b for b in blocks if "in tp_allgather" in b.splitlines()[0])
     assert f"at {shown}:{done_reduce} in PyExecutor._all_ranks_done" in seeding
     assert f"at {shown}:{can_queue_gather} in PyExecutor._can_queue" in waiting
