@@ -48,8 +48,8 @@ def test_the_table_fits_in_100_columns_however_long_the_names():
     ]}
     lines = demo.before_after_table(document).splitlines()
     assert all(len(line) <= 100 for line in lines)
-    assert lines[0].split() == ["configuration", "expected", "before:", "unpatched", "after:", "patched", "tokens",
-                                "after", "verdict"]
+    assert lines[0].split() == ["configuration", "expected", "before", "(unpatched)", "after", "(patched)", "tokens",
+                                "verdict"]
     assert lines[3].split() == ["mpi", "pp2", "asym", "k=2", "complete", "completed", "completed", "DIFFER", "FAIL"]
 
 
