@@ -81,3 +81,31 @@ def test_a_broken_wrapper_hides_nothing_it_could_reach(tmp_path):
         """))
     found = _csl001(check_paths([str(tmp_path)], cache=False))
     assert set(found) == {"helpers.py"}
+
+
+SAME_NAMED_WORKER = textwrap.dedent("""\
+    import torch.distributed as dist
+
+
+    def step(t):
+        if dist.get_rank() == 0:
+            return
+        dist.all_reduce(t)
+    """)
+
+
+def test_files_the_package_structure_names_alike_are_each_analysed(tmp_path):
+    """``a/worker.py`` and ``b/worker.py`` with no ``__init__.py`` are both the
+    module ``worker`` to the package structure; each keeps its own functions
+    and its own finding, in a run over both and in a run with a third file of
+    that name at the top."""
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "worker.py").write_text(SAME_NAMED_WORKER)
+    both = check_paths([str(tmp_path)], settings=Settings(), cache=False)
+    assert sorted(f.path.split("/")[-2] for f in both.findings if f.code == "CSL102") == ["a", "b"]
+
+    (tmp_path / "worker.py").write_text(SAME_NAMED_WORKER)
+    three = check_paths([str(tmp_path)], settings=Settings(), cache=False)
+    assert len([f for f in three.findings if f.code == "CSL102"]) == 3
+    assert len({f.path for f in three.findings}) == 3

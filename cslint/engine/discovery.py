@@ -367,6 +367,31 @@ class ModuleNames:
 
     def __init__(self):
         self._packages: dict = {}  # directory -> the package names it is (outermost first), () if none
+        self._settled: dict = {}  # path -> its name among the run's files, where the package name is shared
+
+    def settle(self, paths) -> None:
+        """Give files of the run that the package structure names alike
+        (``a/worker.py`` and ``b/worker.py`` beside no ``__init__.py``: both
+        ``worker``) names of their own, by prefixing as many of the
+        directories above each one's package root as tell them apart (``a.worker``,
+        ``b.worker``, as Python names them from the common root).  The
+        analysis keys functions by module name; without this, the second
+        file's functions replace the first's and its findings are lost."""
+        by_name: dict = {}
+        for path in sorted(set(os.path.abspath(p) for p in paths)):
+            by_name.setdefault(self(path), []).append(path)
+        for name, group in by_name.items():
+            if len(group) < 2:
+                continue
+            depth = len(name.split("."))
+            above = {path: _directories_above(path, depth) for path in group}
+            for extra in range(1, max(len(dirs) for dirs in above.values()) + 2):
+                named = {path: ".".join(dirs[-extra:] + [name]) if dirs else name for path, dirs in above.items()}
+                if len(set(named.values())) == len(group) or extra > max(len(d) for d in above.values()):
+                    break
+            for path in group:
+                # a directory name with ':' would break the module:qualname keys
+                self._settled[path] = named[path].replace(":", "_")
 
     def _package(self, directory: str) -> tuple:
         """A directory is a package when it holds ``__init__.py``, or when
@@ -388,10 +413,23 @@ class ModuleNames:
         return found
 
     def __call__(self, path: str) -> str:
+        settled = self._settled.get(os.path.abspath(path))
+        if settled is not None:
+            return settled
         directory, filename = os.path.split(os.path.abspath(path))
         stem = filename[:-3] if filename.endswith(".py") else filename
         parts = self._package(directory) + (() if stem == "__init__" else (stem,))
         return ".".join(parts) or stem
+
+
+def _directories_above(path: str, depth: int) -> list:
+    """The directories above the package root of ``path`` (whose dotted
+    name has ``depth`` parts), outermost first."""
+    directory = os.path.dirname(path)
+    for _ in range(depth - 1):
+        directory = os.path.dirname(directory)
+    parts = [part for part in directory.split(os.sep) if part]
+    return parts
 
 
 def read_file(source: SourceFile) -> None:

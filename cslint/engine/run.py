@@ -87,6 +87,7 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
              settings: Optional[Settings], select, ignore, jobs: int, fact_cache, bar,
              report: Optional[str] = None) -> CheckResult:
     module_of = ModuleNames()
+    module_of.settle(f.real for f in all_files)
     with Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge)) as workers:
         for f in all_files:
             read_file(f)
