@@ -15,7 +15,7 @@ report of the whole tree, its paths resolved, identical to the reference.
 
     .venv/bin/python bench/cache_consistency.py [TREE[:SUBPATH] ...]
 
-Default trees: /work/trees/vllm (sub-path vllm/distributed), the installed
+Default trees: vLLM, pinned by bench/realtree.py (sub-path vllm/distributed), the installed
 torch (sub-path distributed) and a generated tree of 80 modules.
 """
 
@@ -32,6 +32,18 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+
+
+def pinned(name: str):
+    """The pinned real tree ``name`` as bench/realtree.py keeps it (its
+    cache, downloaded once), or None when it cannot be had."""
+    bench = os.path.join(ROOT, "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from realtree import pinned_tree
+
+    root = pinned_tree(name)
+    return str(root) if root is not None else None
 LAUNCH = "import sys; sys.path[0] = sys.argv.pop(1); from cslint.cli import console_main; console_main()"
 # the trees' own .gitignore rules (torch lies in a virtual environment) do not decide what is checked
 CONFIG = "[tool.cslint]\nrespect-gitignore = false\n"
@@ -39,8 +51,9 @@ CONFIG = "[tool.cslint]\nrespect-gitignore = false\n"
 
 def default_trees(scratch: str) -> list:
     trees = []
-    if os.path.isdir("/work/trees/vllm"):
-        trees.append(("/work/trees/vllm", "vllm/distributed"))
+    vllm = pinned("vllm")
+    if vllm is not None:
+        trees.append((vllm, "vllm/distributed"))
     import importlib.util
 
     spec = importlib.util.find_spec("torch")

@@ -9,7 +9,7 @@ system of the run and its workers, which a busy machine disturbs less than
 the wall clock), the ratios of the medians, and the median of the per-pair
 ratios.  Target for a behaviour-preserving restructuring: new/old <= 1.10.
 
-    .venv/bin/python bench/commit_speed.py --old 19846d2 --new . --repeat 7 /work/trees/vllm
+    .venv/bin/python bench/commit_speed.py --old 19846d2 --new . --repeat 7
 """
 
 from __future__ import annotations
@@ -25,6 +25,18 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pinned(name: str):
+    """The pinned real tree ``name`` as bench/realtree.py keeps it (its
+    cache, downloaded once), or None when it cannot be had."""
+    bench = os.path.join(ROOT, "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from realtree import pinned_tree
+
+    root = pinned_tree(name)
+    return str(root) if root is not None else None
 
 
 @contextlib.contextmanager
@@ -58,14 +70,14 @@ def one_run(directory: str, tree: str, python: str, jobs) -> tuple:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("tree", nargs="?", default="/work/trees/vllm")
+    parser.add_argument("tree", nargs="?", default=None, help="default: the pinned vLLM tree of bench/realtree.py")
     parser.add_argument("--old", default="main")
     parser.add_argument("--new", default=ROOT)
     parser.add_argument("--repeat", type=int, default=5, help="pairs of runs (default: 5)")
     parser.add_argument("--jobs", type=int, help="--jobs for both (default: cslint's own default)")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args(argv)
-    args.tree = os.path.abspath(args.tree)
+    args.tree = os.path.abspath(args.tree or pinned("vllm") or parser.error("the pinned vLLM tree cannot be had; pass a tree"))
     old_times, new_times = [], []
     with checkout(args.old) as old_dir, checkout(args.new) as new_dir:
         one_run(old_dir, args.tree, args.python, args.jobs)  # warm the page cache for both

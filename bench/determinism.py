@@ -9,8 +9,8 @@ not.  With differences, ``--keep DIR`` leaves every output there to diff.
     .venv/bin/python bench/determinism.py TREE [TREE ...]   # any trees
     .venv/bin/python bench/determinism.py --seeds 0 1 2 3 4 5 --jobs 1 2 4
 
-Default trees: /work/trees/vllm, /work/trees/deepspeed/deepspeed-0.19.8 (when
-present) and the installed torch package.  Exit status 1 when a tree's
+Default trees: vLLM and DeepSpeed as bench/realtree.py pins them (downloaded once)
+and the installed torch package.  Exit status 1 when a tree's
 outputs differ.
 """
 
@@ -26,11 +26,23 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DEFAULT_TREES = ("/work/trees/vllm", "/work/trees/deepspeed/deepspeed-0.19.8")
+
+
+def pinned(name: str):
+    """The pinned real tree ``name`` as bench/realtree.py keeps it (its
+    cache, downloaded once), or None when it cannot be had."""
+    bench = os.path.join(ROOT, "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from realtree import pinned_tree
+
+    root = pinned_tree(name)
+    return str(root) if root is not None else None
+DEFAULT_TREES = ("vllm", "deepspeed")  # pinned trees of bench/realtree.py
 
 
 def default_trees() -> list:
-    trees = [tree for tree in DEFAULT_TREES if os.path.isdir(tree)]
+    trees = [tree for tree in map(pinned, DEFAULT_TREES) if tree is not None]
     import importlib.util
 
     spec = importlib.util.find_spec("torch")

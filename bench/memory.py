@@ -21,7 +21,7 @@ excess over the baseline.  Shapes:
 * ``classes``: classes whose fields are set under rank-local conditions and
   read before collectives in other methods;
 * ``real``: modules of a real tree concatenated (``--from-tree``, default
-  /work/trees/vllm when present): the density of real code.
+  vLLM's pinned tree of bench/realtree.py): the density of real code.
 
 The generated shapes carry docstrings and comments as real code does; their
 statements are still denser than real code's, so the parser alone takes more
@@ -43,6 +43,18 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+
+
+def pinned(name: str):
+    """The pinned real tree ``name`` as bench/realtree.py keeps it (its
+    cache, downloaded once), or None when it cannot be had."""
+    bench = os.path.join(ROOT, "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from realtree import pinned_tree
+
+    root = pinned_tree(name)
+    return str(root) if root is not None else None
 LAUNCH = "import sys; sys.path[0] = sys.argv.pop(1); from cslint.cli import console_main; console_main()"
 PARSE = "import ast, sys; ast.parse(open(sys.argv[1], 'rb').read())"
 GOAL_MB_PER_MB = 100
@@ -117,7 +129,7 @@ class Worker{i}:
 
 SHAPES = {"functions": _functions, "module": _module, "classes": _classes}
 #: Real sources concatenated (``--from-tree``, default vLLM's when present): the density of real code.
-REAL_TREE = "/work/trees/vllm"
+REAL_TREE = "vllm"  # a pinned tree of bench/realtree.py, or a directory
 
 
 def concatenated(directory: str, tree: str, megabytes: float) -> str:
@@ -185,6 +197,8 @@ def main(argv=None) -> int:
                         default=sorted(SHAPES) + ["real"])
     parser.add_argument("--from-tree", default=REAL_TREE, help="the tree the `real` shape concatenates")
     args = parser.parse_args(argv)
+    if "real" in args.shapes and not os.path.isdir(args.from_tree):
+        args.from_tree = pinned(args.from_tree) or args.from_tree
     if "real" in args.shapes and not os.path.isdir(args.from_tree):
         print(f"{args.from_tree} not found: the `real` shape is left out", file=sys.stderr)
         args.shapes = [shape for shape in args.shapes if shape != "real"]

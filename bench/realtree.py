@@ -263,6 +263,21 @@ def locate(tree: Tree, cache: Path, overrides: dict, download_missing: bool, log
     return root, f"cache {root}"
 
 
+def pinned_tree(name: str, download_missing: bool = True) -> Optional[Path]:
+    """The root of the pinned tree ``name`` (vllm, deepspeed, ...) for the
+    other bench scripts: its environment variable's directory, else the
+    cache, downloading it once when allowed; None when it cannot be had."""
+    tree = next((t for t in TREES if t.name == name), None)
+    if tree is None:
+        raise BenchError(f"no pinned tree named {name!r}")
+    try:
+        root, _note = locate(tree, default_cache(), {}, download_missing, lambda message: print(message, file=sys.stderr))
+    except BenchError as exc:
+        print(f"{tree.key}: {exc}", file=sys.stderr)
+        return None
+    return root
+
+
 # ---------------------------------------------------------------------------
 # Running cslint
 

@@ -20,7 +20,7 @@ Bar: cold lint <= 1.0x read + parse.
 
     .venv/bin/python bench/syntax_coverage.py [TREE ...] [--rounds 3]
 
-Default trees: /work/trees/vllm (when present) and the installed torch.
+Default trees: vLLM as bench/realtree.py pins it (downloaded once) and the installed torch.
 """
 
 from __future__ import annotations
@@ -36,7 +36,19 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-DEFAULT_TREES = ("/work/trees/vllm",)
+
+
+def pinned(name: str):
+    """The pinned real tree ``name`` as bench/realtree.py keeps it (its
+    cache, downloaded once), or None when it cannot be had."""
+    bench = os.path.join(ROOT, "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from realtree import pinned_tree
+
+    root = pinned_tree(name)
+    return str(root) if root is not None else None
+DEFAULT_TREES = ("vllm",)  # pinned trees of bench/realtree.py
 
 # The files cslint parses: its workers' entry point, wrapped, in one process.
 RECORD = """\
@@ -59,7 +71,7 @@ LAUNCH = "import sys; sys.path[0] = sys.argv.pop(1); from cslint.cli import cons
 
 
 def default_trees() -> list:
-    trees = [tree for tree in DEFAULT_TREES if os.path.isdir(tree)]
+    trees = [tree for tree in map(pinned, DEFAULT_TREES) if tree is not None]
     import importlib.util
 
     spec = importlib.util.find_spec("torch")

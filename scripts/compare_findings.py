@@ -15,9 +15,9 @@ run with this interpreter, the checkout first on ``PYTHONPATH``.
 
     .venv/bin/python scripts/compare_findings.py --old main --new .
     .venv/bin/python scripts/compare_findings.py --old HEAD~1 --twice tests/corpus
-    .venv/bin/python scripts/compare_findings.py --old main --new . --full /work/trees/vllm
+    .venv/bin/python scripts/compare_findings.py --old main --new . --full
 
-Default trees: ``/work/trees/vllm`` (when present), the installed torch
+Default trees: vLLM pinned by ``bench/realtree.py``, the installed torch
 package, ``tests/corpus`` and ``tests/fixtures``.  ``--twice`` first runs the
 old version twice and checks that the two runs agree (a comparison of a
 non-deterministic analyser proves nothing).  Exit status: 0 when every tree
@@ -37,6 +37,18 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def pinned(name: str):
+    """The pinned real tree ``name`` as bench/realtree.py keeps it (its
+    cache, downloaded once), or None when it cannot be had."""
+    bench = os.path.join(ROOT, "bench")
+    if bench not in sys.path:
+        sys.path.insert(0, bench)
+    from realtree import pinned_tree
+
+    root = pinned_tree(name)
+    return str(root) if root is not None else None
 
 _FULL_DRIVER = r"""
 import dataclasses, json, sys
@@ -58,8 +70,9 @@ json.dump({"findings": out, "errors": [dataclasses.asdict(e) for e in result.err
 
 def default_trees() -> list:
     trees = []
-    if os.path.isdir("/work/trees/vllm"):
-        trees.append("/work/trees/vllm")
+    vllm = pinned("vllm")
+    if vllm is not None:
+        trees.append(vllm)
     spec = importlib.util.find_spec("torch")
     if spec is not None and spec.submodule_search_locations:
         trees.append(list(spec.submodule_search_locations)[0])
