@@ -148,3 +148,30 @@ def test_same_source_read_at_different_lines_is_one_root_cause(tmp_path):
     text = render(CheckResult(files=1, findings=[early_exit_finding(path), other]), "text", root=str(tmp_path))
     assert text.count("root cause:") == 1
     assert "root cause: `self.active_requests` at executor.py:4 (2 findings)" in text
+
+
+def test_fix_line_lists_every_strategy_in_order_or_why_there_is_none(tmp_path):
+    """The hint is what `cslint fix` will try, in its order: the first
+    strategy, then each alternative; a finding with no strategy says why."""
+    from cslint.api import check_paths
+    from cslint.config import Settings
+
+    source = tmp_path / "step.py"
+    source.write_text(
+        "import torch.distributed as dist\n\n\n"
+        "def step(t):\n"
+        "    if dist.get_rank() == 0:\n"
+        "        dist.barrier()\n"
+        "    for _ in range(dist.get_rank()):\n"
+        "        dist.all_reduce(t)\n")
+    result = check_paths([str(source)], settings=Settings(), cache=False)
+    text = render(result, "text", root=str(tmp_path))
+    branch = next(f for f in result.findings if f.code == "CSL101")
+    strategies = [option.strategy for option in branch.fix.options]
+    assert len(strategies) >= 2
+    hint = [line.strip() for line in text.splitlines() if line.strip().startswith(("= fix:", "else "))]
+    assert hint[0].startswith(f"= fix: `cslint fix` can apply {strategies[0]} (")
+    assert hint[1].startswith(f"else {strategies[1]} (")
+    loop = next(f for f in result.findings if f.code == "CSL103")
+    assert loop.fix is None
+    assert any(line.startswith("= fix: none automatic: ") and "CSL103" in line for line in hint)

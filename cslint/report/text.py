@@ -29,6 +29,7 @@ import re
 from typing import Optional
 
 from ..model import CheckResult, Finding
+from ..rules import get_rule
 from .common import Painter, display_path, plural, root_cause_key, source_lines
 
 # Lines of the collective call shown at most (long calls are cut).
@@ -146,11 +147,26 @@ def _finding_block(finding: Finding, root: Optional[str], paint: Painter, show_s
         for index, link in enumerate(finding.chain, start=1):
             location = paint("dim", f"{display_path(link.path, root)}:{link.line}:")
             block.append(f"{indent}    {index}. {location} {link.note}")
-    if finding.fix is not None:
-        label = "safe" if finding.fix.safe else "unsafe"
-        reason = f": {finding.fix.reason}" if finding.fix.reason else ""
-        block.append(f"{indent}= fix: `cslint fix` can apply {finding.fix.strategy} ({label}){reason}")
+    block.extend(_fix_lines(finding, indent))
     return block
+
+
+def _fix_lines(finding: Finding, indent: str) -> list[str]:
+    """What ``cslint fix`` can do: every strategy the rule offers, in the
+    order ``fix`` tries them, or why it offers none."""
+    if finding.fix is None:
+        rule = get_rule(finding.code)
+        if rule is None or finding.fix_facts is None:
+            return []
+        reason = rule.no_fix_reason(finding)
+        return [f"{indent}= fix: none automatic: {reason}"] if reason else []
+    lines = []
+    for index, option in enumerate(finding.fix.options):
+        label = "safe" if option.safe else "unsafe"
+        reason = f": {option.reason}" if option.reason else ""
+        lead = "= fix: `cslint fix` can apply" if index == 0 else "  else"
+        lines.append(f"{indent}{lead} {option.strategy} ({label}){reason}")
+    return lines
 
 
 def _header(key: tuple, findings: list[Finding], root: Optional[str], paint: Painter) -> str:
