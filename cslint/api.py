@@ -20,7 +20,7 @@ from typing import Optional
 from .config import ConfigError, Settings
 from .engine.discovery import DiscoveryOptions
 from .engine.run import run_check
-from .model import CheckResult
+from .model import CONFIDENCE_LEVELS, CheckResult
 from .rules.rootcause import REPORT_MODES
 
 __all__ = ["check_paths", "check_source"]
@@ -38,6 +38,7 @@ def check_paths(
     progress: bool = False,
     discovery: DiscoveryOptions = DiscoveryOptions(),
     report: Optional[str] = None,
+    min_confidence: Optional[str] = None,
 ) -> CheckResult:
     """Check files and directories for collectives whose participation
     depends on rank-local state.
@@ -47,11 +48,14 @@ def check_paths(
     reported.  ``select``/``ignore`` override the configured selection;
     ``discovery`` the configured force-exclude and .gitignore handling.
     ``report`` (``root-cause`` or ``per-site``) overrides the configured
-    reporting (:mod:`cslint.rules.rootcause`).
+    reporting (:mod:`cslint.rules.rootcause`), ``min_confidence`` (``low``,
+    ``medium``, ``high``) the configured ``min-confidence``.
     Raises :class:`~cslint.config.ConfigError` for a broken configuration.
     """
     if report is not None and report not in REPORT_MODES:
         raise ConfigError(f"report must be one of {', '.join(REPORT_MODES)}, not {report!r}")
+    if min_confidence is not None and min_confidence not in CONFIDENCE_LEVELS:
+        raise ConfigError(f"min-confidence must be one of {', '.join(CONFIDENCE_LEVELS)}, not {min_confidence!r}")
     # The run allocates millions of small tuples, frozensets and AST nodes that
     # live until it ends; the cyclic collector would rescan them over and over
     # (a third of the run time on large trees) and find next to no garbage.
@@ -59,7 +63,8 @@ def check_paths(
     gc.disable()
     try:
         return run_check(paths, settings=settings, select=select, ignore=ignore, jobs=jobs,
-                         cache=cache, context=context, progress=progress, discovery=discovery, report=report)
+                         cache=cache, context=context, progress=progress, discovery=discovery, report=report,
+                         min_confidence=min_confidence)
     finally:
         if was_enabled:
             gc.enable()

@@ -26,7 +26,7 @@ from typing import Callable, Optional, Sequence
 
 from . import __version__
 from .config import ConfigError, Settings, check_selectors, load_settings
-from .model import CheckResult
+from .model import CONFIDENCE_LEVELS, CheckResult
 from .report import FORMATS
 
 EXIT_CLEAN = 0
@@ -106,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "(default); per-site: one finding per site")
     check.add_argument("--report-per-site", dest="report", action="store_const", const="per-site",
                        help="same as --report per-site")
+    check.add_argument("--min-confidence", choices=CONFIDENCE_LEVELS, default=None,
+                       help="report only findings the analysis is at least this sure of (default: the "
+                            "configured min-confidence, else low: everything); the rest are counted")
     check.add_argument("--show-files", action="store_true", help="print the files that would be checked, and exit")
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings the first file is checked with, and exit")
@@ -210,7 +213,7 @@ def _check(args: argparse.Namespace) -> CheckResult:
         args.stdin_source = data
         return check_stdin(data, args.stdin_filename, settings=_settings(args), select=select, ignore=ignore,
                            jobs=args.jobs, context=list(args.context) or None, discovery=_discovery(args),
-                           report=getattr(args, "report", None))
+                           report=getattr(args, "report", None), min_confidence=args.min_confidence)
     progress = sys.stderr.isatty() and args.quiet == 0  # a bar for trees over 200 files; never in logs
     return check_paths(
         paths,
@@ -223,6 +226,7 @@ def _check(args: argparse.Namespace) -> CheckResult:
         progress=progress,
         discovery=_discovery(args),
         report=getattr(args, "report", None),
+        min_confidence=args.min_confidence,
     )
 
 

@@ -30,6 +30,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
+from .model import CONFIDENCE_LEVELS
+
 try:  # Python >= 3.11
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
@@ -44,7 +46,7 @@ DEFAULT_EXCLUDE = (
 KNOWN_KEYS = {
     "presets", "collectives", "rank-local", "uniform", "select", "ignore",
     "extend-select", "per-file-ignores", "exclude", "extend-exclude", "max-file-size",
-    "force-exclude", "respect-gitignore", "report",
+    "force-exclude", "respect-gitignore", "report", "min-confidence",
 }
 
 
@@ -97,6 +99,9 @@ class Settings:
     #: ``root-cause``: one finding per guard, listing the sites it decides;
     #: ``per-site``: one finding per collective call site (see cslint/rules/rootcause.py)
     report: str = "root-cause"
+    #: the lowest confidence a finding may have and still be reported
+    #: (``low`` reports everything; see :class:`cslint.model.Confidence`)
+    min_confidence: str = "low"
 
     # -- rule selection ---------------------------------------------------
     def code_enabled(self, code: str, path: Optional[str] = None) -> bool:
@@ -184,6 +189,10 @@ def settings_from_table(table: dict, root: Optional[str] = None, config_file: Op
         if table["report"] not in ("root-cause", "per-site"):
             raise ConfigError(f'{where}: `report` must be "root-cause" or "per-site"')
         s.report = table["report"]
+    if "min-confidence" in table:
+        if table["min-confidence"] not in CONFIDENCE_LEVELS:
+            raise ConfigError(f"{where}: `min-confidence` must be one of {', '.join(map(repr, CONFIDENCE_LEVELS))}")
+        s.min_confidence = table["min-confidence"]
     for key in ("force-exclude", "respect-gitignore"):
         if key in table:
             if not isinstance(table[key], bool):

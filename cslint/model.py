@@ -543,14 +543,19 @@ class CheckResult:
     files: int = 0
     findings: list[Finding] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)
+    #: findings left out because their confidence is below ``min-confidence``
+    below_confidence: int = 0
 
     def to_json(self) -> dict:
-        return {
+        data = {
             "version": JSON_VERSION,
             "files": self.files,
             "findings": [f.to_json() for f in sorted(self.findings, key=Finding.sort_key)],
             "errors": [e.to_json() for e in self.errors],
         }
+        if self.below_confidence:
+            data["below_confidence"] = self.below_confidence
+        return data
 
     @classmethod
     def from_json(cls, data: Any) -> "CheckResult":
@@ -561,4 +566,4 @@ class CheckResult:
             raise ValueError(f"unsupported report version {data.get('version')!r} (expected {JSON_VERSION})")
         errors = [FileError(str(e.get("path", "")), str(e.get("message", ""))) for e in data.get("errors", [])]
         return cls(files=int(data.get("files", 0)), findings=[Finding.from_json(f) for f in data["findings"]],
-                   errors=errors)
+                   errors=errors, below_confidence=int(data.get("below_confidence", 0)))

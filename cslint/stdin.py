@@ -33,7 +33,7 @@ def read_stdin() -> bytes:
 def check_stdin(data: bytes, filename: Optional[str], *, settings: Optional[Settings] = None,
                 select: Optional[list] = None, ignore: Optional[list] = None, jobs: Optional[int] = None,
                 context: Optional[list] = None, discovery: DiscoveryOptions = DiscoveryOptions(),
-                report: Optional[str] = None) -> CheckResult:
+                report: Optional[str] = None, min_confidence: Optional[str] = None) -> CheckResult:
     """Findings of the module ``data`` as if it were the file ``filename``."""
     from .api import check_paths
 
@@ -52,7 +52,8 @@ def check_stdin(data: bytes, filename: Optional[str], *, settings: Optional[Sett
         with open(copy, "wb") as handle:
             handle.write(data)
         result = check_paths([copy], settings=settings, select=select, ignore=ignore, jobs=jobs, cache=False,
-                             context=context_files, discovery=DiscoveryOptions(False, False), report=report)
+                             context=context_files, discovery=DiscoveryOptions(False, False), report=report,
+                             min_confidence=min_confidence)
     result.files = 1
     result.findings = [_renamed(f, copy, shown) for f in result.findings]
     for error in result.errors:

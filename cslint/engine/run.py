@@ -42,7 +42,7 @@ def _default_jobs() -> int:
 
 
 def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress, discovery,
-              report=None) -> CheckResult:
+              report=None, min_confidence=None) -> CheckResult:
     """One run of ``cslint check`` (see :func:`cslint.api.check_paths`)."""
     settings_for = settings_resolver(settings)
     result = CheckResult()
@@ -77,7 +77,7 @@ def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress
     bar = ProgressBar() if progress and len(all_files) > PROGRESS_MIN_FILES else None
     try:
         return _analyse(result, all_files, report_files, knowledge, preset_names, settings, select, ignore,
-                        jobs, fact_cache, bar, report)
+                        jobs, fact_cache, bar, report, min_confidence)
     finally:
         if bar is not None:
             bar.close()
@@ -85,7 +85,7 @@ def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress
 
 def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge, preset_names: list,
              settings: Optional[Settings], select, ignore, jobs: int, fact_cache, bar,
-             report: Optional[str] = None) -> CheckResult:
+             report: Optional[str] = None, min_confidence: Optional[str] = None) -> CheckResult:
     module_of = ModuleNames()
     module_of.settle(f.real for f in all_files)
     with Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge)) as workers:
@@ -130,8 +130,14 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
         if select is not None or ignore is not None:
             s = dataclasses.replace(s, select=list(select) if select is not None else s.select,
                                     ignore=list(s.ignore) + list(ignore or []))
-        if s.code_enabled(finding.code, finding.path):
-            selected.append(finding)
+        if not s.code_enabled(finding.code, finding.path):
+            continue
+        # Below the confidence asked for, a finding is counted, not shown: the
+        # analysis has a strong reason to doubt it (see Rule.confidence).
+        if finding.confidence is not None and not finding.confidence.at_least(min_confidence or s.min_confidence):
+            result.below_confidence += 1
+            continue
+        selected.append(finding)
     # one finding per guard where the caller or the file's settings ask for it
     by_guard = [f for f in selected
                 if (report or (settings_of.get(f.path) or settings or Settings()).report) == ROOT_CAUSE]

@@ -226,5 +226,8 @@ def render_text(
         summary = f"All checks passed ({plural(result.files, 'file')} checked)."
     if result.errors:
         summary += f" {plural(len(result.errors), 'file')} could not be read."
+    if result.below_confidence:
+        summary += (f" {plural(result.below_confidence, 'finding')} below the confidence asked for "
+                    f"not shown (--min-confidence low shows them).")
     out.append(paint("path", summary))
     return "\n".join(out) + "\n"
