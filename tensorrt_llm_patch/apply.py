@@ -53,7 +53,7 @@ DEFAULT_INCLUDE = (
     "tensorrt_llm/_torch/disaggregation/",
     "tensorrt_llm/_torch/pyexecutor/scheduler/",
 )
-STRATEGIES = ("auto", "always-enter", "consensus")
+STRATEGIES = ("auto", "always-enter", "propagate", "consensus")
 EXIT_MODES = ("keep-local", "decide-from-gathered")
 REPORT_DIR_NAME = ".tensorrt_llm_patch"
 REPORT_FILES = ("patch.diff", "report.md", "report.json")
