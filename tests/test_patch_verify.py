@@ -63,9 +63,9 @@ def test_full_copy_verifies_from_its_own_record(trees):
     assert main(["verify", "--tree", str(trees["full"])]) == expected
 
 
-@pytest.mark.xfail(strict=False, reason="codemods agree a guard over `tp` although the call it guards also reaches "
-                   "`tp_cp_allgather` (via `_allgather_model_parallel_status`), so re-lint still reports that site")
 def test_patched_fixture_verifies_clean(trees):
+    # a consensus covers every group the guarded call reaches (`tp_cp_allgather` through
+    # `_allgather_model_parallel_status` included), so re-lint reports none of the fixed sites
     report = verify_tree(trees["full"])
     assert report.ok, report.to_json()
 
