@@ -213,7 +213,7 @@ def _check(args: argparse.Namespace) -> CheckResult:
         args.stdin_source = data
         return check_stdin(data, args.stdin_filename, settings=_settings(args), select=select, ignore=ignore,
                            jobs=args.jobs, context=list(args.context) or None, discovery=_discovery(args),
-                           report=getattr(args, "report", None), min_confidence=args.min_confidence)
+                           report=getattr(args, "report", None), min_confidence=getattr(args, "min_confidence", None))
     progress = sys.stderr.isatty() and args.quiet == 0  # a bar for trees over 200 files; never in logs
     return check_paths(
         paths,
@@ -226,7 +226,7 @@ def _check(args: argparse.Namespace) -> CheckResult:
         progress=progress,
         discovery=_discovery(args),
         report=getattr(args, "report", None),
-        min_confidence=args.min_confidence,
+        min_confidence=getattr(args, "min_confidence", None),  # `cslint fix` follows the configured level
     )
 
 
