@@ -32,18 +32,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+from realtree import pinned  # noqa: E402  (run as python bench/NAME.py: bench/ is first on sys.path)
 
 
-def pinned(name: str):
-    """The pinned real tree ``name`` as bench/realtree.py keeps it (its
-    cache, downloaded once), or None when it cannot be had."""
-    bench = os.path.join(ROOT, "bench")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)
-    from realtree import pinned_tree
-
-    root = pinned_tree(name)
-    return str(root) if root is not None else None
 LAUNCH = "import sys; sys.path[0] = sys.argv.pop(1); from cslint.cli import console_main; console_main()"
 # the trees' own .gitignore rules (torch lies in a virtual environment) do not decide what is checked
 CONFIG = "[tool.cslint]\nrespect-gitignore = false\n"

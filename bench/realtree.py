@@ -278,6 +278,14 @@ def pinned_tree(name: str, download_missing: bool = True) -> Optional[Path]:
     return root
 
 
+def pinned(name: str) -> Optional[str]:
+    """:func:`pinned_tree` as a string, for the bench scripts that take a
+    tree's directory (they run as ``python bench/NAME.py``, so this module
+    is importable as ``realtree``)."""
+    root = pinned_tree(name)
+    return str(root) if root is not None else None
+
+
 # ---------------------------------------------------------------------------
 # Running cslint
 

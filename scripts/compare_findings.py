@@ -37,18 +37,9 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from realtree import pinned  # noqa: E402  (the pinned real trees)
 
-
-def pinned(name: str):
-    """The pinned real tree ``name`` as bench/realtree.py keeps it (its
-    cache, downloaded once), or None when it cannot be had."""
-    bench = os.path.join(ROOT, "bench")
-    if bench not in sys.path:
-        sys.path.insert(0, bench)
-    from realtree import pinned_tree
-
-    root = pinned_tree(name)
-    return str(root) if root is not None else None
 
 _FULL_DRIVER = r"""
 import dataclasses, json, sys
