@@ -207,6 +207,7 @@ ANALYSIS_PHASES = [
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("function",),  # one function's walk and references
+    ("feasibility",),  # which paths run under the configuration every rank shares
     ("evaluator",),  # expressions
     ("transfer",),  # statements
     ("summary", "dataflow"),  # the two walkers

@@ -12,18 +12,21 @@ from . import cfg as cfgmod
 from .callfacts import collective_facts, wrapper_facts
 from .dataflow import Dataflow
 from .evaluator import Evaluator
+from .feasibility import constant_arguments
 from .guards import Guards
 from .records import Site, Variant
 from .syntax import unparse
 
 
-def deep_variant(evaluator: Evaluator, fold) -> tuple:
-    """(the :class:`Variant` of one mode fold, the variables at the exit)."""
+def deep_variant(evaluator: Evaluator, fold, live=None, cases=()) -> tuple:
+    """(the :class:`Variant` of one mode fold, the variables at the exit).
+    ``live``: id(call) -> the indices of the parameter ``cases`` (value
+    tuples) under which it can run (:meth:`Feasibility.live_calls`), or None."""
     flow = Dataflow(evaluator.info, evaluator, fold)
-    return _collect(evaluator, flow), flow.exit_env
+    return _collect(evaluator, flow, live, cases), flow.exit_env
 
 
-def _collect(evaluator: Evaluator, flow: Dataflow) -> Variant:
+def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Variant:
     info = evaluator.info
     variant = Variant()
     site_index_of_call: dict = {}
@@ -39,12 +42,21 @@ def _collect(evaluator: Evaluator, flow: Dataflow) -> Variant:
             ref = None if match else info.resolve_ref(call.func)
             if match is None and ref is None:
                 continue
+            when = None
+            if live is not None:
+                indices = live.get(id(call), frozenset())
+                if not indices:
+                    continue  # no assignment of the case parameters runs it
+                if len(indices) < len(cases):
+                    when = frozenset(cases[i] for i in indices)
             raw = call_info.raw
             args, kwargs = evaluator.args(call, env)
             site = Site(Span.of(call), raw or unparse(call.func), call_info.canonical or raw or "",
                         match.collective if match else None, ref, args, kwargs, ())
             site.fix = collective_facts(call, raw, match.spec, match.api, info.ctx.is_module_level) \
                 if match else wrapper_facts(call)
+            site.when = when
+            site.consts, site.star = constant_arguments(call)
             site_index_of_call[id(call)] = len(variant.sites)
             variant.sites.append(site)
             pending.append((site, node, call_info.inline, env))

@@ -35,12 +35,17 @@ from ..presets import Knowledge
 from .atoms import class_ref, qual_ref
 from .deep import deep_variant
 from .evaluator import Evaluator
+from .feasibility import Feasibility
 from .function import FunctionInfo
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts
 from .scope import ModuleContext, canonical_text, module_name_for
 from .summary import SummaryWalk
 from .syntax import dotted
+
+
+#: decorators that make a method an attribute read (``self.name`` runs it)
+PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 
 
 def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = frozenset()) -> tuple:
@@ -54,14 +59,21 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
     else:
         variants = {}
         exit_env = {}
+        feasible = Feasibility(info)
+        case_params = feasible.case_params
+        cases = [tuple(case.values()) for case in feasible.cases()] if case_params else []
         if info.mode_names_used():
             for modes in info.ctx.knowledge.mode_assignments():
-                variants[modes], exit_env = deep_variant(evaluator, info.fold_for(modes))
+                variants[modes], exit_env = deep_variant(evaluator, feasible.fold(modes),
+                                                         feasible.live_calls(modes), cases)
+        elif feasible.needed():
+            variants[None], exit_env = deep_variant(evaluator, feasible.fold(None), feasible.live_calls(None), cases)
         else:
             variants[None], exit_env = deep_variant(evaluator, None)
     facts = FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                       info.params, info.self_offset, variants, deep, info.raises, called_names,
-                      tuple(info.signal_handlers), _returns_terms(info))
+                      tuple(info.signal_handlers), _returns_terms(info),
+                      case_params if deep else ())
     return facts, exit_env
 
 
@@ -117,9 +129,12 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
                     bases.append(qual_ref(canonical_text(text, ctx.imports)))
             methods = {}
             field_terms = []
+            properties = []
             for inner in stmt.body:
                 if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     methods[inner.name] = f"{ctx.module}:{qual}.{inner.name}"
+                    if any((dotted(d) or "").rsplit(".", 1)[-1] in PROPERTY_DECORATORS for d in inner.decorator_list):
+                        properties.append(inner.name)
                 elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
                     terms = annotation_terms(inner.annotation, ctx)
                     if terms:
@@ -129,7 +144,8 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
                     terms = class_attribute_terms(inner.value, ctx)
                     if terms:
                         field_terms.append((inner.targets[0].id, terms))
-            out_classes.append(ClassFacts(key, stmt.name, ctx.module, tuple(bases), methods, tuple(field_terms)))
+            out_classes.append(ClassFacts(key, stmt.name, ctx.module, tuple(bases), methods, tuple(field_terms),
+                                          tuple(properties)))
             _walk_defs(ctx, stmt.body, f"{qual}.", key, out_funcs, out_classes, False)
 
 

@@ -23,6 +23,7 @@ from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_span
 from .atoms import THROUGH_INSTANCE, source
 from .callfacts import translate
 from .divergence import canonical_order, dims_in, extend_via, merge, param_slot
+from .feasibility import call_allows, passed_values
 from .records import FuncFacts, Site
 from .resolution import Resolver
 
@@ -53,6 +54,10 @@ class Program:
         self.params: dict = {}  # (fkey, index, mode) -> divergence map
         self.ctx: dict = {}  # (fkey, mode) -> divergence of the conditions under which callers call it
         self.reach: dict = {}  # (fkey, mode) -> {(name, group): (api, chain, CallFacts as seen from fkey)}
+        #: (fkey, mode) -> {(name, group): the case-parameter assignments under
+        #: which the function reaches it}; a collective it reaches under every
+        #: assignment has no entry (see analysis/feasibility.py)
+        self.reach_when: dict = {}
         self.globals: dict = {}  # (module, name, mode) -> divergence map
         self.memo: dict = {}
         #: flow link -> (how the value travelled, the functions involved, what
@@ -66,6 +71,7 @@ class Program:
         self._digests: dict = {}  # see structure_digest
         self._globals_busy: set = set()
         self.changed_keys: set = set()
+        self.properties = property_readers(self.resolver)
         self._seed_signal_handler_fields()
 
     def _seed_signal_handler_fields(self) -> None:
@@ -126,7 +132,10 @@ class Program:
         if tag == "P":
             return {param_slot(atom.index): (ALL_DIMS, ())}
         if tag == "F":
-            return self.fields.get((self.resolver.family(atom.class_key), atom.attr, mode), {})
+            family = self.resolver.family(atom.class_key)
+            value = self.fields.get((family, atom.attr, mode), {})
+            readers = self.properties.get((family, atom.attr))
+            return self._with_properties(value, readers, atom.attr, mode) if readers else value
         if tag == "G":
             return self.global_value(atom.module, atom.name, mode)
         if tag == "C":
@@ -170,6 +179,18 @@ class Program:
                         merge(out, k, dims, extend_via(via, link))
             return out
         return {}
+
+    def _with_properties(self, value: dict, readers: list, attr: str, mode: frozenset) -> dict:
+        """A field's value joined with what the properties of that name
+        return: reading a property runs it."""
+        out = dict(value)
+        for fn in readers:
+            link = (fn.path, fn.line, f"`{fn.qualname}` is a property: reading it returns this")
+            self.link_functions[link] = ("return", (fn.key,), f"self.{attr}")
+            for k, (dims, via) in self.rets.get((fn.key, mode), {}).items():
+                if k.tag != "PARAM":
+                    merge(out, k, dims, extend_via(via, link))
+        return out
 
     def _arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int):
         if index < len(fn.params):
@@ -272,7 +293,10 @@ class Program:
             for atom in atoms:
                 tag = atom.tag
                 if tag == "F":
-                    out.add(("field", self.resolver.family(atom.class_key), atom.attr))
+                    family = self.resolver.family(atom.class_key)
+                    out.add(("field", family, atom.attr))
+                    for reader in self.properties.get((family, atom.attr), ()):
+                        out.add(("ret", reader.key))
                 elif tag == "G":
                     # a module-level value depends on what its own atoms read
                     key = ("G", atom.module, atom.name)
@@ -355,12 +379,12 @@ class Program:
                     changed = True
                     self.changed_keys.add(("field", self.resolver.family(class_key), attr))
         reach = self.reach.setdefault((fn.key, mode), {})
+        reach_when = self.reach_when.setdefault((fn.key, mode), {})
         for site in v.sites:
             if site.collective is not None:
                 name, group, api = site.collective
-                if (name, group) not in reach:
-                    reach[(name, group)] = (api, ((fn.path, site.span.line, f"`{site.callee}` is a collective over {group}"),),
-                                            site.fix)
+                if _add_reach(reach, reach_when, (name, group), site.when, lambda: (
+                        api, ((fn.path, site.span.line, f"`{site.callee}` is a collective over {group}"),), site.fix)):
                     changed = True
                     self.changed_keys.add(("reach", fn.key))
             if site.ref is None:
@@ -402,12 +426,70 @@ class Program:
                             changed = True
                             self.changed_keys.add(("param", target.key))
                 for ckey, (api, chain, facts) in self.reach.get((target.key, mode), {}).items():
-                    if ckey not in reach:
-                        link = (fn.path, site.span.line, f"`{site.callee}()` calls `{target.qualname}`")
-                        reach[ckey] = (api, (link,) + chain[:6], seen_from(facts, site, target, fn))
+                    if not call_reaches(self, site, target, mode, ckey):
+                        continue
+                    if _add_reach(reach, reach_when, ckey, site.when, lambda: (
+                            api, ((fn.path, site.span.line, f"`{site.callee}()` calls `{target.qualname}`"),) + chain[:6],
+                            seen_from(facts, site, target, fn))):
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
         return changed
+
+
+def property_readers(resolver: Resolver) -> dict:
+    """(family, attr) -> the property methods a read of ``self.attr`` may run
+    in that class family: the attribute's value is what they return."""
+    out: dict = {}
+    for cls in resolver.classes.values():
+        for name in cls.properties:
+            fn = resolver.funcs.get(cls.methods.get(name))
+            if fn is not None:
+                out.setdefault((resolver.family(cls.key), name), []).append(fn)
+    return out
+
+
+def call_reaches(program: Program, site: Site, target: FuncFacts, mode: frozenset, ckey: tuple) -> bool:
+    """Whether a call can reach the collective ``ckey`` of ``target``: always,
+    unless the target reaches it only under some assignments of its case
+    parameters and the call's arguments (or the defaults it leaves) select
+    none of them."""
+    cases = program.reach_when.get((target.key, mode), {}).get(ckey)
+    if cases is None:
+        return True
+    offset = 1 if site.ref is not None and (site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class") else 0
+    if target.qualname.endswith("__init__") and site.ref is not None and site.ref.tag == "qual":
+        offset = 1
+    passed = passed_values(target.params, target.case_params, target.self_offset if offset else 0,
+                           site.consts, site.star, site.args, site.kwargs)
+    return call_allows(target.case_params, cases, passed)
+
+
+def _add_reach(reach: dict, reach_when: dict, key: tuple, cases, entry) -> bool:
+    """Note that a function reaches the collective ``key`` under the
+    assignments ``cases`` (None: all); ``entry()`` makes its first
+    explanation.  Whether the tables changed."""
+    if key not in reach:
+        reach[key] = entry()
+        if cases is not None:
+            reach_when[key] = cases
+        return True
+    return _widen(reach_when, key, cases)
+
+
+def _widen(table: dict, key: tuple, cases) -> bool:
+    """Add the assignments ``cases`` (None: all) under which ``key`` is
+    reached; whether the entry grew.  A key absent from ``table`` is reached
+    under every assignment already."""
+    if key not in table:
+        return False
+    if cases is None:
+        del table[key]
+        return True
+    merged = table[key] | cases
+    if merged == table[key]:
+        return False
+    table[key] = merged
+    return True
 
 
 def seen_from(facts, site: Site, target, fn):

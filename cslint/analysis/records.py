@@ -113,6 +113,14 @@ class Site:
     ctx_atoms: frozenset = frozenset()
     #: what a fix of this call needs (:class:`~cslint.analysis.callfacts.CallFacts`)
     fix: Optional[tuple] = None
+    #: the assignments of the function's case parameters (value tuples in the
+    #: order of ``FuncFacts.case_params``) under which the call can run; None:
+    #: under every one (:mod:`cslint.analysis.feasibility`)
+    when: Optional[frozenset] = None
+    #: the constant arguments: ((position or keyword, value), ...); ``star``:
+    #: the call unpacks ``*args``/``**kwargs`` (positions unknown)
+    consts: tuple = ()
+    star: bool = False
 
 
 @dataclass
@@ -142,6 +150,10 @@ class FuncFacts:
     signal_handlers: tuple = ()
     #: type terms of the return annotation (:mod:`cslint.analysis.receivers`)
     returns_terms: tuple = ()
+    #: parameters with a constant default that its tests read
+    #: (:class:`~cslint.analysis.feasibility.CaseParam`): what a caller passes
+    #: for them decides which of its collectives it can reach
+    case_params: tuple = ()
 
 
 @dataclass
@@ -153,6 +165,9 @@ class ClassFacts:
     methods: dict  # name -> function key
     #: ((attr, type terms), ...) of the annotations in the class body
     field_terms: tuple = ()
+    #: names of its methods read as attributes (``@property``,
+    #: ``@functools.cached_property``): a read of one runs the method
+    properties: tuple = ()
 
 
 @dataclass

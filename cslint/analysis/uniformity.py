@@ -25,7 +25,7 @@ from ..presets import Knowledge, group_span
 from .alternatives import LoopToken
 from .atoms import Source
 from .divergence import MAX_VIA, fewest_links_first
-from .program import Program, seen_from
+from .program import Program, call_reaches, seen_from
 from .records import Cond, FuncFacts, Site
 
 
@@ -145,6 +145,8 @@ class UniformityInfo:
             for target in program.resolver.resolve(site.ref):
                 for (name, group), (api, chain, facts) in sorted(program.reach.get((target.key, mode), {}).items(),
                                                                  key=lambda item: item[0]):
+                    if not call_reaches(program, site, target, mode, (name, group)):
+                        continue  # what the call passes rules out every path to it
                     link = (target.path, target.line, f"`{target.qualname}` issues a collective")
                     seen = seen_from(facts, site, target, caller) if caller is not None else None
                     out.append(Reached(name, group, api, (link,) + chain, False, seen))

@@ -1,0 +1,456 @@
+"""Which paths of a function can run, given what every rank agrees on.
+
+A collective that sits under a test of uniform configuration is reached only
+when that configuration holds.  A caller whose own path has decided the
+opposite never reaches it: an error handler that publishes at once only
+when multi-rank attention-DP is off, calling a responder that gathers only
+when it is on, issues no collective at all.  The CFG builder drops the
+infeasible arm of every test it can *fold* to a constant; this module says
+which tests fold:
+
+* a mode predicate, under the mode assignment being analysed
+  (``self.enable_attention_dp``);
+* a test of the world's size: a hang needs at least two ranks, so the
+  analysis reads every function as it runs in a world of several ranks
+  (``world_size == 1`` is False, ``world_size != 1`` True);
+* a local bound once to a foldable expression
+  (``multi_rank = self.enable_attention_dp and world_size != 1``);
+* a parameter with a constant default (``aligned: bool = False``), under one
+  assignment of such parameters, a :class:`ParamCase` -- what a call passes
+  says which assignments it can be in (see :func:`call_allows`);
+* a local flag assigned nothing but constants, where every definition that
+  reaches the test gives the same value (``publish = False`` ... ``if
+  publish:``): a sparse conditional constant propagation that rebuilds the
+  graph until no further test folds.
+
+A call site then records the parameter assignments under which it can run
+(``Site.when``); the whole-tree pass keeps, for every collective a function
+reaches, the assignments under which it does, and a call whose constant
+arguments (or the defaults it leaves) rule them all out reaches nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+from typing import NamedTuple, Optional
+
+from ..presets import fnmatch_any
+from . import cfg as cfgmod
+from .astwalk import walk as fast_walk
+from .function import FunctionInfo
+from .syntax import dotted, single_rank_side
+
+#: the value of a parameter whose default is ``None`` when the call passes
+#: something else (its truth is not known)
+NOT_NONE = "not-none"
+#: the value of a local flag before its first assignment
+_UNBOUND = object()
+#: at most this many parameters are told apart (2 ** N graphs per mode)
+MAX_CASE_PARAMS = 3
+#: rebuilds of the graph while flags keep folding
+MAX_FLAG_ROUNDS = 4
+#: a local alias is followed this deep (an alias of an alias ...)
+MAX_ALIAS_DEPTH = 4
+
+_WORLD_SIZE_CALLS = frozenset({"get_world_size", "Get_size"})
+
+
+class CaseParam(NamedTuple):
+    """A parameter that a test reads and that has a constant default."""
+
+    name: str
+    index: int  # position in FuncFacts.params
+    default: object  # True, False or None
+
+    def value_of(self, constant) -> object:
+        """The case value a passed constant selects."""
+        if self.default is None:
+            return None if constant is None else NOT_NONE
+        return bool(constant)
+
+    @property
+    def values(self) -> tuple:
+        return (None, NOT_NONE) if self.default is None else (False, True)
+
+
+def is_world_size(expr: ast.expr) -> bool:
+    """The size of the whole world: ``X.world_size``, ``world_size``,
+    ``get_world_size()`` without a group, ``comm.Get_size()`` of the world
+    communicator."""
+    if isinstance(expr, ast.Call):
+        name = dotted(expr.func) or ""
+        last = name.rsplit(".", 1)[-1]
+        if last == "get_world_size":
+            return not expr.args and not expr.keywords
+        return last == "Get_size" and "COMM_WORLD" in name
+    text = dotted(expr)
+    return bool(text) and text.rsplit(".", 1)[-1] == "world_size"
+
+
+def _world_test(test: ast.expr) -> Optional[bool]:
+    """True/False for a comparison of the world's size with a constant, read
+    in a world of several ranks; None for any other test."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    left, right = test.left, test.comparators[0]
+    if not (is_world_size(left) or is_world_size(right)):
+        return None
+    side = single_rank_side(test)
+    return None if side is None else not side
+
+
+class Feasibility:
+    """The folds of one function (see the module docstring)."""
+
+    def __init__(self, info: FunctionInfo):
+        self.info = info
+        self.specs = info.ctx.knowledge.modes
+        self._bindings = _local_bindings(info.func, info.params)
+        self.aliases = {name: values[0] for name, values in self._bindings.items()
+                        if len(values) == 1 and values[0] is not None}
+        self._tests = None
+        tested = self._tested_names()
+        self.flags = frozenset(name for name, values in self._bindings.items()
+                               if name in tested and values and all(isinstance(v, ast.Constant) for v in values))
+        self.case_params = self._case_params(tested)
+
+    # -- what there is to fold ----------------------------------------------------------
+    def _case_params(self, tested: set) -> tuple:
+        func = self.info.func
+        args = getattr(func, "args", None)
+        if args is None:
+            return ()
+        defaults = {}
+        positional = args.posonlyargs + args.args
+        for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+            defaults[a.arg] = d
+        for a, d in zip(args.kwonlyargs, args.kw_defaults):
+            if d is not None:
+                defaults[a.arg] = d
+        out = []
+        for index, name in enumerate(self.info.params):
+            d = defaults.get(name)
+            if d is None or not isinstance(d, ast.Constant) or d.value not in (True, False, None) \
+                    or type(d.value) not in (bool, type(None)):
+                continue
+            if name in self._bindings or name not in tested:
+                continue  # rebound in the body, or no test reads it
+            out.append(CaseParam(name, index, d.value))
+            if len(out) == MAX_CASE_PARAMS:
+                break
+        return tuple(out)
+
+    def _tested_names(self) -> set:
+        """Names the function's tests read, through local aliases too."""
+        names = set()
+        for test in self._all_tests():
+            for sub in fast_walk(test):
+                if isinstance(sub, ast.Name):
+                    names.add(sub.id)
+        frontier = [n for n in names if n in self.aliases]
+        seen = set()
+        while frontier:
+            name = frontier.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for sub in fast_walk(self.aliases[name]):
+                if isinstance(sub, ast.Name) and sub.id not in names:
+                    names.add(sub.id)
+                    if sub.id in self.aliases:
+                        frontier.append(sub.id)
+        return names
+
+    def _all_tests(self) -> list:
+        if self._tests is None:
+            tests = []
+            body = self.info.func.body if isinstance(self.info.func.body, list) else []
+            stack = list(body)
+            while stack:
+                node = stack.pop()
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                    continue
+                if isinstance(node, (ast.If, ast.While)):
+                    tests.append(node.test)
+                stack.extend(ast.iter_child_nodes(node))
+            self._tests = tests
+        return self._tests
+
+    def needed(self) -> bool:
+        """Whether any test of the function folds beyond its mode predicates."""
+        if self.case_params:
+            return True
+        for test in self._all_tests():
+            for sub in fast_walk(test):
+                if isinstance(sub, ast.Compare) and _world_test(sub) is not None:
+                    return True
+                if isinstance(sub, ast.Name) and sub.id in self.flags:
+                    return True
+        return False
+
+    # -- the folds -------------------------------------------------------------------------
+    def fold(self, modes: Optional[frozenset], case: Optional[dict] = None):
+        """The test folder under a mode assignment (None: no mode folds) and
+        a parameter case (``{name: value}``), flags resolved."""
+        flag_values: dict = {}
+        base = self._folder(modes, case or {}, flag_values)
+        if not self.flags:
+            return base
+        for _round in range(MAX_FLAG_ROUNDS):
+            graph = cfgmod.build_cfg(self.info.func, base)
+            found = _constant_flags(graph, self.flags)
+            if found.items() <= flag_values.items():
+                break
+            flag_values.update(found)
+        return base
+
+    def _folder(self, modes: Optional[frozenset], case: dict, flag_values: dict):
+        specs = self.specs
+        info = self.info
+        aliases = self.aliases
+
+        def fold(test: ast.expr, depth: int = 0) -> Optional[bool]:
+            kind = type(test)
+            if kind is ast.UnaryOp and isinstance(test.op, ast.Not):
+                inner = fold(test.operand, depth)
+                return None if inner is None else not inner
+            if kind is ast.BoolOp:
+                values = [fold(v, depth) for v in test.values]
+                if isinstance(test.op, ast.And):
+                    if any(v is False for v in values):
+                        return False
+                    return True if all(v is True for v in values) else None
+                if any(v is True for v in values):
+                    return True
+                return False if all(v is False for v in values) else None
+            if kind is ast.Constant:
+                return bool(test.value)
+            if kind is ast.Name:
+                if id(test) in flag_values:
+                    return bool(flag_values[id(test)])
+                if test.id in case:
+                    value = case[test.id]
+                    return None if value == NOT_NONE else bool(value)
+                alias = aliases.get(test.id)
+                if alias is not None and depth < MAX_ALIAS_DEPTH:
+                    return fold(alias, depth + 1)
+            if kind is ast.Compare:
+                world = _world_test(test)
+                if world is not None:
+                    return world
+                if len(test.ops) == 1 and isinstance(test.left, ast.Name) and test.left.id in case \
+                        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
+                        and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+                    is_none = case[test.left.id] is None
+                    return is_none if isinstance(test.ops[0], ast.Is) else not is_none
+                return None
+            if modes is None or not specs:
+                return None
+            text = dotted(test)
+            if text is None:
+                return None
+            text = info.normalise_self(text)
+            for spec in specs:
+                if fnmatch_any(text, spec.predicates):
+                    return spec.name in modes
+            return None
+
+        return fold
+
+    # -- the parameter cases ------------------------------------------------------------------
+    def cases(self) -> list:
+        """Every assignment of the case parameters, as ``{name: value}``."""
+        params = self.case_params
+        return [dict(zip((p.name for p in params), values))
+                for values in itertools.product(*(p.values for p in params))]
+
+    def live_calls(self, modes: Optional[frozenset]) -> Optional[dict]:
+        """id(call) -> the indices of the cases (:meth:`cases`) under which
+        its statement can run; None when the function has no case parameter."""
+        if not self.case_params:
+            return None
+        out: dict = {}
+        for index, case in enumerate(self.cases()):
+            graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case))
+            for n in cfgmod.reachable(graph):
+                node = graph.nodes[n]
+                if node.stmt is None:
+                    continue
+                for call_info in self.info.node_info(node).calls:
+                    out.setdefault(id(call_info.call), set()).add(index)
+        return {key: frozenset(value) for key, value in out.items()}
+
+
+def call_allows(params: tuple, cases: frozenset, passed) -> bool:
+    """Whether a call that passes ``passed`` (:func:`passed_value` for each
+    case parameter: a case value, or ``...`` when unknown) can run in one
+    of ``cases`` (value tuples in the order of ``params``)."""
+    for case in cases:
+        if all(p is ... or p == c for p, c in zip(passed, case)):
+            return True
+    return False
+
+
+def constant_arguments(call: ast.Call) -> tuple:
+    """(((position or keyword, value), ...) for the arguments that are
+    constants, whether the call unpacks ``*args`` or ``**kwargs``)."""
+    consts = []
+    star = False
+    for position, arg in enumerate(call.args):
+        if isinstance(arg, ast.Starred):
+            star = True
+            break
+        if isinstance(arg, ast.Constant):
+            consts.append((position, _hashable(arg.value)))
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            star = True
+        elif isinstance(keyword.value, ast.Constant):
+            consts.append((keyword.arg, _hashable(keyword.value.value)))
+    return tuple(consts), star
+
+
+def passed_values(params: tuple, case_params: tuple, self_offset: int, consts: tuple, star: bool,
+                  args: tuple, kwargs: tuple) -> tuple:
+    """For each case parameter, the case value a call selects: the constant
+    it passes, the default when it passes nothing there, ``...`` when it
+    passes something else (or unpacks arguments)."""
+    constant = dict(consts)
+    given_keywords = {name for name, _ in kwargs}
+    out = []
+    for param in case_params:
+        if param.name in constant and isinstance(param.name, str):
+            out.append(param.value_of(constant[param.name]))
+            continue
+        if param.name in given_keywords:
+            out.append(...)
+            continue
+        position = param.index - self_offset
+        if 0 <= position < len(args):
+            out.append(param.value_of(constant[position]) if position in constant else ...)
+        elif star:
+            out.append(...)
+        else:
+            out.append(param.value_of(param.default))
+    return tuple(out)
+
+
+def _local_bindings(func: ast.AST, params: tuple) -> dict:
+    """Local name -> the values bound to it by plain assignments (None for a
+    binding of another kind: loop target, ``with``, augmented, unpacking...)."""
+    out: dict = {}
+    body = func.body if isinstance(getattr(func, "body", None), list) else []
+    stack = list(body)
+    declared = set()
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            out.setdefault(node.name, []).append(None)
+            continue
+        if kind is ast.Lambda:
+            continue
+        if kind in (ast.Global, ast.Nonlocal):
+            declared.update(node.names)
+        elif kind is ast.Assign:
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out.setdefault(target.id, []).append(node.value if len(node.targets) == 1 else None)
+                else:
+                    _bind_other(target, out)
+        elif kind is ast.AnnAssign:
+            if isinstance(node.target, ast.Name):
+                out.setdefault(node.target.id, []).append(node.value)
+        elif kind is ast.AugAssign:
+            _bind_other(node.target, out)
+        elif kind in (ast.For, ast.AsyncFor, ast.comprehension):
+            _bind_other(node.target, out)
+        elif kind in (ast.With, ast.AsyncWith):
+            for item in node.items:
+                if item.optional_vars is not None:
+                    _bind_other(item.optional_vars, out)
+        elif kind is ast.NamedExpr:
+            _bind_other(node.target, out)
+        elif kind is ast.ExceptHandler and node.name:
+            out.setdefault(node.name, []).append(None)
+        elif kind in (ast.Import, ast.ImportFrom):
+            for alias in node.names:
+                out.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+        elif kind is ast.Delete:
+            for target in node.targets:
+                _bind_other(target, out)
+        stack.extend(ast.iter_child_nodes(node))
+    for name in declared:
+        out[name] = [None]
+    for name in params:
+        if name.lstrip("*") in out:
+            out[name.lstrip("*")].append(None)
+    return out
+
+
+def _bind_other(target: ast.AST, out: dict) -> None:
+    for sub in fast_walk(target):
+        if isinstance(sub, ast.Name):
+            out.setdefault(sub.id, []).append(None)
+        elif isinstance(sub, ast.Starred) and isinstance(sub.value, ast.Name):
+            out.setdefault(sub.value.id, []).append(None)
+
+
+def _constant_flags(graph: cfgmod.CFG, flags: frozenset) -> dict:
+    """id(Name node in a test) -> the one constant every definition reaching
+    that test gives the flag; tests reached by several values are left out."""
+    start = {name: frozenset((_UNBOUND,)) for name in flags}
+    envs = {graph.entry: start}
+    work = [graph.entry]
+    while work:
+        n = work.pop()
+        env = envs[n]
+        node = graph.nodes[n]
+        out = env
+        stmt = node.stmt
+        if node.kind == cfgmod.STMT and stmt is not None:
+            assigned = _assigned_constant(stmt, flags)
+            if assigned:
+                out = dict(env)
+                for name, value in assigned:
+                    out[name] = frozenset((value,))
+        for succ, label in node.succs:
+            if label == "never":
+                continue
+            old = envs.get(succ)
+            new = out if old is None else {name: old[name] | out[name] for name in flags}
+            if old is None or new != old:
+                envs[succ] = new
+                work.append(succ)
+    found: dict = {}
+    for n, env in envs.items():
+        node = graph.nodes[n]
+        if node.kind not in (cfgmod.TEST, cfgmod.LOOP) or not isinstance(node.stmt, (ast.If, ast.While)):
+            continue
+        for sub in fast_walk(node.stmt.test):
+            if isinstance(sub, ast.Name) and sub.id in flags:
+                values = env.get(sub.id, ())
+                if len(values) == 1:
+                    (value,) = values
+                    if value is not _UNBOUND:
+                        found[id(sub)] = value
+    return found
+
+
+def _assigned_constant(stmt: ast.AST, flags: frozenset) -> list:
+    if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant):
+        return [(t.id, _hashable(stmt.value.value)) for t in stmt.targets
+                if isinstance(t, ast.Name) and t.id in flags]
+    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id in flags \
+            and isinstance(stmt.value, ast.Constant):
+        return [(stmt.target.id, _hashable(stmt.value.value))]
+    return []
+
+
+def _hashable(value):
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value

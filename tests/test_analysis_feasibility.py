@@ -1,0 +1,135 @@
+"""Paths that configuration rules out (issue 14, correlated-config-guard) and
+conditions read through properties, each beside the shape that must still be
+reported: a collective reached only under the opposite configuration of the
+caller's path is no hazard; the same call on a path that can reach it is."""
+
+import textwrap
+
+from cslint.api import check_source
+
+
+def _lines(source, presets=("tensorrt_llm",)):
+    result = check_source(textwrap.dedent(source), report="per-site", presets=list(presets))
+    return sorted(f.line for f in result.findings)
+
+
+# -- an error handler that publishes at once only without multi-rank attention-DP ---------
+
+ERROR_HANDLER = """
+    class Executor:
+        def __init__(self, dist, enable_attention_dp):
+            self.dist = dist
+            self.enable_attention_dp = enable_attention_dp
+            self.active_requests = []
+            self.pending = []
+            self.fatal = None
+
+        def enqueue(self, responses):
+            # gathers only under multi-rank attention-DP
+            if self.enable_attention_dp and self.dist.world_size != 1:
+                self.dist.tp_gather(responses)
+
+        def handle_errors(self, msg, *, aligned: bool = False):
+            multi_rank = self.enable_attention_dp and self.dist.world_size != 1
+            publish = False
+            if self.fatal is not None:
+                if multi_rank:
+                    if aligned:
+                        publish = True
+                else:
+                    publish = True
+            elif multi_rank:
+                self.pending.append(msg)
+            else:
+                publish = True
+            if publish:
+                self.enqueue([msg])
+
+        def step(self):
+            if self.active_requests:
+                self.handle_errors("rank-local")          # line 33: buffered under ADP, no gather
+            if len(self.active_requests) > 2:
+                self.handle_errors("aligned", aligned=True)   # line 35: publishes under ADP
+            if self.active_requests:
+                self.enqueue([1])                       # line 37: gathers under ADP
+"""
+
+
+def test_a_handler_that_gathers_only_in_the_other_mode_is_not_reported():
+    assert _lines(ERROR_HANDLER) == [35, 37]
+
+
+def test_without_the_configuration_fold_the_handler_is_reported():
+    # the same handler, deciding on a per-call flag instead of the configuration: reachable
+    source = ERROR_HANDLER.replace("multi_rank = self.enable_attention_dp and self.dist.world_size != 1",
+                                   "multi_rank = self.fatal == 'x'")
+    assert 33 in _lines(source)
+
+
+def test_a_default_that_selects_the_collective_path_is_reported():
+    source = ERROR_HANDLER.replace("aligned: bool = False", "aligned: bool = True")
+    assert _lines(source) == [33, 35, 37]
+
+
+def test_a_flag_set_on_every_path_before_its_test_folds():
+    # `publish` is True on every path when attention-DP is off and False on every path when it is
+    # on (aligned left at its default): the gather is reached in neither mode
+    source = ERROR_HANDLER.replace("                    if aligned:\n                        publish = True\n", "")
+    assert 33 not in _lines(source)
+
+
+# -- one-rank worlds ----------------------------------------------------------------------
+
+WORLD_SIZE = """
+    import torch.distributed as dist
+
+    def local_flag():
+        return dist.get_rank() == 0
+
+    def single_rank_only(t):
+        if dist.get_world_size() == 1:
+            if local_flag():
+                dist.all_reduce(t)             # line 10: a one-rank world cannot hang
+        if local_flag():
+            dist.all_reduce(t)                 # line 12: reported
+"""
+
+
+def test_a_collective_only_a_one_rank_world_reaches_is_not_reported():
+    assert _lines(WORLD_SIZE, presets=()) == [12]
+
+
+# -- conditions read through a property -----------------------------------------------------
+
+PROPERTY = """
+    class Loop:
+        def __init__(self, dist, config):
+            self.dist = dist
+            self.active_requests = []
+            self.is_shutdown = False
+            self.config = config
+
+        @property
+        def drained(self):
+            return self.is_shutdown and len(self.active_requests) == 0
+
+        @property
+        def disabled(self):
+            return self.config.max_batch_size == 0
+
+        def run(self):
+            while True:
+                self.dist.tp_allgather(1)          # line 19: skipped after a rank-local break
+                if self.drained:
+                    break
+
+        def run_configured(self):
+            while True:
+                self.dist.tp_allgather(1)          # line 25: the property reads configuration only
+                if self.disabled:
+                    break
+"""
+
+
+def test_a_break_on_a_property_of_rank_local_state_is_reported():
+    assert _lines(PROPERTY) == [19]
