@@ -120,6 +120,7 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
     # An exit that leaves an event loop is agreed the other way round: the ranks leave together once
     # the condition holds on every rank (said as "not (any rank's `not P`)" where the API has no test for it).
     together = all(s.finding.guard_kind == "early-exit" and s.finding.fix_facts.leaves_unbounded_loop for s in sites)
+    callers_loop = together and all(s.finding.fix_facts.ends_callers_loop for s in sites)
     template_test = agreement.all_test if together and agreement.all_test else agreement.test
     negate = together and not agreement.all_test
     predicate = parenthesize(test)
@@ -150,7 +151,8 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
     reason = (
         f"consensus over {group}: `{code_of(test)}` (P) is agreed with `{shown}` before the {what}, "
         + ("which the ranks take together once every rank's condition holds (a rank whose own condition holds "
-           "runs the loop's passes, idle, until then); " if together else
+           + ("goes on with the rest of the function, idle, and its caller stays in its event loop" if callers_loop
+              else "runs the loop's passes, idle,") + " until then); " if together else
            "which every rank takes when any rank's condition holds; ")
         + "covers collective "
         f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
@@ -161,8 +163,11 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
     edit = Edit(owner=owner, start=gi, end=gi + 1, new=pre + [new_guard], replaced=[guard], imports=imports)
     effect = (f"every rank of {group} {'that passes `' + code_of(kept) + '` ' if kept is not None else ''}"
               f"first agrees on `{code_of(test)}` (one more collective each time this runs), then "
-              + (f"all leave the loop together once it holds on every rank; until then a rank for which it holds "
-                 f"runs the passes with nothing to do" if together else
+              + ((f"all return together once it holds on every rank (their caller then leaves its event loop); "
+                  f"until then a rank for which it holds runs the rest of the function with nothing to do")
+                 if callers_loop else
+                 (f"all leave the loop together once it holds on every rank; until then a rank for which it holds "
+                  f"runs the passes with nothing to do") if together else
                  f"all take the {what} when any rank's condition holds, or all go on"))
     return Plan(edit=edit, strategy="consensus", safe=False, reason=reason, effect=effect)
 

@@ -272,6 +272,9 @@ class FixFacts:
     presence: Optional[tuple] = None
     #: the exit leaves an event loop (``while True``) for good
     leaves_unbounded_loop: bool = False
+    #: ... through a caller: the exit returns nothing, and a caller leaves its
+    #: event loop when the call's result is missing (then both flags above hold)
+    ends_callers_loop: bool = False
     #: an existing broadcast that carries an object to every rank of the
     #: group, in which the condition can travel (the propagate strategy)
     carrier: Optional["Carrier"] = None
@@ -289,6 +292,7 @@ class FixFacts:
             "agreed_by": self.agreed_by,
             "presence": list(self.presence) if self.presence else None,
             "leaves_unbounded_loop": self.leaves_unbounded_loop,
+            "ends_callers_loop": self.ends_callers_loop,
             "carrier": self.carrier.to_json() if self.carrier else None,
         }
 
@@ -309,6 +313,7 @@ class FixFacts:
             presence=(str(data["presence"][0]), bool(data["presence"][1]), bool(data["presence"][2]))
             if data.get("presence") else None,
             leaves_unbounded_loop=bool(data.get("leaves_unbounded_loop", False)),
+            ends_callers_loop=bool(data.get("ends_callers_loop", False)),
             carrier=Carrier.from_json(data["carrier"]) if data.get("carrier") else None,
         )
 

@@ -244,6 +244,91 @@ def test_leaving_together_is_refused_where_a_staying_rank_would_read_what_it_lac
     assert "a rank without `batch` would go on running the rest of the loop, which reads it" in reasons
 
 
+DRAIN_THROUGH_A_CALLER = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.local_shutdown = False
+                self.active_requests = []
+                self.passes = 0
+
+            def _should_stop(self):
+                return self.local_shutdown and not self.active_requests
+
+            def _schedule(self):
+                if self._should_stop():
+                    return None, None
+                sizes = self.dist.tp_allgather(len(self.active_requests))
+                return list(self.active_requests), max(sizes)
+
+            def loop(self):
+                while True:
+                    batch, widest = self._schedule()
+                    if batch is None:
+                        break
+                    self.passes += 1
+                    self.step(batch, widest)
+
+            def step(self, batch, widest):
+                self.dist.tp_allreduce(len(batch))
+                if self.active_requests:
+                    self.active_requests.pop()
+        """,
+}
+
+
+def test_a_return_that_ends_the_callers_event_loop_is_agreed_so_that_the_ranks_leave_together(tmp_path):
+    """`return None` where the caller breaks out of `while True` on `None`: deferring the return keeps
+    nobody together (the caller still leaves), and "any rank stops" would make a rank that still holds
+    requests leave the loop with them; the ranks return together once every rank's stop test holds, a
+    drained rank going on with the scheduling, idle."""
+    root = _write(tmp_path, DRAIN_THROUGH_A_CALLER)
+    result, plan = _plan(root)
+    (finding,) = [f for f in result.findings if f.function == "Executor._schedule"]
+    assert finding.fix_facts.ends_callers_loop and finding.fix_facts.leaves_unbounded_loop
+    from cslint.rules import get_rule
+
+    why_not = get_rule(finding.code).why_not(finding, "always-enter")
+    assert "returns nothing to a caller that leaves its event loop" in why_not
+    (applied,) = [a for a in plan.applied if a.finding.function == "Executor._schedule"]
+    assert applied.strategy == "consensus"
+    text = _fixed_text(plan, "executor.py")
+    assert "if all(self.dist.tp_allgather(bool(self._should_stop()))):" in text
+    assert "goes on with the rest of the function" in applied.reason
+    # the loop's own `break` on the missing batch is not rewritten: a rank without a batch cannot stay
+    assert "if batch is None:\n" in text
+
+    _apply(plan)
+    module = _load(root / "executor.py", "drain_through_a_caller")
+
+    class Peer(Recorder):
+        """The other rank of the group: it holds one request, served by the next step."""
+
+        def __init__(self):
+            super().__init__()
+            self.peer_requests = 1
+
+        def tp_allgather(self, obj):
+            self.calls.append("tp_allgather")
+            peer = self.peer_requests == 0 if isinstance(obj, bool) else self.peer_requests  # stop vote or size
+            return [obj, peer]
+
+        def tp_allreduce(self, obj, op=None):
+            self.calls.append("tp_allreduce")
+            self.peer_requests -= 1
+            return obj + 1
+
+    dist = Peer()
+    drained = module.Executor(dist)
+    drained.local_shutdown = True
+    drained.loop()
+    # the drained rank stayed for its peer's last pass (the schedule gather and the step), idle,
+    # then both returned nothing together
+    assert drained.passes == 1
+    assert dist.calls == ["tp_allgather", "tp_allgather", "tp_allreduce", "tp_allgather"]
+
+
 # -- consensus checked against what a rank whose own condition is false does ---------------------------
 
 PRESENCE = {

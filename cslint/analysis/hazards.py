@@ -62,12 +62,18 @@ class Hazard:
     #: an object another method already broadcasts over a group covering
     #: every collective the site reaches (ScheduleCarrier), or None
     carrier: Optional[tuple] = None
+    #: early exits: the exit returns nothing (``return``/``return None``,
+    #: ``return None, None``) and a caller leaves its event loop when the
+    #: call's result is missing (``batch = self.f(); if batch is None: break``
+    #: in a ``while True``), so the exit leaves that loop through the caller
+    ends_callers_event_loop: bool = False
 
 
 def find_hazards(info: UniformityInfo) -> list:
     """Every hazard of the tree, in (path, line, column) order; a site that
     is a hazard under some mode assignments only names them."""
     found: dict = {}
+    loop_deciders = _event_loop_deciders(info)
     for fn, mode, variant in info.functions():
         for site in variant.sites:
             reached = info.collectives_reached(site, mode, caller=fn)
@@ -76,6 +82,7 @@ def find_hazards(info: UniformityInfo) -> list:
             hazard = _site_hazard(info, fn, variant, site, reached, mode)
             if hazard is None:
                 continue
+            hazard.ends_callers_event_loop = fn.key in loop_deciders and _returns_nothing(hazard.cond)
             key = (fn.path, site.span.line, site.span.column, fn.key)
             previous = found.get(key)
             if previous is None:
@@ -130,6 +137,36 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),
                           carrier=_carrier(info, fn, cond, reached, mode))
     return None
+
+
+def _event_loop_deciders(info: UniformityInfo) -> frozenset:
+    """Keys of the functions whose missing result makes a caller leave its
+    event loop: some exit that leaves a ``while True`` tests, for presence,
+    a value that is the result of calling the function."""
+    resolve = info.program.resolver.resolve
+    seen: set = set()
+    out: set = set()
+    for _fn, _mode, variant in info.functions():
+        for site in variant.sites:
+            for cond in site.conds:
+                if id(cond) in seen:
+                    continue
+                seen.add(id(cond))
+                if cond.kind != "early-exit" or not cond.leaves_unbounded_loop or cond.presence is None:
+                    continue
+                for atom in cond.atoms:
+                    if atom.tag == "R":
+                        out.update(target.key for target in resolve(atom.ref))
+    return frozenset(out)
+
+
+def _returns_nothing(cond) -> bool:
+    """Whether an early exit is a ``return`` of nothing: no value, ``None``,
+    or a tuple of ``None`` (the shape a caller unpacks and tests)."""
+    if cond.kind != "early-exit" or not cond.exit_text.startswith("return"):
+        return False
+    value = cond.exit_text[len("return"):].strip().strip("()")
+    return all(part.strip() in ("", "None") for part in value.split(","))
 
 
 def _carrier(info: UniformityInfo, fn, cond, reached: list, mode):

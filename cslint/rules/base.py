@@ -274,14 +274,17 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
     local = [entry for entry, differs in zip(operands, divergent) if differs]
     if presence is None and len(local) == 1:
         presence = local[0][2]  # the one operand a consensus would agree on
+    # a `return` of nothing that a caller leaves its event loop on leaves that loop (through the caller)
+    ends_loop = getattr(hazard, "ends_callers_event_loop", False)
     agreed_by = next((f"`{a.call}` (line {a.line}), which reaches `{a.collective}` over {a.group}"
                       for a in getattr(hazard, "agreed", ())), "")
     return FixFacts(receiver=receiver, group_expr=group_expr, api=api, payload=payload, agreement=agreement,
                     direct=hazard.direct, join=join, neutral=neutral, statement=getattr(cond, "statement", ""),
-                    leaves_loop=getattr(cond, "leaves_loop", False), region=hazard.region_collectives,
+                    leaves_loop=getattr(cond, "leaves_loop", False) or ends_loop, region=hazard.region_collectives,
                     reached_groups=tuple(getattr(hazard, "reached_groups", ())), operator=operator if uniform else "",
                     uniform_operands=uniform, agreed_by=agreed_by, presence=presence,
-                    leaves_unbounded_loop=getattr(cond, "leaves_unbounded_loop", False),
+                    leaves_unbounded_loop=getattr(cond, "leaves_unbounded_loop", False) or ends_loop,
+                    ends_callers_loop=ends_loop,
                     carrier=_carrier(hazard, text_of))
 
 
@@ -323,6 +326,9 @@ def _always_enter(finding: Finding, facts: FixFacts, exit_mode: str):
         return "always-enter moves a collective out of a branch or past an early exit"
     if _statement_problem(facts):
         return _statement_problem(facts)
+    if kind == "early-exit" and facts.ends_callers_loop:
+        return ("the exit returns nothing to a caller that leaves its event loop on it; deferring the return "
+                "would not keep the ranks together")
     if kind == "early-exit" and facts.leaves_loop:
         return ("the exit leaves a loop whose next iterations call the collective again on the other ranks; "
                 "deferring it would not keep the ranks together")
@@ -375,6 +381,11 @@ def _consensus(finding: Finding, facts: FixFacts, exit_mode: str):
     refusal = _consensus_semantics(finding, facts)
     if refusal:
         return refusal
+    if kind == "early-exit" and facts.ends_callers_loop:
+        return FixOption(CONSENSUS, False, f"the ranks return nothing together (their caller leaves its event loop "
+                                           f"on it), once `{finding.condition}` holds on every rank (one more "
+                                           "collective each time this runs); a rank whose own condition holds "
+                                           "goes on with the rest of the function, with nothing to do, until then")
     if kind == "early-exit" and facts.leaves_unbounded_loop:
         return FixOption(CONSENSUS, False, f"the ranks leave the event loop together, once `{finding.condition}` "
                                            "holds on every rank (one more collective each pass); a rank whose "
