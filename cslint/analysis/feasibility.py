@@ -37,7 +37,7 @@ from typing import NamedTuple, Optional
 
 from ..presets import fnmatch_any
 from . import cfg as cfgmod
-from .astwalk import walk as fast_walk
+from .astwalk import children_into, walk as fast_walk
 from .function import FunctionInfo
 from .syntax import dotted, single_rank_side
 
@@ -106,10 +106,10 @@ class Feasibility:
     def __init__(self, info: FunctionInfo):
         self.info = info
         self.specs = info.ctx.knowledge.modes
-        self._bindings = _local_bindings(info.func, info.params)
+        self._tests: list = []
+        self._bindings = _local_bindings(info.func, info.params, self._tests)
         self.aliases = {name: values[0] for name, values in self._bindings.items()
                         if len(values) == 1 and values[0] is not None}
-        self._tests = None
         tested = self._tested_names()
         self.flags = frozenset(name for name, values in self._bindings.items()
                                if name in tested and values and all(isinstance(v, ast.Constant) for v in values))
@@ -163,18 +163,7 @@ class Feasibility:
         return names
 
     def _all_tests(self) -> list:
-        if self._tests is None:
-            tests = []
-            body = self.info.func.body if isinstance(self.info.func.body, list) else []
-            stack = list(body)
-            while stack:
-                node = stack.pop()
-                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                    continue
-                if isinstance(node, (ast.If, ast.While)):
-                    tests.append(node.test)
-                stack.extend(ast.iter_child_nodes(node))
-            self._tests = tests
+        """The tests of the function's own ``if`` and ``while`` statements."""
         return self._tests
 
     def needed(self) -> bool:
@@ -336,9 +325,10 @@ def passed_values(params: tuple, case_params: tuple, self_offset: int, consts: t
     return tuple(out)
 
 
-def _local_bindings(func: ast.AST, params: tuple) -> dict:
+def _local_bindings(func: ast.AST, params: tuple, tests: list) -> dict:
     """Local name -> the values bound to it by plain assignments (None for a
-    binding of another kind: loop target, ``with``, augmented, unpacking...)."""
+    binding of another kind: loop target, ``with``, augmented, unpacking...);
+    the tests of ``if`` and ``while`` statements go to ``tests`` on the way."""
     out: dict = {}
     body = func.body if isinstance(getattr(func, "body", None), list) else []
     stack = list(body)
@@ -351,6 +341,8 @@ def _local_bindings(func: ast.AST, params: tuple) -> dict:
             continue
         if kind is ast.Lambda:
             continue
+        if kind is ast.If or kind is ast.While:
+            tests.append(node.test)
         if kind in (ast.Global, ast.Nonlocal):
             declared.update(node.names)
         elif kind is ast.Assign:
@@ -380,7 +372,7 @@ def _local_bindings(func: ast.AST, params: tuple) -> dict:
         elif kind is ast.Delete:
             for target in node.targets:
                 _bind_other(target, out)
-        stack.extend(ast.iter_child_nodes(node))
+        children_into(node, stack)
     for name in declared:
         out[name] = [None]
     for name in params:
