@@ -492,6 +492,55 @@ def test_a_finding_whose_value_may_be_agreed_already_is_for_review(tmp_path):
     assert hazard.outcome == "refused" and "agrees already" in hazard.reason
 
 
+TWO_EVENT_LOOPS = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist, pipelined):
+                self.dist = dist
+                self.pipelined = pipelined
+                self.local_done = False
+                self.iter_counter = 0
+
+            def run(self):
+                if self.pipelined:
+                    self._loop_pipelined()
+                else:
+                    self._loop()
+
+            def _loop_pipelined(self):
+                while True:
+                    if self.local_done:
+                        break
+                    self.dist.pp_broadcast(self.iter_counter, root=0)
+                    self.iter_counter += 1
+
+            def _loop(self):
+                while True:
+                    if self.iter_counter % 8 == 0:
+                        self.dist.tp_allgather(self.iter_counter)
+                    if self.dist.tp_allreduce(int(self.local_done)):
+                        break
+        """,
+}
+
+
+def test_a_field_only_another_event_loop_writes_is_a_strong_doubt(tmp_path):
+    """The counter diverges in the pipelined loop (a rank leaves it on its own test and stops
+    counting), but the other loop, which reads it, never runs in the same process: the finding
+    there stays, with a strong doubt that keeps it out of the patch; the pipelined loop's own
+    findings carry no such doubt."""
+    root = _write(tmp_path / "tree", TWO_EVENT_LOOPS)
+    result = _check(root)
+    by_function = {f.function: f for f in result.findings}
+    reader = by_function["Executor._loop"]
+    doubts = {d.kind: d for d in reader.confidence.doubts}
+    assert "other-loop" in doubts and doubts["other-loop"].strong, reader.confidence
+    assert "`Executor._loop_pipelined` writes" in doubts["other-loop"].note
+    assert reader.confidence.level == "low"
+    writer = by_function["Executor._loop_pipelined"]
+    assert "other-loop" not in {d.kind for d in writer.confidence.doubts}
+
+
 @pytest.mark.parametrize("level", ["high", "medium", "low"])
 def test_min_confidence_is_validated(tmp_path, level):
     from tensorrt_llm_patch.apply import PatchError, apply_tree

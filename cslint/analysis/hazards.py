@@ -55,6 +55,8 @@ class Hazard:
     flow_cut: bool = False
     #: some call between the site and the collective is itself conditional
     conditional_reach: bool = False
+    #: the flow went through a field only other event loops write (see FlowFacts)
+    other_loop: Optional[tuple] = None
     #: every group the call at the site reaches a collective over, sorted
     reached_groups: tuple = ()
     #: ``and``/``or`` tests: whether each top-level operand may differ over the group
@@ -127,11 +129,11 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                 own = info.class_receiver(fn, api)
                 if own:
                     facts = facts._replace(receiver=own)
-            flow = info.flow_facts(why, group, mode)
+            flow = info.flow_facts(why, group, mode, function=fn)
             return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
                           why.source, why.dims, why.via, (), max(region, 1), direct, facts,
                           agreed=info.agreed_by_calls(cond, fn, group, mode) + flow.agreed,
-                          constructed=flow.constructed, flow_cut=flow.cut,
+                          constructed=flow.constructed, flow_cut=flow.cut, other_loop=flow.other_loop,
                           conditional_reach=not direct and info.reach_is_conditional(chain, mode),
                           reached_groups=tuple(sorted({r.group for r in reached})),
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),

@@ -79,6 +79,11 @@ class FlowFacts(NamedTuple):
     #: the flow has more links than an explanation keeps (MAX_VIA): the
     #: links that decide it are not among those shown
     cut: bool = False
+    #: the flow went through a field that only other event loops write
+    #: (``(field text, writer qualname)``), read in an event loop of its own:
+    #: an executor runs one of its loops, picked by configuration, so the
+    #: writer's divergence may never meet this reader; None otherwise
+    other_loop: Optional[tuple] = None
 
 
 class ScheduleCarrier(NamedTuple):
@@ -252,15 +257,19 @@ class UniformityInfo:
         return tuple(out)
 
     # -- what a flow went through -------------------------------------------------------------
-    def flow_facts(self, divergence: Divergence, group: str, mode: frozenset = frozenset()) -> FlowFacts:
+    def flow_facts(self, divergence: Divergence, group: str, mode: frozenset = frozenset(),
+                   function: Optional[FuncFacts] = None) -> FlowFacts:
         """The calls on ``divergence``'s flow that may have agreed the value
-        over ``group`` already, and whether the flow went through a
-        constructor."""
+        over ``group`` already, whether the flow went through a constructor,
+        and whether it went through a field only other event loops than
+        ``function``'s write."""
         program = self.program
         span = group_span(group)
         agreed = []
         constructed = False
+        other_loop = None
         via = divergence.via
+        reader_loop = function is not None and self.is_event_loop(function, mode)
         # nearest the condition first: the last call that may have agreed the value is what the condition reads
         for position in range(len(via) - 1, -1, -1):
             link = via[position]
@@ -268,6 +277,10 @@ class UniformityInfo:
             if kind in ("param", "field"):
                 constructed |= any(key in program.funcs and program.funcs[key].qualname.endswith("__init__")
                                    for key in keys)
+                writers = [program.funcs[key] for key in keys if key in program.funcs]
+                if kind == "field" and reader_loop and other_loop is None and writers \
+                        and all(w is not function and self.is_event_loop(w, mode) for w in writers):
+                    other_loop = (text, writers[0].qualname)
                 continue
             if kind != "return":
                 continue
@@ -277,7 +290,15 @@ class UniformityInfo:
                     if group_span(reached_group) >= span:
                         agreed.append(AgreedValue(link[0], link[1], text, name, reached_group, stored))
                         break
-        return FlowFacts(tuple(agreed), constructed, len(via) >= MAX_VIA)
+        return FlowFacts(tuple(agreed), constructed, len(via) >= MAX_VIA, other_loop)
+
+    def is_event_loop(self, function: FuncFacts, mode: frozenset = frozenset()) -> bool:
+        """Whether ``function`` runs an event loop: some exit in it leaves a
+        ``while True`` (as far as its call sites' conditions show)."""
+        variant = self.program.variant(function, mode)
+        if variant is None:
+            return False
+        return any(cond.leaves_unbounded_loop for site in variant.sites for cond in site.conds)
 
     def agreed_by_calls(self, condition: Cond, function: FuncFacts, group: str,
                         mode: frozenset = frozenset()) -> tuple:

@@ -193,6 +193,13 @@ class Rule:
                                f"the collective is reached only with {', '.join(hazard.modes)}, and inside the "
                                "called functions only on some paths, which the analysis does not relate to this "
                                "call's path"))
+        other_loop = getattr(hazard, "other_loop", None)
+        if other_loop:
+            found.append(Doubt("other-loop", True,
+                               f"the value reaches the condition through `{other_loop[0]}`, which only "
+                               f"`{other_loop[1]}` writes, another event loop than this one: an executor runs "
+                               "one of its loops, picked by configuration, and the analysis does not relate "
+                               "the two"))
         if hazard.flow_cut:
             found.append(Doubt("flow-cut", True,
                                f"the flow from `{hazard.source.text}` to the condition has more steps than the "
