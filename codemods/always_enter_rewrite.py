@@ -44,6 +44,8 @@ is :mod:`codemods.always_enter`.
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 from cslint.presets import PAYLOAD
@@ -70,6 +72,7 @@ from .sites import (
     guard_top,
     header_contains,
     is_pure,
+    locate,
     parenthesize,
     payload_arg,
     replace_in,
@@ -87,10 +90,41 @@ def plan_always_enter(sites: list[Site], index: SourceIndex, scope: FunctionScop
         raise ValueError(f"exit_mode must be one of {', '.join(EXIT_MODES)}, not {exit_mode!r}")
     kinds = {s.finding.guard_kind for s in sites}
     if kinds == {"early-exit"}:
+        others = _other_exit_sites(sites, index)
+        if others:
+            # the finding names the nearest exit; the others before the collective are deferred with it,
+            # or a rank they send out still skips the collective
+            try:
+                return _ExitRewrite(sites + others, index, scope, exit_mode).plan()
+            except Refused:
+                pass  # they cannot be deferred together: the finding's own exit alone, as reported
         return _ExitRewrite(sites, index, scope, exit_mode).plan()
     if kinds == {"branch"}:
         return _BranchRewrite(sites, index, scope).plan()
     raise Refused(f"always-enter handles early exits and guarded single collectives, not {', '.join(sorted(kinds))} guards")
+
+
+def _other_exit_sites(sites: list[Site], index: SourceIndex) -> list[Site]:
+    """Sites for the other rank-local exits before each finding's collective
+    (``fix_facts.other_exits``), as if each were a finding of its own; exits
+    that are already a finding's, or cannot be located, are left out."""
+    taken = {(s.finding.guard.line, s.finding.guard.column) for s in sites if s.finding.guard is not None}
+    out: list[Site] = []
+    for site in sites:
+        facts = site.finding.fix_facts
+        for guard, text, uniform, operator in (facts.other_exits if facts is not None else ()):
+            if (guard.line, guard.column) in taken:
+                continue
+            taken.add((guard.line, guard.column))
+            pseudo = dataclasses.replace(
+                site.finding, guard=guard, condition=text,
+                fix_facts=dataclasses.replace(facts, uniform_operands=uniform, operator=operator if uniform else "",
+                                              other_exits=(), presence=None))
+            try:
+                out.append(locate(index, pseudo))
+            except Refused:
+                continue
+    return out
 
 
 # -- shared pieces ---------------------------------------------------------------

@@ -275,6 +275,12 @@ class FixFacts:
     #: ... through a caller: the exit returns nothing, and a caller leaves its
     #: event loop when the call's result is missing (then both flags above hold)
     ends_callers_loop: bool = False
+    #: early exits: the other exits of the same kind before the collective
+    #: whose conditions also differ between ranks (the finding names the
+    #: nearest): ``((guard span, condition text, uniform operand spans,
+    #: operator), ...)``;
+    #: always-enter defers them together
+    other_exits: tuple = ()
     #: an existing broadcast that carries an object to every rank of the
     #: group, in which the condition can travel (the propagate strategy)
     carrier: Optional["Carrier"] = None
@@ -293,6 +299,9 @@ class FixFacts:
             "presence": list(self.presence) if self.presence else None,
             "leaves_unbounded_loop": self.leaves_unbounded_loop,
             "ends_callers_loop": self.ends_callers_loop,
+            "other_exits": [{"guard": guard.to_json(), "condition": text, "operator": operator,
+                             "uniform_operands": [span.to_json() for span in uniform]}
+                            for guard, text, uniform, operator in self.other_exits],
             "carrier": self.carrier.to_json() if self.carrier else None,
         }
 
@@ -314,6 +323,10 @@ class FixFacts:
             if data.get("presence") else None,
             leaves_unbounded_loop=bool(data.get("leaves_unbounded_loop", False)),
             ends_callers_loop=bool(data.get("ends_callers_loop", False)),
+            other_exits=tuple((Span.from_json(e["guard"]), str(e["condition"]),
+                               tuple(Span.from_json(u) for u in e.get("uniform_operands", ())),
+                               str(e.get("operator", "")))
+                              for e in data.get("other_exits", ())),
             carrier=Carrier.from_json(data["carrier"]) if data.get("carrier") else None,
         )
 

@@ -187,6 +187,53 @@ def test_consensus_covers_every_group_keeps_the_configuration_in_front_and_uses_
     assert "cost: one more collective" in applied.reason
 
 
+SEVERAL_EXITS = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist, size):
+                self.dist = dist
+                self.benchmark_req_queues_size = size
+                self.local_fill_active = True
+                self.local_queue = []
+
+            def insufficient(self):
+                if self.benchmark_req_queues_size <= 0:
+                    return False
+                if not self.local_fill_active:
+                    return False
+                if not self.local_queue:
+                    return None
+                statuses = self.dist.tp_allgather(len(self.local_queue) > 4)
+                return any(statuses)
+        """,
+}
+
+
+def test_always_enter_defers_every_rank_local_exit_before_the_collective_in_one_pass(tmp_path):
+    """Two rank-local exits before the gather: the finding names the nearer one and lists the other;
+    both are deferred, the configuration exit stays as it is, and re-lint reports nothing."""
+    root = _write(tmp_path, SEVERAL_EXITS)
+    result, plan = _plan(root)
+    (finding,) = result.findings
+    assert finding.condition == "not self.local_queue"
+    assert [text for _guard, text, _uniform, _op in finding.fix_facts.other_exits] == ["not self.local_fill_active"]
+    (applied,) = plan.applied
+    assert applied.strategy == "always-enter"
+    text = _fixed_text(plan, "executor.py")
+    assert "if self.benchmark_req_queues_size <= 0:\n            return False\n" in text
+    _apply(plan)
+    assert not _check(root).findings
+    module = _load(root / "executor.py", "several_exits")
+    for fill_active, queue, expected in ((False, [1], False), (True, [], None), (True, [1] * 5, True)):
+        dist = Recorder(others=[False])
+        executor = module.Executor(dist, 8)
+        executor.local_fill_active, executor.local_queue = fill_active, queue
+        assert executor.insufficient() is expected
+        assert dist.calls == ["tp_allgather"]  # every rank enters the gather, whichever exit it takes
+    off = Recorder()
+    assert module.Executor(off, 0).insufficient() is False and off.calls == []
+
+
 # -- an exit that leaves the event loop: the ranks leave together ---------------------------------------
 
 DRAIN = {

@@ -57,6 +57,11 @@ class Hazard:
     conditional_reach: bool = False
     #: the flow went through a field only other event loops write (see FlowFacts)
     other_loop: Optional[tuple] = None
+    #: early exits: the other exits of the same kind before the site whose
+    #: conditions also differ over the group, ``((cond, operands_divergent), ...)``;
+    #: the hazard names the nearest, and a fix that enters the collective
+    #: must defer them all
+    other_exits: tuple = ()
     #: every group the call at the site reaches a collective over, sorted
     reached_groups: tuple = ()
     #: ``and``/``or`` tests: whether each top-level operand may differ over the group
@@ -130,6 +135,8 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                 if own:
                     facts = facts._replace(receiver=own)
             flow = info.flow_facts(why, group, mode, function=fn)
+            others = _other_exits(info, fn, variant, site, cond, group, reached, mode) \
+                if cond.kind == "early-exit" else ()
             return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
                           why.source, why.dims, why.via, (), max(region, 1), direct, facts,
                           agreed=info.agreed_by_calls(cond, fn, group, mode) + flow.agreed,
@@ -137,8 +144,25 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                           conditional_reach=not direct and info.reach_is_conditional(chain, mode),
                           reached_groups=tuple(sorted({r.group for r in reached})),
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),
-                          carrier=_carrier(info, fn, cond, reached, mode))
+                          carrier=_carrier(info, fn, cond, reached, mode), other_exits=others)
     return None
+
+
+def _other_exits(info: UniformityInfo, fn, variant, site, cond, group: str, reached: list, mode) -> tuple:
+    """The other ``if`` exits of ``cond``'s kind (``return``, ``break``...)
+    that also skip the site on some ranks of ``group``."""
+    word = cond.exit_text.split(" ", 1)[0]
+    out = []
+    for other in site.conds:
+        if other is cond or other.kind != "early-exit" or other.statement != "if" or not other.atoms \
+                or other.exit_text.split(" ", 1)[0] != word:
+            continue
+        if info.same_collectives_either_way(other, variant, mode) or info.matching_roles(other, variant, reached, mode):
+            continue
+        if info.divergence(other, fn, group, mode) is None:
+            continue
+        out.append((other, info.operands_divergent(other, fn, group, mode)))
+    return tuple(out)
 
 
 def _event_loop_deciders(info: UniformityInfo) -> frozenset:

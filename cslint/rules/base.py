@@ -292,6 +292,11 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
                     uniform_operands=uniform, agreed_by=agreed_by, presence=presence,
                     leaves_unbounded_loop=getattr(cond, "leaves_unbounded_loop", False) or ends_loop,
                     ends_callers_loop=ends_loop,
+                    other_exits=tuple(
+                        (other.guard, other.text,
+                         tuple(span for (span, _atoms, _presence), differs in zip(other.operands, divergent)
+                               if not differs), other.operator)
+                        for other, divergent in getattr(hazard, "other_exits", ())),
                     carrier=_carrier(hazard, text_of))
 
 
