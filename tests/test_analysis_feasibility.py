@@ -133,3 +133,27 @@ PROPERTY = """
 
 def test_a_break_on_a_property_of_rank_local_state_is_reported():
     assert _lines(PROPERTY) == [19]
+
+
+# -- what a call passes --------------------------------------------------------------------
+
+KEYWORD_ONLY = """
+    import torch.distributed as dist
+
+    def local_flag():
+        return dist.get_rank() == 0
+
+    def publish(*items, collective=False):
+        if collective:
+            dist.barrier()
+
+    def caller():
+        if local_flag():
+            publish(1, 2, True)                # line 13: True lands in *items
+        if local_flag():
+            publish(1, collective=True)        # line 15: reported
+"""
+
+
+def test_a_positional_argument_never_sets_a_keyword_only_parameter():
+    assert _lines(KEYWORD_ONLY, presets=()) == [15]

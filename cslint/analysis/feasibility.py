@@ -62,6 +62,7 @@ class CaseParam(NamedTuple):
     name: str
     index: int  # position in FuncFacts.params
     default: object  # True, False or None
+    positional: bool = True  # False for a keyword-only parameter
 
     def value_of(self, constant) -> object:
         """The case value a passed constant selects."""
@@ -125,6 +126,7 @@ class Feasibility:
         positional = args.posonlyargs + args.args
         for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
             defaults[a.arg] = d
+        keyword_only = {a.arg for a in args.kwonlyargs}
         for a, d in zip(args.kwonlyargs, args.kw_defaults):
             if d is not None:
                 defaults[a.arg] = d
@@ -136,7 +138,7 @@ class Feasibility:
                 continue
             if name in self._bindings or name not in tested:
                 continue  # rebound in the body, or no test reads it
-            out.append(CaseParam(name, index, d.value))
+            out.append(CaseParam(name, index, d.value, name not in keyword_only))
             if len(out) == MAX_CASE_PARAMS:
                 break
         return tuple(out)
@@ -315,7 +317,7 @@ def passed_values(params: tuple, case_params: tuple, self_offset: int, consts: t
         if param.name in given_keywords:
             out.append(...)
             continue
-        position = param.index - self_offset
+        position = param.index - self_offset if param.positional else -1
         if 0 <= position < len(args):
             out.append(param.value_of(constant[position]) if position in constant else ...)
         elif star:
