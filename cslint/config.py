@@ -37,7 +37,7 @@ try:  # Python >= 3.11
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
-DEFAULT_PRESETS = ("torch_distributed", "mpi4py", "vllm", "sglang", "deepspeed", "megatron")
+DEFAULT_PRESETS = ("torch_distributed", "mpi4py", "vllm", "sglang", "deepspeed", "megatron", "accelerate", "lightning")
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", ".tox", ".nox", "__pycache__",
     "build", "dist", "node_modules", ".mypy_cache", ".ruff_cache", ".cslint_cache",
@@ -46,8 +46,10 @@ DEFAULT_EXCLUDE = (
 KNOWN_KEYS = {
     "presets", "collectives", "rank-local", "uniform", "select", "ignore",
     "extend-select", "per-file-ignores", "exclude", "extend-exclude", "max-file-size",
-    "force-exclude", "respect-gitignore", "report", "min-confidence",
+    "force-exclude", "respect-gitignore", "report", "min-confidence", "unhandled-exceptions",
 }
+#: What an exception that leaves one rank does to the job (``unhandled-exceptions``).
+UNHANDLED_EXCEPTIONS = ("crash", "hang")
 
 
 class ConfigError(Exception):
@@ -102,6 +104,10 @@ class Settings:
     #: the lowest confidence a finding may have and still be reported
     #: (``low`` reports everything; see :class:`cslint.model.Confidence`)
     min_confidence: str = "low"
+    #: ``crash``: an exception that leaves one rank ends the job (the launcher tears it down);
+    #: ``hang``: it leaves the other ranks waiting (caught upstream, or a launcher that does not
+    #: tear down, as under MPI); "" lets the presets decide (``hang`` if any loaded one says so)
+    unhandled_exceptions: str = ""
 
     # -- rule selection ---------------------------------------------------
     def code_enabled(self, code: str, path: Optional[str] = None) -> bool:
@@ -193,6 +199,10 @@ def settings_from_table(table: dict, root: Optional[str] = None, config_file: Op
         if table["min-confidence"] not in CONFIDENCE_LEVELS:
             raise ConfigError(f"{where}: `min-confidence` must be one of {', '.join(map(repr, CONFIDENCE_LEVELS))}")
         s.min_confidence = table["min-confidence"]
+    if "unhandled-exceptions" in table:
+        if table["unhandled-exceptions"] not in UNHANDLED_EXCEPTIONS:
+            raise ConfigError(f'{where}: `unhandled-exceptions` must be "crash" or "hang"')
+        s.unhandled_exceptions = table["unhandled-exceptions"]
     for key in ("force-exclude", "respect-gitignore"):
         if key in table:
             if not isinstance(table[key], bool):

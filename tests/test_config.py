@@ -33,7 +33,8 @@ def test_no_configuration_gives_defaults(tmp_path):
     settings = load_settings(str(module))
     assert settings.config_file is None
     assert settings.presets == list(DEFAULT_PRESETS)
-    assert DEFAULT_PRESETS == ("torch_distributed", "mpi4py", "vllm", "sglang", "deepspeed", "megatron")
+    assert DEFAULT_PRESETS == ("torch_distributed", "mpi4py", "vllm", "sglang", "deepspeed", "megatron", "accelerate",
+                               "lightning")
 
 
 def test_unknown_key_is_a_clear_error(tmp_path):

@@ -65,6 +65,8 @@ class CFG:
     finally_owner: dict = field(default_factory=dict)
     #: node id -> the compound statement / clause it is the test of
     test_of: dict = field(default_factory=dict)
+    #: built with ``escaping`` (exceptions leaving one rank are paths)
+    escaping: bool = False
 
     def node_of(self, stmt: ast.AST) -> Optional[int]:
         ids = self.stmt_nodes.get(id(stmt))
@@ -110,6 +112,17 @@ def _always_raises(body: list) -> bool:
     return False
 
 
+#: Label of the edge from a statement whose exception leaves the function (``unhandled-exceptions = "hang"``).
+ESCAPE = "escape"
+
+#: Statements with a body: what raises is their simple statements (and their tests), not they.
+COMPOUND_STATEMENTS = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+             ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
+
+#: Decides whether a simple statement's exception may leave the function on one rank only.
+FailsLocally = Callable[[ast.AST], bool]
+
+
 def _may_raise(stmt: ast.AST) -> bool:
     """Statements that can throw at run time (calls, subscripts, awaits...)."""
     if isinstance(stmt, (ast.Raise, ast.Assert)):
@@ -131,9 +144,13 @@ def _may_raise(stmt: ast.AST) -> bool:
 
 
 class _Builder:
-    def __init__(self, fold: Optional[ModeFold]):
+    def __init__(self, fold: Optional[ModeFold], escaping: Optional[FailsLocally] = None):
         self.nodes: list[Node] = []
         self.fold = fold
+        #: ``unhandled-exceptions = "hang"``: an exception that leaves the
+        #: function on one rank is a path the other ranks wait on
+        self.escaping = escaping
+        self.branch_depth = 0  # how many ``if`` arms enclose the statement being built
         self.stmt_nodes: dict = {}
         self.finally_owner: dict = {}
         self.test_of: dict = {}
@@ -169,6 +186,12 @@ class _Builder:
         if self.handler_stack and _may_raise(stmt):
             for target in self._exception_targets():
                 self._edge(node_id, target, "raise")
+        elif self.escaping is not None and not self.handler_stack and self.branch_depth \
+                and not isinstance(stmt, COMPOUND_STATEMENTS) and self.escaping(stmt):
+            # Work that only some ranks do (inside an ``if`` arm) fails on those ranks only; where
+            # the launcher does not tear the job down, the exception leaves this rank while the
+            # others go on to the next collective.
+            self._edge(node_id, self.exit, ESCAPE)
 
     # -- sequences (built backwards: each returns the entry of what it built)
     def seq(self, stmts: list, succ: int) -> int:
@@ -241,8 +264,10 @@ class _Builder:
         return None
 
     def _if(self, s: ast.If, succ: int) -> int:
+        self.branch_depth += 1
         body = self.seq(s.body, succ)
         orelse = self.seq(s.orelse, succ)
+        self.branch_depth -= 1
         node = self._new(TEST, s)
         self.test_of[node] = s
         folded = self._fold(s.test)
@@ -340,14 +365,18 @@ class _Builder:
         return subject
 
 
-def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None) -> CFG:
-    """The CFG of a function (or a module body: any node with ``body``)."""
-    builder = _Builder(fold)
+def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional[FailsLocally] = None) -> CFG:
+    """The CFG of a function (or a module body: any node with ``body``);
+    ``escaping`` (``unhandled-exceptions = "hang"``): which statements inside
+    an ``if`` arm can fail on their own rank, whose exceptions leave the
+    function as a path of their own."""
+    builder = _Builder(fold, escaping)
     body = func.body if isinstance(func.body, list) else [ast.Return(value=func.body)]
     first = builder.seq(body, builder.exit)
     builder._edge(builder.entry, first)
     cfg = CFG(builder.nodes, builder.entry, builder.exit, builder.stmt_nodes,
               builder.finally_owner, builder.test_of)
+    cfg.escaping = escaping is not None
     _connect_endless_loops(cfg)
     return cfg
 

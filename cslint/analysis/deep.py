@@ -65,6 +65,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
             if isinstance(node.stmt, ast.Return):
                 variant.returns = variant.returns | flow.transfer.returned(node.stmt, node_flow)
+            elif isinstance(node.stmt, ast.Expr):
+                variant.returns = variant.returns | flow.transfer.yielded(node.stmt, node_flow)
     guards = Guards(evaluator, flow, site_index_of_call)
     for site, node, inline, env in pending:
         site.ctx_atoms = flow.implicit(node.id)

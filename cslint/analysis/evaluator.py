@@ -346,6 +346,8 @@ class Evaluator:
         atoms = set()
         for call in node_info.calls:
             if call.match is not None:
+                if call.match.spec is not None and call.match.spec.local_work and not same_everywhere:
+                    return local
                 continue
             raw = call.raw
             if same_everywhere or (raw in PURE_BUILTINS and raw not in info.local_names

@@ -84,6 +84,10 @@ class FunctionInfo:
         self.params = tuple(params)
         self.self_name = params[0] if (is_method and not is_static and params) else None
         self.self_offset = 1 if self.self_name else 0
+        #: ``@contextmanager``: its ``yield`` value is what ``with f() as v`` binds
+        self.is_context_manager = any(
+            (dotted(d) or "").rsplit(".", 1)[-1] in ("contextmanager", "asynccontextmanager")
+            for d in getattr(func, "decorator_list", ()))
         self.annotations = {}
         if args is not None:
             for a in args.posonlyargs + args.args + args.kwonlyargs:

@@ -29,6 +29,10 @@ from .syntax import (
 )
 
 
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+
+
 #: the statement an inline condition belongs to (else a comprehension's)
 _INLINE_STATEMENTS = {ast.IfExp: "ifexp", ast.BoolOp: "boolop"}
 
@@ -48,6 +52,9 @@ class Guards:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
         innermost inline conditions first."""
         conds = tuple(self._inline_conds(inline, env)) + tuple(self._node_conds(node))
+        escaped = self._finally_cond(node)
+        if escaped is not None:
+            conds = conds + (escaped,)
         ctx = self.info.ctx
         receiver = site.callee.rsplit(".", 1)[0] if "." in site.callee else ""
         color = ctx.comm_colors.get(receiver) if site.collective else None
@@ -92,11 +99,17 @@ class Guards:
             if label == "never":
                 continue
             dnode = flow.graph.nodes[d]
+            if dnode.kind == cfgmod.STMT and any(out == cfgmod.ESCAPE for _, out in dnode.succs):
+                # the failing work runs only where its enclosing ``if`` arms hold
+                conds.append(self._exception(dnode.stmt, flow.implicit(d), "escape"))
+                continue
             atoms = flow.cond_atoms(d)
             if label == "raise" and dnode.kind != cfgmod.STMT:
                 atoms = self.evaluator.raised_atoms(dnode, flow.envs.get(d, {}))
                 conds.append(self._exception(dnode.stmt, atoms))
             elif dnode.kind == cfgmod.TEST:
+                if flow.graph.escaping and not self.info.inside(stmt, dnode.stmt) and first_exit(dnode.stmt) is None:
+                    continue  # decided by the failing work in its arm (an ``escape`` condition), not by an exit
                 conds.append(self._if(stmt, dnode.stmt, atoms, flow.envs.get(d, {})))
             elif dnode.kind == cfgmod.LOOP:
                 conds.append(self._loop(stmt, dnode.stmt, atoms))
@@ -111,11 +124,46 @@ class Guards:
                 conds.append(self._exception(dnode.stmt, atoms))
         return conds
 
-    def _exception(self, dstmt, atoms) -> Cond:
+    def _exception(self, dstmt, atoms, statement: str = "try") -> Cond:
         try_stmt = self.info.enclosing_try(dstmt)
         text = "exception raised by `" + unparse(dstmt).split("\n")[0] + "`"
         return Cond("exception", atoms, short(text), getattr(dstmt, "lineno", 0),
-                    Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt), statement="try")
+                    Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt), statement=statement)
+
+    def _finally_cond(self, node: cfgmod.Node) -> Optional[Cond]:
+        """A call in a ``finally`` body also runs on the rank whose ``try``
+        body raised, on its way out, while the other ranks are still in the
+        ``try`` body's collectives: the sequences differ, and that rank can
+        wait in it without exiting for a launcher to notice.  The exceptions that reach the
+        ``finally`` (none when a handler swallows everything) decide it; the
+        two paths are the ``try`` body then the ``finally``, and the
+        ``finally`` alone, so a ``try`` body without collectives leaves the
+        ranks in step."""
+        owner = self.flow.graph.finally_owner.get(node.id)
+        if owner is None or any(handler.type is None or (isinstance(handler.type, ast.Name)
+                                                         and handler.type.id in cfgmod.CATCH_ALL)
+                                for handler in owner.handlers if not _reraises(handler)):
+            return None
+        evaluator, flow = self.evaluator, self.flow
+        atoms = frozenset()
+        first = None
+        for stmt in owner.body:
+            for inner in ast.walk(stmt):
+                if not isinstance(inner, ast.stmt) or isinstance(inner, cfgmod.COMPOUND_STATEMENTS):
+                    continue
+                inner_node = flow.graph.node_of(inner)
+                env = flow.envs.get(inner_node, {}) if inner_node is not None else {}
+                raised = evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, inner), env)
+                if raised and first is None:
+                    first = inner
+                atoms |= raised
+        if not atoms:
+            return None
+        text = "exception raised by `" + unparse(first).split("\n")[0] + "` reaches its `finally`"
+        finally_sites = self.alternatives.sites_in(owner.finalbody)
+        alternatives = (self.alternatives.sites_in(owner.body) + finally_sites, finally_sites)
+        return Cond("exception", atoms, short(text), getattr(first, "lineno", 0), Span.of(owner),
+                    statement="finally", two_sided=True, alternatives=alternatives)
 
     def _if(self, stmt, dstmt: ast.If, atoms, env) -> Cond:
         alternatives = self.alternatives

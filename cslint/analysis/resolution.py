@@ -177,7 +177,14 @@ class Resolver:
                     break
         elif tag == "fieldmethod":
             receivers = self.receivers
-            out = receivers.methods_on(receivers.field_receiver_types(self.family(ref.class_key), ref.attr), ref.name)
+            family = self.family(ref.class_key)
+            types = receivers.field_receiver_types(family, ref.attr)
+            out = receivers.methods_on(types, ref.name)
+            if not types[0] and not types[1]:
+                # Found by its name alone: a field of an object rarely holds another object of its
+                # own class (``self.logger.log()`` inside a logger adapter's ``log`` is the wrapped
+                # logger's), so the name-only match never lands back in the caller's class family.
+                out = [fn for fn in out if fn.class_key is None or self.family(fn.class_key) != family]
         elif tag == "typed":
             out = self.receivers.methods_on(self.receivers.receiver_types(ref.terms), ref.name)
         elif tag == "class":

@@ -165,6 +165,8 @@ class ModuleContext:
         for node in tree.body:
             for target in assigned_names(node):
                 self.module_globals.add(target)
+        #: ``unhandled-exceptions``: "hang" when an exception that leaves one rank is not torn down
+        self.exceptions_hang = (settings.unhandled_exceptions or knowledge.unhandled_exceptions) == "hang"
         self.user_collectives = [c for c in settings.collectives]
         self._collective_cache: dict = {}
         self._text_verdicts: dict = {}

@@ -105,6 +105,8 @@ class SummaryWalk:
         if t is ast.Return:
             variant.returns = variant.returns | transfer.returned(s, flow)
             return EMPTY
+        if t is ast.Expr:
+            variant.returns = variant.returns | transfer.yielded(s, flow)
         transfer.simple_statement(s, flow)
         transfer.field_writes(s, flow, variant.fields, variant.field_types)
         return EMPTY

@@ -221,6 +221,14 @@ class Transfer:
             return EMPTY
         return self.evaluator.eval(s.value, flow.env) | flow.implicit
 
+    def yielded(self, s: ast.stmt, flow: Flow) -> frozenset:
+        """The atoms ``yield value`` adds to the result of a ``@contextmanager``
+        function: what ``with f() as v`` binds to ``v``."""
+        if type(s) is not ast.Expr or type(s.value) is not ast.Yield or s.value.value is None \
+                or flow.single_rank or not self.info.is_context_manager:
+            return EMPTY
+        return self.evaluator.eval(s.value.value, flow.env) | flow.implicit
+
     def field_writes(self, s: ast.stmt, flow: Flow, fields: list, field_types: list) -> None:
         """``self.x = v``, ``self.x[k] = v`` and ``self.xs.append(v)``: the
         field holds the value (with the implicit flow) in every instance of

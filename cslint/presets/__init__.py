@@ -91,8 +91,11 @@ class CollectiveSpec:
     of the group (allgather/allreduce/broadcast), ``local`` otherwise.
     ``inplace``: positions of arguments that hold the group-uniform result
     after the call (``dist.all_reduce(t)``; ``comm.Allreduce(send, recv)``).
-    ``receiver``: ``any`` or ``comm`` (the receiver must look like a
-    communicator, which keeps ``torch.gather``/``np.broadcast`` out).
+    ``receiver``: ``any``, ``comm`` (the receiver must look like a
+    communicator, which keeps ``torch.gather``/``np.broadcast`` out) or
+    ``named`` (the pattern's receiver names the library object,
+    ``*.accelerator.gather``: the method name alone says nothing, so a
+    function of that name elsewhere is not taken for a collective wrapper).
     """
 
     pattern: str
@@ -115,6 +118,9 @@ class CollectiveSpec:
     join: str = ""
     #: the :class:`AgreementTemplate` that agrees on a predicate in this API
     agreement: str = ""
+    #: the call also runs local work that can fail on one rank (a framework's
+    #: training loop): its exceptions are rank-local, unlike a bare collective's
+    local_work: bool = False
 
 
 #: Source kinds the analysis treats specially (see analysis/program.py).
@@ -237,6 +243,9 @@ class Preset:
     #: that group* (``get_pp_group().is_last_rank``): they differ only along
     #: the dimensions of the group the receiver names
     relative_ranks: list = field(default_factory=list)
+    #: ``hang`` for APIs whose launcher leaves the other ranks waiting when one
+    #: rank raises (MPI-launched executors); "" says nothing
+    unhandled_exceptions: str = ""
 
 
 @dataclass
@@ -255,6 +264,8 @@ class Knowledge:
     ambiguous_names: frozenset = frozenset()
     #: see :attr:`Preset.relative_ranks`
     relative_ranks: frozenset = frozenset()
+    #: ``hang`` when a loaded preset says so, else ``crash`` (see :attr:`Preset.unhandled_exceptions`)
+    unhandled_exceptions: str = "crash"
 
     def relative_rank_dims(self, receiver: str, member: str) -> Optional[frozenset]:
         """Dimensions a rank identity read from a group object differs along:
@@ -326,7 +337,8 @@ class Knowledge:
 # --------------------------------------------------------------------------
 
 #: Every knowledge pack, by the name ``presets`` selects it with.
-_PACKS = ("torch_distributed", "mpi4py", "tensorrt_llm", "vllm", "sglang", "deepspeed", "megatron")
+_PACKS = ("torch_distributed", "mpi4py", "tensorrt_llm", "vllm", "sglang", "deepspeed", "megatron", "accelerate",
+          "lightning")
 
 #: Builtins whose call neither communicates nor changes anything a rank can see.
 PURE_BUILTINS = frozenset({
@@ -450,6 +462,8 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         merged.uniform.extend(preset.uniform)
         merged.modes.extend(preset.modes)
         relative.update(preset.relative_ranks)
+        if preset.unhandled_exceptions == "hang":
+            merged.unhandled_exceptions = "hang"
     merged.relative_ranks = frozenset(relative)
     strong, weak = set(), set()
     for spec in merged.collectives:
@@ -459,7 +473,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         receiver = spec.pattern.rsplit(".", 1)[0] if "." in spec.pattern else ""
         fixed_prefix = bool(receiver) and "*" not in receiver
         ambiguous = tail in AMBIGUOUS_NAMES
-        (weak if spec.receiver == "comm" or fixed_prefix or ambiguous else strong).add(tail)
+        (weak if spec.receiver in ("comm", "named") or fixed_prefix or ambiguous else strong).add(tail)
     merged.ambiguous_names = frozenset(minimal_needles(weak) - minimal_needles(strong))
     return merged
 

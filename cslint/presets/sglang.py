@@ -3,11 +3,14 @@
 ``broadcast_pyobj`` over a given group, and the scheduler's stage identity
 (``pp_rank``, ``pp_group.is_first_rank``), which is the same on every rank of
 one pipeline stage.
+
+What a rank's KV sender or receiver reports (``kv_sender.poll()``) is that
+rank's transfer progress, which the ranks agree on before acting on it.
 """
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset
+from . import CollectiveSpec, Preset, SourceSpec
 
 _T = "torch"
 
@@ -17,8 +20,15 @@ _collectives = [
     CollectiveSpec("*broadcast_pyobj", _T, group_arg=2, group_kw="dist_group", result="uniform"),
 ]
 
+# Disaggregation: each rank polls its own KV sender/receiver; the answer is
+# per-rank transfer progress until the ranks agree on it.
+_sources = [SourceSpec(pattern, "per-rank KV transfer progress") for pattern in (
+    "*.sender.poll", "*kv_sender.poll", "*.receiver.poll", "*kv_receiver.poll",
+)]
+
 PRESET = Preset(
     name="sglang",
     collectives=_collectives,
+    sources=_sources,
     relative_ranks=["is_first_rank", "is_last_rank", "rank_in_group"],
 )

@@ -113,6 +113,9 @@ PRESET = Preset(
     uniform=["*.enable_attention_dp", "*.mapping.enable_attention_dp", "*.benchmark_req_queues_size",
              "*.is_warmup", "*.dist.tp_size", "*.dist.pp_size", "*.dist.cp_size", "*.dist.world_size",
              "*.mapping.*_size", "*.max_batch_size", "*.max_num_tokens", "*.max_draft_len"],
+    # Executors run under mpirun/MPIPoolExecutor: a rank that raises leaves the others
+    # blocked in their next collective instead of ending the job.
+    unhandled_exceptions="hang",
     modes=[ModeSpec("adp", ("*.enable_attention_dp", "enable_attention_dp", "*.attention_dp_enabled"),
                     "attention data parallelism (each TP rank owns its own requests)")],
 )

@@ -9,11 +9,14 @@ themselves are in ``torch_distributed``.  What a coordinator says about this
 rank is relative to its own group: ``is_first_rank``, ``is_last_rank`` and
 ``rank_in_group`` of ``get_pp_group()`` tell pipeline stages apart and are the
 same on every rank of one stage (``rank`` is the global rank).
+
+What a DP rank scheduled for a step (the input batch's ``num_reqs``) is its own: it differs along ``dp`` and is
+the same on the TP and PP workers of one engine.
 """
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset
+from . import CollectiveSpec, Preset, SourceSpec
 
 _T = "torch"
 
@@ -24,8 +27,17 @@ _collectives = [
     CollectiveSpec("vllm.distributed.*.in_the_same_node_as", _T, group_arg=0, group_kw="pg", result="uniform"),
 ]
 
+# This rank's schedule.  Under data parallelism every DP rank runs its own
+# scheduler, so what it scheduled for the step differs along ``dp``; the TP
+# and PP workers of one engine receive the same scheduler output.
+_DP = (("*", frozenset({"dp"})),)
+_sources = [SourceSpec(pattern, "per-rank schedule", what="value", dims=_DP) for pattern in (
+    "*input_batch.num_reqs", "*.num_reqs",
+)]
+
 PRESET = Preset(
     name="vllm",
     collectives=_collectives,
+    sources=_sources,
     relative_ranks=["is_first_rank", "is_last_rank", "rank_in_group"],
 )

@@ -27,6 +27,17 @@ collective the others are blocked in, or calls one in the handler that the
 others never call. A handler that re-raises is not flagged: the process
 ends and the launcher tears the job down.
 
+Two more paths are exceptional in the same way.  A collective in a
+`finally` body also runs on the rank whose `try` body raised, on its way
+out, while the others are still in the `try` body's collectives: the
+sequences differ, and that rank can wait in it for good without exiting
+(whatever the launcher does).  And with
+`unhandled-exceptions = "hang"` (set in `[tool.cslint]`, or chosen by a
+preset: `tensorrt_llm`'s MPI-launched executors), an exception that
+leaves one rank is not a crash but a rank gone missing: work that only
+some ranks do (inside an `if` arm) and that may fail, before a collective
+the others go on to, is reported too.  Each finding says which case applies.
+
 ## Example
 ```python
 import torch.distributed as dist
@@ -127,4 +138,15 @@ def step(batch):
     @classmethod
     def message(cls, hazard) -> str:
         return (f"{collective_phrase(hazard)} depends on whether {hazard.cond.text} on this rank "
-                f"(a handled exception is rank-local; source: {describe_source(hazard)}){mode_suffix(hazard)}")
+                f"({cls.CASES.get(hazard.cond.statement, cls.CASES['try'])}; source: {describe_source(hazard)})"
+                f"{mode_suffix(hazard)}")
+
+    #: Which case applies, by the construct that decides the path.
+    CASES = {
+        "try": "a handled exception is rank-local",
+        "finally": "the rank that raises issues it on its way out while the others are still in the `try` "
+                   "body's collectives, and can wait in it for good without exiting, so no launcher tears the "
+                   "job down: whatever `unhandled-exceptions` says",
+        "escape": 'unhandled-exceptions = "hang": work that only some ranks do fails on those ranks only, '
+                  "and the others wait in the collective",
+    }

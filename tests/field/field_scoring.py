@@ -41,9 +41,9 @@ from typing import Callable, Iterable
 
 FIELD = Path(__file__).resolve().parent
 MANIFEST = FIELD / "MANIFEST.tsv"
-#: The knowledge packs the corpus is analysed with.  Library presets the
-#: engine gains (accelerate, Lightning, ...) belong here when they land.
-PRESETS = ["torch_distributed", "mpi4py", "tensorrt_llm"]
+#: The knowledge packs the corpus is analysed with: every pack.
+PRESETS = ["torch_distributed", "mpi4py", "tensorrt_llm", "vllm", "sglang", "deepspeed", "megatron", "accelerate",
+           "lightning"]
 FAMILY = "CSL1"
 MARKER = re.compile(r"#\s*expect:\s*(CSL\d{3})")
 COLUMNS = ("id", "kind", "project", "category", "group", "expected", "reference")
@@ -265,12 +265,22 @@ def _docstring(path: Path) -> str:
 # -- analysis -------------------------------------------------------------------------
 
 
-def cslint_check(paths: list):
+#: Projects where an exception that leaves one rank strands the others
+#: (``unhandled-exceptions = "hang"``): TensorRT-LLM's MPI-launched executors
+#: (the tensorrt_llm preset's choice), and Megatron-LM, whose own fix for a
+#: source-rank failure (2985de84) says the peers hang until the NCCL timeout
+#: (srun does not end the other tasks by default).  The others run under
+#: launchers that tear the job down (torchrun, the DeepSpeed launcher): ``crash``.
+HANG_PROJECTS = frozenset({"TensorRT-LLM", "Megatron-LM"})
+
+
+def cslint_check(paths: list, unhandled_exceptions: str = "crash"):
     """`cslint.api.check_paths` with the corpus presets and no cache."""
     from cslint.api import check_paths
     from cslint.config import Settings
 
-    return check_paths([str(p) for p in paths], settings=Settings(presets=list(PRESETS)), cache=False)
+    settings = Settings(presets=list(PRESETS), unhandled_exceptions=unhandled_exceptions)
+    return check_paths([str(p) for p in paths], settings=settings, cache=False)
 
 
 def analyse_variant(case: Case, variant: str, check: Callable = cslint_check) -> VariantResult:
@@ -280,7 +290,10 @@ def analyse_variant(case: Case, variant: str, check: Callable = cslint_check) ->
     for path in files:
         for line, code in markers(path).items():
             result.marked[(path.name, line)] = code
-    outcome = check(files)
+    if check is cslint_check:
+        outcome = check(files, "hang" if case.project in HANG_PROJECTS else "crash")
+    else:
+        outcome = check(files)
     folder = case.folder.resolve()
     for finding in outcome.findings:
         where = Path(finding.path).resolve()

@@ -1,0 +1,79 @@
+"""Hugging Face ``accelerate`` and the trainers built on it (``trl``).
+
+What the API issues.  ``Accelerator``/``PartialState``/``AcceleratorState``
+methods ``wait_for_everyone`` (a barrier), ``gather``, ``gather_for_metrics``,
+``reduce``, ``pad_across_processes`` (a size all-gather, then a pad) and
+``get_state_dict`` (a full gather under FSDP and ZeRO-3), and the module
+functions of ``accelerate.utils`` (``gather``, ``gather_object``,
+``broadcast``, ``broadcast_object_list``, ``reduce``, ``pad_across_processes``,
+``wait_for_everyone``) are collectives over every process of the state.
+``Accelerator.backward`` runs the wrapped model's backward, which all-reduces
+gradients under DDP, FSDP and DeepSpeed.  ``trl``'s
+``unwrap_model_for_generation`` gathers ZeRO-3 partitioned weights on entry.
+
+What the state says about this process.  ``process_index`` and
+``local_process_index`` are this process's rank (world and node);
+``num_processes`` is the same on every process.
+
+What ``Accelerator.prepare`` and ``prepare_data_loader`` return is this
+process's shard of the data: its batches differ between processes, their
+number does not (``even_batches``, the default), so a loop over a prepared
+loader runs equally often everywhere.
+
+``broadcast_object_list(objects)`` fills ``objects`` in place with the source
+process's list, which is then the same everywhere.
+"""
+
+from __future__ import annotations
+
+from . import KIND_DATA_SHARD, CollectiveSpec, Preset, SourceSpec
+
+_A = "accelerate"
+
+#: accelerate.utils functions: name -> (result, in-place positions)
+_UTILS = {
+    "gather": ("uniform", ()),
+    "gather_object": ("uniform", ()),
+    "broadcast": ("uniform", (0,)),
+    "broadcast_object_list": ("uniform", (0,)),
+    "reduce": ("uniform", ()),
+    # the same shape on every process (what control flow reads), this process's contents
+    "pad_across_processes": ("uniform", ()),
+    "wait_for_everyone": ("uniform", ()),
+}
+
+_collectives = []
+for _name, (_result, _inplace) in _UTILS.items():
+    for _module in ("accelerate.utils.", "accelerate.utils.operations.", "accelerate.utils.other."):
+        _collectives.append(CollectiveSpec(_module + _name, _A, group="world", result=_result, inplace=_inplace))
+
+# Methods of an Accelerator / PartialState.  ``wait_for_everyone`` and
+# ``gather_for_metrics`` are distinctive names; the others only on a receiver
+# that names the accelerator (``self.accelerator.gather``).
+for _name, _result in (("wait_for_everyone", "uniform"), ("gather_for_metrics", "uniform")):
+    _collectives.append(CollectiveSpec("*." + _name, _A, group="world", result=_result))
+for _name, _result in (("gather", "uniform"), ("reduce", "uniform"), ("pad_across_processes", "uniform"),
+                       ("get_state_dict", "uniform"), ("backward", "uniform")):
+    for _receiver in ("accelerator", "*.accelerator", "*_accelerator"):
+        _collectives.append(CollectiveSpec(f"{_receiver}.{_name}", _A, group="world", result=_result,
+                                           receiver="named"))
+
+# trl: gathers the ZeRO-3 partitioned parameters for the block it opens.
+for _pattern in ("unwrap_model_for_generation", "*.unwrap_model_for_generation"):
+    _collectives.append(CollectiveSpec(_pattern, _A, group="world", result="uniform"))
+
+_sources = [
+    SourceSpec("*.process_index", "rank id", what="value"),
+    SourceSpec("*.local_process_index", "rank id", what="value"),
+    # What `prepare` hands back is this process's shard of the data loaders (and the wrapped
+    # model): the batches differ, their number does not (`even_batches`, on by default).
+    SourceSpec("*accelerator.prepare", KIND_DATA_SHARD),
+    SourceSpec("*prepare_data_loader", KIND_DATA_SHARD),
+]
+
+PRESET = Preset(
+    name="accelerate",
+    collectives=_collectives,
+    sources=_sources,
+    uniform=["*.num_processes", "*.state.num_processes", "*.distributed_type", "*.use_distributed"],
+)

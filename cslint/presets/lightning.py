@@ -1,0 +1,49 @@
+"""PyTorch Lightning and Fabric.
+
+What the API issues.  A ``Strategy`` (``trainer.strategy``,
+``self.trainer.strategy``, ``fabric.strategy``) communicates over every
+process of the job in ``barrier``, ``broadcast``, ``reduce``, ``all_gather``
+and ``reduce_boolean_decision``; ``Fabric`` and ``LightningModule`` expose
+the same as ``barrier``/``broadcast``/``all_gather``/``all_reduce``.  A
+trainer's entry points (``trainer.fit``, ``validate``, ``test``, ``predict``)
+run the distributed loop: set-up barriers, gradient all-reduces, metric syncs.
+
+What the trainer says about this process.  ``is_global_zero`` (of a
+trainer, a strategy or Fabric) holds on global rank 0 only;
+``local_rank``/``global_rank``/``node_rank`` are already rank names.
+``world_size`` and ``num_devices`` are the same on every process.
+"""
+
+from __future__ import annotations
+
+from . import CollectiveSpec, Preset, SourceSpec
+
+_L = "lightning"
+
+_STRATEGY_METHODS = {
+    "barrier": "uniform", "broadcast": "uniform", "reduce": "uniform", "all_gather": "uniform",
+    "reduce_boolean_decision": "uniform", "all_reduce": "uniform",
+}
+
+_collectives = []
+for _name, _result in _STRATEGY_METHODS.items():
+    for _receiver in ("*.strategy", "strategy", "*.fabric", "fabric", "*._fabric"):
+        _collectives.append(CollectiveSpec(f"{_receiver}.{_name}", _L, group="world", result=_result,
+                                           receiver="named"))
+
+for _name in ("fit", "validate", "test", "predict"):
+    for _receiver in ("trainer", "*.trainer", "*_trainer"):
+        _collectives.append(CollectiveSpec(f"{_receiver}.{_name}", _L, group="world", result="local",
+                                           receiver="named", local_work=True))
+
+_sources = [
+    SourceSpec("*.is_global_zero", "rank id", what="value"),
+    SourceSpec("is_global_zero", "rank id", what="value"),
+]
+
+PRESET = Preset(
+    name="lightning",
+    collectives=_collectives,
+    sources=_sources,
+    uniform=["*.num_devices", "*.num_nodes", "*.trainer.world_size", "*.strategy.world_size"],
+)

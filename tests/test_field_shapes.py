@@ -1,0 +1,231 @@
+"""Shapes the field corpus taught the analysis (issue 15 part 2), each with the
+safe form beside it: library collectives (accelerate, Lightning), library
+rank identities, a ``@property`` read as a field,
+a ``@contextmanager``'s yielded value, collectives in ``finally`` bodies and
+the ``unhandled-exceptions`` setting."""
+
+import textwrap
+
+import pytest
+
+from cslint.api import check_source
+from cslint.config import ConfigError, Settings, settings_from_table
+from cslint.presets import load_presets
+
+
+def _findings(source, **kw):
+    return [(f.line, f.code) for f in check_source(textwrap.dedent(source), report="per-site", **kw).findings]
+
+
+def _lines(source, **kw):
+    return sorted(line for line, _ in _findings(source, **kw))
+
+
+ACCELERATE = """
+    from accelerate import PartialState
+    from accelerate.utils import gather_object
+
+    class Step:
+        def __init__(self, accelerator):
+            self.accelerator = accelerator
+
+        def main_only(self, prompts, rewards):
+            if self.accelerator.is_main_process:
+                gather_object(prompts)
+                self.accelerator.gather(rewards)
+
+        def everyone(self, prompts, rewards):
+            gather_object(prompts)
+            self.accelerator.gather(rewards)
+
+        def ordered(self):
+            state = PartialState()
+            for turn in range(state.num_processes):
+                if turn == state.process_index:
+                    print("turn", turn)
+                state.wait_for_everyone()
+
+        def one_turn_waits(self):
+            state = PartialState()
+            if state.process_index == 0:
+                state.wait_for_everyone()
+"""
+
+
+def test_accelerate_collectives_and_process_index():
+    assert _lines(ACCELERATE) == [11, 12, 28]
+
+
+LIGHTNING = """
+    class Callback:
+        def on_end(self, trainer):
+            if trainer.is_global_zero:
+                trainer.strategy.barrier()
+
+        def on_start(self, trainer):
+            trainer.strategy.barrier()
+            if trainer.is_global_zero:
+                print("ready")
+"""
+
+
+def test_lightning_strategy_collectives_and_global_zero():
+    assert _findings(LIGHTNING) == [(5, "CSL101")]
+
+
+def test_named_receiver_methods_do_not_make_their_names_collective_wrappers():
+    knowledge = load_presets(["torch_distributed", "accelerate", "lightning"])
+    # `gather`/`reduce`/`backward` stay ambiguous names: a project's own `reduce()` is not a wrapper by name
+    assert {"gather", "reduce", "backward"} <= knowledge.ambiguous_names
+
+
+FIELD_OF_OWN_CLASS = """
+    import logging
+    import torch.distributed as dist
+
+    class OrderedLogger(logging.LoggerAdapter):
+        def log(self, level, msg):
+            if dist.get_rank() == 0:
+                self.logger.log(level, msg)
+            dist.barrier()
+"""
+
+
+def test_name_only_match_of_a_field_call_never_lands_in_the_own_class():
+    assert _lines(FIELD_OF_OWN_CLASS) == []
+
+
+PROPERTY = """
+    import torch.distributed as dist
+
+    class Bar:
+        def __init__(self):
+            self._disabled = False
+
+        def setup(self):
+            if dist.get_rank() != 0:
+                self._disabled = True
+
+        @property
+        def is_enabled(self):
+            return not self._disabled
+
+        @property
+        def always(self):
+            return True
+
+        def on_step(self, t):
+            if not self.is_enabled:
+                return
+            dist.all_reduce(t)
+
+        def on_other_step(self, t):
+            if not self.always:
+                return
+            dist.all_reduce(t)
+"""
+
+
+def test_property_read_carries_its_return_value():
+    assert _findings(PROPERTY) == [(23, "CSL102")]
+
+
+CONTEXT_MANAGER = """
+    from contextlib import contextmanager
+    import torch.distributed as dist
+
+    def make_batch():
+        if dist.get_rank() == 0:
+            return None
+        return [1]
+
+    @contextmanager
+    def released(batch):
+        try:
+            yield batch
+        finally:
+            pass
+
+    def warmup(t):
+        with released(make_batch()) as batch:
+            if batch is not None:
+                dist.all_reduce(t)
+        with released([1]) as same:
+            if same is not None:
+                dist.all_reduce(t)
+"""
+
+
+def test_contextmanager_binds_its_yielded_value():
+    assert _findings(CONTEXT_MANAGER) == [(20, "CSL101")]
+
+
+FINALLY = """
+    import torch.distributed as dist
+
+    def run(trainer, model):
+        try:
+            trainer.fit(model)
+        finally:
+            dist.barrier()
+
+    def run_caught(trainer, model):
+        try:
+            trainer.fit(model)
+        except Exception:
+            pass
+        finally:
+            dist.barrier()
+
+    def save_then_meet(path, write_shard):
+        try:
+            write_shard(path)
+        finally:
+            dist.barrier()
+
+    def run_clean(trainer, model):
+        trainer.fit(model)
+        dist.barrier()
+"""
+
+
+def test_collective_in_finally_runs_on_the_raising_rank_alone():
+    found = check_source(textwrap.dedent(FINALLY), report="per-site").findings
+    assert [(f.line, f.code) for f in found] == [(8, "CSL104")]
+    assert "can wait in it for good" in found[0].message
+
+
+ESCAPE = """
+    import torch
+    import torch.distributed as dist
+
+    def packed(data_iterator, group):
+        if dist.get_rank() == 0:
+            sample = next(data_iterator)
+            header = torch.tensor([len(sample)])
+        else:
+            header = torch.empty(1)
+        dist.broadcast(header, 0, group=group)
+        return header
+"""
+
+
+def test_unhandled_exceptions_hang_reports_work_that_fails_on_some_ranks():
+    assert _findings(ESCAPE) == []
+    hang = Settings(unhandled_exceptions="hang")
+    found = check_source(textwrap.dedent(ESCAPE), settings=hang, report="per-site").findings
+    assert [(f.line, f.code) for f in found] == [(11, "CSL104")]
+    assert 'unhandled-exceptions = "hang"' in found[0].message
+    # the tensorrt_llm preset chooses "hang" for its MPI-launched executors; the setting overrides it
+    assert load_presets(["tensorrt_llm"]).unhandled_exceptions == "hang"
+    assert _findings(ESCAPE, presets=["tensorrt_llm"]) == [(11, "CSL104")]
+    crash = Settings(unhandled_exceptions="crash")
+    assert _findings(ESCAPE, settings=crash, presets=["tensorrt_llm"]) == []
+
+
+def test_unhandled_exceptions_setting_is_validated():
+    assert settings_from_table({"unhandled-exceptions": "hang"}).unhandled_exceptions == "hang"
+    with pytest.raises(ConfigError, match="unhandled-exceptions"):
+        settings_from_table({"unhandled-exceptions": "abort"})
+
+
