@@ -313,11 +313,37 @@ ROLES = """
             dist.broadcast(x, src=0)                        # reported, idle ranks are in the world
         elif role == "member":
             dist.broadcast(x, src=0)                        # reported
+
+    def send_if_any(x, pp_group, dp_group, n):
+        if dist.get_rank(pp_group) == 0:
+            dist.all_reduce(x, group=dp_group)              # reported, the others issue nothing over dp_group
+            if n > 0:
+                dist.broadcast(x, src=0, group=pp_group)
+                dist.broadcast(x, src=0, group=pp_group)
+                return
+        elif dist.get_rank(pp_group) < 4:
+            dist.broadcast(x, src=0, group=pp_group)
+            dist.broadcast(x, src=0, group=pp_group)
+
+    def reduce_by_kind(x, group, other_group):
+        if dist.get_rank(group) == 0:
+            dist.all_reduce(x, group=group)                 # reported
+            return
+        dist.all_reduce(x, group=other_group)               # reported, the other group may be this one
+
+    def send_other_sequence(x, group, n):
+        if dist.get_rank(group) == 0:
+            if n > 0:
+                dist.broadcast(x, src=0, group=group)       # reported
+                return
+            dist.all_reduce(x, group=group)                 # reported
+        else:
+            dist.broadcast(x, src=0, group=group)           # reported
 """
 
 
 def test_complementary_role_arms_issue_matching_collectives():
-    assert _lines(ROLES) == [37, 38, 40, 56, 58]
+    assert _lines(ROLES) == [37, 38, 40, 56, 58, 62, 73, 75, 80, 82, 84]
 
 
 # -- (e) membership of the collective's own group -------------------------------------------

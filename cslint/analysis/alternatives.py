@@ -13,8 +13,10 @@ from .astwalk import walk as fast_walk
 from .function import FunctionInfo
 from .syntax import negation_text
 
-#: paths enumerated through one arm, at most; more gives "unknown"
-MAX_PATHS = 16
+#: distinct paths enumerated through one arm, at most; more gives "unknown"
+#: (paths that issue the same sites are one path: an arm of a few
+#: independent ``if``s without calls stays small)
+MAX_PATHS = 64
 
 
 class LoopToken(tuple):
@@ -63,7 +65,7 @@ class Alternatives:
             if ext is None:
                 return None
             ended = [(seq, left) for seq, left in paths if left]
-            paths = ended + [(seq + e, term) for seq, _ in live for e, term in ext]
+            paths = list(dict.fromkeys(ended + [(seq + e, term) for seq, _ in live for e, term in ext]))
             if len(paths) > MAX_PATHS:
                 return None
         return paths
@@ -156,10 +158,12 @@ class Alternatives:
 
     def role_arms(self, stmt: ast.If):
         """The arms of the ``if``/``elif`` chain ``stmt`` belongs to, each as
-        the site sequences its paths may issue, and whether the chain ends
-        without an ``else`` (ranks that match no test take no arm); None when
-        ``stmt`` is not part of a chain of at least two tests, or a path is
-        unknown.  Computed once per chain."""
+        the site sequences its paths may issue, whether the chain ends
+        without an ``else`` (ranks that match no test take no arm), and
+        whether the arms are written out as the chain's own arms (rather than
+        an ``if`` that leaves and the rest of its block); None when ``stmt``
+        is not part of a chain of at least two tests, or a path is unknown.
+        Computed once per chain."""
         head = stmt
         while True:
             parent = self.info.parents.get(id(head))
@@ -184,7 +188,7 @@ class Alternatives:
                 position = next((i for i, b in enumerate(block) if b is head), None)
                 rest = self._paths(block[position + 1:]) if position is not None else None
                 if rest is not None:
-                    result = ((tuple(seq for seq, _ in body), tuple(seq for seq, _ in rest)), False)
+                    result = ((tuple(seq for seq, _ in body), tuple(seq for seq, _ in rest)), False, False)
             self._cache[key] = (head, result)
             return result
         while True:
@@ -206,7 +210,7 @@ class Alternatives:
                 open_else = True
             break
         if arms is not None and len(arms) >= 2:
-            result = (tuple(arms), open_else)
+            result = (tuple(arms), open_else, True)
         self._cache[key] = (head, result)
         return result
 

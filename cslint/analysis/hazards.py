@@ -116,8 +116,9 @@ def find_hazards(info: UniformityInfo) -> list:
 
 
 def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -> Optional[Hazard]:
+    groups = frozenset(r.group for r in reached)
     for cond in site.conds:
-        if not cond.atoms or info.same_collectives_either_way(cond, variant, mode) \
+        if not cond.atoms or info.same_collectives_either_way(cond, variant, mode, groups) \
                 or info.matching_roles(cond, variant, reached, mode):
             continue  # every rank issues the same collectives, whichever way it goes
         ignore = SAME_LENGTH_KINDS if cond.kind == "loop" else frozenset()  # the elements differ, not their number

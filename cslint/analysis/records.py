@@ -49,9 +49,11 @@ class Cond:
     #: ones (``presence`` as above, for the operand alone)
     operator: str = ""
     operands: tuple = ()
-    #: the ``if``/``elif`` chain the decision belongs to: ``(arms, open_else)``,
-    #: each arm the site sequences its paths may issue, ``open_else`` when
-    #: no ``else`` ends the chain; None for anything else
+    #: the ``if``/``elif`` chain the decision belongs to: ``(arms, open_else,
+    #: explicit)``, each arm the site sequences its paths may issue,
+    #: ``open_else`` when no ``else`` ends the chain, ``explicit`` when the
+    #: arms are the chain's own (not an ``if`` that leaves and the rest of
+    #: its block); None for anything else
     role_arms: Optional[tuple] = None
 
 

@@ -157,18 +157,24 @@ class UniformityInfo:
                     out.append(Reached(name, group, api, (link,) + chain, False, seen))
         return out
 
-    def same_collectives_either_way(self, condition: Cond, variant, mode: frozenset = frozenset()) -> bool:
+    def same_collectives_either_way(self, condition: Cond, variant, mode: frozenset = frozenset(),
+                                    groups: Optional[frozenset] = None) -> bool:
         """Whether every path through a two-sided decision (both arms of an
-        ``if``, a ternary) issues the same non-empty sequence of collectives:
-        then every rank stays in step whichever way it goes."""
+        ``if``, a ternary) issues the same non-empty sequence of collectives
+        over ``groups`` (every group when None; a group that may be one of
+        them counts): then every rank of those groups stays in step whichever
+        way it goes.  What the arms issue over other groups is asked at those
+        collectives' own sites."""
         if not (condition.two_sided and condition.alternatives):
             return False
-        sequences = {self._sequence(variant, alternative, mode) for alternative in condition.alternatives}
+        sequences = {self._sequence(variant, alternative, mode, groups) for alternative in condition.alternatives}
         return len(sequences) == 1 and bool(next(iter(sequences)))
 
     def matching_roles(self, condition: Cond, variant, reached: list, mode: frozenset = frozenset()) -> bool:
         """Whether every arm of the ``if``/``elif`` chain ``condition``
-        belongs to can issue exactly the same collective sequences: a sender
+        belongs to can issue the same collective sequences over the groups
+        of ``reached`` (an arm the chain writes out may also have paths that
+        issue none of them): a sender
         arm and a receiver arm of the same broadcasts, each choosing among
         its own paths on what the ranks agree on (its own tests answer that).
         A chain without ``else`` leaves the ranks that match no test out;
@@ -176,12 +182,19 @@ class UniformityInfo:
         in, so it counts for groups other than the world."""
         if condition.role_arms is None:
             return False
-        arms, open_else = condition.role_arms
+        arms, open_else, explicit = condition.role_arms
         if open_else and any(r.group == "world" for r in reached):
             return False
+        groups = frozenset(r.group for r in reached)
         first = None
         for arm in arms:
-            issued = frozenset(self._sequence(variant, sequence, mode) for sequence in arm)
+            issued = frozenset(self._sequence(variant, sequence, mode, groups) for sequence in arm)
+            if explicit:
+                # An arm the chain writes out may also hold paths that issue
+                # nothing over these groups (a sender with nothing to send,
+                # a stage that is the only one): which path it takes is its
+                # own tests' question, asked where they guard the collectives.
+                issued -= {()}
             if first is None:
                 if not any(issued):
                     return False
@@ -190,20 +203,22 @@ class UniformityInfo:
                 return False
         return True
 
-    def _sequence(self, variant, indices, mode) -> tuple:
-        """The collectives (name, group) a sequence of sites issues; a loop
+    def _sequence(self, variant, indices, mode, groups: Optional[frozenset] = None) -> tuple:
+        """The collectives (name, group) a sequence of sites issues over
+        ``groups`` (every group when None); a loop
         (:class:`~cslint.analysis.alternatives.LoopToken`) is one element:
         the set of what one iteration may issue."""
         sequence = []
         for index in indices:
             if type(index) is LoopToken:
-                bodies = frozenset(self._sequence(variant, body, mode) for body in index.bodies)
+                bodies = frozenset(self._sequence(variant, body, mode, groups) for body in index.bodies)
                 if any(bodies):
                     sequence.append(("loop", bodies))
                 continue
             if index < len(variant.sites):
                 for reached in self.collectives_reached(variant.sites[index], mode):
-                    sequence.append((reached.name, reached.group))
+                    if groups is None or any(may_be_one_group(reached.group, g) for g in groups):
+                        sequence.append((reached.name, reached.group))
         return tuple(sequence)
 
     # -- conditions --------------------------------------------------------------------------
@@ -433,6 +448,15 @@ class UniformityInfo:
                             per[site.fix.receiver] = per.get(site.fix.receiver, 0) + 1
             self._receivers = {key: min(per, key=lambda r: (-per[r], r)) for key, per in counts.items()}
         return self._receivers.get((program.resolver.family(function.class_key), api))
+
+
+def may_be_one_group(first: str, second: str) -> bool:
+    """Whether two group names may stand for the same process group: the
+    same name, the world, or a group known only by the expression that holds
+    it (``group:self.device_group`` may be any group); two named parallel
+    dimensions (``tp``, ``pp``) are different groups."""
+    return first == second or "world" in (first, second) or first.startswith("group:") \
+        or second.startswith("group:")
 
 
 def own_field(receiver: str) -> bool:
