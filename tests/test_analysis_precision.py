@@ -389,3 +389,164 @@ def test_membership_in_the_collectives_group_is_uniform_within_it():
                 return
             dist.all_gather([t], t, group=world)                  # reported, another group
     """) == [38]
+
+
+def test_a_failure_before_a_rendezvous_leaves_no_peer_past_it():
+    assert _lines("""
+        import torch.distributed as dist
+
+        def start(store, use_store):
+            try:
+                store.connect()
+                if use_store:
+                    dist.init_process_group("gloo", store=store)
+                else:
+                    dist.init_process_group("gloo")
+                dist.barrier()
+            except Exception:
+                return
+
+        def start_then_read(path):
+            try:
+                dist.init_process_group("gloo")
+                open(path).read()
+                dist.barrier()                  # reported, the read fails on one rank after the group is made
+            except Exception:
+                return
+
+        def maybe_start(store, use_store):
+            try:
+                store.connect()
+                if use_store:
+                    dist.init_process_group("gloo", store=store)
+                dist.barrier()                  # reported, without the store no group is made here
+            except Exception:
+                return
+    """) == [19, 28]
+
+
+def test_a_handler_that_keeps_one_message_is_judged_by_that_message():
+    assert _lines("""
+        import torch
+        import torch.distributed as dist
+
+        UNSUPPORTED = "backend does not support splitting"
+
+        def split_or_fall_back(shape):
+            try:
+                mesh = torch.cuda.make_mesh(shape)
+            except RuntimeError as exc:
+                if UNSUPPORTED not in str(exc):
+                    raise
+                dist.new_group(list(range(4)))
+                return None
+            return mesh
+
+        def sizes_until_oom(sizes):
+            for size in sizes:
+                try:
+                    buf = torch.ones(size)
+                except RuntimeError as e:
+                    if "out of memory" in str(e):
+                        break
+                    else:
+                        raise e
+                dist.all_reduce(buf)            # reported, one rank runs out of memory first
+    """) == [26]
+
+
+def test_a_rank_asked_for_given_coordinates_is_a_table_lookup():
+    assert _lines("""
+        import torch.distributed as dist
+
+        def first_of_group(t, group, topo, stage):
+            src = dist.get_global_rank(group, 0)
+            owner = topo.get_rank(pipe=stage, data=0)
+            if src == owner:
+                dist.broadcast(t, src=src, group=group)
+
+        def own(t, group):
+            if dist.get_rank(group) == 0:
+                dist.all_reduce(t, group=group)        # reported
+            if dist.get_rank(group=group) == 1:
+                dist.all_reduce(t, group=group)        # reported
+    """) == [12, 14]
+
+
+def test_whether_a_rank_is_set_is_the_same_on_every_rank():
+    assert _lines("""
+        import os
+        import torch.distributed as dist
+
+        def launched(t, owners):
+            local_rank = int(os.environ.get("LOCAL_RANK", -1))
+            if local_rank != -1:
+                dist.all_reduce(t)
+            if os.environ.get("RANK") is None:
+                return
+            dist.all_reduce(t)
+            if owners.get(dist.get_rank(), -1) != -1:
+                dist.all_reduce(t)                  # reported, looked up with the rank
+            if local_rank == 0:
+                dist.all_reduce(t)                  # reported
+    """) == [13, 15]
+
+
+def test_a_progress_bar_on_one_rank_yields_the_same_elements():
+    assert _lines("""
+        import torch.distributed as dist
+        from tqdm import tqdm
+
+        def capture(sizes, t):
+            if dist.get_rank() == 0:
+                sizes = tqdm(sizes, desc="capturing")
+            for size in sizes:
+                dist.all_reduce(t)
+
+        def capture_reversed(sizes, t):
+            order = tqdm(list(reversed(sizes))) if dist.get_rank() == 0 else reversed(sizes)
+            for size in order:
+                dist.all_reduce(t)
+
+        def capture_some(sizes, t):
+            order = tqdm(sizes[:2]) if dist.get_rank() == 0 else sizes
+            for size in order:
+                dist.all_reduce(t)                  # reported, rank 0 takes two sizes only
+    """) == [19]
+
+
+def test_an_optional_rank_parameter_is_what_the_callers_pass():
+    assert _lines("""
+        import torch.distributed as dist
+
+        def reduce_bucket(t, group, rank=None):
+            if rank == 0:
+                dist.all_reduce(t, group=group)
+            else:
+                dist.reduce(t, dst=rank, group=group)
+
+        def reduce_all(t, group):
+            reduce_bucket(t, group)
+
+        def worker(rank, t):
+            if rank == 0:
+                dist.all_reduce(t)              # reported
+    """) == [15]
+
+
+def test_a_comprehension_variable_is_bound_inside_the_comprehension():
+    assert _lines("""
+        import torch.distributed as dist
+
+        def global_ranks(group):
+            return [dist.get_global_rank(group, rank) for rank in range(dist.get_world_size(group=group))]
+
+        def reduce_if_spanned(t, group, mp_group):
+            if not set(global_ranks(group)).issuperset(global_ranks(mp_group)):
+                dist.all_reduce(t, group=mp_group)
+
+        def own_ranks(t, groups):
+            mine = [dist.get_rank(g) for g in groups]
+            if mine[0] == 0:
+                dist.all_reduce(t)                 # reported
+    """) == [14]

@@ -26,7 +26,8 @@ from .function import FunctionInfo
 from .scope import canonical_text
 from .syntax import dotted, short, single_rank_side, target_names, unparse
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, LOCAL_IO_CALLS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS, UNIFORM_EXCEPTIONS,
+    ALL_MODES_ALL_DIMS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, PROGRESS_WRAPPERS, PURE_BUILTINS, RANK_ENV_VARS,
+    SEEDED_GENERATORS, UNIFORM_EXCEPTIONS,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -102,20 +103,29 @@ class Evaluator:
         if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             self._env_reads += 1
             inner = fork(env)  # the comprehension's own names, over a shared copy of a large environment
-            atoms = EMPTY
-            for gen in expr.generators:
-                it = self.eval(gen.iter, inner)
-                atoms |= it
-                for name in target_names(gen.target):
-                    inner[name] = it
-                for cond in gen.ifs:
-                    atoms |= self.eval(cond, inner)
-            if t is ast.DictComp:
-                return atoms | self.eval(expr.key, inner) | self.eval(expr.value, inner)
-            return atoms | self.eval(expr.elt, inner)
+            # the statement's argument memo was filled in the enclosing scope,
+            # where the comprehension's own names (``for rank in ...``) are unbound
+            memo, self.args_memo = self.args_memo, None
+            try:
+                atoms = EMPTY
+                for gen in expr.generators:
+                    it = self.eval(gen.iter, inner)
+                    atoms |= it
+                    for name in target_names(gen.target):
+                        inner[name] = it
+                    for cond in gen.ifs:
+                        atoms |= self.eval(cond, inner)
+                if t is ast.DictComp:
+                    return atoms | self.eval(expr.key, inner) | self.eval(expr.value, inner)
+                return atoms | self.eval(expr.elt, inner)
+            finally:
+                self.args_memo = memo
         if t is ast.Lambda:
             return EMPTY
         if t is ast.IfExp:
+            if same_elements(expr.body, expr.orelse):
+                # `tqdm(xs) if rank == 0 else xs`: either side yields the same
+                return self.eval(expr.body, env) | self.eval(expr.orelse, env)
             # `a if size == 1 else b`: `a` is only taken where the group has
             # one rank, so nothing it holds can differ between ranks there
             # (the statement-level rule for `if world_size > 1: ... else: ...`)
@@ -128,6 +138,13 @@ class Evaluator:
             return test | self.eval(expr.body, env) | self.eval(expr.orelse, env)
         if t is ast.Compare and self._tests_group_membership(expr):
             return EMPTY
+        if t is ast.Compare and len(expr.ops) == 1:
+            tested = _rank_presence_operand(expr)
+            if tested is not None and _names_a_rank(tested, self.ctx):
+                # ``local_rank != -1``: a rank id is never negative, so the
+                # test only asks whether a rank was given at all, which the
+                # launcher decides alike for every process
+                return frozenset(a for a in self.eval(tested, env) if not (a.tag == "S" and a.kind == "rank id"))
         if t is ast.NamedExpr:
             return self.eval(expr.value, env)
         if t is ast.Subscript:
@@ -235,9 +252,13 @@ class Evaluator:
                     {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)})
             if raw.rsplit(".", 1)[-1] in SEEDED_GENERATORS and (call.args or call.keywords):
                 return arg_atoms  # a generator seeded alike on every rank draws alike
+            if raw.rsplit(".", 1)[-1] in PROGRESS_WRAPPERS and call.args:
+                return args[0]  # a progress bar yields what it wraps; the rest is display
             if named_source is not None:
                 kind, dims = named_source
                 if kind == "rank id":
+                    if _asks_for_another_rank(call):
+                        return arg_atoms
                     dims = self._rank_in_group(call, raw) or dims
                 return frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)})
             env_source = self._env_rank(call, canon)
@@ -246,6 +267,8 @@ class Evaluator:
             if by_name is not None:
                 if by_name == "uniform":
                     return EMPTY
+                if _asks_for_another_rank(call):
+                    return arg_atoms
                 return frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
                                          self._rank_in_group(call, raw) or by_name)})
         receiver = self.eval(call.func.value, env) if isinstance(call.func, ast.Attribute) else EMPTY
@@ -312,7 +335,9 @@ class Evaluator:
             return False
         for handler in handlers:
             names = exception_names(handler.type)
-            if not names or not all(name in UNIFORM_EXCEPTIONS for name in names):
+            if names and all(name in UNIFORM_EXCEPTIONS for name in names):
+                continue
+            if not _keeps_only_a_uniform_message(handler, self.ctx):
                 return False
         return True
 
@@ -377,6 +402,141 @@ class Evaluator:
         return frozenset(atoms)
 
 
+def _keeps_only_a_uniform_message(handler: ast.ExceptHandler, ctx) -> bool:
+    """Whether a handler re-raises every exception but one whose message
+    holds a known text, and that text names no failure of one rank's own
+    memory, disk or peers (``if SPLIT_UNSUPPORTED not in str(e): raise``
+    keeps a property of the installed backend; ``if "out of memory" in
+    str(e): ... else: raise`` keeps a local out-of-memory error)."""
+    kept = _message_kept(handler)
+    if kept is None:
+        return False
+    text = kept.value if isinstance(kept, ast.Constant) else None
+    if isinstance(kept, ast.Name):
+        text = _module_string(ctx, kept.id)
+    if not isinstance(text, str) or not text:
+        return False
+    lowered = text.lower()
+    return not any(word in lowered for word in LOCAL_FAILURE_WORDS)
+
+
+def _module_string(ctx, name: str):
+    """The string a module-level constant of this file is assigned once."""
+    strings = ctx.__dict__.get("_module_strings")
+    if strings is None:
+        strings = {}
+        counts: dict = {}
+        for node in ctx.tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                target = node.targets[0].id
+                counts[target] = counts.get(target, 0) + 1
+                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                    strings[target] = node.value.value
+        strings = {k: v for k, v in strings.items() if counts.get(k) == 1}
+        ctx.__dict__["_module_strings"] = strings
+    return strings.get(name)
+
+
+def _names_a_rank(node, ctx) -> bool:
+    """Whether an expression reads this process's rank itself (not a value
+    looked up with it): a variable or field named for a rank (``local_rank``,
+    ``self._node_rank``), or a launcher variable read from the environment
+    (``os.environ.get("RANK")``, ``os.environ["RANK"]``, through ``int()``)."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "int" \
+            and len(node.args) == 1:
+        node = node.args[0]
+    if isinstance(node, ast.Name):
+        return rank_name_dims(node.id) is not None
+    if isinstance(node, ast.Attribute):
+        return rank_name_dims(node.attr) is not None
+    if isinstance(node, ast.Call) and node.args:
+        raw = dotted(node.func)
+        first = node.args[0]
+        return bool(raw) and canonical_text(raw, ctx.imports) in ("os.environ.get", "os.getenv") \
+            and isinstance(first, ast.Constant) and first.value in RANK_ENV_VARS
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+            and node.slice.value in RANK_ENV_VARS:
+        return canonical_text(dotted(node.value), ctx.imports) in ("os.environ", "environ")
+    return False
+
+
+def unwrapped_iterable(node):
+    """An iterable expression without the wrappers that keep its elements
+    and their order: progress bars (``tqdm(xs, desc=...)``), ``list()``,
+    ``tuple()``, ``iter()``."""
+    while isinstance(node, ast.Call) and node.args and not isinstance(node.args[0], ast.Starred):
+        name = dotted(node.func)
+        last = name.rsplit(".", 1)[-1] if name else ""
+        if last in PROGRESS_WRAPPERS or (last in ("list", "tuple", "iter") and len(node.args) == 1
+                                         and not node.keywords):
+            node = node.args[0]
+            continue
+        break
+    return node
+
+
+def same_elements(first, second) -> bool:
+    """Whether two expressions yield the same elements in the same order
+    (``tqdm(list(reversed(xs)))`` and ``reversed(xs)``)."""
+    return unparse(unwrapped_iterable(first)) == unparse(unwrapped_iterable(second))
+
+
+def _negative_or_zero(node) -> Optional[int]:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and type(node.operand.value) is int:
+        return -node.operand.value
+    if isinstance(node, ast.Constant) and type(node.value) is int and node.value <= 0:
+        return node.value
+    return None
+
+
+def _rank_presence_operand(compare: ast.Compare):
+    """The operand of a comparison that holds alike for every non-negative
+    value (``x != -1``, ``x == -1``, ``x >= 0``, ``x < 0``, ``x > -1``) or
+    tests it against None -- for a rank id, a test of whether there is one;
+    None otherwise."""
+    left, op, right = compare.left, compare.ops[0], compare.comparators[0]
+    if isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)):
+        if isinstance(right, ast.Constant) and right.value is None:
+            return left
+        if isinstance(left, ast.Constant) and left.value is None:
+            return right
+    bound = _negative_or_zero(right)
+    operand = left
+    if bound is None:
+        bound = _negative_or_zero(left)
+        operand = right
+        op = {ast.Lt: ast.Gt(), ast.Gt: ast.Lt(), ast.LtE: ast.GtE(), ast.GtE: ast.LtE()}.get(type(op), op)
+    if bound is None:
+        return None
+    kind = type(op)
+    if kind in (ast.Eq, ast.NotEq) and bound < 0:
+        return operand
+    if kind in (ast.Lt, ast.GtE) and bound <= 0:
+        return operand
+    if kind in (ast.Gt, ast.LtE) and bound < 0:
+        return operand
+    return None
+
+
+#: keywords that name the group (or mesh dimension) a rank getter answers
+#: for: with only these, the answer is this process's own rank in it
+_OWN_RANK_KEYWORDS = frozenset({"group", "process_group", "pg", "comm", "mesh_dim", "dim", "device_mesh"})
+
+
+def _asks_for_another_rank(call: ast.Call) -> bool:
+    """Whether a rank getter is asked for the rank of given coordinates or
+    of a given index rather than this process's own: ``get_global_rank(group,
+    i)``, ``get_group_rank(group, global_rank)``, ``topo.get_rank(pipe=s,
+    data=d)`` translate through a table every rank holds alike; ``get_rank()``,
+    ``get_rank(group)``, ``get_rank(group=g)`` answer for this process."""
+    if len(call.args) >= 2:
+        return True
+    # ``**coords`` passes coordinates too; what they hold (this rank's own,
+    # for one) comes with the arguments' atoms
+    return any(kw.arg is None or kw.arg not in _OWN_RANK_KEYWORDS for kw in call.keywords)
+
+
 def exception_names(node) -> tuple:
     """The class names an ``except`` clause names (last dotted part); empty
     for a bare ``except`` or a form that is not a plain name or tuple."""
@@ -394,3 +554,25 @@ def exception_names(node) -> tuple:
 
 def _always_reraises(body: list) -> bool:
     return bool(body) and isinstance(body[-1], ast.Raise)
+
+
+def _message_kept(handler: ast.ExceptHandler):
+    """The text a handler keeps an exception for when it re-raises every
+    other one: ``if TEXT not in str(e): raise`` first, or ``if TEXT in
+    str(e): ... else: raise``; None for any other handler."""
+    if not handler.name or not handler.body or not isinstance(handler.body[0], ast.If):
+        return None
+    test = handler.body[0]
+    compare = test.test
+    if not (isinstance(compare, ast.Compare) and len(compare.ops) == 1 and len(compare.comparators) == 1):
+        return None
+    haystack = compare.comparators[0]
+    if not (isinstance(haystack, ast.Call) and isinstance(haystack.func, ast.Name) and haystack.func.id == "str"
+            and len(haystack.args) == 1 and isinstance(haystack.args[0], ast.Name)
+            and haystack.args[0].id == handler.name):
+        return None
+    if isinstance(compare.ops[0], ast.NotIn) and _always_reraises(test.body):
+        return compare.left
+    if isinstance(compare.ops[0], ast.In) and _always_reraises(test.orelse):
+        return compare.left
+    return None

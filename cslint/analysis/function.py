@@ -355,15 +355,19 @@ class FunctionInfo:
     # -- values at entry and references ---------------------------------------------
     def entry_env(self) -> dict:
         """Parameter name -> atoms: the parameter itself, and a rank-id
-        source for a parameter named like one (``rank``, ``tp_rank``)."""
+        source for a parameter named like one (``rank``, ``tp_rank``) unless
+        it defaults to None: ``def allreduce_bucket(..., rank=None)`` takes
+        an optional rank the caller picks (a destination), which is what the
+        callers pass, not this process's own."""
         ctx = self.ctx
         env = {}
+        optional = _none_default_params(self.func)
         for index, name in enumerate(self.params):
             clean = name.lstrip("*")
             if index == 0 and self.self_name:
                 continue
             atoms = frozenset({param(index)})
-            dims = rank_name_dims(clean)
+            dims = rank_name_dims(clean) if clean not in optional else None
             if dims is not None and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
                 atoms |= {source("rank id", clean, ctx.path, getattr(self.func, "lineno", 0), (("*", dims),))}
             env[clean] = atoms
@@ -457,3 +461,19 @@ def own_exprs(node: cfgmod.Node) -> list:
     if isinstance(s, ast.ClassDef):
         return list(s.decorator_list) + list(s.bases)
     return [s]
+
+
+def _none_default_params(func) -> frozenset:
+    """The parameters of a function that default to None."""
+    args = getattr(func, "args", None)
+    if args is None:
+        return frozenset()
+    positional = list(args.posonlyargs) + list(args.args)
+    out = set()
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if isinstance(default, ast.Constant) and default.value is None:
+            out.add(arg.arg)
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if isinstance(default, ast.Constant) and default.value is None:
+            out.add(arg.arg)
+    return frozenset(out)

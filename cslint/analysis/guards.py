@@ -105,6 +105,8 @@ class Guards:
                 continue
             atoms = flow.cond_atoms(d)
             if label == "raise" and dnode.kind != cfgmod.STMT:
+                if self._joined_after(dnode.stmt, stmt):
+                    continue
                 atoms = self.evaluator.raised_atoms(dnode, flow.envs.get(d, {}))
                 conds.append(self._exception(dnode.stmt, atoms))
             elif dnode.kind == cfgmod.TEST:
@@ -121,8 +123,37 @@ class Guards:
             elif dnode.kind == cfgmod.CASE:
                 conds.append(self._case(stmt, dnode.stmt, atoms))
             elif dnode.stmt is not None:  # a statement with exception edges
-                conds.append(self._exception(dnode.stmt, atoms))
+                if not self._joined_after(dnode.stmt, stmt):
+                    conds.append(self._exception(dnode.stmt, atoms))
         return conds
+
+    # -- rendezvous ---------------------------------------------------------------------
+    def _joined_after(self, raising, site_stmt) -> bool:
+        """Whether every way from ``raising`` to ``site_stmt`` goes through a
+        call that makes a process group every member joins together
+        (``init_process_group``, ``new_group``; the presets name them),
+        ``raising`` itself included.  A rank that fails there, or before it,
+        leaves its peers waiting inside that rendezvous: none of them reaches
+        the collective without it, so the failure does not split the group
+        at the collective."""
+        names = self.info.ctx.knowledge.rendezvous
+        if not names or raising is None or site_stmt is None:
+            return False
+        parents = self.info.parents
+        node = site_stmt
+        while node is not None and node is not self.info.func:
+            parent = parents.get(id(node))
+            for block in _blocks_of(parent):
+                if not any(b is node for b in block):
+                    continue
+                for before in block:
+                    if before is node:
+                        break
+                    if (before.lineno >= raising.lineno or self.info.inside(raising, before)) \
+                            and _joins_surely(before, names):
+                        return True
+            node = parent
+        return False
 
     def _exception(self, dstmt, atoms, statement: str = "try") -> Cond:
         try_stmt = self.info.enclosing_try(dstmt)
@@ -318,3 +349,34 @@ class Guards:
                 out.append(cond)
             return tuple(out)
 
+
+
+def _blocks_of(node) -> list:
+    """The statement lists directly under a compound statement (or a function)."""
+    if node is None:
+        return []
+    out = [getattr(node, name) for name in ("body", "orelse", "finalbody")
+           if isinstance(getattr(node, name, None), list)]
+    out += [handler.body for handler in getattr(node, "handlers", ())]
+    out += [case.body for case in getattr(node, "cases", ())]
+    return out
+
+
+def _joins_surely(stmt, names: frozenset) -> bool:
+    """Whether running ``stmt`` surely calls one of the rendezvous ``names``
+    (in both arms of an ``if``; in the body of a ``try`` or ``with``)."""
+    if isinstance(stmt, ast.If):
+        return bool(stmt.orelse) and any(_joins_surely(s, names) for s in stmt.body) \
+            and any(_joins_surely(s, names) for s in stmt.orelse)
+    if isinstance(stmt, (ast.Try, ast.With, ast.AsyncWith)) or type(stmt).__name__ == "TryStar":
+        return any(_joins_surely(s, names) for s in stmt.body)
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.Match, ast.FunctionDef, ast.AsyncFunctionDef,
+                         ast.ClassDef)):
+        return False
+    for sub in ast.walk(stmt):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in names:
+                return True
+    return False

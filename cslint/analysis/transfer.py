@@ -23,10 +23,10 @@ from typing import Optional
 
 from .atoms import EMPTY, qual_ref
 from .environment import fork
-from .evaluator import Evaluator
+from .evaluator import Evaluator, unwrapped_iterable
 from .records import FieldType, FieldWrite
 from .scope import canonical_text
-from .syntax import flatten_targets, pairwise, target_names
+from .syntax import flatten_targets, pairwise, target_names, unparse
 from .vocabulary import MUTATORS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -133,6 +133,11 @@ class Transfer:
             # only one rank runs here: nothing can differ
             for target in targets:
                 self._bind(target, EMPTY, flow, False)
+            return
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and not isinstance(s, ast.AugAssign) \
+                and isinstance(value, ast.Call) and unparse(unwrapped_iterable(value)) == targets[0].id:
+            # `xs = tqdm(xs)` under a rank test: xs yields what it yielded,
+            # whichever ranks wrap it
             return
         implicit = flow.implicit
         pairs = pairwise(targets, value)

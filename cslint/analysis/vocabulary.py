@@ -56,6 +56,19 @@ UNIFORM_EXCEPTIONS = frozenset({
     "DeprecationWarning", "UserWarning",
 })
 
+#: Progress-bar wrappers of an iterable (last dotted part): iterating one
+#: yields the wrapped iterable's elements in the same order; the other
+#: arguments only change what is displayed.
+PROGRESS_WRAPPERS = frozenset({"tqdm", "track"})
+
+#: Words of an exception message that name a failure of one rank's own
+#: memory, disk, device or network peers (a handler that keeps only such a
+#: message handles a rank-local failure).
+LOCAL_FAILURE_WORDS = (
+    "memory", "oom", "space", "disk", "file", "directory", "permission", "connect", "refused", "reset",
+    "timeout", "timed out", "broken pipe", "unreachable", "peer", "socket", "ecc", "device-side",
+)
+
 GENERIC_METHODS = {
     "get", "set", "update", "run", "step", "forward", "close", "start", "stop", "wait", "join", "item",
     "append", "extend", "pop", "add", "remove", "clear", "copy", "keys", "values", "items", "format",

@@ -246,6 +246,11 @@ class Preset:
     #: ``hang`` for APIs whose launcher leaves the other ranks waiting when one
     #: rank raises (MPI-launched executors); "" says nothing
     unhandled_exceptions: str = ""
+    #: calls that make a process group every member joins together
+    #: (``init_process_group``, ``new_group``): they complete on every member
+    #: or on none, so a member that fails before or inside one leaves no peer
+    #: past it -- a collective reached only after it cannot be entered alone
+    rendezvous: list = field(default_factory=list)
 
 
 @dataclass
@@ -266,6 +271,8 @@ class Knowledge:
     relative_ranks: frozenset = frozenset()
     #: ``hang`` when a loaded preset says so, else ``crash`` (see :attr:`Preset.unhandled_exceptions`)
     unhandled_exceptions: str = "crash"
+    #: see :attr:`Preset.rendezvous` (call names, last dotted part)
+    rendezvous: frozenset = frozenset()
 
     def relative_rank_dims(self, receiver: str, member: str) -> Optional[frozenset]:
         """Dimensions a rank identity read from a group object differs along:
@@ -450,6 +457,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
     known = _PACKS
     merged = Knowledge([], [], [], [], [], [])
     relative: set = set()
+    rendezvous: set = set()
     for name in names:
         if name not in known:
             raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(known)}")
@@ -464,7 +472,9 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         relative.update(preset.relative_ranks)
         if preset.unhandled_exceptions == "hang":
             merged.unhandled_exceptions = "hang"
+        rendezvous.update(preset.rendezvous)
     merged.relative_ranks = frozenset(relative)
+    merged.rendezvous = frozenset(rendezvous)
     strong, weak = set(), set()
     for spec in merged.collectives:
         tail = _last_identifier(spec.pattern).replace("*", "")

@@ -31,4 +31,6 @@ PRESET = Preset(
     collectives=_collectives,
     sources=_sources,
     relative_ranks=["is_first_rank", "is_last_rank", "rank_in_group"],
+    # a process group made outside the default world (weight sync, RL)
+    rendezvous=["init_custom_process_group"],
 )

@@ -198,4 +198,6 @@ PRESET = Preset(
                      "*.batch_isend_irecv", "*.P2POp"],
     sources=_sources,
     uniform=_uniform,
+    rendezvous=["init_process_group", "new_group", "new_subgroups", "new_subgroups_by_enumeration",
+                "init_device_mesh"],
 )

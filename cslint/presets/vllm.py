@@ -40,4 +40,6 @@ PRESET = Preset(
     collectives=_collectives,
     sources=_sources,
     relative_ranks=["is_first_rank", "is_last_rank", "rank_in_group"],
+    # a process group made from a TCP rendezvous of the given ranks
+    rendezvous=["stateless_init_torch_distributed_process_group"],
 )
