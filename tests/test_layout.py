@@ -201,13 +201,15 @@ def test_each_room_imports_only_what_it_may():
 #: The phases of the analysis, in order: a module imports only modules of
 #: earlier phases (per-file facts first, the whole-tree pass after them).
 ANALYSIS_PHASES = [
-    ("astwalk", "atoms", "divergence", "environment"),  # tree walking, typed atoms, divergence maps, environments
+    ("astwalk", "atoms", "environment"),  # tree walking, typed atoms and their transforms, environments
+    ("divergence",),  # divergence maps, over the atoms' sources
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "records", "callfacts"),  # what the syntax says; the per-file records
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("function",),  # one function's walk and references
     ("feasibility",),  # which paths run under the configuration every rank shares
+    ("structure",),  # reads of a value's structure
     ("evaluator",),  # expressions
     ("transfer",),  # statements
     ("summary", "dataflow"),  # the two walkers
@@ -216,6 +218,7 @@ ANALYSIS_PHASES = [
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator
     ("resolution",),  # names across the tree
+    ("reads",),  # call results and attributes over the whole-tree tables
     ("program",),  # the fixpoint
     ("uniformity",),  # the query object
     ("hazards",),  # the decisions made from its answers

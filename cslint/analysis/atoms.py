@@ -11,7 +11,13 @@ atom                          tag   meaning
 ============================  ====  =============================================
 :class:`Source`               S     a rank-local source; ``dims`` is a tuple of
                                     ``(mode, frozenset(dims))`` pairs (``'*'`` =
-                                    every mode)
+                                    every mode); ``whole``: whether the value's
+                                    *structure* differs too (see below)
+:class:`Projection`           J     what ``inner``'s divergence becomes through
+                                    an operation that reads or builds structure
+:class:`AttributeRead`        A     ``obj.attr`` of an object that may be of a
+                                    class of the tree (a field, a call result):
+                                    that class's field when it is known
 :class:`Param`                P     the function's parameter at ``index``
 :class:`FieldRead`            F     the field ``self.attr`` of a class
 :class:`GlobalRead`           G     a module-level variable
@@ -25,6 +31,33 @@ atom                          tag   meaning
                                     function: rank-local only if the callee can
                                     raise (decided by the whole-tree pass)
 ============================  ====  =============================================
+
+Structure and contents
+----------------------
+A value may differ between ranks in two ways.  Its *structure* is what a
+program reads without looking at the data inside: whether it is None, its
+type, its length or shape, its key set, its identity, and the same of
+everything it holds.  Its *contents* are the data: numbers, tensors'
+elements, strings, devices.  An object built with a rank offset or placed on
+this rank's GPU has rank-local contents and the same structure everywhere;
+a list filled only on rank 0 has a rank-local structure.
+
+A source says which of the two it makes rank-local (``Source.whole``: both,
+else contents only): a rank id, a device id or a clock is a number, the same
+kind of object on every rank; a per-rank request queue, a directory listing
+or an exception differs in structure.  Operations move divergence between
+the two (:class:`Projection`, with the transforms below): ``len(x)`` and
+``x is None`` read ``x``'s structure into a number; ``range(n)``, a slice
+bound, a branch's test and every implicit flow make a value's structure
+follow ``n``'s contents.  Everything else keeps both as they are: an
+attribute, an element, an opaque call's result keep the structure of what
+they come from (an offset passed to a constructor is contents of the
+object).  Conditions read values, so a condition is divergent when either
+part of what it reads is; a loop's trip count reads its iterable's
+structure.
+
+A transform is two characters: what becomes of a *whole* divergence and of
+a *contents-only* one: ``W`` (whole), ``C`` (contents only), ``-`` (gone).
 
 References to functions (``ref`` of a call or site) are typed the same way:
 :class:`FuncRef`, :class:`ClassRef`, :class:`QualRef`, :class:`MethodRef`,
@@ -55,6 +88,7 @@ class Source(NamedTuple):
     path: str
     line: int
     dims: tuple  # ((mode, frozenset(dims)), ...)
+    whole: bool  # the structure differs too (else only the contents)
 
 
 class Param(NamedTuple):
@@ -93,6 +127,18 @@ class CollectiveResult(NamedTuple):
     depth: int
 
 
+class Projection(NamedTuple):
+    tag: str  # "J"
+    transform: str  # see :func:`compose`
+    inner: frozenset
+
+
+class AttributeRead(NamedTuple):
+    tag: str  # "A"
+    inner: frozenset  # the object's atoms (fields, call results, attribute reads)
+    attr: str
+
+
 class RaisedBy(NamedTuple):
     tag: str  # "E"
     ref: tuple
@@ -101,8 +147,20 @@ class RaisedBy(NamedTuple):
     text: str
 
 
-def source(kind: str, text: str, path: str, line: int, dims: tuple) -> Source:
-    return _new(Source, ("S", kind, text, path, line, dims))
+#: Source kinds whose values are scalars (numbers, names, devices): they make
+#: the contents of what is built from them rank-local, never its structure.
+#: A sampler that shards by rank pads (or drops) to the same number of
+#: batches everywhere, so its shard counts here too.
+CONTENTS_KINDS = frozenset({
+    "rank id", "device id", "process id", "host name", "wall clock", "local memory state",
+    "per-rank data shard",
+})
+
+
+def source(kind: str, text: str, path: str, line: int, dims: tuple, whole: Optional[bool] = None) -> Source:
+    if whole is None:
+        whole = kind not in CONTENTS_KINDS
+    return _new(Source, ("S", kind, text, path, line, dims, whole))
 
 
 def param(index: int) -> Param:
@@ -123,6 +181,130 @@ def call_result(ref, args, kwargs, fallback, path, line, text, depth) -> CallRes
 
 def collective_result(group: str, inner: frozenset, depth: int) -> CollectiveResult:
     return _new(CollectiveResult, ("C", group, inner, depth))
+
+
+# -- structure and contents ------------------------------------------------------
+
+IDENT = "WC"  # both kept: attributes, elements, arithmetic, opaque calls
+CONTENTS = "CC"  # a value whose structure is fixed: a bool from a comparison
+SHAPE = "W-"  # the structure itself: ``x.shape``
+LENGTH = "C-"  # a number read from the structure: ``len(x)``, ``x is None``
+WHOLE = "WW"  # structure made from contents: ``range(n)``, a test, implicit flow
+DROP = "--"
+
+
+def compose(first: str, then: str) -> str:
+    """The transform ``first`` followed by ``then``."""
+    out = []
+    for part in first:
+        out.append("-" if part == "-" else then[0 if part == "W" else 1])
+    return out[0] + out[1]
+
+
+def project_source(atom: Source, transform: str):
+    """A source seen through a transform (None: it no longer counts)."""
+    becomes = transform[0 if atom.whole else 1]
+    if becomes == "-":
+        return None
+    whole = becomes == "W"
+    if whole == atom.whole:
+        return atom
+    return _new(Source, atom[:6] + (whole,))
+
+
+def project(transform: str, atoms: frozenset) -> frozenset:
+    """``atoms`` seen through ``transform``: sources change at once,
+    symbolic atoms (resolved by the whole-tree pass) are wrapped."""
+    if transform == IDENT or not atoms:
+        return atoms
+    if transform == DROP:
+        return EMPTY
+    out = []
+    rest = []
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "S":
+            seen = project_source(atom, transform)
+            if seen is not None:
+                out.append(seen)
+        elif tag == "J":
+            combined = compose(atom.transform, transform)
+            if combined == IDENT:
+                out.extend(atom.inner)
+            elif combined != DROP:
+                out.append(_new(Projection, ("J", combined, atom.inner)))
+        elif tag == "C":
+            # a collective removes its group's dimensions from both parts
+            # alike: the projection goes inside, and the result stays where
+            # a later collective over the same group can see it
+            inner = project(transform, atom.inner)
+            if inner:
+                out.append(_new(CollectiveResult, ("C", atom.group, inner, atom.depth)))
+        else:
+            rest.append(atom)
+    for atom in rest:  # one each, so that a reader can tell them apart (a field's own old value)
+        out.append(_new(Projection, ("J", transform, frozenset((atom,)))))
+    return frozenset(out)
+
+
+#: Attributes that hold an object's contents: a tensor's data and gradient
+#: and their views, a device and its index.  Any other attribute of an object
+#: the tree does not define is a field of unknown provenance; it keeps the
+#: object's structure, not the rank or device the object was built with
+#: (a communicator made on this rank's GPU is ``disabled`` or not alike on
+#: every rank).
+VALUE_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "real", "imag", "device", "index"})
+
+# Attribute reads nest (``self.a.b.c``); a loop such as ``node = node.next``
+# would nest them without end, so past this depth an attribute of an
+# attribute keeps only what a library object's attribute keeps.
+MAX_ATTRIBUTE_DEPTH = 3
+
+
+def attribute_depth(atoms) -> int:
+    deepest = 0
+    for atom in atoms:
+        if atom.tag == "A":
+            depth = 1 + attribute_depth(atom.inner)
+            if depth > deepest:
+                deepest = depth
+    return deepest
+
+
+def attribute(atoms: frozenset, attr: str) -> frozenset:
+    """``obj.attr`` where ``obj`` has ``atoms``: what may be an object of a
+    class of the tree (a field, a call result, an attribute) waits for the
+    whole-tree pass to name its class; the rest keeps its structure (and
+    its contents for :data:`VALUE_ATTRIBUTES`)."""
+    keep = IDENT if attr in VALUE_ATTRIBUTES else SHAPE
+    objects = []
+    rest = []
+    for atom in atoms:
+        (objects if atom.tag in ("F", "R", "A") else rest).append(atom)
+    if not objects or attribute_depth(objects) >= MAX_ATTRIBUTE_DEPTH:
+        return project(keep, atoms)
+    read = _new(AttributeRead, ("A", frozenset(objects), attr))
+    if not rest:
+        return frozenset({read})
+    return project(keep, frozenset(rest)) | {read}
+
+
+def whole(atoms: frozenset) -> frozenset:
+    """Divergence that decides a value's structure (a test, implicit flow)."""
+    return project(WHOLE, atoms)
+
+
+def calls_read(atoms: frozenset) -> list:
+    """The call results a value reads: whole, or through a projection (a
+    test, a length) or an attribute of them."""
+    out = []
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "R":
+            out.append(atom)
+        elif tag == "J" or tag == "A":
+            out.extend(calls_read(atom.inner))
+    return out
 
 
 def raised_by(ref, path: str, line: int, text: str) -> RaisedBy:
@@ -249,6 +431,10 @@ def nesting(atoms: frozenset) -> int:
         if tag == "R" or tag == "C":
             if atom.depth > deepest:
                 deepest = atom.depth
+        elif tag == "J" or tag == "A":
+            inner = nesting(atom.inner)
+            if inner > deepest:
+                deepest = inner
     return deepest
 
 
@@ -265,24 +451,35 @@ class AtomBuilder:
     def __init__(self):
         self._flat: dict = {}
 
-    def flatten(self, atoms: frozenset) -> frozenset:
-        known = self._flat.get(id(atoms))
-        if known is not None:
-            owner, result = known
-            if owner is atoms:
-                return result
+    def flatten(self, atoms: frozenset, within: bool = False) -> frozenset:
+        """``atoms`` with no call or collective result inside another: a call
+        result becomes its callee's own result plus what its arguments
+        depend on, and a collective inside a collective (``within``) gives
+        up its own group (its inputs count whole), which only makes values
+        less uniform."""
+        memo_key = (id(atoms), within)
+        known = self._flat.get(memo_key)
+        if known is not None and known[0] is atoms:
+            return known[1]
         out = set()
         for atom in atoms:
             tag = atom.tag
             if tag == "R":
                 out.add(call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1))
-                out |= self.flatten(atom.fallback)
+                out |= self.flatten(atom.fallback, within)
             elif tag == "C":
-                out.add(collective_result(atom.group, self.flatten(atom.inner), 1) if atom.depth > 1 else atom)
+                if within:
+                    out |= self.flatten(atom.inner, True)
+                else:
+                    out.add(collective_result(atom.group, self.flatten(atom.inner, True), 1))
+            elif tag == "J":
+                out |= project(atom.transform, self.flatten(atom.inner, within))
+            elif tag == "A":
+                out |= attribute(self.flatten(atom.inner, within), atom.attr)
             else:
                 out.add(atom)
         result = frozenset(out)
-        self._flat[id(atoms)] = (atoms, result)
+        self._flat[memo_key] = (atoms, result)
         return result
 
     def call(self, ref, args, kwargs, fallback, path, line, text) -> frozenset:

@@ -11,7 +11,7 @@ from functools import partial
 
 from . import cfg as cfgmod
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY
+from .atoms import EMPTY, LENGTH, project, whole
 from .environment import fork, merge_into
 from .evaluator import Evaluator
 from .function import FunctionInfo
@@ -49,6 +49,7 @@ class Dataflow:
         self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)
         self.handler_nodes = self._handler_nodes()
         self._cond_cache: dict = {}
+        self._implicit_cache: dict = {}
         self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
         for n, owner in graph.finally_owner.items():
@@ -112,9 +113,9 @@ class Dataflow:
             test = node.stmt.test
             if isinstance(test, ast.Constant):
                 return EMPTY
-            return evaluate(test, env)
+            return self.evaluator.truth(test, env)
         if node.kind == cfgmod.LOOP:
-            return evaluate(node.stmt.iter, env)
+            return project(LENGTH, evaluate(node.stmt.iter, env))  # the trip count
         if node.kind == cfgmod.CASE:
             match_stmt = self.info.parents.get(id(node.stmt))
             atoms = evaluate(match_stmt.subject, env) if isinstance(match_stmt, ast.Match) else EMPTY
@@ -143,7 +144,9 @@ class Dataflow:
 
     def implicit(self, n: int) -> frozenset:
         """Implicit flow at node ``n``: the atoms of every decision deciding
-        whether it runs (exception decisions only inside their handlers)."""
+        whether it runs (exception decisions only inside their handlers).
+        What is written only on some ranks differs in structure as well
+        (there or not, None or not), whatever the decision read."""
         atoms = EMPTY
         in_handler = n in self.handler_nodes
         for d, label in self.closures.get(n, ()):
@@ -152,7 +155,14 @@ class Dataflow:
             if not in_handler and (label == "raise" or self.is_exception_decision(d)):
                 continue
             atoms = atoms | self.cond_atoms(d)
-        return atoms
+        if not atoms:
+            return atoms
+        cached = self._implicit_cache.get(n)
+        if cached is not None and cached[0] == atoms:
+            return cached[1]
+        result = whole(atoms)
+        self._implicit_cache[n] = (atoms, result)
+        return result
 
     # -- the fixpoint ----------------------------------------------------------------
     def _solve(self) -> None:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple, Optional
 
+from .atoms import DROP, IDENT, compose, project_source
+
 #: flow links kept per entry (the first ones: from the source onwards)
 MAX_VIA = 4
 
@@ -33,14 +35,36 @@ MAX_SOURCES = 4
 
 class ParamSlot(NamedTuple):
     """A divergence-map key standing for whatever callers pass as the
-    parameter at ``index`` (return summaries keep parameters symbolic)."""
+    parameter at ``index`` (return summaries keep parameters symbolic),
+    seen through ``transform`` (:func:`~cslint.analysis.atoms.compose`):
+    ``len(p)`` returned depends on the structure of what callers pass."""
 
     tag: str  # "PARAM"
     index: int
+    transform: str = IDENT
 
 
-def param_slot(index: int) -> ParamSlot:
-    return ParamSlot("PARAM", index)
+def param_slot(index: int, transform: str = IDENT) -> ParamSlot:
+    return ParamSlot("PARAM", index, transform)
+
+
+def transformed(value: dict, transform: str) -> dict:
+    """A divergence map seen through a transform: each source keeps the
+    part (structure, contents) that still counts; symbolic parameters
+    compose the transform."""
+    if transform == IDENT or not value:
+        return value
+    out: dict = {}
+    for k, (dims, via) in value.items():
+        if k.tag == "PARAM":
+            combined = compose(k.transform, transform)
+            if combined != DROP:
+                merge(out, param_slot(k.index, combined), dims, via)
+            continue
+        seen = project_source(k, transform)
+        if seen is not None:
+            merge(out, seen, dims, via)
+    return out
 
 
 def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
@@ -48,7 +72,12 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
     old = target.get(key)
     if old is None:
         if len(target) >= MAX_SOURCES and key.tag != "PARAM":
-            covered = frozenset().union(*(d for k, (d, _v) in target.items() if k.tag != "PARAM"))
+            # a source whose structure differs is covered only by others
+            # whose structure differs (a structure read drops the rest)
+            if key.whole:
+                covered = frozenset().union(*(d for k, (d, _v) in target.items() if k.tag == "S" and k.whole))
+            else:
+                covered = frozenset().union(*(d for k, (d, _v) in target.items() if k.tag != "PARAM"))
             if dims <= covered:
                 return False
         target[key] = (dims, via)
@@ -86,7 +115,8 @@ def fewest_links_first(entry) -> tuple:
     origin, (_dims, via) = entry
     if origin.tag != "S":
         return (len(via), 0, repr(tuple(origin)))
-    return (len(via), 1, origin.kind, origin.text, origin.path, origin.line, structure_digest(origin.dims, {}))
+    return (len(via), 1, origin.kind, origin.text, origin.path, origin.line, not origin.whole,
+            structure_digest(origin.dims, {}))
 
 
 def _atom_rank(atom: tuple) -> tuple:
@@ -100,6 +130,10 @@ def _atom_rank(atom: tuple) -> tuple:
         return (tag, atom.path, atom.line, atom.text, repr(tuple(atom.ref)))
     if tag == "C":
         return (tag, atom.group, "", atom.depth)
+    if tag == "J":
+        return (tag, atom.transform)
+    if tag == "A":
+        return (tag, atom.attr)
     return (tag,) + tuple(str(part) for part in atom[1:])
 
 

@@ -20,20 +20,21 @@ from typing import Optional
 from ..config import matches_any
 from ..presets import group_from_text, group_span, rank_name_dims, size_name_is_uniform
 from .astwalk import iter_children, walk as fast_walk
-from .atoms import EMPTY, field_read, global_read, raised_by, source
+from .atoms import CONTENTS, EMPTY, SHAPE, attribute, field_read, global_read, project, raised_by, source, whole
 from .environment import fork
 from .function import FunctionInfo
 from .scope import canonical_text
+from .structure import StructureReads
 from .syntax import dotted, short, single_rank_side, target_names, unparse
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, PROGRESS_WRAPPERS, PURE_BUILTINS, RANK_ENV_VARS,
-    SEEDED_GENERATORS, UNIFORM_EXCEPTIONS,
+    ALL_MODES_ALL_DIMS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS, PROGRESS_WRAPPERS, PURE_BUILTINS,
+    RANK_ENV_VARS, SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
 
-class Evaluator:
+class Evaluator(StructureReads):
     """Evaluates the expressions of one function; one per function, shared
     by its summary walk, its dataflow and its guard classification."""
 
@@ -51,6 +52,7 @@ class Evaluator:
         # under the same variables; this keeps the first result for the rest
         # of the statement.  None outside the summary walk.
         self.args_memo: Optional[dict] = None
+        self._containers: Optional[frozenset] = None  # see StructureReads
 
     @contextlib.contextmanager
     def uniform(self, texts: set):
@@ -100,6 +102,49 @@ class Evaluator:
             return self._eval_attribute(expr, env)
         if t is ast.Call:
             return self._eval_call(expr, env)
+        if t is ast.Compare:
+            if self._tests_group_membership(expr):
+                return EMPTY
+            if len(expr.ops) == 1:
+                tested = _rank_presence_operand(expr)
+                if tested is not None and _names_a_rank(tested, self.ctx):
+                    # ``local_rank != -1``: a rank id is never negative, so the
+                    # test only asks whether a rank was given at all, which the
+                    # launcher decides alike for every process
+                    return frozenset(a for a in self.eval(tested, env) if not (a.tag == "S" and a.kind == "rank id"))
+            return self._eval_compare(expr, env)
+        if t is ast.IfExp:
+            if same_elements(expr.body, expr.orelse):
+                # `tqdm(xs) if rank == 0 else xs`: either side yields the same
+                return self.eval(expr.body, env) | self.eval(expr.orelse, env)
+            # which value comes out, hence its structure, follows the test.
+            # `a if size == 1 else b`: `a` is only taken where the group has
+            # one rank, so nothing it holds can differ between ranks there
+            # (the statement-level rule for `if world_size > 1: ... else: ...`)
+            side = single_rank_side(expr.test)
+            test = whole(self.truth(expr.test, env))
+            if side is True:
+                return test | self.eval(expr.orelse, env)
+            if side is False:
+                return test | self.eval(expr.body, env)
+            return test | self.eval(expr.body, env) | self.eval(expr.orelse, env)
+        if t is ast.BoolOp:
+            # ``a or b`` is ``a`` or ``b`` by ``a``'s truth
+            values = expr.values
+            atoms = self.eval(values[-1], env)
+            for value in values[:-1]:
+                atoms |= self.eval(value, env) | whole(self.truth(value, env))
+            return atoms
+        if t is ast.UnaryOp and type(expr.op) is ast.Not:
+            return project(CONTENTS, self.truth(expr.operand, env))
+        if t is ast.Slice or t is ast.Set:
+            # a slice's bounds decide its length; a set's elements its size
+            atoms = EMPTY
+            for child in iter_children(expr):
+                atoms |= self.eval(child, env)
+            return whole(atoms)
+        if t is ast.Dict or (t is ast.BinOp and type(expr.op) is ast.Mult):
+            return self.display(expr, env)
         if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             self._env_reads += 1
             inner = fork(env)  # the comprehension's own names, over a shared copy of a large environment
@@ -114,37 +159,16 @@ class Evaluator:
                     for name in target_names(gen.target):
                         inner[name] = it
                     for cond in gen.ifs:
-                        atoms |= self.eval(cond, inner)
+                        atoms |= whole(self.truth(cond, inner))  # a filter decides the length
                 if t is ast.DictComp:
-                    return atoms | self.eval(expr.key, inner) | self.eval(expr.value, inner)
+                    return atoms | whole(self.eval(expr.key, inner)) | self.eval(expr.value, inner)
+                if t is ast.SetComp:
+                    return atoms | whole(self.eval(expr.elt, inner))
                 return atoms | self.eval(expr.elt, inner)
             finally:
                 self.args_memo = memo
         if t is ast.Lambda:
             return EMPTY
-        if t is ast.IfExp:
-            if same_elements(expr.body, expr.orelse):
-                # `tqdm(xs) if rank == 0 else xs`: either side yields the same
-                return self.eval(expr.body, env) | self.eval(expr.orelse, env)
-            # `a if size == 1 else b`: `a` is only taken where the group has
-            # one rank, so nothing it holds can differ between ranks there
-            # (the statement-level rule for `if world_size > 1: ... else: ...`)
-            side = single_rank_side(expr.test)
-            test = self.eval(expr.test, env)
-            if side is True:
-                return test | self.eval(expr.orelse, env)
-            if side is False:
-                return test | self.eval(expr.body, env)
-            return test | self.eval(expr.body, env) | self.eval(expr.orelse, env)
-        if t is ast.Compare and self._tests_group_membership(expr):
-            return EMPTY
-        if t is ast.Compare and len(expr.ops) == 1:
-            tested = _rank_presence_operand(expr)
-            if tested is not None and _names_a_rank(tested, self.ctx):
-                # ``local_rank != -1``: a rank id is never negative, so the
-                # test only asks whether a rank was given at all, which the
-                # launcher decides alike for every process
-                return frozenset(a for a in self.eval(tested, env) if not (a.tag == "S" and a.kind == "rank id"))
         if t is ast.NamedExpr:
             return self.eval(expr.value, env)
         if t is ast.Subscript:
@@ -159,7 +183,9 @@ class Evaluator:
                 if entry is not None:
                     self._env_reads += 1
                     return entry
-            return self.eval(expr.value, env) | self.eval(expr.slice, env)
+            # the element a rank-local index picks is another object, with
+            # its own structure (``queues[rank]`` is this rank's queue)
+            return self.eval(expr.value, env) | whole(self.eval(expr.slice, env))
         atoms = EMPTY
         for child in iter_children(expr):
             if isinstance(child, _IGNORED_CHILDREN):
@@ -212,7 +238,9 @@ class Evaluator:
         attr = self.info.self_attr(expr)
         if attr is not None:
             return frozenset({field_read(self.info.class_key, attr)})
-        return self.eval(expr.value, env)
+        if expr.attr in STRUCTURE_ATTRIBUTES:
+            return project(SHAPE, self.eval(expr.value, env))
+        return attribute(self.eval(expr.value, env), expr.attr)
 
     def args(self, call: ast.Call, env) -> tuple:
         """(atoms per positional argument, (keyword, atoms) pairs) of a call."""
@@ -271,27 +299,22 @@ class Evaluator:
                     return arg_atoms
                 return frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
                                          self._rank_in_group(call, raw) or by_name)})
-        receiver = self.eval(call.func.value, env) if isinstance(call.func, ast.Attribute) else EMPTY
+        func = call.func
+        if type(func) is ast.Name and self._is_builtin(func.id):
+            read = self.builtin_read(func.id, call, args, kwargs, arg_atoms)
+            if read is not None:
+                return read
+        receiver = self.eval(func.value, env) if isinstance(func, ast.Attribute) else EMPTY
+        ref = self.info.resolve_ref(func)
+        # what an unresolved call depends on (a callee of the tree is read
+        # from its own summary instead)
+        last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+        if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS:
+            receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs, arg_atoms)
         fallback = receiver | arg_atoms
-        ref = self.info.resolve_ref(call.func)
         if ref is not None:
             return self.atoms.call(ref, args, kwargs, fallback, ctx.path, call.lineno, raw or "call")
         return fallback
-
-    def _tests_group_membership(self, test: ast.Compare) -> bool:
-        """``rank in ranks`` where this module builds a group from ``ranks``
-        (``new_group(ranks)``): whether this rank belongs to the group is the
-        same on every member of that group, and a rank outside it takes no
-        part in what the group does.  So picking the group (and whatever is
-        built from it) under the test is uniform where it matters: inside the
-        group."""
-        if len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
-            return False
-        members = self.ctx.group_members
-        if not members:
-            return False
-        right = unparse(test.comparators[0])
-        return right in self.ctx.group_member_texts
 
     def _rank_in_group(self, call: ast.Call, raw: str) -> Optional[tuple]:
         """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,

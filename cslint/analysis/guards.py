@@ -20,6 +20,7 @@ from typing import Optional
 from ..model import Span
 from . import cfg as cfgmod
 from .alternatives import Alternatives
+from .atoms import LENGTH, project
 from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .records import Cond
@@ -76,7 +77,10 @@ class Guards:
         index = self.index
         conds = []
         for kind, expr, owner, _side in reversed(inline):
-            atoms = self.evaluator.eval(expr, env)
+            if kind == "loop":
+                atoms = project(LENGTH, self.evaluator.eval(expr, env))  # a comprehension runs once per element
+            else:
+                atoms = self.evaluator.truth(expr, env)
             body_sites, else_sites, two_sided = (), (), False
             alternatives = None
             if isinstance(owner, ast.IfExp):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..presets import KIND_DATA_SHARD, Knowledge, group_span
-from .atoms import Source
+from .atoms import Source, calls_read
 from .records import Cond, Site
 from .uniformity import UniformityInfo, own_field
 
@@ -181,9 +181,8 @@ def _event_loop_deciders(info: UniformityInfo) -> frozenset:
                 seen.add(id(cond))
                 if cond.kind != "early-exit" or not cond.leaves_unbounded_loop or cond.presence is None:
                     continue
-                for atom in cond.atoms:
-                    if atom.tag == "R":
-                        out.update(target.key for target in resolve(atom.ref))
+                for atom in calls_read(cond.atoms):
+                    out.update(target.key for target in resolve(atom.ref))
     return frozenset(out)
 
 

@@ -22,12 +22,16 @@ from typing import Optional
 from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_span
 from .atoms import THROUGH_INSTANCE, source
 from .callfacts import translate
-from .divergence import canonical_order, dims_in, extend_via, merge, param_slot
+from .divergence import canonical_order, dims_in, extend_via, merge, param_slot, transformed
 from .feasibility import call_allows, passed_values
+from .reads import ProgramReads
 from .records import FuncFacts, Site
 from .resolution import Resolver
 
 MAX_ROUNDS = 40
+
+#: the methods that make a new object's fields
+CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 
 EMPTY_ATOMS: frozenset = frozenset()
 
@@ -38,7 +42,7 @@ EMPTY_ATOMS: frozenset = frozenset()
 DIRECT_ONLY_KINDS = frozenset({KIND_FILESYSTEM})
 
 
-class Program:
+class Program(ProgramReads):
     """Solve the summaries of a tree to a fixpoint (see the module docstring)."""
 
     def __init__(self, files: list, knowledge: Knowledge):
@@ -131,6 +135,10 @@ class Program:
             return {atom: (dims, ())} if dims else {}
         if tag == "P":
             return {param_slot(atom.index): (ALL_DIMS, ())}
+        if tag == "J":
+            return transformed(self.eval(atom.inner, mode), atom.transform)
+        if tag == "A":
+            return self._attribute_value(atom, mode)
         if tag == "F":
             family = self.resolver.family(atom.class_key)
             value = self.fields.get((family, atom.attr, mode), {})
@@ -153,31 +161,7 @@ class Program:
             origin = source("exception from local work", atom.text, atom.path, atom.line, (("*", ALL_DIMS),))
             return {origin: (ALL_DIMS, ())}
         if tag == "R":
-            ref = atom.ref
-            targets = self.resolver.resolve(ref)
-            if not targets:
-                return self.eval(atom.fallback, mode)
-            out: dict = {}
-            offset_for_call = 1 if ref.tag in THROUGH_INSTANCE else 0
-            if ref.tag == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
-                return self.eval(atom.fallback, mode)
-            for fn in targets:
-                ret = self.rets.get((fn.key, mode), {})
-                for k, (dims, via) in ret.items():
-                    if k.tag == "PARAM":
-                        arg_atoms = self._arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)
-                        if arg_atoms is None:
-                            continue
-                        for k2, (d2, v2) in self.eval(arg_atoms, mode).items():
-                            d = d2 & dims
-                            if d:
-                                merge(out, k2, d, v2)
-                    else:
-                        link = (atom.path, atom.line, f"returned by `{atom.text}()`")
-                        self.link_functions[link] = ("return", tuple(target.key for target in targets),
-                                                     f"{atom.text}()")
-                        merge(out, k, dims, extend_via(via, link))
-            return out
+            return self._returned(atom, mode)
         return {}
 
     def _with_properties(self, value: dict, readers: list, attr: str, mode: frozenset) -> dict:
@@ -191,17 +175,6 @@ class Program:
                 if k.tag != "PARAM":
                     merge(out, k, dims, extend_via(via, link))
         return out
-
-    def _arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int):
-        if index < len(fn.params):
-            name = fn.params[index]
-            for kw, atoms in kwargs:
-                if kw == name:
-                    return atoms
-        position = index - (fn.self_offset if offset else 0)
-        if 0 <= position < len(args):
-            return args[position]
-        return None
 
     def global_value(self, module: str, name: str, mode: frozenset) -> dict:
         key = (module, name, mode)
@@ -231,7 +204,7 @@ class Program:
                 continue
             if fn is None:
                 continue
-            for k2, (d2, v2) in self.params.get((fn.key, k.index, mode), {}).items():
+            for k2, (d2, v2) in transformed(self.params.get((fn.key, k.index, mode), {}), k.transform).items():
                 d = d2 & dims
                 if d:
                     merge(out, k2, d, v2)
@@ -254,6 +227,8 @@ class Program:
                 if not groups:
                     return frozenset()
                 spans.append(frozenset.intersection(*(group_span(g) for g in groups)))
+            elif atom.tag == "J" and self._collective_span(atom.inner, mode):  # a length, a test of such a result
+                spans.append(self._collective_span(atom.inner, mode))
             else:
                 return frozenset()
         return frozenset.intersection(*spans)
@@ -317,15 +292,19 @@ class Program:
                     for _, arg in atom.kwargs:
                         atoms_deps(arg)
                     atoms_deps(atom.fallback)
-                elif tag == "C":
-                    # Collective-result atoms nest (a loop re-reads its own
-                    # allreduce): the atom graph is a DAG with shared parts,
-                    # so visit each one once or the walk is exponential.
+                elif tag == "C" or tag == "J" or tag == "A":
+                    # Collective results, projections and attribute reads nest
+                    # (a loop re-reads its own allreduce): the atom graph is a
+                    # DAG with shared parts, so visit each one once or the walk
+                    # is exponential.
                     key = id(atom)
                     if key in seen:
                         continue
                     seen.add(key)
                     atoms_deps(atom.inner)
+                    for inner in atom.inner if tag == "A" else ():
+                        out.update(("field", family, atom.attr)
+                                   for family in self.resolver.receivers.field_families(inner, atom.attr))
 
         out.add(("ctx", fn.key))
         for v in fn.variants.values():
@@ -351,21 +330,25 @@ class Program:
                     changed = True
                     self.changed_keys.add(("ret", fn.key))
         calling_ctx = self.ctx.get((fn.key, mode), {})
+        # A constructor called on some ranks only makes an object that only
+        # those ranks hold: whoever holds it got the calling context already
+        # (the implicit flow of the assignment), its own fields do not.
+        field_ctx = {} if fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS else calling_ctx
         for class_key, attr, atoms, line in v.fields:  # FieldWrite
-            if not atoms and not calling_ctx:
+            if not atoms and not field_ctx:
                 continue
             value = dict(self.concrete(self.eval(atoms, mode), fn, mode)) if atoms else {}
-            # A value that is the result of collectives this function issues
-            # (or is decided by calls that issue them) is written by every rank
-            # of their groups alike: a rank that did not run the function
-            # skipped the collective too, which is a hazard of its own at the
-            # call.  So the calling conditions only count along the dimensions
-            # those groups do not span.
-            # (the field's own earlier value, read by the test that guards the write, adds no rank)
+            # A value that is the result of collectives this function issues (or
+            # is decided by calls that issue them) is written by every rank of
+            # their groups alike: a rank that did not run the function skipped the
+            # collective too, a hazard of its own at the call.  So the calling
+            # conditions only count along the dimensions those groups do not span
+            # (the field's own earlier value, read by the test guarding the write, adds no rank).
             family = self.resolver.family(class_key)
-            synced = self._collective_span(frozenset(a for a in atoms if not (
-                a.tag == "F" and a.attr == attr and self.resolver.family(a.class_key) == family)), mode)
-            for k, (dims, via) in calling_ctx.items():
+            synced = self._collective_span(frozenset(a for a in atoms if not any(
+                f.tag == "F" and f.attr == attr and self.resolver.family(f.class_key) == family
+                for f in (a.inner if a.tag == "J" else (a,)))), mode)
+            for k, (dims, via) in field_ctx.items():
                 rest = dims - synced
                 if rest and k not in value:
                     value[k] = (rest, via)

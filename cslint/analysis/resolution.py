@@ -226,6 +226,13 @@ class ReceiverClasses:
                 if ref.tag == "qual" and resolver.class_of_ref(ref) is None:
                     self.subclasses_of_unknown.setdefault(ref.dotted, []).append(cls.key)
         self._receiver_memo: dict = {}
+        self._classes_memo: dict = {}
+        #: (family, attr) of every field some method of the tree assigns
+        self.assigned_fields: set = set()
+        for fn in resolver.funcs.values():
+            for variant in fn.variants.values():
+                for write in variant.fields:
+                    self.assigned_fields.add((resolver.family(write.class_key), write.attr))
 
     def methods_on(self, types: tuple, name: str) -> list:
         """The methods ``name`` of a receiver of ``types`` (see
@@ -386,6 +393,52 @@ class ReceiverClasses:
         return parts[-1][:1].isupper()
 
     # -- values --------------------------------------------------------------------
+
+    def classes_of(self, atom) -> tuple:
+        """The classes of the tree an object (a field, a constructor call,
+        an attribute) may be an instance of, in key order; empty when
+        unknown."""
+        memo = self._classes_memo
+        found = memo.get(atom)
+        if found is not None:
+            return found
+        memo[atom] = ()  # recursion guard
+        out: set = set()
+        tag = atom.tag
+        resolver = self.resolver
+        if tag == "F":
+            out = set(self.field_receiver_types(resolver.family(atom.class_key), atom.attr)[0])
+        elif tag == "R":
+            cls = resolver.class_of_ref(atom.ref)
+            if cls is not None:
+                out = {cls.key}
+        elif tag == "A":
+            for inner in atom.inner:
+                holders = self.classes_of(inner)
+                if not holders:
+                    out = set()
+                    break
+                for holder in holders:
+                    types = self.field_receiver_types(resolver.family(holder), atom.attr)[0]
+                    if not types:
+                        out = set()
+                        break
+                    out |= types
+                else:
+                    continue
+                break
+        found = tuple(sorted(out))
+        memo[atom] = found
+        return found
+
+    def field_families(self, atom, attr: str) -> tuple:
+        """The class families whose field ``attr`` the attribute ``attr`` of an
+        object with ``atom`` reads: those of :meth:`classes_of`, when every one
+        of them assigns that field; else none (an attribute of unknown provenance)."""
+        families = tuple(sorted({self.resolver.family(cls) for cls in self.classes_of(atom)}))
+        if families and all((family, attr) in self.assigned_fields for family in families):
+            return families
+        return ()
 
 
 def _term_of_assigned_call(ref: tuple) -> Optional[tuple]:

@@ -159,6 +159,8 @@ class ModuleContext:
         self.group_members = communicators.members
         self.group_member_texts = frozenset(communicators.members.values())
         self.atoms = AtomBuilder()  # the call/collective result atoms of this file
+        #: class key -> the fields its methods assign a container to (filled on first use)
+        self.container_fields: dict = {}
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         self.module_globals = set()

@@ -14,7 +14,7 @@ import ast
 from ..model import Span
 from . import cfg as cfgmod
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY
+from .atoms import EMPTY, whole
 from .evaluator import Evaluator
 from .records import Site, Variant
 from .syntax import dotted, first_exit_in
@@ -69,24 +69,24 @@ class SummaryWalk:
         if walrus:
             transfer.walrus(walrus, flow)
         if t is ast.If:
-            cond = evaluate(s.test, env)
+            cond = whole(self.evaluator.truth(s.test, env))
             inner = implicit | cond
             self._block(s.body, env, inner, variant)
             self._block(s.orelse, env, inner, variant)
             return cond if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
         if t in (ast.For, ast.AsyncFor):
-            it = transfer.loop_target(s, flow)
-            self._block(s.body, env, implicit | it, variant)
-            self._block(s.orelse, env, implicit | it, variant)
+            trips = whole(transfer.loop_target(s, flow))
+            self._block(s.body, env, implicit | trips, variant)
+            self._block(s.orelse, env, implicit | trips, variant)
             return EMPTY
         if t is ast.While:
-            cond = evaluate(s.test, env)
+            cond = whole(self.evaluator.truth(s.test, env))
             self._block(s.body, env, implicit | cond, variant)
             self._block(s.orelse, env, implicit | cond, variant)
             return EMPTY
         if t is ast.Try or type(s).__name__ == "TryStar":
             self._block(s.body, env, implicit, variant)
-            raised = self._raised_in(s.body, env, implicit)
+            raised = whole(self._raised_in(s.body, env, implicit))
             for handler in s.handlers:
                 transfer.exception_name(handler, raised, flow)
                 self._block(handler.body, env, implicit | raised, variant)
@@ -98,7 +98,7 @@ class SummaryWalk:
             self._block(s.body, env, implicit, variant)
             return EMPTY
         if t is ast.Match:
-            subject = evaluate(s.subject, env)
+            subject = whole(evaluate(s.subject, env))
             for case in s.cases:
                 self._block(case.body, env, implicit | subject, variant)
             return EMPTY

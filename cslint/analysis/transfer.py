@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .atoms import EMPTY, qual_ref
+from .atoms import EMPTY, LENGTH, project, qual_ref
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .records import FieldType, FieldWrite
@@ -188,12 +188,12 @@ class Transfer:
 
     def loop_target(self, s, flow: Flow) -> frozenset:
         """``for target in it``: the target takes every element; returns the
-        atoms of ``it`` (the number of iterations depends on them)."""
+        atoms of the trip count (the structure of ``it``)."""
         it = self.evaluator.eval(s.iter, flow.env)
         atoms = it | flow.implicit
         for name in target_names(s.target):
             flow.write(name, atoms, strong=False)
-        return it
+        return project(LENGTH, it)
 
     def exception_name(self, handler: ast.ExceptHandler, atoms: frozenset, flow: Flow) -> None:
         """``except E as name``: the name holds the caught exception, whose

@@ -23,7 +23,7 @@ from typing import NamedTuple, Optional
 
 from ..presets import Knowledge, group_span
 from .alternatives import LoopToken
-from .atoms import Source
+from .atoms import Source, calls_read
 from .divergence import MAX_VIA, fewest_links_first
 from .program import Program, call_reaches, seen_from
 from .records import Cond, FuncFacts, Site
@@ -339,9 +339,7 @@ class UniformityInfo:
     def _agreed_calls(self, atoms: frozenset, span: frozenset, path: str, line: int, mode: frozenset) -> list:
         program = self.program
         found = []
-        for atom in sorted(atoms, key=lambda a: (a.tag, getattr(a, "text", ""))):
-            if atom.tag != "R":
-                continue
+        for atom in sorted(set(calls_read(atoms)), key=lambda a: (a.text, a.path, a.line, repr(tuple(a.ref)))):
             for target in program.resolver.resolve(atom.ref):
                 hit = next(((name, reached) for (name, reached) in sorted(program.reach.get((target.key, mode), {}))
                             if group_span(reached) >= span), None)

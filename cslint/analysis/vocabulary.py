@@ -29,6 +29,51 @@ PURE_BUILTINS = {
     "type", "id", "print", "chr", "ord", "hex", "oct", "bin", "pow", "callable", "vars", "dir",
 }
 
+# Reads of an object's structure (see cslint/analysis/atoms.py: structure and
+# contents), by the transform they apply to their first argument: a number
+# read from the structure (length, None-ness, type test), or the type itself.
+STRUCTURE_BUILTINS = {"len": "C-", "isinstance": "C-", "issubclass": "C-", "hasattr": "C-", "callable": "C-",
+                      "id": "C-", "type": "W-"}
+
+# Builtins whose result's structure is made from their arguments' values:
+# ``range(n)`` has ``n`` elements, ``set(xs)`` as many as ``xs`` has distinct ones.
+SHAPING_BUILTINS = frozenset({"range", "set", "frozenset"})
+
+# Library calls that make a tensor or array whose shape is their positional
+# (or size) arguments, or cut one into pieces of those sizes: ``torch.empty(n)``
+# has ``n`` elements, ``x.split(sizes)`` as many pieces as ``sizes`` says.
+SHAPING_CALLS = frozenset({
+    "empty", "zeros", "ones", "full", "rand", "randn", "randint", "randperm", "arange", "linspace", "logspace",
+    "eye", "new_empty", "new_zeros", "new_ones", "new_full", "view", "reshape", "expand", "repeat", "tile",
+    "narrow", "split", "chunk", "tensor_split", "array_split", "unflatten", "resize_", "repeat_interleave",
+})
+#: the positional arguments that are sizes, where not all are: ``x.narrow(dim,
+#: start, length)`` starts at an offset (``torch.narrow(x, dim, start, length)``)
+SHAPING_POSITIONS = {"narrow": (2, 3)}
+SHAPING_KEYWORDS = frozenset({"size", "shape", "sizes", "split_size_or_sections", "chunks", "sections", "length",
+                              "end", "steps", "repeats", "num"})
+
+# Methods of a mapping or sequence that pick an element by their first
+# argument: the element a rank-local key picks is another object, with its own
+# structure (``groups.get(rank)`` is None on the ranks no group was made for),
+# as ``groups[rank]`` is.
+LOOKUP_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+
+# Methods and attributes of a library object (a tensor, a dict) that read its
+# structure: its shape, size, rank, element type or key set.
+STRUCTURE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension", "keys", "__len__"})
+STRUCTURE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype"})
+
+# What says a name holds a container, whose truth is its length (structure),
+# not a number's value: an annotation, or a value built as one.
+CONTAINER_TYPES = frozenset({
+    "list", "List", "dict", "Dict", "set", "Set", "frozenset", "FrozenSet", "tuple", "Tuple", "Sequence",
+    "MutableSequence", "Mapping", "MutableMapping", "Iterable", "Collection", "deque", "Deque", "OrderedDict",
+    "DefaultDict", "defaultdict", "Counter",
+})
+CONTAINER_FACTORIES = frozenset({"list", "dict", "set", "frozenset", "tuple", "sorted", "deque", "defaultdict",
+                                 "OrderedDict", "Counter"})
+
 # Methods that change the container they are called on.
 MUTATORS = {
     "append", "extend", "add", "update", "insert", "appendleft", "extendleft", "setdefault",

@@ -1,0 +1,70 @@
+"""What a call's result and an attribute of an object read in the whole-tree
+pass: the callee's return summary with its parameters bound to the call's
+arguments, and the field of the classes an object may be an instance of.
+Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
+(``rets``, ``fields``) and ``eval``.
+"""
+
+from __future__ import annotations
+
+from .atoms import IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES
+from .divergence import extend_via, merge, transformed
+from .records import FuncFacts
+
+
+class ProgramReads:
+    """Reads of call results and attributes over the program's tables."""
+
+    def _returned(self, atom, mode: frozenset) -> dict:
+        """What the call ``atom`` returns, its parameters bound to the arguments."""
+        ref = atom.ref
+        targets = self.resolver.resolve(ref)
+        if not targets:
+            return self.eval(atom.fallback, mode)
+        out: dict = {}
+        offset_for_call = 1 if ref.tag in THROUGH_INSTANCE else 0
+        if ref.tag == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
+            return self.eval(atom.fallback, mode)
+        for fn in targets:
+            ret = self.rets.get((fn.key, mode), {})
+            for k, (dims, via) in ret.items():
+                if k.tag == "PARAM":
+                    arg_atoms = self._arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)
+                    if arg_atoms is None:
+                        continue
+                    for k2, (d2, v2) in transformed(self.eval(arg_atoms, mode), k.transform).items():
+                        d = d2 & dims
+                        if d:
+                            merge(out, k2, d, v2)
+                else:
+                    link = (atom.path, atom.line, f"returned by `{atom.text}()`")
+                    self.link_functions[link] = ("return", tuple(target.key for target in targets),
+                                                 f"{atom.text}()")
+                    merge(out, k, dims, extend_via(via, link))
+        return out
+
+    def _attribute_value(self, atom, mode: frozenset) -> dict:
+        """``obj.attr``: the field ``attr`` of the classes ``obj`` may hold, plus
+        what makes ``obj`` a different object on some ranks (its structure);
+        of an object of unknown class, what :func:`~cslint.analysis.atoms.attribute` keeps."""
+        out: dict = {}
+        keep = IDENT if atom.attr in VALUE_ATTRIBUTES else SHAPE
+        for inner in self._in_order(atom.inner):
+            families = self.resolver.receivers.field_families(inner, atom.attr)
+            for family in families:
+                for k, (dims, via) in self.fields.get((family, atom.attr, mode), {}).items():
+                    merge(out, k, dims, via)
+            for k, (dims, via) in transformed(self.eval(frozenset({inner}), mode), SHAPE if families else keep).items():
+                merge(out, k, dims, via)
+        return out
+
+    def _arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int):
+        if index < len(fn.params):
+            name = fn.params[index]
+            for kw, atoms in kwargs:
+                if kw == name:
+                    return atoms
+        position = index - (fn.self_offset if offset else 0)
+        if 0 <= position < len(args):
+            return args[position]
+        return None

@@ -1,0 +1,247 @@
+"""Reads of a value's structure (see :mod:`cslint.analysis.atoms`, structure
+and contents): what the truth of a container, a comparison, a builtin such as
+``len`` or ``type`` and a library call that shapes or looks into an object
+depend on.  Mixed into :class:`~cslint.analysis.evaluator.Evaluator`, which
+supplies ``eval``, ``info`` and ``ctx``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .astwalk import walk as fast_walk
+from .atoms import CONTENTS, EMPTY, LENGTH, attribute, project, whole
+from .syntax import dotted, unparse
+
+#: operands that make ``operand * n`` a sequence of length ``n``
+_SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
+from .vocabulary import (
+    CONTAINER_FACTORIES, CONTAINER_TYPES, LOOKUP_METHODS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
+    SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS,
+)
+
+def _annotation_is_container(annotation) -> bool:
+    """``List[int]``, ``Optional[dict]``, ``"Sequence[str]"``: a container type."""
+    if annotation is None:
+        return False
+    if type(annotation) is ast.Constant and type(annotation.value) is str:
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return False
+    node = annotation
+    while True:
+        base = node.value if type(node) is ast.Subscript else node
+        name = base.attr if type(base) is ast.Attribute else base.id if type(base) is ast.Name else None
+        if name in CONTAINER_TYPES:
+            return True
+        if name == "Optional" and type(node) is ast.Subscript:
+            node = node.slice
+            continue
+        if type(node) is ast.BinOp and type(node.op) is ast.BitOr:  # ``list[int] | None``
+            return _annotation_is_container(node.left) or _annotation_is_container(node.right)
+        return False
+
+
+def _builds_container(value) -> bool:
+    """A value that is a container by construction."""
+    t = type(value)
+    if t in (ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp, ast.DictComp, ast.SetComp):
+        return True
+    if t is ast.Call:
+        func = value.func
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        return name in CONTAINER_FACTORIES
+    return False
+
+
+def _container_names(body) -> frozenset:
+    """Names (and ``self.attr`` texts) a body annotates as containers or
+    assigns a container to."""
+    out = set()
+    for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
+        t = type(node)
+        if t is ast.Assign:
+            if _builds_container(node.value):
+                for target in node.targets:
+                    text = dotted(target)
+                    if text:
+                        out.add(text)
+        elif t is ast.AnnAssign:
+            if _annotation_is_container(node.annotation) or (node.value is not None and _builds_container(node.value)):
+                text = dotted(node.target)
+                if text:
+                    out.add(text)
+        elif t is ast.arg:
+            if _annotation_is_container(node.annotation):
+                out.add(node.arg)
+    return frozenset(out)
+
+
+def _is_unset_marker(node) -> bool:
+    """``-1`` or ``None``: what a variable holding a rank holds when unset."""
+    if type(node) is ast.Constant:
+        return node.value is None or (type(node.value) is int and node.value < 0)
+    return type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
+        and type(node.operand.value) is int and node.operand.value > 0
+
+
+class StructureReads:
+    """How an expression reads its operands' structure or contents."""
+
+    def truth(self, expr: Optional[ast.AST], env: dict) -> frozenset:
+        """What the truth of ``expr`` depends on: a container's truth is
+        whether it is empty (its structure), a number's is its value."""
+        t = type(expr)
+        if t is ast.UnaryOp and type(expr.op) is ast.Not:
+            return self.truth(expr.operand, env)
+        if t is ast.BoolOp:
+            atoms = EMPTY
+            for value in expr.values:
+                atoms |= self.truth(value, env)
+            return atoms
+        if (t is ast.Name or t is ast.Attribute) and self._is_container(expr):
+            return project(LENGTH, self.eval(expr, env))
+        return self.eval(expr, env)
+
+    def _is_container(self, expr) -> bool:
+        names = self._containers
+        if names is None:
+            names = self._containers = _container_names(self.info.func if not isinstance(self.info.func, ast.Module)
+                                                        else self.info.body)
+        if type(expr) is ast.Name:
+            return expr.id in names
+        attr = self.info.self_attr(expr)
+        if attr is None:
+            return False
+        if "self." + attr in names:
+            return True
+        return attr in self._class_containers()
+
+    def _class_containers(self) -> frozenset:
+        """``self.attr`` the methods of this function's class (in this file)
+        assign a container to."""
+        ctx = self.ctx
+        key = self.info.class_key
+        found = ctx.container_fields.get(key)
+        if found is None:
+            found = frozenset()
+            qualname = key.split(":", 1)[1] if key else ""
+            node = ctx.tree
+            for part in qualname.split("."):
+                node = next((c for c in getattr(node, "body", ()) if isinstance(c, ast.ClassDef) and c.name == part),
+                            None)
+                if node is None:
+                    break
+            if node is not None:
+                found = frozenset(text[5:] for text in _container_names(node.body) if text.startswith("self."))
+            ctx.container_fields[key] = found
+        return found
+
+    def _eval_compare(self, expr: ast.Compare, env: dict) -> frozenset:
+        """A comparison reads values, except ``is`` (identity, None-ness) and a
+        string key's membership (a key set), which read structure; its result
+        is a bool, whose own structure is the same everywhere."""
+        atoms = EMPTY
+        left = expr.left
+        left_atoms = self.eval(left, env)
+        for op, right in zip(expr.ops, expr.comparators):
+            right_atoms = self.eval(right, env)
+            kind = type(op)
+            if kind is ast.Is or kind is ast.IsNot:
+                atoms |= project(LENGTH, left_atoms) | project(LENGTH, right_atoms)
+            elif (kind is ast.In or kind is ast.NotIn) and type(left) is ast.Constant and type(left.value) is str:
+                atoms |= project(LENGTH, right_atoms)
+            elif (kind is ast.Eq or kind is ast.NotEq) and (_is_unset_marker(left) or _is_unset_marker(right)):
+                # ``local_rank != -1``: no rank is negative, so this asks
+                # whether the value is set, not which rank this is
+                atoms |= project(LENGTH, left_atoms) | project(LENGTH, right_atoms)
+            else:
+                atoms |= left_atoms | right_atoms
+            left, left_atoms = right, right_atoms
+        return project(CONTENTS, atoms)
+
+    def _tests_group_membership(self, test: ast.Compare) -> bool:
+        """``rank in ranks`` where this module builds a group from ``ranks``
+        (``new_group(ranks)``): whether this rank belongs to the group is the
+        same on every member of that group, and a rank outside it takes no
+        part in what the group does.  So picking the group (and whatever is
+        built from it) under the test is uniform where it matters: inside the
+        group."""
+        if len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
+            return False
+        members = self.ctx.group_members
+        if not members:
+            return False
+        right = unparse(test.comparators[0])
+        return right in self.ctx.group_member_texts
+
+    def display(self, expr, env) -> frozenset:
+        """A dict display, whose keys make its key set, or ``[x] * n``, whose
+        repeat count is its length."""
+        if type(expr) is ast.Dict:
+            atoms = EMPTY
+            for key in expr.keys:
+                if key is not None:
+                    atoms |= whole(self.eval(key, env))
+            for value in expr.values:
+                atoms |= self.eval(value, env)
+            return atoms
+        left, right = self.eval(expr.left, env), self.eval(expr.right, env)
+        if isinstance(expr.left, _SEQUENCE_LITERALS):
+            right = whole(right)
+        if isinstance(expr.right, _SEQUENCE_LITERALS):
+            left = whole(left)
+        return left | right
+
+    def builtin_read(self, name: str, call: ast.Call, args: tuple, kwargs: tuple, arg_atoms: frozenset):
+        """A builtin that reads structure (``len``, ``type``, ``isinstance``),
+        makes it (``range(n)``) or reads an attribute by name (``getattr``);
+        None for any other builtin."""
+        if name in STRUCTURE_BUILTINS and args:
+            rest = EMPTY
+            for a in args[1:]:
+                rest |= a
+            for _, a in kwargs:
+                rest |= a
+            return project(STRUCTURE_BUILTINS[name], args[0]) | rest
+        if name in SHAPING_BUILTINS:
+            return whole(arg_atoms)
+        if name == "getattr" and len(call.args) >= 2 and type(call.args[1]) is ast.Constant \
+                and type(call.args[1].value) is str:
+            # ``getattr(obj, "name", default)`` reads the attribute
+            rest = EMPTY
+            for a in args[2:]:
+                rest |= a
+            return attribute(args[0], call.args[1].value) | rest
+        return None
+
+    def library_call_parts(self, func, last: str, receiver: frozenset, args: tuple, kwargs: tuple,
+                           arg_atoms: frozenset) -> tuple:
+        """``(receiver, arguments)`` of a library call that looks an element up
+        by key (``d.get(k)``), reads its receiver's structure (``x.size()``) or
+        makes a shape from sizes (``torch.empty(n)``), as its result depends on them."""
+        if last in LOOKUP_METHODS:
+            if args and type(func) is ast.Attribute:
+                arg_atoms = whole(args[0])
+                for a in args[1:]:
+                    arg_atoms |= a
+                for _, a in kwargs:
+                    arg_atoms |= a
+        elif receiver and last in STRUCTURE_METHODS:
+            receiver = project(LENGTH, receiver)
+        elif last in SHAPING_CALLS and arg_atoms:
+            # the sizes given become the result's shape
+            arg_atoms = EMPTY
+            positions = SHAPING_POSITIONS.get(last)
+            for index, a in enumerate(args):
+                arg_atoms |= whole(a) if positions is None or index in positions else a
+            for name, a in kwargs:
+                arg_atoms |= whole(a) if name in SHAPING_KEYWORDS else a
+        return receiver, arg_atoms
+
+    def _is_builtin(self, name: str) -> bool:
+        ctx = self.ctx
+        return name not in self.info.local_names and name not in ctx.module_functions \
+            and name not in ctx.module_classes and name not in ctx.imports and name not in ctx.module_globals

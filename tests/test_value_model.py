@@ -1,0 +1,285 @@
+"""The value model on our own shapes: what is rank-local about a value (its
+structure or only its contents), fields of fields, values made uniform by a
+collective, constant arguments, fields reset before use, property reads."""
+
+import textwrap
+
+from cslint.api import check_source
+
+
+def _codes(source, **kw):
+    return [(f.code, f.line) for f in check_source(textwrap.dedent(source), **kw).findings]
+
+
+# -- structure and contents -----------------------------------------------------------
+
+
+def test_object_on_this_ranks_device_keeps_its_none_ness():
+    # the communicator is built on this rank's GPU: its contents differ, not
+    # whether it exists
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+        from mylib import PyNccl
+        class Communicator:
+            def __init__(self, local_rank, use_pynccl):
+                self.device = torch.device(f"cuda:{local_rank}")
+                self.pynccl = PyNccl(self.device) if use_pynccl else None
+            def all_reduce(self, t):
+                if self.pynccl is not None:
+                    dist.all_reduce(t)
+    """) == []
+
+
+def test_object_created_only_on_rank_zero_differs_in_none_ness():
+    assert _codes("""
+        import torch.distributed as dist
+        from mylib import Writer
+        class Trainer:
+            def __init__(self):
+                self.writer = Writer() if dist.get_rank() == 0 else None
+            def step(self, t):
+                if self.writer is not None:
+                    dist.all_reduce(t)
+    """) == [("CSL101", 9)]
+
+
+def test_length_of_list_of_per_rank_values_is_uniform():
+    assert _codes("""
+        import torch.distributed as dist
+        def reduce_all(tensors, t):
+            rank = dist.get_rank()
+            moved = []
+            for x in tensors:
+                moved.append(x.to(f"cuda:{rank}"))
+            for y in moved:
+                dist.all_reduce(y)
+            if len(moved) > 0:
+                dist.barrier()
+    """) == []
+
+
+def test_contents_of_per_rank_values_still_decide():
+    assert _codes("""
+        import torch.distributed as dist
+        def f(t):
+            offset = dist.get_rank() * 4
+            if offset == 0:
+                dist.barrier()
+    """) == [("CSL101", 6)]
+
+
+def test_length_made_from_a_rank_still_differs():
+    assert _codes("""
+        import torch.distributed as dist
+        def f(items, t):
+            rank = dist.get_rank()
+            for i in range(rank):
+                dist.all_reduce(t)
+            for x in items[rank::4]:
+                dist.all_reduce(x)
+            extra = [t] * rank
+            for y in extra:
+                dist.barrier()
+    """) == [("CSL103", 6), ("CSL103", 8), ("CSL103", 11)]
+
+
+def test_list_filled_on_some_ranks_differs_in_length():
+    assert _codes("""
+        import torch.distributed as dist
+        def f(x):
+            pending = []
+            if dist.get_rank() == 0:
+                pending.append(x)
+            for p in pending:
+                dist.all_reduce(p)
+            if not pending:
+                return
+            dist.barrier()
+    """) == [("CSL103", 8), ("CSL102", 11)]
+
+
+def test_none_test_of_a_rank_variable_is_uniform():
+    # the launcher sets the variable on every rank or on none
+    assert _codes("""
+        import os
+        import torch.distributed as dist
+        def init():
+            rank = os.environ.get("RANK")
+            if rank is None:
+                return
+            dist.barrier()
+    """) == []
+
+
+def test_element_picked_by_rank_is_another_object():
+    assert _codes("""
+        import torch.distributed as dist
+        def f(queues, t):
+            for item in queues[dist.get_rank()]:
+                dist.all_reduce(t)
+    """) == [("CSL103", 5)]
+
+
+def test_tensor_shape_of_a_per_rank_shard_is_uniform():
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+        def f(full, t):
+            part = full.narrow(0, dist.get_rank() * 8, 8).to(torch.cuda.current_device())
+            if part.numel() == 0:
+                return
+            dist.all_reduce(part)
+    """) == []
+
+
+def test_returned_length_follows_what_callers_pass():
+    assert _codes("""
+        import torch.distributed as dist
+        def count(xs):
+            return len(xs)
+        def uniform_caller(items, t):
+            rank = dist.get_rank()
+            tagged = [(rank, x) for x in items]
+            if count(tagged) > 0:
+                dist.all_reduce(t)
+        def local_caller(items, t):
+            mine = [x for x in items if x.owner == dist.get_rank()]
+            if count(mine) > 0:
+                dist.all_reduce(t)
+    """) == [("CSL101", 13)]
+
+
+# -- fields of fields -------------------------------------------------------------------
+
+
+_BUFFER = """
+    import torch.distributed as dist
+    class Buffer:
+        def __init__(self, offset, size):
+            self.offset = offset
+            self.size = size
+            self.pending = None
+    class Engine:
+        def __init__(self, size):
+            self.buf = Buffer(dist.get_rank() * size, size)
+"""
+
+
+def test_field_of_a_field_is_read_from_its_class():
+    # the buffer holds this rank's offset; its size and pending slot are the
+    # same everywhere
+    assert _codes(_BUFFER + """
+        def step(self, t):
+            if self.buf.size > 0:
+                dist.all_reduce(t)
+            if self.buf.pending is None:
+                dist.all_reduce(t)
+            if self.buf.offset == 0:
+                dist.barrier()
+    """) == [("CSL101", 18)]
+
+
+def test_field_of_an_object_made_here_is_read_from_its_class():
+    assert _codes(_BUFFER + """
+    def step(size, t):
+        local = Buffer(dist.get_rank() * size, size)
+        if local.size > 0:
+            dist.all_reduce(t)
+        if local.offset == 0:
+            dist.barrier()
+    """) == [("CSL101", 17)]
+
+
+def test_field_set_under_a_rank_test_in_the_held_class_still_differs():
+    assert _codes("""
+        import torch.distributed as dist
+        class Stats:
+            def __init__(self):
+                self.writer = None
+                if dist.get_rank() == 0:
+                    self.writer = open("log.txt", "w")
+        class Trainer:
+            def __init__(self):
+                self.stats = Stats()
+            def step(self, t):
+                if self.stats.writer is not None:
+                    dist.all_reduce(t)
+    """) == [("CSL101", 13)]
+
+
+def test_library_object_made_on_this_ranks_device_agrees_on_its_settings():
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+        from mylib import PyNccl
+        class Communicator:
+            def __init__(self, local_rank):
+                self.comm = PyNccl(device=torch.device(f"cuda:{local_rank}"))
+            def all_reduce(self, t):
+                if self.comm.disabled:
+                    return t
+                dist.all_reduce(t)
+                if self.comm.device.index == 0:
+                    dist.barrier()
+    """) == [("CSL101", 13)]
+
+
+def test_tensor_sized_by_this_ranks_share_differs_in_length():
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+        def gather_shard(total, q):
+            share = total // 4 + min(dist.get_rank(), total % 4)
+            indices = torch.empty(share, device=q.device)
+            if indices.numel() == 0:
+                return q
+            dist.all_gather(q)
+    """) == [("CSL102", 9)]
+
+
+def test_comparing_a_rank_with_the_unset_marker_asks_whether_it_is_set():
+    assert _codes("""
+        import torch.distributed as dist
+        def setup(args, t):
+            if args.local_rank != -1:
+                dist.barrier()
+            if args.local_rank == 0:
+                dist.all_reduce(t)
+    """) == [("CSL101", 7)]
+
+
+def test_constructor_called_on_some_ranks_gives_its_object_not_its_fields_the_context():
+    assert _codes("""
+        import torch.distributed as dist
+        class State:
+            def __init__(self, backend):
+                self.backend = backend
+        def log(t, backend):
+            if dist.get_rank() == 0:
+                State(backend)
+        def step(t, backend):
+            if State(backend).backend == "nccl":
+                dist.all_reduce(t)
+            state = State(backend) if dist.get_rank() == 0 else None
+            if state is not None:
+                dist.barrier()
+    """) == [("CSL101", 14)]
+
+
+def test_truth_of_a_container_is_its_length():
+    assert _codes("""
+        from typing import List
+        import torch.distributed as dist
+        from mylib import Optimizer
+        def build(params: List, t):
+            rank = dist.get_rank()
+            optimizers = [Optimizer(p, rank=rank) for p in params]
+            if optimizers:
+                dist.all_reduce(t)
+            config = getattr(optimizers[0], "config", None)
+            if config.clip_grad > 0:
+                dist.all_reduce(t)
+            if rank:
+                dist.barrier()
+    """) == [("CSL101", 14)]
