@@ -283,3 +283,56 @@ def test_truth_of_a_container_is_its_length():
             if rank:
                 dist.barrier()
     """) == [("CSL101", 14)]
+
+
+# -- values made uniform by a collective -------------------------------------------------
+
+
+def test_status_gathered_by_a_wrapper_that_returns_its_input_for_one_rank_is_agreed():
+    # the last return runs only where the group has a single rank (the size
+    # is read by its name through an accessor), so every value the wrapper
+    # returns is agreed over the group
+    gather_status = """
+        class Executor:
+            @staticmethod
+            def _dist_size(dist, name):
+                return getattr(dist, name, 1)
+
+            def _gather_status(self, local_status):
+                if self._dist_size(self.dist, "tp_size") > 1:
+                    return self.dist.tp_allgather(local_status)
+                return [local_status]
+
+            def loop(self):
+                local_ok = int(any(r.is_disagg_generation_transmission_in_progress for r in self.active_requests))
+                ok = min(self._gather_status(local_ok)) == 1
+                if not ok:
+                    self.dist.tp_allgather(1)
+    """
+    assert _codes(gather_status, presets=["tensorrt_llm"]) == []
+    # without the single-rank test the local value comes back as it is
+    assert _codes(gather_status.replace('if self._dist_size(self.dist, "tp_size") > 1:', "if self.ready:"),
+                  presets=["tensorrt_llm"]) == [("CSL101", 16)]
+
+
+def test_buffer_gathered_in_place_stays_agreed_past_the_single_rank_arm():
+    # ``else`` runs only where the group has one rank: what it leaves in the
+    # buffer cannot differ, so the statuses are agreed after the join
+    sync = """
+        import torch
+        import torch.distributed as dist
+
+        def sync(tp_group, local_error, rank):
+            local_status = torch.tensor([1 if local_error is not None else 0, rank])
+            statuses = [torch.empty_like(local_status) for _ in range(tp_group.world_size)]
+            if tp_group.world_size > 1:
+                dist.all_gather(statuses, local_status, group=tp_group.cpu_group)
+            else:
+                statuses[0].copy_(local_status)
+            failures = [r for r, s in enumerate(statuses) if s[0].item() != 0]
+            if not failures:
+                return statuses
+            dist.all_gather_object([None], 1, group=tp_group.cpu_group)
+    """
+    assert _codes(sync) == []
+    assert _codes(sync.replace("if tp_group.world_size > 1:", "if local_error is None:")) != []

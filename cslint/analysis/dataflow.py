@@ -251,7 +251,13 @@ class Dataflow:
         elif kind == cfgmod.STMT:
             transfer.simple_statement(s, flow)
         transfer.inplace_collectives(info.calls, flow)
-        return flow.current()
+        out = flow.current()
+        if out and self.single_rank(n):
+            # Only a group of one rank gets here: nothing this path carries
+            # on to the join after it can differ between the group's ranks
+            # (``else: statuses[0].copy_(local)`` beside the all-gather).
+            return {name: EMPTY for name in out.keys()}
+        return out
 
 
 def _reverse_postorder(graph) -> list:

@@ -212,8 +212,13 @@ def is_size_expr(expr: ast.expr) -> bool:
     if isinstance(expr, ast.Call):
         name = dotted(expr.func) or ""
         last = name.rsplit(".", 1)[-1]
-        return last in _SIZE_CALLS or (last.startswith("get_") and size_name_is_uniform(last[4:])) \
-            or (last.startswith("_") and size_name_is_uniform(last.lstrip("_")))
+        if last in _SIZE_CALLS or (last.startswith("get_") and size_name_is_uniform(last[4:])) \
+                or (last.startswith("_") and size_name_is_uniform(last.lstrip("_"))):
+            return True
+        # a size read by its name: ``getattr(dist, "tp_size", 1)``, ``size_of(dist, "cp_size")``
+        return (last == "getattr" or "size" in last.lower()) and any(
+            isinstance(arg, ast.Constant) and isinstance(arg.value, str) and size_name_is_uniform(arg.value)
+            for arg in expr.args)
     text = dotted(expr)
     if not text:
         return False
