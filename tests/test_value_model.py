@@ -336,3 +336,36 @@ def test_buffer_gathered_in_place_stays_agreed_past_the_single_rank_arm():
     """
     assert _codes(sync) == []
     assert _codes(sync.replace("if tp_group.world_size > 1:", "if local_error is None:")) != []
+
+
+def test_slice_between_rank_offsets_of_one_width_has_that_width():
+    # ``[rank * chunk:(rank + 1) * chunk]``: the offsets cancel in the length
+    assert _codes("""
+        import torch.distributed as dist
+
+        def shard(t, rank, chunk):
+            local = t[rank * chunk:(rank + 1) * chunk]
+            if len(local) == 0:
+                return None
+            for _ in range(rank * 4, rank * 4 + 4):
+                dist.all_reduce(local)
+    """) == []
+
+
+def test_slice_between_uneven_offsets_differs_in_length():
+    assert _codes("""
+        import torch.distributed as dist
+
+        def shard(t, rank, sizes):
+            local = t[sum(sizes[:rank]):sum(sizes[:rank + 1])]
+            if len(local) == 0:
+                return None
+            dist.all_reduce(local)
+    """) == [("CSL102", 8)]
+    assert _codes("""
+        import torch.distributed as dist
+
+        def steps(rank):
+            for _ in range(rank, 2 * rank):
+                dist.barrier()
+    """) == [("CSL103", 6)]

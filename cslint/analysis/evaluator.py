@@ -137,8 +137,11 @@ class Evaluator(StructureReads):
             return atoms
         if t is ast.UnaryOp and type(expr.op) is ast.Not:
             return project(CONTENTS, self.truth(expr.operand, env))
-        if t is ast.Slice or t is ast.Set:
-            # a slice's bounds decide its length; a set's elements its size
+        if t is ast.Slice:
+            # which elements: the bounds; how many: what their difference reads
+            return self.span(expr.lower, expr.upper, expr.step, env)
+        if t is ast.Set:
+            # a set's elements decide its size
             atoms = EMPTY
             for child in iter_children(expr):
                 atoms |= self.eval(child, env)
@@ -185,7 +188,7 @@ class Evaluator(StructureReads):
                     return entry
             # the element a rank-local index picks is another object, with
             # its own structure (``queues[rank]`` is this rank's queue)
-            return self.eval(expr.value, env) | whole(self.eval(expr.slice, env))
+            return self.eval(expr.value, env) | self.index(expr.slice, env)
         atoms = EMPTY
         for child in iter_children(expr):
             if isinstance(child, _IGNORED_CHILDREN):
@@ -301,7 +304,7 @@ class Evaluator(StructureReads):
                                          self._rank_in_group(call, raw) or by_name)})
         func = call.func
         if type(func) is ast.Name and self._is_builtin(func.id):
-            read = self.builtin_read(func.id, call, args, kwargs, arg_atoms)
+            read = self.builtin_read(func.id, call, args, kwargs, arg_atoms, env)
             if read is not None:
                 return read
         receiver = self.eval(func.value, env) if isinstance(func, ast.Attribute) else EMPTY

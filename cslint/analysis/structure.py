@@ -195,7 +195,7 @@ class StructureReads:
             left = whole(left)
         return left | right
 
-    def builtin_read(self, name: str, call: ast.Call, args: tuple, kwargs: tuple, arg_atoms: frozenset):
+    def builtin_read(self, name: str, call: ast.Call, args: tuple, kwargs: tuple, arg_atoms: frozenset, env):
         """A builtin that reads structure (``len``, ``type``, ``isinstance``),
         makes it (``range(n)``) or reads an attribute by name (``getattr``);
         None for any other builtin."""
@@ -206,6 +206,8 @@ class StructureReads:
             for _, a in kwargs:
                 rest |= a
             return project(STRUCTURE_BUILTINS[name], args[0]) | rest
+        if name == "range" and 2 <= len(call.args) <= 3 and not kwargs:
+            return self.span(call.args[0], call.args[1], call.args[2] if len(call.args) == 3 else None, env)
         if name in SHAPING_BUILTINS:
             return whole(arg_atoms)
         if name == "getattr" and len(call.args) >= 2 and type(call.args[1]) is ast.Constant \
@@ -245,3 +247,90 @@ class StructureReads:
         ctx = self.ctx
         return name not in self.info.local_names and name not in ctx.module_functions \
             and name not in ctx.module_classes and name not in ctx.imports and name not in ctx.module_globals
+
+    def index(self, index, env) -> frozenset:
+        """What ``x[index]`` depends on besides ``x``: the element a rank-local
+        index or key picks is another object, with its own structure
+        (``queues[rank]`` is this rank's queue); a slice is :meth:`span`."""
+        t = type(index)
+        if t is ast.Slice:
+            return self.eval(index, env)
+        if t is ast.Tuple:
+            atoms = EMPTY
+            for element in index.elts:
+                atoms |= self.index(element, env)
+            return atoms
+        return whole(self.eval(index, env))
+
+    def span(self, lower, upper, step, env) -> frozenset:
+        """A slice ``[lower:upper:step]`` or ``range(lower, upper, step)``: the
+        bounds pick which elements (contents); the length is what
+        ``upper - lower`` still reads once terms both share cancel, so
+        ``x[rank * n:(rank + 1) * n]`` has ``n`` elements on every rank."""
+        bounds = EMPTY
+        for bound in (lower, upper):
+            if bound is not None:
+                bounds |= self.eval(bound, env)
+        length = EMPTY
+        if lower is None or upper is None:
+            length = bounds
+        else:
+            difference = _linear_difference(upper, lower)
+            if difference is None:
+                length = bounds
+            else:
+                for leaf in difference:
+                    length |= self.eval(leaf, env)
+        if step is not None:
+            length |= self.eval(step, env)
+        return whole(length) | project(CONTENTS, bounds)
+
+
+#: at most this many terms in a linear form before giving up
+_MAX_TERMS = 16
+
+
+def _linear_difference(upper, lower):
+    """The leaf expressions ``upper - lower`` still reads, as a polynomial
+    over the leaves with integer coefficients (terms that cancel read
+    nothing); None when either side is not such a polynomial."""
+    up, low = _polynomial(upper), _polynomial(lower)
+    if up is None or low is None:
+        return None
+    terms, leaves = dict(up[0]), dict(up[1])
+    leaves.update(low[1])
+    for monomial, coefficient in low[0].items():
+        terms[monomial] = terms.get(monomial, 0) - coefficient
+    return [leaves[text] for text in sorted({text for monomial, c in terms.items() if c for text in monomial})]
+
+
+def _polynomial(expr):
+    """``(terms, leaves)``: monomial (sorted leaf texts) -> coefficient, and
+    leaf text -> node; None past :data:`_MAX_TERMS` terms."""
+    t = type(expr)
+    if t is ast.Constant and type(expr.value) is int:
+        return {(): expr.value}, {}
+    if t is ast.UnaryOp and type(expr.op) is ast.USub:
+        inner = _polynomial(expr.operand)
+        return None if inner is None else ({m: -c for m, c in inner[0].items()}, inner[1])
+    if t is ast.BinOp and type(expr.op) in (ast.Add, ast.Sub, ast.Mult):
+        left, right = _polynomial(expr.left), _polynomial(expr.right)
+        if left is None or right is None:
+            return None
+        leaves = {**left[1], **right[1]}
+        terms: dict = {}
+        if type(expr.op) is ast.Mult:
+            for m1, c1 in left[0].items():
+                for m2, c2 in right[0].items():
+                    monomial = tuple(sorted(m1 + m2))
+                    terms[monomial] = terms.get(monomial, 0) + c1 * c2
+        else:
+            sign = 1 if type(expr.op) is ast.Add else -1
+            terms = dict(left[0])
+            for monomial, coefficient in right[0].items():
+                terms[monomial] = terms.get(monomial, 0) + sign * coefficient
+        return (terms, leaves) if len(terms) <= _MAX_TERMS else None
+    if t in (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp):
+        text = ast.dump(expr)
+        return {(text,): 1}, {text: expr}
+    return None
