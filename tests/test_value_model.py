@@ -369,3 +369,26 @@ def test_slice_between_uneven_offsets_differs_in_length():
             for _ in range(rank, 2 * rank):
                 dist.barrier()
     """) == [("CSL103", 6)]
+
+
+def test_object_of_a_tree_class_exists_whatever_it_was_built_with():
+    # a constructor's result is never None, whatever its arguments: a
+    # per-rank directory listing it holds is a field, read as one
+    assert _codes("""
+        import os
+        import torch.distributed as dist
+
+        class Holder:
+            def __init__(self, names):
+                self.names = names
+
+        class Engine:
+            def __init__(self, path):
+                self.holder = Holder(os.listdir(path))
+
+            def step(self):
+                if self.holder is not None:
+                    dist.barrier()
+                if len(self.holder.names) > 0:
+                    dist.barrier()
+    """, report="per-site") == [("CSL101", 17)]

@@ -7,7 +7,7 @@ Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
 
 from __future__ import annotations
 
-from .atoms import IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES
+from .atoms import CONTENTS, IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES
 from .divergence import extend_via, merge, transformed
 from .records import FuncFacts
 
@@ -24,7 +24,10 @@ class ProgramReads:
         out: dict = {}
         offset_for_call = 1 if ref.tag in THROUGH_INSTANCE else 0
         if ref.tag == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
-            return self.eval(atom.fallback, mode)
+            # a new object of a class of the tree: never None, of that class,
+            # whatever it was built with; what it was built with is its
+            # contents (its fields are read from the class)
+            return transformed(self.eval(atom.fallback, mode), CONTENTS)
         for fn in targets:
             ret = self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():
