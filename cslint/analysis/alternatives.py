@@ -49,10 +49,18 @@ class Alternatives:
         self._block_tests: dict = {}  # id(block) -> (block, {text: [position]}, {negated text: [position]})
 
     def _ordered_sites(self, node) -> tuple:
+        # Kept per node: the paths of every ``if`` of a function ask again
+        # about the statements nested in it.
+        key = ("ordered", id(node))
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is node:
+            return cached[1]
         index = self.index
         found = [sub for sub in fast_walk(node) if isinstance(sub, ast.Call) and id(sub) in index]
         found.sort(key=lambda c: (c.lineno, c.col_offset))
-        return tuple(index[id(c)] for c in found)
+        result = tuple(index[id(c)] for c in found)
+        self._cache[key] = (node, result)
+        return result
 
     def _paths(self, stmts):
         """Possible (site sequence, left the block) pairs through statements."""
@@ -71,6 +79,17 @@ class Alternatives:
         return paths
 
     def _stmt_paths(self, s):
+        """The paths through one statement (shared: callers only read them);
+        kept per statement, as every enclosing ``if`` asks again."""
+        key = ("paths", id(s))
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is s:
+            return cached[1]
+        result = self._stmt_paths_uncached(s)
+        self._cache[key] = (s, result)
+        return result
+
+    def _stmt_paths_uncached(self, s):
         if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return [((), False)]
         if isinstance(s, ast.If):

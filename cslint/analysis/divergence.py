@@ -141,12 +141,15 @@ def canonical_order(atoms, digests: Optional[dict] = None) -> tuple:
     """The atoms sorted by :func:`_atom_rank`; atoms that share a rank (the
     same call on one line with other arguments, collectives over one group)
     are ordered by a digest of their whole structure."""
-    ranked = sorted(atoms, key=_atom_rank)
-    for first, second in zip(ranked, ranked[1:]):
-        if _atom_rank(first) == _atom_rank(second):
+    # each atom's rank is computed once (it spells out the atom's reference)
+    listed = list(atoms)
+    ranks = [_atom_rank(atom) for atom in listed]
+    order = sorted(range(len(listed)), key=ranks.__getitem__)
+    for first, second in zip(order, order[1:]):
+        if ranks[first] == ranks[second]:
             memo = {} if digests is None else digests
-            return tuple(sorted(ranked, key=lambda atom: (_atom_rank(atom), structure_digest(atom, memo))))
-    return tuple(ranked)
+            return tuple(listed[i] for i in sorted(order, key=lambda i: (ranks[i], structure_digest(listed[i], memo))))
+    return tuple(listed[i] for i in order)
 
 
 def structure_digest(value, memo: dict) -> bytes:

@@ -25,7 +25,7 @@ from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .records import Cond
 from .syntax import (
-    calls_in_order, first_exit, first_exit_in, presence_test, reads_value, short, tests_membership, tests_own_group,
+    ReadNames, calls_in_order, first_exit, first_exit_in, presence_test, short, tests_membership, tests_own_group,
     unparse,
 )
 
@@ -48,6 +48,7 @@ class Guards:
         self.flow = flow
         self.index = index
         self.alternatives = Alternatives(self.info, index)
+        self.read_names = ReadNames()
 
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
@@ -244,8 +245,7 @@ class Guards:
         operand differs between ranks, a consensus agrees on it alone."""
         return tuple((span, atoms, self._presence(node, when_true, when_false)) for span, atoms, node in operands)
 
-    @staticmethod
-    def _presence(test, when_true, when_false) -> Optional[tuple]:
+    def _presence(self, test, when_true, when_false) -> Optional[tuple]:
         """The presence test's facts (see :attr:`Cond.presence`).  Under a
         consensus a rank whose own test is false acts as if it held: a
         branch's rank runs the arm meant for the other kind of value, and an
@@ -259,7 +259,7 @@ class Guards:
             return None
         text, holds_when_present = found
         decided = when_true if holds_when_present else when_false
-        return text, holds_when_present, reads_value(decided, text)
+        return text, holds_when_present, self.read_names.reads(decided, text)
 
     def _skipped_by_exit(self, guard, exit_stmt) -> list:
         """The statements a rank skips when it takes the exit: what follows

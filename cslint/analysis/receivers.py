@@ -42,6 +42,7 @@ import sys
 import weakref
 from typing import Optional
 
+from .astwalk import children_into
 from .atoms import func_ref, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted
@@ -65,6 +66,11 @@ CONTAINER_ACCESSORS = frozenset({
     "get", "pop", "popleft", "popitem", "get_nowait", "result", "setdefault", "__getitem__", "__next__",
     "copy", "values", "items", "keys", "send", "recv", "recv_pyobj", "wait", "join",
 })
+
+
+#: the nodes a binding of a local name is looked for in (not inside a call's
+#: keywords, a comprehension or a default value)
+_BINDING_PARTS = (ast.stmt, ast.withitem, ast.expr, ast.excepthandler, ast.match_case)
 
 
 def library_term(module: str) -> tuple:
@@ -109,6 +115,7 @@ class ReceiverTypes:
         func = self.info.func
         body = func.body if isinstance(getattr(func, "body", None), list) else []
         stack = list(body)
+        children: list = []
         nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
         while stack:
             node = stack.pop()
@@ -136,8 +143,9 @@ class ReceiverTypes:
             elif t is ast.NamedExpr:
                 if type(node.target) is ast.Name:
                     assignments.setdefault(node.target.id, []).append(node.value)
-            stack.extend(child for child in ast.iter_child_nodes(node)
-                         if isinstance(child, (ast.stmt, ast.withitem, ast.expr, ast.excepthandler, ast.match_case)))
+            children_into(node, children)
+            stack.extend(child for child in children if isinstance(child, _BINDING_PARTS))
+            children.clear()
         self._assignments = assignments
         annotations: dict = {}
         args = getattr(func, "args", None)

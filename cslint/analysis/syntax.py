@@ -9,7 +9,7 @@ import ast
 from typing import Optional
 
 from ..presets import size_name_is_uniform
-from .astwalk import iter_children
+from .astwalk import iter_children, walk as fast_walk
 from .cfg import is_process_exit
 
 
@@ -321,15 +321,29 @@ def _plain_dotted(node: ast.expr) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
-def reads_value(nodes, text: str) -> bool:
-    """Whether any of ``nodes`` (statements or expressions) reads ``text``
-    (a dotted name) or something under it (``text.attr``, ``text[i]``)."""
-    for root in nodes:
-        for node in ast.walk(root):
-            if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(getattr(node, "ctx", None), ast.Load) \
-                    and _plain_dotted(node) == text:
-                return True
-    return False
+class ReadNames:
+    """Which plain dotted names (``a``, ``a.b``) a piece of code reads,
+    ``x.attr`` and ``x[i]`` counting as reads of ``x``.  Each statement is
+    walked once and its answer kept: every exit of a function asks about all
+    that it skips, so the same statements are asked about again and again.
+    The nodes asked about must stay alive as long as this object (their
+    ``id`` is the key)."""
+
+    def __init__(self):
+        self._by_node: dict = {}  # id(node) -> the names it reads
+
+    def reads(self, nodes, text: str) -> bool:
+        """Whether any of ``nodes`` (statements or expressions) reads
+        ``text`` (a dotted name) or something under it."""
+        return any(text in self.names_read(node) for node in nodes)
+
+    def names_read(self, root: ast.AST) -> frozenset:
+        found = self._by_node.get(id(root))
+        if found is None:
+            found = self._by_node[id(root)] = frozenset(
+                _plain_dotted(node) for node in fast_walk(root)
+                if type(node) in (ast.Name, ast.Attribute) and type(node.ctx) is ast.Load) - {None}
+        return found
 
 
 def tests_own_group(text: str, groups) -> bool:

@@ -117,6 +117,7 @@ class UniformityInfo:
         self._sources: dict = {}  # (id(condition), function key, mode) -> (condition, [Divergence])
         self._receivers: Optional[dict] = None
         self._sites_at: Optional[dict] = None
+        self._members_of: Optional[dict] = None  # (family, path) -> [FuncFacts] by key
 
     @classmethod
     def compute(cls, files: list, knowledge: Knowledge) -> "UniformityInfo":
@@ -380,8 +381,8 @@ class UniformityInfo:
         if family is None:
             return None
         span = group_span(group)
-        for other in sorted(program.funcs.values(), key=lambda f: f.key):
-            if other is function or resolver.family(other.class_key) != family or other.path != function.path:
+        for other in self._family_members(family, function.path):
+            if other is function:
                 continue
             variant = program.variant(other, mode)
             if variant is None:
@@ -399,6 +400,19 @@ class UniformityInfo:
                     return ScheduleCarrier(other.qualname, other.path, site, found.name, found.group, factory,
                                            dotted, cls_path, other.module)
         return None
+
+    def _family_members(self, family: str, path: str) -> list:
+        """The functions of a class family defined in one file, by key
+        (indexed once: every hazard of a class asks)."""
+        if self._members_of is None:
+            resolver = self.program.resolver
+            index: dict = {}
+            for fn in sorted(self.program.funcs.values(), key=lambda f: f.key):
+                member_of = resolver.family(fn.class_key)
+                if member_of is not None:
+                    index.setdefault((member_of, fn.path), []).append(fn)
+            self._members_of = index
+        return self._members_of.get((family, path), [])
 
     def _constructed_class(self, atoms: frozenset):
         """``(call text, class dotted name, class file)`` of the call among
