@@ -147,6 +147,12 @@ class FunctionInfo:
             self.scan_calls()  # notes the local names
         return self._local
 
+    def binds_in_expressions(self) -> bool:
+        """Whether an expression of the body may bind a local name (``name
+        := value``).  Known once :meth:`scan_calls` has run, which notes
+        every walrus; before that, it may."""
+        return self._local is None or bool(self.walrus_by_statement)
+
     def _index_parents(self) -> None:
         body = self.body
         self._blocks = {}

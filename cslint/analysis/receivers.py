@@ -71,6 +71,9 @@ CONTAINER_ACCESSORS = frozenset({
 #: the nodes a binding of a local name is looked for in (not inside a call's
 #: keywords, a comprehension or a default value)
 _BINDING_PARTS = (ast.stmt, ast.withitem, ast.expr, ast.excepthandler, ast.match_case)
+#: the same without expressions, for a body with no ``name := value``: the
+#: statements alone bind its names, and most of a body's nodes are expressions
+_STATEMENT_PARTS = (ast.stmt, ast.withitem, ast.excepthandler, ast.match_case)
 
 
 def library_term(module: str) -> tuple:
@@ -116,6 +119,7 @@ class ReceiverTypes:
         body = func.body if isinstance(getattr(func, "body", None), list) else []
         stack = list(body)
         children: list = []
+        parts = _BINDING_PARTS if self.info.binds_in_expressions() else _STATEMENT_PARTS
         nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
         while stack:
             node = stack.pop()
@@ -144,7 +148,7 @@ class ReceiverTypes:
                 if type(node.target) is ast.Name:
                     assignments.setdefault(node.target.id, []).append(node.value)
             children_into(node, children)
-            stack.extend(child for child in children if isinstance(child, _BINDING_PARTS))
+            stack.extend(child for child in children if isinstance(child, parts))
             children.clear()
         self._assignments = assignments
         annotations: dict = {}
