@@ -206,6 +206,9 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         scans = [info.scan_calls() for info in everyone]
         deep_names = set(ctx.deep_names)
         deep = [scan.has_collective for scan in scans]
+        # matched once per function, not once per round of the loop below
+        calls_wild = [not deep[i] and any(fnmatchcase(n, w) for w in ctx.collective_wild for n in scan.names)
+                      for i, scan in enumerate(scans)]
         changed = True
         while changed:  # functions of this file that call a deep one are deep too
             changed = False
@@ -213,7 +216,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                 if deep[i]:
                     continue
                 names = scans[i].names
-                if names & deep_names or any(fnmatchcase(n, w) for w in ctx.collective_wild for n in names):
+                if calls_wild[i] or names & deep_names:
                     deep[i] = True
                     changed = True
                     short = extractor.qualname.rsplit(".", 1)[-1]

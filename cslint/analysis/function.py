@@ -102,6 +102,7 @@ class FunctionInfo:
         self._blocks: dict = {}
         self._local = None
         self._receivers = None
+        self._refs: dict = {}  # id(callee expression) -> (it, resolve_ref's answer)
         # noted by scan_calls
         self.raises = False
         self.has_loop = False
@@ -388,7 +389,17 @@ class FunctionInfo:
 
     def resolve_ref(self, func: ast.AST) -> Optional[tuple]:
         """The typed reference a callee expression leads to, or None for a
-        call nothing in the tree can be (a builtin, a generic method name)."""
+        call nothing in the tree can be (a builtin, a generic method name).
+        Kept per expression: the summary walk, the dataflow (once per pass
+        over a statement) and the guards all ask about the same calls."""
+        known = self._refs.get(id(func))
+        if known is not None and known[0] is func:
+            return known[1]
+        found = self._resolve_ref(func)
+        self._refs[id(func)] = (func, found)
+        return found
+
+    def _resolve_ref(self, func: ast.AST) -> Optional[tuple]:
         ctx = self.ctx
         if isinstance(func, ast.Name):
             name = func.id

@@ -49,6 +49,7 @@ class Guards:
         self.index = index
         self.alternatives = Alternatives(self.info, index)
         self.read_names = ReadNames()
+        self._tests: dict = {}  # (test's CFG node, whether the site is in its arms) -> Cond
 
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
@@ -117,7 +118,7 @@ class Guards:
             elif dnode.kind == cfgmod.TEST:
                 if flow.graph.escaping and not self.info.inside(stmt, dnode.stmt) and first_exit(dnode.stmt) is None:
                     continue  # decided by the failing work in its arm (an ``escape`` condition), not by an exit
-                conds.append(self._if(stmt, dnode.stmt, atoms, flow.envs.get(d, {})))
+                conds.append(self._test(stmt, d, dnode.stmt, atoms))
             elif dnode.kind == cfgmod.LOOP:
                 conds.append(self._loop(stmt, dnode.stmt, atoms))
             elif dnode.kind == cfgmod.ASSERT:
@@ -200,6 +201,17 @@ class Guards:
         alternatives = (self.alternatives.sites_in(owner.body) + finally_sites, finally_sites)
         return Cond("exception", atoms, short(text), getattr(first, "lineno", 0), Span.of(owner),
                     statement="finally", two_sided=True, alternatives=alternatives)
+
+    def _test(self, stmt, d: int, dstmt: ast.If, atoms) -> Cond:
+        """The condition of the ``if`` at CFG node ``d`` for a site at
+        ``stmt``: made once per test and side (a branch for the sites in its
+        arms, an early exit for those after it) and shared by every site it
+        decides, since it depends on nothing else."""
+        key = (d, self.info.inside(stmt, dstmt) and stmt is not dstmt)
+        found = self._tests.get(key)
+        if found is None:
+            found = self._tests[key] = self._if(stmt, dstmt, atoms, self.flow.envs.get(d, {}))
+        return found
 
     def _if(self, stmt, dstmt: ast.If, atoms, env) -> Cond:
         alternatives = self.alternatives
