@@ -35,7 +35,6 @@ import ast
 import itertools
 from typing import NamedTuple, Optional
 
-from ..presets import fnmatch_any
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .function import FunctionInfo
@@ -238,14 +237,7 @@ class Feasibility:
                 return None
             if modes is None or not specs:
                 return None
-            text = dotted(test)
-            if text is None:
-                return None
-            text = info.normalise_self(text)
-            for spec in specs:
-                if fnmatch_any(text, spec.predicates):
-                    return spec.name in modes
-            return None
+            return info.mode_predicate_value(test, specs, modes)
 
         return fold
 

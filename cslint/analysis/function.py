@@ -224,16 +224,21 @@ class FunctionInfo:
                 if any(v is True for v in values):
                     return True
                 return False if all(v is False for v in values) else None
-            text = dotted(test)
-            if text is None:
-                return None
-            text = self.normalise_self(text)
-            for spec in specs:
-                if fnmatch_any(text, spec.predicates):
-                    return spec.name in modes
-            return None
+            return self.mode_predicate_value(test, specs, modes)
 
         return fold
+
+    def mode_predicate_value(self, test, specs, modes) -> Optional[bool]:
+        """Whether the mode ``test`` names is on (``modes``), when ``test`` is
+        one of the mode predicates of ``specs``; None for any other test."""
+        text = dotted(test)
+        if text is None:
+            return None
+        text = self.normalise_self(text)
+        for spec in specs:
+            if fnmatch_any(text, spec.predicates):
+                return spec.name in modes
+        return None
 
     def normalise_self(self, text: str) -> str:
         if self.self_name and self.self_name != "self":
