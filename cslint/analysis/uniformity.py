@@ -322,7 +322,6 @@ class UniformityInfo:
         self.f():``, ``x = self.f(); if x:``) that reach a collective over a
         group covering ``group``: the value may be that collective's result,
         agreed already (AgreedValue, not stored)."""
-        program = self.program
         span = group_span(group)
         parts = [condition.atoms]
         if condition.operands:

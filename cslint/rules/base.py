@@ -207,8 +207,8 @@ class Rule:
         calls = 0 if hazard.direct else len(hazard.reach_chain) - 1
         if calls >= cls.LONG_REACH:
             found.append(Doubt("long-chain", False,
-                               f"the collective is {calls} calls away; each call's reach is summarised without "
-                               "its path conditions"))
+                               f"the collective is {calls} calls away; each call's reach keeps only the "
+                               "configuration its constant arguments rule out, not the rest of its path conditions"))
         return found
 
     @classmethod
