@@ -38,7 +38,7 @@ from typing import NamedTuple, Optional
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .function import FunctionInfo
-from .syntax import dotted, single_rank_side
+from .syntax import dotted, fold_bool_op, single_rank_side
 
 #: the value of a parameter whose default is ``None`` when the call passes
 #: something else (its truth is not known)
@@ -207,13 +207,7 @@ class Feasibility:
                 return None if inner is None else not inner
             if kind is ast.BoolOp:
                 values = [fold(v, depth) for v in test.values]
-                if isinstance(test.op, ast.And):
-                    if any(v is False for v in values):
-                        return False
-                    return True if all(v is True for v in values) else None
-                if any(v is True for v in values):
-                    return True
-                return False if all(v is False for v in values) else None
+                return fold_bool_op(test.op, values)
             if kind is ast.Constant:
                 return bool(test.value)
             if kind is ast.Name:

@@ -22,7 +22,7 @@ from .atoms import (
 )
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
-from .syntax import calls_in_order, dotted
+from .syntax import calls_in_order, dotted, fold_bool_op
 from .vocabulary import GENERIC_METHODS, LOCAL_IO_CALLS
 
 
@@ -217,13 +217,7 @@ class FunctionInfo:
                 return None if inner is None else not inner
             if isinstance(test, ast.BoolOp):
                 values = [fold(v) for v in test.values]
-                if isinstance(test.op, ast.And):
-                    if any(v is False for v in values):
-                        return False
-                    return True if all(v is True for v in values) else None
-                if any(v is True for v in values):
-                    return True
-                return False if all(v is False for v in values) else None
+                return fold_bool_op(test.op, values)
             return self.mode_predicate_value(test, specs, modes)
 
         return fold

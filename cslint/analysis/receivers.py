@@ -295,6 +295,12 @@ def class_attribute_terms(value: ast.AST, ctx) -> tuple:
     text = dotted(value.func)
     if not text or "()" in text:
         return ()
+    return _dotted_name_terms(text, ctx)
+
+
+def _dotted_name_terms(text: str, ctx) -> tuple:
+    """Type terms of a dotted name: a class of this file, or what an import
+    names (a standard-library module is a library term); () otherwise."""
     head = text.split(".")[0]
     if head in ctx.module_classes and "." not in text:
         return (("class", f"{ctx.module}:{text}"),)
@@ -349,15 +355,9 @@ def annotation_terms(node: Optional[ast.AST], ctx, depth: int = 0) -> tuple:
     text = dotted(node)
     if not text or "()" in text:
         return ()
-    head = text.split(".")[0]
-    if head in ctx.module_classes and "." not in text:
-        return (("class", f"{ctx.module}:{text}"),)
-    if head in ctx.imports:
-        canonical = canonical_text(text, ctx.imports)
-        top = canonical.split(".", 1)[0]
-        if top in STDLIB_MODULES and top != ctx.module.split(".", 1)[0]:
-            return (library_term(top),)
-        return (("named", canonical),)
+    found = _dotted_name_terms(text, ctx)
+    if found:
+        return found
     if text in BUILTIN_CONSTRUCTORS or text in ("None", "Any", "object"):
         return (library_term("builtins"),) if text in BUILTIN_CONSTRUCTORS else ()
     return ()

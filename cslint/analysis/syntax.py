@@ -195,6 +195,18 @@ _NEGATED_OPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: 
                 ast.LtE: ast.Gt, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
 
 
+def fold_bool_op(op: ast.boolop, values: list) -> Optional[bool]:
+    """``and``/``or`` over operands known True, False or not known (None):
+    the answer when the known ones decide it, else None."""
+    if isinstance(op, ast.And):
+        if any(v is False for v in values):
+            return False
+        return True if all(v is True for v in values) else None
+    if any(v is True for v in values):
+        return True
+    return False if all(v is False for v in values) else None
+
+
 def negation_text(test: ast.expr) -> Optional[str]:
     """Source text of the logical negation of a simple test, or None."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
