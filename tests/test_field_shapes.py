@@ -229,3 +229,52 @@ def test_unhandled_exceptions_setting_is_validated():
         settings_from_table({"unhandled-exceptions": "abort"})
 
 
+
+
+GATHERED_DATA = """
+    from accelerate.utils import gather_object
+
+    class Collector:
+        def __init__(self, accelerator):
+            self.accelerator = accelerator
+
+        def images_when_present(self, prompts, images):
+            gather_object(prompts)
+            return gather_object(images) if images is not None else None
+
+        def images_always(self, prompts, images):
+            gather_object(prompts)
+            return gather_object(images)
+
+        def empty_selection_returns(self, values, mask):
+            local = values[mask]
+            if local.numel() == 0:
+                return None
+            sizes = self.accelerator.gather(local.numel())
+            return self.accelerator.gather(local), sizes
+
+        def checks_a_setting(self, values, limit):
+            if limit is None:
+                return None
+            return self.accelerator.gather(values)
+"""
+
+
+def test_what_a_rank_contributes_to_a_data_parallel_gather_is_its_own_data():
+    # the payload's origins among the parameters (``images``; ``values`` through ``local``) are this
+    # rank's data; a parameter that never reaches the gather (``limit``) says nothing
+    assert _findings(GATHERED_DATA) == [(10, "CSL101"), (20, "CSL102"), (21, "CSL102")]
+
+
+def test_a_plain_torch_gather_does_not_make_its_payload_rank_local():
+    # an all-gather of tensor-parallel shards: what each rank passes has the same shape everywhere
+    source = """
+        import torch.distributed as dist
+
+        def gather_shards(output, shard):
+            if shard.numel() == 0:
+                return
+            dist.all_gather(output, shard)
+    """
+    assert _findings(source) == []
+

@@ -85,6 +85,11 @@ def wrapper_facts(call: ast.Call) -> Optional[CallFacts]:
     return CallFacts("", "", "", Span.of(payload), "", effects(payload), numeric(payload), "", "")
 
 
+def payload_argument(call: ast.Call, spec) -> Optional[ast.AST]:
+    """The argument carrying what this rank contributes to a collective."""
+    return _argument(call, spec.payload if spec is not None else 0, spec.payload_kw if spec is not None else ())[0]
+
+
 def _argument(call: ast.Call, position: Optional[int], keywords: tuple) -> tuple:
     for keyword in call.keywords:
         if keyword.arg is not None and keyword.arg in keywords:

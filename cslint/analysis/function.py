@@ -13,9 +13,10 @@ import ast
 from typing import NamedTuple, Optional
 
 from ..config import matches_any
-from ..presets import fnmatch_any, rank_name_dims
+from ..presets import KIND_GATHERED_DATA, fnmatch_any, group_span, rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
+from .callfacts import payload_argument
 from .atoms import (
     class_ref, field_method_ref, func_ref, method_ref, name_ref, param, qual_ref, source, super_ref,
     typed_method_ref,
@@ -62,6 +63,87 @@ class _OwnerMark:
         self.previous = previous
 
 
+def gathered_params(info) -> dict:
+    """Parameter name -> (line, group) for each parameter whose value this
+    function passes, directly or through its own locals, as its
+    contribution to a gather of per-process data (``payload_local``
+    collectives: a data-parallel framework's ``gather``/``gather_object``).
+    Such a gather exists because what each rank passes differs -- its
+    own batch's outputs -- so the parameter is this rank's data."""
+    if info._gathered is not None:
+        return info._gathered
+    ctx = info.ctx
+    tails = ctx.collective_tails
+    seeds: dict = {}  # local name -> (line, group)
+    assigned: dict = {}  # local name -> [(line, names an assigned value reads)]
+    body = info.func.body if isinstance(info.func.body, list) else [info.func.body]
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, nested):
+            continue
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                for name, value in _plain_bindings(target, node.value):
+                    assigned.setdefault(name, []).append((node.lineno, _data_names(value)))
+        elif isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) \
+                else None
+            if name in tails:
+                raw = dotted(func)
+                match = ctx.match_collective(node, raw, canonical_text(raw, ctx.imports)) if raw else None
+                if match is not None and match.spec is not None and match.spec.payload_local:
+                    payload = payload_argument(node, match.spec)
+                    if payload is not None:
+                        for name in sorted(_data_names(payload)):
+                            seeds.setdefault(name, (node.lineno, match.group))
+        children_into(node, stack)
+    # what the payload was computed from, back through the function's own
+    # assignments written above the use (a later reassignment is not an origin)
+    reached = dict(seeds)
+    limit = {name: where[0] for name, where in seeds.items()}
+    work = sorted(seeds)
+    while work:
+        name = work.pop()
+        for line, origins in assigned.get(name, ()):
+            if line >= limit[name]:
+                continue
+            for origin in sorted(origins):
+                if limit.get(origin, -1) < line:
+                    reached.setdefault(origin, reached[name])
+                    limit[origin] = line
+                    work.append(origin)
+    params = {p.lstrip("*") for p in info.params}
+    params.discard(info.self_name)
+    info._gathered = {name: where for name, where in reached.items() if name in params}
+    return info._gathered
+
+
+def _plain_bindings(target: ast.AST, value: ast.AST) -> list:
+    """(name, value) pairs an assignment binds, element by element where a
+    tuple is unpacked from a tuple; an unpacked call result binds nothing
+    here (which of its parts came from which argument is unknown)."""
+    if isinstance(target, ast.Name):
+        return [(target.id, value)]
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) \
+            and len(target.elts) == len(value.elts):
+        out = []
+        for sub, part in zip(target.elts, value.elts):
+            out.extend(_plain_bindings(sub, part))
+        return out
+    return []
+
+
+def _data_names(expr: ast.AST) -> set:
+    """The names whose values an expression computes with: not the ones it
+    only calls (``model(**batch)`` computes with ``batch``, not ``model``)."""
+    called = {id(node.func) for node in fast_walk(expr) if isinstance(node, ast.Call)}
+    return {node.id for node in fast_walk(expr) if isinstance(node, ast.Name) and id(node) not in called}
+
+
 class FunctionInfo:
     """The static facts of one function body (or of the module body)."""
 
@@ -103,6 +185,7 @@ class FunctionInfo:
         self._local = None
         self._receivers = None
         self._refs: dict = {}  # id(callee expression) -> (it, resolve_ref's answer)
+        self._gathered = None  # gathered_params()
         # noted by scan_calls
         self.raises = False
         self.has_loop = False
@@ -368,6 +451,7 @@ class FunctionInfo:
         ctx = self.ctx
         env = {}
         optional = _none_default_params(self.func)
+        gathered = gathered_params(self) if ctx.knowledge.has_payload_local else {}
         for index, name in enumerate(self.params):
             clean = name.lstrip("*")
             if index == 0 and self.self_name:
@@ -376,6 +460,9 @@ class FunctionInfo:
             dims = rank_name_dims(clean) if clean not in optional else None
             if dims is not None and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
                 atoms |= {source("rank id", clean, ctx.path, getattr(self.func, "lineno", 0), (("*", dims),))}
+            if clean in gathered:
+                atoms |= {source(KIND_GATHERED_DATA, clean, ctx.path, gathered[clean][0],
+                                 (("*", group_span(gathered[clean][1])),), whole=True)}
             env[clean] = atoms
         return env
 

@@ -121,11 +121,17 @@ class CollectiveSpec:
     #: the call also runs local work that can fail on one rank (a framework's
     #: training loop): its exceptions are rank-local, unlike a bare collective's
     local_work: bool = False
+    #: what a rank contributes is its own share of the data: the API gathers
+    #: per-process results of a data-parallel job (a batch's outputs, its
+    #: images, its token counts), so the values a function passes to it differ
+    #: between ranks in structure as well as contents
+    payload_local: bool = False
 
 
 #: Source kinds the analysis treats specially (see analysis/program.py).
 KIND_DATA_SHARD = "per-rank data shard"  # contents differ, length does not
 KIND_FILESYSTEM = "local filesystem view"  # counts where it decides a collective directly
+KIND_GATHERED_DATA = "data this rank contributes to a gather"  # a parameter a data-parallel gather collects
 
 
 @dataclass(frozen=True)
@@ -273,6 +279,14 @@ class Knowledge:
     unhandled_exceptions: str = "crash"
     #: see :attr:`Preset.rendezvous` (call names, last dotted part)
     rendezvous: frozenset = frozenset()
+
+    @property
+    def has_payload_local(self) -> bool:
+        """Whether some collective gathers per-process data (:attr:`CollectiveSpec.payload_local`)."""
+        memo = self.__dict__.get("_has_payload_local")
+        if memo is None:
+            memo = self.__dict__["_has_payload_local"] = any(spec.payload_local for spec in self.collectives)
+        return memo
 
     def relative_rank_dims(self, receiver: str, member: str) -> Optional[frozenset]:
         """Dimensions a rank identity read from a group object differs along:

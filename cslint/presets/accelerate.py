@@ -20,6 +20,12 @@ process's shard of the data: its batches differ between processes, their
 number does not (``even_batches``, the default), so a loop over a prepared
 loader runs equally often everywhere.
 
+What a process passes to a gather (``gather``, ``gather_object``,
+``gather_for_metrics``, ``pad_across_processes``) is its own results -- of its
+own batches, which is why they are gathered: the parameters a function hands
+on to one are this process's data, in structure (None or not, how many) as
+well as contents (``payload_local``).
+
 ``broadcast_object_list(objects)`` fills ``objects`` in place with the source
 process's list, which is then the same everywhere.
 """
@@ -42,21 +48,26 @@ _UTILS = {
     "wait_for_everyone": ("uniform", ()),
 }
 
+#: the gathers: each process passes its own results (of its own batches), which differ
+_GATHERS = frozenset({"gather", "gather_object", "gather_for_metrics", "pad_across_processes"})
+
 _collectives = []
 for _name, (_result, _inplace) in _UTILS.items():
     for _module in ("accelerate.utils.", "accelerate.utils.operations.", "accelerate.utils.other."):
-        _collectives.append(CollectiveSpec(_module + _name, _A, group="world", result=_result, inplace=_inplace))
+        _collectives.append(CollectiveSpec(_module + _name, _A, group="world", result=_result, inplace=_inplace,
+                                           payload_local=_name in _GATHERS))
 
 # Methods of an Accelerator / PartialState.  ``wait_for_everyone`` and
 # ``gather_for_metrics`` are distinctive names; the others only on a receiver
 # that names the accelerator (``self.accelerator.gather``).
 for _name, _result in (("wait_for_everyone", "uniform"), ("gather_for_metrics", "uniform")):
-    _collectives.append(CollectiveSpec("*." + _name, _A, group="world", result=_result))
+    _collectives.append(CollectiveSpec("*." + _name, _A, group="world", result=_result,
+                                       payload_local=_name in _GATHERS))
 for _name, _result in (("gather", "uniform"), ("reduce", "uniform"), ("pad_across_processes", "uniform"),
                        ("get_state_dict", "uniform"), ("backward", "uniform")):
     for _receiver in ("accelerator", "*.accelerator", "*_accelerator"):
         _collectives.append(CollectiveSpec(f"{_receiver}.{_name}", _A, group="world", result=_result,
-                                           receiver="named"))
+                                           receiver="named", payload_local=_name in _GATHERS))
 
 # trl: gathers the ZeRO-3 partitioned parameters for the block it opens.
 for _pattern in ("unwrap_model_for_generation", "*.unwrap_model_for_generation"):
