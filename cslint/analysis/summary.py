@@ -47,11 +47,16 @@ class SummaryWalk:
         self.exit_env = env
         return variant
 
-    def _block(self, stmts, env, implicit, variant) -> None:
+    def _block(self, stmts, env, implicit, variant) -> frozenset:
+        """Walk a block; returns the atoms of the conditions under which an
+        exit inside it skips what follows (the rest of an enclosing block too)."""
+        exits = EMPTY
         for s in stmts:
             exit_atoms = self._statement(s, env, implicit, variant)
             if exit_atoms:
                 implicit = implicit | exit_atoms
+                exits = exits | exit_atoms
+        return exits
 
     def _statement(self, s, env, implicit, variant) -> frozenset:
         """Handle one statement; returns the atoms of a condition under which
@@ -71,9 +76,9 @@ class SummaryWalk:
         if t is ast.If:
             cond = whole(self.evaluator.truth(s.test, env))
             inner = implicit | cond
-            self._block(s.body, env, inner, variant)
-            self._block(s.orelse, env, inner, variant)
-            return cond if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
+            nested = self._block(s.body, env, inner, variant) | self._block(s.orelse, env, inner, variant)
+            # an exit nested deeper (``if a: if b: continue``) skips the rest on its own condition too
+            return cond | nested if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
         if t in (ast.For, ast.AsyncFor):
             trips = whole(transfer.loop_target(s, flow))
             self._block(s.body, env, implicit | trips, variant)

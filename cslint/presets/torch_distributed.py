@@ -142,6 +142,10 @@ _sources = [
     SourceSpec("os.access", KIND_FILESYSTEM),
     SourceSpec("glob.glob", KIND_FILESYSTEM),
     SourceSpec("glob.iglob", KIND_FILESYSTEM),
+    # Whether work handed to another thread of this process has finished
+    # (``concurrent.futures.Future.done()``): thread scheduling is per process.
+    SourceSpec("*future.done", "background thread progress"),
+    SourceSpec("*fut.done", "background thread progress"),
     # A sampler that shards the dataset by rank yields different batches on
     # every rank (and different lengths when the dataset does not divide).
     SourceSpec("*DistributedSampler", KIND_DATA_SHARD),
