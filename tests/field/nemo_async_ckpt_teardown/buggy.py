@@ -45,4 +45,4 @@ def run(trainer, model, finalizer):
     try:
         trainer.fit(model)
     finally:
-        finalizer.teardown(trainer)
+        finalizer.teardown(trainer)  # expect: CSL104
