@@ -11,6 +11,7 @@ what parsing all of them would cost), and its syntax error is not reported.
 
 from __future__ import annotations
 
+import os
 import textwrap
 
 from cslint.api import check_paths
@@ -109,3 +110,57 @@ def test_files_the_package_structure_names_alike_are_each_analysed(tmp_path):
     three = check_paths([str(tmp_path)], settings=Settings(), cache=False)
     assert len([f for f in three.findings if f.code == "CSL102"]) == 3
     assert len({f.path for f in three.findings}) == 3
+
+
+REDUCING_WORKER = textwrap.dedent("""\
+    import torch.distributed as dist
+
+    def reduce_all(t):
+        dist.all_reduce(t)
+    """)
+
+IDLE_WORKER = textwrap.dedent("""\
+    def reduce_all(t):
+        return t
+    """)
+
+
+def _caller(import_line: str, call: str) -> str:
+    return textwrap.dedent(f"""\
+        import torch.distributed as dist
+        {import_line}
+
+        def step(t):
+            if dist.get_rank() == 0:
+                {call}
+        """)
+
+
+def test_a_settled_file_imports_its_own_sibling(tmp_path):
+    """Two script folders, each with a ``worker`` module and a caller that
+    imports it by its plain name (Python finds the caller's own sibling).
+    Only ``a``'s worker reaches a collective, so only ``a``'s caller is a
+    hazard: in a run over both folders, and in a run over ``a`` alone."""
+    for folder, worker in (("a", REDUCING_WORKER), ("b", IDLE_WORKER)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "worker.py").write_text(worker)
+        (tmp_path / folder / "main.py").write_text(_caller("import worker", "worker.reduce_all(t)"))
+        (tmp_path / folder / "other.py").write_text(_caller("from worker import reduce_all", "reduce_all(t)"))
+    both = check_paths([str(tmp_path)], settings=Settings(), cache=False)
+    flagged = sorted(os.path.relpath(f.path, tmp_path) for f in both.findings if f.code == "CSL101")
+    assert flagged == ["a/main.py", "a/other.py"]
+    alone = check_paths([str(tmp_path / "a")], settings=Settings(), cache=False)
+    assert sorted(os.path.basename(f.path) for f in alone.findings if f.code == "CSL101") == ["main.py", "other.py"]
+
+
+def test_a_settled_package_is_imported_from_its_own_root(tmp_path):
+    """The same with a package of the same name in each folder: ``from
+    pkg.util import reduce_all`` in ``a/run.py`` names ``a``'s package."""
+    for folder, worker in (("a", IDLE_WORKER), ("b", REDUCING_WORKER)):
+        (tmp_path / folder / "pkg").mkdir(parents=True)
+        (tmp_path / folder / "pkg" / "__init__.py").write_text("")
+        (tmp_path / folder / "pkg" / "util.py").write_text(worker)
+        (tmp_path / folder / "run.py").write_text(_caller("from pkg.util import reduce_all", "reduce_all(t)"))
+    both = check_paths([str(tmp_path)], settings=Settings(), cache=False)
+    flagged = sorted(os.path.relpath(f.path, tmp_path) for f in both.findings if f.code == "CSL101")
+    assert flagged == ["b/run.py"]

@@ -99,6 +99,38 @@ def _relative_outside_packages(path: str, level: int, module: Optional[str], nam
 
 def collect_imports(tree: ast.Module, module: str, is_package: bool,
                      communicators: Optional[Communicators] = None, path: Optional[str] = None) -> dict:
+    """The module's import table: local name -> the dotted name it stands for.
+
+    A file whose name the run settled (two files of the run that the package
+    structure names alike each get a prefix, ``a.worker`` and ``b.worker``:
+    :meth:`cslint.engine.discovery.ModuleNames.settle`) imports its siblings
+    under their settled names too: ``import worker`` in ``a/main.py`` is
+    ``a.worker``, the file Python finds first from ``a/``."""
+    natural = module_name_for(path) if path is not None else module
+    if module != natural and module.endswith("." + natural):
+        table = _collect_imports(tree, natural, is_package, communicators, path)
+        prefix = module[: -len(natural) - 1]
+        root = _root_directory(path, natural, is_package)
+        return {local: f"{prefix}.{target}" if _names_a_module_under(root, target) else target
+                for local, target in table.items()}
+    return _collect_imports(tree, module, is_package, communicators, path)
+
+
+def _root_directory(path: str, module: str, is_package: bool) -> str:
+    """The directory ``path`` is imported from as ``module``."""
+    directory = os.path.dirname(os.path.abspath(path))
+    for _ in range(module.count(".") + (1 if is_package else 0)):
+        directory = os.path.dirname(directory)
+    return directory
+
+
+def _names_a_module_under(root: str, target: str) -> bool:
+    head = os.path.join(root, target.split(".")[0])
+    return os.path.isfile(head + ".py") or os.path.isdir(head)
+
+
+def _collect_imports(tree: ast.Module, module: str, is_package: bool,
+                     communicators: Optional[Communicators], path: Optional[str]) -> dict:
     table: dict = {}
     for node in iter_statements(tree):
         if communicators is not None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):

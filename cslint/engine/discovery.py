@@ -372,26 +372,37 @@ class ModuleNames:
     def settle(self, paths) -> None:
         """Give files of the run that the package structure names alike
         (``a/worker.py`` and ``b/worker.py`` beside no ``__init__.py``: both
-        ``worker``) names of their own, by prefixing as many of the
-        directories above each one's package root as tell them apart (``a.worker``,
-        ``b.worker``, as Python names them from the common root).  The
-        analysis keys functions by module name; without this, the second
-        file's functions replace the first's and its findings are lost."""
+        ``worker``) names of their own.  The analysis keys functions by module
+        name; without this, the second file's functions replace the first's
+        and its findings are lost.
+
+        A name is settled per *root directory* (the one a file's dotted name
+        starts from: the directory Python puts on ``sys.path`` to import it
+        under that name), not per file: each root directory holding a
+        colliding file gets a prefix of as many of its trailing directory
+        names as tell the roots apart (``a``, ``b``), and every file of the
+        run under that root takes it (``a.worker``, ``a.main``).  So a
+        sibling's absolute import (``import worker`` in ``a/main.py``) still
+        names a module of the run: see
+        :func:`cslint.analysis.scope.collect_imports`."""
+        paths = sorted(set(os.path.abspath(p) for p in paths))
         by_name: dict = {}
-        for path in sorted(set(os.path.abspath(p) for p in paths)):
+        for path in paths:
             by_name.setdefault(self(path), []).append(path)
-        for name, group in by_name.items():
-            if len(group) < 2:
-                continue
-            depth = len(name.split("."))
-            above = {path: _directories_above(path, depth) for path in group}
-            for extra in range(1, max(len(dirs) for dirs in above.values()) + 2):
-                named = {path: ".".join(dirs[-extra:] + [name]) if dirs else name for path, dirs in above.items()}
-                if len(set(named.values())) == len(group) or extra > max(len(d) for d in above.values()):
-                    break
-            for path in group:
+        colliding_roots = {
+            _root_directory(path, name)
+            for name, group in by_name.items() if len(group) > 1
+            for path in group
+        }
+        if not colliding_roots:
+            return
+        prefix_of = _distinct_suffixes(sorted(colliding_roots))
+        for path in paths:
+            name = self(path)
+            prefix = prefix_of.get(_root_directory(path, name))
+            if prefix:
                 # a directory name with ':' would break the module:qualname keys
-                self._settled[path] = named[path].replace(":", "_")
+                self._settled[path] = f"{prefix}.{name}".replace(":", "_")
 
     def _package(self, directory: str) -> tuple:
         """A directory is a package when it holds ``__init__.py``, or when
@@ -422,14 +433,26 @@ class ModuleNames:
         return ".".join(parts) or stem
 
 
-def _directories_above(path: str, depth: int) -> list:
-    """The directories above the package root of ``path`` (whose dotted
-    name has ``depth`` parts), outermost first."""
+def _root_directory(path: str, name: str) -> str:
+    """The directory ``path`` is imported from as the dotted ``name``."""
     directory = os.path.dirname(path)
-    for _ in range(depth - 1):
+    levels = name.count(".") + (1 if os.path.basename(path) == "__init__.py" else 0)
+    for _ in range(levels):
         directory = os.path.dirname(directory)
-    parts = [part for part in directory.split(os.sep) if part]
-    return parts
+    return directory
+
+
+def _distinct_suffixes(directories: list) -> dict:
+    """For each directory, the dotted run of its trailing names, as short as
+    tells every directory of the list apart (``/x/a``, ``/x/b`` -> ``a``,
+    ``b``; ``/x/a``, ``/y/a`` -> ``x.a``, ``y.a``)."""
+    parts = {d: [part for part in d.split(os.sep) if part] for d in directories}
+    longest = max(len(p) for p in parts.values())
+    for extra in range(1, longest + 1):
+        named = {d: ".".join(p[-extra:]) for d, p in parts.items()}
+        if len(set(named.values())) == len(named):
+            return named
+    return {d: ".".join(p) for d, p in parts.items()}
 
 
 def read_file(source: SourceFile) -> None:
