@@ -307,3 +307,66 @@ FUTURES = """
 def test_whether_a_future_is_done_is_this_process_own_timing():
     # the exit nested two tests deep in a helper still shortens the list it returns
     assert _findings(FUTURES) == [(18, "CSL102")]
+
+
+WRAPPED = """
+    import torch
+    from torch.distributed.fsdp import fully_shard
+    from torch.nn.parallel import DistributedDataParallel
+
+    def skips_backward_on_nan(module, loader):
+        model = DistributedDataParallel(module)
+        for batch in loader:
+            loss = model(batch).mean()
+            if torch.isnan(loss).any():
+                continue
+            loss.backward()
+
+    def every_rank_steps(module, loader):
+        model = DistributedDataParallel(module)
+        for batch in loader:
+            loss = model(batch).mean()
+            loss.backward()
+
+    def forward_on_some_batches(module, loader):
+        fully_shard(module)
+        for batch in loader:
+            if torch.distributed.get_rank() == 0:
+                continue
+            module(batch)
+
+    def plain_module(module, batch):
+        loss = module(batch).mean()
+        if torch.isnan(loss).any():
+            return
+        loss.backward()
+"""
+
+
+def test_a_module_wrapped_for_data_parallelism_communicates_in_forward_and_backward():
+    # the output of the wrapped module is this rank's (its own batch); the backward of what it computed
+    # all-reduces gradients; ``fully_shard`` wraps in place; an unwrapped module's forward and backward are local
+    assert _findings(WRAPPED) == [(12, "CSL102"), (25, "CSL102")]
+
+
+WRAPPED_FIELD = """
+    import torch.distributed as dist
+    from torch.distributed.fsdp import FullyShardedDataParallel
+
+    class Trainer:
+        def __init__(self, module):
+            self.model = FullyShardedDataParallel(module)
+            self.plain = module
+
+        def save_on_main(self):
+            if dist.get_rank() == 0:
+                return self.model.state_dict()
+
+        def plain_on_main(self):
+            if dist.get_rank() == 0:
+                return self.plain.state_dict()
+"""
+
+
+def test_a_field_holding_a_sharded_module_gathers_for_its_full_state_dict():
+    assert _findings(WRAPPED_FIELD) == [(12, "CSL101")]

@@ -22,7 +22,7 @@ from ..presets import group_from_text, group_span, rank_name_dims, size_name_is_
 from .astwalk import iter_children, walk as fast_walk
 from .atoms import CONTENTS, EMPTY, SHAPE, attribute, field_read, global_read, project, raised_by, source, whole
 from .environment import fork
-from .function import FunctionInfo
+from .function import WRAPPED_FORWARD, FunctionInfo, match_call
 from .scope import canonical_text
 from .structure import StructureReads
 from .syntax import dotted, short, single_rank_side, target_names, unparse
@@ -270,13 +270,14 @@ class Evaluator(StructureReads):
         for _, a in kwargs:
             arg_atoms |= a
         if raw is not None:
-            match = ctx.match_collective(call, raw, canon)
+            match = match_call(self.info, call, raw, canon)
             if match is not None:
                 spec = match.spec
                 if spec is None or spec.result == "uniform":
                     return self.atoms.collective(match.group, arg_atoms)
-                return frozenset({source("per-rank result of a collective", raw, ctx.path, call.lineno,
-                                         (("*", group_span(match.group)),))})
+                kind = "this rank's output of a data-parallel module" if spec is WRAPPED_FORWARD \
+                    else "per-rank result of a collective"
+                return frozenset({source(kind, raw, ctx.path, call.lineno, (("*", group_span(match.group)),))})
             configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
             if configured is not None:
                 return EMPTY if configured == "uniform" else frozenset(

@@ -257,6 +257,13 @@ class Preset:
     #: or on none, so a member that fails before or inside one leaves no peer
     #: past it -- a collective reached only after it cannot be entered alone
     rendezvous: list = field(default_factory=list)
+    #: ``(pattern, methods)``: calls that wrap a module for data parallelism
+    #: (``DistributedDataParallel(m)``, ``FullyShardedDataParallel(m)``,
+    #: ``fully_shard(m)`` in place).  Calling the wrapped module runs its
+    #: forward, which communicates (parameter all-gathers, buffer broadcasts),
+    #: on this rank's own batch; the backward of what it computed all-reduces
+    #: the gradients; ``methods`` are its other methods that communicate
+    data_parallel_wrappers: list = field(default_factory=list)
 
 
 @dataclass
@@ -279,6 +286,8 @@ class Knowledge:
     unhandled_exceptions: str = "crash"
     #: see :attr:`Preset.rendezvous` (call names, last dotted part)
     rendezvous: frozenset = frozenset()
+    #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
+    data_parallel_wrappers: tuple = ()
 
     @property
     def has_payload_local(self) -> bool:
@@ -487,6 +496,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         if preset.unhandled_exceptions == "hang":
             merged.unhandled_exceptions = "hang"
         rendezvous.update(preset.rendezvous)
+        merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
     merged.relative_ranks = frozenset(relative)
     merged.rendezvous = frozenset(rendezvous)
     strong, weak = set(), set()

@@ -92,6 +92,10 @@ for _name, _result in (
     _collectives.append(CollectiveSpec("*." + _name.lstrip("*"), _T, group="tp", result=_result))
 for _name in ("broadcast_tensor_dict", "all_gather_object", "broadcast_object_list"):
     _collectives.append(CollectiveSpec(_name, _T))
+# Wrapping a module in DDP checks the parameter shapes across the group (an
+# all-gather) and broadcasts rank 0's parameters and buffers.
+for _name in ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"):
+    _collectives.append(CollectiveSpec(_name, _T, group_kw="process_group", result="uniform"))
 
 _sources = [
     SourceSpec("torch.distributed.get_rank", "rank id"),
@@ -154,6 +158,23 @@ _sources = [
     SourceSpec("*is_pipeline_first_stage", "pipeline stage", dims=(("*", frozenset({"pp"})),)),
 ]
 
+# Modules wrapped for data parallelism: their forward and the backward of
+# what they compute communicate over the wrapper's group.
+# (wrapper, the methods of the wrapped module that communicate besides its
+# forward): a fully sharded module gathers every shard for a full state dict
+# and reduces norms over the shards for clipping.
+_SHARDED_METHODS = ("state_dict", "clip_grad_norm_", "summon_full_params")
+_WRAPPERS = [
+    ("torch.nn.parallel.DistributedDataParallel", ()),
+    ("torch.nn.parallel.distributed.DistributedDataParallel", ()),
+    ("torch.distributed.fsdp.FullyShardedDataParallel", _SHARDED_METHODS),
+    ("torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel", _SHARDED_METHODS),
+    ("torch.distributed.fsdp.fully_shard", ()),
+    ("torch.distributed._composable.fsdp.fully_shard", ()),
+    ("fairscale.nn.data_parallel.FullyShardedDataParallel", _SHARDED_METHODS),
+    ("fairscale.nn.FullyShardedDataParallel", _SHARDED_METHODS),
+]
+
 _uniform = [
     "torch.distributed.get_world_size", "dist.get_world_size", "*.get_world_size", "get_world_size",
     "*.get_*_world_size", "get_*_world_size", "*.is_initialized", "torch.distributed.is_available",
@@ -202,6 +223,7 @@ PRESET = Preset(
                      "*.batch_isend_irecv", "*.P2POp"],
     sources=_sources,
     uniform=_uniform,
+    data_parallel_wrappers=_WRAPPERS,
     rendezvous=["init_process_group", "new_group", "new_subgroups", "new_subgroups_by_enumeration",
                 "init_device_mesh"],
 )
