@@ -550,3 +550,132 @@ def test_a_comprehension_variable_is_bound_inside_the_comprehension():
             if mine[0] == 0:
                 dist.all_reduce(t)                 # reported
     """) == [14]
+
+
+# -- (f) arms of an if/else that make the same call or assignment ---------------------------
+
+
+def test_arms_that_make_the_same_call_or_assignment_decide_nothing_about_it():
+    # Each rank makes the call (or the assignment from the same call) on one
+    # side or the other; a different callee, condition, positional argument
+    # or a missing else still differs.
+    assert _lines("""
+        import torch.distributed as dist
+
+        class BothArms:
+            def __init__(self):
+                self.state = None
+
+            def dummy_run(self, n, tune=False):
+                self.state = n
+
+            def step(self, x):
+                if self.state is None:
+                    dist.all_reduce(x)
+
+        class OneArm:
+            def __init__(self):
+                self.state = None
+
+            def dummy_run(self, n, tune=False):
+                self.state = n
+
+            def step(self, x):
+                if self.state is None:
+                    dist.all_reduce(x)                           # reported
+
+        class ElifArm:
+            def __init__(self):
+                self.state = None
+
+            def dummy_run(self, n, tune=False):
+                self.state = n
+
+            def step(self, x):
+                if self.state is None:
+                    dist.all_reduce(x)                           # reported
+
+
+        def warmup(runner, n, context=None):
+            return n > 0
+
+
+        def tune(runner, n):
+            return n > 1
+
+
+        def same_call_both_arms(x, n):
+            runner = BothArms()
+            is_leader = dist.get_rank() == 0
+            if is_leader:
+                with open("/tmp/log"):
+                    runner.dummy_run(n, tune=True)
+            else:
+                runner.dummy_run(n)
+            runner.step(x)
+
+
+        def call_on_one_arm(x, n):
+            runner = OneArm()
+            if dist.get_rank() == 0:
+                runner.dummy_run(n)
+            else:
+                print(n)
+            runner.step(x)
+
+
+        def same_value_both_arms(runner, x, n):
+            done = True
+            if dist.get_rank() == 0:
+                if n > 4:
+                    done = warmup(runner, n, context="tune")
+            else:
+                if n > 4:
+                    done = warmup(runner, n)
+            if not done:
+                return
+            dist.all_reduce(x)
+
+
+        def other_callee_other_arm(runner, x, n):
+            done = True
+            if dist.get_rank() == 0:
+                done = warmup(runner, n)
+            else:
+                done = tune(runner, n)
+            if not done:
+                return
+            dist.all_reduce(x)                               # reported
+
+
+        def other_condition_other_arm(runner, x, n, m):
+            done = True
+            if dist.get_rank() == 0:
+                if n > 4:
+                    done = warmup(runner, n)
+            else:
+                if m > 4:
+                    done = warmup(runner, n)
+            if not done:
+                return
+            dist.all_reduce(x)                               # reported
+
+
+        def elif_without_else(x, n, m):
+            runner = ElifArm()
+            if dist.get_rank() == 0:
+                runner.dummy_run(n)
+            elif m > 4:
+                runner.dummy_run(n)
+            runner.step(x)
+
+
+        def other_argument_other_arm(runner, x, n):
+            if dist.get_rank() == 0:
+                done = warmup(runner, n + 1)
+            else:
+                done = warmup(runner, n)
+            if not done:
+                return
+            dist.all_reduce(x)                               # reported
+    """) == [24, 35, 87, 100, 119]

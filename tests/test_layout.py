@@ -205,6 +205,7 @@ ANALYSIS_PHASES = [
     ("divergence",),  # divergence maps, over the atoms' sources
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "records", "callfacts"),  # what the syntax says; the per-file records
+    ("arms",),  # calls and assignments both arms of an if/else make alike
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("function",),  # one function's walk and references

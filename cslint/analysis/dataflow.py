@@ -10,6 +10,7 @@ import heapq
 from functools import partial
 
 from . import cfg as cfgmod
+from .arms import ArmIndex
 from .astwalk import walk as fast_walk
 from .atoms import EMPTY, LENGTH, project, whole
 from .environment import fork, merge_into
@@ -50,6 +51,8 @@ class Dataflow:
         self.handler_nodes = self._handler_nodes()
         self._cond_cache: dict = {}
         self._implicit_cache: dict = {}
+        self._alike: dict = {}  # (decision, node) -> whether both arms assign alike there
+        self.arms = ArmIndex(info.parents, info.blocks)
         self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
         for n, owner in graph.finally_owner.items():
@@ -144,17 +147,12 @@ class Dataflow:
 
     def implicit(self, n: int) -> frozenset:
         """Implicit flow at node ``n``: the atoms of every decision deciding
-        whether it runs (exception decisions only inside their handlers).
+        whether it runs (exception decisions only inside their handlers),
+        except an ``if``/``else`` whose other arm makes the same assignment
+        (:mod:`cslint.analysis.arms`).
         What is written only on some ranks differs in structure as well
         (there or not, None or not), whatever the decision read."""
-        atoms = EMPTY
-        in_handler = n in self.handler_nodes
-        for d, label in self.closures.get(n, ()):
-            if label == "never":
-                continue
-            if not in_handler and (label == "raise" or self.is_exception_decision(d)):
-                continue
-            atoms = atoms | self.cond_atoms(d)
+        atoms = self._deciding_atoms(n)
         if not atoms:
             return atoms
         cached = self._implicit_cache.get(n)
@@ -163,6 +161,53 @@ class Dataflow:
         result = whole(atoms)
         self._implicit_cache[n] = (atoms, result)
         return result
+
+    def call_implicit(self, n: int, call: ast.Call) -> frozenset:
+        """Implicit flow at ``call`` (made at node ``n``): what decides
+        whether it runs, leaving out an ``if``/``else`` whose other arm makes
+        the same call under the same conditions (every rank calls it, on
+        one side or the other)."""
+        stmt = self.graph.nodes[n].stmt
+        arms = self.arms
+
+        def called_alike(d: int) -> bool:
+            decision = self._two_armed_if(d)
+            return decision is not None and arms.call_in_both_arms(decision, stmt, call)
+
+        atoms = self._deciding_atoms(n, called_alike)
+        return whole(atoms) if atoms else atoms
+
+    def _deciding_atoms(self, n: int, also_skip=None) -> frozenset:
+        atoms = EMPTY
+        in_handler = n in self.handler_nodes
+        for d, label in self.closures.get(n, ()):
+            if label == "never":
+                continue
+            if not in_handler and (label == "raise" or self.is_exception_decision(d)):
+                continue
+            if self._assigns_alike(d, n) or (also_skip is not None and also_skip(d)):
+                continue
+            atoms = atoms | self.cond_atoms(d)
+        return atoms
+
+    def _two_armed_if(self, d: int):
+        node = self.graph.nodes[d]
+        stmt = node.stmt
+        if node.kind == cfgmod.TEST and isinstance(stmt, ast.If) and stmt.orelse:
+            return stmt
+        return None
+
+    def _assigns_alike(self, d: int, n: int) -> bool:
+        """Whether node ``n`` makes an assignment the other arm of the
+        ``if``/``else`` ``d`` makes too (:mod:`cslint.analysis.arms`)."""
+        key = (d, n)
+        known = self._alike.get(key)
+        if known is None:
+            decision = self._two_armed_if(d)
+            stmt = self.graph.nodes[n].stmt
+            known = self._alike[key] = decision is not None and self.graph.nodes[n].kind == cfgmod.STMT \
+                and self.arms.assignment_in_both_arms(decision, stmt)
+        return known
 
     # -- the fixpoint ----------------------------------------------------------------
     def _solve(self) -> None:

@@ -59,7 +59,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             site.consts, site.star = constant_arguments(call)
             site_index_of_call[id(call)] = len(variant.sites)
             variant.sites.append(site)
-            pending.append((site, node, call_info.inline, env))
+            pending.append((site, node, call_info.inline, env, call))
         if node.kind == cfgmod.STMT:
             node_flow = flow.flow_at(node.id, env)
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
@@ -68,8 +68,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             elif isinstance(node.stmt, ast.Expr):
                 variant.returns = variant.returns | flow.transfer.yielded(node.stmt, node_flow)
     guards = Guards(evaluator, flow, site_index_of_call)
-    for site, node, inline, env in pending:
-        site.ctx_atoms = flow.implicit(node.id)
+    for site, node, inline, env, call in pending:
+        site.ctx_atoms = flow.call_implicit(node.id, call)
         site.conds = guards.conds_of(site, node, inline, env)
     return variant
 

@@ -1,0 +1,195 @@
+"""Arms of an ``if``/``else`` that do the same thing.
+
+A test that differs between ranks decides nothing about a call both of its
+arms make under the same conditions: every rank makes it, on one side or the
+other::
+
+    if is_leader:
+        with autotune():
+            runner.dummy_run(**kwargs)
+    else:
+        runner.dummy_run(**kwargs)
+
+So whatever that call writes is written on every rank, not "only on some
+ranks".  Likewise an assignment both arms make from the same call with the
+same positional arguments (``done = warmup(runner, n, context=tuning)`` and
+``done = warmup(runner, n)``) gives every rank what that call returns: what
+still differs between the ranks is what its arguments and its callee carry,
+which the dataflow follows on its own.  Keyword arguments may differ between
+the arms (they choose options: tuning, display, logging); a different
+positional argument, target or callee makes the arms different.
+
+"Under the same conditions" is read off the syntax: the chain of compound
+statements from the arm down to the statement must name the same tests and
+loops in both arms (``with`` blocks are transparent: they run their body
+once).  ``if a: f() elif b: f()`` has no such pair (the second call is under
+``b``); neither has a call inside a nested function.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .astwalk import walk as fast_walk
+from .syntax import unparse
+
+_WITH = (ast.With, ast.AsyncWith)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+class ArmIndex:
+    """Answers, for one function, whether a statement's call or assignment
+    is matched in the other arm of an enclosing two-armed ``if``.
+
+    ``parents``: statement -> enclosing statement (``id`` keyed, as
+    :attr:`FunctionInfo.parents`); ``blocks``: statement -> the list it
+    belongs to (:attr:`FunctionInfo.blocks`)."""
+
+    def __init__(self, parents: dict, blocks: dict):
+        self.parents = parents
+        self.blocks = blocks
+        self._arm_statements: dict = {}  # (id(if), arm) -> [(path, statement)]
+
+    # -- queries -------------------------------------------------------------------
+    def call_in_both_arms(self, decision: ast.If, stmt: ast.AST, call: ast.Call) -> bool:
+        """Whether ``call`` (made by ``stmt``, inside one arm of ``decision``)
+        is made by the other arm too, with the same callee, under the same
+        conditions."""
+        placed = self._place(decision, stmt)
+        if placed is None:
+            return False
+        arm, path = placed
+        callee = unparse(call.func)
+        return any(other_path == path and any(unparse(c.func) == callee for c in _calls_of(other))
+                   for other_path, other in self._statements(decision, _other(arm)))
+
+    def assignment_in_both_arms(self, decision: ast.If, stmt: ast.AST) -> bool:
+        """Whether ``stmt`` assigns one target from a call (``x = f(a, b)``)
+        and the other arm of ``decision`` makes the same assignment (same
+        target, callee and positional arguments) under the same conditions."""
+        key = _assignment_key(stmt)
+        if key is None:
+            return False
+        placed = self._place(decision, stmt)
+        if placed is None:
+            return False
+        arm, path = placed
+        return any(other_path == path and _assignment_key(other) == key
+                   for other_path, other in self._statements(decision, _other(arm)))
+
+    # -- where a statement sits ------------------------------------------------------
+    def _place(self, decision: ast.If, stmt: ast.AST) -> Optional[tuple]:
+        """``(arm, path)``: which arm of ``decision`` holds ``stmt`` and the
+        conditions between them; None when ``stmt`` is not in either arm
+        (its test, a nested function) or ``decision`` has no ``else``."""
+        if not decision.orelse:
+            return None
+        path = []
+        child = stmt
+        parent = self.parents.get(id(child))
+        while parent is not None and parent is not decision:
+            if isinstance(parent, _DEFINITIONS):
+                return None
+            step = _step(parent, self.blocks.get(id(child)))
+            if step is not None:
+                path.append(step)
+            child, parent = parent, self.parents.get(id(parent))
+        if parent is None:
+            return None
+        block = self.blocks.get(id(child))
+        if block is decision.body:
+            arm = "body"
+        elif block is decision.orelse:
+            arm = "orelse"
+        else:
+            return None
+        path.reverse()
+        return arm, tuple(path)
+
+    def _statements(self, decision: ast.If, arm: str) -> list:
+        key = (id(decision), arm)
+        found = self._arm_statements.get(key)
+        if found is None:
+            found = []
+            _collect(getattr(decision, arm), (), found)
+            self._arm_statements[key] = found
+        return found
+
+
+def _other(arm: str) -> str:
+    return "orelse" if arm == "body" else "body"
+
+
+def _step(parent: ast.AST, block) -> Optional[tuple]:
+    """What entering ``block`` of the compound statement ``parent`` asks:
+    its test, its loop, its handler; None for a ``with`` (it runs its body
+    once, whatever it manages)."""
+    if isinstance(parent, _WITH):
+        return None
+    part = next((name for name in _BLOCKS if getattr(parent, name, None) is block), "")
+    if isinstance(parent, (ast.If, ast.While)):
+        return type(parent).__name__, part, unparse(parent.test)
+    if isinstance(parent, (ast.For, ast.AsyncFor)):
+        return "For", part, unparse(parent.target), unparse(parent.iter)
+    if isinstance(parent, ast.ExceptHandler):
+        return "except", part, unparse(parent.type) if parent.type is not None else ""
+    if type(parent).__name__ == "match_case":
+        return "case", part, unparse(parent.pattern), unparse(parent.guard) if parent.guard is not None else ""
+    return type(parent).__name__, part
+
+
+def _collect(block: list, path: tuple, out: list) -> None:
+    """Every statement of ``block`` with the steps that lead to it from the
+    arm, nested blocks included, nested definitions left out."""
+    for stmt in block:
+        if isinstance(stmt, _DEFINITIONS):
+            continue
+        out.append((path, stmt))
+        for name in _BLOCKS:
+            inner = getattr(stmt, name, None)
+            if not inner or not isinstance(inner, list):
+                continue
+            step = _step(stmt, inner)
+            if name == "handlers" or name == "cases":
+                for handler in inner:
+                    own = _step(handler, handler.body)
+                    _collect(handler.body, path + tuple(s for s in (step, own) if s is not None), out)
+            else:
+                _collect(inner, path + ((step,) if step is not None else ()), out)
+
+
+def _calls_of(stmt: ast.AST) -> list:
+    """The calls a statement makes itself: all of a simple statement's, the
+    header's of a compound one (its test, iterable, managed contexts)."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        parts = [stmt.test]
+    elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+        parts = [stmt.iter]
+    elif isinstance(stmt, _WITH):
+        parts = [item.context_expr for item in stmt.items]
+    elif isinstance(stmt, ast.Match):
+        parts = [stmt.subject]
+    elif any(getattr(stmt, name, None) for name in _BLOCKS) or isinstance(stmt, _DEFINITIONS):
+        return []
+    else:
+        parts = [stmt]
+    out = []
+    for part in parts:
+        out.extend(node for node in fast_walk(part) if isinstance(node, ast.Call))
+    return out
+
+
+def _assignment_key(stmt: ast.AST) -> Optional[tuple]:
+    """``(target, callee, positional arguments)`` of ``x = f(a, b)`` (one
+    target, a call as the value); None for any other statement."""
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+        target, value = stmt.targets[0], stmt.value
+    elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+        target, value = stmt.target, stmt.value
+    else:
+        return None
+    if not isinstance(value, ast.Call) or any(isinstance(a, ast.Starred) for a in value.args):
+        return None
+    return unparse(target), unparse(value.func), tuple(unparse(a) for a in value.args)
