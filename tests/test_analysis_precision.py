@@ -534,6 +534,47 @@ def test_an_optional_rank_parameter_is_what_the_callers_pass():
     """) == [15]
 
 
+
+def test_a_rank_parameter_the_tree_passes_is_what_the_callers_pass():
+    # A source rank a loop hands over is the same on every rank; the
+    # caller's own rank still differs, and a function the tree never calls
+    # (a spawned worker) takes its rank parameter for this process's rank.
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        class Optimizer:
+            def __init__(self, params, group):
+                self.params = params
+                self.group = group
+                self.rank = dist.get_rank(group)
+
+            def _broadcast_from(self, rank):
+                for p in self.params[rank]:
+                    dist.broadcast(p, src=rank, group=self.group)
+
+            def sync(self):
+                for rank in range(dist.get_world_size(self.group)):
+                    self._broadcast_from(rank)
+
+            def _reduce_to(self, rank):
+                if rank == 0:
+                    dist.all_reduce(self.params[0], group=self.group)      # reported
+
+            def reduce_own(self):
+                self._reduce_to(self.rank)
+
+
+        def worker(rank, t):
+            if rank == 0:
+                dist.all_reduce(t)                                         # reported
+
+
+        def launch(t):
+            import torch.multiprocessing as mp
+            mp.spawn(worker, args=(t,), nprocs=2)
+    """) == [21, 29]
+
 def test_a_comprehension_variable_is_bound_inside_the_comprehension():
     assert _lines("""
         import torch.distributed as dist

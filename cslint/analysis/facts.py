@@ -36,7 +36,7 @@ from .atoms import class_ref, qual_ref
 from .deep import deep_variant
 from .evaluator import Evaluator
 from .feasibility import Feasibility
-from .function import FunctionInfo
+from .function import FunctionInfo, rank_param_sources
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts
 from .scope import ModuleContext, canonical_text, module_name_for
@@ -73,7 +73,7 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
     facts = FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                       info.params, info.self_offset, variants, deep, info.raises, called_names,
                       tuple(info.signal_handlers), _returns_terms(info),
-                      case_params if deep else ())
+                      case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)))
     return facts, exit_env
 
 

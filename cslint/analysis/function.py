@@ -64,6 +64,28 @@ class _OwnerMark:
         self.previous = previous
 
 
+def rank_param_sources(info) -> tuple:
+    """``((index, Source), ...)``: a rank-id source for each parameter
+    named like this process's rank (``rank``, ``tp_rank``), unless it
+    defaults to None: ``def allreduce_bucket(..., rank=None)`` takes an
+    optional rank the caller picks (a destination), which is what the
+    callers pass, not this process's own.  Only the name says so: where
+    the tree calls the function, what the callers pass decides
+    (:class:`~cslint.analysis.program.Program`)."""
+    ctx = info.ctx
+    out = []
+    optional = _none_default_params(info.func)
+    for index, name in enumerate(info.params):
+        clean = name.lstrip("*")
+        if (index == 0 and info.self_name) or clean in optional:
+            continue
+        dims = rank_name_dims(clean)
+        if dims is not None and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
+            out.append((index, source("rank id", clean, ctx.path, getattr(info.func, "lineno", 0),
+                                      (("*", dims),))))
+    return tuple(out)
+
+
 def gathered_params(info) -> dict:
     """Parameter name -> (line, group) for each parameter whose value this
     function passes, directly or through its own locals, as its
@@ -587,23 +609,21 @@ class FunctionInfo:
 
     # -- values at entry and references ---------------------------------------------
     def entry_env(self) -> dict:
-        """Parameter name -> atoms: the parameter itself, and a rank-id
-        source for a parameter named like one (``rank``, ``tp_rank``) unless
-        it defaults to None: ``def allreduce_bucket(..., rank=None)`` takes
-        an optional rank the caller picks (a destination), which is what the
-        callers pass, not this process's own."""
-        ctx = self.ctx
+        """Parameter name -> atoms: the parameter itself, the rank-id source
+        of :func:`rank_param_sources` for a parameter named like one, and the
+        gathered-data source of a parameter handed to a gather of per-process
+        data (:func:`gathered_params`)."""
         env = {}
-        optional = _none_default_params(self.func)
+        ctx = self.ctx
+        named = dict(rank_param_sources(self))
         gathered = gathered_params(self) if ctx.knowledge.has_payload_local else {}
         for index, name in enumerate(self.params):
             clean = name.lstrip("*")
             if index == 0 and self.self_name:
                 continue
             atoms = frozenset({param(index)})
-            dims = rank_name_dims(clean) if clean not in optional else None
-            if dims is not None and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
-                atoms |= {source("rank id", clean, ctx.path, getattr(self.func, "lineno", 0), (("*", dims),))}
+            if index in named:
+                atoms |= {named[index]}
             if clean in gathered:
                 atoms |= {source(KIND_GATHERED_DATA, clean, ctx.path, gathered[clean][0],
                                  (("*", group_span(gathered[clean][1])),), whole=True)}

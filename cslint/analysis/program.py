@@ -76,7 +76,28 @@ class Program(ProgramReads):
         self._globals_busy: set = set()
         self.changed_keys: set = set()
         self.properties = property_readers(self.resolver)
+        self._passed_rank_params = self._rank_params_callers_pass()
         self._seed_signal_handler_fields()
+
+    def _rank_params_callers_pass(self) -> frozenset:
+        """The rank-id sources of parameters named like a rank
+        (``FuncFacts.rank_params``) of the functions some call in the tree
+        reaches: what those callers pass is the parameter's value (a loop's
+        source rank, a caller's destination), read through the parameter; a
+        function no call reaches (a process entry point started by
+        ``mp.spawn``) keeps its rank parameter as this process's rank."""
+        named = {fn.key: fn.rank_params for fn in self.funcs.values() if fn.rank_params}
+        if not named:
+            return frozenset()
+        out: set = set()
+        for fn in self.funcs.values():
+            for variant in fn.variants.values():
+                for site in variant.sites:
+                    if site.ref is None:
+                        continue
+                    for target in self.resolver.resolve(site.ref):
+                        out.update(named.get(target.key, ()))
+        return frozenset(out)
 
     def _seed_signal_handler_fields(self) -> None:
         """Fields a signal handler assigns differ between ranks: the signal
@@ -131,6 +152,8 @@ class Program(ProgramReads):
     def eval_atom(self, atom: tuple, mode: frozenset) -> dict:
         tag = atom.tag
         if tag == "S":
+            if atom in self._passed_rank_params:
+                return {}  # what the callers pass, read through the parameter itself
             dims = dims_in(atom.dims, mode)
             return {atom: (dims, ())} if dims else {}
         if tag == "P":

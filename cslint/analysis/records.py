@@ -156,6 +156,10 @@ class FuncFacts:
     #: (:class:`~cslint.analysis.feasibility.CaseParam`): what a caller passes
     #: for them decides which of its collectives it can reach
     case_params: tuple = ()
+    #: the rank-id sources its parameters named like a rank carry
+    #: (:func:`~cslint.analysis.function.rank_param_sources`): the rank only where no
+    #: call in the tree passes a value
+    rank_params: tuple = ()
 
 
 @dataclass
