@@ -96,6 +96,9 @@ def gathered_params(info) -> dict:
     if info._gathered is not None:
         return info._gathered
     ctx = info.ctx
+    if not info.callee_names & ctx.knowledge.payload_local_names:
+        info._gathered = {}
+        return info._gathered  # calls no such gather: no second walk of the body
     tails = ctx.collective_tails
     seeds: dict = {}  # local name -> (line, group)
     assigned: dict = {}  # local name -> [(line, names an assigned value reads)]
@@ -350,6 +353,7 @@ class FunctionInfo:
         self._receivers = None
         self._refs: dict = {}  # id(callee expression) -> (it, resolve_ref's answer)
         self._gathered = self._wrapped = None  # gathered_params(), wrapped_models()
+        self.callee_names: frozenset = frozenset()  # the last name of every callee (scan_calls)
         # noted by scan_calls
         self.raises = False
         self.has_loop = False
@@ -578,6 +582,7 @@ class FunctionInfo:
             collective = any(match_call(self, node, dotted(node.func), None) is not None
                              for node in _own_nodes(self.func) if isinstance(node, ast.Call))
         self._local = local
+        self.callee_names = frozenset(names)
         self.returned_values = returned
         self.calls_by_statement = calls_by_statement
         self.lambdas_by_statement = lambdas_by_statement

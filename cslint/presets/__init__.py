@@ -292,9 +292,15 @@ class Knowledge:
     @property
     def has_payload_local(self) -> bool:
         """Whether some collective gathers per-process data (:attr:`CollectiveSpec.payload_local`)."""
-        memo = self.__dict__.get("_has_payload_local")
+        return bool(self.payload_local_names)
+
+    @property
+    def payload_local_names(self) -> frozenset:
+        """The last names of the collectives that gather per-process data."""
+        memo = self.__dict__.get("_payload_local_names")
         if memo is None:
-            memo = self.__dict__["_has_payload_local"] = any(spec.payload_local for spec in self.collectives)
+            memo = self.__dict__["_payload_local_names"] = frozenset(
+                spec.pattern.rsplit(".", 1)[-1] for spec in self.collectives if spec.payload_local)
         return memo
 
     def relative_rank_dims(self, receiver: str, member: str) -> Optional[frozenset]:
