@@ -720,3 +720,75 @@ def test_arms_that_make_the_same_call_or_assignment_decide_nothing_about_it():
                 return
             dist.all_reduce(x)                               # reported
     """) == [24, 35, 87, 100, 119]
+
+
+
+def test_a_rank_finding_its_own_part_of_a_partition_writes_on_every_rank():
+    # `if rank in ranks:` in a loop over the parts: every rank takes it once,
+    # so what it writes there is there on every rank (only not the same);
+    # which part it found, and a membership outside such a loop, still differ.
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        def make_group(ranks):
+            return tuple(ranks)
+
+
+        class Grid:
+            def __init__(self, groups, writers):
+                self.rank = dist.get_rank()
+                self.group = None
+                self.index = -1
+                self.writer = None
+                for index, ranks in enumerate(groups):
+                    group = dist.new_group(sorted(ranks))
+                    if self.rank in ranks:
+                        self.group = group
+                        self.index = index
+                if self.rank in writers:
+                    self.writer = object()
+
+            def reduce_if_grouped(self, t):
+                if self.group is not None:
+                    dist.all_reduce(t)
+
+            def reduce_on_first_part(self, t):
+                if self.index == 0:
+                    dist.all_reduce(t)                                     # reported
+
+            def reduce_if_writer(self, t):
+                if self.writer is not None:
+                    dist.all_reduce(t)                                     # reported
+
+
+        class Tables:
+            def __init__(self, parts):
+                rank = dist.get_rank()
+                self.mine = None
+                for part in parts:
+                    if rank in part:
+                        self.mine = make_group(part)
+
+            def reduce_if_placed(self, t):
+                if self.mine is not None:
+                    dist.all_reduce(t)
+
+            def reduce_on_own_table(self, t):
+                if self.mine == (0, 1):
+                    dist.all_reduce(t)                                     # reported
+
+
+        class Skipper:
+            def __init__(self, parts):
+                rank = dist.get_rank()
+                self.mine = None
+                for part in parts:
+                    if rank not in part:
+                        continue
+                    self.mine = list(part)
+
+            def reduce_if_placed(self, t):
+                if self.mine is not None:
+                    dist.all_reduce(t)
+    """) == [29, 33, 50]

@@ -24,6 +24,12 @@ statements from the arm down to the statement must name the same tests and
 loops in both arms (``with`` blocks are transparent: they run their body
 once).  ``if a: f() elif b: f()`` has no such pair (the second call is under
 ``b``); neither has a call inside a nested function.
+
+A third shape makes every rank take an arm: ``if rank in ranks:`` inside a
+loop over the parts of a partition (:func:`selects_own_part`), where each
+rank finds its own part.  What it writes there is written on every rank,
+only not the same: the contents differ, the structure (there or not, None
+or not) does not.
 """
 
 from __future__ import annotations
@@ -32,7 +38,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .syntax import unparse
+from .syntax import target_names, unparse
 
 _WITH = (ast.With, ast.AsyncWith)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -193,3 +199,29 @@ def _assignment_key(stmt: ast.AST) -> Optional[tuple]:
     if not isinstance(value, ast.Call) or any(isinstance(a, ast.Starred) for a in value.args):
         return None
     return unparse(target), unparse(value.func), tuple(unparse(a) for a in value.args)
+
+
+def selects_own_part(stmt: ast.AST, parents: dict) -> bool:
+    """Whether ``stmt`` is ``if <x> in <part>:`` (or ``if <x> not in <part>:
+    continue``) inside a loop over the parts of a partition, ``<part>`` being
+    the loop's own variable or assigned in its body (``for ranks in groups:
+    g = new_group(ranks); if rank in ranks: self.group = g``).  The parts are taken to cover the ranks, as the
+    groups of one parallel dimension do."""
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare) or len(stmt.test.ops) != 1 \
+            or not isinstance(stmt.test.comparators[0], ast.Name):
+        return False
+    operator = stmt.test.ops[0]
+    skips_others = isinstance(operator, ast.NotIn) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue)
+    if not (isinstance(operator, ast.In) or skips_others):
+        return False
+    part = stmt.test.comparators[0].id
+    loop = parents.get(id(stmt))
+    while loop is not None and not isinstance(loop, (ast.For, ast.AsyncFor)):
+        if isinstance(loop, _DEFINITIONS):
+            return False
+        loop = parents.get(id(loop))
+    if loop is None:
+        return False
+    return part in target_names(loop.target) or any(
+        isinstance(inner, ast.Assign) and any(part in target_names(t) for t in inner.targets)
+        for inner in fast_walk(loop) if inner is not stmt)

@@ -10,9 +10,9 @@ import heapq
 from functools import partial
 
 from . import cfg as cfgmod
-from .arms import ArmIndex
+from .arms import ArmIndex, selects_own_part
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY, LENGTH, project, whole
+from .atoms import CONTENTS, EMPTY, LENGTH, project, whole
 from .environment import fork, merge_into
 from .evaluator import Evaluator
 from .function import FunctionInfo
@@ -52,6 +52,7 @@ class Dataflow:
         self._cond_cache: dict = {}
         self._implicit_cache: dict = {}
         self._alike: dict = {}  # (decision, node) -> whether both arms assign alike there
+        self._parts: dict = {}  # decision -> whether it selects this rank's part (selects_own_part)
         self.arms = ArmIndex(info.parents, info.blocks)
         self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
@@ -151,16 +152,37 @@ class Dataflow:
         except an ``if``/``else`` whose other arm makes the same assignment
         (:mod:`cslint.analysis.arms`).
         What is written only on some ranks differs in structure as well
-        (there or not, None or not), whatever the decision read."""
+        (there or not, None or not), whatever the decision read; what a
+        rank writes when it finds its own part of a partition
+        (:meth:`selects_own_part`) differs in contents only."""
         atoms = self._deciding_atoms(n)
         if not atoms:
             return atoms
         cached = self._implicit_cache.get(n)
         if cached is not None and cached[0] == atoms:
             return cached[1]
-        result = whole(atoms)
+        result = self._as_implicit(n, atoms)
         self._implicit_cache[n] = (atoms, result)
         return result
+
+    def _as_implicit(self, n: int, atoms: frozenset, also_skip=None) -> frozenset:
+        parts = [d for d, label in self.closures.get(n, ()) if label != "never" and self.selects_own_part(d)]
+        if not parts:
+            return whole(atoms)
+        own = EMPTY
+        for d in parts:
+            own = own | self.cond_atoms(d)
+        rest = self._deciding_atoms(n, lambda d: d in parts or (also_skip is not None and also_skip(d)))
+        return whole(rest) | project(CONTENTS, own)
+
+    def selects_own_part(self, d: int) -> bool:
+        """Whether decision ``d`` is a rank finding its own part of a
+        partition (:func:`~cslint.analysis.arms.selects_own_part`)."""
+        known = self._parts.get(d)
+        if known is None:
+            node = self.graph.nodes[d]
+            known = self._parts[d] = node.kind == cfgmod.TEST and selects_own_part(node.stmt, self.info.parents)
+        return known
 
     def call_implicit(self, n: int, call: ast.Call) -> frozenset:
         """Implicit flow at ``call`` (made at node ``n``): what decides
@@ -175,7 +197,7 @@ class Dataflow:
             return decision is not None and arms.call_in_both_arms(decision, stmt, call)
 
         atoms = self._deciding_atoms(n, called_alike)
-        return whole(atoms) if atoms else atoms
+        return self._as_implicit(n, atoms, called_alike) if atoms else atoms
 
     def _deciding_atoms(self, n: int, also_skip=None) -> frozenset:
         atoms = EMPTY

@@ -13,8 +13,9 @@ import ast
 
 from ..model import Span
 from . import cfg as cfgmod
+from .arms import selects_own_part
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY, whole
+from .atoms import CONTENTS, EMPTY, project, whole
 from .evaluator import Evaluator
 from .records import Site, Variant
 from .syntax import dotted, first_exit_in
@@ -74,7 +75,9 @@ class SummaryWalk:
         if walrus:
             transfer.walrus(walrus, flow)
         if t is ast.If:
-            cond = whole(self.evaluator.truth(s.test, env))
+            truth = self.evaluator.truth(s.test, env)
+            # a rank finding its own part of a partition writes on every rank (arms.py)
+            cond = project(CONTENTS, truth) if selects_own_part(s, self.info.parents) else whole(truth)
             inner = implicit | cond
             nested = self._block(s.body, env, inner, variant) | self._block(s.orelse, env, inner, variant)
             # an exit nested deeper (``if a: if b: continue``) skips the rest on its own condition too
