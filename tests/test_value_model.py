@@ -392,3 +392,60 @@ def test_object_of_a_tree_class_exists_whatever_it_was_built_with():
                 if len(self.holder.names) > 0:
                     dist.barrier()
     """, report="per-site") == [("CSL101", 17)]
+
+
+# -- statement order in the summary walk ---------------------------------------------
+
+
+_REGISTRY = """
+    import torch.distributed as dist
+
+    class Registry:
+        def __init__(self):
+            self.models = []
+
+        def add(self, model):
+{body}
+
+        def save(self):
+            for _ in self.models:
+                dist.barrier()
+"""
+
+
+def test_a_read_before_a_rank_dependent_reassignment_does_not_see_it():
+    # the membership test reads the model as passed; the model moved to this
+    # rank's device afterwards (before a loop) cannot decide whether it was
+    # registered
+    body = """
+            if model not in self.models:
+                self.models.append(model)
+            model = model.to(dist.get_rank())
+            for hook in model.hooks():
+                hook(model)
+            return model
+    """
+    assert _codes(_REGISTRY.format(body=textwrap.indent(textwrap.dedent(body), " " * 12))) == []
+
+
+def test_a_read_after_a_rank_dependent_assignment_still_sees_it():
+    body = """
+            model = model.to(dist.get_rank())
+            if model.sum() > 0:
+                self.models.append(model)
+            return model
+    """
+    assert _codes(_REGISTRY.format(body=textwrap.indent(textwrap.dedent(body), " " * 12))) == [("CSL103", 18)]
+
+
+def test_a_value_assigned_later_in_a_loop_reaches_the_next_iteration():
+    # the second iteration's test reads what the first one assigned
+    body = """
+            flag = 0
+            for part in model.parts():
+                for piece in part:
+                    if flag:
+                        self.models.append(piece)
+                    flag = dist.get_rank()
+    """
+    assert _codes(_REGISTRY.format(body=textwrap.indent(textwrap.dedent(body), " " * 12))) == [("CSL103", 20)]

@@ -356,7 +356,6 @@ class FunctionInfo:
         self.callee_names: frozenset = frozenset()  # the last name of every callee (scan_calls)
         # noted by scan_calls
         self.raises = False
-        self.has_loop = False
         self.signal_handlers: list = []
         self.returned_values: list = []  # the values of its ``return`` statements
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
@@ -562,8 +561,6 @@ class FunctionInfo:
             elif t is ast.Return:
                 if node.value is not None:
                     returned.append(node.value)
-            elif t is ast.For or t is ast.While or t is ast.AsyncFor:
-                self.has_loop = True
             elif t is ast.NamedExpr:
                 if type(node.target) is Name:
                     walrus_by_statement.setdefault(id(owner), []).append(node)

@@ -2,9 +2,12 @@
 to the rest of the tree (the fields it writes, what it returns, the arguments
 it passes to analysed functions), from one syntactic pass instead of a CFG.
 
-Variables accumulate (flow-insensitive within branches); implicit flow comes
-from the enclosing tests and from earlier rank-local exits in the same block.
-Sound for summaries, much cheaper than the dataflow.
+Variables accumulate (flow-insensitive within branches) in statement order: a
+read sees the assignments before it, and inside a loop those of the whole
+loop, whose body is walked twice (the first walk only carries the values it
+assigns round to the next iteration).  Implicit flow comes from the enclosing
+tests and from earlier rank-local exits in the same block.  Sound for
+summaries, much cheaper than the dataflow.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from .syntax import dotted, first_exit_in
 from .transfer import Flow, Transfer
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 
 
 class SummaryWalk:
@@ -33,17 +37,13 @@ class SummaryWalk:
         self.transfer = Transfer(evaluator)
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)]
         self.exit_env: dict = {}
+        self._in_loop = False
 
     def variant(self) -> Variant:
         """Field writes, returns and argument flows of the function."""
         variant = Variant()
         env = self.info.entry_env()
-        body = self.info.body
-        # A second pass carries values around loops; without a loop it would
-        # only make earlier reads see later assignments.
-        for _ in range(2 if self.info.has_loop else 1):
-            variant = Variant()
-            self._block(body, env, EMPTY, variant)
+        self._block(self.info.body, env, EMPTY, variant)
         self.evaluator.args_memo = None
         self.exit_env = env
         return variant
@@ -53,7 +53,20 @@ class SummaryWalk:
         exit inside it skips what follows (the rest of an enclosing block too)."""
         exits = EMPTY
         for s in stmts:
-            exit_atoms = self._statement(s, env, implicit, variant)
+            if type(s) in _LOOPS and not self._in_loop:
+                # An outermost loop is walked twice: the first walk carries
+                # what its body assigns round to the next iteration (loops
+                # nested in it included) and its facts are dropped.  Code
+                # outside loops is walked once, so an earlier read never
+                # sees a later assignment.
+                self._in_loop = True
+                try:
+                    self._statement(s, env, implicit, Variant())
+                    exit_atoms = self._statement(s, env, implicit, variant)
+                finally:
+                    self._in_loop = False
+            else:
+                exit_atoms = self._statement(s, env, implicit, variant)
             if exit_atoms:
                 implicit = implicit | exit_atoms
                 exits = exits | exit_atoms
