@@ -449,3 +449,71 @@ def test_a_value_assigned_later_in_a_loop_reaches_the_next_iteration():
                     flag = dist.get_rank()
     """
     assert _codes(_REGISTRY.format(body=textwrap.indent(textwrap.dedent(body), " " * 12))) == [("CSL103", 20)]
+
+
+# -- an element a rank picks from a list of elements built alike ----------------------
+
+
+def test_shard_a_rank_picks_from_equal_shards_has_their_size():
+    # every shard is cut with the same size; the rank only picks which one
+    assert _codes("""
+        import torch.distributed as dist
+
+        def reduce_own_shard(flat, group):
+            world = dist.get_world_size(group)
+            rank = dist.get_rank(group)
+            size = flat.numel() // world
+            shards = [flat.narrow(0, i * size, size) for i in range(world)]
+            mine = shards[rank]
+            if len(mine) == 0:
+                return None
+            dist.all_reduce(mine, group=group)
+    """) == []
+
+
+def test_shard_a_rank_picks_from_shards_of_their_own_sizes_differs():
+    # each shard's size follows its index: the rank picks a size
+    assert _codes("""
+        import torch.distributed as dist
+
+        def reduce_own_shard(flat, offsets, group):
+            world = dist.get_world_size(group)
+            rank = dist.get_rank(group)
+            shards = [flat[offsets[i]:offsets[i + 1]] for i in range(world)]
+            mine = shards[rank]
+            if len(mine) == 0:
+                return None
+            dist.all_reduce(mine, group=group)
+    """) == [("CSL102", 11)]
+
+
+def test_element_a_rank_picks_from_a_list_it_was_given_differs():
+    # nothing says the caller's shards are alike
+    assert _codes("""
+        import torch.distributed as dist
+
+        def reduce_own_shard(request_shards, group):
+            rank = dist.get_rank(group)
+            mine = request_shards[rank]
+            if len(mine) == 0:
+                return None
+            dist.all_reduce(mine, group=group)
+    """) == [("CSL102", 9)]
+
+
+def test_list_of_equal_shards_changed_afterwards_is_not_alike():
+    # an element appended later may be of another size
+    assert _codes("""
+        import torch.distributed as dist
+
+        def reduce_own_shard(flat, extra, group):
+            world = dist.get_world_size(group)
+            rank = dist.get_rank(group)
+            size = flat.numel() // world
+            shards = [flat.narrow(0, i * size, size) for i in range(world)]
+            shards.append(extra)
+            mine = shards[rank]
+            if len(mine) == 0:
+                return None
+            dist.all_reduce(mine, group=group)
+    """) == [("CSL102", 13)]

@@ -53,6 +53,7 @@ class Evaluator(StructureReads):
         # of the statement.  None outside the summary walk.
         self.args_memo: Optional[dict] = None
         self._containers: Optional[frozenset] = None  # see StructureReads
+        self._alike: Optional[frozenset] = None  # see StructureReads.picks_alike
 
     @contextlib.contextmanager
     def uniform(self, texts: set):
@@ -187,7 +188,10 @@ class Evaluator(StructureReads):
                     self._env_reads += 1
                     return entry
             # the element a rank-local index picks is another object, with
-            # its own structure (``queues[rank]`` is this rank's queue)
+            # its own structure (``queues[rank]`` is this rank's queue),
+            # unless the list's elements were all built alike
+            if type(expr.value) is ast.Name and type(expr.slice) is not ast.Slice and self.picks_alike(expr.value.id):
+                return self.eval(expr.value, env) | project(CONTENTS, self.eval(expr.slice, env))
             return self.eval(expr.value, env) | self.index(expr.slice, env)
         atoms = EMPTY
         for child in iter_children(expr):

@@ -11,7 +11,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import CONTENTS, EMPTY, LENGTH, attribute, project, whole
+from .atoms import CONTENTS, EMPTY, LENGTH, attribute, project, source, whole
 from .syntax import dotted, unparse
 
 #: operands that make ``operand * n`` a sequence of length ``n``
@@ -79,6 +79,49 @@ def _container_names(body) -> frozenset:
     return frozenset(out)
 
 
+#: methods that put another element into a list
+_LIST_MUTATORS = frozenset({"append", "extend", "insert", "__setitem__"})
+
+
+def _single_comprehensions(body) -> dict:
+    """Names a body binds exactly once, to a list comprehension, and never
+    changes afterwards (no ``append``, no element or slice assignment, no
+    augmented assignment): name -> the comprehension."""
+    bound: dict = {}
+    changed = set()
+    for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
+        t = type(node)
+        if t is ast.Assign:
+            for target in node.targets:
+                if type(target) is ast.Name:
+                    if target.id in bound or type(node.value) is not ast.ListComp:
+                        changed.add(target.id)
+                    bound[target.id] = node.value
+                elif type(target) is ast.Subscript and type(target.value) is ast.Name:
+                    changed.add(target.value.id)
+                else:
+                    for inner in fast_walk(target):
+                        if type(inner) is ast.Name:
+                            changed.add(inner.id)
+        elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor or t is ast.NamedExpr:
+            target = node.target
+            for inner in fast_walk(target):
+                if type(inner) is ast.Name:
+                    changed.add(inner.id)
+            if type(target) is ast.Subscript and type(target.value) is ast.Name:
+                changed.add(target.value.id)
+        elif t is ast.Delete:
+            for target in node.targets:
+                for inner in fast_walk(target):
+                    if type(inner) is ast.Name:
+                        changed.add(inner.id)
+        elif t is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and func.attr in _LIST_MUTATORS and type(func.value) is ast.Name:
+                changed.add(func.value.id)
+    return {name: comp for name, comp in bound.items() if name not in changed}
+
+
 def _is_unset_marker(node) -> bool:
     """``-1`` or ``None``: what a variable holding a rank holds when unset."""
     if type(node) is ast.Constant:
@@ -118,6 +161,43 @@ class StructureReads:
         if "self." + attr in names:
             return True
         return attr in self._class_containers()
+
+    def picks_alike(self, name: str) -> bool:
+        """Whether ``name`` holds a list whose elements all have one
+        structure, so that an index picks which element (contents), not what
+        kind of element: ``[flat.narrow(0, i * size, size) for i in
+        range(world)]`` holds equal shards, and ``shards[rank]`` has the
+        same size on every rank.  The list is bound once, to a comprehension
+        whose element's structure does not follow its own loop variables (an
+        element built by a call of the tree, whose structure is unknown
+        here, does not count)."""
+        alike = self._alike
+        if alike is None:
+            self._alike = frozenset()  # an element that indexes a list of its own
+            info = self.info
+            body = info.func if not isinstance(info.func, ast.Module) else info.body
+            found = set()
+            for bound, comp in _single_comprehensions(body).items():
+                if self._elements_alike(comp):
+                    found.add(bound)
+            alike = self._alike = frozenset(found)
+        return name in alike
+
+    def _elements_alike(self, comp: ast.ListComp) -> bool:
+        if any(gen.ifs or gen.is_async for gen in comp.generators):
+            return False
+        marker = source("rank id", "<element>", self.ctx.path, comp.lineno, (), whole=False)
+        env: dict = {}
+        for gen in comp.generators:
+            for node in fast_walk(gen.target):
+                if type(node) is ast.Name:
+                    env[node.id] = frozenset({marker})
+        memo, self.args_memo = self.args_memo, None
+        try:
+            atoms = self.eval(comp.elt, env)
+        finally:
+            self.args_memo = memo
+        return not _marker_shapes(atoms, marker)
 
     def _class_containers(self) -> frozenset:
         """``self.attr`` the methods of this function's class (in this file)
@@ -284,6 +364,52 @@ class StructureReads:
         if step is not None:
             length |= self.eval(step, env)
         return whole(length) | project(CONTENTS, bounds)
+
+
+#: references that name a function of this module or class: what a call
+#: of one returns is decided by its own code, unknown here
+_TREE_REFS = frozenset({"func", "class", "method", "super", "fieldmethod"})
+
+
+def _marker_shapes(atoms, marker) -> bool:
+    """Whether ``marker`` may decide the structure of a value of ``atoms``:
+    as a whole source, inside a call of a function of the tree, inside a
+    projection or attribute read (resolved later); a call that may be a
+    library's is judged by what it reads as one (its fallback)."""
+    key = marker[:5]
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "S":
+            if atom[:5] == key and atom.whole:
+                return True
+        elif tag == "R":
+            if atom.ref.tag in _TREE_REFS:
+                if _mentions(atom, key):
+                    return True
+            elif _marker_shapes(atom.fallback, marker):
+                return True
+        elif _mentions(atom, key):
+            return True
+    return False
+
+
+def _mentions(atom, key) -> bool:
+    stack = [atom]
+    while stack:
+        current = stack.pop()
+        tag = current.tag
+        if tag == "S":
+            if current[:5] == key:
+                return True
+        elif tag in ("J", "A", "C"):
+            stack.extend(current.inner)
+        elif tag == "R":
+            for arg in current.args:
+                stack.extend(arg)
+            for _, arg in current.kwargs:
+                stack.extend(arg)
+            stack.extend(current.fallback)
+    return False
 
 
 #: at most this many terms in a linear form before giving up
