@@ -517,3 +517,40 @@ def test_list_of_equal_shards_changed_afterwards_is_not_alike():
                 return None
             dist.all_reduce(mine, group=group)
     """) == [("CSL102", 13)]
+
+
+# -- a parameter named like a rank that may be None -------------------------------------
+
+
+def test_parameter_named_rank_that_may_be_none_holds_what_callers_pass():
+    # ``rank: int | None`` is a setting that may be unset (a LoRA rank), not
+    # this process's own rank, which is never None
+    assert _codes("""
+        import torch.distributed as dist
+
+        class Layer:
+            def __init__(self, lora_rank, alpha):
+                self.lora_rank = lora_rank
+                self.alpha = alpha
+                self.offset = None
+
+            def _scaled(self, offset, rank: int | None, alpha):
+                if rank is not None and rank != alpha:
+                    return offset * (alpha / rank)
+                return offset
+
+            def forward(self, out):
+                self.offset = self._scaled(out, self.lora_rank, self.alpha)
+                if self.offset is not None:
+                    dist.all_reduce(out)
+    """) == []
+
+
+def test_parameter_named_rank_without_none_is_this_processs_rank():
+    assert _codes("""
+        import torch.distributed as dist
+
+        def worker(rank: int, t):
+            if rank == 0:
+                dist.all_reduce(t)
+    """) == [("CSL101", 6)]

@@ -66,15 +66,17 @@ class _OwnerMark:
 
 def rank_param_sources(info) -> tuple:
     """``((index, Source), ...)``: a rank-id source for each parameter
-    named like this process's rank (``rank``, ``tp_rank``), unless it
-    defaults to None: ``def allreduce_bucket(..., rank=None)`` takes an
-    optional rank the caller picks (a destination), which is what the
-    callers pass, not this process's own.  Only the name says so: where
-    the tree calls the function, what the callers pass decides
-    (:class:`~cslint.analysis.program.Program`)."""
+    named like this process's rank (``rank``, ``tp_rank``), unless it may
+    be None (a None default or an optional annotation):
+    ``def allreduce_bucket(..., rank=None)`` takes an optional rank the
+    caller picks (a destination), ``def scale(..., rank: int | None)`` a
+    setting that may be unset (a LoRA rank); what they hold is what the
+    callers pass, not this process's own rank, which is never None.  Only
+    the name says so: where the tree calls the function, what the callers
+    pass decides (:class:`~cslint.analysis.program.Program`)."""
     ctx = info.ctx
     out = []
-    optional = _none_default_params(info.func)
+    optional = _params_that_may_be_none(info.func)
     for index, name in enumerate(info.params):
         clean = name.lstrip("*")
         if (index == 0 and info.self_name) or clean in optional:
@@ -732,13 +734,41 @@ def own_exprs(node: cfgmod.Node) -> list:
     return [s]
 
 
-def _none_default_params(func) -> frozenset:
-    """The parameters of a function that default to None."""
+def _admits_none(annotation) -> bool:
+    """``Optional[int]``, ``int | None``, ``"Optional[int]"``: an annotation
+    that lets the value be None."""
+    if annotation is None:
+        return False
+    if type(annotation) is ast.Constant:
+        if annotation.value is None:
+            return True
+        if type(annotation.value) is not str:
+            return False
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:
+        return _admits_none(annotation.left) or _admits_none(annotation.right)
+    if type(annotation) is ast.Subscript:
+        base = annotation.value
+        name = base.attr if type(base) is ast.Attribute else base.id if type(base) is ast.Name else None
+        if name == "Optional":
+            return True
+        if name == "Union":
+            members = annotation.slice.elts if type(annotation.slice) is ast.Tuple else [annotation.slice]
+            return any(_admits_none(member) for member in members)
+    return False
+
+
+def _params_that_may_be_none(func) -> frozenset:
+    """The parameters of a function that default to None or whose
+    annotation admits None."""
     args = getattr(func, "args", None)
     if args is None:
         return frozenset()
     positional = list(args.posonlyargs) + list(args.args)
-    out = set()
+    out = {arg.arg for arg in positional + list(args.kwonlyargs) if _admits_none(arg.annotation)}
     for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
         if isinstance(default, ast.Constant) and default.value is None:
             out.add(arg.arg)
