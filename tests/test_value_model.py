@@ -554,3 +554,55 @@ def test_parameter_named_rank_without_none_is_this_processs_rank():
             if rank == 0:
                 dist.all_reduce(t)
     """) == [("CSL101", 6)]
+
+
+# -- the truth of an object that shows only its attributes --------------------------------
+
+
+_COORDINATOR = """
+    import os
+    import torch
+    import torch.distributed as dist
+
+    class Communicator:
+        def __init__(self, device):
+            self.device = device
+
+    class Batch:
+        def __init__(self, reqs):
+            self.reqs = reqs
+
+        def __len__(self):
+            return len(self.reqs)
+
+    class Coordinator:
+        def __init__(self, local_rank, use_comm):
+            self.device = torch.device(f"cuda:{local_rank}")
+            {make}
+
+        def all_reduce(self, t):
+            held = {held}
+            if not held:
+                dist.all_reduce(t)
+                return t
+            return t
+"""
+
+
+def _coordinator(make, held):
+    return _codes(_COORDINATOR.replace("{make}", make).replace("{held}", held))
+
+
+def test_object_built_on_this_ranks_device_is_truthy_on_every_rank():
+    assert _coordinator("self.comm = Communicator(self.device) if use_comm else None", "self.comm") == []
+
+
+def test_object_built_only_on_rank_zero_is_falsy_elsewhere():
+    assert _coordinator("self.comm = Communicator(self.device) if dist.get_rank() == 0 else None",
+                        "self.comm") == [("CSL101", 25)]
+
+
+def test_truth_of_an_object_with_a_length_of_its_own_reads_what_it_holds():
+    # ``Batch`` defines ``__len__``: its truth is its length, here of a
+    # per-rank directory listing
+    assert _coordinator("self.batch = Batch(os.listdir('/tmp'))", "self.batch") == [("CSL101", 25)]

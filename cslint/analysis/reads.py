@@ -7,7 +7,7 @@ Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
 
 from __future__ import annotations
 
-from .atoms import CONTENTS, IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES
+from .atoms import CONTENTS, DROP, IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES
 from .divergence import extend_via, merge, transformed
 from .records import FuncFacts
 
@@ -26,8 +26,15 @@ class ProgramReads:
         if ref.tag == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
             # a new object of a class of the tree: never None, of that class,
             # whatever it was built with; what it was built with is its
-            # contents (its fields are read from the class)
-            return transformed(self.eval(atom.fallback, mode), CONTENTS)
+            # contents (its fields are read from the class).  An object that
+            # shows nothing but its attributes (no truth, length, equality or
+            # call of its own) is truthy and equal only to itself on every
+            # rank: what it was built with reaches a reader through its
+            # fields alone
+            made = self.resolver.class_of_ref(ref)
+            holders = {made.key} if made is not None else {fn.class_key for fn in targets}
+            plain = all(key is not None and self.resolver.holds_only_fields(key) for key in holders)
+            return transformed(self.eval(atom.fallback, mode), DROP if plain else CONTENTS)
         for fn in targets:
             ret = self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():

@@ -16,6 +16,17 @@ from .receivers import CONTAINER_ACCESSORS
 from .vocabulary import GENERIC_METHODS
 
 
+#: methods through which an object shows more than its attributes: its
+#: truth, length, equality and order, a call, iteration, item access, a
+#: conversion to a number
+_VALUE_METHODS = frozenset({
+    "__bool__", "__len__", "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__hash__", "__call__",
+    "__iter__", "__getitem__", "__contains__", "__int__", "__float__", "__index__",
+})
+#: bases that add none of those
+_NEUTRAL_BASES = frozenset({"object", "ABC", "Protocol", "Generic"})
+
+
 class Resolver:
     """The functions and classes of the analysed files, by key and by
     dotted name; resolves references to the functions they may call."""
@@ -53,6 +64,7 @@ class Resolver:
             self._family[key] = self._find_family(key)
         self.receivers = ReceiverClasses(self)
         self._resolve_cache: dict = {}
+        self._holds_only_fields: dict = {}
 
     # -- classes -----------------------------------------------------------------
     def _lookup_qual(self, table: dict, dotted: str, depth: int = 0):
@@ -103,6 +115,27 @@ class Resolver:
         if class_key is None:
             return None
         return self._family.get(class_key, class_key)
+
+    def holds_only_fields(self, class_key: str) -> bool:
+        """Whether an instance of the class shows nothing of its own but its
+        fields and methods: it and its bases (all of the tree, or ``object``,
+        ``ABC``, ``Protocol``) define no truth, length, equality, call,
+        iteration, item access or conversion, so the instance is truthy,
+        equal only to itself and read through its attributes alone."""
+        known = self._holds_only_fields.get(class_key)
+        if known is None:
+            known = True
+            for k in self.mro(class_key):
+                cls = self.classes.get(k)
+                if cls is None or any(name in cls.methods for name in _VALUE_METHODS):
+                    known = False
+                    break
+                if any(self.class_of_ref(ref) is None and not (
+                        ref.tag == "qual" and ref.dotted.rsplit(".", 1)[-1] in _NEUTRAL_BASES) for ref in cls.bases):
+                    known = False
+                    break
+            self._holds_only_fields[class_key] = known
+        return known
 
     def mro(self, class_key: str) -> list:
         out, seen = [], set()
