@@ -606,3 +606,32 @@ def test_truth_of_an_object_with_a_length_of_its_own_reads_what_it_holds():
     # ``Batch`` defines ``__len__``: its truth is its length, here of a
     # per-rank directory listing
     assert _coordinator("self.batch = Batch(os.listdir('/tmp'))", "self.batch") == [("CSL101", 25)]
+
+
+def test_module_function_narrow_starts_at_an_offset_and_cuts_a_length():
+    # ``torch.narrow(x, dim, start, length)``: the tensor comes first, the
+    # rank only moves the start
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+
+        def reduce_partition(flat, group):
+            world = dist.get_world_size(group)
+            rank = dist.get_rank(group)
+            size = flat.numel() // world
+            mine = torch.narrow(flat, 0, rank * size, size)
+            if len(mine) == 0:
+                return None
+            dist.all_reduce(mine, group=group)
+    """) == []
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+
+        def reduce_partition(flat, sizes, group):
+            rank = dist.get_rank(group)
+            mine = torch.narrow(flat, 0, 0, sizes[rank])
+            if len(mine) == 0:
+                return None
+            dist.all_reduce(mine, group=group)
+    """) == [("CSL102", 10)]

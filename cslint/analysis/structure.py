@@ -18,7 +18,7 @@ from .syntax import dotted, unparse
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
     CONTAINER_FACTORIES, CONTAINER_TYPES, LOOKUP_METHODS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
-    SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS,
+    SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
 )
 
 def _annotation_is_container(annotation) -> bool:
@@ -317,11 +317,28 @@ class StructureReads:
             # the sizes given become the result's shape
             arg_atoms = EMPTY
             positions = SHAPING_POSITIONS.get(last)
+            shift = 0
+            if last in TENSOR_FIRST_SHAPING_CALLS and self._through_import(func):
+                # ``torch.narrow(x, dim, start, length)``: ``x`` is what is cut
+                shift = 1
             for index, a in enumerate(args):
-                arg_atoms |= whole(a) if positions is None or index in positions else a
+                if index < shift:
+                    arg_atoms |= a
+                    continue
+                arg_atoms |= whole(a) if positions is None or index - shift in positions else a
             for name, a in kwargs:
                 arg_atoms |= whole(a) if name in SHAPING_KEYWORDS else a
         return receiver, arg_atoms
+
+    def _through_import(self, func) -> bool:
+        """``torch.narrow``, ``np.array_split``, ``Tensor.split``: a function
+        called through an imported module or class, not a method of a value."""
+        if type(func) is not ast.Attribute:
+            return False
+        base = func.value
+        while type(base) is ast.Attribute:
+            base = base.value
+        return type(base) is ast.Name and base.id in self.ctx.imports and base.id not in self.info.local_names
 
     def _is_builtin(self, name: str) -> bool:
         ctx = self.ctx

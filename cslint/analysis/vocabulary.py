@@ -49,7 +49,13 @@ SHAPING_CALLS = frozenset({
 })
 #: the positional arguments that are sizes, where not all are: ``x.narrow(dim,
 #: start, length)`` starts at an offset (``torch.narrow(x, dim, start, length)``)
-SHAPING_POSITIONS = {"narrow": (2, 3)}
+SHAPING_POSITIONS = {"narrow": (2,)}
+#: of those, the ones that take the tensor first when called through their
+#: module (``torch.narrow(x, dim, start, length)``, ``torch.split(x, sizes)``):
+#: there the tensor is what is cut, and every position after it shifts by one
+TENSOR_FIRST_SHAPING_CALLS = frozenset({
+    "narrow", "split", "chunk", "tensor_split", "array_split", "reshape", "tile", "repeat_interleave", "unflatten",
+})
 SHAPING_KEYWORDS = frozenset({"size", "shape", "sizes", "split_size_or_sections", "chunks", "sections", "length",
                               "end", "steps", "repeats", "num"})
 
