@@ -635,3 +635,40 @@ def test_module_function_narrow_starts_at_an_offset_and_cuts_a_length():
                 return None
             dist.all_reduce(mine, group=group)
     """) == [("CSL102", 10)]
+
+
+# -- a communicator every rank gets from a collective ---------------------------------------
+
+
+_LOCAL_COMM = """
+    from mpi4py import MPI
+
+    class Env:
+        def __init__(self):
+            self._comm_world = MPI.COMM_WORLD
+            self._comm_local = None
+
+        def local_rank(self):
+            if self._comm_local is None:
+                self._init_comm_local()
+            return self._comm_local.Get_rank()
+
+        def _init_comm_local(self):
+            host = MPI.Get_processor_name()
+            self._comm_local = self._comm_world.Split(color=hash(host) % 1000, key=self._comm_world.Get_rank())
+
+        def gather_local(self, x):
+            local = self._comm_world.scatter(x)
+            if local is None:
+                self._comm_world.Barrier()
+"""
+
+
+def test_communicator_split_by_host_exists_on_every_rank():
+    # Split gives every rank a communicator: which ranks it holds is this
+    # rank's own, whether there is one is not
+    assert ("CSL101", 11) not in _codes(_LOCAL_COMM)
+
+
+def test_object_scattered_to_each_rank_may_be_none_on_some():
+    assert ("CSL101", 21) in _codes(_LOCAL_COMM)

@@ -281,7 +281,10 @@ class Evaluator(StructureReads):
                     return self.atoms.collective(match.group, arg_atoms)
                 kind = "this rank's output of a data-parallel module" if spec is WRAPPED_FORWARD \
                     else "per-rank result of a collective"
-                return frozenset({source(kind, raw, ctx.path, call.lineno, (("*", group_span(match.group)),))})
+                # an ``object`` result exists on every rank alike: only what it
+                # holds is this rank's own
+                return frozenset({source(kind, raw, ctx.path, call.lineno, (("*", group_span(match.group)),),
+                                         whole=False if spec.result == "object" else None)})
             configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
             if configured is not None:
                 return EMPTY if configured == "uniform" else frozenset(

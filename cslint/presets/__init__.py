@@ -88,7 +88,10 @@ class CollectiveSpec:
     the raw text.  ``group``: a fixed group, or None to infer it (``group=``
     keyword, ``group_arg`` position, the receiver's name, the method name).
     ``result``: ``uniform`` when the returned value is identical on every rank
-    of the group (allgather/allreduce/broadcast), ``local`` otherwise.
+    of the group (allgather/allreduce/broadcast), ``object`` when every rank
+    gets one of the same kind whose contents are its own (``comm.Split``: a
+    communicator on every rank, holding the ranks of this rank's color),
+    ``local`` otherwise.
     ``inplace``: positions of arguments that hold the group-uniform result
     after the call (``dist.all_reduce(t)``; ``comm.Allreduce(send, recv)``).
     ``receiver``: ``any``, ``comm`` (the receiver must look like a
