@@ -338,6 +338,155 @@ def test_buffer_gathered_in_place_stays_agreed_past_the_single_rank_arm():
     assert _codes(sync.replace("if tp_group.world_size > 1:", "if local_error is None:")) != []
 
 
+def test_verdict_fed_back_into_the_call_that_gathered_it_stays_agreed():
+    # ``can_forward`` goes around the loop into the gate that produced it;
+    # the batch the gate is also passed never reaches what it returns
+    gate = """
+        class Executor:
+            def _fill_complete(self):
+                local = int(not any(r.is_disagg_generation_transmission_in_progress for r in self.active_requests))
+                return min(self.dist.tp_allgather(local)) == 1
+
+            def _gate(self, scheduled_batch, can_forward):
+                if not can_forward:
+                    can_forward = self._fill_complete()
+                    if not can_forward:
+                        return can_forward, True
+                return can_forward, False
+
+            def loop(self):
+                can_forward = False
+                while True:
+                    scheduled_batch = self.scheduled_batch
+                    can_forward, retry = self._gate(scheduled_batch, can_forward)
+                    if retry:
+                        continue
+                    self.dist.tp_allgather(1)
+    """
+    assert _codes(gate, presets=["tensorrt_llm"]) == []
+    # a retry decided by this rank's own batch still skips the gather
+    assert ("CSL102", 21) in _codes(gate.replace("return can_forward, False", "return can_forward, not scheduled_batch"),
+                                    presets=["tensorrt_llm"])
+    # agreed over the TP group only: a gather over every rank still differs
+    assert _codes(gate.replace("self.dist.tp_allgather(1)\n",
+                               "self.dist.tp_allgather(1)\n"
+                               "                    if not can_forward:\n"
+                               "                        self.dist.allgather(0)\n"),
+                  presets=["tensorrt_llm"]) == [("CSL101", 23)]
+
+
+def test_broadcast_result_is_what_the_source_sent_not_the_rank_it_was_told():
+    # the wrapper is told this rank's id and the source's; what comes back is
+    # the source's object, the same on every rank of the group
+    shapes = """
+        import os
+
+        import torch.distributed as dist
+        from sglang.srt.distributed import get_tp_group
+        from sglang.srt.utils import broadcast_pyobj
+
+
+        def step(args):
+            settings = broadcast_pyobj(args.settings, dist.get_rank(), get_tp_group().cpu_group, src=0)
+            if settings:
+                dist.barrier()
+
+
+        def scan(args):
+            entries = broadcast_pyobj(os.listdir(args.path), dist.get_rank(), get_tp_group().cpu_group, src=0)
+            if entries:
+                get_tp_group().barrier()
+            if entries:
+                dist.barrier()
+    """
+    # a directory listing agreed over the TP group is agreed there only: the
+    # barrier over every rank still depends on each TP group's source
+    assert _codes(shapes, presets=["sglang"]) == [("CSL101", 20)]
+
+
+# -- ranks that left ---------------------------------------------------------------------
+
+
+def test_ranks_that_returned_early_do_not_make_later_locals_differ():
+    # every rank still running past the early return took the same arm: the
+    # hazard is the return, not the configuration flag read after it
+    assert _codes("""
+        import torch.distributed as dist
+
+        def step(t, group, verbose):
+            if dist.get_rank() == 0 and t is None:
+                return
+            flag = verbose
+            if flag:
+                dist.all_reduce(t, group=group)
+    """) == [("CSL102", 9)]
+
+
+def test_a_local_read_after_the_loop_that_ranks_broke_out_of_still_differs():
+    # ranks that broke out meet the others after the loop, where ``done`` is read
+    assert _codes("""
+        import torch.distributed as dist
+
+        def drain(items, group):
+            done = False
+            for item in items:
+                if dist.get_rank() == item:
+                    break
+                done = True
+            if done:
+                dist.barrier(group=group)
+    """) == [("CSL101", 11)]
+
+
+def test_a_local_read_only_inside_the_loop_that_ranks_broke_out_of_is_agreed():
+    assert _codes("""
+        import torch.distributed as dist
+
+        def poll(items, group, cfg):
+            while True:
+                if dist.get_rank() == len(items):
+                    break
+                ready = cfg.ready
+                if ready:
+                    dist.barrier(group=group)
+    """) == [("CSL102", 10)]
+
+
+def test_a_raise_that_a_handler_here_catches_does_not_leave():
+    # the rank that raised goes on after the ``try`` with ``ready`` unset
+    assert _codes("""
+        import torch.distributed as dist
+
+        def step(group, cfg):
+            ready = False
+            try:
+                if dist.get_rank() == 0:
+                    raise ValueError("rank zero skips")
+                ready = cfg.ready
+            except ValueError:
+                pass
+            if ready:
+                dist.barrier(group=group)
+    """) == [("CSL101", 13)]
+
+
+def test_what_a_function_returns_after_an_early_return_still_differs():
+    # the result leaves the function: ranks that returned early meet the others in the caller
+    assert _codes("""
+        import torch.distributed as dist
+
+        def pick(t):
+            if dist.get_rank() == 0:
+                return None
+            value = t
+            return value
+
+        def step(t, group):
+            if pick(t) is None:
+                dist.barrier(group=group)
+    """) == [("CSL101", 12)]
+
+
 def test_slice_between_rank_offsets_of_one_width_has_that_width():
     # ``[rank * chunk:(rank + 1) * chunk]``: the offsets cancel in the length
     assert _codes("""

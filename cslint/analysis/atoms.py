@@ -438,6 +438,41 @@ def nesting(atoms: frozenset) -> int:
     return deepest
 
 
+def _is_call(atom, own) -> bool:
+    return atom.tag == "R" and atom.line == own[2] and atom.path == own[1] and atom.ref == own[0]
+
+
+def _holds_call(parts, own) -> bool:
+    """Whether a result of the call site ``own`` (ref, path, line) is among
+    ``parts`` (atom sets), directly or under projections and attribute reads."""
+    for atoms in parts:
+        for atom in atoms:
+            tag = atom.tag
+            if tag == "R":
+                if _is_call(atom, own):
+                    return True
+            elif (tag == "J" or tag == "A") and _holds_call((atom.inner,), own):
+                return True
+    return False
+
+
+def _replace_call(atoms: frozenset, own, itself) -> frozenset:
+    if not _holds_call((atoms,), own):
+        return atoms
+    out = set()
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "R" and _is_call(atom, own):
+            out.add(itself)
+        elif tag == "J":
+            out.add(_new(Projection, ("J", atom.transform, _replace_call(atom.inner, own, itself))))
+        elif tag == "A":
+            out.add(_new(AttributeRead, ("A", _replace_call(atom.inner, own, itself), atom.attr)))
+        else:
+            out.add(atom)
+    return frozenset(out)
+
+
 class AtomBuilder:
     """Builds the call and collective result atoms of one file.
 
@@ -484,6 +519,19 @@ class AtomBuilder:
 
     def call(self, ref, args, kwargs, fallback, path, line, text) -> frozenset:
         """The result of a call to ``ref`` (resolved by the whole-tree pass)."""
+        # A loop that passes a call's result back into the same call
+        # (``ok = gate(batch, ok)``) would nest it once per pass until the
+        # nesting limit, where its arguments spill out whole: an argument the
+        # callee never returns would then decide the result.  The earlier
+        # result of this very call stands for itself as the callee's own
+        # result (its parameters still bound to this call's other arguments).
+        own = (ref, path, line)
+        if _holds_call(args, own) or any(_holds_call((atoms,), own) for _, atoms in kwargs) \
+                or _holds_call((fallback,), own):
+            itself = call_result(ref, (), (), EMPTY, path, line, text, 1)
+            args = tuple(_replace_call(a, own, itself) for a in args)
+            kwargs = tuple((k, _replace_call(a, own, itself)) for k, a in kwargs)
+            fallback = _replace_call(fallback, own, itself)
         depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
         if depth > MAX_NESTING:
             return frozenset({call_result(ref, (), (), EMPTY, path, line, text, 1)}) | self.flatten(fallback)

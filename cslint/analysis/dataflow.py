@@ -18,7 +18,7 @@ from .evaluator import Evaluator
 from .function import FunctionInfo
 from .syntax import single_rank_side
 from .transfer import Flow, Transfer
-from .vocabulary import LOCAL_IO_CALLS
+from .vocabulary import LOCAL_IO_CALLS, MUTATORS
 
 
 #: Calls whose failure is this rank's own: its disk, its network peers, the end of its own iterator.
@@ -53,6 +53,9 @@ class Dataflow:
         self._implicit_cache: dict = {}
         self._alike: dict = {}  # (decision, node) -> whether both arms assign alike there
         self._parts: dict = {}  # decision -> whether it selects this rank's part (selects_own_part)
+        self._binding_cache: dict = {}
+        self._leaving: dict = {}  # decision node -> (label of the arm that leaves, loop left or None)
+        self._read_outside: dict = {}  # id(loop) -> names read outside it
         self.arms = ArmIndex(info.parents, info.blocks)
         self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
@@ -61,6 +64,7 @@ class Dataflow:
                 closures[n] = self._finally_closure(n, owner, closures[n])
         #: node -> [(decision node, edge label)] it is (iteratively) control dependent on
         self.closures = closures
+        self._find_leaving_tests()
         self.envs: dict = {}
         self._solve()
         self.exit_env = self.envs.get(graph.exit, {})
@@ -172,7 +176,7 @@ class Dataflow:
         own = EMPTY
         for d in parts:
             own = own | self.cond_atoms(d)
-        rest = self._deciding_atoms(n, lambda d: d in parts or (also_skip is not None and also_skip(d)))
+        rest = self._deciding_atoms(n, lambda d, label: d in parts or (also_skip is not None and also_skip(d, label)))
         return whole(rest) | project(CONTENTS, own)
 
     def selects_own_part(self, d: int) -> bool:
@@ -192,7 +196,7 @@ class Dataflow:
         stmt = self.graph.nodes[n].stmt
         arms = self.arms
 
-        def called_alike(d: int) -> bool:
+        def called_alike(d: int, _label) -> bool:
             decision = self._two_armed_if(d)
             return decision is not None and arms.call_in_both_arms(decision, stmt, call)
 
@@ -207,7 +211,7 @@ class Dataflow:
                 continue
             if not in_handler and (label == "raise" or self.is_exception_decision(d)):
                 continue
-            if self._assigns_alike(d, n) or (also_skip is not None and also_skip(d)):
+            if self._assigns_alike(d, n) or (also_skip is not None and also_skip(d, label)):
                 continue
             atoms = atoms | self.cond_atoms(d)
         return atoms
@@ -230,6 +234,88 @@ class Dataflow:
             known = self._alike[key] = decision is not None and self.graph.nodes[n].kind == cfgmod.STMT \
                 and self.arms.assignment_in_both_arms(decision, stmt)
         return known
+
+    def _find_leaving_tests(self) -> None:
+        """The ``if`` tests one arm of which leaves: the function (it ends in
+        ``return``/``raise``) or the loop around the test (it ends in
+        ``break``), with no ``continue`` or ``break`` of that loop on the
+        way and no ``finally`` around that runs on the way out."""
+        info = self.info
+        for node in self.graph.nodes:
+            if node.kind != cfgmod.TEST or not isinstance(node.stmt, ast.If):
+                continue
+            arms = [(label, _leaves(arm)) for label, arm in ((True, node.stmt.body), (False, node.stmt.orelse))]
+            leaving = [(label, how) for label, how in arms if how is not None]
+            if len(leaving) != 1:
+                continue
+            label, how = leaving[0]
+            loop = None
+            parent = info.parents.get(id(node.stmt))
+            child = node.stmt
+            while parent is not None:
+                if isinstance(parent, ast.Try) and parent.finalbody:
+                    break  # the leaving ranks still run the ``finally``, which may read what stayed
+                if how == "function" and isinstance(parent, ast.Try) and parent.handlers \
+                        and any(child is stmt for stmt in parent.body):
+                    break  # a handler here may catch the raise: those ranks stay
+                child = parent
+                if loop is None and isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+                    loop = parent
+                parent = info.parents.get(id(parent))
+            else:
+                if how == "function":
+                    self._leaving[node.id] = (label, None)
+                elif loop is not None:
+                    self._leaving[node.id] = (label, loop)
+
+    def _names_read_outside(self, loop: ast.AST) -> frozenset:
+        """Names the function reads outside ``loop``'s body (after it, before
+        it, in its ``for`` iterable): where ranks that broke out meet the others."""
+        found = self._read_outside.get(id(loop))
+        if found is not None:
+            return found
+        inside = set()
+        for part in loop.body + loop.orelse + ([loop.test] if isinstance(loop, ast.While) else []):
+            for sub in fast_walk(part):
+                inside.add(id(sub))
+        found = frozenset(sub.id for stmt in self.info.body for sub in fast_walk(stmt)
+                          if type(sub) is ast.Name and type(sub.ctx) is ast.Load and id(sub) not in inside)
+        self._read_outside[id(loop)] = found
+        return found
+
+    def binding_implicit(self, n: int) -> frozenset:
+        """Implicit flow into the local names node ``n`` binds: that of
+        :meth:`implicit` without the tests whose other arm leaves.  A rank
+        that took a ``return`` (or a ``break``) is gone: the ranks still
+        here all took this arm, so what they bind does not differ by that
+        test.  What leaves the function (its result, the fields it writes)
+        keeps the full flow, and so does a name read where the ranks that
+        broke out of a loop meet the others again."""
+        leaving = self._leaving
+        if not leaving or not any(d in leaving for d, _label in self.closures.get(n, ())):
+            return self.implicit(n)
+        bound = []
+
+        def left(d: int, label) -> bool:
+            found = leaving.get(d)
+            if found is None or found[0] == label:
+                return False
+            loop = found[1]
+            if loop is None:
+                return True
+            if not bound:
+                bound.append(_names_bound(self.graph.nodes[n].stmt))
+            return not (bound[0] & self._names_read_outside(loop))
+
+        atoms = self._deciding_atoms(n, left)
+        if not atoms:
+            return atoms
+        cached = self._binding_cache.get(n)
+        if cached is not None and cached[0] == atoms:
+            return cached[1]
+        result = self._as_implicit(n, atoms, left)
+        self._binding_cache[n] = (atoms, result)
+        return result
 
     # -- the fixpoint ----------------------------------------------------------------
     def _solve(self) -> None:
@@ -305,7 +391,9 @@ class Dataflow:
         if s is None:
             return env
         transfer = self.transfer
-        flow = self.flow_at(n, env)
+        # this walk binds local names only (fields and the result come from flow_at)
+        flow = Flow(env, partial(self.binding_implicit, n), accumulate=False,
+                    single_rank=partial(self.single_rank, n), dict_keys=self.info.dict_keys)
         info = self.info.node_info(node)
         transfer.walrus(info.walrus, flow)
         kind = node.kind
@@ -325,6 +413,66 @@ class Dataflow:
             # (``else: statuses[0].copy_(local)`` beside the all-gather).
             return {name: EMPTY for name in out.keys()}
         return out
+
+
+def _leaves(arm: list):
+    """``"function"`` when every path through a block ends in ``return`` or
+    ``raise``, ``"loop"`` when it ends in ``break`` (with no ``continue`` or
+    ``break`` of the loop around it before), else None."""
+    if not arm:
+        return None
+    last = arm[-1]
+    if isinstance(last, (ast.Return, ast.Raise)):
+        how = "function"
+    elif isinstance(last, ast.Break):
+        how = "loop"
+    else:
+        return None
+    for stmt in arm[:-1]:
+        if _jumps_in_loop(stmt):
+            return None
+    return how
+
+
+def _jumps_in_loop(stmt: ast.AST) -> bool:
+    """A ``break``/``continue`` of the enclosing loop within ``stmt`` (not of a loop nested in it)."""
+    if isinstance(stmt, (ast.Break, ast.Continue)):
+        return True
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+        return any(_jumps_in_loop(s) for s in stmt.orelse)
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return False
+    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for child in getattr(stmt, name, None) or ():
+            if _jumps_in_loop(child):
+                return True
+    return False
+
+
+def _names_bound(stmt) -> frozenset:
+    """The local names a CFG node's statement may bind (its header only for
+    a compound statement): targets, walrus targets, a mutated container."""
+    if stmt is None:
+        return frozenset()
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        roots = [stmt.target, stmt.iter]
+    elif isinstance(stmt, (ast.While, ast.If)):
+        roots = [stmt.test]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        roots = list(stmt.items)
+    elif isinstance(stmt, cfgmod.COMPOUND_STATEMENTS) or isinstance(stmt, ast.ExceptHandler):
+        return frozenset({stmt.name} if isinstance(getattr(stmt, "name", None), str) else ())
+    else:
+        roots = [stmt]
+    names = set()
+    for root in roots:
+        for sub in fast_walk(root):
+            if type(sub) is ast.Name and type(sub.ctx) is not ast.Load:
+                names.add(sub.id)
+            elif type(sub) is ast.Call and type(sub.func) is ast.Attribute and type(sub.func.value) is ast.Name \
+                    and sub.func.attr in MUTATORS:
+                names.add(sub.func.value.id)  # ``xs.append(x)`` and the like
+    return frozenset(names)
 
 
 def _reverse_postorder(graph) -> list:

@@ -20,6 +20,7 @@ from typing import Optional
 from ..config import matches_any
 from ..presets import group_from_text, group_span, rank_name_dims, size_name_is_uniform
 from .astwalk import iter_children, walk as fast_walk
+from .callfacts import payload_argument
 from .atoms import CONTENTS, EMPTY, SHAPE, attribute, field_read, global_read, project, raised_by, source, whole
 from .environment import fork
 from .function import WRAPPED_FORWARD, FunctionInfo, match_call
@@ -278,7 +279,7 @@ class Evaluator(StructureReads):
             if match is not None:
                 spec = match.spec
                 if spec is None or spec.result == "uniform":
-                    return self.atoms.collective(match.group, arg_atoms)
+                    return self.atoms.collective(match.group, _contributed(self.eval, call, spec, env, arg_atoms))
                 kind = "this rank's output of a data-parallel module" if spec is WRAPPED_FORWARD \
                     else "per-rank result of a collective"
                 # an ``object`` result exists on every rank alike: only what it
@@ -434,6 +435,15 @@ class Evaluator(StructureReads):
                     atoms |= self.eval(sub.value, env) | self.eval(sub.slice, env)
         # operands that may differ make the exception (and the path) differ
         return frozenset(atoms)
+
+
+def _contributed(evaluate, call: ast.Call, spec, env, arg_atoms: frozenset) -> frozenset:
+    """What a uniform collective's result is made of: the value each rank
+    contributes (the payload the spec names), not the arguments that say
+    where it goes (this rank's id, the source, the group); every argument
+    when the call passes no payload where the spec says."""
+    payload = payload_argument(call, spec)
+    return arg_atoms if payload is None else evaluate(payload, env)
 
 
 def _keeps_only_a_uniform_message(handler: ast.ExceptHandler, ctx) -> bool:
