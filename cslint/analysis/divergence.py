@@ -145,10 +145,21 @@ def canonical_order(atoms, digests: Optional[dict] = None) -> tuple:
     listed = list(atoms)
     ranks = [_atom_rank(atom) for atom in listed]
     order = sorted(range(len(listed)), key=ranks.__getitem__)
-    for first, second in zip(order, order[1:]):
-        if ranks[first] == ranks[second]:
-            memo = {} if digests is None else digests
-            return tuple(listed[i] for i in sorted(order, key=lambda i: (ranks[i], structure_digest(listed[i], memo))))
+    # Only atoms whose rank ties with another's need a digest: sorting a run
+    # of equal ranks by digest is what sorting everything by (rank, digest)
+    # does to it, and the digest is the costly part.
+    memo = None
+    start = 0
+    while start < len(order):
+        end = start + 1
+        rank = ranks[order[start]]
+        while end < len(order) and ranks[order[end]] == rank:
+            end += 1
+        if end - start > 1:
+            if memo is None:
+                memo = {} if digests is None else digests
+            order[start:end] = sorted(order[start:end], key=lambda i: structure_digest(listed[i], memo))
+        start = end
     return tuple(listed[i] for i in order)
 
 
@@ -157,7 +168,12 @@ def structure_digest(value, memo: dict) -> bytes:
     iteration order of any set in them (the digests of a set's elements are
     sorted).  ``memo`` maps ``id(part)`` to ``(part, digest)``: atom sets
     share parts (a DAG), each is digested once, and keeping the part beside
-    its digest keeps its id from being reused."""
+    its digest keeps its id from being reused.  It also maps a part itself
+    (a tuple, a frozenset or a text) to its digest: atoms built again in the
+    fixpoint, or unpickled from different workers, are equal objects with
+    other ids.  Equal values have equal digests here because an atom's
+    leaves are texts, ints and bools that never stand in for one another
+    (``1 == True``, but no field holds either)."""
     is_set = isinstance(value, frozenset)
     if is_set or isinstance(value, tuple):  # typed atoms and refs are tuples
         known = memo.get(id(value))
@@ -165,11 +181,19 @@ def structure_digest(value, memo: dict) -> bytes:
             owner, result = known
             if owner is value:
                 return result
-        parts = [structure_digest(item, memo) for item in value]
-        if is_set:
-            parts.sort()
-        found = hashlib.blake2b((b"{" if is_set else b"(") + b"".join(parts), digest_size=12).digest()
+        found = memo.get(value)
+        if found is None:
+            parts = [structure_digest(item, memo) for item in value]
+            if is_set:
+                parts.sort()
+            found = memo[value] = hashlib.blake2b((b"{" if is_set else b"(") + b"".join(parts),
+                                                  digest_size=12).digest()
         memo[id(value)] = (value, found)
         return found
+    if type(value) is str:  # the memo's other keys are ids (ints) and tuples: no clash
+        found = memo.get(value)
+        if found is None:
+            found = memo[value] = hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"),
+                                                  digest_size=12).digest()
+        return found
     return hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"), digest_size=12).digest()
-
