@@ -61,22 +61,79 @@ def _container_names(body) -> frozenset:
     assigns a container to."""
     out = set()
     for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
-        t = type(node)
-        if t is ast.Assign:
-            if _builds_container(node.value):
-                for target in node.targets:
-                    text = dotted(target)
-                    if text:
-                        out.add(text)
-        elif t is ast.AnnAssign:
-            if _annotation_is_container(node.annotation) or (node.value is not None and _builds_container(node.value)):
-                text = dotted(node.target)
+        _note_container(node, out)
+    return frozenset(out)
+
+
+def _note_container(node, out: set) -> None:
+    """Add what ``node`` itself makes a container (see :func:`_container_names`)."""
+    t = type(node)
+    if t is ast.Assign:
+        if _builds_container(node.value):
+            for target in node.targets:
+                text = dotted(target)
                 if text:
                     out.add(text)
-        elif t is ast.arg:
-            if _annotation_is_container(node.annotation):
-                out.add(node.arg)
-    return frozenset(out)
+    elif t is ast.AnnAssign:
+        if _annotation_is_container(node.annotation) or (node.value is not None and _builds_container(node.value)):
+            text = dotted(node.target)
+            if text:
+                out.add(text)
+    elif t is ast.arg and _annotation_is_container(node.annotation):
+        out.add(node.arg)
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+#: the fields that hold statements (of a statement, an ``except`` handler or a ``case``)
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def container_index(tree: ast.Module) -> dict:
+    """:func:`_container_names` of every function (the whole definition,
+    nested ones included), of every class body and of the module body, from
+    one pass over the file's statements: ``id(node)`` -> names (a class
+    under ``id(node.body)``, the module under ``id(tree)``).
+
+    Only assignments (statements) and a function's own parameters can add a
+    name: no expression holds a statement, and a lambda's parameters have no
+    annotation.  So the pass never enters an expression, where a walk of
+    every node visited ten times as many."""
+    index: dict = {}
+    index[id(tree)] = frozenset(_collect_containers(tree.body, index))
+    return index
+
+
+def _collect_containers(statements: list, index: dict) -> set:
+    """The container names of ``statements`` (see :func:`container_index`),
+    noting those of each definition among them in ``index``.  A plain
+    function, not a closure: a closure calling itself is a reference cycle,
+    which extraction must not leave (the collector is off during a run)."""
+    out: set = set()
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            names: set = set()
+            args = node.args
+            for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
+                if arg is not None:
+                    _note_container(arg, names)
+            names |= _collect_containers(node.body, index)
+            index[id(node)] = frozenset(names)
+            out |= names
+            continue
+        if t is ast.ClassDef:
+            names = _collect_containers(node.body, index)
+            index[id(node.body)] = frozenset(names)
+            out |= names
+            continue
+        _note_container(node, out)
+        for field in _BLOCK_FIELDS:
+            block = getattr(node, field, None)
+            if block:
+                stack.extend(block)
+    return out
 
 
 #: methods that put another element into a list
@@ -151,8 +208,9 @@ class StructureReads:
     def _is_container(self, expr) -> bool:
         names = self._containers
         if names is None:
-            names = self._containers = _container_names(self.info.func if not isinstance(self.info.func, ast.Module)
-                                                        else self.info.body)
+            func = self.info.func
+            names = self._containers = self._indexed_containers(func) if isinstance(func, ast.Module) \
+                or type(func) in _FUNCTIONS else _container_names(func)
         if type(expr) is ast.Name:
             return expr.id in names
         attr = self.info.self_attr(expr)
@@ -215,8 +273,21 @@ class StructureReads:
                 if node is None:
                     break
             if node is not None:
-                found = frozenset(text[5:] for text in _container_names(node.body) if text.startswith("self."))
+                found = frozenset(text[5:] for text in self._indexed_containers(node.body) if text.startswith("self."))
             ctx.container_fields[key] = found
+        return found
+
+    def _indexed_containers(self, node) -> frozenset:
+        """:func:`_container_names` of a function, a class body or the module
+        (``node`` is the module: its body), read off the file's
+        :func:`container_index`."""
+        ctx = self.ctx
+        index = ctx.container_index
+        if index is None:
+            index = ctx.container_index = container_index(ctx.tree)
+        found = index.get(id(node))
+        if found is None:  # not a definition of this file's tree
+            found = _container_names(node.body if isinstance(node, ast.Module) else node)
         return found
 
     def _eval_compare(self, expr: ast.Compare, env: dict) -> frozenset:

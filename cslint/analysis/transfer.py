@@ -26,13 +26,19 @@ from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .records import FieldType, FieldWrite
 from .scope import canonical_text
-from .syntax import flatten_targets, pairwise, target_names, unparse
+from .syntax import flatten_targets, pairwise, target_names
 from .vocabulary import MUTATORS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 #: keyword arguments through which an in-place collective takes its buffer
 _BUFFER_KEYWORDS = ("tensor", "object_list", "tensor_list", "output", "recvbuf", "buf")
+
+
+def _is_name(node, name: str) -> bool:
+    """Whether ``node`` is the variable ``name`` (what comparing its text
+    with ``name`` asked, without unparsing every assigned call)."""
+    return type(node) is ast.Name and node.id == name
 
 
 class Flow:
@@ -135,7 +141,7 @@ class Transfer:
                 self._bind(target, EMPTY, flow, False)
             return
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and not isinstance(s, ast.AugAssign) \
-                and isinstance(value, ast.Call) and unparse(unwrapped_iterable(value)) == targets[0].id:
+                and isinstance(value, ast.Call) and _is_name(unwrapped_iterable(value), targets[0].id):
             # `xs = tqdm(xs)` under a rank test: xs yields what it yielded,
             # whichever ranks wrap it
             return
