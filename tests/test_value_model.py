@@ -821,3 +821,58 @@ def test_communicator_split_by_host_exists_on_every_rank():
 
 def test_object_scattered_to_each_rank_may_be_none_on_some():
     assert ("CSL101", 21) in _codes(_LOCAL_COMM)
+# -- order in a function summarised without its collectives ---------------------------
+
+
+def test_name_rebound_in_straight_line_code_holds_only_its_new_value():
+    # `fetch` issues no collective; its summary writes `self.stopping` from
+    # the list the root sent, not from this rank's own list it replaced
+    assert _codes("""
+        import torch.distributed as dist
+        class Loop:
+            def fetch(self, received):
+                items = list(range(dist.get_rank()))
+                items = received
+                self.stopping = len(items) == 0
+            def step(self, t, received):
+                self.fetch(received)
+                if self.stopping:
+                    return
+                dist.all_reduce(t)
+    """) == []
+
+
+def test_name_rebound_on_one_arm_keeps_both_values():
+    assert _codes("""
+        import torch.distributed as dist
+        class Loop:
+            def fetch(self, received, use_received):
+                items = list(range(dist.get_rank()))
+                if use_received:
+                    items = received
+                self.stopping = len(items) == 0
+            def step(self, t, received):
+                self.fetch(received, True)
+                if self.stopping:
+                    return
+                dist.all_reduce(t)
+    """) == [("CSL102", 13)]
+
+
+def test_value_a_loop_carries_survives_a_straight_line_assignment_before_it():
+    # `last` is reset before the loop, but inside it the value of the
+    # previous iteration (this rank's own) is read before it is replaced
+    assert _codes("""
+        import torch.distributed as dist
+        class Loop:
+            def fetch(self, batches):
+                last = 0
+                for batch in batches:
+                    self.stopping = last > 3
+                    last = dist.get_rank()
+            def step(self, t, batches):
+                self.fetch(batches)
+                if self.stopping:
+                    return
+                dist.all_reduce(t)
+    """) == [("CSL102", 13)]

@@ -2,7 +2,9 @@
 to the rest of the tree (the fields it writes, what it returns, the arguments
 it passes to analysed functions), from one syntactic pass instead of a CFG.
 
-Variables accumulate (flow-insensitive within branches) in statement order: a
+Variables accumulate (flow-insensitive within branches) in statement order,
+except that an assignment of the function's own body replaces what the name
+held (``items = local(); items = received``: later reads see ``received``): a
 read sees the assignments before it, and inside a loop those of the whole
 loop, whose body is walked twice (the first walk only carries the values it
 assigns round to the next iteration).  Implicit flow comes from the enclosing
@@ -43,12 +45,12 @@ class SummaryWalk:
         """Field writes, returns and argument flows of the function."""
         variant = Variant()
         env = self.info.entry_env()
-        self._block(self.info.body, env, EMPTY, variant)
+        self._block(self.info.body, env, EMPTY, variant, straight=True)
         self.evaluator.args_memo = None
         self.exit_env = env
         return variant
 
-    def _block(self, stmts, env, implicit, variant) -> frozenset:
+    def _block(self, stmts, env, implicit, variant, straight: bool = False) -> frozenset:
         """Walk a block; returns the atoms of the conditions under which an
         exit inside it skips what follows (the rest of an enclosing block too)."""
         exits = EMPTY
@@ -61,23 +63,25 @@ class SummaryWalk:
                 # sees a later assignment.
                 self._in_loop = True
                 try:
-                    self._statement(s, env, implicit, Variant())
-                    exit_atoms = self._statement(s, env, implicit, variant)
+                    self._statement(s, env, implicit, Variant(), straight)
+                    exit_atoms = self._statement(s, env, implicit, variant, straight)
                 finally:
                     self._in_loop = False
             else:
-                exit_atoms = self._statement(s, env, implicit, variant)
+                exit_atoms = self._statement(s, env, implicit, variant, straight)
             if exit_atoms:
                 implicit = implicit | exit_atoms
                 exits = exits | exit_atoms
         return exits
 
-    def _statement(self, s, env, implicit, variant) -> frozenset:
+    def _statement(self, s, env, implicit, variant, straight: bool = False) -> frozenset:
         """Handle one statement; returns the atoms of a condition under which
         the rest of the block may be skipped (an early exit inside it)."""
         t = type(s)
         transfer = self.transfer
-        flow = Flow(env, implicit, accumulate=True, in_place=True)
+        # a statement of the function's own body (``straight``) writes strongly:
+        # ``items = local(); items = received`` leaves only ``received``
+        flow = Flow(env, implicit, accumulate=not straight, in_place=True)
         if t in _DEFINITIONS:
             transfer.simple_statement(s, flow)
             return EMPTY
