@@ -588,6 +588,92 @@ def test_a_field_only_another_event_loop_writes_is_a_strong_doubt(tmp_path):
     assert "other-loop" not in {d.kind for d in writer.confidence.doubts}
 
 
+FATAL_FLAG = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.is_shutdown = False
+                self.local_errors = 0
+
+            def _handle_error(self):
+                is_fatal = self.local_errors > 3
+                if is_fatal:
+                    self.dist.tp_allgather(self.local_errors)
+                    self.is_shutdown = True
+
+            def _loop(self):
+                while True:
+                    self._handle_error()
+                    if not self.is_shutdown:
+                        self.dist.tp_allgather(0)
+                    if self.dist.tp_allreduce(int(self.is_shutdown)):
+                        break
+        """,
+}
+
+
+def test_a_flag_set_where_the_ranks_already_part_is_reported_there_not_downstream(tmp_path):
+    """The shutdown flag is set inside the rank-local `if is_fatal:`, itself a finding (its gather);
+    the loop's test of the flag reads that same divergence downstream: a strong doubt keeps it out of
+    the patch, while the finding where the ranks part keeps its confidence."""
+    root = _write(tmp_path / "tree", FATAL_FLAG)
+    by_function = {f.function: f for f in _check(root).findings}
+    source, reader = by_function["Executor._handle_error"], by_function["Executor._loop"]
+    assert source.confidence.level == "high", source.confidence
+    doubts = {d.kind: d for d in reader.confidence.doubts}
+    assert "reported-upstream" in doubts and doubts["reported-upstream"].strong, reader.confidence
+    assert "`self.is_shutdown`, set inside the condition at line 9" in doubts["reported-upstream"].note
+    assert "the call at line 10" in doubts["reported-upstream"].note
+    assert reader.confidence.level == "low"
+    from tensorrt_llm_patch.apply import REVIEW, apply_tree
+
+    report = apply_tree(root, require_trtllm=False, include=["*"], settings=SETTINGS)
+    outcomes = {h.finding.function: h.outcome for h in report.hazards}
+    assert outcomes["Executor._loop"] == REVIEW and outcomes["Executor._handle_error"] != REVIEW
+    assert "reads that divergence downstream" in next(h.reason for h in report.hazards
+                                                       if h.finding.function == "Executor._loop")
+
+
+SCHEDULE_BROADCAST = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.local_batch = None
+
+            def _schedule(self):
+                return self.dist.tp_broadcast(self.local_batch, root=0)
+
+            def _gate(self, ready):
+                if not ready:
+                    self.dist.tp_allgather(1)
+                return True
+
+            def _loop(self):
+                ready = False
+                while True:
+                    scheduled_batch = self._schedule()
+                    if scheduled_batch is None:
+                        break
+                    ready = self._gate(ready)
+        """,
+}
+
+
+def test_a_source_read_in_a_test_of_an_agreed_call_result_is_in_doubt_downstream(tmp_path):
+    """`scheduled_batch` is per-rank state by its name, but the test that reads it reads the result
+    of `_schedule()`, which broadcasts: what flows on from that test (the gate's argument, passed
+    only where the loop goes on) may be agreed already, like the test itself."""
+    root = _write(tmp_path / "tree", SCHEDULE_BROADCAST)
+    by_function = {f.function: f for f in _check(root).findings}
+    gate = by_function["Executor._gate"]
+    assert gate.source == "scheduled_batch"
+    assert [d.kind for d in gate.confidence.doubts] == ["agreed"], gate.confidence
+    assert "`self._schedule()` (line 18)" in gate.confidence.doubts[0].note
+    assert gate.confidence.level == "low"
+
+
 @pytest.mark.parametrize("level", ["high", "medium", "low"])
 def test_min_confidence_is_validated(tmp_path, level):
     from tensorrt_llm_patch.apply import PatchError, apply_tree

@@ -859,6 +859,20 @@ def test_name_rebound_on_one_arm_keeps_both_values():
     """) == [("CSL102", 13)]
 
 
+def test_a_flow_of_as_many_links_as_an_explanation_keeps_is_not_cut():
+    from cslint.analysis.divergence import MAX_VIA, extend_via, is_cut, shown_links
+
+    links = [("m.py", line, f"step {line}") for line in range(1, MAX_VIA + 3)]
+    via = ()
+    for link in links[:MAX_VIA]:
+        via = extend_via(via, link)
+    assert not is_cut(via) and shown_links(via) == tuple(links[:MAX_VIA])
+    for link in links[MAX_VIA:]:
+        via = extend_via(via, link)
+    assert is_cut(via) and shown_links(via) == tuple(links[:MAX_VIA])
+    assert len(via) == MAX_VIA + 1  # one mark, however many links were dropped
+
+
 def test_value_a_loop_carries_survives_a_straight_line_assignment_before_it():
     # `last` is reset before the loop, but inside it the value of the
     # previous iteration (this rank's own) is read before it is replaced

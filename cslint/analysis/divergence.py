@@ -21,6 +21,9 @@ from .atoms import DROP, IDENT, compose, project_source
 
 #: flow links kept per entry (the first ones: from the source onwards)
 MAX_VIA = 4
+#: the link a flow ends with when links past MAX_VIA were dropped: a flow of
+#: MAX_VIA links without it is complete
+CUT_LINK = ("", 0, "")
 
 
 # A divergence map keeps every source until it holds this many; past that a
@@ -90,10 +93,21 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
 
 
 def extend_via(via: tuple, link: tuple) -> tuple:
-    """The flow ``via`` continued by ``link`` (up to :data:`MAX_VIA` links)."""
+    """The flow ``via`` continued by ``link`` (up to :data:`MAX_VIA` links;
+    past them it ends with :data:`CUT_LINK`)."""
     if len(via) >= MAX_VIA:
-        return via
+        return via if via[-1] == CUT_LINK else via + (CUT_LINK,)
     return via + (link,)
+
+
+def is_cut(via: tuple) -> bool:
+    """Whether links of the flow ``via`` were dropped."""
+    return bool(via) and via[-1] == CUT_LINK
+
+
+def shown_links(via: tuple) -> tuple:
+    """The links of ``via`` an explanation shows."""
+    return via[:-1] if is_cut(via) else via
 
 
 def dims_in(spec: tuple, mode: frozenset) -> frozenset:

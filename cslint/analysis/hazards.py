@@ -17,6 +17,7 @@ from typing import Optional
 
 from ..presets import KIND_DATA_SHARD, Knowledge, group_span
 from .atoms import Source, calls_read
+from .divergence import shown_links
 from .records import Cond, Site
 from .uniformity import UniformityInfo, own_field
 
@@ -74,6 +75,10 @@ class Hazard:
     #: call's result is missing (``batch = self.f(); if batch is None: break``
     #: in a ``while True``), so the exit leaves that loop through the caller
     ends_callers_event_loop: bool = False
+    #: the flow went through a field written inside the body of another
+    #: hazard's condition, one whose own explanation raises no strong doubt:
+    #: ``(field text, that condition's line, its site's line)``; None otherwise
+    upstream: Optional[tuple] = None
 
 
 def find_hazards(info: UniformityInfo) -> list:
@@ -91,21 +96,19 @@ def find_hazards(info: UniformityInfo) -> list:
                 continue
             hazard.ends_callers_event_loop = fn.key in loop_deciders and _returns_nothing(hazard.cond)
             key = (fn.path, site.span.line, site.span.column, fn.key)
-            previous = found.get(key)
-            if previous is None:
-                found[key] = (hazard, [mode])
-            else:
-                earlier, modes = previous
-                modes.append(mode)
-                # an operand is uniform only if it is in every mode the hazard occurs in
-                merged = tuple(a or b for a, b in zip(earlier.operands_divergent, hazard.operands_divergent))
-                if earlier.flow_cut and not hazard.flow_cut:
-                    # another mode explains the same hazard completely: cite that explanation
-                    found[key] = (hazard, modes)
-                    earlier = hazard
-                earlier.operands_divergent = merged
+            found.setdefault(key, []).append((hazard, mode))
+    _mark_reported_upstream(info, [hazard for per_mode in found.values() for hazard, _mode in per_mode])
     out = []
-    for hazard, modes in found.values():
+    for per_mode in found.values():
+        hazard = per_mode[0][0]
+        for other, _mode in per_mode[1:]:
+            if not _stands_alone(hazard) and _stands_alone(other):
+                # another mode explains the same hazard completely: cite that explanation
+                hazard = other
+        # an operand is uniform only if it is in every mode the hazard occurs in
+        hazard.operands_divergent = tuple(any(column) for column in
+                                          zip(*(other.operands_divergent for other, _mode in per_mode)))
+        modes = [mode for _hazard, mode in per_mode]
         if frozenset() in modes or not info.knowledge.modes:
             hazard.modes = ()
         else:
@@ -113,6 +116,46 @@ def find_hazards(info: UniformityInfo) -> list:
         out.append(hazard)
     out.sort(key=lambda h: (h.path, h.site.span.line, h.site.span.column))
     return out
+
+
+def _stands_alone(hazard: Hazard) -> bool:
+    """Whether the explanation of ``hazard`` holds by itself: its flow is
+    not cut, and it does not read a divergence reported upstream."""
+    return not hazard.flow_cut and hazard.upstream is None
+
+
+def _mark_reported_upstream(info: UniformityInfo, hazards: list) -> None:
+    """Set ``upstream`` on the hazards whose flow goes through a field
+    written in the body of another hazard's condition: the field is set
+    where the ranks already part, which that hazard reports, and this
+    condition reads the divergence downstream.  Only a condition whose own
+    explanation raises no strong doubt counts as reported."""
+    guards: dict = {}
+    for hazard in hazards:
+        if not _in_doubt(hazard):
+            guard = hazard.cond.guard
+            guards.setdefault(hazard.path, {})[id(hazard.cond)] = (guard.line, guard.end_line, hazard.site.span.line)
+    links = info.program.link_functions
+    for hazard in hazards:
+        for link in hazard.via:
+            kind, _keys, text = links.get(link, ("", (), ""))
+            if kind != "field":
+                continue
+            found = next(((text, first, site_line)
+                          for cond, (first, last, site_line) in guards.get(link[0], {}).items()
+                          if first < link[1] <= last and cond != id(hazard.cond)), None)
+            if found is not None:
+                hazard.upstream = found
+                break
+
+
+def _in_doubt(hazard: Hazard) -> bool:
+    """Whether the flow that explains ``hazard`` raises a strong doubt (see
+    :meth:`cslint.rules.base.Rule.doubts`): a call on it may have agreed the
+    value, it enters an object through its constructor, it is cut, or it
+    comes from another event loop."""
+    agreed = bool(hazard.agreed) and not hazard.agreed[0].stored
+    return agreed or hazard.constructed or hazard.flow_cut or hazard.other_loop is not None
 
 
 def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -> Optional[Hazard]:
@@ -139,7 +182,7 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
             others = _other_exits(info, fn, variant, site, cond, group, reached, mode) \
                 if cond.kind == "early-exit" else ()
             return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
-                          why.source, why.dims, why.via, (), max(region, 1), direct, facts,
+                          why.source, why.dims, shown_links(why.via), (), max(region, 1), direct, facts,
                           agreed=info.agreed_by_calls(cond, fn, group, mode) + flow.agreed,
                           constructed=flow.constructed, flow_cut=flow.cut, other_loop=flow.other_loop,
                           conditional_reach=not direct and info.reach_is_conditional(chain, mode),

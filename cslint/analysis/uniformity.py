@@ -24,7 +24,7 @@ from typing import NamedTuple, Optional
 from ..presets import Knowledge, group_span
 from .alternatives import LoopToken
 from .atoms import Source, calls_read
-from .divergence import MAX_VIA, fewest_links_first
+from .divergence import fewest_links_first, is_cut, shown_links
 from .program import Program, call_reaches, seen_from
 from .records import Cond, FuncFacts, Site
 
@@ -117,6 +117,7 @@ class UniformityInfo:
         self._sources: dict = {}  # (id(condition), function key, mode) -> (condition, [Divergence])
         self._receivers: Optional[dict] = None
         self._sites_at: Optional[dict] = None
+        self._conds_at: Optional[dict] = None
         self._members_of: Optional[dict] = None  # (family, path) -> [FuncFacts] by key
 
     @classmethod
@@ -284,7 +285,8 @@ class UniformityInfo:
         agreed = []
         constructed = False
         other_loop = None
-        via = divergence.via
+        cut = is_cut(divergence.via)
+        via = shown_links(divergence.via)
         reader_loop = function is not None and self.is_event_loop(function, mode)
         # nearest the condition first: the last call that may have agreed the value is what the condition reads
         for position in range(len(via) - 1, -1, -1):
@@ -306,7 +308,30 @@ class UniformityInfo:
                     if group_span(reached_group) >= span:
                         agreed.append(AgreedValue(link[0], link[1], text, name, reached_group, stored))
                         break
-        return FlowFacts(tuple(agreed), constructed, len(via) >= MAX_VIA, other_loop)
+        if not agreed:
+            agreed = self._agreed_at_source(divergence.source, span, mode, stored=any(
+                program.link_functions.get(link, ("",))[0] == "field" for link in via))
+        return FlowFacts(tuple(agreed), constructed, cut, other_loop)
+
+    def _agreed_at_source(self, source, span: frozenset, mode: frozenset, stored: bool) -> list:
+        """The calls that reach a collective over ``span`` whose results the
+        test where the source is read also reads (``batch = self.f(); if
+        batch is None: break``, with ``batch`` a source by its name): what
+        flows from that test may be the collective's result, agreed already."""
+        if self._conds_at is None:
+            index: dict = {}
+            for fn in self.program.funcs.values():
+                for key, variant in fn.variants.items():
+                    for site in variant.sites:
+                        for cond in site.conds:
+                            index.setdefault((fn.path, cond.line), {})[id(cond)] = (key, cond)
+            self._conds_at = index
+        for key, cond in self._conds_at.get((source.path, source.line), {}).values():
+            if (key is None or key == mode) and cond.atoms:
+                found = self._agreed_calls(cond.atoms, span, source.path, source.line, mode)
+                if found:
+                    return [value._replace(stored=stored) for value in found[:1]]
+        return []
 
     def is_event_loop(self, function: FuncFacts, mode: frozenset = frozenset()) -> bool:
         """Whether ``function`` runs an event loop: some exit in it leaves a

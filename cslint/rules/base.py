@@ -200,6 +200,12 @@ class Rule:
                                f"`{other_loop[1]}` writes, another event loop than this one: an executor runs "
                                "one of its loops, picked by configuration, and the analysis does not relate "
                                "the two"))
+        upstream = getattr(hazard, "upstream", None)
+        if upstream:
+            found.append(Doubt("reported-upstream", True,
+                               f"the value reaches the condition through `{upstream[0]}`, set inside the condition "
+                               f"at line {upstream[1]}, which may differ over the group and is reported itself (the "
+                               f"call at line {upstream[2]}): this condition reads that divergence downstream"))
         if hazard.flow_cut:
             found.append(Doubt("flow-cut", True,
                                f"the flow from `{hazard.source.text}` to the condition has more steps than the "
