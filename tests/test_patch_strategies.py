@@ -635,45 +635,6 @@ def test_a_flag_set_where_the_ranks_already_part_is_reported_there_not_downstrea
                                                        if h.finding.function == "Executor._loop")
 
 
-SCHEDULE_BROADCAST = {
-    "executor.py": """\
-        class Executor:
-            def __init__(self, dist):
-                self.dist = dist
-                self.local_batch = None
-
-            def _schedule(self):
-                return self.dist.tp_broadcast(self.local_batch, root=0)
-
-            def _gate(self, ready):
-                if not ready:
-                    self.dist.tp_allgather(1)
-                return True
-
-            def _loop(self):
-                ready = False
-                while True:
-                    scheduled_batch = self._schedule()
-                    if scheduled_batch is None:
-                        break
-                    ready = self._gate(ready)
-        """,
-}
-
-
-def test_a_source_read_in_a_test_of_an_agreed_call_result_is_in_doubt_downstream(tmp_path):
-    """`scheduled_batch` is per-rank state by its name, but the test that reads it reads the result
-    of `_schedule()`, which broadcasts: what flows on from that test (the gate's argument, passed
-    only where the loop goes on) may be agreed already, like the test itself."""
-    root = _write(tmp_path / "tree", SCHEDULE_BROADCAST)
-    by_function = {f.function: f for f in _check(root).findings}
-    gate = by_function["Executor._gate"]
-    assert gate.source == "scheduled_batch"
-    assert [d.kind for d in gate.confidence.doubts] == ["agreed"], gate.confidence
-    assert "`self._schedule()` (line 18)" in gate.confidence.doubts[0].note
-    assert gate.confidence.level == "low"
-
-
 @pytest.mark.parametrize("level", ["high", "medium", "low"])
 def test_min_confidence_is_validated(tmp_path, level):
     from tensorrt_llm_patch.apply import PatchError, apply_tree
