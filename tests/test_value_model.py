@@ -821,6 +821,8 @@ def test_communicator_split_by_host_exists_on_every_rank():
 
 def test_object_scattered_to_each_rank_may_be_none_on_some():
     assert ("CSL101", 21) in _codes(_LOCAL_COMM)
+
+
 # -- order in a function summarised without its collectives ---------------------------
 
 
@@ -890,3 +892,71 @@ def test_value_a_loop_carries_survives_a_straight_line_assignment_before_it():
                     return
                 dist.all_reduce(t)
     """) == [("CSL102", 13)]
+# -- exceptions that fail alike ------------------------------------------------------------
+
+
+_CONSTRUCTED = """
+    import ctypes
+    import os
+
+    import torch.distributed as dist
+
+
+    class Library:
+        def __init__(self, path):
+            try:
+                self.lib = ctypes.CDLL(path)
+            except Exception as e:
+                print("cannot load", path)
+                raise e
+
+
+    class Checkpoint:
+        def __init__(self, path):
+            if not os.path.exists(path):
+                raise ValueError(path)
+            self.path = path
+
+
+    class Settings:
+        def __init__(self, name):
+            if name not in ("a", "b"):
+                raise ValueError(name)
+            self.name = name
+
+
+    class Journal:
+        def __init__(self, path):
+            self.handle = open(path)
+            if self.handle is None:
+                raise RuntimeError(path)
+
+
+    def build(kind, arg, group):
+        try:
+            made = kind(arg)
+        except Exception:
+            return None
+        dist.barrier(group=group)
+        return made
+"""
+
+
+def test_a_shared_library_that_fails_to_load_fails_on_every_rank():
+    # the constructor re-raises what loading the library raised: the same
+    # path on the same software image loads everywhere or nowhere
+    assert _codes(_CONSTRUCTED.replace("kind(arg)", "Library(arg)")) == []
+
+
+def test_a_constructor_that_rejects_its_configuration_rejects_it_on_every_rank():
+    assert _codes(_CONSTRUCTED.replace("kind(arg)", "Settings(arg)")) == []
+
+
+def test_a_constructor_that_raises_on_what_this_ranks_disk_holds_still_differs():
+    found = check_source(textwrap.dedent(_CONSTRUCTED.replace("kind(arg)", "Checkpoint(arg)"))).findings
+    assert [(f.code, f.line) for f in found] == [("CSL104", 43)]
+    assert "os.path.exists" in found[0].message  # the reason is the test above the raise
+
+
+def test_a_constructor_that_does_local_io_can_fail_on_one_rank():
+    assert _codes(_CONSTRUCTED.replace("kind(arg)", "Journal(arg)")) == [("CSL104", 43)]

@@ -28,8 +28,9 @@ from .scope import canonical_text
 from .structure import StructureReads
 from .syntax import dotted, short, single_rank_side, target_names, unparse
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS, PROGRESS_WRAPPERS, PURE_BUILTINS,
-    RANK_ENV_VARS, SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
+    ALL_MODES_ALL_DIMS, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS, PROGRESS_WRAPPERS,
+    PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS,
+    UNIFORM_EXCEPTIONS,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -410,8 +411,7 @@ class Evaluator(StructureReads):
                     return local
                 continue
             raw = call.raw
-            if same_everywhere or (raw in PURE_BUILTINS and raw not in info.local_names
-                                   and raw not in ctx.module_functions):
+            if same_everywhere or _fails_by_operands(raw, info, ctx):
                 # what raises depends on the operands (and on what a local
                 # read brings in): the same operands fail alike everywhere
                 if same_everywhere and raw and raw.rsplit(".", 1)[-1] in LOCAL_IO_CALLS:
@@ -424,7 +424,7 @@ class Evaluator(StructureReads):
                     atoms |= self.eval(call.call.func.value, env)
                 continue
             ref = info.resolve_ref(call.call.func)
-            if ref is None or ref.tag == "class":
+            if ref is None:
                 return local
             atoms.add(raised_by(ref, ctx.path, line, text))
         for expr in node_info.exprs:
@@ -435,6 +435,14 @@ class Evaluator(StructureReads):
                     atoms |= self.eval(sub.value, env) | self.eval(sub.slice, env)
         # operands that may differ make the exception (and the path) differ
         return frozenset(atoms)
+
+
+def _fails_by_operands(raw: str, info, ctx) -> bool:
+    """A builtin the module does not shadow, or loading a shared library:
+    whether it fails follows its operands, alike on every rank given the same."""
+    if raw in PURE_BUILTINS and raw not in info.local_names and raw not in ctx.module_functions:
+        return True
+    return bool(raw) and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS
 
 
 def _contributed(evaluate, call: ast.Call, spec, env, arg_atoms: frozenset) -> frozenset:

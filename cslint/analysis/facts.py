@@ -73,7 +73,8 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
     facts = FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                       info.params, info.self_offset, variants, deep, info.raises, called_names,
                       tuple(info.signal_handlers), _returns_terms(info),
-                      case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)))
+                      case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)),
+                      info.local_io)
     return facts, exit_env
 
 

@@ -358,6 +358,7 @@ class FunctionInfo:
         self.callee_names: frozenset = frozenset()  # the last name of every callee (scan_calls)
         # noted by scan_calls
         self.raises = False
+        self.local_io = False
         self.signal_handlers: list = []
         self.returned_values: list = []  # the values of its ``return`` statements
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
@@ -500,6 +501,7 @@ class FunctionInfo:
         names = set()
         collective = False
         self.raises = False
+        self.local_io = False
         self.signal_handlers = []
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
@@ -546,7 +548,7 @@ class FunctionInfo:
                 if name:
                     names.add(name)
                     if name in LOCAL_IO_CALLS:
-                        self.raises = True  # I/O fails on one rank's disk or network only
+                        self.raises = self.local_io = True  # I/O fails on one rank's disk or network only
                     if not collective and name in tails:
                         raw = dotted(func)
                         if raw and ctx.match_collective(node, raw, canonical_text(raw, ctx.imports)):

@@ -178,11 +178,7 @@ class Program(ProgramReads):
                     out[k] = (rest, via)
             return out
         if tag == "E":
-            targets = self.resolver.resolve(atom.ref)
-            if targets and not any(fn.raises for fn in targets):
-                return {}
-            origin = source("exception from local work", atom.text, atom.path, atom.line, (("*", ALL_DIMS),))
-            return {origin: (ALL_DIMS, ())}
+            return self._raised_by(atom, mode)
         if tag == "R":
             return self._returned(atom, mode)
         return {}
@@ -315,6 +311,12 @@ class Program(ProgramReads):
                     for _, arg in atom.kwargs:
                         atoms_deps(arg)
                     atoms_deps(atom.fallback)
+                elif tag == "E" and id(atom) not in seen:
+                    seen.add(id(atom))  # what decides that a callee raises (ProgramReads._raised_by)
+                    for target in self.resolver.resolve(atom.ref):
+                        out.add(("param", target.key))
+                        for variant in target.variants.values():
+                            atoms_deps(variant.raised or ())
                 elif tag == "C" or tag == "J" or tag == "A":
                     # Collective results, projections and attribute reads nest
                     # (a loop re-reads its own allreduce): the atom graph is a

@@ -1,13 +1,15 @@
 """What a call's result and an attribute of an object read in the whole-tree
 pass: the callee's return summary with its parameters bound to the call's
-arguments, and the field of the classes an object may be an instance of.
+arguments, the field of the classes an object may be an instance of, and
+whether a call raises on some ranks only.
 Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
 (``rets``, ``fields``) and ``eval``.
 """
 
 from __future__ import annotations
 
-from .atoms import CONTENTS, DROP, IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES
+from ..presets import ALL_DIMS
+from .atoms import CONTENTS, DROP, IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES, source
 from .divergence import extend_via, merge, transformed
 from .records import FuncFacts
 
@@ -52,6 +54,29 @@ class ProgramReads:
                                                  f"{atom.text}()")
                     merge(out, k, dims, extend_via(via, link))
         return out
+
+    def _raised_by(self, atom, mode: frozenset) -> dict:
+        """Whether a call to an analysed function raises on some ranks only:
+        never when it has no ``raise``; as the tests above its raises (and
+        what a re-raised exception came from) differ, when its summary
+        worked them out and it does no local I/O; else on any rank."""
+        targets = self.resolver.resolve(atom.ref)
+        raising = [fn for fn in targets if fn.raises]
+        if targets and not raising:
+            return {}
+        out: dict = {}
+        for fn in raising:
+            variant = self.variant(fn, mode)
+            if fn.local_io or variant is None or variant.raised is None:
+                break
+            link = (atom.path, atom.line, f"`{atom.text}` raises when this holds")
+            for k, (dims, via) in self.concrete(self.eval(variant.raised, mode), fn, mode).items():
+                merge(out, k, dims, extend_via(via, link))
+        else:
+            if targets:
+                return out
+        origin = source("exception from local work", atom.text, atom.path, atom.line, (("*", ALL_DIMS),))
+        return {origin: (ALL_DIMS, ())}
 
     def _attribute_value(self, atom, mode: frozenset) -> dict:
         """``obj.attr``: the field ``attr`` of the classes ``obj`` may hold, plus

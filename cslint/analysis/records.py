@@ -131,6 +131,10 @@ class Variant:
     returns: frozenset = EMPTY
     fields: list = field(default_factory=list)  # [FieldWrite]
     field_types: list = field(default_factory=list)  # [FieldType]
+    #: what decides whether the function raises (the tests above its
+    #: ``raise``/``assert`` statements, what a re-raised exception came
+    #: from); None where it was not worked out (the CFG walk)
+    raised: Optional[frozenset] = None
 
 
 @dataclass
@@ -145,7 +149,7 @@ class FuncFacts:
     self_offset: int  # 1 for methods called through an instance
     variants: dict  # frozenset(modes) or None -> Variant
     deep: bool = True  # analysed with CFG + control dependence (False: summary only)
-    raises: bool = False  # contains a raise or assert statement
+    raises: bool = False  # contains a raise or assert statement, or local I/O
     called_names: frozenset = frozenset()  # last components of every callee
     # refs of functions this one installs as signal handlers (``signal.signal(sig, self.on_term)``):
     # a signal arrives at one rank, so whatever the handler sets is rank-local
@@ -160,6 +164,8 @@ class FuncFacts:
     #: (:func:`~cslint.analysis.function.rank_param_sources`): the rank only where no
     #: call in the tree passes a value
     rank_params: tuple = ()
+    #: calls local I/O (its disk, its network peers): it can fail on one rank
+    local_io: bool = False
 
 
 @dataclass

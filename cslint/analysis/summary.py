@@ -45,6 +45,7 @@ class SummaryWalk:
         """Field writes, returns and argument flows of the function."""
         variant = Variant()
         env = self.info.entry_env()
+        variant.raised = EMPTY
         self._block(self.info.body, env, EMPTY, variant, straight=True)
         self.evaluator.args_memo = None
         self.exit_env = env
@@ -63,7 +64,7 @@ class SummaryWalk:
                 # sees a later assignment.
                 self._in_loop = True
                 try:
-                    self._statement(s, env, implicit, Variant(), straight)
+                    self._statement(s, env, implicit, Variant(raised=EMPTY), straight)
                     exit_atoms = self._statement(s, env, implicit, variant, straight)
                 finally:
                     self._in_loop = False
@@ -132,6 +133,11 @@ class SummaryWalk:
             return EMPTY
         if t is ast.Expr:
             variant.returns = variant.returns | transfer.yielded(s, flow)
+        elif t is ast.Raise:
+            # raised where the tests above it hold; in a handler, also where what it caught came from
+            variant.raised = variant.raised | implicit
+        elif t is ast.Assert:
+            variant.raised = variant.raised | implicit | self.evaluator.truth(s.test, env)
         transfer.simple_statement(s, flow)
         transfer.field_writes(s, flow, variant.fields, variant.field_types)
         return EMPTY

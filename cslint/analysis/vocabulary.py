@@ -107,6 +107,11 @@ UNIFORM_EXCEPTIONS = frozenset({
     "DeprecationWarning", "UserWarning",
 })
 
+#: Calls that load a shared library (last dotted part): whether it loads
+#: follows the path and the node image, the same for every rank of a job
+#: launched on one software environment; a failure is not one rank's own.
+LIBRARY_LOADS = frozenset({"CDLL", "LoadLibrary", "load_library", "dlopen", "PyDLL"})
+
 #: Progress-bar wrappers of an iterable (last dotted part): iterating one
 #: yields the wrapped iterable's elements in the same order; the other
 #: arguments only change what is displayed.
