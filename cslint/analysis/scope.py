@@ -110,16 +110,18 @@ def collect_imports(tree: ast.Module, module: str, is_package: bool,
     if module != natural and module.endswith("." + natural):
         table = _collect_imports(tree, natural, is_package, communicators, path)
         prefix = module[: -len(natural) - 1]
-        root = _root_directory(path, natural, is_package)
+        root = import_root(path, natural)
         return {local: f"{prefix}.{target}" if _names_a_module_under(root, target) else target
                 for local, target in table.items()}
     return _collect_imports(tree, module, is_package, communicators, path)
 
 
-def _root_directory(path: str, module: str, is_package: bool) -> str:
-    """The directory ``path`` is imported from as ``module``."""
+def import_root(path: str, module: str) -> str:
+    """The directory ``path`` is imported from as the dotted ``module``: the
+    one Python puts on ``sys.path`` for that name."""
     directory = os.path.dirname(os.path.abspath(path))
-    for _ in range(module.count(".") + (1 if is_package else 0)):
+    levels = module.count(".") + (1 if os.path.basename(path) == "__init__.py" else 0)
+    for _ in range(levels):
         directory = os.path.dirname(directory)
     return directory
 

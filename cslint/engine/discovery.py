@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePath
 from typing import Callable, Iterable, Optional
 
+from ..analysis.scope import import_root
 from ..config import Settings, load_settings
 from ..model import FileError
 
@@ -390,7 +391,7 @@ class ModuleNames:
         for path in paths:
             by_name.setdefault(self(path), []).append(path)
         colliding_roots = {
-            _root_directory(path, name)
+            import_root(path, name)
             for name, group in by_name.items() if len(group) > 1
             for path in group
         }
@@ -399,7 +400,7 @@ class ModuleNames:
         prefix_of = _distinct_suffixes(sorted(colliding_roots))
         for path in paths:
             name = self(path)
-            prefix = prefix_of.get(_root_directory(path, name))
+            prefix = prefix_of.get(import_root(path, name))
             if prefix:
                 # a directory name with ':' would break the module:qualname keys
                 self._settled[path] = f"{prefix}.{name}".replace(":", "_")
@@ -431,15 +432,6 @@ class ModuleNames:
         stem = filename[:-3] if filename.endswith(".py") else filename
         parts = self._package(directory) + (() if stem == "__init__" else (stem,))
         return ".".join(parts) or stem
-
-
-def _root_directory(path: str, name: str) -> str:
-    """The directory ``path`` is imported from as the dotted ``name``."""
-    directory = os.path.dirname(path)
-    levels = name.count(".") + (1 if os.path.basename(path) == "__init__.py" else 0)
-    for _ in range(levels):
-        directory = os.path.dirname(directory)
-    return directory
 
 
 def _distinct_suffixes(directories: list) -> dict:
