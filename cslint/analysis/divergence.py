@@ -51,6 +51,10 @@ def param_slot(index: int, transform: str = IDENT) -> ParamSlot:
     return ParamSlot("PARAM", index, transform)
 
 
+#: compose(first, then) by (first, then): a handful of transforms, met often
+_COMPOSED: dict = {}
+
+
 def transformed(value: dict, transform: str) -> dict:
     """A divergence map seen through a transform: each source keeps the
     part (structure, contents) that still counts; symbolic parameters
@@ -60,7 +64,9 @@ def transformed(value: dict, transform: str) -> dict:
     out: dict = {}
     for k, (dims, via) in value.items():
         if k.tag == "PARAM":
-            combined = compose(k.transform, transform)
+            combined = _COMPOSED.get((k.transform, transform))
+            if combined is None:
+                combined = _COMPOSED[(k.transform, transform)] = compose(k.transform, transform)
             if combined != DROP:
                 merge(out, param_slot(k.index, combined), dims, via)
             continue

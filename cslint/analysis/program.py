@@ -20,9 +20,9 @@ from __future__ import annotations
 from typing import Optional
 
 from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_span
-from .atoms import THROUGH_INSTANCE, source
+from .atoms import IDENT, THROUGH_INSTANCE, source
 from .callfacts import translate
-from .divergence import canonical_order, dims_in, extend_via, merge, param_slot, transformed
+from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
 from .feasibility import call_allows, passed_values
 from .reads import ProgramReads
 from .records import FuncFacts, Site
@@ -73,6 +73,7 @@ class Program(ProgramReads):
         self.link_functions: dict = {}
         self._ordered: dict = {}  # atom set -> its atoms in canonical order
         self._digests: dict = {}  # see structure_digest
+        self._projections: dict = {}  # see seen_through
         self._globals_busy: set = set()
         self.changed_keys: set = set()
         self.properties = property_readers(self.resolver)
@@ -132,10 +133,34 @@ class Program(ProgramReads):
             return cached
         self.memo[key] = {}  # recursion guard
         out: dict = {}
+        known = out.get
         for atom in (atoms if len(atoms) == 1 else self._in_order(atoms)):
-            for k, (dims, via) in self.eval_atom(atom, mode).items():
-                merge(out, k, dims, via)
+            for k, entry in self.eval_atom(atom, mode).items():
+                # merge(out, k, *entry), its common cases inline
+                old = known(k)
+                if old is None:
+                    if len(out) < MAX_SOURCES:
+                        out[k] = entry
+                    else:
+                        merge(out, k, entry[0], entry[1])
+                elif not entry[0] <= old[0]:
+                    out[k] = (old[0] | entry[0], old[1])
         self.memo[key] = out
+        return out
+
+    def seen_through(self, value: dict, transform: str) -> dict:
+        """``transformed(value, transform)`` of a map :meth:`eval` returned.
+        Those maps are never changed once made (the memo hands the same map
+        to every reader in a round), so the projection of one is made once:
+        a projection of a shared set is read from every set that holds it."""
+        if transform == IDENT or not value:
+            return value
+        key = (id(value), transform)
+        known = self._projections.get(key)
+        if known is not None and known[0] is value:
+            return known[1]
+        out = transformed(value, transform)
+        self._projections[key] = (value, out)  # the map kept: its id stays its own
         return out
 
     def _in_order(self, atoms: frozenset) -> tuple:
@@ -150,23 +175,26 @@ class Program(ProgramReads):
         return found
 
     def eval_atom(self, atom: tuple, mode: frozenset) -> dict:
+        # the most common tags first: projections, calls, fields, parameters
         tag = atom.tag
-        if tag == "S":
-            if atom in self._passed_rank_params:
-                return {}  # what the callers pass, read through the parameter itself
-            dims = dims_in(atom.dims, mode)
-            return {atom: (dims, ())} if dims else {}
-        if tag == "P":
-            return {param_slot(atom.index): (ALL_DIMS, ())}
         if tag == "J":
-            return transformed(self.eval(atom.inner, mode), atom.transform)
-        if tag == "A":
-            return self._attribute_value(atom, mode)
+            return self.seen_through(self.eval(atom.inner, mode), atom.transform)
+        if tag == "R":
+            return self._returned(atom, mode)
         if tag == "F":
             family = self.resolver.family(atom.class_key)
             value = self.fields.get((family, atom.attr, mode), {})
             readers = self.properties.get((family, atom.attr))
             return self._with_properties(value, readers, atom.attr, mode) if readers else value
+        if tag == "P":
+            return {param_slot(atom.index): (ALL_DIMS, ())}
+        if tag == "A":
+            return self._attribute_value(atom, mode)
+        if tag == "S":
+            if atom in self._passed_rank_params:
+                return {}  # what the callers pass, read through the parameter itself
+            dims = dims_in(atom.dims, mode)
+            return {atom: (dims, ())} if dims else {}
         if tag == "G":
             return self.global_value(atom.module, atom.name, mode)
         if tag == "C":
@@ -179,8 +207,6 @@ class Program(ProgramReads):
             return out
         if tag == "E":
             return self._raised_by(atom, mode)
-        if tag == "R":
-            return self._returned(atom, mode)
         return {}
 
     def _with_properties(self, value: dict, readers: list, attr: str, mode: frozenset) -> dict:
@@ -214,7 +240,10 @@ class Program(ProgramReads):
 
     def concrete(self, value: dict, fn: Optional[FuncFacts], mode: frozenset) -> dict:
         """Replace symbolic parameters by what callers pass."""
-        if not any(k.tag == "PARAM" for k in value):
+        for k in value:
+            if k.tag == "PARAM":
+                break
+        else:
             return value
         out: dict = {}
         for k, (dims, via) in value.items():
@@ -258,18 +287,26 @@ class Program(ProgramReads):
         entry it reads (its parameters, the fields, returns and collective
         reach it refers to) changed in the previous round."""
         funcs = list(self.funcs.values())
-        deps = {fn.key: self._dependencies(fn) for fn in funcs}
+        # table entry -> the positions of the functions that read it
+        readers: dict = {}
+        for position, fn in enumerate(funcs):
+            for needed in table_reads(self, fn):
+                readers.setdefault(needed, []).append(position)
         self.changed_keys = set()
         dirty = None
         for _round in range(MAX_ROUNDS):
             self.memo = {}
+            self._projections = {}
             self.globals = {}
             self.changed_keys = set()
-            for fn in funcs:
-                if dirty is not None:
-                    needs = deps[fn.key]
-                    if "*" not in needs and not (needs & dirty):
-                        continue
+            if dirty is None:
+                due = funcs
+            else:  # the readers of what changed, in the order of the first round
+                positions = set()
+                for key in dirty:
+                    positions.update(readers.get(key, ()))
+                due = [funcs[position] for position in sorted(positions)]
+            for fn in due:
                 for mode in self.modes:
                     v = self.variant(fn, mode)
                     if v is None:
@@ -278,73 +315,6 @@ class Program(ProgramReads):
             if not self.changed_keys:
                 break
             dirty = self.changed_keys
-
-    def _dependencies(self, fn: FuncFacts) -> set:
-        out = {("param", fn.key)}
-        seen = set()
-
-        def atoms_deps(atoms):
-            for atom in atoms:
-                tag = atom.tag
-                if tag == "F":
-                    family = self.resolver.family(atom.class_key)
-                    out.add(("field", family, atom.attr))
-                    for reader in self.properties.get((family, atom.attr), ()):
-                        out.add(("ret", reader.key))
-                elif tag == "G":
-                    # a module-level value depends on what its own atoms read
-                    key = ("G", atom.module, atom.name)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    module = self.modules.get(atom.module)
-                    atoms_deps((module.globals.get(atom.name) if module else None) or ())
-                elif tag == "R":
-                    key = id(atom)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    for target in self.resolver.resolve(atom.ref):
-                        out.add(("ret", target.key))
-                    for arg in atom.args:
-                        atoms_deps(arg)
-                    for _, arg in atom.kwargs:
-                        atoms_deps(arg)
-                    atoms_deps(atom.fallback)
-                elif tag == "E" and id(atom) not in seen:
-                    seen.add(id(atom))  # what decides that a callee raises (ProgramReads._raised_by)
-                    for target in self.resolver.resolve(atom.ref):
-                        out.add(("param", target.key))
-                        for variant in target.variants.values():
-                            atoms_deps(variant.raised or ())
-                elif tag == "C" or tag == "J" or tag == "A":
-                    # Collective results, projections and attribute reads nest
-                    # (a loop re-reads its own allreduce): the atom graph is a
-                    # DAG with shared parts, so visit each one once or the walk
-                    # is exponential.
-                    key = id(atom)
-                    if key in seen:
-                        continue
-                    seen.add(key)
-                    atoms_deps(atom.inner)
-                    for inner in atom.inner if tag == "A" else ():
-                        out.update(("field", family, atom.attr)
-                                   for family in self.resolver.receivers.field_families(inner, atom.attr))
-
-        out.add(("ctx", fn.key))
-        for v in fn.variants.values():
-            atoms_deps(v.returns)
-            for write in v.fields:
-                atoms_deps(write.atoms)
-            for site in v.sites:
-                atoms_deps(getattr(site, "ctx_atoms", EMPTY_ATOMS))
-                for arg in site.args:
-                    atoms_deps(arg)
-                for _, arg in site.kwargs:
-                    atoms_deps(arg)
-                for target in self.resolver.resolve(site.ref) if site.ref is not None else ():
-                    out.add(("reach", target.key))
-        return out
 
     def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
         changed = False
@@ -442,6 +412,86 @@ class Program(ProgramReads):
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
         return changed
+
+
+def table_reads(program: Program, fn: FuncFacts) -> set:
+    """The table entries a step of ``fn`` may read: its parameters and
+    calling context, the returns of what its calls and property reads may
+    run, the fields it reads, the collectives its callees reach (keys of
+    ``Program.changed_keys``)."""
+    out = {("param", fn.key), ("ctx", fn.key)}
+    seen = set()
+    family_of = program.resolver.family
+    resolve = program.resolver.resolve
+    field_families = program.resolver.receivers.field_families
+    properties = program.properties
+    modules = program.modules
+
+    def atoms_deps(atoms):
+        for atom in atoms:
+            tag = atom.tag
+            if tag == "J" or tag == "C":
+                # Collective results and projections nest (a loop re-reads
+                # its own allreduce): the atom graph is a DAG with shared
+                # parts, so visit each one once or the walk is exponential.
+                key = id(atom)
+                if key not in seen:
+                    seen.add(key)
+                    atoms_deps(atom.inner)
+            elif tag == "R":
+                key = id(atom)
+                if key in seen:
+                    continue
+                seen.add(key)
+                for target in resolve(atom.ref):
+                    out.add(("ret", target.key))
+                for arg in atom.args:
+                    atoms_deps(arg)
+                for _, arg in atom.kwargs:
+                    atoms_deps(arg)
+                atoms_deps(atom.fallback)
+            elif tag == "F":
+                family = family_of(atom.class_key)
+                out.add(("field", family, atom.attr))
+                for reader in properties.get((family, atom.attr), ()):
+                    out.add(("ret", reader.key))
+            elif tag == "A":
+                key = id(atom)
+                if key in seen:
+                    continue
+                seen.add(key)
+                atoms_deps(atom.inner)
+                for inner in atom.inner:
+                    out.update(("field", family, atom.attr) for family in field_families(inner, atom.attr))
+            elif tag == "G":
+                # a module-level value depends on what its own atoms read
+                key = ("G", atom.module, atom.name)
+                if key in seen:
+                    continue
+                seen.add(key)
+                module = modules.get(atom.module)
+                atoms_deps((module.globals.get(atom.name) if module else None) or ())
+            elif tag == "E" and id(atom) not in seen:
+                seen.add(id(atom))  # what decides that a callee raises (ProgramReads._raised_by)
+                for target in resolve(atom.ref):
+                    out.add(("param", target.key))
+                    for variant in target.variants.values():
+                        atoms_deps(variant.raised or ())
+
+    for v in fn.variants.values():
+        atoms_deps(v.returns)
+        for write in v.fields:
+            atoms_deps(write.atoms)
+        for site in v.sites:
+            atoms_deps(getattr(site, "ctx_atoms", EMPTY_ATOMS))
+            for arg in site.args:
+                atoms_deps(arg)
+            for _, arg in site.kwargs:
+                atoms_deps(arg)
+            if site.ref is not None:
+                for target in resolve(site.ref):
+                    out.add(("reach", target.key))
+    return out
 
 
 def property_readers(resolver: Resolver) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..presets import ALL_DIMS
 from .atoms import CONTENTS, DROP, IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES, source
-from .divergence import extend_via, merge, transformed
+from .divergence import extend_via, merge
 from .records import FuncFacts
 
 
@@ -36,7 +36,7 @@ class ProgramReads:
             made = self.resolver.class_of_ref(ref)
             holders = {made.key} if made is not None else {fn.class_key for fn in targets}
             plain = all(key is not None and self.resolver.holds_only_fields(key) for key in holders)
-            return transformed(self.eval(atom.fallback, mode), DROP if plain else CONTENTS)
+            return self.seen_through(self.eval(atom.fallback, mode), DROP if plain else CONTENTS)
         for fn in targets:
             ret = self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():
@@ -44,7 +44,7 @@ class ProgramReads:
                     arg_atoms = self._arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)
                     if arg_atoms is None:
                         continue
-                    for k2, (d2, v2) in transformed(self.eval(arg_atoms, mode), k.transform).items():
+                    for k2, (d2, v2) in self.seen_through(self.eval(arg_atoms, mode), k.transform).items():
                         d = d2 & dims
                         if d:
                             merge(out, k2, d, v2)
@@ -89,7 +89,8 @@ class ProgramReads:
             for family in families:
                 for k, (dims, via) in self.fields.get((family, atom.attr, mode), {}).items():
                     merge(out, k, dims, via)
-            for k, (dims, via) in transformed(self.eval(frozenset({inner}), mode), SHAPE if families else keep).items():
+            for k, (dims, via) in self.seen_through(self.eval(frozenset({inner}), mode),
+                                                      SHAPE if families else keep).items():
                 merge(out, k, dims, via)
         return out
 

@@ -150,8 +150,10 @@ class UniformityInfo:
             out.append(Reached(name, group, api, (), True, site.fix))
         if site.ref is not None:
             for target in program.resolver.resolve(site.ref):
-                for (name, group), (api, chain, facts) in sorted(program.reach.get((target.key, mode), {}).items(),
-                                                                 key=lambda item: item[0]):
+                reach = program.reach.get((target.key, mode))
+                if not reach:  # most calls reach no collective
+                    continue
+                for (name, group), (api, chain, facts) in sorted(reach.items(), key=lambda item: item[0]):
                     if not call_reaches(program, site, target, mode, (name, group)):
                         continue  # what the call passes rules out every path to it
                     link = (target.path, target.line, f"`{target.qualname}` issues a collective")
