@@ -635,6 +635,47 @@ def test_a_flag_set_where_the_ranks_already_part_is_reported_there_not_downstrea
                                                        if h.finding.function == "Executor._loop")
 
 
+AGREED_BREAK_TEST = {
+    "executor.py": """\
+        class Executor:
+            def __init__(self, dist):
+                self.dist = dist
+                self.active_requests = []
+
+            def _schedule(self):
+                return self.dist.tp_broadcast(len(self.active_requests), root=0)
+
+            def _gate(self, ready):
+                if not ready:
+                    self.dist.tp_allgather(1)
+                return True
+
+            def _loop(self):
+                ready = False
+                while True:
+                    if self._schedule() == 0 and not self.active_requests:
+                        break
+                    self.dist.tp_allgather(0)
+                    ready = True
+                self._gate(ready)
+        """,
+}
+
+
+def test_a_source_read_in_a_test_of_an_agreed_call_result_is_in_doubt_downstream(tmp_path):
+    """`self.active_requests` is per-rank state by its name; the loop's exit test that reads it also
+    reads the result of `_schedule()`, which broadcasts.  What flows on from that test (`ready`, read
+    after the loop, then the gate's argument) may be agreed already, like the test itself: the gate's
+    own test reads no call, so the doubt comes from the test where the flow starts."""
+    root = _write(tmp_path / "tree", AGREED_BREAK_TEST)
+    by_function = {f.function: f for f in _check(root).findings}
+    gate = by_function["Executor._gate"]
+    assert gate.source == "self.active_requests"
+    assert [d.kind for d in gate.confidence.doubts] == ["agreed"], gate.confidence
+    assert "`self._schedule()` (line 17)" in gate.confidence.doubts[0].note
+    assert gate.confidence.level == "low"
+
+
 @pytest.mark.parametrize("level", ["high", "medium", "low"])
 def test_min_confidence_is_validated(tmp_path, level):
     from tensorrt_llm_patch.apply import PatchError, apply_tree
