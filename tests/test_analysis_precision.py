@@ -346,6 +346,81 @@ def test_complementary_role_arms_issue_matching_collectives():
     assert _lines(ROLES) == [37, 38, 40, 56, 58, 62, 73, 75, 80, 82, 84]
 
 
+ROLE_SIDES = """
+    import pickle
+    import torch
+    import torch.distributed as dist
+
+    def materialise(raw):
+        return [raw]
+
+    def report_error(error):
+        return {"error": str(error)}
+
+    def entry_broadcast(raw, group, world):
+        if dist.get_rank(group) == 0:
+            try:
+                result = materialise(raw)
+            except ValueError as error:
+                result = report_error(error)
+            if world > 1:
+                box = [result]
+                dist.broadcast_object_list(box, src=0, group=group)
+                result = box[0]
+        else:
+            if world > 1:
+                box = [None]
+                dist.broadcast_object_list(box, src=0, group=group)
+                result = box[0]
+            else:
+                result = materialise(raw)
+        return result
+
+    def receiver_reduces(x, group, world):
+        if dist.get_rank(group) == 0:
+            dist.broadcast(x, src=0, group=group)               # reported
+        else:
+            if world > 1:
+                dist.all_reduce(x, group=group)                 # reported
+            else:
+                x = x * 2
+        return x
+
+    def receiver_picks_by_rank(x, group):
+        if dist.get_rank(group) == 0:
+            dist.broadcast(x, src=0, group=group)
+        else:
+            if dist.get_rank(group) % 2:
+                dist.broadcast(x, src=0, group=group)           # reported
+            else:
+                x = x * 2
+        return x
+
+    def handler_barrier(raw, group):
+        if dist.get_rank(group) == 0:
+            try:
+                result = materialise(raw)
+            except ValueError:
+                dist.barrier(group=group)                       # reported
+                result = None
+            dist.broadcast_object_list([result], src=0, group=group)   # reported
+        else:
+            box = [None]
+            dist.broadcast_object_list(box, src=0, group=group)       # reported
+            result = box[0]
+        return result
+"""
+
+
+def test_an_else_holding_only_an_if_is_one_roles_side():
+    """``else: if world > 1: recv else: make locally`` reads like an ``elif`` chain whose last arm
+    issues nothing; read as the test's two sides, the receiver issues the sender's broadcast on the
+    paths its own test chooses.  A receiver that issues another collective, or chooses by rank, is
+    still reported; a handler runs after any part of its ``try`` body, so a handler that issues a
+    collective of its own makes the sender's side differ."""
+    assert _lines(ROLE_SIDES) == [33, 36, 46, 56, 58, 61]
+
+
 # -- (e) membership of the collective's own group -------------------------------------------
 
 

@@ -125,9 +125,24 @@ class Alternatives:
             return None if body is None else [(prefix + seq, term) for seq, term in body]
         if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
             body = self._paths(list(s.body) + list(s.orelse) + list(s.finalbody))
-            if body is None or any(self._ordered_sites(h) for h in s.handlers):
+            if body is None or not any(self._ordered_sites(h) for h in s.handlers):
+                return body
+            # A handler runs after any part of the body: what the body issued
+            # before it raised (a prefix of one of its paths), then the
+            # handler and the ``finally`` block.
+            tried = self._paths(s.body)
+            if tried is None:
                 return None
-            return body
+            prefixes = dict.fromkeys(seq[:end] for seq, _ in tried for end in range(len(seq) + 1))
+            out = list(body)
+            for handler in s.handlers:
+                handled = self._paths(list(handler.body) + list(s.finalbody))
+                if handled is None:
+                    return None
+                out += [(prefix + seq, term) for prefix in prefixes for seq, term in handled]
+                if len(out) > MAX_PATHS:
+                    return None
+            return list(dict.fromkeys(out))
         if isinstance(s, ast.Match):
             prefix = self._ordered_sites(s.subject)
             out = []
@@ -180,9 +195,35 @@ class Alternatives:
         the site sequences its paths may issue, whether the chain ends
         without an ``else`` (ranks that match no test take no arm), and
         whether the arms are written out as the chain's own arms (rather than
-        an ``if`` that leaves and the rest of its block); None when ``stmt``
-        is not part of a chain of at least two tests, or a path is unknown.
-        Computed once per chain."""
+        an ``if`` that leaves and the rest of its block), and ``split``: the
+        same decision read as ``stmt``'s own two sides, its arm and everything
+        after it in the chain (None where that is the reading above); None
+        when ``stmt`` is not part of a chain of at least two tests, or a path
+        is unknown.  Computed once per chain.
+
+        An ``else`` that holds only an ``if`` is written like an ``elif`` but
+        may be one role's code: ``if rank == src: send`` / ``else: if n > 1:
+        recv else: make locally``.  Read as a chain, the last arm issues
+        nothing; read as two sides, the receiver's side issues the sender's
+        broadcast on the paths its own (inner) test chooses, a test asked
+        where it guards the broadcast.  Either reading keeps the ranks in
+        step when its arms match."""
+        chain = self._role_chain(stmt)
+        if chain is None:
+            return None
+        result, links = chain
+        position = next((i for i, link in enumerate(links) if link is stmt), None)
+        arms, open_else, explicit = result
+        if not explicit or position is None or (position == 0 and len(arms) == 2):
+            return result + (None,)
+        # the paths of every arm after this one (an open end adds none: it is
+        # the chain reading's question, asked by the ``open_else`` rule)
+        rest = tuple(sequence for arm in arms[position + 1:] for sequence in arm)
+        return result + (((arms[position], rest) if rest else None),)
+
+    def _role_chain(self, stmt: ast.If):
+        """The chain ``stmt`` belongs to: ``((arms, open_else, explicit),
+        [the chain's ``if`` statements])``, or None (see :meth:`role_arms`)."""
         head = stmt
         while True:
             parent = self.info.parents.get(id(head))
@@ -196,6 +237,7 @@ class Alternatives:
             return cached[1]
         arms = []
         node = head
+        links = [head]
         open_else = False
         result = None
         if not head.orelse:
@@ -207,7 +249,7 @@ class Alternatives:
                 position = next((i for i, b in enumerate(block) if b is head), None)
                 rest = self._paths(block[position + 1:]) if position is not None else None
                 if rest is not None:
-                    result = ((tuple(seq for seq, _ in body), tuple(seq for seq, _ in rest)), False, False)
+                    result = (((tuple(seq for seq, _ in body), tuple(seq for seq, _ in rest)), False, False), links)
             self._cache[key] = (head, result)
             return result
         while True:
@@ -218,6 +260,7 @@ class Alternatives:
             arms.append(tuple(seq for seq, _ in paths))
             if len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
                 node = node.orelse[0]
+                links.append(node)
                 continue
             if node.orelse:
                 paths = self._paths(node.orelse)
@@ -229,7 +272,7 @@ class Alternatives:
                 open_else = True
             break
         if arms is not None and len(arms) >= 2:
-            result = (tuple(arms), open_else, True)
+            result = ((tuple(arms), open_else, True), links)
         self._cache[key] = (head, result)
         return result
 

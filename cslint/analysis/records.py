@@ -50,10 +50,11 @@ class Cond:
     operator: str = ""
     operands: tuple = ()
     #: the ``if``/``elif`` chain the decision belongs to: ``(arms, open_else,
-    #: explicit)``, each arm the site sequences its paths may issue,
+    #: explicit, split)``, each arm the site sequences its paths may issue,
     #: ``open_else`` when no ``else`` ends the chain, ``explicit`` when the
     #: arms are the chain's own (not an ``if`` that leaves and the rest of
-    #: its block); None for anything else
+    #: its block), ``split`` the decision's own two sides (its arm, the later
+    #: arms together) where they differ from ``arms``; None for anything else
     role_arms: Optional[tuple] = None
 
 

@@ -186,10 +186,17 @@ class UniformityInfo:
         in, so it counts for groups other than the world."""
         if condition.role_arms is None:
             return False
-        arms, open_else, explicit = condition.role_arms
+        arms, open_else, explicit, split = condition.role_arms
         if open_else and any(r.group == "world" for r in reached):
             return False
         groups = frozenset(r.group for r in reached)
+        if self._arms_match(variant, arms, explicit, groups, mode):
+            return True
+        # the test's own two sides: its arm, and every later arm of the chain
+        # (an ``else`` that holds only an ``if`` may be one role's code)
+        return split is not None and self._arms_match(variant, split, True, groups, mode)
+
+    def _arms_match(self, variant, arms, explicit: bool, groups: frozenset, mode: frozenset) -> bool:
         first = None
         for arm in arms:
             issued = frozenset(self._sequence(variant, sequence, mode, groups) for sequence in arm)
