@@ -7,36 +7,77 @@ times, so on large trees that overhead was the largest single cost after
 parsing.  ``walk`` here yields the same nodes in the same (breadth-first)
 order, minus context and operator nodes, which no analysis looks at as
 nodes (their information is read through the parent's attribute).
+
+Each node type's fields are sorted out once (:func:`child_fields`): a field
+that holds one node, a list of nodes, or a list that may also hold None
+(``Dict.keys`` for ``**`` entries, ``arguments.kw_defaults``).  A list of
+nodes is then taken whole (``extend``) instead of item by item.
 """
 
 from __future__ import annotations
 
 import ast
-from collections import deque
 
 # Fields that never hold a node worth visiting, whatever the node type.
 _SKIPPED_FIELDS = frozenset({
     "ctx", "op", "ops", "id", "attr", "arg", "module", "asname", "type_comment", "kind", "tag",
     "rest", "conversion", "level", "is_async", "kwd_attrs", "lineno", "col_offset",
-    "end_lineno", "end_col_offset", "name",  # ``name`` is a plain string on every node type
+    "end_lineno", "end_col_offset", "simple",
+    "name",  # ``name`` is a plain string on every node type
 })
 # Node types whose fields hold no nodes at all (or only nodes nobody visits).
 _LEAVES = frozenset({
     ast.Constant, ast.Name, ast.Global, ast.Nonlocal, ast.Import, ast.ImportFrom, ast.alias,
     ast.Pass, ast.Break, ast.Continue, ast.MatchStar,
 })
+
+# How a field holds its children.
+_ONE = 0  # a node, or None
+_LIST = 1  # a list of nodes
+_SPARSE_LIST = 2  # a list of nodes and Nones
+_NODE_OR_VALUE = 3  # a node, or a plain value (``MatchSingleton.value``)
+#: list fields that hold None where an item is absent
+_SPARSE_FIELDS = frozenset({(ast.Dict, "keys"), (ast.arguments, "kw_defaults")})
+#: single fields that may hold a plain value rather than a node
+_VALUE_FIELDS = frozenset({(ast.MatchSingleton, "value")})
+# Fields of the grammar's sequence (``*``) kind, by name: the same name is a
+# sequence on every node type that has it, except in _SINGLE_FIELDS.
+_SEQUENCE_NAMES = frozenset({
+    "body", "orelse", "finalbody", "handlers", "cases", "decorator_list", "targets", "values", "elts", "keys",
+    "generators", "ifs", "args", "keywords", "bases", "items", "names", "comparators", "posonlyargs",
+    "kwonlyargs", "kw_defaults", "defaults", "patterns", "kwd_patterns", "type_ignores", "argtypes",
+    "type_params",
+})
+_SINGLE_FIELDS = frozenset({
+    (ast.Lambda, "args"), (ast.FunctionDef, "args"), (ast.AsyncFunctionDef, "args"),
+    (ast.Lambda, "body"), (ast.IfExp, "body"), (ast.Expression, "body"), (ast.IfExp, "orelse"),
+})
+
 _CHILD_FIELDS: dict = {}
 
 
 def child_fields(node_type: type) -> tuple:
+    """``((field name, how it holds children), ...)`` of a node type, in the
+    order of its ``_fields``."""
     fields = _CHILD_FIELDS.get(node_type)
     if fields is None:
         if node_type in _LEAVES or not issubclass(node_type, ast.AST):
             fields = ()
         else:
-            fields = tuple(name for name in node_type._fields if name not in _SKIPPED_FIELDS)
+            fields = tuple((name, _how(node_type, name)) for name in node_type._fields
+                           if name not in _SKIPPED_FIELDS)
         _CHILD_FIELDS[node_type] = fields
     return fields
+
+
+def _how(node_type: type, name: str) -> int:
+    if (node_type, name) in _SPARSE_FIELDS:
+        return _SPARSE_LIST
+    if (node_type, name) in _VALUE_FIELDS:
+        return _NODE_OR_VALUE
+    if name in _SEQUENCE_NAMES and (node_type, name) not in _SINGLE_FIELDS:
+        return _LIST
+    return _ONE
 
 
 def children_into(node: ast.AST, out: list) -> None:
@@ -44,14 +85,16 @@ def children_into(node: ast.AST, out: list) -> None:
     fields = _CHILD_FIELDS.get(type(node))
     if fields is None:
         fields = child_fields(type(node))
-    for name in fields:
+    for name, how in fields:
         value = getattr(node, name, None)
         if value is None:
             continue
-        if type(value) is list:
-            for item in value:
-                if item is not None and isinstance(item, ast.AST):
-                    out.append(item)
+        if how == _LIST:
+            out.extend(value)
+        elif how == _ONE:
+            out.append(value)
+        elif how == _SPARSE_LIST:
+            out.extend(item for item in value if item is not None)
         elif isinstance(value, ast.AST):
             out.append(value)
 
@@ -67,11 +110,23 @@ def iter_children(node: ast.AST):
 def walk(node: ast.AST):
     """Every node below and including ``node``, breadth first (the order of
     ``ast.walk``)."""
-    todo = deque([node])
-    children: list = []
-    while todo:
-        node = todo.popleft()
-        children_into(node, children)
-        todo.extend(children)
-        children.clear()
+    todo = [node]
+    get = _CHILD_FIELDS.get
+    # the list grows behind the loop: its iterator goes on to the items appended
+    for node in todo:
+        fields = get(type(node))
+        if fields is None:
+            fields = child_fields(type(node))
+        for name, how in fields:
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            if how == _LIST:
+                todo.extend(value)
+            elif how == _ONE:
+                todo.append(value)
+            elif how == _SPARSE_LIST:
+                todo.extend(item for item in value if item is not None)
+            elif isinstance(value, ast.AST):
+                todo.append(value)
         yield node

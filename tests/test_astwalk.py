@@ -1,0 +1,91 @@
+"""The fast AST walk visits what ``ast.walk`` visits, in the same order, less
+the nodes no analysis reads as nodes (contexts, operators, import aliases)."""
+
+import ast
+import pathlib
+
+import pytest
+
+from cslint.analysis.astwalk import children_into, iter_children, walk
+
+#: node kinds the fast walk leaves out (read through their parent's fields)
+_NOT_VISITED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.alias)
+
+SOURCE = '''
+import os, sys as system
+from . import sibling
+global_value: int = 1
+annotated: "list[int]"
+(parenthesised): int = 2
+def f(a, /, b=1, *args, c, d=None, e, **kwargs) -> int:
+    global g
+    x = {**kwargs, "k": a, None: b}
+    y = [i for i in args if i async for j in b] if a else {k: v for k, v in x.items()}
+    del x["k"], y
+    z = lambda q, *r, s=1, **t: (q, *r, s)
+    w = f"{a!r:>{b}} {c}"
+    a += -b if not c else ~d
+    assert a < b <= c, "message"
+    with open(a) as (h, i), open(b):
+        pass
+    try:
+        raise ValueError(a) from b
+    except (ValueError, TypeError) as error:
+        return error
+    else:
+        yield a
+    finally:
+        print(a[1:2:3], a[...])
+    match a:
+        case [1, *rest] | {"k": 2, **other} if rest:
+            pass
+        case Point(x=0, y=None) | True | None | -1 | 1 + 2j:
+            pass
+        case str() as text:
+            pass
+    while a:
+        break
+    for i in range(3):
+        continue
+    else:
+        nonlocal_value = (yield from b)
+    return await a
+class C(Base, metaclass=Meta):
+    @decorator(1)
+    async def m(self, *, k=3):
+        async with a as b:
+            async for c in d:
+                pass
+'''
+
+
+def _slow(tree):
+    return [node for node in ast.walk(tree) if not isinstance(node, _NOT_VISITED)]
+
+
+def _trees():
+    yield "sample", ast.parse(SOURCE)
+    package = pathlib.Path(__file__).resolve().parent.parent / "cslint"
+    for path in sorted(package.rglob("*.py"))[:40]:
+        yield str(path), ast.parse(path.read_bytes())
+
+
+@pytest.mark.parametrize("name,tree", list(_trees()), ids=lambda value: value if isinstance(value, str) else "")
+def test_walk_matches_ast_walk_less_contexts_and_operators(name, tree):
+    assert [id(node) for node in walk(tree)] == [id(node) for node in _slow(tree)], name
+
+
+def test_children_are_ast_children_less_contexts_and_operators():
+    tree = ast.parse(SOURCE)
+    seen_types = set()
+    for node in ast.walk(tree):
+        out: list = []
+        children_into(node, out)
+        expected = [child for child in ast.iter_child_nodes(node) if not isinstance(child, _NOT_VISITED)]
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            expected = []
+        assert [id(c) for c in out] == [id(c) for c in expected], ast.dump(node)[:200]
+        assert [id(c) for c in iter_children(node)] == [id(c) for c in expected]
+        seen_types.add(type(node))
+    # the sample covers the fields that hold None or a plain value among nodes
+    assert {ast.Dict, ast.arguments, ast.MatchSingleton, ast.AnnAssign, ast.JoinedStr} <= seen_types
