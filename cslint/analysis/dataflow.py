@@ -56,6 +56,8 @@ class Dataflow:
         self._binding_cache: dict = {}
         self._leaving: dict = {}  # decision node -> (label of the arm that leaves, loop left or None)
         self._read_outside: dict = {}  # id(loop) -> names read outside it
+        self._last: dict = {}  # node -> its last transfer (_Transfer), for a replay
+        self._names: dict = {}  # node -> the names its own expressions mention
         self.arms = ArmIndex(info.parents, info.blocks)
         self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
@@ -390,10 +392,16 @@ class Dataflow:
         s = node.stmt
         if s is None:
             return env
+        last = self._last.get(n)
+        if last is not None:
+            out = self._replay(n, node, env, last)
+            if out is not None:
+                return out
         transfer = self.transfer
         # this walk binds local names only (fields and the result come from flow_at)
-        flow = Flow(env, partial(self.binding_implicit, n), accumulate=False,
-                    single_rank=partial(self.single_rank, n), dict_keys=self.info.dict_keys)
+        flow = _RecordingFlow(env, partial(self.binding_implicit, n), accumulate=False,
+                              single_rank=partial(self.single_rank, n), dict_keys=self.info.dict_keys)
+        flow.written = {}
         info = self.info.node_info(node)
         transfer.walrus(info.walrus, flow)
         kind = node.kind
@@ -407,12 +415,97 @@ class Dataflow:
             transfer.simple_statement(s, flow)
         transfer.inplace_collectives(info.calls, flow)
         out = flow.current()
+        if type(env) is dict:
+            implicit = flow._implicit if type(flow._implicit) is frozenset else None
+            self._last[n] = _Transfer(env, {key: out[key] for key in flow.written}, implicit)
+        return self._single_rank_out(n, out)
+
+    def _single_rank_out(self, n: int, out: dict) -> dict:
         if out and self.single_rank(n):
             # Only a group of one rank gets here: nothing this path carries
             # on to the join after it can differ between the group's ranks
             # (``else: statuses[0].copy_(local)`` beside the all-gather).
             return {name: EMPTY for name in out.keys()}
         return out
+
+    def _replay(self, n: int, node, env: dict, last: "_Transfer"):
+        """The node's transfer of ``env`` without evaluating its statement
+        again, when nothing it reads differs from its last transfer: every
+        variable its expressions mention or it wrote holds what it held
+        then, and so does the implicit flow, if it was read.  A loop's
+        second pass changes the few variables the loop assigns, and most
+        statements of its body read none of them.  None when it must run."""
+        before = last.env
+        if type(env) is not dict:
+            return None
+        if env is not before:
+            names = self._names.get(n)
+            if names is None:
+                names = self._names[n] = _mentioned_names(node, self.info.node_info(node).exprs)
+            written = last.writes
+            for key, value in env.items():
+                old = before.get(key, _MISSING)
+                if old is value:
+                    continue
+                if old != value and _may_read(key, names, written):
+                    return None
+            if len(before) != len(env) or any(key not in env for key in before):
+                for key in before:
+                    if key not in env and _may_read(key, names, written):
+                        return None
+        if last.implicit is not None and self.binding_implicit(n) != last.implicit:
+            return None
+        writes = last.writes
+        if writes:
+            out = fork(env)
+            for key, value in writes.items():
+                out[key] = value
+        else:
+            out = env
+        return self._single_rank_out(n, out)
+
+_MISSING = object()
+
+
+class _RecordingFlow(Flow):
+    """A :class:`Flow` that notes the variables written, in order."""
+
+    __slots__ = ("written",)
+
+    def write(self, name, atoms: frozenset, strong: bool = True) -> None:
+        self.written[name] = None
+        Flow.write(self, name, atoms, strong)
+
+
+class _Transfer:
+    """A node's last transfer: the environment it entered with, what it
+    wrote (variable -> value, in the order written) and the implicit flow
+    it read (None if it read none)."""
+
+    __slots__ = ("env", "writes", "implicit")
+
+    def __init__(self, env: dict, writes: dict, implicit):
+        self.env, self.writes, self.implicit = env, writes, implicit
+
+
+def _may_read(key, names: frozenset, written: dict) -> bool:
+    """Whether a transfer that mentions ``names`` and wrote ``written`` may
+    read the variable ``key`` (a name, or a dict's key ``("key", name, k)``)."""
+    if key in written:
+        return True
+    if type(key) is str:
+        return key in names
+    return type(key) is not tuple or len(key) < 2 or key[0] != "key" or key[1] in names
+
+
+def _mentioned_names(node, exprs: list) -> frozenset:
+    """The names a CFG node's own expressions mention (and a ``for`` loop's
+    target): every variable its transfer can read."""
+    roots = list(exprs)
+    stmt = node.stmt
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        roots.append(stmt.target)
+    return frozenset(sub.id for root in roots for sub in fast_walk(root) if type(sub) is ast.Name)
 
 
 def _leaves(arm: list):
