@@ -20,6 +20,7 @@ from typing import Optional
 from ..model import Span
 from . import cfg as cfgmod
 from .alternatives import Alternatives
+from .astwalk import walk as fast_walk
 from .atoms import LENGTH, project
 from .dataflow import Dataflow
 from .evaluator import Evaluator
@@ -50,6 +51,7 @@ class Guards:
         self.alternatives = Alternatives(self.info, index)
         self.read_names = ReadNames()
         self._tests: dict = {}  # (test's CFG node, whether the site is in its arms) -> Cond
+        self._finally: dict = {}  # id(try statement) -> the condition of a call in its ``finally`` (or None)
 
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
@@ -177,15 +179,25 @@ class Guards:
         ``finally`` alone, so a ``try`` body without collectives leaves the
         ranks in step."""
         owner = self.flow.graph.finally_owner.get(node.id)
-        if owner is None or any(handler.type is None or (isinstance(handler.type, ast.Name)
-                                                         and handler.type.id in cfgmod.CATCH_ALL)
-                                for handler in owner.handlers if not _reraises(handler)):
+        if owner is None:
+            return None
+        # the same for every call of the ``finally`` body: made once, shared
+        known = self._finally.get(id(owner))
+        if known is not None and known[0] is owner:
+            return known[1]
+        cond = self._finally_cond_uncached(owner)
+        self._finally[id(owner)] = (owner, cond)
+        return cond
+
+    def _finally_cond_uncached(self, owner: ast.Try) -> Optional[Cond]:
+        if any(handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id in cfgmod.CATCH_ALL)
+               for handler in owner.handlers if not _reraises(handler)):
             return None
         evaluator, flow = self.evaluator, self.flow
         atoms = frozenset()
         first = None
         for stmt in owner.body:
-            for inner in ast.walk(stmt):
+            for inner in fast_walk(stmt):
                 if not isinstance(inner, ast.stmt) or isinstance(inner, cfgmod.COMPOUND_STATEMENTS):
                     continue
                 inner_node = flow.graph.node_of(inner)
