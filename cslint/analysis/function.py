@@ -522,9 +522,16 @@ class FunctionInfo:
         tails = ctx.collective_tails
         Call, Name, Attribute, Store, Del = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del
         nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+        Constant, keyword = ast.Constant, ast.keyword
         while stack:
             node = stack.pop()
             t = type(node)
+            # the commonest nodes first: no statement, nothing to note
+            if t is Attribute or t is keyword:
+                stack.append(node.value)  # their one child (``attr``/``arg`` are strings)
+                continue
+            if t is Constant:
+                continue
             if t is _OwnerMark:
                 owner = node.previous
                 continue
