@@ -113,12 +113,12 @@ def walk(node: ast.AST):
     todo = [node]
     get = _CHILD_FIELDS.get
     # the list grows behind the loop: its iterator goes on to the items appended
-    for node in todo:
-        fields = get(type(node))
+    for current in todo:
+        fields = get(type(current))
         if fields is None:
-            fields = child_fields(type(node))
+            fields = child_fields(type(current))
         for name, how in fields:
-            value = getattr(node, name, None)
+            value = getattr(current, name, None)
             if value is None:
                 continue
             if how == _LIST:
@@ -129,4 +129,4 @@ def walk(node: ast.AST):
                 todo.extend(item for item in value if item is not None)
             elif isinstance(value, ast.AST):
                 todo.append(value)
-        yield node
+        yield current

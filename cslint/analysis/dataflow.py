@@ -394,7 +394,7 @@ class Dataflow:
             return env
         last = self._last.get(n)
         if last is not None:
-            out = self._replay(n, node, env, last)
+            out = _replay(self, n, node, env, last)
             if out is not None:
                 return out
         transfer = self.transfer
@@ -428,43 +428,6 @@ class Dataflow:
             return {name: EMPTY for name in out.keys()}
         return out
 
-    def _replay(self, n: int, node, env: dict, last: "_Transfer"):
-        """The node's transfer of ``env`` without evaluating its statement
-        again, when nothing it reads differs from its last transfer: every
-        variable its expressions mention or it wrote holds what it held
-        then, and so does the implicit flow, if it was read.  A loop's
-        second pass changes the few variables the loop assigns, and most
-        statements of its body read none of them.  None when it must run."""
-        before = last.env
-        if type(env) is not dict:
-            return None
-        if env is not before:
-            names = self._names.get(n)
-            if names is None:
-                names = self._names[n] = _mentioned_names(node, self.info.node_info(node).exprs)
-            written = last.writes
-            for key, value in env.items():
-                old = before.get(key, _MISSING)
-                if old is value:
-                    continue
-                if old != value and _may_read(key, names, written):
-                    return None
-            if len(before) != len(env) or any(key not in env for key in before):
-                for key in before:
-                    if key not in env and _may_read(key, names, written):
-                        return None
-        if last.implicit is not None and self.binding_implicit(n) != last.implicit:
-            return None
-        writes = last.writes
-        if writes:
-            out = fork(env)
-            for key, value in writes.items():
-                out[key] = value
-        else:
-            out = env
-        return self._single_rank_out(n, out)
-
-_MISSING = object()
 
 
 class _RecordingFlow(Flow):
@@ -486,6 +449,46 @@ class _Transfer:
 
     def __init__(self, env: dict, writes: dict, implicit):
         self.env, self.writes, self.implicit = env, writes, implicit
+
+
+def _replay(dataflow: Dataflow, n: int, node, env: dict, last: "_Transfer"):
+    """Node ``n``'s transfer of ``env`` without evaluating its statement
+    again, when nothing it reads differs from its last transfer: every
+    variable its expressions mention or it wrote holds what it held
+    then, and so does the implicit flow, if it was read.  A loop's
+    second pass changes the few variables the loop assigns, and most
+    statements of its body read none of them.  None when it must run."""
+    before = last.env
+    if type(env) is not dict:
+        return None
+    if env is not before:
+        names = dataflow._names.get(n)
+        if names is None:
+            names = dataflow._names[n] = _mentioned_names(node, dataflow.info.node_info(node).exprs)
+        written = last.writes
+        for key, value in env.items():
+            old = before.get(key, _MISSING)
+            if old is value:
+                continue
+            if old != value and _may_read(key, names, written):
+                return None
+        if len(before) != len(env) or any(key not in env for key in before):
+            for key in before:
+                if key not in env and _may_read(key, names, written):
+                    return None
+    if last.implicit is not None and dataflow.binding_implicit(n) != last.implicit:
+        return None
+    writes = last.writes
+    if writes:
+        out = fork(env)
+        for key, value in writes.items():
+            out[key] = value
+    else:
+        out = env
+    return dataflow._single_rank_out(n, out)
+
+
+_MISSING = object()
 
 
 def _may_read(key, names: frozenset, written: dict) -> bool:
