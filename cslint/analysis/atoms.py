@@ -212,6 +212,16 @@ def project_source(atom: Source, transform: str):
     return _new(Source, atom[:6] + (whole,))
 
 
+#: Projections already made: (transform, atoms) -> the atoms seen through it.
+#: Most projections repeat one seen before (the implicit flow of a block, a
+#: test read by the summary walk and again by each pass of the dataflow);
+#: the result follows from the value alone, so equal atom sets share it,
+#: within a file and across files.  Emptied when it grows past
+#: :data:`_PROJECTED_LIMIT` entries.
+_projected: dict = {}
+_PROJECTED_LIMIT = 1 << 16
+
+
 def project(transform: str, atoms: frozenset) -> frozenset:
     """``atoms`` seen through ``transform``: sources change at once,
     symbolic atoms (resolved by the whole-tree pass) are wrapped."""
@@ -219,6 +229,10 @@ def project(transform: str, atoms: frozenset) -> frozenset:
         return atoms
     if transform == DROP:
         return EMPTY
+    key = (transform, atoms)
+    found = _projected.get(key)
+    if found is not None:
+        return found
     out = []
     rest = []
     for atom in atoms:
@@ -244,7 +258,11 @@ def project(transform: str, atoms: frozenset) -> frozenset:
             rest.append(atom)
     for atom in rest:  # one each, so that a reader can tell them apart (a field's own old value)
         out.append(_new(Projection, ("J", transform, frozenset((atom,)))))
-    return frozenset(out)
+    found = frozenset(out)
+    if len(_projected) >= _PROJECTED_LIMIT:
+        _projected.clear()
+    _projected[key] = found
+    return found
 
 
 #: Attributes that hold an object's contents: a tensor's data and gradient
@@ -476,10 +494,11 @@ def _replace_call(atoms: frozenset, own, itself) -> frozenset:
 class AtomBuilder:
     """Builds the call and collective result atoms of one file.
 
-    Atom sets share sub-sets (a loop re-reads its own call results), so the
-    nested structure is a DAG: flattening each shared part once (a memo keyed
-    on object identity, the object kept alive beside its result) keeps it
-    linear.  The memo lives as long as the file's extraction."""
+    Atoms are shared between the sets that hold them (a loop re-reads its
+    own call results, every evaluation unions its parts anew), so the nested
+    structure is a DAG: flattening each atom once (a memo keyed on object
+    identity, the atom kept alive beside its result) keeps it linear.  The
+    memo lives as long as the file's extraction."""
 
     __slots__ = ("_flat",)
 
@@ -492,29 +511,37 @@ class AtomBuilder:
         depend on, and a collective inside a collective (``within``) gives
         up its own group (its inputs count whole), which only makes values
         less uniform."""
-        memo_key = (id(atoms), within)
-        known = self._flat.get(memo_key)
-        if known is not None and known[0] is atoms:
-            return known[1]
         out = set()
         for atom in atoms:
             tag = atom.tag
-            if tag == "R":
-                out.add(call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1))
-                out |= self.flatten(atom.fallback, within)
-            elif tag == "C":
-                if within:
-                    out |= self.flatten(atom.inner, True)
-                else:
-                    out.add(collective_result(atom.group, self.flatten(atom.inner, True), 1))
-            elif tag == "J":
-                out |= project(atom.transform, self.flatten(atom.inner, within))
-            elif tag == "A":
-                out |= attribute(self.flatten(atom.inner, within), atom.attr)
+            if tag == "R" or tag == "C" or tag == "J" or tag == "A":
+                out |= self._flatten_atom(atom, within)
             else:
                 out.add(atom)
-        result = frozenset(out)
-        self._flat[memo_key] = (atoms, result)
+        return frozenset(out)
+
+    def _flatten_atom(self, atom, within: bool) -> frozenset:
+        """:meth:`flatten` of one nested atom.  Atom sets are rebuilt all
+        the time (every evaluation of an expression unions its parts anew),
+        but the atoms in them are shared objects: the memo is per atom."""
+        memo_key = (id(atom), within)
+        known = self._flat.get(memo_key)
+        if known is not None and known[0] is atom:
+            return known[1]
+        tag = atom.tag
+        if tag == "R":
+            result = frozenset((call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1),)) \
+                | self.flatten(atom.fallback, within)
+        elif tag == "C":
+            if within:
+                result = self.flatten(atom.inner, True)
+            else:
+                result = frozenset((collective_result(atom.group, self.flatten(atom.inner, True), 1),))
+        elif tag == "J":
+            result = project(atom.transform, self.flatten(atom.inner, within))
+        else:
+            result = attribute(self.flatten(atom.inner, within), atom.attr)
+        self._flat[memo_key] = (atom, result)
         return result
 
     def call(self, ref, args, kwargs, fallback, path, line, text) -> frozenset:

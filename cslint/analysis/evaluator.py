@@ -35,6 +35,13 @@ from .vocabulary import (
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
+# What a call's text decides about its result (Evaluator._plan_call)
+_OPEN = "open"  # evaluated from its receiver, arguments and reference
+_FIXED = "fixed"  # the same whatever the variables hold
+_ARGUMENTS = "arguments"  # what its arguments hold
+_FIRST_ARGUMENT = "first argument"  # what its first argument holds
+_COLLECTIVE = "collective"  # uniform over a group: what each rank contributes
+
 
 class Evaluator(StructureReads):
     """Evaluates the expressions of one function; one per function, shared
@@ -56,6 +63,8 @@ class Evaluator(StructureReads):
         self.args_memo: Optional[dict] = None
         self._containers: Optional[frozenset] = None  # see StructureReads
         self._alike: Optional[frozenset] = None  # see StructureReads.picks_alike
+        self._call_plans: dict = {}  # id(call) -> what its text decides (_plan_call)
+        self._read_through: set = set()  # id(attribute) of those whose text decides nothing
 
     @contextlib.contextmanager
     def uniform(self, texts: set):
@@ -223,6 +232,8 @@ class Evaluator(StructureReads):
         return EMPTY
 
     def _eval_attribute(self, expr: ast.Attribute, env: dict) -> frozenset:
+        if id(expr) in self._read_through:
+            return self._attribute_of(expr, env)
         ctx = self.ctx
         settings = ctx.settings
         knowledge = ctx.knowledge
@@ -247,6 +258,12 @@ class Evaluator(StructureReads):
         attr = self.info.self_attr(expr)
         if attr is not None:
             return frozenset({field_read(self.info.class_key, attr)})
+        # nothing in the text decides: the next evaluation goes straight to the object
+        self._read_through.add(id(expr))
+        return self._attribute_of(expr, env)
+
+    def _attribute_of(self, expr: ast.Attribute, env: dict) -> frozenset:
+        """``obj.attr`` read from what ``obj`` holds."""
         if expr.attr in STRUCTURE_ATTRIBUTES:
             return project(SHAPE, self.eval(expr.value, env))
         return attribute(self.eval(expr.value, env), expr.attr)
@@ -265,69 +282,98 @@ class Evaluator(StructureReads):
         return args, kwargs
 
     def _eval_call(self, call: ast.Call, env) -> frozenset:
-        ctx = self.ctx
-        raw = dotted(call.func)
-        canon = canonical_text(raw, ctx.imports) if raw else None
-        norm = self.info.normalise_self(raw) if raw else None
+        plan = self._call_plans.get(id(call))
+        if plan is None:
+            plan = self._call_plans[id(call)] = self._plan_call(call)
         args, kwargs = self.args(call, env)
         arg_atoms = EMPTY
         for a in args:
             arg_atoms |= a
         for _, a in kwargs:
             arg_atoms |= a
+        verdict = plan[0]
+        if verdict is _OPEN:
+            _, builtin, last, raw = plan
+            if builtin is not None:
+                read = self.builtin_read(builtin, call, args, kwargs, arg_atoms, env)
+                if read is not None:
+                    return read
+            func = call.func
+            receiver = self.eval(func.value, env) if type(func) is ast.Attribute else EMPTY
+            # asked only now, after the receiver's calls: the receiver types
+            # behind a reference (receivers.py) are worked out in the order
+            # the references are asked
+            ref = self.info.resolve_ref(func)
+            # what an unresolved call depends on (a callee of the tree is read
+            # from its own summary instead)
+            if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS:
+                receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs, arg_atoms)
+            fallback = receiver | arg_atoms
+            if ref is not None:
+                return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call")
+            return fallback
+        if verdict is _FIXED:
+            return plan[1]
+        if verdict is _ARGUMENTS:
+            return arg_atoms
+        if verdict is _FIRST_ARGUMENT:
+            return args[0]
+        # a uniform collective
+        spec = plan[2]
+        return self.atoms.collective(plan[1], _contributed(self.eval, call, spec, env, arg_atoms))
+
+    def _plan_call(self, call: ast.Call) -> tuple:
+        """What a call's text and place alone decide about its result, worked
+        out once per call (the summary walk, each pass of the dataflow and
+        the guards evaluate the same calls): a fixed result, its arguments,
+        its first argument, a uniform collective ``(group, spec)``, or
+        :data:`_OPEN` with what evaluating it needs (the builtin it names,
+        its last name, its text)."""
+        ctx = self.ctx
+        raw = dotted(call.func)
         if raw is not None:
+            canon = canonical_text(raw, ctx.imports)
+            norm = self.info.normalise_self(raw)
             match = match_call(self.info, call, raw, canon)
             if match is not None:
                 spec = match.spec
                 if spec is None or spec.result == "uniform":
-                    return self.atoms.collective(match.group, _contributed(self.eval, call, spec, env, arg_atoms))
+                    return (_COLLECTIVE, match.group, spec)
                 kind = "this rank's output of a data-parallel module" if spec is WRAPPED_FORWARD \
                     else "per-rank result of a collective"
                 # an ``object`` result exists on every rank alike: only what it
                 # holds is this rank's own
-                return frozenset({source(kind, raw, ctx.path, call.lineno, (("*", group_span(match.group)),),
-                                         whole=False if spec.result == "object" else None)})
+                return (_FIXED, frozenset({source(kind, raw, ctx.path, call.lineno, (("*", group_span(match.group)),),
+                                                  whole=False if spec.result == "object" else None)}))
             configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
             if configured is not None:
-                return EMPTY if configured == "uniform" else frozenset(
-                    {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)})
+                return (_FIXED, EMPTY if configured == "uniform" else frozenset(
+                    {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)}))
             if raw.rsplit(".", 1)[-1] in SEEDED_GENERATORS and (call.args or call.keywords):
-                return arg_atoms  # a generator seeded alike on every rank draws alike
+                return (_ARGUMENTS,)  # a generator seeded alike on every rank draws alike
             if raw.rsplit(".", 1)[-1] in PROGRESS_WRAPPERS and call.args:
-                return args[0]  # a progress bar yields what it wraps; the rest is display
+                return (_FIRST_ARGUMENT,)  # a progress bar yields what it wraps; the rest is display
             if named_source is not None:
                 kind, dims = named_source
                 if kind == "rank id":
                     if _asks_for_another_rank(call):
-                        return arg_atoms
+                        return (_ARGUMENTS,)
                     dims = self._rank_in_group(call, raw) or dims
-                return frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)})
+                return (_FIXED, frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)}))
             env_source = self._env_rank(call, canon)
             if env_source is not None:
-                return env_source
+                return (_FIXED, env_source)
             if by_name is not None:
                 if by_name == "uniform":
-                    return EMPTY
+                    return (_FIXED, EMPTY)
                 if _asks_for_another_rank(call):
-                    return arg_atoms
-                return frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
-                                         self._rank_in_group(call, raw) or by_name)})
+                    return (_ARGUMENTS,)
+                return (_FIXED, frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
+                                                  self._rank_in_group(call, raw) or by_name)}))
         func = call.func
-        if type(func) is ast.Name and self._is_builtin(func.id):
-            read = self.builtin_read(func.id, call, args, kwargs, arg_atoms, env)
-            if read is not None:
-                return read
-        receiver = self.eval(func.value, env) if isinstance(func, ast.Attribute) else EMPTY
-        ref = self.info.resolve_ref(func)
-        # what an unresolved call depends on (a callee of the tree is read
-        # from its own summary instead)
+        builtin = func.id if type(func) is ast.Name and self._is_builtin(func.id) else None
         last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
-        if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS:
-            receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs, arg_atoms)
-        fallback = receiver | arg_atoms
-        if ref is not None:
-            return self.atoms.call(ref, args, kwargs, fallback, ctx.path, call.lineno, raw or "call")
-        return fallback
+        return (_OPEN, builtin, last, raw)
 
     def _rank_in_group(self, call: ast.Call, raw: str) -> Optional[tuple]:
         """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,
