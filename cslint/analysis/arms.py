@@ -201,18 +201,25 @@ def _assignment_key(stmt: ast.AST) -> Optional[tuple]:
     return unparse(target), unparse(value.func), tuple(unparse(a) for a in value.args)
 
 
+def tests_membership(stmt: ast.AST) -> bool:
+    """Whether ``stmt`` is ``if <x> in <name>:`` or ``if <x> not in <name>:
+    continue``: the shape :func:`selects_own_part` looks for, told from the
+    statement alone (before a walker builds the parent links it needs)."""
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare) or len(stmt.test.ops) != 1 \
+            or not isinstance(stmt.test.comparators[0], ast.Name):
+        return False
+    operator = stmt.test.ops[0]
+    skips_others = isinstance(operator, ast.NotIn) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue)
+    return isinstance(operator, ast.In) or skips_others
+
+
 def selects_own_part(stmt: ast.AST, parents: dict) -> bool:
     """Whether ``stmt`` is ``if <x> in <part>:`` (or ``if <x> not in <part>:
     continue``) inside a loop over the parts of a partition, ``<part>`` being
     the loop's own variable or assigned in its body (``for ranks in groups:
     g = new_group(ranks); if rank in ranks: self.group = g``).  The parts are taken to cover the ranks, as the
     groups of one parallel dimension do."""
-    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare) or len(stmt.test.ops) != 1 \
-            or not isinstance(stmt.test.comparators[0], ast.Name):
-        return False
-    operator = stmt.test.ops[0]
-    skips_others = isinstance(operator, ast.NotIn) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.Continue)
-    if not (isinstance(operator, ast.In) or skips_others):
+    if not tests_membership(stmt):
         return False
     part = stmt.test.comparators[0].id
     loop = parents.get(id(stmt))

@@ -552,14 +552,25 @@ class AtomBuilder:
         # callee never returns would then decide the result.  The earlier
         # result of this very call stands for itself as the callee's own
         # result (its parameters still bound to this call's other arguments).
-        own = (ref, path, line)
-        if _holds_call(args, own) or any(_holds_call((atoms,), own) for _, atoms in kwargs) \
-                or _holds_call((fallback,), own):
-            itself = call_result(ref, (), (), EMPTY, path, line, text, 1)
-            args = tuple(_replace_call(a, own, itself) for a in args)
-            kwargs = tuple((k, _replace_call(a, own, itself)) for k, a in kwargs)
-            fallback = _replace_call(fallback, own, itself)
-        depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
+        deepest = nesting(fallback)
+        for a in args:
+            inner = nesting(a)
+            if inner > deepest:
+                deepest = inner
+        for _, a in kwargs:
+            inner = nesting(a)
+            if inner > deepest:
+                deepest = inner
+        if deepest:  # else no call result is inside at all
+            own = (ref, path, line)
+            if _holds_call(args, own) or any(_holds_call((atoms,), own) for _, atoms in kwargs) \
+                    or _holds_call((fallback,), own):
+                itself = call_result(ref, (), (), EMPTY, path, line, text, 1)
+                args = tuple(_replace_call(a, own, itself) for a in args)
+                kwargs = tuple((k, _replace_call(a, own, itself)) for k, a in kwargs)
+                fallback = _replace_call(fallback, own, itself)
+                deepest = max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
+        depth = 1 + deepest
         if depth > MAX_NESTING:
             return frozenset({call_result(ref, (), (), EMPTY, path, line, text, 1)}) | self.flatten(fallback)
         return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})

@@ -65,6 +65,7 @@ class Evaluator(StructureReads):
         self._alike: Optional[frozenset] = None  # see StructureReads.picks_alike
         self._call_plans: dict = {}  # id(call) -> what its text decides (_plan_call)
         self._read_through: set = set()  # id(attribute) of those whose text decides nothing
+        self._local_names: Optional[set] = None  # the function's local names, once scanned
 
     @contextlib.contextmanager
     def uniform(self, texts: set):
@@ -90,7 +91,10 @@ class Evaluator(StructureReads):
             name = expr.id
             if self._uniform_texts and name in self._uniform_texts:
                 return EMPTY
-            if name in self.info.local_names:
+            local_names = self._local_names
+            if local_names is None:
+                local_names = self._local_names = self.info.local_names
+            if name in local_names:
                 self._env_reads += 1
                 if name in env:
                     return env[name]
@@ -275,8 +279,9 @@ class Evaluator(StructureReads):
             found = memo.get(id(call))
             if found is not None:
                 return found
-        args = tuple(self.eval(a.value if isinstance(a, ast.Starred) else a, env) for a in call.args)
-        kwargs = tuple((kw.arg or "**", self.eval(kw.value, env)) for kw in call.keywords)
+        evaluate = self.eval
+        args = tuple([evaluate(a.value if type(a) is ast.Starred else a, env) for a in call.args])
+        kwargs = tuple([(kw.arg or "**", evaluate(kw.value, env)) for kw in call.keywords])
         if memo is not None:
             memo[id(call)] = (args, kwargs)
         return args, kwargs
@@ -286,11 +291,12 @@ class Evaluator(StructureReads):
         if plan is None:
             plan = self._call_plans[id(call)] = self._plan_call(call)
         args, kwargs = self.args(call, env)
-        arg_atoms = EMPTY
-        for a in args:
-            arg_atoms |= a
-        for _, a in kwargs:
-            arg_atoms |= a
+        if kwargs:
+            arg_atoms = EMPTY.union(*args, *[a for _, a in kwargs])
+        elif args:
+            arg_atoms = args[0].union(*args[1:]) if len(args) > 1 else args[0]
+        else:
+            arg_atoms = EMPTY
         verdict = plan[0]
         if verdict is _OPEN:
             _, builtin, last, raw = plan

@@ -18,7 +18,7 @@ import ast
 
 from ..model import Span
 from . import cfg as cfgmod
-from .arms import selects_own_part
+from .arms import selects_own_part, tests_membership
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, project, whole
 from .evaluator import Evaluator
@@ -95,7 +95,8 @@ class SummaryWalk:
         if t is ast.If:
             truth = self.evaluator.truth(s.test, env)
             # a rank finding its own part of a partition writes on every rank (arms.py)
-            cond = project(CONTENTS, truth) if selects_own_part(s, self.info.parents) else whole(truth)
+            own_part = tests_membership(s) and selects_own_part(s, self.info.parents)
+            cond = project(CONTENTS, truth) if own_part else whole(truth)
             inner = implicit | cond
             nested = self._block(s.body, env, inner, variant) | self._block(s.orelse, env, inner, variant)
             # an exit nested deeper (``if a: if b: continue``) skips the rest on its own condition too

@@ -149,9 +149,12 @@ class Transfer:
         pairs = pairwise(targets, value)
         if pairs is not None:
             for target, part in pairs:
-                self._bind(target, evaluate(part, env) | implicit, flow, False)
+                atoms = evaluate(part, env)
+                self._bind(target, atoms | implicit if implicit else atoms, flow, False)
             return
-        atoms = evaluate(value, env) | implicit
+        atoms = evaluate(value, env)
+        if implicit:
+            atoms = atoms | implicit
         augmented = isinstance(s, ast.AugAssign)
         for target in targets:
             self._bind(target, atoms, flow, augmented)
