@@ -72,7 +72,10 @@ def transformed(value: dict, transform: str) -> dict:
             continue
         seen = project_source(k, transform)
         if seen is not None:
-            merge(out, seen, dims, via)
+            if len(out) < MAX_SOURCES and seen not in out:
+                out[seen] = (dims, via)  # what merge does with a new key below the cap
+            else:
+                merge(out, seen, dims, via)
     return out
 
 

@@ -118,6 +118,15 @@ class Evaluator(StructureReads):
             return self._eval_attribute(expr, env)
         if t is ast.Call:
             return self._eval_call(expr, env)
+        if t is ast.BinOp:
+            if type(expr.op) is ast.Mult:
+                return self.display(expr, env)  # ``[x] * n``: n is the length
+            return self.eval(expr.left, env) | self.eval(expr.right, env)
+        if t is ast.Tuple or t is ast.List:
+            atoms = EMPTY
+            for element in expr.elts:
+                atoms |= self.eval(element, env)
+            return atoms
         if t is ast.Compare:
             if self._tests_group_membership(expr):
                 return EMPTY
@@ -162,7 +171,7 @@ class Evaluator(StructureReads):
             for child in iter_children(expr):
                 atoms |= self.eval(child, env)
             return whole(atoms)
-        if t is ast.Dict or (t is ast.BinOp and type(expr.op) is ast.Mult):
+        if t is ast.Dict:
             return self.display(expr, env)
         if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
             self._env_reads += 1

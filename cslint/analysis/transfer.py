@@ -256,6 +256,8 @@ class Transfer:
             targets = s.targets if t is ast.Assign else [s.target]
             atoms = None
             for target in targets:
+                if type(target) is ast.Name:
+                    continue  # a local variable (most targets): no field
                 for sub in flatten_targets(target):
                     attr = info.self_attr(sub)
                     base_attr = info.self_attr(sub.value) if attr is None and isinstance(sub, ast.Subscript) else None
