@@ -178,8 +178,13 @@ class SummaryWalk:
         found = memo.get(id(s))
         if found is not None:
             return found
-        calls = list(self.info.calls_by_statement.get(id(s), ()))
-        for lam in self.info.lambdas_by_statement.get(id(s), ()):
+        own = self.info.calls_by_statement.get(id(s))
+        lambdas = self.info.lambdas_by_statement.get(id(s))
+        if not own and not lambdas:
+            found = memo[id(s)] = ()  # most statements call nothing with arguments
+            return found
+        calls = list(own or ())
+        for lam in lambdas or ():
             calls.extend(node for node in fast_walk(lam.body)
                          if type(node) is ast.Call and (node.args or node.keywords))
         calls.sort(key=lambda node: (node.lineno, node.col_offset))

@@ -324,7 +324,8 @@ class Knowledge:
         for order, spec in enumerate(specs):
             tail = spec.pattern.rsplit(".", 1)[-1]
             if any(ch in tail for ch in "*?["):
-                wild.append((order, spec))
+                # matched as fnmatch.fnmatchcase matches, compiled once
+                wild.append((order, spec, re.compile(fnmatch.translate(tail)).match))
             else:
                 exact.setdefault(tail, []).append((order, spec))
         return exact, wild
@@ -342,7 +343,7 @@ class Knowledge:
         exact, wild = cache[kind]
         found = exact.get(tail, [])
         if wild:
-            found = sorted(found + [pair for pair in wild if fnmatch.fnmatchcase(tail, pair[1].pattern.rsplit(".", 1)[-1])],
+            found = sorted(found + [(order, spec) for order, spec, match in wild if match(tail) is not None],
                            key=lambda pair: pair[0])
         result = [spec for _, spec in found]
         memo[(kind, tail)] = result
