@@ -224,11 +224,12 @@ def project_source(atom: Source, transform: str):
 #: Projections already made: (transform, atoms) -> the atoms seen through it.
 #: Most projections repeat one seen before (the implicit flow of a block, a
 #: test read by the summary walk and again by each pass of the dataflow);
-#: the result follows from the value alone, so equal atom sets share it,
-#: within a file and across files.  Emptied when it grows past
-#: :data:`_PROJECTED_LIMIT` entries.
+#: the result follows from the value alone, so equal atom sets share it.
+#: Emptied when a file's extraction starts (a new :class:`AtomBuilder`) and
+#: when it grows past :data:`_PROJECTED_LIMIT` entries, so that it keeps no
+#: file's atoms alive past their use.
 _projected: dict = {}
-_PROJECTED_LIMIT = 1 << 16
+_PROJECTED_LIMIT = 1 << 15
 
 
 def project(transform: str, atoms: frozenset) -> frozenset:
@@ -513,6 +514,7 @@ class AtomBuilder:
 
     def __init__(self):
         self._flat: dict = {}
+        _projected.clear()
 
     def flatten(self, atoms: frozenset, within: bool = False) -> frozenset:
         """``atoms`` with no call or collective result inside another: a call
