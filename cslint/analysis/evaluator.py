@@ -35,7 +35,7 @@ from .vocabulary import (
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 
-# What a call's text decides about its result (Evaluator._plan_call)
+# What a call's text decides about its result (_plan_call)
 _OPEN = "open"  # evaluated from its receiver, arguments and reference
 _FIXED = "fixed"  # the same whatever the variables hold
 _ARGUMENTS = "arguments"  # what its arguments hold
@@ -298,7 +298,7 @@ class Evaluator(StructureReads):
     def _eval_call(self, call: ast.Call, env) -> frozenset:
         plan = self._call_plans.get(id(call))
         if plan is None:
-            plan = self._call_plans[id(call)] = self._plan_call(call)
+            plan = self._call_plans[id(call)] = _plan_call(self, call)
         args, kwargs = self.args(call, env)
         if kwargs:
             arg_atoms = EMPTY.union(*args, *[a for _, a in kwargs])
@@ -336,83 +336,6 @@ class Evaluator(StructureReads):
         # a uniform collective
         spec = plan[2]
         return self.atoms.collective(plan[1], _contributed(self.eval, call, spec, env, arg_atoms))
-
-    def _plan_call(self, call: ast.Call) -> tuple:
-        """What a call's text and place alone decide about its result, worked
-        out once per call (the summary walk, each pass of the dataflow and
-        the guards evaluate the same calls): a fixed result, its arguments,
-        its first argument, a uniform collective ``(group, spec)``, or
-        :data:`_OPEN` with what evaluating it needs (the builtin it names,
-        its last name, its text)."""
-        ctx = self.ctx
-        raw = dotted(call.func)
-        if raw is not None:
-            canon = canonical_text(raw, ctx.imports)
-            norm = self.info.normalise_self(raw)
-            match = match_call(self.info, call, raw, canon)
-            if match is not None:
-                spec = match.spec
-                if spec is None or spec.result == "uniform":
-                    return (_COLLECTIVE, match.group, spec)
-                kind = "this rank's output of a data-parallel module" if spec is WRAPPED_FORWARD \
-                    else "per-rank result of a collective"
-                # an ``object`` result exists on every rank alike: only what it
-                # holds is this rank's own
-                return (_FIXED, frozenset({source(kind, raw, ctx.path, call.lineno, (("*", group_span(match.group)),),
-                                                  whole=False if spec.result == "object" else None)}))
-            configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
-            if configured is not None:
-                return (_FIXED, EMPTY if configured == "uniform" else frozenset(
-                    {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)}))
-            if raw.rsplit(".", 1)[-1] in SEEDED_GENERATORS and (call.args or call.keywords):
-                return (_ARGUMENTS,)  # a generator seeded alike on every rank draws alike
-            if raw.rsplit(".", 1)[-1] in PROGRESS_WRAPPERS and call.args:
-                return (_FIRST_ARGUMENT,)  # a progress bar yields what it wraps; the rest is display
-            if named_source is not None:
-                kind, dims = named_source
-                if kind == "rank id":
-                    if _asks_for_another_rank(call):
-                        return (_ARGUMENTS,)
-                    dims = self._rank_in_group(call, raw) or dims
-                return (_FIXED, frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)}))
-            env_source = self._env_rank(call, canon)
-            if env_source is not None:
-                return (_FIXED, env_source)
-            if by_name is not None:
-                if by_name == "uniform":
-                    return (_FIXED, EMPTY)
-                if _asks_for_another_rank(call):
-                    return (_ARGUMENTS,)
-                return (_FIXED, frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
-                                                  self._rank_in_group(call, raw) or by_name)}))
-        func = call.func
-        builtin = func.id if type(func) is ast.Name and self._is_builtin(func.id) else None
-        last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
-        return (_OPEN, builtin, last, raw)
-
-    def _rank_in_group(self, call: ast.Call, raw: str) -> Optional[tuple]:
-        """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,
-        ``pp_group.rank()``: it differs only along the dimensions of that
-        group (``None`` when no group with known dimensions is named)."""
-        group_text = next((unparse(kw.value) for kw in call.keywords if kw.arg in ("group", "process_group")), None)
-        if group_text is None and "." in raw and raw.rsplit(".", 1)[-1] in ("rank", "Get_rank", "get_rank"):
-            receiver = raw.rsplit(".", 1)[0]
-            if receiver not in ("dist", "torch.distributed", "c10d"):
-                group_text = receiver
-        if not group_text:
-            return None
-        group = group_from_text(group_text)
-        if group is None or group == "world":
-            return None
-        return (("*", group_span(group)),)
-
-    def _env_rank(self, call: ast.Call, canon: Optional[str]):
-        if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:
-            first = call.args[0]
-            if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value in RANK_ENV_VARS:
-                return frozenset({source("rank id", f"environment variable {first.value}", self.ctx.path,
-                                         call.lineno, ALL_MODES_ALL_DIMS)})
-        return None
 
     def handled_exceptions_are_uniform(self, stmt) -> bool:
         """Whether every handler that can swallow an exception of ``stmt``
@@ -496,6 +419,85 @@ class Evaluator(StructureReads):
                     atoms |= self.eval(sub.value, env) | self.eval(sub.slice, env)
         # operands that may differ make the exception (and the path) differ
         return frozenset(atoms)
+
+
+def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
+    """What a call's text and place alone decide about its result, worked
+    out once per call (the summary walk, each pass of the dataflow and
+    the guards evaluate the same calls): a fixed result, its arguments,
+    its first argument, a uniform collective ``(group, spec)``, or
+    :data:`_OPEN` with what evaluating it needs (the builtin it names,
+    its last name, its text)."""
+    ctx = evaluator.ctx
+    info = evaluator.info
+    raw = dotted(call.func)
+    if raw is not None:
+        canon = canonical_text(raw, ctx.imports)
+        norm = info.normalise_self(raw)
+        match = match_call(info, call, raw, canon)
+        if match is not None:
+            spec = match.spec
+            if spec is None or spec.result == "uniform":
+                return (_COLLECTIVE, match.group, spec)
+            kind = "this rank's output of a data-parallel module" if spec is WRAPPED_FORWARD \
+                else "per-rank result of a collective"
+            # an ``object`` result exists on every rank alike: only what it
+            # holds is this rank's own
+            return (_FIXED, frozenset({source(kind, raw, ctx.path, call.lineno, (("*", group_span(match.group)),),
+                                              whole=False if spec.result == "object" else None)}))
+        configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
+        if configured is not None:
+            return (_FIXED, EMPTY if configured == "uniform" else frozenset(
+                {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)}))
+        if raw.rsplit(".", 1)[-1] in SEEDED_GENERATORS and (call.args or call.keywords):
+            return (_ARGUMENTS,)  # a generator seeded alike on every rank draws alike
+        if raw.rsplit(".", 1)[-1] in PROGRESS_WRAPPERS and call.args:
+            return (_FIRST_ARGUMENT,)  # a progress bar yields what it wraps; the rest is display
+        if named_source is not None:
+            kind, dims = named_source
+            if kind == "rank id":
+                if _asks_for_another_rank(call):
+                    return (_ARGUMENTS,)
+                dims = _rank_in_group(call, raw) or dims
+            return (_FIXED, frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)}))
+        env_source = _env_rank(call, canon, ctx.path)
+        if env_source is not None:
+            return (_FIXED, env_source)
+        if by_name is not None:
+            if by_name == "uniform":
+                return (_FIXED, EMPTY)
+            if _asks_for_another_rank(call):
+                return (_ARGUMENTS,)
+            return (_FIXED, frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
+                                              _rank_in_group(call, raw) or by_name)}))
+    func = call.func
+    builtin = func.id if type(func) is ast.Name and evaluator._is_builtin(func.id) else None
+    last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+    return (_OPEN, builtin, last, raw)
+
+def _rank_in_group(call: ast.Call, raw: str) -> Optional[tuple]:
+    """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,
+    ``pp_group.rank()``: it differs only along the dimensions of that
+    group (``None`` when no group with known dimensions is named)."""
+    group_text = next((unparse(kw.value) for kw in call.keywords if kw.arg in ("group", "process_group")), None)
+    if group_text is None and "." in raw and raw.rsplit(".", 1)[-1] in ("rank", "Get_rank", "get_rank"):
+        receiver = raw.rsplit(".", 1)[0]
+        if receiver not in ("dist", "torch.distributed", "c10d"):
+            group_text = receiver
+    if not group_text:
+        return None
+    group = group_from_text(group_text)
+    if group is None or group == "world":
+        return None
+    return (("*", group_span(group)),)
+
+def _env_rank(call: ast.Call, canon: Optional[str], path: str):
+    if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:
+        first = call.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value in RANK_ENV_VARS:
+            return frozenset({source("rank id", f"environment variable {first.value}", path,
+                                     call.lineno, ALL_MODES_ALL_DIMS)})
+    return None
 
 
 def _fails_by_operands(raw: str, info, ctx) -> bool:
