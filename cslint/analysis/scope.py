@@ -207,7 +207,11 @@ class ModuleContext:
         self.exceptions_hang = (settings.unhandled_exceptions or knowledge.unhandled_exceptions) == "hang"
         self.user_collectives = [c for c in settings.collectives]
         self._collective_cache: dict = {}
-        self._text_verdicts: dict = {}
+        # what a call's text alone says follows from the text, the presets and
+        # the two configured pattern lists: shared by the files of a run
+        # (in a worker) that are configured alike
+        self._text_verdicts: dict = knowledge.__dict__.setdefault("_call_text_verdicts", {}).setdefault(
+            (tuple(settings.uniform), tuple(settings.rank_local)), {})
         self.deep_names: set = set()
         tails = set()
         for spec in knowledge.collectives:

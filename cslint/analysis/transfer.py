@@ -35,6 +35,10 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _BUFFER_KEYWORDS = ("tensor", "object_list", "tensor_list", "output", "recvbuf", "buf")
 
 
+#: the dict keys of a walker that tracks none (read only)
+_NO_KEYS: dict = {}
+
+
 def _is_name(node, name: str) -> bool:
     """Whether ``node`` is the variable ``name`` (what comparing its text
     with ``name`` asked, without unparsing every assigned call)."""
@@ -58,7 +62,7 @@ class Flow:
         self.accumulate = accumulate
         self._implicit = implicit
         self._single_rank = single_rank
-        self.dict_keys = dict_keys or {}
+        self.dict_keys = dict_keys or _NO_KEYS
 
     @property
     def implicit(self) -> frozenset:
