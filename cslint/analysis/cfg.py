@@ -80,7 +80,7 @@ ModeFold = Callable[[ast.expr], Optional[bool]]
 
 def _handler_swallows(handler: ast.ExceptHandler) -> bool:
     """False when every path through the handler re-raises."""
-    return not _always_raises(handler.body)
+    return not _always_raises(handler.body, frozenset())
 
 
 #: Calls that end the process: a statement calling one leaves the function
@@ -101,14 +101,53 @@ def is_process_exit(stmt: ast.AST) -> bool:
     return False
 
 
-def _always_raises(body: list) -> bool:
+#: Exceptions that end the process the way ``sys.exit`` does: ``SystemExit``
+#: (a file adds its own subclasses, :func:`exit_exceptions`).  Raising one is
+#: a clean exit, not a crash: ``except Exception`` does not catch it, and a
+#: launcher that tears a job down when a worker fails waits for the other
+#: workers of one that exited with status 0.
+EXIT_EXCEPTIONS = frozenset({"SystemExit"})
+
+
+def raises_exit(stmt: ast.AST, exits: frozenset) -> bool:
+    """``raise SystemExit(...)``, or a subclass of it among ``exits``."""
+    if type(stmt) is not ast.Raise or stmt.exc is None:
+        return False
+    exc = stmt.exc.func if type(stmt.exc) is ast.Call else stmt.exc
+    name = exc.id if type(exc) is ast.Name else exc.attr if type(exc) is ast.Attribute else None
+    return name in exits
+
+
+def exit_exceptions(tree: ast.Module) -> frozenset:
+    """``SystemExit`` and the classes a module derives from it (directly or
+    through one another), by name."""
+    found = set(EXIT_EXCEPTIONS)
+    classes = [node for node in tree.body if isinstance(node, ast.ClassDef)]
+    changed = True
+    while changed:
+        changed = False
+        for node in classes:
+            if node.name in found:
+                continue
+            for base in node.bases:
+                name = base.id if type(base) is ast.Name else base.attr if type(base) is ast.Attribute else None
+                if name in found:
+                    found.add(node.name)
+                    changed = True
+                    break
+    return frozenset(found)
+
+
+def _always_raises(body: list, exits: frozenset) -> bool:
+    """Whether every path through ``body`` raises an error (an exit
+    exception, :data:`EXIT_EXCEPTIONS`, ends the process instead)."""
     if not body:
         return False
     last = body[-1]
     if isinstance(last, ast.Raise):
-        return True
+        return not raises_exit(last, exits)
     if isinstance(last, ast.If):
-        return _always_raises(last.body) and _always_raises(last.orelse)
+        return _always_raises(last.body, exits) and _always_raises(last.orelse, exits)
     return False
 
 
@@ -144,9 +183,11 @@ def _may_raise(stmt: ast.AST) -> bool:
 
 
 class _Builder:
-    def __init__(self, fold: Optional[ModeFold], escaping: Optional[FailsLocally] = None):
+    def __init__(self, fold: Optional[ModeFold], escaping: Optional[FailsLocally] = None,
+                 exits: frozenset = EXIT_EXCEPTIONS):
         self.nodes: list[Node] = []
         self.fold = fold
+        self.exits = exits  # exceptions whose raise ends the process (exit_exceptions)
         #: ``unhandled-exceptions = "hang"``: an exception that leaves the
         #: function on one rank is a path the other ranks wait on
         self.escaping = escaping
@@ -275,9 +316,10 @@ class _Builder:
             # A branch that can only raise (argument checks, invariants) ends
             # the process unless something catches it here: a crash, not a
             # rank-local skip, so it is not a path the other ranks wait on.
-            if _always_raises(s.body) and not _always_raises(s.orelse):
+            exits = self.exits
+            if _always_raises(s.body, exits) and not _always_raises(s.orelse, exits):
                 folded = False
-            elif s.orelse and _always_raises(s.orelse) and not _always_raises(s.body):
+            elif s.orelse and _always_raises(s.orelse, exits) and not _always_raises(s.body, exits):
                 folded = True
         if folded is not False:
             self._edge(node, body, True)
@@ -365,12 +407,14 @@ class _Builder:
         return subject
 
 
-def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional[FailsLocally] = None) -> CFG:
+def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional[FailsLocally] = None,
+              exits: frozenset = EXIT_EXCEPTIONS) -> CFG:
     """The CFG of a function (or a module body: any node with ``body``);
     ``escaping`` (``unhandled-exceptions = "hang"``): which statements inside
     an ``if`` arm can fail on their own rank, whose exceptions leave the
-    function as a path of their own."""
-    builder = _Builder(fold, escaping)
+    function as a path of their own; ``exits``: the exceptions whose raise
+    ends the process like ``sys.exit`` (:func:`exit_exceptions`)."""
+    builder = _Builder(fold, escaping, exits)
     body = func.body if isinstance(func.body, list) else [ast.Return(value=func.body)]
     first = builder.seq(body, builder.exit)
     builder._edge(builder.entry, first)

@@ -44,7 +44,8 @@ class Dataflow:
     def __init__(self, info: FunctionInfo, evaluator: Evaluator, fold):
         self.info = info
         self.evaluator = evaluator
-        graph = cfgmod.build_cfg(info.func, fold, escaping=fails_locally if info.ctx.exceptions_hang else None)
+        graph = cfgmod.build_cfg(info.func, fold, escaping=fails_locally if info.ctx.exceptions_hang else None,
+                                exits=info.ctx.exit_exceptions)
         ipdom = cfgmod.postdominators(graph)
         cd = cfgmod.control_dependence(graph, ipdom)
         self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)

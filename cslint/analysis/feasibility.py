@@ -188,7 +188,7 @@ class Feasibility:
         if not self.flags:
             return base
         for _round in range(MAX_FLAG_ROUNDS):
-            graph = cfgmod.build_cfg(self.info.func, base)
+            graph = cfgmod.build_cfg(self.info.func, base, exits=self.info.ctx.exit_exceptions)
             found = _constant_flags(graph, self.flags)
             if found.items() <= flag_values.items():
                 break
@@ -249,7 +249,7 @@ class Feasibility:
             return None
         out: dict = {}
         for index, case in enumerate(self.cases()):
-            graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case))
+            graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case), exits=self.info.ctx.exit_exceptions)
             for n in cfgmod.reachable(graph):
                 node = graph.nodes[n]
                 if node.stmt is None:

@@ -78,6 +78,8 @@ class Program(ProgramReads):
         self.changed_keys: set = set()
         self.properties = property_readers(self.resolver)
         self._passed_rank_params = self._rank_params_callers_pass()
+        #: field name -> {origin: (dims, via)} of the fields signal handlers assign
+        self.signal_fields: dict = {}
         self._seed_signal_handler_fields()
 
     def _rank_params_callers_pass(self) -> frozenset:
@@ -110,6 +112,7 @@ class Program(ProgramReads):
                         for write in v.fields:
                             origin = source("set by a signal handler", f"self.{write.attr}", handler.path,
                                             write.line, (("*", ALL_DIMS),))
+                            merge(self.signal_fields.setdefault(write.attr, {}), origin, ALL_DIMS, ())
                             for mode in self.modes:
                                 table = self.fields.setdefault((self.resolver.family(write.class_key), write.attr, mode), {})
                                 merge(table, origin, ALL_DIMS, ())

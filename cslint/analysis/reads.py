@@ -89,6 +89,12 @@ class ProgramReads:
             for family in families:
                 for k, (dims, via) in self.fields.get((family, atom.attr, mode), {}).items():
                     merge(out, k, dims, via)
+            if not families:
+                # an object of unknown class: a flag of that name that a signal
+                # handler sets may be the one read (a connector handed in as a
+                # parameter); the signal reaches one process, so it differs
+                for k, (dims, via) in self.signal_fields.get(atom.attr, {}).items():
+                    merge(out, k, dims, via)
             for k, (dims, via) in self.seen_through(self.eval(frozenset({inner}), mode),
                                                       SHAPE if families else keep).items():
                 merge(out, k, dims, via)

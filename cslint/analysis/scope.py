@@ -13,6 +13,7 @@ from typing import Optional
 from ..config import Settings, matches_any
 from ..presets import Knowledge, group_from_text, rank_name_dims, size_name_is_uniform
 from .atoms import AtomBuilder
+from .cfg import exit_exceptions
 from .records import CollectiveMatch
 from .syntax import assigned_names, dotted, iter_statements, unparse
 from .vocabulary import ALL_MODES_ALL_DIMS, COMM_FACTORIES, GROUP_FROM_RANKS, looks_like_communicator
@@ -220,6 +221,15 @@ class ModuleContext:
             tails.add(pattern.split(":", 1)[0].rsplit(".", 1)[-1])
         self.collective_tails = {t for t in tails if "*" not in t}
         self.collective_wild = [t for t in tails if "*" in t]
+
+    @property
+    def exit_exceptions(self) -> frozenset:
+        """``SystemExit`` and the file's subclasses of it: raising one ends the
+        process like ``sys.exit`` (:func:`~cslint.analysis.cfg.exit_exceptions`)."""
+        found = self.__dict__.get("_exit_exceptions")
+        if found is None:
+            found = self.__dict__["_exit_exceptions"] = exit_exceptions(self.tree)
+        return found
 
     def is_module_level(self, name: str) -> bool:
         """Whether a name is bound by an import or a module-level assignment."""
