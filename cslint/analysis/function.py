@@ -13,7 +13,7 @@ import ast
 from typing import NamedTuple, Optional
 
 from ..config import matches_any
-from ..presets import KIND_GATHERED_DATA, CollectiveSpec, fnmatch_any, group_from_text, group_span, rank_name_dims
+from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, CollectiveSpec, fnmatch_any, group_from_text, group_span, rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .callfacts import payload_argument
@@ -89,21 +89,29 @@ def rank_param_sources(info) -> tuple:
 
 
 def gathered_params(info) -> dict:
-    """Parameter name -> (line, group) for each parameter whose value this
-    function passes, directly or through its own locals, as its
+    """Parameter name -> (line, group, kind) for each parameter whose value
+    this function passes, directly or through its own locals, as its
     contribution to a gather of per-process data (``payload_local``
-    collectives: a data-parallel framework's ``gather``/``gather_object``).
-    Such a gather exists because what each rank passes differs -- its
-    own batch's outputs -- so the parameter is this rank's data."""
+    collectives: a data-parallel framework's ``gather``/``gather_object``),
+    or as input to a module wrapped for data parallelism (its forward runs
+    on each rank's own batch).  Such a gather exists because what each rank
+    passes differs -- its own batch's outputs --, and data parallelism
+    exists because each rank forwards its own batch: the parameter is this
+    rank's data."""
     if info._gathered is not None:
         return info._gathered
     ctx = info.ctx
-    if not info.callee_names & ctx.knowledge.payload_local_names:
+    forwards = imports_a_wrapper(ctx) and bool(wrapped_models(info)[0])
+    if not forwards and not info.callee_names & ctx.knowledge.payload_local_names:
         info._gathered = {}
         return info._gathered  # calls no such gather: no second walk of the body
     tails = ctx.collective_tails
     seeds: dict = {}  # local name -> (line, group)
     assigned: dict = {}  # local name -> [(line, names an assigned value reads)]
+    # names handed as they are to a wrapped module's forward: only the
+    # batch itself, not what it was computed from (a dummy input built from
+    # the model's own dtype and device is not the model's data)
+    inputs: dict = {}
     body = info.func.body if isinstance(info.func.body, list) else [info.func.body]
     nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
     stack = list(body)
@@ -127,7 +135,14 @@ def gathered_params(info) -> dict:
                     payload = payload_argument(node, match.spec)
                     if payload is not None:
                         for name in sorted(_data_names(payload)):
-                            seeds.setdefault(name, (node.lineno, match.group))
+                            seeds.setdefault(name, (node.lineno, match.group, KIND_GATHERED_DATA))
+            elif forwards:
+                raw = dotted(func)
+                match = match_call(info, node, raw, None) if raw else None
+                if match is not None and match.spec is WRAPPED_FORWARD:
+                    for arg in [*node.args, *(keyword.value for keyword in node.keywords)]:
+                        if isinstance(arg, ast.Name):
+                            inputs.setdefault(arg.id, (node.lineno, match.group, KIND_FORWARD_INPUT))
         children_into(node, stack)
     # what the payload was computed from, back through the function's own
     # assignments written above the use (a later reassignment is not an origin)
@@ -144,6 +159,8 @@ def gathered_params(info) -> dict:
                     reached.setdefault(origin, reached[name])
                     limit[origin] = line
                     work.append(origin)
+    for name, where in inputs.items():
+        reached.setdefault(name, where)
     params = {p.lstrip("*") for p in info.params}
     params.discard(info.self_name)
     info._gathered = {name: where for name, where in reached.items() if name in params}
@@ -190,6 +207,11 @@ def wrapped_models(info) -> tuple:
     if info.self_name and info.class_key:
         for attr, wrapped in wrapped_fields(ctx, info.class_key).items():
             models[f"{info.self_name}.{attr}"] = wrapped
+    received = [p.lstrip("*") for p in info.params if p.lstrip("*") != info.self_name]
+    if received:
+        for attr, wrapped in wrapped_received_fields(ctx).items():
+            for name in received:
+                models[f"{name}.{attr}"] = wrapped
     models.update(_wrapped_locals(ctx, info.func))
     outputs: dict = {}
     assignments = [(node.targets[0].id, node.value) for node in _own_nodes(info.func)
@@ -246,6 +268,33 @@ def wrapped_fields(ctx, class_key: str) -> dict:
                         if text.startswith(owner + ".") and text.count(".") == 1:
                             found[text.split(".", 1)[1]] = wrapped
     memo[class_key] = found
+    return found
+
+
+def wrapped_received_fields(ctx) -> dict:
+    """{field: (group, methods)} of the fields a function of this file wraps
+    for data parallelism on an object it receives as a parameter
+    (``def shard(model): model.visual = FullyShardedDataParallel(model.visual)``).
+    The object leaves the function with the wrapped module in that field, so
+    the file's functions that receive an object of unknown class and read the
+    field call the wrapped module (the objects are told apart by the field's
+    name only, as the file's own convention); computed once per file."""
+    found = ctx.__dict__.get("_wrapped_received_fields")
+    if found is not None:
+        return found
+    found = {}
+    for node in fast_walk(ctx.tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        args = node.args
+        params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        if not params:
+            continue
+        for text, wrapped in _wrapped_locals(ctx, node).items():
+            head, _, attr = text.partition(".")
+            if head in params and attr and "." not in attr and head not in ("self", "cls"):
+                found.setdefault(attr, wrapped)
+    ctx.__dict__["_wrapped_received_fields"] = found
     return found
 
 
@@ -629,7 +678,7 @@ class FunctionInfo:
         env = {}
         ctx = self.ctx
         named = dict(rank_param_sources(self))
-        gathered = gathered_params(self) if ctx.knowledge.has_payload_local else {}
+        gathered = gathered_params(self) if ctx.knowledge.has_payload_local or imports_a_wrapper(ctx) else {}
         for index, name in enumerate(self.params):
             clean = name.lstrip("*")
             if index == 0 and self.self_name:
@@ -638,7 +687,7 @@ class FunctionInfo:
             if index in named:
                 atoms |= {named[index]}
             if clean in gathered:
-                atoms |= {source(KIND_GATHERED_DATA, clean, ctx.path, gathered[clean][0],
+                atoms |= {source(gathered[clean][2], clean, ctx.path, gathered[clean][0],
                                  (("*", group_span(gathered[clean][1])),), whole=True)}
             env[clean] = atoms
         return env

@@ -135,6 +135,7 @@ class CollectiveSpec:
 KIND_DATA_SHARD = "per-rank data shard"  # contents differ, length does not
 KIND_FILESYSTEM = "local filesystem view"  # counts where it decides a collective directly
 KIND_GATHERED_DATA = "data this rank contributes to a gather"  # a parameter a data-parallel gather collects
+KIND_FORWARD_INPUT = "this rank's batch, forwarded through a data-parallel module"  # input of a wrapped forward
 
 
 @dataclass(frozen=True)
