@@ -370,3 +370,97 @@ WRAPPED_FIELD = """
 
 def test_a_field_holding_a_sharded_module_gathers_for_its_full_state_dict():
     assert _findings(WRAPPED_FIELD) == [(12, "CSL101")]
+
+
+EXIT_EXCEPTION = """
+    import signal
+    import sys
+
+    import torch.distributed as dist
+
+
+    class StopTraining(SystemExit):
+        pass
+
+
+    class Connector:
+        def __init__(self):
+            self.received_sigterm = False
+
+        def register(self):
+            signal.signal(signal.SIGTERM, self._on_sigterm)
+
+        def _on_sigterm(self, signum, frame):
+            self.received_sigterm = True
+
+
+    class Loop:
+        def __init__(self, connector):
+            self.connector = connector
+
+        def exits_cleanly(self, loader):
+            for batch in loader:
+                dist.all_reduce(batch)
+                if self.connector.received_sigterm:
+                    raise StopTraining()
+
+        def crashes(self, loader):
+            for batch in loader:
+                dist.all_reduce(batch)
+                if self.connector.received_sigterm:
+                    raise RuntimeError("stop")
+"""
+
+
+def test_raising_system_exit_leaves_like_sys_exit_and_a_signal_flag_is_read_through_any_object():
+    # ``StopTraining`` derives from SystemExit: a clean exit the launcher waits on, so the peers hang in the
+    # next all-reduce; a RuntimeError crashes the process (the launcher tears the job down).  The connector
+    # is a parameter of unknown class: the flag of that name a signal handler sets is the one read.
+    assert _findings(EXIT_EXCEPTION) == [(29, "CSL102")]
+
+
+FORWARD_INPUT = """
+    import torch
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+
+    def shard_model(model):
+        model.visual = FSDP(model.visual)
+        return FSDP(model)
+
+
+    def embeds_in_training_only(model, input_ids, pixel_values=None):
+        embeds = model.embed(input_ids)
+        if pixel_values is not None:
+            embeds = embeds + model.visual(pixel_values).sum()
+        if model.training and pixel_values is None:
+            dummy = torch.zeros((4, 4), dtype=embeds.dtype, device=embeds.device)
+            embeds = embeds + 0.0 * model.visual(dummy).sum()
+        return embeds
+
+
+    def embeds_always(model, input_ids, pixel_values=None):
+        embeds = model.embed(input_ids)
+        if pixel_values is not None:
+            embeds = embeds + model.visual(pixel_values).sum()
+        if pixel_values is None:
+            dummy = torch.zeros((4, 4), dtype=embeds.dtype, device=embeds.device)
+            embeds = embeds + 0.0 * model.visual(dummy).sum()
+        return embeds
+
+
+    def unsharded_field(model, input_ids, pixel_values=None):
+        if pixel_values is not None:
+            return model.text(pixel_values)
+        return model.text(input_ids)
+"""
+
+
+def test_what_a_rank_forwards_through_a_wrapped_module_is_its_own_batch():
+    # ``shard_model`` leaves its argument with a sharded ``visual``: where the file reads that field of an
+    # object it receives, calling it is the sharded forward, and what is handed to it is this rank's batch.
+    # Both ranks' arms forward once in ``embeds_always``; the dummy input built from the embeddings' dtype
+    # and device is not this rank's data (so ``model.training`` stays the same on every rank).
+    assert _findings(FORWARD_INPUT) == [(14, "CSL101"), (17, "CSL101")]
+
+
