@@ -23,7 +23,8 @@ from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import CONTENTS, EMPTY, SHAPE, attribute, field_read, global_read, project, raised_by, source, whole
 from .environment import fork
-from .function import WRAPPED_FORWARD, FunctionInfo, match_call
+from .function import FunctionInfo
+from .wrappers import WRAPPED_FORWARD, match_call
 from .scope import canonical_text
 from .structure import StructureReads
 from .syntax import dotted, short, single_rank_side, target_names, unparse

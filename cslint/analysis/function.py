@@ -13,7 +13,7 @@ import ast
 from typing import NamedTuple, Optional
 
 from ..config import matches_any
-from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, CollectiveSpec, fnmatch_any, group_from_text, group_span, rank_name_dims
+from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, fnmatch_any, group_span, rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .callfacts import payload_argument
@@ -22,10 +22,10 @@ from .atoms import (
     typed_method_ref,
 )
 from .receivers import ReceiverTypes, is_library
-from .records import CollectiveMatch
 from .scope import ModuleContext, canonical_text
-from .syntax import calls_in_order, dotted, fold_bool_op, unparse
+from .syntax import calls_in_order, dotted, fold_bool_op
 from .vocabulary import GENERIC_METHODS, LOCAL_IO_CALLS
+from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, match_call, own_nodes, wrapped_models
 
 
 class CallScan(NamedTuple):
@@ -165,179 +165,6 @@ def gathered_params(info) -> dict:
     params.discard(info.self_name)
     info._gathered = {name: where for name, where in reached.items() if name in params}
     return info._gathered
-
-
-#: What calling a module wrapped for data parallelism issues: its forward
-#: (communicates; its output is this rank's, computed from its own batch) and
-#: the backward of a value computed from that output (the gradient all-reduce).
-WRAPPED_FORWARD = CollectiveSpec("<module wrapped for data parallelism>", "torch", result="local")
-WRAPPED_BACKWARD = CollectiveSpec("<backward through a data-parallel module>", "torch", result="uniform")
-
-
-def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
-    """The :class:`CollectiveMatch` of a call: a preset or configured
-    collective, or a call of a module this function wrapped for data
-    parallelism (``model = DistributedDataParallel(m); model(batch)``) and
-    the ``backward()`` of what it computed; None otherwise."""
-    match = info.ctx.match_collective(call, raw, canon) if raw else None
-    if match is not None or not raw or not imports_a_wrapper(info.ctx):
-        return match
-    models, outputs = wrapped_models(info)
-    if raw in models:
-        return CollectiveMatch("forward", models[raw][0], "torch", WRAPPED_FORWARD)
-    receiver, _, name = raw.rpartition(".")
-    if name == "backward" and receiver in outputs:
-        return CollectiveMatch("backward", outputs[receiver], "torch", WRAPPED_BACKWARD)
-    if receiver in models and (name == "forward" or name in models[receiver][1]):
-        return CollectiveMatch(name, models[receiver][0], "torch",
-                               WRAPPED_FORWARD if name == "forward" else WRAPPED_BACKWARD)
-    return None
-
-
-def wrapped_models(info) -> tuple:
-    """({text: (group, methods)} of the modules wrapped for data parallelism
-    -- the function's own locals and the fields (``self.model``) its class's
-    methods assign a wrapper to --, {local name: group} of the values
-    computed from calling them), from assignments (``fully_shard(m)`` wraps
-    ``m`` in place)."""
-    if info._wrapped is not None:
-        return info._wrapped
-    ctx = info.ctx
-    models = {}
-    if info.self_name and info.class_key:
-        for attr, wrapped in wrapped_fields(ctx, info.class_key).items():
-            models[f"{info.self_name}.{attr}"] = wrapped
-    received = [p.lstrip("*") for p in info.params if p.lstrip("*") != info.self_name]
-    if received:
-        for attr, wrapped in wrapped_received_fields(ctx).items():
-            for name in received:
-                models[f"{name}.{attr}"] = wrapped
-    models.update(_wrapped_locals(ctx, info.func))
-    outputs: dict = {}
-    assignments = [(node.targets[0].id, node.value) for node in _own_nodes(info.func)
-                   if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
-    changed = True
-    while changed:
-        changed = False
-        for name, value in assignments:
-            if name in outputs:
-                continue
-            for sub in fast_walk(value):
-                found = None
-                if isinstance(sub, ast.Call) and dotted(sub.func) in models:
-                    found = models[dotted(sub.func)][0]
-                elif isinstance(sub, ast.Name) and sub.id in outputs:
-                    found = outputs[sub.id]
-                if found is not None:
-                    outputs[name] = found
-                    changed = True
-                    break
-    info._wrapped = (models, outputs)
-    return info._wrapped
-
-
-def imports_a_wrapper(ctx) -> bool:
-    """Whether the file imports a data-parallel wrapper by name (``from
-    torch.nn.parallel import DistributedDataParallel``): only then are its
-    modules' wrappings looked for (a wrapper reached as ``torch.nn.parallel.
-    DistributedDataParallel`` without an import is not)."""
-    found = ctx.__dict__.get("_imports_a_wrapper")
-    if found is None:
-        tails = {pattern.rsplit(".", 1)[-1] for pattern, _ in ctx.knowledge.data_parallel_wrappers}
-        found = any(canon.rsplit(".", 1)[-1] in tails for canon in ctx.imports.values())
-        ctx.__dict__["_imports_a_wrapper"] = found
-    return found
-
-
-def wrapped_fields(ctx, class_key: str) -> dict:
-    """{field: (group, methods)} of the fields the methods of a class of this
-    file assign a module wrapped for data parallelism to (``self.model =
-    FullyShardedDataParallel(module)``); computed once per class."""
-    memo = ctx.__dict__.setdefault("_wrapped_fields", {})
-    found = memo.get(class_key)
-    if found is not None:
-        return found
-    found = {}
-    name = class_key.split(":", 1)[-1]
-    for node in ctx.tree.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            for method in node.body:
-                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
-                    owner = method.args.args[0].arg
-                    for text, wrapped in _wrapped_locals(ctx, method).items():
-                        if text.startswith(owner + ".") and text.count(".") == 1:
-                            found[text.split(".", 1)[1]] = wrapped
-    memo[class_key] = found
-    return found
-
-
-def wrapped_received_fields(ctx) -> dict:
-    """{field: (group, methods)} of the fields a function of this file wraps
-    for data parallelism on an object it receives as a parameter
-    (``def shard(model): model.visual = FullyShardedDataParallel(model.visual)``).
-    The object leaves the function with the wrapped module in that field, so
-    the file's functions that receive an object of unknown class and read the
-    field call the wrapped module (the objects are told apart by the field's
-    name only, as the file's own convention); computed once per file."""
-    found = ctx.__dict__.get("_wrapped_received_fields")
-    if found is not None:
-        return found
-    found = {}
-    for node in fast_walk(ctx.tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        args = node.args
-        params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-        if not params:
-            continue
-        for text, wrapped in _wrapped_locals(ctx, node).items():
-            head, _, attr = text.partition(".")
-            if head in params and attr and "." not in attr and head not in ("self", "cls"):
-                found.setdefault(attr, wrapped)
-    ctx.__dict__["_wrapped_received_fields"] = found
-    return found
-
-
-def _own_nodes(func: ast.AST):
-    """The nodes of a function body, not those of nested definitions."""
-    body = func.body if isinstance(func.body, list) else [func.body]
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        children_into(node, stack)
-
-
-def _wrapped_locals(ctx, func: ast.AST) -> dict:
-    """{assigned text: (group, methods)} of the wrapper calls a function makes
-    (``model = DDP(m)``, ``self.model = FSDP(m)``, ``fully_shard(m)``)."""
-    wrappers = ctx.knowledge.data_parallel_wrappers
-    targets: dict = {}  # id(value) -> assigned texts
-    statements = set()  # id() of the calls that are whole expression statements
-    out: dict = {}
-    for node in _own_nodes(func):
-        if isinstance(node, ast.Assign):
-            texts = [dotted(target) for target in node.targets]
-            targets[id(node.value)] = [text for text in texts if text and "()" not in text]
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            statements.add(id(node.value))
-        elif isinstance(node, ast.Call):
-            raw = dotted(node.func)
-            canon = canonical_text(raw, ctx.imports) if raw else None
-            methods = next((tuple(m) for pattern, m in wrappers if canon and fnmatch_any(canon, [pattern])), None)
-            if methods is None:
-                continue
-            group = "world"
-            for keyword in node.keywords:
-                if keyword.arg == "process_group":
-                    group = group_from_text(unparse(keyword.value)) or "world"
-            for text in targets.get(id(node), ()):
-                out[text] = (group, methods)
-            if id(node) in statements and node.args and isinstance(node.args[0], ast.Name):
-                out.setdefault(node.args[0].id, (group, methods))  # wrapped in place (``fully_shard(m)``)
-    return out
 
 
 def _plain_bindings(target: ast.AST, value: ast.AST) -> list:
@@ -637,7 +464,7 @@ class FunctionInfo:
             children_into(node, stack)
         if not collective and imports_a_wrapper(ctx) and wrapped_models(self)[0]:
             collective = any(match_call(self, node, dotted(node.func), None) is not None
-                             for node in _own_nodes(self.func) if isinstance(node, ast.Call))
+                             for node in own_nodes(self.func) if isinstance(node, ast.Call))
         self._local = local
         self.callee_names = frozenset(names)
         self.returned_values = returned
