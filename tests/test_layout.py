@@ -208,6 +208,7 @@ ANALYSIS_PHASES = [
     ("arms",),  # calls and assignments both arms of an if/else make alike
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
+    ("wrappers",),  # modules wrapped for data parallelism
     ("function",),  # one function's walk and references
     ("feasibility",),  # which paths run under the configuration every rank shares
     ("structure",),  # reads of a value's structure
