@@ -195,45 +195,8 @@ class Feasibility:
             flag_values.update(found)
         return base
 
-    def _folder(self, modes: Optional[frozenset], case: dict, flag_values: dict):
-        specs = self.specs
-        info = self.info
-        aliases = self.aliases
-
-        def fold(test: ast.expr, depth: int = 0) -> Optional[bool]:
-            kind = type(test)
-            if kind is ast.UnaryOp and isinstance(test.op, ast.Not):
-                inner = fold(test.operand, depth)
-                return None if inner is None else not inner
-            if kind is ast.BoolOp:
-                values = [fold(v, depth) for v in test.values]
-                return fold_bool_op(test.op, values)
-            if kind is ast.Constant:
-                return bool(test.value)
-            if kind is ast.Name:
-                if id(test) in flag_values:
-                    return bool(flag_values[id(test)])
-                if test.id in case:
-                    value = case[test.id]
-                    return None if value == NOT_NONE else bool(value)
-                alias = aliases.get(test.id)
-                if alias is not None and depth < MAX_ALIAS_DEPTH:
-                    return fold(alias, depth + 1)
-            if kind is ast.Compare:
-                world = _world_test(test)
-                if world is not None:
-                    return world
-                if len(test.ops) == 1 and isinstance(test.left, ast.Name) and test.left.id in case \
-                        and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
-                        and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-                    is_none = case[test.left.id] is None
-                    return is_none if isinstance(test.ops[0], ast.Is) else not is_none
-                return None
-            if modes is None or not specs:
-                return None
-            return info.mode_predicate_value(test, specs, modes)
-
-        return fold
+    def _folder(self, modes: Optional[frozenset], case: dict, flag_values: dict) -> "TestFolder":
+        return TestFolder(self.specs, self.info, self.aliases, modes, case, flag_values)
 
     # -- the parameter cases ------------------------------------------------------------------
     def cases(self) -> list:
@@ -434,3 +397,55 @@ def _hashable(value):
     except TypeError:
         return repr(value)
     return value
+
+
+class TestFolder:
+    """A test's truth under a mode assignment and a parameter case, flags
+    resolved: True, False, or None when it is not known.  A class rather than
+    a closure: a closure that calls itself is a reference cycle, which would
+    keep the function's syntax tree and node facts alive until the next
+    collection (the run's cyclic collector is off between collections)."""
+
+    __slots__ = ("specs", "info", "aliases", "modes", "case", "flag_values")
+
+    def __init__(self, specs, info, aliases, modes: Optional[frozenset], case: dict, flag_values: dict):
+        self.specs = specs
+        self.info = info
+        self.aliases = aliases
+        self.modes = modes
+        self.case = case
+        self.flag_values = flag_values
+
+    def __call__(self, test: ast.expr, depth: int = 0) -> Optional[bool]:
+        kind = type(test)
+        if kind is ast.UnaryOp and isinstance(test.op, ast.Not):
+            inner = self(test.operand, depth)
+            return None if inner is None else not inner
+        if kind is ast.BoolOp:
+            values = [self(v, depth) for v in test.values]
+            return fold_bool_op(test.op, values)
+        if kind is ast.Constant:
+            return bool(test.value)
+        case = self.case
+        if kind is ast.Name:
+            if id(test) in self.flag_values:
+                return bool(self.flag_values[id(test)])
+            if test.id in case:
+                value = case[test.id]
+                return None if value == NOT_NONE else bool(value)
+            alias = self.aliases.get(test.id)
+            if alias is not None and depth < MAX_ALIAS_DEPTH:
+                return self(alias, depth + 1)
+        if kind is ast.Compare:
+            world = _world_test(test)
+            if world is not None:
+                return world
+            if len(test.ops) == 1 and isinstance(test.left, ast.Name) and test.left.id in case \
+                    and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
+                    and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+                is_none = case[test.left.id] is None
+                return is_none if isinstance(test.ops[0], ast.Is) else not is_none
+            return None
+        if self.modes is None or not self.specs:
+            return None
+        return self.info.mode_predicate_value(test, self.specs, self.modes)

@@ -338,18 +338,7 @@ class FunctionInfo:
     def fold_for(self, modes: frozenset):
         """A test folder for the CFG builder: True/False for a test that
         names a mode predicate, under the mode assignment ``modes``."""
-        specs = self.ctx.knowledge.modes
-
-        def fold(test: ast.expr) -> Optional[bool]:
-            if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-                inner = fold(test.operand)
-                return None if inner is None else not inner
-            if isinstance(test, ast.BoolOp):
-                values = [fold(v) for v in test.values]
-                return fold_bool_op(test.op, values)
-            return self.mode_predicate_value(test, specs, modes)
-
-        return fold
+        return ModeFolder(self, self.ctx.knowledge.modes, modes)
 
     def mode_predicate_value(self, test, specs, modes) -> Optional[bool]:
         """Whether the mode ``test`` names is on (``modes``), when ``test`` is
@@ -661,3 +650,27 @@ def _params_that_may_be_none(func) -> frozenset:
         if isinstance(default, ast.Constant) and default.value is None:
             out.add(arg.arg)
     return frozenset(out)
+
+
+class ModeFolder:
+    """The test folder :meth:`FunctionInfo.fold_for` hands the CFG builder.
+    A class rather than a closure: a nested function that refers to itself
+    is a reference cycle, which would keep the function's syntax tree alive
+    until the next collection (the run's cyclic collector is off between
+    collections: cslint/engine/workers.py)."""
+
+    __slots__ = ("info", "specs", "modes")
+
+    def __init__(self, info: "FunctionInfo", specs, modes: frozenset):
+        self.info = info
+        self.specs = specs
+        self.modes = modes
+
+    def __call__(self, test: ast.expr) -> Optional[bool]:
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.BoolOp):
+            values = [self(v) for v in test.values]
+            return fold_bool_op(test.op, values)
+        return self.info.mode_predicate_value(test, self.specs, self.modes)

@@ -494,6 +494,7 @@ def table_reads(program: Program, fn: FuncFacts) -> set:
             if site.ref is not None:
                 for target in resolve(site.ref):
                     out.add(("reach", target.key))
+    atoms_deps = None  # noqa: F841  the nested function refers to itself: without this, a reference cycle per call
     return out
 
 

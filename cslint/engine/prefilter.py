@@ -518,7 +518,9 @@ def _trie_pattern(words: list) -> bytes:
             return branches[0]
         return b"(?:" + b"|".join(branches) + b")"
 
-    return pattern(trie)
+    whole = pattern(trie)
+    pattern = None  # noqa: F841  the nested function refers to itself: without this, a reference cycle per call
+    return whole
 
 
 def _tail(pattern: str) -> str:
