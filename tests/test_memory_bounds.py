@@ -20,6 +20,7 @@ import gc
 import random
 import textwrap
 import tracemalloc
+import types
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -218,3 +219,63 @@ def test_layered_environments_behave_as_plain_dicts(operations, initial):
             assert (key in env) == (key in model)
             assert env.get(key) == model.get(key)
     assert layered[-1] == dict(layered[-1])  # equal across representations
+
+
+def test_a_whole_run_leaves_no_self_calling_closure_or_syntax_tree_in_a_cycle(tmp_path):
+    """The same for a whole run, through the parts a single function does not
+    reach: the test folders of mode predicates and parameter cases (CFGs
+    built per case), the wrapper-learning rounds (a Program per round, walked
+    for its table reads) and the prefilter's patterns.  A nested function
+    that calls itself is a cycle holding whatever it closes over (a
+    function's syntax tree, a round's Program); none may be left for the
+    collector, and no syntax node either."""
+    from cslint.api import check_paths
+
+    (tmp_path / "comm.py").write_text(textwrap.dedent("""\
+        import torch.distributed as dist
+
+
+        def allreduce_counts(t, group=None):
+            dist.all_reduce(t, group=group)
+            return t
+        """), encoding="utf-8")
+    (tmp_path / "loop.py").write_text(textwrap.dedent("""\
+        import torch.distributed as dist
+        from comm import allreduce_counts
+
+
+        class Executor:
+            def __init__(self, dist_config):
+                self.enable_attention_dp = dist_config.enable_attention_dp
+                self.queue = []
+
+            def step(self, t, fast=False, drain=True):
+                if not fast and (drain or self.enable_attention_dp):
+                    if self.queue and dist.get_rank() == 0:
+                        return None
+                    allreduce_counts(t)
+                return t
+
+            def run(self, t):
+                while self.queue:
+                    self.step(t, fast=True)
+                    self.step(t)
+        """), encoding="utf-8")
+    gc.collect()
+    was_enabled = gc.isenabled()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        result = check_paths([str(tmp_path)], cache=False, jobs=1)
+        assert result.findings  # the run analysed something
+        gc.collect()
+        # type(), not isinstance(): the garbage may hold dead weak proxies
+        leftovers = [obj for obj in gc.garbage
+                     if issubclass(type(obj), ast.AST)
+                     or (type(obj) is types.FunctionType and obj.__module__.startswith("cslint"))]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was_enabled:
+            gc.enable()
+    assert not leftovers, sorted({getattr(obj, "__qualname__", type(obj).__name__) for obj in leftovers})
