@@ -112,7 +112,8 @@ def walk(node: ast.AST):
     ``ast.walk``)."""
     todo = [node]
     get = _CHILD_FIELDS.get
-    # the list grows behind the loop: its iterator goes on to the items appended
+    # the list grows behind the loop: its iterator goes on to the items appended;
+    # the body is children_into written out, a call per node being a tenth of the walk
     for current in todo:
         fields = get(type(current))
         if fields is None:
