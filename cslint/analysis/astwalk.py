@@ -113,7 +113,7 @@ def walk(node: ast.AST):
     todo = [node]
     get = _CHILD_FIELDS.get
     # the list grows behind the loop: its iterator goes on to the items appended;
-    # the body is children_into written out, a call per node being a tenth of the walk
+    # the body is children_into written out, which saves a call for every node walked
     for current in todo:
         fields = get(type(current))
         if fields is None:
