@@ -464,3 +464,52 @@ def test_what_a_rank_forwards_through_a_wrapped_module_is_its_own_batch():
     assert _findings(FORWARD_INPUT) == [(14, "CSL101"), (17, "CSL101")]
 
 
+
+
+STEP_BATCH = """
+    import torch.distributed as dist
+    from lightning.pytorch import LightningModule
+
+    class Results:
+        def __init__(self):
+            self.metrics = {}
+
+        def log(self, name, value):
+            entry = self.metrics.setdefault(name, {"total": 0})
+            entry["total"] += value
+
+        def compute(self):
+            for name in self.metrics:
+                dist.all_reduce(self.metrics[name]["total"])
+
+    class Classifier(LightningModule):
+        def __init__(self, results):
+            self.results = results
+
+        def validation_step(self, batch, batch_idx):
+            if batch["labels"].any():
+                self.results.log("acc", batch["acc"])
+
+    class Plain:
+        def __init__(self, results):
+            self.results = results
+
+        def validation_step(self, batch, batch_idx):
+            if batch["labels"].any():
+                self.results.log("acc", batch["acc"])
+"""
+
+
+def test_a_step_hook_gets_this_rank_batch_and_setdefault_adds_a_key():
+    # A LightningModule's ``validation_step`` gets this rank's batch, so the key logged only for some batches
+    # (``setdefault`` keeps its result and still adds the key) leaves the ranks with different key counts.
+    assert _findings(STEP_BATCH, presets=["torch_distributed", "lightning"]) == [(15, "CSL103")]
+    # The same method in a class that is no LightningModule is called by no trainer: its batch is unknown;
+    # without the lightning preset no class is a LightningModule either.
+    plain = STEP_BATCH.replace("class Classifier(LightningModule):", "class Classifier:")
+    assert _findings(plain, presets=["torch_distributed", "lightning"]) == []
+    assert _findings(STEP_BATCH, settings=Settings(presets=["torch_distributed"])) == []
+    # ``self.metrics[name] = ...`` and ``entry = self.metrics.setdefault(...)`` both add the key
+    kept = STEP_BATCH.replace('entry = self.metrics.setdefault(name, {"total": 0})',
+                              'entry = self.metrics.get(name)')
+    assert _findings(kept, presets=["torch_distributed", "lightning"]) == []

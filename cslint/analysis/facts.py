@@ -120,14 +120,18 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             qual = f"{prefix}{stmt.name}"
             key = f"{ctx.module}:{qual}"
             bases = []
+            base_texts = []
             for base in stmt.bases:
                 text = dotted(base)
                 if not text:
                     continue
                 if text in ctx.module_classes:
                     bases.append(class_ref(f"{ctx.module}:{text}"))
+                    base_texts.append(text)
                 else:
-                    bases.append(qual_ref(canonical_text(text, ctx.imports)))
+                    base_texts.append(canonical_text(text, ctx.imports))
+                    bases.append(qual_ref(base_texts[-1]))
+            ctx.class_bases[key] = tuple(base_texts)
             methods = {}
             field_terms = []
             properties = []

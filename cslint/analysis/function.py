@@ -13,7 +13,7 @@ import ast
 from typing import NamedTuple, Optional
 
 from ..config import matches_any
-from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, fnmatch_any, group_span, rank_name_dims
+from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any, group_span, rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .callfacts import payload_argument
@@ -86,6 +86,22 @@ def rank_param_sources(info) -> tuple:
             out.append((index, source("rank id", clean, ctx.path, getattr(info.func, "lineno", 0),
                                       (("*", dims),))))
     return tuple(out)
+
+
+def step_batch_param(info) -> Optional[int]:
+    """The index of the parameter that holds this rank's own batch, when
+    the function is a step hook a framework calls with it
+    (:attr:`~cslint.presets.Preset.batch_hooks`: a ``LightningModule``'s
+    ``training_step(self, batch, ...)``); else None."""
+    hooks = info.ctx.knowledge.batch_hooks
+    if not hooks or not info.self_name or len(info.params) < 2 or info.params[1].startswith("*"):
+        return None
+    name = info.qualname.rsplit(".", 1)[-1]
+    bases = info.ctx.class_bases.get(info.class_key, ())
+    for pattern, methods in hooks:
+        if name in methods and any(fnmatch_any(base, (pattern,)) for base in bases):
+            return 1
+    return None
 
 
 def gathered_params(info) -> dict:
@@ -495,6 +511,7 @@ class FunctionInfo:
         ctx = self.ctx
         named = dict(rank_param_sources(self))
         gathered = gathered_params(self) if ctx.knowledge.has_payload_local or imports_a_wrapper(ctx) else {}
+        batch_index = step_batch_param(self)
         for index, name in enumerate(self.params):
             clean = name.lstrip("*")
             if index == 0 and self.self_name:
@@ -505,6 +522,9 @@ class FunctionInfo:
             if clean in gathered:
                 atoms |= {source(gathered[clean][2], clean, ctx.path, gathered[clean][0],
                                  (("*", group_span(gathered[clean][1])),), whole=True)}
+            if index == batch_index:
+                atoms |= {source(KIND_STEP_BATCH, clean, ctx.path, getattr(self.func, "lineno", 0),
+                                 (("*", group_span("world")),), whole=True)}
             env[clean] = atoms
         return env
 

@@ -201,6 +201,8 @@ class ModuleContext:
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         self.module_globals = set()
+        #: class key -> the canonical dotted texts of its bases (filled as the classes are walked)
+        self.class_bases: dict = {}
         for node in tree.body:
             for target in assigned_names(node):
                 self.module_globals.add(target)

@@ -278,7 +278,9 @@ class Transfer:
                     if attr and isinstance(value, ast.Name) and value.id in info.annotations:
                         field_types.append(FieldType(info.class_key, attr, qual_ref(
                             canonical_text(info.annotations[value.id], info.ctx.imports))))
-        elif t is ast.Expr:
+        if t is ast.Expr or ((t is ast.Assign or t is ast.AnnAssign) and type(s.value) is ast.Call):
+            # ``self.xs.append(v)``, and a mutator whose result is kept:
+            # ``entry = self.metrics.setdefault(name, {...})`` adds the key too
             call = _mutator_call(s)
             if call is not None:
                 attr = info.self_attr(call.func.value)
@@ -292,8 +294,9 @@ class Transfer:
         return atoms
 
 
-def _mutator_call(s: ast.Expr) -> Optional[ast.Call]:
-    """The call of ``xs.append(x)`` (awaited or not) as a statement."""
+def _mutator_call(s) -> Optional[ast.Call]:
+    """The call of ``xs.append(x)`` (awaited or not) as a statement, or as
+    the value an assignment keeps (``entry = xs.setdefault(k, v)``)."""
     call = s.value.value if isinstance(s.value, ast.Await) else s.value
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
         return call

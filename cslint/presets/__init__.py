@@ -136,6 +136,7 @@ KIND_DATA_SHARD = "per-rank data shard"  # contents differ, length does not
 KIND_FILESYSTEM = "local filesystem view"  # counts where it decides a collective directly
 KIND_GATHERED_DATA = "data this rank contributes to a gather"  # a parameter a data-parallel gather collects
 KIND_FORWARD_INPUT = "this rank's batch, forwarded through a data-parallel module"  # input of a wrapped forward
+KIND_STEP_BATCH = "this rank's batch, handed to a step hook"  # see Preset.batch_hooks
 
 
 @dataclass(frozen=True)
@@ -268,6 +269,12 @@ class Preset:
     #: on this rank's own batch; the backward of what it computed all-reduces
     #: the gradients; ``methods`` are its other methods that communicate
     data_parallel_wrappers: list = field(default_factory=list)
+    #: ``(base pattern, methods)``: methods a framework calls on every rank
+    #: with that rank's own batch as the first argument after ``self``, in a
+    #: class derived from a base the pattern matches (a Lightning trainer hands
+    #: each process its shard to ``training_step``): the batch differs between
+    #: ranks in structure and contents
+    batch_hooks: list = field(default_factory=list)
 
 
 @dataclass
@@ -292,6 +299,8 @@ class Knowledge:
     rendezvous: frozenset = frozenset()
     #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
     data_parallel_wrappers: tuple = ()
+    #: see :attr:`Preset.batch_hooks` (canonical dotted base patterns)
+    batch_hooks: tuple = ()
 
     @property
     def has_payload_local(self) -> bool:
@@ -508,6 +517,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
             merged.unhandled_exceptions = "hang"
         rendezvous.update(preset.rendezvous)
         merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
+        merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)
     merged.relative_ranks = frozenset(relative)
     merged.rendezvous = frozenset(rendezvous)
     strong, weak = set(), set()

@@ -12,6 +12,12 @@ What the trainer says about this process.  ``is_global_zero`` (of a
 trainer, a strategy or Fabric) holds on global rank 0 only;
 ``local_rank``/``global_rank``/``node_rank`` are already rank names.
 ``world_size`` and ``num_devices`` are the same on every process.
+
+What the trainer hands a ``LightningModule``.  Its step hooks
+(``training_step``, ``validation_step``, ``test_step``, ``predict_step``)
+get this process's own batch, from its shard of the data: a test on the
+batch's contents, or a metric logged only for some batches, differs between
+ranks.
 """
 
 from __future__ import annotations
@@ -46,4 +52,5 @@ PRESET = Preset(
     collectives=_collectives,
     sources=_sources,
     uniform=["*.num_devices", "*.num_nodes", "*.trainer.world_size", "*.strategy.world_size"],
+    batch_hooks=[("*LightningModule", ("training_step", "validation_step", "test_step", "predict_step"))],
 )

@@ -13,6 +13,7 @@ Variant: buggy -- the reduction iterates over this rank's logged keys.
 
 import torch
 import torch.distributed as dist
+from lightning.pytorch import LightningModule
 
 
 class EpochResults:
@@ -32,7 +33,7 @@ class EpochResults:
         return out
 
 
-class ClassifierModule:
+class ClassifierModule(LightningModule):
     def __init__(self, results):
         self.results = results
 

@@ -10,6 +10,7 @@ when they differ every rank raises the same error instead of hanging.
 
 import torch
 import torch.distributed as dist
+from lightning.pytorch import LightningModule
 
 
 class EpochResults:
@@ -33,7 +34,7 @@ class EpochResults:
         return out
 
 
-class ClassifierModule:
+class ClassifierModule(LightningModule):
     def __init__(self, results):
         self.results = results
 
