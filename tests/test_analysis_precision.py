@@ -421,6 +421,86 @@ def test_an_else_holding_only_an_if_is_one_roles_side():
     assert _lines(ROLE_SIDES) == [33, 36, 46, 56, 58, 61]
 
 
+# -- (d2) elements of a tuple a call returns --------------------------------------------------
+
+TUPLE_ELEMENTS = """
+    import torch
+    import torch.distributed as dist
+
+
+    def local_count():
+        return dist.get_rank() * 3
+
+
+    def synced_counts():
+        mine = local_count()
+        total = torch.tensor([mine])
+        dist.all_reduce(total, op=dist.ReduceOp.MIN)
+        return mine, int(total.item())
+
+
+    def swapped(first, second):
+        return second, first
+
+
+    def kept_whole():
+        mine = local_count()
+        total = torch.tensor([mine])
+        dist.all_reduce(total, op=dist.ReduceOp.MIN)
+        pair = (mine, int(total.item()))
+        return pair
+
+
+    def returned_under_rank_test():
+        total = torch.tensor([1])
+        dist.all_reduce(total, op=dist.ReduceOp.MIN)
+        if dist.get_rank() == 0:
+            return 1, int(total.item())
+        return 0, int(total.item())
+
+
+    def unpacked(x):
+        mine, agreed = synced_counts()
+        if agreed > 0:
+            dist.all_reduce(x)
+        if mine > 0:
+            dist.all_reduce(x)                      # reported
+
+
+    def indexed(x):
+        counts = synced_counts()
+        if counts[1] > 0:
+            dist.all_reduce(x)
+        if synced_counts()[0] > 0:
+            dist.all_reduce(x)                      # reported
+
+
+    def through_parameters(x, size):
+        rank_first, size_second = swapped(size, dist.get_rank())
+        if size_second:
+            dist.all_reduce(x)
+        if rank_first:
+            dist.all_reduce(x)                      # reported
+
+
+    def whole_results(x):
+        _, agreed = kept_whole()
+        if agreed:
+            dist.all_reduce(x)                      # reported: the function returns a name, not a tuple written out
+        _, agreed = returned_under_rank_test()
+        if agreed:
+            dist.all_reduce(x)                      # reported: which return runs differs between ranks
+"""
+
+
+def test_an_element_of_a_returned_tuple_is_read_alone():
+    """``mine, agreed = synced_counts()``: each name holds its own element of what the function
+    returns when every return writes out a tuple (``return mine, agreed``), parameters bound per
+    position; a function that returns a name, or whose returns differ between ranks, keeps its
+    whole result in every element."""
+    assert _lines(TUPLE_ELEMENTS) == [42, 50, 58, 64, 67]
+
+
 # -- (e) membership of the collective's own group -------------------------------------------
 
 

@@ -507,7 +507,8 @@ AGREED = {
 
             def _status(self):
                 sizes = self.dist.tp_allgather(len(self.active_requests))
-                return sum(sizes) > 0, len(self.active_requests)
+                status = (sum(sizes) > 0, len(self.active_requests))
+                return status
 
             def step(self):
                 busy, mine = self._status()

@@ -213,7 +213,7 @@ class Alternatives:
             return None
         result, links = chain
         position = next((i for i, link in enumerate(links) if link is stmt), None)
-        arms, open_else, explicit = result
+        arms, _open_else, explicit = result
         if not explicit or position is None or (position == 0 and len(arms) == 2):
             return result + (None,)
         # the paths of every arm after this one (an open end adds none: it is

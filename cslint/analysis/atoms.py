@@ -399,6 +399,16 @@ class TypedMethodRef(NamedTuple):
     terms: tuple
 
 
+class PartRef(NamedTuple):
+    """Element ``index`` of what calling ``ref`` returns (``a, b = f()``,
+    ``f()[1]``): the callee's returns at that position where every return
+    of its writes out a tuple of that length, else its whole result."""
+
+    tag: str  # "part"
+    index: int
+    ref: tuple
+
+
 class NameRef(NamedTuple):
     """``anything.name()`` on a receiver nothing is known about: the one
     method of that name in the tree, if unique."""
@@ -439,6 +449,34 @@ def name_ref(name: str) -> NameRef:
     return _new(NameRef, ("name", name))
 
 
+def part_ref(index: int, ref) -> PartRef:
+    return _new(PartRef, ("part", index, ref))
+
+
+def element(index: int, atoms: frozenset, splits) -> frozenset:
+    """Element ``index`` of a value (a tuple unpacked, or indexed with a
+    constant): the result of a call whose callee writes out the tuples it
+    returns (``splits(ref)``) becomes that element of what the call returns;
+    everything else keeps what the whole value depends on.  (One atom per
+    element costs the whole-tree pass as much as a call of its own, so only
+    the calls that can tell their elements apart get them.)"""
+    split = None
+    for atom in atoms:
+        if atom.tag == "R" and atom.ref.tag not in _WHOLE_RESULTS and splits(atom.ref):
+            if split is None:
+                split = []
+            split.append(atom)
+    if split is None:
+        return atoms
+    return atoms.difference(split).union([
+        _new(CallResult, ("R", part_ref(index, atom.ref), atom.args, atom.kwargs, atom.fallback,
+                          atom.path, atom.line, atom.text, atom.depth)) for atom in split])
+
+
+#: Call references whose result :func:`element` leaves whole.
+_WHOLE_RESULTS = frozenset({"class", "part"})
+
+
 #: Reference kinds whose call passes the receiver as the first parameter.
 THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name"})
 
@@ -467,7 +505,10 @@ def nesting(atoms: frozenset) -> int:
 
 
 def _is_call(atom, own) -> bool:
-    return atom.tag == "R" and atom.line == own[2] and atom.path == own[1] and atom.ref == own[0]
+    if atom.tag != "R" or atom.line != own[2] or atom.path != own[1]:
+        return False
+    ref = atom.ref
+    return ref == own[0] or (ref.tag == "part" and ref.ref == own[0])
 
 
 def _holds_call(parts, own) -> bool:

@@ -64,7 +64,9 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             node_flow = flow.flow_at(node.id, env)
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
             if isinstance(node.stmt, ast.Return):
-                variant.returns = variant.returns | flow.transfer.returned(node.stmt, node_flow)
+                atoms, parts = flow.transfer.returned(node.stmt, node_flow)
+                variant.returns = variant.returns | atoms
+                variant.add_return_parts(parts)
             elif isinstance(node.stmt, ast.Expr):
                 variant.returns = variant.returns | flow.transfer.yielded(node.stmt, node_flow)
     guards = Guards(evaluator, flow, site_index_of_call)

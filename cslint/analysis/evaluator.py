@@ -217,7 +217,7 @@ class Evaluator(StructureReads):
             # unless the list's elements were all built alike
             if type(expr.value) is ast.Name and type(expr.slice) is not ast.Slice and self.picks_alike(expr.value.id):
                 return self.eval(expr.value, env) | project(CONTENTS, self.eval(expr.slice, env))
-            return self.eval(expr.value, env) | self.index(expr.slice, env)
+            return self.element_read(expr, env)
         atoms = EMPTY
         for child in iter_children(expr):
             if isinstance(child, _IGNORED_CHILDREN):

@@ -54,6 +54,8 @@ class Program(ProgramReads):
         self.modules = self.resolver.modules
         # fixpoint tables
         self.rets: dict = {}  # (fkey, mode) -> divergence map (may hold PARAM keys)
+        self.ret_parts: dict = {}  # (fkey, mode, index) -> the same, of one element of a tuple returned
+        self.split_returns: set = set()  # (fkey, mode) whose ret_parts are kept: some caller reads an element
         self.fields: dict = {}  # (family, attr, mode) -> divergence map
         self.params: dict = {}  # (fkey, index, mode) -> divergence map
         self.ctx: dict = {}  # (fkey, mode) -> divergence of the conditions under which callers call it
@@ -320,13 +322,7 @@ class Program(ProgramReads):
             dirty = self.changed_keys
 
     def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
-        changed = False
-        if v.returns:
-            table = self.rets.setdefault((fn.key, mode), {})
-            for k, (dims, via) in self.eval(v.returns, mode).items():
-                if merge(table, k, dims, via):
-                    changed = True
-                    self.changed_keys.add(("ret", fn.key))
+        changed = self._record_returns(fn, v, mode)
         calling_ctx = self.ctx.get((fn.key, mode), {})
         # A constructor called on some ranks only makes an object that only
         # those ranks hold: whoever holds it got the calling context already

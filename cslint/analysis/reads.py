@@ -17,9 +17,53 @@ from .records import FuncFacts
 class ProgramReads:
     """Reads of call results and attributes over the program's tables."""
 
+    def _record_returns(self, fn, v, mode: frozenset) -> bool:
+        """Merge what the variant ``v`` of ``fn`` returns, whole and by
+        position (only for a function some caller reads an element of, see
+        :meth:`_returned_part`), into the tables; whether some entry
+        changed."""
+        changed = False
+        if not v.returns:
+            return changed
+        tables = [(self.rets.setdefault((fn.key, mode), {}), v.returns)]
+        if v.return_parts and (fn.key, mode) in self.split_returns:
+            for index, atoms in enumerate(v.return_parts):
+                tables.append((self.ret_parts.setdefault((fn.key, mode, index), {}), atoms))
+        for table, atoms in tables:
+            for k, (dims, via) in self.eval(atoms, mode).items():
+                if merge(table, k, dims, via):
+                    changed = True
+                    self.changed_keys.add(("ret", fn.key))
+        return changed
+
+    def _returned_part(self, fn, mode: frozenset, index: int):
+        """Element ``index`` of what ``fn`` returns (parameters symbolic), or
+        None where its returns do not all write out a tuple that long.  Most
+        functions that return a tuple are never unpacked by a caller the
+        analysis resolves, so the tables by position are kept only for those
+        that are: the first read fills them from the function's returns as
+        they stand, and from then on each step of the function updates them
+        beside its whole result (:meth:`_record_returns`)."""
+        variant = self.variant(fn, mode)
+        parts = variant.return_parts if variant is not None else None
+        if not parts or index >= len(parts):
+            return None
+        if (fn.key, mode) not in self.split_returns:
+            self.split_returns.add((fn.key, mode))
+            for position, atoms in enumerate(parts):
+                table = self.ret_parts[(fn.key, mode, position)] = {}
+                for k, (dims, via) in self.eval(atoms, mode).items():
+                    merge(table, k, dims, via)
+        return self.ret_parts.get((fn.key, mode, index), {})
+
     def _returned(self, atom, mode: frozenset) -> dict:
-        """What the call ``atom`` returns, its parameters bound to the arguments."""
+        """What the call ``atom`` returns, its parameters bound to the
+        arguments; one element of it for a :class:`~cslint.analysis.atoms.PartRef`
+        (of a callee whose returns all write out a tuple long enough)."""
         ref = atom.ref
+        index = None
+        if ref.tag == "part":
+            index, ref = ref.index, ref.ref
         targets = self.resolver.resolve(ref)
         if not targets:
             return self.eval(atom.fallback, mode)
@@ -38,7 +82,11 @@ class ProgramReads:
             plain = all(key is not None and self.resolver.holds_only_fields(key) for key in holders)
             return self.seen_through(self.eval(atom.fallback, mode), DROP if plain else CONTENTS)
         for fn in targets:
-            ret = self.rets.get((fn.key, mode), {})
+            ret = None
+            if index is not None:
+                ret = self._returned_part(fn, mode, index)
+            if ret is None:
+                ret = self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():
                 if k.tag == "PARAM":
                     arg_atoms = self._arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)

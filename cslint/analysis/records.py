@@ -136,6 +136,23 @@ class Variant:
     #: ``raise``/``assert`` statements, what a re-raised exception came
     #: from); None where it was not worked out (the CFG walk)
     raised: Optional[frozenset] = None
+    #: the returns by position where every ``return`` of a value writes out
+    #: a tuple of one length (``return count, agreed``): a caller that
+    #: unpacks it reads each element alone; ``()`` where some return is
+    #: anything else, None where no return gives a value
+    return_parts: Optional[tuple] = None
+
+    def add_return_parts(self, parts: Optional[tuple]) -> None:
+        """Join one ``return``'s elements (None: it gives no value)."""
+        known = self.return_parts
+        if parts is None:
+            return
+        if known is None:
+            self.return_parts = parts
+        elif not known or not parts or len(known) != len(parts):
+            self.return_parts = ()
+        else:
+            self.return_parts = tuple(a | b for a, b in zip(known, parts))
 
 
 @dataclass

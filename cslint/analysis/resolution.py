@@ -224,6 +224,8 @@ class Resolver:
             out = self.lookup_method(ref.key, "__init__", include_overrides=False)
         elif tag == "name":
             out = self.receivers.method_by_name(ref.name)
+        elif tag == "part":
+            out = self.resolve(ref.ref)
         self._resolve_cache[ref] = out
         return out
 

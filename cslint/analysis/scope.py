@@ -15,7 +15,7 @@ from ..presets import Knowledge, group_from_text, rank_name_dims, size_name_is_u
 from .atoms import AtomBuilder
 from .cfg import exit_exceptions
 from .records import CollectiveMatch
-from .syntax import assigned_names, dotted, iter_statements, unparse
+from .syntax import assigned_names, dotted, iter_statements, returns_one_tuple_shape, top_level_definitions, unparse
 from .vocabulary import ALL_MODES_ALL_DIMS, COMM_FACTORIES, GROUP_FROM_RANKS, looks_like_communicator
 
 
@@ -180,6 +180,31 @@ def canonical_text(text: Optional[str], imports: dict) -> Optional[str]:
 class ModuleContext:
     """Module-wide state shared by the function extractors."""
 
+    def returns_tuples(self, ref) -> bool:
+        """Whether ``ref`` is a function or method of this module each of
+        whose ``return`` statements with a value writes out a tuple of one
+        length (``return count, agreed``): its elements can be read apart.
+        Each function is looked at once, when a caller first unpacks it."""
+        tag = ref.tag
+        if tag == "func":
+            if ref.module != self.module:
+                return False
+            qualname = ref.qualname
+        elif tag == "method" or tag == "super":
+            module, _, cls = ref.class_key.partition(":")
+            if module != self.module:
+                return False
+            qualname = f"{cls}.{ref.name}"
+        else:
+            return False
+        known = self._tuple_returns.get(qualname)
+        if known is None:
+            if self._definitions is None:
+                self._definitions = top_level_definitions(self.tree)
+            function = self._definitions.get(qualname)
+            known = self._tuple_returns[qualname] = function is not None and returns_one_tuple_shape(function)
+        return known
+
     def __init__(self, path: str, module: str, tree: ast.Module, knowledge: Knowledge,
                  settings: Settings, is_package: bool):
         self.path = path
@@ -200,6 +225,8 @@ class ModuleContext:
         self.container_index = None
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        self._tuple_returns: dict = {}  # qualname -> whether its returns are tuples (returns_tuples)
+        self._definitions = None  # qualname -> function node, on first use (returns_tuples)
         self.module_globals = set()
         #: class key -> the canonical dotted texts of its bases (filled as the classes are walked)
         self.class_bases: dict = {}

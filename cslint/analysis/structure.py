@@ -11,7 +11,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import CONTENTS, EMPTY, LENGTH, attribute, project, source, whole
+from .atoms import CONTENTS, EMPTY, LENGTH, attribute, element, project, source, whole
 from .syntax import dotted, unparse
 
 #: operands that make ``operand * n`` a sequence of length ``n``
@@ -416,6 +416,15 @@ class StructureReads:
         return name not in self.info.local_names and name not in ctx.module_functions \
             and name not in ctx.module_classes and name not in ctx.imports and name not in ctx.module_globals
 
+    def element_read(self, expr: ast.Subscript, env) -> frozenset:
+        """``x[index]``: what ``x`` and the index depend on; a constant index
+        of a tuple a call returns (``f()[1]``, ``counts[1]`` of ``counts =
+        f()``) reads that element alone."""
+        key = expr.slice
+        if type(key) is ast.Constant and type(key.value) is int and key.value >= 0:
+            return element(key.value, self.eval(expr.value, env), self.ctx.returns_tuples)
+        return self.eval(expr.value, env) | self.index(key, env)
+
     def index(self, index, env) -> frozenset:
         """What ``x[index]`` depends on besides ``x``: the element a rank-local
         index or key picks is another object, with its own structure
@@ -471,7 +480,8 @@ def _marker_shapes(atoms, marker) -> bool:
             if atom[:5] == key and atom.whole:
                 return True
         elif tag == "R":
-            if atom.ref.tag in _TREE_REFS:
+            ref = atom.ref.ref if atom.ref.tag == "part" else atom.ref
+            if ref.tag in _TREE_REFS:
                 if _mentions(atom, key):
                     return True
             elif _marker_shapes(atom.fallback, marker):

@@ -130,7 +130,9 @@ class SummaryWalk:
                 self._block(case.body, env, implicit | subject, variant)
             return EMPTY
         if t is ast.Return:
-            variant.returns = variant.returns | transfer.returned(s, flow)
+            atoms, parts = transfer.returned(s, flow)
+            variant.returns = variant.returns | atoms
+            variant.add_return_parts(parts)
             return EMPTY
         if t is ast.Expr:
             variant.returns = variant.returns | transfer.yielded(s, flow)

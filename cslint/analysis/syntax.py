@@ -66,6 +66,45 @@ def iter_statements(tree: ast.AST):
                 stack.extend(reversed(block))
 
 
+def top_level_definitions(tree: ast.Module) -> dict:
+    """The module's functions and its classes' methods by qualified name."""
+    out = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    out[f"{node.name}.{item.name}"] = item
+    return out
+
+
+def returns_one_tuple_shape(function) -> bool:
+    """Whether each ``return`` statement of ``function`` with a value
+    (``None`` aside) writes out a tuple of one length, with no starred
+    element."""
+    lengths = set()
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return):
+            value = node.value
+            if value is None or (isinstance(value, ast.Constant) and value.value is None):
+                continue
+            if not isinstance(value, ast.Tuple) or not value.elts \
+                    or any(isinstance(e, ast.Starred) for e in value.elts):
+                return False
+            lengths.add(len(value.elts))
+            continue
+        for name in _BLOCK_FIELDS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(block)
+    return len(lengths) == 1
+
+
 def assigned_names(node: ast.AST) -> list:
     names = []
     if isinstance(node, ast.Assign):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .atoms import EMPTY, LENGTH, project, qual_ref
+from .atoms import EMPTY, LENGTH, element, project, qual_ref
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .records import FieldType, FieldWrite
@@ -169,8 +169,11 @@ class Transfer:
         if isinstance(target, ast.Name):
             flow.write(target.id, atoms, strong=not augmented)
         elif isinstance(target, (ast.Tuple, ast.List)):
-            for elt in target.elts:
-                self._bind(elt, atoms, flow, augmented)
+            # ``a, b = f()``: each name holds its own element of what f returns
+            by_position = not augmented and not any(type(e) is ast.Starred for e in target.elts)
+            for index, elt in enumerate(target.elts):
+                self._bind(elt, element(index, atoms, self.info.ctx.returns_tuples) if by_position else atoms,
+                           flow, augmented)
         elif isinstance(target, ast.Starred):
             self._bind(target.value, atoms, flow, augmented)
         elif isinstance(target, ast.Subscript):
@@ -233,11 +236,22 @@ class Transfer:
                     flow.write(kw.value.id, collective(match.group, flow.current().get(kw.value.id, EMPTY)))
 
     # -- what the statement passes on to the rest of the tree -------------------------
-    def returned(self, s: ast.Return, flow: Flow) -> frozenset:
-        """The atoms ``return value`` adds to the function's result."""
-        if s.value is None or flow.single_rank:
-            return EMPTY
-        return self.evaluator.eval(s.value, flow.env) | flow.implicit
+    def returned(self, s: ast.Return, flow: Flow) -> tuple:
+        """The atoms ``return value`` adds to the function's result, and its
+        elements when it writes out a tuple (``return count, agreed``; ``()``
+        for any other value, None when it gives none): see
+        :meth:`~cslint.analysis.records.Variant.add_return_parts`."""
+        value = s.value
+        if value is None or flow.single_rank:
+            return EMPTY, None
+        implicit = flow.implicit
+        if type(value) is ast.Constant and value.value is None:
+            return implicit, None  # a caller that unpacks the result never reads this path's elements
+        if type(value) is ast.Tuple and value.elts and not any(type(e) is ast.Starred for e in value.elts):
+            evaluate = self.evaluator.eval
+            parts = tuple(evaluate(e, flow.env) | implicit for e in value.elts)
+            return frozenset().union(*parts), parts
+        return self.evaluator.eval(value, flow.env) | implicit, ()
 
     def yielded(self, s: ast.stmt, flow: Flow) -> frozenset:
         """The atoms ``yield value`` adds to the result of a ``@contextmanager``
