@@ -205,12 +205,17 @@ class StructureReads:
             return project(LENGTH, self.eval(expr, env))
         return self.eval(expr, env)
 
-    def _is_container(self, expr) -> bool:
+    def _own_containers(self) -> frozenset:
+        """:func:`_container_names` of this function (nested definitions included)."""
         names = self._containers
         if names is None:
             func = self.info.func
             names = self._containers = self._indexed_containers(func) if isinstance(func, ast.Module) \
                 or type(func) in _FUNCTIONS else _container_names(func)
+        return names
+
+    def _is_container(self, expr) -> bool:
+        names = self._own_containers()
         if type(expr) is ast.Name:
             return expr.id in names
         attr = self.info.self_attr(expr)
@@ -231,6 +236,10 @@ class StructureReads:
         here, does not count)."""
         alike = self._alike
         if alike is None:
+            if name not in self._own_containers():
+                # a name bound to a comprehension is a container name (the
+                # same statements' index): most functions need no walk
+                return False
             self._alike = frozenset()  # an element that indexes a list of its own
             info = self.info
             body = info.func if not isinstance(info.func, ast.Module) else info.body
