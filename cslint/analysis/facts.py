@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import ast
 import os
-from fnmatch import fnmatchcase
 from typing import Optional
 
 from ..config import Settings
@@ -92,22 +91,25 @@ def _final_globals(exit_env: dict) -> dict:
     return {name: atoms for name, atoms in exit_env.items() if atoms and type(name) is str}
 
 
-def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_classes, in_function):
+def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_classes, in_function,
+               defs: Optional[list] = None):
     """Collect a :class:`FunctionInfo` for every function in a body (nested
-    ones included) and the facts of every class."""
+    ones included) and the facts of every class.  ``defs``: the body's
+    :func:`_nested_defs`, when the caller has them already."""
     local_defs = {}
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qual = f"{prefix}{stmt.name}"
             local_defs[stmt.name] = qual
-    for stmt in _iter_nested_defs(body):
+    for stmt in _nested_defs(body) if defs is None else defs:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qual = f"{prefix}{stmt.name}"
             is_method = class_key is not None and not in_function
             decorators = {dotted(d) for d in stmt.decorator_list}
             is_static = "staticmethod" in decorators
+            inner_defs = _nested_defs(stmt.body)
             nested = {}
-            for inner in _iter_nested_defs(stmt.body):
+            for inner in inner_defs:
                 if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     nested[inner.name] = f"{qual}.<locals>.{inner.name}"
             visible = dict(local_defs if in_function else {})
@@ -115,7 +117,7 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             out_funcs.append(FunctionInfo(ctx, stmt, qual, class_key if is_method else None,
                                           is_method, is_static, visible))
             _walk_defs(ctx, stmt.body, f"{qual}.<locals>.", class_key if is_method else None,
-                       out_funcs, out_classes, True)
+                       out_funcs, out_classes, True, inner_defs)
         elif isinstance(stmt, ast.ClassDef):
             qual = f"{prefix}{stmt.name}"
             key = f"{ctx.module}:{qual}"
@@ -154,17 +156,32 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             _walk_defs(ctx, stmt.body, f"{qual}.", key, out_funcs, out_classes, False)
 
 
-def _iter_nested_defs(body):
-    """Definitions directly in a body, including those under if/try/with."""
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: the statements whose blocks :func:`_nested_defs` looks into
+_TRIES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
+_DEF_HOLDERS = (ast.If, ast.With, ast.AsyncWith, ast.For, ast.While) + _TRIES
+
+
+def _nested_defs(body, out: Optional[list] = None) -> list:
+    """Definitions directly in a body, including those under if/try/with, in
+    source order (a list: each body's is asked for twice, by the function
+    holding it and by the walk into it)."""
+    if out is None:
+        out = []
     for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            yield stmt
-        elif isinstance(stmt, (ast.If, ast.Try, ast.With, ast.AsyncWith, ast.For, ast.While)) \
-                or type(stmt).__name__ == "TryStar":
-            for name in ("body", "orelse", "finalbody"):
-                yield from _iter_nested_defs(getattr(stmt, name, None) or [])
-            for handler in getattr(stmt, "handlers", None) or []:
-                yield from _iter_nested_defs(handler.body)
+        t = type(stmt)
+        if t in _DEFINITIONS:
+            out.append(stmt)
+        elif t in _DEF_HOLDERS:
+            _nested_defs(stmt.body, out)
+            if t in _TRIES:
+                _nested_defs(stmt.orelse, out)
+                _nested_defs(stmt.finalbody, out)
+                for handler in stmt.handlers:
+                    _nested_defs(handler.body, out)
+            elif t is not ast.With and t is not ast.AsyncWith:
+                _nested_defs(stmt.orelse, out)
+    return out
 
 
 def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Knowledge,
@@ -212,8 +229,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         deep_names = set(ctx.deep_names)
         deep = [scan.has_collective for scan in scans]
         # matched once per function, not once per round of the loop below
-        calls_wild = [not deep[i] and any(fnmatchcase(n, w) for w in ctx.collective_wild for n in scan.names)
-                      for i, scan in enumerate(scans)]
+        calls_wild = [not deep[i] and ctx.calls_a_wild_collective(scan.names) for i, scan in enumerate(scans)]
         changed = True
         while changed:  # functions of this file that call a deep one are deep too
             changed = False

@@ -73,19 +73,30 @@ def rank_param_sources(info) -> tuple:
     setting that may be unset (a LoRA rank); what they hold is what the
     callers pass, not this process's own rank, which is never None.  Only
     the name says so: where the tree calls the function, what the callers
-    pass decides (:class:`~cslint.analysis.program.Program`)."""
+    pass decides (:class:`~cslint.analysis.program.Program`).
+
+    Kept on ``info``: the entry variables and the function's facts both
+    ask, and the same atoms in both are pickled once."""
+    found = info._rank_params
+    if found is not None:
+        return found
     ctx = info.ctx
     out = []
-    optional = _params_that_may_be_none(info.func)
+    optional = None  # parsed from the signature once a parameter is named like a rank
     for index, name in enumerate(info.params):
         clean = name.lstrip("*")
-        if (index == 0 and info.self_name) or clean in optional:
+        if index == 0 and info.self_name:
             continue
         dims = rank_name_dims(clean)
-        if dims is not None and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
+        if dims is None:
+            continue
+        if optional is None:
+            optional = _params_that_may_be_none(info.func)
+        if clean not in optional and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
             out.append((index, source("rank id", clean, ctx.path, getattr(info.func, "lineno", 0),
                                       (("*", dims),))))
-    return tuple(out)
+    found = info._rank_params = tuple(out)
+    return found
 
 
 def step_batch_param(info) -> Optional[int]:
@@ -247,6 +258,7 @@ class FunctionInfo:
         self._receivers = None
         self._refs: dict = {}  # id(callee expression) -> (it, resolve_ref's answer)
         self._gathered = self._wrapped = None  # gathered_params(), wrapped_models()
+        self._rank_params = None  # rank_param_sources()
         self.callee_names: frozenset = frozenset()  # the last name of every callee (scan_calls)
         # noted by scan_calls
         self.raises = False

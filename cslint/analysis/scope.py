@@ -250,6 +250,10 @@ class ModuleContext:
             tails.add(pattern.split(":", 1)[0].rsplit(".", 1)[-1])
         self.collective_tails = {t for t in tails if "*" not in t}
         self.collective_wild = [t for t in tails if "*" in t]
+        # callee name -> whether a wildcard collective name matches it: the
+        # same few hundred names come back in every function of a run
+        self._wild_names: dict = knowledge.__dict__.setdefault("_wild_collective_names", {}).setdefault(
+            tuple(sorted(self.collective_wild)), {})
 
     @property
     def exit_exceptions(self) -> frozenset:
@@ -263,6 +267,21 @@ class ModuleContext:
     def is_module_level(self, name: str) -> bool:
         """Whether a name is bound by an import or a module-level assignment."""
         return name in self.imports or name in self.module_globals
+
+    def calls_a_wild_collective(self, names) -> bool:
+        """Whether one of the callee ``names`` matches a collective named
+        with a wildcard (``*gather_from_sequence_parallel_region``)."""
+        wild = self.collective_wild
+        if not wild:
+            return False
+        known = self._wild_names
+        for name in names:
+            matched = known.get(name)
+            if matched is None:
+                matched = known[name] = any(fnmatchcase(name, pattern) for pattern in wild)
+            if matched:
+                return True
+        return False
 
     # -- what a call's text alone says about its result -------------------------
     def call_text_verdicts(self, raw: str, canon: Optional[str], norm: Optional[str]) -> tuple:
