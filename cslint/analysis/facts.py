@@ -217,6 +217,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
             return facts
     ctx = ModuleContext(path, module, tree, knowledge, settings, os.path.basename(path) == "__init__.py")
     ctx.deep_names = set(deep_names or ())
+    ctx.may_hold_walrus = (":=" if isinstance(data, str) else b":=") in data
     facts.imports = ctx.imports
     extractors: list = []
     classes: list = []

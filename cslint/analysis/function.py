@@ -506,9 +506,10 @@ class FunctionInfo:
                     raw = dotted(call.func)
                     canon = canonical_text(raw, ctx.imports) if raw else None
                     calls.append(CallInfo(call, inline, raw, canon, match_call(self, call, raw, canon)))
-                for sub in fast_walk(expr):
-                    if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
-                        walrus.append(sub)
+                if ctx.may_hold_walrus:  # most files have none: no second walk of the expression
+                    for sub in fast_walk(expr):
+                        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                            walrus.append(sub)
             info = NodeInfo(exprs, calls, walrus)
             self._node_infos[key] = info
         return info

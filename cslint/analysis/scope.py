@@ -243,6 +243,9 @@ class ModuleContext:
         self._text_verdicts: dict = knowledge.__dict__.setdefault("_call_text_verdicts", {}).setdefault(
             (tuple(settings.uniform), tuple(settings.rank_local)), {})
         self.deep_names: set = set()
+        #: whether an expression of the file may bind a name (``name := value``):
+        #: False once its source is known to hold no ``:=`` (facts.py)
+        self.may_hold_walrus = True
         tails = set()
         for spec in knowledge.collectives:
             tails.add(spec.pattern.rsplit(".", 1)[-1])
