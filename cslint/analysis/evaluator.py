@@ -18,14 +18,14 @@ from fnmatch import fnmatchcase as _fnmatch
 from typing import Optional
 
 from ..config import matches_any
-from ..presets import group_from_text, group_span, rank_name_dims, size_name_is_uniform
+from ..presets import group_from_text, group_span, rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import CONTENTS, EMPTY, SHAPE, attribute, field_read, global_read, project, raised_by, source, whole
 from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
-from .scope import canonical_text
+from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads
 from .syntax import dotted, short, single_rank_side, target_names, unparse
 from .vocabulary import (
@@ -248,27 +248,15 @@ class Evaluator(StructureReads):
     def _eval_attribute(self, expr: ast.Attribute, env: dict) -> frozenset:
         if id(expr) in self._read_through:
             return self._attribute_of(expr, env)
-        ctx = self.ctx
-        settings = ctx.settings
-        knowledge = ctx.knowledge
         text = dotted(expr)
         if text is not None:
             norm = self.info.normalise_self(text)
-            if settings.uniform and matches_any(norm, settings.uniform):
-                return EMPTY
-            if settings.rank_local and matches_any(norm, settings.rank_local):
-                return frozenset({source("rank-local (configured)", norm, ctx.path, expr.lineno, ALL_MODES_ALL_DIMS)})
-            dims = rank_name_dims(expr.attr)
-            if dims is not None and "()" not in text.rsplit(".", 1)[-1]:
-                dims = knowledge.relative_rank_dims(text.rsplit(".", 1)[0], expr.attr) or dims
-                return frozenset({source("rank id", norm, ctx.path, expr.lineno, (("*", dims),))})
-            if size_name_is_uniform(expr.attr):
-                return EMPTY
-            for spec in knowledge.candidates("sources", expr.attr):
-                if spec.what == "value" and _fnmatch(norm, spec.pattern):
-                    return frozenset({source(spec.kind, norm, ctx.path, expr.lineno, spec.dims)})
-            if knowledge.is_uniform(norm):
-                return EMPTY
+            verdict = self.ctx.attribute_text_verdict(text, norm, expr.attr)
+            if verdict is not None:
+                if verdict is UNIFORM_TEXT:
+                    return EMPTY
+                kind, dims = verdict
+                return frozenset({source(kind, norm, self.ctx.path, expr.lineno, dims)})
         attr = self.info.self_attr(expr)
         if attr is not None:
             return frozenset({field_read(self.info.class_key, attr)})

@@ -168,6 +168,11 @@ def _collect_imports(tree: ast.Module, module: str, is_package: bool,
     return table
 
 
+#: what :meth:`ModuleContext.attribute_text_verdict` says of a uniform value
+UNIFORM_TEXT = "uniform"
+_UNKNOWN = object()  # no verdict kept yet (None is a verdict)
+
+
 def canonical_text(text: Optional[str], imports: dict) -> Optional[str]:
     if not text:
         return text
@@ -241,6 +246,8 @@ class ModuleContext:
         # the two configured pattern lists: shared by the files of a run
         # (in a worker) that are configured alike
         self._text_verdicts: dict = knowledge.__dict__.setdefault("_call_text_verdicts", {}).setdefault(
+            (tuple(settings.uniform), tuple(settings.rank_local)), {})
+        self._attribute_verdicts: dict = knowledge.__dict__.setdefault("_attribute_text_verdicts", {}).setdefault(
             (tuple(settings.uniform), tuple(settings.rank_local)), {})
         self.deep_names: set = set()
         #: whether an expression of the file may bind a name (``name := value``):
@@ -326,6 +333,40 @@ class ModuleContext:
             by_name = "uniform"
         found = (configured, source, by_name)
         self._text_verdicts[key] = found
+        return found
+
+    def attribute_text_verdict(self, text: str, norm: str, attr: str):
+        """What the text of an attribute read ``text`` (``norm``: with the
+        method's own first parameter as ``self``) says about its value,
+        computed once per text: :data:`UNIFORM_TEXT`, ``(kind, dims)`` of
+        the source it reads, or None when the text decides nothing."""
+        key = (text, norm)
+        found = self._attribute_verdicts.get(key, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
+        settings = self.settings
+        knowledge = self.knowledge
+        found = None
+        if settings.uniform and matches_any(norm, settings.uniform):
+            found = UNIFORM_TEXT
+        elif settings.rank_local and matches_any(norm, settings.rank_local):
+            found = ("rank-local (configured)", ALL_MODES_ALL_DIMS)
+        else:
+            dims = rank_name_dims(attr)
+            if dims is not None and "()" not in text.rsplit(".", 1)[-1]:
+                dims = knowledge.relative_rank_dims(text.rsplit(".", 1)[0], attr) or dims
+                found = ("rank id", (("*", dims),))
+            elif size_name_is_uniform(attr):
+                found = UNIFORM_TEXT
+            else:
+                for spec in knowledge.candidates("sources", attr):
+                    if spec.what == "value" and fnmatchcase(norm, spec.pattern):
+                        found = (spec.kind, spec.dims)
+                        break
+                else:
+                    if knowledge.is_uniform(norm):
+                        found = UNIFORM_TEXT
+        self._attribute_verdicts[key] = found
         return found
 
     # -- collectives --------------------------------------------------------
