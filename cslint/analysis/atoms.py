@@ -163,8 +163,19 @@ def source(kind: str, text: str, path: str, line: int, dims: tuple, whole: Optio
     return _new(Source, ("S", kind, text, path, line, dims, whole))
 
 
+#: the parameter atoms and their one-atom sets, made once: every function's
+#: entry variables hold them, and a worker pickles a shared object once
+_PARAM_SETS = tuple(frozenset((_new(Param, ("P", index)),)) for index in range(64))
+_PARAMS = tuple(next(iter(atoms)) for atoms in _PARAM_SETS)
+
+
 def param(index: int) -> Param:
-    return _new(Param, ("P", index))
+    return _PARAMS[index] if index < len(_PARAMS) else _new(Param, ("P", index))
+
+
+def param_atoms(index: int) -> frozenset:
+    """``frozenset({param(index)})``, shared."""
+    return _PARAM_SETS[index] if index < len(_PARAM_SETS) else frozenset((param(index),))
 
 
 def field_read(class_key: Optional[str], attr: str) -> FieldRead:

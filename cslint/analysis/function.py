@@ -18,7 +18,7 @@ from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (
-    class_ref, field_method_ref, func_ref, method_ref, name_ref, param, qual_ref, source, super_ref,
+    class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
     typed_method_ref,
 )
 from .receivers import ReceiverTypes, is_library
@@ -529,7 +529,7 @@ class FunctionInfo:
             clean = name.lstrip("*")
             if index == 0 and self.self_name:
                 continue
-            atoms = frozenset({param(index)})
+            atoms = param_atoms(index)
             if index in named:
                 atoms |= {named[index]}
             if clean in gathered:
