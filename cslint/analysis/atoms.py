@@ -51,13 +51,30 @@ the two (:class:`Projection`, with the transforms below): ``len(x)`` and
 bound, a branch's test and every implicit flow make a value's structure
 follow ``n``'s contents.  Everything else keeps both as they are: an
 attribute, an element, an opaque call's result keep the structure of what
-they come from (an offset passed to a constructor is contents of the
-object).  Conditions read values, so a condition is divergent when either
-part of what it reads is; a loop's trip count reads its iterable's
+they come from.  Conditions read values, so a condition is divergent when
+either part of what it reads is; a loop's trip count reads its iterable's
 structure.
 
-A transform is two characters: what becomes of a *whole* divergence and of
-a *contents-only* one: ``W`` (whole), ``C`` (contents only), ``-`` (gone).
+Held values
+-----------
+A third part is what a value only *holds*: the rank or device identity
+(:data:`IDENTITY_KINDS`; data stays contents) a library object was built
+with (``Communicator(rank=rank)``, a ``CamelCase`` callee outside the
+tree), the device a tensor or module was placed on (``module.to(device)``,
+``torch.empty(n, device=dev)``).  The object holds
+it; it is not what the object is: the object exists, has its type and its
+length, and answers its own questions (``comm.should_use(x)``) alike on
+every rank, so a held source (``Source.whole`` None) never makes a test
+differ and is gone through every read of structure.  It comes back as
+contents only where the program reads it out again by name
+(``x.device``: :data:`PLACEMENT_ATTRIBUTES`).  An object of a class of the
+tree needs none of this: its fields are read from the class.
+
+A transform is three characters: what becomes of a *whole* divergence, of
+a *contents-only* one and of a *held* one: ``W`` (whole), ``C`` (contents
+only), ``H`` (held), ``-`` (gone).  No transform keeps what a value holds
+and drops its contents, so a source counts less than the same source of
+contents (:func:`strength`).
 
 References to functions (``ref`` of a call or site) are typed the same way:
 :class:`FuncRef`, :class:`ClassRef`, :class:`QualRef`, :class:`MethodRef`,
@@ -157,6 +174,13 @@ CONTENTS_KINDS = frozenset({
 })
 
 
+#: Of those, the kinds that name which rank or device this is: an object
+#: built with one, or placed on one, only holds it.  Data given to a
+#: constructor (a sampler's shard handed to a data loader) is what the
+#: object yields, not something it holds.
+IDENTITY_KINDS = frozenset({"rank id", "device id", "process id", "host name"})
+
+
 def source(kind: str, text: str, path: str, line: int, dims: tuple, whole: Optional[bool] = None) -> Source:
     if whole is None:
         whole = kind not in CONTENTS_KINDS
@@ -196,24 +220,40 @@ def collective_result(group: str, inner: frozenset, depth: int) -> CollectiveRes
 
 # -- structure and contents ------------------------------------------------------
 
-IDENT = "WC"  # both kept: attributes, elements, arithmetic, opaque calls
-CONTENTS = "CC"  # a value whose structure is fixed: a bool from a comparison
-SHAPE = "W-"  # the structure itself: ``x.shape``
-LENGTH = "C-"  # a number read from the structure: ``len(x)``, ``x is None``
-WHOLE = "WW"  # structure made from contents: ``range(n)``, a test, implicit flow
-DROP = "--"
+IDENT = "WCH"  # all kept: attributes, elements, arithmetic, opaque calls
+CONTENTS = "CC-"  # a value whose structure is fixed: a bool from a comparison
+SHAPE = "W--"  # the structure itself: ``x.shape``
+LENGTH = "C--"  # a number read from the structure: ``len(x)``, ``x is None``
+WHOLE = "WW-"  # structure made from contents: ``range(n)``, a test, implicit flow
+DROP = "---"
+HOLD = "WHH"  # what an object is built with or placed by: held inside it
+UNHOLD = "WCC"  # what an object was placed by, read back: ``x.device``
+
+_LEVEL = {"W": 0, "C": 1, "H": 2}
+#: ``Source.whole`` of each part, and back (which part of a value a source
+#: makes rank-local, as an index into a transform: 0 its structure, 1 its
+#: contents, 2 only what it holds)
+_WHOLE_OF = {"W": True, "C": False, "H": None}
+_LEVEL_OF_WHOLE = {True: 0, False: 1, None: 2}
+#: :func:`strength` by ``Source.whole``: a transform that keeps a part keeps
+#: the parts before it, so a part counts as much as its place in a transform
+STRENGTH_OF_WHOLE = _LEVEL_OF_WHOLE
+
+
+def strength(atom: Source) -> int:
+    """How much a source counts (0 most): whole, contents, held.  A source
+    is covered in a full divergence map only by others that count at least
+    as much (that survive every transform it survives)."""
+    return STRENGTH_OF_WHOLE[atom.whole]
 
 
 def _composed(first: str, then: str) -> str:
-    out = []
-    for part in first:
-        out.append("-" if part == "-" else then[0 if part == "W" else 1])
-    return out[0] + out[1]
+    return "".join("-" if part == "-" else then[_LEVEL[part]] for part in first)
 
 
-#: every pair of the nine transforms, composed (compose runs by the hundred thousand)
-_COMPOSED = {(a + b, c + d): _composed(a + b, c + d)
-             for a in "WC-" for b in "WC-" for c in "WC-" for d in "WC-"}
+_TRANSFORMS = [a + b + c for a in "WCH-" for b in "WCH-" for c in "WCH-"]
+#: every pair of the 64 transforms, composed (compose runs by the hundred thousand)
+_COMPOSED = {(first, then): _composed(first, then) for first in _TRANSFORMS for then in _TRANSFORMS}
 
 
 def compose(first: str, then: str) -> str:
@@ -223,13 +263,13 @@ def compose(first: str, then: str) -> str:
 
 def project_source(atom: Source, transform: str):
     """A source seen through a transform (None: it no longer counts)."""
-    becomes = transform[0 if atom.whole else 1]
+    part = _LEVEL_OF_WHOLE[atom.whole]
+    becomes = transform[part]
     if becomes == "-":
         return None
-    whole = becomes == "W"
-    if whole == atom.whole:
-        return atom
-    return _new(Source, atom[:6] + (whole,))
+    if _LEVEL[becomes] == part or becomes == "H" and part == 1 and atom.kind not in IDENTITY_KINDS:
+        return atom  # (only a rank's or a device's identity is held: data stays contents)
+    return _new(Source, atom[:6] + (_WHOLE_OF[becomes],))
 
 
 #: Projections already made: (transform, atoms) -> the atoms seen through it.
@@ -241,6 +281,40 @@ def project_source(atom: Source, transform: str):
 #: file's atoms alive past their use.
 _projected: dict = {}
 _PROJECTED_LIMIT = 1 << 15
+
+
+def hold(atoms: frozenset) -> frozenset:
+    """``atoms`` seen through :data:`HOLD`: what an object is built with or
+    placed by.  Unlike :func:`project`, the symbolic atoms go into one
+    projection: an object is built from several arguments at once, and
+    nothing reads them apart inside it."""
+    if not atoms:
+        return atoms
+    key = (_TOGETHER, atoms)
+    found = _projected.get(key)
+    if found is not None:
+        return found
+    out = []
+    rest = []
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "S":
+            out.append(project_source(atom, HOLD))  # (HOLD drops no part)
+        elif tag == "J":
+            out.append(_new(Projection, ("J", compose(atom.transform, HOLD), atom.inner)))
+        else:
+            rest.append(atom)
+    if rest:
+        out.append(_new(Projection, ("J", HOLD, frozenset(rest))))
+    found = frozenset(out)
+    if len(_projected) >= _PROJECTED_LIMIT:
+        _projected.clear()
+    _projected[key] = found
+    return found
+
+
+#: the memo key of :func:`hold`'s results (no transform is spelt so)
+_TOGETHER = "together"
 
 
 def project(transform: str, atoms: frozenset) -> frozenset:
@@ -293,6 +367,15 @@ def project(transform: str, atoms: frozenset) -> frozenset:
 #: (a communicator made on this rank's GPU is ``disabled`` or not alike on
 #: every rank).
 VALUE_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "real", "imag", "device", "index"})
+#: Of those, the attributes that read back where a value was placed: what it
+#: holds (its device) is their contents.
+PLACEMENT_ATTRIBUTES = frozenset({"device"})
+
+
+#: What ``obj.attr`` keeps of a library object ``obj``'s divergence, by
+#: attribute; any other attribute keeps its structure (:data:`SHAPE`).
+ATTRIBUTE_KEEPS = {attr: UNHOLD if attr in PLACEMENT_ATTRIBUTES else IDENT for attr in VALUE_ATTRIBUTES}
+
 
 # Attribute reads nest (``self.a.b.c``); a loop such as ``node = node.next``
 # would nest them without end, so past this depth an attribute of an
@@ -315,7 +398,7 @@ def attribute(atoms: frozenset, attr: str) -> frozenset:
     class of the tree (a field, a call result, an attribute) waits for the
     whole-tree pass to name its class; the rest keeps its structure (and
     its contents for :data:`VALUE_ATTRIBUTES`)."""
-    keep = IDENT if attr in VALUE_ATTRIBUTES else SHAPE
+    keep = ATTRIBUTE_KEEPS.get(attr, SHAPE)
     objects = []
     rest = []
     for atom in atoms:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from typing import NamedTuple, Optional
 
-from .atoms import DROP, IDENT, compose, project_source
+from .atoms import DROP, IDENT, STRENGTH_OF_WHOLE, compose, project_source
 
 #: flow links kept per entry (the first ones: from the source onwards)
 MAX_VIA = 4
@@ -84,12 +84,13 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
     old = target.get(key)
     if old is None:
         if len(target) >= MAX_SOURCES and key.tag != "PARAM":
-            # a source whose structure differs is covered only by others
-            # whose structure differs (a structure read drops the rest)
-            if key.whole:
-                covered = frozenset().union(*(d for k, (d, _v) in target.items() if k.tag == "S" and k.whole))
-            else:
-                covered = frozenset().union(*(d for k, (d, _v) in target.items() if k.tag != "PARAM"))
+            # a source is covered only by others that count as much (see
+            # atoms.strength): whose structure differs, for one whose
+            # structure differs (a structure read drops the rest); that are
+            # not only held, for one of contents (a test drops what is held)
+            part = STRENGTH_OF_WHOLE[key.whole]
+            covered = frozenset().union(*(d for k, (d, _v) in target.items()
+                                          if k.tag == "S" and STRENGTH_OF_WHOLE[k.whole] <= part))
             if dims <= covered:
                 return False
         target[key] = (dims, via)

@@ -21,7 +21,9 @@ from ..config import matches_any
 from ..presets import group_from_text, group_span, rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
-from .atoms import CONTENTS, EMPTY, SHAPE, attribute, field_read, global_read, project, raised_by, source, whole
+from .atoms import (
+    CONTENTS, EMPTY, SHAPE, WHOLE, attribute, field_read, global_read, hold, project, raised_by, source, whole,
+)
 from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
@@ -29,9 +31,9 @@ from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads
 from .syntax import dotted, short, single_rank_side, target_names, unparse
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS, PROGRESS_WRAPPERS,
-    PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS,
-    UNIFORM_EXCEPTIONS,
+    ALL_MODES_ALL_DIMS, CONTAINER_FACTORIES, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
+    PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS,
+    SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -148,7 +150,7 @@ class Evaluator(StructureReads):
             # one rank, so nothing it holds can differ between ranks there
             # (the statement-level rule for `if world_size > 1: ... else: ...`)
             side = single_rank_side(expr.test)
-            test = whole(self.truth(expr.test, env))
+            test = project(_picked(expr), self.truth(expr.test, env))
             if side is True:
                 return test | self.eval(expr.orelse, env)
             if side is False:
@@ -310,8 +312,13 @@ class Evaluator(StructureReads):
             ref = self.info.resolve_ref(func)
             # what an unresolved call depends on (a callee of the tree is read
             # from its own summary instead)
+            kwargs_seen = kwargs
+            if kwargs and arg_atoms:
+                kwargs_seen, arg_atoms = _placed(args, kwargs, arg_atoms)
             if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS:
-                receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs, arg_atoms)
+                receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs_seen, arg_atoms)
+            if arg_atoms and last is not None and (last in PLACEMENT_METHODS or "A" <= last[0] <= "Z"):
+                arg_atoms = _held(func, last, ref, arg_atoms)
             fallback = receiver | arg_atoms
             if ref is not None:
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call")
@@ -626,6 +633,58 @@ def _rank_presence_operand(compare: ast.Compare):
 #: keywords that name the group (or mesh dimension) a rank getter answers
 #: for: with only these, the answer is this process's own rank in it
 _OWN_RANK_KEYWORDS = frozenset({"group", "process_group", "pg", "comm", "mesh_dim", "dim", "device_mesh"})
+
+
+def _picked(expr: ast.IfExp) -> str:
+    """What the test of ``a if test else b`` decides of its value: which
+    value comes out, hence its structure; only its contents where both are
+    literals of one type (``1 if rank < extras else 0`` is a number either
+    way)."""
+    body, orelse = expr.body, expr.orelse
+    if type(body) is ast.Constant and type(orelse) is ast.Constant and body.value is not None \
+            and type(body.value) is type(orelse.value):
+        return CONTENTS
+    return WHOLE
+
+
+def _placed(args: tuple, kwargs: tuple, arg_atoms: frozenset) -> tuple:
+    """``(keyword arguments, what the arguments depend on)`` of a library
+    call, with the device it is told to put its result on only held by the
+    result (``torch.empty(n, device=dev)`` is made of ``n``, on ``dev``).  A
+    rank's device places a value; what the value is, and its structure, are
+    the same on every rank."""
+    if not kwargs or not arg_atoms:
+        return kwargs, arg_atoms
+    for name, atoms in kwargs:
+        if name in PLACEMENT_KEYWORDS and atoms:
+            break
+    else:
+        return kwargs, arg_atoms
+    kwargs = tuple((name, hold(atoms) if name in PLACEMENT_KEYWORDS else atoms) for name, atoms in kwargs)
+    out = EMPTY
+    for atoms in args:
+        out |= atoms
+    for _, atoms in kwargs:
+        out |= atoms
+    return kwargs, out
+
+
+def _held(func, last: Optional[str], ref, arg_atoms: frozenset) -> frozenset:
+    """What a library call's result depends on among its arguments, where
+    the result only holds them: ``module.to(device)``, ``t.cuda(local_rank)``
+    (the value moved), and an object of a library class (``CamelCase``, by
+    Python's naming convention), which holds what it was built with.  A rank
+    or an offset given to its constructor is inside it, not what it is: it
+    exists, has its type and answers its own questions alike on every rank.
+    The arguments' structure (a list filled on some ranks only) still makes
+    it differ."""
+    if not arg_atoms or last is None:
+        return arg_atoms
+    if last in PLACEMENT_METHODS and type(func) is ast.Attribute:
+        return hold(arg_atoms)
+    if "A" <= last[0] <= "Z" and last not in CONTAINER_FACTORIES and (ref is None or ref.tag == "qual"):
+        return hold(arg_atoms)
+    return arg_atoms
 
 
 def _asks_for_another_rank(call: ast.Call) -> bool:

@@ -9,7 +9,7 @@ Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
 from __future__ import annotations
 
 from ..presets import ALL_DIMS
-from .atoms import CONTENTS, DROP, IDENT, SHAPE, THROUGH_INSTANCE, VALUE_ATTRIBUTES, source
+from .atoms import CONTENTS, DROP, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, source
 from .divergence import extend_via, merge
 from .records import FuncFacts
 
@@ -131,7 +131,7 @@ class ProgramReads:
         what makes ``obj`` a different object on some ranks (its structure);
         of an object of unknown class, what :func:`~cslint.analysis.atoms.attribute` keeps."""
         out: dict = {}
-        keep = IDENT if atom.attr in VALUE_ATTRIBUTES else SHAPE
+        keep = ATTRIBUTE_KEEPS.get(atom.attr, SHAPE)
         for inner in self._in_order(atom.inner):
             families = self.resolver.receivers.field_families(inner, atom.attr)
             for family in families:

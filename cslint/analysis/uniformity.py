@@ -248,7 +248,7 @@ class UniformityInfo:
             program = self.program
             value = program.concrete(program.eval(condition.atoms, mode), function, mode)
             for origin, (dims, via) in sorted(value.items(), key=fewest_links_first):
-                if origin.tag == "S":
+                if origin.tag == "S" and origin.whole is not None:  # what a value only holds decides nothing
                     found.append(Divergence(origin, dims, via))
         self._sources[key] = (condition, found)
         return found
@@ -279,7 +279,8 @@ class UniformityInfo:
         out = []
         for _span, atoms, _presence in condition.operands:
             value = program.concrete(program.eval(atoms, mode), function, mode) if atoms else {}
-            out.append(any(origin.tag == "S" and dims & span for origin, (dims, _via) in value.items()))
+            out.append(any(origin.tag == "S" and origin.whole is not None and dims & span
+                           for origin, (dims, _via) in value.items()))
         return tuple(out)
 
     # -- what a flow went through -------------------------------------------------------------

@@ -32,8 +32,8 @@ PURE_BUILTINS = {
 # Reads of an object's structure (see cslint/analysis/atoms.py: structure and
 # contents), by the transform they apply to their first argument: a number
 # read from the structure (length, None-ness, type test), or the type itself.
-STRUCTURE_BUILTINS = {"len": "C-", "isinstance": "C-", "issubclass": "C-", "hasattr": "C-", "callable": "C-",
-                      "id": "C-", "type": "W-"}
+STRUCTURE_BUILTINS = {"len": "C--", "isinstance": "C--", "issubclass": "C--", "hasattr": "C--",
+                      "callable": "C--", "id": "C--", "type": "W--"}
 
 # Builtins whose result's structure is made from their arguments' values:
 # ``range(n)`` has ``n`` elements, ``set(xs)`` as many as ``xs`` has distinct ones.
@@ -64,6 +64,14 @@ SHAPING_KEYWORDS = frozenset({"size", "shape", "sizes", "split_size_or_sections"
 # structure (``groups.get(rank)`` is None on the ranks no group was made for),
 # as ``groups[rank]`` is.
 LOOKUP_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
+
+# Where a library call is told to put its result: a method that moves its
+# receiver (``module.to(device)``, ``t.cuda(local_rank)``) and the keywords
+# that place what a call makes (``torch.empty(n, device=dev)``).  The device
+# is where the value lives, not what it is: a tensor or a module on this
+# rank's GPU holds the same data, with the same structure, as on any other.
+PLACEMENT_METHODS = frozenset({"to", "cuda"})
+PLACEMENT_KEYWORDS = frozenset({"device"})
 
 # Methods and attributes of a library object (a tensor, a dict) that read its
 # structure: its shape, size, rank, element type or key set.
