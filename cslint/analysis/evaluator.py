@@ -69,6 +69,7 @@ class Evaluator(StructureReads):
         self._call_plans: dict = {}  # id(call) -> what its text decides (_plan_call)
         self._read_through: set = set()  # id(attribute) of those whose text decides nothing
         self._local_names: Optional[set] = None  # the function's local names, once scanned
+        self._same_branches: dict = {}  # id(``a if c else b``) -> whether a and b yield the same elements
 
     @contextlib.contextmanager
     def uniform(self, texts: set):
@@ -142,7 +143,10 @@ class Evaluator(StructureReads):
                     return frozenset(a for a in self.eval(tested, env) if not (a.tag == "S" and a.kind == "rank id"))
             return self._eval_compare(expr, env)
         if t is ast.IfExp:
-            if same_elements(expr.body, expr.orelse):
+            same = self._same_branches.get(id(expr))
+            if same is None:  # compared by text: once per expression, not once per pass
+                same = self._same_branches[id(expr)] = same_elements(expr.body, expr.orelse)
+            if same:
                 # `tqdm(xs) if rank == 0 else xs`: either side yields the same
                 return self.eval(expr.body, env) | self.eval(expr.orelse, env)
             # which value comes out, hence its structure, follows the test.
