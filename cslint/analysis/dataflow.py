@@ -8,15 +8,16 @@ from __future__ import annotations
 import ast
 import heapq
 from functools import partial
+from typing import Optional
 
 from . import cfg as cfgmod
 from .arms import ArmIndex, selects_own_part
 from .astwalk import walk as fast_walk
-from .atoms import CONTENTS, EMPTY, LENGTH, project, whole
+from .atoms import CONTENTS, EMPTY, LENGTH, WHOLE, project, whole
 from .environment import fork, merge_into
 from .evaluator import Evaluator
 from .function import FunctionInfo
-from .syntax import single_rank_side
+from .syntax import single_rank_side, vouched_presence
 from .transfer import Flow, Transfer
 from .vocabulary import LOCAL_IO_CALLS, MUTATORS
 
@@ -68,6 +69,8 @@ class Dataflow:
         #: node -> [(decision node, edge label)] it is (iteratively) control dependent on
         self.closures = closures
         self._find_leaving_tests()
+        #: the edges past an agreed None test (:class:`VouchedEdges`); None: no such edge
+        self._vouched = VouchedEdges.find(self)
         self.envs: dict = {}
         self._solve()
         self.exit_env = self.envs.get(graph.exit, {})
@@ -324,6 +327,7 @@ class Dataflow:
     def _solve(self) -> None:
         """env_in per node: variable -> atoms (may-union), with implicit flow."""
         graph, closures = self.graph, self.closures
+        vouched = self._vouched
         envs_in = self.envs
         envs_in[graph.entry] = self.info.entry_env()
         outs: dict = {}
@@ -344,7 +348,10 @@ class Dataflow:
             n = order[i]
             node = graph.nodes[n]
             if n != graph.entry:
-                reaching = [out for out in (outs.get(p) for p in node.preds) if out is not None]
+                if vouched is not None:
+                    reaching = vouched.reaching(n, node, outs)
+                else:
+                    reaching = [out for out in (outs.get(p) for p in node.preds) if out is not None]
                 if len(reaching) == 1 or all(out is reaching[0] for out in reaching):
                     merged = reaching[0]  # read-only from here on: shared, not copied
                 elif reaching:
@@ -379,7 +386,8 @@ class Dataflow:
             for n in order:
                 merged = fork(envs_in.get(n, {}))
                 for p in graph.nodes[n].preds:
-                    merge_into(merged, outs.get(p, {}))
+                    out = outs.get(p, {})
+                    merge_into(merged, out if vouched is None else vouched.out(p, n, out))
                 envs_in[n] = merged
                 outs[n] = self._transfer(n, merged)
 
@@ -429,6 +437,112 @@ class Dataflow:
             return {name: EMPTY for name in out.keys()}
         return out
 
+
+
+class VouchedEdges:
+    """The edges out of an ``if`` whose test is a verdict on whether local
+    names are None (:func:`~cslint.analysis.syntax.vouched_presence`):
+    ``if not all_ranks_true(group, buffer is not None): return``.  Such a
+    verdict, agreed over a group, vouches on one of its edges that none of
+    the names is None on any rank of that group: whichever way what set
+    one to None went there (an exception in a ``try`` that failed) no
+    longer makes it differ, and whether it is None follows the verdict."""
+
+    __slots__ = ("dataflow", "edges")
+
+    def __init__(self, dataflow: "Dataflow", edges: dict):
+        self.dataflow = dataflow
+        #: (test node, successor) -> (verdict call, ((name, None-setting nodes, other binding nodes), ...))
+        self.edges = edges
+
+    @classmethod
+    def find(cls, dataflow: "Dataflow") -> Optional["VouchedEdges"]:
+        edges = {}
+        binders = None
+        for node in dataflow.graph.nodes:
+            if node.kind != cfgmod.TEST or not isinstance(node.stmt, ast.If) \
+                    or type(node.stmt.test) is not ast.UnaryOp and type(node.stmt.test) is not ast.Call:
+                continue  # (the cheap part of vouched_presence's question)
+            vouched = vouched_presence(node.stmt.test)
+            if vouched is None:
+                continue
+            if binders is None:
+                binders = _binders(dataflow.graph)
+            verdict_label, call, names = vouched
+            labels: dict = {}
+            for succ, label in node.succs:
+                labels.setdefault(succ, set()).add(label)
+            for succ, seen in labels.items():
+                if len(seen) != 1:
+                    continue  # both arms meet there at once
+                label = next(iter(seen))
+                if label not in (True, False):
+                    continue
+                kept = tuple((name, binders[name][0], binders[name][1])
+                             for name in sorted(names[label == verdict_label]) if name in binders and binders[name][0])
+                if kept:
+                    edges[node.id, succ] = (call, kept)
+        return cls(dataflow, edges) if edges else None
+
+    def reaching(self, n: int, node, outs: dict) -> list:
+        """The environments that reach node ``n`` from its predecessors."""
+        reaching = []
+        for p in node.preds:
+            out = outs.get(p)
+            if out is not None:
+                reaching.append(self.out(p, n, out))
+        return reaching
+
+    def out(self, p: int, succ: int, out: dict) -> dict:
+        """``out`` of node ``p`` as it reaches ``succ``.  Past a vouching
+        verdict, the implicit flow where a name was set to None no longer
+        counts in it (unless it also decides one of the name's other
+        bindings: a fallback made when it was None), and the verdict
+        stands for whether it is None; what its values hold themselves (a
+        listing's length) still counts."""
+        found = self.edges.get((p, succ))
+        if found is None:
+            return out
+        call, names = found
+        dataflow = self.dataflow
+        verdict = project(WHOLE, dataflow.evaluator.eval(call, dataflow.envs.get(p, {})))
+        refined = None
+        for name, setters, others in names:
+            atoms = out.get(name)
+            if atoms is None:
+                continue
+            decided = EMPTY
+            for m in setters:
+                decided |= dataflow.binding_implicit(m)
+            decided &= atoms
+            for m in others:
+                if not decided:
+                    break
+                decided = decided - dataflow.binding_implicit(m)
+            if not decided:
+                continue
+            if refined is None:
+                refined = fork(out)
+            refined[name] = (atoms - decided) | verdict
+        return out if refined is None else refined
+
+
+def _binders(graph) -> dict:
+    """name -> (the nodes whose statement is ``name = None``, the other
+    nodes that may bind it)."""
+    binders: dict = {}
+    for node in graph.nodes:
+        stmt = node.stmt
+        if stmt is None:
+            continue
+        if node.kind == cfgmod.STMT and type(stmt) is ast.Assign and type(stmt.value) is ast.Constant \
+                and stmt.value.value is None and all(type(target) is ast.Name for target in stmt.targets):
+            for target in stmt.targets:
+                binders.setdefault(target.id, ([], []))[0].append(node.id)
+            continue
+        for name in _names_bound(stmt):
+            binders.setdefault(name, ([], []))[1].append(node.id)
+    return binders
 
 
 class _RecordingFlow(Flow):

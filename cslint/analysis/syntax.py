@@ -360,6 +360,53 @@ def presence_test(test: ast.expr) -> Optional[tuple]:
     return None
 
 
+def vouched_presence(test: ast.expr) -> Optional[tuple]:
+    """``(verdict_label, call, {True: names, False: names})`` for an ``if``
+    test that is a call (or its negation) handed a None test of local names:
+    ``if not all_ranks_true(group, buffer is not None): return``.
+    ``verdict_label`` is the branch label on which the call's result is
+    truthy; ``names[v]`` are the names the arguments say are not None when
+    the call's result is ``v``.
+
+    Such a call reads as a consensus on what it is handed: its verdict
+    vouches for the argument on every rank (``all`` of ``x is not None``
+    holding, ``any`` of ``x is None`` failing).  Past it, whether ``x`` is
+    None is what that verdict says, agreed wherever the verdict is.  The
+    call's own reduction is not read: ``if not any_rank(x is not None)``
+    would be taken as the same kind of verdict, though past it only some
+    rank need hold ``x``."""
+    label = True
+    while isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        label = not label
+        test = test.operand
+    if not isinstance(test, ast.Call):
+        return None
+    arguments = list(test.args) + [kw.value for kw in test.keywords]
+    names = {True: set(), False: set()}
+    for value in (True, False):
+        for argument in arguments:
+            _present_when(argument, value, names[value])
+    if not names[True] and not names[False]:
+        return None
+    return label, test, {value: frozenset(found) for value, found in names.items()}
+
+
+def _present_when(expr: ast.expr, value: bool, out: set) -> None:
+    """Add to ``out`` the local names that are not None wherever ``expr`` is ``value``."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        _present_when(expr.operand, not value, out)
+    elif isinstance(expr, ast.BoolOp):
+        # every operand of an ``and`` that holds holds; every operand of an ``or`` that fails fails
+        if isinstance(expr.op, ast.And) == value:
+            for operand in expr.values:
+                _present_when(operand, value, out)
+    elif isinstance(expr, ast.Compare) and len(expr.ops) == 1 and isinstance(expr.left, ast.Name) \
+            and isinstance(expr.comparators[0], ast.Constant) and expr.comparators[0].value is None \
+            and isinstance(expr.ops[0], (ast.Is, ast.IsNot)):
+        if isinstance(expr.ops[0], ast.IsNot) == value:
+            out.add(expr.left.id)
+
+
 def _plain_dotted(node: ast.expr) -> Optional[str]:
     """``a.b.c`` for a chain of names and attributes without calls."""
     parts = []
