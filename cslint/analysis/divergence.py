@@ -165,8 +165,15 @@ def canonical_order(atoms, digests: Optional[dict] = None) -> tuple:
     """The atoms sorted by :func:`_atom_rank`; atoms that share a rank (the
     same call on one line with other arguments, collectives over one group)
     are ordered by a digest of their whole structure."""
-    # each atom's rank is computed once (it spells out the atom's reference)
     listed = list(atoms)
+    return tuple(listed[i] for i in canonical_positions(listed, digests))
+
+
+def canonical_positions(listed: list, digests: Optional[dict] = None) -> list:
+    """:func:`canonical_order` as positions in ``listed`` (the set's atoms in
+    its own iteration order): what a process that shares the set's memory
+    can hand to another without sending the atoms."""
+    # each atom's rank is computed once (it spells out the atom's reference)
     ranks = [_atom_rank(atom) for atom in listed]
     order = sorted(range(len(listed)), key=ranks.__getitem__)
     # Only atoms whose rank ties with another's need a digest: sorting a run
@@ -184,7 +191,7 @@ def canonical_order(atoms, digests: Optional[dict] = None) -> tuple:
                 memo = {} if digests is None else digests
             order[start:end] = sorted(order[start:end], key=lambda i: structure_digest(listed[i], memo))
         start = end
-    return tuple(listed[i] for i in order)
+    return order
 
 
 def structure_digest(value, memo: dict) -> bytes:

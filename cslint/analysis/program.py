@@ -74,6 +74,12 @@ class Program(ProgramReads):
         #: through, for the rules' confidence (see UniformityInfo.flow_facts).
         self.link_functions: dict = {}
         self._ordered: dict = {}  # atom set -> its atoms in canonical order
+        #: canonical orders worked out ahead of need by another process (see
+        #: :func:`atom_sets`): ``get(atoms)`` gives the positions
+        #: :func:`~cslint.analysis.divergence.canonical_positions` finds for a
+        #: set, or None; the order is a function of the set alone, so it does
+        #: not matter which process worked it out
+        self.orders_ahead = None
         self._digests: dict = {}  # see structure_digest
         self._projections: dict = {}  # see seen_through
         self._globals_busy: set = set()
@@ -176,7 +182,13 @@ class Program(ProgramReads):
         was built (a set unpickled from a worker iterates differently)."""
         found = self._ordered.get(atoms)
         if found is None:
-            found = self._ordered[atoms] = canonical_order(atoms, self._digests)
+            positions = self.orders_ahead.get(atoms) if self.orders_ahead is not None else None
+            if positions is None:
+                found = canonical_order(atoms, self._digests)
+            else:
+                listed = list(atoms)
+                found = tuple(listed[i] for i in positions)
+            self._ordered[atoms] = found
         return found
 
     def eval_atom(self, atom: tuple, mode: frozenset) -> dict:
@@ -411,6 +423,82 @@ class Program(ProgramReads):
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
         return changed
+
+
+def atom_sets(program: Program):
+    """The sets of several atoms that the fixpoint and the questions after it
+    put in canonical order (:meth:`Program._in_order`), each once, in about
+    the order they first meet them: the first round steps every function in
+    order (its returns, field writes and calls: a set before the sets its
+    atoms read), then the hazards ask about the conditions of the call
+    sites.  What a call reads follows the references resolved so far
+    (:meth:`~cslint.analysis.resolution.Resolver.resolved`): the arguments
+    of a call that runs a function of the tree, the fallback of one that
+    runs none; nothing is resolved here, so the resolver's memo stays as the
+    fixpoint would find it."""
+    seen: set = set()
+    modules = program.modules
+    resolved = program.resolver.resolved
+
+    def reads(atom) -> list:
+        """The atom sets the evaluation of ``atom`` reads (``Program.eval_atom``)."""
+        tag = atom.tag
+        if tag == "J" or tag == "C" or tag == "A":
+            return [atom.inner]
+        if tag == "R":  # ProgramReads._returned
+            targets = resolved(atom.ref)
+            if targets is not None and (not targets or atom.ref.tag == "class"
+                                        or any(fn.qualname.endswith("__init__") for fn in targets)):
+                return [atom.fallback]
+            out = list(atom.args)  # bound to the callees' parameters
+            out.extend(arg for _, arg in atom.kwargs)
+            if targets is None:  # not resolved yet: either
+                out.append(atom.fallback)
+            return out
+        if tag == "G":
+            module = modules.get(atom.module)
+            found = module.globals.get(atom.name) if module is not None else None
+            return [found] if found else []
+        if tag == "E":
+            return [v.raised for fn in resolved(atom.ref) or () if fn.raises
+                    for v in fn.variants.values() if v.raised]
+        return []
+
+    def in_step(v):
+        yield v.returns
+        for write in v.fields:
+            yield write.atoms
+        for site in v.sites:
+            if resolved(site.ref):  # a call that runs nothing of the tree passes nothing on
+                yield getattr(site, "ctx_atoms", EMPTY_ATOMS)
+                yield from site.args
+                for _, arg in site.kwargs:
+                    yield arg
+
+    def conditions(v):
+        for site in v.sites:
+            for cond in site.conds:
+                yield cond.atoms
+                for _span, atoms, _presence in cond.operands:
+                    yield atoms
+
+    functions = list(program.funcs.values())
+    for parts in (in_step, conditions):
+        for fn in functions:
+            for v in fn.variants.values():
+                for top in parts(v):
+                    stack = [top]
+                    while stack:  # depth first, a set before the sets its atoms read
+                        atoms = stack.pop()
+                        if not atoms or id(atoms) in seen:
+                            continue
+                        seen.add(id(atoms))
+                        if len(atoms) > 1:
+                            yield atoms
+                        below = []
+                        for atom in atoms:
+                            below.extend(reads(atom))
+                        stack.extend(reversed(below))
 
 
 def table_reads(program: Program, fn: FuncFacts) -> set:

@@ -176,6 +176,14 @@ class Resolver:
                 stack.extend(self._subclasses.get(k, ()))
         return found
 
+    def resolved(self, ref) -> Optional[list]:
+        """What :meth:`resolve` answered for ``ref`` so far; None when it was
+        not asked yet (and asking nothing here leaves its memo as it was)."""
+        try:
+            return self._resolve_cache.get(ref)
+        except TypeError:
+            return None
+
     def resolve(self, ref) -> list:
         """The functions a call through ``ref`` may run ([FuncFacts])."""
         if ref is None:

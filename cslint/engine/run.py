@@ -30,6 +30,7 @@ from ..suppressions import MARKER, apply_suppressions, find_suppressions
 from .cache import FactCache
 from .discovery import ModuleNames, discover_files, read_file, settings_resolver
 from .gather import FactGatherer
+from .ordering import OrdersAhead
 from .workers import RunContext, Workers
 
 
@@ -100,8 +101,9 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
         if found is None:
             gatherer = FactGatherer(knowledge, preset_names, workers, fact_cache, module_of, bar)
             facts_by_real = gatherer.gather(all_files)
+        parallel = workers.pool is not None
     if found is None:
-        found = _analysis_findings(facts_by_real, all_files, knowledge, bar)
+        found = _analysis_findings(facts_by_real, all_files, knowledge, bar, parallel)
         if fact_cache is not None:
             fact_cache.put_run(analysis_key, found)
 
@@ -148,9 +150,10 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
     return result
 
 
-def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar) -> list:
+def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, parallel: bool = False) -> list:
     """The findings of the reported files (CSL001 and hazards) before
-    suppressions and selection, each file named by its resolved path."""
+    suppressions and selection, each file named by its resolved path.
+    ``parallel``: the run had worker processes (whose cores are free now)."""
     reported = {f.real for f in all_files if f.report}
     findings: list = []
     for f in all_files:
@@ -168,10 +171,18 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar) -> 
     program = Program(all_facts, knowledge)
     if bar is not None:
         bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
-    program.solve()
+    # the cores the workers used would sit idle: one orders atom sets ahead
+    program.orders_ahead = OrdersAhead.start(program) if parallel else None
+    try:
+        program.solve()
+        hazards = find_hazards(UniformityInfo(program))
+    finally:
+        if program.orders_ahead is not None:
+            program.orders_ahead.close()
+            program.orders_ahead = None
     data_of = {f.real: f.data for f in all_files if f.report}
     lines_of: dict = {}  # resolved path -> its lines as ast counted columns, split once per file
-    for hazard in find_hazards(UniformityInfo(program)):
+    for hazard in hazards:
         if hazard.path not in reported:
             continue
         if hazard.path not in lines_of:

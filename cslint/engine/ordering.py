@@ -1,0 +1,151 @@
+"""Canonical orders worked out ahead of the whole-tree fixpoint, in a
+forked helper process.
+
+The fixpoint (:mod:`cslint.analysis.program`) runs in the run's own process
+after the workers are done, so the other cores sit idle while it runs.  A
+good part of its work is putting atom sets in canonical order
+(:func:`~cslint.analysis.divergence.canonical_order`: digests of whole
+atom structures where ranks tie), a function of each set alone.  A helper
+forked once the facts are in shares every set with the run's process, works
+the orders out in about the order the fixpoint meets the sets
+(:func:`~cslint.analysis.program.atom_sets`) and sends each back as
+positions in the set's own iteration order, named by the set's ``id``: the
+run's process holds every one of those sets until the helper is closed, so
+no other object can carry that ``id`` meanwhile.  The fixpoint takes an
+order from the helper when it has come, and works it out itself otherwise:
+the result is the same either way, only the time differs.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+from typing import Optional
+
+try:
+    import fcntl
+except ImportError:  # not on every system; nor is a helper forked there
+    fcntl = None
+
+from ..analysis.divergence import canonical_positions
+from ..analysis.program import Program, atom_sets
+
+#: orders per message from the helper
+CHUNK = 256
+#: the pipe's size, where the system lets it be set
+PIPE_BYTES = 1 << 20
+
+
+class OrdersAhead:
+    """The orders a helper process has sent so far (``Program.orders_ahead``)."""
+
+    def __init__(self, pid: int, reader: int):
+        self.pid = pid
+        self.reader = reader  # the pipe from the helper, non-blocking (None once it is done)
+        self.pending = bytearray()  # received, not yet a whole message
+        self.positions: dict = {}  # id(atom set) -> positions
+
+    @classmethod
+    def start(cls, program: Program) -> Optional["OrdersAhead"]:
+        """A helper forked to order ``program``'s atom sets; None where
+        processes are not forked (the fixpoint then orders every set itself)."""
+        if not sys.platform.startswith("linux"):
+            return None
+        try:
+            read_end, write_end = os.pipe()
+        except OSError:
+            return None
+        try:  # room for the helper to run ahead while the fixpoint reads nothing
+            fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        except (AttributeError, OSError):  # no such setting here: the default size
+            pass
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(read_end)
+            os.close(write_end)
+            return None
+        if pid == 0:  # the helper
+            try:
+                os.close(read_end)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process handles Ctrl-C
+                _send_orders(program, write_end)
+            finally:
+                os._exit(0)  # no clean-up of the run's state: it is the run's process's
+        os.close(write_end)
+        os.set_blocking(read_end, False)
+        return cls(pid, read_end)
+
+    def get(self, atoms: frozenset) -> Optional[list]:
+        """The canonical positions of ``atoms`` if the helper sent them."""
+        found = self.positions.get(id(atoms))
+        if found is None and self.reader is not None:
+            self._receive()
+            found = self.positions.get(id(atoms))
+        if found is not None and len(found) != len(atoms):
+            return None
+        return found
+
+    def _receive(self) -> None:
+        """Take in what the helper has sent by now, without waiting."""
+        pending = self.pending
+        while True:
+            try:
+                data = os.read(self.reader, PIPE_BYTES)
+            except BlockingIOError:
+                break
+            except OSError:
+                data = b""
+            if not data:  # the helper is done
+                self._stop_reading()
+                break
+            pending += data
+        start = 0
+        while len(pending) - start >= 4:
+            size = int.from_bytes(pending[start:start + 4], "little")
+            if len(pending) - start - 4 < size:
+                break
+            self.positions.update(pickle.loads(pending[start + 4:start + 4 + size]))
+            start += 4 + size
+        del pending[:start]
+
+    def _stop_reading(self) -> None:
+        if self.reader is not None:
+            os.close(self.reader)
+            self.reader = None
+
+    def close(self) -> None:
+        self._stop_reading()
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        try:
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+        self.positions = {}
+
+
+def _send_orders(program: Program, out: int) -> None:
+    digests: dict = {}
+    chunk: dict = {}
+    try:
+        for atoms in atom_sets(program):
+            chunk[id(atoms)] = canonical_positions(list(atoms), digests)
+            if len(chunk) >= CHUNK:
+                _write_message(out, chunk)
+                chunk = {}
+        if chunk:
+            _write_message(out, chunk)
+    except OSError:  # the run's process stopped listening
+        pass
+
+
+def _write_message(out: int, chunk: dict) -> None:
+    data = pickle.dumps(chunk, protocol=pickle.HIGHEST_PROTOCOL)
+    view = memoryview(len(data).to_bytes(4, "little") + data)
+    while view:
+        view = view[os.write(out, view):]

@@ -1,0 +1,103 @@
+"""Canonical orders worked out by a forked helper (cslint/engine/ordering.py)
+are the orders the fixpoint works out itself, for every set it asks about,
+and a run that uses them finds what a run without them finds."""
+
+import sys
+import textwrap
+import time
+
+import pytest
+
+from cslint.analysis.divergence import canonical_order
+from cslint.analysis.facts import extract_file_facts
+from cslint.analysis.hazards import find_hazards
+from cslint.analysis.program import Program, atom_sets
+from cslint.analysis.uniformity import UniformityInfo
+from cslint.config import Settings
+from cslint.engine.ordering import OrdersAhead
+from cslint.presets import load_presets
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the helper is forked on Linux only")
+
+KNOWLEDGE = load_presets(["torch_distributed", "mpi4py"])
+
+# Projections by one transform tie on rank (their order comes from digests);
+# calls on one line with other arguments tie too.
+MODULE = textwrap.dedent("""
+    import os
+    import torch.distributed as dist
+    from pkg.util import pick
+
+    LIMIT = int(os.environ.get("LIMIT", "4")) + len(os.environ.get("EXTRA", ""))
+
+    class Stepper:
+        def __init__(self, group):
+            self.group = group
+            self.rank = dist.get_rank()
+            self.local = int(os.environ["LOCAL_RANK"])
+
+        def step(self, batch, items):
+            sizes = len(batch) + len(items) + len(self.local_list()) + LIMIT
+            if pick(sizes, self.rank) and pick(sizes, self.local) or len(batch) > self.rank:
+                dist.all_reduce(batch, group=self.group)
+            return pick(len(items), self.rank), pick(len(batch), self.local)
+
+        def local_list(self):
+            return [self.rank] * self.local
+""")
+
+UTIL = textwrap.dedent("""
+    def pick(a, b):
+        return a if b else None
+""")
+
+
+def _program() -> Program:
+    files = [extract_file_facts("pkg/step.py", MODULE.encode(), Settings(), KNOWLEDGE, module="pkg.step"),
+             extract_file_facts("pkg/util.py", UTIL.encode(), Settings(), KNOWLEDGE, module="pkg.util")]
+    return Program(files, KNOWLEDGE)
+
+
+def _all_orders(ahead: OrdersAhead, expected: int) -> None:
+    deadline = time.monotonic() + 30
+    while ahead.reader is not None and len(ahead.positions) < expected and time.monotonic() < deadline:
+        ahead._receive()
+        time.sleep(0.01)
+
+
+def test_helper_orders_are_the_canonical_orders():
+    program = _program()
+    sets = list(atom_sets(program))
+    assert sets, "the module has no set of several atoms to order"
+    assert any(len({(a.tag, getattr(a, "transform", None)) for a in s}) < len(s) for s in sets), \
+        "no set whose atoms tie on rank: the digests are not exercised"
+    ahead = OrdersAhead.start(program)
+    assert ahead is not None
+    try:
+        _all_orders(ahead, len(sets))
+        assert len(ahead.positions) == len(sets)
+        for atoms in sets:
+            positions = ahead.get(atoms)
+            listed = list(atoms)
+            assert tuple(listed[i] for i in positions) == canonical_order(atoms)
+        copy = frozenset(list(sets[0]))
+        assert copy is not sets[0] and ahead.get(copy) is None  # a set is known by identity only
+    finally:
+        ahead.close()
+
+
+def test_a_fixpoint_with_orders_ahead_finds_the_same():
+    alone = _program()
+    alone.solve()
+    expected = [repr(h) for h in find_hazards(UniformityInfo(alone))]
+    helped = _program()
+    helped.orders_ahead = OrdersAhead.start(helped)
+    try:
+        _all_orders(helped.orders_ahead, len(list(atom_sets(helped))))
+        helped.solve()
+        found = [repr(h) for h in find_hazards(UniformityInfo(helped))]
+    finally:
+        helped.orders_ahead.close()
+    assert expected, "the module has no hazard to compare"
+    assert found == expected
+    assert helped._ordered == alone._ordered
