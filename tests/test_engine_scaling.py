@@ -198,3 +198,44 @@ def test_a_method_name_many_classes_define_selects_files_only_with_its_class(tmp
     assert wrappers.search(b"r = CommRouter()\nr.dispatch(x)\n")
     assert wrappers.search(b"def step(r):\n    r.sync_weights(x)\n")  # one class defines it
     assert not wrappers.search(b"r = CommRouterV2()\nr.dispatcher(x)\n")
+
+
+def test_workers_hand_out_a_rounds_last_files_largest_first_and_keep_the_job_order():
+    """The batches no worker has started when the last file of a round is
+    chosen go out again one file per task, largest first (``Workers._even_out``);
+    the facts still come back in the order of the jobs, each from its own job."""
+    import sys
+
+    from cslint.engine import workers as workers_module
+    from cslint.engine.workers import ParseJob, RunContext, Workers
+
+    if not sys.platform.startswith("linux"):
+        return
+    jobs = []
+    for index in range(3 * workers_module.PARALLEL_THRESHOLD):
+        body = "".join(f"    x{line} = {line}\n" for line in range(1 + (index * 37) % 200))
+        source = f"import torch.distributed as dist\n\ndef f{index}(t):\n{body}    dist.all_reduce(t)\n"
+        jobs.append(ParseJob(f"m{index}.py", source.encode(), Settings(), f"m{index}", frozenset()))
+    handed_out = []
+    even_out = Workers._even_out
+
+    def spy(self, tasks, submitted):
+        evened = even_out(self, tasks, submitted)
+        kept = {id(task) for task in tasks}
+        handed_out.append([positions for task in evened if id(task) not in kept for positions in [task[1]]])
+        return evened
+
+    Workers._even_out = spy
+    try:
+        with Workers(2, len(jobs), RunContext.of(["torch_distributed"])) as pool:
+            assert pool.pool is not None
+            facts = pool.map(iter(jobs))
+    finally:
+        Workers._even_out = even_out
+    assert [f.path for f in facts] == [job.path for job in jobs]
+    assert [f.functions[0].qualname for f in facts] == [f"f{i}" for i in range(len(jobs))]
+    (again,) = handed_out
+    assert again, "no batch was waiting when the last job came: nothing was evened out"
+    assert all(len(positions) == 1 for positions in again)
+    sizes = [len(jobs[positions[0]].data) for positions in again]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]

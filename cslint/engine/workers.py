@@ -233,24 +233,26 @@ class Workers:
         if self.pool is None:
             return self._parse_here(jobs, bar)
         jobs = iter(jobs)
-        submitted, futures, batch = [], [], []
+        submitted, batch = [], []
+        tasks = []  # (future, the positions in ``submitted`` of its jobs)
         batch_bytes = 0
         try:
             for job in jobs:
+                batch.append(len(submitted))
                 submitted.append(job)
-                batch.append(job)
                 batch_bytes += len(job.data)
                 if bar is not None:
                     bar.expect()
                 if len(batch) == BATCH or batch_bytes >= BATCH_BYTES:
-                    futures.append(self.pool.submit(_parse_batch, batch))
+                    tasks.append((self.pool.submit(_parse_batch, [submitted[i] for i in batch]), batch))
                     batch, batch_bytes = [], 0
             if batch:
-                futures.append(self.pool.submit(_parse_batch, batch))
-            out = []
-            for future in futures:
-                for facts in future.result():
-                    out.append(facts)
+                tasks.append((self.pool.submit(_parse_batch, [submitted[i] for i in batch]), batch))
+            tasks = self._even_out(tasks, submitted)
+            out = [None] * len(submitted)
+            for future, positions in tasks:
+                for position, facts in zip(positions, future.result()):
+                    out[position] = facts
                     if bar is not None:
                         bar.advance()
             return out
@@ -259,6 +261,19 @@ class Workers:
             if bar is not None:
                 bar.start(bar.label, 0)
             return self._parse_here(submitted, bar) + self._parse_here(jobs, bar)
+
+    def _even_out(self, tasks: list, submitted: list) -> list:
+        """The tasks of a round, with those no worker has started yet handed
+        out again one file per task, largest first: the round waits for its
+        last task, and a batch of files, or a large file, left for last keeps
+        one worker busy while the others have nothing to do (the next round
+        needs every fact of this one)."""
+        waiting = [positions for future, positions in tasks if future.cancel()]
+        if not waiting:
+            return tasks
+        kept = [(future, positions) for future, positions in tasks if not future.cancelled()]
+        left = sorted((i for positions in waiting for i in positions), key=lambda i: (-len(submitted[i].data), i))
+        return kept + [(self.pool.submit(_parse_batch, [submitted[i]]), [i]) for i in left]
 
     def _parse_here(self, jobs, bar) -> list:
         out = []
