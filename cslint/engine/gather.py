@@ -19,6 +19,7 @@ from typing import Optional
 
 from ..analysis.records import FileFacts, merge_partial
 from ..analysis.vocabulary import GENERIC_METHODS
+from .discovery import read_file
 from .prefilter import ImportStatements, SiteFilter, WrapperDefinitions, WrapperPrefilter
 from .workers import ParseJob
 
@@ -44,13 +45,13 @@ class FactGatherer:
 
     def gather(self, all_files: list) -> dict:
         """The facts of the files worth parsing among ``all_files``
-        (``SourceFile``), by resolved path."""
-        readable = [f for f in all_files if f.data is not None]
+        (``SourceFile``), by resolved path.  A file not read yet is read by
+        the first round, which looks at every file."""
         user_patterns = {pattern for f in all_files for pattern in f.settings.collectives}
         may_hold_site = SiteFilter(self.knowledge, sorted(user_patterns), self.imports)
-        by_path = {f.real: f for f in readable}
+        by_path: dict = {}  # the readable files, by resolved path (once the first round read them)
         needles: set = set()
-        remaining = list(readable)
+        remaining = list(all_files)
         rounds = 0
         while remaining:
             rounds += 1
@@ -64,6 +65,11 @@ class FactGatherer:
                 # a generator: the workers start on the first files while the
                 # prefilter is still reading the rest
                 for f in candidates:
+                    if f.data is None:
+                        if f.problem is None:
+                            read_file(f)
+                        if f.data is None:  # reported with its problem, never parsed
+                            continue
                     if (f.explicit and f.report) or (first and may_hold_site(f.data)) \
                             or (uses_wrapper is not None and uses_wrapper.search(f.data)):
                         yield f
@@ -76,6 +82,8 @@ class FactGatherer:
             if self.bar is not None:
                 self.bar.start(f"analysing, round {rounds}", 0)
             found_any = self._parse_and_merge(itertools.chain(deeper, chosen()), deeper)
+            if rounds == 1:
+                by_path.update((f.real, f) for f in all_files if f.data is not None)
             remaining = rest
             if not found_any:
                 break

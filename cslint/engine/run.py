@@ -90,15 +90,17 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
     module_of = ModuleNames()
     module_of.settle(f.real for f in all_files)
     with Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge)) as workers:
-        for f in all_files:
-            read_file(f)
         found = None
         if fact_cache is not None:
+            for f in all_files:
+                read_file(f)
             # An unchanged tree, configuration and preset list gives the
             # analysis of an earlier run without parsing anything.
             analysis_key = fact_cache.run_key(_analysis_inputs(all_files, preset_names, module_of))
             found = fact_cache.get_run(analysis_key)
         if found is None:
+            # (files not read yet are read by the first prefilter round, as
+            # it goes: the workers start on the first ones meanwhile)
             gatherer = FactGatherer(knowledge, preset_names, workers, fact_cache, module_of, bar)
             facts_by_real = gatherer.gather(all_files)
         parallel = workers.pool is not None
