@@ -513,3 +513,59 @@ def test_a_step_hook_gets_this_rank_batch_and_setdefault_adds_a_key():
     kept = STEP_BATCH.replace('entry = self.metrics.setdefault(name, {"total": 0})',
                               'entry = self.metrics.get(name)')
     assert _findings(kept, presets=["torch_distributed", "lightning"]) == []
+
+
+CALLEE_FAILS = """
+    import torch.distributed as dist
+
+
+    class Loop:
+        def __init__(self, kv_cache, queue):
+            self.kv_cache = kv_cache
+            self.queue = queue
+
+        def _pad_on_idle_rank(self):
+            if dist.get_rank() != 0:
+                return
+            self.queue.append(self.kv_cache.add_dummy_requests([0])[0])
+
+        def _pad_on_every_rank(self):
+            self.queue.append(self.kv_cache.add_dummy_requests([0])[0])
+
+        def _pad_guarded(self):
+            if dist.get_rank() != 0:
+                return
+            try:
+                self.queue.append(self.kv_cache.add_dummy_requests([0])[0])
+            except RuntimeError:
+                pass
+
+        def step_idle(self, sizes):
+            self._pad_on_idle_rank()
+            dist.all_reduce(sizes)
+
+        def step_every(self, sizes):
+            self._pad_on_every_rank()
+            dist.all_reduce(sizes)
+
+        def step_guarded(self, sizes):
+            self._pad_guarded()
+            dist.all_reduce(sizes)
+
+        def step_own_exit_first(self, sizes, stop):
+            self._pad_on_idle_rank()
+            if stop[dist.get_rank()]:
+                return
+            dist.all_reduce(sizes)
+"""
+
+
+def test_under_hang_a_callee_whose_own_tests_choose_the_ranks_that_fail_splits_the_group():
+    # The KV-cache allocation (tensorrt_llm preset, local_failures) fails on the rank that does it; only
+    # rank 0 pads in ``_pad_on_idle_rank``, so its failure leaves rank 0 alone out of the all-reduce.  Work
+    # every rank does fails alike (no finding), and work inside a ``try`` is handled where it fails.  A site
+    # with a differing test of its own is reported for that test (the callee's failure is the outermost
+    # reason), so the exit in ``step_own_exit_first`` keeps its CSL102.
+    assert _findings(CALLEE_FAILS, presets=["tensorrt_llm"]) == [(28, "CSL104"), (42, "CSL102")]
+    crash = Settings(unhandled_exceptions="crash")
+    assert _findings(CALLEE_FAILS, settings=crash, presets=["tensorrt_llm"]) == [(42, "CSL102")]

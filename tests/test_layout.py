@@ -204,7 +204,7 @@ ANALYSIS_PHASES = [
     ("astwalk", "atoms", "environment"),  # tree walking, typed atoms and their transforms, environments
     ("divergence",),  # divergence maps, over the atoms' sources
     ("cfg", "vocabulary"),  # control flow; names known without presets
-    ("syntax", "records", "callfacts"),  # what the syntax says; the per-file records
+    ("syntax", "records", "callfacts", "escapes"),  # what the syntax says; the per-file records; failing work
     ("arms",),  # calls and assignments both arms of an if/else make alike
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms

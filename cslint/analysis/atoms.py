@@ -27,6 +27,9 @@ atom                          tag   meaning
                                     its receiver and arguments)
 :class:`CollectiveResult`     C     the result of a collective over ``group``:
                                     uniform over the group whatever ``inner`` is
+:class:`EscapedBy`            X     whether a call to an analysed function
+                                   fails on this rank and leaves it
+                                   (``unhandled-exceptions = "hang"``)
 :class:`RaisedBy`             E     an exception from a call to an analysed
                                     function: rank-local only if the callee can
                                     raise (decided by the whole-tree pass)
@@ -158,6 +161,14 @@ class AttributeRead(NamedTuple):
 
 class RaisedBy(NamedTuple):
     tag: str  # "E"
+    ref: tuple
+    path: str
+    line: int
+    text: str
+
+
+class EscapedBy(NamedTuple):
+    tag: str  # "X"
     ref: tuple
     path: str
     line: int
@@ -431,6 +442,13 @@ def calls_read(atoms: frozenset) -> list:
 
 def raised_by(ref, path: str, line: int, text: str) -> RaisedBy:
     return _new(RaisedBy, ("E", ref, path, line, text))
+
+
+def escaped_by(ref, path: str, line: int, text: str) -> EscapedBy:
+    """Whether a call to ``ref`` fails on this rank with an error nothing
+    catches (``unhandled-exceptions = "hang"``): as the tests above the
+    callee's failing work differ (:attr:`Variant.escapes`)."""
+    return _new(EscapedBy, ("X", ref, path, line, text))
 
 
 # -- references to functions --------------------------------------------------

@@ -158,8 +158,10 @@ ESCAPE = "escape"
 COMPOUND_STATEMENTS = (ast.If, ast.While, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
              ast.AsyncFunctionDef, ast.ClassDef, ast.Match)
 
-#: Decides whether a simple statement's exception may leave the function on one rank only.
-FailsLocally = Callable[[ast.AST], bool]
+#: A simple statement's failing work (escapes.py): LOCAL_WORK | FAILING_CALL bit flags.
+FailsLocally = Callable[[ast.AST], int]
+LOCAL_WORK = 1
+FAILING_CALL = 2
 
 
 def _may_raise(stmt: ast.AST) -> bool:
@@ -227,12 +229,14 @@ class _Builder:
         if self.handler_stack and _may_raise(stmt):
             for target in self._exception_targets():
                 self._edge(node_id, target, "raise")
-        elif self.escaping is not None and not self.handler_stack and self.branch_depth \
-                and not isinstance(stmt, COMPOUND_STATEMENTS) and self.escaping(stmt):
+        elif self.escaping is not None and not self.handler_stack and not isinstance(stmt, COMPOUND_STATEMENTS):
             # Work that only some ranks do (inside an ``if`` arm) fails on those ranks only; where
             # the launcher does not tear the job down, the exception leaves this rank while the
-            # others go on to the next collective.
-            self._edge(node_id, self.exit, ESCAPE)
+            # others go on to the next collective.  (A call to a function that can fail on this
+            # rank adds no edge: the sites after it carry its failure as their outermost
+            # condition, guards.Guards.callee_escapes, so it moves no other decision.)
+            if self.branch_depth and self.escaping(stmt) & LOCAL_WORK:
+                self._edge(node_id, self.exit, ESCAPE)
 
     # -- sequences (built backwards: each returns the entry of what it built)
     def seq(self, stmts: list, succ: int) -> int:

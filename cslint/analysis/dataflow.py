@@ -15,27 +15,12 @@ from .arms import ArmIndex, selects_own_part
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, LENGTH, WHOLE, project, whole
 from .environment import fork, merge_into
+from .escapes import escaping_kind
 from .evaluator import Evaluator
 from .function import FunctionInfo
 from .syntax import single_rank_side, vouched_presence
 from .transfer import Flow, Transfer
-from .vocabulary import LOCAL_IO_CALLS, MUTATORS
-
-
-#: Calls whose failure is this rank's own: its disk, its network peers, the end of its own iterator.
-LOCAL_FAILURES = LOCAL_IO_CALLS | {"next"}
-
-
-def fails_locally(stmt: ast.AST) -> bool:
-    """A simple statement that calls local I/O or advances an iterator: it can
-    fail on one rank while the others go on (``unhandled-exceptions = "hang"``)."""
-    for node in fast_walk(stmt):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-            if name in LOCAL_FAILURES:
-                return True
-    return False
+from .vocabulary import MUTATORS
 
 
 class Dataflow:
@@ -45,7 +30,7 @@ class Dataflow:
     def __init__(self, info: FunctionInfo, evaluator: Evaluator, fold):
         self.info = info
         self.evaluator = evaluator
-        graph = cfgmod.build_cfg(info.func, fold, escaping=fails_locally if info.ctx.exceptions_hang else None,
+        graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if info.ctx.exceptions_hang else None,
                                 exits=info.ctx.exit_exceptions)
         ipdom = cfgmod.postdominators(graph)
         cd = cfgmod.control_dependence(graph, ipdom)

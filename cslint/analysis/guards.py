@@ -21,12 +21,14 @@ from ..model import Span
 from . import cfg as cfgmod
 from .alternatives import Alternatives
 from .astwalk import walk as fast_walk
-from .atoms import LENGTH, project
+from .atoms import LENGTH, escaped_by, project
 from .dataflow import Dataflow
+from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
 from .records import Cond
 from .syntax import (
-    ReadNames, calls_in_order, first_exit, first_exit_in, presence_test, short, tests_membership, tests_own_group,
+    ReadNames, calls_in_order, dotted, first_exit, first_exit_in, presence_test, short, tests_membership,
+    tests_own_group,
     unparse,
 )
 
@@ -52,11 +54,15 @@ class Guards:
         self.read_names = ReadNames()
         self._tests: dict = {}  # (test's CFG node, whether the site is in its arms) -> Cond
         self._finally: dict = {}  # id(try statement) -> the condition of a call in its ``finally`` (or None)
+        self._callee_escapes: dict = {}  # id(statement) -> (it, callee_escapes' answer)
 
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
         innermost inline conditions first."""
         conds = tuple(self._inline_conds(inline, env)) + tuple(self._node_conds(node))
+        if self.info.ctx.exceptions_hang:
+            # the outermost reasons: the site's own tests decide first
+            conds = conds + self.callee_escapes(node.stmt)
         escaped = self._finally_cond(node)
         if escaped is not None:
             conds = conds + (escaped,)
@@ -134,6 +140,47 @@ class Guards:
                 if not self._joined_after(dnode.stmt, stmt):
                     conds.append(self._exception(dnode.stmt, atoms))
         return conds
+
+    def callee_escapes(self, stmt) -> tuple:
+        """Under ``unhandled-exceptions = "hang"``: a condition per earlier
+        statement on the way to ``stmt`` (in its own block or an enclosing
+        one, outside any ``try``) that calls a function of the file that can
+        fail on this rank: the rank it fails on leaves, the others go on to
+        the site.  The callee's own tests above its failing work decide
+        (escapes.py); kept per statement."""
+        known = self._callee_escapes.get(id(stmt))
+        if known is not None and known[0] is stmt:
+            return known[1]
+        info = self.info
+        out = []
+        if failing_functions(info.ctx):
+            child = stmt
+            while child is not None:
+                block = info.blocks.get(id(child), ())
+                for i in range(len(block) - 1, -1, -1):
+                    if block[i] is child:
+                        for earlier in reversed(block[:i]):
+                            if isinstance(earlier, cfgmod.COMPOUND_STATEMENTS) or info.enclosing_try(earlier):
+                                continue
+                            escapes = self._escapes_of(earlier)
+                            if escapes:
+                                out.append(self._exception(earlier, escapes, "escape-callee"))
+                        break
+                child = info.parents.get(id(child))
+        result = tuple(out)
+        self._callee_escapes[id(stmt)] = (stmt, result)
+        return result
+
+    def _escapes_of(self, stmt) -> frozenset:
+        """Whether the calls of ``stmt`` to functions of the file that can
+        fail on this rank do fail here (EscapedBy atoms, one per call)."""
+        info = self.info
+        out = set()
+        for call in failing_calls(info.ctx, stmt):
+            ref = info.resolve_ref(call.func)
+            if ref is not None:
+                out.add(escaped_by(ref, info.ctx.path, call.lineno, dotted(call.func) or "call"))
+        return frozenset(out)
 
     # -- rendezvous ---------------------------------------------------------------------
     def _joined_after(self, raising, site_stmt) -> bool:

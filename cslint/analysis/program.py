@@ -224,6 +224,8 @@ class Program(ProgramReads):
             return out
         if tag == "E":
             return self._raised_by(atom, mode)
+        if tag == "X":
+            return self._escaped_by(atom, mode)
         return {}
 
     def _with_properties(self, value: dict, readers: list, attr: str, mode: frozenset) -> dict:
@@ -564,6 +566,12 @@ def table_reads(program: Program, fn: FuncFacts) -> set:
                     out.add(("param", target.key))
                     for variant in target.variants.values():
                         atoms_deps(variant.raised or ())
+            elif tag == "X" and id(atom) not in seen:
+                seen.add(id(atom))  # what decides that a callee fails on this rank (ProgramReads._escaped_by)
+                for target in resolve(atom.ref):
+                    out.add(("param", target.key))
+                    for variant in target.variants.values():
+                        atoms_deps(variant.escapes or ())
 
     for v in fn.variants.values():
         atoms_deps(v.returns)

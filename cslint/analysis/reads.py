@@ -126,6 +126,21 @@ class ProgramReads:
         origin = source("exception from local work", atom.text, atom.path, atom.line, (("*", ALL_DIMS),))
         return {origin: (ALL_DIMS, ())}
 
+    def _escaped_by(self, atom, mode: frozenset) -> dict:
+        """Whether a call fails on some ranks only with an error nothing
+        catches (``unhandled-exceptions = "hang"``): as the tests above its
+        callee's local work differ; never where the callee's walk did not
+        work them out."""
+        out: dict = {}
+        link = (atom.path, atom.line, f"`{atom.text}` fails on the ranks where this holds")
+        for fn in self.resolver.resolve(atom.ref):
+            variant = self.variant(fn, mode)
+            if variant is None or not variant.escapes:
+                continue
+            for k, (dims, via) in self.concrete(self.eval(variant.escapes, mode), fn, mode).items():
+                merge(out, k, dims, extend_via(via, link))
+        return out
+
     def _attribute_value(self, atom, mode: frozenset) -> dict:
         """``obj.attr``: the field ``attr`` of the classes ``obj`` may hold, plus
         what makes ``obj`` a different object on some ranks (its structure);

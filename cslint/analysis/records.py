@@ -141,6 +141,12 @@ class Variant:
     #: unpacks it reads each element alone; ``()`` where some return is
     #: anything else, None where no return gives a value
     return_parts: Optional[tuple] = None
+    #: ``unhandled-exceptions = "hang"``: what decides whether the function
+    #: fails on this rank with an error it does not catch (the tests above
+    #: its local work -- I/O, ``next()``, a preset's ``local_failures`` --
+    #: outside any ``try``, and the calls of the same kind it makes); None
+    #: where it was not worked out
+    escapes: Optional[frozenset] = None
 
     def add_return_parts(self, parts: Optional[tuple]) -> None:
         """Join one ``return``'s elements (None: it gives no value)."""

@@ -20,7 +20,9 @@ from ..model import Span
 from . import cfg as cfgmod
 from .arms import selects_own_part, tests_membership
 from .astwalk import walk as fast_walk
-from .atoms import CONTENTS, EMPTY, project, whole
+from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
+from .cfg import FAILING_CALL
+from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator
 from .records import Site, Variant
 from .syntax import dotted, first_exit_in
@@ -40,12 +42,15 @@ class SummaryWalk:
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)]
         self.exit_env: dict = {}
         self._in_loop = False
+        self._in_try = 0
 
     def variant(self) -> Variant:
         """Field writes, returns and argument flows of the function."""
         variant = Variant()
         env = self.info.entry_env()
         variant.raised = EMPTY
+        if self.info.ctx.exceptions_hang:
+            variant.escapes = EMPTY
         self._block(self.info.body, env, EMPTY, variant, straight=True)
         self.evaluator.args_memo = None
         self.exit_env = env
@@ -112,11 +117,16 @@ class SummaryWalk:
             self._block(s.orelse, env, implicit | cond, variant)
             return EMPTY
         if t is ast.Try or type(s).__name__ == "TryStar":
-            self._block(s.body, env, implicit, variant)
-            raised = whole(self._raised_in(s.body, env, implicit))
-            for handler in s.handlers:
-                transfer.exception_name(handler, raised, flow)
-                self._block(handler.body, env, implicit | raised, variant)
+            # what fails in the body or a handler may be handled: escapes.py looks no further
+            self._in_try += 1
+            try:
+                self._block(s.body, env, implicit, variant)
+                raised = whole(self._raised_in(s.body, env, implicit))
+                for handler in s.handlers:
+                    transfer.exception_name(handler, raised, flow)
+                    self._block(handler.body, env, implicit | raised, variant)
+            finally:
+                self._in_try -= 1
             self._block(s.orelse, env, implicit, variant)
             self._block(s.finalbody, env, implicit, variant)
             return EMPTY
@@ -141,9 +151,27 @@ class SummaryWalk:
             variant.raised = variant.raised | implicit
         elif t is ast.Assert:
             variant.raised = variant.raised | implicit | self.evaluator.truth(s.test, env)
+        if variant.escapes is not None and not self._in_try:
+            variant.escapes = variant.escapes | self._escapes(s, implicit)
         transfer.simple_statement(s, flow)
         transfer.field_writes(s, flow, variant.fields, variant.field_types)
         return EMPTY
+
+    def _escapes(self, s, implicit) -> frozenset:
+        """What decides whether a simple statement fails on this rank with an
+        error nothing here catches: the tests above its local work, and the
+        callee's own for a call to a function that can fail (escapes.py)."""
+        ctx = self.info.ctx
+        kind = escaping_kind(ctx)(s)
+        if not kind:
+            return EMPTY
+        out = implicit
+        if kind & FAILING_CALL:
+            for call in failing_calls(ctx, s):
+                ref = self.info.resolve_ref(call.func)
+                if ref is not None:
+                    out = out | {escaped_by(ref, ctx.path, call.lineno, dotted(call.func) or "call")}
+        return out
 
     def _raised_in(self, body, env, implicit) -> frozenset:
         """What makes a ``try`` body raise: its statements' exceptions, its

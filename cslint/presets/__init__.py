@@ -262,6 +262,10 @@ class Preset:
     #: or on none, so a member that fails before or inside one leaves no peer
     #: past it -- a collective reached only after it cannot be entered alone
     rendezvous: list = field(default_factory=list)
+    #: calls (last dotted part) whose work can fail on one rank by that
+    #: rank's own resources (a KV-cache allocation refused on a full rank):
+    #: under ``unhandled-exceptions = "hang"``, like local I/O
+    local_failures: list = field(default_factory=list)
     #: ``(pattern, methods)``: calls that wrap a module for data parallelism
     #: (``DistributedDataParallel(m)``, ``FullyShardedDataParallel(m)``,
     #: ``fully_shard(m)`` in place).  Calling the wrapped module runs its
@@ -297,6 +301,8 @@ class Knowledge:
     unhandled_exceptions: str = "crash"
     #: see :attr:`Preset.rendezvous` (call names, last dotted part)
     rendezvous: frozenset = frozenset()
+    #: see :attr:`Preset.local_failures` (call names, last dotted part)
+    local_failures: frozenset = frozenset()
     #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
     data_parallel_wrappers: tuple = ()
     #: see :attr:`Preset.batch_hooks` (canonical dotted base patterns)
@@ -516,6 +522,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         if preset.unhandled_exceptions == "hang":
             merged.unhandled_exceptions = "hang"
         rendezvous.update(preset.rendezvous)
+        merged.local_failures |= frozenset(preset.local_failures)
         merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
         merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)
     merged.relative_ranks = frozenset(relative)

@@ -116,6 +116,9 @@ PRESET = Preset(
     # Executors run under mpirun/MPIPoolExecutor: a rank that raises leaves the others
     # blocked in their next collective instead of ending the job.
     unhandled_exceptions="hang",
+    # KV blocks for a (dummy) request come from this rank's own cache: a full
+    # rank's manager refuses them (None, or an out-of-pages error)
+    local_failures=["add_dummy_requests"],
     modes=[ModeSpec("adp", ("*.enable_attention_dp", "enable_attention_dp", "*.attention_dp_enabled"),
                     "attention data parallelism (each TP rank owns its own requests)")],
 )

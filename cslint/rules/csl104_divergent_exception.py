@@ -149,4 +149,6 @@ def step(batch):
                    "job down: whatever `unhandled-exceptions` says",
         "escape": 'unhandled-exceptions = "hang": work that only some ranks do fails on those ranks only, '
                   "and the others wait in the collective",
+        "escape-callee": 'unhandled-exceptions = "hang": the call fails on the ranks whose own tests lead it to '
+                         "work that can fail there, and the others wait in the collective",
     }

@@ -1,0 +1,155 @@
+"""Work that fails on one rank and leaves it (``unhandled-exceptions = "hang"``).
+
+Where the launcher does not tear a job down when one rank raises (MPI-launched
+executors), an error that leaves one rank while the others go on is a hang:
+they wait for it in their next collective.  Local work -- I/O on this rank's
+disk or network, ``next()`` on its own iterator, the calls a preset names in
+``local_failures`` (a KV-cache allocation a full rank refuses) -- fails on
+the ranks that do it, so the ranks differ where they do it under tests that
+differ.  Inside the function that does it, that is an ``if`` arm (the CFG's
+``escape`` edges, :func:`~cslint.analysis.cfg.build_cfg`).  A caller sees it
+through a call to a function of the file that does such work outside any
+``try``, directly or through another such call: the callee's own tests decide
+(:attr:`~cslint.analysis.records.Variant.escapes`, read in the whole-tree pass
+through an :class:`~cslint.analysis.atoms.EscapedBy` atom).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .astwalk import children_into, walk as fast_walk
+from .cfg import FAILING_CALL, LOCAL_WORK
+from .vocabulary import LOCAL_IO_CALLS
+
+#: Calls whose failure is this rank's own: its disk, its network peers, the end of its own iterator.
+LOCAL_FAILURES = LOCAL_IO_CALLS | {"next"}
+
+# Kinds of a statement's failing work (bit flags, :func:`escaping_kind`): LOCAL_WORK, it does local
+# work itself (it differs where its ``if`` arms hold); FAILING_CALL, it calls a function of the file
+# that can fail on this rank (the callee's tests decide).
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def failure_names(ctx) -> frozenset:
+    """The call names (last dotted part) whose work fails by this rank's own resources."""
+    return LOCAL_FAILURES | ctx.knowledge.local_failures
+
+
+def _call_name(node: ast.Call):
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+
+
+def _unguarded_calls(func: ast.AST):
+    """The calls a function body makes outside any ``try`` and outside nested definitions."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _DEFINITIONS):
+            continue
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            stack.extend(node.orelse)  # only what its handlers do not guard
+            stack.extend(node.finalbody)
+            continue
+        if isinstance(node, ast.Call):
+            yield node
+        children_into(node, stack)
+
+
+def _plain_or_module_call(ctx, call: ast.Call) -> bool:
+    """``open(path)``, ``next(it)``, ``os.remove(path)``: a builtin or a
+    module's function, not a method of the same name on some object
+    (``self.active_requests.remove(r)`` is a list's, which fails alike
+    everywhere or nowhere)."""
+    func = call.func
+    if isinstance(func, ast.Name):
+        return True
+    while isinstance(func, ast.Attribute):
+        func = func.value
+    return isinstance(func, ast.Name) and func.id in ctx.imports and func.id not in ctx.module_globals
+
+
+def failing_functions(ctx) -> frozenset:
+    """Names of the file's functions and methods that do local work outside
+    any ``try`` (a builtin or module function of :data:`LOCAL_FAILURES`, or a
+    call a preset names in ``local_failures``), or call (by a plain or
+    ``self.`` name) one that does; computed once per file."""
+    found = ctx.__dict__.get("_failing_functions")
+    if found is not None:
+        return found
+    presets = ctx.knowledge.local_failures
+    calls: dict = {}  # function name -> names it calls outside a try
+    failing = set()
+    for node in fast_walk(ctx.tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        called = set()
+        for call in _unguarded_calls(node):
+            name = _call_name(call)
+            if name in presets or (name in LOCAL_FAILURES and _plain_or_module_call(ctx, call)):
+                failing.add(node.name)
+            elif isinstance(call.func, ast.Name) or (isinstance(call.func, ast.Attribute)
+                                                     and isinstance(call.func.value, ast.Name)
+                                                     and call.func.value.id == "self"):
+                called.add(name)
+        calls.setdefault(node.name, set()).update(called)
+    changed = True
+    while changed:
+        changed = False
+        for name, called in calls.items():
+            if name not in failing and called & failing:
+                failing.add(name)
+                changed = True
+    found = ctx.__dict__["_failing_functions"] = frozenset(failing)
+    return found
+
+
+def failing_calls(ctx, stmt: ast.AST) -> list:
+    """The calls of a simple statement to functions of the file that can fail on this rank."""
+    return _calls_to(failing_functions(ctx), stmt)
+
+
+def _calls_to(failing: frozenset, stmt: ast.AST) -> list:
+    if not failing:
+        return []
+    out = []
+    for node in fast_walk(stmt):
+        if isinstance(node, ast.Call) and _call_name(node) in failing and (
+                isinstance(node.func, ast.Name) or (isinstance(node.func, ast.Attribute)
+                                                    and isinstance(node.func.value, ast.Name))):
+            out.append(node)
+    return out
+
+
+class _FailingWork:
+    """The CFG's ``escaping`` test for a file: a simple statement's
+    :data:`LOCAL_WORK` and :data:`FAILING_CALL` flags.  A small object
+    holding only names, not the module context: kept on the context, a
+    closure over it would be a reference cycle outliving the file."""
+
+    __slots__ = ("names", "failing")
+
+    def __init__(self, names: frozenset, failing: frozenset):
+        self.names = names
+        self.failing = failing
+
+    def __call__(self, stmt: ast.AST) -> int:
+        flags = 0
+        names = self.names
+        for node in fast_walk(stmt):
+            if isinstance(node, ast.Call) and _call_name(node) in names:
+                flags |= LOCAL_WORK
+                break
+        if _calls_to(self.failing, stmt):
+            flags |= FAILING_CALL
+        return flags
+
+
+def escaping_kind(ctx) -> _FailingWork:
+    """The :class:`_FailingWork` test of a file (made once per file)."""
+    found = ctx.__dict__.get("_escaping_kind")
+    if found is None:
+        found = ctx.__dict__["_escaping_kind"] = _FailingWork(failure_names(ctx), failing_functions(ctx))
+    return found
