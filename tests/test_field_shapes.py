@@ -569,3 +569,46 @@ def test_under_hang_a_callee_whose_own_tests_choose_the_ranks_that_fail_splits_t
     assert _findings(CALLEE_FAILS, presets=["tensorrt_llm"]) == [(28, "CSL104"), (42, "CSL102")]
     crash = Settings(unhandled_exceptions="crash")
     assert _findings(CALLEE_FAILS, settings=crash, presets=["tensorrt_llm"]) == [(42, "CSL102")]
+
+
+METHODS_ASKED = """
+    import torch.distributed as dist
+
+
+    class Controller:
+        def __init__(self, group):
+            self.group = group
+
+        def forward(self, batch):
+            dist.all_reduce(batch, group=self.group)
+
+        def dummy_forward(self, empty):
+            dist.all_reduce(empty, group=self.group)
+
+
+    class Engine:
+        def __init__(self, controller):
+            self.controller = controller
+            self.waiting_request_ids = []
+
+        def step(self, batch, empty):
+            if len(self.waiting_request_ids) > 0:
+                self.controller.forward(batch)
+
+        def step_or_dummy(self, batch, empty):
+            if len(self.waiting_request_ids) > 0:
+                self.controller.forward(batch)
+            else:
+                self.controller.dummy_forward(empty)
+"""
+
+
+def test_a_field_nothing_types_is_the_one_class_with_every_method_asked_of_it():
+    # ``self.controller`` is a parameter of unknown class and ``forward`` too generic a name to follow
+    # alone, but only ``Controller`` defines both ``forward`` and ``dummy_forward``, the methods the class
+    # asks of that field.  The engine's waiting requests are this rank's (megatron preset), so ``step``
+    # forwards on some ranks only; ``step_or_dummy``'s idle arm issues the same all-reduce.
+    assert _findings(METHODS_ASKED) == [(23, "CSL101")]
+    # asked only a generic name, the field stays unknown
+    generic_only = METHODS_ASKED.replace("self.controller.dummy_forward(empty)", "pass")
+    assert _findings(generic_only) == []

@@ -65,6 +65,7 @@ class Resolver:
         self.receivers = ReceiverClasses(self)
         self._resolve_cache: dict = {}
         self._holds_only_fields: dict = {}
+        self._methods_asked: Optional[dict] = None  # (family, field) -> the methods called on it
 
     # -- classes -----------------------------------------------------------------
     def _lookup_qual(self, table: dict, dotted: str, depth: int = 0):
@@ -222,6 +223,8 @@ class Resolver:
             types = receivers.field_receiver_types(family, ref.attr)
             out = receivers.methods_on(types, ref.name)
             if not types[0] and not types[1]:
+                if not out:
+                    out = self._by_methods_asked(family, ref.attr, ref.name)
                 # Found by its name alone: a field of an object rarely holds another object of its
                 # own class (``self.logger.log()`` inside a logger adapter's ``log`` is the wrapped
                 # logger's), so the name-only match never lands back in the caller's class family.
@@ -236,6 +239,45 @@ class Resolver:
             out = self.resolve(ref.ref)
         self._resolve_cache[ref] = out
         return out
+
+
+    def _by_methods_asked(self, family: Optional[str], attr: str, name: str) -> list:
+        """``self.attr.name()`` on a field nothing types that holds what a
+        caller handed in (``self.controller = controller``): the class the
+        field holds must define every method the class family calls on it,
+        so where exactly one class of the tree defines them all, and one of
+        them is no generic name (``forward`` and ``dummy_forward`` asked of
+        one controller), the call is that class's method.  A field assigned
+        from a call the analysis could not type stays unknown."""
+        asked = self._methods_asked
+        if asked is None:
+            asked = self._methods_asked = {}
+            handed_in = set()  # fields assigned a parameter as it is: what the caller chose
+            for fn in self.funcs.values():
+                for variant in fn.variants.values():
+                    for site in variant.sites:
+                        ref = site.ref
+                        if ref is not None and ref.tag == "fieldmethod":
+                            asked.setdefault((self.family(ref.class_key), ref.attr), set()).add(ref.name)
+                    for write in variant.fields:
+                        if write.atoms and all(atom.tag == "P" for atom in write.atoms):
+                            handed_in.add((self.family(write.class_key), write.attr))
+            self._methods_asked = asked = {key: names for key, names in asked.items() if key in handed_in}
+        names = asked.get((family, attr), ())
+        if len(names) < 2 or all(n in GENERIC_METHODS or n.startswith("__") for n in names):
+            return []
+        holders = None
+        for n in names:
+            classes = {self.funcs[k].class_key for k in self.methods_by_name.get(n, ()) if k in self.funcs}
+            holders = classes if holders is None else holders & classes
+            if not holders:
+                return []
+        if len(holders) != 1:
+            return []
+        (cls_key,) = holders
+        if self.family(cls_key) == family:
+            return []
+        return self.lookup_method(cls_key, name, include_overrides=False)
 
 
 class ReceiverClasses:

@@ -4,6 +4,8 @@
 names say the dimension) and the pipeline-stage predicates beyond
 ``is_pipeline_first_stage``/``is_pipeline_last_stage`` (in ``torch_distributed``),
 which are the same on every rank of one stage (they differ along ``pp`` only).
+The dynamic inference engine's waiting requests and active-request count are
+this data-parallel rank's own.
 """
 
 from __future__ import annotations
@@ -17,6 +19,14 @@ _sources = [
     for name in ("is_pipeline_stage_before_split", "is_pipeline_stage_after_split", "is_pipeline_stage_at_split",
                  "is_inside_encoder", "is_inside_decoder", "is_rank_in_embedding_group",
                  "is_rank_in_position_embedding_group")
+]
+
+# The dynamic inference engine's request state is this rank's own: each data-parallel
+# (and expert-parallel) rank admits, schedules and finishes its own requests.
+_DP_EP = (("*", frozenset({"dp", "ep"})),)
+_sources += [
+    SourceSpec("*.waiting_request_ids", "per-rank request state", what="value", dims=_DP_EP),
+    SourceSpec("*.get_active_request_count", "per-rank request state", dims=_DP_EP),
 ]
 
 PRESET = Preset(
