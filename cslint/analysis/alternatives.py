@@ -46,6 +46,7 @@ class Alternatives:
         self._cache: dict = {}
         self._partners: dict = {}
         self._test_texts: dict = {}
+        self._negated_texts: dict = {}  # id(if) -> negation_text of its test
         self._block_tests: dict = {}  # id(block) -> (block, {text: [position]}, {negated text: [position]})
 
     def _ordered_sites(self, node) -> tuple:
@@ -292,7 +293,7 @@ class Alternatives:
             # (or whose negation is this test), found through the block's
             # index: comparing with every sibling was quadratic in the ifs of
             # a block (module-level code has thousands)
-            candidates = by_text.get(negation_text(stmt.test), []) + by_negation.get(self._test_text(stmt), [])
+            candidates = by_text.get(self._negated_text(stmt), []) + by_negation.get(self._test_text(stmt), [])
             for position in sorted(set(candidates)):
                 if block[position] is not stmt:
                     found = block[position]
@@ -311,7 +312,7 @@ class Alternatives:
         for position, other in enumerate(block):
             if isinstance(other, ast.If) and not other.orelse:
                 by_text.setdefault(self._test_text(other), []).append(position)
-                by_negation.setdefault(negation_text(other.test), []).append(position)
+                by_negation.setdefault(self._negated_text(other), []).append(position)
         known = self._block_tests[id(block)] = (block, by_text, by_negation)
         return known
 
@@ -320,6 +321,15 @@ class Alternatives:
         text = texts.get(id(stmt))
         if text is None:
             text = texts[id(stmt)] = ast.unparse(stmt.test)
+        return text
+
+    def _negated_text(self, stmt: ast.If) -> str:
+        """:func:`negation_text` of the test, kept per ``if`` (asked by the
+        block's index and by the ``if`` itself)."""
+        texts = self._negated_texts
+        text = texts.get(id(stmt))
+        if text is None:
+            text = texts[id(stmt)] = negation_text(stmt.test)
         return text
 
     def sites_in(self, stmts) -> tuple:

@@ -57,6 +57,11 @@ class ArmIndex:
         self.parents = parents
         self.blocks = blocks
         self._arm_statements: dict = {}  # (id(if), arm) -> [(path, statement)]
+        # id(statement) -> (statement, its _assignment_key): every decision
+        # above a statement asks about the statements of its other arm again
+        self._keys: dict = {}
+        self._callees: dict = {}  # id(call) -> (the call, the text of its callee)
+        self._steps: dict = {}  # (id(compound statement), id(block)) -> (the statement, its _step)
 
     # -- queries -------------------------------------------------------------------
     def call_in_both_arms(self, decision: ast.If, stmt: ast.AST, call: ast.Call) -> bool:
@@ -67,23 +72,41 @@ class ArmIndex:
         if placed is None:
             return False
         arm, path = placed
-        callee = unparse(call.func)
-        return any(other_path == path and any(unparse(c.func) == callee for c in _calls_of(other))
+        callee = self._callee(call)
+        return any(other_path == path and any(self._callee(c) == callee for c in _calls_of(other))
                    for other_path, other in self._statements(decision, _other(arm)))
+
+    def _callee(self, call: ast.Call) -> str:
+        """The text of ``call``'s callee, kept per call (asked again for
+        every call of the other arm)."""
+        known = self._callees.get(id(call))
+        if known is not None and known[0] is call:
+            return known[1]
+        text = unparse(call.func)
+        self._callees[id(call)] = (call, text)
+        return text
 
     def assignment_in_both_arms(self, decision: ast.If, stmt: ast.AST) -> bool:
         """Whether ``stmt`` assigns one target from a call (``x = f(a, b)``)
         and the other arm of ``decision`` makes the same assignment (same
         target, callee and positional arguments) under the same conditions."""
-        key = _assignment_key(stmt)
+        key = self._assignment_key(stmt)
         if key is None:
             return False
         placed = self._place(decision, stmt)
         if placed is None:
             return False
         arm, path = placed
-        return any(other_path == path and _assignment_key(other) == key
+        return any(other_path == path and self._assignment_key(other) == key
                    for other_path, other in self._statements(decision, _other(arm)))
+
+    def _assignment_key(self, stmt: ast.AST) -> Optional[tuple]:
+        known = self._keys.get(id(stmt))
+        if known is not None and known[0] is stmt:
+            return known[1]
+        key = _assignment_key(stmt)
+        self._keys[id(stmt)] = (stmt, key)
+        return key
 
     # -- where a statement sits ------------------------------------------------------
     def _place(self, decision: ast.If, stmt: ast.AST) -> Optional[tuple]:
@@ -98,7 +121,7 @@ class ArmIndex:
         while parent is not None and parent is not decision:
             if isinstance(parent, _DEFINITIONS):
                 return None
-            step = _step(parent, self.blocks.get(id(child)))
+            step = self._step(parent, self.blocks.get(id(child)))
             if step is not None:
                 path.append(step)
             child, parent = parent, self.parents.get(id(parent))
@@ -113,6 +136,17 @@ class ArmIndex:
             return None
         path.reverse()
         return arm, tuple(path)
+
+    def _step(self, parent: ast.AST, block) -> Optional[tuple]:
+        """:func:`_step`, kept per block: the path of every statement under
+        a compound statement passes through it again."""
+        key = (id(parent), id(block))
+        known = self._steps.get(key)
+        if known is not None and known[0] is parent:
+            return known[1]
+        step = _step(parent, block)
+        self._steps[key] = (parent, step)
+        return step
 
     def _statements(self, decision: ast.If, arm: str) -> list:
         key = (id(decision), arm)

@@ -38,13 +38,16 @@ class Dataflow:
         self.handler_nodes = self._handler_nodes()
         self._cond_cache: dict = {}
         self._implicit_cache: dict = {}
-        self._alike: dict = {}  # (decision, node) -> whether both arms assign alike there
         self._parts: dict = {}  # decision -> whether it selects this rank's part (selects_own_part)
         self._binding_cache: dict = {}
         self._leaving: dict = {}  # decision node -> (label of the arm that leaves, loop left or None)
         self._read_outside: dict = {}  # id(loop) -> names read outside it
         self._last: dict = {}  # node -> its last transfer (_Transfer), for a replay
         self._names: dict = {}  # node -> the names its own expressions mention
+        self._single: dict = {}  # node -> whether only a group of one rank runs it (single_rank)
+        self._deciders: dict = {}  # node -> the decisions whose atoms its implicit flow may read
+        self._own_parts: dict = {}  # node -> the decisions selecting this rank's part it depends on
+        self._after_exit: dict = {}  # node -> whether a test one arm of which leaves decides it
         self.arms = ArmIndex(info.parents, info.blocks)
         self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
@@ -127,7 +130,15 @@ class Dataflow:
 
     def single_rank(self, n: int) -> bool:
         """Whether node ``n`` only runs when the group has a single rank
-        (``if world_size > 1: ... else: <here>``)."""
+        (``if world_size > 1: ... else: <here>``).  It follows from the
+        graph alone: worked out once per node (every pass of the fixpoint
+        asks again)."""
+        known = self._single.get(n)
+        if known is None:
+            known = self._single[n] = self._single_rank_uncached(n)
+        return known
+
+    def _single_rank_uncached(self, n: int) -> bool:
         graph = self.graph
         for d, label in self.closures.get(n, ()):
             node = graph.nodes[d]
@@ -154,14 +165,17 @@ class Dataflow:
         if not atoms:
             return atoms
         cached = self._implicit_cache.get(n)
-        if cached is not None and cached[0] == atoms:
+        if cached is not None and (cached[0] is atoms or cached[0] == atoms):
             return cached[1]
         result = self._as_implicit(n, atoms)
         self._implicit_cache[n] = (atoms, result)
         return result
 
     def _as_implicit(self, n: int, atoms: frozenset, also_skip=None) -> frozenset:
-        parts = [d for d, label in self.closures.get(n, ()) if label != "never" and self.selects_own_part(d)]
+        parts = self._own_parts.get(n)
+        if parts is None:
+            parts = self._own_parts[n] = [d for d, label in self.closures.get(n, ())
+                                          if label != "never" and self.selects_own_part(d)]
         if not parts:
             return whole(atoms)
         own = EMPTY
@@ -196,16 +210,35 @@ class Dataflow:
 
     def _deciding_atoms(self, n: int, also_skip=None) -> frozenset:
         atoms = EMPTY
+        deciders = self._deciders.get(n)
+        if deciders is None:
+            deciders = self._deciders[n] = self._deciders_of(n)
+        for d, label in deciders:
+            if also_skip is not None and also_skip(d, label):
+                continue
+            found = self.cond_atoms(d)
+            if found:
+                # one deciding condition (the common case) gives its own set
+                atoms = atoms | found if atoms else found
+        return atoms
+
+    def _deciders_of(self, n: int) -> tuple:
+        """The decisions node ``n`` is control dependent on whose atoms can
+        reach its implicit flow, in closure order: what the graph alone
+        rules out (an edge that never runs, an exception decision outside
+        its handler, an ``if``/``else`` both of whose arms make ``n``'s
+        assignment) is ruled out once."""
         in_handler = n in self.handler_nodes
+        kept = []
         for d, label in self.closures.get(n, ()):
             if label == "never":
                 continue
             if not in_handler and (label == "raise" or self.is_exception_decision(d)):
                 continue
-            if self._assigns_alike(d, n) or (also_skip is not None and also_skip(d, label)):
+            if self._assigns_alike(d, n):
                 continue
-            atoms = atoms | self.cond_atoms(d)
-        return atoms
+            kept.append((d, label))
+        return tuple(kept)
 
     def _two_armed_if(self, d: int):
         node = self.graph.nodes[d]
@@ -216,15 +249,12 @@ class Dataflow:
 
     def _assigns_alike(self, d: int, n: int) -> bool:
         """Whether node ``n`` makes an assignment the other arm of the
-        ``if``/``else`` ``d`` makes too (:mod:`cslint.analysis.arms`)."""
-        key = (d, n)
-        known = self._alike.get(key)
-        if known is None:
-            decision = self._two_armed_if(d)
-            stmt = self.graph.nodes[n].stmt
-            known = self._alike[key] = decision is not None and self.graph.nodes[n].kind == cfgmod.STMT \
-                and self.arms.assignment_in_both_arms(decision, stmt)
-        return known
+        ``if``/``else`` ``d`` makes too (:mod:`cslint.analysis.arms`);
+        asked once per pair, by :meth:`_deciders_of`."""
+        decision = self._two_armed_if(d)
+        node = self.graph.nodes[n]
+        return decision is not None and node.kind == cfgmod.STMT \
+            and self.arms.assignment_in_both_arms(decision, node.stmt)
 
     def _find_leaving_tests(self) -> None:
         """The ``if`` tests one arm of which leaves: the function (it ends in
@@ -283,7 +313,12 @@ class Dataflow:
         keeps the full flow, and so does a name read where the ranks that
         broke out of a loop meet the others again."""
         leaving = self._leaving
-        if not leaving or not any(d in leaving for d, _label in self.closures.get(n, ())):
+        if not leaving:
+            return self.implicit(n)
+        after_exit = self._after_exit.get(n)
+        if after_exit is None:
+            after_exit = self._after_exit[n] = any(d in leaving for d, _label in self.closures.get(n, ()))
+        if not after_exit:
             return self.implicit(n)
         bound = []
 
@@ -302,7 +337,7 @@ class Dataflow:
         if not atoms:
             return atoms
         cached = self._binding_cache.get(n)
-        if cached is not None and cached[0] == atoms:
+        if cached is not None and (cached[0] is atoms or cached[0] == atoms):
             return cached[1]
         result = self._as_implicit(n, atoms, left)
         self._binding_cache[n] = (atoms, result)
@@ -378,7 +413,7 @@ class Dataflow:
 
     def flow_at(self, n: int, env: dict) -> Flow:
         """The :class:`Flow` of node ``n`` entered with ``env``."""
-        return Flow(env, partial(self.implicit, n), accumulate=False, single_rank=partial(self.single_rank, n),
+        return Flow(env, partial(self.implicit, n), accumulate=False, single_rank=self.single_rank(n),
                     dict_keys=self.info.dict_keys)
 
     def _transfer(self, n: int, env: dict) -> dict:
@@ -394,7 +429,7 @@ class Dataflow:
         transfer = self.transfer
         # this walk binds local names only (fields and the result come from flow_at)
         flow = _RecordingFlow(env, partial(self.binding_implicit, n), accumulate=False,
-                              single_rank=partial(self.single_rank, n), dict_keys=self.info.dict_keys)
+                              single_rank=self.single_rank(n), dict_keys=self.info.dict_keys)
         flow.written = {}
         info = self.info.node_info(node)
         transfer.walrus(info.walrus, flow)
