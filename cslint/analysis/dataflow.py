@@ -23,6 +23,11 @@ from .transfer import Flow, Transfer
 from .vocabulary import MUTATORS
 
 
+#: Steps per node the fixpoint takes before it watches for its state coming
+#: back (:meth:`Dataflow._solve`); most functions settle in two passes.
+WATCH_AFTER_PASSES = 3
+
+
 class Dataflow:
     """One function's CFG under one mode fold, solved: ``envs[n]`` holds the
     variables' atoms on entry to node ``n``."""
@@ -361,7 +366,29 @@ class Dataflow:
         heap = list(range(len(order)))
         queued = set(heap)
         budget = 50 * len(order) + 100  # a safety net; the lattice is finite
+        # Past about three passes' worth of steps the solver watches for its
+        # own state coming back (a value that cycles: a call result nested
+        # to the limit and flattened, again and again): the state decides
+        # every later step, so whole cycles can be skipped and the budget
+        # runs out on the very state it would have reached step by step.
+        watch_from = budget - WATCH_AFTER_PASSES * len(order)
+        anchor = None
+        states: dict = {}
         while heap and budget > 0:
+            if budget <= watch_from:
+                if anchor is None:
+                    anchor = heap[0]
+                if heap[0] == anchor:
+                    state = (frozenset(queued), _snapshot(order, envs_in, outs))
+                    seen = states.get(state)
+                    if seen is None:
+                        states[state] = budget
+                    else:
+                        period = seen - budget
+                        budget -= budget // period * period
+                        states.clear()
+                        if budget <= 0:
+                            break
             budget -= 1
             i = heapq.heappop(heap)
             queued.discard(i)
@@ -704,6 +731,13 @@ def _names_bound(stmt) -> frozenset:
                     and sub.func.attr in MUTATORS:
                 names.add(sub.func.value.id)  # ``xs.append(x)`` and the like
     return frozenset(names)
+
+
+def _snapshot(order: list, envs_in: dict, outs: dict) -> tuple:
+    """The solver's values, comparable and hashable: every node's
+    environments on entry and exit, variables in their order."""
+    return tuple((tuple(envs_in[n].items()) if n in envs_in else None,
+                  tuple(outs[n].items()) if n in outs else None) for n in order)
 
 
 def _reverse_postorder(graph) -> list:
