@@ -24,7 +24,7 @@ from .vocabulary import MUTATORS
 
 
 #: Steps per node the fixpoint takes before it watches for its state coming
-#: back (:meth:`Dataflow._solve`); most functions settle in two passes.
+#: back (:func:`_solve`); most functions settle in two passes.
 WATCH_AFTER_PASSES = 3
 
 
@@ -65,7 +65,7 @@ class Dataflow:
         #: the edges past an agreed None test (:class:`VouchedEdges`); None: no such edge
         self._vouched = VouchedEdges.find(self)
         self.envs: dict = {}
-        self._solve()
+        _solve(self)
         self.exit_env = self.envs.get(graph.exit, {})
 
     # -- control dependence ------------------------------------------------------
@@ -349,95 +349,6 @@ class Dataflow:
         return result
 
     # -- the fixpoint ----------------------------------------------------------------
-    def _solve(self) -> None:
-        """env_in per node: variable -> atoms (may-union), with implicit flow."""
-        graph, closures = self.graph, self.closures
-        vouched = self._vouched
-        envs_in = self.envs
-        envs_in[graph.entry] = self.info.entry_env()
-        outs: dict = {}
-        order = _reverse_postorder(graph)
-        position = {n: i for i, n in enumerate(order)}
-        # nodes whose implicit flow reads a decision's condition
-        readers: dict = {}
-        for n in order:
-            for d, _label in closures.get(n, ()):
-                readers.setdefault(d, []).append(n)
-        heap = list(range(len(order)))
-        queued = set(heap)
-        budget = 50 * len(order) + 100  # a safety net; the lattice is finite
-        # Past about three passes' worth of steps the solver watches for its
-        # own state coming back (a value that cycles: a call result nested
-        # to the limit and flattened, again and again): the state decides
-        # every later step, so whole cycles can be skipped and the budget
-        # runs out on the very state it would have reached step by step.
-        watch_from = budget - WATCH_AFTER_PASSES * len(order)
-        anchor = None
-        states: dict = {}
-        while heap and budget > 0:
-            if budget <= watch_from:
-                if anchor is None:
-                    anchor = heap[0]
-                if heap[0] == anchor:
-                    state = (frozenset(queued), _snapshot(order, envs_in, outs))
-                    seen = states.get(state)
-                    if seen is None:
-                        states[state] = budget
-                    else:
-                        period = seen - budget
-                        budget -= budget // period * period
-                        states.clear()
-                        if budget <= 0:
-                            break
-            budget -= 1
-            i = heapq.heappop(heap)
-            queued.discard(i)
-            n = order[i]
-            node = graph.nodes[n]
-            if n != graph.entry:
-                if vouched is not None:
-                    reaching = vouched.reaching(n, node, outs)
-                else:
-                    reaching = [out for out in (outs.get(p) for p in node.preds) if out is not None]
-                if len(reaching) == 1 or all(out is reaching[0] for out in reaching):
-                    merged = reaching[0]  # read-only from here on: shared, not copied
-                elif reaching:
-                    merged = fork(reaching[0])
-                    for out in reaching[1:]:
-                        merge_into(merged, out)
-                else:
-                    merged = {}
-                known = envs_in.get(n)
-                if known is None or (known is not merged and known != merged):
-                    first = n not in envs_in
-                    envs_in[n] = merged
-                    if not first:
-                        for m in readers.get(n, ()):
-                            j = position.get(m)
-                            if j is not None and j not in queued:
-                                queued.add(j)
-                                heapq.heappush(heap, j)
-            env = envs_in.get(n, {})
-            out = self._transfer(n, env)
-            known = outs.get(n)
-            if known is None or (known is not out and known != out):
-                outs[n] = out
-                for succ, _label in node.succs:
-                    j = position.get(succ)
-                    if j is not None and j not in queued:
-                        queued.add(j)
-                        heapq.heappush(heap, j)
-        if heap:
-            # Out of budget: every node still gets the values that reach it
-            # (one pass in order) rather than none, which would read as uniform.
-            for n in order:
-                merged = fork(envs_in.get(n, {}))
-                for p in graph.nodes[n].preds:
-                    out = outs.get(p, {})
-                    merge_into(merged, out if vouched is None else vouched.out(p, n, out))
-                envs_in[n] = merged
-                outs[n] = self._transfer(n, merged)
-
     def flow_at(self, n: int, env: dict) -> Flow:
         """The :class:`Flow` of node ``n`` entered with ``env``."""
         return Flow(env, partial(self.implicit, n), accumulate=False, single_rank=self.single_rank(n),
@@ -590,6 +501,97 @@ def _binders(graph) -> dict:
         for name in _names_bound(stmt):
             binders.setdefault(name, ([], []))[1].append(node.id)
     return binders
+
+
+def _solve(flow: Dataflow) -> None:
+    """The fixpoint of ``flow``: its environment on entry to every node
+    (``flow.envs``: variable -> atoms, may-union, with implicit flow)."""
+    graph, closures = flow.graph, flow.closures
+    vouched = flow._vouched
+    envs_in = flow.envs
+    envs_in[graph.entry] = flow.info.entry_env()
+    outs: dict = {}
+    order = _reverse_postorder(graph)
+    position = {n: i for i, n in enumerate(order)}
+    # nodes whose implicit flow reads a decision's condition
+    readers: dict = {}
+    for n in order:
+        for d, _label in closures.get(n, ()):
+            readers.setdefault(d, []).append(n)
+    heap = list(range(len(order)))
+    queued = set(heap)
+    budget = 50 * len(order) + 100  # a safety net; the lattice is finite
+    # Past about three passes' worth of steps the solver watches for its
+    # own state coming back (a value that cycles: a call result nested
+    # to the limit and flattened, again and again): the state decides
+    # every later step, so whole cycles can be skipped and the budget
+    # runs out on the very state it would have reached step by step.
+    watch_from = budget - WATCH_AFTER_PASSES * len(order)
+    anchor = None
+    states: dict = {}
+    while heap and budget > 0:
+        if budget <= watch_from:
+            if anchor is None:
+                anchor = heap[0]
+            if heap[0] == anchor:
+                state = (frozenset(queued), _snapshot(order, envs_in, outs))
+                seen = states.get(state)
+                if seen is None:
+                    states[state] = budget
+                else:
+                    period = seen - budget
+                    budget -= budget // period * period
+                    states.clear()
+                    if budget <= 0:
+                        break
+        budget -= 1
+        i = heapq.heappop(heap)
+        queued.discard(i)
+        n = order[i]
+        node = graph.nodes[n]
+        if n != graph.entry:
+            if vouched is not None:
+                reaching = vouched.reaching(n, node, outs)
+            else:
+                reaching = [out for out in (outs.get(p) for p in node.preds) if out is not None]
+            if len(reaching) == 1 or all(out is reaching[0] for out in reaching):
+                merged = reaching[0]  # read-only from here on: shared, not copied
+            elif reaching:
+                merged = fork(reaching[0])
+                for out in reaching[1:]:
+                    merge_into(merged, out)
+            else:
+                merged = {}
+            known = envs_in.get(n)
+            if known is None or (known is not merged and known != merged):
+                first = n not in envs_in
+                envs_in[n] = merged
+                if not first:
+                    for m in readers.get(n, ()):
+                        j = position.get(m)
+                        if j is not None and j not in queued:
+                            queued.add(j)
+                            heapq.heappush(heap, j)
+        env = envs_in.get(n, {})
+        out = flow._transfer(n, env)
+        known = outs.get(n)
+        if known is None or (known is not out and known != out):
+            outs[n] = out
+            for succ, _label in node.succs:
+                j = position.get(succ)
+                if j is not None and j not in queued:
+                    queued.add(j)
+                    heapq.heappush(heap, j)
+    if heap:
+        # Out of budget: every node still gets the values that reach it
+        # (one pass in order) rather than none, which would read as uniform.
+        for n in order:
+            merged = fork(envs_in.get(n, {}))
+            for p in graph.nodes[n].preds:
+                out = outs.get(p, {})
+                merge_into(merged, out if vouched is None else vouched.out(p, n, out))
+            envs_in[n] = merged
+            outs[n] = flow._transfer(n, merged)
 
 
 class _RecordingFlow(Flow):
