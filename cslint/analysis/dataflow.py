@@ -26,6 +26,9 @@ from .vocabulary import MUTATORS
 #: Steps per node the fixpoint takes before it watches for its state coming
 #: back (:func:`_solve`); most functions settle in two passes.
 WATCH_AFTER_PASSES = 3
+#: Graphs larger than this are not watched: a snapshot of the state costs
+#: nodes x variables (module-level code of thousands of statements and names).
+WATCH_MAX_NODES = 500
 
 
 class Dataflow:
@@ -526,7 +529,7 @@ def _solve(flow: Dataflow) -> None:
     # to the limit and flattened, again and again): the state decides
     # every later step, so whole cycles can be skipped and the budget
     # runs out on the very state it would have reached step by step.
-    watch_from = budget - WATCH_AFTER_PASSES * len(order)
+    watch_from = budget - WATCH_AFTER_PASSES * len(order) if len(order) <= WATCH_MAX_NODES else -1
     anchor = None
     states: dict = {}
     while heap and budget > 0:
