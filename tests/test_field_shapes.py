@@ -612,3 +612,31 @@ def test_a_field_nothing_types_is_the_one_class_with_every_method_asked_of_it():
     # asked only a generic name, the field stays unknown
     generic_only = METHODS_ASKED.replace("self.controller.dummy_forward(empty)", "pass")
     assert _findings(generic_only) == []
+
+
+ARM_WORK = """
+    import os
+    import torch.distributed as dist
+
+
+    class Cleaner:
+        def __init__(self):
+            self.pending = []
+
+        def drop(self, path, request, t):
+            if dist.get_rank() == 0:
+                {work}
+            dist.all_reduce(t)
+"""
+
+
+@pytest.mark.parametrize("work, expected", [
+    # INVALID: removing a file fails on rank 0's own disk, and rank 0 then leaves the all-reduce
+    ("os.remove(path)", [(13, "CSL104")]),
+    # VALID: a list's ``remove`` is not this rank's I/O, though it shares the name (the same test as a
+    # callee's work in ``failing_functions``)
+    ("self.pending.remove(request)", []),
+])
+def test_under_hang_local_work_in_an_arm_is_a_builtin_or_module_function(work, expected):
+    hang = Settings(unhandled_exceptions="hang")
+    assert _findings(ARM_WORK.replace("{work}", work), settings=hang) == expected

@@ -32,11 +32,6 @@ LOCAL_FAILURES = LOCAL_IO_CALLS | {"next"}
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def failure_names(ctx) -> frozenset:
-    """The call names (last dotted part) whose work fails by this rank's own resources."""
-    return LOCAL_FAILURES | ctx.knowledge.local_failures
-
-
 def _call_name(node: ast.Call):
     func = node.func
     return func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
@@ -58,17 +53,29 @@ def _unguarded_calls(func: ast.AST):
         children_into(node, stack)
 
 
-def _plain_or_module_call(ctx, call: ast.Call) -> bool:
+def _plain_or_module_call(call: ast.Call, modules: frozenset) -> bool:
     """``open(path)``, ``next(it)``, ``os.remove(path)``: a builtin or a
-    module's function, not a method of the same name on some object
-    (``self.active_requests.remove(r)`` is a list's, which fails alike
-    everywhere or nowhere)."""
+    function of an imported module (``modules``), not a method of the same
+    name on some object (``self.active_requests.remove(r)`` is a list's,
+    which fails alike everywhere or nowhere)."""
     func = call.func
     if isinstance(func, ast.Name):
         return True
     while isinstance(func, ast.Attribute):
         func = func.value
-    return isinstance(func, ast.Name) and func.id in ctx.imports and func.id not in ctx.module_globals
+    return isinstance(func, ast.Name) and func.id in modules
+
+
+def _imported_modules(ctx) -> frozenset:
+    """The names a file imports and does not bind again at module level."""
+    return frozenset(name for name in ctx.imports if name not in ctx.module_globals)
+
+
+def _fails_here(call: ast.Call, presets: frozenset, modules: frozenset) -> bool:
+    """Whether ``call`` is local work that can fail on this rank alone: a call
+    a preset names, or a builtin or module function of :data:`LOCAL_FAILURES`."""
+    name = _call_name(call)
+    return name in presets or (name in LOCAL_FAILURES and _plain_or_module_call(call, modules))
 
 
 def failing_functions(ctx) -> frozenset:
@@ -80,6 +87,7 @@ def failing_functions(ctx) -> frozenset:
     if found is not None:
         return found
     presets = ctx.knowledge.local_failures
+    modules = _imported_modules(ctx)
     calls: dict = {}  # function name -> names it calls outside a try
     failing = set()
     for node in fast_walk(ctx.tree):
@@ -87,10 +95,11 @@ def failing_functions(ctx) -> frozenset:
             continue
         called = set()
         for call in _unguarded_calls(node):
-            name = _call_name(call)
-            if name in presets or (name in LOCAL_FAILURES and _plain_or_module_call(ctx, call)):
+            if _fails_here(call, presets, modules):
                 failing.add(node.name)
-            elif isinstance(call.func, ast.Name) or (isinstance(call.func, ast.Attribute)
+                continue
+            name = _call_name(call)
+            if isinstance(call.func, ast.Name) or (isinstance(call.func, ast.Attribute)
                                                      and isinstance(call.func.value, ast.Name)
                                                      and call.func.value.id == "self"):
                 called.add(name)
@@ -125,21 +134,22 @@ def _calls_to(failing: frozenset, stmt: ast.AST) -> list:
 
 class _FailingWork:
     """The CFG's ``escaping`` test for a file: a simple statement's
-    :data:`LOCAL_WORK` and :data:`FAILING_CALL` flags.  A small object
-    holding only names, not the module context: kept on the context, a
-    closure over it would be a reference cycle outliving the file."""
+    :data:`LOCAL_WORK` and :data:`FAILING_CALL` flags.  Local work is told
+    as :func:`failing_functions` tells it (:func:`_fails_here`).  A small
+    object holding only names, not the module context: kept on the context,
+    a closure over it would be a reference cycle outliving the file."""
 
-    __slots__ = ("names", "failing")
+    __slots__ = ("presets", "modules", "failing")
 
-    def __init__(self, names: frozenset, failing: frozenset):
-        self.names = names
+    def __init__(self, presets: frozenset, modules: frozenset, failing: frozenset):
+        self.presets = presets
+        self.modules = modules
         self.failing = failing
 
     def __call__(self, stmt: ast.AST) -> int:
         flags = 0
-        names = self.names
         for node in fast_walk(stmt):
-            if isinstance(node, ast.Call) and _call_name(node) in names:
+            if isinstance(node, ast.Call) and _fails_here(node, self.presets, self.modules):
                 flags |= LOCAL_WORK
                 break
         if _calls_to(self.failing, stmt):
@@ -151,5 +161,6 @@ def escaping_kind(ctx) -> _FailingWork:
     """The :class:`_FailingWork` test of a file (made once per file)."""
     found = ctx.__dict__.get("_escaping_kind")
     if found is None:
-        found = ctx.__dict__["_escaping_kind"] = _FailingWork(failure_names(ctx), failing_functions(ctx))
+        found = ctx.__dict__["_escaping_kind"] = _FailingWork(
+            frozenset(ctx.knowledge.local_failures), _imported_modules(ctx), failing_functions(ctx))
     return found
