@@ -640,3 +640,73 @@ ARM_WORK = """
 def test_under_hang_local_work_in_an_arm_is_a_builtin_or_module_function(work, expected):
     hang = Settings(unhandled_exceptions="hang")
     assert _findings(ARM_WORK.replace("{work}", work), settings=hang) == expected
+
+
+SET_ORDER = """
+    import torch.distributed as dist
+
+    class Gathered:
+        def __init__(self, params):
+            self.params = list(set(params))
+            self.ordered = sorted(set(params), key=lambda p: p.ds_id)
+
+        def release(self, src):
+            for p in self.params:
+                dist.broadcast(p, src, group=p.group)
+
+        def release_in_agreed_order(self, src):
+            for p in self.ordered:
+                dist.broadcast(p, src, group=p.group)
+
+    def by_name(tensors, src):
+        names = {t.name for t in tensors}
+        return [dist.broadcast(tensors[n], src) for n in names]
+
+    def filled_later(buckets):
+        seen = set()
+        for bucket in buckets:
+            seen.add(bucket.key)
+        for key in seen:
+            dist.all_reduce(buckets[key])
+
+    def ints_hash_to_themselves(t):
+        for step in set(range(4)):
+            dist.all_reduce(t[step])
+
+    def only_asks_about_the_set(t, params):
+        names = set(p.name for p in params)
+        if "bias" in names:
+            dist.all_reduce(t)
+        if len(names) > 2:
+            return
+        while names:
+            names.pop()
+        dist.barrier()
+"""
+
+
+def test_a_set_iterates_in_each_process_own_order_and_sorting_agrees_on_one():
+    # a loop over a set issues its per-element collectives for different
+    # elements on each rank (object ids, salted string hashes); sorted() gives
+    # every rank one order, a set of ints has it already, and a set's length,
+    # truth and membership are the same everywhere
+    assert _findings(SET_ORDER) == [(11, "CSL103"), (19, "CSL103"), (26, "CSL103")]
+
+
+SET_ORDER_ELEMENT = """
+    import torch.distributed as dist
+
+    def per_element(tensors):
+        for t in set(tensors):
+            grad = t.grad
+            dist.all_reduce(grad)
+
+    def same_call_for_every_element(tensors, flag):
+        for t in set(tensors):
+            dist.barrier()
+        return [dist.all_reduce(flag) for _ in {t.name for t in tensors}]
+"""
+
+
+def test_a_loop_over_a_set_matters_only_where_the_collective_takes_the_element():
+    assert _findings(SET_ORDER_ELEMENT) == [(7, "CSL103")]

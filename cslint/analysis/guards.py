@@ -25,6 +25,7 @@ from .atoms import LENGTH, escaped_by, project
 from .dataflow import Dataflow
 from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
+from .orders import SetOrders, reads_element
 from .records import Cond
 from .syntax import (
     ReadNames, calls_in_order, dotted, first_exit, first_exit_in, presence_test, short, tests_membership,
@@ -55,6 +56,7 @@ class Guards:
         self._tests: dict = {}  # (test's CFG node, whether the site is in its arms) -> Cond
         self._finally: dict = {}  # id(try statement) -> the condition of a call in its ``finally`` (or None)
         self._callee_escapes: dict = {}  # id(statement) -> (it, callee_escapes' answer)
+        self._set_orders = None  # SetOrders of the function, made when a loop first asks
 
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
@@ -88,7 +90,11 @@ class Guards:
         conds = []
         for kind, expr, owner, _side in reversed(inline):
             if kind == "loop":
-                atoms = project(LENGTH, self.evaluator.eval(expr, env))  # a comprehension runs once per element
+                # a comprehension runs once per element, in its iterable's order
+                atoms = project(LENGTH, self.evaluator.eval(expr, env))
+                order = self._set_order(expr)
+                if order and reads_element(owner, None):
+                    atoms = atoms | order
             else:
                 atoms = self.evaluator.truth(expr, env)
             body_sites, else_sites, two_sided = (), (), False
@@ -368,6 +374,9 @@ class Guards:
         text = unparse(dstmt.test) if isinstance(dstmt, ast.While) else unparse(dstmt.iter)
         line = dstmt.test.lineno if isinstance(dstmt, ast.While) else dstmt.iter.lineno
         if self.info.inside(stmt, dstmt) and stmt is not dstmt:
+            order = self._set_order(dstmt.iter) if not isinstance(dstmt, ast.While) else None
+            if order and reads_element(dstmt, stmt):
+                atoms = atoms | order
             return Cond("loop", atoms, text, line, Span.of(dstmt),
                         statement="while" if isinstance(dstmt, ast.While) else "for")
         exit_stmt = first_exit(dstmt, loop=True)
@@ -386,6 +395,13 @@ class Guards:
                     Span.of(exit_stmt) if exit_stmt else Span.of(case.pattern),
                     exit_span=Span.of(exit_stmt) if exit_stmt else None,
                     exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "", statement="match")
+
+    def _set_order(self, iterable) -> frozenset:
+        """The per-process order a loop over ``iterable`` runs in, when it
+        iterates a set (:mod:`cslint.analysis.orders`)."""
+        if self._set_orders is None:
+            self._set_orders = SetOrders.of_function(self.info)
+        return self._set_orders.order_of(iterable)
 
     def _leaves_loop(self, exit_stmt, guard) -> bool:
         """Whether an exit taken at ``guard`` leaves a loop of this function."""

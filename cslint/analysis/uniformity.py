@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from ..presets import Knowledge, group_span
+from ..presets import KIND_ITERATION_ORDER, Knowledge, group_span
 from .alternatives import LoopToken
 from .atoms import Source, calls_read
 from .divergence import fewest_links_first, is_cut, shown_links
@@ -260,12 +260,19 @@ class UniformityInfo:
         spans, leaving out sources of ``ignore_kinds``; None when the
         condition is uniform over the group."""
         span = group_span(group)
+        order = None
         for found in self.sources(condition, function, mode):
-            if found.source.kind in ignore_kinds:
+            kind = found.source.kind
+            if kind in ignore_kinds or not found.dims & span:
                 continue
-            if found.dims & span:
-                return found
-        return None
+            if kind == KIND_ITERATION_ORDER:
+                # a set's order decides no test, only which element a loop's
+                # iteration has; a source that changes the trip count says more
+                if order is None and condition.kind == "loop":
+                    order = found
+                continue
+            return found
+        return order
 
     def is_divergent(self, condition: Cond, function: FuncFacts, group: str, mode: frozenset = frozenset()) -> bool:
         return self.divergence(condition, function, group, mode) is not None

@@ -137,6 +137,10 @@ KIND_FILESYSTEM = "local filesystem view"  # counts where it decides a collectiv
 KIND_GATHERED_DATA = "data this rank contributes to a gather"  # a parameter a data-parallel gather collects
 KIND_FORWARD_INPUT = "this rank's batch, forwarded through a data-parallel module"  # input of a wrapped forward
 KIND_STEP_BATCH = "this rank's batch, handed to a step hook"  # see Preset.batch_hooks
+#: the order a set yields its elements in: hashes of objects (their ids) and
+#: of strings (``PYTHONHASHSEED``) differ between processes, so the same set
+#: iterates in a different order on each rank; only a loop reads it
+KIND_ITERATION_ORDER = "per-process iteration order of a set"
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..presets import KIND_ITERATION_ORDER
 from ._phrasing import collective_phrase, describe_source, mode_suffix
 from .base import Invalid, Rule
 
@@ -17,12 +18,16 @@ class DivergentLoop(Rule):
 ## What it does
 Flags a collective (or a call that leads to one) inside a `for` loop over a
 rank-local container, a `while` loop on a rank-local counter or condition,
-or a comprehension over rank-local data.
+or a comprehension over rank-local data; also a loop over a `set`, whose
+order is each process's own.
 
 ## Why is this bad?
 Ranks that iterate more often issue more collectives than the others; the
 extra calls pair with nothing (or with an unrelated later collective) and the
-job hangs or silently exchanges the wrong data.
+job hangs or silently exchanges the wrong data.  A set of objects iterates
+in the order of their hashes (their ids; a string's hash is salted per
+process), so ranks that loop over the same set issue the per-element
+collectives for different elements at the same step.
 
 ## Example
 ```python
@@ -63,6 +68,13 @@ import torch.distributed as dist
 def ring(t):
     for step in range(dist.get_world_size() - 1):
         dist.all_reduce(t)
+""",
+        """\
+import torch.distributed as dist
+
+def broadcast_params(params, src):
+    for p in sorted(set(params), key=lambda p: p.ds_id):
+        dist.broadcast(p, src, group=p.process_group)
 """,
     ]
     INVALID = [
@@ -121,10 +133,29 @@ def gather_all(items):
                 "fix (see `cslint explain CSL103`)"
             ),
         ),
+        Invalid(
+            code="""\
+import torch.distributed as dist
+
+def broadcast_params(params, src):
+    for p in set(params):
+        dist.broadcast(p, src, group=p.process_group)
+""",
+            message=(
+                "collective `dist.broadcast` over the group `p.process_group` runs once per iteration of a "
+                "loop over `set(params)`, whose order of elements differs between ranks (source: "
+                "`set(params)` (per-process iteration order of a set))"
+            ),
+            refused=(
+                "a `for` loop's trip count comes from its iterable; agreeing on it needs a hand-written "
+                "fix (see `cslint explain CSL103`)"
+            ),
+        ),
     ]
 
     @classmethod
     def message(cls, hazard) -> str:
+        differs = "order of elements" if hazard.source.kind == KIND_ITERATION_ORDER else "trip count"
         return (f"{collective_phrase(hazard)} runs once per iteration of a loop over `{hazard.cond.text}`, "
-                f"whose trip count differs between ranks (source: {describe_source(hazard)})"
+                f"whose {differs} differs between ranks (source: {describe_source(hazard)})"
                 f"{mode_suffix(hazard)}")
