@@ -710,3 +710,57 @@ SET_ORDER_ELEMENT = """
 
 def test_a_loop_over_a_set_matters_only_where_the_collective_takes_the_element():
     assert _findings(SET_ORDER_ELEMENT) == [(7, "CSL103")]
+
+
+REGISTRY = """
+    import torch.distributed as dist
+
+    _TRACKER = {}
+    _GROUPS = {}
+    _CONFIGURED = {"loss": None}
+    _SEEN = []
+
+    def record(name, value):
+        if name not in _TRACKER:
+            _TRACKER[name] = value
+
+    def group_for(ranks):
+        key = tuple(ranks)
+        if key not in _GROUPS:
+            _GROUPS[key] = dist.new_group(ranks=list(key))
+        return _GROUPS[key]
+
+    def remember(name):
+        _SEEN.append(name)
+
+    def reduce_tracked():
+        for name in _TRACKER:
+            dist.all_reduce(_TRACKER[name])
+
+    def reduce_items():
+        for name, value in list(_TRACKER.items()):
+            dist.all_reduce(value)
+
+    def barrier_per_group():
+        for key, group in _GROUPS.items():
+            dist.barrier(group=group)
+
+    def reduce_configured(names):
+        for name in names:
+            dist.all_reduce(_TRACKER[name])
+
+    def reduce_constant():
+        for name in _CONFIGURED:
+            dist.all_reduce(_CONFIGURED[name])
+
+    def reduce_remembered(t):
+        for name in _SEEN:
+            dist.all_reduce(t[name])
+"""
+
+
+def test_a_module_registry_filled_on_first_use_holds_this_process_history():
+    # a loop over its entries makes a collective per entry this rank met;
+    # a table of groups made by a collective is filled alike on every rank,
+    # and a container filled unconditionally or never is no first-use registry
+    assert _findings(REGISTRY) == [(24, "CSL103"), (28, "CSL103")]

@@ -26,6 +26,7 @@ from .dataflow import Dataflow
 from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
 from .orders import SetOrders, reads_element
+from .registries import registry_of
 from .records import Cond
 from .syntax import (
     ReadNames, calls_in_order, dotted, first_exit, first_exit_in, presence_test, short, tests_membership,
@@ -397,11 +398,11 @@ class Guards:
                     exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "", statement="match")
 
     def _set_order(self, iterable) -> frozenset:
-        """The per-process order a loop over ``iterable`` runs in, when it
-        iterates a set (:mod:`cslint.analysis.orders`)."""
+        """What a loop over ``iterable`` runs per process: a set's order
+        (:mod:`~cslint.analysis.orders`), a registry's entries (:mod:`~cslint.analysis.registries`)."""
         if self._set_orders is None:
             self._set_orders = SetOrders.of_function(self.info)
-        return self._set_orders.order_of(iterable)
+        return self._set_orders.order_of(iterable) | registry_of(self.info.ctx, iterable)
 
     def _leaves_loop(self, exit_stmt, guard) -> bool:
         """Whether an exit taken at ``guard`` leaves a loop of this function."""

@@ -26,6 +26,7 @@ assignment of which, in any of its methods, is one.  A set of integers
 from __future__ import annotations
 
 import ast
+import re
 from typing import Optional
 
 from ..presets import KIND_ITERATION_ORDER
@@ -40,6 +41,9 @@ _ORDER_KEEPING = frozenset({"list", "tuple", "iter", "enumerate"})
 _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "copy"})
 _SET_OPERATORS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
 _SET_ANNOTATIONS = frozenset({"set", "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet"})
+#: what a source that makes a set holds somewhere (facts.py sets ``ModuleContext.may_make_sets``)
+SET_MAKING_TEXT = re.compile(r"(?<![\w.])(?:frozen)?set\(|Set\[|\{[^{}:\n]*\bfor\b")
+SET_MAKING_BYTES = re.compile(SET_MAKING_TEXT.pattern.encode())
 
 
 class SetOrders:
@@ -47,18 +51,41 @@ class SetOrders:
     set's order (:func:`made_here`), with the function's local names and
     its class's fields that hold one."""
 
-    def __init__(self, func: ast.AST, self_name: Optional[str], fields: dict):
+    def __init__(self, func: ast.AST, self_name: Optional[str], fields=None, ctx=None, class_key=None):
+        self.func = func
         self.self_name = self_name
-        self.fields = fields
         self.path = ""
-        self.names = _ordered_locals(func, _set_params(func), lambda expr, names: self._made(expr, names))
+        # worked out when a loop first iterates a name or a field: most iterate neither kind of set
+        self._fields = fields
+        self._names = None
+        self._class = (ctx, class_key)
+
+    @property
+    def names(self) -> dict:
+        if self._names is None:
+            self._names = _ordered_locals(self.func, _set_params(self.func), lambda expr, names: self._made(expr, names))
+        return self._names
+
+    @property
+    def fields(self) -> dict:
+        if self._fields is None:
+            ctx, class_key = self._class
+            self._fields = class_set_fields(ctx, class_key) if ctx is not None and self.self_name else {}
+        return self._fields
 
     @classmethod
     def of_function(cls, info) -> "SetOrders":
-        """The set orders of a :class:`~cslint.analysis.function.FunctionInfo`'s function."""
-        fields = class_set_fields(info.ctx, info.class_key) if info.self_name else {}
-        orders = cls(info.func, info.self_name, fields)
-        orders.path = info.ctx.path
+        """The set orders of a :class:`~cslint.analysis.function.FunctionInfo`'s
+        function; in a file whose source makes no set (no ``set(``,
+        ``frozenset(``, set comprehension or ``Set[`` annotation: facts.py),
+        only a set display iterated in place."""
+        ctx = info.ctx
+        if ctx.may_make_sets:
+            orders = cls(info.func, info.self_name, None, ctx, info.class_key)
+        else:
+            orders = cls(info.func, info.self_name, {})
+            orders._names = {}
+        orders.path = ctx.path
         return orders
 
     def order_of(self, iterable) -> frozenset:
@@ -235,7 +262,7 @@ def class_set_fields(ctx, class_key: Optional[str]) -> dict:
             if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
                 continue
             owner = method.args.args[0].arg
-            orders = SetOrders(method, owner, {})
+            orders = SetOrders(method, owner, {})  # (a field's value read from another field is not followed)
             for sub in own_nodes(method):
                 targets = sub.targets if type(sub) is ast.Assign else \
                     [sub.target] if type(sub) in (ast.AnnAssign, ast.AugAssign) and getattr(sub, "value", None) else ()

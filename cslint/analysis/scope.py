@@ -253,6 +253,10 @@ class ModuleContext:
         #: whether an expression of the file may bind a name (``name := value``):
         #: False once its source is known to hold no ``:=`` (facts.py)
         self.may_hold_walrus = True
+        #: whether the file's source may make a set (orders.py): False once
+        #: it is known to hold no ``set(``, ``frozenset(``, set comprehension
+        #: or ``Set[`` annotation (facts.py)
+        self.may_make_sets = True
         tails = set()
         for spec in knowledge.collectives:
             tails.add(spec.pattern.rsplit(".", 1)[-1])

@@ -141,6 +141,9 @@ KIND_STEP_BATCH = "this rank's batch, handed to a step hook"  # see Preset.batch
 #: of strings (``PYTHONHASHSEED``) differ between processes, so the same set
 #: iterates in a different order on each rank; only a loop reads it
 KIND_ITERATION_ORDER = "per-process iteration order of a set"
+#: the entries of a module-global container a function fills on first use
+#: (``if key not in _TRACKER: _TRACKER[key] = ...``): what this process met
+KIND_LAZY_REGISTRY = "registry filled lazily by this process"
 
 
 @dataclass(frozen=True)

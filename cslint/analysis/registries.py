@@ -1,0 +1,137 @@
+"""Module-global registries filled lazily, per rank.
+
+A module-level container that starts empty and that a function of the file
+fills on first use (``if name not in _TRACKER: _TRACKER[name] = ...``) holds
+the keys this process happened to meet: the routers that ran on this
+pipeline stage, the timers this rank started, the caches its own requests
+filled.  A loop over it that issues a collective per entry then runs as many
+times as this rank's history says (Megatron-LM's MoE auxiliary-loss tracker:
+a stage of dense layers has no router, an empty tracker, and skips the
+pipeline all-reduces the MoE stages make; fixed in e6759409 by reducing the
+configured loss names instead).
+
+A registry whose entries are made by a collective (a table of process groups
+created on first use: ``_GROUPS[key] = dist.new_group(ranks)``) is filled
+alike on every rank, or the fill itself would hang; it is not one here.  Only
+a loop over the registry counts (its keys, items or values), where the call
+reads the entry: a membership test on it, its length or truth decide no
+site (the first-use test itself is what every rank takes for its own keys).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..presets import KIND_LAZY_REGISTRY
+from .atoms import EMPTY, source
+from .scope import canonical_text
+from .syntax import dotted
+from .vocabulary import ALL_MODES_ALL_DIMS
+from .wrappers import own_nodes
+
+_EMPTY_FACTORIES = frozenset({"dict", "list", "set", "OrderedDict", "defaultdict"})
+_VIEWS = frozenset({"items", "keys", "values"})
+_ADDERS = frozenset({"setdefault", "append", "add"})
+
+
+def lazy_registries(ctx) -> dict:
+    """{module-global name: the line of the first-use test that fills it}
+    of this file; computed once per file, when a loop first iterates a
+    module-level container that starts empty."""
+    found = ctx.__dict__.get("_lazy_registries")
+    if found is not None:
+        return found
+    found = {}
+    empty = _empty_globals(ctx)
+    for func in ast.walk(ctx.tree):
+        if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            continue
+        for node in own_nodes(func):
+            if type(node) is not ast.If:
+                continue
+            name = _first_use_test(node.test, empty)
+            if name is not None and name not in found and _fills(node.body, name, ctx):
+                found[name] = node.lineno
+    ctx.__dict__["_lazy_registries"] = found
+    return found
+
+
+def _empty_globals(ctx) -> frozenset:
+    """The module-level names bound to an empty container (``_TRACKER = {}``)."""
+    found = ctx.__dict__.get("_empty_globals")
+    if found is not None:
+        return found
+    names = set()
+    for node in ctx.tree.body:
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                and _starts_empty(node.value):
+            names.add(node.targets[0].id)
+        elif type(node) is ast.AnnAssign and type(node.target) is ast.Name and node.value is not None \
+                and _starts_empty(node.value):
+            names.add(node.target.id)
+    found = ctx.__dict__["_empty_globals"] = frozenset(names)
+    return found
+
+
+def registry_of(ctx, iterable) -> frozenset:
+    """The source a loop over ``iterable`` reads when it iterates a
+    lazily filled registry of the file (``for k in _TRACKER``,
+    ``_TRACKER.items()``, ``list(_TRACKER)``); empty otherwise."""
+    expr = iterable
+    while True:
+        if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in _VIEWS \
+                and not expr.args:
+            expr = expr.func.value
+        elif type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id in ("list", "tuple", "sorted",
+                                                                                         "enumerate") \
+                and expr.args:
+            expr = expr.args[0]
+        else:
+            break
+    if type(expr) is not ast.Name or expr.id not in _empty_globals(ctx):
+        return EMPTY
+    line = lazy_registries(ctx).get(expr.id)
+    if line is None:
+        return EMPTY
+    return frozenset({source(KIND_LAZY_REGISTRY, expr.id, ctx.path, line, ALL_MODES_ALL_DIMS)})
+
+
+def _starts_empty(value) -> bool:
+    t = type(value)
+    if t in (ast.Dict, ast.List, ast.Set):
+        return not (value.keys if t is ast.Dict else value.elts)
+    if t is ast.Call and not value.keywords:
+        name = (dotted(value.func) or "").rsplit(".", 1)[-1]
+        return name in _EMPTY_FACTORIES and (not value.args or name == "defaultdict")
+    return False
+
+
+def _first_use_test(test, names) -> Optional[str]:
+    """``key not in NAME`` (alone or as an operand of ``or``/``and``): the
+    registry it asks about."""
+    tests = test.values if type(test) is ast.BoolOp else [test]
+    for t in tests:
+        if type(t) is ast.Compare and len(t.ops) == 1 and type(t.ops[0]) is ast.NotIn \
+                and type(t.comparators[0]) is ast.Name and t.comparators[0].id in names:
+            return t.comparators[0].id
+    return None
+
+
+def _fills(body, name, ctx) -> bool:
+    """Whether ``body`` adds an entry to ``name`` that no collective makes."""
+    adds = False
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if type(node) is ast.Call:
+                raw = dotted(node.func)
+                if raw and ctx.match_collective(node, raw, canonical_text(raw, ctx.imports)) is not None:
+                    return False
+                if type(node.func) is ast.Attribute and node.func.attr in _ADDERS \
+                        and type(node.func.value) is ast.Name and node.func.value.id == name:
+                    adds = True
+            elif type(node) is ast.Assign:
+                for target in node.targets:
+                    if type(target) is ast.Subscript and type(target.value) is ast.Name and target.value.id == name:
+                        adds = True
+    return adds
