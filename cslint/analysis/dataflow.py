@@ -532,12 +532,13 @@ def _solve(flow: Dataflow) -> None:
     watch_from = budget - WATCH_AFTER_PASSES * len(order) if len(order) <= WATCH_MAX_NODES else -1
     anchor = None
     states: dict = {}
+    numbers = _EnvNumbers()
     while heap and budget > 0:
         if budget <= watch_from:
             if anchor is None:
                 anchor = heap[0]
             if heap[0] == anchor:
-                state = (frozenset(queued), _snapshot(order, envs_in, outs))
+                state = (frozenset(queued), _snapshot(order, envs_in, outs, numbers))
                 seen = states.get(state)
                 if seen is None:
                     states[state] = budget
@@ -738,11 +739,35 @@ def _names_bound(stmt) -> frozenset:
     return frozenset(names)
 
 
-def _snapshot(order: list, envs_in: dict, outs: dict) -> tuple:
+def _snapshot(order: list, envs_in: dict, outs: dict, numbers: "_EnvNumbers") -> tuple:
     """The solver's values, comparable and hashable: every node's
-    environments on entry and exit, variables in their order."""
-    return tuple((tuple(envs_in[n].items()) if n in envs_in else None,
-                  tuple(outs[n].items()) if n in outs else None) for n in order)
+    environments on entry and exit, each as the number of its contents."""
+    number = numbers.of
+    return tuple((number(envs_in[n]) if n in envs_in else None,
+                  number(outs[n]) if n in outs else None) for n in order)
+
+
+class _EnvNumbers:
+    """A number per distinct environment contents (variables in their
+    order), so that a snapshot of the solver costs one lookup per node.
+    An environment is read-only once published, and the solver keeps the
+    one it has where a new one would be equal: between two snapshots most
+    nodes hold the same objects, whose contents are listed once."""
+
+    __slots__ = ("_by_contents", "_by_object")
+
+    def __init__(self):
+        self._by_contents: dict = {}  # tuple(env.items()) -> number
+        self._by_object: dict = {}  # id(env) -> (env, number); the env kept alive so its id stays its own
+
+    def of(self, env) -> int:
+        known = self._by_object.get(id(env))
+        if known is not None and known[0] is env:
+            return known[1]
+        contents = tuple(env.items())
+        number = self._by_contents.setdefault(contents, len(self._by_contents))
+        self._by_object[id(env)] = (env, number)
+        return number
 
 
 def _reverse_postorder(graph) -> list:
