@@ -66,8 +66,10 @@ def wrapped_models(info) -> tuple:
                 models[f"{name}.{attr}"] = wrapped
     models.update(_wrapped_locals(ctx, info.func))
     outputs: dict = {}
+    # a value computed from a wrapped module needs one to call (most functions have none)
     assignments = [(node.targets[0].id, node.value) for node in own_nodes(info.func)
-                   if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
+                   if isinstance(node, ast.Assign) and len(node.targets) == 1
+                   and isinstance(node.targets[0], ast.Name)] if models else ()
     changed = True
     while changed:
         changed = False
@@ -164,7 +166,17 @@ def own_nodes(func: ast.AST):
 
 def _wrapped_locals(ctx, func: ast.AST) -> dict:
     """{assigned text: (group, methods)} of the wrapper calls a function makes
-    (``model = DDP(m)``, ``self.model = FSDP(m)``, ``fully_shard(m)``)."""
+    (``model = DDP(m)``, ``self.model = FSDP(m)``, ``fully_shard(m)``);
+    worked out once per function of the file (its own wrappings, its
+    class's and the file's wrapped fields all ask)."""
+    memo = ctx.__dict__.setdefault("_wrapped_locals", {})
+    known = memo.get(id(func))
+    if known is None:
+        known = memo[id(func)] = _find_wrapped_locals(ctx, func)
+    return known
+
+
+def _find_wrapped_locals(ctx, func: ast.AST) -> dict:
     wrappers = ctx.knowledge.data_parallel_wrappers
     targets: dict = {}  # id(value) -> assigned texts
     statements = set()  # id() of the calls that are whole expression statements
