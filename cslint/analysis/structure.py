@@ -461,7 +461,14 @@ class StructureReads:
         if lower is None or upper is None:
             length = bounds
         else:
-            difference = _linear_difference(upper, lower)
+            # the same bounds come back on every pass of the dataflow: their
+            # difference (a walk and an ast.dump per leaf) is worked out once
+            differences = self._differences
+            key = (id(upper), id(lower))
+            known = differences.get(key)
+            if known is None or known[0] is not upper or known[1] is not lower:
+                known = differences[key] = (upper, lower, _linear_difference(upper, lower))
+            difference = known[2]
             if difference is None:
                 length = bounds
             else:
