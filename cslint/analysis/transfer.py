@@ -149,6 +149,8 @@ class Transfer:
             # `xs = tqdm(xs)` under a rank test: xs yields what it yielded,
             # whichever ranks wrap it
             return
+        if all(type(target) is ast.Attribute for target in targets):
+            return  # ``self.x = v``: no variable to bind (field_writes reads the value)
         implicit = flow.implicit
         pairs = pairwise(targets, value)
         if pairs is not None:
