@@ -75,7 +75,11 @@ tree needs none of this: its fields are read from the class.
 
 A transform is three characters: what becomes of a *whole* divergence, of
 a *contents-only* one and of a *held* one: ``W`` (whole), ``C`` (contents
-only), ``H`` (held), ``-`` (gone).  No transform keeps what a value holds
+only), ``H`` (held), ``-`` (gone); ``K``, ``Q``: read from the kind alone by
+a type test (``isinstance``), as a number or a structure; ``L``: a length
+made from values (a slice's width, ``range(n)``; ``Source.whole`` "L" while
+passed on as is).  This rank's share of the data (``KIND_ALIKE_KINDS``) and
+a length differ in size, never in kind.  No transform keeps what a value holds
 and drops its contents, so a source counts less than the same source of
 contents (:func:`strength`).
 
@@ -92,6 +96,8 @@ by the hundred thousand on a large tree.
 from __future__ import annotations
 
 from typing import NamedTuple, Optional
+
+from ..presets import KIND_ALIKE_KINDS
 
 EMPTY: frozenset = frozenset()
 
@@ -239,16 +245,18 @@ WHOLE = "WW-"  # structure made from contents: ``range(n)``, a test, implicit fl
 DROP = "---"
 HOLD = "WHH"  # what an object is built with or placed by: held inside it
 UNHOLD = "WCC"  # what an object was placed by, read back: ``x.device``
+KIND = "K--"  # a type test: a number read from the kind (see Kinds and lengths)
+SIZED = "LL-"  # a length made from values: a slice's width, ``range(n)``
 
 _LEVEL = {"W": 0, "C": 1, "H": 2}
 #: ``Source.whole`` of each part, and back (which part of a value a source
 #: makes rank-local, as an index into a transform: 0 its structure, 1 its
 #: contents, 2 only what it holds)
-_WHOLE_OF = {"W": True, "C": False, "H": None}
-_LEVEL_OF_WHOLE = {True: 0, False: 1, None: 2}
+_WHOLE_OF = {"W": True, "C": False, "H": None, "L": "L"}
+_LEVEL_OF_WHOLE = {True: 0, "L": 0, False: 1, None: 2}
 #: :func:`strength` by ``Source.whole``: a transform that keeps a part keeps
 #: the parts before it, so a part counts as much as its place in a transform
-STRENGTH_OF_WHOLE = _LEVEL_OF_WHOLE
+STRENGTH_OF_WHOLE = {True: 0, "L": 0.5, False: 1, None: 2}
 
 
 def strength(atom: Source) -> int:
@@ -259,7 +267,17 @@ def strength(atom: Source) -> int:
 
 
 def _composed(first: str, then: str) -> str:
-    return "".join("-" if part == "-" else then[_LEVEL[part]] for part in first)
+    return first if then == IDENT else "".join(_after(part, then) for part in first)
+
+
+def _after(part: str, then: str) -> str:
+    """What ``then`` makes of ``part``; what was read from a kind stays so."""
+    if part == "K" or part == "Q":
+        kept = then[1 if part == "K" else 0]
+        return {"W": "Q", "L": "Q", "C": "K", "H": "K"}.get(kept, kept)
+    if part == "L":  # a length stays one only as it is (IDENT); no kind test reads it
+        return "-" if then[0] in "KQ" else then[0]
+    return "-" if part == "-" else then[_LEVEL[part]]
 
 
 _TRANSFORMS = [a + b + c for a in "WCH-" for b in "WCH-" for c in "WCH-"]
@@ -269,7 +287,10 @@ _COMPOSED = {(first, then): _composed(first, then) for first in _TRANSFORMS for 
 
 def compose(first: str, then: str) -> str:
     """The transform ``first`` followed by ``then``."""
-    return _COMPOSED[first, then]
+    try:
+        return _COMPOSED[first, then]
+    except KeyError:  # a kind or a length read (rare): composed when first met
+        return _COMPOSED.setdefault((first, then), _composed(first, then))
 
 
 def project_source(atom: Source, transform: str):
@@ -278,6 +299,14 @@ def project_source(atom: Source, transform: str):
     becomes = transform[part]
     if becomes == "-":
         return None
+    if becomes == "L":
+        return atom if atom.whole == "L" else _new(Source, atom[:6] + ("L",))
+    if becomes == "K" or becomes == "Q":
+        if part == 0 and (atom.whole == "L" or atom.kind in KIND_ALIKE_KINDS):
+            return None  # a kind test of a length, or of this rank's share of the data
+        becomes = "C" if becomes == "K" else "W"
+    if becomes == "W" and atom.whole == "L":
+        return _new(Source, atom[:6] + (True,))  # read as a structure: no longer a length only
     if _LEVEL[becomes] == part or becomes == "H" and part == 1 and atom.kind not in IDENTITY_KINDS:
         return atom  # (only a rank's or a device's identity is held: data stays contents)
     return _new(Source, atom[:6] + (_WHOLE_OF[becomes],))

@@ -11,7 +11,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import CONTENTS, EMPTY, LENGTH, attribute, element, project, source, whole
+from .atoms import CONTENTS, EMPTY, LENGTH, SIZED, attribute, element, project, source, whole
 from .syntax import dotted, unparse
 
 #: operands that make ``operand * n`` a sequence of length ``n``
@@ -476,7 +476,7 @@ class StructureReads:
                     length |= self.eval(leaf, env)
         if step is not None:
             length |= self.eval(step, env)
-        return whole(length) | project(CONTENTS, bounds)
+        return project(SIZED, length) | project(CONTENTS, bounds)
 
 
 #: references that name a function of this module or class: what a call

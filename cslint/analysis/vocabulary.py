@@ -31,9 +31,10 @@ PURE_BUILTINS = {
 
 # Reads of an object's structure (see cslint/analysis/atoms.py: structure and
 # contents), by the transform they apply to their first argument: a number
-# read from the structure (length, None-ness, type test), or the type itself.
-STRUCTURE_BUILTINS = {"len": "C--", "isinstance": "C--", "issubclass": "C--", "hasattr": "C--",
-                      "callable": "C--", "id": "C--", "type": "W--"}
+# read from the structure (length, None-ness), a type test (``K--``: a number
+# read from the kind alone, atoms.KIND), or the type itself.
+STRUCTURE_BUILTINS = {"len": "C--", "isinstance": "K--", "issubclass": "K--", "hasattr": "K--",
+                      "callable": "K--", "id": "C--", "type": "W--"}
 
 # Builtins whose result's structure is made from their arguments' values:
 # ``range(n)`` has ``n`` elements, ``set(xs)`` as many as ``xs`` has distinct ones.

@@ -144,6 +144,9 @@ KIND_ITERATION_ORDER = "per-process iteration order of a set"
 #: the entries of a module-global container a function fills on first use
 #: (``if key not in _TRACKER: _TRACKER[key] = ...``): what this process met
 KIND_LAZY_REGISTRY = "registry filled lazily by this process"
+#: this rank's share of the data: its values and sizes differ between ranks,
+#: its kind does not (every rank runs the same code on the same kind of data)
+KIND_ALIKE_KINDS = frozenset({KIND_DATA_SHARD, KIND_GATHERED_DATA, KIND_FORWARD_INPUT, KIND_STEP_BATCH})
 
 
 @dataclass(frozen=True)
