@@ -185,9 +185,14 @@ def _nested_defs(body, out: Optional[list] = None) -> list:
     return out
 
 
+#: the methods a call to a class runs first
+_CONSTRUCTORS = ("__init__", "__new__", "__post_init__")
+
+
 def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Knowledge,
                        tree: Optional[ast.Module] = None, module: Optional[str] = None,
-                       deep_names: Optional[set] = None, already_deep: Optional[frozenset] = None) -> FileFacts:
+                       deep_names: Optional[set] = None, already_deep: Optional[frozenset] = None,
+                       raising: Optional[frozenset] = None) -> FileFacts:
     """Parse (unless given a tree) and extract one file's facts.  Errors
     (syntax, encoding) come back in ``FileFacts.error``; never raises for bad
     input.
@@ -196,7 +201,12 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     same bytes analysed in depth.  Only functions that are deep now and were
     not then are extracted, and the result is a patch for
     :func:`merge_partial` (the other summaries do not depend on
-    ``deep_names``)."""
+    ``deep_names``).
+
+    ``raising``: the file is read only for what some of its functions
+    raise (:attr:`~cslint.analysis.program.Program.callees`): only the
+    functions of those qualified names (a class's name: its constructors)
+    are extracted, whatever they reach."""
     module = module or module_name_for(path)
     facts = FileFacts(path=path, module=module)
     if tree is None:
@@ -225,6 +235,16 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     classes: list = []
     try:
         _walk_defs(ctx, tree.body, "", None, extractors, classes, False)
+        if raising is not None:
+            # read for what these raise alone: their summaries (the tests
+            # above their raises), nothing of the rest
+            facts.classes = classes
+            wanted = raising | {f"{name}.{method}" for name in raising for method in _CONSTRUCTORS}
+            for info in extractors:
+                if info.qualname in wanted:
+                    facts.functions.append(extract_function(info, False, info.scan_calls().names)[0])
+                    facts.defined_names.add(info.qualname.rsplit(".", 1)[-1])
+            return facts
         module_body = FunctionInfo(ctx, tree, "<module>", None, False, False, {n: n for n in ctx.module_functions})
         facts.classes = classes
         everyone = extractors + [module_body]

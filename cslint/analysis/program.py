@@ -24,7 +24,7 @@ from .atoms import IDENT, THROUGH_INSTANCE, source
 from .callfacts import translate
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
 from .feasibility import call_allows, passed_values
-from .reads import ProgramReads
+from .reads import CALLEE_REFS, ProgramReads
 from .records import FuncFacts, Site
 from .resolution import Resolver
 
@@ -45,11 +45,14 @@ DIRECT_ONLY_KINDS = frozenset({KIND_FILESYSTEM})
 class Program(ProgramReads):
     """Solve the summaries of a tree to a fixpoint (see the module docstring)."""
 
-    def __init__(self, files: list, knowledge: Knowledge):
+    def __init__(self, files: list, knowledge: Knowledge, callee_files: tuple = ()):
         self.knowledge = knowledge
         self.files = [f for f in files if f.error is None]
         self.modes = knowledge.mode_assignments() if knowledge.modes else [frozenset()]
         self.resolver = Resolver(self.files)
+        #: the functions of files read only for what they raise (see ProgramReads.raising_targets)
+        callee_files = [f for f in callee_files if f.error is None]
+        self.callees = Resolver(callee_files) if callee_files else None
         self.funcs = self.resolver.funcs
         self.modules = self.resolver.modules
         # fixpoint tables
@@ -382,6 +385,8 @@ class Program(ProgramReads):
                 continue
             targets = self.resolver.resolve(site.ref)
             if not targets:
+                if self.callees is not None and site.ref.tag in CALLEE_REFS and self._pass_to_callee(fn, site, mode):
+                    changed = True
                 continue
             site_ctx = getattr(site, "ctx_atoms", EMPTY_ATOMS)
             ctx_value = dict(self.concrete(self.eval(site_ctx, mode), fn, mode)) if site_ctx else {}
@@ -401,21 +406,8 @@ class Program(ProgramReads):
             for target in targets:
                 if target.qualname.endswith("__init__") and site.ref.tag == "qual":
                     offset = 1
-                for index in range(len(target.params)):
-                    arg = self._arg_for_param(target, index, site.args, site.kwargs, offset)
-                    if not arg:
-                        continue
-                    value = self.concrete(self.eval(arg, mode), fn, mode)
-                    if not value:
-                        continue
-                    table = self.params.setdefault((target.key, index, mode), {})
-                    link = (fn.path, site.span.line,
-                            f"passed as `{target.params[index]}` to `{target.qualname}` in `{fn.qualname}`")
-                    self.link_functions[link] = ("param", (target.key,), target.params[index])
-                    for k, (dims, via) in value.items():
-                        if merge(table, k, dims, extend_via(via, link)):
-                            changed = True
-                            self.changed_keys.add(("param", target.key))
+                if self._pass_arguments(fn, site, target, offset, mode):
+                    changed = True
                 for ckey, (api, chain, facts) in self.reach.get((target.key, mode), {}).items():
                     if not call_reaches(self, site, target, mode, ckey):
                         continue
@@ -424,6 +416,28 @@ class Program(ProgramReads):
                             seen_from(facts, site, target, fn))):
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
+        return changed
+
+    def _pass_arguments(self, fn: FuncFacts, site: Site, target: FuncFacts, offset: int, mode: frozenset) -> bool:
+        """Merge what the call ``site`` of ``fn`` passes into the parameter
+        tables of ``target`` (``offset``: 1 where the call does not pass the
+        instance); whether some entry changed."""
+        changed = False
+        for index in range(len(target.params)):
+            arg = self._arg_for_param(target, index, site.args, site.kwargs, offset)
+            if not arg:
+                continue
+            value = self.concrete(self.eval(arg, mode), fn, mode)
+            if not value:
+                continue
+            table = self.params.setdefault((target.key, index, mode), {})
+            link = (fn.path, site.span.line,
+                    f"passed as `{target.params[index]}` to `{target.qualname}` in `{fn.qualname}`")
+            self.link_functions[link] = ("param", (target.key,), target.params[index])
+            for k, (dims, via) in value.items():
+                if merge(table, k, dims, extend_via(via, link)):
+                    changed = True
+                    self.changed_keys.add(("param", target.key))
         return changed
 
 
@@ -562,7 +576,7 @@ def table_reads(program: Program, fn: FuncFacts) -> set:
                 atoms_deps((module.globals.get(atom.name) if module else None) or ())
             elif tag == "E" and id(atom) not in seen:
                 seen.add(id(atom))  # what decides that a callee raises (ProgramReads._raised_by)
-                for target in resolve(atom.ref):
+                for target in program.raising_targets(atom.ref):
                     out.add(("param", target.key))
                     for variant in target.variants.values():
                         atoms_deps(variant.raised or ())

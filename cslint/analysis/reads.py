@@ -11,7 +11,13 @@ from __future__ import annotations
 from ..presets import ALL_DIMS
 from .atoms import CONTENTS, DROP, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, source
 from .divergence import extend_via, merge
-from .records import FuncFacts
+from .records import FuncFacts, Site
+
+
+#: the references that may lead to a function of a file read for what it
+#: raises alone: a name imported from another module (``pkg.mod.Name``), or
+#: one of the file's own functions
+CALLEE_REFS = frozenset({"qual", "func"})
 
 
 class ProgramReads:
@@ -103,12 +109,39 @@ class ProgramReads:
                     merge(out, k, dims, extend_via(via, link))
         return out
 
+    def _pass_to_callee(self, fn: FuncFacts, site: Site, mode: frozenset) -> bool:
+        """A call that runs none of the program's functions passes its
+        arguments to the function it runs among those read for what they
+        raise (:attr:`callees`), if it raises at all: whether it raises may
+        follow them.  Whether some entry changed."""
+        changed = False
+        for target in self.callees.resolve(site.ref):
+            offset = 1 if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class" \
+                or (target.qualname.endswith("__init__") and site.ref.tag == "qual") else 0
+            if target.raises and self._pass_arguments(fn, site, target, offset, mode):
+                changed = True
+        return changed
+
+    def raising_targets(self, ref) -> list:
+        """The functions a call through ``ref`` may run, for what they raise:
+        the program's, or else those of the files read for that alone
+        (``callees``: files where no function can reach a collective, which
+        no prefilter round chose).  A call to one of those raises as the
+        tests above its ``raise`` statements say, its parameters bound to
+        what the program's calls pass (:meth:`_pass_to_callee`); nothing
+        else of them is read: their returns, fields and calls stay unknown."""
+        targets = self.resolver.resolve(ref)
+        if not targets and self.callees is not None and ref.tag in CALLEE_REFS:
+            targets = self.callees.resolve(ref)
+        return targets
+
     def _raised_by(self, atom, mode: frozenset) -> dict:
-        """Whether a call to an analysed function raises on some ranks only:
-        never when it has no ``raise``; as the tests above its raises (and
+        """Whether a call to an analysed function (or one read for what it
+        raises, :meth:`raising_targets`) raises on some ranks only: never
+        when it has no ``raise``; as the tests above its raises (and
         what a re-raised exception came from) differ, when its summary
         worked them out and it does no local I/O; else on any rank."""
-        targets = self.resolver.resolve(atom.ref)
+        targets = self.raising_targets(atom.ref)
         raising = [fn for fn in targets if fn.raises]
         if targets and not raising:
             return {}

@@ -15,6 +15,7 @@ last one.  Facts come from the cache when their whole input is known
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Optional
 
 from ..analysis.records import FileFacts, merge_partial
@@ -42,6 +43,9 @@ class FactGatherer:
         #: names of the functions found to issue a collective directly
         self.known_wrappers: set = set()
         self.imports = ImportStatements()  # shared by every round's prefilter
+        #: resolved path -> FileFacts of a file no round parsed that defines a
+        #: callee whose exceptions decide a collective (read for what it raises only)
+        self.callee_facts: dict = {}
 
     def gather(self, all_files: list) -> dict:
         """The facts of the files worth parsing among ``all_files``
@@ -104,7 +108,47 @@ class FactGatherer:
             self._parse_and_merge(again, again)
             if not self._learn_wrappers():
                 break
+        # Whether a callee raises on some ranks only is read off its summary:
+        # summarise those defined in files no round parsed.
+        callees = self._raising_callees(by_path)
+        if callees:
+            if self.bar is not None:
+                self.bar.start("summarising callees whose exceptions decide a collective", 0)
+            files = [f for f, _names in callees]
+            for facts in self._parse(files, raising={f.real: names for f, names in callees}):
+                self.callee_facts[facts.path] = facts
         return self.facts
+
+    def _raising_callees(self, by_path: dict) -> list:
+        """The callees whose exception decides whether a collective runs (a
+        ``RaisedBy`` atom in the conditions of a call site of a function
+        analysed in depth) that a read file no round parsed (or parsed for
+        its classes only) defines at its top level: ``[(SourceFile, the
+        qualified names)]``, in path order."""
+        wanted: set = set()
+        seen: set = set()
+        for facts in self.facts.values():
+            for fn in facts.functions:
+                if not fn.deep:
+                    continue
+                for variant in fn.variants.values():
+                    for site in variant.sites:
+                        for cond in site.conds:
+                            if id(cond.atoms) not in seen:
+                                seen.add(id(cond.atoms))
+                                raising_definitions(cond.atoms, wanted, seen)
+        if not wanted:
+            return []
+        unparsed = {self.module_of(path): f for path, f in by_path.items()
+                    if path not in self.facts or self.facts[path].skipped}
+        chosen: dict = {}
+        for module, qualname in sorted(wanted):
+            found = unparsed.get(module)
+            top = qualname.partition(".")[0]
+            if found is not None and re.search(
+                    rb"^(?:async[ \t]+)?(?:def|class)[ \t]+" + re.escape(top.encode()) + rb"\b", found.data, re.M):
+                chosen.setdefault(found.real, (found, set()))[1].add(qualname)
+        return [(chosen[real][0], frozenset(chosen[real][1])) for real in sorted(chosen)]
 
     def _parse_and_merge(self, files, deeper: list) -> bool:
         """Extract ``files`` (those in ``deeper`` as re-analysis patches of
@@ -132,11 +176,12 @@ class FactGatherer:
         self.known_wrappers |= names
         return names
 
-    def _parse(self, files, earlier: Optional[dict] = None) -> list:
+    def _parse(self, files, earlier: Optional[dict] = None, raising: Optional[dict] = None) -> list:
         """Facts of ``files`` (an iterable; from the cache or extracted by
         workers).  With ``earlier`` facts of the same bytes, only functions
         that the known wrappers now make deep are extracted, as patches for
-        ``merge_partial``.  A file is known by its resolved path: the facts
+        ``merge_partial``.  ``raising``: resolved path -> the qualified names of
+        the functions to extract there for what they raise alone.  A file is known by its resolved path: the facts
         and their cache entry are the same whatever path the user spelled."""
         out: list = []
         deep = frozenset(self.known_wrappers)
@@ -146,6 +191,7 @@ class FactGatherer:
 
         def jobs():
             for f in files:
+                only = raising.get(f.real) if raising is not None else None
                 already_deep = None
                 before = (earlier or {}).get(f.real)
                 if before is not None and not before.skipped and before.error is None:
@@ -156,7 +202,7 @@ class FactGatherer:
                     # the key covers the job below, all of it
                     key = fact_cache.key("facts", f.real, module, f.settings.fingerprint(), ",".join(presets),
                                          deep_text, repr(sorted(already_deep) if already_deep is not None else None),
-                                         f.data)
+                                         repr(sorted(only)) if only is not None else "", f.data)
                     cached = fact_cache.get(key)
                     if isinstance(cached, FileFacts):
                         out.append(cached)
@@ -165,7 +211,7 @@ class FactGatherer:
                             bar.advance()
                         continue
                     store = fact_cache.file_for(key)
-                yield ParseJob(f.real, f.data, f.settings, module, deep, already_deep, store)
+                yield ParseJob(f.real, f.data, f.settings, module, deep, already_deep, store, only)
 
         if fact_cache is not None:
             fact_cache.prepare()
@@ -204,3 +250,26 @@ def needs_deeper_look(facts: FileFacts, names: set) -> bool:
     if facts.skipped:
         return bool(facts.called_names & names)
     return any(not fn.deep and fn.called_names & names for fn in facts.functions)
+
+
+def raising_definitions(atoms, out: set, seen: set) -> None:
+    """Add to ``out`` where the callees whose exceptions ``atoms`` read may
+    be defined, as ``(module, qualified name)``: an imported name
+    ``pkg.mod.Name`` is the function or class ``Name`` of ``pkg.mod``, or
+    the method ``mod.Name`` of ``pkg``."""
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "E":
+            ref = atom.ref
+            if ref.tag == "qual":
+                head, _, name = ref.dotted.rpartition(".")
+                if head:
+                    out.add((head, name))
+                    owner, _, cls = head.rpartition(".")
+                    if owner:
+                        out.add((owner, f"{cls}.{name}"))
+            elif ref.tag == "func":
+                out.add((ref.module, ref.qualname))
+        elif (tag == "J" or tag == "C" or tag == "A") and id(atom.inner) not in seen:
+            seen.add(id(atom.inner))
+            raising_definitions(atom.inner, out, seen)

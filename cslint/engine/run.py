@@ -103,9 +103,10 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
             # it goes: the workers start on the first ones meanwhile)
             gatherer = FactGatherer(knowledge, preset_names, workers, fact_cache, module_of, bar)
             facts_by_real = gatherer.gather(all_files)
+            callee_facts = gatherer.callee_facts
         parallel = workers.pool is not None
     if found is None:
-        found = _analysis_findings(facts_by_real, all_files, knowledge, bar, parallel)
+        found = _analysis_findings(facts_by_real, all_files, knowledge, bar, parallel, callee_facts)
         if fact_cache is not None:
             fact_cache.put_run(analysis_key, found)
 
@@ -152,10 +153,13 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
     return result
 
 
-def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, parallel: bool = False) -> list:
+def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, parallel: bool = False,
+                       callee_facts: Optional[dict] = None) -> list:
     """The findings of the reported files (CSL001 and hazards) before
     suppressions and selection, each file named by its resolved path.
-    ``parallel``: the run had worker processes (whose cores are free now)."""
+    ``parallel``: the run had worker processes (whose cores are free now);
+    ``callee_facts``: the facts of files read only for what their functions
+    raise (:attr:`~cslint.analysis.program.Program.callees`)."""
     reported = {f.real for f in all_files if f.report}
     findings: list = []
     for f in all_files:
@@ -170,7 +174,8 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, par
         if facts.error is not None and facts.path in reported:
             findings.append(NotAnalysable.finding(facts.path, facts.error, facts.error_line, facts.error_column))
 
-    program = Program(all_facts, knowledge)
+    callees = [callee_facts[real] for real in sorted(callee_facts or {})]
+    program = Program(all_facts, knowledge, callees)
     if bar is not None:
         bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
     # the cores the workers used would sit idle: one orders atom sets ahead

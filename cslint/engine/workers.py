@@ -74,6 +74,9 @@ class ParseJob:
     deep_names: frozenset  # wrapper names: functions calling one are analysed in depth
     already_deep: Optional[frozenset] = None  # a re-analysis patch: positions analysed in depth before
     store: Optional[str] = None  # the cache file the worker writes the facts to
+    #: the qualified names of the functions to extract, whatever they reach, in
+    #: a file read only for what they raise (None: an ordinary job)
+    raising: Optional[frozenset] = None
 
 
 def extract(job: ParseJob, context: RunContext) -> FileFacts:
@@ -111,7 +114,8 @@ def _extract(job: ParseJob, context: RunContext) -> FileFacts:
         return facts
     try:
         return extract_file_facts(path, data, job.settings, context.knowledge, tree=tree, module=module,
-                                  deep_names=job.deep_names, already_deep=job.already_deep)
+                                  deep_names=job.deep_names, already_deep=job.already_deep,
+                                  raising=job.raising)
     except RecursionError:
         facts = FileFacts(path=path, module=module)
         facts.error = "source too deeply nested to analyse"
