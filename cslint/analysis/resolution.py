@@ -5,6 +5,10 @@ families of classes sharing fields) and what each field of ``self`` holds.
 A method call resolves by its receiver's type where the function shows it
 (:class:`ReceiverClasses`); on a receiver nothing is known about, when
 exactly one method of the tree has that name.
+
+Every answer is a function of the question and the facts alone, whatever
+was asked before (see :class:`OpenQuestions`): the whole-tree analysis may
+ask in any order, in any process.
 """
 
 from __future__ import annotations
@@ -25,6 +29,56 @@ _VALUE_METHODS = frozenset({
 })
 #: bases that add none of those
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Protocol", "Generic"})
+
+
+class OpenQuestions:
+    """The questions of a :class:`Resolver` being answered now (``resolve``
+    of a reference, ``receiver_types`` of type terms), for the recursion
+    their answers can take: a receiver's type can depend on what the very
+    call returns (``self.x = self.x.clone()``), and a question asked again
+    while open sees nothing (its guard answer).
+
+    An answer that met no guard is the same wherever it is asked: it is
+    kept for good.  One that met a guard depends on which questions were
+    open: were it kept, the answer to a later question would depend on the
+    order of the questions.  So it is kept only as the answer to the
+    question asked with nothing open, when no guard it met was that of a
+    question open before it (only its own, or those of questions it asked
+    itself); asked with something open, it is worked out again.  Each
+    answer is then what the recursion gives from that question alone.
+    Cycles are few and small (18 guard answers on all of vLLM)."""
+
+    __slots__ = ("refs", "terms", "depth", "lowest")
+
+    #: ``lowest`` when no guard answered
+    NONE = 1 << 30
+
+    def __init__(self):
+        self.refs: dict = {}  # open reference -> its depth
+        self.terms: dict = {}  # open type terms -> its depth
+        self.depth = 0  # how many questions are open
+        self.lowest = self.NONE  # the shallowest open question asked again in the answer being worked out
+
+    def again(self, depth: int) -> None:
+        """A question open at ``depth`` was asked again (its guard answers)."""
+        if depth < self.lowest:
+            self.lowest = depth
+
+    def open(self) -> int:
+        """Open a question; the ``lowest`` of the answers around it, to give
+        back to :meth:`close`."""
+        self.depth += 1
+        saved = self.lowest
+        self.lowest = self.NONE
+        return saved
+
+    def close(self, saved: int) -> int:
+        """Close the question opened last; the shallowest guard its answer met
+        (``NONE`` for none)."""
+        self.depth -= 1
+        met = self.lowest
+        self.lowest = met if met < saved else saved
+        return met
 
 
 class Resolver:
@@ -62,8 +116,10 @@ class Resolver:
         self._family = {}
         for key in self.classes:
             self._family[key] = self._find_family(key)
+        self.open = OpenQuestions()
         self.receivers = ReceiverClasses(self)
-        self._resolve_cache: dict = {}
+        self._resolve_cache: dict = {}  # ref -> answer, the same wherever asked
+        self._resolve_top: dict = {}  # ref -> answer, asked with no question open (see OpenQuestions)
         self._holds_only_fields: dict = {}
         self._methods_asked: Optional[dict] = None  # (family, field) -> the methods called on it
 
@@ -181,7 +237,8 @@ class Resolver:
         """What :meth:`resolve` answered for ``ref`` so far; None when it was
         not asked yet (and asking nothing here leaves its memo as it was)."""
         try:
-            return self._resolve_cache.get(ref)
+            found = self._resolve_cache.get(ref)
+            return found if found is not None else self._resolve_top.get(ref)
         except TypeError:
             return None
 
@@ -195,9 +252,32 @@ class Resolver:
             pass
         except TypeError:  # unhashable (should not happen)
             return []
-        # A receiver's type can depend on what this very call returns
-        # (``self.x = self.x.clone()``): the inner question sees nothing.
-        self._resolve_cache[ref] = []
+        questions = self.open
+        if not questions.depth:
+            found = self._resolve_top.get(ref)
+            if found is not None:
+                return found
+        depth = questions.refs.get(ref)
+        if depth is not None:
+            # A receiver's type can depend on what this very call returns
+            # (``self.x = self.x.clone()``): the inner question sees nothing.
+            questions.again(depth)
+            return []
+        depth = questions.depth
+        questions.refs[ref] = depth
+        saved = questions.open()
+        try:
+            out = self._resolve_now(ref)
+        finally:
+            del questions.refs[ref]
+            met = questions.close(saved)
+        if met == OpenQuestions.NONE:
+            self._resolve_cache[ref] = out
+        elif met >= depth:
+            self._resolve_top[ref] = out
+        return out
+
+    def _resolve_now(self, ref) -> list:
         out: list = []
         tag = ref.tag
         if tag == "func":
@@ -237,7 +317,6 @@ class Resolver:
             out = self.receivers.method_by_name(ref.name)
         elif tag == "part":
             out = self.resolve(ref.ref)
-        self._resolve_cache[ref] = out
         return out
 
 
@@ -310,7 +389,8 @@ class ReceiverClasses:
             for ref in cls.bases:
                 if ref.tag == "qual" and resolver.class_of_ref(ref) is None:
                     self.subclasses_of_unknown.setdefault(ref.dotted, []).append(cls.key)
-        self._receiver_memo: dict = {}
+        self._receiver_memo: dict = {}  # terms -> answer, the same wherever asked
+        self._receiver_top: dict = {}  # terms -> answer, asked with no question open (see OpenQuestions)
         self._classes_memo: dict = {}
         #: (family, attr) of every field some method of the tree assigns
         self.assigned_fields: set = set()
@@ -359,19 +439,36 @@ class ReceiverClasses:
         analysis holds no facts for: neither can reach a project's
         collective).  Terms that say nothing add nothing; the known ones
         decide."""
-        memo = self._receiver_memo
-        found = memo.get(terms)
+        found = self._receiver_memo.get(terms)
         if found is not None:
             return found
-        memo[terms] = (EMPTY, False)  # recursion guard
-        classes: set = set()
-        known = False
-        for term in terms:
-            term_classes, term_known = self._term_types(term)
-            classes |= term_classes
-            known = known or term_known
-        result = (frozenset(classes), known or bool(classes))
-        memo[terms] = result
+        questions = self.resolver.open
+        if not questions.depth:
+            found = self._receiver_top.get(terms)
+            if found is not None:
+                return found
+        depth = questions.terms.get(terms)
+        if depth is not None:  # asked again while being answered: nothing known
+            questions.again(depth)
+            return EMPTY, False
+        depth = questions.depth
+        questions.terms[terms] = depth
+        saved = questions.open()
+        try:
+            classes: set = set()
+            known = False
+            for term in terms:
+                term_classes, term_known = self._term_types(term)
+                classes |= term_classes
+                known = known or term_known
+            result = (frozenset(classes), known or bool(classes))
+        finally:
+            del questions.terms[terms]
+            met = questions.close(saved)
+        if met == OpenQuestions.NONE:
+            self._receiver_memo[terms] = result
+        elif met >= depth:
+            self._receiver_top[terms] = result
         return result
 
     def _term_types(self, term: tuple) -> tuple:
@@ -487,7 +584,8 @@ class ReceiverClasses:
         found = memo.get(atom)
         if found is not None:
             return found
-        memo[atom] = ()  # recursion guard
+        # (no guard: an atom never holds itself, and what the field types
+        # answer does not depend on what was asked before)
         out: set = set()
         tag = atom.tag
         resolver = self.resolver
