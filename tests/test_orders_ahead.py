@@ -1,6 +1,7 @@
 """Canonical orders worked out by a forked helper (cslint/engine/ordering.py)
 are the orders the fixpoint works out itself, for every set it asks about,
-and a run that uses them finds what a run without them finds."""
+and a run that uses them finds what a run without them finds.  So are the
+readers of each table entry, which the helper works out next."""
 
 import sys
 import textwrap
@@ -11,7 +12,7 @@ import pytest
 from cslint.analysis.divergence import canonical_order
 from cslint.analysis.facts import extract_file_facts
 from cslint.analysis.hazards import find_hazards
-from cslint.analysis.program import Program, atom_sets
+from cslint.analysis.program import CONDITION_SETS, STEP_SETS, Program, atom_sets, readers_of
 from cslint.analysis.uniformity import UniformityInfo
 from cslint.config import Settings
 from cslint.engine.ordering import OrdersAhead
@@ -65,15 +66,24 @@ def _all_orders(ahead: OrdersAhead, expected: int) -> None:
         time.sleep(0.01)
 
 
+def _helper_sets(program: Program) -> list:
+    """The sets the helper orders, in its order, while no fixpoint runs:
+    (the readers worked out first, their references resolved) a step's
+    sets, then the conditions' sets."""
+    seen: set = set()
+    readers_of(program, list(program.funcs.values()))
+    return list(atom_sets(program, (STEP_SETS,), seen)) + list(atom_sets(program, (CONDITION_SETS,), seen))
+
+
 def test_helper_orders_are_the_canonical_orders():
     program = _program()
-    sets = list(atom_sets(program))
-    assert sets, "the module has no set of several atoms to order"
-    assert any(len({(a.tag, getattr(a, "transform", None)) for a in s}) < len(s) for s in sets), \
-        "no set whose atoms tie on rank: the digests are not exercised"
     ahead = OrdersAhead.start(program)
     assert ahead is not None
     try:
+        sets = _helper_sets(program)  # after the fork: the same objects as the helper's
+        assert sets, "the module has no set of several atoms to order"
+        assert any(len({(a.tag, getattr(a, "transform", None)) for a in s}) < len(s) for s in sets), \
+            "no set whose atoms tie on rank: the digests are not exercised"
         _all_orders(ahead, len(sets))
         assert len(ahead.positions) == len(sets)
         for atoms in sets:
@@ -93,7 +103,7 @@ def test_a_fixpoint_with_orders_ahead_finds_the_same():
     helped = _program()
     helped.orders_ahead = OrdersAhead.start(helped)
     try:
-        _all_orders(helped.orders_ahead, len(list(atom_sets(helped))))
+        _all_orders(helped.orders_ahead, len(_helper_sets(_program())))
         helped.solve()
         found = [repr(h) for h in find_hazards(UniformityInfo(helped))]
     finally:
@@ -101,3 +111,48 @@ def test_a_fixpoint_with_orders_ahead_finds_the_same():
     assert expected, "the module has no hazard to compare"
     assert found == expected
     assert helped._ordered == alone._ordered
+
+
+def test_helper_readers_are_those_the_fixpoint_works_out():
+    program = _program()
+    ahead = OrdersAhead.start(program)
+    assert ahead is not None
+    try:
+        sent = ahead.readers()
+    finally:
+        ahead.close()
+    funcs = list(program.funcs.values())
+    expected = readers_of(_program(), funcs)
+    assert sent is not None and sent == expected
+    # every function reads its own parameters; a callee's return is read by its caller
+    assert all(any(key == ("param", fn.key) and position in where for key, where in sent.items())
+               for position, fn in enumerate(funcs))
+    assert any(key[0] == "ret" for key in sent)
+
+
+def test_the_fixpoint_asks_the_helper_for_readers_after_its_first_round():
+    alone = _program()
+    alone.solve()
+    expected = [repr(h) for h in find_hazards(UniformityInfo(alone))]
+    helped = _program()
+    helped.orders_ahead = OrdersAhead.start(helped)
+    asked = []
+    readers = helped.orders_ahead.readers
+    helped.orders_ahead.readers = lambda: asked.append(True) or readers()
+    try:
+        helped.solve()
+        found = [repr(h) for h in find_hazards(UniformityInfo(helped))]
+    finally:
+        helped.orders_ahead.close()
+    assert asked == [True], "the fixpoint did not take the helper's readers (or took them twice)"
+    assert found == expected
+
+
+def test_step_sets_start_at_the_function_the_first_round_reached():
+    program = _program()
+    functions = [fn.qualname for fn in program.funcs.values()]
+    everything = list(atom_sets(program, (STEP_SETS,)))
+    reached = functions.index("Stepper.local_list")  # the first round is past Stepper.step
+    rest = list(atom_sets(program, (STEP_SETS,), reached=lambda: reached))
+    assert rest and len(rest) < len(everything), "the sets of the functions left are not a part of the whole"
+    assert {id(s) for s in rest} <= {id(s) for s in everything}

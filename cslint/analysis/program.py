@@ -309,11 +309,10 @@ class Program(ProgramReads):
         entry it reads (its parameters, the fields, returns and collective
         reach it refers to) changed in the previous round."""
         funcs = list(self.funcs.values())
-        # table entry -> the positions of the functions that read it
-        readers: dict = {}
-        for position, fn in enumerate(funcs):
-            for needed in table_reads(self, fn):
-                readers.setdefault(needed, []).append(position)
+        # table entry -> the positions of the functions that read it; the
+        # first round steps every function, so they are needed from the
+        # second round on (and worked out ahead by the helper, if one runs)
+        readers: Optional[dict] = None
         self.changed_keys = set()
         dirty = None
         for _round in range(MAX_ROUNDS):
@@ -324,11 +323,16 @@ class Program(ProgramReads):
             if dirty is None:
                 due = funcs
             else:  # the readers of what changed, in the order of the first round
+                if readers is None:
+                    readers = self._readers(funcs)
                 positions = set()
                 for key in dirty:
                     positions.update(readers.get(key, ()))
                 due = [funcs[position] for position in sorted(positions)]
-            for fn in due:
+            ahead = self.orders_ahead if dirty is None else None
+            for position, fn in enumerate(due):
+                if ahead is not None:
+                    ahead.stepping(position)
                 for mode in self.modes:
                     v = self.variant(fn, mode)
                     if v is None:
@@ -337,6 +341,14 @@ class Program(ProgramReads):
             if not self.changed_keys:
                 break
             dirty = self.changed_keys
+
+    def _readers(self, funcs: list) -> dict:
+        """:func:`readers_of` ``funcs``, from the helper that orders atom sets
+        ahead when it has worked them out (it answers what this process
+        would: the resolver's answers do not depend on the order of the
+        questions)."""
+        ahead = self.orders_ahead.readers() if self.orders_ahead is not None else None
+        return ahead if ahead is not None else readers_of(self, funcs)
 
     def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
         changed = self._record_returns(fn, v, mode)
@@ -441,18 +453,26 @@ class Program(ProgramReads):
         return changed
 
 
-def atom_sets(program: Program):
+#: the parts of :func:`atom_sets`: what a step of the fixpoint evaluates,
+#: then what the hazards ask after it
+STEP_SETS, CONDITION_SETS = "steps", "conditions"
+
+
+def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optional[set] = None, reached=None):
     """The sets of several atoms that the fixpoint and the questions after it
     put in canonical order (:meth:`Program._in_order`), each once, in about
     the order they first meet them: the first round steps every function in
     order (its returns, field writes and calls: a set before the sets its
     atoms read), then the hazards ask about the conditions of the call
-    sites.  What a call reads follows the references resolved so far
+    sites.  ``parts``: which of the two; ``seen``: the ids of the sets
+    given already (by an earlier call for another part); ``reached()``: the
+    position of the function the first round steps now (the step sets of
+    the functions before it are not given: they were needed already).  What a call reads follows the references resolved so far
     (:meth:`~cslint.analysis.resolution.Resolver.resolved`): the arguments
     of a call that runs a function of the tree, the fallback of one that
     runs none; nothing is resolved here, so the resolver's memo stays as the
     fixpoint would find it."""
-    seen: set = set()
+    seen = set() if seen is None else seen
     modules = program.modules
     resolved = program.resolver.resolved
 
@@ -499,10 +519,12 @@ def atom_sets(program: Program):
                     yield atoms
 
     functions = list(program.funcs.values())
-    for parts in (in_step, conditions):
-        for fn in functions:
+    for walk in [{STEP_SETS: in_step, CONDITION_SETS: conditions}[part] for part in parts]:
+        for position, fn in enumerate(functions):
+            if reached is not None and walk is in_step and position < reached():
+                continue
             for v in fn.variants.values():
-                for top in parts(v):
+                for top in walk(v):
                     stack = [top]
                     while stack:  # depth first, a set before the sets its atoms read
                         atoms = stack.pop()
@@ -515,6 +537,16 @@ def atom_sets(program: Program):
                         for atom in atoms:
                             below.extend(reads(atom))
                         stack.extend(reversed(below))
+
+
+def readers_of(program: Program, funcs: list) -> dict:
+    """Table entry -> the positions in ``funcs`` of the functions whose step
+    may read it (:func:`table_reads`), in increasing order."""
+    readers: dict = {}
+    for position, fn in enumerate(funcs):
+        for needed in table_reads(program, fn):
+            readers.setdefault(needed, []).append(position)
+    return readers
 
 
 def table_reads(program: Program, fn: FuncFacts) -> set:

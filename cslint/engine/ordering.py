@@ -14,12 +14,25 @@ run's process holds every one of those sets until the helper is closed, so
 no other object can carry that ``id`` meanwhile.  The fixpoint takes an
 order from the helper when it has come, and works it out itself otherwise:
 the result is the same either way, only the time differs.
+
+First of all, the helper works out which functions read each table entry
+(:func:`~cslint.analysis.program.readers_of`, a walk over every atom): the
+fixpoint steps every function in its first round and needs them only from
+its second, so the helper's core does that walk while the first round runs.
+The orders of the sets a step evaluates come next, from the function the
+first round has reached (``OrdersAhead.stepping`` shares the position):
+an order the fixpoint worked out itself already would be sent for nothing.
+The orders of the conditions the hazards ask about after the fixpoint come
+last.
 """
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import os
 import pickle
+import select
 import signal
 import sys
 from typing import Optional
@@ -30,7 +43,7 @@ except ImportError:  # not on every system; nor is a helper forked there
     fcntl = None
 
 from ..analysis.divergence import canonical_positions
-from ..analysis.program import Program, atom_sets
+from ..analysis.program import CONDITION_SETS, STEP_SETS, Program, atom_sets, readers_of
 
 #: orders per message from the helper
 CHUNK = 256
@@ -41,11 +54,13 @@ PIPE_BYTES = 1 << 20
 class OrdersAhead:
     """The orders a helper process has sent so far (``Program.orders_ahead``)."""
 
-    def __init__(self, pid: int, reader: int):
+    def __init__(self, pid: int, reader: int, progress):
         self.pid = pid
+        self.progress = progress  # shared with the helper: the position of the function the first round steps
         self.reader = reader  # the pipe from the helper, non-blocking (None once it is done)
         self.pending = bytearray()  # received, not yet a whole message
         self.positions: dict = {}  # id(atom set) -> positions
+        self.readers_found: Optional[dict] = None  # readers_of every function, once sent
 
     @classmethod
     def start(cls, program: Program) -> Optional["OrdersAhead"]:
@@ -62,21 +77,27 @@ class OrdersAhead:
         except (AttributeError, OSError):  # no such setting here: the default size
             pass
         try:
+            shared = mmap.mmap(-1, ctypes.sizeof(ctypes.c_int64))  # anonymous, shared with the child
             pid = os.fork()
         except OSError:
             os.close(read_end)
             os.close(write_end)
             return None
+        progress = ctypes.c_int64.from_buffer(shared)
         if pid == 0:  # the helper
             try:
                 os.close(read_end)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process handles Ctrl-C
-                _send_orders(program, write_end)
+                _send_orders(program, write_end, progress)
             finally:
                 os._exit(0)  # no clean-up of the run's state: it is the run's process's
         os.close(write_end)
         os.set_blocking(read_end, False)
-        return cls(pid, read_end)
+        return cls(pid, read_end, progress)
+
+    def stepping(self, position: int) -> None:
+        """The fixpoint's first round steps the function at ``position``."""
+        self.progress.value = position
 
     def get(self, atoms: frozenset) -> Optional[list]:
         """The canonical positions of ``atoms`` if the helper sent them."""
@@ -87,6 +108,15 @@ class OrdersAhead:
         if found is not None and len(found) != len(atoms):
             return None
         return found
+
+    def readers(self) -> Optional[dict]:
+        """:func:`~cslint.analysis.program.readers_of` the program's
+        functions, waiting for the helper to send them; None if it ended
+        without (the caller works them out itself)."""
+        while self.readers_found is None and self.reader is not None:
+            select.select([self.reader], [], [])
+            self._receive()
+        return self.readers_found
 
     def _receive(self) -> None:
         """Take in what the helper has sent by now, without waiting."""
@@ -107,7 +137,11 @@ class OrdersAhead:
             size = int.from_bytes(pending[start:start + 4], "little")
             if len(pending) - start - 4 < size:
                 break
-            self.positions.update(pickle.loads(pending[start + 4:start + 4 + size]))
+            message = pickle.loads(pending[start + 4:start + 4 + size])
+            if type(message) is dict:
+                self.positions.update(message)
+            else:  # ("readers", readers_of the functions)
+                self.readers_found = message[1]
             start += 4 + size
         del pending[:start]
 
@@ -129,19 +163,26 @@ class OrdersAhead:
         self.positions = {}
 
 
-def _send_orders(program: Program, out: int) -> None:
+def _send_orders(program: Program, out: int, progress) -> None:
     digests: dict = {}
-    chunk: dict = {}
+    seen: set = set()
     try:
-        for atoms in atom_sets(program):
-            chunk[id(atoms)] = canonical_positions(list(atoms), digests)
-            if len(chunk) >= CHUNK:
-                _write_message(out, chunk)
-                chunk = {}
-        if chunk:
-            _write_message(out, chunk)
+        _write_message(out, ("readers", readers_of(program, list(program.funcs.values()))))
+        _send_positions(atom_sets(program, (STEP_SETS,), seen, lambda: progress.value), digests, out)
+        _send_positions(atom_sets(program, (CONDITION_SETS,), seen), digests, out)
     except OSError:  # the run's process stopped listening
         pass
+
+
+def _send_positions(sets, digests: dict, out: int) -> None:
+    chunk: dict = {}
+    for atoms in sets:
+        chunk[id(atoms)] = canonical_positions(list(atoms), digests)
+        if len(chunk) >= CHUNK:
+            _write_message(out, chunk)
+            chunk = {}
+    if chunk:
+        _write_message(out, chunk)
 
 
 def _write_message(out: int, chunk: dict) -> None:
