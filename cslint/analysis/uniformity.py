@@ -119,6 +119,9 @@ class UniformityInfo:
         self._sites_at: Optional[dict] = None
         self._conds_at: Optional[dict] = None
         self._members_of: Optional[dict] = None  # (family, path) -> [FuncFacts] by key
+        #: (id(site), mode) -> (site, the (name, group) of what it reaches): the
+        #: sequences of the arms of every decision ask again about the same sites
+        self._reached_names: dict = {}
 
     @classmethod
     def compute(cls, files: list, knowledge: Knowledge) -> "UniformityInfo":
@@ -227,10 +230,19 @@ class UniformityInfo:
                     sequence.append(("loop", bodies))
                 continue
             if index < len(variant.sites):
-                for reached in self.collectives_reached(variant.sites[index], mode):
-                    if groups is None or any(may_be_one_group(reached.group, g) for g in groups):
-                        sequence.append((reached.name, reached.group))
+                for name, group in self._names_reached(variant.sites[index], mode):
+                    if groups is None or any(may_be_one_group(group, g) for g in groups):
+                        sequence.append((name, group))
         return tuple(sequence)
+
+    def _names_reached(self, site: Site, mode: frozenset) -> tuple:
+        """(name, group) of each of :meth:`collectives_reached` ``site``, in order."""
+        key = (id(site), mode)
+        found = self._reached_names.get(key)
+        if found is None or found[0] is not site:
+            found = self._reached_names[key] = (
+                site, tuple((reached.name, reached.group) for reached in self.collectives_reached(site, mode)))
+        return found[1]
 
     # -- conditions --------------------------------------------------------------------------
     def sources(self, condition: Cond, function: FuncFacts, mode: frozenset = frozenset()) -> list:
