@@ -343,12 +343,13 @@ class Program(ProgramReads):
             dirty = self.changed_keys
 
     def _readers(self, funcs: list) -> dict:
-        """:func:`readers_of` ``funcs``, from the helper that orders atom sets
-        ahead when it has worked them out (it answers what this process
-        would: the resolver's answers do not depend on the order of the
-        questions)."""
-        ahead = self.orders_ahead.readers() if self.orders_ahead is not None else None
-        return ahead if ahead is not None else readers_of(self, funcs)
+        """:func:`readers_of` ``funcs`` (a position may be listed twice for
+        an entry), with the helper that orders atom sets ahead, if one runs
+        (it answers what this process would: the resolver's answers do not
+        depend on the order of the questions)."""
+        if self.orders_ahead is not None:
+            return self.orders_ahead.readers(self, funcs)
+        return readers_of(self, funcs)
 
     def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
         changed = self._record_returns(fn, v, mode)
@@ -539,12 +540,13 @@ def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optiona
                         stack.extend(reversed(below))
 
 
-def readers_of(program: Program, funcs: list) -> dict:
+def readers_of(program: Program, funcs: list, positions=None, into: Optional[dict] = None) -> dict:
     """Table entry -> the positions in ``funcs`` of the functions whose step
-    may read it (:func:`table_reads`), in increasing order."""
-    readers: dict = {}
-    for position, fn in enumerate(funcs):
-        for needed in table_reads(program, fn):
+    may read it (:func:`table_reads`); of the functions at ``positions``
+    only (default: all, in increasing order), added to ``into``."""
+    readers: dict = {} if into is None else into
+    for position in range(len(funcs)) if positions is None else positions:
+        for needed in table_reads(program, funcs[position]):
             readers.setdefault(needed, []).append(position)
     return readers
 

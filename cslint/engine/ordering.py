@@ -18,12 +18,18 @@ the result is the same either way, only the time differs.
 First of all, the helper works out which functions read each table entry
 (:func:`~cslint.analysis.program.readers_of`, a walk over every atom): the
 fixpoint steps every function in its first round and needs them only from
-its second, so the helper's core does that walk while the first round runs.
-The orders of the sets a step evaluates come next, from the function the
-first round has reached (``OrdersAhead.stepping`` shares the position):
-an order the fixpoint worked out itself already would be sent for nothing.
-The orders of the conditions the hazards ask about after the fixpoint come
-last.
+its second, so the helper's core does that walk while the first round runs,
+from the first function on.  If the first round ends before the helper
+does, the fixpoint walks from the last function down until the two meet
+(:meth:`OrdersAhead.readers`): on a busy machine the helper may get little
+of a core.  The orders of the sets a step evaluates come next, from the
+function the first round has reached (``OrdersAhead.stepping``): an order
+the fixpoint worked out itself already would be sent for nothing.  The
+orders of the conditions the hazards ask about after the fixpoint come
+last.  The positions both processes need of each other (where the first
+round is, how far each one's walk has got) are shared through an anonymous
+shared mapping; what the helper walked is in its message, so a position
+both or neither took is walked here once the message has come.
 """
 
 from __future__ import annotations
@@ -47,6 +53,10 @@ from ..analysis.program import CONDITION_SETS, STEP_SETS, Program, atom_sets, re
 
 #: orders per message from the helper
 CHUNK = 256
+#: the positions shared with the helper (int64 each): the function the first
+#: round steps, the first function the helper's walk has not taken, and the
+#: last one this process's walk took
+STEPPING, HELPER_NEXT, PARENT_LOW = range(3)
 #: the pipe's size, where the system lets it be set
 PIPE_BYTES = 1 << 20
 
@@ -54,13 +64,14 @@ PIPE_BYTES = 1 << 20
 class OrdersAhead:
     """The orders a helper process has sent so far (``Program.orders_ahead``)."""
 
-    def __init__(self, pid: int, reader: int, progress):
+    def __init__(self, pid: int, reader: int, shared):
         self.pid = pid
-        self.progress = progress  # shared with the helper: the position of the function the first round steps
+        self.shared = shared  # the positions shared with the helper (STEPPING, HELPER_NEXT, PARENT_LOW)
         self.reader = reader  # the pipe from the helper, non-blocking (None once it is done)
         self.pending = bytearray()  # received, not yet a whole message
         self.positions: dict = {}  # id(atom set) -> positions
-        self.readers_found: Optional[dict] = None  # readers_of every function, once sent
+        #: (how many functions from the first the helper walked, readers_of them), once sent
+        self.readers_found: Optional[tuple] = None
 
     @classmethod
     def start(cls, program: Program) -> Optional["OrdersAhead"]:
@@ -77,27 +88,28 @@ class OrdersAhead:
         except (AttributeError, OSError):  # no such setting here: the default size
             pass
         try:
-            shared = mmap.mmap(-1, ctypes.sizeof(ctypes.c_int64))  # anonymous, shared with the child
+            mapping = mmap.mmap(-1, 3 * ctypes.sizeof(ctypes.c_int64))  # anonymous, shared with the child
+            shared = (ctypes.c_int64 * 3).from_buffer(mapping)
+            shared[PARENT_LOW] = len(program.funcs)
             pid = os.fork()
         except OSError:
             os.close(read_end)
             os.close(write_end)
             return None
-        progress = ctypes.c_int64.from_buffer(shared)
         if pid == 0:  # the helper
             try:
                 os.close(read_end)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process handles Ctrl-C
-                _send_orders(program, write_end, progress)
+                _send_orders(program, write_end, shared)
             finally:
                 os._exit(0)  # no clean-up of the run's state: it is the run's process's
         os.close(write_end)
         os.set_blocking(read_end, False)
-        return cls(pid, read_end, progress)
+        return cls(pid, read_end, shared)
 
     def stepping(self, position: int) -> None:
         """The fixpoint's first round steps the function at ``position``."""
-        self.progress.value = position
+        self.shared[STEPPING] = position
 
     def get(self, atoms: frozenset) -> Optional[list]:
         """The canonical positions of ``atoms`` if the helper sent them."""
@@ -109,14 +121,30 @@ class OrdersAhead:
             return None
         return found
 
-    def readers(self) -> Optional[dict]:
-        """:func:`~cslint.analysis.program.readers_of` the program's
-        functions, waiting for the helper to send them; None if it ended
-        without (the caller works them out itself)."""
+    def readers(self, program: Program, funcs: list) -> dict:
+        """:func:`~cslint.analysis.program.readers_of` ``funcs`` (a position
+        may be listed twice for an entry): the helper's walk from the first
+        function, and this process's from the last one down, until they meet."""
+        shared = self.shared
+        here: dict = {}
+        low = len(funcs)  # this process walked the functions from here on
+        if self.reader is not None:
+            self._receive()
+        while self.readers_found is None and self.reader is not None and low > shared[HELPER_NEXT]:
+            low -= 1
+            shared[PARENT_LOW] = low
+            readers_of(program, funcs, (low,), here)
         while self.readers_found is None and self.reader is not None:
             select.select([self.reader], [], [])
             self._receive()
-        return self.readers_found
+        walked, found = self.readers_found if self.readers_found is not None else (0, {})
+        self.readers_found = None  # the lists below are extended in place
+        # what neither walk took (a helper that ended early, a position each
+        # thought the other one had)
+        readers_of(program, funcs, range(walked, low), here)
+        for key, positions in here.items():
+            found.setdefault(key, []).extend(positions)
+        return found
 
     def _receive(self) -> None:
         """Take in what the helper has sent by now, without waiting."""
@@ -140,8 +168,8 @@ class OrdersAhead:
             message = pickle.loads(pending[start + 4:start + 4 + size])
             if type(message) is dict:
                 self.positions.update(message)
-            else:  # ("readers", readers_of the functions)
-                self.readers_found = message[1]
+            else:  # ("readers", how many functions from the first, readers_of them)
+                self.readers_found = message[1:]
             start += 4 + size
         del pending[:start]
 
@@ -163,15 +191,28 @@ class OrdersAhead:
         self.positions = {}
 
 
-def _send_orders(program: Program, out: int, progress) -> None:
+def _send_orders(program: Program, out: int, shared) -> None:
     digests: dict = {}
     seen: set = set()
     try:
-        _write_message(out, ("readers", readers_of(program, list(program.funcs.values()))))
-        _send_positions(atom_sets(program, (STEP_SETS,), seen, lambda: progress.value), digests, out)
+        _write_message(out, ("readers",) + _walk_readers(program, shared))
+        _send_positions(atom_sets(program, (STEP_SETS,), seen, lambda: shared[STEPPING]), digests, out)
         _send_positions(atom_sets(program, (CONDITION_SETS,), seen), digests, out)
     except OSError:  # the run's process stopped listening
         pass
+
+
+def _walk_readers(program: Program, shared) -> tuple:
+    """(n, readers_of the first n functions): up to the first one the run's
+    process took (see OrdersAhead.readers)."""
+    funcs = list(program.funcs.values())
+    readers: dict = {}
+    position = 0
+    while position < len(funcs) and position < shared[PARENT_LOW]:
+        shared[HELPER_NEXT] = position + 1
+        readers_of(program, funcs, (position,), readers)
+        position += 1
+    return position, readers
 
 
 def _send_positions(sets, digests: dict, out: int) -> None:
