@@ -46,7 +46,10 @@ class OpenQuestions:
     question open before it (only its own, or those of questions it asked
     itself); asked with something open, it is worked out again.  Each
     answer is then what the recursion gives from that question alone.
-    Cycles are few and small (18 guard answers on all of vLLM)."""
+    (An answer that met no guard asked nothing open, and could not have
+    whatever was open: a question open further out that it reached would
+    have reached it back, a guard of its own.)  Cycles are few and small: a
+    whole run on vLLM meets 35 guards."""
 
     __slots__ = ("refs", "terms", "depth", "lowest")
 
