@@ -230,19 +230,10 @@ class UniformityInfo:
                     sequence.append(("loop", bodies))
                 continue
             if index < len(variant.sites):
-                for name, group in self._names_reached(variant.sites[index], mode):
+                for name, group in _names_reached(self, variant.sites[index], mode):
                     if groups is None or any(may_be_one_group(group, g) for g in groups):
                         sequence.append((name, group))
         return tuple(sequence)
-
-    def _names_reached(self, site: Site, mode: frozenset) -> tuple:
-        """(name, group) of each of :meth:`collectives_reached` ``site``, in order."""
-        key = (id(site), mode)
-        found = self._reached_names.get(key)
-        if found is None or found[0] is not site:
-            found = self._reached_names[key] = (
-                site, tuple((reached.name, reached.group) for reached in self.collectives_reached(site, mode)))
-        return found[1]
 
     # -- conditions --------------------------------------------------------------------------
     def sources(self, condition: Cond, function: FuncFacts, mode: frozenset = frozenset()) -> list:
@@ -527,3 +518,14 @@ def may_be_one_group(first: str, second: str) -> bool:
 def own_field(receiver: str) -> bool:
     """``self.x``: a communicator the object holds itself."""
     return receiver.startswith("self.") and receiver.count(".") == 1
+
+
+def _names_reached(info: UniformityInfo, site: Site, mode: frozenset) -> tuple:
+    """(name, group) of each of ``info.collectives_reached(site, mode)``, in
+    order, worked out once per site and mode."""
+    key = (id(site), mode)
+    found = info._reached_names.get(key)
+    if found is None or found[0] is not site:
+        found = info._reached_names[key] = (
+            site, tuple((reached.name, reached.group) for reached in info.collectives_reached(site, mode)))
+    return found[1]
