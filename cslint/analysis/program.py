@@ -323,8 +323,7 @@ class Program(ProgramReads):
             if dirty is None:
                 due = funcs
             else:  # the readers of what changed, in the order of the first round
-                if readers is None:
-                    readers = self._readers(funcs)
+                readers = readers or _readers(self, funcs)
                 positions = set()
                 for key in dirty:
                     positions.update(readers.get(key, ()))
@@ -341,15 +340,6 @@ class Program(ProgramReads):
             if not self.changed_keys:
                 break
             dirty = self.changed_keys
-
-    def _readers(self, funcs: list) -> dict:
-        """:func:`readers_of` ``funcs`` (a position may be listed twice for
-        an entry), with the helper that orders atom sets ahead, if one runs
-        (it answers what this process would: the resolver's answers do not
-        depend on the order of the questions)."""
-        if self.orders_ahead is not None:
-            return self.orders_ahead.readers(self, funcs)
-        return readers_of(self, funcs)
 
     def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
         changed = self._record_returns(fn, v, mode)
@@ -538,6 +528,16 @@ def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optiona
                         for atom in atoms:
                             below.extend(reads(atom))
                         stack.extend(reversed(below))
+
+
+def _readers(program: Program, funcs: list) -> dict:
+    """:func:`readers_of` ``funcs`` (a position may be listed twice for an
+    entry), with the helper that orders atom sets ahead, if one runs (it
+    answers what this process would: the resolver's answers do not depend
+    on the order of the questions)."""
+    if program.orders_ahead is not None:
+        return program.orders_ahead.readers(program, funcs)
+    return readers_of(program, funcs)
 
 
 def readers_of(program: Program, funcs: list, positions=None, into: Optional[dict] = None) -> dict:
