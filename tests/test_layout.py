@@ -202,7 +202,7 @@ def test_each_room_imports_only_what_it_may():
 #: earlier phases (per-file facts first, the whole-tree pass after them).
 ANALYSIS_PHASES = [
     ("astwalk", "atoms", "environment"),  # tree walking, typed atoms and their transforms, environments
-    ("divergence",),  # divergence maps, over the atoms' sources
+    ("divergence", "results"),  # divergence maps, over the atoms' sources; call results and their nesting
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "records", "callfacts", "escapes"),  # what the syntax says; the per-file records; failing work
     ("arms",),  # calls and assignments both arms of an if/else make alike

@@ -89,8 +89,10 @@ References to functions (``ref`` of a call or site) are typed the same way:
 :class:`NameRef`.
 
 The constructors (``source(...)``, ``param(...)``, ...) build the tuples
-without the keyword handling of a NamedTuple's own ``__new__``: atoms are made
-by the hundred thousand on a large tree.
+without the keyword handling of a NamedTuple's own ``__new__`` (an atom class
+is called with one tuple of all its items, as ``tuple`` is: atoms are made,
+pickled and unpickled by the hundred thousand on a large tree), and make one
+object of equal atoms while a file is extracted.
 """
 
 from __future__ import annotations
@@ -102,6 +104,19 @@ from ..presets import KIND_ALIKE_KINDS
 EMPTY: frozenset = frozenset()
 
 _new = tuple.__new__
+
+#: One object per distinct atom made while a file is extracted (emptied with
+#: :data:`_projected`): about half would equal one made before (each read of
+#: ``self.x``, each projection anew); shared, each is pickled and unpickled
+#: once.  Atoms of two classes never compare equal (their tags differ).
+_interned: dict = {}
+_shared = _interned.setdefault
+
+
+def made(atom_class, items: tuple):
+    """The atom ``atom_class(items)``, or the equal one made before."""
+    made = _new(atom_class, items)
+    return _shared(made, made)
 
 
 # -- atoms ----------------------------------------------------------------------
@@ -201,7 +216,7 @@ IDENTITY_KINDS = frozenset({"rank id", "device id", "process id", "host name"})
 def source(kind: str, text: str, path: str, line: int, dims: tuple, whole: Optional[bool] = None) -> Source:
     if whole is None:
         whole = kind not in CONTENTS_KINDS
-    return _new(Source, ("S", kind, text, path, line, dims, whole))
+    return made(Source, ("S", kind, text, path, line, dims, whole))
 
 
 #: the parameter atoms and their one-atom sets, made once: every function's
@@ -220,19 +235,19 @@ def param_atoms(index: int) -> frozenset:
 
 
 def field_read(class_key: Optional[str], attr: str) -> FieldRead:
-    return _new(FieldRead, ("F", class_key, attr))
+    return made(FieldRead, ("F", class_key, attr))
 
 
 def global_read(module: str, name: str) -> GlobalRead:
-    return _new(GlobalRead, ("G", module, name))
+    return made(GlobalRead, ("G", module, name))
 
 
 def call_result(ref, args, kwargs, fallback, path, line, text, depth) -> CallResult:
-    return _new(CallResult, ("R", ref, args, kwargs, fallback, path, line, text, depth))
+    return made(CallResult, ("R", ref, args, kwargs, fallback, path, line, text, depth))
 
 
 def collective_result(group: str, inner: frozenset, depth: int) -> CollectiveResult:
-    return _new(CollectiveResult, ("C", group, inner, depth))
+    return made(CollectiveResult, ("C", group, inner, depth))
 
 
 # -- structure and contents ------------------------------------------------------
@@ -341,11 +356,11 @@ def hold(atoms: frozenset) -> frozenset:
         if tag == "S":
             out.append(project_source(atom, HOLD))  # (HOLD drops no part)
         elif tag == "J":
-            out.append(_new(Projection, ("J", compose(atom.transform, HOLD), atom.inner)))
+            out.append(made(Projection, ("J", compose(atom.transform, HOLD), atom.inner)))
         else:
             rest.append(atom)
     if rest:
-        out.append(_new(Projection, ("J", HOLD, frozenset(rest))))
+        out.append(made(Projection, ("J", HOLD, frozenset(rest))))
     found = frozenset(out)
     if len(_projected) >= _PROJECTED_LIMIT:
         _projected.clear()
@@ -381,18 +396,18 @@ def project(transform: str, atoms: frozenset) -> frozenset:
             if combined == IDENT:
                 out.extend(atom.inner)
             elif combined != DROP:
-                out.append(_new(Projection, ("J", combined, atom.inner)))
+                out.append(made(Projection, ("J", combined, atom.inner)))
         elif tag == "C":
             # a collective removes its group's dimensions from both parts
             # alike: the projection goes inside, and the result stays where
             # a later collective over the same group can see it
             inner = project(transform, atom.inner)
             if inner:
-                out.append(_new(CollectiveResult, ("C", atom.group, inner, atom.depth)))
+                out.append(made(CollectiveResult, ("C", atom.group, inner, atom.depth)))
         else:
             rest.append(atom)
     for atom in rest:  # one each, so that a reader can tell them apart (a field's own old value)
-        out.append(_new(Projection, ("J", transform, frozenset((atom,)))))
+        out.append(made(Projection, ("J", transform, frozenset((atom,)))))
     found = frozenset(out)
     if len(_projected) >= _PROJECTED_LIMIT:
         _projected.clear()
@@ -445,7 +460,7 @@ def attribute(atoms: frozenset, attr: str) -> frozenset:
         (objects if atom.tag in ("F", "R", "A") else rest).append(atom)
     if not objects or attribute_depth(objects) >= MAX_ATTRIBUTE_DEPTH:
         return project(keep, atoms)
-    read = _new(AttributeRead, ("A", frozenset(objects), attr))
+    read = made(AttributeRead, ("A", frozenset(objects), attr))
     if not rest:
         return frozenset({read})
     return project(keep, frozenset(rest)) | {read}
@@ -470,14 +485,14 @@ def calls_read(atoms: frozenset) -> list:
 
 
 def raised_by(ref, path: str, line: int, text: str) -> RaisedBy:
-    return _new(RaisedBy, ("E", ref, path, line, text))
+    return made(RaisedBy, ("E", ref, path, line, text))
 
 
 def escaped_by(ref, path: str, line: int, text: str) -> EscapedBy:
     """Whether a call to ``ref`` fails on this rank with an error nothing
     catches (``unhandled-exceptions = "hang"``): as the tests above the
     callee's failing work differ (:attr:`Variant.escapes`)."""
-    return _new(EscapedBy, ("X", ref, path, line, text))
+    return made(EscapedBy, ("X", ref, path, line, text))
 
 
 # -- references to functions --------------------------------------------------
@@ -558,40 +573,53 @@ class NameRef(NamedTuple):
     name: str
 
 
+
+# An atom class is made and unpickled from one tuple of all its items by
+# ``tuple.__new__`` itself (``Source(items)``, or the constructors): a
+# NamedTuple's own ``__new__`` and ``__getnewargs__`` are Python functions,
+# called once per atom when a worker pickles its facts and once more when
+# the parent unpickles them; the tuple's own are C.
+for _atom_class in (Source, Param, FieldRead, GlobalRead, CallResult, CollectiveResult, Projection, AttributeRead,
+                    RaisedBy, EscapedBy, FuncRef, ClassRef, QualRef, MethodRef, SuperRef, FieldMethodRef,
+                    TypedMethodRef, PartRef, NameRef):
+    _atom_class.__new__ = tuple.__new__
+    _atom_class.__getnewargs__ = tuple.__getnewargs__
+
+
 def func_ref(module: str, qualname: str) -> FuncRef:
-    return _new(FuncRef, ("func", module, qualname))
+    return made(FuncRef, ("func", module, qualname))
 
 
 def class_ref(key: str) -> ClassRef:
-    return _new(ClassRef, ("class", key))
+    return made(ClassRef, ("class", key))
 
 
 def qual_ref(dotted: str) -> QualRef:
-    return _new(QualRef, ("qual", dotted))
+    return made(QualRef, ("qual", dotted))
 
 
 def method_ref(class_key: str, name: str) -> MethodRef:
-    return _new(MethodRef, ("method", class_key, name))
+    return made(MethodRef, ("method", class_key, name))
 
 
 def super_ref(class_key: str, name: str) -> SuperRef:
-    return _new(SuperRef, ("super", class_key, name))
+    return made(SuperRef, ("super", class_key, name))
 
 
 def field_method_ref(class_key: str, attr: str, name: str) -> FieldMethodRef:
-    return _new(FieldMethodRef, ("fieldmethod", class_key, attr, name))
+    return made(FieldMethodRef, ("fieldmethod", class_key, attr, name))
 
 
 def typed_method_ref(name: str, terms: tuple) -> TypedMethodRef:
-    return _new(TypedMethodRef, ("typed", name, terms))
+    return made(TypedMethodRef, ("typed", name, terms))
 
 
 def name_ref(name: str) -> NameRef:
-    return _new(NameRef, ("name", name))
+    return made(NameRef, ("name", name))
 
 
 def part_ref(index: int, ref) -> PartRef:
-    return _new(PartRef, ("part", index, ref))
+    return made(PartRef, ("part", index, ref))
 
 
 def element(index: int, atoms: frozenset, splits) -> frozenset:
@@ -610,8 +638,8 @@ def element(index: int, atoms: frozenset, splits) -> frozenset:
     if split is None:
         return atoms
     return atoms.difference(split).union([
-        _new(CallResult, ("R", part_ref(index, atom.ref), atom.args, atom.kwargs, atom.fallback,
-                          atom.path, atom.line, atom.text, atom.depth)) for atom in split])
+        call_result(part_ref(index, atom.ref), atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
+                    atom.depth) for atom in split])
 
 
 #: Call references whose result :func:`element` leaves whole.
@@ -622,179 +650,8 @@ _WHOLE_RESULTS = frozenset({"class", "part"})
 THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name"})
 
 
-# -- nesting of call and collective results ------------------------------------
-
-# Nesting limit for call/collective result atoms.  A loop such as
-# ``x = f(x)`` would otherwise build ever deeper atoms; past the limit a call
-# result is approximated by its callee's own result plus everything its
-# arguments depend on (sound, less precise).
-MAX_NESTING = 3
-
-
-def nesting(atoms: frozenset) -> int:
-    deepest = 0
-    for atom in atoms:
-        tag = atom.tag
-        if tag == "R" or tag == "C":
-            if atom.depth > deepest:
-                deepest = atom.depth
-        elif tag == "J" or tag == "A":
-            inner = nesting(atom.inner)
-            if inner > deepest:
-                deepest = inner
-    return deepest
-
-
-def _is_call(atom, own) -> bool:
-    if atom.tag != "R" or atom.line != own[2] or atom.path != own[1]:
-        return False
-    ref = atom.ref
-    return ref == own[0] or (ref.tag == "part" and ref.ref == own[0])
-
-
-def _holds_call(parts, own) -> bool:
-    """Whether a result of the call site ``own`` (ref, path, line) is among
-    ``parts`` (atom sets), directly or under projections and attribute reads."""
-    for atoms in parts:
-        for atom in atoms:
-            tag = atom.tag
-            if tag == "R":
-                if _is_call(atom, own):
-                    return True
-            elif (tag == "J" or tag == "A") and _holds_call((atom.inner,), own):
-                return True
-    return False
-
-
-def _replace_call(atoms: frozenset, own, itself) -> frozenset:
-    if not _holds_call((atoms,), own):
-        return atoms
-    out = set()
-    for atom in atoms:
-        tag = atom.tag
-        if tag == "R" and _is_call(atom, own):
-            out.add(itself)
-        elif tag == "J":
-            out.add(_new(Projection, ("J", atom.transform, _replace_call(atom.inner, own, itself))))
-        elif tag == "A":
-            out.add(_new(AttributeRead, ("A", _replace_call(atom.inner, own, itself), atom.attr)))
-        else:
-            out.add(atom)
-    return frozenset(out)
-
-
-class AtomBuilder:
-    """Builds the call and collective result atoms of one file.
-
-    Atoms are shared between the sets that hold them (a loop re-reads its
-    own call results, every evaluation unions its parts anew), so the nested
-    structure is a DAG: flattening each atom once (a memo keyed on object
-    identity, the atom kept alive beside its result) keeps it linear.  The
-    memo lives as long as the file's extraction."""
-
-    __slots__ = ("_flat",)
-
-    def __init__(self):
-        self._flat: dict = {}
-        _projected.clear()
-
-    def flatten(self, atoms: frozenset, within: bool = False) -> frozenset:
-        """``atoms`` with no call or collective result inside another: a call
-        result becomes its callee's own result plus what its arguments
-        depend on, and a collective inside a collective (``within``) gives
-        up its own group (its inputs count whole), which only makes values
-        less uniform."""
-        out = set()
-        for atom in atoms:
-            tag = atom.tag
-            if tag == "R" or tag == "C" or tag == "J" or tag == "A":
-                out |= self._flatten_atom(atom, within)
-            else:
-                out.add(atom)
-        return frozenset(out)
-
-    def _flatten_atom(self, atom, within: bool) -> frozenset:
-        """:meth:`flatten` of one nested atom.  Atom sets are rebuilt all
-        the time (every evaluation of an expression unions its parts anew),
-        but the atoms in them are shared objects: the memo is per atom."""
-        memo_key = (id(atom), within)
-        known = self._flat.get(memo_key)
-        if known is not None and known[0] is atom:
-            return known[1]
-        tag = atom.tag
-        if tag == "R":
-            result = frozenset((call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1),)) \
-                | self.flatten(atom.fallback, within)
-        elif tag == "C":
-            if within:
-                result = self.flatten(atom.inner, True)
-            else:
-                result = frozenset((collective_result(atom.group, self.flatten(atom.inner, True), 1),))
-        elif tag == "J":
-            result = project(atom.transform, self.flatten(atom.inner, within))
-        else:
-            result = attribute(self.flatten(atom.inner, within), atom.attr)
-        self._flat[memo_key] = (atom, result)
-        return result
-
-    def call(self, ref, args, kwargs, fallback, path, line, text) -> frozenset:
-        """The result of a call to ``ref`` (resolved by the whole-tree pass)."""
-        # A loop that passes a call's result back into the same call
-        # (``ok = gate(batch, ok)``) would nest it once per pass until the
-        # nesting limit, where its arguments spill out whole: an argument the
-        # callee never returns would then decide the result.  The earlier
-        # result of this very call stands for itself as the callee's own
-        # result (its parameters still bound to this call's other arguments).
-        deepest = nesting(fallback)
-        for a in args:
-            inner = nesting(a)
-            if inner > deepest:
-                deepest = inner
-        for _, a in kwargs:
-            inner = nesting(a)
-            if inner > deepest:
-                deepest = inner
-        if deepest:  # else no call result is inside at all
-            own = (ref, path, line)
-            if _holds_call(args, own) or any(_holds_call((atoms,), own) for _, atoms in kwargs) \
-                    or _holds_call((fallback,), own):
-                itself = call_result(ref, (), (), EMPTY, path, line, text, 1)
-                args = tuple(_replace_call(a, own, itself) for a in args)
-                kwargs = tuple((k, _replace_call(a, own, itself)) for k, a in kwargs)
-                fallback = _replace_call(fallback, own, itself)
-                deepest = max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
-        depth = 1 + deepest
-        if depth > MAX_NESTING:
-            return frozenset({call_result(ref, (), (), EMPTY, path, line, text, 1)}) | self.flatten(fallback)
-        return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})
-
-    def collective(self, group: str, inner: frozenset) -> frozenset:
-        """The result of a collective over ``group`` of values ``inner``."""
-        # A collective over a group of values some of which already came out of a
-        # collective over the same group: those parts are uniform over it either
-        # way, so their own inputs stand in for them.  Without this an in-place
-        # collective in a loop (``while comm.allreduce(x) > 0: x -= 1``) built a
-        # new nested atom per iteration and the dataflow never settled.
-        if any(atom.tag == "C" and atom.group == group for atom in inner):
-            flat = set()
-            stack = list(inner)
-            opened = set()  # nested atoms share parts: open each one once
-            while stack:
-                atom = stack.pop()
-                if atom.tag == "C" and atom.group == group:
-                    if id(atom.inner) not in opened:
-                        opened.add(id(atom.inner))
-                        stack.extend(atom.inner)
-                else:
-                    flat.add(atom)
-            inner = frozenset(flat)
-        depth = 1 + nesting(inner)
-        if depth > MAX_NESTING:
-            inner = self.flatten(inner)
-            depth = 1 + nesting(inner)
-        # a collective over the same group twice is still uniform over it
-        if len(inner) == 1:
-            (only,) = inner
-            if only.tag == "C" and only.group == group:
-                return inner
-        return frozenset({collective_result(group, inner, depth)})
+def start_file() -> None:
+    """Forget the projections and the shared atoms of the file before (a
+    new :class:`~cslint.analysis.results.AtomBuilder`)."""
+    _projected.clear()
+    _interned.clear()

@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..config import Settings, matches_any
 from ..presets import Knowledge, group_from_text, rank_name_dims, size_name_is_uniform
-from .atoms import AtomBuilder
+from .results import AtomBuilder
 from .cfg import exit_exceptions
 from .records import CollectiveMatch
 from .syntax import assigned_names, dotted, iter_statements, returns_one_tuple_shape, top_level_definitions, unparse

@@ -36,7 +36,7 @@ from typing import Optional
 from .. import __version__
 
 CACHE_DIR = ".cslint_cache"
-_FORMAT = "4"
+_FORMAT = "5"  # 5: atoms pickle as one tuple of their items
 MAX_RUNS = 16  # whole-run results kept (the newest)
 
 

@@ -1,0 +1,185 @@
+"""Call and collective result atoms of one file, and how deep they nest
+(:class:`AtomBuilder`, one per file's extraction)."""
+
+from __future__ import annotations
+
+from .atoms import EMPTY, AttributeRead, Projection, attribute, call_result, collective_result, made, project, start_file
+
+
+
+# -- nesting of call and collective results ------------------------------------
+
+# Nesting limit for call/collective result atoms.  A loop such as
+# ``x = f(x)`` would otherwise build ever deeper atoms; past the limit a call
+# result is approximated by its callee's own result plus everything its
+# arguments depend on (sound, less precise).
+MAX_NESTING = 3
+
+
+def nesting(atoms: frozenset) -> int:
+    deepest = 0
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "R" or tag == "C":
+            if atom.depth > deepest:
+                deepest = atom.depth
+        elif tag == "J" or tag == "A":
+            inner = nesting(atom.inner)
+            if inner > deepest:
+                deepest = inner
+    return deepest
+
+
+def _is_call(atom, own) -> bool:
+    if atom.tag != "R" or atom.line != own[2] or atom.path != own[1]:
+        return False
+    ref = atom.ref
+    return ref == own[0] or (ref.tag == "part" and ref.ref == own[0])
+
+
+def _holds_call(parts, own) -> bool:
+    """Whether a result of the call site ``own`` (ref, path, line) is among
+    ``parts`` (atom sets), directly or under projections and attribute reads."""
+    for atoms in parts:
+        for atom in atoms:
+            tag = atom.tag
+            if tag == "R":
+                if _is_call(atom, own):
+                    return True
+            elif (tag == "J" or tag == "A") and _holds_call((atom.inner,), own):
+                return True
+    return False
+
+
+def _replace_call(atoms: frozenset, own, itself) -> frozenset:
+    if not _holds_call((atoms,), own):
+        return atoms
+    out = set()
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "R" and _is_call(atom, own):
+            out.add(itself)
+        elif tag == "J":
+            out.add(made(Projection, ("J", atom.transform, _replace_call(atom.inner, own, itself))))
+        elif tag == "A":
+            out.add(made(AttributeRead, ("A", _replace_call(atom.inner, own, itself), atom.attr)))
+        else:
+            out.add(atom)
+    return frozenset(out)
+
+
+class AtomBuilder:
+    """Builds the call and collective result atoms of one file.
+
+    Atoms are shared between the sets that hold them (a loop re-reads its
+    own call results, every evaluation unions its parts anew), so the nested
+    structure is a DAG: flattening each atom once (a memo keyed on object
+    identity, the atom kept alive beside its result) keeps it linear.  The
+    memo lives as long as the file's extraction."""
+
+    __slots__ = ("_flat",)
+
+    def __init__(self):
+        self._flat: dict = {}
+        start_file()
+
+    def flatten(self, atoms: frozenset, within: bool = False) -> frozenset:
+        """``atoms`` with no call or collective result inside another: a call
+        result becomes its callee's own result plus what its arguments
+        depend on, and a collective inside a collective (``within``) gives
+        up its own group (its inputs count whole), which only makes values
+        less uniform."""
+        out = set()
+        for atom in atoms:
+            tag = atom.tag
+            if tag == "R" or tag == "C" or tag == "J" or tag == "A":
+                out |= self._flatten_atom(atom, within)
+            else:
+                out.add(atom)
+        return frozenset(out)
+
+    def _flatten_atom(self, atom, within: bool) -> frozenset:
+        """:meth:`flatten` of one nested atom.  Atom sets are rebuilt all
+        the time (every evaluation of an expression unions its parts anew),
+        but the atoms in them are shared objects: the memo is per atom."""
+        memo_key = (id(atom), within)
+        known = self._flat.get(memo_key)
+        if known is not None and known[0] is atom:
+            return known[1]
+        tag = atom.tag
+        if tag == "R":
+            result = frozenset((call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1),)) \
+                | self.flatten(atom.fallback, within)
+        elif tag == "C":
+            if within:
+                result = self.flatten(atom.inner, True)
+            else:
+                result = frozenset((collective_result(atom.group, self.flatten(atom.inner, True), 1),))
+        elif tag == "J":
+            result = project(atom.transform, self.flatten(atom.inner, within))
+        else:
+            result = attribute(self.flatten(atom.inner, within), atom.attr)
+        self._flat[memo_key] = (atom, result)
+        return result
+
+    def call(self, ref, args, kwargs, fallback, path, line, text) -> frozenset:
+        """The result of a call to ``ref`` (resolved by the whole-tree pass)."""
+        # A loop that passes a call's result back into the same call
+        # (``ok = gate(batch, ok)``) would nest it once per pass until the
+        # nesting limit, where its arguments spill out whole: an argument the
+        # callee never returns would then decide the result.  The earlier
+        # result of this very call stands for itself as the callee's own
+        # result (its parameters still bound to this call's other arguments).
+        deepest = nesting(fallback)
+        for a in args:
+            inner = nesting(a)
+            if inner > deepest:
+                deepest = inner
+        for _, a in kwargs:
+            inner = nesting(a)
+            if inner > deepest:
+                deepest = inner
+        if deepest:  # else no call result is inside at all
+            own = (ref, path, line)
+            if _holds_call(args, own) or any(_holds_call((atoms,), own) for _, atoms in kwargs) \
+                    or _holds_call((fallback,), own):
+                itself = call_result(ref, (), (), EMPTY, path, line, text, 1)
+                args = tuple(_replace_call(a, own, itself) for a in args)
+                kwargs = tuple((k, _replace_call(a, own, itself)) for k, a in kwargs)
+                fallback = _replace_call(fallback, own, itself)
+                deepest = max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
+        depth = 1 + deepest
+        if depth > MAX_NESTING:
+            return frozenset({call_result(ref, (), (), EMPTY, path, line, text, 1)}) | self.flatten(fallback)
+        return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})
+
+    def collective(self, group: str, inner: frozenset) -> frozenset:
+        """The result of a collective over ``group`` of values ``inner``."""
+        # A collective over a group of values some of which already came out of a
+        # collective over the same group: those parts are uniform over it either
+        # way, so their own inputs stand in for them.  Without this an in-place
+        # collective in a loop (``while comm.allreduce(x) > 0: x -= 1``) built a
+        # new nested atom per iteration and the dataflow never settled.
+        if any(atom.tag == "C" and atom.group == group for atom in inner):
+            flat = set()
+            stack = list(inner)
+            opened = set()  # nested atoms share parts: open each one once
+            while stack:
+                atom = stack.pop()
+                if atom.tag == "C" and atom.group == group:
+                    if id(atom.inner) not in opened:
+                        opened.add(id(atom.inner))
+                        stack.extend(atom.inner)
+                else:
+                    flat.add(atom)
+            inner = frozenset(flat)
+        depth = 1 + nesting(inner)
+        if depth > MAX_NESTING:
+            inner = self.flatten(inner)
+            depth = 1 + nesting(inner)
+        # a collective over the same group twice is still uniform over it
+        if len(inner) == 1:
+            (only,) = inner
+            if only.tag == "C" and only.group == group:
+                return inner
+        return frozenset({collective_result(group, inner, depth)})

@@ -1,0 +1,94 @@
+"""Atoms are shared while a file is extracted and cross the worker pipe intact.
+
+Equal atoms made while one file is extracted are one object (a worker
+pickles it once, the parent makes it once), and a file's facts come back
+from a pickle equal, atom for atom and class for class.
+"""
+
+from __future__ import annotations
+
+import pickle
+import textwrap
+from collections import Counter
+
+from cslint.analysis import atoms
+from cslint.analysis.facts import extract_file_facts
+from cslint.config import Settings
+from cslint.presets import load_presets
+
+KNOWLEDGE = load_presets(["torch_distributed"])
+
+MODULE = textwrap.dedent("""
+    import torch.distributed as dist
+
+    class Stepper:
+        def step(self, x):
+            if self.ready and self.ready:
+                dist.all_reduce(x)
+            if self.ready:
+                dist.barrier()
+            self.count = len(self.queue)
+            return helper(self.queue) + helper(self.queue)
+
+        def drain(self):
+            while self.queue:
+                dist.barrier()
+                self.queue.pop()
+
+    def helper(q):
+        if dist.get_rank() == 0:
+            dist.broadcast(q, 0)
+        return len(q)
+""").encode()
+
+
+def _atoms_in(value, out: list, seen: set) -> list:
+    """Every atom (a tuple whose first item is an atom's tag) reachable from ``value``."""
+    if id(value) in seen:
+        return out
+    seen.add(id(value))
+    if isinstance(value, tuple) and value and isinstance(value[0], str) and hasattr(type(value), "_fields") \
+            and type(value).__module__ == atoms.__name__:
+        out.append(value)
+    if isinstance(value, (tuple, list, set, frozenset)):
+        for item in value:
+            _atoms_in(item, out, seen)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _atoms_in(key, out, seen)
+            _atoms_in(item, out, seen)
+    elif hasattr(value, "__dataclass_fields__"):
+        for name in value.__dataclass_fields__:
+            _atoms_in(getattr(value, name), out, seen)
+    return out
+
+
+def _facts():
+    return extract_file_facts("pkg/stepper.py", MODULE, Settings(), KNOWLEDGE, module="pkg.stepper")
+
+
+def test_equal_atoms_of_one_file_are_one_object():
+    found = _atoms_in(_facts(), [], set())
+    assert any(atom.tag == "F" for atom in found), "the fixture reads fields"
+    first: dict = {}
+    for atom in found:
+        assert first.setdefault(atom, atom) is atom, f"two objects for {atom}"
+    assert len(first) == len(found)
+
+
+def test_facts_come_back_from_a_pickle_equal_and_of_their_classes():
+    facts = _facts()
+    before = _atoms_in(facts, [], set())
+    back = pickle.loads(pickle.dumps(facts, protocol=pickle.HIGHEST_PROTOCOL))
+    after = _atoms_in(back, [], set())
+    assert len(after) == len(before) > 0
+    assert Counter(after) == Counter(before)  # (a set unpickled may iterate in another order)
+    assert {type(atom) for atom in after} == {type(atom) for atom in before}
+    assert [f.variants for f in back.functions] == [f.variants for f in facts.functions]
+
+
+def test_an_atom_class_is_called_with_one_tuple_of_its_items():
+    read = atoms.FieldRead(("F", "pkg:Stepper", "queue"))
+    assert read == atoms.field_read("pkg:Stepper", "queue")
+    assert (read.class_key, read.attr) == ("pkg:Stepper", "queue")
+    assert read._replace(attr="count") == atoms.field_read("pkg:Stepper", "count")
