@@ -764,3 +764,37 @@ def test_a_module_registry_filled_on_first_use_holds_this_process_history():
     # a table of groups made by a collective is filled alike on every rank,
     # and a container filled unconditionally or never is no first-use registry
     assert _findings(REGISTRY) == [(24, "CSL103"), (28, "CSL103")]
+
+
+SET_ORDER_THROUGH_CALLS = """
+    import torch.distributed as dist
+
+    def active(outputs, supported):
+        return set(outputs) & set(supported)
+
+    class Consolidate:
+        def names(self):
+            return {o.name for o in self.outputs}
+
+        def ordered_names(self):
+            return sorted(self.names())
+
+        def per_key(self, tensors):
+            for key in dict.fromkeys(self.names()):
+                dist.all_reduce(tensors[key])
+
+        def per_key_agreed(self, tensors):
+            for key in self.ordered_names():
+                dist.all_reduce(tensors[key])
+
+        def per_output(self, tensors, outputs, supported):
+            results = {key: tensors[key] for key in active(outputs, supported)}
+            for key, value in results.items():
+                dist.all_reduce(value)
+"""
+
+
+def test_a_set_order_reaches_a_loop_through_a_function_that_returns_it():
+    # a method or function of the file every return of which is a set
+    # iterates in that order; a dict built from one keeps it; sorted() ends it
+    assert _findings(SET_ORDER_THROUGH_CALLS) == [(16, "CSL103"), (25, "CSL103")]

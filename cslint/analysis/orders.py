@@ -15,8 +15,9 @@ test on it, and it is gone through ``sorted()``, a display that nests the
 set as one element, or any call that builds something else from it.  A
 loop's iterable is *in set order* when it is a set made in place
 (``set(xs)``, ``frozenset(xs)``, ``{f(x) for x in xs}``, a set operator on
-one), ``list()``/``tuple()``/``iter()``/``enumerate()``/``zip()`` or a
-comprehension over one, a local name every assignment of which is one
+one), ``list()``/``tuple()``/``iter()``/``enumerate()``/``zip()``, a
+comprehension or a dict over one (``dict.fromkeys(s)``, its views), a call
+of a function or a method of the class every ``return`` of which is one, a local name every assignment of which is one
 (``seen = set()`` filled by ``seen.add(x)``) and that is never sorted in
 place, a parameter annotated as a set, or a field of the class every
 assignment of which, in any of its methods, is one.  A set of integers
@@ -39,6 +40,8 @@ _SET_MAKERS = frozenset({"set", "frozenset"})
 #: calls whose result yields the elements of their (first) argument in its order
 _ORDER_KEEPING = frozenset({"list", "tuple", "iter", "enumerate"})
 _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference", "copy"})
+#: a dict built from a set (``{k: f(k) for k in s}``, ``dict.fromkeys(s)``) keeps its order in these
+_DICT_VIEWS = frozenset({"items", "keys", "values"})
 _SET_OPERATORS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
 _SET_ANNOTATIONS = frozenset({"set", "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet"})
 #: what a source that makes a set holds somewhere (facts.py sets ``ModuleContext.may_make_sets``)
@@ -110,7 +113,7 @@ class SetOrders:
             return expr
         if t is ast.Set:
             return None if _all_ints(expr.elts) else expr
-        if t in (ast.ListComp, ast.GeneratorExp):
+        if t in (ast.ListComp, ast.GeneratorExp, ast.DictComp):  # (a dict iterates in insertion order)
             for gen in expr.generators:
                 found = self._made(gen.iter, names)
                 if found is not None:
@@ -137,9 +140,19 @@ class SetOrders:
                     found = self._made(arg, names)
                     if found is not None:
                         return found
-            return None
-        if type(func) is ast.Attribute and func.attr in _SET_METHODS:
+                return None
+        if type(func) is ast.Attribute and (func.attr in _SET_METHODS or func.attr in _DICT_VIEWS and not expr.args):
             return self._made(func.value, names)
+        if type(func) is ast.Attribute and func.attr == "fromkeys" and dotted(func.value) == "dict" and expr.args:
+            return self._made(expr.args[0], names)
+        ctx, class_key = self._class
+        if ctx is None:
+            return None
+        if type(func) is ast.Name:
+            return _set_returning(ctx, None).get(func.id)
+        if self.self_name and type(func) is ast.Attribute and type(func.value) is ast.Name \
+                and func.value.id == self.self_name:
+            return _set_returning(ctx, class_key).get(func.attr)
         return None
 
 
@@ -275,6 +288,42 @@ def class_set_fields(ctx, class_key: Optional[str]) -> dict:
                     values.setdefault(dotted(sub.func.value).split(".", 1)[1], []).append(None)
     found = {attr: made[0] for attr, made in values.items() if all(m is not None for m in made)}
     memo[class_key] = found
+    return found
+
+
+def _set_returning(ctx, class_key: Optional[str]) -> dict:
+    """{name: the expression that made its set} of the functions of the file
+    (``class_key`` None) or the methods of a class every ``return`` of which
+    gives a set's order (``def params(self): return set(self._params)``);
+    computed once per file and class.  Their calls iterate that order too."""
+    memo = ctx.__dict__.setdefault("_set_returning", {})
+    found = memo.get(class_key)
+    if found is not None:
+        return found
+    memo[class_key] = found = {}  # (a function returning its own call is not followed)
+    if class_key is None:
+        body = ctx.tree.body
+    else:
+        name = class_key.split(":", 1)[-1]
+        body = next((node.body for node in ctx.tree.body if isinstance(node, ast.ClassDef) and node.name == name), ())
+    for func in body:
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        owner = func.args.args[0].arg if class_key is not None and func.args.args else None
+        orders = SetOrders(func, owner, None, ctx, class_key)
+        made = None
+        for node in own_nodes(func):
+            if type(node) in (ast.Yield, ast.YieldFrom):
+                made = None
+                break
+            if type(node) is ast.Return:
+                this = orders.made_here(node.value) if node.value is not None else None
+                if this is None:
+                    made = None
+                    break
+                made = made or this
+        if made is not None:
+            found[func.name] = made
     return found
 
 
