@@ -105,7 +105,7 @@ class SetOrders:
     def made_here(self, expr) -> Optional[ast.AST]:
         """The expression that made the set ``expr`` iterates in the order
         of; None when ``expr`` does not iterate a set's order."""
-        return self._made(expr, self.names)
+        return self._made(expr, None)
 
     def _made(self, expr, names: dict) -> Optional[ast.AST]:
         t = type(expr)
@@ -120,7 +120,8 @@ class SetOrders:
                     return found
             return None
         if t is ast.Name:
-            return names.get(expr.id)
+            # the locals are worked out when a name is first asked (None: not yet)
+            return (self.names if names is None else names).get(expr.id)
         if t is ast.Attribute:
             if self.self_name and type(expr.value) is ast.Name and expr.value.id == self.self_name:
                 return self.fields.get(expr.attr)
@@ -149,10 +150,10 @@ class SetOrders:
         if ctx is None:
             return None
         if type(func) is ast.Name:
-            return _set_returning(ctx, None).get(func.id)
+            return _set_returning(ctx, None, func.id)
         if self.self_name and type(func) is ast.Attribute and type(func.value) is ast.Name \
                 and func.value.id == self.self_name:
-            return _set_returning(ctx, class_key).get(func.attr)
+            return _set_returning(ctx, class_key, func.attr)
         return None
 
 
@@ -291,40 +292,40 @@ def class_set_fields(ctx, class_key: Optional[str]) -> dict:
     return found
 
 
-def _set_returning(ctx, class_key: Optional[str]) -> dict:
-    """{name: the expression that made its set} of the functions of the file
-    (``class_key`` None) or the methods of a class every ``return`` of which
-    gives a set's order (``def params(self): return set(self._params)``);
-    computed once per file and class.  Their calls iterate that order too."""
+def _set_returning(ctx, class_key: Optional[str], name: str) -> Optional[ast.AST]:
+    """The expression that made the set a function of the file
+    (``class_key`` None) or a method of a class returns, when every
+    ``return`` of it gives a set's order (``def names(self): return
+    set(self._names)``); None otherwise.  Worked out once per function,
+    when a loop first iterates a call of it."""
     memo = ctx.__dict__.setdefault("_set_returning", {})
-    found = memo.get(class_key)
-    if found is not None:
-        return found
-    memo[class_key] = found = {}  # (a function returning its own call is not followed)
+    key = (class_key, name)
+    if key in memo:
+        return memo[key]
+    memo[key] = None  # (a function whose return calls itself is not followed)
     if class_key is None:
         body = ctx.tree.body
     else:
-        name = class_key.split(":", 1)[-1]
-        body = next((node.body for node in ctx.tree.body if isinstance(node, ast.ClassDef) and node.name == name), ())
-    for func in body:
-        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        owner = func.args.args[0].arg if class_key is not None and func.args.args else None
-        orders = SetOrders(func, owner, None, ctx, class_key)
-        made = None
-        for node in own_nodes(func):
-            if type(node) in (ast.Yield, ast.YieldFrom):
-                made = None
-                break
-            if type(node) is ast.Return:
-                this = orders.made_here(node.value) if node.value is not None else None
-                if this is None:
-                    made = None
-                    break
-                made = made or this
-        if made is not None:
-            found[func.name] = made
-    return found
+        owner_name = class_key.split(":", 1)[-1]
+        body = next((node.body for node in ctx.tree.body
+                     if type(node) is ast.ClassDef and node.name == owner_name), ())
+    func = next((node for node in body if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef)
+                 and node.name == name), None)
+    if func is None:
+        return None
+    owner = func.args.args[0].arg if class_key is not None and func.args.args else None
+    orders = SetOrders(func, owner, None, ctx, class_key)
+    made = None
+    for node in own_nodes(func):
+        if type(node) in (ast.Yield, ast.YieldFrom):
+            return None
+        if type(node) is ast.Return:
+            this = orders.made_here(node.value) if node.value is not None else None
+            if this is None:
+                return None
+            made = made or this
+    memo[key] = made
+    return made
 
 
 def _all_ints(elements) -> bool:
