@@ -83,6 +83,34 @@ class OpenQuestions:
         self.lowest = met if met < saved else saved
         return met
 
+    def answer(self, open_now: dict, key, work, kept: dict, kept_top: dict, guard_answer):
+        """The answer to ``key`` (``work(key)``) under the rule above:
+        ``open_now`` holds the open questions of its kind, ``kept`` the
+        answers that met no guard, ``kept_top`` those kept only for a
+        question asked with nothing open; ``guard_answer`` answers a question
+        asked again while open.  The caller looks in ``kept`` first."""
+        if not self.depth:
+            found = kept_top.get(key)
+            if found is not None:
+                return found
+        depth = open_now.get(key)
+        if depth is not None:
+            self.again(depth)
+            return guard_answer
+        depth = self.depth
+        open_now[key] = depth
+        saved = self.open()
+        try:
+            out = work(key)
+        finally:
+            del open_now[key]
+            met = self.close(saved)
+        if met == self.NONE:
+            kept[key] = out
+        elif met >= depth:
+            kept_top[key] = out
+        return out
+
 
 class Resolver:
     """The functions and classes of the analysed files, by key and by
@@ -255,30 +283,10 @@ class Resolver:
             pass
         except TypeError:  # unhashable (should not happen)
             return []
-        questions = self.open
-        if not questions.depth:
-            found = self._resolve_top.get(ref)
-            if found is not None:
-                return found
-        depth = questions.refs.get(ref)
-        if depth is not None:
-            # A receiver's type can depend on what this very call returns
-            # (``self.x = self.x.clone()``): the inner question sees nothing.
-            questions.again(depth)
-            return []
-        depth = questions.depth
-        questions.refs[ref] = depth
-        saved = questions.open()
-        try:
-            out = self._resolve_now(ref)
-        finally:
-            del questions.refs[ref]
-            met = questions.close(saved)
-        if met == OpenQuestions.NONE:
-            self._resolve_cache[ref] = out
-        elif met >= depth:
-            self._resolve_top[ref] = out
-        return out
+        # A receiver's type can depend on what this very call returns
+        # (``self.x = self.x.clone()``): the inner question sees nothing.
+        return self.open.answer(self.open.refs, ref, self._resolve_now, self._resolve_cache,
+                                self._resolve_top, [])
 
     def _resolve_now(self, ref) -> list:
         out: list = []
@@ -446,33 +454,18 @@ class ReceiverClasses:
         if found is not None:
             return found
         questions = self.resolver.open
-        if not questions.depth:
-            found = self._receiver_top.get(terms)
-            if found is not None:
-                return found
-        depth = questions.terms.get(terms)
-        if depth is not None:  # asked again while being answered: nothing known
-            questions.again(depth)
-            return EMPTY, False
-        depth = questions.depth
-        questions.terms[terms] = depth
-        saved = questions.open()
-        try:
-            classes: set = set()
-            known = False
-            for term in terms:
-                term_classes, term_known = self._term_types(term)
-                classes |= term_classes
-                known = known or term_known
-            result = (frozenset(classes), known or bool(classes))
-        finally:
-            del questions.terms[terms]
-            met = questions.close(saved)
-        if met == OpenQuestions.NONE:
-            self._receiver_memo[terms] = result
-        elif met >= depth:
-            self._receiver_top[terms] = result
-        return result
+        # asked again while being answered: nothing known
+        return questions.answer(questions.terms, terms, self._receiver_types_now, self._receiver_memo,
+                                self._receiver_top, (EMPTY, False))
+
+    def _receiver_types_now(self, terms: tuple) -> tuple:
+        classes: set = set()
+        known = False
+        for term in terms:
+            term_classes, term_known = self._term_types(term)
+            classes |= term_classes
+            known = known or term_known
+        return frozenset(classes), known or bool(classes)
 
     def _term_types(self, term: tuple) -> tuple:
         kind = term[0]
