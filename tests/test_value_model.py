@@ -962,3 +962,33 @@ def test_a_constructor_that_raises_on_what_this_ranks_disk_holds_still_differs()
 
 def test_a_constructor_that_does_local_io_can_fail_on_one_rank():
     assert _codes(_CONSTRUCTED.replace("kind(arg)", "Journal(arg)")) == [("CSL104", 43)]
+
+
+# -- evaluation order ----------------------------------------------------------------------
+
+
+def test_a_call_in_a_loop_sees_what_the_loop_assigns_after_it():
+    # the loop body is walked twice: on the second walk ``value`` holds this
+    # rank's id, and the call made of it must say so, however often the
+    # statement evaluated its arguments before (for the parameter flow of
+    # ``passthrough``, then for the field's value)
+    source = """
+        import torch.distributed as dist
+
+        def passthrough(v):
+            return v
+
+        class Worker:
+            def refresh(self):
+                value = 0
+                for _ in range(3):
+                    self.ready = passthrough(value)
+                    value = dist.get_rank()
+
+            def step(self, t):
+                if self.ready:
+                    dist.all_reduce(t)
+    """
+    assert _codes(source) == [("CSL101", 16)]
+    # the same value without the call in between
+    assert _codes(source.replace("passthrough(value)", "value")) == [("CSL101", 16)]

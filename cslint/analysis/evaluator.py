@@ -283,12 +283,17 @@ class Evaluator(StructureReads):
         if memo is not None:
             found = memo.get(id(call))
             if found is not None:
-                return found
+                # a result taken from the memo read what its evaluation read:
+                # what is made of it depends on the variables just as much
+                # (else :meth:`eval` would keep it as the same everywhere)
+                self._env_reads += found[2]
+                return found[0], found[1]
+        before = self._env_reads
         evaluate = self.eval
         args = tuple([evaluate(a.value if type(a) is ast.Starred else a, env) for a in call.args])
         kwargs = tuple([(kw.arg or "**", evaluate(kw.value, env)) for kw in call.keywords])
         if memo is not None:
-            memo[id(call)] = (args, kwargs)
+            memo[id(call)] = (args, kwargs, self._env_reads - before)
         return args, kwargs
 
     def _eval_call(self, call: ast.Call, env) -> frozenset:
