@@ -36,7 +36,7 @@ from .deep import deep_variant
 from .evaluator import Evaluator
 from .feasibility import Feasibility
 from .function import FunctionInfo, rank_param_sources
-from .orders import SET_MAKING_BYTES, SET_MAKING_TEXT
+from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts
 from .scope import ModuleContext, canonical_text, module_name_for
@@ -229,7 +229,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     ctx = ModuleContext(path, module, tree, knowledge, settings, os.path.basename(path) == "__init__.py")
     ctx.deep_names = set(deep_names or ())
     ctx.may_hold_walrus = (":=" if isinstance(data, str) else b":=") in data
-    ctx.may_make_sets = (SET_MAKING_TEXT if isinstance(data, str) else SET_MAKING_BYTES).search(data) is not None
+    ctx.may_make_sets = may_make_sets(data)
     facts.imports = ctx.imports
     extractors: list = []
     classes: list = []

@@ -44,9 +44,23 @@ _SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_diff
 _DICT_VIEWS = frozenset({"items", "keys", "values"})
 _SET_OPERATORS = (ast.BitOr, ast.BitAnd, ast.Sub, ast.BitXor)
 _SET_ANNOTATIONS = frozenset({"set", "Set", "frozenset", "FrozenSet", "AbstractSet", "MutableSet"})
-#: what a source that makes a set holds somewhere (facts.py sets ``ModuleContext.may_make_sets``)
-SET_MAKING_TEXT = re.compile(r"(?<![\w.])(?:frozen)?set\(|Set\[|\{[^{}:\n]*\bfor\b")
-SET_MAKING_BYTES = re.compile(SET_MAKING_TEXT.pattern.encode())
+#: What a source that makes a set holds somewhere (facts.py sets
+#: ``ModuleContext.may_make_sets``): a call of ``set`` or ``frozenset`` (not
+#: part of a longer name or an attribute), ``Set[``, or a comprehension in
+#: braces.  Each search starts from a literal (the look-behinds come after
+#: it), so it skips to the next candidate at the speed of a substring search;
+#: one pattern that starts with a look-behind tries every position (1 ms per
+#: file on vLLM, 3% of the extraction).
+_SET_CALL = r"set\((?<=(?<![\w.])set\()|set\((?<=(?<![\w.])frozenset\()"
+_SET_COMPREHENSION = r"\{[^{}:\n]*\bfor\b"
+_SET_MAKING = {str: (re.compile(_SET_CALL), "Set[", re.compile(_SET_COMPREHENSION)),
+               bytes: (re.compile(_SET_CALL.encode()), b"Set[", re.compile(_SET_COMPREHENSION.encode()))}
+
+
+def may_make_sets(source) -> bool:
+    """Whether ``source`` (text or bytes) may make a set somewhere."""
+    call, annotation, comprehension = _SET_MAKING[type(source)]
+    return call.search(source) is not None or annotation in source or comprehension.search(source) is not None
 
 
 class SetOrders:
