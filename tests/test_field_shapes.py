@@ -798,3 +798,48 @@ def test_a_set_order_reaches_a_loop_through_a_function_that_returns_it():
     # a method or function of the file every return of which is a set
     # iterates in that order; a dict built from one keeps it; sorted() ends it
     assert _findings(SET_ORDER_THROUGH_CALLS) == [(16, "CSL103"), (25, "CSL103")]
+
+
+CLASS_GROUP_CACHE = """
+    import torch.distributed as dist
+
+    _GROUPS = {}
+
+    def table_group(key):
+        if key not in _GROUPS:
+            _GROUPS[key] = dist.new_group(ranks=list(key))
+        return _GROUPS[key]
+
+    class Bridge:
+        _groups = {}
+        _sizes = {}
+
+        def __init__(self, leader, ranks, every_member_list):
+            self.leader = leader
+            self.ranks = tuple(sorted(ranks))
+            self.eager = {tuple(r): dist.new_group(ranks=list(r)) for r in every_member_list}
+
+        def group(self):
+            if self.ranks not in Bridge._groups:
+                Bridge._groups[self.ranks] = dist.new_group(ranks=list(self.ranks))
+            return Bridge._groups[self.ranks]
+
+        def size(self):
+            if self.ranks not in self._sizes:
+                self._sizes[self.ranks] = len(self.ranks)
+            return self._sizes[self.ranks]
+
+        def send(self, tensor):
+            dist.broadcast(tensor, src=self.leader, group=self.eager[self.ranks])
+"""
+
+
+def test_a_class_cache_filled_by_a_collective_on_first_use_creates_it_at_per_rank_times():
+    # the first-use test of a class-level cache whose arm makes a group:
+    # each rank makes it when its own instance first asks; a cache filled
+    # without a collective, groups made eagerly, and a module-level table of
+    # groups (filled by set-up code every rank calls alike) are not reported
+    findings = check_source(textwrap.dedent(CLASS_GROUP_CACHE), report="per-site").findings
+    assert [(f.line, f.code) for f in findings] == [(22, "CSL101")]
+    assert "`Bridge._groups` (registry filled lazily by this process)" in findings[0].message
+

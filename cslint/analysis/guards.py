@@ -26,7 +26,7 @@ from .dataflow import Dataflow
 from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
 from .orders import SetOrders, reads_element
-from .registries import registry_of
+from .registries import first_use_source, registry_of
 from .records import Cond
 from .syntax import (
     ReadNames, calls_in_order, dotted, first_exit, first_exit_in, presence_test, short, tests_membership,
@@ -276,6 +276,7 @@ class Guards:
         key = (d, self.info.inside(stmt, dstmt) and stmt is not dstmt)
         found = self._tests.get(key)
         if found is None:
+            atoms = atoms | first_use_source(self.info.ctx, dstmt)
             found = self._tests[key] = self._if(stmt, dstmt, atoms, self.flow.envs.get(d, {}))
         return found
 

@@ -135,3 +135,103 @@ def _fills(body, name, ctx) -> bool:
                     if type(target) is ast.Subscript and type(target.value) is ast.Name and target.value.id == name:
                         adds = True
     return adds
+
+
+# -- caches of a class, filled by a collective on first use ----------------------------------
+
+
+def first_use_collectives(ctx) -> dict:
+    """{line of an ``if``: its source} for the first-use tests of the file's
+    class-level caches whose fill issues a collective.
+
+    A class attribute that starts empty (``_group_cache = {}`` in the class
+    body) and that a method fills under ``if key not in Cls._group_cache``
+    (or ``self._group_cache``) with what a collective makes
+    (``dist.new_group(ranks)``, a communicator's ``Dup()``) holds what this
+    process's instances asked for so far.  The collective then runs where
+    this process first asks -- inside the schedule, at a point each rank
+    reaches at its own time, or never on a rank that does not use the
+    instance -- while every rank of the group must issue it, in the same
+    order (Megatron-LM's pipeline bridge, 88f1a126: the fix creates every
+    bridge subgroup eagerly at construction).  The module-level tables of
+    :func:`lazy_registries` whose entries a collective makes are left out
+    there: they are filled by set-up functions that every rank calls alike
+    (DeepSpeed's expert groups), where the first-use test of a class-level
+    cache is consulted from the instance's own methods as they run."""
+    found = ctx.__dict__.get("_first_use_collectives")
+    if found is not None:
+        return found
+    found = {}
+    for cls in ctx.tree.body:
+        if type(cls) is not ast.ClassDef:
+            continue
+        empty = _empty_class_attributes(cls)
+        if not empty:
+            continue
+        for func in cls.body:
+            if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+                continue
+            for node in own_nodes(func):
+                if type(node) is not ast.If:
+                    continue
+                name = _class_first_use_test(node.test, cls.name, empty)
+                if name is not None and _fills_by_collective(node.body, cls.name, name, ctx):
+                    found[node.lineno] = source(KIND_LAZY_REGISTRY, f"{cls.name}.{name}", ctx.path, node.lineno,
+                                                ALL_MODES_ALL_DIMS)
+    ctx.__dict__["_first_use_collectives"] = found
+    return found
+
+
+def first_use_source(ctx, test_stmt) -> frozenset:
+    """The source of an ``if`` that tests a class-level cache for a key its
+    arm then makes by a collective (:func:`first_use_collectives`); empty otherwise."""
+    if type(test_stmt) is not ast.If:
+        return EMPTY
+    found = first_use_collectives(ctx).get(test_stmt.lineno)
+    return frozenset((found,)) if found is not None else EMPTY
+
+
+def _empty_class_attributes(cls: ast.ClassDef) -> frozenset:
+    names = set()
+    for node in cls.body:
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                and _starts_empty(node.value):
+            names.add(node.targets[0].id)
+        elif type(node) is ast.AnnAssign and type(node.target) is ast.Name and node.value is not None \
+                and _starts_empty(node.value):
+            names.add(node.target.id)
+    return frozenset(names)
+
+
+def _class_attribute(expr, class_name: str, names: frozenset) -> Optional[str]:
+    """``Cls.name`` or ``self.name`` / ``cls.name`` for one of ``names``."""
+    if type(expr) is ast.Attribute and expr.attr in names and type(expr.value) is ast.Name \
+            and expr.value.id in (class_name, "self", "cls"):
+        return expr.attr
+    return None
+
+
+def _class_first_use_test(test, class_name: str, names: frozenset) -> Optional[str]:
+    """``key not in Cls.NAME`` (alone or as an operand of ``or``/``and``): the cache it asks about."""
+    tests = test.values if type(test) is ast.BoolOp else [test]
+    for t in tests:
+        if type(t) is ast.Compare and len(t.ops) == 1 and type(t.ops[0]) is ast.NotIn:
+            name = _class_attribute(t.comparators[0], class_name, names)
+            if name is not None:
+                return name
+    return None
+
+
+def _fills_by_collective(body, class_name: str, name: str, ctx) -> bool:
+    """Whether ``body`` stores into the cache ``name`` what a collective makes
+    (``Cls.name[key] = dist.new_group(...)``)."""
+    for stmt in body:
+        if type(stmt) is not ast.Assign or type(stmt.value) is not ast.Call:
+            continue
+        if not any(type(t) is ast.Subscript and _class_attribute(t.value, class_name, frozenset((name,)))
+                   for t in stmt.targets):
+            continue
+        raw = dotted(stmt.value.func)
+        if raw and ctx.match_collective(stmt.value, raw, canonical_text(raw, ctx.imports)) is not None:
+            return True
+    return False
