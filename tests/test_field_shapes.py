@@ -843,3 +843,43 @@ def test_a_class_cache_filled_by_a_collective_on_first_use_creates_it_at_per_ran
     assert [(f.line, f.code) for f in findings] == [(22, "CSL101")]
     assert "`Bridge._groups` (registry filled lazily by this process)" in findings[0].message
 
+
+DATAPIPE_ITERATOR = """
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader
+
+    class Base:
+        def __iter__(self):
+            return iter(())
+
+    class MainOnly(DataLoader):
+        def __iter__(self):
+            source = None
+            if dist.get_rank() == 0:
+                source = super().__iter__()
+            return source
+
+    class Everywhere(DataLoader):
+        def __iter__(self):
+            source = super().__iter__()
+            return source if dist.get_rank() == 0 else None
+
+    class OwnBase(Base, DataLoader):
+        def __iter__(self):
+            if dist.get_rank() == 0:
+                return super().__iter__()
+            return None
+
+    def loop(loader):
+        if dist.get_rank() == 0:
+            for batch in loader:
+                print(batch)
+"""
+
+
+def test_making_a_data_loader_iterator_explicitly_is_a_collective():
+    # a DataLoader's __iter__ agrees on a DataPipe's shared seed over every
+    # rank; the explicit super().__iter__() of a subclass counts (not when a
+    # base of the file comes first in the bases), a for loop over a loader does not
+    assert _findings(DATAPIPE_ITERATOR) == [(13, "CSL101")]
+

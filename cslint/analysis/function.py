@@ -25,7 +25,7 @@ from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .syntax import calls_in_order, dotted, fold_bool_op
 from .vocabulary import GENERIC_METHODS, LOCAL_IO_CALLS
-from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, match_call, own_nodes, wrapped_models
+from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 
 
 class CallScan(NamedTuple):
@@ -451,7 +451,8 @@ class FunctionInfo:
                         self.raises = self.local_io = True  # I/O fails on one rank's disk or network only
                     if not collective and name in tails:
                         raw = dotted(func)
-                        if raw and ctx.match_collective(node, raw, canonical_text(raw, ctx.imports)):
+                        if raw and (ctx.match_collective(node, raw, canonical_text(raw, ctx.imports))
+                                    or raw.startswith("super().") and inherited_collective(self, node, raw)):
                             collective = True
             elif t in nested:
                 local.add(node.name)

@@ -32,6 +32,8 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
     parallelism (``model = DistributedDataParallel(m); model(batch)``) and
     the ``backward()`` of what it computed; None otherwise."""
     match = info.ctx.match_collective(call, raw, canon) if raw else None
+    if match is None and raw and raw.startswith("super()."):
+        match = inherited_collective(info, call, raw)
     if match is not None or not raw or not imports_a_wrapper(info.ctx):
         return match
     models, outputs = wrapped_models(info)
@@ -43,6 +45,25 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
     if receiver in models and (name == "forward" or name in models[receiver][1]):
         return CollectiveMatch(name, models[receiver][0], "torch",
                                WRAPPED_FORWARD if name == "forward" else WRAPPED_BACKWARD)
+    return None
+
+
+def inherited_collective(info, call: ast.Call, raw: str):
+    """The :class:`CollectiveMatch` of ``super().name(...)`` in a method of
+    a class derived from a library class: that class's ``name``
+    (``super().__iter__()`` in a ``DataLoader`` subclass is
+    ``torch.utils.data.DataLoader.__iter__``).  Only the library bases
+    listed before any base of the file count: a base of the file may
+    define ``name`` itself, and the resolver follows it."""
+    ctx = info.ctx
+    if not info.class_key:
+        return None
+    for base in ctx.class_bases.get(info.class_key, ()):
+        if base in ctx.module_classes:
+            return None
+        match = ctx.match_collective(call, raw, base + raw[len("super()"):])
+        if match is not None:
+            return match
     return None
 
 

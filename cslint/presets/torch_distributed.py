@@ -97,6 +97,15 @@ for _name in ("broadcast_tensor_dict", "all_gather_object", "broadcast_object_li
 for _name in ("torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel"):
     _collectives.append(CollectiveSpec(_name, _T, group_kw="process_group", result="uniform"))
 
+# A data loader over a DataPipe agrees on a shared shuffling seed whenever an
+# iterator is made (torch's ``_BaseDataLoaderIter``: a gloo ``new_group`` over
+# every rank, then a broadcast of rank 0's seed), so making the iterator is a
+# collective over the world.  Only the explicit call counts (``super().__iter__()``
+# in a subclass, ``DataLoader.__iter__(self)``): a ``for`` over a loader is
+# left alone, since most datasets are no DataPipe.
+for _name in ("torch.utils.data.DataLoader.__iter__", "torch.utils.data.dataloader.DataLoader.__iter__"):
+    _collectives.append(CollectiveSpec(_name, _T, result="local"))
+
 _sources = [
     SourceSpec("torch.distributed.get_rank", "rank id"),
     SourceSpec("dist.get_rank", "rank id"),
