@@ -883,3 +883,90 @@ def test_making_a_data_loader_iterator_explicitly_is_a_collective():
     # base of the file comes first in the bases), a for loop over a loader does not
     assert _findings(DATAPIPE_ITERATOR) == [(13, "CSL101")]
 
+
+RICH_COLUMN = """
+    import torch.distributed as dist
+    from rich.progress import ProgressColumn
+    from rich.text import Text
+
+    def synced(values):
+        out = {}
+        for name in sorted(values):
+            t = values[name].clone()
+            dist.all_reduce(t)
+            out[name] = t.item()
+        return out
+
+    class SyncingColumn(ProgressColumn):
+        def __init__(self, values):
+            self.values = values
+            super().__init__()
+
+        def render(self, task):
+            return Text(str(synced(self.values)))
+
+    class CachedColumn(ProgressColumn):
+        def __init__(self):
+            self.metrics = {}
+            super().__init__()
+
+        def update(self, values):
+            self.metrics = synced(values)
+
+        def render(self, task):
+            return Text(str(self.metrics))
+"""
+
+
+def test_a_method_a_library_calls_from_its_own_thread_must_not_reach_a_collective():
+    # rich's refresh thread calls every column's render() on its timer
+    # (lightning preset, thread_callbacks): a collective reached from it runs
+    # per-process times; the column handed metrics synced on the main thread is clean
+    findings = check_source(textwrap.dedent(RICH_COLUMN), report="per-site").findings
+    assert [(f.line, f.code) for f in findings] == [(20, "CSL103")]
+    assert "library's own thread calls `rich.progress.ProgressColumn.render`" in findings[0].message
+    # the same class without the library base is an ordinary method
+    plain = RICH_COLUMN.replace("class SyncingColumn(ProgressColumn)", "class SyncingColumn")
+    assert _findings(plain) == []
+
+
+THREAD_DUP = """
+    import threading
+
+    from mpi4py import MPI
+
+    class Loops:
+        def __init__(self, comm):
+            self.comm = comm
+            self.own_comm = None
+
+        def _serve(self):
+            while True:
+                self.comm.send(1, dest=0)
+
+        def _broadcast_copying(self):
+            comm = self.comm.Dup()
+            comm.bcast(None, root=0)
+
+        def _broadcast(self):
+            self.own_comm.bcast(None, root=0)
+
+        def start_copying(self):
+            threading.Thread(target=self._serve, daemon=True).start()
+            threading.Thread(target=self._broadcast_copying, daemon=True).start()
+
+        def start(self):
+            self.own_comm = self.comm.Dup()
+            threading.Thread(target=self._serve, daemon=True).start()
+            threading.Thread(target=self._broadcast, daemon=True).start()
+"""
+
+
+def test_a_communicator_copied_inside_a_thread_target_races_the_other_threads():
+    # Dup is a collective on the parent communicator, which another thread
+    # uses: made inside the thread's target it lands where that thread's
+    # scheduling says; made before the threads start (start), it does not.
+    # A collective on the copy, inside the thread, is that thread's own.
+    findings = check_source(textwrap.dedent(THREAD_DUP), report="per-site").findings
+    assert [(f.line, f.code) for f in findings] == [(16, "CSL101")]
+    assert "runs on a background thread (`threading.Thread(target=_broadcast_copying)`)" in findings[0].message

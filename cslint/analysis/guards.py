@@ -26,13 +26,14 @@ from .dataflow import Dataflow
 from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
 from .orders import SetOrders, reads_element
-from .registries import first_use_source, registry_of
 from .records import Cond
+from .registries import first_use_source, registry_of
 from .syntax import (
     ReadNames, calls_in_order, dotted, first_exit, first_exit_in, presence_test, short, tests_membership,
     tests_own_group,
     unparse,
 )
+from .threads import BackgroundThreads
 
 
 def _reraises(handler: ast.ExceptHandler) -> bool:
@@ -58,6 +59,7 @@ class Guards:
         self._finally: dict = {}  # id(try statement) -> the condition of a call in its ``finally`` (or None)
         self._callee_escapes: dict = {}  # id(statement) -> (it, callee_escapes' answer)
         self._set_orders = None  # SetOrders of the function, made when a loop first asks
+        self._threads = BackgroundThreads(self.info)  # what a background thread adds to the sites
 
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
@@ -69,6 +71,7 @@ class Guards:
         escaped = self._finally_cond(node)
         if escaped is not None:
             conds = conds + (escaped,)
+        conds = conds + self._threads.conds_of(site)
         ctx = self.info.ctx
         receiver = site.callee.rsplit(".", 1)[0] if "." in site.callee else ""
         color = ctx.comm_colors.get(receiver) if site.collective else None

@@ -144,6 +144,10 @@ KIND_ITERATION_ORDER = "per-process iteration order of a set"
 #: the entries of a module-global container a function fills on first use
 #: (``if key not in _TRACKER: _TRACKER[key] = ...``): what this process met
 KIND_LAZY_REGISTRY = "registry filled lazily by this process"
+#: when a background thread runs this process's code: a library's thread
+#: calling back (a progress bar's refresh thread, on its timer; see
+#: Preset.thread_callbacks), or a thread the file starts
+KIND_THREAD_TIMING = "timing of a background thread"
 #: this rank's share of the data: its values and sizes differ between ranks,
 #: its kind does not (every rank runs the same code on the same kind of data)
 KIND_ALIKE_KINDS = frozenset({KIND_DATA_SHARD, KIND_GATHERED_DATA, KIND_FORWARD_INPUT, KIND_STEP_BATCH})
@@ -289,6 +293,13 @@ class Preset:
     #: each process its shard to ``training_step``): the batch differs between
     #: ranks in structure and contents
     batch_hooks: list = field(default_factory=list)
+    #: ``(base pattern, methods)``: methods a library calls from a thread of
+    #: its own, at times each process's scheduler and timers decide, in a
+    #: class derived from a base the pattern matches (rich's auto-refresh
+    #: thread calls every progress column's ``render`` several times a
+    #: second): a collective reached from one runs a per-process number of
+    #: times, interleaved with the main thread's collectives as it happens
+    thread_callbacks: list = field(default_factory=list)
 
 
 @dataclass
@@ -317,6 +328,8 @@ class Knowledge:
     data_parallel_wrappers: tuple = ()
     #: see :attr:`Preset.batch_hooks` (canonical dotted base patterns)
     batch_hooks: tuple = ()
+    #: see :attr:`Preset.thread_callbacks` (canonical dotted base patterns)
+    thread_callbacks: tuple = ()
 
     @property
     def has_payload_local(self) -> bool:
@@ -535,6 +548,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         merged.local_failures |= frozenset(preset.local_failures)
         merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
         merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)
+        merged.thread_callbacks += tuple((base, tuple(methods)) for base, methods in preset.thread_callbacks)
     merged.relative_ranks = frozenset(relative)
     merged.rendezvous = frozenset(rendezvous)
     strong, weak = set(), set()

@@ -18,6 +18,12 @@ What the trainer hands a ``LightningModule``.  Its step hooks
 get this process's own batch, from its shard of the data: a test on the
 batch's contents, or a metric logged only for some batches, differs between
 ranks.
+
+What runs on another thread.  Lightning's ``RichProgressBar`` draws with
+rich, whose auto-refreshing ``Progress`` calls every column's ``render``
+from its own refresh thread on a timer: a ``ProgressColumn`` subclass's
+``render`` runs a per-process number of times, at per-process moments
+(``thread_callbacks``), so it must not reach a collective (a metric sync).
 """
 
 from __future__ import annotations
@@ -53,4 +59,7 @@ PRESET = Preset(
     sources=_sources,
     uniform=["*.num_devices", "*.num_nodes", "*.trainer.world_size", "*.strategy.world_size"],
     batch_hooks=[("*LightningModule", ("training_step", "validation_step", "test_step", "predict_step"))],
+    # Lightning's RichProgressBar draws with rich: a `Progress` with auto-refresh calls every
+    # column's `render` from rich's refresh thread, on its own timer.
+    thread_callbacks=[("rich.progress.ProgressColumn", ("render",))],
 )

@@ -37,6 +37,7 @@ _METHODS = {
     "Reduce_scatter_block": ("local", (), "any"),
     "Scan": ("local", (), "any"),
     "Exscan": ("local", (), "any"),
+    "Dup": ("uniform", (), "comm"),
     "Split": ("object", (), "comm"),
     "Split_type": ("object", (), "comm"),
     "Iallreduce": ("uniform", (1,), "any"),

@@ -330,6 +330,9 @@ def _statement_problem(facts: FixFacts) -> str:
     statement = facts.statement
     if statement in ("", "if"):
         return ""
+    if statement == "thread":
+        return ("the call runs on a background thread; move it to the main thread, before the thread starts "
+                "(or hand the thread what a main-thread hook computed)")
     if statement in ("ifexp", "boolop", "comprehension"):
         what = {"ifexp": "a conditional expression", "boolop": "an `and`/`or` operand",
                 "comprehension": "a comprehension"}[statement]
@@ -389,6 +392,8 @@ def _consensus(finding: Finding, facts: FixFacts, exit_mode: str):
         where = f"`{facts.receiver}`" if facts.receiver else f"the call of `{finding.callee}`"
         return f"no way to agree on the condition through {where} ({facts.api} API) is known from here"
     if kind != "loop" and _statement_problem(facts):
+        return _statement_problem(facts)
+    if kind == "loop" and facts.statement == "thread":
         return _statement_problem(facts)
     if kind == "loop" and facts.statement != "while":
         return ("a `for` loop's trip count comes from its iterable; agreeing on it needs a hand-written fix "

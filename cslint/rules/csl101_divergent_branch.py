@@ -241,5 +241,9 @@ def report(value):
 
     @classmethod
     def message(cls, hazard) -> str:
+        if hazard.cond.statement == "thread":
+            return (f"{collective_phrase(hazard)} runs on a background thread (`{hazard.source.text}`), at a "
+                    f"point of the parent communicator's traffic that each process's thread scheduling decides "
+                    f"(source: {describe_source(hazard)}){mode_suffix(hazard)}")
         return (f"{collective_phrase(hazard)} runs only when `{hazard.cond.text}`, which differs between "
                 f"ranks (source: {describe_source(hazard)}){mode_suffix(hazard)}")

@@ -155,6 +155,10 @@ def broadcast_params(params, src):
 
     @classmethod
     def message(cls, hazard) -> str:
+        if hazard.cond.statement == "thread":
+            return (f"{collective_phrase(hazard)} runs each time a library's own thread calls "
+                    f"`{hazard.source.text}`, as often and when that thread's timer says on each rank "
+                    f"(source: {describe_source(hazard)}){mode_suffix(hazard)}")
         differs = "order of elements" if hazard.source.kind == KIND_ITERATION_ORDER else "trip count"
         return (f"{collective_phrase(hazard)} runs once per iteration of a loop over `{hazard.cond.text}`, "
                 f"whose {differs} differs between ranks (source: {describe_source(hazard)})"
