@@ -947,3 +947,51 @@ def test_a_rank_finding_its_own_part_of_a_partition_writes_on_every_rank():
                 if self.mine is not None:
                     dist.all_reduce(t)
     """) == [29, 33, 50]
+
+
+def test_an_instance_made_by_dunder_new_or_cls_is_of_that_class():
+    # ``Queue.__new__(Queue)`` (an alternative constructor that skips
+    # ``__init__``) and ``cls()`` in a classmethod make a Queue: its fields
+    # hold what Queue's methods put there (a zmq socket), not whatever
+    # method of that name the tree has
+    lines = _lines("""
+        import zmq
+        import torch.distributed as dist
+
+        class Peers:
+            def connect(self, t):
+                dist.all_reduce(t)
+
+        class Queue:
+            def __init__(self):
+                self.sock = zmq.Context().socket(zmq.PUB)
+                self.peers = Peers()
+
+            @staticmethod
+            def attach(addr):
+                self = Queue.__new__(Queue)
+                self.sock = zmq.Context().socket(zmq.SUB)
+                self.sock.connect(addr)
+                return self
+
+            @classmethod
+            def attach_peers(cls, t):
+                queue = object.__new__(cls)
+                queue.peers = Peers()
+                queue.peers.connect(t)
+
+            @classmethod
+            def reopen(cls, addr):
+                queue = cls()
+                queue.sock.connect(addr)
+
+        def open_queue(addr, t):
+            if dist.get_rank() == 0:
+                Queue.attach(addr)                 # a socket's connect, no collective
+            if dist.get_rank() == 0:
+                Queue.attach_peers(t)              # reported, a field holding Peers
+            if dist.get_rank() == 0:
+                Queue.reopen(addr)                 # cls() is a Queue: a socket's connect
+    """)
+    assert lines == [36]
+

@@ -4,7 +4,8 @@
 ``connect()`` just because that is the only method of the name the analysis
 has seen.  Before a call is resolved by its method name alone, the receiver's
 type is read off the function's own code: the assignments to a local name
-(``x = Foo(...)``, ``sock = ctx.socket(...)``, ``with socket.socket() as s``),
+(``x = Foo(...)``, ``x = Foo.__new__(Foo)``, ``sock = ctx.socket(...)``,
+``with socket.socket() as s``),
 parameter and return annotations, and fields (``self.x``).  The result is a
 tuple of *type terms*, plain tuples the whole-tree pass resolves once every
 file is known (:meth:`cslint.analysis.program.Program.receiver_types`):
@@ -245,6 +246,8 @@ class ReceiverTypes:
         func = call.func
         if type(func) is ast.Name:
             name = func.id
+            if name == info.self_name and info.class_key and self._in_classmethod():
+                return (("class", info.class_key),)  # ``cls(...)``: the class's own constructor
             if name in ctx.imports and name not in info.local_defs:
                 return self._named(ctx.imports[name])  # imported here or at module level
             if name in info.local_names and name not in info.local_defs:
@@ -262,6 +265,10 @@ class ReceiverTypes:
             return ()
         if type(func) is not ast.Attribute:
             return ()
+        if func.attr == "__new__" and call.args:
+            # ``Queue.__new__(Queue)``, ``object.__new__(cls)``: an instance of
+            # the class it is handed (a constructor that skips ``__init__``)
+            return self._class_terms(call.args[0])
         value = func.value
         if type(value) is ast.Name and value.id == info.self_name and info.class_key:
             return (("returns", method_ref(info.class_key, func.attr)),)
@@ -280,6 +287,23 @@ class ReceiverTypes:
         if is_library(inner) and func.attr not in CONTAINER_ACCESSORS:
             return inner
         return (("method", inner, func.attr),)
+
+    def _in_classmethod(self) -> bool:
+        """Whether the function is a classmethod (its first parameter is the class)."""
+        return any(dotted(d) == "classmethod" for d in getattr(self.info.func, "decorator_list", ()))
+
+    def _class_terms(self, expr) -> tuple:
+        """An instance of the class ``expr`` names: a class of this file or
+        of an import, or ``cls`` in a classmethod; () for anything else."""
+        info = self.info
+        if type(expr) is ast.Name and expr.id == info.self_name and info.class_key and self._in_classmethod():
+            return (("class", info.class_key),)
+        if type(expr) is ast.Name and expr.id in info.local_names:
+            return ()
+        text = dotted(expr)
+        if not text or "()" in text:
+            return ()
+        return _dotted_name_terms(text, self.ctx)
 
     def annotation_terms(self, node: ast.AST) -> tuple:
         """The classes an annotation names (``Foo``, ``Optional[Foo]``,
