@@ -995,3 +995,30 @@ def test_an_instance_made_by_dunder_new_or_cls_is_of_that_class():
     """)
     assert lines == [36]
 
+
+
+# -- (g) random draws: numbers, or arrays of the size they are asked for ---------------------
+
+
+def test_a_random_draw_differs_in_value_not_in_size():
+    lines = _lines("""
+        import random
+        import numpy as np
+        import torch.distributed as dist
+
+        def profile(n, x):
+            batches = []
+            for i in range(n):
+                batches.append(np.random.randint(0, 100, size=8))
+            for batch in batches:
+                dist.all_reduce(batch)             # as many batches on every rank
+            tags = {}
+            tags[random.getrandbits(32)] = x
+            if tags:
+                dist.barrier()                     # one entry whatever its key
+            if random.random() < 0.5:
+                dist.barrier()                     # reported, a random test
+            for _ in range(random.randint(1, 3)):
+                dist.barrier()                     # reported, a random count
+    """)
+    assert lines == [17, 19]

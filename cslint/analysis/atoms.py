@@ -199,10 +199,13 @@ class EscapedBy(NamedTuple):
 #: Source kinds whose values are scalars (numbers, names, devices): they make
 #: the contents of what is built from them rank-local, never its structure.
 #: A sampler that shards by rank pads (or drops) to the same number of
-#: batches everywhere, so its shard counts here too.
+#: batches everywhere, so its shard counts here too.  A random draw is a
+#: number, or an array of the size its arguments ask for
+#: (``np.random.randint(0, v, size=n)``): a test or a count made from one
+#: still differs (``range(random.randint(1, 3))``), a list of draws does not.
 CONTENTS_KINDS = frozenset({
     "rank id", "device id", "process id", "host name", "wall clock", "local memory state",
-    "per-rank data shard",
+    "per-rank data shard", "randomness",
 })
 
 
