@@ -241,6 +241,32 @@ def field_read(class_key: Optional[str], attr: str) -> FieldRead:
     return made(FieldRead, ("F", class_key, attr))
 
 
+#: Spelt after a field's name, the field's own structure (never a Python
+#: name): an element stored into ``self.xs`` (``self.xs[k] = v``,
+#: ``self.xs.append(v)``) writes the field whole and, apart, what the store
+#: changes of the container itself (``FieldWrite`` of ``own_field("xs")``:
+#: the key and the implicit flow); every other write of the field writes
+#: both.  A read of ``self.xs``'s own structure (its truth, length,
+#: None-ness, a loop's trip count) reads ``own_field("xs")``, which is the
+#: field itself where no element is stored into it.
+OWN_FIELD = "#own"
+
+
+def own_field(attr: str) -> str:
+    return attr + OWN_FIELD
+
+
+def base_field(attr: str) -> Optional[str]:
+    """The field ``attr`` is the own structure of (None: a field itself)."""
+    return attr[:-len(OWN_FIELD)] if attr.endswith(OWN_FIELD) else None
+
+
+def field_name(attr: str) -> str:
+    """The field a table of ``attr`` is of (the field itself, or the one
+    whose own structure it is)."""
+    return attr[:-len(OWN_FIELD)] if attr.endswith(OWN_FIELD) else attr
+
+
 def global_read(module: str, name: str) -> GlobalRead:
     return made(GlobalRead, ("G", module, name))
 

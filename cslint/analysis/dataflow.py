@@ -13,7 +13,7 @@ from typing import Optional
 from . import cfg as cfgmod
 from .arms import ArmIndex, selects_own_part
 from .astwalk import walk as fast_walk
-from .atoms import CONTENTS, EMPTY, LENGTH, WHOLE, project, whole
+from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
 from .environment import fork, merge_into
 from .escapes import escaping_kind
 from .evaluator import Evaluator
@@ -125,7 +125,7 @@ class Dataflow:
                 return EMPTY
             return self.evaluator.truth(test, env)
         if node.kind == cfgmod.LOOP:
-            return project(LENGTH, evaluate(node.stmt.iter, env))  # the trip count
+            return self.evaluator.trip_count(node.stmt.iter, env)
         if node.kind == cfgmod.CASE:
             match_stmt = self.info.parents.get(id(node.stmt))
             atoms = evaluate(match_stmt.subject, env) if isinstance(match_stmt, ast.Match) else EMPTY
@@ -355,7 +355,7 @@ class Dataflow:
     def flow_at(self, n: int, env: dict) -> Flow:
         """The :class:`Flow` of node ``n`` entered with ``env``."""
         return Flow(env, partial(self.implicit, n), accumulate=False, single_rank=self.single_rank(n),
-                    dict_keys=self.info.dict_keys)
+                    dict_keys=self.info.dict_keys, element_stores=self.info.element_stores)
 
     def _transfer(self, n: int, env: dict) -> dict:
         node = self.graph.nodes[n]
@@ -370,7 +370,8 @@ class Dataflow:
         transfer = self.transfer
         # this walk binds local names only (fields and the result come from flow_at)
         flow = _RecordingFlow(env, partial(self.binding_implicit, n), accumulate=False,
-                              single_rank=self.single_rank(n), dict_keys=self.info.dict_keys)
+                              single_rank=self.single_rank(n), dict_keys=self.info.dict_keys,
+                              element_stores=self.info.element_stores)
         flow.written = {}
         info = self.info.node_info(node)
         transfer.walrus(info.walrus, flow)
@@ -512,7 +513,9 @@ def _solve(flow: Dataflow) -> None:
     graph, closures = flow.graph, flow.closures
     vouched = flow._vouched
     envs_in = flow.envs
-    envs_in[graph.entry] = flow.info.entry_env()
+    entry = envs_in[graph.entry] = flow.info.entry_env()
+    for name in flow.info.element_stores & entry.keys():
+        entry[("own", name)] = entry[name]  # a parameter stored into: its own structure, kept apart (Flow.write)
     outs: dict = {}
     order = _reverse_postorder(graph)
     position = {n: i for i, n in enumerate(order)}
@@ -603,9 +606,9 @@ class _RecordingFlow(Flow):
 
     __slots__ = ("written",)
 
-    def write(self, name, atoms: frozenset, strong: bool = True) -> None:
+    def write(self, name, atoms: frozenset, strong: bool = True, own=None) -> None:
         self.written[name] = None
-        Flow.write(self, name, atoms, strong)
+        Flow.write(self, name, atoms, strong, own)
 
 
 class _Transfer:
@@ -661,12 +664,13 @@ _MISSING = object()
 
 def _may_read(key, names: frozenset, written: dict) -> bool:
     """Whether a transfer that mentions ``names`` and wrote ``written`` may
-    read the variable ``key`` (a name, or a dict's key ``("key", name, k)``)."""
+    read the variable ``key`` (a name, a dict's key ``("key", name, k)``, a
+    container's own structure ``("own", name)``)."""
     if key in written:
         return True
     if type(key) is str:
         return key in names
-    return type(key) is not tuple or len(key) < 2 or key[0] != "key" or key[1] in names
+    return type(key) is not tuple or len(key) < 2 or (key[0] != "key" and key[0] != "own") or key[1] in names
 
 
 def _mentioned_names(node, exprs: list) -> frozenset:

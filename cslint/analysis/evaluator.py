@@ -22,7 +22,7 @@ from ..presets import group_from_text, group_span, rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (
-    CONTENTS, EMPTY, SHAPE, WHOLE, attribute, field_read, global_read, hold, project, raised_by, source, whole,
+    CONTENTS, EMPTY, LENGTH, SHAPE, WHOLE, attribute, field_read, global_read, hold, project, raised_by, source, whole,
 )
 from .environment import fork
 from .function import FunctionInfo
@@ -231,6 +231,13 @@ class Evaluator(StructureReads):
                 continue
             atoms |= self.eval(child, env)
         return atoms
+
+    def trip_count(self, iterable, env: dict) -> frozenset:
+        """What the number of times a loop over ``iterable`` runs depends on:
+        its own structure (:meth:`own_structure`, also through the wrappers
+        that keep its elements)."""
+        own = self.kept_apart(unwrapped_iterable(iterable), env)
+        return project(LENGTH, self.eval(iterable, env) if own is None else own)
 
     def _eval_name(self, expr: ast.Name, env: dict) -> frozenset:
         ctx = self.ctx

@@ -24,7 +24,7 @@ from .atoms import (
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .syntax import calls_in_order, dotted, fold_bool_op
-from .vocabulary import GENERIC_METHODS, LOCAL_IO_CALLS
+from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 
 
@@ -272,6 +272,7 @@ class FunctionInfo:
         # The dataflow keeps one entry per such key, ``("key", name, k)``,
         # so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform.
         self.dict_keys: dict = {}
+        self.element_stores: frozenset = frozenset()  # local containers stored into: see Flow.write
 
     @property
     def key(self) -> str:
@@ -399,6 +400,7 @@ class FunctionInfo:
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
         dict_keys: dict = {}
+        element_stores: set = set()  # xs[k] = v, xs.append(v)
         returned: list = []
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
@@ -447,6 +449,8 @@ class FunctionInfo:
                         self.signal_handlers.append(handler)
                 if name:
                     names.add(name)
+                    if name in ELEMENT_ADDERS and type(func) is Attribute and type(func.value) is Name:
+                        element_stores.add(func.value.id)
                     if name in LOCAL_IO_CALLS:
                         self.raises = self.local_io = True  # I/O fails on one rank's disk or network only
                     if not collective and name in tails:
@@ -472,6 +476,8 @@ class FunctionInfo:
             elif t is ast.Subscript:
                 if type(node.value) is Name and type(node.slice) is ast.Constant and type(node.slice.value) is str:
                     dict_keys.setdefault(node.value.id, set()).add(node.slice.value)
+                if type(node.value) is Name and type(node.ctx) is Store and type(node.slice) is not ast.Slice:
+                    element_stores.add(node.value.id)
             elif t is ast.ExceptHandler:
                 if node.name:
                     local.add(node.name)
@@ -490,6 +496,7 @@ class FunctionInfo:
         self.lambdas_by_statement = lambdas_by_statement
         self.walrus_by_statement = walrus_by_statement
         self.dict_keys = dict_keys
+        self.element_stores = frozenset(element_stores)
         return CallScan(frozenset(names), collective)
 
     def node_info(self, node: cfgmod.Node) -> NodeInfo:

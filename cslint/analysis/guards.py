@@ -21,7 +21,7 @@ from ..model import Span
 from . import cfg as cfgmod
 from .alternatives import Alternatives
 from .astwalk import walk as fast_walk
-from .atoms import LENGTH, escaped_by, project
+from .atoms import escaped_by
 from .dataflow import Dataflow
 from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
@@ -95,7 +95,7 @@ class Guards:
         for kind, expr, owner, _side in reversed(inline):
             if kind == "loop":
                 # a comprehension runs once per element, in its iterable's order
-                atoms = project(LENGTH, self.evaluator.eval(expr, env))
+                atoms = self.evaluator.trip_count(expr, env)
                 order = self._set_order(expr)
                 if order and reads_element(owner, None):
                     atoms = atoms | order

@@ -20,11 +20,11 @@ from __future__ import annotations
 from typing import Optional
 
 from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_span
-from .atoms import IDENT, THROUGH_INSTANCE, source
+from .atoms import IDENT, OWN_FIELD, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
 from .feasibility import call_allows, passed_values
-from .reads import CALLEE_REFS, ProgramReads
+from .reads import CALLEE_REFS, ProgramReads, element_stored_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver
 
@@ -91,6 +91,9 @@ class Program(ProgramReads):
         self._passed_rank_params = self._rank_params_callers_pass()
         #: field name -> {origin: (dims, via)} of the fields signal handlers assign
         self.signal_fields: dict = {}
+        #: (family, attr) of the fields an element is stored into: their own
+        #: structure has a table of its own (atoms.own_field)
+        self.own_fields = element_stored_fields(self.funcs.values(), self.resolver.family)
         self._seed_signal_handler_fields()
 
     def _rank_params_callers_pass(self) -> frozenset:
@@ -112,21 +115,6 @@ class Program(ProgramReads):
                     for target in self.resolver.resolve(site.ref):
                         out.update(named.get(target.key, ()))
         return frozenset(out)
-
-    def _seed_signal_handler_fields(self) -> None:
-        """Fields a signal handler assigns differ between ranks: the signal
-        reaches one process (a SIGTERM from a node's scheduler, a Ctrl-C)."""
-        for fn in self.funcs.values():
-            for ref in fn.signal_handlers:
-                for handler in self.resolver.resolve(ref):
-                    for v in handler.variants.values():
-                        for write in v.fields:
-                            origin = source("set by a signal handler", f"self.{write.attr}", handler.path,
-                                            write.line, (("*", ALL_DIMS),))
-                            merge(self.signal_fields.setdefault(write.attr, {}), origin, ALL_DIMS, ())
-                            for mode in self.modes:
-                                table = self.fields.setdefault((self.resolver.family(write.class_key), write.attr, mode), {})
-                                merge(table, origin, ALL_DIMS, ())
 
     # -- values --------------------------------------------------------------------
     def variant(self, fn: FuncFacts, mode: frozenset):
@@ -202,10 +190,7 @@ class Program(ProgramReads):
         if tag == "R":
             return self._returned(atom, mode)
         if tag == "F":
-            family = self.resolver.family(atom.class_key)
-            value = self.fields.get((family, atom.attr, mode), {})
-            readers = self.properties.get((family, atom.attr))
-            return self._with_properties(value, readers, atom.attr, mode) if readers else value
+            return self._field_value(atom, mode)
         if tag == "P":
             return {param_slot(atom.index): (ALL_DIMS, ())}
         if tag == "A":
@@ -348,7 +333,7 @@ class Program(ProgramReads):
         # those ranks hold: whoever holds it got the calling context already
         # (the implicit flow of the assignment), its own fields do not.
         field_ctx = {} if fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS else calling_ctx
-        for class_key, attr, atoms, line in v.fields:  # FieldWrite
+        for class_key, attr, atoms, line, element in v.fields:  # FieldWrite
             if not atoms and not field_ctx:
                 continue
             value = dict(self.concrete(self.eval(atoms, mode), fn, mode)) if atoms else {}
@@ -368,13 +353,15 @@ class Program(ProgramReads):
                     value[k] = (rest, via)
             if not value:
                 continue
-            table = self.fields.setdefault((self.resolver.family(class_key), attr, mode), {})
-            link = (fn.path, line, f"`self.{attr}` is assigned from it in `{fn.qualname}`")
-            self.link_functions[link] = ("field", (fn.key,), f"self.{attr}")
-            for k, (dims, via) in value.items():
-                if merge(table, k, dims, extend_via(via, link)):
-                    changed = True
-                    self.changed_keys.add(("field", self.resolver.family(class_key), attr))
+            named = field_name(attr) if attr.endswith(OWN_FIELD) else attr
+            link = (fn.path, line, f"`self.{named}` is assigned from it in `{fn.qualname}`")
+            self.link_functions[link] = ("field", (fn.key,), f"self.{named}")
+            for written in self._written_tables(family, attr, element):
+                table = self.fields.setdefault((family, written, mode), {})
+                for k, (dims, via) in value.items():
+                    if merge(table, k, dims, extend_via(via, link)):
+                        changed = True
+                        self.changed_keys.add(("field", family, written))
         reach = self.reach.setdefault((fn.key, mode), {})
         reach_when = self.reach_when.setdefault((fn.key, mode), {})
         for site in v.sites:
@@ -590,7 +577,11 @@ def table_reads(program: Program, fn: FuncFacts) -> set:
             elif tag == "F":
                 family = family_of(atom.class_key)
                 out.add(("field", family, atom.attr))
-                for reader in properties.get((family, atom.attr), ()):
+                attr = atom.attr
+                if attr.endswith(OWN_FIELD):
+                    attr = field_name(attr)
+                    out.add(("field", family, attr))  # (the field itself where no element is stored into it)
+                for reader in properties.get((family, attr), ()):
                     out.add(("ret", reader.key))
             elif tag == "A":
                 key = id(atom)

@@ -9,7 +9,9 @@ Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
 from __future__ import annotations
 
 from ..presets import ALL_DIMS
-from .atoms import CONTENTS, DROP, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, source
+from .atoms import (
+    CONTENTS, DROP, OWN_FIELD, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, field_name, own_field, source,
+)
 from .divergence import extend_via, merge
 from .records import FuncFacts, Site
 
@@ -18,6 +20,19 @@ from .records import FuncFacts, Site
 #: raises alone: a name imported from another module (``pkg.mod.Name``), or
 #: one of the file's own functions
 CALLEE_REFS = frozenset({"qual", "func"})
+
+
+def element_stored_fields(funcs, family_of) -> set:
+    """(family, attr) of the fields some method stores an element into (a
+    write of :func:`~cslint.analysis.atoms.own_field`)."""
+    out: set = set()
+    for fn in funcs:
+        for v in fn.variants.values():
+            for write in v.fields:
+                base = base_field(write.attr)
+                if base is not None:
+                    out.add((family_of(write.class_key), base))
+    return out
 
 
 class ProgramReads:
@@ -173,6 +188,51 @@ class ProgramReads:
             for k, (dims, via) in self.concrete(self.eval(variant.escapes, mode), fn, mode).items():
                 merge(out, k, dims, extend_via(via, link))
         return out
+
+    def _seed_signal_handler_fields(self) -> None:
+        """Fields a signal handler assigns differ between ranks: the signal
+        reaches one process (a SIGTERM from a node's scheduler, a Ctrl-C)."""
+        for fn in self.funcs.values():
+            for ref in fn.signal_handlers:
+                for handler in self.resolver.resolve(ref):
+                    for v in handler.variants.values():
+                        for write in v.fields:
+                            named = field_name(write.attr)
+                            origin = source("set by a signal handler", f"self.{named}", handler.path,
+                                            write.line, (("*", ALL_DIMS),))
+                            merge(self.signal_fields.setdefault(named, {}), origin, ALL_DIMS, ())
+                            family = self.resolver.family(write.class_key)
+                            for attr in self._written_tables(family, write.attr, write.element):
+                                for mode in self.modes:
+                                    merge(self.fields.setdefault((family, attr, mode), {}), origin, ALL_DIMS, ())
+
+    def _field_value(self, atom, mode: frozenset) -> dict:
+        """``self.attr``: the field's table (of its own structure: the table
+        :meth:`_field_table` names), joined with what the properties of that
+        name return."""
+        family = self.resolver.family(atom.class_key)
+        attr = named = atom.attr
+        if attr.endswith(OWN_FIELD):
+            attr = self._field_table(family, attr)
+            named = field_name(attr)
+        value = self.fields.get((family, attr, mode), {})
+        readers = self.properties.get((family, named))
+        return self._with_properties(value, readers, named, mode) if readers else value
+
+    def _written_tables(self, family, attr: str, element: bool) -> tuple:
+        """The field tables a write of ``attr`` goes to: the field, and its
+        own structure where an element is stored into it (see
+        :func:`~cslint.analysis.atoms.own_field`); an element store's own
+        part goes to that table alone, its element to the field alone."""
+        if element or not self.own_fields or (family, attr) not in self.own_fields or attr.endswith(OWN_FIELD):
+            return (attr,)
+        return (attr, own_field(attr))
+
+    def _field_table(self, family, attr: str) -> str:
+        """The table a read of the field ``attr`` reads: the field's own
+        structure is the field itself where no element is stored into it."""
+        base = base_field(attr)
+        return base if base is not None and (family, base) not in self.own_fields else attr
 
     def _attribute_value(self, atom, mode: frozenset) -> dict:
         """``obj.attr``: the field ``attr`` of the classes ``obj`` may hold, plus

@@ -87,6 +87,9 @@ class FieldWrite(NamedTuple):
     attr: str
     atoms: frozenset
     line: int
+    #: an element stored into the field (``self.xs[k] = v``, ``self.xs.append(v)``):
+    #: the field's own structure is written apart (atoms.own_field)
+    element: bool = False
 
 
 class FieldType(NamedTuple):

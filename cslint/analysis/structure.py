@@ -11,13 +11,13 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import CONTENTS, EMPTY, LENGTH, SIZED, attribute, element, project, source, whole
+from .atoms import CONTENTS, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, project, source, whole
 from .syntax import dotted, unparse
 
 #: operands that make ``operand * n`` a sequence of length ``n``
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
-    CONTAINER_FACTORIES, CONTAINER_TYPES, LOOKUP_METHODS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
+    CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, LOOKUP_METHODS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
     SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
 )
 
@@ -97,13 +97,36 @@ def container_index(tree: ast.Module) -> dict:
     Only assignments (statements) and a function's own parameters can add a
     name: no expression holds a statement, and a lambda's parameters have no
     annotation.  So the pass never enters an expression, where a walk of
-    every node visited ten times as many."""
+    every node visited ten times as many.  The same pass notes the
+    attribute names an element is stored into (:data:`ELEMENT_STORED`)."""
     index: dict = {}
-    index[id(tree)] = frozenset(_collect_containers(tree.body, index))
+    stored: set = set()
+    index[id(tree)] = frozenset(_collect_containers(tree.body, index, stored))
+    index[ELEMENT_STORED] = frozenset(stored)
     return index
 
 
-def _collect_containers(statements: list, index: dict) -> set:
+#: The key of :func:`container_index` under which it keeps the attribute
+#: names a statement of the file stores an element into (``obj.xs[k] = v``,
+#: ``obj.xs.append(v)``: see :meth:`~cslint.analysis.transfer.Transfer.field_writes`).
+ELEMENT_STORED = "element-stored attributes"
+
+
+def _note_element_store(node, t, stored: set) -> None:
+    """Add the attribute the statement ``node`` (of type ``t``) stores an
+    element into, if any."""
+    if t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign:
+        for target in node.targets if t is ast.Assign else (node.target,):
+            if type(target) is ast.Subscript and type(target.value) is ast.Attribute:
+                stored.add(target.value.attr)
+    if t is ast.Expr or t is ast.Assign or t is ast.AnnAssign:
+        call = node.value.value if type(node.value) is ast.Await else node.value
+        if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in ELEMENT_ADDERS \
+                and type(call.func.value) is ast.Attribute:
+            stored.add(call.func.value.attr)
+
+
+def _collect_containers(statements: list, index: dict, stored: set) -> set:
     """The container names of ``statements`` (see :func:`container_index`),
     noting those of each definition among them in ``index``.  A plain
     function, not a closure: a closure calling itself is a reference cycle,
@@ -119,16 +142,18 @@ def _collect_containers(statements: list, index: dict) -> set:
             for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
                 if arg is not None:
                     _note_container(arg, names)
-            names |= _collect_containers(node.body, index)
+            names |= _collect_containers(node.body, index, stored)
             index[id(node)] = frozenset(names)
             out |= names
             continue
         if t is ast.ClassDef:
-            names = _collect_containers(node.body, index)
+            names = _collect_containers(node.body, index, stored)
             index[id(node.body)] = frozenset(names)
             out |= names
             continue
         _note_container(node, out)
+        if t is ast.Expr or t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign:
+            _note_element_store(node, t, stored)
         for field in _BLOCK_FIELDS:
             block = getattr(node, field, None)
             if block:
@@ -202,8 +227,43 @@ class StructureReads:
                 atoms |= self.truth(value, env)
             return atoms
         if (t is ast.Name or t is ast.Attribute) and self._is_container(expr):
-            return project(LENGTH, self.eval(expr, env))
+            return project(LENGTH, self.own_structure(expr, env))
         return self.eval(expr, env)
+
+    def own_structure(self, expr, env: dict) -> frozenset:
+        """What ``expr`` depends on, for a read of its own structure alone
+        (its truth, length, None-ness, kind; a loop's trip count): of a
+        container an element is stored into, what is kept apart from the
+        elements' (:meth:`kept_apart`); of anything else, all of its value."""
+        found = self.kept_apart(expr, env)
+        return self.eval(expr, env) if found is None else found
+
+    def kept_apart(self, expr, env: dict) -> Optional[frozenset]:
+        """The own structure of a local container an element was stored into
+        (``("own", name)``, see :meth:`Flow.write`) or of a field of this
+        class (its :func:`~cslint.analysis.atoms.own_field`); None for
+        anything else."""
+        t = type(expr)
+        if t is ast.Name:
+            name = expr.id
+            if name in env and not (self._uniform_texts and name in self._uniform_texts):
+                found = env.get(("own", name))
+                if found is not None:
+                    self._env_reads += 1
+                    return found
+        elif t is ast.Attribute:
+            ctx = self.ctx
+            index = ctx.container_index
+            if index is None:
+                index = ctx.container_index = container_index(ctx.tree)
+            if expr.attr not in index[ELEMENT_STORED]:
+                return None
+            value = self.eval(expr, env)
+            if len(value) == 1:
+                (atom,) = value
+                if atom.tag == "F" and atom.class_key == self.info.class_key and atom.attr == expr.attr:
+                    return frozenset({field_read(atom.class_key, own_field(atom.attr))})
+        return None
 
     def _own_containers(self) -> frozenset:
         """:func:`_container_names` of this function (nested definitions included)."""
@@ -306,17 +366,18 @@ class StructureReads:
         atoms = EMPTY
         left = expr.left
         left_atoms = self.eval(left, env)
+        own = self.own_structure
         for op, right in zip(expr.ops, expr.comparators):
             right_atoms = self.eval(right, env)
             kind = type(op)
             if kind is ast.Is or kind is ast.IsNot:
-                atoms |= project(LENGTH, left_atoms) | project(LENGTH, right_atoms)
+                atoms |= project(LENGTH, own(left, env)) | project(LENGTH, own(right, env))
             elif (kind is ast.In or kind is ast.NotIn) and type(left) is ast.Constant and type(left.value) is str:
-                atoms |= project(LENGTH, right_atoms)
+                atoms |= project(LENGTH, own(right, env))
             elif (kind is ast.Eq or kind is ast.NotEq) and (_is_unset_marker(left) or _is_unset_marker(right)):
                 # ``local_rank != -1``: no rank is negative, so this asks
                 # whether the value is set, not which rank this is
-                atoms |= project(LENGTH, left_atoms) | project(LENGTH, right_atoms)
+                atoms |= project(LENGTH, own(left, env)) | project(LENGTH, own(right, env))
             else:
                 atoms |= left_atoms | right_atoms
             left, left_atoms = right, right_atoms
@@ -365,7 +426,8 @@ class StructureReads:
                 rest |= a
             for _, a in kwargs:
                 rest |= a
-            return project(STRUCTURE_BUILTINS[name], args[0]) | rest
+            own = self.kept_apart(call.args[0], env)
+            return project(STRUCTURE_BUILTINS[name], args[0] if own is None else own) | rest
         if name == "range" and 2 <= len(call.args) <= 3 and not kwargs:
             return self.span(call.args[0], call.args[1], call.args[2] if len(call.args) == 3 else None, env)
         if name in SHAPING_BUILTINS:

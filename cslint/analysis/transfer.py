@@ -21,13 +21,13 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .atoms import EMPTY, LENGTH, element, project, qual_ref
+from .atoms import EMPTY, element, own_field, qual_ref
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .records import FieldType, FieldWrite
 from .scope import canonical_text
 from .syntax import flatten_targets, pairwise, target_names
-from .vocabulary import MUTATORS
+from .vocabulary import ELEMENT_ADDERS, MUTATORS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -53,16 +53,17 @@ class Flow:
     or ``env`` itself for a walker that updates in place).  ``implicit`` and
     ``single_rank`` are values or functions computing them on first use."""
 
-    __slots__ = ("env", "out", "accumulate", "_implicit", "_single_rank", "dict_keys")
+    __slots__ = ("env", "out", "accumulate", "_implicit", "_single_rank", "dict_keys", "element_stores")
 
     def __init__(self, env: dict, implicit, *, accumulate: bool, in_place: bool = False,
-                 single_rank=False, dict_keys: Optional[dict] = None):
+                 single_rank=False, dict_keys: Optional[dict] = None, element_stores: frozenset = frozenset()):
         self.env = env
         self.out = env if in_place else None
         self.accumulate = accumulate
         self._implicit = implicit
         self._single_rank = single_rank
         self.dict_keys = dict_keys or _NO_KEYS
+        self.element_stores = element_stores
 
     @property
     def implicit(self) -> frozenset:
@@ -82,8 +83,19 @@ class Flow:
         """The variables with the statement's writes so far."""
         return self.out if self.out is not None else self.env
 
-    def write(self, name, atoms: frozenset, strong: bool = True) -> None:
-        """``name`` now holds ``atoms`` (``strong``) or also holds them."""
+    def write(self, name, atoms: frozenset, strong: bool = True, own: Optional[frozenset] = None) -> None:
+        """``name`` now holds ``atoms`` (``strong``) or also holds them.
+
+        A container an element is stored into keeps its own structure
+        apart, ``("own", name)``: any other write of the name writes it too;
+        an element store gives ``own``, what it changes of the container
+        itself (the key, and the implicit flow: a store on some ranks only
+        changes the length there), while the container holds the element's
+        whole value (its contents, and the structure of one of its
+        elements).  So a read of the container's own structure (its truth,
+        length, None-ness, kind, a loop's trip count: the evaluator's
+        ``own_structure``) does not see an element's structure, and a read
+        of an element sees all of it."""
         out = self.out
         if out is None:
             out = self.out = fork(self.env)  # a plain copy, or shared layers for a large environment
@@ -98,6 +110,8 @@ class Flow:
             # refines them afterwards (Transfer._dict_literal_keys)
             for key in keys:
                 self.write(("key", name, key), atoms, strong)
+        if type(name) is str and name in self.element_stores:
+            self.write(("own", name), atoms if own is None else own, strong if own is None else True)
 
 
 class Transfer:
@@ -128,7 +142,9 @@ class Transfer:
         elif t is ast.Expr:
             call = _mutator_call(s)
             if call is not None and isinstance(call.func.value, ast.Name):
-                flow.write(call.func.value.id, self._mutator_atoms(call, flow), strong=False)
+                name = call.func.value.id
+                atoms = self._mutator_atoms(call, flow)
+                flow.write(name, atoms, strong=False, own=self._stored_own(call, name, atoms, flow))
 
     def assign(self, s, flow: Flow) -> None:
         """``a = v``, ``a: T = v``, ``a += v``: the targets get the value's
@@ -181,7 +197,11 @@ class Transfer:
         elif isinstance(target, ast.Subscript):
             base = target.value
             if isinstance(base, ast.Name):
-                flow.write(base.id, atoms | self.evaluator.eval(target.slice, flow.env), strong=False)
+                key = self.evaluator.eval(target.slice, flow.env)
+                own = None
+                if base.id in flow.element_stores and type(target.slice) is not ast.Slice:
+                    own = self.own_before(base, flow) | key | flow.implicit
+                flow.write(base.id, atoms | key, strong=False, own=own)
                 key = target.slice.value if isinstance(target.slice, ast.Constant) else None
                 if isinstance(key, str) and key in flow.dict_keys.get(base.id, ()):
                     flow.write(("key", base.id, key), atoms, strong=not augmented)
@@ -209,9 +229,10 @@ class Transfer:
         atoms of the trip count (the structure of ``it``)."""
         it = self.evaluator.eval(s.iter, flow.env)
         atoms = it | flow.implicit
+        trips = self.evaluator.trip_count(s.iter, flow.env)
         for name in target_names(s.target):
             flow.write(name, atoms, strong=False)
-        return project(LENGTH, it)
+        return trips
 
     def exception_name(self, handler: ast.ExceptHandler, atoms: frozenset, flow: Flow) -> None:
         """``except E as name``: the name holds the caught exception, whose
@@ -286,7 +307,12 @@ class Transfer:
                     if atoms is None:
                         atoms = evaluate(value, env) | flow.implicit
                     extra = evaluate(sub.slice, env) if base_attr else EMPTY
-                    fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno))
+                    element = base_attr is not None and type(sub.slice) is not ast.Slice
+                    fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, element))
+                    if element:
+                        # the container itself changes by the key alone
+                        fields.append(FieldWrite(info.class_key, own_field(base_attr), extra | flow.implicit,
+                                                 s.lineno))
                     if attr and isinstance(value, ast.Call):
                         ref = info.resolve_ref(value.func)
                         if ref is not None:
@@ -301,7 +327,45 @@ class Transfer:
             if call is not None:
                 attr = info.self_attr(call.func.value)
                 if attr is not None:
-                    fields.append(FieldWrite(info.class_key, attr, self._mutator_atoms(call, flow), s.lineno))
+                    own = self._added_element_own(call, flow)
+                    fields.append(FieldWrite(info.class_key, attr, self._mutator_atoms(call, flow), s.lineno,
+                                             own is not None))
+                    if own is not None:
+                        fields.append(FieldWrite(info.class_key, own_field(attr), own, s.lineno))
+
+    def own_before(self, container: ast.Name, flow: Flow) -> frozenset:
+        """What the container's own structure depended on before this
+        statement (the name itself where nothing was kept apart yet: a
+        module-level or enclosing container)."""
+        found = flow.current().get(("own", container.id))
+        if found is not None:
+            return found
+        return self.evaluator.eval(container, flow.current())
+
+    def _stored_own(self, call: ast.Call, name: str, atoms: frozenset, flow: Flow) -> Optional[frozenset]:
+        """The container's own structure after ``name.append(v)`` and the
+        like (:data:`ELEMENT_ADDERS`): what it was, the other arguments (an
+        index, a key) and the implicit flow; None for any other mutator,
+        which changes the container by the whole of its arguments."""
+        if name not in flow.element_stores:
+            return None
+        own = self._added_element_own(call, flow)
+        return None if own is None else self.own_before(call.func.value, flow) | own
+
+    def _added_element_own(self, call: ast.Call, flow: Flow) -> Optional[frozenset]:
+        """What ``xs.append(v)`` and the like (:data:`ELEMENT_ADDERS`) change
+        of the container itself: the other arguments (an index, a key) and
+        the implicit flow; None for any other mutator, which changes it by
+        the whole of its arguments."""
+        position = ELEMENT_ADDERS.get(call.func.attr)
+        if position is None or position >= len(call.args) or call.keywords \
+                or any(type(arg) is ast.Starred for arg in call.args):
+            return None
+        own = flow.implicit
+        for index, arg in enumerate(call.args):
+            if index != position:
+                own = own | self.evaluator.eval(arg, flow.env)
+        return own
 
     def _mutator_atoms(self, call: ast.Call, flow: Flow) -> frozenset:
         atoms = flow.implicit

@@ -95,6 +95,15 @@ MUTATORS = {
     "put", "put_nowait", "push", "pop", "popleft", "remove", "discard", "clear", "popitem",
 }
 
+#: Of those, the ones that put one more element into the container, by the
+#: position of the element among their arguments.  Such a call changes the
+#: container's length by one whatever the element is: the element's own
+#: structure (whether it is None, its length) becomes the structure of one of
+#: the container's elements, never the container's own.  (``add`` is not
+#: here: whether a set grows depends on the element's value.)
+ELEMENT_ADDERS = {"append": 0, "appendleft": 0, "put": 0, "put_nowait": 0, "push": 0, "insert": 1,
+                  "setdefault": 1}
+
 #: Calls whose failure (OSError and friends) comes from one rank's own disk,
 #: network or process table: a function making one may raise on some ranks.
 LOCAL_IO_CALLS = frozenset({
