@@ -26,10 +26,13 @@ from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator
 from .records import Site, Variant
 from .syntax import dotted, first_exit_in
-from .transfer import Flow, Transfer
+from .transfer import Flow, Transfer, _mutator_call as mutator_call
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
+#: statements that bind no variable
+_BINDS_NOTHING = frozenset({ast.Return, ast.Raise, ast.Assert, ast.Pass, ast.Break, ast.Continue, ast.Delete,
+                            ast.Global, ast.Nonlocal})
 
 
 class SummaryWalk:
@@ -42,6 +45,10 @@ class SummaryWalk:
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)]
         self.exit_env: dict = {}
         self._in_loop = False
+        # The first walk of an outermost loop only carries values round:
+        # what it would pass on (call sites, returns, field writes, raises)
+        # is dropped, so it is not worked out.
+        self._carrying = False
         self._in_try = 0
 
     def variant(self) -> Variant:
@@ -68,11 +75,13 @@ class SummaryWalk:
                 # outside loops is walked once, so an earlier read never
                 # sees a later assignment.
                 self._in_loop = True
+                self._carrying = True
                 try:
                     self._statement(s, env, implicit, Variant(raised=EMPTY), straight)
+                    self._carrying = False
                     exit_atoms = self._statement(s, env, implicit, variant, straight)
                 finally:
-                    self._in_loop = False
+                    self._in_loop = self._carrying = False
             else:
                 exit_atoms = self._statement(s, env, implicit, variant, straight)
             if exit_atoms:
@@ -93,8 +102,12 @@ class SummaryWalk:
             return EMPTY
         evaluate = self.evaluator.eval
         self.evaluator.args_memo = {}
-        self._calls(s, env, variant, implicit)
+        carrying = self._carrying
         walrus = self.info.walrus_by_statement.get(id(s))
+        if not carrying:
+            self._calls(s, env, variant, implicit)
+        elif walrus or self._reads_arguments_after_binding(s, t):
+            self._fill_args_memo(s, env)
         if walrus:
             transfer.walrus(walrus, flow)
         if t is ast.If:
@@ -138,6 +151,10 @@ class SummaryWalk:
             subject = whole(evaluate(s.subject, env))
             for case in s.cases:
                 self._block(case.body, env, implicit | subject, variant)
+            return EMPTY
+        if carrying:
+            # nothing below but the statement's own bindings reaches the variables
+            transfer.simple_statement(s, flow)
             return EMPTY
         if t is ast.Return:
             atoms, parts = transfer.returned(s, flow)
@@ -198,6 +215,29 @@ class SummaryWalk:
             site = Site(Span.of(node), raw, raw, None, ref, args, kwargs, ())
             site.ctx_atoms = implicit
             variant.sites.append(site)
+
+    def _reads_arguments_after_binding(self, s, t) -> bool:
+        """Whether, while carrying values round, a statement may evaluate a
+        call again after it bound a variable (``a, b = x, f(a)``, ``with
+        f() as a, g(a) as b``, or :meth:`_raised_in` after the last
+        statement of a ``try`` body): the call's arguments are then the
+        ones :meth:`_calls` put in the memo before the binding, and the
+        memo must hold them.  A statement that binds nothing (a bare
+        call, a field write, a ``return``) evaluates what it needs once."""
+        if t is ast.Expr:
+            return self._in_try > 0 and mutator_call(s) is not None  # ``xs.append(f(x))`` binds ``xs``
+        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            targets = s.targets if t is ast.Assign else (s.target,)
+            return not all(type(target) is ast.Attribute for target in targets)
+        return t not in _BINDS_NOTHING
+
+    def _fill_args_memo(self, s, env) -> None:
+        """What :meth:`_calls` leaves in the statement's argument memo,
+        without the call sites: the statement's later evaluations read
+        the arguments as they were before its own bindings."""
+        args = self.evaluator.args
+        for node, _ref in self._resolved_calls(s):
+            args(node, env)
 
     def _resolved_calls(self, s) -> list:
         """(call, ref) for the calls with arguments that a statement makes
