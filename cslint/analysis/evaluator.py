@@ -46,6 +46,27 @@ _FIRST_ARGUMENT = "first argument"  # what its first argument holds
 _COLLECTIVE = "collective"  # uniform over a group: what each rank contributes
 
 
+class ReadWatch:
+    """The variables read while it is set, each with what its first read
+    gave; ``changed`` once a read or a write (told by the walker) finds
+    another value there."""
+
+    __slots__ = ("values", "changed")
+
+    def __init__(self):
+        self.values: dict = {}  # name -> what its first read gave (None: unbound)
+        self.changed = False
+
+    def read(self, name, value) -> None:
+        values = self.values
+        if name not in values:
+            values[name] = value
+        elif not self.changed:
+            seen = values[name]
+            if seen is not value and seen != value:
+                self.changed = True
+
+
 class Evaluator(StructureReads):
     """Evaluates the expressions of one function; one per function, shared
     by its summary walk, its dataflow and its guard classification."""
@@ -59,6 +80,7 @@ class Evaluator(StructureReads):
         self._static: dict = {}
         self._uniform_texts = ()
         self._env_reads = 0
+        self.watch: Optional[ReadWatch] = None  # notes the variables read, while set
         # The summary walk evaluates a statement's call arguments twice (for
         # the parameter flow of its calls, then for the statement's value)
         # under the same variables; this keeps the first result for the rest
@@ -101,6 +123,8 @@ class Evaluator(StructureReads):
                 local_names = self._local_names = self.info.local_names
             if name in local_names:
                 self._env_reads += 1
+                if self.watch is not None:
+                    self.watch.read(name, env.get(name))
                 if name in env:
                     return env[name]
         else:
@@ -243,6 +267,8 @@ class Evaluator(StructureReads):
         ctx = self.ctx
         settings = ctx.settings
         name = expr.id
+        if self.watch is not None:
+            self.watch.read(name, env.get(name))
         if name in env:
             return env[name]
         if settings.uniform and matches_any(name, settings.uniform):

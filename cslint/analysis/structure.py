@@ -248,6 +248,8 @@ class StructureReads:
             name = expr.id
             if name in env and not (self._uniform_texts and name in self._uniform_texts):
                 found = env.get(("own", name))
+                if self.watch is not None:
+                    self.watch.read(("own", name), found)
                 if found is not None:
                     self._env_reads += 1
                     return found

@@ -15,6 +15,7 @@ summaries, much cheaper than the dataflow.
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 from ..model import Span
 from . import cfg as cfgmod
@@ -23,7 +24,7 @@ from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL
 from .escapes import escaping_kind, failing_calls
-from .evaluator import Evaluator
+from .evaluator import Evaluator, ReadWatch
 from .records import Site, Variant
 from .syntax import dotted, first_exit_in
 from .transfer import Flow, Transfer, _mutator_call as mutator_call
@@ -45,10 +46,12 @@ class SummaryWalk:
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)]
         self.exit_env: dict = {}
         self._in_loop = False
-        # The first walk of an outermost loop only carries values round:
-        # what it would pass on (call sites, returns, field writes, raises)
-        # is dropped, so it is not worked out.
+        # The first walk of an outermost loop only carries values round once
+        # its facts are known to be dropped (:meth:`_outermost_loop`): what
+        # it would pass on (call sites, returns, field writes, raises) is
+        # then not worked out.
         self._carrying = False
+        self._watch = None  # the reads of a first walk that may keep its facts
         self._in_try = 0
 
     def variant(self) -> Variant:
@@ -69,19 +72,12 @@ class SummaryWalk:
         exits = EMPTY
         for s in stmts:
             if type(s) in _LOOPS and not self._in_loop:
-                # An outermost loop is walked twice: the first walk carries
-                # what its body assigns round to the next iteration (loops
-                # nested in it included) and its facts are dropped.  Code
-                # outside loops is walked once, so an earlier read never
-                # sees a later assignment.
                 self._in_loop = True
-                self._carrying = True
                 try:
-                    self._statement(s, env, implicit, Variant(raised=EMPTY), straight)
-                    self._carrying = False
-                    exit_atoms = self._statement(s, env, implicit, variant, straight)
+                    exit_atoms = self._outermost_loop(s, env, implicit, variant, straight)
                 finally:
                     self._in_loop = self._carrying = False
+                    self._watch = self.evaluator.watch = None
             else:
                 exit_atoms = self._statement(s, env, implicit, variant, straight)
             if exit_atoms:
@@ -89,14 +85,51 @@ class SummaryWalk:
                 exits = exits | exit_atoms
         return exits
 
+    def _outermost_loop(self, s, env, implicit, variant, straight: bool) -> frozenset:
+        """An outermost loop is walked twice: the first walk carries what
+        its body assigns round to the next iteration (loops nested in it
+        included) and its facts are dropped.  Code outside loops is walked
+        once, so an earlier read never sees a later assignment.
+
+        Inside the loop every write adds to what a variable held.  Where
+        every variable the first walk read still holds, at its end, what
+        each read gave, the second walk would read and find the same: the
+        first walk's facts stand and the second is left out (most loops).
+        From the first write that changes a variable read before, the
+        first walk only carries values round (:attr:`_carrying`)."""
+        if self.info.walrus_by_statement.get(id(s)):
+            # ``while (item := next_item()):`` binds anew on every test
+            self._carrying = True
+            self._statement(s, env, implicit, Variant(raised=EMPTY), straight)
+            self._carrying = False
+            return self._statement(s, env, implicit, variant, straight)
+        kept = _FactsMark(variant)
+        watch = self._watch = self.evaluator.watch = ReadWatch()
+        exit_atoms = self._statement(s, env, implicit, variant, straight)
+        self._watch = self.evaluator.watch = None
+        self._carrying = False
+        if not watch.changed:
+            return exit_atoms
+        kept.restore(variant)
+        return self._statement(s, env, implicit, variant, straight)
+
     def _statement(self, s, env, implicit, variant, straight: bool = False) -> frozenset:
         """Handle one statement; returns the atoms of a condition under which
         the rest of the block may be skipped (an early exit inside it)."""
         t = type(s)
         transfer = self.transfer
-        # a statement of the function's own body (``straight``) writes strongly:
-        # ``items = local(); items = received`` leaves only ``received``
-        flow = Flow(env, implicit, accumulate=not straight, in_place=True)
+        watch = self._watch
+        if watch is None:
+            # a statement of the function's own body (``straight``) writes strongly:
+            # ``items = local(); items = received`` leaves only ``received``
+            flow = Flow(env, implicit, accumulate=not straight, in_place=True)
+        elif watch.changed:
+            # this walk's facts will be dropped: from here on it only carries values round
+            self._watch = self.evaluator.watch = None
+            self._carrying = True
+            flow = Flow(env, implicit, accumulate=not straight, in_place=True)
+        else:
+            flow = _WatchedFlow(env, implicit, watch, accumulate=not straight)
         if t in _DEFINITIONS:
             transfer.simple_statement(s, flow)
             return EMPTY
@@ -265,3 +298,41 @@ class SummaryWalk:
                 found.append((node, ref))
         memo[id(s)] = found
         return found
+
+
+class _WatchedFlow(Flow):
+    """A :class:`Flow` that tells its :class:`ReadWatch` when a write
+    changes what a variable read before holds."""
+
+    __slots__ = ("watch",)
+
+    def __init__(self, env: dict, implicit, watch: ReadWatch, *, accumulate: bool):
+        Flow.__init__(self, env, implicit, accumulate=accumulate, in_place=True)
+        self.watch = watch
+
+    def write(self, name, atoms: frozenset, strong: bool = True, own: Optional[frozenset] = None) -> None:
+        Flow.write(self, name, atoms, strong, own)
+        watch = self.watch
+        if not watch.changed and name in watch.values:
+            seen = watch.values[name]
+            now = self.out[name]
+            if now is not seen and now != seen:
+                watch.changed = True
+
+
+class _FactsMark:
+    """What a :class:`Variant` held at one point, to go back to."""
+
+    __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "raised", "escapes")
+
+    def __init__(self, variant: Variant):
+        self.sites, self.fields, self.field_types = len(variant.sites), len(variant.fields), len(variant.field_types)
+        self.returns, self.return_parts = variant.returns, variant.return_parts
+        self.raised, self.escapes = variant.raised, variant.escapes
+
+    def restore(self, variant: Variant) -> None:
+        del variant.sites[self.sites:]
+        del variant.fields[self.fields:]
+        del variant.field_types[self.field_types:]
+        variant.returns, variant.return_parts = self.returns, self.return_parts
+        variant.raised, variant.escapes = self.raised, self.escapes
