@@ -45,6 +45,10 @@ def test_loop_over_a_list_of_rank_picked_elements_runs_alike():
     assert _codes(_LOCAL.replace("{test}", "for x in list(out):")) == []
 
 
+def test_loop_over_the_positions_of_rank_picked_elements_runs_alike():
+    assert _codes(_LOCAL.replace("{test}", "for i, x in enumerate(reversed(out)):")) == []
+
+
 def test_whether_an_element_is_there_still_differs():
     assert _codes(_LOCAL.replace("{test}", "if out[0] is None:")) == [("CSL101", 10)]
 
@@ -107,6 +111,16 @@ def test_truth_of_a_field_of_rank_picked_elements_is_alike():
 
 def test_loop_over_a_field_of_rank_picked_elements_runs_alike():
     assert _codes(_FIELD.replace("{store}", _PICKED).replace("{test}", "for p in self.parts:")) == []
+
+
+def test_loop_over_the_positions_of_a_field_runs_alike():
+    source = _FIELD.replace("{store}", _PICKED).replace("{test}", "for i, p in enumerate(sorted(self.parts)):")
+    assert _codes(source) == []
+
+
+def test_loop_over_the_positions_of_a_field_stored_on_some_ranks_still_differs():
+    source = _FIELD.replace("{store}", "if self.rank == 0:\n                    self.parts.append(item)")
+    assert _codes(source.replace("{test}", "for i, p in enumerate(self.parts):")) == [("CSL103", 17)]
 
 
 def test_a_keyed_store_into_a_field_keeps_its_length():

@@ -259,8 +259,13 @@ class Evaluator(StructureReads):
     def trip_count(self, iterable, env: dict) -> frozenset:
         """What the number of times a loop over ``iterable`` runs depends on:
         its own structure (:meth:`own_structure`, also through the wrappers
-        that keep its elements)."""
-        own = self.kept_apart(unwrapped_iterable(iterable), env)
+        that keep its elements, and the builtins that keep their number:
+        ``enumerate``, ``reversed``, ``sorted``)."""
+        inner = unwrapped_iterable(iterable)
+        while type(inner) is ast.Call and type(inner.func) is ast.Name and inner.func.id in _COUNT_KEEPING \
+                and inner.args and type(inner.args[0]) is not ast.Starred and self._is_builtin(inner.func.id):
+            inner = unwrapped_iterable(inner.args[0])
+        own = self.kept_apart(inner, env)
         return project(LENGTH, self.eval(iterable, env) if own is None else own)
 
     def _eval_name(self, expr: ast.Name, env: dict) -> frozenset:
@@ -612,6 +617,10 @@ def _names_a_rank(node, ctx) -> bool:
             and node.slice.value in RANK_ENV_VARS:
         return canonical_text(dotted(node.value), ctx.imports) in ("os.environ", "environ")
     return False
+
+
+#: builtins whose result has as many elements as their first argument
+_COUNT_KEEPING = frozenset({"enumerate", "reversed", "sorted"})
 
 
 def unwrapped_iterable(node):
