@@ -10,6 +10,7 @@ every rank of one stage: they differ along ``pp`` only.
 from __future__ import annotations
 
 from . import CollectiveSpec, Preset, SourceSpec
+from .torch_distributed import GROUP_POSITIONS
 
 _T = "torch"
 _PP = (("*", frozenset({"pp"})),)
@@ -22,8 +23,13 @@ _FUNCTIONS = {
     "all_to_all_single": "local", "reduce": "local", "gather": "local", "scatter": "local",
 }
 
-_collectives = [CollectiveSpec(f"deepspeed.comm.{name}", _T, result=result) for name, result in _FUNCTIONS.items()]
-_collectives += [CollectiveSpec(f"deepspeed.comm.comm.{name}", _T, result=result) for name, result in _FUNCTIONS.items()]
+# deepspeed.comm keeps torch.distributed's signatures, so a group passed by
+# position sits where torch's does; its own helpers follow the same order
+_POSITIONS = dict(GROUP_POSITIONS, allgather_fn=2, inference_all_reduce=2, reduce_scatter_fn=3)
+_collectives = [CollectiveSpec(f"deepspeed.comm.{name}", _T, result=result, group_arg=_POSITIONS.get(name))
+                for name, result in _FUNCTIONS.items()]
+_collectives += [CollectiveSpec(f"deepspeed.comm.comm.{name}", _T, result=result, group_arg=_POSITIONS.get(name))
+                 for name, result in _FUNCTIONS.items()]
 
 _sources = [
     SourceSpec("*.get_stage_id", "pipeline stage", dims=_PP),

@@ -16,8 +16,12 @@ _T = "torch"
 
 _collectives = [
     # broadcast_pyobj(data, rank, dist_group, src): the source rank's object
-    # on every rank of dist_group (a size broadcast, then the payload).
-    CollectiveSpec("*broadcast_pyobj", _T, group_arg=2, group_kw="dist_group", result="uniform"),
+    # on every rank of dist_group (a size broadcast, then the payload).  The
+    # name itself, not a suffix: a helper named after it (one that broadcasts
+    # over groups of its own choosing, ``attn_cp_tp_broadcast_pyobj(data)``)
+    # is followed into its body, where the groups are.
+    CollectiveSpec(name, _T, group_arg=2, group_kw="dist_group", result="uniform")
+    for name in ("broadcast_pyobj", "*.broadcast_pyobj")
 ]
 
 # Disaggregation: each rank polls its own KV sender/receiver; the answer is

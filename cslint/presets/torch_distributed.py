@@ -53,6 +53,17 @@ _FUNCTIONAL = {
     "new_subgroups": ("uniform", ()),
 }
 
+# Where each function takes its group when it is passed by position
+# (``dist.barrier(group)``, ``dist.all_reduce(t, op, group)``): torch.distributed's
+# signatures, which deepspeed.comm repeats.
+GROUP_POSITIONS = {
+    "all_reduce": 2, "all_reduce_coalesced": 2, "broadcast": 2, "all_gather": 2, "all_gather_into_tensor": 2,
+    "_all_gather_base": 2, "all_gather_object": 2, "all_gather_coalesced": 2, "broadcast_object_list": 2,
+    "barrier": 0, "monitored_barrier": 0, "reduce_scatter": 3, "reduce_scatter_tensor": 3,
+    "_reduce_scatter_base": 3, "all_to_all": 2, "all_to_all_single": 4, "reduce": 3, "gather": 3,
+    "gather_object": 3, "scatter": 3, "scatter_object_list": 3,
+}
+
 # How a rank that contributes nothing still takes part (see CollectiveSpec.join):
 # an in-place reduction reduces a scratch tensor holding the op's identity.
 _JOIN = {"all_reduce": "torch.reduce", "barrier": "none", "monitored_barrier": "none"}
@@ -62,7 +73,8 @@ for _name, (_result, _inplace) in _FUNCTIONAL.items():
     for _prefix in ("torch.distributed.", "dist.", "torch.distributed.distributed_c10d.", "c10d."):
         _collectives.append(
             CollectiveSpec(_prefix + _name, _T, result=_result, inplace=_inplace, payload_kw=("tensor",),
-                           join=_JOIN.get(_name, ""), agreement="torch.distributed")
+                           join=_JOIN.get(_name, ""), agreement="torch.distributed",
+                           group_arg=GROUP_POSITIONS.get(_name))
         )
 
 # Group-coordinator and helper methods (receiver any: the names are distinctive).

@@ -1,0 +1,60 @@
+"""Stage predicates (``get_pp_group().is_first_rank``, ``self.pp_rank``) and
+the group a collective runs over when that group reaches it from elsewhere
+(issue 14, stage-predicate-in-tp-group): a stage predicate is the same on
+every rank of a group inside one stage, and differs across a group that
+spans the stages (the PP group, the world).  Each shape that must stay quiet
+sits beside the one that must still be reported."""
+
+import textwrap
+
+from cslint.api import check_source
+
+
+def _lines(source, **kw):
+    return sorted(f.line for f in check_source(textwrap.dedent(source), report="per-site", **kw).findings)
+
+
+def test_a_group_passed_by_position_is_the_collectives_group():
+    assert _lines("""
+        import torch.distributed as dist
+        from deepspeed import comm as ds
+        from vllm.distributed import get_pp_group, get_tp_group
+
+        def first_stage(t, names):
+            if get_pp_group().is_first_rank:
+                dist.barrier(get_tp_group().cpu_group)
+                dist.all_reduce(t, dist.ReduceOp.MAX, get_tp_group().device_group)
+                dist.all_gather_object(names, names[0], get_tp_group().cpu_group)
+                ds.all_reduce(t, ds.ReduceOp.SUM, get_tp_group().device_group)
+
+        def first_stage_over_the_stages(t):
+            if get_pp_group().is_first_rank:
+                dist.barrier(get_pp_group().cpu_group)          # reported
+                dist.broadcast(t, 0, get_pp_group().device_group)   # reported
+                ds.barrier()                                        # reported: the world
+    """) == [15, 16, 17]
+
+
+def test_a_helper_named_after_a_library_collective_is_followed_into_its_body():
+    assert _lines("""
+        from sglang.srt.distributed import get_attn_cp_group, get_attn_tp_group, get_pp_group
+        from sglang.srt.utils import broadcast_pyobj
+
+        def attn_cp_tp_broadcast_pyobj(data):
+            tp_group = get_attn_tp_group()
+            cp_group = get_attn_cp_group()
+            if cp_group.world_size > 1 and tp_group.rank_in_group == 0:
+                data = broadcast_pyobj(data, cp_group.rank, cp_group.cpu_group, src=cp_group.ranks[0])
+            if tp_group.world_size > 1:
+                data = broadcast_pyobj(data, tp_group.rank, tp_group.cpu_group, src=tp_group.ranks[0])
+            return data
+
+        def pp_broadcast_pyobj(data):
+            return broadcast_pyobj(data, get_pp_group().rank, get_pp_group().cpu_group)
+
+        def step(data):
+            if get_pp_group().is_first_rank:
+                data = attn_cp_tp_broadcast_pyobj(data)      # the groups of one stage
+                data = pp_broadcast_pyobj(data)              # reported: the PP group
+            return data
+    """) == [20]
