@@ -7,7 +7,8 @@ except that an assignment of the function's own body replaces what the name
 held (``items = local(); items = received``: later reads see ``received``): a
 read sees the assignments before it, and inside a loop those of the whole
 loop, whose body is walked twice (the first walk only carries the values it
-assigns round to the next iteration).  Implicit flow comes from the enclosing
+assigns round to the next iteration), except for a name the body binds anew
+before anything in the loop reads it (:class:`~cslint.analysis.transfer.LoopRebinds`).  Implicit flow comes from the enclosing
 tests and from earlier rank-local exits in the same block.  Sound for
 summaries, much cheaper than the dataflow.
 """
@@ -27,7 +28,7 @@ from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .records import Site, Variant
 from .syntax import dotted, first_exit_in
-from .transfer import Flow, Transfer, _mutator_call as mutator_call
+from .transfer import Flow, LoopRebinds, Transfer, _mutator_call as mutator_call, loop_rebinds
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
@@ -53,6 +54,7 @@ class SummaryWalk:
         self._carrying = False
         self._watch = None  # the reads of a first walk that may keep its facts
         self._in_try = 0
+        self._rebinds_memo: dict = {}  # id(loop) -> the names its body binds anew (loop_rebinds)
 
     def variant(self) -> Variant:
         """Field writes, returns and argument flows of the function."""
@@ -66,9 +68,12 @@ class SummaryWalk:
         self.exit_env = env
         return variant
 
-    def _block(self, stmts, env, implicit, variant, straight: bool = False) -> frozenset:
+    def _block(self, stmts, env, implicit, variant, straight: bool = False,
+               rebinds: Optional[LoopRebinds] = None) -> frozenset:
         """Walk a block; returns the atoms of the conditions under which an
-        exit inside it skips what follows (the rest of an enclosing block too)."""
+        exit inside it skips what follows (the rest of an enclosing block too).
+        ``rebinds``: the block is a loop's body, whose own statements bind
+        those names anew (:class:`LoopRebinds`)."""
         exits = EMPTY
         for s in stmts:
             if type(s) in _LOOPS and not self._in_loop:
@@ -79,7 +84,7 @@ class SummaryWalk:
                     self._in_loop = self._carrying = False
                     self._watch = self.evaluator.watch = None
             else:
-                exit_atoms = self._statement(s, env, implicit, variant, straight)
+                exit_atoms = self._statement(s, env, implicit, variant, straight, rebinds)
             if exit_atoms:
                 implicit = implicit | exit_atoms
                 exits = exits | exit_atoms
@@ -113,7 +118,8 @@ class SummaryWalk:
         kept.restore(variant)
         return self._statement(s, env, implicit, variant, straight)
 
-    def _statement(self, s, env, implicit, variant, straight: bool = False) -> frozenset:
+    def _statement(self, s, env, implicit, variant, straight: bool = False,
+                   rebinds: Optional[LoopRebinds] = None) -> frozenset:
         """Handle one statement; returns the atoms of a condition under which
         the rest of the block may be skipped (an early exit inside it)."""
         t = type(s)
@@ -122,14 +128,14 @@ class SummaryWalk:
         if watch is None:
             # a statement of the function's own body (``straight``) writes strongly:
             # ``items = local(); items = received`` leaves only ``received``
-            flow = Flow(env, implicit, accumulate=not straight, in_place=True)
+            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds)
         elif watch.changed:
             # this walk's facts will be dropped: from here on it only carries values round
             self._watch = self.evaluator.watch = None
             self._carrying = True
-            flow = Flow(env, implicit, accumulate=not straight, in_place=True)
+            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds)
         else:
-            flow = _WatchedFlow(env, implicit, watch, accumulate=not straight)
+            flow = _WatchedFlow(env, implicit, watch, accumulate=not straight, rebinds=rebinds)
         if t in _DEFINITIONS:
             transfer.simple_statement(s, flow)
             return EMPTY
@@ -154,12 +160,12 @@ class SummaryWalk:
             return cond | nested if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
         if t in (ast.For, ast.AsyncFor):
             trips = whole(transfer.loop_target(s, flow))
-            self._block(s.body, env, implicit | trips, variant)
+            self._loop_body(s, env, implicit | trips, variant)
             self._block(s.orelse, env, implicit | trips, variant)
             return EMPTY
         if t is ast.While:
             cond = whole(self.evaluator.truth(s.test, env))
-            self._block(s.body, env, implicit | cond, variant)
+            self._loop_body(s, env, implicit | cond, variant)
             self._block(s.orelse, env, implicit | cond, variant)
             return EMPTY
         if t is ast.Try or type(s).__name__ == "TryStar":
@@ -206,6 +212,32 @@ class SummaryWalk:
         transfer.simple_statement(s, flow)
         transfer.field_writes(s, flow, variant.fields, variant.field_types)
         return EMPTY
+
+    def _loop_body(self, loop, env, implicit, variant) -> None:
+        """Walk a loop's body, whose own statements bind anew the names no
+        iteration reads before binding them (:class:`LoopRebinds`); what
+        they replaced is added back afterwards, so what follows the loop
+        reads every value they held."""
+        names = self._rebinds_memo.get(id(loop))
+        if names is None:
+            names = self._rebinds_memo[id(loop)] = loop_rebinds(loop)
+        if not names:
+            self._block(loop.body, env, implicit, variant)
+            return
+        rebinds = LoopRebinds(names)
+        watch = self._watch
+        # a read in the body sees the binding again on the next walk; only a
+        # read before the loop (in an enclosing one) may now see another value
+        read_before = frozenset(watch.values) if watch is not None else ()
+        self._block(loop.body, env, implicit, variant, rebinds=rebinds)
+        watch = self._watch
+        for name, old in rebinds.replaced.items():
+            now = env.get(name)
+            merged = env[name] = old if now is None else now | old
+            if watch is not None and not watch.changed and name in read_before:
+                seen = watch.values[name]
+                if merged is not seen and merged != seen:
+                    watch.changed = True
 
     def _escapes(self, s, implicit) -> frozenset:
         """What decides whether a simple statement fails on this rank with an
@@ -306,8 +338,9 @@ class _WatchedFlow(Flow):
 
     __slots__ = ("watch",)
 
-    def __init__(self, env: dict, implicit, watch: ReadWatch, *, accumulate: bool):
-        Flow.__init__(self, env, implicit, accumulate=accumulate, in_place=True)
+    def __init__(self, env: dict, implicit, watch: ReadWatch, *, accumulate: bool,
+                 rebinds: Optional[LoopRebinds] = None):
+        Flow.__init__(self, env, implicit, accumulate=accumulate, in_place=True, rebinds=rebinds)
         self.watch = watch
 
     def write(self, name, atoms: frozenset, strong: bool = True, own: Optional[frozenset] = None) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .astwalk import walk as fast_walk
 from .atoms import EMPTY, element, own_field, qual_ref
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
@@ -53,11 +54,13 @@ class Flow:
     or ``env`` itself for a walker that updates in place).  ``implicit`` and
     ``single_rank`` are values or functions computing them on first use."""
 
-    __slots__ = ("env", "out", "accumulate", "_implicit", "_single_rank", "dict_keys", "element_stores")
+    __slots__ = ("env", "out", "accumulate", "_implicit", "_single_rank", "dict_keys", "element_stores", "rebinds")
 
     def __init__(self, env: dict, implicit, *, accumulate: bool, in_place: bool = False,
-                 single_rank=False, dict_keys: Optional[dict] = None, element_stores: frozenset = frozenset()):
+                 single_rank=False, dict_keys: Optional[dict] = None, element_stores: frozenset = frozenset(),
+                 rebinds: Optional[LoopRebinds] = None):
         self.env = env
+        self.rebinds = rebinds
         self.out = env if in_place else None
         self.accumulate = accumulate
         self._implicit = implicit
@@ -101,6 +104,8 @@ class Flow:
             out = self.out = fork(self.env)  # a plain copy, or shared layers for a large environment
         if strong and not self.accumulate:
             out[name] = atoms
+        elif strong and self.rebinds is not None and self.rebinds.replaces(name, out):
+            out[name] = atoms
         else:
             old = out.get(name)
             out[name] = atoms if old is None else old | atoms
@@ -112,6 +117,68 @@ class Flow:
                 self.write(("key", name, key), atoms, strong)
         if type(name) is str and name in self.element_stores:
             self.write(("own", name), atoms if own is None else own, strong if own is None else True)
+
+
+class LoopRebinds:
+    """The names a loop's body binds, in a statement of its own, before
+    anything in the loop reads them (``for t in ts: pad = size(t);
+    pads.append(pad)``): no iteration reads what an earlier one left there,
+    so the summary walk's statements of that body bind them anew instead of
+    adding to what they held (a read after the binding sees its value only,
+    not another iteration's later one).  What a binding replaces is kept
+    (``replaced``) and added back once the loop is done, so a read after the
+    loop still sees every value the name held (no trip, a ``break``)."""
+
+    __slots__ = ("names", "replaced")
+
+    def __init__(self, names: frozenset):
+        self.names = names
+        self.replaced: dict = {}
+
+    def replaces(self, name, out: dict) -> bool:
+        """Whether a strong write of ``name`` (a variable, or a dict key or
+        container's own structure of one: ``("key", name, k)``,
+        ``("own", name)``) replaces its value; what it held is kept."""
+        if (name if type(name) is str else name[1]) not in self.names:
+            return False
+        old = out.get(name)
+        if old is not None:
+            held = self.replaced.get(name)
+            self.replaced[name] = old if held is None else held | old
+        return True
+
+
+def loop_rebinds(loop) -> frozenset:
+    """The names :class:`LoopRebinds` binds anew in ``loop``'s body: bound
+    by a plain assignment that is a statement of the body itself, with no
+    occurrence of the name before it in the loop (its header included) nor
+    in its own value, and none in a function, lambda or class defined in
+    the loop (which may read it later)."""
+    seen: set = set()
+    found: set = set()
+    header = (loop.target, loop.iter) if type(loop) is not ast.While else (loop.test,)
+    for node in header:
+        seen.update(n.id for n in fast_walk(node) if type(n) is ast.Name)
+    for s in loop.body:
+        t = type(s)
+        if t is ast.Assign or (t is ast.AnnAssign and s.value is not None):
+            targets = s.targets if t is ast.Assign else (s.target,)
+            value_names = {n.id for n in fast_walk(s.value) if type(n) is ast.Name}
+            for target in targets:
+                for n in fast_walk(target):
+                    if type(n) is ast.Name and n.id not in seen and n.id not in value_names:
+                        found.add(n.id)
+        for n in fast_walk(s):
+            if type(n) is ast.Name:
+                seen.add(n.id)
+            elif type(n) in _NESTED_SCOPES and found:
+                found.difference_update(m.id for m in fast_walk(n) if type(m) is ast.Name)
+            elif type(n) is ast.Global or type(n) is ast.Nonlocal:
+                found.difference_update(n.names)
+    return frozenset(found)
+
+
+_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 class Transfer:
