@@ -28,7 +28,7 @@ from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
 from .scope import UNIFORM_TEXT, canonical_text
-from .structure import StructureReads
+from .structure import StructureReads, bind_target
 from .syntax import dotted, short, single_rank_side, target_names, unparse
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, CONTAINER_FACTORIES, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
@@ -216,8 +216,7 @@ class Evaluator(StructureReads):
                 for gen in expr.generators:
                     it = self.eval(gen.iter, inner)
                     atoms |= it
-                    for name in target_names(gen.target):
-                        inner[name] = it
+                    bind_target(gen.target, it, self.enumerate_position(gen.iter, inner), inner.__setitem__)
                     for cond in gen.ifs:
                         atoms |= whole(self.truth(cond, inner))  # a filter decides the length
                 if t is ast.DictComp:

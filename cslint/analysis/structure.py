@@ -12,7 +12,7 @@ from typing import Optional
 
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, project, source, whole
-from .syntax import dotted, unparse
+from .syntax import dotted, target_names, unparse
 
 #: operands that make ``operand * n`` a sequence of length ``n``
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
@@ -287,6 +287,22 @@ class StructureReads:
             return True
         return attr in self._class_containers()
 
+    def enumerate_position(self, iterable, env: dict) -> Optional[frozenset]:
+        """What the index of ``for i, x in enumerate(xs, start)`` depends on:
+        it counts the elements before ``x``, so it reads the structure of
+        ``xs`` as the loop's trip count does (:meth:`trip_count`), and
+        ``start``, never an element; None where ``iterable`` is no call of
+        the builtin ``enumerate``."""
+        inner = iterable
+        if type(inner) is not ast.Call or type(inner.func) is not ast.Name or inner.func.id != "enumerate" \
+                or not inner.args or len(inner.args) > 2 or type(inner.args[0]) is ast.Starred \
+                or inner.keywords or not self._is_builtin("enumerate"):
+            return None
+        position = self.trip_count(inner.args[0], env)
+        if len(inner.args) == 2:
+            position = position | self.eval(inner.args[1], env)
+        return position
+
     def picks_alike(self, name: str) -> bool:
         """Whether ``name`` holds a list whose elements all have one
         structure, so that an index picks which element (contents), not what
@@ -541,6 +557,18 @@ class StructureReads:
         if step is not None:
             length |= self.eval(step, env)
         return project(SIZED, length) | project(CONTENTS, bounds)
+
+
+def bind_target(target, elements: frozenset, position: Optional[frozenset], bind) -> None:
+    """``bind(name, atoms)`` for each name of a loop's ``target``: the
+    elements' value, except the index of ``for i, x in enumerate(xs)``,
+    which holds ``position`` (:meth:`StructureReads.enumerate_position`)."""
+    if position is not None and type(target) in (ast.Tuple, ast.List) and len(target.elts) == 2 \
+            and type(target.elts[0]) is ast.Name:
+        bind(target.elts[0].id, position)
+        target = target.elts[1]
+    for name in target_names(target):
+        bind(name, elements)
 
 
 #: references that name a function of this module or class: what a call

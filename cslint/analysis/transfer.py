@@ -27,6 +27,7 @@ from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .records import FieldType, FieldWrite
 from .scope import canonical_text
+from .structure import bind_target
 from .syntax import flatten_targets, pairwise, target_names
 from .vocabulary import ELEMENT_ADDERS, MUTATORS
 
@@ -294,11 +295,15 @@ class Transfer:
     def loop_target(self, s, flow: Flow) -> frozenset:
         """``for target in it``: the target takes every element; returns the
         atoms of the trip count (the structure of ``it``)."""
-        it = self.evaluator.eval(s.iter, flow.env)
-        atoms = it | flow.implicit
-        trips = self.evaluator.trip_count(s.iter, flow.env)
-        for name in target_names(s.target):
-            flow.write(name, atoms, strong=False)
+        evaluator = self.evaluator
+        it = evaluator.eval(s.iter, flow.env)
+        implicit = flow.implicit
+        atoms = it | implicit
+        trips = evaluator.trip_count(s.iter, flow.env)
+        position = evaluator.enumerate_position(s.iter, flow.env)
+        if position is not None:
+            position = position | implicit
+        bind_target(s.target, atoms, position, lambda name, value: flow.write(name, value, strong=False))
         return trips
 
     def exception_name(self, handler: ast.ExceptHandler, atoms: frozenset, flow: Flow) -> None:
