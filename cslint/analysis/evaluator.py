@@ -438,7 +438,7 @@ class Evaluator(StructureReads):
                     return local
                 continue
             raw = call.raw
-            if same_everywhere or _fails_by_operands(raw, info, ctx):
+            if same_everywhere or _fails_by_operands(call, info, ctx):
                 # what raises depends on the operands (and on what a local
                 # read brings in): the same operands fail alike everywhere
                 if same_everywhere and raw and raw.rsplit(".", 1)[-1] in LOCAL_IO_CALLS:
@@ -543,12 +543,17 @@ def _env_rank(call: ast.Call, canon: Optional[str], path: str):
     return None
 
 
-def _fails_by_operands(raw: str, info, ctx) -> bool:
-    """A builtin the module does not shadow, or loading a shared library:
-    whether it fails follows its operands, alike on every rank given the same."""
+def _fails_by_operands(call, info, ctx) -> bool:
+    """A builtin the module does not shadow, loading a shared library, or a
+    call the presets know to answer alike on every rank (a world size, the
+    job's hardware: the setup it asks about is the job's): whether it fails
+    follows its operands, alike on every rank given the same."""
+    raw = call.raw
     if raw in PURE_BUILTINS and raw not in info.local_names and raw not in ctx.module_functions:
         return True
-    return bool(raw) and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS
+    if raw and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS:
+        return True
+    return any(ctx.knowledge.is_uniform(text) for text in (call.canonical, raw) if text)
 
 
 def _contributed(evaluate, call: ast.Call, spec, env, arg_atoms: frozenset) -> frozenset:

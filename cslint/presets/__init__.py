@@ -260,7 +260,10 @@ class Preset:
     collectives: list = field(default_factory=list)
     not_collectives: list = field(default_factory=list)  # patterns that must never match
     sources: list = field(default_factory=list)
-    uniform: list = field(default_factory=list)  # dotted patterns of uniform reads/calls
+    #: dotted patterns of uniform reads/calls: the same value on every rank,
+    #: and a call among them fails (if it fails) on every rank alike, as its
+    #: operands decide (a world size, a backend, a device's properties)
+    uniform: list = field(default_factory=list)
     modes: list = field(default_factory=list)
     agreements: dict = field(default_factory=dict)  # name -> AgreementTemplate
     neutrals: dict = field(default_factory=dict)  # name -> NeutralTable

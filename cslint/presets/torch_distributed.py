@@ -200,6 +200,15 @@ _uniform = [
     "torch.distributed.get_world_size", "dist.get_world_size", "*.get_world_size", "get_world_size",
     "*.get_*_world_size", "get_*_world_size", "*.is_initialized", "torch.distributed.is_available",
     "*.is_available", "*.get_backend", "*.world_size", "*.group_size",
+    # The job's hardware, asked of the runtime: a job runs on nodes of one
+    # kind (the same devices, driver and software image), so every rank gets
+    # the same answer -- and a failure to answer fails on every rank alike.
+    # Which device a rank uses (current_device) and what that device holds
+    # now (mem_get_info) are sources above, not this.
+    "torch.cuda.get_device_properties", "torch.cuda.get_device_capability", "torch.cuda.get_device_name",
+    "torch.cuda.device_count", "torch.cuda.get_arch_list", "torch.cuda.is_bf16_supported",
+    "*.cuda.get_device_properties", "*.cuda.get_device_capability", "*.cuda.get_device_name",
+    "*.cuda.device_count", "*.cuda.get_arch_list", "*.cuda.is_bf16_supported",
 ]
 
 # Agree on a predicate: a one-element flag reduced with MAX over the same

@@ -1,0 +1,109 @@
+"""Queries about the job's hardware and software setup (issue 14, precision
+on real code): the properties of a device, how many devices a process sees,
+the compute capability.  A job runs on nodes of one kind (the same GPUs, the
+same driver and software image), so these return the same value on every
+rank and fail, if they fail, on every rank alike: neither the value nor a
+handler around the query separates ranks.  What one rank's own device holds
+now (its free memory), which device it is (its index) and what it sees of its
+disk are still this rank's own.  Each VALID shape sits beside an INVALID one
+that must still be reported."""
+
+import textwrap
+
+from cslint.api import check_source
+
+
+def _codes(source, **kw):
+    return [(f.code, f.line) for f in check_source(textwrap.dedent(source), **kw).findings]
+
+
+_GUARDED = """
+    import os
+
+    import torch
+    import torch.distributed as dist
+
+
+    def fast_path_available():
+        try:
+            props = QUERY
+            arch = getattr(props, "name", "")
+            return any(tag in arch for tag in ("H100", "H200"))
+        except Exception:
+            return False
+
+
+    def setup(t, group):
+        if fast_path_available():
+            dist.all_reduce(t, group=group)
+"""
+
+
+def test_valid_device_properties_are_the_same_on_every_rank():
+    assert _codes(_GUARDED.replace("QUERY", "torch.cuda.get_device_properties(0)")) == []
+
+
+def test_valid_device_properties_of_this_ranks_own_device_are_the_same_hardware():
+    # each rank asks about its own device, but every device is of one kind
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+
+        def maybe_reduce(t):
+            props = torch.cuda.get_device_properties(torch.cuda.current_device())
+            if props.major >= 9:
+                dist.all_reduce(t)
+    """) == []
+
+
+def test_valid_a_failed_query_with_the_same_operands_fails_everywhere():
+    assert _codes(_GUARDED.replace("QUERY", "torch.cuda.get_device_properties(torch.cuda.device_count() - 1)")) == []
+
+
+def test_invalid_a_query_that_fails_by_its_operands_fails_where_they_differ():
+    # whether an index names a device follows the index, this rank's own
+    assert _codes(_GUARDED.replace("QUERY", "torch.cuda.get_device_properties(dist.get_rank())")) == [("CSL101", 19)]
+
+
+def test_valid_device_capability_and_count_decide_alike():
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+        from torch.cuda import get_device_capability
+
+        def maybe_reduce(t):
+            major, _ = get_device_capability()
+            if major >= 9 and torch.cuda.device_count() > 1:
+                dist.all_reduce(t)
+    """) == []
+
+
+def test_invalid_a_query_of_this_ranks_disk_still_differs():
+    assert _codes(_GUARDED.replace("QUERY", "open('/tmp/arch').read()")) == [("CSL101", 19)]
+
+
+def test_invalid_free_memory_still_differs():
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+
+        def maybe_reduce(t):
+            free, total = torch.cuda.mem_get_info()
+            if free > 2**30:
+                dist.all_reduce(t)
+    """) == [("CSL101", 8)]
+
+
+def test_invalid_which_device_a_rank_uses_still_differs():
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+
+        def maybe_reduce(t):
+            if torch.cuda.current_device() == 0:
+                dist.all_reduce(t)
+    """) == [("CSL101", 7)]
+
+
+def test_invalid_an_unknown_library_call_in_the_try_still_fails_on_one_rank():
+    assert _codes(_GUARDED.replace("QUERY", "probe_devices()")) == [("CSL101", 19)]
