@@ -58,3 +58,35 @@ def test_a_helper_named_after_a_library_collective_is_followed_into_its_body():
                 data = pp_broadcast_pyobj(data)              # reported: the PP group
             return data
     """) == [20]
+
+
+def test_a_field_holding_a_stage_local_group_is_that_group():
+    assert _lines("""
+        import torch.distributed as dist
+        from sglang.srt.distributed import get_pp_group
+
+        class Grammars:
+            def __init__(self, scheduler):
+                self.sync_group = scheduler.dp_tp_cpu_group   # the DP and TP ranks of one stage
+                self.stages = None
+                self.pp_rank = get_pp_group().rank_in_group
+
+            def late(self, scheduler):
+                self.stages = scheduler.pp_cpu_group          # None, then the PP group
+
+            def ready(self, found):
+                gathered = [None] * 4
+                if self.pp_rank == 0:
+                    dist.all_gather_object(gathered, found, group=self.sync_group)
+                    dist.barrier(self.stages)                  # reported: the PP group spans the stages
+                return gathered
+
+        class Mixed:
+            def __init__(self, scheduler, group):
+                self.any_group = group if group is not None else scheduler.tp_cpu_group
+                self.pp_rank = get_pp_group().rank_in_group
+
+            def ready(self, found):
+                if self.pp_rank == 0:
+                    dist.barrier(group=self.any_group)         # reported: not every assignment names a group
+    """) == [18, 28]

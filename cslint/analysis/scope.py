@@ -424,6 +424,51 @@ class ModuleContext:
         # `*.allreduce`, any mpi4py communicator); declaration order breaks ties.
         return (max(matching, key=lambda spec: len(spec.pattern.replace("*", ""))), None)
 
+    def group_of_text(self, text: str) -> str:
+        """The group an expression's text names: a dimension its words
+        say (``get_tp_group().cpu_group``: ``tp``), or for a field
+        (``self.sync_group``) the one group every assignment of that field
+        in this file names (``self.sync_group = scheduler.tp_cpu_group``;
+        ``None`` aside); else ``group:<text>``."""
+        group = group_from_text(text)
+        if group is not None:
+            return group
+        if text.startswith("self.") and text.count(".") == 1:
+            group = self._field_groups().get(text[len("self."):])
+            if group:
+                return group
+        return f"group:{text}"
+
+    def _field_groups(self) -> dict:
+        """attr -> the group every ``self.attr = ...`` of this file names
+        ("" where some assignment names none or they differ); worked out on
+        first use."""
+        table = self.__dict__.get("_field_group_table")
+        if table is not None:
+            return table
+        table = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            elif isinstance(node, ast.AugAssign):
+                targets, value = [node.target], None
+            else:
+                continue
+            for target in targets:
+                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                        and target.value.id == "self"):
+                    continue
+                if isinstance(value, ast.Constant) and value.value is None:
+                    continue  # not set up (yet): no group at all
+                text = dotted(value) if isinstance(value, (ast.Name, ast.Attribute, ast.Call)) else None
+                group = (group_from_text(text) or "") if text else ""
+                known = table.get(target.attr)
+                table[target.attr] = group if known is None or known == group else ""
+        self.__dict__["_field_group_table"] = table
+        return table
+
     def _infer_group(self, call: ast.Call, receiver: str, spec) -> Optional[str]:
         kw = spec.group_kw if spec else "group"
         for keyword in call.keywords:
@@ -431,10 +476,10 @@ class ModuleContext:
                 text = unparse(keyword.value)
                 if isinstance(keyword.value, ast.Constant) and keyword.value.value is None:
                     return "world"
-                return group_from_text(text) or f"group:{text}"
+                return self.group_of_text(text)
         if spec is not None and spec.group_arg is not None and len(call.args) > spec.group_arg:
             text = unparse(call.args[spec.group_arg])
-            return group_from_text(text) or f"group:{text}"
+            return self.group_of_text(text)
         if receiver and receiver not in ("dist", "torch.distributed", "c10d"):
             return group_from_text(receiver)
         return None

@@ -33,6 +33,9 @@ GROUP_SPANS: dict[str, frozenset] = {
     "dp": frozenset({"dp"}),
     "ep": frozenset({"ep"}),
     "tp_cp": frozenset({"tp", "cp"}),
+    # the data-parallel attention ranks and the tensor-parallel ranks of one
+    # stage together (SGLang's ``dp_tp`` groups)
+    "dp_tp": frozenset({"dp", "tp"}),
 }
 
 
@@ -44,7 +47,7 @@ def group_span(group: str) -> frozenset:
 # Tokens that name a parallel dimension inside identifiers (get_tp_group,
 # tensor_model_parallel_rank, pipeline_parallel_size, ...).
 _DIM_TOKENS = [
-    ("tp_cp", "tp_cp"),
+    ("tp_cp", "tp_cp"), ("cp_tp", "tp_cp"), ("dp_tp", "dp_tp"), ("tp_dp", "dp_tp"),
     ("tensor_model_parallel", "tp"), ("tensor_parallel", "tp"), ("tp", "tp"), ("tensor", "tp"),
     ("pipeline_model_parallel", "pp"), ("pipeline_parallel", "pp"), ("pipe_parallel", "pp"), ("pipeline", "pp"),
     ("pp", "pp"),
