@@ -239,3 +239,43 @@ def test_workers_hand_out_a_rounds_last_files_largest_first_and_keep_the_job_ord
     assert all(len(positions) == 1 for positions in again)
     sizes = [len(jobs[positions[0]].data) for positions in again]
     assert sizes == sorted(sizes, reverse=True) and sizes[0] > sizes[-1]
+
+
+def test_a_re_analysis_patch_in_process_runs_on_the_kept_tree_and_gives_the_facts_of_a_fresh_parse(monkeypatch):
+    """A file parsed in the run's own process keeps its syntax tree until
+    the gatherer says which files a patch comes for (``Workers.keep_trees``):
+    the patch then parses nothing and its facts pickle to the bytes of a
+    patch on a fresh parse; a tree no longer kept is parsed again."""
+    import ast
+    import pickle
+
+    from cslint.engine import workers as workers_module
+    from cslint.engine.workers import ParseJob, RunContext, Workers
+
+    source = ("import torch.distributed as dist\n\n"
+              "def sync_all(t):\n    dist.all_reduce(t)\n\n"
+              "def step(t, rank):\n    if rank == 0:\n        return\n    sync_all(t)\n\n"
+              "def other(t):\n    helper_wrapper(t)\n").encode()
+    context = RunContext.of(["torch_distributed"])
+    first = ParseJob("m.py", source, Settings(), "m", frozenset())
+    parses = []
+    parse = ast.parse
+
+    def counting(*args, **kwargs):
+        parses.append(args[0])
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(workers_module.ast, "parse", counting)
+    with Workers(1, 1, context) as pool:
+        (facts,) = pool.map([first])
+        already = frozenset(i for i, fn in enumerate(facts.functions) if fn.deep)
+        patch = ParseJob("m.py", source, Settings(), "m", frozenset({"helper_wrapper"}), already)
+        pool.keep_trees(["m.py"])
+        (patched,) = pool.map([patch])
+        assert len(parses) == 1, "the patch parsed the file again"
+        pool.keep_trees([])
+        (again,) = pool.map([patch])
+        assert len(parses) == 2
+    fresh = workers_module.extract(patch, context)
+    assert patched.partial and [fn.qualname for fn in patched.functions] == ["other"]
+    assert pickle.dumps(patched) == pickle.dumps(fresh) == pickle.dumps(again)

@@ -147,7 +147,8 @@ def test_prefilter_keeps_every_file_a_finding_needs(tmp_path):
     parsed: list = []
     original = workers.extract
     try:
-        workers.extract = lambda job, context: parsed.append(job.path.rsplit("/", 1)[-1]) or original(job, context)
+        workers.extract = lambda job, context, *trees: (parsed.append(job.path.rsplit("/", 1)[-1])
+                                                        or original(job, context, *trees))
         check_paths([str(tmp_path)], settings=settings, jobs=1)
     finally:
         workers.extract = original

@@ -89,6 +89,7 @@ class ProgramReads:
         if not targets:
             return self.eval(atom.fallback, mode)
         out: dict = {}
+        link = None
         offset_for_call = 1 if ref.tag in THROUGH_INSTANCE else 0
         if ref.tag == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
             # a new object of a class of the tree: never None, of that class,
@@ -118,9 +119,10 @@ class ProgramReads:
                         if d:
                             merge(out, k2, d, v2)
                 else:
-                    link = (atom.path, atom.line, f"returned by `{atom.text}()`")
-                    self.link_functions[link] = ("return", tuple(target.key for target in targets),
-                                                 f"{atom.text}()")
+                    if link is None:  # the same link for every entry: made once per call
+                        link = (atom.path, atom.line, f"returned by `{atom.text}()`")
+                        self.link_functions[link] = ("return", tuple(target.key for target in targets),
+                                                     f"{atom.text}()")
                     merge(out, k, dims, extend_via(via, link))
         return out
 

@@ -83,6 +83,7 @@ class FactGatherer:
             # Files parsed before a wrapper they call was known get a deeper
             # look in the same batch as the next round's files (one wait fewer).
             deeper = [] if rounds == 1 else self._deeper_look(by_path)
+            self.workers.keep_trees(f.real for f in deeper)
             if self.bar is not None:
                 self.bar.start(f"analysing, round {rounds}", 0)
             found_any = self._parse_and_merge(itertools.chain(deeper, chosen()), deeper)
@@ -101,6 +102,7 @@ class FactGatherer:
         # Files summarised before the last wrappers were known get a deeper look.
         for _round in range(MAX_DEEPER_ROUNDS):
             again = self._deeper_look(by_path)
+            self.workers.keep_trees(f.real for f in again)
             if not again:
                 break
             if self.bar is not None:
@@ -108,6 +110,7 @@ class FactGatherer:
             self._parse_and_merge(again, again)
             if not self._learn_wrappers():
                 break
+        self.workers.keep_trees(())
         # Whether a callee raises on some ranks only is read off its summary:
         # summarise those defined in files no round parsed.
         callees = self._raising_callees(by_path)

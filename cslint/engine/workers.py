@@ -79,18 +79,29 @@ class ParseJob:
     raising: Optional[frozenset] = None
 
 
-def extract(job: ParseJob, context: RunContext) -> FileFacts:
-    """The facts of one job (and their cache entry, when the job names one)."""
-    facts = _extract(job, context)
+def extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None) -> FileFacts:
+    """The facts of one job (and their cache entry, when the job names one).
+    ``trees``: resolved path -> (bytes, syntax tree) of the files parsed
+    before, read and added to (see :meth:`Workers.keep_trees`)."""
+    facts = _extract(job, context, trees)
     if job.store:
         store_pickle(job.store, facts)
     return facts
 
 
-def _extract(job: ParseJob, context: RunContext) -> FileFacts:
+def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None) -> FileFacts:
     path, data, module = job.path, job.data, job.module
+    kept = trees.get(path) if trees is not None else None
     try:
-        tree = ast.parse(data, filename=path)
+        if kept is not None and (kept[0] is data or kept[0] == data):
+            # A re-analysis patch on the tree of the file's first extraction:
+            # extraction reads a tree and never changes it (the patch starts
+            # from a fresh ModuleContext, as on a fresh parse).
+            tree = kept[1]
+        else:
+            tree = ast.parse(data, filename=path)
+            if trees is not None and job.raising is None:
+                trees[path] = (data, tree)
     except SyntaxError as exc:
         facts = FileFacts(path=path, module=module)
         facts.error = describe_syntax_error(exc)
@@ -206,6 +217,9 @@ class Workers:
         self.context = context
         self.pool = None
         self._since_collect = 0  # source parsed in-process since the last collection
+        #: resolved path -> (bytes, syntax tree) of the files parsed in-process
+        #: that a re-analysis patch may parse again (see keep_trees)
+        self._trees: dict = {}
         if jobs <= 1 or files < PARALLEL_THRESHOLD:
             return
         if _CAN_BLOCK:
@@ -284,7 +298,7 @@ class Workers:
         for job in jobs:
             if bar is not None:
                 bar.expect()
-            out.append(extract(job, self.context))
+            out.append(extract(job, self.context, self._trees))
             self._since_collect += len(job.data)
             if self._since_collect >= COLLECT_EVERY_BYTES:
                 self._since_collect = 0
@@ -296,7 +310,20 @@ class Workers:
                 bar.advance()
         return out
 
+    def keep_trees(self, paths) -> None:
+        """Keep the syntax trees of the files at ``paths`` (resolved) only:
+        those a re-analysis patch comes for next.  A file parsed in this
+        process has its tree kept until then, and the patch runs on it
+        instead of parsing the same bytes again (a patch of a tree not kept
+        parses them: the same facts, in more time).  Trees are kept by the
+        run's own process only: a patch goes to whichever worker is free,
+        1 time in ``jobs`` the one holding the tree."""
+        wanted = set(paths)
+        for path in [path for path in self._trees if path not in wanted]:
+            del self._trees[path]
+
     def close(self) -> None:
+        self._trees = {}
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
             self.pool = None
