@@ -279,3 +279,23 @@ def test_a_re_analysis_patch_in_process_runs_on_the_kept_tree_and_gives_the_fact
     fresh = workers_module.extract(patch, context)
     assert patched.partial and [fn.qualname for fn in patched.functions] == ["other"]
     assert pickle.dumps(patched) == pickle.dumps(fresh) == pickle.dumps(again)
+
+
+def test_parsing_in_process_leaves_the_collector_alone(monkeypatch):
+    """The run's own process does not collect cycles between files: a
+    collection of the youngest generation walked every fact kept since the
+    one before, for next to no garbage (extraction leaves no cycles,
+    tests/test_memory_bounds.py)."""
+    from cslint.engine import workers as workers_module
+    from cslint.engine.workers import COLLECT_EVERY_BYTES, ParseJob, RunContext, Workers
+
+    collections = []
+    monkeypatch.setattr(workers_module.gc, "collect", lambda *args: collections.append(args) or 0)
+    padding = "#" * 1000 + "\n"
+    source = ("import torch.distributed as dist\n\ndef f(t):\n    dist.all_reduce(t)\n"
+              + padding * (COLLECT_EVERY_BYTES // len(padding) + 1)).encode()
+    jobs = [ParseJob(f"m{i}.py", source, Settings(), f"m{i}", frozenset()) for i in range(2)]
+    with Workers(1, len(jobs), RunContext.of(["torch_distributed"])) as pool:
+        facts = pool.map(jobs)
+    assert [f.functions[0].qualname for f in facts] == ["f", "f"]
+    assert collections == []
