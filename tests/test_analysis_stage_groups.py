@@ -90,3 +90,71 @@ def test_a_field_holding_a_stage_local_group_is_that_group():
                 if self.pp_rank == 0:
                     dist.barrier(group=self.any_group)         # reported: not every assignment names a group
     """) == [18, 28]
+
+
+def test_a_collective_over_a_parameter_runs_over_the_group_the_caller_passes():
+    assert _lines("""
+        import torch.distributed as dist
+        from vllm.distributed import get_pp_group, get_tp_group
+
+        def reduce_flags(flags, group):
+            dist.all_reduce(flags, group=group)
+            return flags
+
+        def reduce_polls(flags, tp_cpu_group):
+            return reduce_flags(flags, tp_cpu_group)         # the parameter's name says tp
+
+        def first_stage_polls(flags):
+            if get_pp_group().is_first_rank:
+                reduce_flags(flags, group=get_tp_group().cpu_group)
+                reduce_polls(flags, get_tp_group().cpu_group)
+
+        def over_the_world(flags):
+            if get_pp_group().is_first_rank:
+                reduce_flags(flags, None)                    # reported: None is the world
+
+        def over_the_pp_group(flags):
+            if get_pp_group().is_first_rank:
+                reduce_flags(flags, get_pp_group().cpu_group)   # reported: the PP group spans the stages
+
+        def over_what_the_caller_was_given(flags, group):
+            if get_pp_group().is_first_rank:
+                reduce_flags(flags, group)                   # reported: nothing says which group
+
+        def the_default(flags, group=None):
+            dist.all_reduce(flags, group=group)
+
+        def left_to_the_default(flags):
+            if get_pp_group().is_first_rank:
+                the_default(flags)                           # reported: the default group is the world
+    """) == [19, 23, 27, 34]
+
+
+def test_a_coordinators_method_runs_over_the_group_it_is_called_on():
+    assert _lines("""
+        import torch.distributed as dist
+
+        class Coordinator:
+            def __init__(self, device_group):
+                self.device_group = device_group
+                self.is_first_rank = dist.get_rank(device_group) == 0
+
+            def reduce_in_place(self, t):
+                dist.all_reduce(t, group=self.device_group)
+
+        def get_tp_group() -> Coordinator:
+            return _TP
+
+        def get_pp_group() -> Coordinator:
+            return _PP
+
+        def reduce_over(group, t):
+            group.reduce_in_place(t)
+
+        def first_stage(t, coordinator):
+            if get_pp_group().is_first_rank:
+                get_tp_group().reduce_in_place(t)
+                reduce_over(get_tp_group(), t)
+                get_pp_group().reduce_in_place(t)            # reported: the PP group spans the stages
+                coordinator.reduce_in_place(t)               # reported: nothing says which group
+    """) == [25, 26]

@@ -57,6 +57,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 if match else wrapper_facts(call)
             site.when = when
             site.consts, site.star = constant_arguments(call)
+            if ref is not None:
+                site.group_args = info.ctx.group_arguments(call)
             site_index_of_call[id(call)] = len(variant.sites)
             variant.sites.append(site)
             pending.append((site, node, call_info.inline, env, call))

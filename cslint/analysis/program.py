@@ -17,9 +17,10 @@ divergent argument (context-insensitive).
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
-from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_span
+from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_from_text, group_span
 from .atoms import IDENT, OWN_FIELD, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
@@ -401,6 +402,9 @@ class Program(ProgramReads):
                 for ckey, (api, chain, facts) in self.reach.get((target.key, mode), {}).items():
                     if not call_reaches(self, site, target, mode, ckey):
                         continue
+                    bound = bound_group(site, target, offset, ckey[1])
+                    if bound != ckey[1]:
+                        ckey = (ckey[0], bound)
                     if _add_reach(reach, reach_when, ckey, site.when, lambda: (
                             api, ((fn.path, site.span.line, f"`{site.callee}()` calls `{target.qualname}`"),) + chain[:6],
                             seen_from(facts, site, target, fn))):
@@ -655,6 +659,48 @@ def call_reaches(program: Program, site: Site, target: FuncFacts, mode: frozense
     passed = passed_values(target.params, target.case_params, target.self_offset if offset else 0,
                            site.consts, site.star, site.args, site.kwargs)
     return call_allows(target.case_params, cases, passed)
+
+
+def call_offset(site: Site, target: FuncFacts) -> int:
+    """1 where the call ``site`` does not pass ``target`` its instance
+    (``obj.method()``, ``Cls()`` for ``__init__``), else 0."""
+    if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class":
+        return 1
+    return 1 if target.qualname.endswith("__init__") and site.ref.tag == "qual" else 0
+
+
+def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
+    """The group a collective of ``target`` over ``group`` runs over when
+    ``site`` calls it: where ``group`` is one of the target's parameters
+    (``def all_reduce_flags(flags, group): dist.all_reduce(t, group=group)``),
+    the group the call passes for it (``get_tp_group().cpu_group``: ``tp``);
+    where it is a parameter's attribute (``self.device_group`` in a method
+    of a group coordinator, ``group.cpu_group``), that attribute of what the
+    call passes there (``get_tp_group().all_reduce(x)``: ``tp``); ``group``
+    itself where the call passes nothing there or nothing a group can be
+    read from.  ``offset``: 1 where the call does not pass the instance."""
+    if not site.group_args or not group.startswith("group:"):
+        return group
+    name, dot, rest = group[len("group:"):].partition(".")
+    if name not in target.params:
+        return group
+    passed = dict(site.group_args)
+    found = passed.get(name)
+    if found is None and not site.star:
+        position = target.params.index(name) - (target.self_offset if offset else 0)
+        found = passed.get(position) if position >= 0 else None
+    if found is None:
+        return group
+    found = text_group(found) if found else "world"  # ``None`` passed is the world
+    if not found.startswith("group:") or not dot:
+        return found  # a group's own process groups are that group (``get_tp_group().device_group``)
+    return f"{found}.{rest}"
+
+
+@functools.lru_cache(maxsize=4096)
+def text_group(text: str) -> str:
+    """The group an argument's text names (``get_tp_group().cpu_group``: ``tp``), else ``group:<text>``."""
+    return group_from_text(text) or f"group:{text}"
 
 
 def _add_reach(reach: dict, reach_when: dict, key: tuple, cases, entry) -> bool:

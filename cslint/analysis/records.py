@@ -127,6 +127,12 @@ class Site:
     #: the call unpacks ``*args``/``**kwargs`` (positions unknown)
     consts: tuple = ()
     star: bool = False
+    #: the arguments that may be a process group, as the call writes them:
+    #: ((position or keyword, dotted text), ...), ``""`` for ``None``, the
+    #: receiver of a method call under ``self``; a callee's collective over
+    #: one of its parameters is over the group the call passes there
+    #: (:func:`~cslint.analysis.program.bound_group`)
+    group_args: tuple = ()
 
 
 @dataclass

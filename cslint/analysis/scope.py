@@ -182,6 +182,16 @@ def canonical_text(text: Optional[str], imports: dict) -> Optional[str]:
     return text
 
 
+def _group_argument(node: ast.AST) -> Optional[str]:
+    """The text of an argument that may be a process group (a name, an
+    attribute or call chain), ``""`` for ``None``; None for anything else."""
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+        return dotted(node)
+    if isinstance(node, ast.Constant) and node.value is None:
+        return ""
+    return None
+
+
 class ModuleContext:
     """Module-wide state shared by the function extractors."""
 
@@ -424,6 +434,32 @@ class ModuleContext:
         # `*.allreduce`, any mpi4py communicator); declaration order breaks ties.
         return (max(matching, key=lambda spec: len(spec.pattern.replace("*", ""))), None)
 
+    def group_arguments(self, call: ast.Call) -> tuple:
+        """((position or keyword, text), ...) for the arguments of a call
+        that may be a process group: names, attribute and call chains as
+        their dotted text, ``None`` (the world) as ``""``; the receiver of a
+        method call under the keyword ``self``.  Nothing after ``*args``.
+        Only texts: what group one names is worked out where a callee's
+        collective is over that parameter (:func:`program.bound_group`)."""
+        out = []
+        for position, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            text = _group_argument(arg)
+            if text is not None:
+                out.append((position, text))
+        for keyword in call.keywords:
+            if keyword.arg is not None:
+                text = _group_argument(keyword.value)
+                if text is not None:
+                    out.append((keyword.arg, text))
+        func = call.func
+        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute, ast.Call)):
+            receiver = dotted(func.value)
+            if receiver and receiver != "self":  # the instance a method runs on
+                out.append(("self", receiver))
+        return tuple(out)
+
     def group_of_text(self, text: str) -> str:
         """The group an expression's text names: a dimension its words
         say (``get_tp_group().cpu_group``: ``tp``), or for a field
@@ -447,7 +483,10 @@ class ModuleContext:
         if table is not None:
             return table
         table = {}
-        for node in ast.walk(self.tree):
+        for node in iter_statements(self.tree):  # assignments are statements: no expression is visited
+            kind = type(node)
+            if kind is not ast.Assign and kind is not ast.AnnAssign and kind is not ast.AugAssign:
+                continue
             if isinstance(node, ast.Assign):
                 targets, value = node.targets, node.value
             elif isinstance(node, ast.AnnAssign) and node.value is not None:

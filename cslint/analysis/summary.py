@@ -279,6 +279,7 @@ class SummaryWalk:
             raw = dotted(node.func) or "call"
             site = Site(Span.of(node), raw, raw, None, ref, args, kwargs, ())
             site.ctx_atoms = implicit
+            site.group_args = self.info.ctx.group_arguments(node)
             variant.sites.append(site)
 
     def _reads_arguments_after_binding(self, s, t) -> bool:

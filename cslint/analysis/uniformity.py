@@ -25,7 +25,7 @@ from ..presets import KIND_ITERATION_ORDER, Knowledge, group_span
 from .alternatives import LoopToken
 from .atoms import Source, calls_read
 from .divergence import fewest_links_first, is_cut, shown_links
-from .program import Program, call_reaches, seen_from
+from .program import Program, bound_group, call_offset, call_reaches, seen_from
 from .records import Cond, FuncFacts, Site
 
 
@@ -156,9 +156,11 @@ class UniformityInfo:
                 reach = program.reach.get((target.key, mode))
                 if not reach:  # most calls reach no collective
                     continue
+                offset = call_offset(site, target)
                 for (name, group), (api, chain, facts) in sorted(reach.items(), key=lambda item: item[0]):
                     if not call_reaches(program, site, target, mode, (name, group)):
                         continue  # what the call passes rules out every path to it
+                    group = bound_group(site, target, offset, group)
                     link = (target.path, target.line, f"`{target.qualname}` issues a collective")
                     seen = seen_from(facts, site, target, caller) if caller is not None else None
                     out.append(Reached(name, group, api, (link,) + chain, False, seen))
