@@ -970,3 +970,124 @@ def test_a_communicator_copied_inside_a_thread_target_races_the_other_threads():
     findings = check_source(textwrap.dedent(THREAD_DUP), report="per-site").findings
     assert [(f.line, f.code) for f in findings] == [(16, "CSL101")]
     assert "runs on a background thread (`threading.Thread(target=_broadcast_copying)`)" in findings[0].message
+
+
+BUILT_AND_HANDED = """
+    import deepspeed
+    import torch
+    import torch.distributed as dist
+    from colossalai.nn.parallel import GeminiDDP
+    from torch.distributed.fsdp import fully_shard
+    from transformers import AutoModelForCausalLM
+
+
+    def build_partitioned(config):
+        with deepspeed.zero.Init():
+            return AutoModelForCausalLM.from_config(config)
+
+
+    def build_plain(config):
+        return AutoModelForCausalLM.from_config(config)
+
+
+    def shard(model):
+        fully_shard(model)
+        return model
+
+
+    def main_forward(model, batch):
+        if dist.get_rank() == 0:
+            return model(batch)
+
+
+    def plain_main_forward(model, batch):
+        if dist.get_rank() == 0:
+            return model(batch)
+
+
+    def keyword_main_forward(batch, model=None):
+        if dist.get_rank() == 0:
+            return model(batch)
+
+
+    def partitioned(config, batch):
+        model = build_partitioned(config)
+        return main_forward(model, batch)
+
+
+    def plain(config, batch):
+        model = build_plain(config)
+        return plain_main_forward(model, batch)
+
+
+    def sharded(module, batch):
+        return keyword_main_forward(batch, model=shard(module))
+
+
+    class Actor:
+        def __init__(self, module):
+            self.model = GeminiDDP(module)
+
+        def step(self, batch):
+            return main_forward(self.model, batch)
+"""
+
+
+def test_a_module_a_builder_of_the_file_returns_keeps_its_wrapping_where_it_is_handed():
+    # a builder returns a module built under ``deepspeed.zero.Init()`` (ZeRO-3) or wrapped by ``fully_shard``;
+    # the function of the file a caller hands it to calls the wrapped forward (a collective); the plain
+    # module's forward is local, and a keyword argument that holds a builder's result is followed too.
+    assert _findings(BUILT_AND_HANDED) == [(26, "CSL101"), (36, "CSL101")]
+
+
+SYNCED_DECODE = """
+    import deepspeed
+    import torch
+    import torch.distributed as dist
+    from transformers import AutoModelForCausalLM
+
+
+    def build(config):
+        with deepspeed.zero.Init():
+            return AutoModelForCausalLM.from_config(config)
+
+
+    def all_finished(finished, device):
+        running = torch.tensor(0.0 if finished else 1.0, device=device)
+        dist.all_reduce(running)
+        return running.item() == 0.0
+
+
+    def synced(model, input_ids, max_length):
+        finished = False
+        while not all_finished(finished, input_ids.device):
+            logits = model(input_ids).logits
+            if finished:
+                continue
+            next_tokens = logits[:, -1, :].argmax(dim=-1)
+            input_ids = torch.cat([input_ids, next_tokens[:, None]], dim=-1)
+            if input_ids.shape[-1] >= max_length:
+                finished = True
+        return input_ids
+
+
+    def per_rank(model, input_ids, max_length):
+        while input_ids.shape[-1] < max_length:
+            logits = model(input_ids).logits
+            next_tokens = logits[:, -1, :].argmax(dim=-1)
+            input_ids = torch.cat([input_ids, next_tokens[:, None]], dim=-1)
+        return input_ids
+
+
+    def evaluate(config, input_ids, max_length):
+        model = build(config)
+        return synced(model, input_ids, max_length), per_rank(model, input_ids, max_length)
+"""
+
+
+def test_a_flag_agreed_by_a_function_of_the_file_stays_agreed_past_the_nesting_limit():
+    # the tokens grow by a call result every pass; past the nesting limit of call results the arguments of
+    # ``all_finished`` (a function of the file that issues a collective itself) stay bound to its parameters
+    # instead of spilling into its result: the all-reduced flag it returns does not read this rank's tokens.
+    # The loop on this rank's own length is reported.
+    assert _findings(SYNCED_DECODE) == [(34, "CSL103")]

@@ -249,6 +249,9 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         facts.classes = classes
         everyone = extractors + [module_body]
         scans = [info.scan_calls() for info in everyone]
+        # functions of this file that issue a collective themselves: past the
+        # nesting limit a call of one keeps its arguments bound (results.py)
+        ctx.issuing_functions = frozenset(info.qualname for info, scan in zip(everyone, scans) if scan.has_collective)
         deep_names = set(ctx.deep_names)
         deep = [scan.has_collective for scan in scans]
         # matched once per function, not once per round of the loop below

@@ -122,8 +122,10 @@ class AtomBuilder:
         self._flat[memo_key] = (atom, result)
         return result
 
-    def call(self, ref, args, kwargs, fallback, path, line, text) -> frozenset:
-        """The result of a call to ``ref`` (resolved by the whole-tree pass)."""
+    def call(self, ref, args, kwargs, fallback, path, line, text, bind: bool = False) -> frozenset:
+        """The result of a call to ``ref`` (resolved by the whole-tree pass);
+        ``bind``: past the nesting limit, keep the arguments bound to the
+        callee's parameters (flattened) rather than spill them into the result."""
         # A loop that passes a call's result back into the same call
         # (``ok = gate(batch, ok)``) would nest it once per pass until the
         # nesting limit, where its arguments spill out whole: an argument the
@@ -150,6 +152,18 @@ class AtomBuilder:
                 deepest = max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
         depth = 1 + deepest
         if depth > MAX_NESTING:
+            if bind:
+                # a function of this file that issues a collective itself
+                # (an agreement helper): its parameters stay bound to the
+                # flattened arguments, so an argument its result does not
+                # depend on (a flag it all-reduces before returning) stays
+                # out of the result
+                flatten = self.flatten
+                args = tuple([flatten(a) for a in args])
+                kwargs = tuple([(k, flatten(a)) for k, a in kwargs])
+                fallback = flatten(fallback)
+                depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
+                return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})
             return frozenset({call_result(ref, (), (), EMPTY, path, line, text, 1)}) | self.flatten(fallback)
         return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})
 

@@ -240,6 +240,9 @@ class ModuleContext:
         self.container_index = None
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
+        #: qualified names of the file's functions that call a collective
+        #: themselves (set by the extraction once it has scanned them)
+        self.issuing_functions: frozenset = frozenset()
         self._tuple_returns: dict = {}  # qualname -> whether its returns are tuples (returns_tuples)
         self._definitions = None  # qualname -> function node, on first use (returns_tuples)
         self.module_globals = set()

@@ -85,6 +85,8 @@ def wrapped_models(info) -> tuple:
         for attr, wrapped in wrapped_received_fields(ctx).items():
             for name in received:
                 models[f"{name}.{attr}"] = wrapped
+    if info.class_key is None and "." not in info.qualname:
+        models.update(wrapped_params(ctx).get(info.qualname, {}))
     models.update(_wrapped_locals(ctx, info.func))
     outputs: dict = {}
     # a value computed from a wrapped module needs one to call (most functions have none)
@@ -119,9 +121,121 @@ def imports_a_wrapper(ctx) -> bool:
     found = ctx.__dict__.get("_imports_a_wrapper")
     if found is None:
         tails = {pattern.rsplit(".", 1)[-1] for pattern, _ in ctx.knowledge.data_parallel_wrappers}
-        found = any(canon.rsplit(".", 1)[-1] in tails for canon in ctx.imports.values())
+        found = any(canon.rsplit(".", 1)[-1] in tails for canon in ctx.imports.values()) \
+            or bool(partitioning_withs(ctx))
         ctx.__dict__["_imports_a_wrapper"] = found
     return found
+
+
+def partitioning_withs(ctx) -> dict:
+    """{id(with statement): (group, methods)} of the file's ``with``
+    statements that enter a partitioning context of the presets (``with
+    deepspeed.zero.Init():``), looked for only in files importing the
+    context's top package; computed once per file."""
+    found = ctx.__dict__.get("_partitioning_withs")
+    if found is not None:
+        return found
+    found = {}
+    contexts = ctx.knowledge.partitioning_contexts
+    heads = {pattern.split(".", 1)[0] for pattern, _ in contexts}
+    if contexts and any(canon.split(".", 1)[0] in heads for canon in ctx.imports.values()):
+        for node in fast_walk(ctx.tree):
+            if isinstance(node, (ast.With, ast.AsyncWith)):
+                for item in node.items:
+                    call = item.context_expr
+                    raw = dotted(call.func) if isinstance(call, ast.Call) else None
+                    canon = canonical_text(raw, ctx.imports) if raw else None
+                    methods = next((tuple(m) for pattern, m in contexts if canon and fnmatch_any(canon, [pattern])),
+                                   None)
+                    if methods is not None:
+                        found[id(node)] = ("world", methods)
+                        break
+    ctx.__dict__["_partitioning_withs"] = found
+    return found
+
+
+def file_builders(ctx) -> dict:
+    """{function name: (group, methods)} of the module-level functions of
+    the file that return a module wrapped for data parallelism (``return
+    FullyShardedDataParallel(m)``, ``fully_shard(m); return m``, a module
+    built under a partitioning context): what a call of one returns is that
+    wrapped module, wherever the file keeps it (a local, a field).  Only a
+    builder's own wrappings count (a builder calling another is not
+    followed); computed once per file."""
+    found = ctx.__dict__.get("_file_builders")
+    if found is not None:
+        return found
+    found = {}
+    for node in ctx.tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            returned = _find_wrapped_locals(ctx, node, {})[1]
+            if returned is not None:
+                found[node.name] = returned
+    ctx.__dict__["_file_builders"] = found
+    return found
+
+
+def wrapped_params(ctx) -> dict:
+    """{function name: {parameter: (group, methods)}} of the module-level
+    functions of the file that a call in the file hands a wrapped module
+    (``model = build(config); decode(model, ids)``, ``decode(build(config))``,
+    ``decode(self.model)`` where a method of the class wrapped the field): the parameter holds the
+    wrapped module, so calling it is the forward.  One step of hand-over (a
+    parameter passed on again is not followed); computed once per file."""
+    found = ctx.__dict__.get("_wrapped_params")
+    if found is not None:
+        return found
+    found = {}
+    signatures = {}
+    for node in ctx.tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            args = node.args
+            signatures[node.name] = ([a.arg for a in args.posonlyargs + args.args],
+                                     {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs})
+    builders = file_builders(ctx)
+
+    def handed(arg, held):
+        if isinstance(arg, ast.Call) and isinstance(arg.func, ast.Name) and arg.func.id in builders:
+            return builders[arg.func.id]  # ``decode(build(config))``
+        text = dotted(arg) if not isinstance(arg, ast.Starred) else None
+        return held.get(text) if text else None
+
+    if signatures:
+        for caller, class_name in _functions_with_class(ctx.tree):
+            held = dict(_wrapped_locals(ctx, caller))
+            if class_name and caller.args.args:
+                owner = caller.args.args[0].arg
+                for attr, wrapped in wrapped_fields(ctx, f"{ctx.module}:{class_name}").items():
+                    held.setdefault(f"{owner}.{attr}", wrapped)
+            if not held and not builders:
+                continue
+            for call in own_nodes(caller):
+                if not isinstance(call, ast.Call) or not isinstance(call.func, ast.Name) \
+                        or call.func.id not in signatures:
+                    continue
+                positional, names = signatures[call.func.id]
+                for index, arg in enumerate(call.args[:len(positional)]):
+                    wrapped = handed(arg, held)
+                    if wrapped is not None:
+                        found.setdefault(call.func.id, {}).setdefault(positional[index], wrapped)
+                for keyword in call.keywords:
+                    wrapped = handed(keyword.value, held) if keyword.arg in names else None
+                    if wrapped is not None:
+                        found.setdefault(call.func.id, {}).setdefault(keyword.arg, wrapped)
+    ctx.__dict__["_wrapped_params"] = found
+    return found
+
+
+def _functions_with_class(tree: ast.Module):
+    """(function, name of its class or None) of the module-level functions
+    and the methods of module-level classes."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            yield node, None
+        elif isinstance(node, ast.ClassDef):
+            for method in node.body:
+                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    yield method, node.name
 
 
 def wrapped_fields(ctx, class_key: str) -> dict:
@@ -187,39 +301,67 @@ def own_nodes(func: ast.AST):
 
 def _wrapped_locals(ctx, func: ast.AST) -> dict:
     """{assigned text: (group, methods)} of the wrapper calls a function makes
-    (``model = DDP(m)``, ``self.model = FSDP(m)``, ``fully_shard(m)``);
-    worked out once per function of the file (its own wrappings, its
-    class's and the file's wrapped fields all ask)."""
+    (``model = DDP(m)``, ``self.model = FSDP(m)``, ``fully_shard(m)``,
+    ``model = build(config)`` of a builder of the file, a module built under
+    a partitioning context); worked out once per function of the file (its
+    own wrappings, its class's and the file's wrapped fields all ask)."""
     memo = ctx.__dict__.setdefault("_wrapped_locals", {})
     known = memo.get(id(func))
     if known is None:
-        known = memo[id(func)] = _find_wrapped_locals(ctx, func)
+        known = memo[id(func)] = _find_wrapped_locals(ctx, func, file_builders(ctx))[0]
     return known
 
 
-def _find_wrapped_locals(ctx, func: ast.AST) -> dict:
+def _find_wrapped_locals(ctx, func: ast.AST, builders: dict) -> tuple:
+    """({assigned text: (group, methods)}, (group, methods) of the wrapped
+    module the function returns or None)."""
     wrappers = ctx.knowledge.data_parallel_wrappers
+    withs = partitioning_withs(ctx)
     targets: dict = {}  # id(value) -> assigned texts
     statements = set()  # id() of the calls that are whole expression statements
+    made: dict = {}  # id(call) -> (group, methods) of the calls that make a wrapped module
+    returns = []
     out: dict = {}
-    for node in own_nodes(func):
+    nodes = list(own_nodes(func))
+    for node in nodes:
+        if type(node) in (ast.With, ast.AsyncWith) and id(node) in withs:
+            # what a statement directly in the body builds is partitioned
+            for statement in node.body:
+                value = statement.value if isinstance(statement, (ast.Assign, ast.Return)) else None
+                if isinstance(value, ast.Call):
+                    made[id(value)] = withs[id(node)]
+    for node in nodes:
         if isinstance(node, ast.Assign):
             texts = [dotted(target) for target in node.targets]
             targets[id(node.value)] = [text for text in texts if text and "()" not in text]
         elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             statements.add(id(node.value))
-        elif isinstance(node, ast.Call):
+        elif isinstance(node, ast.Return) and node.value is not None:
+            returns.append(node.value)
+        elif isinstance(node, ast.Call) and id(node) not in made:
             raw = dotted(node.func)
             canon = canonical_text(raw, ctx.imports) if raw else None
             methods = next((tuple(m) for pattern, m in wrappers if canon and fnmatch_any(canon, [pattern])), None)
             if methods is None:
+                if type(node.func) is ast.Name and raw in builders:
+                    made[id(node)] = builders[raw]
                 continue
             group = "world"
             for keyword in node.keywords:
                 if keyword.arg == "process_group":
                     group = group_from_text(unparse(keyword.value)) or "world"
-            for text in targets.get(id(node), ()):
-                out[text] = (group, methods)
+            made[id(node)] = (group, methods)
             if id(node) in statements and node.args and isinstance(node.args[0], ast.Name):
                 out.setdefault(node.args[0].id, (group, methods))  # wrapped in place (``fully_shard(m)``)
-    return out
+    for key, wrapped in made.items():
+        for text in targets.get(key, ()):
+            out[text] = wrapped
+    returned = None
+    for value in returns:
+        if id(value) in made:
+            returned = made[id(value)]
+        elif isinstance(value, ast.Name) and value.id in out:
+            returned = out[value.id]
+        if returned is not None:
+            break
+    return out, returned

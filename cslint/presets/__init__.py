@@ -293,6 +293,12 @@ class Preset:
     #: on this rank's own batch; the backward of what it computed all-reduces
     #: the gradients; ``methods`` are its other methods that communicate
     data_parallel_wrappers: list = field(default_factory=list)
+    #: ``(pattern, methods)``: context managers under which the modules a
+    #: function builds are partitioned over the ranks (``with
+    #: deepspeed.zero.Init(): model = Model(config)``, ZeRO-3): calling such a
+    #: module is a collective, like calling a wrapped one (its forward
+    #: all-gathers the partitioned weights)
+    partitioning_contexts: list = field(default_factory=list)
     #: ``(base pattern, methods)``: methods a framework calls on every rank
     #: with that rank's own batch as the first argument after ``self``, in a
     #: class derived from a base the pattern matches (a Lightning trainer hands
@@ -332,6 +338,8 @@ class Knowledge:
     local_failures: frozenset = frozenset()
     #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
     data_parallel_wrappers: tuple = ()
+    #: see :attr:`Preset.partitioning_contexts` (canonical dotted patterns)
+    partitioning_contexts: tuple = ()
     #: see :attr:`Preset.batch_hooks` (canonical dotted base patterns)
     batch_hooks: tuple = ()
     #: see :attr:`Preset.thread_callbacks` (canonical dotted base patterns)
@@ -553,6 +561,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         rendezvous.update(preset.rendezvous)
         merged.local_failures |= frozenset(preset.local_failures)
         merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
+        merged.partitioning_contexts += tuple(preset.partitioning_contexts)
         merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)
         merged.thread_callbacks += tuple((base, tuple(methods)) for base, methods in preset.thread_callbacks)
     merged.relative_ranks = frozenset(relative)

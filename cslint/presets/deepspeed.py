@@ -39,8 +39,18 @@ _sources = [
     SourceSpec("*.grid.stage_id", "pipeline stage", what="value", dims=_PP),
 ]
 
+# ZeRO-3: a module built under ``deepspeed.zero.Init()`` has its parameters
+# partitioned over the ranks as it is made; every forward all-gathers them
+# (and a full ``state_dict`` gathers every partition).
+_PARTITIONING = [
+    ("deepspeed.zero.Init", ("state_dict",)),
+    ("deepspeed.runtime.zero.Init", ("state_dict",)),
+    ("deepspeed.runtime.zero.partition_parameters.Init", ("state_dict",)),
+]
+
 PRESET = Preset(
     name="deepspeed",
     collectives=_collectives,
     sources=_sources,
+    partitioning_contexts=_PARTITIONING,
 )

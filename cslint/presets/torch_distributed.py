@@ -194,6 +194,10 @@ _WRAPPERS = [
     ("torch.distributed._composable.fsdp.fully_shard", ()),
     ("fairscale.nn.data_parallel.FullyShardedDataParallel", _SHARDED_METHODS),
     ("fairscale.nn.FullyShardedDataParallel", _SHARDED_METHODS),
+    # ColossalAI's Gemini: parameters kept in chunks sharded over the ranks,
+    # gathered chunk by chunk in every forward
+    ("colossalai.nn.parallel.GeminiDDP", ("state_dict",)),
+    ("colossalai.zero.GeminiDDP", ("state_dict",)),
 ]
 
 _uniform = [
