@@ -50,9 +50,9 @@ from cslint.api import check_paths
 from cslint.engine.discovery import DiscoveryOptions
 parsed = set()
 extract = workers.extract
-def recording(job, context):
+def recording(job, context, *rest):
     parsed.add(job.path)
-    return extract(job, context)
+    return extract(job, context, *rest)
 workers.extract = recording
 result = check_paths([sys.argv[2]], cache=False, jobs=1, discovery=DiscoveryOptions(respect_gitignore=False))
 print(json.dumps({"parsed": sorted(parsed), "files": result.files,
