@@ -27,7 +27,7 @@ from .cfg import FAILING_CALL
 from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .records import Site, Variant
-from .syntax import dotted, first_exit_in
+from .syntax import dotted, first_exit_in, is_process_exit
 from .transfer import Flow, LoopRebinds, Transfer, _mutator_call as mutator_call, loop_rebinds
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -35,6 +35,20 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: statements that bind no variable
 _BINDS_NOTHING = frozenset({ast.Return, ast.Raise, ast.Assert, ast.Pass, ast.Break, ast.Continue, ast.Delete,
                             ast.Global, ast.Nonlocal})
+
+
+def _leaves_function(stmts) -> bool:
+    """Whether a block always leaves the function at its end: its last
+    statement returns, raises or ends the process."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    return type(last) in (ast.Return, ast.Raise) or is_process_exit(last)
+
+
+def _restore(env: dict, before: dict) -> None:
+    env.clear()
+    env.update(before)
 
 
 class SummaryWalk:
@@ -155,7 +169,21 @@ class SummaryWalk:
             own_part = tests_membership(s) and selects_own_part(s, self.info.parents)
             cond = project(CONTENTS, truth) if own_part else whole(truth)
             inner = implicit | cond
-            nested = self._block(s.body, env, inner, variant) | self._block(s.orelse, env, inner, variant)
+            # an arm that leaves the function (its last statement a return or
+            # a raise, outside any try) hands none of its assignments on: the
+            # statements after the test, and the other arm, see what the
+            # variables held before it
+            body_leaves = not self._in_try and _leaves_function(s.body)
+            else_leaves = not self._in_try and _leaves_function(s.orelse)
+            before = dict(env) if body_leaves or else_leaves else None
+            nested = self._block(s.body, env, inner, variant)
+            if body_leaves:
+                _restore(env, before)
+            elif else_leaves:
+                before = dict(env)
+            nested = nested | self._block(s.orelse, env, inner, variant)
+            if else_leaves:
+                _restore(env, before)
             # an exit nested deeper (``if a: if b: continue``) skips the rest on its own condition too
             return cond | nested if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
         if t in (ast.For, ast.AsyncFor):
