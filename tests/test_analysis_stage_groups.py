@@ -158,3 +158,42 @@ def test_a_coordinators_method_runs_over_the_group_it_is_called_on():
                 get_pp_group().reduce_in_place(t)            # reported: the PP group spans the stages
                 coordinator.reduce_in_place(t)               # reported: nothing says which group
     """) == [25, 26]
+
+
+def test_a_local_bound_only_to_groups_is_the_group_spanning_them():
+    assert _lines("""
+        import torch.distributed as dist
+
+        class Cache:
+            def __init__(self, params):
+                self.attn_cp_group = params.attn_cp_cache_group
+                self.attn_tp_group = params.attn_tp_cache_group
+                self.pp_group = params.pp_cache_group
+                self.pp_rank = params.pp_rank
+
+            def over_the_stage(self, t):
+                for group in (self.attn_cp_group, self.attn_tp_group):   # tp_cp: one stage
+                    dist.all_reduce(t, group=group)
+                g = self.attn_tp_group
+                dist.barrier(group=g)
+
+            def over_the_stages(self, t):
+                for group in [self.attn_tp_group, self.pp_group]:
+                    dist.all_reduce(t, group=group)
+
+            def over_a_list_of_groups(self, t, groups):
+                for group in groups:
+                    dist.all_reduce(t, group=group)
+
+            def rebound(self, t, other):
+                g = self.attn_tp_group
+                with other as g:
+                    dist.barrier(group=g)
+
+            def sync(self, t, other):
+                if self.pp_rank == 0:
+                    self.over_the_stage(t)
+                    self.over_the_stages(t)            # reported: the PP group spans the stages
+                    self.over_a_list_of_groups(t, [])  # reported: nothing says which groups
+                    self.rebound(t, other)             # reported: bound by a with too
+    """) == [33, 34, 35]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..presets import CollectiveSpec, fnmatch_any, group_from_text
+from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
 from .astwalk import children_into, walk as fast_walk
 from .records import CollectiveMatch
 from .scope import canonical_text
@@ -34,7 +34,14 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
     match = info.ctx.match_collective(call, raw, canon) if raw else None
     if match is None and raw and raw.startswith("super()."):
         match = inherited_collective(info, call, raw)
-    if match is not None or not raw or not imports_a_wrapper(info.ctx):
+    if match is not None:
+        group = match.group
+        if group.startswith("group:") and group[6:].isidentifier():
+            local = local_group(info, group[6:])
+            if local is not None:
+                return match._replace(group=local)
+        return match
+    if not raw or not imports_a_wrapper(info.ctx):
         return match
     models, outputs = wrapped_models(info)
     if raw in models:
@@ -46,6 +53,68 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
         return CollectiveMatch(name, models[receiver][0], "torch",
                                WRAPPED_FORWARD if name == "forward" else WRAPPED_BACKWARD)
     return None
+
+
+def local_group(info, name: str) -> Optional[str]:
+    """The group a local name of the function holds where every binding of
+    it names one: a loop over groups written out (``for g in (self.cp_group,
+    self.tp_group)``: the group spanning them all, ``tp_cp``, as a collective
+    over ``g`` runs over each in turn) or an assignment (``g = self.tp_group``);
+    None where the name is a parameter (bound at each call), some binding is
+    anything else or names no group.  Worked out once per function and name."""
+    memo = info.__dict__.setdefault("_local_groups", {})
+    if name in memo:
+        return memo[name]
+    memo[name] = None
+    if name in {p.lstrip("*") for p in info.params}:
+        return None
+    ctx = info.ctx
+    texts: list = []
+    known = stores = 0
+    for node in own_nodes(info.func):
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id == name and type(node.ctx) is not ast.Load:
+                stores += 1
+            continue
+        if kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
+            target, values = node.target, node.iter
+            if not (type(target) is ast.Name and target.id == name):
+                continue
+            if not isinstance(values, (ast.Tuple, ast.List, ast.Set)):
+                return None
+            elements = values.elts
+        elif kind is ast.Assign:
+            if not any(type(t) is ast.Name and t.id == name for t in node.targets):
+                continue
+            elements = [node.value]
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            if name in node.names:
+                return None
+            continue
+        else:
+            continue
+        known += 1 if kind is not ast.Assign else sum(
+            1 for t in node.targets if type(t) is ast.Name and t.id == name)
+        for element in elements:
+            if isinstance(element, ast.Starred):
+                return None
+            text = dotted(element) if isinstance(element, (ast.Name, ast.Attribute, ast.Call)) else \
+                "" if isinstance(element, ast.Constant) and element.value is None else None
+            if text is None:
+                return None
+            texts.append(text)
+    if not texts or known != stores:
+        return None  # bound some other way too (unpacking, ``with ... as``, a walrus)
+    groups = set()
+    for text in texts:
+        group = ctx.group_of_text(text) if text else "world"
+        if group.startswith("group:"):
+            return None
+        groups.add(group)
+    found = covering_group(groups, GROUP_SPANS)
+    memo[name] = found
+    return found
 
 
 def inherited_collective(info, call: ast.Call, raw: str):
