@@ -368,7 +368,8 @@ class Evaluator(StructureReads):
                 arg_atoms = _held(func, last, ref, arg_atoms)
             fallback = receiver | arg_atoms
             if ref is not None:
-                bind = ref.tag == "func" and ref.qualname in self.ctx.issuing_functions
+                # (a class of the file too: each argument reaches its own field)
+                bind = ref.tag == "class" or ref.tag == "func" and ref.qualname in self.ctx.issuing_functions
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind)
             return fallback
         if verdict is _FIXED:
