@@ -201,8 +201,8 @@ def test_a_method_name_many_classes_define_selects_files_only_with_its_class(tmp
 
 
 def test_workers_hand_out_a_rounds_last_files_largest_first_and_keep_the_job_order():
-    """The batches no worker has started when the last file of a round is
-    chosen go out again one file per task, largest first (``Workers._even_out``);
+    """The batches no worker has been sent when the last file of a round is
+    chosen go out one file per task, largest first (``Workers._even_out``);
     the facts still come back in the order of the jobs, each from its own job."""
     import sys
 
@@ -219,10 +219,9 @@ def test_workers_hand_out_a_rounds_last_files_largest_first_and_keep_the_job_ord
     handed_out = []
     even_out = Workers._even_out
 
-    def spy(self, tasks, submitted):
-        evened = even_out(self, tasks, submitted)
-        kept = {id(task) for task in tasks}
-        handed_out.append([positions for task in evened if id(task) not in kept for positions in [task[1]]])
+    def spy(self, free, submitted):
+        evened = even_out(self, free, submitted)
+        handed_out.append(list(evened))
         return evened
 
     Workers._even_out = spy
@@ -279,6 +278,58 @@ def test_a_re_analysis_patch_in_process_runs_on_the_kept_tree_and_gives_the_fact
     fresh = workers_module.extract(patch, context)
     assert patched.partial and [fn.qualname for fn in patched.functions] == ["other"]
     assert pickle.dumps(patched) == pickle.dumps(fresh) == pickle.dumps(again)
+
+
+def test_a_re_analysis_patch_goes_to_the_worker_that_keeps_the_files_tree(tmp_path, monkeypatch):
+    """Each worker keeps the syntax trees of the files it parsed, and a
+    re-analysis patch of such a file goes to that worker (a pipe per
+    worker): no patch parses its file again, and the patches' facts pickle
+    to the bytes of patches on a fresh parse; a tree no longer kept
+    (``keep_trees``) is parsed again."""
+    import ast
+    import os
+    import pickle
+    import sys
+
+    from cslint.engine import workers as workers_module
+    from cslint.engine.workers import PARALLEL_THRESHOLD, ParseJob, RunContext, Workers
+
+    if not sys.platform.startswith("linux"):
+        return
+    log = tmp_path / "parses"
+    parse = ast.parse
+
+    def counting(data, *args, **kwargs):  # inherited by the forked workers
+        with open(log, "a") as out:
+            out.write(f"{os.getpid()} {kwargs.get('filename')}\n")
+        return parse(data, *args, **kwargs)
+
+    monkeypatch.setattr(workers_module.ast, "parse", counting)
+    context = RunContext.of(["torch_distributed"])
+    jobs = []
+    for index in range(PARALLEL_THRESHOLD):
+        source = (f"import torch.distributed as dist\n\ndef sync_{index}(t):\n    dist.all_reduce(t)\n\n"
+                  f"def other_{index}(t):\n    helper_wrapper(t)\n").encode()
+        jobs.append(ParseJob(f"m{index}.py", source, Settings(), f"m{index}", frozenset()))
+    with Workers(2, len(jobs), context) as pool:
+        assert pool.pool is not None
+        first = pool.map(iter(jobs))
+        patches = [ParseJob(job.path, job.data, job.settings, job.module, frozenset({"helper_wrapper"}),
+                            frozenset(i for i, fn in enumerate(facts.functions) if fn.deep))
+                   for job, facts in zip(jobs, first)]
+        pool.keep_trees(job.path for job in jobs[1:])
+        patched = pool.map(iter(patches))
+        pool.keep_trees(())
+    parses = [line.split() for line in log.read_text().splitlines()]
+    by_path: dict = {}
+    for pid, path in parses:
+        by_path.setdefault(path, []).append(pid)
+    assert len({pid for pid, _path in parses}) == 2, "both workers parsed"
+    assert len(by_path["m0.py"]) == 2  # its tree was dropped: parsed again
+    assert all(len(by_path[job.path]) == 1 for job in jobs[1:]), "a patch parsed its file again"
+    for patch, facts in zip(patches, patched):
+        assert facts.partial and [fn.qualname for fn in facts.functions] == [f"other_{patch.module[1:]}"]
+        assert pickle.dumps(facts) == pickle.dumps(workers_module.extract(patch, context))
 
 
 def test_parsing_in_process_leaves_the_collector_alone(monkeypatch):

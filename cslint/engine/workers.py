@@ -1,8 +1,8 @@
 """Parsing and fact extraction, in worker processes.
 
-A run forks its pool of workers once, before it reads any file (each worker
-starts small and holds only what it parses), and hands them the run's
-:class:`RunContext` through the pool's initializer.  Each :class:`ParseJob`
+A run forks its workers once, before it reads any file (each worker starts
+small and holds only what it parses), and hands them the run's
+:class:`RunContext` as it starts them.  Each :class:`ParseJob`
 names one file's input; a worker parses it, extracts its facts
 (:func:`cslint.analysis.facts.extract_file_facts`) and, with a cache file,
 stores them there itself (the parent would pickle them a second time, one
@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import ast
 import gc
+import pickle
+import queue
 import signal
 import sys
-from concurrent.futures import ProcessPoolExecutor
+import threading
+from collections import deque
 from dataclasses import dataclass
+from multiprocessing.connection import wait as wait_for
 from typing import Optional
 
 from ..config import Settings
@@ -37,11 +41,16 @@ PARALLEL_THRESHOLD = 64  # fewer files than this are parsed in-process
 # wait for the next round.
 BATCH = 8  # files per task sent to a worker, at most
 BATCH_BYTES = 48 << 10  # and at most about this much source
+#: tasks sent to a worker and not back yet, at most: the one it works on and
+#: the next, so it never waits for the run's process between two
+IN_FLIGHT = 2
 
 # Cycles of what extraction allocates are collected in a worker after every
 # this much source (a safety net: extraction leaves no syntax tree or
 # self-calling closure in a cycle, tests/test_memory_bounds.py; on vLLM a
-# whole run leaves about 8 k objects to the collector).  The run's own process
+# whole run leaves about 8 k objects to the collector); what is left after a
+# collection (the syntax trees the worker keeps, see Workers.keep_trees) is
+# frozen, so the next one does not walk it again.  The run's own process
 # parsing in-process does not collect: a collection of its youngest
 # generation walks every object made since the one before, the facts it
 # keeps included, 1.3 s of a 24 s jobs=1 run of vLLM for those 8 k objects.
@@ -150,38 +159,45 @@ def describe_syntax_error(exc: SyntaxError) -> str:
 
 
 class _WorkerProcess:
-    """A worker's own state: the run's context from the pool initializer,
-    and the source parsed since its last collection of cycles."""
+    """A worker's own state: the run's context, the source parsed since
+    its last collection of cycles, and the syntax trees of the files it
+    parsed that a re-analysis patch may come for (resolved path -> (bytes,
+    tree); see :meth:`Workers.keep_trees`)."""
 
     def __init__(self, context: RunContext):
         self.context = context
         self.since_collect = 0
+        self.trees: dict = {}
 
     def parse_batch(self, jobs: list) -> list:
         out = []
         for job in jobs:
-            out.append(extract(job, self.context))
+            out.append(extract(job, self.context, self.trees))
             self.since_collect += len(job.data)
             if self.since_collect >= COLLECT_EVERY_BYTES:
                 self.since_collect = 0
-                gc.collect()  # walks only the worker's own objects: what it inherited is frozen
+                gc.collect()  # walks only the worker's own objects made since the last one
+                gc.freeze()  # the rest lives on (kept trees, caches) or is freed by reference counting
         return out
 
+    def keep_trees(self, paths: frozenset) -> None:
+        self.trees = {path: kept for path, kept in self.trees.items() if path in paths}
 
-#: In a worker process, its state (set by the pool initializer); None in the
-#: run's own process, which never reads it.
+
+#: In a worker process, its state (set as it starts); None in the run's own
+#: process, which never reads it.
 _PROCESS: Optional[_WorkerProcess] = None
 
 
 def _worker_start(context: RunContext) -> None:
-    """The pool initializer.  Worker processes run with the cyclic collector
+    """A worker's start.  Worker processes run with the cyclic collector
     off, like the parent; what extraction leaves in cycles is collected
     every few megabytes of source instead (the inherited objects are frozen
     first, so a collection walks only the worker's own objects).  Without it
     a long-lived worker kept every file's garbage until the end of the run.
 
     Ctrl-C reaches every process of the terminal's group: the parent alone
-    handles it (and stops the pool), so a worker ignores it instead of
+    handles it (and stops the workers), so a worker ignores it instead of
     printing a traceback; SIGTERM ends a worker plainly, whatever handler
     the parent had when it forked."""
     global _PROCESS
@@ -193,13 +209,55 @@ def _worker_start(context: RunContext) -> None:
     gc.freeze()
 
 
-def _parse_batch(jobs: list) -> list:
-    """A task of a worker process."""
-    return _PROCESS.parse_batch(jobs)
+def _serve(conn, context: RunContext, parent_ends: list) -> None:
+    """A worker process: tasks come in order on ``conn`` (a batch of
+    :class:`ParseJob` to extract, answered with their facts or the exception
+    it raised; the paths whose trees to keep, not answered), until the run's
+    process closes its end.  One thread reads the tasks as they come and
+    another sends the answers, so neither the run's process nor this one
+    waits for the other to read a pipe: the run's process reads answers
+    between the files its prefilter chooses."""
+    for end in parent_ends:  # the run's ends of the pipes, inherited by the fork
+        end.close()
+    _worker_start(context)
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    outbox: queue.SimpleQueue = queue.SimpleQueue()
 
+    def receive() -> None:
+        while True:
+            try:
+                message = conn.recv()
+            except (EOFError, OSError):
+                message = None
+            inbox.put(message)
+            if message is None:
+                return
 
-def _ready() -> bool:
-    return True
+    def answer() -> None:
+        while True:
+            reply = outbox.get()
+            try:
+                try:
+                    conn.send(reply)
+                except (pickle.PicklingError, TypeError, AttributeError) as exc:  # an exception that does not pickle
+                    conn.send((False, RuntimeError(f"{reply[1]!r} ({exc})")))
+            except OSError:  # the run's process is gone or stopped listening
+                return
+
+    threading.Thread(target=receive, daemon=True).start()
+    threading.Thread(target=answer, daemon=True).start()
+    while True:
+        message = inbox.get()
+        if message is None:
+            return
+        kind, payload = message
+        if kind == "keep":
+            _PROCESS.keep_trees(payload)
+            continue
+        try:
+            outbox.put((True, _PROCESS.parse_batch(payload)))
+        except Exception as exc:  # the run's process raises it, as if it had extracted the batch itself
+            outbox.put((False, exc))
 
 
 #: Held back while the workers start: a worker forked with the parent's
@@ -208,19 +266,47 @@ _STOP_SIGNALS = frozenset((signal.SIGINT, signal.SIGTERM))
 _CAN_BLOCK = hasattr(signal, "pthread_sigmask")
 
 
+class _BrokenWorker(RuntimeError):
+    """A worker process ended without answering."""
+
+
+class _Worker:
+    """The run's end of one worker process: its pipe, the tasks sent to it
+    and not answered yet (their positions in the round's jobs, oldest first),
+    and the tasks that can go to it alone (patches on the trees it keeps)."""
+
+    def __init__(self, index: int, process, conn):
+        self.index = index
+        self.process = process
+        self.conn = conn
+        self.in_flight: deque = deque()
+        self.pinned: deque = deque()
+
+
 class Workers:
     """The worker processes of one run, started once, before the run reads
     any file: forked from a small parent, each worker holds only what it
     parses (a pool started per round was forked from a parent holding every
-    file's bytes and facts, and paid the start-up each round)."""
+    file's bytes and facts, and paid the start-up each round).
+
+    Each worker has a pipe of its own, so the run's process decides which
+    worker does what: a worker keeps the syntax tree of each file it parses,
+    and a re-analysis patch of that file goes to that worker, which runs it
+    on the tree instead of parsing the same bytes again (see
+    :meth:`keep_trees`); every other task goes to a worker with fewer than
+    :data:`IN_FLIGHT` tasks in hand, so a task waits in the run's process
+    until a worker can start it."""
 
     def __init__(self, jobs: int, files: int, context: RunContext):
         self.jobs = jobs
         self.context = context
-        self.pool = None
+        #: the workers (:class:`_Worker`), or None: the run's own process parses
+        self.pool: Optional[list] = None
         #: resolved path -> (bytes, syntax tree) of the files parsed in-process
         #: that a re-analysis patch may parse again (see keep_trees)
         self._trees: dict = {}
+        #: resolved path -> the index of the worker that parsed it last (and keeps its tree)
+        self._holder: dict = {}
         if jobs <= 1 or files < PARALLEL_THRESHOLD:
             return
         if _CAN_BLOCK:
@@ -229,18 +315,24 @@ class Workers:
             try:
                 import multiprocessing
 
-                mp_context = multiprocessing.get_context("fork") if sys.platform.startswith("linux") else None
-                self.pool = ProcessPoolExecutor(max_workers=jobs, mp_context=mp_context, initializer=_worker_start,
-                                                initargs=(context,))
-                # processes start on submission: start them all now, while small
-                for future in [self.pool.submit(_ready) for _ in range(jobs)]:
-                    future.result()
+                forking = sys.platform.startswith("linux")
+                mp_context = multiprocessing.get_context("fork" if forking else None)
+                self.pool = []
+                for index in range(jobs):
+                    here, there = mp_context.Pipe()
+                    # a fork inherits the run's ends of the pipes made so far: the worker closes them
+                    ends = [worker.conn for worker in self.pool] + [here] if forking else []
+                    process = mp_context.Process(target=_serve, args=(there, context, ends), daemon=True,
+                                                 name=f"cslint-worker-{index}")
+                    process.start()
+                    there.close()
+                    self.pool.append(_Worker(index, process, here))
             finally:
                 if _CAN_BLOCK:  # a signal that came meanwhile is delivered here, to the parent
                     signal.pthread_sigmask(signal.SIG_SETMASK, previous_mask)
         except (OSError, RuntimeError):  # no processes available: work here
             self.close()
-        except BaseException:  # Ctrl-C while starting: no `with` block will stop the workers
+        except BaseException:  # Ctrl-C while starting
             self.close()
             raise
 
@@ -252,47 +344,97 @@ class Workers:
         if self.pool is None:
             return self._parse_here(jobs, bar)
         jobs = iter(jobs)
-        submitted, batch = [], []
-        tasks = []  # (future, the positions in ``submitted`` of its jobs)
+        submitted: list = []
+        out: list = []
+        free: deque = deque()  # tasks (positions in ``submitted``) for any worker, not sent yet
+        batch: list = []
         batch_bytes = 0
+        pinned: dict = {}  # worker index -> (positions, bytes) of the patches gathered for it
         try:
             for job in jobs:
-                batch.append(len(submitted))
+                position = len(submitted)
                 submitted.append(job)
-                batch_bytes += len(job.data)
+                out.append(None)
                 if bar is not None:
                     bar.expect()
-                if len(batch) == BATCH or batch_bytes >= BATCH_BYTES:
-                    tasks.append((self.pool.submit(_parse_batch, [submitted[i] for i in batch]), batch))
-                    batch, batch_bytes = [], 0
+                holder = self._holder.get(job.path) if job.already_deep is not None else None
+                if holder is not None:
+                    positions, size = pinned.get(holder, ([], 0))
+                    positions.append(position)
+                    size += len(job.data)
+                    if len(positions) == BATCH or size >= BATCH_BYTES:
+                        self.pool[holder].pinned.append(positions)
+                        positions, size = [], 0
+                    pinned[holder] = (positions, size)
+                else:
+                    batch.append(position)
+                    batch_bytes += len(job.data)
+                    if len(batch) == BATCH or batch_bytes >= BATCH_BYTES:
+                        free.append(batch)
+                        batch, batch_bytes = [], 0
+                self._send(free, submitted)
+                self._receive(out, bar, 0)
+            for holder, (positions, _size) in pinned.items():
+                if positions:
+                    self.pool[holder].pinned.append(positions)
             if batch:
-                tasks.append((self.pool.submit(_parse_batch, [submitted[i] for i in batch]), batch))
-            tasks = self._even_out(tasks, submitted)
-            out = [None] * len(submitted)
-            for future, positions in tasks:
-                for position, facts in zip(positions, future.result()):
-                    out[position] = facts
-                    if bar is not None:
-                        bar.advance()
-            return out
-        except (OSError, RuntimeError):  # the pool broke (BrokenProcessPool): finish here
+                free.append(batch)
+            free = self._even_out(free, submitted)
+            while True:
+                self._send(free, submitted)
+                if not any(worker.in_flight for worker in self.pool):
+                    return out
+                self._receive(out, bar, None)
+        except (OSError, RuntimeError):  # a worker broke: finish here
             self.close()
             if bar is not None:
                 bar.start(bar.label, 0)
             return self._parse_here(submitted, bar) + self._parse_here(jobs, bar)
 
-    def _even_out(self, tasks: list, submitted: list) -> list:
-        """The tasks of a round, with those no worker has started yet handed
-        out again one file per task, largest first: the round waits for its
-        last task, and a batch of files, or a large file, left for last keeps
-        one worker busy while the others have nothing to do (the next round
-        needs every fact of this one)."""
-        waiting = [positions for future, positions in tasks if future.cancel()]
-        if not waiting:
-            return tasks
-        kept = [(future, positions) for future, positions in tasks if not future.cancelled()]
-        left = sorted((i for positions in waiting for i in positions), key=lambda i: (-len(submitted[i].data), i))
-        return kept + [(self.pool.submit(_parse_batch, [submitted[i]]), [i]) for i in left]
+    def _send(self, free: deque, submitted: list) -> None:
+        """Hand tasks to the workers with fewer than IN_FLIGHT in hand: a
+        worker's own patches first, then the next task for any worker."""
+        for worker in self.pool:
+            while len(worker.in_flight) < IN_FLIGHT:
+                if worker.pinned:
+                    positions = worker.pinned.popleft()
+                elif free:
+                    positions = free.popleft()
+                else:
+                    break
+                batch = [submitted[i] for i in positions]
+                for job in batch:
+                    if job.raising is None:
+                        self._holder[job.path] = worker.index
+                worker.conn.send(("batch", batch))
+                worker.in_flight.append(positions)
+
+    def _receive(self, out: list, bar, timeout: Optional[float]) -> None:
+        """Put the facts of the tasks answered so far in ``out``; with
+        ``timeout`` None, wait for one answer at least."""
+        busy = {worker.conn: worker for worker in self.pool if worker.in_flight}
+        for conn in wait_for(list(busy), timeout):
+            worker = busy[conn]
+            try:
+                done, value = conn.recv()
+            except EOFError:
+                raise _BrokenWorker(f"worker {worker.index} ended") from None
+            positions = worker.in_flight.popleft()
+            if not done:
+                raise value
+            for position, facts in zip(positions, value):
+                out[position] = facts
+                if bar is not None:
+                    bar.advance()
+
+    def _even_out(self, free: deque, submitted: list) -> deque:
+        """The tasks of a round no worker has been sent when the round's
+        last file is chosen, one file per task, largest first: the round
+        waits for its last task, and a batch of files, or a large file, left
+        for last keeps one worker busy while the others have nothing to do
+        (the next round needs every fact of this one)."""
+        left = sorted((i for positions in free for i in positions), key=lambda i: (-len(submitted[i].data), i))
+        return deque([i] for i in left)
 
     def _parse_here(self, jobs, bar) -> list:
         out = []
@@ -306,21 +448,39 @@ class Workers:
 
     def keep_trees(self, paths) -> None:
         """Keep the syntax trees of the files at ``paths`` (resolved) only:
-        those a re-analysis patch comes for next.  A file parsed in this
-        process has its tree kept until then, and the patch runs on it
-        instead of parsing the same bytes again (a patch of a tree not kept
-        parses them: the same facts, in more time).  Trees are kept by the
-        run's own process only: a patch goes to whichever worker is free,
-        1 time in ``jobs`` the one holding the tree."""
+        those a re-analysis patch comes for next.  A file's tree is kept by
+        the process that parsed it (the run's own, or the worker the file
+        went to) until then, and the patch goes to that process and runs
+        on the tree instead of parsing the same bytes again (a patch of a
+        tree not kept parses them: the same facts, in more time)."""
         wanted = set(paths)
         for path in [path for path in self._trees if path not in wanted]:
             del self._trees[path]
+        if self.pool is None:
+            return
+        held: list = [[] for _ in self.pool]
+        for path, index in list(self._holder.items()):
+            if path in wanted:
+                held[index].append(path)
+            else:
+                del self._holder[path]
+        try:
+            for worker in self.pool:
+                worker.conn.send(("keep", frozenset(held[worker.index])))
+        except OSError:  # a worker is gone: the next map finds it out and parses here
+            pass
 
     def close(self) -> None:
         self._trees = {}
+        self._holder = {}
         if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-            self.pool = None
+            pool, self.pool = self.pool, None
+            for worker in pool:
+                if worker.in_flight:  # stopped in the middle (Ctrl-C, an error): no answer is awaited
+                    worker.process.terminate()
+                worker.conn.close()  # the worker's reader ends: it stops after its task in hand
+            for worker in pool:
+                worker.process.join()
 
     def __enter__(self):
         return self
