@@ -1022,3 +1022,68 @@ def test_a_random_draw_differs_in_value_not_in_size():
                 dist.barrier()                     # reported, a random count
     """)
     assert lines == [17, 19]
+
+
+# -- (h) a helper that agrees its argument in place -------------------------------------------
+
+
+def test_a_helper_that_reduces_its_argument_in_place_agrees_the_callers_object():
+    lines = _lines("""
+        import torch
+        import torch.distributed as dist
+
+        def reduce_max(t, group=None):
+            if dist.get_world_size(group) == 1:
+                return
+            with torch.no_grad():
+                dist.all_reduce(t, op=dist.ReduceOp.MAX, group=group)
+
+        def outer(t):
+            reduce_max(t)
+
+        def reduce_copy(t):
+            t = t.clone()
+            dist.all_reduce(t)
+            return t
+
+        def reduce_some(t, flag):
+            if flag:
+                dist.all_reduce(t)
+
+        def reduce_late(t, skip):
+            if skip:
+                return
+            dist.all_reduce(t)
+
+        class Counter:
+            def _sync(self, data):
+                dist.all_reduce(data)
+
+            def step(self, rank):
+                t = torch.tensor([rank])
+                self._sync(t)
+                if t.item() > 0:
+                    dist.barrier()                 # agreed by the helper
+                u = torch.tensor([rank])
+                reduce_max(group=None, t=u)
+                if u.item() > 0:
+                    dist.barrier()                 # agreed, passed by keyword
+                v = torch.tensor([rank])
+                outer(v)
+                if v.item() > 0:
+                    dist.barrier()                 # agreed through two helpers
+                w = torch.tensor([rank])
+                reduce_copy(w)
+                if w.item() > 0:
+                    dist.barrier()                 # reported: the helper reduced a copy
+                x = torch.tensor([rank])
+                reduce_some(x, self.enabled)
+                if x.item() > 0:
+                    dist.barrier()                 # reported: reduced on one path only
+                y = torch.tensor([rank])
+                reduce_late(y, False)
+                if y.item() > 0:
+                    dist.barrier()                 # reported: it may return first
+    """)
+    assert lines == [48, 52, 56]
+

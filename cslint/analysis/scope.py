@@ -12,11 +12,14 @@ from typing import Optional
 
 from ..config import Settings, matches_any
 from ..presets import Knowledge, group_from_text, rank_name_dims, size_name_is_uniform
+from .astwalk import children_into
+from .atoms import func_ref, method_ref
 from .results import AtomBuilder
 from .cfg import exit_exceptions
 from .records import CollectiveMatch
-from .syntax import assigned_names, dotted, iter_statements, returns_one_tuple_shape, top_level_definitions, unparse
-from .vocabulary import ALL_MODES_ALL_DIMS, COMM_FACTORIES, GROUP_FROM_RANKS, looks_like_communicator
+from .syntax import (assigned_names, dotted, iter_statements, returns_one_tuple_shape, single_rank_side,
+                     top_level_definitions, unparse)
+from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, COMM_FACTORIES, GROUP_FROM_RANKS, looks_like_communicator
 
 
 def module_name_for(path: str) -> str:
@@ -220,6 +223,51 @@ class ModuleContext:
             known = self._tuple_returns[qualname] = function is not None and returns_one_tuple_shape(function)
         return known
 
+    @property
+    def agreeing_callees(self) -> bool:
+        """Whether some function or method of the module agrees a parameter
+        in place (:meth:`agreed_in_place`): worked out once per file."""
+        found = self.__dict__.get("_agreeing_callees")
+        if found is None:
+            if self._definitions is None:
+                self._definitions = top_level_definitions(self.tree)
+            found = self.__dict__["_agreeing_callees"] = any(
+                self.agreed_in_place(func_ref(self.module, q) if "." not in q else
+                                     method_ref(f"{self.module}:{q.partition('.')[0]}", q.partition(".")[2]))
+                for q in self._definitions)
+        return found
+
+    def agreed_in_place(self, ref) -> dict:
+        """{parameter name: group} of a function or method of this module
+        that hands the parameter's object, as it received it, to a
+        collective writing its buffer in place (``dist.all_reduce(t)``, or a
+        call of another such function of the module) on every path by which
+        it returns: the caller's object is agreed over that group once the
+        call is back.  Read off the syntax of its straight-line body
+        (through ``with``); a ``return`` before the collective ends the
+        search unless only a group of one rank takes it."""
+        tag = ref.tag
+        if tag == "func":
+            if ref.module != self.module:
+                return {}
+            qualname = ref.qualname
+        elif tag == "method":
+            module, _, cls = ref.class_key.partition(":")
+            if module != self.module:
+                return {}
+            qualname = f"{cls}.{ref.name}"
+        else:
+            return {}
+        known = self._agreed_in_place.get(qualname)
+        if known is None:
+            if self._definitions is None:
+                self._definitions = top_level_definitions(self.tree)
+            function = self._definitions.get(qualname)
+            self._agreed_in_place[qualname] = {}  # a helper that calls itself agrees nothing through that call
+            known = self._agreed_in_place[qualname] = {} if function is None else \
+                agreed_parameters(self, function, qualname.rpartition(".")[0])
+        return known
+
     def __init__(self, path: str, module: str, tree: ast.Module, knowledge: Knowledge,
                  settings: Settings, is_package: bool):
         self.path = path
@@ -245,6 +293,7 @@ class ModuleContext:
         self.issuing_functions: frozenset = frozenset()
         self._tuple_returns: dict = {}  # qualname -> whether its returns are tuples (returns_tuples)
         self._definitions = None  # qualname -> function node, on first use (returns_tuples)
+        self._agreed_in_place: dict = {}  # qualname -> {parameter: group} (agreed_in_place)
         self.module_globals = set()
         #: class key -> the canonical dotted texts of its bases (filled as the classes are walked)
         self.class_bases: dict = {}
@@ -526,3 +575,125 @@ class ModuleContext:
             return group_from_text(receiver)
         return None
 
+
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _returns_in(stmt: ast.stmt) -> bool:
+    """Whether a ``return`` (or ``yield``) of the function is inside ``stmt``
+    (nested definitions aside)."""
+    stack = [stmt]
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Return or t is ast.Yield or t is ast.YieldFrom:
+            return True
+        if t in _NESTED or isinstance(node, ast.expr_context):
+            continue
+        children_into(node, stack)
+    return False
+
+
+def _single_rank_exit(stmt: ast.stmt) -> bool:
+    """``if world_size == 1: return`` (either way round): the returns are
+    all on the side only a group of one rank takes."""
+    if type(stmt) is not ast.If:
+        return False
+    side = single_rank_side(stmt.test)
+    if side is None:
+        return False
+    taken, other = (stmt.body, stmt.orelse) if side else (stmt.orelse, stmt.body)
+    return not any(_returns_in(s) for s in other) and any(_returns_in(s) for s in taken)
+
+
+def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
+    """:meth:`ModuleContext.agreed_in_place` of one function node."""
+    args = function.args
+    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    if not params:
+        return {}
+    self_name = params[0] if class_name and not any(
+        dotted(d) in ("staticmethod", "classmethod") for d in function.decorator_list) else None
+    open_params = set(params) - {self_name}
+    agreed: dict = {}
+    statements = []  # the straight-line body, through ``with``
+    last = -1  # the last of them that hands a parameter to what agrees it in place
+    candidates: dict = {}  # position -> [(parameter, group)] its call agrees
+    stack = list(reversed(function.body))
+    while stack:
+        stmt = stack.pop()
+        t = type(stmt)
+        if t is ast.With or t is ast.AsyncWith:
+            stack.extend(reversed(stmt.body))
+            continue
+        statements.append(stmt)
+        call = stmt.value if t is ast.Expr or t is ast.Assign else None
+        if type(call) is ast.Call and any(type(a) is ast.Name and a.id in open_params
+                                          for a in call.args + [kw.value for kw in call.keywords]):
+            found = [pair for pair in _buffers_agreed(ctx, call, self_name, class_name) if pair[0] in open_params]
+            if found:
+                candidates[len(statements) - 1] = found
+                last = len(statements) - 1
+    for index, stmt in enumerate(statements[:last + 1]):
+        if not open_params:
+            break
+        for name, group in candidates.get(index, ()):
+            if name in open_params:
+                agreed[name] = group
+                open_params.discard(name)
+        for name in assigned_names(stmt):
+            open_params.discard(name)  # a later collective works on another object
+        if _returns_in(stmt) and not _single_rank_exit(stmt):
+            break
+    return agreed
+
+
+def _buffers_agreed(ctx: ModuleContext, call: ast.Call, self_name, class_name: str) -> list:
+    """[(name, group)] of the plain names a call agrees in place: the
+    buffers of an in-place collective, the arguments a function or method
+    of the module agrees (:meth:`ModuleContext.agreed_in_place`)."""
+    raw = dotted(call.func)
+    if not raw:
+        return []
+    match = ctx.match_collective(call, raw, canonical_text(raw, ctx.imports))
+    out = []
+    if match is not None:
+        if match.spec is None:
+            return out
+        for index in match.spec.inplace:
+            if index < len(call.args) and type(call.args[index]) is ast.Name:
+                out.append((call.args[index].id, match.group))
+        for kw in call.keywords:
+            if kw.arg in BUFFER_KEYWORDS and type(kw.value) is ast.Name:
+                out.append((kw.value.id, match.group))
+        return out
+    func = call.func
+    if type(func) is ast.Name and func.id in ctx.module_functions:
+        ref = func_ref(ctx.module, func.id)
+    elif type(func) is ast.Attribute and self_name and type(func.value) is ast.Name and func.value.id == self_name:
+        ref = method_ref(f"{ctx.module}:{class_name}", func.attr)
+    else:
+        return out
+    return passed_names(ctx, call, ref)
+
+
+def passed_names(ctx: ModuleContext, call: ast.Call, ref) -> list:
+    """[(name, group)]: the plain names a call of ``ref`` (a function of
+    the module, or a method through ``self``) passes, by position or by
+    keyword, for the parameters it agrees in place."""
+    agreed = ctx.agreed_in_place(ref)
+    if not agreed:
+        return []
+    target = ctx._definitions[ref.qualname if ref.tag == "func" else f"{ref.class_key.partition(':')[2]}.{ref.name}"]
+    params = [a.arg for a in target.args.posonlyargs + target.args.args][0 if ref.tag == "func" else 1:]
+    out = []
+    for index, arg in enumerate(call.args):
+        if type(arg) is ast.Starred:
+            break
+        if index < len(params) and params[index] in agreed and type(arg) is ast.Name:
+            out.append((arg.id, agreed[params[index]]))
+    for kw in call.keywords:
+        if kw.arg in agreed and type(kw.value) is ast.Name:
+            out.append((kw.value.id, agreed[kw.arg]))
+    return out

@@ -26,15 +26,13 @@ from .atoms import EMPTY, element, own_field, qual_ref
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .records import FieldType, FieldWrite
-from .scope import canonical_text
+from .scope import canonical_text, passed_names
 from .structure import bind_target
 from .syntax import flatten_targets, pairwise, target_names
-from .vocabulary import ELEMENT_ADDERS, MUTATORS
+from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
-#: keyword arguments through which an in-place collective takes its buffer
-_BUFFER_KEYWORDS = ("tensor", "object_list", "tensor_list", "output", "recvbuf", "buf")
 
 
 #: the dict keys of a walker that tracks none (read only)
@@ -314,12 +312,22 @@ class Transfer:
 
     def inplace_collectives(self, calls, flow: Flow) -> None:
         """A collective that writes its buffer in place makes the buffer
-        uniform over its group (``dist.all_reduce(t)``); ``calls`` are the
-        statement's :class:`~cslint.analysis.function.CallInfo`."""
-        collective = self.info.ctx.atoms.collective
+        uniform over its group (``dist.all_reduce(t)``), and so does a call
+        of a function of the module that does that to its parameter
+        (:meth:`~cslint.analysis.scope.ModuleContext.agreed_in_place`);
+        ``calls`` are the statement's :class:`~cslint.analysis.function.CallInfo`."""
+        info = self.info
+        collective = info.ctx.atoms.collective
         for call_info in calls:
             match = call_info.match
-            if match is None or match.spec is None:
+            if match is None:
+                if call_info.raw and info.ctx.agreeing_callees:
+                    ref = info.resolve_ref(call_info.call.func)
+                    if ref is not None and (ref.tag == "func" or ref.tag == "method"):
+                        for name, group in passed_names(info.ctx, call_info.call, ref):
+                            flow.write(name, collective(group, flow.current().get(name, EMPTY)))
+                continue
+            if match.spec is None:
                 continue
             call = call_info.call
             for index in match.spec.inplace:
@@ -327,7 +335,7 @@ class Transfer:
                     name = call.args[index].id
                     flow.write(name, collective(match.group, flow.current().get(name, EMPTY)))
             for kw in call.keywords:
-                if kw.arg in _BUFFER_KEYWORDS and isinstance(kw.value, ast.Name):
+                if kw.arg in BUFFER_KEYWORDS and isinstance(kw.value, ast.Name):
                     flow.write(kw.value.id, collective(match.group, flow.current().get(kw.value.id, EMPTY)))
 
     # -- what the statement passes on to the rest of the tree -------------------------

@@ -90,6 +90,9 @@ CONTAINER_FACTORIES = frozenset({"list", "dict", "set", "frozenset", "tuple", "s
                                  "OrderedDict", "Counter"})
 
 # Methods that change the container they are called on.
+#: keyword arguments through which an in-place collective takes its buffer
+BUFFER_KEYWORDS = ("tensor", "object_list", "tensor_list", "output", "recvbuf", "buf")
+
 MUTATORS = {
     "append", "extend", "add", "update", "insert", "appendleft", "extendleft", "setdefault",
     "put", "put_nowait", "push", "pop", "popleft", "remove", "discard", "clear", "popitem",
