@@ -1087,3 +1087,39 @@ def test_a_helper_that_reduces_its_argument_in_place_agrees_the_callers_object()
     """)
     assert lines == [48, 52, 56]
 
+
+
+
+def test_the_way_past_a_collective_that_only_a_group_of_one_rank_skips_agrees_within_that_group():
+    lines = _lines("""
+        import torch.distributed as dist
+        from mylib import get_tp_group, get_tp_size, get_ring_size
+
+        def share(x):
+            box = [x]
+            dist.broadcast_object_list(box, src=0, group=get_tp_group())
+            return box[0]
+
+        def step(reqs, flag):
+            if dist.get_rank() == 0:
+                reqs = list(reqs)
+            else:
+                reqs = None
+            mine = ours = reqs
+            if get_tp_size() != 1:
+                reqs = share(reqs)
+            if not reqs:
+                return
+            dist.barrier(group=get_tp_group())     # agreed, or a TP group of one rank
+            if flag:
+                mine = share(mine)
+            if not mine:
+                return
+            dist.barrier(group=get_tp_group())     # reported: any test may skip the share
+            if get_ring_size() > 1:
+                ours = share(ours)
+            if not ours:
+                return
+            dist.barrier(group=get_tp_group())     # reported: a ring of one rank says nothing of TP
+    """)
+    assert lines == [25, 27, 30]

@@ -18,8 +18,8 @@ from .environment import fork, merge_into
 from .escapes import escaping_kind
 from .evaluator import Evaluator
 from .function import FunctionInfo
-from .syntax import single_rank_side, vouched_presence
-from .transfer import Flow, Transfer
+from .syntax import single_rank_edges, single_rank_side, vouched_presence
+from .transfer import Flow, Transfer, agreed_within
 from .vocabulary import MUTATORS
 
 
@@ -65,7 +65,7 @@ class Dataflow:
         #: node -> [(decision node, edge label)] it is (iteratively) control dependent on
         self.closures = closures
         self._find_leaving_tests()
-        #: the edges past an agreed None test (:class:`VouchedEdges`); None: no such edge
+        #: the edges past an agreed None test or a one-rank test (:class:`VouchedEdges`); None: no such edge
         self._vouched = VouchedEdges.find(self)
         self.envs: dict = {}
         _solve(self)
@@ -410,12 +410,13 @@ class VouchedEdges:
     one to None went there (an exception in a ``try`` that failed) no
     longer makes it differ, and whether it is None follows the verdict."""
 
-    __slots__ = ("dataflow", "edges")
+    __slots__ = ("dataflow", "edges", "single")
 
-    def __init__(self, dataflow: "Dataflow", edges: dict):
+    def __init__(self, dataflow: "Dataflow", edges: dict, single: dict):
         self.dataflow = dataflow
         #: (test node, successor) -> (verdict call, ((name, None-setting nodes, other binding nodes), ...))
         self.edges = edges
+        self.single = single  # the edges only a group of one rank takes (syntax.single_rank_edges)
 
     @classmethod
     def find(cls, dataflow: "Dataflow") -> Optional["VouchedEdges"]:
@@ -444,7 +445,8 @@ class VouchedEdges:
                              for name in sorted(names[label == verdict_label]) if name in binders and binders[name][0])
                 if kept:
                     edges[node.id, succ] = (call, kept)
-        return cls(dataflow, edges) if edges else None
+        single = single_rank_edges(dataflow.graph)
+        return cls(dataflow, edges, single) if edges or single else None
 
     def reaching(self, n: int, node, outs: dict) -> list:
         """The environments that reach node ``n`` from its predecessors."""
@@ -464,7 +466,8 @@ class VouchedEdges:
         listing's length) still counts."""
         found = self.edges.get((p, succ))
         if found is None:
-            return out
+            past = self.single.get((p, succ))
+            return out if past is None else agreed_within(past, out, self.dataflow.info.ctx.atoms.collective)
         call, names = found
         dataflow = self.dataflow
         verdict = project(WHOLE, dataflow.evaluator.eval(call, dataflow.envs.get(p, {})))

@@ -8,9 +8,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..presets import size_name_is_uniform
+from ..presets import group_from_text, size_name_is_uniform
 from .astwalk import iter_children, walk as fast_walk
-from .cfg import is_process_exit
+from .cfg import TEST, is_process_exit
 
 
 MAX_TEXT = 120
@@ -466,3 +466,34 @@ def tests_own_group(text: str, groups) -> bool:
                 and ("in_group" in name or "member" in name):
             return True
     return False
+
+
+
+def single_rank_edges(graph) -> dict:
+    """{(test node, successor): (group, names)} for the edge straight past
+    an ``if`` with no ``else`` that only runs where a parallel group has
+    more than one rank (``if get_tp_size() > 1: x = broadcast(x, tp)``):
+    that way the group has one rank, so the names the arm assigns cannot
+    differ within it.  Only a size named by a parallel dimension (the
+    world's own size or an unnamed group's may be any group's)."""
+    out = {}
+    for node in graph.nodes:
+        stmt = node.stmt
+        if node.kind != TEST or type(stmt) is not ast.If or stmt.orelse \
+                or single_rank_side(stmt.test) is not False:
+            continue
+        sized = stmt.test.operand if type(stmt.test) is ast.UnaryOp else stmt.test
+        text = dotted(sized.left if is_size_expr(sized.left) else sized.comparators[0])
+        group = group_from_text(text) if text else None
+        if group is None or group == "world":
+            continue
+        names = frozenset(name for s in stmt.body for name in assigned_names(s))
+        if not names:
+            continue
+        labels: dict = {}
+        for succ, label in node.succs:
+            labels.setdefault(succ, set()).add(label)
+        for succ, seen in labels.items():
+            if seen == {False}:
+                out[node.id, succ] = (group, names)
+    return out

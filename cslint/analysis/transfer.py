@@ -454,6 +454,14 @@ class Transfer:
         return atoms
 
 
+def agreed_within(past: tuple, out: dict, collective) -> dict:
+    """``out`` along an edge only a group of one rank takes, ``past`` =
+    ``(group, names)`` (:func:`~cslint.analysis.syntax.single_rank_edges`):
+    those names cannot differ within the group there."""
+    group, names = past
+    return {name: collective(group, atoms) if name in names else atoms for name, atoms in out.items()}
+
+
 def _mutator_call(s) -> Optional[ast.Call]:
     """The call of ``xs.append(x)`` (awaited or not) as a statement, or as
     the value an assignment keeps (``entry = xs.setdefault(k, v)``)."""
