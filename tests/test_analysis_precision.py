@@ -1123,3 +1123,51 @@ def test_the_way_past_a_collective_that_only_a_group_of_one_rank_skips_agrees_wi
             dist.barrier(group=get_tp_group())     # reported: a ring of one rank says nothing of TP
     """)
     assert lines == [25, 27, 30]
+
+
+def test_a_loop_binds_its_target_anew_for_each_iteration():
+    lines = _lines("""
+        import time
+        import torch.distributed as dist
+
+        def ready(queue, group):
+            done = set()
+            start = time.perf_counter()
+            while time.perf_counter() - start < 0.1:
+                for i in queue:
+                    done.add(i)
+            gathered = [None] * dist.get_world_size(group)
+            dist.all_gather_object(gathered, done, group=group)
+            agreed = set.intersection(*gathered)
+            picked = []
+            for i in agreed:                       # `i` is an element of the agreed set, not the loop's above
+                picked.append(queue[i])
+            return picked
+
+        def local_pick(queue, group):
+            done = set()
+            start = time.perf_counter()
+            while time.perf_counter() - start < 0.1:
+                for i in queue:
+                    done.add(i)
+            picked = []
+            for i in done:
+                picked.append(queue[i])
+            return picked
+
+        def after_no_trip(items, group):
+            i = dist.get_rank(group)
+            for i in items:
+                pass
+            return i
+
+        def step(queue, items, group):
+            if ready(queue, group):
+                dist.barrier(group=group)          # agreed
+            if local_pick(queue, group):
+                dist.barrier(group=group)          # reported: picked from this rank's own set
+            if after_no_trip(items, group):
+                dist.barrier(group=group)          # reported: with no trip `i` is still the rank
+    """)
+    assert lines == [40, 42]
+

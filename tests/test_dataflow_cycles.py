@@ -9,19 +9,20 @@ from cslint.analysis import dataflow
 from cslint.api import check_paths
 
 # Two shapes that never settle: a loop whose in-place collectives alternate
-# between two groups (each pass nests the buffer's value one group deeper),
+# between two groups (each pass nests the buffer's value one group deeper; the
+# buffer is not the loop's target, which each iteration binds anew),
 # and a loop that feeds a call's result back into the same callee twice (the
 # nesting limit flattens it, the next pass nests it again).
 CYCLING = textwrap.dedent('''
     import torch.distributed as dist
 
     class Mesh:
-        def spread(self, blobs, root=0):
+        def spread(self, blob, places, root=0):
             fast = self.device_group
             slow = self.cpu_group
             pending = []
-            for blob in blobs:
-                if blob.on_host:
+            for on_host in places:
+                if on_host:
                     job = dist.broadcast(blob, src=root, group=slow, async_op=True)
                 else:
                     job = dist.broadcast(blob, src=root, group=fast, async_op=True)

@@ -216,6 +216,7 @@ ANALYSIS_PHASES = [
     ("structure",),  # reads of a value's structure
     ("evaluator",),  # expressions
     ("transfer",),  # statements
+    ("edges",),  # what the dataflow refines along an edge
     ("summary", "dataflow"),  # the two walkers
     ("alternatives",),  # site sequences of both arms
     ("guards",),  # guard classification

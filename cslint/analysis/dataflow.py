@@ -18,8 +18,9 @@ from .environment import fork, merge_into
 from .escapes import escaping_kind
 from .evaluator import Evaluator
 from .function import FunctionInfo
-from .syntax import single_rank_edges, single_rank_side, vouched_presence
-from .transfer import Flow, Transfer, agreed_within
+from .edges import Refinements
+from .syntax import single_rank_side, vouched_presence
+from .transfer import Flow, Transfer
 from .vocabulary import MUTATORS
 
 
@@ -65,10 +66,11 @@ class Dataflow:
         #: node -> [(decision node, edge label)] it is (iteratively) control dependent on
         self.closures = closures
         self._find_leaving_tests()
-        #: the edges past an agreed None test or a one-rank test (:class:`VouchedEdges`); None: no such edge
+        #: the edges past an agreed None test, or that refine otherwise (:class:`VouchedEdges`); None: none
         self._vouched = VouchedEdges.find(self)
         self.envs: dict = {}
         _solve(self)
+        self._vouched = None  # it refers back to this walk: no cycle outlives the solve
         self.exit_env = self.envs.get(graph.exit, {})
 
     # -- control dependence ------------------------------------------------------
@@ -377,7 +379,7 @@ class Dataflow:
         transfer.walrus(info.walrus, flow)
         kind = node.kind
         if kind == cfgmod.LOOP and isinstance(s, (ast.For, ast.AsyncFor)):
-            transfer.loop_target(s, flow)
+            transfer.loop_target(s, flow, strong=True)  # the way out restores what it held (VouchedEdges.out)
         elif kind == cfgmod.EXCEPT and s.name:
             # a caught exception is whatever went wrong on this rank (unless
             # the handler catches only what fails alike everywhere)
@@ -410,13 +412,13 @@ class VouchedEdges:
     one to None went there (an exception in a ``try`` that failed) no
     longer makes it differ, and whether it is None follows the verdict."""
 
-    __slots__ = ("dataflow", "edges", "single")
+    __slots__ = ("dataflow", "edges", "refined")
 
-    def __init__(self, dataflow: "Dataflow", edges: dict, single: dict):
+    def __init__(self, dataflow: "Dataflow", edges: dict, refined: Optional[Refinements]):
         self.dataflow = dataflow
         #: (test node, successor) -> (verdict call, ((name, None-setting nodes, other binding nodes), ...))
         self.edges = edges
-        self.single = single  # the edges only a group of one rank takes (syntax.single_rank_edges)
+        self.refined = refined  # the other edges that refine what names hold (edges.Refinements)
 
     @classmethod
     def find(cls, dataflow: "Dataflow") -> Optional["VouchedEdges"]:
@@ -445,8 +447,8 @@ class VouchedEdges:
                              for name in sorted(names[label == verdict_label]) if name in binders and binders[name][0])
                 if kept:
                     edges[node.id, succ] = (call, kept)
-        single = single_rank_edges(dataflow.graph)
-        return cls(dataflow, edges, single) if edges or single else None
+        refined = Refinements.find(dataflow)
+        return cls(dataflow, edges, refined) if edges or refined is not None else None
 
     def reaching(self, n: int, node, outs: dict) -> list:
         """The environments that reach node ``n`` from its predecessors."""
@@ -466,8 +468,7 @@ class VouchedEdges:
         listing's length) still counts."""
         found = self.edges.get((p, succ))
         if found is None:
-            past = self.single.get((p, succ))
-            return out if past is None else agreed_within(past, out, self.dataflow.info.ctx.atoms.collective)
+            return out if self.refined is None else self.refined.out(self.dataflow, p, succ, out)
         call, names = found
         dataflow = self.dataflow
         verdict = project(WHOLE, dataflow.evaluator.eval(call, dataflow.envs.get(p, {})))

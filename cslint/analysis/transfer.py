@@ -290,9 +290,11 @@ class Transfer:
         for node in nodes:
             flow.write(node.target.id, self.evaluator.eval(node.value, flow.env) | flow.implicit)
 
-    def loop_target(self, s, flow: Flow) -> frozenset:
+    def loop_target(self, s, flow: Flow, strong: bool = False) -> frozenset:
         """``for target in it``: the target takes every element; returns the
-        atoms of the trip count (the structure of ``it``)."""
+        atoms of the trip count (the structure of ``it``).  ``strong``: the
+        header binds it anew (the dataflow, whose way out of the loop adds
+        back what it held before); else it also keeps what it held."""
         evaluator = self.evaluator
         it = evaluator.eval(s.iter, flow.env)
         implicit = flow.implicit
@@ -301,7 +303,7 @@ class Transfer:
         position = evaluator.enumerate_position(s.iter, flow.env)
         if position is not None:
             position = position | implicit
-        bind_target(s.target, atoms, position, lambda name, value: flow.write(name, value, strong=False))
+        bind_target(s.target, atoms, position, lambda name, value: flow.write(name, value, strong=strong))
         return trips
 
     def exception_name(self, handler: ast.ExceptHandler, atoms: frozenset, flow: Flow) -> None:
