@@ -1171,3 +1171,41 @@ def test_a_loop_binds_its_target_anew_for_each_iteration():
     """)
     assert lines == [40, 42]
 
+
+def test_a_field_set_to_a_groups_size_is_that_size():
+    lines = _lines("""
+        import time
+        import torch.distributed as dist
+
+        class Gate:
+            def __init__(self, owner):
+                self.sync_group = owner.dp_tp_cpu_group
+                self.sync_size = owner.dp_tp_group.world_size
+                self.batch_size = owner.dp_tp_group.world_size
+
+            def resize(self, items):
+                self.batch_size = len(items)
+
+            def agreed(self):
+                local = time.perf_counter() > 1.0
+                if self.sync_size == 1:
+                    flag = local                   # a group of one rank agrees with itself
+                else:
+                    out = [None] * self.sync_size
+                    dist.all_gather_object(out, local, group=self.sync_group)
+                    flag = all(out)
+                if flag:
+                    dist.barrier(group=self.sync_group)
+
+            def mixed(self):
+                local = time.perf_counter() > 1.0
+                if self.batch_size == 1:
+                    flag = local
+                else:
+                    out = [None] * self.batch_size
+                    dist.all_gather_object(out, local, group=self.sync_group)
+                    flag = all(out)
+                if flag:
+                    dist.barrier(group=self.sync_group)    # reported: also set from a list's length
+    """)
+    assert lines == [34]

@@ -153,7 +153,7 @@ class Dataflow:
         for d, label in self.closures.get(n, ()):
             node = graph.nodes[d]
             if node.kind == cfgmod.TEST and isinstance(node.stmt, ast.If):
-                side = single_rank_side(node.stmt.test)
+                side = single_rank_side(node.stmt.test, self.info.ctx.size_fields)
                 if side is not None and side == label:
                     return True
         return False

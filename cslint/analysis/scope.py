@@ -17,8 +17,8 @@ from .atoms import func_ref, method_ref
 from .results import AtomBuilder
 from .cfg import exit_exceptions
 from .records import CollectiveMatch
-from .syntax import (assigned_names, dotted, iter_statements, returns_one_tuple_shape, single_rank_side,
-                     top_level_definitions, unparse)
+from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_one_tuple_shape,
+                     single_rank_side, top_level_definitions, unparse)
 from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, COMM_FACTORIES, GROUP_FROM_RANKS, looks_like_communicator
 
 
@@ -560,6 +560,18 @@ class ModuleContext:
         self.__dict__["_field_group_table"] = table
         return table
 
+    @property
+    def size_fields(self) -> frozenset:
+        """The fields every ``self.attr = ...`` of this file sets to a
+        group's size (``self.sync_size = scheduler.dp_tp_group.world_size``;
+        ``None`` aside): a test of one against 1 reads whether that group
+        has one rank (:func:`~cslint.analysis.syntax.single_rank_side`).
+        Worked out on first use."""
+        found = self.__dict__.get("_size_fields")
+        if found is None:
+            found = self.__dict__["_size_fields"] = size_fields_of(self.tree)
+        return found
+
     def _infer_group(self, call: ast.Call, receiver: str, spec) -> Optional[str]:
         kw = spec.group_kw if spec else "group"
         for keyword in call.keywords:
@@ -575,6 +587,30 @@ class ModuleContext:
             return group_from_text(receiver)
         return None
 
+
+
+def size_fields_of(tree: ast.Module) -> frozenset:
+    """:attr:`ModuleContext.size_fields` of a module's syntax tree."""
+    table: dict = {}
+    for node in iter_statements(tree):  # assignments are statements: no expression is visited
+        kind = type(node)
+        if kind is ast.Assign:
+            targets, value = node.targets, node.value
+        elif kind is ast.AnnAssign and node.value is not None:
+            targets, value = [node.target], node.value
+        elif kind is ast.AugAssign:
+            targets, value = [node.target], None
+        else:
+            continue
+        for target in targets:
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                if type(value) is ast.Constant and value.value is None:
+                    continue
+                # (not a bare ``.size``: a tensor's or an array's reads the same)
+                sized = value is not None and is_size_expr(value) and dotted(
+                    value.func if type(value) is ast.Call else value).rpartition(".")[2] != "size"
+                table[target.attr] = sized and table.get(target.attr, True)
+    return frozenset(attr for attr, sized in table.items() if sized)
 
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -595,12 +631,12 @@ def _returns_in(stmt: ast.stmt) -> bool:
     return False
 
 
-def _single_rank_exit(stmt: ast.stmt) -> bool:
+def _single_rank_exit(ctx: ModuleContext, stmt: ast.stmt) -> bool:
     """``if world_size == 1: return`` (either way round): the returns are
     all on the side only a group of one rank takes."""
     if type(stmt) is not ast.If:
         return False
-    side = single_rank_side(stmt.test)
+    side = single_rank_side(stmt.test, ctx.size_fields)
     if side is None:
         return False
     taken, other = (stmt.body, stmt.orelse) if side else (stmt.orelse, stmt.body)
@@ -644,7 +680,7 @@ def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
                 open_params.discard(name)
         for name in assigned_names(stmt):
             open_params.discard(name)  # a later collective works on another object
-        if _returns_in(stmt) and not _single_rank_exit(stmt):
+        if _returns_in(stmt) and not _single_rank_exit(ctx, stmt):
             break
     return agreed
 

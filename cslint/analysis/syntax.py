@@ -259,7 +259,11 @@ def negation_text(test: ast.expr) -> Optional[str]:
 _SIZE_CALLS = {"get_world_size", "Get_size", "size", "get_size", "world_size"}
 
 
-def is_size_expr(expr: ast.expr) -> bool:
+def is_size_expr(expr: ast.expr, sizes=()) -> bool:
+    """Whether ``expr`` reads a group's size (``world_size``,
+    ``get_tp_size()``, ``group.size()``); ``sizes``: the fields of the file
+    that every assignment makes a size (:attr:`ModuleContext.size_fields`),
+    so ``self.sync_size`` is one too."""
     if isinstance(expr, ast.Call):
         name = dotted(expr.func) or ""
         last = name.rsplit(".", 1)[-1]
@@ -274,24 +278,27 @@ def is_size_expr(expr: ast.expr) -> bool:
     if not text:
         return False
     last = text.rsplit(".", 1)[-1]
+    if sizes and last in sizes and text.startswith("self.") and text.count(".") == 1:
+        return True
     return last in ("size", "nranks", "world_size") or size_name_is_uniform(last)
 
 
-def single_rank_side(test: ast.expr):
+def single_rank_side(test: ast.expr, sizes=()):
     """The branch label (True/False) of a test that holds only when a group
-    has one rank: ``size == 1`` -> True, ``world_size > 1`` -> False."""
+    has one rank: ``size == 1`` -> True, ``world_size > 1`` -> False
+    (``sizes``: as for :func:`is_size_expr`)."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = single_rank_side(test.operand)
+        inner = single_rank_side(test.operand, sizes)
         return None if inner is None else not inner
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
-    if isinstance(left, ast.Constant) and is_size_expr(right):
+    if isinstance(left, ast.Constant) and is_size_expr(right, sizes):
         mirror = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
         if type(op) not in mirror:
             return None
         left, op, right = right, mirror[type(op)](), left
-    if not (is_size_expr(left) and isinstance(right, ast.Constant) and isinstance(right.value, int)):
+    if not (is_size_expr(left, sizes) and isinstance(right, ast.Constant) and isinstance(right.value, int)):
         return None
     k = right.value
     single_when_true = {(ast.Eq, 1), (ast.LtE, 1), (ast.Lt, 2)}
