@@ -1209,3 +1209,45 @@ def test_a_field_set_to_a_groups_size_is_that_size():
                     dist.barrier(group=self.sync_group)    # reported: also set from a list's length
     """)
     assert lines == [34]
+
+
+def test_a_list_handed_back_where_it_is_empty_or_its_group_has_one_rank_holds_no_element():
+    lines = _lines("""
+        import random
+        from typing import List
+        import torch
+        import torch.distributed as dist
+
+        def reduce_flags(flags: List[int], group) -> List[int]:
+            if not flags or dist.get_world_size(group) == 1:
+                return flags                       # nothing to disagree on
+            t = torch.tensor(flags)
+            dist.all_reduce(t, group=group)
+            return t.tolist()
+
+        def reduce_unless(flags: List[int], group, skip) -> List[int]:
+            if not flags or skip:
+                return flags
+            t = torch.tensor(flags)
+            dist.all_reduce(t, group=group)
+            return t.tolist()
+
+        def reduce_batch(batch, group):
+            if not batch:
+                return batch                       # an object's truth may be its own
+            t = torch.tensor(batch.flags)
+            dist.all_reduce(t, group=group)        # reported: the batch's truth reads what it holds
+            return t.tolist()
+
+        def step(pollers, group, skip):
+            polls = [0 if random.random() < 0.1 else 1 for p in pollers]
+            if reduce_flags(polls, group)[0] == 1:
+                dist.barrier(group=group)          # agreed
+            if reduce_unless(polls, group, skip)[0] == 1:
+                dist.barrier(group=group)          # reported: skipped with its elements
+            batch = Batch(polls)
+            if reduce_batch(batch, group)[0] == 1:
+                dist.barrier(group=group)          # reported
+    """)
+    assert lines == [25, 33, 36]
+

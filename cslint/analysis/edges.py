@@ -4,7 +4,8 @@ refines what the names hold (:class:`Refinements`, which
 past an ``if`` that only runs where a group has several ranks (the names
 its arm assigns are agreed within that group, which has one rank there);
 the ways out of a ``for`` loop (its target also holds what it held before
-the loop)."""
+the loop); the edge of an ``if`` where a local container is empty or None
+(it holds only its own structure)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .environment import fork
-from .syntax import single_rank_edges, target_names
+from .atoms import SHAPE, WHOLE, project
+from .syntax import single_rank_edges, single_rank_side, target_names
 from .transfer import agreed_within
 
 
 class Refinements:
     """{(node, successor): (kind, data)} of one function's graph: "single"
     (:func:`~cslint.analysis.syntax.single_rank_edges`), "loop"
-    (:func:`loop_exit_edges`)."""
+    (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`)."""
 
     __slots__ = ("edges",)
 
@@ -32,6 +34,8 @@ class Refinements:
         edges = {key: ("single", past) for key, past in single_rank_edges(dataflow.graph).items()}
         for key, keys in loop_exit_edges(dataflow.graph, dataflow.info).items():
             edges[key] = ("loop", keys)
+        for key, name in empty_edges(dataflow).items():
+            edges[key] = ("empty", name)
         return cls(edges) if edges else None
 
     def out(self, dataflow, p: int, succ: int, out: dict) -> dict:
@@ -42,7 +46,93 @@ class Refinements:
         kind, data = found
         if kind == "loop":
             return out if dataflow.single_rank(p) else restored(data, dataflow.envs.get(p), out)
+        if kind == "empty":
+            return emptied(data, out)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
+
+
+def _empty_test(test: ast.expr, sizes, containers) -> Optional[tuple]:
+    """(name, label): the local name ``test`` finds empty or None on the
+    edge of that label (``not xs``, ``xs is None`` -> True; ``xs``, ``xs is
+    not None`` -> False); a truth test only of a name the function holds a
+    container in (``containers``: built or annotated as one; another
+    object's truth may be its own ``__bool__``); a disjunction of one such
+    test with tests that only hold where a group has one rank (``not flags
+    or get_world_size(group) == 1``) finds it so too, as that group has
+    nothing to disagree on.  None for any other test."""
+    t = type(test)
+    if t is ast.Name:
+        return (test.id, False) if test.id in containers else None
+    if t is ast.UnaryOp and type(test.op) is ast.Not:
+        inner = _empty_test(test.operand, sizes, containers)
+        return None if inner is None or type(test.operand) is ast.BoolOp else (inner[0], not inner[1])
+    if t is ast.Compare:
+        if len(test.ops) == 1 and type(test.left) is ast.Name and type(test.comparators[0]) is ast.Constant \
+                and test.comparators[0].value is None:
+            kind = type(test.ops[0])
+            if kind is ast.Is:
+                return test.left.id, True
+            if kind is ast.IsNot:
+                return test.left.id, False
+        return None
+    if t is ast.BoolOp and type(test.op) is ast.Or:
+        found = None
+        for value in test.values:
+            if single_rank_side(value, sizes) is True:
+                continue
+            if found is not None:
+                return None
+            found = _empty_test(value, sizes, containers)
+            if found is None or found[1] is not True:
+                return None
+        return found
+    return None
+
+
+def empty_edges(dataflow) -> dict:
+    """{(if test, successor): name} for the edge of an ``if`` on which a
+    local name is empty or None (:func:`_empty_test`): there it holds
+    nothing but its own structure (``if not flags or size == 1: return
+    flags`` hands back no element of ``flags``), :func:`emptied`."""
+    out = {}
+    sizes = containers = None
+    for node in dataflow.graph.nodes:
+        stmt = node.stmt
+        if node.kind != cfgmod.TEST or type(stmt) is not ast.If:
+            continue
+        kind = type(stmt.test)
+        if kind is not ast.Name and kind is not ast.UnaryOp and kind is not ast.Compare and kind is not ast.BoolOp:
+            continue
+        if sizes is None:
+            sizes = dataflow.info.ctx.size_fields
+            containers = dataflow.evaluator._own_containers()
+        found = _empty_test(stmt.test, sizes, containers)
+        if found is None:
+            continue
+        name, label = found
+        labels: dict = {}
+        for succ, seen in node.succs:
+            labels.setdefault(succ, set()).add(seen)
+        for succ, seen in labels.items():
+            if seen == {label}:
+                out[node.id, succ] = name
+    return out
+
+
+def emptied(name: str, out: dict) -> dict:
+    """``out`` where ``name`` is empty or None: of its value only its
+    structure is left (an element stored into it no longer counts; what
+    decided its own structure, kept apart, decides all of it)."""
+    atoms = out.get(name)
+    if atoms is None:
+        return out
+    own = out.get(("own", name))
+    emptied = project(SHAPE, atoms) if own is None else project(WHOLE, own)
+    if emptied == atoms:
+        return out
+    refined = fork(out)
+    refined[name] = emptied
+    return refined
 
 
 def loop_exit_edges(graph, info) -> dict:
