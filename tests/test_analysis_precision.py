@@ -1251,3 +1251,28 @@ def test_a_list_handed_back_where_it_is_empty_or_its_group_has_one_rank_holds_no
     """)
     assert lines == [25, 33, 36]
 
+
+def test_a_conditional_between_scalars_of_one_type_decides_only_their_contents():
+    lines = _lines("""
+        import random
+        import torch.distributed as dist
+
+        def polled(pollers, group):
+            polls = [int(0) if random.random() < 0.1 else int(p.poll()) for p in pollers]
+            if not polls:
+                return                             # a list of ints either way
+            dist.barrier(group=group)
+
+        def mixed(pollers, group):
+            polls = [None if random.random() < 0.1 else int(p.poll()) for p in pollers]
+            if polls[0] is None:
+                return
+            dist.barrier(group=group)              # reported: None or a number
+
+        def counted(pollers, group):
+            polls = [int(0) if random.random() < 0.1 else int(p.poll()) for p in pollers]
+            if polls[0] == 0:
+                return
+            dist.barrier(group=group)              # reported: the number itself
+    """)
+    assert lines == [15, 21]

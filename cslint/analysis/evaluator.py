@@ -29,7 +29,7 @@ from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, bind_target
-from .syntax import dotted, short, single_rank_side, target_names, unparse
+from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, CONTAINER_FACTORIES, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
     PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS,
@@ -696,11 +696,11 @@ _OWN_RANK_KEYWORDS = frozenset({"group", "process_group", "pg", "comm", "mesh_di
 def _picked(expr: ast.IfExp) -> str:
     """What the test of ``a if test else b`` decides of its value: which
     value comes out, hence its structure; only its contents where both are
-    literals of one type (``1 if rank < extras else 0`` is a number either
-    way)."""
-    body, orelse = expr.body, expr.orelse
-    if type(body) is ast.Constant and type(orelse) is ast.Constant and body.value is not None \
-            and type(body.value) is type(orelse.value):
+    scalars of one type, literals or builtin conversions (``1 if rank <
+    extras else 0``, ``int(FAILED) if drawn < p else int(poller.poll())``
+    are a number either way)."""
+    kind = scalar_kind(expr.body)
+    if kind is not None and kind == scalar_kind(expr.orelse):
         return CONTENTS
     return WHOLE
 

@@ -283,6 +283,21 @@ def is_size_expr(expr: ast.expr, sizes=()) -> bool:
     return last in ("size", "nranks", "world_size") or size_name_is_uniform(last)
 
 
+#: the builtin conversions to a scalar: what they return is of that type, whatever they convert
+_SCALAR_CONVERSIONS = frozenset({"int", "float", "bool", "str", "complex"})
+
+
+def scalar_kind(expr) -> Optional[str]:
+    """The scalar type a literal (not None) or a builtin conversion
+    (``int(x)``) makes, else None."""
+    t = type(expr)
+    if t is ast.Constant:
+        return None if expr.value is None else type(expr.value).__name__
+    if t is ast.Call and type(expr.func) is ast.Name and expr.func.id in _SCALAR_CONVERSIONS:
+        return expr.func.id
+    return None
+
+
 def single_rank_side(test: ast.expr, sizes=()):
     """The branch label (True/False) of a test that holds only when a group
     has one rank: ``size == 1`` -> True, ``world_size > 1`` -> False
