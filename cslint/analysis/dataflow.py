@@ -412,13 +412,14 @@ class VouchedEdges:
     one to None went there (an exception in a ``try`` that failed) no
     longer makes it differ, and whether it is None follows the verdict."""
 
-    __slots__ = ("dataflow", "edges", "refined")
+    __slots__ = ("dataflow", "edges", "refined", "into")
 
     def __init__(self, dataflow: "Dataflow", edges: dict, refined: Optional[Refinements]):
         self.dataflow = dataflow
         #: (test node, successor) -> (verdict call, ((name, None-setting nodes, other binding nodes), ...))
         self.edges = edges
         self.refined = refined  # the other edges that refine what names hold (edges.Refinements)
+        self.into = frozenset(succ for _, succ in edges) | (refined.into if refined is not None else frozenset())
 
     @classmethod
     def find(cls, dataflow: "Dataflow") -> Optional["VouchedEdges"]:
@@ -516,6 +517,7 @@ def _solve(flow: Dataflow) -> None:
     (``flow.envs``: variable -> atoms, may-union, with implicit flow)."""
     graph, closures = flow.graph, flow.closures
     vouched = flow._vouched
+    into = vouched.into if vouched is not None else ()  # the nodes an edge that refines leads to
     envs_in = flow.envs
     entry = envs_in[graph.entry] = flow.info.entry_env()
     for name in flow.info.element_stores & entry.keys():
@@ -561,7 +563,7 @@ def _solve(flow: Dataflow) -> None:
         n = order[i]
         node = graph.nodes[n]
         if n != graph.entry:
-            if vouched is not None:
+            if n in into:
                 reaching = vouched.reaching(n, node, outs)
             else:
                 reaching = [out for out in (outs.get(p) for p in node.preds) if out is not None]

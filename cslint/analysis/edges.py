@@ -24,10 +24,11 @@ class Refinements:
     (:func:`~cslint.analysis.syntax.single_rank_edges`), "loop"
     (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`)."""
 
-    __slots__ = ("edges",)
+    __slots__ = ("edges", "into")
 
     def __init__(self, edges: dict):
         self.edges = edges
+        self.into = frozenset(succ for _, succ in edges)  # the nodes these edges lead to
 
     @classmethod
     def find(cls, dataflow) -> Optional["Refinements"]:
