@@ -1276,3 +1276,111 @@ def test_a_conditional_between_scalars_of_one_type_decides_only_their_contents()
             dist.barrier(group=group)              # reported: the number itself
     """)
     assert lines == [15, 21]
+# -- (i) what only the ranks of one arm read (issue 15, the field's negatives) ----------------
+
+
+def test_what_an_arm_binds_for_its_own_reads_does_not_differ_by_its_test():
+    # A sender arm that returns: every rank reading what it binds took it (one source rank), so the
+    # test does not make the skip of an empty tensor differ; the receivers' loop is over what they
+    # received.  A name the arm binds and only the arm reads, under a test of membership in the
+    # collective's own group, is read by members alone.  A name read after the arms merge, or a
+    # test inside a loop, still differs.
+    assert _lines("""
+        import torch
+        import torch.distributed as dist
+
+        class Coordinator:
+            def __init__(self, group, rank_in_group):
+                self.device_group = group
+                self.rank_in_group = rank_in_group
+
+            def broadcast_tensors(self, tensors=None, src=0):
+                if self.rank_in_group == src:
+                    dist.broadcast_object_list([[t.shape for t in tensors]], src=src, group=self.device_group)
+                    for tensor in tensors:
+                        if tensor.numel() == 0:
+                            continue
+                        dist.broadcast(tensor, src=src, group=self.device_group)
+                    return tensors
+                box = [None]
+                dist.broadcast_object_list(box, src=src, group=self.device_group)
+                received = []
+                for shape in box[0]:
+                    tensor = torch.empty(shape)
+                    received.append(tensor)
+                    if tensor.numel() == 0:
+                        continue
+                    dist.broadcast(tensor, src=src, group=self.device_group)
+                return received
+
+        def members_only(chunks, group):
+            if dist.get_world_size(group) > 1 and dist.get_rank() in dist.get_process_group_ranks(group):
+                grad = chunks[0].main_grad
+                if grad is None:
+                    return
+                dist.all_reduce(grad, group=group)
+
+        def read_after_the_arm(chunks, group):
+            grad = None
+            if dist.get_rank() == 0:
+                grad = chunks[0].main_grad
+            if grad is None:
+                return
+            dist.all_reduce(grad, group=group)                    # reported
+
+        def other_group(chunks, group, world):
+            if dist.get_rank() in dist.get_process_group_ranks(group):
+                grad = chunks[0].main_grad
+                if grad is None:
+                    return
+                dist.all_reduce(grad, group=world)                # reported
+
+        def in_a_loop(chunks, group):
+            for chunk in chunks:
+                if dist.get_rank() == 0:
+                    grad = chunk.main_grad
+                    if grad is None:
+                        continue
+                    dist.all_reduce(grad, group=group)            # reported
+    """) == [42, 49, 57]
+
+
+def test_every_arm_of_a_chain_picking_an_element_of_one_container_assigns_alike():
+    # Every arm of an if/elif/else chain assigns the same name an element of the same container at a
+    # fixed position: every rank binds it, so the tests pick only which element (the dataflow's values
+    # do not tell elements apart).  A chain without an else, or an arm assigning from another
+    # container, still differs.
+    assert _lines("""
+        import torch.distributed as dist
+        from megatron.core import parallel_state
+
+        def every_arm(chunks, group):
+            if parallel_state.is_pipeline_first_stage():
+                module = chunks[0]
+            elif parallel_state.is_pipeline_last_stage():
+                module = chunks[-1]
+            else:
+                module = chunks[0]
+            if module.main_grad is None:
+                return
+            dist.all_reduce(module.main_grad, group=group)
+
+        def no_else(chunks, group):
+            module = None
+            if parallel_state.is_pipeline_first_stage():
+                module = chunks[0]
+            elif parallel_state.is_pipeline_last_stage():
+                module = chunks[-1]
+            if module is None:
+                return
+            dist.all_reduce(module.main_grad, group=group)        # reported
+
+        def other_container(chunks, spare, group):
+            if parallel_state.is_pipeline_first_stage():
+                module = chunks[0]
+            else:
+                module = spare[0]
+            if module is None:
+                return
+            dist.all_reduce(module.main_grad, group=group)        # reported
+    """) == [24, 33]

@@ -38,9 +38,12 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
+from .cfg import COMPOUND_STATEMENTS
 from .syntax import target_names, unparse
+from .vocabulary import MUTATORS
 
 _WITH = (ast.With, ast.AsyncWith)
+_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
@@ -97,8 +100,27 @@ class ArmIndex:
         if placed is None:
             return False
         arm, path = placed
-        return any(other_path == path and self._assignment_key(other) == key
-                   for other_path, other in self._statements(decision, _other(arm)))
+        if any(other_path == path and self._assignment_key(other) == key
+               for other_path, other in self._statements(decision, _other(arm))):
+            return True
+        return self._assigns_on_every_path(decision.body, key) and self._assigns_on_every_path(decision.orelse, key)
+
+    def _assigns_on_every_path(self, block: list, key: tuple) -> bool:
+        """Whether every path through ``block`` makes the assignment ``key``:
+        a statement of the block itself, or an ``if`` of it with an
+        ``else`` both arms of which do (an ``if``/``elif``/``else`` chain
+        that assigns in every arm), or a ``with`` whose body does."""
+        for stmt in block:
+            if isinstance(stmt, ast.If):
+                if stmt.orelse and self._assigns_on_every_path(stmt.body, key) \
+                        and self._assigns_on_every_path(stmt.orelse, key):
+                    return True
+            elif isinstance(stmt, _WITH):
+                if self._assigns_on_every_path(stmt.body, key):
+                    return True
+            elif self._assignment_key(stmt) == key:
+                return True
+        return False
 
     def _assignment_key(self, stmt: ast.AST) -> Optional[tuple]:
         known = self._keys.get(id(stmt))
@@ -156,6 +178,116 @@ class ArmIndex:
             _collect(getattr(decision, arm), (), found)
             self._arm_statements[key] = found
         return found
+
+
+class ArmReads:
+    """Whether every read of a name is in one arm of an ``if``: then every
+    rank reading what that arm binds took the arm, and its test does not
+    make the name differ between them (``if dist.get_rank() in
+    get_process_group_ranks(g): grad = ...; if grad is None: return``).
+    Asked for one function's CFG by the dataflow; an ``if`` inside a loop
+    never answers yes (a later pass may read what an earlier one bound on
+    some ranks only), nor does a name a nested function, class or lambda
+    mentions."""
+
+    __slots__ = ("graph", "closures", "live", "info", "names", "_in_loop", "_readers")
+
+    def __init__(self, graph, closures: dict, live, info, names: dict):
+        self.graph, self.closures, self.live, self.info = graph, closures, live, info
+        self.names = names  # node -> the names its own expressions mention (shared with the dataflow)
+        self._in_loop: dict = {}  # if node -> whether a loop of the function holds it
+        self._readers = None  # name -> the nodes that mention it (_index)
+
+    def read_only_in_arm(self, d: int, label, names: frozenset) -> bool:
+        """Whether the ``if`` at node ``d`` is outside any loop and every
+        node that mentions one of ``names`` depends on its ``label`` arm."""
+        in_loop = self._in_loop.get(d)
+        if in_loop is None:
+            parents = self.info.parents
+            parent = parents.get(id(self.graph.nodes[d].stmt))
+            while parent is not None and not isinstance(parent, _LOOPS):
+                parent = parents.get(id(parent))
+            in_loop = self._in_loop[d] = parent is not None
+        if in_loop:
+            return False
+        readers = self._readers
+        if readers is None:
+            readers = self._readers = self._index()
+        closures = self.closures
+        for name in names:
+            nodes = readers.get(name)
+            if nodes is None:
+                continue
+            if not nodes:
+                return False  # a nested function or lambda mentions it
+            for m in nodes:
+                if (d, label) not in closures.get(m, ()):
+                    return False
+        return True
+
+    def _index(self) -> dict:
+        """name -> the nodes whose own expressions mention it; an empty
+        tuple for a name a nested function, class or lambda mentions."""
+        readers: dict = {}
+        nested = set()
+        known = self.names
+        info = self.info
+        for lambdas in info.lambdas_by_statement.values():
+            for lam in lambdas:
+                nested.update(sub.id for sub in fast_walk(lam) if type(sub) is ast.Name)
+        live = self.live
+        for node in self.graph.nodes:
+            stmt = node.stmt
+            if stmt is None or node.id not in live:
+                continue
+            names = known.get(node.id)
+            if names is None:
+                names = known[node.id] = mentioned_names(node, info.node_info(node).exprs)
+            for name in names:
+                readers.setdefault(name, []).append(node.id)
+            if isinstance(stmt, _DEFINITIONS):
+                nested.update(sub.id for sub in fast_walk(stmt) if type(sub) is ast.Name)
+        for name in nested:
+            readers[name] = ()
+        return readers
+
+
+def mentioned_names(node, exprs: list) -> frozenset:
+    """The names a CFG node's own expressions mention (and a ``for`` loop's
+    target): every variable its transfer can read."""
+    roots = list(exprs)
+    stmt = node.stmt
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        roots.append(stmt.target)
+    return frozenset(sub.id for root in roots for sub in fast_walk(root) if type(sub) is ast.Name)
+
+
+
+
+def names_bound(stmt) -> frozenset:
+    """The local names a CFG node's statement may bind (its header only for
+    a compound statement): targets, walrus targets, a mutated container."""
+    if stmt is None:
+        return frozenset()
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        roots = [stmt.target, stmt.iter]
+    elif isinstance(stmt, (ast.While, ast.If)):
+        roots = [stmt.test]
+    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+        roots = list(stmt.items)
+    elif isinstance(stmt, COMPOUND_STATEMENTS) or isinstance(stmt, ast.ExceptHandler):
+        return frozenset({stmt.name} if isinstance(getattr(stmt, "name", None), str) else ())
+    else:
+        roots = [stmt]
+    names = set()
+    for root in roots:
+        for sub in fast_walk(root):
+            if type(sub) is ast.Name and type(sub.ctx) is not ast.Load:
+                names.add(sub.id)
+            elif type(sub) is ast.Call and type(sub.func) is ast.Attribute and type(sub.func.value) is ast.Name \
+                    and sub.func.attr in MUTATORS:
+                names.add(sub.func.value.id)  # ``xs.append(x)`` and the like
+    return frozenset(names)
 
 
 def _other(arm: str) -> str:
@@ -230,9 +362,22 @@ def _assignment_key(stmt: ast.AST) -> Optional[tuple]:
         target, value = stmt.target, stmt.value
     else:
         return None
+    if isinstance(value, ast.Subscript) and _constant_index(value.slice):
+        # an element of one container at a fixed position (``module =
+        # model_chunks[0]`` / ``model_chunks[-1]``): the arms pick different
+        # elements of the same container, which the values of the dataflow
+        # do not tell apart
+        return unparse(target), "[]", unparse(value.value)
     if not isinstance(value, ast.Call) or any(isinstance(a, ast.Starred) for a in value.args):
         return None
     return unparse(target), unparse(value.func), tuple(unparse(a) for a in value.args)
+
+
+def _constant_index(index: ast.AST) -> bool:
+    """``0``, ``-1``: an integer constant, not a slice or a computed index."""
+    if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):
+        index = index.operand
+    return isinstance(index, ast.Constant) and type(index.value) is int
 
 
 def tests_membership(stmt: ast.AST) -> bool:

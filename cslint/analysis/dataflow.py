@@ -11,7 +11,7 @@ from functools import partial
 from typing import Optional
 
 from . import cfg as cfgmod
-from .arms import ArmIndex, selects_own_part
+from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
 from .environment import fork, merge_into
@@ -21,7 +21,6 @@ from .function import FunctionInfo
 from .edges import Refinements
 from .syntax import single_rank_side, vouched_presence
 from .transfer import Flow, Transfer
-from .vocabulary import MUTATORS
 
 
 #: Steps per node the fixpoint takes before it watches for its state coming
@@ -56,7 +55,7 @@ class Dataflow:
         self._single: dict = {}  # node -> whether only a group of one rank runs it (single_rank)
         self._deciders: dict = {}  # node -> the decisions whose atoms its implicit flow may read
         self._own_parts: dict = {}  # node -> the decisions selecting this rank's part it depends on
-        self._after_exit: dict = {}  # node -> whether a test one arm of which leaves decides it
+        self._alike: dict = {}  # node -> the decisions every rank reading what it binds took alike
         self.arms = ArmIndex(info.parents, info.blocks)
         self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
@@ -65,6 +64,8 @@ class Dataflow:
                 closures[n] = self._finally_closure(n, owner, closures[n])
         #: node -> [(decision node, edge label)] it is (iteratively) control dependent on
         self.closures = closures
+        #: whether every read of a name is in one arm of an ``if`` (:meth:`_tests_read_alike`)
+        self._arm_reads = ArmReads(graph, closures, self.live, info, self._names)
         self._find_leaving_tests()
         #: the edges past an agreed None test, or that refine otherwise (:class:`VouchedEdges`); None: none
         self._vouched = VouchedEdges.find(self)
@@ -316,32 +317,22 @@ class Dataflow:
 
     def binding_implicit(self, n: int) -> frozenset:
         """Implicit flow into the local names node ``n`` binds: that of
-        :meth:`implicit` without the tests whose other arm leaves.  A rank
-        that took a ``return`` (or a ``break``) is gone: the ranks still
-        here all took this arm, so what they bind does not differ by that
-        test.  What leaves the function (its result, the fields it writes)
-        keeps the full flow, and so does a name read where the ranks that
-        broke out of a loop meet the others again."""
-        leaving = self._leaving
-        if not leaving:
+        :meth:`implicit` without the tests the ranks reading those names
+        all took alike (:meth:`_tests_read_alike`).  A rank that took a
+        ``return`` (or a ``break``) is gone: the ranks still here all took
+        this arm, so what they bind does not differ by that test; and
+        what the arm that leaves binds is read only there, by ranks that
+        all took it.  What leaves the function (its result, the fields it
+        writes) keeps the full flow, and so does a name read where the
+        ranks that broke out of a loop meet the others again."""
+        skipped = self._alike.get(n)
+        if skipped is None:
+            skipped = self._alike[n] = self._tests_read_alike(n)
+        if not skipped:
             return self.implicit(n)
-        after_exit = self._after_exit.get(n)
-        if after_exit is None:
-            after_exit = self._after_exit[n] = any(d in leaving for d, _label in self.closures.get(n, ()))
-        if not after_exit:
-            return self.implicit(n)
-        bound = []
 
-        def left(d: int, label) -> bool:
-            found = leaving.get(d)
-            if found is None or found[0] == label:
-                return False
-            loop = found[1]
-            if loop is None:
-                return True
-            if not bound:
-                bound.append(_names_bound(self.graph.nodes[n].stmt))
-            return not (bound[0] & self._names_read_outside(loop))
+        def left(d: int, _label) -> bool:
+            return d in skipped
 
         atoms = self._deciding_atoms(n, left)
         if not atoms:
@@ -352,6 +343,40 @@ class Dataflow:
         result = self._as_implicit(n, atoms, left)
         self._binding_cache[n] = (atoms, result)
         return result
+
+    def _tests_read_alike(self, n: int) -> frozenset:
+        """The decisions node ``n`` depends on that every rank reading a
+        name ``n`` binds took the same way: a test one arm of which leaves
+        the function or its loop (on either arm, where no name ``n`` binds
+        is read outside a loop it breaks out of), and an ``if`` outside
+        any loop of the function every read of those names is in the same
+        arm of as ``n`` (no nested function or lambda mentions them).
+        Worked out once per node: it follows from the graph alone."""
+        closure = self.closures.get(n, ())
+        if not closure:
+            return EMPTY
+        leaving = self._leaving
+        bound = None
+        out = []
+        for d, label in closure:
+            found = leaving.get(d)
+            if found is not None:
+                loop = found[1]
+                if bound is None:
+                    bound = _names_bound(self.graph.nodes[n].stmt)
+                if loop is None or not (bound & self._names_read_outside(loop)):
+                    out.append(d)
+                continue
+            if label is not True and label is not False:
+                continue
+            node = self.graph.nodes[d]
+            if node.kind != cfgmod.TEST or not isinstance(node.stmt, ast.If):
+                continue
+            if bound is None:
+                bound = _names_bound(self.graph.nodes[n].stmt)
+            if bound and self._arm_reads.read_only_in_arm(d, label, bound):
+                out.append(d)
+        return frozenset(out)
 
     # -- the fixpoint ----------------------------------------------------------------
     def flow_at(self, n: int, env: dict) -> Flow:
@@ -679,16 +704,6 @@ def _may_read(key, names: frozenset, written: dict) -> bool:
     return type(key) is not tuple or len(key) < 2 or (key[0] != "key" and key[0] != "own") or key[1] in names
 
 
-def _mentioned_names(node, exprs: list) -> frozenset:
-    """The names a CFG node's own expressions mention (and a ``for`` loop's
-    target): every variable its transfer can read."""
-    roots = list(exprs)
-    stmt = node.stmt
-    if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        roots.append(stmt.target)
-    return frozenset(sub.id for root in roots for sub in fast_walk(root) if type(sub) is ast.Name)
-
-
 def _leaves(arm: list):
     """``"function"`` when every path through a block ends in ``return`` or
     ``raise``, ``"loop"`` when it ends in ``break`` (with no ``continue`` or
@@ -721,32 +736,6 @@ def _jumps_in_loop(stmt: ast.AST) -> bool:
             if _jumps_in_loop(child):
                 return True
     return False
-
-
-def _names_bound(stmt) -> frozenset:
-    """The local names a CFG node's statement may bind (its header only for
-    a compound statement): targets, walrus targets, a mutated container."""
-    if stmt is None:
-        return frozenset()
-    if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        roots = [stmt.target, stmt.iter]
-    elif isinstance(stmt, (ast.While, ast.If)):
-        roots = [stmt.test]
-    elif isinstance(stmt, (ast.With, ast.AsyncWith)):
-        roots = list(stmt.items)
-    elif isinstance(stmt, cfgmod.COMPOUND_STATEMENTS) or isinstance(stmt, ast.ExceptHandler):
-        return frozenset({stmt.name} if isinstance(getattr(stmt, "name", None), str) else ())
-    else:
-        roots = [stmt]
-    names = set()
-    for root in roots:
-        for sub in fast_walk(root):
-            if type(sub) is ast.Name and type(sub.ctx) is not ast.Load:
-                names.add(sub.id)
-            elif type(sub) is ast.Call and type(sub.func) is ast.Attribute and type(sub.func.value) is ast.Name \
-                    and sub.func.attr in MUTATORS:
-                names.add(sub.func.value.id)  # ``xs.append(x)`` and the like
-    return frozenset(names)
 
 
 def _snapshot(order: list, envs_in: dict, outs: dict, numbers: "_EnvNumbers") -> tuple:

@@ -21,7 +21,7 @@ from ..model import Span
 from . import cfg as cfgmod
 from .alternatives import Alternatives
 from .astwalk import walk as fast_walk
-from .atoms import escaped_by
+from .atoms import EMPTY, escaped_by
 from .dataflow import Dataflow
 from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
@@ -85,7 +85,7 @@ class Guards:
             own = {text for text in (site.fix.group_expr, site.fix.receiver)
                    if text and text not in ("dist", "torch.distributed", "c10d")}
             if own:
-                conds = tuple(c for c in conds if not tests_own_group(c.text, own))
+                conds = tuple(c for c in (without_own_group_operand(c, own) for c in conds) if c is not None)
         return conds
 
     # -- inline: ternaries, short-circuits, comprehensions ------------------------------
@@ -445,6 +445,36 @@ class Guards:
                 out.append(cond)
             return tuple(out)
 
+
+def without_own_group_operand(cond: Cond, own: set) -> Optional[Cond]:
+    """``cond`` without the operands of its ``and``/``or`` test that only
+    ask whether this rank belongs to the collective's own group (every
+    member answers alike, a non-member takes no part): what the other
+    operands read decides; None when the whole test asks only that."""
+    if tests_own_group(cond.text, own):
+        return None
+    if not cond.operands:
+        return cond
+    try:
+        test = ast.parse(cond.text, mode="eval").body
+    except SyntaxError:
+        return cond
+    if not isinstance(test, ast.BoolOp) or len(test.values) != len(cond.operands):
+        return cond
+    kept, dropped = [], EMPTY
+    for value, operand in zip(test.values, cond.operands):
+        if tests_own_group(unparse(value), own):
+            dropped = dropped | operand[1]
+        else:
+            kept.append(operand)
+    if len(kept) == len(cond.operands):
+        return cond
+    if not kept:
+        return None
+    atoms = EMPTY
+    for operand in kept:
+        atoms = atoms | operand[1]
+    return dataclasses.replace(cond, atoms=atoms | (cond.atoms - dropped), operands=tuple(kept))
 
 
 def _blocks_of(node) -> list:

@@ -487,6 +487,16 @@ def tests_own_group(text: str, groups) -> bool:
         if paren and rest.rstrip(")").split(",")[0].strip() == group and "group" in name \
                 and ("in_group" in name or "member" in name):
             return True
+        for op in (" not in ", " in "):
+            left, found, right = text.partition(op)
+            if found:
+                # ``dist.get_rank() in dist.get_process_group_ranks(group)``:
+                # the group's own list of ranks
+                head, paren, rest = right.partition("(")
+                if paren and head.strip().rsplit(".", 1)[-1] == "get_process_group_ranks" \
+                        and rest.rstrip(")").split(",")[0].strip() == group and "rank" in left.lower():
+                    return True
+                break
     return False
 
 
