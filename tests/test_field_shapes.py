@@ -1091,3 +1091,48 @@ def test_a_flag_agreed_by_a_function_of_the_file_stays_agreed_past_the_nesting_l
     # instead of spilling into its result: the all-reduced flag it returns does not read this rank's tokens.
     # The loop on this rank's own length is reported.
     assert _findings(SYNCED_DECODE) == [(34, "CSL103")]
+
+
+TORCH_DRAWS = """
+    import torch
+    import torch.distributed as dist
+
+    def sampled(logits, group):
+        token = torch.multinomial(torch.softmax(logits, -1), 1)
+        if token.item() == 0:
+            dist.barrier(group=group)                      # reported, this process's own draw
+
+    def agreed(logits, group):
+        token = torch.multinomial(torch.softmax(logits, -1), 1)
+        dist.broadcast(token, src=0, group=group)
+        if token.item() == 0:
+            dist.barrier(group=group)
+
+    def shaped(group):
+        picks = torch.multinomial(torch.ones(4, 8), 2)
+        for row in picks:
+            dist.all_reduce(row, group=group)
+
+    def all_finished(unfinished):
+        unfinished = unfinished.clone()
+        dist.all_reduce(unfinished)
+        return unfinished.max() == 0
+
+    def grows(model, tokens, max_len, eos):
+        unfinished = tokens.new(tokens.shape[0]).fill_(1)
+        for _ in range(tokens.size(1), max_len):
+            nxt = torch.multinomial(torch.softmax(model(tokens), -1), 1).squeeze(1)
+            tokens = torch.cat([tokens, nxt[:, None]], dim=-1)
+            unfinished = unfinished.mul((nxt != eos).long())
+            if all_finished(unfinished):
+                break
+        return tokens
+"""
+
+
+def test_a_sampled_token_is_this_process_own_and_a_for_loop_counts_its_iterable_once():
+    # A token sampled by torch differs between processes in value, never in size (as Python's and
+    # NumPy's draws); a broadcast draw is agreed, and so is a flag all-reduced before the test.  ``for``
+    # evaluates its iterable once, on entry: a draw the body concatenates to the tokens does not change
+    # how many passes the range made from them gives.
+    assert _findings(TORCH_DRAWS) == [(8, "CSL101")]

@@ -64,12 +64,12 @@ class Dataflow:
                 closures[n] = self._finally_closure(n, owner, closures[n])
         #: node -> [(decision node, edge label)] it is (iteratively) control dependent on
         self.closures = closures
-        #: whether every read of a name is in one arm of an ``if`` (:meth:`_tests_read_alike`)
         self._arm_reads = ArmReads(graph, closures, self.live, info, self._names)
         self._find_leaving_tests()
         #: the edges past an agreed None test, or that refine otherwise (:class:`VouchedEdges`); None: none
         self._vouched = VouchedEdges.find(self)
         self.envs: dict = {}
+        self.loop_entry_envs: dict = {}  # ``for`` loop node -> what reaches it from outside (_note_loop_entry)
         _solve(self)
         self._vouched = None  # it refers back to this walk: no cycle outlives the solve
         self.exit_env = self.envs.get(graph.exit, {})
@@ -128,7 +128,8 @@ class Dataflow:
                 return EMPTY
             return self.evaluator.truth(test, env)
         if node.kind == cfgmod.LOOP:
-            return self.evaluator.trip_count(node.stmt.iter, env)
+            # ``for x in xs`` evaluates ``xs`` once, before the first pass (not what the body assigns)
+            return self.evaluator.trip_count(node.stmt.iter, self.loop_entry_envs.get(d, env))
         if node.kind == cfgmod.CASE:
             match_stmt = self.info.parents.get(id(node.stmt))
             atoms = evaluate(match_stmt.subject, env) if isinstance(match_stmt, ast.Match) else EMPTY
@@ -345,13 +346,9 @@ class Dataflow:
         return result
 
     def _tests_read_alike(self, n: int) -> frozenset:
-        """The decisions node ``n`` depends on that every rank reading a
-        name ``n`` binds took the same way: a test one arm of which leaves
-        the function or its loop (on either arm, where no name ``n`` binds
-        is read outside a loop it breaks out of), and an ``if`` outside
-        any loop of the function every read of those names is in the same
-        arm of as ``n`` (no nested function or lambda mentions them).
-        Worked out once per node: it follows from the graph alone."""
+        """The decisions node ``n`` depends on that every rank reading a name ``n`` binds took alike:
+        a test one arm of which leaves the function or its loop (either arm; no name ``n`` binds read
+        outside a loop it breaks), an ``if`` outside loops holding every read in ``n``'s arm (ArmReads)."""
         closure = self.closures.get(n, ())
         if not closure:
             return EMPTY
@@ -600,6 +597,8 @@ def _solve(flow: Dataflow) -> None:
                     merge_into(merged, out)
             else:
                 merged = {}
+            if node.kind == cfgmod.LOOP and len(reaching) > 1 and isinstance(node.stmt, (ast.For, ast.AsyncFor)):
+                _note_loop_entry(flow, n, node, outs, position)
             known = envs_in.get(n)
             if known is None or (known is not merged and known != merged):
                 first = n not in envs_in
@@ -630,6 +629,18 @@ def _solve(flow: Dataflow) -> None:
                 merge_into(merged, out if vouched is None else vouched.out(p, n, out))
             envs_in[n] = merged
             outs[n] = flow._transfer(n, merged)
+
+
+def _note_loop_entry(flow: Dataflow, n: int, node, outs: dict, position: dict) -> None:
+    """What a ``for`` loop's iterable is evaluated in: what reaches the loop from its predecessors
+    earlier in reverse postorder, not what its body's back edges bring round."""
+    here = position[n]
+    entering = [outs[p] for p in node.preds if p in outs and position.get(p, here) < here]
+    if entering:
+        env = entering[0] if len(entering) == 1 else fork(entering[0])
+        for out in entering[1:]:
+            merge_into(env, out)
+        flow.loop_entry_envs[n] = env
 
 
 class _RecordingFlow(Flow):

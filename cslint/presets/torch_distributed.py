@@ -152,6 +152,12 @@ _sources = [
     SourceSpec("uuid.uuid4", "randomness"),
     SourceSpec("secrets.*", "randomness"),
     SourceSpec("os.urandom", "randomness"),
+    # A token sampled from a distribution a model computed (``torch.multinomial``): a tiny difference
+    # in the logits between ranks (reduction order) flips the draw, and so do generators seeded per
+    # rank; serving and generation code agrees on sampled tokens by a broadcast.  torch's other draws
+    # (``rand``, ``randn``, ``randperm``) are mostly made alike by a shared seed on purpose (weight
+    # initialisation, a data order): not sources.
+    SourceSpec("torch.multinomial", "randomness"),
     SourceSpec("os.getpid", "process id"),
     SourceSpec("socket.gethostname", "host name"),
     SourceSpec("platform.node", "host name"),
