@@ -197,3 +197,32 @@ def test_a_local_bound_only_to_groups_is_the_group_spanning_them():
                     self.over_a_list_of_groups(t, [])  # reported: nothing says which groups
                     self.rebound(t, other)             # reported: bound by a with too
     """) == [33, 34, 35]
+
+
+def test_a_group_bound_through_the_same_objects_attributes_stays_finite():
+    """A call through an attribute of the object a method runs on
+    (``self.optim.step()`` inside ``step``, which the annotations resolve to
+    that same ``step``) binds the callee's ``self.averager.process_group`` to
+    ``self.optim.averager.process_group``; bound again on each round of the
+    fixpoint, the path would grow until the round limit (torch 2.13's
+    PostLocalSGDOptimizer).  Access paths are k-limited: a longer one keeps
+    the callee's own text, so the tables stop growing."""
+    from types import SimpleNamespace
+
+    from cslint.analysis.program import MAX_GROUP_PATH_NAMES, bound_group
+
+    step = SimpleNamespace(params=("self",), self_offset=1)
+    group = "group:self.averager.process_group"
+    through = SimpleNamespace(group_args=(("self", "self.optim"),), star=False)
+    seen = [group]
+    for _ in range(10):
+        bound = bound_group(through, step, 1, seen[-1])
+        if bound == seen[-1]:
+            break
+        seen.append(bound)
+    assert seen == ["group:self.averager.process_group", "group:self.optim.averager.process_group"]
+    assert all(g[len("group:"):].count(".") < MAX_GROUP_PATH_NAMES for g in seen)
+    # a group a caller passes by its own name is still bound (the k-limit does not apply to short paths)
+    helper = SimpleNamespace(params=("t", "group"), self_offset=0)
+    assert bound_group(SimpleNamespace(group_args=(("group", "self.pg"),), star=False), helper, 0,
+                       "group:group.cpu_group") == "group:self.pg.cpu_group"

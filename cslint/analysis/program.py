@@ -30,6 +30,9 @@ from .records import FuncFacts, Site
 from .resolution import Resolver
 
 MAX_ROUNDS = 40
+#: the most names a group's access path may have where a call binds it
+#: (``self.module.pg.group``: 4); a longer one keeps the callee's own text
+MAX_GROUP_PATH_NAMES = 4
 
 #: the methods that make a new object's fields
 CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
@@ -399,7 +402,9 @@ class Program(ProgramReads):
                     offset = 1
                 if self._pass_arguments(fn, site, target, offset, mode):
                     changed = True
-                for ckey, (api, chain, facts) in self.reach.get((target.key, mode), {}).items():
+                # a copy: where ``target`` is ``fn`` itself (a recursive call),
+                # what this loop adds goes into the table it walks
+                for ckey, (api, chain, facts) in list(self.reach.get((target.key, mode), {}).items()):
                     if not call_reaches(self, site, target, mode, ckey):
                         continue
                     bound = bound_group(site, target, offset, ckey[1])
@@ -694,7 +699,13 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
     found = text_group(found) if found else "world"  # ``None`` passed is the world
     if not found.startswith("group:") or not dot:
         return found  # a group's own process groups are that group (``get_tp_group().device_group``)
-    return f"{found}.{rest}"
+    bound = f"{found}.{rest}"
+    if bound.count(".") >= MAX_GROUP_PATH_NAMES:
+        # k-limited: a call through an attribute of the same object
+        # (``self.optim.step()`` resolved to the ``step`` that calls it) would
+        # lengthen the path on every round of the fixpoint
+        return group
+    return bound
 
 
 @functools.lru_cache(maxsize=4096)
