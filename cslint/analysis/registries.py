@@ -62,16 +62,22 @@ def _empty_globals(ctx) -> frozenset:
     found = ctx.__dict__.get("_empty_globals")
     if found is not None:
         return found
+    found = ctx.__dict__["_empty_globals"] = _names_bound_empty(ctx.tree.body)
+    return found
+
+
+def _names_bound_empty(body) -> frozenset:
+    """The plain names that statements of ``body`` bind to an empty container
+    (``name = {}``, ``name: dict = {}``): a module's or a class's own level."""
     names = set()
-    for node in ctx.tree.body:
+    for node in body:
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
                 and _starts_empty(node.value):
             names.add(node.targets[0].id)
         elif type(node) is ast.AnnAssign and type(node.target) is ast.Name and node.value is not None \
                 and _starts_empty(node.value):
             names.add(node.target.id)
-    found = ctx.__dict__["_empty_globals"] = frozenset(names)
-    return found
+    return frozenset(names)
 
 
 def registry_of(ctx, iterable) -> frozenset:
@@ -192,15 +198,7 @@ def first_use_source(ctx, test_stmt) -> frozenset:
 
 
 def _empty_class_attributes(cls: ast.ClassDef) -> frozenset:
-    names = set()
-    for node in cls.body:
-        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
-                and _starts_empty(node.value):
-            names.add(node.targets[0].id)
-        elif type(node) is ast.AnnAssign and type(node.target) is ast.Name and node.value is not None \
-                and _starts_empty(node.value):
-            names.add(node.target.id)
-    return frozenset(names)
+    return _names_bound_empty(cls.body)
 
 
 def _class_attribute(expr, class_name: str, names: frozenset) -> Optional[str]:
