@@ -12,17 +12,8 @@ fields come from the summary walk."""
 
 import textwrap
 
-from cslint.api import check_source
-
-
-def _codes(source):
-    return [(f.code, f.line) for f in check_source(textwrap.dedent(source)).findings]
-
-
-def _barrier(source):
-    """The finding expected: at ``step``'s barrier, the last line that calls one."""
-    lines = textwrap.dedent(source).splitlines()
-    return [("CSL101", max(i for i, line in enumerate(lines, 1) if "dist.barrier()" in line))]
+from source_findings import barrier_finding as _barrier
+from source_findings import codes as _codes
 
 
 _FIELD = """

@@ -8,19 +8,8 @@ while the element itself, a list of rank-local length, a rank-local start
 and a loop that is not ``enumerate``'s still differ.  Loops and
 comprehensions alike."""
 
-import textwrap
-
-from cslint.api import check_source
-
-
-def _codes(source):
-    return [(f.code, f.line) for f in check_source(textwrap.dedent(source)).findings]
-
-
-def _barrier(source):
-    """The finding expected: at the barrier, the last line that calls one."""
-    lines = textwrap.dedent(source).splitlines()
-    return [("CSL101", max(i for i, line in enumerate(lines, 1) if "dist.barrier()" in line))]
+from source_findings import barrier_finding as _barrier
+from source_findings import codes as _codes
 
 
 _LOOP = """
