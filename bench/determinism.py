@@ -57,7 +57,7 @@ def run_once(tree: str, seed: int, jobs: int) -> tuple:
                            "--format", "json", "--jobs", str(jobs), "."],
                           cwd=tree, env=env, capture_output=True, timeout=1800)
     elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 1):
+    if done.returncode not in (0, 1) or not done.stdout.strip():
         raise SystemExit(f"{tree}: cslint exited {done.returncode}\n{done.stderr.decode(errors='replace')}")
     return done.stdout, elapsed
 
