@@ -15,7 +15,6 @@ import textwrap
 from source_findings import barrier_finding as _barrier
 from source_findings import codes as _codes
 
-
 _FIELD = """
     import torch.distributed as dist
 

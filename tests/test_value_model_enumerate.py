@@ -11,7 +11,6 @@ comprehensions alike."""
 from source_findings import barrier_finding as _barrier
 from source_findings import codes as _codes
 
-
 _LOOP = """
     import socket
     import torch.distributed as dist
