@@ -107,8 +107,10 @@ def generated_tree(root: str, modules: int = 80) -> str:
 
 
 def run(cwd: str, config: str, *args: str) -> bytes:
+    # LAUNCH puts the checkout on sys.path itself; a relative PYTHONPATH would name the tree (see determinism.py)
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
     done = subprocess.run([sys.executable, "-c", LAUNCH, ROOT, "check", "--config", config, "--output-format", "json",
-                           *args], cwd=cwd, capture_output=True, timeout=1800)
+                           *args], cwd=cwd, env=env, capture_output=True, timeout=1800)
     if done.returncode not in (0, 1):
         raise SystemExit(f"cslint {' '.join(args)} in {cwd} exited {done.returncode}:\n"
                          f"{done.stderr.decode(errors='replace')[-2000:]}")

@@ -48,6 +48,10 @@ LAUNCH = "import sys; sys.path[0] = sys.argv.pop(1); from cslint.cli import cons
 def run_once(tree: str, seed: int, jobs: int) -> tuple:
     """(stdout bytes, seconds) of one cold run in ``tree``."""
     env = dict(os.environ, PYTHONHASHSEED=str(seed))
+    # LAUNCH puts the checkout on sys.path itself; a PYTHONPATH such as "." would name the
+    # tree, and its modules (torch's __future__.py) would shadow the standard library's
+    # while site-packages' .pth files run at start-up.
+    env.pop("PYTHONPATH", None)
     start = time.perf_counter()
     # Not `python -m cslint`: that puts the tree itself first on sys.path, and
     # torch's own `types.py` would shadow the standard library's.
