@@ -107,3 +107,45 @@ def test_invalid_which_device_a_rank_uses_still_differs():
 
 def test_invalid_an_unknown_library_call_in_the_try_still_fails_on_one_rank():
     assert _codes(_GUARDED.replace("QUERY", "probe_devices()")) == [("CSL101", 19)]
+
+
+_TOPOLOGY = """
+    import pynvml
+    import torch.distributed as dist
+
+
+    def full_nvlink(device_ids):
+        handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in device_ids]
+        for i, first in enumerate(handles):
+            for j, second in enumerate(handles):
+                if i < j:
+                    try:
+                        status = QUERY
+                        if status != pynvml.NVML_P2P_STATUS_OK:
+                            return False
+                    except pynvml.NVMLError:
+                        return False
+        return True
+
+
+    def setup(t, group, device_ids):
+        if full_nvlink(device_ids):
+            dist.all_reduce(t, group=group)
+"""
+
+
+def test_valid_a_topology_query_of_the_same_devices_fails_alike():
+    # every rank asks the driver about the same pairs of devices (the ids
+    # the group shares): a failure of the query is not one rank's own
+    query = "pynvml.nvmlDeviceGetP2PStatus(first, second, pynvml.NVML_P2P_CAPS_INDEX_NVLINK)"
+    assert _codes(_TOPOLOGY.replace("QUERY", query)) == []
+
+
+def test_invalid_a_topology_query_of_this_ranks_own_pair_fails_by_its_operands():
+    query = "pynvml.nvmlDeviceGetP2PStatus(first, dist.get_rank(), pynvml.NVML_P2P_CAPS_INDEX_NVLINK)"
+    assert _codes(_TOPOLOGY.replace("QUERY", query)) == [("CSL101", 22)]
+
+
+def test_invalid_what_a_device_holds_now_is_not_a_topology_query():
+    query = "pynvml.nvmlDeviceGetMemoryInfo(first).free"
+    assert _codes(_TOPOLOGY.replace("QUERY", query)) == [("CSL101", 22)]

@@ -219,6 +219,18 @@ _uniform = [
     "torch.cuda.device_count", "torch.cuda.get_arch_list", "torch.cuda.is_bf16_supported",
     "*.cuda.get_device_properties", "*.cuda.get_device_capability", "*.cuda.get_device_name",
     "*.cuda.device_count", "*.cuda.get_arch_list", "*.cuda.is_bf16_supported",
+    # The same asked of the vendors' device-management libraries (NVML, AMD
+    # SMI): the driver starting, a device's handle by its index, and the
+    # node's topology between two given devices (peer-to-peer status,
+    # NVLink/XGMI link type).  Nodes of one kind give the same answer for
+    # the same devices, and a query fails by its operands, alike everywhere;
+    # what a device holds now (memory, utilisation) is not among these.
+    *(prefix + name for prefix in ("", "*.") for name in (
+        "nvmlInit", "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByPciBusId",
+        "nvmlDeviceGetP2PStatus", "nvmlDeviceGetNvLinkState", "nvmlDeviceGetTopologyCommonAncestor",
+        "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetName",
+        "amdsmi_init", "amdsmi_get_processor_handles", "amdsmi_topo_get_link_type",
+        "amdsmi_topo_get_link_weight")),
 ]
 
 # Agree on a predicate: a one-element flag reduced with MAX over the same
