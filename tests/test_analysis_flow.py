@@ -69,7 +69,7 @@ def test_divergent_argument_makes_parameter_divergent():
             maybe(t, dist.get_rank() == 0)
         def uniform_caller(t):
             maybe(t, True)
-    """) == [("CSL101", 5)]
+    """) == [("CSL101", 7)]  # at the one call that passes the rank-local flag (the other passes True)
 
 
 def test_return_value_flows_per_call_site():

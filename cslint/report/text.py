@@ -83,7 +83,17 @@ def _condition_line(finding: Finding) -> Optional[int]:
     for link in finding.chain:
         if link.kind == "condition" and os.path.abspath(link.path) == target:
             return link.line
-    return finding.guard.line if finding.guard is not None else None
+    return finding.guard.line if _guard_here(finding) else None
+
+
+def _guard_here(finding: Finding) -> bool:
+    """Whether the finding's guard is in its own file: a finding reported
+    at a caller's call keeps the callee's condition, in the callee's file
+    (its chain's condition step says where)."""
+    if finding.guard is None:
+        return False
+    target = os.path.abspath(finding.path)
+    return all(os.path.abspath(link.path) == target for link in finding.chain if link.kind == "condition")
 
 
 def _snippet(finding: Finding, paint: Painter, sources: Optional[dict] = None) -> list[str]:
@@ -97,7 +107,7 @@ def _snippet(finding: Finding, paint: Painter, sources: Optional[dict] = None) -
     shown = set(range(finding.line, call_last + 1))
     cond_line = _condition_line(finding)
     cond_line = cond_line if valid(cond_line) and cond_line != finding.line else None
-    exit_line = finding.guard.line if finding.guard is not None else None
+    exit_line = finding.guard.line if _guard_here(finding) else None
     exit_line = exit_line if valid(exit_line) and exit_line not in (cond_line, finding.line) and finding.guard_kind == "early-exit" else None
     for number in (cond_line, exit_line):
         if number is not None:

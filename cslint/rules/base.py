@@ -124,7 +124,7 @@ class Rule:
                 links.append(ChainLink(link_path or path, line, note, kind))
         cond = hazard.cond
         note = cls.CONDITION_NOTE.format(text=cond.text, exit=cond.exit_text or "an exit")
-        links.append(ChainLink(path, cond.line, f"the call {note}", "condition"))
+        links.append(ChainLink(getattr(hazard, "cond_path", "") or path, cond.line, f"the call {note}", "condition"))
         for link_path, line, note in reversed(hazard.via):
             links.append(ChainLink(link_path, line, note, "flow"))
         source = hazard.source
@@ -236,7 +236,9 @@ class Rule:
             column=site.span.column,
             end_line=site.span.end_line,
             end_column=site.span.end_column,
-            message=cls.message(hazard),
+            message=cls.message(hazard) + (
+                f" (the condition is in `{hazard.cond_function}`, where it differs only through what this call passes)"
+                if getattr(hazard, "cond_path", "") else ""),
             collective=hazard.collective,
             group=hazard.group,
             chain=cls.chain(hazard),
@@ -247,7 +249,8 @@ class Rule:
             callee=site.callee,
             api=hazard.api if hazard.api in ("trtllm", "torch", "mpi") else "unknown",
             source=hazard.source.text,
-            fix_facts=fix_facts(hazard, text_of),
+            # reported at a caller, the condition is in another function: no rewrite of this site agrees it
+            fix_facts=None if getattr(hazard, "cond_path", "") else fix_facts(hazard, text_of),
             confidence=cls.confidence(hazard),
         )
         finding.fix = FixHint.of(cls.fix_options(finding))
