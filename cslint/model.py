@@ -474,6 +474,9 @@ class Finding:
     #: root-cause reporting: every call site the guard decides, this one first
     #: (empty when the finding stands for its own site only)
     sites: list[SiteRef] = field(default_factory=list)
+    #: the function whose condition decides, when it is not ``function``: a
+    #: finding reported at the call that passes the rank-local value ("" otherwise)
+    condition_function: str = ""
 
     @property
     def span(self) -> Span:
@@ -509,6 +512,7 @@ class Finding:
             "fix_facts": self.fix_facts.to_json() if self.fix_facts else None,
             "confidence": self.confidence.to_json() if self.confidence else None,
             **({"sites": [site.to_json() for site in self.sites]} if self.sites else {}),
+            **({"condition_function": self.condition_function} if self.condition_function else {}),
         }
 
     @classmethod
@@ -535,6 +539,7 @@ class Finding:
                 fix_facts=FixFacts.from_json(facts) if facts else None,
                 confidence=Confidence.from_json(data["confidence"]) if data.get("confidence") else None,
                 sites=[SiteRef.from_json(site) for site in data.get("sites", ())],
+                condition_function=str(data.get("condition_function", "")),
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a finding object ({type(exc).__name__}: {exc})") from exc

@@ -53,6 +53,28 @@ def test_invalid_a_caller_passing_a_rank_slice_is_reported_at_its_call():
     assert (16, "passed as `t` to `reduce_if_cuda` in `check`") in notes
     assert "the condition is in `reduce_if_cuda`" in finding.message
     assert finding.fix_facts is None  # no rewrite of the call agrees a condition in another function
+    assert finding.condition_function == "reduce_if_cuda"
+
+
+def test_a_finding_at_the_calling_site_is_refused_with_the_function_that_decides():
+    """`cslint fix` says why it leaves the call alone (the condition is in
+    the callee), also for a finding read back from JSON (`fix --from-json`)."""
+    from cslint.model import Finding
+    from cslint.rules import get_rule
+
+    finding = _findings(_LIBRARY + """
+
+    def check(rank, batch, group):
+        return reduce_if_cuda(batch[rank], group)
+    """)[0]
+    for seen in (finding, Finding.from_json(finding.to_json())):
+        assert seen.condition_function == "reduce_if_cuda"
+        reason = get_rule(seen.code).no_fix_reason(seen)
+        assert reason.startswith("the condition is in `reduce_if_cuda`"), reason
+        assert "re-run" not in reason
+    # a finding at its own guard names no other function, and its JSON has no such key
+    own = _findings(_LIBRARY.replace("if t.is_cuda:", "if dist.get_rank() == 0:"))
+    assert own and all(not f.condition_function and "condition_function" not in f.to_json() for f in own)
 
 
 def test_invalid_a_function_every_caller_hands_a_rank_local_value_keeps_its_finding():

@@ -149,6 +149,10 @@ class Rule:
         """Why ``strategy`` does not apply to ``finding`` ("" when it does)."""
         if strategy not in cls.STRATEGIES:
             return cls.NO_FIX or f"{cls.CODE} findings have no {strategy} fix"
+        if finding.fix_facts is None and finding.condition_function:
+            return (f"the condition is in `{finding.condition_function}`, where it differs only through what this "
+                    "call passes: no rewrite of this call agrees it (agree the argument before the call, or fix "
+                    f"`{finding.condition_function}` by hand)")
         if finding.fix_facts is None:
             return "the finding carries no fix facts; re-run `cslint check`"
         found = _STRATEGY_CHECKS[strategy](finding, finding.fix_facts, exit_mode)
@@ -252,6 +256,7 @@ class Rule:
             # reported at a caller, the condition is in another function: no rewrite of this site agrees it
             fix_facts=None if getattr(hazard, "cond_path", "") else fix_facts(hazard, text_of),
             confidence=cls.confidence(hazard),
+            condition_function=hazard.cond_function if getattr(hazard, "cond_path", "") else "",
         )
         finding.fix = FixHint.of(cls.fix_options(finding))
         return finding
