@@ -1136,3 +1136,48 @@ def test_a_sampled_token_is_this_process_own_and_a_for_loop_counts_its_iterable_
     # evaluates its iterable once, on entry: a draw the body concatenates to the tokens does not change
     # how many passes the range made from them gives.
     assert _findings(TORCH_DRAWS) == [(8, "CSL101")]
+
+
+VLLM_SCHEDULE = """
+    import torch
+    import torch.distributed as dist
+    from vllm.distributed.parallel_state import get_dp_group
+
+    class Runner:
+        def __init__(self, model, config):
+            self.model = model
+            self.config = config
+
+        def coordinate(self, num_tokens):
+            counts = torch.tensor([num_tokens])
+            dist.all_reduce(counts, group=get_dp_group().cpu_group)
+            return counts
+
+        def returns_early(self, scheduler_output):
+            if not scheduler_output.total_num_scheduled_tokens:
+                return None
+            return self.model(self.coordinate(scheduler_output.total_num_scheduled_tokens))
+
+        def joins_before_returning(self, scheduler_output):
+            if not scheduler_output.total_num_scheduled_tokens:
+                if self.config.data_parallel_size > 1:
+                    self.coordinate(0)
+                return None
+            return self.model(self.coordinate(scheduler_output.total_num_scheduled_tokens))
+
+        def joins_something_else(self, scheduler_output):
+            if not scheduler_output.total_num_scheduled_tokens:
+                if self.config.data_parallel_size > 1:
+                    dist.barrier(group=get_dp_group().cpu_group)
+                return None
+            return self.model(self.coordinate(scheduler_output.total_num_scheduled_tokens))
+"""
+
+
+def test_a_dp_rank_schedule_is_its_own_and_a_leaving_arm_may_join_the_peers_under_its_own_tests():
+    # What a DP rank scheduled for the step (``total_num_scheduled_tokens``) is its own (vllm preset,
+    # dim dp).  Returning empty skips the peers' coordination all-reduce; an arm that leaves after
+    # issuing, on its paths that issue anything, what the rest of the block issues (a dummy step) keeps
+    # the ranks in step -- which of its paths it takes is its own (uniform) test's question -- while an
+    # arm that issues something else does not.
+    assert _findings(VLLM_SCHEDULE) == [(19, "CSL102"), (31, "CSL101"), (33, "CSL102")]

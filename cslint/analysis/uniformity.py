@@ -199,7 +199,26 @@ class UniformityInfo:
             return True
         # the test's own two sides: its arm, and every later arm of the chain
         # (an ``else`` that holds only an ``if`` may be one role's code)
-        return split is not None and self._arms_match(variant, split, True, groups, mode)
+        if split is not None and self._arms_match(variant, split, True, groups, mode):
+            return True
+        return not explicit and len(arms) == 2 and self._arm_joins(variant, arms, reached, groups, mode)
+
+    def _arm_joins(self, variant, arms, reached: list, groups: frozenset, mode: frozenset) -> bool:
+        """Whether an arm that leaves the block (``if c: ...; return``, the
+        rest of the block the other side) issues, on some path, every
+        collective of ``reached`` that the rest of the block issues too: a
+        dummy step that joins the peers' coordination before returning empty.
+        Which of the arm's paths a rank takes is its own tests' question,
+        asked where they guard the compensating calls, as for an arm a chain
+        writes out (see :meth:`_arms_match`)."""
+        wanted = {(r.name, r.group) for r in reached}
+        sides = []
+        for arm in arms:
+            issued: set = set()
+            for sequence in arm:
+                _flatten_issued(self._sequence(variant, sequence, mode, groups), issued)
+            sides.append(issued)
+        return bool(wanted) and all(wanted <= issued for issued in sides)
 
     def _arms_match(self, variant, arms, explicit: bool, groups: frozenset, mode: frozenset) -> bool:
         first = None
@@ -520,6 +539,17 @@ def may_be_one_group(first: str, second: str) -> bool:
 def own_field(receiver: str) -> bool:
     """``self.x``: a communicator the object holds itself."""
     return receiver.startswith("self.") and receiver.count(".") == 1
+
+
+def _flatten_issued(sequence: tuple, out: set) -> None:
+    """Add the (name, group) collectives of a :meth:`UniformityInfo._sequence`
+    to ``out``, those of its loops' bodies included."""
+    for element in sequence:
+        if element[0] == "loop" and isinstance(element[1], frozenset):
+            for body in element[1]:
+                _flatten_issued(body, out)
+        else:
+            out.add(element)
 
 
 def _names_reached(info: UniformityInfo, site: Site, mode: frozenset) -> tuple:

@@ -10,8 +10,11 @@ rank is relative to its own group: ``is_first_rank``, ``is_last_rank`` and
 ``rank_in_group`` of ``get_pp_group()`` tell pipeline stages apart and are the
 same on every rank of one stage (``rank`` is the global rank).
 
-What a DP rank scheduled for a step (the input batch's ``num_reqs``) is its own: it differs along ``dp`` and is
-the same on the TP and PP workers of one engine.
+What a DP rank scheduled for a step (the input batch's ``num_reqs``, the scheduler output's
+``total_num_scheduled_tokens``) is its own: it differs along ``dp`` and is the same on the TP and PP workers of one
+engine.  A step with no tokens on one DP rank while its peers have work is the upstream hang of PR #28774; the
+runner's compensating dummy step (an arm that joins the peers' coordination before returning empty) is matched by
+the analysis (``UniformityInfo._arm_joins``).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ _collectives = [
 # and PP workers of one engine receive the same scheduler output.
 _DP = (("*", frozenset({"dp"})),)
 _sources = [SourceSpec(pattern, "per-rank schedule", what="value", dims=_DP) for pattern in (
-    "*input_batch.num_reqs", "*.num_reqs",
+    "*input_batch.num_reqs", "*.num_reqs", "*.total_num_scheduled_tokens",
 )]
 
 PRESET = Preset(
