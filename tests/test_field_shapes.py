@@ -1181,3 +1181,72 @@ def test_a_dp_rank_schedule_is_its_own_and_a_leaving_arm_may_join_the_peers_unde
     # the ranks in step -- which of its paths it takes is its own (uniform) test's question -- while an
     # arm that issues something else does not.
     assert _findings(VLLM_SCHEDULE) == [(19, "CSL102"), (31, "CSL101"), (33, "CSL102")]
+
+
+WRAPPED_FORWARD_RAISES = """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel
+
+    class TooShort(ValueError):
+        pass
+
+    def agree(local_ok, device):
+        if not (dist.is_available() and dist.is_initialized()):
+            return bool(local_ok)
+        flag = torch.tensor([local_ok], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+        return bool(flag.item())
+
+    def agree_if(local_ok, distributed, device):
+        if not distributed:
+            return bool(local_ok)
+        flag = torch.tensor([local_ok], device=device)
+        dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+        return bool(flag.item())
+
+    class Recipe:
+        def setup(self, module, world_size):
+            if world_size > 1:
+                module = DistributedDataParallel(module)
+            self.model = module
+
+        def skips_its_backward(self, loader):
+            for batch in loader:
+                try:
+                    loss = self.model(batch)
+                    loss.backward()
+                except TooShort:
+                    continue
+
+        def skips_together(self, loader, device):
+            for batch in loader:
+                ok = 1
+                try:
+                    loss = self.model(batch)
+                except TooShort:
+                    ok = 0
+                if agree(ok, device):
+                    loss.backward()
+
+        def skips_by_a_flag_it_is_handed(self, loader, distributed, device):
+            for batch in loader:
+                ok = 1
+                try:
+                    loss = self.model(batch)
+                except TooShort:
+                    ok = 0
+                if agree_if(ok, distributed, device):
+                    loss.backward()
+"""
+
+
+def test_a_wrapped_forward_runs_this_rank_code_and_can_raise_on_it_alone():
+    # A module wrapped for data parallelism and handed on to a field (``module = DDP(module)`` under
+    # ``if world_size > 1``, then ``self.model = module``) is still the wrapped module.  Its forward runs
+    # the module's own code on this rank's batch, which can raise there alone (local work): the handler
+    # that skips the backward skips the gradient all-reduce on that rank only (CSL104).  Agreeing on a
+    # flag first keeps the ranks together; ``not dist.is_initialized()`` is the single-process path of
+    # the agreement helper (read in a world of several ranks, it is never taken), while a flag the
+    # helper is handed may be false on a job of several ranks.
+    assert _findings(WRAPPED_FORWARD_RAISES) == [(33, "CSL104"), (55, "CSL101")]

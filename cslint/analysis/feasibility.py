@@ -12,7 +12,12 @@ which tests fold:
   (``self.enable_attention_dp``);
 * a test of the world's size: a hang needs at least two ranks, so the
   analysis reads every function as it runs in a world of several ranks
-  (``world_size == 1`` is False, ``world_size != 1`` True);
+  (``world_size == 1`` is False, ``world_size != 1`` True), and whether
+  torch.distributed is there at all is read the same way
+  (``dist.is_initialized()`` and ``dist.is_available()`` are True: a job of
+  several ranks that issues torch collectives has initialized the default
+  group, so ``if not dist.is_initialized(): return flag`` is the
+  single-process path of an agreement helper);
 * a local bound once to a foldable expression
   (``multi_rank = self.enable_attention_dp and world_size != 1``);
 * a parameter with a constant default (``aligned: bool = False``), under one
@@ -38,6 +43,7 @@ from typing import NamedTuple, Optional
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .function import FunctionInfo
+from .scope import canonical_text
 from .syntax import dotted, fold_bool_op, single_rank_side
 
 #: the value of a parameter whose default is ``None`` when the call passes
@@ -53,6 +59,9 @@ MAX_FLAG_ROUNDS = 4
 MAX_ALIAS_DEPTH = 4
 
 _WORLD_SIZE_CALLS = frozenset({"get_world_size", "Get_size"})
+#: calls that say whether this process is part of a torch.distributed job:
+#: True in a world of several ranks (a test with no arguments)
+_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_initialized", "torch.distributed.is_available"})
 
 
 class CaseParam(NamedTuple):
@@ -86,6 +95,17 @@ def is_world_size(expr: ast.expr) -> bool:
         return last == "Get_size" and "COMM_WORLD" in name
     text = dotted(expr)
     return bool(text) and text.rsplit(".", 1)[-1] == "world_size"
+
+
+def _distributed_test(test: ast.expr, imports: dict) -> bool:
+    """Whether ``test`` asks if this process is part of a torch.distributed
+    job (``dist.is_initialized()``, ``torch.distributed.is_available()``):
+    True in a world of several ranks."""
+    if type(test) is not ast.Call or test.args or test.keywords:
+        return False
+    raw = dotted(test.func)
+    return bool(raw) and raw.rsplit(".", 1)[-1] in ("is_initialized", "is_available") \
+        and canonical_text(raw, imports) in _DISTRIBUTED_CALLS
 
 
 def _world_test(test: ast.expr) -> Optional[bool]:
@@ -174,6 +194,8 @@ class Feasibility:
         for test in self._all_tests():
             for sub in fast_walk(test):
                 if isinstance(sub, ast.Compare) and _world_test(sub) is not None:
+                    return True
+                if isinstance(sub, ast.Call) and _distributed_test(sub, self.info.ctx.imports):
                     return True
                 if isinstance(sub, ast.Name) and sub.id in self.flags:
                     return True
@@ -436,6 +458,8 @@ class TestFolder:
             alias = self.aliases.get(test.id)
             if alias is not None and depth < MAX_ALIAS_DEPTH:
                 return self(alias, depth + 1)
+        if kind is ast.Call:
+            return True if _distributed_test(test, self.info.ctx.imports) else None
         if kind is ast.Compare:
             world = _world_test(test)
             if world is not None:

@@ -22,7 +22,10 @@ from .syntax import dotted, unparse
 #: What calling a module wrapped for data parallelism issues: its forward
 #: (communicates; its output is this rank's, computed from its own batch) and
 #: the backward of a value computed from that output (the gradient all-reduce).
-WRAPPED_FORWARD = CollectiveSpec("<module wrapped for data parallelism>", "torch", result="local")
+#: The forward also runs the module's own code on this rank's batch, which can
+#: fail on one rank only (a batch the model refuses): local work, as a
+#: framework's training loop (``CollectiveSpec.local_work``).
+WRAPPED_FORWARD = CollectiveSpec("<module wrapped for data parallelism>", "torch", result="local", local_work=True)
 WRAPPED_BACKWARD = CollectiveSpec("<backward through a data-parallel module>", "torch", result="uniform")
 
 
@@ -425,6 +428,13 @@ def _find_wrapped_locals(ctx, func: ast.AST, builders: dict) -> tuple:
     for key, wrapped in made.items():
         for text in targets.get(key, ()):
             out[text] = wrapped
+    # a wrapped local handed on as it is (``model = DDP(m)`` then ``self.model
+    # = model``, the wrapping often under ``if world_size > 1``): the field or
+    # name holds the same module
+    for node in nodes:
+        if isinstance(node, ast.Assign) and type(node.value) is ast.Name and node.value.id in out:
+            for text in targets.get(id(node.value), ()):
+                out.setdefault(text, out[node.value.id])
     returned = None
     for value in returns:
         if id(value) in made:
