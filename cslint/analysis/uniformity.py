@@ -197,28 +197,9 @@ class UniformityInfo:
         groups = frozenset(r.group for r in reached)
         if self._arms_match(variant, arms, explicit, groups, mode):
             return True
-        # the test's own two sides: its arm, and every later arm of the chain
-        # (an ``else`` that holds only an ``if`` may be one role's code)
-        if split is not None and self._arms_match(variant, split, True, groups, mode):
-            return True
-        return not explicit and len(arms) == 2 and self._arm_joins(variant, arms, reached, groups, mode)
-
-    def _arm_joins(self, variant, arms, reached: list, groups: frozenset, mode: frozenset) -> bool:
-        """Whether an arm that leaves the block (``if c: ...; return``, the
-        rest of the block the other side) issues, on some path, every
-        collective of ``reached`` that the rest of the block issues too: a
-        dummy step that joins the peers' coordination before returning empty.
-        Which of the arm's paths a rank takes is its own tests' question,
-        asked where they guard the compensating calls, as for an arm a chain
-        writes out (see :meth:`_arms_match`)."""
-        wanted = {(r.name, r.group) for r in reached}
-        sides = []
-        for arm in arms:
-            issued: set = set()
-            for sequence in arm:
-                _flatten_issued(self._sequence(variant, sequence, mode, groups), issued)
-            sides.append(issued)
-        return bool(wanted) and all(wanted <= issued for issued in sides)
+        # its own two sides, its arm and the later arms (an else holding only an if may be one role's code)
+        return (split is not None and self._arms_match(variant, split, True, groups, mode)) \
+            or (not explicit and len(arms) == 2 and _arm_joins(self, variant, arms, reached, groups, mode))
 
     def _arms_match(self, variant, arms, explicit: bool, groups: frozenset, mode: frozenset) -> bool:
         first = None
@@ -539,6 +520,24 @@ def may_be_one_group(first: str, second: str) -> bool:
 def own_field(receiver: str) -> bool:
     """``self.x``: a communicator the object holds itself."""
     return receiver.startswith("self.") and receiver.count(".") == 1
+
+
+def _arm_joins(info: UniformityInfo, variant, arms, reached: list, groups: frozenset, mode: frozenset) -> bool:
+    """Whether an arm that leaves the block (``if c: ...; return``, the
+    rest of the block the other side) issues, on some path, every
+    collective of ``reached`` that the rest of the block issues too: a
+    dummy step that joins the peers' coordination before returning empty.
+    Which of the arm's paths a rank takes is its own tests' question, asked
+    where they guard the compensating calls, as for an arm a chain writes
+    out (see :meth:`UniformityInfo._arms_match`)."""
+    wanted = {(r.name, r.group) for r in reached}
+    sides = []
+    for arm in arms:
+        issued: set = set()
+        for sequence in arm:
+            _flatten_issued(info._sequence(variant, sequence, mode, groups), issued)
+        sides.append(issued)
+    return bool(wanted) and all(wanted <= issued for issued in sides)
 
 
 def _flatten_issued(sequence: tuple, out: set) -> None:

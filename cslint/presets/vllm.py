@@ -14,7 +14,7 @@ What a DP rank scheduled for a step (the input batch's ``num_reqs``, the schedul
 ``total_num_scheduled_tokens``) is its own: it differs along ``dp`` and is the same on the TP and PP workers of one
 engine.  A step with no tokens on one DP rank while its peers have work is the upstream hang of PR #28774; the
 runner's compensating dummy step (an arm that joins the peers' coordination before returning empty) is matched by
-the analysis (``UniformityInfo._arm_joins``).
+the analysis (``uniformity._arm_joins``).
 """
 
 from __future__ import annotations
