@@ -1250,3 +1250,42 @@ def test_a_wrapped_forward_runs_this_rank_code_and_can_raise_on_it_alone():
     # the agreement helper (read in a world of several ranks, it is never taken), while a flag the
     # helper is handed may be false on a job of several ranks.
     assert _findings(WRAPPED_FORWARD_RAISES) == [(33, "CSL104"), (55, "CSL101")]
+
+
+SGLANG_KV_CHECKSUM = """
+    import torch
+    import torch.distributed as dist
+
+    class Decode:
+        def __init__(self, model, tp_group, tp_cpu_group):
+            self.model = model
+            self.tp_group = tp_group
+            self.tp_cpu_group = tp_cpu_group
+
+        def forward(self, reqs):
+            out = self.model(reqs)
+            dist.all_reduce(out, group=self.tp_group)
+            return out
+
+        def drops_its_own(self, reqs):
+            kept = [r for r in reqs if r.computed_checksum() == r.expected_kv_checksum]
+            if not kept:
+                return None
+            return self.forward(kept)
+
+        def drops_what_all_agree(self, reqs):
+            bad = torch.tensor([int(r.computed_checksum() != r.expected_kv_checksum) for r in reqs])
+            dist.all_reduce(bad, op=dist.ReduceOp.MAX, group=self.tp_cpu_group)
+            kept = [r for r, b in zip(reqs, bad.tolist()) if not b]
+            if not kept:
+                return None
+            return self.forward(kept)
+"""
+
+
+def test_the_checksum_of_the_kv_slice_a_rank_received_is_its_own():
+    # SGLang's KV transfer checksum (``Req.expected_kv_checksum``, sglang preset): each attention TP
+    # rank receives and verifies its own slice of the KV cache, so dropping the requests whose check
+    # fails on this rank leaves the ranks with different batches; agreeing on the mismatches first
+    # (a MAX all-reduce) drops the same ones everywhere.
+    assert _findings(SGLANG_KV_CHECKSUM) == [(20, "CSL102")]

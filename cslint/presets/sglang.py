@@ -5,7 +5,9 @@
 one pipeline stage.
 
 What a rank's KV sender or receiver reports (``kv_sender.poll()``) is that
-rank's transfer progress, which the ranks agree on before acting on it.
+rank's transfer progress, and the checksum of the KV slice it received
+(``expected_kv_checksum``) is its own, which the ranks agree on before acting
+on them.
 """
 
 from __future__ import annotations
@@ -28,7 +30,15 @@ _collectives = [
 # per-rank transfer progress until the ranks agree on it.
 _sources = [SourceSpec(pattern, "per-rank KV transfer progress") for pattern in (
     "*.sender.poll", "*kv_sender.poll", "*.receiver.poll", "*kv_receiver.poll",
-)]
+)] + [
+    # The KV transfer checksums (PR #39500): the digest the prefill side sent
+    # for the KV slice this rank received (``req.expected_kv_checksum``, read
+    # from this rank's metadata buffer by ``get_kv_checksum``) -- each rank of
+    # the attention TP group receives and verifies its own slice, so a
+    # mismatch is this rank's until the ranks agree on it (PR #39729).
+    SourceSpec("*.expected_kv_checksum", "per-rank KV transfer checksum", what="value"),
+    SourceSpec("*.get_kv_checksum", "per-rank KV transfer checksum"),
+]
 
 PRESET = Preset(
     name="sglang",
