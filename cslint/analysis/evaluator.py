@@ -28,7 +28,7 @@ from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
 from .scope import UNIFORM_TEXT, canonical_text
-from .structure import StructureReads, bind_target
+from .structure import StructureReads
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, CONTAINER_FACTORIES, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
@@ -212,13 +212,7 @@ class Evaluator(StructureReads):
             # where the comprehension's own names (``for rank in ...``) are unbound
             memo, self.args_memo = self.args_memo, None
             try:
-                atoms = EMPTY
-                for gen in expr.generators:
-                    it = self.eval(gen.iter, inner)
-                    atoms |= it
-                    bind_target(gen.target, it, self.enumerate_position(gen.iter, inner), inner.__setitem__)
-                    for cond in gen.ifs:
-                        atoms |= whole(self.truth(cond, inner))  # a filter decides the length
+                atoms = self._generated(expr, inner)
                 if t is ast.DictComp:
                     return atoms | whole(self.eval(expr.key, inner)) | self.eval(expr.value, inner)
                 if t is ast.SetComp:

@@ -392,8 +392,7 @@ class FunctionInfo:
         """Callee names and whether a call is a collective, from one cheap
         walk, which also notes raises, loops and the function's local names
         (the summary walk needs them and a second walk cost as much again)."""
-        names = set()
-        collective = False
+        names, collective = set(), False
         self.raises = False
         self.local_io = False
         self.signal_handlers = []
@@ -478,6 +477,8 @@ class FunctionInfo:
                     dict_keys.setdefault(node.value.id, set()).add(node.slice.value)
                 if type(node.value) is Name and type(node.ctx) is Store and type(node.slice) is not ast.Slice:
                     element_stores.add(node.value.id)
+            elif (t is ast.Assign or t is ast.AnnAssign) and type(node.value) is ast.ListComp:
+                element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
             elif t is ast.ExceptHandler:
                 if node.name:
                     local.add(node.name)
@@ -715,3 +716,10 @@ class ModeFolder:
             values = [self(v) for v in test.values]
             return fold_bool_op(test.op, values)
         return self.info.mode_predicate_value(test, self.specs, self.modes)
+
+
+def _comprehension_bound(node) -> list:
+    """The names an assignment of a list comprehension binds (their own
+    structure is the comprehension's generators', kept apart from its
+    elements: :meth:`~cslint.analysis.transfer.Transfer.assign`)."""
+    return [t.id for t in (node.targets if type(node) is ast.Assign else (node.target,)) if type(t) is ast.Name]

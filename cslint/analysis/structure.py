@@ -11,6 +11,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
+from .environment import fork
 from .atoms import CONTENTS, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, project, source, whole
 from .syntax import dotted, target_names, unparse
 
@@ -119,6 +120,8 @@ def _note_element_store(node, t, stored: set) -> None:
         for target in node.targets if t is ast.Assign else (node.target,):
             if type(target) is ast.Subscript and type(target.value) is ast.Attribute:
                 stored.add(target.value.attr)
+            elif type(target) is ast.Attribute and type(node.value) is ast.ListComp and t is not ast.AugAssign:
+                stored.add(target.attr)  # a list comprehension's own structure is kept apart
     if t is ast.Expr or t is ast.Assign or t is ast.AnnAssign:
         call = node.value.value if type(node.value) is ast.Await else node.value
         if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in ELEMENT_ADDERS \
@@ -286,6 +289,32 @@ class StructureReads:
         if "self." + attr in names:
             return True
         return attr in self._class_containers()
+
+    def _generated(self, expr, inner: dict) -> frozenset:
+        """What a comprehension's generators make of its number of elements:
+        the iterables (of which a reader of that number reads the structure)
+        and the filters' truth; binds the targets in ``inner``."""
+        atoms = EMPTY
+        for gen in expr.generators:
+            it = self.eval(gen.iter, inner)
+            atoms |= it
+            bind_target(gen.target, it, self.enumerate_position(gen.iter, inner), inner.__setitem__)
+            for cond in gen.ifs:
+                atoms |= whole(self.truth(cond, inner))  # a filter decides the length
+        return atoms
+
+    def comprehension_length(self, expr: ast.ListComp, env: dict) -> frozenset:
+        """A list comprehension's own structure: one element per iteration
+        its generators and filters let through, whatever the element is
+        (``[build(i) for i in range(n)]`` has ``n`` elements on every rank,
+        however each rank's ``build(i)`` differs)."""
+        self._env_reads += 1
+        inner = fork(env)
+        memo, self.args_memo = self.args_memo, None
+        try:
+            return self._generated(expr, inner)
+        finally:
+            self.args_memo = memo
 
     def enumerate_position(self, iterable, env: dict) -> Optional[frozenset]:
         """What the index of ``for i, x in enumerate(xs, start)`` depends on:

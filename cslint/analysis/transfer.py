@@ -244,6 +244,16 @@ class Transfer:
         if implicit:
             atoms = atoms | implicit
         augmented = isinstance(s, ast.AugAssign)
+        if not augmented and type(value) is ast.ListComp:
+            # a list comprehension's length is its generators', kept apart
+            # from its elements (``Flow.write``: ``xs`` is an element store)
+            own = self.evaluator.comprehension_length(value, env) | implicit
+            for target in targets:
+                if type(target) is ast.Name and target.id in flow.element_stores:
+                    flow.write(target.id, atoms, own=own)
+                else:
+                    self._bind(target, atoms, flow, augmented)
+            return
         for target in targets:
             self._bind(target, atoms, flow, augmented)
         if isinstance(value, ast.Dict) and not augmented:
@@ -390,6 +400,13 @@ class Transfer:
                         atoms = evaluate(value, env) | flow.implicit
                     extra = evaluate(sub.slice, env) if base_attr else EMPTY
                     element = base_attr is not None and type(sub.slice) is not ast.Slice
+                    if attr and type(value) is ast.ListComp and t is not ast.AugAssign:
+                        # the list's own structure is its generators' (Evaluator.comprehension_length)
+                        fields.append(FieldWrite(info.class_key, attr, atoms, s.lineno, True))
+                        fields.append(FieldWrite(info.class_key, own_field(attr),
+                                                 self.evaluator.comprehension_length(value, env) | flow.implicit,
+                                                 s.lineno))
+                        continue
                     fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, element))
                     if element:
                         # the container itself changes by the key alone
