@@ -226,3 +226,50 @@ def test_a_group_bound_through_the_same_objects_attributes_stays_finite():
     helper = SimpleNamespace(params=("t", "group"), self_offset=0)
     assert bound_group(SimpleNamespace(group_args=(("group", "self.pg"),), star=False), helper, 0,
                        "group:group.cpu_group") == "group:self.pg.cpu_group"
+
+
+def test_a_method_bound_only_where_the_pipeline_has_one_stage():
+    """``if pp_size > 1: self.step = self._staged else: self.step = self._flat``:
+    ``_flat`` (either side of the ``else`` arm's ``a if flag else b`` too) only
+    runs where the pipeline group has one rank, so a stage predicate cannot
+    differ between the ranks running it; ``_staged`` is still reported, and so
+    is a method that is also called by name or handed on elsewhere."""
+    assert _lines("""
+        import threading
+        import torch.distributed as dist
+        from vllm.distributed import get_pp_group
+
+        class Runner:
+            def __init__(self, pp_size, eager):
+                self.pp_size = pp_size
+                if self.pp_size > 1:
+                    self.step = self._step_staged
+                else:
+                    self.step = self._step_eager if eager else self._step_flat
+                    self.side = self._step_called
+                    self.other = self._step_handed
+                threading.Thread(target=self._step_handed).start()
+
+            def _step_flat(self, t):
+                if get_pp_group().is_last_rank:
+                    dist.all_reduce(t)
+
+            def _step_eager(self, t):
+                if get_pp_group().is_last_rank:
+                    dist.all_reduce(t)
+
+            def _step_staged(self, t):
+                if get_pp_group().is_last_rank:
+                    dist.all_reduce(t)
+
+            def _step_called(self, t):
+                if get_pp_group().is_last_rank:
+                    dist.all_reduce(t)
+
+            def _step_handed(self, t):
+                if get_pp_group().is_last_rank:
+                    dist.all_reduce(t)
+
+            def run(self, t):
+                self._step_called(t)
+    """) == [27, 31, 35]

@@ -30,7 +30,7 @@ import os
 from typing import Optional
 
 from ..config import Settings
-from ..presets import Knowledge
+from ..presets import Knowledge, group_from_text
 from .atoms import class_ref, qual_ref
 from .deep import deep_variant
 from .evaluator import Evaluator
@@ -41,7 +41,7 @@ from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts
 from .scope import ModuleContext, canonical_text, module_name_for
 from .summary import SummaryWalk
-from .syntax import dotted
+from .syntax import dotted, is_size_expr, single_rank_side
 
 
 #: decorators that make a method an attribute read (``self.name`` runs it)
@@ -74,8 +74,100 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
                       info.params, info.self_offset, variants, deep, info.raises, called_names,
                       tuple(info.signal_handlers), _returns_terms(info),
                       case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)),
-                      info.local_io)
+                      info.local_io, _single_rank_bindings(info))
     return facts, exit_env
+
+
+_BODIES = ("body", "orelse", "handlers", "finalbody")
+
+
+def _single_rank_bindings(info: FunctionInfo) -> tuple:
+    """``((method, group), ...)``: the methods of its class this method binds
+    only on the side of a size test that a group of one rank takes
+    (``if self.dist.pp_size > 1: self.loop = self._loop_pp`` / ``else:
+    self.loop = self._loop``), where that binding is the only way the
+    method's own class hands it on in the file (no other ``self._loop``
+    read as a value).  Such a method runs only where the group has one rank
+    (see :attr:`Program.single_rank_dims`)."""
+    if not info.class_key or info.self_offset != 1 or not info.params:
+        return ()
+    self_name = info.params[0]
+    found: list = []
+
+    def scan(stmts, group):
+        for stmt in stmts:
+            t = type(stmt)
+            if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                continue
+            if t is ast.Assign:
+                if group:
+                    # ``self._loop``, or either of ``self._a if flag else self._b``
+                    values = [stmt.value]
+                    while values:
+                        value = values.pop()
+                        if type(value) is ast.IfExp:
+                            values += [value.body, value.orelse]
+                        elif type(value) is ast.Attribute and type(value.value) is ast.Name \
+                                and value.value.id == self_name:
+                            found.append((value, group))
+                continue
+            if t is ast.If:
+                side = single_rank_side(stmt.test, info.ctx.size_fields)
+                named = _sized_group(stmt.test) if side is not None else None
+                scan(stmt.body, group or (named if side is True else ""))
+                scan(stmt.orelse, group or (named if side is False else ""))
+                continue
+            for name in _BODIES:
+                inner = getattr(stmt, name, None)
+                if inner:
+                    scan(inner if name != "handlers" else [h for handler in inner for h in handler.body], group)
+
+    scan(info.body, "")
+    if not found:
+        return ()
+    escapes = _method_values(info.ctx, self_name)
+    bound = {id(node) for node, _group in found}
+    return tuple(sorted({(node.attr, group) for node, group in found
+                         if all(other in bound for other in escapes.get(node.attr, ()))}))
+
+
+def _sized_group(test: ast.expr) -> Optional[str]:
+    """The named parallel group whose size a single-rank test reads (``pp``
+    for ``self.dist.pp_size > 1``); None for the world or an unnamed one."""
+    sized = test.operand if type(test) is ast.UnaryOp else test
+    if type(sized) is not ast.Compare:
+        return None
+    text = dotted(sized.left if is_size_expr(sized.left) else sized.comparators[0])
+    group = group_from_text(text) if text else None
+    return None if group == "world" else group
+
+
+def _method_values(ctx: ModuleContext, self_name: str) -> dict:
+    """attr -> ids of the ``self.attr`` reads of the module that hand the
+    attribute on as a value (not a call of it, not a read of one of its own
+    attributes): worked out once per module, and only for a module where a
+    method is bound on a single-rank side."""
+    cache = getattr(ctx, "_method_values", None)
+    if cache is None:
+        cache = ctx._method_values = {}
+    if self_name in cache:
+        return cache[self_name]
+    skip = set()
+    out: dict = {}
+    for node in ast.walk(ctx.tree):
+        t = type(node)
+        if t is ast.Call:
+            skip.add(id(node.func))
+        elif t is ast.Attribute:
+            skip.add(id(node.value))
+            inner = node.value
+            if type(inner) is ast.Attribute and type(inner.value) is ast.Name and inner.value.id == self_name:
+                continue
+        if t is ast.Attribute and type(node.value) is ast.Name and node.value.id == self_name \
+                and type(node.ctx) is ast.Load:
+            out.setdefault(node.attr, []).append(node)
+    cache[self_name] = {attr: [id(n) for n in nodes if id(n) not in skip] for attr, nodes in out.items()}
+    return cache[self_name]
 
 
 def _returns_terms(info: FunctionInfo) -> tuple:

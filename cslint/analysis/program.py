@@ -99,6 +99,8 @@ class Program(ProgramReads):
         #: structure has a table of its own (atoms.own_field)
         self.own_fields = element_stored_fields(self.funcs.values(), self.resolver.family)
         self._seed_signal_handler_fields()
+        #: function key -> the dimensions no two ranks running it differ along
+        self.single_rank_dims = single_rank_methods(self.funcs.values(), self.resolver)
 
     def _rank_params_callers_pass(self) -> frozenset:
         """The rank-id sources of parameters named like a rank
@@ -747,3 +749,28 @@ def seen_from(facts, site: Site, target, fn):
     if facts is None or site.ref is None:
         return None
     return translate(facts, site.ref, target.module == fn.module)
+
+
+def single_rank_methods(funcs, resolver) -> dict:
+    """function key -> dimensions: a method bound only where a group has one
+    rank (``if pp_size > 1: self.loop = self._loop_pp else: self.loop =
+    self._loop``, FuncFacts.single_rank_bindings) and never called by name
+    anywhere in the tree runs only where that group has one rank, so no
+    condition in it can differ along the group's dimensions (see
+    UniformityInfo.divergence)."""
+    bound: dict = {}
+    for fn in funcs:
+        for method, group in fn.single_rank_bindings:
+            bound.setdefault((fn.class_key, method), []).append(group)
+    if not bound:
+        return {}
+    called = frozenset().union(*(fn.called_names for fn in funcs))
+    out = {}
+    for (class_key, method), groups in sorted(bound.items()):
+        cls = resolver.classes.get(class_key)
+        fkey = cls.methods.get(method) if cls is not None else None
+        if fkey is None or method in called:
+            continue
+        # bound under several tests: it runs where any one of them holds
+        out[fkey] = frozenset.intersection(*(group_span(g) for g in groups))
+    return out

@@ -199,6 +199,9 @@ class FuncFacts:
     rank_params: tuple = ()
     #: calls local I/O (its disk, its network peers): it can fail on one rank
     local_io: bool = False
+    #: ``((method, group), ...)``: methods of its class it binds only where a
+    #: parallel group has one rank (:func:`~cslint.analysis.facts._single_rank_bindings`)
+    single_rank_bindings: tuple = ()
 
 
 @dataclass

@@ -260,11 +260,10 @@ class UniformityInfo:
 
     def divergence(self, condition: Cond, function: FuncFacts, group: str, mode: frozenset = frozenset(),
                    *, ignore_kinds=frozenset()) -> Optional[Divergence]:
-        """Why ``condition`` (in ``function``) may differ between the ranks
-        of ``group``: the best-explained source along a dimension the group
-        spans, leaving out sources of ``ignore_kinds``; None when the
-        condition is uniform over the group."""
-        span = group_span(group)
+        """Why ``condition`` (in ``function``) may differ between the ranks of ``group``: the best-explained
+        source along a dimension the group spans (less Program.single_rank_dims: those of a group of one rank
+        where ``function`` runs), leaving out ``ignore_kinds``; None when it is uniform over the group."""
+        span = group_span(group) - self.program.single_rank_dims.get(function.key, frozenset())
         order = None
         for found in self.sources(condition, function, mode):
             kind = found.source.kind

@@ -76,7 +76,9 @@ _AGREEMENTS = {
                                                 f"op=ReduceOp.MIN))"),
 }
 
-_ADP = frozenset({"tp", "dp", "pp"})
+# Under attention-DP the data-parallel ranks are the TP ranks (``Mapping``: world = TP x PP x CP):
+# request state differs along TP and between stages, along no dimension of its own.
+_ADP = frozenset({"tp", "pp"})
 _PER_STAGE = frozenset({"pp"})
 _request_dims = (("adp", _ADP), ("*", _PER_STAGE))
 
@@ -90,14 +92,18 @@ _request_state = [
 
 _sources = [SourceSpec(p, "per-rank request state", what="value", dims=_request_dims)
             for p in _request_state]
+# A rank's KV transfer progress is its own shard's: it differs along every
+# dimension the executor's world is made of (``Mapping``: world = TP x PP x CP;
+# the attention-DP and MoE expert ranks are TP ranks), and along no other.
+_WORLD = (("*", frozenset({"tp", "pp", "cp"})),)
 _sources += [
     SourceSpec("*.is_disagg_generation_transmission_in_progress", "per-rank KV transfer progress",
-               what="value"),
+               what="value", dims=_WORLD),
     SourceSpec("*.is_disagg_generation_transmission_complete", "per-rank KV transfer progress",
-               what="value"),
-    SourceSpec("*.is_disagg_context_transmission_state", "per-rank KV transfer progress", what="value"),
-    SourceSpec("*.kv_cache_transceiver.check_*", "per-rank KV transfer progress"),
-    SourceSpec("*.kv_cache_transceiver.check_*", "per-rank KV transfer progress"),
+               what="value", dims=_WORLD),
+    SourceSpec("*.is_disagg_context_transmission_state", "per-rank KV transfer progress", what="value",
+               dims=_WORLD),
+    SourceSpec("*.kv_cache_transceiver.check_*", "per-rank KV transfer progress", dims=_WORLD),
     SourceSpec("*.get_num_free_blocks", "per-rank KV cache state", dims=_request_dims),
     SourceSpec("*.get_num_available_tokens", "per-rank KV cache state", dims=_request_dims),
 ]
