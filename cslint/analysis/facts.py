@@ -93,42 +93,45 @@ def _single_rank_bindings(info: FunctionInfo) -> tuple:
         return ()
     self_name = info.params[0]
     found: list = []
-
-    def scan(stmts, group):
-        for stmt in stmts:
-            t = type(stmt)
-            if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                continue
-            if t is ast.Assign:
-                if group:
-                    # ``self._loop``, or either of ``self._a if flag else self._b``
-                    values = [stmt.value]
-                    while values:
-                        value = values.pop()
-                        if type(value) is ast.IfExp:
-                            values += [value.body, value.orelse]
-                        elif type(value) is ast.Attribute and type(value.value) is ast.Name \
-                                and value.value.id == self_name:
-                            found.append((value, group))
-                continue
-            if t is ast.If:
-                side = single_rank_side(stmt.test, info.ctx.size_fields)
-                named = _sized_group(stmt.test) if side is not None else None
-                scan(stmt.body, group or (named if side is True else ""))
-                scan(stmt.orelse, group or (named if side is False else ""))
-                continue
-            for name in _BODIES:
-                inner = getattr(stmt, name, None)
-                if inner:
-                    scan(inner if name != "handlers" else [h for handler in inner for h in handler.body], group)
-
-    scan(info.body, "")
+    _scan_bindings(info, self_name, info.body, "", found)
     if not found:
         return ()
     escapes = _method_values(info.ctx, self_name)
     bound = {id(node) for node, _group in found}
     return tuple(sorted({(node.attr, group) for node, group in found
                          if all(other in bound for other in escapes.get(node.attr, ()))}))
+
+
+def _scan_bindings(info: FunctionInfo, self_name: str, stmts, group: str, found: list) -> None:
+    """Append ``(self.attr node, group)`` for each ``x = self.attr`` among
+    ``stmts`` on the single-rank side of a size test of ``group``."""
+    for stmt in stmts:
+        t = type(stmt)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            continue
+        if t is ast.Assign:
+            if group:
+                # ``self._loop``, or either of ``self._a if flag else self._b``
+                values = [stmt.value]
+                while values:
+                    value = values.pop()
+                    if type(value) is ast.IfExp:
+                        values += [value.body, value.orelse]
+                    elif type(value) is ast.Attribute and type(value.value) is ast.Name \
+                            and value.value.id == self_name:
+                        found.append((value, group))
+            continue
+        if t is ast.If:
+            side = single_rank_side(stmt.test, info.ctx.size_fields)
+            named = _sized_group(stmt.test) if side is not None else None
+            _scan_bindings(info, self_name, stmt.body, group or (named if side is True else ""), found)
+            _scan_bindings(info, self_name, stmt.orelse, group or (named if side is False else ""), found)
+            continue
+        for name in _BODIES:
+            inner = getattr(stmt, name, None)
+            if inner:
+                inner = inner if name != "handlers" else [h for handler in inner for h in handler.body]
+                _scan_bindings(info, self_name, inner, group, found)
 
 
 def _sized_group(test: ast.expr) -> Optional[str]:
