@@ -205,6 +205,7 @@ ANALYSIS_PHASES = [
     ("divergence", "results"),  # divergence maps, over the atoms' sources; call results and their nesting
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "records", "callfacts", "escapes"),  # what the syntax says; the per-file records; failing work
+    ("membership",),  # a rank list picked by membership in it
     ("arms",),  # calls and assignments both arms of an if/else make alike
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms

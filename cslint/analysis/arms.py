@@ -29,7 +29,8 @@ A third shape makes every rank take an arm: ``if rank in ranks:`` inside a
 loop over the parts of a partition (:func:`selects_own_part`), where each
 rank finds its own part.  What it writes there is written on every rank,
 only not the same: the contents differ, the structure (there or not, None
-or not) does not.
+or not) does not.  So does such a test outside a loop whose arm hands on the
+tested rank list itself (:mod:`cslint.analysis.membership`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from typing import Optional
 
 from .astwalk import walk as fast_walk
 from .cfg import COMPOUND_STATEMENTS
+from .membership import selects_listed_group
 from .syntax import target_names, unparse
 from .vocabulary import MUTATORS
 
@@ -392,7 +394,7 @@ def tests_membership(stmt: ast.AST) -> bool:
     return isinstance(operator, ast.In) or skips_others
 
 
-def selects_own_part(stmt: ast.AST, parents: dict) -> bool:
+def selects_own_part(stmt: ast.AST, parents: dict, blocks: Optional[dict] = None) -> bool:
     """Whether ``stmt`` is ``if <x> in <part>:`` (or ``if <x> not in <part>:
     continue``) inside a loop over the parts of a partition, ``<part>`` being
     the loop's own variable or assigned in its body (``for ranks in groups:
@@ -400,6 +402,10 @@ def selects_own_part(stmt: ast.AST, parents: dict) -> bool:
     groups of one parallel dimension do."""
     if not tests_membership(stmt):
         return False
+    return _in_partition_loop(stmt, parents) or (blocks is not None and selects_listed_group(stmt, blocks))
+
+
+def _in_partition_loop(stmt: ast.If, parents: dict) -> bool:
     part = stmt.test.comparators[0].id
     loop = parents.get(id(stmt))
     while loop is not None and not isinstance(loop, (ast.For, ast.AsyncFor)):

@@ -202,7 +202,7 @@ class Dataflow:
         known = self._parts.get(d)
         if known is None:
             node = self.graph.nodes[d]
-            known = self._parts[d] = node.kind == cfgmod.TEST and selects_own_part(node.stmt, self.info.parents)
+            known = self._parts[d] = node.kind == cfgmod.TEST and selects_own_part(node.stmt, self.info.parents, self.info.blocks)
         return known
 
     def call_implicit(self, n: int, call: ast.Call) -> frozenset:

@@ -166,7 +166,7 @@ class SummaryWalk:
         if t is ast.If:
             truth = self.evaluator.truth(s.test, env)
             # a rank finding its own part of a partition writes on every rank (arms.py)
-            own_part = tests_membership(s) and selects_own_part(s, self.info.parents)
+            own_part = tests_membership(s) and selects_own_part(s, self.info.parents, self.info.blocks)
             cond = project(CONTENTS, truth) if own_part else whole(truth)
             inner = implicit | cond
             # an arm that leaves the function (its last statement a return or

@@ -1,0 +1,109 @@
+"""A rank that picks a group's rank list by its membership in that list.
+
+``if rank in ranks:`` outside a loop over the parts of a partition
+(:func:`cslint.analysis.arms.selects_own_part` takes those) still selects
+this rank's own group when all its arm does is hand on the tested list
+itself::
+
+    group_ranks = [[r] for r in all_ranks]
+    if global_rank in all_ranks:
+        group_ranks = [all_ranks]
+
+Every member of ``all_ranks`` takes the arm and holds the same value built
+from that list; a rank outside it keeps the value the names held before,
+which is no group of the list's members.  So the test is the same on every
+member of any group built from what the arm writes (issue 14: membership in
+a group's rank list is uniform within that group): what it writes differs
+in contents (which list) only.
+
+The arm must write only values built from the tested list and never from
+the tested rank (``x = table[rank]`` is this rank's own entry, which may be
+missing), and each name it writes must hold a value other than ``None``
+before it (an assignment earlier in the same block) or get one in an
+``else``: ``x = None; if rank in ranks: x = ranks`` leaves ``x`` absent on
+the other ranks, a difference in structure that the test decides.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .astwalk import walk as fast_walk
+from .syntax import dotted
+
+def _names(node: ast.AST) -> set:
+    return {n.id for n in fast_walk(node) if type(n) is ast.Name}
+
+
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _writes(block: list, listed: str, rank_names: set) -> dict:
+    """target text -> value of each assignment of ``block`` when every
+    statement is a plain assignment of a value built from ``listed`` and not
+    from the tested rank; None otherwise."""
+    written: dict = {}
+    for stmt in block:
+        if type(stmt) is not ast.Assign:
+            return None
+        names = _names(stmt.value)
+        if listed not in names or names & rank_names:
+            return None
+        for target in stmt.targets:
+            text = dotted(target)
+            if not text:
+                return None
+            written[text] = stmt.value
+    return written
+
+
+def _held_before(stmt: ast.If, blocks: dict, targets: set) -> bool:
+    """Whether each of ``targets`` is assigned a value other than None by a
+    statement before ``stmt`` in the block that holds it (``blocks``:
+    statement -> its block, as :attr:`FunctionInfo.blocks`)."""
+    block = blocks.get(id(stmt))
+    if block is None:
+        return False
+    held: set = set()
+    for earlier in block:
+        if earlier is stmt:
+            break
+        if type(earlier) is ast.Assign:
+            for target in earlier.targets:
+                text = dotted(target)
+                if text in targets:
+                    if _is_none(earlier.value):
+                        held.discard(text)
+                    else:
+                        held.add(text)
+    return held >= targets
+
+
+def selects_listed_group(stmt: ast.AST, blocks: dict) -> bool:
+    """Whether ``stmt`` is ``if <rank> in <ranks>:`` whose arm writes only
+    values built from ``<ranks>`` itself over names that hold a value other
+    than None on the ranks that do not take it (see the module text)."""
+    if type(stmt) is not ast.If:
+        return False
+    test = stmt.test
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.In \
+            or type(test.comparators[0]) is not ast.Name:
+        return False
+    listed = test.comparators[0].id
+    rank_names = _names(test.left)
+    if not rank_names or listed in rank_names:
+        return False
+    written = _writes(stmt.body, listed, rank_names) if stmt.body else None
+    if not written:
+        return False
+    if stmt.orelse:
+        others = _writes(stmt.orelse, listed, rank_names)
+        if others is None:
+            others = {}
+            for other in stmt.orelse:
+                if type(other) is not ast.Assign or _is_none(other.value):
+                    return False
+                others.update((dotted(t), other.value) for t in other.targets)
+        return set(others) >= set(written)
+    return _held_before(stmt, blocks, set(written))

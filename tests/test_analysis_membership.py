@@ -1,0 +1,91 @@
+"""A rank that picks a group's rank list by its membership in that list
+(issue 14, group membership): ``if rank in ranks: group_ranks = [ranks]``
+outside a loop over parts hands on the list itself, which every member of a
+group built from it holds alike (cslint/analysis/membership.py)."""
+
+import textwrap
+
+from cslint.api import check_source
+
+
+def _lines(source):
+    return sorted(f.line for f in check_source(textwrap.dedent(source), report="per-site").findings)
+
+
+def test_an_arm_that_hands_on_the_tested_rank_list_writes_on_every_member():
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        class Coordinator:
+            def __init__(self, group_ranks):
+                self.cpu_group = None
+                for ranks in group_ranks:
+                    self.cpu_group = dist.new_group(ranks)
+
+            def sync(self, t):
+                if self.cpu_group is not None:
+                    dist.all_reduce(t, group=self.cpu_group)
+
+
+        def world_from_listed_ranks(size, offset):
+            rank = offset * size + dist.get_rank()
+            all_ranks = list(range(size))
+            group_ranks = [[r] for r in all_ranks]
+            if rank in all_ranks:
+                group_ranks = [all_ranks]
+            return Coordinator(group_ranks)
+
+
+        def world_with_else(size):
+            rank = dist.get_rank()
+            all_ranks = list(range(size))
+            if rank in all_ranks:
+                chosen = [all_ranks]
+            else:
+                chosen = [[rank]]
+            if len(chosen) > 1:
+                dist.barrier()
+    """) == []
+
+
+def test_membership_that_leaves_a_name_unset_or_reads_the_rank_still_differs():
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        def own_entry_of_table(table, t):
+            rank = dist.get_rank()
+            entry = [0]
+            if rank in table:
+                entry = table[rank]
+            if len(entry) > 1:
+                dist.all_reduce(t)                                         # reported
+
+
+        def absent_unless_listed(writers, t):
+            rank = dist.get_rank()
+            mine = None
+            if rank in writers:
+                mine = writers
+            if mine is not None:
+                dist.all_reduce(t)                                         # reported
+
+
+        def built_from_something_else(writers, t):
+            rank = dist.get_rank()
+            mine = [0]
+            if rank in writers:
+                mine = [0, 1]
+            if len(mine) > 1:
+                dist.all_reduce(t)                                         # reported
+
+
+        def listed_with_loop_trip(writers, t):
+            rank = dist.get_rank()
+            all_ranks = list(writers)
+            group_ranks = [[r] for r in all_ranks]
+            if rank in all_ranks:
+                group_ranks = [all_ranks]
+                dist.barrier()                                             # reported
+    """) == [11, 20, 29, 38]
