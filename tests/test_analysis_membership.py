@@ -24,7 +24,7 @@ def test_an_arm_that_hands_on_the_tested_rank_list_writes_on_every_member():
                     self.cpu_group = dist.new_group(ranks)
 
             def sync(self, t):
-                if self.cpu_group is not None:
+                if self.device_group is not None:
                     dist.all_reduce(t, group=self.cpu_group)
 
 
@@ -89,3 +89,39 @@ def test_membership_that_leaves_a_name_unset_or_reads_the_rank_still_differs():
                 group_ranks = [all_ranks]
                 dist.barrier()                                             # reported
     """) == [11, 20, 29, 38]
+
+
+def test_a_group_made_by_a_rendezvous_is_alike_on_every_member_whatever_each_rank_passed():
+    # the vLLM preset names its TCP rendezvous; the rank that listens and
+    # the ranks that connect pass different sockets but meet in one group
+    assert _lines("""
+        import torch.distributed as dist
+        from serving.distributed.utils import stateless_init_torch_distributed_process_group
+
+
+        def open_socket(host, port):
+            return object()
+
+
+        class Coordinator:
+            def __init__(self, ranks, host, port):
+                self.rank = dist.get_rank()
+                self.rank_in_group = ranks.index(self.rank)
+                if self.rank_in_group == 0:
+                    socks = [open_socket(host, port)]
+                else:
+                    socks = []
+                self.cpu_group = stateless_init_torch_distributed_process_group(
+                    host, port, self.rank_in_group, len(ranks), listen_socket=socks[0] if socks else None)
+                self.device_group = stateless_init_torch_distributed_process_group(
+                    host, port + 1, self.rank_in_group, len(ranks), listen_socket=socks[0] if socks else None)
+                self.side = socks[0] if socks else None
+
+            def sync(self, t):
+                if self.device_group is not None:
+                    dist.all_reduce(t, group=self.cpu_group)
+
+            def sync_listener(self, t):
+                if self.side is not None:
+                    dist.all_reduce(t, group=self.cpu_group)               # reported
+    """) == [30]

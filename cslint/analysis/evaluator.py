@@ -369,7 +369,7 @@ class Evaluator(StructureReads):
         if verdict is _FIXED:
             return plan[1]
         if verdict is _ARGUMENTS:
-            return arg_atoms
+            return arg_atoms if len(plan) == 1 else project(plan[1], arg_atoms)
         if verdict is _FIRST_ARGUMENT:
             return args[0]
         # a uniform collective
@@ -461,12 +461,11 @@ class Evaluator(StructureReads):
 
 
 def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
-    """What a call's text and place alone decide about its result, worked
-    out once per call (the summary walk, each pass of the dataflow and
-    the guards evaluate the same calls): a fixed result, its arguments,
-    its first argument, a uniform collective ``(group, spec)``, or
-    :data:`_OPEN` with what evaluating it needs (the builtin it names,
-    its last name, its text)."""
+    """What a call's text and place alone decide about its result, worked out once per call (the
+    summary walk, each pass of the dataflow and the guards evaluate the same calls): a fixed result,
+    its arguments (seen through a transform, if one is given), its first argument, a uniform
+    collective ``(group, spec)``, or :data:`_OPEN` with what evaluating it needs (the builtin it
+    names, its last name, its text)."""
     ctx = evaluator.ctx
     info = evaluator.info
     raw = dotted(call.func)
@@ -490,6 +489,8 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
                 {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)}))
         if raw.rsplit(".", 1)[-1] in SEEDED_GENERATORS and (call.args or call.keywords):
             return (_ARGUMENTS,)  # a generator seeded alike on every rank draws alike
+        if raw.rsplit(".", 1)[-1] in ctx.knowledge.rendezvous:  # a group its members meet in, alike on each:
+            return (_ARGUMENTS, CONTENTS)  # what a rank passes (its rank, a socket) is no part of its structure
         if raw.rsplit(".", 1)[-1] in PROGRESS_WRAPPERS and call.args:
             return (_FIRST_ARGUMENT,)  # a progress bar yields what it wraps; the rest is display
         if named_source is not None:
