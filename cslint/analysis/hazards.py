@@ -273,7 +273,7 @@ def _local_argument(program, caller, site, target, params: dict, span: frozenset
         return False
     offset = call_offset(site, target)
     for index in sorted(params):
-        arg = program._arg_for_param(target, index, site.args, site.kwargs, offset)
+        arg = program.arg_for_param(target, index, site.args, site.kwargs, offset)
         if not arg:
             continue
         symbolic = program.eval(arg, mode)

@@ -425,7 +425,7 @@ class Program(ProgramReads):
         instance); whether some entry changed."""
         changed = False
         for index in range(len(target.params)):
-            arg = self._arg_for_param(target, index, site.args, site.kwargs, offset)
+            arg = self.arg_for_param(target, index, site.args, site.kwargs, offset)
             if not arg:
                 continue
             value = self.concrete(self.eval(arg, mode), fn, mode)

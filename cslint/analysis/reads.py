@@ -111,7 +111,7 @@ class ProgramReads:
                 ret = self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():
                 if k.tag == "PARAM":
-                    arg_atoms = self._arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)
+                    arg_atoms = self.arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)
                     if arg_atoms is None:
                         continue
                     for k2, (d2, v2) in self.seen_through(self.eval(arg_atoms, mode), k.transform).items():
@@ -258,7 +258,10 @@ class ProgramReads:
                 merge(out, k, dims, via)
         return out
 
-    def _arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int):
+    def arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int):
+        """The atoms a call passes for parameter ``index`` of ``fn`` (by keyword,
+        else by position; ``offset``: 1 where the call does not pass the
+        instance), or None where it passes nothing there."""
         if index < len(fn.params):
             name = fn.params[index]
             for kw, atoms in kwargs:
