@@ -18,7 +18,7 @@ from fnmatch import fnmatchcase as _fnmatch
 from typing import Optional
 
 from ..config import matches_any
-from ..presets import group_from_text, group_span, rank_name_dims
+from ..presets import group_from_text, rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (
@@ -481,7 +481,7 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
                 else "per-rank result of a collective"
             # an ``object`` result exists on every rank alike: only what it
             # holds is this rank's own
-            return (_FIXED, frozenset({source(kind, raw, ctx.path, call.lineno, (("*", group_span(match.group)),),
+            return (_FIXED, frozenset({source(kind, raw, ctx.path, call.lineno, (("*", ctx.knowledge.world.span(match.group)),),
                                               whole=False if spec.result == "object" else None)}))
         configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
         if configured is not None:
@@ -498,7 +498,7 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
             if kind == "rank id":
                 if _asks_for_another_rank(call):
                     return (_ARGUMENTS,)
-                dims = _rank_in_group(call, raw) or dims
+                dims = _rank_in_group(call, raw, ctx.knowledge.world) or dims
             return (_FIXED, frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)}))
         env_source = _env_rank(call, canon, ctx.path)
         if env_source is not None:
@@ -509,13 +509,13 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
             if _asks_for_another_rank(call):
                 return (_ARGUMENTS,)
             return (_FIXED, frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
-                                              _rank_in_group(call, raw) or by_name)}))
+                                              _rank_in_group(call, raw, ctx.knowledge.world) or by_name)}))
     func = call.func
     builtin = func.id if type(func) is ast.Name and evaluator._is_builtin(func.id) else None
     last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
     return (_OPEN, builtin, last, raw)
 
-def _rank_in_group(call: ast.Call, raw: str) -> Optional[tuple]:
+def _rank_in_group(call: ast.Call, raw: str, world) -> Optional[tuple]:
     """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,
     ``pp_group.rank()``: it differs only along the dimensions of that
     group (``None`` when no group with known dimensions is named)."""
@@ -529,7 +529,7 @@ def _rank_in_group(call: ast.Call, raw: str) -> Optional[tuple]:
     group = group_from_text(group_text)
     if group is None or group == "world":
         return None
-    return (("*", group_span(group)),)
+    return (("*", world.span(group)),)
 
 def _env_rank(call: ast.Call, canon: Optional[str], path: str):
     if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:

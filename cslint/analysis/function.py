@@ -13,7 +13,7 @@ import ast
 from typing import NamedTuple, Optional
 
 from ..config import matches_any
-from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any, group_span, rank_name_dims
+from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any, rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .callfacts import payload_argument
@@ -543,10 +543,10 @@ class FunctionInfo:
                 atoms |= {named[index]}
             if clean in gathered:
                 atoms |= {source(gathered[clean][2], clean, ctx.path, gathered[clean][0],
-                                 (("*", group_span(gathered[clean][1])),), whole=True)}
+                                 (("*", ctx.knowledge.world.span(gathered[clean][1])),), whole=True)}
             if index == batch_index:
                 atoms |= {source(KIND_STEP_BATCH, clean, ctx.path, getattr(self.func, "lineno", 0),
-                                 (("*", group_span("world")),), whole=True)}
+                                 (("*", ctx.knowledge.world.span("world")),), whole=True)}
             env[clean] = atoms
         return env
 

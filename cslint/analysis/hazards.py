@@ -16,7 +16,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Optional
 
-from ..presets import KIND_DATA_SHARD, Knowledge, group_span
+from ..presets import KIND_DATA_SHARD, Knowledge
 from .atoms import Source, calls_read
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
 from .program import bound_group, call_offset
@@ -211,7 +211,7 @@ def _origins(program, callers: dict, hazard: Hazard, fn, params: dict, mode, dep
     ``fn`` comes from (as :func:`_calling_context` gives one), and whether
     some call hands ``fn`` (or a function passing its parameters on to it)
     agreed values; None where a call spreads ``*args``."""
-    span = group_span(hazard.group)
+    span = program.knowledge.world.span(hazard.group)
     ignore = SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset()
     origins: list = []
     agreed = False
@@ -241,7 +241,7 @@ def _parameters_deciding(program, atoms: frozenset, hazard: Hazard, mode) -> Opt
     """The parameters (index -> [(transform, dims)]) through which alone the
     hazard's condition ``atoms`` differs over its group, or None where
     something else of the function makes it differ too."""
-    return _upward(program.eval(atoms, mode), group_span(hazard.group),
+    return _upward(program.eval(atoms, mode), program.knowledge.world.span(hazard.group),
                    SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset())
 
 
@@ -428,8 +428,9 @@ def _carrier(info: UniformityInfo, fn, cond, reached: list, mode):
     groups = {r.group for r in reached}
     if not groups:
         return None
-    widest = max(groups, key=lambda g: (len(group_span(g)), g))
-    if any(not group_span(widest) >= group_span(g) for g in groups):
+    span = info.knowledge.world.span
+    widest = max(groups, key=lambda g: (len(span(g)), g))
+    if any(not span(widest) >= span(g) for g in groups):
         return None
     return info.schedule_carrier(fn, widest, mode)
 

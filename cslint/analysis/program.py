@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_from_text, group_span
+from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group_from_text
 from .atoms import IDENT, OWN_FIELD, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
@@ -100,7 +100,7 @@ class Program(ProgramReads):
         self.own_fields = element_stored_fields(self.funcs.values(), self.resolver.family)
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
-        self.single_rank_dims = single_rank_methods(self.funcs.values(), self.resolver)
+        self.single_rank_dims = single_rank_methods(self.funcs.values(), self.resolver, knowledge.world)
 
     def _rank_params_callers_pass(self) -> frozenset:
         """The rank-id sources of parameters named like a rank
@@ -209,10 +209,11 @@ class Program(ProgramReads):
         if tag == "G":
             return self.global_value(atom.module, atom.name, mode)
         if tag == "C":
-            span = group_span(atom.group)
+            world = self.knowledge.world
+            span = world.span(atom.group)
             out = {}
             for k, (dims, via) in self.eval(atom.inner, mode).items():
-                rest = dims - span
+                rest = world.residual(dims, span)
                 if rest:
                     out[k] = (rest, via)
             return out
@@ -281,13 +282,13 @@ class Program(ProgramReads):
         spans = []
         for atom in atoms:
             if atom.tag == "C":
-                spans.append(group_span(atom.group))
+                spans.append(self.knowledge.world.span(atom.group))
             elif atom.tag == "R":
                 groups = {group for target in self.resolver.resolve(atom.ref)
                           for (_name, group) in self.reach.get((target.key, mode), {})}
                 if not groups:
                     return frozenset()
-                spans.append(frozenset.intersection(*(group_span(g) for g in groups)))
+                spans.append(frozenset.intersection(*(self.knowledge.world.span(g) for g in groups)))
             elif atom.tag == "J" and self._collective_span(atom.inner, mode):  # a length, a test of such a result
                 spans.append(self._collective_span(atom.inner, mode))
             else:
@@ -354,7 +355,7 @@ class Program(ProgramReads):
                 f.tag == "F" and f.attr == attr and self.resolver.family(f.class_key) == family
                 for f in (a.inner if a.tag == "J" else (a,)))), mode)
             for k, (dims, via) in field_ctx.items():
-                rest = dims - synced
+                rest = self.knowledge.world.residual(dims, synced)
                 if rest and k not in value:
                     value[k] = (rest, via)
             if not value:
@@ -751,7 +752,7 @@ def seen_from(facts, site: Site, target, fn):
     return translate(facts, site.ref, target.module == fn.module)
 
 
-def single_rank_methods(funcs, resolver) -> dict:
+def single_rank_methods(funcs, resolver, world=GENERIC_WORLD) -> dict:
     """function key -> dimensions: a method bound only where a group has one
     rank (``if pp_size > 1: self.loop = self._loop_pp else: self.loop =
     self._loop``, FuncFacts.single_rank_bindings) and never called by name
@@ -772,5 +773,5 @@ def single_rank_methods(funcs, resolver) -> dict:
         if fkey is None or method in called:
             continue
         # bound under several tests: it runs where any one of them holds
-        out[fkey] = frozenset.intersection(*(group_span(g) for g in groups))
+        out[fkey] = frozenset.intersection(*(world.span(g) for g in groups))
     return out

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from ..presets import KIND_ITERATION_ORDER, Knowledge, group_span
+from ..presets import KIND_ITERATION_ORDER, Knowledge
 from .alternatives import LoopToken
 from .atoms import Source, calls_read
 from .divergence import fewest_links_first, is_cut, shown_links
@@ -263,7 +263,7 @@ class UniformityInfo:
         """Why ``condition`` (in ``function``) may differ between the ranks of ``group``: the best-explained
         source along a dimension the group spans (less Program.single_rank_dims: those of a group of one rank
         where ``function`` runs), leaving out ``ignore_kinds``; None when it is uniform over the group."""
-        span = group_span(group) - self.program.single_rank_dims.get(function.key, frozenset())
+        span = self.knowledge.world.span(group) - self.program.single_rank_dims.get(function.key, frozenset())
         order = None
         for found in self.sources(condition, function, mode):
             kind = found.source.kind
@@ -286,7 +286,7 @@ class UniformityInfo:
         """For an ``and``/``or`` test, whether each top-level operand may
         differ over ``group`` (empty for other tests)."""
         program = self.program
-        span = group_span(group)
+        span = self.knowledge.world.span(group)
         out = []
         for _span, atoms, _presence in condition.operands:
             value = program.concrete(program.eval(atoms, mode), function, mode) if atoms else {}
@@ -302,7 +302,7 @@ class UniformityInfo:
         and whether it went through a field only other event loops than
         ``function``'s write."""
         program = self.program
-        span = group_span(group)
+        span = self.knowledge.world.span(group)
         agreed = []
         constructed = False
         other_loop = None
@@ -326,7 +326,7 @@ class UniformityInfo:
             stored = any(program.link_functions.get(later, ("",))[0] == "field" for later in via[position + 1:])
             for key in keys:
                 for (name, reached_group) in sorted(program.reach.get((key, mode), {})):
-                    if group_span(reached_group) >= span:
+                    if self.knowledge.world.span(reached_group) >= span:
                         agreed.append(AgreedValue(link[0], link[1], text, name, reached_group, stored))
                         break
         if not agreed:
@@ -368,7 +368,7 @@ class UniformityInfo:
         self.f():``, ``x = self.f(); if x:``) that reach a collective over a
         group covering ``group``: the value may be that collective's result,
         agreed already (AgreedValue, not stored)."""
-        span = group_span(group)
+        span = self.knowledge.world.span(group)
         parts = [condition.atoms]
         if condition.operands:
             # an `and`/`or` test is agreed only if every operand that differs reads an agreed call
@@ -388,7 +388,7 @@ class UniformityInfo:
         for atom in sorted(set(calls_read(atoms)), key=lambda a: (a.text, a.path, a.line, repr(tuple(a.ref)))):
             for target in program.resolver.resolve(atom.ref):
                 hit = next(((name, reached) for (name, reached) in sorted(program.reach.get((target.key, mode), {}))
-                            if group_span(reached) >= span), None)
+                            if self.knowledge.world.span(reached) >= span), None)
                 if hit is not None:
                     found.append(AgreedValue(path, line, f"{atom.text}()", hit[0], hit[1], False))
                     break
@@ -425,7 +425,7 @@ class UniformityInfo:
         family = resolver.family(function.class_key)
         if family is None:
             return None
-        span = group_span(group)
+        span = self.knowledge.world.span(group)
         for other in self._family_members(family, function.path):
             if other is function:
                 continue
@@ -436,7 +436,7 @@ class UniformityInfo:
                 found = site.collective
                 if found is None or site.conds or not any(word in found.name.lower() for word in _BROADCAST_WORDS):
                     continue
-                if not group_span(found.group) >= span or site.fix is None or site.fix.payload is None \
+                if not self.knowledge.world.span(found.group) >= span or site.fix is None or site.fix.payload is None \
                         or site.fix.payload_keyword or not site.args:
                     continue
                 built = self._constructed_class(site.args[0])

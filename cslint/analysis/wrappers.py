@@ -115,7 +115,7 @@ def local_group(info, name: str) -> Optional[str]:
         if group.startswith("group:"):
             return None
         groups.add(group)
-    found = covering_group(groups, GROUP_SPANS)
+    found = covering_group(groups, GROUP_SPANS, ctx.knowledge.world)
     memo[name] = found
     return found
 

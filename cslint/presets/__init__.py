@@ -40,8 +40,64 @@ GROUP_SPANS: dict[str, frozenset] = {
 
 
 def group_span(group: str) -> frozenset:
-    """Dimensions spanned by a group; unknown groups span everything."""
+    """Dimensions spanned by a group in the generic world (:data:`GENERIC_WORLD`);
+    unknown groups span everything.  The analysis asks the loaded presets'
+    world (``Knowledge.world.span``) instead."""
     return GROUP_SPANS.get(group, ALL_DIMS)
+
+
+@dataclass(frozen=True)
+class World:
+    """How a framework lays its ranks out, as a preset declares it
+    (:attr:`Preset.world`).
+
+    The generic world (no ``factors``) is the lattice of :data:`GROUP_SPANS`:
+    each named dimension its own, ``x`` any other split.  A declared world
+    is the product of its ``factors`` (TensorRT-LLM's ``Mapping``: world =
+    TP x PP x CP), with ``inside`` pairs ``(inner, outer)`` for dimensions
+    whose ranks are ranks of another (attention-DP and expert ranks are TP
+    ranks).  There a group spans the dimensions its name gives plus those
+    inside them (``tp`` spans ``{tp, dp, ep}``), and every split, ``x``
+    included, is a split along some factor: a value agreed over a group
+    that leaves out some factors differs along those factors only.
+    """
+
+    factors: tuple = ()
+    inside: tuple = ()
+    _memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @property
+    def declared(self) -> bool:
+        return bool(self.factors)
+
+    def _closure(self, dims: frozenset) -> frozenset:
+        inner = {a for a, outer in self.inside if outer in dims}
+        return dims | inner
+
+    def span(self, group: str) -> frozenset:
+        """The dimensions ``group``'s ranks differ along; unknown groups span everything."""
+        found = self._memo.get(group)
+        if found is None:
+            base = GROUP_SPANS.get(group, ALL_DIMS)
+            if self.factors and base != ALL_DIMS:
+                base = self._closure(base)
+                if base >= frozenset(self.factors):
+                    base = ALL_DIMS
+            found = self._memo[group] = base
+        return found
+
+    def residual(self, dims: frozenset, span: frozenset) -> frozenset:
+        """Along which dimensions a value differing along ``dims`` still differs
+        once agreed over a group spanning ``span``: in a declared world an
+        unnamed split (``x``) is one along the factors the group leaves out."""
+        rest = dims - span
+        if self.factors and "x" in rest:
+            rest = (rest - {"x"}) | (self._closure(frozenset(self.factors) - span) - span)
+        return rest
+
+
+#: the generic lattice, for presets that declare no world of their own
+GENERIC_WORLD = World()
 
 
 # Tokens that name a parallel dimension inside identifiers (get_tp_group,
@@ -312,6 +368,8 @@ class Preset:
     #: second): a collective reached from one runs a per-process number of
     #: times, interleaved with the main thread's collectives as it happens
     thread_callbacks: list = field(default_factory=list)
+    #: how the framework lays its ranks out (:class:`World`); None: the generic lattice
+    world: Optional[World] = None
 
 
 @dataclass
@@ -344,6 +402,9 @@ class Knowledge:
     batch_hooks: tuple = ()
     #: see :attr:`Preset.thread_callbacks` (canonical dotted base patterns)
     thread_callbacks: tuple = ()
+    #: the loaded presets' world (:attr:`Preset.world`): the one they declare, or
+    #: the generic lattice where none or several different ones are declared
+    world: World = GENERIC_WORLD
 
     @property
     def has_payload_local(self) -> bool:
@@ -367,9 +428,9 @@ class Knowledge:
         if member not in self.relative_ranks or not receiver:
             return None
         group = group_from_text(receiver)
-        if group is None or group == "world":
+        if group is None or group == "world" or group not in GROUP_SPANS:
             return None
-        return GROUP_SPANS.get(group)
+        return self.world.span(group)
 
     def _index(self, specs: list) -> tuple:
         exact: dict = {}
@@ -472,7 +533,7 @@ def neutral_table(name: str) -> Optional[NeutralTable]:
     return _fix_tables()[1].get(name) if name else None
 
 
-def covering_group(groups: Iterable[str], candidates: Iterable[str]) -> Optional[str]:
+def covering_group(groups: Iterable[str], candidates: Iterable[str], world: World = GENERIC_WORLD) -> Optional[str]:
     """The smallest of ``candidates`` whose ranks include every rank of all
     ``groups`` (``{tp, cp}`` -> ``tp_cp``); None when none does.
 
@@ -483,11 +544,11 @@ def covering_group(groups: Iterable[str], candidates: Iterable[str]) -> Optional
     groups = set(groups)
     if len(groups) == 1 and next(iter(groups)) in set(candidates):
         return next(iter(groups))
-    needed = frozenset().union(*(group_span(g) for g in groups)) if groups else frozenset()
-    fitting = [c for c in candidates if c in GROUP_SPANS and GROUP_SPANS[c] >= needed]
+    needed = frozenset().union(*(world.span(g) for g in groups)) if groups else frozenset()
+    fitting = [c for c in candidates if c in GROUP_SPANS and world.span(c) >= needed]
     if not fitting:
         return None
-    return min(fitting, key=lambda c: (len(GROUP_SPANS[c]), c))
+    return min(fitting, key=lambda c: (len(world.span(c)), c))
 
 
 def render_agreement(name: str, receiver: str, group: str, group_expr: str = ""):
@@ -544,6 +605,7 @@ def load_presets(names: Iterable[str]) -> Knowledge:
     merged = Knowledge([], [], [], [], [], [])
     relative: set = set()
     rendezvous: set = set()
+    worlds: set = set()
     for name in names:
         if name not in known:
             raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(known)}")
@@ -559,6 +621,8 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         if preset.unhandled_exceptions == "hang":
             merged.unhandled_exceptions = "hang"
         rendezvous.update(preset.rendezvous)
+        if preset.world is not None:
+            worlds.add(preset.world)
         merged.local_failures |= frozenset(preset.local_failures)
         merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
         merged.partitioning_contexts += tuple(preset.partitioning_contexts)
@@ -566,6 +630,8 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         merged.thread_callbacks += tuple((base, tuple(methods)) for base, methods in preset.thread_callbacks)
     merged.relative_ranks = frozenset(relative)
     merged.rendezvous = frozenset(rendezvous)
+    if len(worlds) == 1:  # presets that lay the ranks out differently leave the generic lattice
+        merged.world = next(iter(worlds))
     strong, weak = set(), set()
     for spec in merged.collectives:
         tail = _last_identifier(spec.pattern).replace("*", "")

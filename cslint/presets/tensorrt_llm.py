@@ -10,7 +10,7 @@ progress is local to every rank in either mode.
 
 from __future__ import annotations
 
-from . import PREDICATE, AgreementTemplate, CollectiveSpec, ModeSpec, NeutralTable, Preset, SourceSpec
+from . import PREDICATE, AgreementTemplate, CollectiveSpec, ModeSpec, NeutralTable, Preset, SourceSpec, World
 
 _A = "trtllm"
 
@@ -76,6 +76,10 @@ _AGREEMENTS = {
                                                 f"op=ReduceOp.MIN))"),
 }
 
+#: ``Mapping``: the world is TP x PP x CP; the attention-DP ranks and the MoE expert ranks are TP ranks.
+#: A value agreed over the TP (or TP+CP) group of a stage then differs between stages only.
+WORLD = World(factors=("tp", "pp", "cp"), inside=(("dp", "tp"), ("ep", "tp")))
+
 # Under attention-DP the data-parallel ranks are the TP ranks (``Mapping``: world = TP x PP x CP):
 # request state differs along TP and between stages, along no dimension of its own.
 _ADP = frozenset({"tp", "pp"})
@@ -110,6 +114,7 @@ _sources += [
 
 PRESET = Preset(
     name="tensorrt_llm",
+    world=WORLD,
     agreements=_AGREEMENTS,
     neutrals=_NEUTRALS,
     collectives=_collectives,
