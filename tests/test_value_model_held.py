@@ -228,3 +228,62 @@ def test_loader_built_with_a_per_rank_sampler_yields_this_ranks_data():
                     continue
                 dist.all_reduce(loss)
     """) == [("CSL102", 12)]
+
+
+# -- a library object built from a list of per-rank parts -----------------------------------
+
+
+_FROM_PARTS = """
+    import torch
+    import torch.distributed as dist
+
+    class Sharded:
+        def __init__(self, optimizer, group):
+            self.optimizer = optimizer
+            self.groups = []
+            self.parts = []
+            for i, param_group in enumerate(self.optimizer.param_groups):
+                part = dist.get_rank(group=group)
+                self.groups.append(param_group["params"])
+                chunks = torch.cat([p.view(-1) for p in self.groups[i]]).chunk(dist.get_world_size(group))
+                {append}
+            self.init_states()
+
+        def init_states(self):
+            if isinstance(self.optimizer, torch.optim.Adagrad):
+                self.optimizer = torch.optim.Adagrad(self.parts, **self.optimizer.defaults)
+
+        def reduce(self, t):
+            for i, group in enumerate(self.groups):
+                dist.all_reduce(t)
+"""
+
+
+def test_library_object_built_from_a_list_of_this_ranks_parts_has_one_entry_per_part():
+    # one parameter group per part on every rank, whatever each rank's part
+    # is: the loop over the optimizer's groups that fills ``self.groups``
+    # runs alike
+    assert _codes(_FROM_PARTS.replace("{append}", "self.parts.append(chunks[part].clone())")) == []
+
+
+def test_library_object_built_from_a_list_filled_on_some_ranks_still_differs():
+    source = _FROM_PARTS.replace("{append}", "if part == 0:\n                    self.parts.append(chunks[part])")
+    assert _codes(source) == [("CSL103", 24)]
+
+
+def test_library_object_built_from_a_local_list_of_this_ranks_parts_has_one_entry_per_part():
+    template = """
+        import torch
+        import torch.distributed as dist
+
+        def reduce_all(tensors, t):
+            rank = dist.get_rank()
+            parts = []
+            for x in tensors:
+                {append}
+            optimizer = torch.optim.SGD(parts, lr=0.1)
+            for group in optimizer.param_groups:
+                dist.all_reduce(t)
+    """
+    assert _codes(template.replace("{append}", "parts.append(x.chunk(8)[rank])")) == []
+    assert _codes(template.replace("{append}", "if rank == 0:\n                    parts.append(x)")) == [("CSL103", 13)]

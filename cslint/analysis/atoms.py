@@ -289,6 +289,7 @@ WHOLE = "WW-"  # structure made from contents: ``range(n)``, a test, implicit fl
 DROP = "---"
 HOLD = "WHH"  # what an object is built with or placed by: held inside it
 UNHOLD = "WCC"  # what an object was placed by, read back: ``x.device``
+ELEMENTS_HELD = "HHH"  # a container's elements, inside an object built from the container
 KIND = "K--"  # a type test: a number read from the kind (see Kinds and lengths)
 SIZED = "LL-"  # a length made from values: a slice's width, ``range(n)``
 

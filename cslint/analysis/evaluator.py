@@ -28,10 +28,10 @@ from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
 from .scope import UNIFORM_TEXT, canonical_text
-from .structure import StructureReads
+from .structure import StructureReads, builds_library_object, containers_held
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, CONTAINER_FACTORIES, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
+    ALL_MODES_ALL_DIMS, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
     PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS,
     SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
 )
@@ -359,6 +359,8 @@ class Evaluator(StructureReads):
             if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS:
                 receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs_seen, arg_atoms)
             if arg_atoms and last is not None and (last in PLACEMENT_METHODS or "A" <= last[0] <= "Z"):
+                if args and builds_library_object(last, ref):
+                    arg_atoms = containers_held(self, call, args, kwargs_seen, arg_atoms, env)
                 arg_atoms = _held(func, last, ref, arg_atoms)
             fallback = receiver | arg_atoms
             if ref is not None:
@@ -735,7 +737,7 @@ def _held(func, last: Optional[str], ref, arg_atoms: frozenset) -> frozenset:
         return arg_atoms
     if last in PLACEMENT_METHODS and type(func) is ast.Attribute:
         return hold(arg_atoms)
-    if "A" <= last[0] <= "Z" and last not in CONTAINER_FACTORIES and (ref is None or ref.tag == "qual"):
+    if builds_library_object(last, ref):
         return hold(arg_atoms)
     return arg_atoms
 

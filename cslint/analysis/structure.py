@@ -12,7 +12,9 @@ from typing import Optional
 
 from .astwalk import walk as fast_walk
 from .environment import fork
-from .atoms import CONTENTS, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, project, source, whole
+from .atoms import (
+    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, project, source, whole,
+)
 from .syntax import dotted, target_names, unparse
 
 #: operands that make ``operand * n`` a sequence of length ``n``
@@ -261,7 +263,10 @@ class StructureReads:
             index = ctx.container_index
             if index is None:
                 index = ctx.container_index = container_index(ctx.tree)
-            if expr.attr not in index[ELEMENT_STORED]:
+            if expr.attr not in index[ELEMENT_STORED] and self.info.self_attr(expr) is None:
+                # (a field of this class may be stored into by a method of
+                # another file of its family: the whole-tree pass reads the
+                # field itself where none is)
                 return None
             value = self.eval(expr, env)
             if len(value) == 1:
@@ -586,6 +591,38 @@ class StructureReads:
         if step is not None:
             length |= self.eval(step, env)
         return project(SIZED, length) | project(CONTENTS, bounds)
+
+
+def builds_library_object(last: str, ref) -> bool:
+    """Whether a call named ``last`` builds an object of a library class
+    (``CamelCase``, by Python's naming convention; no container factory)."""
+    return "A" <= last[0] <= "Z" and last not in CONTAINER_FACTORIES and (ref is None or ref.tag == "qual")
+
+
+def containers_held(reads: StructureReads, call: ast.Call, args: tuple, kwargs: tuple, arg_atoms: frozenset,
+                    env: dict) -> frozenset:
+    """What a library object built from containers depends on: of a
+    container whose own structure is kept apart
+    (:meth:`StructureReads.kept_apart`: a list filled by ``append``, a
+    comprehension), its own structure, and its elements only held inside the
+    object (``Adagrad(partitions)`` has one parameter group per partition on
+    every rank, whatever each rank's partition is)."""
+    out = None
+    for index, arg in enumerate(call.args):
+        if type(arg) is ast.Starred or index >= len(args) or not args[index]:
+            continue
+        own = reads.kept_apart(arg, env)
+        if own is None:
+            continue
+        if out is None:
+            out = list(args)
+        out[index] = own | project(ELEMENTS_HELD, args[index])
+    if out is None:
+        return arg_atoms
+    atoms = EMPTY.union(*out)
+    for _, kw_atoms in kwargs:
+        atoms |= kw_atoms
+    return atoms
 
 
 def bind_target(target, elements: frozenset, position: Optional[frozenset], bind) -> None:
