@@ -520,6 +520,49 @@ def test_slice_between_uneven_offsets_differs_in_length():
     """) == [("CSL103", 6)]
 
 
+_NAMED_BOUNDS = """
+    import torch.distributed as dist
+
+    def get_tp_rank():
+        return dist.get_rank()
+
+    class Layer:
+        def __init__(self, sizes):
+            self.sizes = sizes
+
+        def shard(self, b):
+            tp_rank = get_tp_rank()
+            shard_size = self.sizes[0]
+            {bounds}
+            return b[start:end, :]
+
+        def forward(self, x, b):
+            if self.shard(b) is not None:
+                dist.all_reduce(x)
+"""
+
+
+def test_slice_between_named_rank_offsets_of_one_width_has_that_width():
+    # ``start`` and ``end`` are bound once from names bound once: the slice
+    # reads them as the offsets they were bound to, which cancel
+    bounds = "start = tp_rank * shard_size\n            end = (tp_rank + 1) * shard_size"
+    assert _codes(_NAMED_BOUNDS.replace("{bounds}", bounds)) == []
+    bounds = "start = tp_rank * shard_size\n            end = start + shard_size"
+    assert _codes(_NAMED_BOUNDS.replace("{bounds}", bounds)) == []
+
+
+def test_slice_between_named_offsets_bound_again_still_differs():
+    # a bound bound twice, or bound from a name bound twice, is read as it is
+    bounds = ("start = tp_rank * shard_size\n            if tp_rank == 0:\n                start = 0\n"
+              "            end = (tp_rank + 1) * shard_size")
+    assert _codes(_NAMED_BOUNDS.replace("{bounds}", bounds)) == [("CSL101", 22)]
+    bounds = ("start = tp_rank * shard_size\n            shard_size = shard_size + tp_rank\n"
+              "            end = (tp_rank + 1) * shard_size")
+    assert _codes(_NAMED_BOUNDS.replace("{bounds}", bounds)) == [("CSL101", 21)]
+    bounds = "start = tp_rank * shard_size\n            end = start + shard_size + (1 if tp_rank < 2 else 0)"
+    assert _codes(_NAMED_BOUNDS.replace("{bounds}", bounds)) == [("CSL101", 20)]
+
+
 def test_object_of_a_tree_class_exists_whatever_it_was_built_with():
     # a constructor's result is never None, whatever its arguments: a
     # per-rank directory listing it holds is a field, read as one

@@ -92,6 +92,7 @@ class Evaluator(StructureReads):
         self._read_through: set = set()  # id(attribute) of those whose text decides nothing
         self._local_names: Optional[set] = None  # the function's local names, once scanned
         self._differences: dict = {}  # (id(upper), id(lower)) -> their linear difference (StructureReads.span)
+        self._bindings: Optional[dict] = None  # names bound once and their values (StructureReads.span)
         self._same_branches: dict = {}  # id(``a if c else b``) -> whether a and b yield the same elements
 
     @contextlib.contextmanager

@@ -174,6 +174,14 @@ def _single_comprehensions(body) -> dict:
     """Names a body binds exactly once, to a list comprehension, and never
     changes afterwards (no ``append``, no element or slice assignment, no
     augmented assignment): name -> the comprehension."""
+    return {name: value for name, value in _single_bindings(body).items()
+            if name != _CHANGED and type(value) is ast.ListComp}
+
+
+def _single_bindings(body) -> dict:
+    """Names a body binds exactly once, by a plain assignment, and never
+    changes afterwards (no ``append``, no element or slice assignment, no
+    augmented assignment, no loop target): name -> the value bound."""
     bound: dict = {}
     changed = set()
     for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
@@ -181,7 +189,7 @@ def _single_comprehensions(body) -> dict:
         if t is ast.Assign:
             for target in node.targets:
                 if type(target) is ast.Name:
-                    if target.id in bound or type(node.value) is not ast.ListComp:
+                    if target.id in bound:
                         changed.add(target.id)
                     bound[target.id] = node.value
                 elif type(target) is ast.Subscript and type(target.value) is ast.Name:
@@ -206,7 +214,14 @@ def _single_comprehensions(body) -> dict:
             func = node.func
             if type(func) is ast.Attribute and func.attr in _LIST_MUTATORS and type(func.value) is ast.Name:
                 changed.add(func.value.id)
-    return {name: comp for name, comp in bound.items() if name not in changed}
+    found = {name: value for name, value in bound.items() if name not in changed}
+    found[_CHANGED] = frozenset(changed)
+    return found
+
+
+#: the key of :func:`_single_bindings`' result under which the names bound
+#: more than once or changed lie (no identifier is spelt so)
+_CHANGED = " changed"
 
 
 def _is_unset_marker(node) -> bool:
@@ -566,7 +581,9 @@ class StructureReads:
         """A slice ``[lower:upper:step]`` or ``range(lower, upper, step)``: the
         bounds pick which elements (contents); the length is what
         ``upper - lower`` still reads once terms both share cancel, so
-        ``x[rank * n:(rank + 1) * n]`` has ``n`` elements on every rank."""
+        ``x[rank * n:(rank + 1) * n]`` has ``n`` elements on every rank, and
+        so has ``x[start:end]`` after ``start = rank * n`` and ``end = start +
+        n`` (names the function binds once, :func:`_linear_difference`)."""
         bounds = EMPTY
         for bound in (lower, upper):
             if bound is not None:
@@ -581,7 +598,12 @@ class StructureReads:
             key = (id(upper), id(lower))
             known = differences.get(key)
             if known is None or known[0] is not upper or known[1] is not lower:
-                known = differences[key] = (upper, lower, _linear_difference(upper, lower))
+                bindings = self._bindings
+                if bindings is None:
+                    info = self.info
+                    bindings = self._bindings = _single_bindings(
+                        info.func if not isinstance(info.func, ast.Module) else info.body)
+                known = differences[key] = (upper, lower, _linear_difference(upper, lower, bindings))
             difference = known[2]
             if difference is None:
                 length = bounds
@@ -688,11 +710,15 @@ def _mentions(atom, key) -> bool:
 _MAX_TERMS = 16
 
 
-def _linear_difference(upper, lower):
+def _linear_difference(upper, lower, bindings=None):
     """The leaf expressions ``upper - lower`` still reads, as a polynomial
     over the leaves with integer coefficients (terms that cancel read
-    nothing); None when either side is not such a polynomial."""
-    up, low = _polynomial(upper), _polynomial(lower)
+    nothing); None when either side is not such a polynomial.  A name in
+    ``bindings`` (bound once in the function, never changed) stands for the
+    value it was bound to where every name that value reads is bound at most
+    once too (a parameter, another such name): reading those names at the
+    slice reads what they held at the binding."""
+    up, low = _polynomial(upper, bindings), _polynomial(lower, bindings)
     if up is None or low is None:
         return None
     terms, leaves = dict(up[0]), dict(up[1])
@@ -702,17 +728,26 @@ def _linear_difference(upper, lower):
     return [leaves[text] for text in sorted({text for monomial, c in terms.items() if c for text in monomial})]
 
 
-def _polynomial(expr):
+#: at most this many names stand for their values in one bound of a slice
+_MAX_SUBSTITUTIONS = 4
+
+
+def _polynomial(expr, bindings=None, budget=None):
     """``(terms, leaves)``: monomial (sorted leaf texts) -> coefficient, and
-    leaf text -> node; None past :data:`_MAX_TERMS` terms."""
+    leaf text -> node; None past :data:`_MAX_TERMS` terms.  A name of
+    ``bindings`` whose value reads only names bound at most once is read
+    through its value (:func:`_linear_difference`), at most
+    :data:`_MAX_SUBSTITUTIONS` times."""
     t = type(expr)
     if t is ast.Constant and type(expr.value) is int:
         return {(): expr.value}, {}
     if t is ast.UnaryOp and type(expr.op) is ast.USub:
-        inner = _polynomial(expr.operand)
+        inner = _polynomial(expr.operand, bindings, budget)
         return None if inner is None else ({m: -c for m, c in inner[0].items()}, inner[1])
     if t is ast.BinOp and type(expr.op) in (ast.Add, ast.Sub, ast.Mult):
-        left, right = _polynomial(expr.left), _polynomial(expr.right)
+        if budget is None:
+            budget = [_MAX_SUBSTITUTIONS]
+        left, right = _polynomial(expr.left, bindings, budget), _polynomial(expr.right, bindings, budget)
         if left is None or right is None:
             return None
         leaves = {**left[1], **right[1]}
@@ -728,7 +763,26 @@ def _polynomial(expr):
             for monomial, coefficient in right[0].items():
                 terms[monomial] = terms.get(monomial, 0) + sign * coefficient
         return (terms, leaves) if len(terms) <= _MAX_TERMS else None
+    if t is ast.Name and bindings and expr.id in bindings:
+        if budget is None:
+            budget = [_MAX_SUBSTITUTIONS]
+        value = bindings[expr.id]
+        if budget[0] > 0 and type(value) in (ast.BinOp, ast.UnaryOp, ast.Name) and _reads_stable_names(value, bindings):
+            budget[0] -= 1
+            found = _polynomial(value, bindings, budget)
+            if found is not None:
+                return found
     if t in (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp):
         text = ast.dump(expr)
         return {(text,): 1}, {text: expr}
     return None
+
+
+def _reads_stable_names(value, bindings: dict) -> bool:
+    """Whether every name ``value`` reads is bound at most once in the
+    function (``bindings``' own names, or names it never binds: what
+    :func:`_single_bindings` left out for being bound again is changed)."""
+    for node in fast_walk(value):
+        if type(node) is ast.Name and node.id in bindings[_CHANGED]:
+            return False
+    return True
