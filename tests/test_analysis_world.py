@@ -85,3 +85,27 @@ def test_without_a_declared_world_the_generic_lattice_stands(monkeypatch):
 def test_an_unnamed_split_agreed_over_a_group_inside_a_factor_keeps_that_factor_but_not_the_group():
     every = GENERIC_WORLD.span("world")
     assert TRTLLM_LIKE.residual(every, TRTLLM_LIKE.span("ep")) == {"tp", "pp", "cp", "dp"}
+
+
+DP_GATHER = """
+    class Executor:
+        def __init__(self, dist):
+            self.dist = dist
+            self.active_requests = []
+
+        def vote(self):
+            if len(self.active_requests) > 0:
+                self.dist.dp_vote(1)
+"""
+
+
+def test_a_value_that_differs_along_a_factor_differs_along_the_dimensions_inside_it(monkeypatch):
+    # under attention-DP a rank's requests differ between TP ranks; the attention-DP
+    # ranks are TP ranks, so a gather over them is endangered too (not in the generic lattice)
+    from cslint.config import Settings
+
+    settings = Settings(presets=["torch_distributed", "tensorrt_llm"], collectives=["*.dp_vote:dp"])
+    found = [(f.line, f.code) for f in check_source(textwrap.dedent(DP_GATHER), settings=settings).findings]
+    assert found == [(9, "CSL101")]
+    monkeypatch.setattr(tensorrt_llm, "PRESET", dataclasses.replace(tensorrt_llm.PRESET, world=None))
+    assert check_source(textwrap.dedent(DP_GATHER), settings=settings).findings == []

@@ -51,6 +51,8 @@ class Program(ProgramReads):
 
     def __init__(self, files: list, knowledge: Knowledge, callee_files: tuple = ()):
         self.knowledge = knowledge
+        #: a declared world's closure of a source's dimensions (those inside them), None without one
+        self._inside_dims = knowledge.world.closure if knowledge.world.inside else None
         self.files = [f for f in files if f.error is None]
         self.modes = knowledge.mode_assignments() if knowledge.modes else [frozenset()]
         self.resolver = Resolver(self.files)
@@ -205,6 +207,8 @@ class Program(ProgramReads):
             if atom in self._passed_rank_params:
                 return {}  # what the callers pass, read through the parameter itself
             dims = dims_in(atom.dims, mode)
+            if self._inside_dims is not None and dims:
+                dims = self._inside_dims(dims)
             return {atom: (dims, ())} if dims else {}
         if tag == "G":
             return self.global_value(atom.module, atom.name, mode)

@@ -70,9 +70,11 @@ class World:
     def declared(self) -> bool:
         return bool(self.factors)
 
-    def _closure(self, dims: frozenset) -> frozenset:
-        inner = {a for a, outer in self.inside if outer in dims}
-        return dims | inner
+    def closure(self, dims: frozenset) -> frozenset:
+        """``dims`` with the dimensions inside any of them: a value that differs
+        between TP ranks may differ between the attention-DP ranks, which are TP ranks."""
+        inner = {a for a, outer in self.inside if outer in dims and a not in dims}
+        return dims | inner if inner else dims
 
     def span(self, group: str) -> frozenset:
         """The dimensions ``group``'s ranks differ along; unknown groups span everything."""
@@ -80,7 +82,7 @@ class World:
         if found is None:
             base = GROUP_SPANS.get(group, ALL_DIMS)
             if self.factors and base != ALL_DIMS:
-                base = self._closure(base)
+                base = self.closure(base)
                 if base >= frozenset(self.factors):
                     base = ALL_DIMS
             found = self._memo[group] = base
@@ -92,7 +94,7 @@ class World:
         unnamed split (``x``) is one along the factors the group leaves out."""
         rest = dims - span
         if self.factors and "x" in rest:
-            rest = (rest - {"x"}) | (self._closure(frozenset(self.factors) - span) - span)
+            rest = (rest - {"x"}) | (self.closure(frozenset(self.factors) - span) - span)
         return rest
 
 
