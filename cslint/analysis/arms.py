@@ -202,7 +202,10 @@ class ArmReads:
 
     def read_only_in_arm(self, d: int, label, names: frozenset) -> bool:
         """Whether the ``if`` at node ``d`` is outside any loop and every
-        node that mentions one of ``names`` depends on its ``label`` arm."""
+        node that mentions one of ``names`` depends on its ``label`` arm or
+        on the other one: with no loop around the ``if``, what one arm binds
+        never reaches the other (a sender arm and a receiver arm each
+        binding ``tensor`` for their own loops)."""
         in_loop = self._in_loop.get(d)
         if in_loop is None:
             parents = self.info.parents
@@ -216,6 +219,7 @@ class ArmReads:
         if readers is None:
             readers = self._readers = self._index()
         closures = self.closures
+        other = (d, not label)
         for name in names:
             nodes = readers.get(name)
             if nodes is None:
@@ -223,7 +227,8 @@ class ArmReads:
             if not nodes:
                 return False  # a nested function or lambda mentions it
             for m in nodes:
-                if (d, label) not in closures.get(m, ()):
+                closure = closures.get(m, ())
+                if (d, label) not in closure and other not in closure:
                     return False
         return True
 
