@@ -251,6 +251,13 @@ class Alternatives:
                 rest = self._paths(block[position + 1:]) if position is not None else None
                 if rest is not None:
                     result = (((tuple(seq for seq, _ in body), tuple(seq for seq, _ in rest)), False, False), links)
+                elif position is not None:
+                    # too many paths after it to enumerate: the rest is known
+                    # only by the sites it may issue (``explicit`` None: only
+                    # the question of an arm joining what the rest issues,
+                    # ``uniformity._arm_joins``, reads it)
+                    union = self._sites_outside_definitions(block[position + 1:])
+                    result = (((tuple(seq for seq, _ in body), (union,)), False, None), links)
             self._cache[key] = (head, result)
             return result
         while True:
@@ -276,6 +283,22 @@ class Alternatives:
             result = ((tuple(arms), open_else, True), links)
         self._cache[key] = (head, result)
         return result
+
+    def _sites_outside_definitions(self, stmts) -> tuple:
+        """The sites of statements in source order, those of nested
+        functions, classes and lambdas left out (they run when called)."""
+        index = self.index
+        found = []
+        stack = list(stmts)
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                continue
+            if isinstance(node, ast.Call) and id(node) in index:
+                found.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+        found.sort(key=lambda c: (c.lineno, c.col_offset))
+        return tuple(index[id(c)] for c in found)
 
     def complement_partner(self, stmt: ast.If):
         """A sibling ``if`` (no else) in the same block whose test is the

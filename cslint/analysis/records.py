@@ -53,7 +53,8 @@ class Cond:
     #: explicit, split)``, each arm the site sequences its paths may issue,
     #: ``open_else`` when no ``else`` ends the chain, ``explicit`` when the
     #: arms are the chain's own (not an ``if`` that leaves and the rest of
-    #: its block), ``split`` the decision's own two sides (its arm, the later
+    #: its block; None when that rest has too many paths to enumerate and its
+    #: one "path" is every site it may issue), ``split`` the decision's own two sides (its arm, the later
     #: arms together) where they differ from ``arms``; None for anything else
     role_arms: Optional[tuple] = None
 
