@@ -183,7 +183,8 @@ class ArmIndex:
 
 
 class ArmReads:
-    """Whether every read of a name is in one arm of an ``if``: then every
+    """Whether every read of a name is in one arm of an ``if`` (or in the
+    other, which what this arm binds never reaches outside a loop): then every
     rank reading what that arm binds took the arm, and its test does not
     make the name differ between them (``if dist.get_rank() in
     get_process_group_ranks(g): grad = ...; if grad is None: return``).
