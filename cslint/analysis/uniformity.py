@@ -195,9 +195,8 @@ class UniformityInfo:
         if open_else and any(r.group == "world" for r in reached):
             return False
         groups = frozenset(r.group for r in reached)
-        if explicit is None:  # the rest of the block known only by its sites
-            return _arm_joins(self, variant, arms, reached, groups, mode)
-        if self._arms_match(variant, arms, explicit, groups, mode):
+        # explicit None: a rest of the block known only by the sites it may issue, for _arm_joins alone
+        if explicit is not None and self._arms_match(variant, arms, explicit, groups, mode):
             return True
         # its own two sides, its arm and the later arms (an else holding only an if may be one role's code)
         return (split is not None and self._arms_match(variant, split, True, groups, mode)) \
