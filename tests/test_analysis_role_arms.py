@@ -150,3 +150,9 @@ def test_a_leaving_receiver_arm_joins_the_senders_rest_of_many_paths():
 
 def test_a_rest_of_many_paths_that_issues_another_collective_still_differs():
     assert _lines(_LEAVING_ARM.replace("SENDER", "other")) == [32, 48]
+
+
+def test_what_a_nested_function_of_the_rest_would_issue_is_not_issued():
+    nested = _LEAVING_ARM.replace("            self.handler.SENDER(t)\n",
+                                  "            def later():\n                self.handler.send(t)\n")
+    assert _lines(nested) == [32]

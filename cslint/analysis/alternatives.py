@@ -17,6 +17,7 @@ from .syntax import negation_text
 #: (paths that issue the same sites are one path: an arm of a few
 #: independent ``if``s without calls stays small)
 MAX_PATHS = 64
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 class LoopToken(tuple):
@@ -289,14 +290,17 @@ class Alternatives:
         functions, classes and lambdas left out (they run when called)."""
         index = self.index
         found = []
-        stack = list(stmts)
-        while stack:
-            node = stack.pop()
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(node, ast.Call) and id(node) in index:
-                found.append(node)
-            stack.extend(ast.iter_child_nodes(node))
+        nested: set = set()
+        for stmt in stmts:
+            for sub in fast_walk(stmt):
+                kind = type(sub)
+                if kind is ast.Call:
+                    if id(sub) in index:
+                        found.append(sub)
+                elif kind in _DEFINITIONS:
+                    nested.update(id(inner) for inner in fast_walk(sub) if type(inner) is ast.Call)
+        if nested:
+            found = [call for call in found if id(call) not in nested]
         found.sort(key=lambda c: (c.lineno, c.col_offset))
         return tuple(index[id(c)] for c in found)
 
