@@ -7,6 +7,8 @@ import io
 import os
 import textwrap
 
+import pytest
+
 from cslint.engine.gather import wrapper_names
 from cslint.engine.prefilter import WrapperDefinitions, WrapperPrefilter, compile_needles
 from cslint.engine.cache import FactCache
@@ -332,21 +334,33 @@ def test_a_re_analysis_patch_goes_to_the_worker_that_keeps_the_files_tree(tmp_pa
         assert pickle.dumps(facts) == pickle.dumps(workers_module.extract(patch, context))
 
 
-def test_parsing_in_process_leaves_the_collector_alone(monkeypatch):
-    """The run's own process does not collect cycles between files: a
-    collection of the youngest generation walked every fact kept since the
-    one before, for next to no garbage (extraction leaves no cycles,
-    tests/test_memory_bounds.py)."""
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_parsing_leaves_the_collector_alone(monkeypatch, jobs):
+    """Neither the run's own process nor a worker collects cycles between
+    files: a collection walked every fact (in-process) or kept syntax tree
+    (a worker) made since the one before, for next to no garbage
+    (extraction leaves no cycles, tests/test_memory_bounds.py).  A worker
+    forked here inherits the patched ``gc.collect``; it reports a call by
+    making its facts fail."""
     from cslint.engine import workers as workers_module
-    from cslint.engine.workers import COLLECT_EVERY_BYTES, ParseJob, RunContext, Workers
+    from cslint.engine.workers import PARALLEL_THRESHOLD, ParseJob, RunContext, Workers
 
     collections = []
-    monkeypatch.setattr(workers_module.gc, "collect", lambda *args: collections.append(args) or 0)
+
+    def collect(*args):
+        collections.append(args)
+        if workers_module._PROCESS is not None:  # in a worker: the run's process raises it
+            raise AssertionError("a worker collected cycles")
+        return 0
+
+    monkeypatch.setattr(workers_module.gc, "collect", collect)
     padding = "#" * 1000 + "\n"
     source = ("import torch.distributed as dist\n\ndef f(t):\n    dist.all_reduce(t)\n"
-              + padding * (COLLECT_EVERY_BYTES // len(padding) + 1)).encode()
-    jobs = [ParseJob(f"m{i}.py", source, Settings(), f"m{i}", frozenset()) for i in range(2)]
-    with Workers(1, len(jobs), RunContext.of(["torch_distributed"])) as pool:
-        facts = pool.map(jobs)
-    assert [f.functions[0].qualname for f in facts] == ["f", "f"]
+              + padding * ((1 << 20) // len(padding) + 1)).encode()
+    count = 2 if jobs == 1 else PARALLEL_THRESHOLD
+    jobs_ = [ParseJob(f"m{i}.py", source, Settings(), f"m{i}", frozenset()) for i in range(count)]
+    with Workers(jobs, len(jobs_), RunContext.of(["torch_distributed"])) as pool:
+        assert (pool.pool is not None) == (jobs > 1)
+        facts = pool.map(jobs_)
+    assert [f.functions[0].qualname for f in facts] == ["f"] * count
     assert collections == []

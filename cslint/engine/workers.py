@@ -45,16 +45,15 @@ BATCH_BYTES = 48 << 10  # and at most about this much source
 #: the next, so it never waits for the run's process between two
 IN_FLIGHT = 2
 
-# Cycles of what extraction allocates are collected in a worker after every
-# this much source (a safety net: extraction leaves no syntax tree or
-# self-calling closure in a cycle, tests/test_memory_bounds.py; on vLLM a
-# whole run leaves about 8 k objects to the collector); what is left after a
-# collection (the syntax trees the worker keeps, see Workers.keep_trees) is
-# frozen, so the next one does not walk it again.  The run's own process
-# parsing in-process does not collect: a collection of its youngest
-# generation walks every object made since the one before, the facts it
-# keeps included, 1.3 s of a 24 s jobs=1 run of vLLM for those 8 k objects.
-COLLECT_EVERY_BYTES = 1 << 20
+# No process of a run collects cycles while it extracts (the collector is
+# off, as in the run's process): extraction leaves no syntax tree or
+# self-calling closure in a cycle (tests/test_memory_bounds.py; on vLLM a
+# whole run leaves about 8 k objects to the collector), so a collection only
+# walked what was made since the one before for next to no garbage.  In the
+# run's own process (jobs=1) that was every fact kept since, 1.3 s of a 24 s
+# run of vLLM; in a worker, the syntax trees it keeps for the next patches
+# (Workers.keep_trees) and its caches, 0.5-0.7 s of a worker's 8-9 s there,
+# collecting every MB of source.
 
 
 @dataclass(frozen=True)
@@ -159,26 +158,16 @@ def describe_syntax_error(exc: SyntaxError) -> str:
 
 
 class _WorkerProcess:
-    """A worker's own state: the run's context, the source parsed since
-    its last collection of cycles, and the syntax trees of the files it
-    parsed that a re-analysis patch may come for (resolved path -> (bytes,
-    tree); see :meth:`Workers.keep_trees`)."""
+    """A worker's own state: the run's context and the syntax trees of the
+    files it parsed that a re-analysis patch may come for (resolved path ->
+    (bytes, tree); see :meth:`Workers.keep_trees`)."""
 
     def __init__(self, context: RunContext):
         self.context = context
-        self.since_collect = 0
         self.trees: dict = {}
 
     def parse_batch(self, jobs: list) -> list:
-        out = []
-        for job in jobs:
-            out.append(extract(job, self.context, self.trees))
-            self.since_collect += len(job.data)
-            if self.since_collect >= COLLECT_EVERY_BYTES:
-                self.since_collect = 0
-                gc.collect()  # walks only the worker's own objects made since the last one
-                gc.freeze()  # the rest lives on (kept trees, caches) or is freed by reference counting
-        return out
+        return [extract(job, self.context, self.trees) for job in jobs]
 
     def keep_trees(self, paths: frozenset) -> None:
         self.trees = {path: kept for path, kept in self.trees.items() if path in paths}
@@ -191,10 +180,9 @@ _PROCESS: Optional[_WorkerProcess] = None
 
 def _worker_start(context: RunContext) -> None:
     """A worker's start.  Worker processes run with the cyclic collector
-    off, like the parent; what extraction leaves in cycles is collected
-    every few megabytes of source instead (the inherited objects are frozen
-    first, so a collection walks only the worker's own objects).  Without it
-    a long-lived worker kept every file's garbage until the end of the run.
+    off, like the parent, and never collect (see above): what extraction
+    allocates is freed by reference counting.  The inherited objects are
+    frozen, so a collection someone asks for walks only the worker's own.
 
     Ctrl-C reaches every process of the terminal's group: the parent alone
     handles it (and stops the workers), so a worker ignores it instead of
