@@ -139,16 +139,19 @@ def _collect_imports(tree: ast.Module, module: str, is_package: bool,
                      communicators: Optional[Communicators], path: Optional[str]) -> dict:
     table: dict = {}
     for node in iter_statements(tree):
-        if communicators is not None and isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-            communicators.note(node)
-        if isinstance(node, ast.Import):
+        t = type(node)  # (every statement of the module: no isinstance)
+        if t is ast.Assign:
+            if communicators is not None and type(node.value) is ast.Call:
+                communicators.note(node)
+            continue
+        if t is ast.Import:
             for alias in node.names:
                 if alias.asname:
                     table[alias.asname] = alias.name
                 else:
                     first = alias.name.split(".")[0]
                     table.setdefault(first, first)
-        elif isinstance(node, ast.ImportFrom):
+        elif t is ast.ImportFrom:
             base = node.module or ""
             if node.level and path is not None and "." not in module and not is_package:
                 names = [alias for alias in node.names if alias.name != "*"]

@@ -29,16 +29,22 @@ def unparse(node: ast.AST) -> str:
 
 
 def dotted(node: ast.AST) -> Optional[str]:
-    """``a.b.c`` for Name/Attribute chains (``a.b().c`` gives ``a.b().c``)."""
+    """``a.b.c`` for Name/Attribute chains (``a.b().c`` gives ``a.b().c``).
+    (Called for most calls and attributes of every analysed function:
+    node types are compared by identity, the syntax tree has no subclasses
+    of them, and a bare name is answered without a list.)"""
+    t = type(node)
+    if t is _Name:
+        return node.id
     parts = []
     while True:
-        if isinstance(node, ast.Attribute):
+        if t is _Attribute:
             parts.append(node.attr)
             node = node.value
-        elif isinstance(node, ast.Name):
+        elif t is _Name:
             parts.append(node.id)
             break
-        elif isinstance(node, ast.Call):
+        elif t is _Call:
             inner = dotted(node.func)
             if inner is None:
                 return None
@@ -46,10 +52,25 @@ def dotted(node: ast.AST) -> Optional[str]:
             break
         else:
             return None
+        t = type(node)
     return ".".join(reversed(parts))
 
 
+_Name, _Attribute, _Call = ast.Name, ast.Attribute, ast.Call
+
+
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _block_fields(node_type: type) -> tuple:
+    """The fields of :data:`_BLOCK_FIELDS` a node type has, in that order."""
+    fields = getattr(node_type, "_fields", ())
+    return tuple(name for name in _BLOCK_FIELDS if name in fields)
+
+
+#: node type -> :func:`_block_fields` (most statements have none: an
+#: assignment, a call, an import, a return)
+_BLOCKS_OF: dict = {}
 
 
 def iter_statements(tree: ast.AST):
@@ -57,11 +78,15 @@ def iter_statements(tree: ast.AST):
     included, without visiting expressions (imports and assignments are
     statements, so a full ``ast.walk`` would visit ten times the nodes)."""
     stack = list(reversed(getattr(tree, "body", None) or []))
+    blocks_of = _BLOCKS_OF
     while stack:
         node = stack.pop()
         yield node
-        for name in _BLOCK_FIELDS:
-            block = getattr(node, name, None)
+        names = blocks_of.get(type(node))
+        if names is None:
+            names = blocks_of[type(node)] = _block_fields(type(node))
+        for name in names:
+            block = getattr(node, name)
             if block:
                 stack.extend(reversed(block))
 
