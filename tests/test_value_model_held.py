@@ -287,3 +287,44 @@ def test_library_object_built_from_a_local_list_of_this_ranks_parts_has_one_entr
     """
     assert _codes(template.replace("{append}", "parts.append(x.chunk(8)[rank])")) == []
     assert _codes(template.replace("{append}", "if rank == 0:\n                    parts.append(x)")) == [("CSL103", 13)]
+
+
+# -- a value moved to another device on some ranks ------------------------------------------
+
+
+_MOVED = """
+    import torch
+    import torch.distributed as dist
+
+    def load(model, full_sd):
+        for name, param in model.state_dict().items():
+            t = full_sd[name] if dist.get_rank() == 0 else torch.empty(param.size())
+            dist.broadcast(t, src=0)
+
+    def prepare(model, other, full_sd):
+        if dist.get_rank() != 0:
+            {move}
+        {use}
+"""
+
+
+def test_object_moved_to_another_device_on_some_ranks_keeps_its_structure():
+    # the same module, its parameters on ``meta``: the same state dict keys
+    # on every rank
+    source = _MOVED.replace("{move}", 'model = model.to(torch.device("meta"))').replace(
+        "{use}", "load(model, full_sd)")
+    assert _codes(source) == []
+
+
+def test_where_an_object_was_moved_on_some_ranks_still_differs():
+    source = _MOVED.replace("{move}", 'model = model.to(torch.device("meta"))')
+    assert _codes(source.replace("{use}", 'if model.device == "meta":\n            dist.barrier()')) \
+        == [("CSL101", 14)]
+    assert _codes(source.replace("{use}", 'if model.sum() > 0:\n            dist.barrier()')) \
+        == [("CSL101", 14)]
+
+
+def test_another_object_moved_in_on_some_ranks_still_differs():
+    source = _MOVED.replace("{move}", 'model = other.to(torch.device("meta"))').replace(
+        "{use}", "load(model, full_sd)")
+    assert _codes(source) == [("CSL103", 8)]

@@ -22,14 +22,14 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY, element, own_field, qual_ref
+from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .records import FieldType, FieldWrite
 from .scope import canonical_text, passed_names
 from .structure import bind_target
 from .syntax import flatten_targets, pairwise, target_names
-from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS
+from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -234,6 +234,12 @@ class Transfer:
         if all(type(target) is ast.Attribute for target in targets):
             return  # ``self.x = v``: no variable to bind (field_writes reads the value)
         implicit = flow.implicit
+        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and _moves_itself(value, targets[0].id) \
+                and not isinstance(s, ast.AugAssign):
+            # ``model = model.to("meta")`` on some ranks: the same object
+            # placed elsewhere, so the ranks' test decides where it is and
+            # what it holds (its contents), not its structure
+            implicit = project(CONTENTS, implicit)
         pairs = pairwise(targets, value)
         if pairs is not None:
             for target, part in pairs:
@@ -488,3 +494,13 @@ def _mutator_call(s) -> Optional[ast.Call]:
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
         return call
     return None
+
+
+def _moves_itself(value, name: str) -> bool:
+    """Whether ``value`` places the object ``name`` holds elsewhere:
+    ``name.to(device)``, ``name.cuda()`` (the object itself, moved)."""
+    if type(value) is not ast.Call:
+        return False
+    func = value.func
+    return type(func) is ast.Attribute and func.attr in PLACEMENT_METHODS and type(func.value) is ast.Name \
+        and func.value.id == name
