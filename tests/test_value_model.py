@@ -563,6 +563,33 @@ def test_slice_between_named_offsets_bound_again_still_differs():
     assert _codes(_NAMED_BOUNDS.replace("{bounds}", bounds)) == [("CSL101", 20)]
 
 
+_SLICE_OBJECT = """
+    import torch.distributed as dist
+
+    def layer(q):
+        out = q.view(-1) if q.shape[1] == 4 else None
+        if out is not None:
+            dist.all_reduce(q)
+
+    def check(rank, q):
+        {local}
+        layer(q[:, {index}])
+"""
+
+
+def test_slice_object_between_rank_offsets_of_one_width_has_that_width():
+    # ``slice(lo, hi)`` is the slice ``lo:hi``, also through a name bound once
+    source = _SLICE_OBJECT.replace("{local}", "local = slice(4 * rank, 4 * rank + 4)")
+    assert _codes(source.replace("{index}", "local")) == []
+    assert _codes(source.replace("{index}", "slice(4 * rank, 4 * rank + 4)")) == []
+
+
+def test_slice_object_between_uneven_rank_offsets_still_differs():
+    source = _SLICE_OBJECT.replace("{local}", "local = slice(4 * rank, 5 * rank + 4)")
+    assert _codes(source.replace("{index}", "local")) == [("CSL101", 7)]
+    assert _codes(source.replace("{index}", "slice(4 * rank, 5 * rank + 4)")) == [("CSL101", 7)]
+
+
 def test_object_of_a_tree_class_exists_whatever_it_was_built_with():
     # a constructor's result is never None, whatever its arguments: a
     # per-rank directory listing it holds is a field, read as one

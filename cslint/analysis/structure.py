@@ -495,7 +495,7 @@ class StructureReads:
                 rest |= a
             own = self.kept_apart(call.args[0], env)
             return project(STRUCTURE_BUILTINS[name], args[0] if own is None else own) | rest
-        if name == "range" and 2 <= len(call.args) <= 3 and not kwargs:
+        if (name == "range" or name == "slice") and 2 <= len(call.args) <= 3 and not kwargs:
             return self.span(call.args[0], call.args[1], call.args[2] if len(call.args) == 3 else None, env)
         if name in SHAPING_BUILTINS:
             return whole(arg_atoms)
@@ -566,9 +566,11 @@ class StructureReads:
     def index(self, index, env) -> frozenset:
         """What ``x[index]`` depends on besides ``x``: the element a rank-local
         index or key picks is another object, with its own structure
-        (``queues[rank]`` is this rank's queue); a slice is :meth:`span`."""
+        (``queues[rank]`` is this rank's queue); a slice is :meth:`span`, and
+        so is ``slice(lo, hi)``, also through a name bound once to one."""
         t = type(index)
-        if t is ast.Slice:
+        if t is ast.Slice or (_makes_slice(index) or t is ast.Name and _makes_slice(self.bindings().get(index.id))) \
+                and self._is_builtin("slice"):
             return self.eval(index, env)
         if t is ast.Tuple:
             atoms = EMPTY
@@ -576,6 +578,14 @@ class StructureReads:
                 atoms |= self.index(element, env)
             return atoms
         return whole(self.eval(index, env))
+
+    def bindings(self) -> dict:
+        """:func:`_single_bindings` of this function, once."""
+        found = self._bindings
+        if found is None:
+            info = self.info
+            found = self._bindings = _single_bindings(info.func if not isinstance(info.func, ast.Module) else info.body)
+        return found
 
     def span(self, lower, upper, step, env) -> frozenset:
         """A slice ``[lower:upper:step]`` or ``range(lower, upper, step)``: the
@@ -598,12 +608,7 @@ class StructureReads:
             key = (id(upper), id(lower))
             known = differences.get(key)
             if known is None or known[0] is not upper or known[1] is not lower:
-                bindings = self._bindings
-                if bindings is None:
-                    info = self.info
-                    bindings = self._bindings = _single_bindings(
-                        info.func if not isinstance(info.func, ast.Module) else info.body)
-                known = differences[key] = (upper, lower, _linear_difference(upper, lower, bindings))
+                known = differences[key] = (upper, lower, _linear_difference(upper, lower, self.bindings()))
             difference = known[2]
             if difference is None:
                 length = bounds
@@ -776,6 +781,12 @@ def _polynomial(expr, bindings=None, budget=None):
         text = ast.dump(expr)
         return {(text,): 1}, {text: expr}
     return None
+
+
+def _makes_slice(node) -> bool:
+    """Whether ``node`` is ``slice(lo, hi)`` or ``slice(lo, hi, step)``."""
+    return type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "slice" \
+        and 2 <= len(node.args) <= 3
 
 
 def _reads_stable_names(value, bindings: dict) -> bool:
