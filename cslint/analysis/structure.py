@@ -15,6 +15,7 @@ from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, project, source, whole,
 )
+from .spans import CHANGED, bound_once, linear_difference, makes_slice, single_bindings
 from .syntax import dotted, target_names, unparse
 
 #: operands that make ``operand * n`` a sequence of length ``n``
@@ -106,6 +107,7 @@ def container_index(tree: ast.Module) -> dict:
     stored: set = set()
     index[id(tree)] = frozenset(_collect_containers(tree.body, index, stored))
     index[ELEMENT_STORED] = frozenset(stored)
+    index[SLICE_NAMES] = frozenset(index.get(SLICE_NAMES, ()))
     return index
 
 
@@ -113,6 +115,8 @@ def container_index(tree: ast.Module) -> dict:
 #: names a statement of the file stores an element into (``obj.xs[k] = v``,
 #: ``obj.xs.append(v)``: see :meth:`~cslint.analysis.transfer.Transfer.field_writes`).
 ELEMENT_STORED = "element-stored attributes"
+#: ... and the names a statement binds to ``slice(lo, hi)`` (see :meth:`StructureReads.index`).
+SLICE_NAMES = "names bound to a slice"
 
 
 def _note_element_store(node, t, stored: set) -> None:
@@ -159,6 +163,9 @@ def _collect_containers(statements: list, index: dict, stored: set) -> set:
         _note_container(node, out)
         if t is ast.Expr or t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign:
             _note_element_store(node, t, stored)
+            if t is ast.Assign and makes_slice(node.value):
+                index.setdefault(SLICE_NAMES, set()).update(
+                    target.id for target in node.targets if type(target) is ast.Name)
         for field in _BLOCK_FIELDS:
             block = getattr(node, field, None)
             if block:
@@ -166,62 +173,12 @@ def _collect_containers(statements: list, index: dict, stored: set) -> set:
     return out
 
 
-#: methods that put another element into a list
-_LIST_MUTATORS = frozenset({"append", "extend", "insert", "__setitem__"})
-
-
 def _single_comprehensions(body) -> dict:
     """Names a body binds exactly once, to a list comprehension, and never
     changes afterwards (no ``append``, no element or slice assignment, no
     augmented assignment): name -> the comprehension."""
-    return {name: value for name, value in _single_bindings(body).items()
-            if name != _CHANGED and type(value) is ast.ListComp}
-
-
-def _single_bindings(body) -> dict:
-    """Names a body binds exactly once, by a plain assignment, and never
-    changes afterwards (no ``append``, no element or slice assignment, no
-    augmented assignment, no loop target): name -> the value bound."""
-    bound: dict = {}
-    changed = set()
-    for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
-        t = type(node)
-        if t is ast.Assign:
-            for target in node.targets:
-                if type(target) is ast.Name:
-                    if target.id in bound:
-                        changed.add(target.id)
-                    bound[target.id] = node.value
-                elif type(target) is ast.Subscript and type(target.value) is ast.Name:
-                    changed.add(target.value.id)
-                else:
-                    for inner in fast_walk(target):
-                        if type(inner) is ast.Name:
-                            changed.add(inner.id)
-        elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor or t is ast.NamedExpr:
-            target = node.target
-            for inner in fast_walk(target):
-                if type(inner) is ast.Name:
-                    changed.add(inner.id)
-            if type(target) is ast.Subscript and type(target.value) is ast.Name:
-                changed.add(target.value.id)
-        elif t is ast.Delete:
-            for target in node.targets:
-                for inner in fast_walk(target):
-                    if type(inner) is ast.Name:
-                        changed.add(inner.id)
-        elif t is ast.Call:
-            func = node.func
-            if type(func) is ast.Attribute and func.attr in _LIST_MUTATORS and type(func.value) is ast.Name:
-                changed.add(func.value.id)
-    found = {name: value for name, value in bound.items() if name not in changed}
-    found[_CHANGED] = frozenset(changed)
-    return found
-
-
-#: the key of :func:`_single_bindings`' result under which the names bound
-#: more than once or changed lie (no identifier is spelt so)
-_CHANGED = " changed"
+    return {name: value for name, value in single_bindings(body).items()
+            if name != CHANGED and type(value) is ast.ListComp}
 
 
 def _is_unset_marker(node) -> bool:
@@ -569,7 +526,7 @@ class StructureReads:
         (``queues[rank]`` is this rank's queue); a slice is :meth:`span`, and
         so is ``slice(lo, hi)``, also through a name bound once to one."""
         t = type(index)
-        if t is ast.Slice or (_makes_slice(index) or t is ast.Name and _makes_slice(self.bindings().get(index.id))) \
+        if t is ast.Slice or (makes_slice(index) or t is ast.Name and self._names_slice(index.id)) \
                 and self._is_builtin("slice"):
             return self.eval(index, env)
         if t is ast.Tuple:
@@ -579,12 +536,22 @@ class StructureReads:
             return atoms
         return whole(self.eval(index, env))
 
+    def _names_slice(self, name: str) -> bool:
+        """Whether ``name`` is bound once, to ``slice(lo, hi)`` (only a
+        file that binds a name to one is asked: :data:`SLICE_NAMES`)."""
+        ctx = self.ctx
+        index = ctx.container_index
+        if index is None:
+            index = ctx.container_index = container_index(ctx.tree)
+        return name in index[SLICE_NAMES] and makes_slice(self.bindings().get(name))
+
     def bindings(self) -> dict:
-        """:func:`_single_bindings` of this function, once."""
+        """:func:`~cslint.analysis.spans.bound_once` of this function, once."""
         found = self._bindings
         if found is None:
             info = self.info
-            found = self._bindings = _single_bindings(info.func if not isinstance(info.func, ast.Module) else info.body)
+            found = self._bindings = bound_once(info.func if not isinstance(info.func, ast.Module) else info.body,
+                                                self.ctx.may_hold_walrus)
         return found
 
     def span(self, lower, upper, step, env) -> frozenset:
@@ -593,7 +560,7 @@ class StructureReads:
         ``upper - lower`` still reads once terms both share cancel, so
         ``x[rank * n:(rank + 1) * n]`` has ``n`` elements on every rank, and
         so has ``x[start:end]`` after ``start = rank * n`` and ``end = start +
-        n`` (names the function binds once, :func:`_linear_difference`)."""
+        n`` (names the function binds once, :func:`~cslint.analysis.spans.linear_difference`)."""
         bounds = EMPTY
         for bound in (lower, upper):
             if bound is not None:
@@ -608,7 +575,7 @@ class StructureReads:
             key = (id(upper), id(lower))
             known = differences.get(key)
             if known is None or known[0] is not upper or known[1] is not lower:
-                known = differences[key] = (upper, lower, _linear_difference(upper, lower, self.bindings()))
+                known = differences[key] = (upper, lower, linear_difference(upper, lower, self.bindings()))
             difference = known[2]
             if difference is None:
                 length = bounds
@@ -709,91 +676,3 @@ def _mentions(atom, key) -> bool:
                 stack.extend(arg)
             stack.extend(current.fallback)
     return False
-
-
-#: at most this many terms in a linear form before giving up
-_MAX_TERMS = 16
-
-
-def _linear_difference(upper, lower, bindings=None):
-    """The leaf expressions ``upper - lower`` still reads, as a polynomial
-    over the leaves with integer coefficients (terms that cancel read
-    nothing); None when either side is not such a polynomial.  A name in
-    ``bindings`` (bound once in the function, never changed) stands for the
-    value it was bound to where every name that value reads is bound at most
-    once too (a parameter, another such name): reading those names at the
-    slice reads what they held at the binding."""
-    up, low = _polynomial(upper, bindings), _polynomial(lower, bindings)
-    if up is None or low is None:
-        return None
-    terms, leaves = dict(up[0]), dict(up[1])
-    leaves.update(low[1])
-    for monomial, coefficient in low[0].items():
-        terms[monomial] = terms.get(monomial, 0) - coefficient
-    return [leaves[text] for text in sorted({text for monomial, c in terms.items() if c for text in monomial})]
-
-
-#: at most this many names stand for their values in one bound of a slice
-_MAX_SUBSTITUTIONS = 4
-
-
-def _polynomial(expr, bindings=None, budget=None):
-    """``(terms, leaves)``: monomial (sorted leaf texts) -> coefficient, and
-    leaf text -> node; None past :data:`_MAX_TERMS` terms.  A name of
-    ``bindings`` whose value reads only names bound at most once is read
-    through its value (:func:`_linear_difference`), at most
-    :data:`_MAX_SUBSTITUTIONS` times."""
-    t = type(expr)
-    if t is ast.Constant and type(expr.value) is int:
-        return {(): expr.value}, {}
-    if t is ast.UnaryOp and type(expr.op) is ast.USub:
-        inner = _polynomial(expr.operand, bindings, budget)
-        return None if inner is None else ({m: -c for m, c in inner[0].items()}, inner[1])
-    if t is ast.BinOp and type(expr.op) in (ast.Add, ast.Sub, ast.Mult):
-        if budget is None:
-            budget = [_MAX_SUBSTITUTIONS]
-        left, right = _polynomial(expr.left, bindings, budget), _polynomial(expr.right, bindings, budget)
-        if left is None or right is None:
-            return None
-        leaves = {**left[1], **right[1]}
-        terms: dict = {}
-        if type(expr.op) is ast.Mult:
-            for m1, c1 in left[0].items():
-                for m2, c2 in right[0].items():
-                    monomial = tuple(sorted(m1 + m2))
-                    terms[monomial] = terms.get(monomial, 0) + c1 * c2
-        else:
-            sign = 1 if type(expr.op) is ast.Add else -1
-            terms = dict(left[0])
-            for monomial, coefficient in right[0].items():
-                terms[monomial] = terms.get(monomial, 0) + sign * coefficient
-        return (terms, leaves) if len(terms) <= _MAX_TERMS else None
-    if t is ast.Name and bindings and expr.id in bindings:
-        if budget is None:
-            budget = [_MAX_SUBSTITUTIONS]
-        value = bindings[expr.id]
-        if budget[0] > 0 and type(value) in (ast.BinOp, ast.UnaryOp, ast.Name) and _reads_stable_names(value, bindings):
-            budget[0] -= 1
-            found = _polynomial(value, bindings, budget)
-            if found is not None:
-                return found
-    if t in (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp):
-        text = ast.dump(expr)
-        return {(text,): 1}, {text: expr}
-    return None
-
-
-def _makes_slice(node) -> bool:
-    """Whether ``node`` is ``slice(lo, hi)`` or ``slice(lo, hi, step)``."""
-    return type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "slice" \
-        and 2 <= len(node.args) <= 3
-
-
-def _reads_stable_names(value, bindings: dict) -> bool:
-    """Whether every name ``value`` reads is bound at most once in the
-    function (``bindings``' own names, or names it never binds: what
-    :func:`_single_bindings` left out for being bound again is changed)."""
-    for node in fast_walk(value):
-        if type(node) is ast.Name and node.id in bindings[_CHANGED]:
-            return False
-    return True

@@ -1,0 +1,219 @@
+"""What a slice's bounds leave of its width (:meth:`StructureReads.span
+<cslint.analysis.structure.StructureReads.span>`): the linear difference
+of its bounds, read through the names a function binds once."""
+
+from __future__ import annotations
+
+import ast
+
+from .astwalk import walk as fast_walk
+
+
+#: methods that put another element into a list
+_LIST_MUTATORS = frozenset({"append", "extend", "insert", "__setitem__"})
+
+
+def single_bindings(body) -> dict:
+    """Names a body binds exactly once, by a plain assignment, and never
+    changes afterwards (no ``append``, no element or slice assignment, no
+    augmented assignment, no loop target): name -> the value bound."""
+    bound: dict = {}
+    changed = set()
+    for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
+        t = type(node)
+        if t is ast.Assign:
+            for target in node.targets:
+                if type(target) is ast.Name:
+                    if target.id in bound:
+                        changed.add(target.id)
+                    bound[target.id] = node.value
+                elif type(target) is ast.Subscript and type(target.value) is ast.Name:
+                    changed.add(target.value.id)
+                else:
+                    for inner in fast_walk(target):
+                        if type(inner) is ast.Name:
+                            changed.add(inner.id)
+        elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor or t is ast.NamedExpr:
+            target = node.target
+            for inner in fast_walk(target):
+                if type(inner) is ast.Name:
+                    changed.add(inner.id)
+            if type(target) is ast.Subscript and type(target.value) is ast.Name:
+                changed.add(target.value.id)
+        elif t is ast.Delete:
+            for target in node.targets:
+                for inner in fast_walk(target):
+                    if type(inner) is ast.Name:
+                        changed.add(inner.id)
+        elif t is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and func.attr in _LIST_MUTATORS and type(func.value) is ast.Name:
+                changed.add(func.value.id)
+    found = {name: value for name, value in bound.items() if name not in changed}
+    found[CHANGED] = frozenset(changed)
+    return found
+
+
+#: the key of :func:`single_bindings`' result under which the names bound
+#: more than once or changed lie (no identifier is spelt so)
+CHANGED = " changed"
+
+
+def bound_once(body, walrus: bool) -> dict:
+    """:func:`single_bindings` of ``body`` (a function or a module's
+    statements) from its statements alone, without entering an expression:
+    only a statement binds a name, but for ``:=`` (``walrus``: the file holds
+    one, then every node is walked).  Any binding but one plain assignment
+    (a loop, ``with``, ``except``, an import, a definition, a pattern, an
+    augmented or annotated assignment, ``del``, ``global``) changes a name;
+    an element store changes the container."""
+    if walrus:
+        return single_bindings(body)
+    bound: dict = {}
+    changed = set()
+    statements = body if type(body) is list else getattr(body, "body", None)
+    stack = list(statements) if type(statements) is list else []  # (a lambda's body binds nothing)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Assign:
+            for target in node.targets:
+                if type(target) is ast.Name:
+                    if target.id in bound:
+                        changed.add(target.id)
+                    bound[target.id] = node.value
+                elif type(target) is ast.Subscript and type(target.value) is ast.Name:
+                    changed.add(target.value.id)
+                else:
+                    _note_names(target, changed)
+        elif t in _TARGET_STATEMENTS:
+            _note_names(node.target, changed)
+        elif t is ast.With or t is ast.AsyncWith:
+            for item in node.items:
+                if item.optional_vars is not None:
+                    _note_names(item.optional_vars, changed)
+        elif t is ast.Delete:
+            for target in node.targets:
+                _note_names(target, changed)
+        elif t in _DEFINITIONS:
+            changed.add(node.name)
+        elif t is ast.ExceptHandler:
+            if node.name:
+                changed.add(node.name)
+        elif t is ast.Import or t is ast.ImportFrom:
+            for alias in node.names:
+                changed.add((alias.asname or alias.name).split(".")[0])
+        elif t is ast.Global or t is ast.Nonlocal:
+            changed.update(node.names)
+        elif t is ast.Match:
+            for inner in fast_walk(node):
+                name = getattr(inner, "name", None) or getattr(inner, "rest", None)
+                if type(name) is str:
+                    changed.add(name)
+        for field in _BLOCK_FIELDS:
+            block = getattr(node, field, None)
+            if block:
+                stack.extend(block)
+    found = {name: value for name, value in bound.items() if name not in changed}
+    found[CHANGED] = frozenset(changed)
+    return found
+
+
+_TARGET_STATEMENTS = (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+#: the fields that hold statements (of a statement, an ``except`` handler or a ``case``)
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _note_names(target, out: set) -> None:
+    for inner in fast_walk(target):
+        if type(inner) is ast.Name:
+            out.add(inner.id)
+
+
+#: at most this many terms in a linear form before giving up
+_MAX_TERMS = 16
+
+
+def linear_difference(upper, lower, bindings=None):
+    """The leaf expressions ``upper - lower`` still reads, as a polynomial
+    over the leaves with integer coefficients (terms that cancel read
+    nothing); None when either side is not such a polynomial.  A name in
+    ``bindings`` (bound once in the function, never changed) stands for the
+    value it was bound to where every name that value reads is bound at most
+    once too (a parameter, another such name): reading those names at the
+    slice reads what they held at the binding."""
+    up, low = _polynomial(upper, bindings), _polynomial(lower, bindings)
+    if up is None or low is None:
+        return None
+    terms, leaves = dict(up[0]), dict(up[1])
+    leaves.update(low[1])
+    for monomial, coefficient in low[0].items():
+        terms[monomial] = terms.get(monomial, 0) - coefficient
+    return [leaves[text] for text in sorted({text for monomial, c in terms.items() if c for text in monomial})]
+
+
+#: at most this many names stand for their values in one bound of a slice
+_MAX_SUBSTITUTIONS = 4
+
+
+def _polynomial(expr, bindings=None, budget=None):
+    """``(terms, leaves)``: monomial (sorted leaf texts) -> coefficient, and
+    leaf text -> node; None past :data:`_MAX_TERMS` terms.  A name of
+    ``bindings`` whose value reads only names bound at most once is read
+    through its value (:func:`linear_difference`), at most
+    :data:`_MAX_SUBSTITUTIONS` times."""
+    t = type(expr)
+    if t is ast.Constant and type(expr.value) is int:
+        return {(): expr.value}, {}
+    if t is ast.UnaryOp and type(expr.op) is ast.USub:
+        inner = _polynomial(expr.operand, bindings, budget)
+        return None if inner is None else ({m: -c for m, c in inner[0].items()}, inner[1])
+    if t is ast.BinOp and type(expr.op) in (ast.Add, ast.Sub, ast.Mult):
+        if budget is None:
+            budget = [_MAX_SUBSTITUTIONS]
+        left, right = _polynomial(expr.left, bindings, budget), _polynomial(expr.right, bindings, budget)
+        if left is None or right is None:
+            return None
+        leaves = {**left[1], **right[1]}
+        terms: dict = {}
+        if type(expr.op) is ast.Mult:
+            for m1, c1 in left[0].items():
+                for m2, c2 in right[0].items():
+                    monomial = tuple(sorted(m1 + m2))
+                    terms[monomial] = terms.get(monomial, 0) + c1 * c2
+        else:
+            sign = 1 if type(expr.op) is ast.Add else -1
+            terms = dict(left[0])
+            for monomial, coefficient in right[0].items():
+                terms[monomial] = terms.get(monomial, 0) + sign * coefficient
+        return (terms, leaves) if len(terms) <= _MAX_TERMS else None
+    if t is ast.Name and bindings and expr.id in bindings:
+        if budget is None:
+            budget = [_MAX_SUBSTITUTIONS]
+        value = bindings[expr.id]
+        if budget[0] > 0 and type(value) in (ast.BinOp, ast.UnaryOp, ast.Name) and _reads_stable_names(value, bindings):
+            budget[0] -= 1
+            found = _polynomial(value, bindings, budget)
+            if found is not None:
+                return found
+    if t in (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.BinOp):
+        text = ast.dump(expr)
+        return {(text,): 1}, {text: expr}
+    return None
+
+
+def makes_slice(node) -> bool:
+    """Whether ``node`` is ``slice(lo, hi)`` or ``slice(lo, hi, step)``."""
+    return type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "slice" \
+        and 2 <= len(node.args) <= 3
+
+
+def _reads_stable_names(value, bindings: dict) -> bool:
+    """Whether every name ``value`` reads is bound at most once in the
+    function (``bindings``' own names, or names it never binds: what
+    :func:`single_bindings` left out for being bound again is changed)."""
+    for node in fast_walk(value):
+        if type(node) is ast.Name and node.id in bindings[CHANGED]:
+            return False
+    return True
