@@ -220,7 +220,7 @@ ANALYSIS_PHASES = [
     ("transfer",),  # statements
     ("edges",),  # what the dataflow refines along an edge
     ("summary", "dataflow"),  # the two walkers
-    ("alternatives",),  # site sequences of both arms
+    ("alternatives", "correlated"),  # site sequences of both arms; tests of one chain that decide each other
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator

@@ -22,6 +22,7 @@ from . import cfg as cfgmod
 from .alternatives import Alternatives
 from .astwalk import walk as fast_walk
 from .atoms import EMPTY, escaped_by
+from .correlated import deciding
 from .dataflow import Dataflow
 from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
@@ -60,6 +61,7 @@ class Guards:
         self._callee_escapes: dict = {}  # id(statement) -> (it, callee_escapes' answer)
         self._set_orders = None  # SetOrders of the function, made when a loop first asks
         self._threads = BackgroundThreads(self.info)  # what a background thread adds to the sites
+        self._locals: dict = {}  # correlated.deciding's facts of the function's names, made when first asked
 
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
@@ -119,9 +121,7 @@ class Guards:
         flow = self.flow
         conds = []
         stmt = node.stmt
-        for d, label in flow.closures.get(node.id, ()):
-            if label == "never":
-                continue
+        for d, label in deciding(self.info, stmt, flow.graph.nodes, flow.closures.get(node.id, ()), self._locals):
             dnode = flow.graph.nodes[d]
             if dnode.kind == cfgmod.STMT and any(out == cfgmod.ESCAPE for _, out in dnode.succs):
                 # the failing work runs only where its enclosing ``if`` arms hold

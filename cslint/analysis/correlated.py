@@ -1,0 +1,182 @@
+"""Tests of one ``if`` chain that decide each other (issue 14, correlated guards).
+
+A site in the arm of ``elif in_order:`` also lies on the false side of the
+``if not in_order and should_log():`` before it, but that first test cannot
+hold where the second does: its conjunct ``not in_order`` is false there, so
+whatever ``should_log()`` is on each rank, every rank with ``in_order`` set
+reaches the arm.  A test on whose false side a site lies is left out of the
+site's conditions when a test on whose true side the site also lies holds a
+conjunct that contradicts one of the first test's conjuncts.
+
+Both conjuncts read the function's own local names only (no call, attribute
+or subscript), none of which it declares ``global`` or ``nonlocal`` or the
+outer of the two statements assigns (or, for an early exit before the other
+test, which the function binds more than once or in a loop): the two tests
+then read the same values, so the contradiction holds on every path between
+them (``if cached is None and rank == 0: return`` before ``if cached is not
+None:``).  A test on whose true side the site lies is never left out, so no
+two tests can leave each other out.
+"""
+from __future__ import annotations
+
+import ast
+
+from . import cfg as cfgmod
+
+_NEGATED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
+            ast.In: ast.NotIn, ast.NotIn: ast.In}
+
+
+def _conjuncts(test) -> list:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        out = []
+        for value in test.values:
+            out.extend(_conjuncts(value))
+        return out
+    return [test]
+
+
+def _plain(expr) -> bool:
+    """Whether ``expr`` reads only names and constants (no call, attribute,
+    subscript or walrus can change what it reads between two tests)."""
+    for node in ast.walk(expr):
+        if not isinstance(node, (ast.Name, ast.Constant, ast.Load, ast.UnaryOp, ast.Not, ast.Compare,
+                                 ast.cmpop, ast.BoolOp, ast.boolop)):
+            return False
+    return True
+
+
+def _key(expr) -> str:
+    return ast.dump(expr, annotate_fields=False)
+
+
+def _negation(expr):
+    """The key of ``not expr`` written the other way: ``x`` for ``not x``,
+    ``x is not None`` for ``x is None`` (None where there is none)."""
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+        return _key(expr.operand)
+    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and type(expr.ops[0]) in _NEGATED:
+        return _key(ast.Compare(left=expr.left, ops=[_NEGATED[type(expr.ops[0])]()],
+                                comparators=expr.comparators))
+    return None
+
+
+def _names(expr) -> set:
+    return {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
+
+
+def _stored(owner) -> set:
+    return {node.id for node in ast.walk(owner)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
+
+
+def _declared(func) -> set:
+    """The names that may not be the function's own locals: those it (or a
+    function nested in it) declares ``global`` or ``nonlocal``, and those it
+    neither takes as a parameter nor binds (a module's name, which a call
+    may rebind)."""
+    args = func.args
+    params = {arg.arg for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
+              if arg is not None}
+    read = {node.id for node in ast.walk(func) if isinstance(node, ast.Name)}
+    return ({name for node in ast.walk(func) if isinstance(node, (ast.Global, ast.Nonlocal))
+             for name in node.names}
+            | (read - params - _stored(func)))
+
+
+def _bound_once(func) -> set:
+    """The names the function binds at most once, outside any loop (a
+    parameter counts as a binding): every read after the binding sees it."""
+    counts = {}
+    args = func.args
+    for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+        if arg is not None:
+            counts[arg.arg] = 1
+    looped = set()
+    for node in ast.walk(func):
+        if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
+            looped |= _stored(node)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return {name for name, n in counts.items() if n <= 1 and name not in looped}
+
+
+def deciding(info, stmt, nodes, closures, facts: dict) -> list:
+    """The decisions ``(node, label)`` of ``closures`` that decide the site
+    at ``stmt``: none labelled ``never``, none :func:`contradicted`
+    (``facts``: what it found of the function's names, kept by the caller
+    for the function's other sites)."""
+    if len(closures) < 2:
+        return [(d, label) for d, label in closures if label != "never"]
+    dropped = contradicted(info, stmt, nodes, closures, facts)
+    return [(d, label) for d, label in closures
+            if label != "never" and not (dropped and id(nodes[d].stmt) in dropped)]
+
+
+def contradicted(info, stmt, nodes, closures, facts: dict) -> set:
+    """The ids of the ``if`` statements among the tests of ``closures`` (the
+    decisions of the site at ``stmt``, over the CFG's ``nodes``) on whose
+    false side the site lies (its ``else``, or after the statement for an
+    early exit) and which a test on whose true side it lies contradicts."""
+    tests = [nodes[d].stmt for d, _label in closures if nodes[d].kind == cfgmod.TEST]
+    if len(tests) < 2:
+        return set()
+    below = {}  # id(ancestor of the site) -> its child on the way down to the site
+    child, parent = stmt, info.parents.get(id(stmt))
+    while parent is not None:
+        below[id(parent)] = child
+        child, parent = parent, info.parents.get(id(parent))
+    arms = []  # (if statement, whether the site is in its body)
+    for test in tests:
+        if type(test) is ast.If and test is not stmt:
+            inner = below.get(id(test))
+            arms.append((test, inner is not None and any(s is inner for s in test.body)))
+    if len(arms) < 2 or all(body for _, body in arms) or not any(body for _, body in arms):
+        return set()
+    names_of = {}
+    for test, _body in arms:
+        found = names_of[id(test)] = facts.get(id(test.test))
+        if found is None:
+            names_of[id(test)] = facts[id(test.test)] = _names(test.test)
+    held = set().union(*(names_of[id(test)] for test, body in arms if body))
+    if not any(names_of[id(test)] & held for test, body in arms if not body):
+        return set()  # (the cheap part: no name read on both sides)
+    known = {}  # key of a conjunct that holds at the site -> (it, its if statement)
+    for test, body in arms:
+        if body:
+            for conj in _conjuncts(test.test):
+                if _plain(conj):
+                    known.setdefault(_key(conj), (conj, test))
+    dropped = set()
+    for test, body in arms:
+        if body:
+            continue
+        for conj in _conjuncts(test.test):
+            if not _plain(conj):
+                continue
+            hit = known.get(_negation(conj) or "")
+            if hit is None:
+                # ``not x`` known at the site contradicts the conjunct ``x``
+                hit = next((h for h in known.values() if _negation(h[0]) == _key(conj)), None)
+            if hit is None:
+                continue
+            other, names = hit[1], _names(conj)
+            if "declared" not in facts:
+                facts["declared"] = _declared(info.func)
+            if names & facts["declared"]:
+                continue
+            if info.inside(other, test) or info.inside(test, other):
+                outer = test if info.inside(other, test) else other
+                stored = facts.get(id(outer))
+                if stored is None:
+                    stored = facts[id(outer)] = _stored(outer)
+                if names & stored:
+                    continue
+            else:
+                if "once" not in facts:
+                    facts["once"] = _bound_once(info.func)
+                if not names <= facts["once"]:
+                    continue
+            dropped.add(id(test))
+            break
+    return dropped
