@@ -14,6 +14,7 @@ from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .feasibility import constant_arguments
 from .guards import Guards
+from .atoms import EMPTY, raised_by
 from .records import Site, Variant
 from .syntax import unparse
 
@@ -28,7 +29,7 @@ def deep_variant(evaluator: Evaluator, fold, live=None, cases=()) -> tuple:
 
 def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Variant:
     info = evaluator.info
-    variant = Variant()
+    variant = Variant(raised=EMPTY)
     site_index_of_call: dict = {}
     pending = []
     for node in flow.graph.nodes:
@@ -71,9 +72,79 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 variant.add_return_parts(parts)
             elif isinstance(node.stmt, ast.Expr):
                 variant.returns = variant.returns | flow.transfer.yielded(node.stmt, node_flow)
+        elif node.kind == cfgmod.ASSERT:
+            variant.raised = variant.raised | flow.implicit(node.id) | evaluator.truth(node.stmt.test, env)
+    variant.raised = variant.raised | _raised(evaluator, flow)
     guards = Guards(evaluator, flow, site_index_of_call)
     for site, node, inline, env, call in pending:
         site.ctx_atoms = flow.call_implicit(node.id, call)
         site.conds = guards.conds_of(site, node, inline, env)
     return variant
 
+
+
+def _raised(evaluator: Evaluator, flow: Dataflow) -> frozenset:
+    """What decides that the function raises, as the summary walk says: the
+    decisions above each ``raise`` (in a handler, also where what it caught
+    came from).  The graph keeps no edge into an ``if`` arm that can only
+    raise outside a handler (a crash, not a path), so such a ``raise`` is
+    decided by the nearest ``if`` the graph runs -- its own deciders and its
+    test -- and the tests of the arms in between, read where it runs.  What
+    a call of the tree raises outside any ``try`` that may catch it passes
+    on as that callee's own raises (a callee that fails on one rank makes
+    its caller fail there too).  What runs only where a group has one rank
+    (``if size > 1: broadcast(...) else: <here>``) raises alike within it,
+    as it carries nothing else that differs (:meth:`Dataflow.single_rank`)."""
+    info = evaluator.info
+    graph, parents, func = flow.graph, info.parents, info.func
+    raised = EMPTY
+    for node in graph.nodes:
+        stmt = node.stmt
+        if type(stmt) is not ast.Raise:
+            if node.kind == cfgmod.STMT and node.id in flow.live and stmt is not None \
+                    and not flow.single_rank(node.id) and not _may_be_caught(info, stmt):
+                raised = raised | _passed_on(info, node)
+            continue
+        if node.id in flow.live:
+            if flow.single_rank(node.id):
+                continue
+            raised = raised | flow.implicit(node.id)
+            continue
+        tests = []
+        parent = parents.get(id(stmt))
+        while parent is not None and parent is not func:
+            if type(parent) is ast.If:
+                test_node = graph.node_of(parent)
+                if test_node is not None and test_node in flow.live:
+                    env = flow.envs.get(test_node, {})
+                    raised = raised | flow.implicit(test_node) | flow.cond_atoms(test_node)
+                    for test in tests:
+                        raised = raised | evaluator.truth(test, env)
+                    break
+                tests.append(parent.test)
+            parent = parents.get(id(parent))
+    return raised
+
+
+def _may_be_caught(info, stmt) -> bool:
+    """Whether ``stmt`` is in the body of a ``try`` of the function that has handlers."""
+    child, parent = stmt, info.parents.get(id(stmt))
+    while parent is not None:
+        if (isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar") and parent.handlers \
+                and any(child is inner for inner in parent.body):
+            return True
+        child, parent = parent, info.parents.get(id(parent))
+    return False
+
+
+def _passed_on(info, node) -> frozenset:
+    """What decides that the calls of the tree made by ``node`` raise (atom ``E``)."""
+    out = EMPTY
+    for call_info in info.node_info(node).calls:
+        if call_info.match is not None:
+            continue
+        call = call_info.call
+        ref = info.resolve_ref(call.func)
+        if ref is not None:
+            out = out | {raised_by(ref, info.ctx.path, call.lineno, call_info.raw or "call")}
+    return out

@@ -71,7 +71,9 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
         else:
             variants[None], exit_env = deep_variant(evaluator, None)
     facts = FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
-                      info.params, info.self_offset, variants, deep, info.raises, called_names,
+                      info.params, info.self_offset, variants, deep,
+                      # a function that reaches a collective also raises what the calls it makes raise
+                      info.raises or (deep and any(v.raised for v in variants.values())), called_names,
                       tuple(info.signal_handlers), _returns_terms(info),
                       case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)),
                       info.local_io, _single_rank_bindings(info))

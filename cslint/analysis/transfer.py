@@ -482,9 +482,12 @@ class Transfer:
 def agreed_within(past: tuple, out: dict, collective) -> dict:
     """``out`` along an edge only a group of one rank takes, ``past`` =
     ``(group, names)`` (:func:`~cslint.analysis.syntax.single_rank_edges`):
-    those names cannot differ within the group there."""
+    those names cannot differ within the group there, nor can what the
+    dataflow keeps apart for them (a dict's key ``("key", name, k)``, a
+    container's own structure ``("own", name)``)."""
     group, names = past
-    return {name: collective(group, atoms) if name in names else atoms for name, atoms in out.items()}
+    return {key: collective(group, atoms) if (key if type(key) is str else key[1]) in names else atoms
+            for key, atoms in out.items()}
 
 
 def _mutator_call(s) -> Optional[ast.Call]:
