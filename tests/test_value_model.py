@@ -563,6 +563,23 @@ def test_slice_between_named_offsets_bound_again_still_differs():
     assert _codes(_NAMED_BOUNDS.replace("{bounds}", bounds)) == [("CSL101", 20)]
 
 
+def test_names_bound_once_do_not_depend_on_a_walrus_elsewhere_in_the_file():
+    # a file holding ``:=`` walks expressions too, for the names ``:=``
+    # binds; every other binding is read as in any file (a ``with`` target
+    # rebinds ``start``; an ``append`` changes the list, not the name)
+    import ast
+
+    from cslint.analysis.spans import CHANGED, bound_once
+
+    body = ast.parse("start = r * n\nwith ctx() as start:\n    pass\nend = r + n\nxs = []\nxs.append(1)\n").body
+    plain = bound_once(body, walrus=False)
+    assert "start" not in plain and "end" in plain and "xs" in plain
+    assert bound_once(body, walrus=True) == plain
+    walrus = body + ast.parse("if (m := f()):\n    pass\n").body
+    assert "m" in bound_once(walrus, walrus=True)[CHANGED]
+    assert "m" not in bound_once(walrus, walrus=False)[CHANGED]
+
+
 _SLICE_OBJECT = """
     import torch.distributed as dist
 

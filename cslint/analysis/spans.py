@@ -63,12 +63,11 @@ def bound_once(body, walrus: bool) -> dict:
     """:func:`single_bindings` of ``body`` (a function or a module's
     statements) from its statements alone, without entering an expression:
     only a statement binds a name, but for ``:=`` (``walrus``: the file holds
-    one, then every node is walked).  Any binding but one plain assignment
-    (a loop, ``with``, ``except``, an import, a definition, a pattern, an
-    augmented or annotated assignment, ``del``, ``global``) changes a name;
-    an element store changes the container."""
-    if walrus:
-        return single_bindings(body)
+    one, then every node is walked for them as well).  Any binding but one
+    plain assignment (a loop, ``with``, ``except``, an import, a definition,
+    a pattern, an augmented or annotated assignment, ``del``, ``global``,
+    ``:=``) changes a name; an element store changes the container.  The
+    answer is the same with and without ``walrus`` where no ``:=`` binds."""
     bound: dict = {}
     changed = set()
     statements = body if type(body) is list else getattr(body, "body", None)
@@ -114,6 +113,11 @@ def bound_once(body, walrus: bool) -> dict:
             block = getattr(node, field, None)
             if block:
                 stack.extend(block)
+    if walrus:  # an expression binds only by ``:=``, whose target is a plain name
+        for statement in (statements if type(statements) is list else ()):
+            for node in fast_walk(statement):
+                if type(node) is ast.NamedExpr:
+                    changed.add(node.target.id)
     found = {name: value for name, value in bound.items() if name not in changed}
     found[CHANGED] = frozenset(changed)
     return found
