@@ -22,36 +22,20 @@ def single_bindings(body) -> dict:
     for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
         t = type(node)
         if t is ast.Assign:
-            for target in node.targets:
-                if type(target) is ast.Name:
-                    if target.id in bound:
-                        changed.add(target.id)
-                    bound[target.id] = node.value
-                elif type(target) is ast.Subscript and type(target.value) is ast.Name:
-                    changed.add(target.value.id)
-                else:
-                    for inner in fast_walk(target):
-                        if type(inner) is ast.Name:
-                            changed.add(inner.id)
+            _note_assignment(node, bound, changed)
         elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor or t is ast.NamedExpr:
             target = node.target
-            for inner in fast_walk(target):
-                if type(inner) is ast.Name:
-                    changed.add(inner.id)
+            _note_names(target, changed)
             if type(target) is ast.Subscript and type(target.value) is ast.Name:
                 changed.add(target.value.id)
         elif t is ast.Delete:
             for target in node.targets:
-                for inner in fast_walk(target):
-                    if type(inner) is ast.Name:
-                        changed.add(inner.id)
+                _note_names(target, changed)
         elif t is ast.Call:
             func = node.func
             if type(func) is ast.Attribute and func.attr in _LIST_MUTATORS and type(func.value) is ast.Name:
                 changed.add(func.value.id)
-    found = {name: value for name, value in bound.items() if name not in changed}
-    found[CHANGED] = frozenset(changed)
-    return found
+    return _bound_and_changed(bound, changed)
 
 
 #: the key of :func:`single_bindings`' result under which the names bound
@@ -76,15 +60,7 @@ def bound_once(body, walrus: bool) -> dict:
         node = stack.pop()
         t = type(node)
         if t is ast.Assign:
-            for target in node.targets:
-                if type(target) is ast.Name:
-                    if target.id in bound:
-                        changed.add(target.id)
-                    bound[target.id] = node.value
-                elif type(target) is ast.Subscript and type(target.value) is ast.Name:
-                    changed.add(target.value.id)
-                else:
-                    _note_names(target, changed)
+            _note_assignment(node, bound, changed)
         elif t in _TARGET_STATEMENTS:
             _note_names(node.target, changed)
         elif t is ast.With or t is ast.AsyncWith:
@@ -118,9 +94,7 @@ def bound_once(body, walrus: bool) -> dict:
             for node in fast_walk(statement):
                 if type(node) is ast.NamedExpr:
                     changed.add(node.target.id)
-    found = {name: value for name, value in bound.items() if name not in changed}
-    found[CHANGED] = frozenset(changed)
-    return found
+    return _bound_and_changed(bound, changed)
 
 
 _TARGET_STATEMENTS = (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)
@@ -133,6 +107,27 @@ def _note_names(target, out: set) -> None:
     for inner in fast_walk(target):
         if type(inner) is ast.Name:
             out.add(inner.id)
+
+
+def _note_assignment(node, bound: dict, changed: set) -> None:
+    """``a = value`` binds ``a`` (a second binding changes it); ``xs[k] =``
+    changes the container ``xs``; any other target changes its names."""
+    for target in node.targets:
+        if type(target) is ast.Name:
+            if target.id in bound:
+                changed.add(target.id)
+            bound[target.id] = node.value
+        elif type(target) is ast.Subscript and type(target.value) is ast.Name:
+            changed.add(target.value.id)
+        else:
+            _note_names(target, changed)
+
+
+def _bound_and_changed(bound: dict, changed: set) -> dict:
+    """The names bound once and never changed, with the changed ones under :data:`CHANGED`."""
+    found = {name: value for name, value in bound.items() if name not in changed}
+    found[CHANGED] = frozenset(changed)
+    return found
 
 
 #: at most this many terms in a linear form before giving up
