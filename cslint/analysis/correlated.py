@@ -70,30 +70,29 @@ def _stored(owner) -> set:
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
 
 
-def _declared(func) -> set:
+def _params(info) -> set:
+    return {param.lstrip("*") for param in info.params}
+
+
+def _declared(info) -> set:
     """The names that may not be the function's own locals: those it (or a
     function nested in it) declares ``global`` or ``nonlocal``, and those it
     neither takes as a parameter nor binds (a module's name, which a call
     may rebind)."""
-    args = func.args
-    params = {arg.arg for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]
-              if arg is not None}
+    func = info.func
+    params = _params(info)
     read = {node.id for node in ast.walk(func) if isinstance(node, ast.Name)}
     return ({name for node in ast.walk(func) if isinstance(node, (ast.Global, ast.Nonlocal))
              for name in node.names}
             | (read - params - _stored(func)))
 
 
-def _bound_once(func) -> set:
+def _bound_once(info) -> set:
     """The names the function binds at most once, outside any loop (a
     parameter counts as a binding): every read after the binding sees it."""
-    counts = {}
-    args = func.args
-    for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
-        if arg is not None:
-            counts[arg.arg] = 1
+    counts = dict.fromkeys(_params(info), 1)
     looped = set()
-    for node in ast.walk(func):
+    for node in ast.walk(info.func):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
             looped |= _stored(node)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -162,7 +161,7 @@ def contradicted(info, stmt, nodes, closures, facts: dict) -> set:
                 continue
             other, names = hit[1], _names(conj)
             if "declared" not in facts:
-                facts["declared"] = _declared(info.func)
+                facts["declared"] = _declared(info)
             if names & facts["declared"]:
                 continue
             if info.inside(other, test) or info.inside(test, other):
@@ -174,7 +173,7 @@ def contradicted(info, stmt, nodes, closures, facts: dict) -> set:
                     continue
             else:
                 if "once" not in facts:
-                    facts["once"] = _bound_once(info.func)
+                    facts["once"] = _bound_once(info)
                 if not names <= facts["once"]:
                     continue
             dropped.add(id(test))
