@@ -273,3 +273,46 @@ def test_a_method_bound_only_where_the_pipeline_has_one_stage():
             def run(self, t):
                 self._step_called(t)
     """) == [27, 31, 35]
+
+
+def test_a_group_unpacked_from_a_helpers_tuple_is_the_group_it_returns():
+    # `device, group = _device_and_group()`: every return of the helper
+    # writes out a pair whose second element names the DP group (either of
+    # its two bindings), so the all-reduce runs inside one stage; a helper
+    # that returns some other group there, or one it was handed, does not.
+    assert _lines("""
+        import torch.distributed as dist
+        from vllm.distributed import get_dp_group, get_pp_group
+
+        def _device_and_group(cpu):
+            device = get_dp_group().device
+            group = get_dp_group().device_group
+            if cpu:
+                device = "cpu"
+                group = get_dp_group().cpu_group
+            return device, group
+
+        def _device_and_stage_group():
+            return "cpu", get_pp_group().cpu_group
+
+        def _device_and_given(group):
+            return "cpu", group
+
+        def _sync(t, cpu):
+            device, group = _device_and_group(cpu)
+            dist.all_reduce(t.to(device), group=group)
+
+        def _sync_stages(t):
+            device, group = _device_and_stage_group()
+            dist.all_reduce(t.to(device), group=group)
+
+        def _sync_given(t, g):
+            device, group = _device_and_given(g)
+            dist.all_reduce(t.to(device), group=group)
+
+        def last_stage(t, cpu):
+            if get_pp_group().is_last_rank:
+                _sync(t, cpu)
+                _sync_stages(t)          # reported: the PP group spans the stages
+                _sync_given(t, None)     # reported: a group the helper was handed
+    """) == [34, 35]

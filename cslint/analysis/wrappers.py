@@ -16,7 +16,7 @@ from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, 
 from .astwalk import children_into, walk as fast_walk
 from .records import CollectiveMatch
 from .scope import canonical_text
-from .syntax import dotted, unparse
+from .syntax import dotted, returns_one_tuple_shape, unparse
 
 
 #: What calling a module wrapped for data parallelism issues: its forward
@@ -69,12 +69,26 @@ def local_group(info, name: str) -> Optional[str]:
     if name in memo:
         return memo[name]
     memo[name] = None
-    if name in {p.lstrip("*") for p in info.params}:
+    found = _bound_group(info.ctx, info.func, {p.lstrip("*") for p in info.params}, name, 0)
+    memo[name] = found
+    return found
+
+
+#: How many helpers deep an unpacked group is followed (``device, group =
+#: _device_and_group()`` whose ``group`` is itself unpacked from another).
+_UNPACK_DEPTH = 2
+
+
+def _bound_group(ctx, func, params, name: str, depth: int) -> Optional[str]:
+    """:func:`local_group` over a function node; a name unpacked from a
+    call of a module-level function of the file each of whose returns
+    writes out a tuple of one length (``device, group = _get_group()``)
+    names the group every return names at its position."""
+    if name in params:
         return None
-    ctx = info.ctx
     texts: list = []
     known = stores = 0
-    for node in own_nodes(info.func):
+    for node in own_nodes(func):
         kind = type(node)
         if kind is ast.Name:
             if node.id == name and type(node.ctx) is not ast.Load:
@@ -89,6 +103,11 @@ def local_group(info, name: str) -> Optional[str]:
             elements = values.elts
         elif kind is ast.Assign:
             if not any(type(t) is ast.Name and t.id == name for t in node.targets):
+                if depth < _UNPACK_DEPTH and len(node.targets) == 1:
+                    group = _unpacked_group(ctx, node.targets[0], node.value, name, depth)
+                    if group is not None:
+                        known += 1
+                        texts.append(group)
                 continue
             elements = [node.value]
         elif kind is ast.Global or kind is ast.Nonlocal:
@@ -111,13 +130,63 @@ def local_group(info, name: str) -> Optional[str]:
         return None  # bound some other way too (unpacking, ``with ... as``, a walrus)
     groups = set()
     for text in texts:
-        group = ctx.group_of_text(text) if text else "world"
+        group = text if type(text) is _Group else ctx.group_of_text(text) if text else "world"
         if group.startswith("group:"):
             return None
         groups.add(group)
-    found = covering_group(groups, GROUP_SPANS, ctx.knowledge.world)
-    memo[name] = found
-    return found
+    return covering_group(groups, GROUP_SPANS, ctx.knowledge.world)
+
+
+class _Group(str):
+    """A group already worked out (from a helper's returns), not a text."""
+
+
+def _unpacked_group(ctx, target, value, name: str, depth: int):
+    """The group ``name`` gets where ``target = value`` unpacks a call of a
+    module-level function of the file into names (``device, group =
+    _get_group(config)``): each return of it writes out a tuple of one
+    length, and the element at ``name``'s position is, in every one, a
+    text naming a group or a local of the callee bound only to such texts
+    (:func:`_bound_group`).  None otherwise (a starred target, a method,
+    a callee's parameter)."""
+    if not isinstance(target, (ast.Tuple, ast.List)) or not isinstance(value, ast.Call):
+        return None
+    position = next((i for i, t in enumerate(target.elts) if type(t) is ast.Name and t.id == name), None)
+    if position is None or any(isinstance(t, ast.Starred) for t in target.elts):
+        return None
+    func = value.func
+    if type(func) is not ast.Name or func.id not in ctx.module_functions:
+        return None
+    callee = next((n for n in ctx.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                   and n.name == func.id), None)
+    if callee is None or not returns_one_tuple_shape(callee):
+        return None
+    params = {a.arg for a in (*callee.args.posonlyargs, *callee.args.args, *callee.args.kwonlyargs)}
+    params |= {a.arg for a in (callee.args.vararg, callee.args.kwarg) if a is not None}
+    groups = set()
+    for node in own_nodes(callee):
+        if type(node) is not ast.Return or node.value is None:
+            continue
+        if not isinstance(node.value, ast.Tuple):
+            continue  # `return None`: nothing unpacked
+        elts = node.value.elts
+        if len(elts) != len(target.elts):
+            return None
+        element = elts[position]
+        if type(element) is ast.Name:
+            group = _bound_group(ctx, callee, params, element.id, depth + 1)
+        elif isinstance(element, (ast.Attribute, ast.Call)):
+            group = ctx.group_of_text(dotted(element) or "")
+        elif isinstance(element, ast.Constant) and element.value is None:
+            group = "world"
+        else:
+            return None
+        if group is None or group.startswith("group:"):
+            return None
+        groups.add(group)
+    if not groups:
+        return None
+    return _Group(covering_group(groups, GROUP_SPANS, ctx.knowledge.world))
 
 
 def inherited_collective(info, call: ast.Call, raw: str):
