@@ -316,3 +316,37 @@ def test_a_group_unpacked_from_a_helpers_tuple_is_the_group_it_returns():
                 _sync_stages(t)          # reported: the PP group spans the stages
                 _sync_given(t, None)     # reported: a group the helper was handed
     """) == [34, 35]
+
+
+def test_an_attribute_of_a_local_holding_a_group_is_that_group():
+    # `ps = get_ep_group()` then `ps.cpu_group`, or `getattr(ps, "cpu_group",
+    # None)`: a group's own attributes are that group; a receiver the function
+    # was handed says nothing.
+    assert _lines("""
+        import torch.distributed as dist
+        from vllm.distributed import get_ep_group, get_pp_group
+
+        def ready(flag):
+            parallel_state = get_ep_group()
+            cpu_group = getattr(parallel_state, "cpu_group", None)
+            if cpu_group is not None:
+                dist.all_reduce(flag, group=cpu_group)
+
+        def ready_direct(flag):
+            ep = get_ep_group()
+            dist.all_reduce(flag, group=ep.device_group)
+
+        def stage_ready(flag):
+            pp = get_pp_group()
+            dist.all_reduce(flag, group=getattr(pp, "cpu_group"))
+
+        def given_ready(flag, coordinator):
+            dist.all_reduce(flag, group=coordinator.cpu_group)
+
+        def step(flag, coordinator):
+            if get_pp_group().is_last_rank:
+                ready(flag)
+                ready_direct(flag)
+                stage_ready(flag)               # reported: the PP group spans the stages
+                given_ready(flag, coordinator)  # reported: a group the caller was handed
+    """) == [26, 27]

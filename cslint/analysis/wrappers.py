@@ -39,8 +39,9 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
         match = inherited_collective(info, call, raw)
     if match is not None:
         group = match.group
-        if group.startswith("group:") and group[6:].isidentifier():
-            local = local_group(info, group[6:])
+        if group.startswith("group:"):
+            head = group[6:].partition(".")[0]  # a group's own attributes are that group
+            local = local_group(info, head) if head.isidentifier() and head != "self" else None
             if local is not None:
                 return match._replace(group=local)
         return match
@@ -121,8 +122,9 @@ def _bound_group(ctx, func, params, name: str, depth: int) -> Optional[str]:
         for element in elements:
             if isinstance(element, ast.Starred):
                 return None
-            text = dotted(element) if isinstance(element, (ast.Name, ast.Attribute, ast.Call)) else \
-                "" if isinstance(element, ast.Constant) and element.value is None else None
+            text = _attribute_read(element) or (
+                dotted(element) if isinstance(element, (ast.Name, ast.Attribute, ast.Call)) else
+                "" if isinstance(element, ast.Constant) and element.value is None else None)
             if text is None:
                 return None
             texts.append(text)
@@ -132,9 +134,27 @@ def _bound_group(ctx, func, params, name: str, depth: int) -> Optional[str]:
     for text in texts:
         group = text if type(text) is _Group else ctx.group_of_text(text) if text else "world"
         if group.startswith("group:"):
-            return None
+            head = text.partition(".")[0]  # a local holding a group: its attributes are that group
+            if depth >= _UNPACK_DEPTH or head == name or head == "self" or not head.isidentifier():
+                return None
+            group = _bound_group(ctx, func, params, head, depth + 1)
+            if group is None:
+                return None
         groups.add(group)
     return covering_group(groups, GROUP_SPANS, ctx.knowledge.world)
+
+
+def _attribute_read(node) -> Optional[str]:
+    """``getattr(obj, "name")`` or ``getattr(obj, "name", default)`` read as
+    the text ``obj.name``; None for anything else."""
+    if type(node) is not ast.Call or type(node.func) is not ast.Name or node.func.id != "getattr" \
+            or not 2 <= len(node.args) <= 3 or node.keywords:
+        return None
+    attr = node.args[1]
+    if not (type(attr) is ast.Constant and isinstance(attr.value, str) and attr.value.isidentifier()):
+        return None
+    obj = dotted(node.args[0]) if isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call)) else None
+    return f"{obj}.{attr.value}" if obj else None
 
 
 class _Group(str):
