@@ -482,10 +482,11 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
                 return (_COLLECTIVE, match.group, spec)
             kind = "this rank's output of a data-parallel module" if spec is WRAPPED_FORWARD \
                 else "per-rank result of a collective"
-            # an ``object`` result exists on every rank alike: only what it
-            # holds is this rank's own
+            # an ``object`` result exists on every rank alike, and a ``shard``
+            # (a reduce-scatter's part) has one shape on every rank: only what
+            # it holds is this rank's own
             return (_FIXED, frozenset({source(kind, raw, ctx.path, call.lineno, (("*", ctx.knowledge.world.span(match.group)),),
-                                              whole=False if spec.result == "object" else None)}))
+                                              whole=False if spec.result in ("object", "shard") else None)}))
         configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
         if configured is not None:
             return (_FIXED, EMPTY if configured == "uniform" else frozenset(

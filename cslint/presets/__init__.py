@@ -152,7 +152,9 @@ class CollectiveSpec:
     of the group (allgather/allreduce/broadcast), ``object`` when every rank
     gets one of the same kind whose contents are its own (``comm.Split``: a
     communicator on every rank, holding the ranks of this rank's color),
-    ``local`` otherwise.
+    ``shard`` when every rank gets a part of the same shape whose contents
+    are its own (a reduce-scatter over equal splits; ``reduce_scatterv``'s
+    per-rank sizes are ``local``), ``local`` otherwise.
     ``inplace``: positions of arguments that hold the group-uniform result
     after the call (``dist.all_reduce(t)``; ``comm.Allreduce(send, recv)``).
     ``receiver``: ``any``, ``comm`` (the receiver must look like a

@@ -19,7 +19,7 @@ _FUNCTIONS = {
     "all_reduce": "uniform", "broadcast": "uniform", "all_gather": "uniform", "all_gather_into_tensor": "uniform",
     "allgather_fn": "uniform", "all_gather_object": "uniform", "broadcast_object_list": "uniform",
     "barrier": "uniform", "monitored_barrier": "uniform", "inference_all_reduce": "uniform",
-    "reduce_scatter": "local", "reduce_scatter_tensor": "local", "reduce_scatter_fn": "local",
+    "reduce_scatter": "shard", "reduce_scatter_tensor": "shard", "reduce_scatter_fn": "shard",
     "all_to_all_single": "local", "reduce": "local", "gather": "local", "scatter": "local",
 }
 

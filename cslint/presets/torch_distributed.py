@@ -39,9 +39,9 @@ _FUNCTIONAL = {
     "broadcast_object_list": ("uniform", (0,)),
     "barrier": ("uniform", ()),
     "monitored_barrier": ("uniform", ()),
-    "reduce_scatter": ("local", ()),
-    "reduce_scatter_tensor": ("local", ()),
-    "_reduce_scatter_base": ("local", ()),
+    "reduce_scatter": ("shard", ()),
+    "reduce_scatter_tensor": ("shard", ()),
+    "_reduce_scatter_base": ("shard", ()),
     "all_to_all": ("local", ()),
     "all_to_all_single": ("local", ()),
     "reduce": ("local", ()),
@@ -82,7 +82,7 @@ for _name, _result in (
     ("all_reduce", "uniform"), ("all_gather", "uniform"), ("all_gatherv", "uniform"),
     ("all_gather_object", "uniform"), ("broadcast_object", "uniform"),
     ("broadcast_object_list", "uniform"), ("broadcast_tensor_dict", "uniform"),
-    ("reduce_scatter", "local"), ("reduce_scatterv", "local"), ("all_to_all", "local"),
+    ("reduce_scatter", "shard"), ("reduce_scatterv", "local"), ("all_to_all", "local"),
     ("all_reduce_coalesced", "uniform"), ("all_gather_into_tensor", "uniform"),
 ):
     _collectives.append(CollectiveSpec("*." + _name, _T, result=_result))
@@ -94,10 +94,10 @@ for _name, _result in (("broadcast", "uniform"), ("barrier", "uniform"), ("gathe
 # Module-level helpers of tensor-parallel libraries.
 for _name, _result in (
     ("tensor_model_parallel_all_reduce", "uniform"), ("tensor_model_parallel_all_gather", "uniform"),
-    ("tensor_model_parallel_gather", "local"), ("tensor_model_parallel_reduce_scatter", "local"),
+    ("tensor_model_parallel_gather", "local"), ("tensor_model_parallel_reduce_scatter", "shard"),
     ("*reduce_from_tensor_model_parallel_region", "uniform"),
     ("*gather_from_tensor_model_parallel_region", "uniform"),
-    ("*reduce_scatter_to_sequence_parallel_region", "local"),
+    ("*reduce_scatter_to_sequence_parallel_region", "shard"),
     ("*gather_from_sequence_parallel_region", "uniform"),
 ):
     _collectives.append(CollectiveSpec(_name, _T, group="tp", result=_result))
