@@ -1384,3 +1384,51 @@ def test_every_arm_of_a_chain_picking_an_element_of_one_container_assigns_alike(
                 return
             dist.all_reduce(module.main_grad, group=group)        # reported
     """) == [24, 33]
+
+
+def test_a_store_into_a_loops_element_is_not_what_the_next_iteration_reads():
+    # each iteration of ``for group in groups`` reads its own element: the
+    # partition a rank stored into the previous group is not in this one's
+    # parameters (the summary walk of a function that reaches no collective)
+    lines = _lines("""
+        import torch
+        import torch.distributed as dist
+
+        class Partitioned:
+            def __init__(self, optimizer, group):
+                self.group = group
+                self.groups = []
+                self.mine = []
+                for i, param_group in enumerate(optimizer.param_groups):
+                    rank = dist.get_rank(group=group)
+                    trainable = []
+                    for p in param_group["params"]:
+                        trainable.append(p)
+                    self.groups.append(trainable)
+                    size = sum(p.numel() for p in trainable) // dist.get_world_size(group=group)
+                    self.mine.append(torch.cat([p.view(-1) for p in trainable]).narrow(0, rank * size, size))
+                    param_group["params"] = [self.mine[i]]
+
+            def step(self):
+                for params in self.groups:
+                    if params:
+                        dist.all_reduce(params[0], group=self.group)      # agreed
+
+        class Marked:
+            def __init__(self, items, group):
+                self.group = group
+                for item in items:
+                    item["owner"] = dist.get_rank(group=group)
+                self.last = item["owner"]
+                before = dist.get_rank(group=group)
+                for before in items:
+                    pass
+                self.before = before
+
+            def step(self):
+                if self.last:
+                    dist.barrier(group=self.group)        # reported: the last element holds the rank
+                if self.before:
+                    dist.barrier(group=self.group)        # reported: with no trip it is still the rank
+    """)
+    assert lines == [38, 40]

@@ -27,7 +27,7 @@ from .cfg import FAILING_CALL
 from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .records import Site, Variant
-from .syntax import dotted, first_exit_in, is_process_exit
+from .syntax import dotted, first_exit_in, is_process_exit, target_names
 from .transfer import Flow, LoopRebinds, Transfer, _mutator_call as mutator_call, loop_rebinds
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -44,6 +44,19 @@ def _leaves_function(stmts) -> bool:
         return False
     last = stmts[-1]
     return type(last) in (ast.Return, ast.Raise) or is_process_exit(last)
+
+
+def _unbind(env: dict, names) -> dict:
+    """Take ``names`` out of ``env`` (each with its own structure and
+    keys, ``("own", name)``, ``("key", name, k)``) and return what they
+    held, so that a loop's header binds them anew."""
+    held = {}
+    if not names:
+        return held
+    wanted = set(names)
+    for key in [k for k in env if (k if type(k) is str else k[1] if type(k) is tuple and len(k) > 1 else None) in wanted]:
+        held[key] = env.pop(key)
+    return held
 
 
 def _restore(env: dict, before: dict) -> None:
@@ -187,8 +200,14 @@ class SummaryWalk:
             # an exit nested deeper (``if a: if b: continue``) skips the rest on its own condition too
             return cond | nested if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
         if t in (ast.For, ast.AsyncFor):
+            # the header binds its target anew for every iteration: what an
+            # iteration stored into its element (``group['params'] = [mine]``)
+            # is not what the next one reads; what it held before comes back
+            # once the loop is done (no trip)
+            held = _unbind(env, target_names(s.target))
             trips = whole(transfer.loop_target(s, flow))
             self._loop_body(s, env, implicit | trips, variant)
+            self._bind_back(env, held)
             self._block(s.orelse, env, implicit | trips, variant)
             return EMPTY
         if t is ast.While:
@@ -264,6 +283,19 @@ class SummaryWalk:
             merged = env[name] = old if now is None else now | old
             if watch is not None and not watch.changed and name in read_before:
                 seen = watch.values[name]
+                if merged is not seen and merged != seen:
+                    watch.changed = True
+
+    def _bind_back(self, env: dict, held: dict) -> None:
+        """Add back what a loop's target held before its header bound it
+        (:func:`_unbind`); a read before the loop that now sees another
+        value makes the walk of an enclosing loop go round again."""
+        watch = self._watch
+        for key, old in held.items():
+            now = env.get(key)
+            merged = env[key] = old if now is None else now | old
+            if watch is not None and not watch.changed and key in watch.values:
+                seen = watch.values[key]
                 if merged is not seen and merged != seen:
                     watch.changed = True
 
