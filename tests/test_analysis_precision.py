@@ -1432,3 +1432,40 @@ def test_a_store_into_a_loops_element_is_not_what_the_next_iteration_reads():
                     dist.barrier(group=self.group)        # reported: with no trip it is still the rank
     """)
     assert lines == [38, 40]
+
+
+def test_a_keys_membership_in_a_mapping_reads_its_keys_not_its_values():
+    # ``name in state`` of a parameter annotated as a mapping asks whether the
+    # key is there: a rank's own slice stored under a key it already has
+    # changes no key
+    lines = _lines("""
+        from typing import Dict, List
+        import torch.distributed as dist
+
+        NAMES = ["embedding", "head", "norm"]
+
+        def keep_shard(state: Dict[str, object], group):
+            for name in NAMES:
+                if name not in state:
+                    continue
+                state[name] = dist.get_rank(group)
+                dist.barrier(group)                      # agreed: the key set is the caller's
+
+        def rank_key(state: dict, group):
+            if dist.get_rank(group) in state:
+                dist.barrier(group)                      # reported: the key is the rank
+
+        def rank_keys(state: dict, group):
+            if dist.get_rank(group) == 0:
+                state["extra"] = 1
+            if "extra" in state:
+                dist.barrier(group)                      # reported: one rank added the key
+
+        def in_list(items: List[int], group):
+            for i in range(3):
+                if 0 not in items:
+                    continue
+                items[i] = dist.get_rank(group)
+                dist.barrier(group)                      # reported: a list's `in` compares its elements
+    """)
+    assert lines == [16, 22, 29]

@@ -21,12 +21,13 @@ from .syntax import dotted, target_names, unparse
 #: operands that make ``operand * n`` a sequence of length ``n``
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
-    CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, LOOKUP_METHODS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
+    CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, LOOKUP_METHODS, MAPPING_TYPES, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
     SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
 )
 
-def _annotation_is_container(annotation) -> bool:
-    """``List[int]``, ``Optional[dict]``, ``"Sequence[str]"``: a container type."""
+def _annotation_is_container(annotation, kinds: frozenset = CONTAINER_TYPES) -> bool:
+    """``List[int]``, ``Optional[dict]``, ``"Sequence[str]"``: a container
+    type (one of ``kinds``)."""
     if annotation is None:
         return False
     if type(annotation) is ast.Constant and type(annotation.value) is str:
@@ -38,14 +39,28 @@ def _annotation_is_container(annotation) -> bool:
     while True:
         base = node.value if type(node) is ast.Subscript else node
         name = base.attr if type(base) is ast.Attribute else base.id if type(base) is ast.Name else None
-        if name in CONTAINER_TYPES:
+        if name in kinds:
             return True
         if name == "Optional" and type(node) is ast.Subscript:
             node = node.slice
             continue
         if type(node) is ast.BinOp and type(node.op) is ast.BitOr:  # ``list[int] | None``
-            return _annotation_is_container(node.left) or _annotation_is_container(node.right)
+            return _annotation_is_container(node.left, kinds) or _annotation_is_container(node.right, kinds)
         return False
+
+
+def _mapping_param(func, expr) -> bool:
+    """Whether ``expr`` names a parameter of ``func`` annotated as a mapping
+    (``state: Dict[str, Tensor]``): ``key in state`` asks for a key, never
+    for the values stored under the keys; the annotation declares what the
+    name holds whatever the function binds it to later."""
+    args = getattr(func, "args", None)
+    if type(expr) is not ast.Name or args is None:
+        return False
+    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+        if a.arg == expr.id:
+            return _annotation_is_container(a.annotation, MAPPING_TYPES)
+    return False
 
 
 def _builds_container(value) -> bool:
@@ -385,8 +400,9 @@ class StructureReads:
 
     def _eval_compare(self, expr: ast.Compare, env: dict) -> frozenset:
         """A comparison reads values, except ``is`` (identity, None-ness) and a
-        string key's membership (a key set), which read structure; its result
-        is a bool, whose own structure is the same everywhere."""
+        key's membership in a key set (a string key, or any key of a mapping:
+        :func:`_mapping_param`), which read structure (and the key); its
+        result is a bool, whose own structure is the same everywhere."""
         atoms = EMPTY
         left = expr.left
         left_atoms = self.eval(left, env)
@@ -396,8 +412,9 @@ class StructureReads:
             kind = type(op)
             if kind is ast.Is or kind is ast.IsNot:
                 atoms |= project(LENGTH, own(left, env)) | project(LENGTH, own(right, env))
-            elif (kind is ast.In or kind is ast.NotIn) and type(left) is ast.Constant and type(left.value) is str:
-                atoms |= project(LENGTH, own(right, env))
+            elif (kind is ast.In or kind is ast.NotIn) and (type(left) is ast.Constant and type(left.value) is str
+                                                             or _mapping_param(self.info.func, right)):
+                atoms |= left_atoms | project(LENGTH, own(right, env))
             elif (kind is ast.Eq or kind is ast.NotEq) and (_is_unset_marker(left) or _is_unset_marker(right)):
                 # ``local_rank != -1``: no rank is negative, so this asks
                 # whether the value is set, not which rank this is

@@ -86,6 +86,9 @@ CONTAINER_TYPES = frozenset({
     "MutableSequence", "Mapping", "MutableMapping", "Iterable", "Collection", "deque", "Deque", "OrderedDict",
     "DefaultDict", "defaultdict", "Counter",
 })
+#: container annotations whose ``in`` asks for a key: a mapping's key set
+MAPPING_TYPES = frozenset({"dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict",
+                           "Counter"})
 CONTAINER_FACTORIES = frozenset({"list", "dict", "set", "frozenset", "tuple", "sorted", "deque", "defaultdict",
                                  "OrderedDict", "Counter"})
 
