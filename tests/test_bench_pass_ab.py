@@ -1,0 +1,71 @@
+"""bench/pass_ab.py times two versions' whole-tree pass in one process: each
+version's ``cslint`` package is loaded under a name of its own, and the
+facts it extracted are loaded as objects of that package."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pickle
+import shutil
+import sys
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HAZARD = """\
+import torch.distributed as dist
+
+def step(t):
+    if dist.get_rank() == 0:
+        return
+    dist.all_reduce(t)
+"""
+
+
+def _bench():
+    bench_dir = os.path.join(REPO_ROOT, "bench")
+    if bench_dir not in sys.path:
+        sys.path.insert(0, bench_dir)  # its siblings (commit_speed, realtree), as when run as a script
+    spec = importlib.util.spec_from_file_location("bench_pass_ab", os.path.join(bench_dir, "pass_ab.py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_renamed_package_runs_the_pass_on_its_own_facts(tmp_path):
+    from cslint.analysis.records import Collective
+    from cslint.api import check_paths
+    from cslint.engine import run
+
+    bench = _bench()
+    packages = tmp_path / "packages"
+    shutil.copytree(os.path.join(REPO_ROOT, "cslint"), packages / "cslint_abtest")
+    sys.path.insert(0, str(packages))
+    try:
+        loaded = bench._Renamed(pickle.dumps(Collective("all_reduce", "world", "torch")), "cslint_abtest").load()
+        assert type(loaded).__module__ == "cslint_abtest.analysis.records"
+        assert tuple(loaded) == ("all_reduce", "world", "torch")
+
+        tree = tmp_path / "tree"
+        tree.mkdir()
+        (tree / "train.py").write_text(HAZARD)
+        saved = {}
+        real = run._analysis_findings
+
+        def spy(facts_by_real, all_files, knowledge, bar, parallel=False, callee_facts=None):
+            saved["facts"] = pickle.dumps((facts_by_real, all_files, callee_facts))
+            saved["found"] = real(facts_by_real, all_files, knowledge, bar, parallel, callee_facts)
+            return saved["found"]
+
+        run._analysis_findings = spy
+        try:
+            check_paths([str(tree)], cache=False, jobs=1)
+        finally:
+            run._analysis_findings = real
+        assert saved["found"], "the hazard is found"
+        side = bench.Side("cslint_abtest", saved["facts"])
+        side.once(helper=False)
+        assert side.found[0] == len(saved["found"])
+        assert len(side.times) == 1 and side.times[0][0] >= side.times[0][1] >= 0
+    finally:
+        sys.path.remove(str(packages))
