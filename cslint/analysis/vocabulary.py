@@ -158,6 +158,10 @@ GENERIC_METHODS = {
     "index", "count", "encode", "decode", "result", "done", "cancel", "submit", "execute", "fetch",
     "state_dict", "load_state_dict", "save", "load", "sync", "synchronize", "wrapper", "inner", "_fn",
     "setup", "build", "create", "process", "handle", "update_state", "backward", "__call__", "_run",
+    # a tensor's views and copies: ``layer.weight.narrow(0, lo, n)`` is a tensor far more often
+    # than the one project class that happens to define ``narrow``
+    "narrow", "chunk", "expand", "permute", "transpose", "contiguous", "flatten", "squeeze", "unsqueeze",
+    "clone", "detach", "repeat",
 }
 
 #: Calls that make a communicator (the names they are assigned to are communicators).
