@@ -107,6 +107,7 @@ class ReceiverTypes:
         self.info = weakref.proxy(info)
         self.ctx = info.ctx
         self._assignments: Optional[dict] = None
+        self._imported: frozenset = frozenset()
         self._param_annotations: Optional[dict] = None
         self._busy: set = set()
         self._memo: dict = {}
@@ -116,6 +117,7 @@ class ReceiverTypes:
         """Local name -> the expressions assigned to it (annotations included,
         as ``("annotation", node)``); one walk of the body."""
         assignments: dict = {}
+        imported: dict = {}  # local name -> the import statements of the body binding it
         func = self.info.func
         body = func.body if isinstance(getattr(func, "body", None), list) else []
         stack = list(body)
@@ -148,10 +150,17 @@ class ReceiverTypes:
             elif t is ast.NamedExpr:
                 if type(node.target) is ast.Name:
                     assignments.setdefault(node.target.id, []).append(node.value)
+            elif t is ast.Import or t is ast.ImportFrom:
+                for alias in node.names:
+                    if alias.name != "*":
+                        imported.setdefault(alias.asname or alias.name.split(".")[0], []).append(node)
             children_into(node, children)
             stack.extend(child for child in children if isinstance(child, parts))
             children.clear()
         self._assignments = assignments
+        # a name the body binds by import statements alone names what the
+        # module's imports name (``import socket as socket_mod`` in a function)
+        self._imported = frozenset(name for name in imported if name not in assignments)
         annotations: dict = {}
         args = getattr(func, "args", None)
         if args is not None:
@@ -277,7 +286,7 @@ class ReceiverTypes:
         text = dotted(value)
         if text and "()" not in text:
             head = text.split(".")[0]
-            if head in ctx.imports and head not in info.local_names:
+            if head in ctx.imports and (head not in info.local_names or self._imported_here(head)):
                 return self._named(canonical_text(text, ctx.imports) + "." + func.attr)
             if head in ctx.module_classes and "." not in text:
                 return (("named", f"{ctx.module}.{text}.{func.attr}"),)
@@ -287,6 +296,12 @@ class ReceiverTypes:
         if is_library(inner) and func.attr not in CONTAINER_ACCESSORS:
             return inner
         return (("method", inner, func.attr),)
+
+    def _imported_here(self, name: str) -> bool:
+        """Whether the body binds ``name`` by import statements alone."""
+        if self._assignments is None:
+            self._index()
+        return name in self._imported
 
     def _in_classmethod(self) -> bool:
         """Whether the function is a classmethod (its first parameter is the class)."""
@@ -385,3 +400,21 @@ def annotation_terms(node: Optional[ast.AST], ctx, depth: int = 0) -> tuple:
     if text in BUILTIN_CONSTRUCTORS or text in ("None", "Any", "object"):
         return (library_term("builtins"),) if text in BUILTIN_CONSTRUCTORS else ()
     return ()
+
+
+def declares_one_object(func, ctx) -> bool:
+    """Whether a function's return annotation names one class that is not a
+    standard-library type (``-> nn.Module``, ``-> "Engine"``; not
+    ``Optional[...]``, a union, a container or a builtin): every return
+    hands back an object of that class, never None, so which of its returns
+    a test chose tells which object, not its structure."""
+    node = getattr(func, "returns", None)
+    if type(node) is ast.Constant and isinstance(node.value, str):
+        try:
+            node = ast.parse(node.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if type(node) not in (ast.Name, ast.Attribute):
+        return False
+    terms = annotation_terms(node, ctx)
+    return bool(terms) and not any(term[0] == "library" for term in terms)

@@ -25,6 +25,7 @@ from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
+from .receivers import declares_one_object
 from .records import FieldType, FieldWrite
 from .scope import canonical_text, passed_names
 from .structure import bind_target
@@ -372,7 +373,19 @@ class Transfer:
             evaluate = self.evaluator.eval
             parts = tuple(evaluate(e, flow.env) | implicit for e in value.elts)
             return frozenset().union(*parts), parts
+        if implicit and self.declares_one_object():
+            # a test choosing between objects of the one class the function
+            # declares: which object (what it was built with, its contents),
+            # as a constructor's arguments are; never its None-ness or kind
+            implicit = project(CONTENTS, implicit)
         return self.evaluator.eval(value, flow.env) | implicit, ()
+
+    def declares_one_object(self) -> bool:
+        """:func:`~cslint.analysis.receivers.declares_one_object` of the function (once)."""
+        found = self.__dict__.get("_one_object")
+        if found is None:
+            found = self.__dict__["_one_object"] = declares_one_object(self.info.func, self.info.ctx)
+        return found
 
     def yielded(self, s: ast.stmt, flow: Flow) -> frozenset:
         """The atoms ``yield value`` adds to the result of a ``@contextmanager``
