@@ -171,3 +171,57 @@ RECEIVERS = """
 
 def test_a_module_imported_in_the_function_types_its_objects():
     assert _lines(RECEIVERS) == [28]
+
+
+STATE_SWITCH = """
+    from contextlib import contextmanager
+    import torch.distributed as dist
+
+
+    class Comm:
+        def __init__(self):
+            self.disabled = False
+
+        @contextmanager
+        def change_state(self, enable=True):
+            old = self.disabled
+            self.disabled = not enable
+            try:
+                yield
+            finally:
+                self.disabled = old
+
+
+    class Switch:
+        def __init__(self):
+            self.disabled = False
+
+        @contextmanager
+        def change_state(self, enable=True):
+            self.disabled = not enable
+            yield
+
+
+    class Coordinator:
+        def __init__(self):
+            self.comm = Comm()
+            self.switch = Switch()
+
+        def reduce(self, t):
+            if dist.get_rank() == 0:
+                with self.comm.change_state(enable=True):
+                    t = t + 1
+            if not self.comm.disabled:
+                dist.all_reduce(t)          # put back past the with: as before on every rank
+
+        def reduce_switched(self, t):
+            if dist.get_rank() == 0:
+                with self.switch.change_state(enable=False):
+                    t = t + 1
+            if not self.switch.disabled:
+                dist.all_reduce(t)          # reported: set on rank 0 alone and left so
+"""
+
+
+def test_a_field_a_context_manager_puts_back_keeps_its_value_past_the_block():
+    assert _lines(STATE_SWITCH) == [47]

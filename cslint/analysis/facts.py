@@ -76,8 +76,33 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
                       info.raises or (deep and any(v.raised for v in variants.values())), called_names,
                       tuple(info.signal_handlers), _returns_terms(info),
                       case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)),
-                      info.local_io, _single_rank_bindings(info))
+                      info.local_io, _single_rank_bindings(info), _restored_fields(info))
     return facts, exit_env
+
+
+def _restored_fields(info: FunctionInfo) -> frozenset:
+    """The fields a ``@contextmanager`` method saves, sets and puts back
+    around its ``yield`` (``old = self.disabled; self.disabled = not enable;
+    try: yield finally: self.disabled = old``): what it sets there holds only
+    inside the caller's ``with``, so a caller past the block reads the value
+    the field had before, whichever ranks entered it."""
+    if not info.is_context_manager or not info.self_name:
+        return frozenset()
+    saved: dict = {}
+    restored: set = set()
+    for stmt in info.func.body:
+        if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
+            attr = info.self_attr(stmt.value)
+            if attr is not None:
+                saved[stmt.targets[0].id] = attr
+        elif type(stmt) is ast.Try and stmt.finalbody and any(
+                type(s) is ast.Expr and type(s.value) is ast.Yield for s in stmt.body):
+            for last in stmt.finalbody:
+                if type(last) is ast.Assign and len(last.targets) == 1 and type(last.value) is ast.Name:
+                    attr = info.self_attr(last.targets[0])
+                    if attr is not None and saved.get(last.value.id) == attr:
+                        restored.add(attr)
+    return frozenset(restored)
 
 
 _BODIES = ("body", "orelse", "handlers", "finalbody")

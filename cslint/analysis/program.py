@@ -345,7 +345,8 @@ class Program(ProgramReads):
         # (the implicit flow of the assignment), its own fields do not.
         field_ctx = {} if fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS else calling_ctx
         for class_key, attr, atoms, line, element in v.fields:  # FieldWrite
-            if not atoms and not field_ctx:
+            write_ctx = {} if attr in fn.restored_fields else field_ctx  # put back past the caller's ``with``
+            if not atoms and not write_ctx:
                 continue
             value = dict(self.concrete(self.eval(atoms, mode), fn, mode)) if atoms else {}
             # A value that is the result of collectives this function issues (or
@@ -358,7 +359,7 @@ class Program(ProgramReads):
             synced = self._collective_span(frozenset(a for a in atoms if not any(
                 f.tag == "F" and f.attr == attr and self.resolver.family(f.class_key) == family
                 for f in (a.inner if a.tag == "J" else (a,)))), mode)
-            for k, (dims, via) in field_ctx.items():
+            for k, (dims, via) in write_ctx.items():
                 rest = self.knowledge.world.residual(dims, synced)
                 if rest and k not in value:
                     value[k] = (rest, via)
