@@ -225,3 +225,39 @@ STATE_SWITCH = """
 
 def test_a_field_a_context_manager_puts_back_keeps_its_value_past_the_block():
     assert _lines(STATE_SWITCH) == [47]
+
+
+BY_NAME_ARITY = """
+    import torch.distributed as dist
+
+
+    class CustomAllreduce:
+        def register_buffer(self, inp):
+            dist.broadcast_object_list([inp])
+
+
+    def rank_local():
+        return dist.get_rank() == 0
+
+
+    def set_tensor(model, name, tensor):
+        obj = model
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        if rank_local():
+            obj.register_buffer(name, tensor)      # two arguments: a module's, not CustomAllreduce's
+
+
+    def register(comm, t):
+        if rank_local():
+            comm.register_buffer(t)                 # reported: one argument, it may be the one
+
+
+    def register_star(comm, args):
+        if rank_local():
+            comm.register_buffer(*args)             # reported: unpacked, it may be one
+"""
+
+
+def test_a_method_found_by_name_alone_must_take_the_arguments_passed():
+    assert _lines(BY_NAME_ARITY) == [24, 29]

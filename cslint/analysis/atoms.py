@@ -601,6 +601,9 @@ class NameRef(NamedTuple):
 
     tag: str  # "name"
     name: str
+    #: the positional arguments the call passes (-1: unpacked, not known):
+    #: a method that cannot take that many is not the one called
+    positional: int = -1
 
 
 
@@ -644,8 +647,8 @@ def typed_method_ref(name: str, terms: tuple) -> TypedMethodRef:
     return made(TypedMethodRef, ("typed", name, terms))
 
 
-def name_ref(name: str) -> NameRef:
-    return made(NameRef, ("name", name))
+def name_ref(name: str, positional: int = -1) -> NameRef:
+    return made(NameRef, ("name", name, positional))
 
 
 def part_ref(index: int, ref) -> PartRef:

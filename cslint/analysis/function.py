@@ -615,7 +615,7 @@ class FunctionInfo:
         terms = self._receivers.terms(receiver)
         if terms:
             return None if is_library(terms) else typed_method_ref(name, terms)
-        return None if name in GENERIC_METHODS else name_ref(name)
+        return None if name in GENERIC_METHODS else name_ref(name, self._receivers.positional_count(receiver))
 
 
 def own_exprs(node: cfgmod.Node) -> list:

@@ -108,6 +108,7 @@ class ReceiverTypes:
         self.ctx = info.ctx
         self._assignments: Optional[dict] = None
         self._imported: frozenset = frozenset()
+        self._calls: Optional[dict] = None  # id(receiver) -> the call of a method on it, with arguments
         self._param_annotations: Optional[dict] = None
         self._busy: set = set()
         self._memo: dict = {}
@@ -296,6 +297,22 @@ class ReceiverTypes:
         if is_library(inner) and func.attr not in CONTAINER_ACCESSORS:
             return inner
         return (("method", inner, func.attr),)
+
+    def positional_count(self, receiver: ast.AST) -> int:
+        """How many positional arguments the call of a method on ``receiver``
+        passes (-1 where it unpacks some)."""
+        calls = self._calls
+        if calls is None:
+            info = self.info
+            info.local_names  # noqa: B018 - the scan notes the calls with arguments
+            calls = self._calls = {id(call.func.value): call for found in info.calls_by_statement.values()
+                                   for call in found if type(call.func) is ast.Attribute}
+        call = calls.get(id(receiver))
+        if call is None:
+            return 0  # a call with no arguments
+        if call.func.value is not receiver:
+            return -1
+        return -1 if any(type(arg) is ast.Starred for arg in call.args) else len(call.args)
 
     def _imported_here(self, name: str) -> bool:
         """Whether the body binds ``name`` by import statements alone."""

@@ -325,7 +325,7 @@ class Resolver:
         elif tag == "class":
             out = self.lookup_method(ref.key, "__init__", include_overrides=False)
         elif tag == "name":
-            out = self.receivers.method_by_name(ref.name)
+            out = [fn for fn in self.receivers.method_by_name(ref.name) if _takes(fn, ref.positional)]
         elif tag == "part":
             out = self.resolve(ref.ref)
         return out
@@ -640,3 +640,15 @@ def _add_term(table: dict, key: tuple, term: tuple) -> None:
     terms = table.setdefault(key, [])
     if term not in terms:
         terms.append(term)
+
+
+def _takes(fn, positional: int) -> bool:
+    """Whether ``fn`` can be called with ``positional`` arguments besides its
+    instance (-1: not known): a method found by its name alone that takes
+    fewer is some other object's method of that name (``obj.register_buffer(name,
+    tensor)`` on a module, never a one-argument ``register_buffer(inp)``)."""
+    params = fn.params
+    if positional < 0 or any(p.startswith("*") and not p.startswith("**") for p in params):
+        return True
+    return positional <= sum(1 for p in params if not p.startswith("**")) - fn.self_offset
+
