@@ -36,8 +36,7 @@ class Dataflow:
     variables' atoms on entry to node ``n``."""
 
     def __init__(self, info: FunctionInfo, evaluator: Evaluator, fold):
-        self.info = info
-        self.evaluator = evaluator
+        self.info, self.evaluator, self.fold = info, evaluator, fold
         graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if info.ctx.exceptions_hang else None,
                                 exits=info.ctx.exit_exceptions)
         ipdom = cfgmod.postdominators(graph)
@@ -155,7 +154,7 @@ class Dataflow:
         for d, label in self.closures.get(n, ()):
             node = graph.nodes[d]
             if node.kind == cfgmod.TEST and isinstance(node.stmt, ast.If):
-                side = single_rank_side(node.stmt.test, self.info.ctx.size_fields)
+                side = single_rank_side(node.stmt.test, self.info.ctx.size_fields, self.fold)
                 if side is not None and side == label:
                     return True
         return False

@@ -323,16 +323,30 @@ def scalar_kind(expr) -> Optional[str]:
     return None
 
 
-def single_rank_side(test: ast.expr, sizes=()):
+def single_rank_side(test: ast.expr, sizes=(), fold=None):
     """The branch label (True/False) of a test that holds only when a group
     has one rank: ``size == 1`` -> True, ``world_size > 1`` -> False
-    (``sizes``: as for :func:`is_size_expr`)."""
-    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        inner = single_rank_side(test.operand, sizes)
+    (``sizes``: as for :func:`is_size_expr`); ``group is None`` -> True for
+    a group named by a parallel dimension (:func:`is_named_group`: that
+    group is not set up, so this process has no peers in it).  An
+    ``and``/``or`` of such tests has the side its operands force: ``not (A
+    and g is not None)`` holds only where some operand fails, and each one
+    that can fail (``fold``, the function's test folder, settles the others:
+    ``dist.is_initialized()`` holds in a world of several ranks) fails only
+    where the group has one rank."""
+    kind = type(test)
+    if kind is ast.UnaryOp and isinstance(test.op, ast.Not):
+        inner = single_rank_side(test.operand, sizes, fold)
         return None if inner is None else not inner
-    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+    if kind is ast.BoolOp:
+        return _bool_op_side(test, sizes, fold)
+    if kind is not ast.Compare or len(test.ops) != 1:
         return None
     left, op, right = test.left, test.ops[0], test.comparators[0]
+    if type(right) is ast.Constant and right.value is None and type(op) in (ast.Is, ast.IsNot):
+        if not is_named_group(left):
+            return None
+        return type(op) is ast.Is
     if isinstance(left, ast.Constant) and is_size_expr(right, sizes):
         mirror = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE, ast.Eq: ast.Eq, ast.NotEq: ast.NotEq}
         if type(op) not in mirror:
@@ -348,6 +362,45 @@ def single_rank_side(test: ast.expr, sizes=()):
     if (type(op), k) in multi_when_true:
         return False
     return None
+
+
+def _bool_op_side(test: ast.BoolOp, sizes, fold) -> Optional[bool]:
+    """:func:`single_rank_side` of ``a and b`` / ``a or b``: the label on
+    which the operand that decides it must be a single-rank side.  An
+    operand ``fold`` settles (True in an ``and``, False in an ``or``) never
+    decides; the others must each be such a test."""
+    conjunction = type(test.op) is ast.And
+    sides = []
+    for value in test.values:
+        settled = fold(value) if fold is not None else None
+        if settled is conjunction:
+            continue  # holds (an ``and``) or fails (an ``or``) on every path run
+        sides.append(single_rank_side(value, sizes, fold))
+    if not sides:
+        return None
+    if conjunction:
+        # true: every operand holds, one that holds only for one rank is enough;
+        # false: the operand that fails must be one failing only for one rank
+        if True in sides:
+            return True
+        return False if all(side is False for side in sides) else None
+    if False in sides:
+        return False
+    return True if all(side is True for side in sides) else None
+
+
+def is_named_group(expr: ast.expr) -> bool:
+    """``self.dp_tp_cpu_group``, ``tp_group``: a name or field whose last
+    part is a process group named by a parallel dimension (not the world's,
+    not an unnamed ``group``)."""
+    text = dotted(expr)
+    if not text:
+        return False
+    last = text.rsplit(".", 1)[-1]
+    if "group" not in last.lower():
+        return False
+    named = group_from_text(last)
+    return named is not None and named != "world"
 
 
 def tests_membership(text: str, members: str) -> bool:
@@ -544,6 +597,8 @@ def single_rank_edges(graph) -> dict:
                 or single_rank_side(stmt.test) is not False:
             continue
         sized = stmt.test.operand if type(stmt.test) is ast.UnaryOp else stmt.test
+        if type(sized) is not ast.Compare:
+            continue
         size = sized.left if is_size_expr(sized.left) else sized.comparators[0]
         text = dotted(size)
         group = group_from_text(text) if text else None
