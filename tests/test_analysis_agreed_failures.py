@@ -1,15 +1,102 @@
-"""A fallback taken only where a process group is not set up (issue 14, the
-SGLang multimodal input cluster): ``if not (dist.is_initialized() and
-self.dp_tp_cpu_group is not None): return [local_error]`` runs only where
-the process has no peers in that group (``syntax.single_rank_side``), so
-what it hands back carries nothing that differs; a setting in its place
-decides nothing of the kind.  The VALID shape sits beside the INVALID one
-that must still be reported.
+"""Exceptions and agreements the SGLang multimodal input path relies on
+(issue 14, the CUDA IPC reconstruction cluster): each VALID shape sits
+beside the INVALID one that must still be reported.
+
+- A handler that names only classes its own file defines (``except
+  InputError:``) catches none of what library code, builtins or local work
+  raise: only the tree's own ``raise`` statements of such a class reach it
+  (``raises.py``).  A callee that re-raises a failed read as it is does not
+  send the rank into that handler; one that turns it into an ``InputError``
+  does.
+- ``if not (dist.is_initialized() and self.dp_tp_cpu_group is not None):
+  return [local_error]``: the fallback runs only where the group is not set
+  up, so the process has no peers in it (``syntax.single_rank_side``); a
+  setting in its place decides nothing of the kind.
 """
 
 import textwrap
 
 from cslint.api import check_paths
+
+HANDLERS = """
+    import time
+    import torch
+    import torch.distributed as dist
+
+
+    class InputError(RuntimeError):
+        pass
+
+
+    def read_features(item):
+        with open(item.path) as handle:
+            return handle.read()
+
+
+    def materialise(items):
+        try:
+            for item in items:
+                item.data = read_features(item)
+        except BaseException:
+            for item in items:
+                item.data = None
+            raise
+        return items
+
+
+    def checked(items):
+        try:
+            return materialise(items)
+        except OSError as error:
+            raise InputError(str(error))
+
+
+    class Worker:
+        def __init__(self, group, limit):
+            self.tp_group = group
+            self.limit = limit
+            self.queue = []
+
+        def prepare(self, req):
+            if req.bad:
+                raise InputError("malformed request")
+            if req.shared:
+                box = [req.items]
+                dist.broadcast_object_list(box, src=0, group=self.tp_group)
+                return box[0]
+            return materialise(req.items)
+
+        def prepare_checked(self, req):
+            if req.shared:
+                box = [req.items]
+                dist.broadcast_object_list(box, src=0, group=self.tp_group)
+                return box[0]
+            return checked(req.items)
+
+        def handle(self, req, tensor):
+            try:
+                self.prepare(req)
+            except InputError:
+                return None
+            dist.all_reduce(tensor, group=self.tp_group)          # VALID: only the request's own test raises InputError
+            return tensor
+
+        def handle_any(self, req, tensor):
+            try:
+                self.prepare(req)
+            except Exception:
+                return None
+            dist.all_reduce(tensor, group=self.tp_group)          # INVALID: reading this rank's files may fail
+            return tensor
+
+        def handle_checked(self, req, tensor):
+            try:
+                self.prepare_checked(req)
+            except InputError:
+                return None
+            dist.all_reduce(tensor, group=self.tp_group)          # INVALID: a failed read becomes an InputError
+            return tensor
+"""
 
 GROUP_FALLBACK = """
     import torch
@@ -73,6 +160,12 @@ def _flagged(tmp_path, source):
     (tmp_path / "module.py").write_text(source)
     findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
     return source, sorted({f.line for f in findings if f.path.endswith("module.py")})
+
+
+def test_a_handler_of_the_files_own_class_catches_only_the_trees_raises_of_it(tmp_path):
+    source, flagged = _flagged(tmp_path, HANDLERS)
+    assert flagged == _marked(source, "INVALID")
+    assert _marked(source, "VALID")
 
 
 def test_a_fallback_taken_only_where_the_group_is_not_set_up_carries_nothing_that_differs(tmp_path):

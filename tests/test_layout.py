@@ -211,8 +211,8 @@ ANALYSIS_PHASES = [
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("wrappers",),  # modules wrapped for data parallelism
-    ("orders", "registries", "threads"),  # loops over a set, in each process's order; over a registry filled
-    # lazily; code a background thread runs
+    ("orders", "registries", "threads", "raises"),  # loops over a set, in each process's order; over a registry
+    # filled lazily; code a background thread runs; exceptions of the tree's own classes
     ("function",),  # one function's walk and references
     ("feasibility",),  # which paths run under the configuration every rank shares
     ("structure",),  # reads of a value's structure

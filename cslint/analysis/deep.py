@@ -15,6 +15,7 @@ from .evaluator import Evaluator
 from .feasibility import constant_arguments
 from .guards import Guards
 from .atoms import EMPTY, raised_by
+from .raises import may_raise_own_class, raised_tree_by
 from .records import Site, Variant
 from .syntax import unparse
 
@@ -29,7 +30,7 @@ def deep_variant(evaluator: Evaluator, fold, live=None, cases=()) -> tuple:
 
 def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Variant:
     info = evaluator.info
-    variant = Variant(raised=EMPTY)
+    variant = Variant(raised=EMPTY, raised_tree=EMPTY)
     site_index_of_call: dict = {}
     pending = []
     for node in flow.graph.nodes:
@@ -74,7 +75,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 variant.returns = variant.returns | flow.transfer.yielded(node.stmt, node_flow)
         elif node.kind == cfgmod.ASSERT:
             variant.raised = variant.raised | flow.implicit(node.id) | evaluator.truth(node.stmt.test, env)
-    variant.raised = variant.raised | _raised(evaluator, flow)
+    raised, variant.raised_tree = _raised(evaluator, flow)
+    variant.raised = variant.raised | raised
     guards = Guards(evaluator, flow, site_index_of_call)
     for site, node, inline, env, call in pending:
         site.ctx_atoms = flow.call_implicit(node.id, call)
@@ -83,7 +85,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
 
 
 
-def _raised(evaluator: Evaluator, flow: Dataflow) -> frozenset:
+def _raised(evaluator: Evaluator, flow: Dataflow) -> tuple:
     """What decides that the function raises, as the summary walk says: the
     decisions above each ``raise`` (in a handler, also where what it caught
     came from).  The graph keeps no edge into an ``if`` arm that can only
@@ -94,21 +96,30 @@ def _raised(evaluator: Evaluator, flow: Dataflow) -> frozenset:
     on as that callee's own raises (a callee that fails on one rank makes
     its caller fail there too).  What runs only where a group has one rank
     (``if size > 1: broadcast(...) else: <here>``) raises alike within it,
-    as it carries nothing else that differs (:meth:`Dataflow.single_rank`)."""
+    as it carries nothing else that differs (:meth:`Dataflow.single_rank`).
+    Beside it, what decides that it raises an exception of a class the tree
+    defines (``Variant.raised_tree``, raises.py): a builtin exception's
+    ``raise`` is left out, a call passes on its callee's own such raises."""
     info = evaluator.info
     graph, parents, func = flow.graph, info.parents, info.func
-    raised = EMPTY
+    raised = tree = EMPTY
     for node in graph.nodes:
         stmt = node.stmt
         if type(stmt) is not ast.Raise:
             if node.kind == cfgmod.STMT and node.id in flow.live and stmt is not None \
                     and not flow.single_rank(node.id) and not _may_be_caught(info, stmt):
-                raised = raised | _passed_on(info, node)
+                passed = _passed_on(info, node)
+                if passed:
+                    raised = raised | passed
+                    tree = tree | {raised_tree_by(a.ref, a.path, a.line, a.text) for a in passed}
             continue
+        own = stmt.exc is None or may_raise_own_class(stmt)
         if node.id in flow.live:
             if flow.single_rank(node.id):
                 continue
             raised = raised | flow.implicit(node.id)
+            if own:
+                tree = tree | flow.implicit(node.id)
             continue
         tests = []
         parent = parents.get(id(stmt))
@@ -117,13 +128,16 @@ def _raised(evaluator: Evaluator, flow: Dataflow) -> frozenset:
                 test_node = graph.node_of(parent)
                 if test_node is not None and test_node in flow.live:
                     env = flow.envs.get(test_node, {})
-                    raised = raised | flow.implicit(test_node) | flow.cond_atoms(test_node)
+                    deciding = flow.implicit(test_node) | flow.cond_atoms(test_node)
                     for test in tests:
-                        raised = raised | evaluator.truth(test, env)
+                        deciding = deciding | evaluator.truth(test, env)
+                    raised = raised | deciding
+                    if own:
+                        tree = tree | deciding
                     break
                 tests.append(parent.test)
             parent = parents.get(id(parent))
-    return raised
+    return raised, tree
 
 
 def _may_be_caught(info, stmt) -> bool:

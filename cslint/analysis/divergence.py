@@ -150,7 +150,7 @@ def _atom_rank(atom: tuple) -> tuple:
         return (tag, atom.kind, atom.text, atom.path, atom.line)
     if tag == "R":
         return (tag, atom.path, atom.line, atom.text, atom.depth, repr(tuple(atom.ref)))
-    if tag == "E" or tag == "X":
+    if tag == "E" or tag == "X" or tag == "T":
         return (tag, atom.path, atom.line, atom.text, repr(tuple(atom.ref)))
     if tag == "C":
         return (tag, atom.group, "", atom.depth)

@@ -27,6 +27,7 @@ from .atoms import (
 from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
+from .raises import exception_names, own_classes_only, raised_tree_by
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, builds_library_object, containers_held
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
@@ -429,6 +430,10 @@ class Evaluator(StructureReads):
         line = getattr(stmt, "lineno", 0)
         local = frozenset({source("exception from local work", text, ctx.path, line, ALL_MODES_ALL_DIMS)})
         node_info = info.node_info(node)
+        if own_classes_only(info, stmt):
+            # only the tree's own raises reach such a handler (raises.py)
+            return frozenset(raised_tree_by(ref, ctx.path, line, text) for call in node_info.calls
+                             if call.match is None and (ref := info.resolve_ref(call.call.func)) is not None)
         same_everywhere = self.handled_exceptions_are_uniform(stmt)
         atoms = set()
         for call in node_info.calls:
@@ -755,21 +760,6 @@ def _asks_for_another_rank(call: ast.Call) -> bool:
     # ``**coords`` passes coordinates too; what they hold (this rank's own,
     # for one) comes with the arguments' atoms
     return any(kw.arg is None or kw.arg not in _OWN_RANK_KEYWORDS for kw in call.keywords)
-
-
-def exception_names(node) -> tuple:
-    """The class names an ``except`` clause names (last dotted part); empty
-    for a bare ``except`` or a form that is not a plain name or tuple."""
-    if node is None:
-        return ()
-    parts = node.elts if isinstance(node, ast.Tuple) else [node]
-    names = []
-    for part in parts:
-        text = dotted(part)
-        if not text or "()" in text:
-            return ()
-        names.append(text.rsplit(".", 1)[-1])
-    return tuple(names)
 
 
 def _always_reraises(body: list) -> bool:

@@ -221,7 +221,7 @@ class Program(ProgramReads):
                 if rest:
                     out[k] = (rest, via)
             return out
-        if tag == "E":
+        if tag == "E" or tag == "T":
             return self._raised_by(atom, mode)
         if tag == "X":
             return self._escaped_by(atom, mode)
@@ -490,9 +490,9 @@ def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optiona
             module = modules.get(atom.module)
             found = module.globals.get(atom.name) if module is not None else None
             return [found] if found else []
-        if tag == "E":
-            return [v.raised for fn in resolved(atom.ref) or () if fn.raises
-                    for v in fn.variants.values() if v.raised]
+        if tag == "E" or tag == "T":
+            return [found for fn in resolved(atom.ref) or () if fn.raises for v in fn.variants.values()
+                    for found in (v.raised, v.raised_tree if tag == "T" else None) if found]
         return []
 
     def in_step(v):
@@ -616,12 +616,13 @@ def table_reads(program: Program, fn: FuncFacts) -> set:
                 seen.add(key)
                 module = modules.get(atom.module)
                 atoms_deps((module.globals.get(atom.name) if module else None) or ())
-            elif tag == "E" and id(atom) not in seen:
+            elif (tag == "E" or tag == "T") and id(atom) not in seen:
                 seen.add(id(atom))  # what decides that a callee raises (ProgramReads._raised_by)
                 for target in program.raising_targets(atom.ref):
                     out.add(("param", target.key))
                     for variant in target.variants.values():
                         atoms_deps(variant.raised or ())
+                        atoms_deps(variant.raised_tree or ())
             elif tag == "X" and id(atom) not in seen:
                 seen.add(id(atom))  # what decides that a callee fails on this rank (ProgramReads._escaped_by)
                 for target in resolve(atom.ref):

@@ -160,15 +160,21 @@ class ProgramReads:
         worked them out and it does no local I/O; else on any rank."""
         targets = self.raising_targets(atom.ref)
         raising = [fn for fn in targets if fn.raises]
-        if targets and not raising:
-            return {}
+        if (targets or atom.tag == "T") and not raising:
+            return {}  # (no library code raises an exception of a class the tree defines)
         out: dict = {}
         for fn in raising:
             variant = self.variant(fn, mode)
-            if fn.local_io or variant is None or variant.raised is None:
+            if variant is None:
                 break
+            if atom.tag == "T" and variant.raised_tree is not None:
+                decided = variant.raised_tree  # an exception of a class the tree defines (raises.py)
+            elif fn.local_io or variant.raised is None:
+                break
+            else:
+                decided = variant.raised
             link = (atom.path, atom.line, f"`{atom.text}` raises when this holds")
-            for k, (dims, via) in self.concrete(self.eval(variant.raised, mode), fn, mode).items():
+            for k, (dims, via) in self.concrete(self.eval(decided, mode), fn, mode).items():
                 merge(out, k, dims, extend_via(via, link))
         else:
             if targets:

@@ -146,6 +146,9 @@ class Variant:
     #: ``raise``/``assert`` statements, what a re-raised exception came
     #: from); None where it was not worked out (the CFG walk)
     raised: Optional[frozenset] = None
+    #: what decides whether it raises an exception of a class the tree
+    #: defines (raises.py): None where not worked out (read as ``raised``)
+    raised_tree: Optional[frozenset] = None
     #: the returns by position where every ``return`` of a value writes out
     #: a tuple of one length (``return count, agreed``): a caller that
     #: unpacks it reads each element alone; ``()`` where some return is

@@ -26,6 +26,7 @@ from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL
 from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
+from .raises import reraised_tree, tree_raise
 from .records import Site, Variant
 from .syntax import dotted, first_exit_in, is_process_exit, target_names
 from .transfer import Flow, LoopRebinds, Transfer, _mutator_call as mutator_call, loop_rebinds
@@ -81,13 +82,14 @@ class SummaryWalk:
         self._carrying = False
         self._watch = None  # the reads of a first walk that may keep its facts
         self._in_try = 0
+        self._caught: list = []  # per handler walked: (what its try body raised, its tree raises)
         self._rebinds_memo: dict = {}  # id(loop) -> the names its body binds anew (loop_rebinds)
 
     def variant(self) -> Variant:
         """Field writes, returns and argument flows of the function."""
         variant = Variant()
         env = self.info.entry_env()
-        variant.raised = EMPTY
+        variant.raised = variant.raised_tree = EMPTY
         if self.info.ctx.exceptions_hang:
             variant.escapes = EMPTY
         self._block(self.info.body, env, EMPTY, variant, straight=True)
@@ -221,11 +223,13 @@ class SummaryWalk:
             try:
                 self._block(s.body, env, implicit, variant)
                 raised = whole(self._raised_in(s.body, env, implicit))
+                self._caught.append((raised, reraised_tree(self.info, s.body, raised)))
                 for handler in s.handlers:
                     transfer.exception_name(handler, raised, flow)
                     self._block(handler.body, env, implicit | raised, variant)
             finally:
                 self._in_try -= 1
+                del self._caught[len(self._caught) - 1:]
             self._block(s.orelse, env, implicit, variant)
             self._block(s.finalbody, env, implicit, variant)
             return EMPTY
@@ -252,6 +256,8 @@ class SummaryWalk:
         elif t is ast.Raise:
             # raised where the tests above it hold; in a handler, also where what it caught came from
             variant.raised = variant.raised | implicit
+            if variant.raised_tree is not None:
+                variant.raised_tree = variant.raised_tree | tree_raise(s, implicit, self._caught)
         elif t is ast.Assert:
             variant.raised = variant.raised | implicit | self.evaluator.truth(s.test, env)
         if variant.escapes is not None and not self._in_try:
@@ -417,16 +423,16 @@ class _WatchedFlow(Flow):
 class _FactsMark:
     """What a :class:`Variant` held at one point, to go back to."""
 
-    __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "raised", "escapes")
+    __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "raised", "raised_tree", "escapes")
 
     def __init__(self, variant: Variant):
         self.sites, self.fields, self.field_types = len(variant.sites), len(variant.fields), len(variant.field_types)
         self.returns, self.return_parts = variant.returns, variant.return_parts
-        self.raised, self.escapes = variant.raised, variant.escapes
+        self.raised, self.raised_tree, self.escapes = variant.raised, variant.raised_tree, variant.escapes
 
     def restore(self, variant: Variant) -> None:
         del variant.sites[self.sites:]
         del variant.fields[self.fields:]
         del variant.field_types[self.field_types:]
         variant.returns, variant.return_parts = self.returns, self.return_parts
-        variant.raised, variant.escapes = self.raised, self.escapes
+        variant.raised, variant.raised_tree, variant.escapes = self.raised, self.raised_tree, self.escapes

@@ -262,7 +262,7 @@ def raising_definitions(atoms, out: set, seen: set) -> None:
     the method ``mod.Name`` of ``pkg``."""
     for atom in atoms:
         tag = atom.tag
-        if tag == "E":
+        if tag == "E" or tag == "T":
             ref = atom.ref
             if ref.tag == "qual":
                 head, _, name = ref.dotted.rpartition(".")

@@ -1,0 +1,147 @@
+"""Exceptions of classes the tree defines, and who can catch them.
+
+``except E`` catches an instance of ``E`` or of a subclass of it, nothing
+else.  A handler that names only classes its own file defines
+(``except _InputError:``) therefore catches nothing a library, a builtin
+or this rank's local work raises (an ``OSError`` of a missing file, a CUDA
+error, a ``RuntimeError`` of a library call): only exceptions the tree's
+own ``raise`` statements make of such a class.  What decides that such a
+handler runs is what decides that those statements are reached -- the
+tests above them in the callees, a tree callee's own such raises passed
+on -- never whether the local work in the ``try`` body failed
+(:func:`own_classes_only`, read by ``Evaluator.raised_atoms``).
+
+Each walker records, beside everything that decides that a function raises
+(``Variant.raised``), what decides that it raises such an exception
+(``Variant.raised_tree``): its ``raise`` statements of any class but a
+builtin exception (a class named by a variable or imported from a library
+counts: it might be one), a re-raise of what it caught (its ``try`` body's
+own calls of the tree, read the same way), and what its tree callees raise
+outside a handler.  The whole-tree pass reads a call's atom ``T``
+(:func:`raised_tree_by`) over it.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from .atoms import RaisedBy, made
+from .syntax import dotted
+
+#: the builtin exception classes: what they raise is never of a class the tree defines
+BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                               if isinstance(value, type) and issubclass(value, BaseException))
+
+
+def raised_tree_by(ref, path: str, line: int, text: str) -> RaisedBy:
+    """Whether a call to an analysed function raises an exception of a class
+    the tree defines (atom ``T``: the callee's ``Variant.raised_tree``)."""
+    return made(RaisedBy, ("T", ref, path, line, text))
+
+
+def may_raise_own_class(stmt: ast.Raise) -> bool:
+    """Whether ``raise X(...)`` / ``raise X`` may raise an exception of a
+    class the tree defines: ``X`` is not a builtin exception.  A bare
+    ``raise`` re-raises what was caught: asked of the ``try`` body instead."""
+    exc = stmt.exc
+    if exc is None:
+        return False
+    named = exc.func if type(exc) is ast.Call else exc
+    text = dotted(named)
+    return not text or text not in BUILTIN_EXCEPTIONS
+
+
+def exception_names(node) -> tuple:
+    """The class names an ``except`` clause names (last dotted part); empty
+    for a bare ``except`` or a form that is not a plain name or tuple."""
+    if node is None:
+        return ()
+    parts = node.elts if isinstance(node, ast.Tuple) else [node]
+    names = []
+    for part in parts:
+        text = dotted(part)
+        if not text or "()" in text:
+            return ()
+        names.append(text.rsplit(".", 1)[-1])
+    return tuple(names)
+
+
+def _names(handler: ast.ExceptHandler):
+    node = handler.type
+    if node is None:
+        return None
+    parts = node.elts if type(node) is ast.Tuple else [node]
+    names = []
+    for part in parts:
+        if type(part) is not ast.Name:
+            return None
+        names.append(part.id)
+    return names
+
+
+def own_classes_only(info, stmt) -> bool:
+    """Whether every handler of every ``try`` around ``stmt`` (in its body,
+    up to the function) names only classes defined at the top level of the
+    function's own file: an exception from library code, a builtin or
+    local work then leaves the function uncaught, and only the tree's own
+    raises of such classes can send ``stmt``'s rank into a handler."""
+    classes = info.ctx.module_classes
+    child, parent = stmt, info.parents.get(id(stmt))
+    found = False
+    while parent is not None and parent is not info.func:
+        if (type(parent) is ast.Try or type(parent).__name__ == "TryStar") and parent.handlers \
+                and any(child is inner for inner in parent.body):
+            for handler in parent.handlers:
+                names = _names(handler)
+                if not names or any(name not in classes or name in BUILTIN_EXCEPTIONS for name in names):
+                    return False
+            found = True
+        child, parent = parent, info.parents.get(id(parent))
+    return found
+
+
+def tree_calls_raise(info, stmts, path: str) -> frozenset:
+    """The atoms ``T`` of the calls of the tree in ``stmts`` (nested
+    statements included, definitions left out): what decides that they
+    raise an exception of a class the tree defines."""
+    out = set()
+    stack = list(stmts)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            continue
+        if kind is ast.Call:
+            ref = info.resolve_ref(node.func)
+            if ref is not None:
+                out.add(raised_tree_by(ref, path, node.lineno, dotted(node.func) or "call"))
+        stack.extend(ast.iter_child_nodes(node))
+    return frozenset(out)
+
+
+def reraised_tree(info, body, caught: frozenset) -> frozenset:
+    """What decides that a bare ``raise`` in a handler of the ``try`` whose
+    body is ``body`` re-raises an exception of a class the tree defines: the
+    body's calls of the tree (their own such raises), and where the body
+    raises one itself, whatever made it raise (``caught``)."""
+    tree = tree_calls_raise(info, body, info.ctx.path)
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if type(node) is ast.Raise and (node.exc is None or may_raise_own_class(node)):
+                return tree | caught
+    return tree
+
+
+def tree_raise(stmt: ast.Raise, implicit: frozenset, caught: list) -> frozenset:
+    """What a ``raise`` statement adds to ``Variant.raised_tree`` under the
+    implicit flow ``implicit``: nothing for a builtin exception; for a bare
+    re-raise in a handler (``caught``: per handler being walked, what its
+    ``try`` body raised and :func:`reraised_tree`), the tests around it and
+    the body's tree raises in place of whatever the body's local work did."""
+    if stmt.exc is None:
+        if not caught:
+            return implicit
+        raised, tree = caught[-1]
+        return (implicit - raised) | tree
+    return implicit if may_raise_own_class(stmt) else frozenset()
