@@ -12,6 +12,9 @@ beside the INVALID one that must still be reported.
   return [local_error]``: the fallback runs only where the group is not set
   up, so the process has no peers in it (``syntax.single_rank_side``); a
   setting in its place decides nothing of the kind.
+- A method of the class that issues a collective itself keeps its
+  arguments bound past the nesting limit (``AtomBuilder.call``, and when a
+  later call flattens it), so what it agrees stays agreed.
 """
 
 import textwrap
@@ -149,6 +152,61 @@ GROUP_FALLBACK = """
             return tensor
 """
 
+BOUND_HELPER = """
+    import time
+    import torch
+    import torch.distributed as dist
+
+
+    class Receiver:
+        def __init__(self, group, source):
+            self.tp_group = group
+            self.source = source
+
+        def _pull(self):
+            return self.source.poll()
+
+        def _filter(self, reqs):
+            return [r for r in reqs if r is not None]
+
+        def _share(self, reqs, extra):
+            box = [reqs + extra]
+            dist.broadcast_object_list(box, src=0, group=self.tp_group)
+            return box[0]
+
+        def _local(self, reqs, extra):
+            return reqs + extra
+
+        def _post(self, reqs):
+            return list(reqs)
+
+        def receive(self, extra):
+            reqs = self._pull()
+            reqs = self._filter(reqs)
+            reqs = self._share(reqs, extra)
+            reqs = self._post(reqs)
+            return reqs
+
+        def receive_local(self, extra):
+            reqs = self._pull()
+            reqs = self._filter(reqs)
+            reqs = self._local(reqs, extra)
+            reqs = self._post(reqs)
+            return reqs
+
+        def step(self, tensor):
+            late = [time.monotonic()]
+            reqs = self.receive(late)
+            if reqs:
+                dist.all_reduce(tensor, group=self.tp_group)          # VALID: the broadcast agrees what was added
+
+        def step_local(self, tensor):
+            late = [time.monotonic()]
+            reqs = self.receive_local(late)
+            if reqs:
+                dist.all_reduce(tensor, group=self.tp_group)          # INVALID: this rank's clock is added as it is
+"""
+
 
 def _marked(source, word):
     return sorted(i for i, line in enumerate(source.splitlines(), 1) if line.rstrip().endswith(word)
@@ -170,5 +228,11 @@ def test_a_handler_of_the_files_own_class_catches_only_the_trees_raises_of_it(tm
 
 def test_a_fallback_taken_only_where_the_group_is_not_set_up_carries_nothing_that_differs(tmp_path):
     source, flagged = _flagged(tmp_path, GROUP_FALLBACK)
+    assert flagged == _marked(source, "INVALID")
+    assert _marked(source, "VALID")
+
+
+def test_an_agreement_method_keeps_its_arguments_bound_past_the_nesting_limit(tmp_path):
+    source, flagged = _flagged(tmp_path, BOUND_HELPER)
     assert flagged == _marked(source, "INVALID")
     assert _marked(source, "VALID")

@@ -27,7 +27,7 @@ from .atoms import (
 from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
-from .raises import exception_names, own_classes_only, raised_tree_by
+from .raises import exception_names, issues_itself, own_classes_only, raised_tree_by
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, builds_library_object, containers_held
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
@@ -367,7 +367,7 @@ class Evaluator(StructureReads):
             fallback = receiver | arg_atoms
             if ref is not None:
                 # (a class of the file too: each argument reaches its own field)
-                bind = ref.tag == "class" or ref.tag == "func" and ref.qualname in self.ctx.issuing_functions
+                bind = ref.tag == "class" or issues_itself(ref, self.ctx, self.info.class_key)
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind)
             return fallback
         if verdict is _FIXED:

@@ -77,13 +77,14 @@ class AtomBuilder:
     identity, the atom kept alive beside its result) keeps it linear.  The
     memo lives as long as the file's extraction."""
 
-    __slots__ = ("_flat",)
+    __slots__ = ("_flat", "_bound")
 
     def __init__(self):
         self._flat: dict = {}
+        self._bound: set = set()  # the callees whose calls keep their arguments bound (call's ``bind``)
         start_file()
 
-    def flatten(self, atoms: frozenset, within: bool = False) -> frozenset:
+    def flatten(self, atoms: frozenset, within: bool = False, keep: bool = True) -> frozenset:
         """``atoms`` with no call or collective result inside another: a call
         result becomes its callee's own result plus what its arguments
         depend on, and a collective inside a collective (``within``) gives
@@ -93,32 +94,42 @@ class AtomBuilder:
         for atom in atoms:
             tag = atom.tag
             if tag == "R" or tag == "C" or tag == "J" or tag == "A":
-                out |= self._flatten_atom(atom, within)
+                out |= self._flatten_atom(atom, within, keep)
             else:
                 out.add(atom)
         return frozenset(out)
 
-    def _flatten_atom(self, atom, within: bool) -> frozenset:
+    def _flatten_atom(self, atom, within: bool, keep: bool = True) -> frozenset:
         """:meth:`flatten` of one nested atom.  Atom sets are rebuilt all
         the time (every evaluation of an expression unions its parts anew),
         but the atoms in them are shared objects: the memo is per atom."""
-        memo_key = (id(atom), within)
+        memo_key = (id(atom), within, keep)
         known = self._flat.get(memo_key)
         if known is not None and known[0] is atom:
             return known[1]
         tag = atom.tag
-        if tag == "R":
+        if tag == "R" and keep and atom.ref in self._bound and (atom.args or atom.kwargs):
+            # an agreement helper's call stays bound to its arguments, flattened all
+            # the way (no call kept inside), so what it agrees stays agreed (see call)
+            flatten = self.flatten
+            args = tuple([flatten(a, within, False) for a in atom.args])
+            kwargs = tuple([(k, flatten(a, within, False)) for k, a in atom.kwargs])
+            fallback = flatten(atom.fallback, within, False)
+            depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
+            result = frozenset((call_result(atom.ref, args, kwargs, fallback, atom.path, atom.line, atom.text,
+                                            depth),))
+        elif tag == "R":
             result = frozenset((call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1),)) \
-                | self.flatten(atom.fallback, within)
+                | self.flatten(atom.fallback, within, keep)
         elif tag == "C":
             if within:
-                result = self.flatten(atom.inner, True)
+                result = self.flatten(atom.inner, True, False)
             else:
-                result = frozenset((collective_result(atom.group, self.flatten(atom.inner, True), 1),))
+                result = frozenset((collective_result(atom.group, self.flatten(atom.inner, True, False), 1),))
         elif tag == "J":
-            result = project(atom.transform, self.flatten(atom.inner, within))
+            result = project(atom.transform, self.flatten(atom.inner, within, keep))
         else:
-            result = attribute(self.flatten(atom.inner, within), atom.attr)
+            result = attribute(self.flatten(atom.inner, within, keep), atom.attr)
         self._flat[memo_key] = (atom, result)
         return result
 
@@ -132,6 +143,8 @@ class AtomBuilder:
         # callee never returns would then decide the result.  The earlier
         # result of this very call stands for itself as the callee's own
         # result (its parameters still bound to this call's other arguments).
+        if bind and ref.tag != "class":
+            self._bound.add(ref)
         deepest = nesting(fallback)
         for a in args:
             inner = nesting(a)
