@@ -12,7 +12,9 @@ from cslint.api import check_paths
 # between two groups (each pass nests the buffer's value one group deeper; the
 # buffer is not the loop's target, which each iteration binds anew),
 # and a loop that feeds a call's result back into the same callee twice (the
-# nesting limit flattens it, the next pass nests it again).
+# nesting limit flattens it, the next pass nests it again; a callee that
+# issues a collective itself would stay bound instead, so it reaches its
+# collective through another method).
 CYCLING = textwrap.dedent('''
     import torch.distributed as dist
 
@@ -40,8 +42,11 @@ CYCLING = textwrap.dedent('''
             return state
 
         def stage(self, state, step):
-            dist.barrier()
+            self.sync()
             return state
+
+        def sync(self):
+            dist.barrier()
 ''')
 
 
