@@ -27,7 +27,7 @@ from .atoms import (
 from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
-from .raises import exception_names, issues_itself, own_classes_only, raised_tree_by
+from .raises import exception_names, issues_itself, own_classes_only, tree_raised
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, builds_library_object, containers_held
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
@@ -431,9 +431,7 @@ class Evaluator(StructureReads):
         local = frozenset({source("exception from local work", text, ctx.path, line, ALL_MODES_ALL_DIMS)})
         node_info = info.node_info(node)
         if own_classes_only(info, stmt):
-            # only the tree's own raises reach such a handler (raises.py)
-            return frozenset(raised_tree_by(ref, ctx.path, line, text) for call in node_info.calls
-                             if call.match is None and (ref := info.resolve_ref(call.call.func)) is not None)
+            return tree_raised(info, node_info.calls, local, line, text)  # only the tree's own raises reach it
         same_everywhere = self.handled_exceptions_are_uniform(stmt)
         atoms = set()
         for call in node_info.calls:

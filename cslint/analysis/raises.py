@@ -101,11 +101,31 @@ def own_classes_only(info, stmt) -> bool:
     return found
 
 
-def tree_calls_raise(info, stmts, path: str) -> frozenset:
-    """The atoms ``T`` of the calls of the tree in ``stmts`` (nested
-    statements included, definitions left out): what decides that they
-    raise an exception of a class the tree defines."""
+def library_call(func: ast.expr, info) -> bool:
+    """Whether a call no function of the tree resolves runs library code
+    alone: a builtin, or a name reached through an import
+    (``torch.cuda.current_device()``).  A call of an object (``self.model(x)``,
+    a parameter, a local) may run the tree's own code -- a module's
+    ``forward`` behind its ``__call__`` -- which may raise the tree's classes."""
+    head = func
+    while type(head) is ast.Attribute:
+        head = head.value
+    if type(head) is not ast.Name:
+        return False
+    name, ctx = head.id, info.ctx
+    if name in info.local_names or name in ctx.module_globals or name in ctx.module_classes:
+        return False
+    return name in ctx.imports or (head is func and name in vars(builtins))
+
+
+def tree_calls_raise(info, stmts, path: str) -> tuple:
+    """``(atoms, opaque)``: the atoms ``T`` of the calls of the tree in
+    ``stmts`` (nested statements included, definitions left out), what
+    decides that they raise an exception of a class the tree defines; and
+    whether some other call there may run the tree's code
+    (:func:`library_call`)."""
     out = set()
+    opaque = False
     stack = list(stmts)
     while stack:
         node = stack.pop()
@@ -116,16 +136,41 @@ def tree_calls_raise(info, stmts, path: str) -> frozenset:
             ref = info.resolve_ref(node.func)
             if ref is not None:
                 out.add(raised_tree_by(ref, path, node.lineno, dotted(node.func) or "call"))
+            elif not library_call(node.func, info):
+                opaque = True
         stack.extend(ast.iter_child_nodes(node))
-    return frozenset(out)
+    return frozenset(out), opaque
+
+
+def tree_raised(info, calls, local: frozenset, line: int, text: str) -> frozenset:
+    """What decides that a statement's ``calls`` (``CallInfo``) raise an
+    exception of a class the tree defines, under handlers that catch only
+    such classes (:func:`own_classes_only`): their callees' own raises
+    (atoms ``T``); ``local`` where one may run the tree's code on this
+    rank's data (a wrapped module's forward, an object's call)."""
+    atoms = set()
+    for call in calls:
+        if call.match is not None:
+            if call.match.spec is not None and call.match.spec.local_work:
+                return local
+            continue
+        ref = info.resolve_ref(call.call.func)
+        if ref is not None:
+            atoms.add(raised_tree_by(ref, info.ctx.path, line, text))
+        elif not library_call(call.call.func, info):
+            return local
+    return frozenset(atoms)
 
 
 def reraised_tree(info, body, caught: frozenset) -> frozenset:
     """What decides that a bare ``raise`` in a handler of the ``try`` whose
     body is ``body`` re-raises an exception of a class the tree defines: the
     body's calls of the tree (their own such raises), and where the body
-    raises one itself, whatever made it raise (``caught``)."""
-    tree = tree_calls_raise(info, body, info.ctx.path)
+    raises one itself or calls what may run the tree's code, whatever made
+    it raise (``caught``)."""
+    tree, opaque = tree_calls_raise(info, body, info.ctx.path)
+    if opaque:
+        return tree | caught
     for stmt in body:
         for node in ast.walk(stmt):
             if type(node) is ast.Raise and (node.exc is None or may_raise_own_class(node)):
