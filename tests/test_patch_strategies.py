@@ -617,15 +617,19 @@ FATAL_FLAG = {
 def test_a_flag_set_where_the_ranks_already_part_is_reported_there_not_downstream(tmp_path):
     """The shutdown flag is set inside the rank-local `if is_fatal:`, itself a finding (its gather);
     the loop's test of the flag reads that same divergence downstream: a strong doubt keeps it out of
-    the patch, while the finding where the ranks part keeps its confidence."""
+    the patch, while the finding where the ranks part keeps its confidence.  Every flow of the loop's
+    test goes through that flag, so the root-cause report leaves it out; the per-site one shows it."""
     root = _write(tmp_path / "tree", FATAL_FLAG)
-    by_function = {f.function: f for f in _check(root).findings}
+    assert "Executor._loop" not in {f.function for f in _check(root).findings}
+    by_function = {f.function: f for f in check_paths([str(root)], settings=SETTINGS, jobs=1,
+                                                      report="per-site").findings}
     source, reader = by_function["Executor._handle_error"], by_function["Executor._loop"]
     assert source.confidence.level == "high", source.confidence
     doubts = {d.kind: d for d in reader.confidence.doubts}
     assert "reported-upstream" in doubts and doubts["reported-upstream"].strong, reader.confidence
     assert "`self.is_shutdown`, set inside the condition at line 9" in doubts["reported-upstream"].note
     assert "the call at line 10" in doubts["reported-upstream"].note
+    assert "read-downstream" in doubts and doubts["read-downstream"].strong
     assert reader.confidence.level == "low"
     from tensorrt_llm_patch.apply import REVIEW, apply_tree
 

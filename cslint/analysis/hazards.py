@@ -81,6 +81,10 @@ class Hazard:
     #: hazard's condition, one whose own explanation raises no strong doubt:
     #: ``(field text, that condition's line, its site's line)``; None otherwise
     upstream: Optional[tuple] = None
+    #: every flow that makes the condition differ goes through fields set
+    #: inside other reported conditions (see :func:`_fold_downstream`): the
+    #: root-cause report leaves the hazard out, the per-site one keeps it
+    downstream_only: bool = False
     #: the key of the function the site is in
     function_key: Optional[str] = None
     #: where the condition is, when not in ``path``: a hazard reported at a
@@ -109,6 +113,7 @@ def find_hazards(info: UniformityInfo) -> list:
             key = (fn.path, site.span.line, site.span.column, fn.key)
             found.setdefault(key, []).append((hazard, mode))
     _mark_reported_upstream(info, [hazard for per_mode in found.values() for hazard, _mode in per_mode])
+    _fold_downstream(info, found)
     out = []
     for per_mode in found.values():
         hazard = per_mode[0][0]
@@ -329,6 +334,50 @@ def _mark_reported_upstream(info: UniformityInfo, hazards: list) -> None:
             if found is not None:
                 hazard.upstream = found
                 break
+
+
+def _fold_downstream(info: UniformityInfo, found: dict) -> None:
+    """Mark ``downstream_only`` the hazards of ``found`` (a site -> its
+    ``[(hazard, mode)]``) whose condition differs only through fields written
+    inside the body of another hazard's condition that is reported itself
+    (one not read downstream, see :func:`_mark_reported_upstream`): every
+    flow that makes the condition differ passes a field set where the ranks
+    already part, so the hazard reads that divergence downstream and the
+    guard where it starts is the root cause, reported once.  A condition
+    that also differs through a flow of its own (a source whose flow passes
+    no such field) is not marked.  A site is marked when it is in every mode
+    it is a hazard in."""
+    guards: dict = {}
+    for per_mode in found.values():
+        for hazard, _mode in per_mode:
+            if hazard.upstream is None and not _in_doubt(hazard):
+                guard = hazard.cond.guard
+                guards.setdefault(hazard.path, []).append((guard.line, guard.end_line, id(hazard.cond)))
+    if not guards:
+        return
+    links = info.program.link_functions
+    program = info.program
+
+    def upstream_link(link, own) -> bool:
+        kind = links.get(link, ("",))[0]
+        return kind == "field" and any(first < link[1] <= last and cond != own
+                                       for first, last, cond in guards.get(link[0], ()))
+
+    def downstream(hazard, mode) -> bool:
+        fn = program.funcs.get(hazard.function_key) if hazard.upstream is not None else None
+        if fn is None:
+            return False
+        span = info.knowledge.world.span(hazard.group) - program.single_rank_dims.get(fn.key, frozenset())
+        ignore = SAME_LENGTH_KINDS if hazard.cond.kind == "loop" else frozenset()
+        own = id(hazard.cond)
+        return not any(found_.dims & span and found_.source.kind not in ignore
+                       and not any(upstream_link(link, own) for link in found_.via)
+                       for found_ in info.sources(hazard.cond, fn, mode))
+
+    for per_mode in found.values():
+        if all(downstream(hazard, mode) for hazard, mode in per_mode):
+            for hazard, _mode in per_mode:
+                hazard.downstream_only = True
 
 
 def _in_doubt(hazard: Hazard) -> bool:

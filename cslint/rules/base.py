@@ -35,6 +35,7 @@ from ..model import (
     Span,
 )
 from ..presets import ALL_DIMS, neutral_table, render_agreement, render_single_rank_test
+from .rootcause import READ_DOWNSTREAM
 
 ALWAYS_ENTER = "always-enter"
 PROPAGATE = "propagate"
@@ -210,6 +211,11 @@ class Rule:
                                f"the value reaches the condition through `{upstream[0]}`, set inside the condition "
                                f"at line {upstream[1]}, which may differ over the group and is reported itself (the "
                                f"call at line {upstream[2]}): this condition reads that divergence downstream"))
+        if getattr(hazard, "downstream_only", False):
+            found.append(Doubt(READ_DOWNSTREAM, True,
+                               "every flow that makes the condition differ goes through fields set inside conditions "
+                               "reported themselves: the root-cause report leaves this finding out (`--report "
+                               "per-site` shows it)"))
         if hazard.flow_cut:
             found.append(Doubt("flow-cut", True,
                                f"the flow from `{hazard.source.text}` to the condition has more steps than the "

@@ -8,6 +8,11 @@ rule) become one: the first site in source order carries the finding, its
 ``sites`` list every site the guard decides, and its message says how many
 more there are and where.  ``report = "per-site"`` (``--report per-site``)
 keeps one finding per site, which is what ``cslint fix`` rewrites.
+
+A finding whose condition reads a divergence only downstream of another
+finding's condition (every flow through a field set inside it: the doubt
+:data:`READ_DOWNSTREAM`) is left out here: the other finding is where the
+ranks part, and the per-site report still shows it.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ from ..model import Finding, SiteRef
 ROOT_CAUSE = "root-cause"
 PER_SITE = "per-site"
 REPORT_MODES = (ROOT_CAUSE, PER_SITE)
+
+#: the doubt of a finding that reads a divergence reported upstream, and nothing else
+READ_DOWNSTREAM = "read-downstream"
 
 #: sites listed by line in a message before "..." takes over
 MAX_LINES_IN_MESSAGE = 6
@@ -38,11 +46,13 @@ def site_of(finding: Finding) -> SiteRef:
 
 
 def group_by_root_cause(findings: list) -> list:
-    """One finding per guard (see the module docstring); other findings
-    unchanged.  The result is in the order of the input's first members."""
+    """One finding per guard (see the module docstring), findings read
+    only downstream left out; other findings unchanged.  The result is in the order of the input's first members."""
     groups: dict = {}
     order: list = []
     for finding in findings:
+        if finding.confidence is not None and any(d.kind == READ_DOWNSTREAM for d in finding.confidence.doubts):
+            continue
         key = _guard_key(finding)
         if key is None:
             order.append([finding])
