@@ -27,7 +27,8 @@ from .atoms import (
 from .environment import fork
 from .function import FunctionInfo
 from .wrappers import WRAPPED_FORWARD, match_call
-from .raises import exception_names, issues_itself, own_classes_only, tree_raised
+from .raises import exception_names, own_classes_only, tree_raised
+from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, builds_library_object, containers_held
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse

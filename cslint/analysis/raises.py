@@ -191,17 +191,3 @@ def tree_raise(stmt: ast.Raise, implicit: frozenset, caught: list) -> frozenset:
         return (implicit - raised) | tree
     return implicit if may_raise_own_class(stmt) else frozenset()
 
-
-def issues_itself(ref, ctx, class_key) -> bool:
-    """Whether ``ref`` calls a function of this file that issues a
-    collective itself: a module-level function, or a method of the class
-    the call is made in (``self._broadcast(reqs, extra)``), whose arguments
-    then stay bound to its parameters past the nesting limit
-    (``AtomBuilder.call``): what it agrees before returning stays agreed."""
-    tag = ref.tag
-    if tag == "func":
-        return ref.qualname in ctx.issuing_functions
-    if tag == "method" and class_key is not None and ref.class_key == class_key:
-        owner = ref.class_key.rpartition(":")[2]
-        return f"{owner}.{ref.name}" in ctx.issuing_functions
-    return False
