@@ -401,15 +401,25 @@ class Label:
     verdict: str  # TP, FP, UNCLEAR, or "" for a sampled row not triaged yet
     category: str = ""
     reason: str = ""
+    #: the earlier row of the same file this one corrects (a ``relabel:`` row), kept for the audit trail
+    replaces: Optional["Label"] = None
 
     @property
     def key(self) -> tuple:
         return (self.tree, self.path, self.line, self.code)
 
 
+#: how a correction row's reason starts: a later row for a key already labelled
+#: in the same file replaces the earlier one only when it says why, this way
+RELABEL_PREFIX = "relabel:"
+
+
 def read_labels(path: Path) -> dict:
     """key -> Label. Lines starting with '#' are notes (sampling batches);
-    the first other line is the header."""
+    the first other line is the header. Rows are never edited: a reading that
+    was wrong is corrected by appending a row for the same key whose reason
+    starts with ``relabel:`` and says what the first reading missed; it replaces
+    the earlier row (kept on it as ``replaces``). Any other second row is an error."""
     if not path.exists():
         return {}
     labels = {}
@@ -434,8 +444,17 @@ def read_labels(path: Path) -> dict:
             if verdict and not reason:
                 raise BenchError(f"{path}:{number}: a {verdict} label needs a reason")
             label = Label(tree, file, int(line), code, verdict, category, reason)
-            if label.key in labels:
-                raise BenchError(f"{path}:{number}: a second label for {tree} {file}:{line} {code}")
+            correction = reason.startswith(RELABEL_PREFIX)
+            if correction and not reason[len(RELABEL_PREFIX):].strip():
+                raise BenchError(f"{path}:{number}: a relabel row must say what the earlier reading missed")
+            if correction and label.key not in labels:
+                raise BenchError(f"{path}:{number}: relabel row for {tree} {file}:{line} {code}, "
+                                 "which no earlier row of this file labels")
+            if label.key in labels and not correction:
+                raise BenchError(f"{path}:{number}: a second label for {tree} {file}:{line} {code} "
+                                 f"(a correction's reason starts with `{RELABEL_PREFIX}`)")
+            if correction:
+                label.replaces = labels[label.key]
             labels[label.key] = label
     return labels
 
@@ -753,7 +772,8 @@ def main(argv=None) -> int:
     print(f"cslint {revision} on {len(measured)} of {len(trees)} trees; labels: "
           f"{', '.join(str(p) for p in label_files)} "
           f"({sum(1 for l in labels.values() if l.verdict)} triaged, "
-          f"{sum(1 for l in labels.values() if not l.verdict)} awaiting triage)")
+          f"{sum(1 for l in labels.values() if not l.verdict)} awaiting triage, "
+          f"{sum(1 for l in labels.values() if l.replaces is not None)} corrected by relabel rows)")
     for tree in trees:
         print(f"\n== {tree.key}: {notes.get(tree.key, '')}")
         if tree.key in measured:

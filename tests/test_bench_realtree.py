@@ -161,6 +161,8 @@ def test_bad_labels_files_are_refused_with_the_line(bench, tmp_path):
         "syn@1\tpkg/a.py\teight\tCSL101\tFP\tx\ty\n": "is not a number",
         "syn@1\tpkg/a.py\t8\tCSL101\tFP\tx\t\n": "needs a reason",
         "syn@1\tpkg/a.py\t8\tCSL101\tFP\tx\ty\nsyn@1\tpkg/a.py\t8\tCSL101\tTP\tx\ty\n": "a second label",
+        "syn@1\tpkg/a.py\t8\tCSL101\tTP\tx\trelabel: y\n": "which no earlier row",
+        "syn@1\tpkg/a.py\t8\tCSL101\tFP\tx\ty\nsyn@1\tpkg/a.py\t8\tCSL101\tTP\tx\trelabel:  \n": "must say what",
     }
     for body, expected in cases.items():
         path = tmp_path / "labels.tsv"
@@ -171,6 +173,19 @@ def test_bad_labels_files_are_refused_with_the_line(bench, tmp_path):
     path.write_text("tree\tpath\tline\n")
     with pytest.raises(bench.BenchError, match="header"):
         bench.read_labels(path)
+
+
+def test_a_relabel_row_corrects_an_earlier_reading_and_keeps_it(bench, tmp_path):
+    path = tmp_path / "labels.tsv"
+    path.write_text(HEADER + "syn@1\tpkg/a.py\t8\tCSL101\tFP\told\tfirst reading\n"
+                    "syn@1\tpkg/a.py\t9\tCSL101\tFP\tother\tuntouched\n"
+                    "syn@1\tpkg/a.py\t8\tCSL101\tTP\tnew\trelabel: the first reading missed the handler\n")
+    labels = bench.read_labels(path)
+    corrected = labels[("syn@1", "pkg/a.py", 8, "CSL101")]
+    assert (corrected.verdict, corrected.category) == ("TP", "new")
+    assert corrected.replaces is not None and corrected.replaces.verdict == "FP"
+    assert corrected.replaces.reason == "first reading"
+    assert labels[("syn@1", "pkg/a.py", 9, "CSL101")].replaces is None
 
 
 def _population(bench):
