@@ -23,6 +23,7 @@ from typing import Optional
 from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group_from_text
 from .atoms import IDENT, OWN_FIELD, THROUGH_INSTANCE, field_name
 from .callfacts import translate
+from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
 from .feasibility import call_allows, passed_values
 from .reads import CALLEE_REFS, ProgramReads, element_stored_fields
@@ -93,6 +94,8 @@ class Program(ProgramReads):
         self._projections: dict = {}  # see seen_through
         self._globals_busy: set = set()
         self.changed_keys: set = set()
+        self.step_reads: dict = {}  # function key -> the table entries its step reads (see :meth:`stepped`)
+        self._stepped: Optional[list] = None
         self.properties = property_readers(self.resolver)
         self._passed_rank_params = self._rank_params_callers_pass()
         #: field name -> {origin: (dims, via)} of the fields signal handlers assign
@@ -300,11 +303,17 @@ class Program(ProgramReads):
         return frozenset.intersection(*spans)
 
     # -- fixpoint --------------------------------------------------------------------
+    def stepped(self) -> list:
+        """The functions the fixpoint steps, in order: those whose tables the hazards may read (demand.py)."""
+        if self._stepped is None:
+            self._stepped = demanded(self, table_reads)
+        return self._stepped
+
     def solve(self) -> None:
         """Semi-naive fixpoint: a function is re-evaluated only when a table
         entry it reads (its parameters, the fields, returns and collective
         reach it refers to) changed in the previous round."""
-        funcs = list(self.funcs.values())
+        funcs = self.stepped()
         # table entry -> the positions of the functions that read it; the
         # first round steps every function, so they are needed from the
         # second round on (and worked out ahead by the helper, if one runs)
@@ -513,8 +522,8 @@ def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optiona
                 for _span, atoms, _presence in cond.operands:
                     yield atoms
 
-    functions = list(program.funcs.values())
     for walk in [{STEP_SETS: in_step, CONDITION_SETS: conditions}[part] for part in parts]:
+        functions = program.stepped() if walk is in_step else list(program.funcs.values())
         for position, fn in enumerate(functions):
             if reached is not None and walk is in_step and position < reached():
                 continue
@@ -549,17 +558,18 @@ def readers_of(program: Program, funcs: list, positions=None, into: Optional[dic
     may read it (:func:`table_reads`); of the functions at ``positions``
     only (default: all, in increasing order), added to ``into``."""
     readers: dict = {} if into is None else into
+    known = program.step_reads
     for position in range(len(funcs)) if positions is None else positions:
-        for needed in table_reads(program, funcs[position]):
+        for needed in known.get(funcs[position].key) or table_reads(program, funcs[position]):
             readers.setdefault(needed, []).append(position)
     return readers
 
 
-def table_reads(program: Program, fn: FuncFacts) -> set:
+def table_reads(program: Program, fn: FuncFacts, conditions: Optional[set] = None) -> set:
     """The table entries a step of ``fn`` may read: its parameters and
     calling context, the returns of what its calls and property reads may
     run, the fields it reads, the collectives its callees reach (keys of
-    ``Program.changed_keys``)."""
+    ``Program.changed_keys``); ``conditions`` gets what its sites' conditions read besides."""
     out = {("param", fn.key), ("ctx", fn.key)}
     seen = set()
     family_of = program.resolver.family
@@ -643,6 +653,13 @@ def table_reads(program: Program, fn: FuncFacts) -> set:
             if site.ref is not None:
                 for target in resolve(site.ref):
                     out.add(("reach", target.key))
+    if conditions is not None:  # what the walk below adds goes to ``conditions``
+        step, out = out, conditions
+        for cond in (cond for v in fn.variants.values() for site in v.sites for cond in site.conds):
+            atoms_deps(cond.atoms)
+            for _span, atoms, _presence in cond.operands:
+                atoms_deps(atoms)
+        out = step
     atoms_deps = None  # noqa: F841  the nested function refers to itself: without this, a reference cycle per call
     return out
 

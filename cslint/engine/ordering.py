@@ -90,7 +90,7 @@ class OrdersAhead:
         try:
             mapping = mmap.mmap(-1, 3 * ctypes.sizeof(ctypes.c_int64))  # anonymous, shared with the child
             shared = (ctypes.c_int64 * 3).from_buffer(mapping)
-            shared[PARENT_LOW] = len(program.funcs)
+            shared[PARENT_LOW] = len(program.stepped())
             pid = os.fork()
         except OSError:
             os.close(read_end)
@@ -205,7 +205,7 @@ def _send_orders(program: Program, out: int, shared) -> None:
 def _walk_readers(program: Program, shared) -> tuple:
     """(n, readers_of the first n functions): up to the first one the run's
     process took (see OrdersAhead.readers)."""
-    funcs = list(program.funcs.values())
+    funcs = program.stepped()
     readers: dict = {}
     position = 0
     while position < len(funcs) and position < shared[PARENT_LOW]:

@@ -1,0 +1,68 @@
+"""The whole-tree fixpoint steps only the functions whose tables the
+hazards may read (cslint/analysis/demand.py), and finds what stepping every
+function finds."""
+
+import textwrap
+
+from cslint.analysis.facts import extract_file_facts
+from cslint.analysis.hazards import find_hazards
+from cslint.analysis.program import Program
+from cslint.analysis.uniformity import UniformityInfo
+from cslint.config import Settings
+from cslint.presets import load_presets
+
+KNOWLEDGE = load_presets(["torch_distributed"])
+
+MODULE = textwrap.dedent("""
+    import torch.distributed as dist
+
+    def scale(x):
+        return x * 2
+
+    def label_of(x):
+        return "rank %d" % x
+
+    class Worker:
+        def configure(self):
+            self.active = scale(dist.get_rank()) == 0
+
+        def step(self, t):
+            if self.active:
+                dist.all_reduce(t)
+
+        def describe(self):
+            self.label = label_of(dist.get_rank())
+            return self.label
+
+    def run(worker, t):
+        worker.configure()
+        worker.step(t)
+""")
+
+def _program() -> Program:
+    files = [extract_file_facts("pkg/work.py", MODULE.encode(), Settings(), KNOWLEDGE, module="pkg.work")]
+    return Program(files, KNOWLEDGE)
+
+
+def _hazards(program: Program) -> list:
+    program.solve()
+    return [repr(h) for h in find_hazards(UniformityInfo(program))]
+
+
+def test_the_fixpoint_steps_what_the_hazards_read():
+    program = _program()
+    stepped = {fn.qualname for fn in program.stepped()}
+    # the condition reads self.active: its writer, and the return of what it calls
+    assert {"Worker.step", "Worker.configure", "scale"} <= stepped
+    # what describe writes and returns, and what label_of returns, nothing reads
+    assert not stepped & {"Worker.describe", "label_of"}
+    assert "run" in stepped  # it calls step: step's parameters and calling context
+
+
+def test_stepping_the_demanded_functions_finds_what_stepping_all_finds():
+    found = _hazards(_program())
+    everything = _program()
+    everything._stepped = list(everything.funcs.values())
+    assert found, "the module has no hazard to compare"
+    assert "self.active" in found[0] or "active" in found[0]
+    assert found == _hazards(everything)
