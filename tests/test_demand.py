@@ -26,7 +26,7 @@ MODULE = textwrap.dedent("""
         def configure(self):
             self.active = scale(dist.get_rank()) == 0
 
-        def step(self, t):
+        def sync(self, t):
             if self.active:
                 dist.all_reduce(t)
 
@@ -34,9 +34,13 @@ MODULE = textwrap.dedent("""
             self.label = label_of(dist.get_rank())
             return self.label
 
-    def run(worker, t):
-        worker.configure()
-        worker.step(t)
+        def run(self, t):
+            self.configure()
+            self.sync(t)
+
+    def lonely(t):
+        if dist.get_rank() == 0:
+            dist.barrier()
 """)
 
 def _program() -> Program:
@@ -53,16 +57,18 @@ def test_the_fixpoint_steps_what_the_hazards_read():
     program = _program()
     stepped = {fn.qualname for fn in program.stepped()}
     # the condition reads self.active: its writer, and the return of what it calls
-    assert {"Worker.step", "Worker.configure", "scale"} <= stepped
+    assert {"Worker.configure", "scale"} <= stepped
+    # run passes sync its calling context; run's own reach is what sync reaches
+    assert {"Worker.run", "Worker.sync"} <= stepped
     # what describe writes and returns, and what label_of returns, nothing reads
     assert not stepped & {"Worker.describe", "label_of"}
-    assert "run" in stepped  # it calls step: step's parameters and calling context
+    assert "lonely" in stepped  # a function with conditions is stepped (what its step reads is read)
 
 
 def test_stepping_the_demanded_functions_finds_what_stepping_all_finds():
     found = _hazards(_program())
     everything = _program()
     everything._stepped = list(everything.funcs.values())
-    assert found, "the module has no hazard to compare"
-    assert "self.active" in found[0] or "active" in found[0]
+    assert [h.split("function=", 1)[1].split(",", 1)[0] for h in found] == ["'Worker.sync'", "'lonely'"]
+    assert "`self.active` is assigned from it in `Worker.configure`" in found[0]
     assert found == _hazards(everything)
