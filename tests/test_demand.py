@@ -6,7 +6,7 @@ import textwrap
 
 from cslint.analysis.facts import extract_file_facts
 from cslint.analysis.hazards import find_hazards
-from cslint.analysis.program import Program
+from cslint.analysis.program import Program, stepped
 from cslint.analysis.uniformity import UniformityInfo
 from cslint.config import Settings
 from cslint.presets import load_presets
@@ -55,20 +55,20 @@ def _hazards(program: Program) -> list:
 
 def test_the_fixpoint_steps_what_the_hazards_read():
     program = _program()
-    stepped = {fn.qualname for fn in program.stepped()}
+    names = {fn.qualname for fn in stepped(program)}
     # the condition reads self.active: its writer, and the return of what it calls
-    assert {"Worker.configure", "scale"} <= stepped
+    assert {"Worker.configure", "scale"} <= names
     # run passes sync its calling context; run's own reach is what sync reaches
-    assert {"Worker.run", "Worker.sync"} <= stepped
+    assert {"Worker.run", "Worker.sync"} <= names
     # what describe writes and returns, and what label_of returns, nothing reads
-    assert not stepped & {"Worker.describe", "label_of"}
-    assert "lonely" in stepped  # a function with conditions is stepped (what its step reads is read)
+    assert not names & {"Worker.describe", "label_of"}
+    assert "lonely" in names  # a function with conditions is stepped (what its step reads is read)
 
 
 def test_stepping_the_demanded_functions_finds_what_stepping_all_finds():
     found = _hazards(_program())
     everything = _program()
-    everything._stepped = list(everything.funcs.values())
+    everything.demanded = list(everything.funcs.values())
     assert [h.split("function=", 1)[1].split(",", 1)[0] for h in found] == ["'Worker.sync'", "'lonely'"]
     assert "`self.active` is assigned from it in `Worker.configure`" in found[0]
     assert found == _hazards(everything)

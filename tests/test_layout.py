@@ -226,6 +226,7 @@ ANALYSIS_PHASES = [
     ("facts",),  # the per-file orchestrator
     ("resolution",),  # names across the tree
     ("reads",),  # call results and attributes over the whole-tree tables
+    ("demand",),  # which functions the fixpoint steps
     ("program",),  # the fixpoint
     ("uniformity",),  # the query object
     ("hazards",),  # the decisions made from its answers

@@ -84,18 +84,16 @@ class Program(ProgramReads):
         #: through, for the rules' confidence (see UniformityInfo.flow_facts).
         self.link_functions: dict = {}
         self._ordered: dict = {}  # atom set -> its atoms in canonical order
-        #: canonical orders worked out ahead of need by another process (see
-        #: :func:`atom_sets`): ``get(atoms)`` gives the positions
-        #: :func:`~cslint.analysis.divergence.canonical_positions` finds for a
-        #: set, or None; the order is a function of the set alone, so it does
-        #: not matter which process worked it out
+        #: canonical orders worked out ahead of need by another process (see :func:`atom_sets`):
+        #: ``get(atoms)`` gives the positions :func:`~cslint.analysis.divergence.canonical_positions`
+        #: finds for a set, or None; the order is a function of the set alone, so it does not
+        #: matter which process worked it out
         self.orders_ahead = None
         self._digests: dict = {}  # see structure_digest
         self._projections: dict = {}  # see seen_through
         self._globals_busy: set = set()
         self.changed_keys: set = set()
-        self.step_reads: dict = {}  # function key -> the table entries its step reads (see :meth:`stepped`)
-        self._stepped: Optional[list] = None
+        self.step_reads, self.demanded = {}, None  # see :func:`stepped`: key -> what its step reads; the functions
         self.properties = property_readers(self.resolver)
         self._passed_rank_params = self._rank_params_callers_pass()
         #: field name -> {origin: (dims, via)} of the fields signal handlers assign
@@ -303,17 +301,11 @@ class Program(ProgramReads):
         return frozenset.intersection(*spans)
 
     # -- fixpoint --------------------------------------------------------------------
-    def stepped(self) -> list:
-        """The functions the fixpoint steps, in order: those whose tables the hazards may read (demand.py)."""
-        if self._stepped is None:
-            self._stepped = demanded(self, table_reads)
-        return self._stepped
-
     def solve(self) -> None:
         """Semi-naive fixpoint: a function is re-evaluated only when a table
         entry it reads (its parameters, the fields, returns and collective
         reach it refers to) changed in the previous round."""
-        funcs = self.stepped()
+        funcs = stepped(self)
         # table entry -> the positions of the functions that read it; the
         # first round steps every function, so they are needed from the
         # second round on (and worked out ahead by the helper, if one runs)
@@ -523,7 +515,7 @@ def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optiona
                     yield atoms
 
     for walk in [{STEP_SETS: in_step, CONDITION_SETS: conditions}[part] for part in parts]:
-        functions = program.stepped() if walk is in_step else list(program.funcs.values())
+        functions = stepped(program) if walk is in_step else list(program.funcs.values())
         for position, fn in enumerate(functions):
             if reached is not None and walk is in_step and position < reached():
                 continue
@@ -541,6 +533,13 @@ def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optiona
                         for atom in atoms:
                             below.extend(reads(atom))
                         stack.extend(reversed(below))
+
+
+def stepped(program: Program) -> list:
+    """The functions the fixpoint steps, in order: those whose tables the hazards may read (demand.py)."""
+    if program.demanded is None:
+        program.demanded = demanded(program, table_reads)
+    return program.demanded
 
 
 def _readers(program: Program, funcs: list) -> dict:

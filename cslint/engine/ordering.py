@@ -49,7 +49,7 @@ except ImportError:  # not on every system; nor is a helper forked there
     fcntl = None
 
 from ..analysis.divergence import canonical_positions
-from ..analysis.program import CONDITION_SETS, STEP_SETS, Program, atom_sets, readers_of
+from ..analysis.program import CONDITION_SETS, STEP_SETS, Program, atom_sets, readers_of, stepped
 
 #: orders per message from the helper
 CHUNK = 256
@@ -90,7 +90,7 @@ class OrdersAhead:
         try:
             mapping = mmap.mmap(-1, 3 * ctypes.sizeof(ctypes.c_int64))  # anonymous, shared with the child
             shared = (ctypes.c_int64 * 3).from_buffer(mapping)
-            shared[PARENT_LOW] = len(program.stepped())
+            shared[PARENT_LOW] = len(stepped(program))
             pid = os.fork()
         except OSError:
             os.close(read_end)
@@ -205,7 +205,7 @@ def _send_orders(program: Program, out: int, shared) -> None:
 def _walk_readers(program: Program, shared) -> tuple:
     """(n, readers_of the first n functions): up to the first one the run's
     process took (see OrdersAhead.readers)."""
-    funcs = program.stepped()
+    funcs = stepped(program)
     readers: dict = {}
     position = 0
     while position < len(funcs) and position < shared[PARENT_LOW]:
