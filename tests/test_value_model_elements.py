@@ -142,3 +142,60 @@ def test_a_field_store_on_some_ranks_still_changes_its_length():
 def test_a_field_bound_anew_by_a_rank_test_still_differs():
     source = _FIELD.replace("{store}", _PICKED + "\n            if self.rank == 0:\n                self.parts = []")
     assert _codes(source.replace("{test}", "if self.parts:")) == [("CSL101", 18)]
+
+
+# -- a store under the key the loop drew from the container ---------------------------
+
+_DRAWN_KEY = """
+    import torch.distributed as dist
+
+    def replace(state, full, names):
+        {loop}
+            if dist.get_rank() == 0:
+                state[key] = full[key]
+                {after}
+        if len(state) > 1:
+            dist.barrier()
+"""
+
+
+def _drawn(loop, after="pass"):
+    return _codes(_DRAWN_KEY.replace("{loop}", loop).replace("{after}", after))
+
+
+def test_a_rank_guarded_store_under_the_drawn_key_keeps_the_key_set():
+    # every key is one the dict has: only the value under it differs
+    assert _drawn("for key in state:") == []
+    assert _drawn("for key in state.keys():") == []
+    assert _drawn("for key, value in state.items():") == []
+
+
+def test_binding_the_key_anew_after_the_store_keeps_it_drawn():
+    # the next iteration's header draws it again before the store runs
+    assert _drawn("for key, value in state.items():", after="key = 'other'") == []
+
+
+def test_a_rank_guarded_store_under_another_key_still_changes_the_key_set():
+    assert _drawn("for key in names:") == [("CSL101", 10)]
+    assert _drawn("for key, value in full.items():") == [("CSL101", 10)]
+
+
+def test_a_key_bound_anew_before_the_store_is_not_the_drawn_one():
+    source = _DRAWN_KEY.replace("{loop}", "for key in state:\n            key = key + '_copy'").replace("{after}", "pass")
+    assert _codes(source) == [("CSL101", 11)]
+
+
+def test_a_store_inside_an_inner_loop_that_rebinds_the_key_is_not_the_drawn_one():
+    source = """
+        import torch.distributed as dist
+
+        def replace(state, full, names):
+            for key in state:
+                for name in names:
+                    if dist.get_rank() == 0:
+                        state[key] = full[key]
+                    key = name
+            if len(state) > 1:
+                dist.barrier()
+    """
+    assert _codes(source) == [("CSL101", 11)]

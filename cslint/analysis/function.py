@@ -23,7 +23,7 @@ from .atoms import (
 )
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
-from .syntax import calls_in_order, dotted, fold_bool_op
+from .syntax import calls_in_order, dotted, existing_key_stores_of, fold_bool_op
 from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 
@@ -216,6 +216,25 @@ def _data_names(expr: ast.AST) -> set:
     return {node.id for node in fast_walk(expr) if isinstance(node, ast.Name) and id(node) not in called}
 
 
+def index_parents(body: list) -> tuple:
+    """(id(statement) -> the statement holding it (None at the top), id(statement) -> the block it is in)."""
+    parents, blocks = {}, {}
+    for stmt in body:
+        blocks[id(stmt)] = body
+    stack = [(s, None) for s in body]
+    while stack:
+        node, parent = stack.pop()
+        parents[id(node)] = parent
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            block = getattr(node, name, None) or []
+            for child in block:
+                stack.append((child, node))
+                blocks[id(child)] = block
+    return parents, blocks
+
+
 class FunctionInfo:
     """The static facts of one function body (or of the module body)."""
 
@@ -273,6 +292,7 @@ class FunctionInfo:
         # so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform.
         self.dict_keys: dict = {}
         self.element_stores: frozenset = frozenset()  # local containers stored into: see Flow.write
+        self.existing_key_stores: frozenset = frozenset()  # id() of stores under a drawn key: see syntax
 
     @property
     def key(self) -> str:
@@ -291,8 +311,7 @@ class FunctionInfo:
     @property
     def parents(self) -> dict:
         if self._parents is None:
-            self._parents = {}
-            self._index_parents()
+            self._parents, self._blocks = index_parents(self.body)
         return self._parents
 
     @property
@@ -311,23 +330,6 @@ class FunctionInfo:
         := value``).  Known once :meth:`scan_calls` has run, which notes
         every walrus; before that, it may."""
         return self._local is None or bool(self.walrus_by_statement)
-
-    def _index_parents(self) -> None:
-        body = self.body
-        self._blocks = {}
-        for stmt in body:
-            self._blocks[id(stmt)] = body
-        stack = [(s, None) for s in body]
-        while stack:
-            node, parent = stack.pop()
-            self._parents[id(node)] = parent
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-                block = getattr(node, name, None) or []
-                for child in block:
-                    stack.append((child, node))
-                    self._blocks[id(child)] = block
 
     def inside(self, stmt: Optional[ast.AST], owner: ast.AST) -> bool:
         while stmt is not None:
@@ -400,6 +402,7 @@ class FunctionInfo:
         local.discard(self.self_name)
         dict_keys: dict = {}
         element_stores: set = set()  # xs[k] = v, xs.append(v)
+        existing_key_stores: set = set()
         returned: list = []
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
@@ -479,6 +482,8 @@ class FunctionInfo:
                     element_stores.add(node.value.id)
             elif (t is ast.Assign or t is ast.AnnAssign) and type(node.value) is ast.ListComp:
                 element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
+            elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
+                existing_key_stores.update(existing_key_stores_of(node))
             elif t is ast.ExceptHandler:
                 if node.name:
                     local.add(node.name)
@@ -498,6 +503,7 @@ class FunctionInfo:
         self.walrus_by_statement = walrus_by_statement
         self.dict_keys = dict_keys
         self.element_stores = frozenset(element_stores)
+        self.existing_key_stores = frozenset(existing_key_stores)
         return CallScan(frozenset(names), collective)
 
     def node_info(self, node: cfgmod.Node) -> NodeInfo:
@@ -723,3 +729,4 @@ def _comprehension_bound(node) -> list:
     structure is the comprehension's generators', kept apart from its
     elements: :meth:`~cslint.analysis.transfer.Transfer.assign`)."""
     return [t.id for t in (node.targets if type(node) is ast.Assign else (node.target,)) if type(t) is ast.Name]
+

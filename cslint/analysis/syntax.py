@@ -672,3 +672,67 @@ def _asked_group(value) -> Optional[str]:
     text = dotted(args[0]) if args else None
     group = group_from_text(text) if text else None
     return None if group == "world" else group
+
+
+def _iterated_keys_of(loop) -> Optional[tuple]:
+    """``for k in d`` / ``for k in d.keys()`` / ``for k, v in d.items()``:
+    (``d``, ``k``); None for any other loop."""
+    it, target = loop.iter, loop.target
+    if type(it) is ast.Call and not it.args and not it.keywords and type(it.func) is ast.Attribute \
+            and it.func.attr in ("keys", "items"):
+        if it.func.attr == "items":
+            if type(target) is not ast.Tuple or len(target.elts) != 2:
+                return None
+            target = target.elts[0]
+        it = it.func.value
+    if type(it) is not ast.Name or type(target) is not ast.Name:
+        return None
+    return it.id, target.id
+
+
+def existing_key_stores_of(loop) -> list:
+    """The ``d[k] = v`` targets of a loop over ``d``'s keys whose ``k`` is
+    the key the loop drew.  Such a store replaces the value under a key ``d``
+    already has: ``d``'s own structure (its keys, its length) is what it was,
+    whoever stores (a rank test around it decides the value, never the key
+    set).  A store of a new key would end the loop with an error, so there is
+    none to miss.  The key must still be the one drawn: neither name is bound
+    anew before the store in the body, nor anywhere in an inner loop holding
+    the store (whose way back reaches it again without the header)."""
+    found = _iterated_keys_of(loop)
+    if found is None:
+        return []
+    names = set(found)
+    container, key = found
+    rebinds = []  # (line, column) of each binding of either name in the body
+    stores = []  # (store node, the inner loops holding it)
+
+    def walk(node, loops: tuple) -> bool:
+        """False when the body cannot be judged (a nested scope)."""
+        t = type(node)
+        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+            return False  # it may rebind either name (nonlocal): keep it simple
+        if t is ast.Name and type(node.ctx) is not ast.Load and node.id in names:
+            rebinds.append((node.lineno, node.col_offset))
+        if t is ast.Subscript and type(node.ctx) is ast.Store and type(node.value) is ast.Name \
+                and node.value.id == container and type(node.slice) is ast.Name and node.slice.id == key:
+            stores.append((node, loops))
+        inner = loops + (node,) if t in (ast.For, ast.AsyncFor, ast.While) else loops
+        return all(walk(child, inner) for child in ast.iter_child_nodes(node))
+
+    if not all(walk(statement, ()) for statement in loop.body):
+        return []
+    out = []
+    for store, loops in stores:
+        at = (store.lineno, store.col_offset)
+        if any(place < at for place in rebinds):
+            continue
+        if any(_inside(place, inner) for inner in loops for place in rebinds):
+            continue
+        out.append(id(store))
+    return out
+
+
+def _inside(place: tuple, node) -> bool:
+    end = (getattr(node, "end_lineno", None) or node.lineno, getattr(node, "end_col_offset", None) or 0)
+    return (node.lineno, node.col_offset) <= place <= end

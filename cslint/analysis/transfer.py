@@ -283,7 +283,9 @@ class Transfer:
                 key = self.evaluator.eval(target.slice, flow.env)
                 own = None
                 if base.id in flow.element_stores and type(target.slice) is not ast.Slice:
-                    own = self.own_before(base, flow) | key | flow.implicit
+                    own = self.own_before(base, flow)
+                    if id(target) not in self.info.existing_key_stores:
+                        own = own | key | flow.implicit  # a new key, on the ranks that store
                 flow.write(base.id, atoms | key, strong=False, own=own)
                 key = target.slice.value if isinstance(target.slice, ast.Constant) else None
                 if isinstance(key, str) and key in flow.dict_keys.get(base.id, ()):
