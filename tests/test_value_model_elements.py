@@ -199,3 +199,50 @@ def test_a_store_inside_an_inner_loop_that_rebinds_the_key_is_not_the_drawn_one(
                 dist.barrier()
     """
     assert _codes(source) == [("CSL101", 11)]
+
+
+# -- what later iterations draw from a dict whose values the loop replaces -------------
+
+_REPLACED_VALUES = """
+    import torch.distributed as dist
+
+    class Placeholder:
+        pass
+
+    def send(meta, full, keys):
+        box = [meta]
+        dist.broadcast_object_list(box, src=0)
+        meta = box[0]
+        keys = []
+        for key, value in meta.items():
+            if not isinstance(value, Placeholder):
+                continue
+            if dist.get_rank() == 0:
+                {store}
+            {read}
+            keys.append(key)
+        if keys:
+            dist.barrier()
+"""
+
+
+def _replaced(store="meta[key] = full[key]", read="pass"):
+    return _codes(_REPLACED_VALUES.replace("{store}", store).replace("{read}", read))
+
+
+def test_a_value_replaced_under_the_drawn_key_is_never_drawn_again():
+    # rank 0 swaps its real tensor in for the agreed placeholder: each key is drawn
+    # once, so every rank's kind test of a drawn value reads the broadcast one
+    assert _replaced() == []
+
+
+def test_a_value_stored_under_another_key_is_drawn_later():
+    assert _replaced(store="meta['next'] = full[key]") == [("CSL101", 20)]
+
+
+def test_the_replaced_value_read_in_the_same_iteration_still_differs():
+    assert _replaced(read="if meta[key] is None:\n                dist.barrier()") == [("CSL101", 18)]
+
+
+def test_a_dict_changed_by_a_method_in_the_loop_draws_what_it_holds_then():
+    assert _replaced(read="meta.update(full)") == [("CSL101", 20)]

@@ -400,7 +400,8 @@ class Dataflow:
         transfer.walrus(info.walrus, flow)
         kind = node.kind
         if kind == cfgmod.LOOP and isinstance(s, (ast.For, ast.AsyncFor)):
-            transfer.loop_target(s, flow, strong=True)  # the way out restores what it held (VouchedEdges.out)
+            drawn = self.loop_entry_envs.get(n) if id(s) in self.info.entry_drawn_loops else None  # see syntax
+            transfer.loop_target(s, flow, strong=True, iter_env=drawn)  # the way out restores (VouchedEdges.out)
         elif kind == cfgmod.EXCEPT and s.name:
             # a caught exception is whatever went wrong on this rank (unless
             # the handler catches only what fails alike everywhere)

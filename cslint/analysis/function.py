@@ -293,6 +293,7 @@ class FunctionInfo:
         self.dict_keys: dict = {}
         self.element_stores: frozenset = frozenset()  # local containers stored into: see Flow.write
         self.existing_key_stores: frozenset = frozenset()  # id() of stores under a drawn key: see syntax
+        self.entry_drawn_loops: frozenset = frozenset()  # id() of loops that draw what d held on entry
 
     @property
     def key(self) -> str:
@@ -402,7 +403,7 @@ class FunctionInfo:
         local.discard(self.self_name)
         dict_keys: dict = {}
         element_stores: set = set()  # xs[k] = v, xs.append(v)
-        existing_key_stores: set = set()
+        existing_key_stores, entry_drawn_loops = set(), set()
         returned: list = []
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
@@ -483,7 +484,10 @@ class FunctionInfo:
             elif (t is ast.Assign or t is ast.AnnAssign) and type(node.value) is ast.ListComp:
                 element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
-                existing_key_stores.update(existing_key_stores_of(node))
+                stores, drawn_at_entry = existing_key_stores_of(node)
+                existing_key_stores.update(stores)
+                if drawn_at_entry:
+                    entry_drawn_loops.add(id(node))
             elif t is ast.ExceptHandler:
                 if node.name:
                     local.add(node.name)
@@ -504,6 +508,7 @@ class FunctionInfo:
         self.dict_keys = dict_keys
         self.element_stores = frozenset(element_stores)
         self.existing_key_stores = frozenset(existing_key_stores)
+        self.entry_drawn_loops = frozenset(entry_drawn_loops)
         return CallScan(frozenset(names), collective)
 
     def node_info(self, node: cfgmod.Node) -> NodeInfo:

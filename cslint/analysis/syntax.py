@@ -690,9 +690,11 @@ def _iterated_keys_of(loop) -> Optional[tuple]:
     return it.id, target.id
 
 
-def existing_key_stores_of(loop) -> list:
-    """The ``d[k] = v`` targets of a loop over ``d``'s keys whose ``k`` is
-    the key the loop drew.  Such a store replaces the value under a key ``d``
+def existing_key_stores_of(loop) -> tuple:
+    """The ``d[k] = v`` targets (their id()) of a loop over ``d``'s keys whose
+    ``k`` is the key the loop drew, and whether every iteration draws what
+    ``d`` held on entry to the loop (the body changes ``d`` by those stores
+    alone, each under a key already drawn, and only reads it otherwise).  Such a store replaces the value under a key ``d``
     already has: ``d``'s own structure (its keys, its length) is what it was,
     whoever stores (a rank test around it decides the value, never the key
     set).  A store of a new key would end the loop with an error, so there is
@@ -701,7 +703,7 @@ def existing_key_stores_of(loop) -> list:
     the store (whose way back reaches it again without the header)."""
     found = _iterated_keys_of(loop)
     if found is None:
-        return []
+        return (), False
     names = set(found)
     container, key = found
     rebinds = []  # (line, column) of each binding of either name in the body
@@ -721,7 +723,7 @@ def existing_key_stores_of(loop) -> list:
         return all(walk(child, inner) for child in ast.iter_child_nodes(node))
 
     if not all(walk(statement, ()) for statement in loop.body):
-        return []
+        return (), False
     out = []
     for store, loops in stores:
         at = (store.lineno, store.col_offset)
@@ -730,7 +732,29 @@ def existing_key_stores_of(loop) -> list:
         if any(_inside(place, inner) for inner in loops for place in rebinds):
             continue
         out.append(id(store))
-    return out
+    return tuple(out), len(out) == len(stores) and _only_reads_and_stores(loop.body, container, set(out))
+
+
+#: methods of a dict that read it: any other method called on it may change what a loop draws
+_DICT_READS = frozenset({"get", "keys", "items", "values", "copy"})
+
+
+def _only_reads_and_stores(body: list, container: str, stores: set) -> bool:
+    """Whether ``body`` changes ``container`` only by ``stores``: no other
+    store or deletion under a key, no binding anew, no method but a read
+    (``d.update(...)``, ``d.pop(k)``).  Handing it to a call is a read, as
+    everywhere in the value model."""
+    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+        t = type(node)
+        if t is ast.Name and node.id == container and type(node.ctx) is not ast.Load:
+            return False
+        if t is ast.Subscript and type(node.ctx) is not ast.Load and type(node.value) is ast.Name \
+                and node.value.id == container and id(node) not in stores:
+            return False
+        if t is ast.Attribute and type(node.value) is ast.Name and node.value.id == container \
+                and node.attr not in _DICT_READS:
+            return False
+    return True
 
 
 def _inside(place: tuple, node) -> bool:

@@ -309,13 +309,15 @@ class Transfer:
         for node in nodes:
             flow.write(node.target.id, self.evaluator.eval(node.value, flow.env) | flow.implicit)
 
-    def loop_target(self, s, flow: Flow, strong: bool = False) -> frozenset:
+    def loop_target(self, s, flow: Flow, strong: bool = False, iter_env: Optional[dict] = None) -> frozenset:
         """``for target in it``: the target takes every element; returns the
         atoms of the trip count (the structure of ``it``).  ``strong``: the
         header binds it anew (the dataflow, whose way out of the loop adds
-        back what it held before); else it also keeps what it held."""
+        back what it held before); else it also keeps what it held.
+        ``iter_env``: what the elements drawn are read in (what reaches the
+        loop from outside), where no iteration changes what a later one draws."""
         evaluator = self.evaluator
-        it = evaluator.eval(s.iter, flow.env)
+        it = evaluator.eval(s.iter, flow.env if iter_env is None else iter_env)
         implicit = flow.implicit
         atoms = it | implicit
         trips = evaluator.trip_count(s.iter, flow.env)
