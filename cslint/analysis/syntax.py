@@ -694,10 +694,10 @@ def existing_key_stores_of(loop) -> tuple:
     """The ``d[k] = v`` targets (their id()) of a loop over ``d``'s keys whose
     ``k`` is the key the loop drew, and whether every iteration draws what
     ``d`` held on entry to the loop (the body changes ``d`` by those stores
-    alone, each under a key already drawn, and only reads it otherwise).  Such a store replaces the value under a key ``d``
-    already has: ``d``'s own structure (its keys, its length) is what it was,
-    whoever stores (a rank test around it decides the value, never the key
-    set).  A store of a new key would end the loop with an error, so there is
+    alone, each under a key already drawn, and only reads it otherwise).
+    Such a store replaces the value under a key ``d`` already has: ``d``'s
+    own structure (its keys, its length) is what it was, whoever stores (a
+    rank test around it decides the value, never the key set).  A store of a new key would end the loop with an error, so there is
     none to miss.  The key must still be the one drawn: neither name is bound
     anew before the store in the body, nor anywhere in an inner loop holding
     the store (whose way back reaches it again without the header)."""
@@ -708,22 +708,20 @@ def existing_key_stores_of(loop) -> tuple:
     container, key = found
     rebinds = []  # (line, column) of each binding of either name in the body
     stores = []  # (store node, the inner loops holding it)
-
-    def walk(node, loops: tuple) -> bool:
-        """False when the body cannot be judged (a nested scope)."""
+    # (node, the inner loops holding it); a nested scope may rebind either name (nonlocal): not judged
+    stack = [(statement, ()) for statement in loop.body]
+    while stack:
+        node, loops = stack.pop()
         t = type(node)
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
-            return False  # it may rebind either name (nonlocal): keep it simple
+            return (), False
         if t is ast.Name and type(node.ctx) is not ast.Load and node.id in names:
             rebinds.append((node.lineno, node.col_offset))
         if t is ast.Subscript and type(node.ctx) is ast.Store and type(node.value) is ast.Name \
                 and node.value.id == container and type(node.slice) is ast.Name and node.slice.id == key:
             stores.append((node, loops))
         inner = loops + (node,) if t in (ast.For, ast.AsyncFor, ast.While) else loops
-        return all(walk(child, inner) for child in ast.iter_child_nodes(node))
-
-    if not all(walk(statement, ()) for statement in loop.body):
-        return (), False
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
     out = []
     for store, loops in stores:
         at = (store.lineno, store.col_offset)
