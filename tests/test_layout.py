@@ -215,6 +215,7 @@ ANALYSIS_PHASES = [
     # filled lazily; code a background thread runs; exceptions of the tree's own classes
     ("function",),  # one function's walk and references
     ("feasibility",),  # which paths run under the configuration every rank shares
+    ("iteration",),  # what each name of a loop's target takes from its iterable (enumerate, zip)
     ("structure",),  # reads of a value's structure
     ("evaluator",),  # expressions
     ("transfer",),  # statements

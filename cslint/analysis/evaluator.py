@@ -26,6 +26,7 @@ from .atoms import (
 )
 from .environment import fork
 from .function import FunctionInfo
+from .iteration import zip_arguments
 from .wrappers import WRAPPED_FORWARD, match_call
 from .raises import exception_names, own_classes_only, tree_raised
 from .results import issues_itself
@@ -256,11 +257,14 @@ class Evaluator(StructureReads):
         """What the number of times a loop over ``iterable`` runs depends on:
         its own structure (:meth:`own_structure`, also through the wrappers
         that keep its elements, and the builtins that keep their number:
-        ``enumerate``, ``reversed``, ``sorted``)."""
+        ``enumerate``, ``reversed``, ``sorted``); ``zip``'s, its arguments'."""
         inner = unwrapped_iterable(iterable)
         while type(inner) is ast.Call and type(inner.func) is ast.Name and inner.func.id in _COUNT_KEEPING \
                 and inner.args and type(inner.args[0]) is not ast.Starred and self._is_builtin(inner.func.id):
             inner = unwrapped_iterable(inner.args[0])
+        zipped = zip_arguments(inner, self)
+        if zipped is not None:
+            return project(LENGTH, EMPTY.union(*[self.trip_count(arg, env) for arg in zipped]))
         own = self.kept_apart(inner, env)
         return project(LENGTH, self.eval(iterable, env) if own is None else own)
 

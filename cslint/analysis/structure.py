@@ -15,6 +15,7 @@ from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, project, source, whole,
 )
+from .iteration import bind_iteration
 from .spans import CHANGED, bound_once, linear_difference, makes_slice, single_bindings
 from .syntax import dotted, target_names, unparse
 
@@ -288,9 +289,8 @@ class StructureReads:
         and the filters' truth; binds the targets in ``inner``."""
         atoms = EMPTY
         for gen in expr.generators:
-            it = self.eval(gen.iter, inner)
-            atoms |= it
-            bind_target(gen.target, it, self.enumerate_position(gen.iter, inner), inner.__setitem__)
+            atoms |= self.eval(gen.iter, inner)
+            bind_iteration(self, gen.target, gen.iter, inner, EMPTY, inner.__setitem__)
             for cond in gen.ifs:
                 atoms |= whole(self.truth(cond, inner))  # a filter decides the length
         return atoms
@@ -469,6 +469,9 @@ class StructureReads:
                 rest |= a
             own = self.kept_apart(call.args[0], env)
             return project(STRUCTURE_BUILTINS[name], args[0] if own is None else own) | rest
+        if name == "bool" and len(call.args) == 1 and not kwargs and type(call.args[0]) is not ast.Starred:
+            # ``bool(x)`` is ``x``'s truth: a container's, whether it is empty
+            return self.truth(call.args[0], env)
         if (name == "range" or name == "slice") and 2 <= len(call.args) <= 3 and not kwargs:
             return self.span(call.args[0], call.args[1], call.args[2] if len(call.args) == 3 else None, env)
         if name in SHAPING_BUILTINS:
@@ -634,18 +637,6 @@ def containers_held(reads: StructureReads, call: ast.Call, args: tuple, kwargs: 
     for _, kw_atoms in kwargs:
         atoms |= kw_atoms
     return atoms
-
-
-def bind_target(target, elements: frozenset, position: Optional[frozenset], bind) -> None:
-    """``bind(name, atoms)`` for each name of a loop's ``target``: the
-    elements' value, except the index of ``for i, x in enumerate(xs)``,
-    which holds ``position`` (:meth:`StructureReads.enumerate_position`)."""
-    if position is not None and type(target) in (ast.Tuple, ast.List) and len(target.elts) == 2 \
-            and type(target.elts[0]) is ast.Name:
-        bind(target.elts[0].id, position)
-        target = target.elts[1]
-    for name in target_names(target):
-        bind(name, elements)
 
 
 #: references that name a function of this module or class: what a call

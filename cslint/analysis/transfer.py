@@ -28,7 +28,7 @@ from .evaluator import Evaluator, unwrapped_iterable
 from .receivers import declares_one_object
 from .records import FieldType, FieldWrite
 from .scope import canonical_text, passed_names
-from .structure import bind_target
+from .iteration import bind_iteration
 from .syntax import flatten_targets, pairwise, target_names
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
 
@@ -317,14 +317,10 @@ class Transfer:
         ``iter_env``: what the elements drawn are read in (what reaches the
         loop from outside), where no iteration changes what a later one draws."""
         evaluator = self.evaluator
-        it = evaluator.eval(s.iter, flow.env if iter_env is None else iter_env)
         implicit = flow.implicit
-        atoms = it | implicit
         trips = evaluator.trip_count(s.iter, flow.env)
-        position = evaluator.enumerate_position(s.iter, flow.env)
-        if position is not None:
-            position = position | implicit
-        bind_target(s.target, atoms, position, lambda name, value: flow.write(name, value, strong=strong))
+        bind_iteration(evaluator, s.target, s.iter, flow.env if iter_env is None else iter_env, implicit,
+                       lambda name, value: flow.write(name, value, strong=strong), count_env=flow.env)
         return trips
 
     def exception_name(self, handler: ast.ExceptHandler, atoms: frozenset, flow: Flow) -> None:

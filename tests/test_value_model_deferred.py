@@ -1,0 +1,149 @@
+"""A queue of entries whose contents are rank-local (a wall-clock stamp, a
+poll result) but whose entries every rank adds and drops alike: its own
+structure (truth, length) is kept apart from its elements through the reads
+and writes such a queue goes through (issue 14, object-taint-spread):
+
+- ``bool(x)`` is ``x``'s truth: of a container, whether it is empty;
+- ``for a, b in zip(xs, ys)`` binds each name to the elements of its own
+  argument (nested in ``enumerate`` too, and in a comprehension); the loop
+  runs as many times as the arguments' own structures say.
+
+A rank-local test deciding which entries are kept still makes the length
+rank-local."""
+
+import textwrap
+
+from cslint.api import check_source
+
+
+def _codes(source, **kw):
+    return [(f.code, f.line) for f in check_source(textwrap.dedent(source), **kw).findings]
+
+
+_QUEUE = """
+    import time
+    import torch
+    import torch.distributed as dist
+
+
+    class Releases:
+        def __init__(self, group):
+            self.group = group
+            self.pending = []
+
+        def defer(self, req):
+            start = time.monotonic()
+            self.pending.append((req, start, start + 5.0))
+"""
+
+
+def test_bool_of_a_field_queue_reads_its_own_structure():
+    # VALID: every rank appends one stamped entry per deferred request
+    assert _codes(_QUEUE + """
+        def has_pending(self):
+            return bool(self.pending)
+
+        def step(self, t):
+            if self.has_pending():
+                dist.all_reduce(t, group=self.group)
+    """) == []
+
+
+def test_bool_of_a_rank_local_number_is_still_its_value():
+    # INVALID: the truth of a number read from the wall clock
+    assert _codes(_QUEUE + """
+        def late(self):
+            return bool(time.monotonic() > 100.0)
+
+        def step(self, t):
+            if self.late():
+                dist.all_reduce(t, group=self.group)
+    """) == [("CSL101", 21)]
+
+
+def test_bool_of_a_queue_filled_under_a_wall_clock_test_differs():
+    # INVALID: entries are added only where this rank's clock says so
+    assert _codes(_QUEUE + """
+        def maybe_defer(self, req):
+            if time.monotonic() > 100.0:
+                self.pending.append(req)
+
+        def has_pending(self):
+            return bool(self.pending)
+
+        def step(self, t):
+            if self.has_pending():
+                dist.all_reduce(t, group=self.group)
+    """) == [("CSL101", 25)]
+
+
+_RESOLVE_AGREED = """
+        def resolve(self):
+            now = time.monotonic()
+            ready = torch.tensor([1 if now >= deadline else 0 for _, _, deadline in self.pending])
+            dist.all_reduce(ready, group=self.group, op=dist.ReduceOp.MIN)
+            kept = []
+            for entry, ok in zip(self.pending, ready.tolist()):
+                if not ok:
+                    kept.append(entry)
+            self.pending = kept
+"""
+
+_STEP = """
+        def step(self, t):
+            if self.pending:
+                dist.all_reduce(t, group=self.group)
+"""
+
+
+def test_zip_binds_each_name_to_its_own_argument():
+    # VALID: the entries kept are those the group agreed on; their stamps are contents
+    assert _codes(_QUEUE + _RESOLVE_AGREED + _STEP) == []
+
+
+def test_zip_inside_enumerate_binds_each_name_to_its_own_argument():
+    # VALID: the same, through enumerate(zip(...)) and a nested target
+    assert _codes(_QUEUE + _RESOLVE_AGREED.replace(
+        "for entry, ok in zip(self.pending, ready.tolist()):",
+        "for i, (entry, ok) in enumerate(zip(self.pending, ready.tolist())):") + _STEP) == []
+
+
+def test_zip_in_a_comprehension_binds_each_name_to_its_own_argument():
+    # VALID: the kept entries are picked by the agreed flags in a comprehension
+    assert _codes(_QUEUE + """
+        def resolve(self):
+            now = time.monotonic()
+            ready = torch.tensor([1 if now >= deadline else 0 for _, _, deadline in self.pending])
+            dist.all_reduce(ready, group=self.group, op=dist.ReduceOp.MIN)
+            ready = ready.tolist()
+            self.pending = [entry for entry, ok in zip(self.pending, ready) if not ok]
+    """ + _STEP) == []
+
+
+def test_zip_with_a_rank_local_flag_list_still_differs():
+    # INVALID: the flags zipped with the entries are this rank's own clock tests
+    assert _codes(_QUEUE + """
+        def resolve(self):
+            now = time.monotonic()
+            ready = [now >= deadline for _, _, deadline in self.pending]
+            kept = []
+            for entry, ok in zip(self.pending, ready):
+                if not ok:
+                    kept.append(entry)
+            self.pending = kept
+    """ + _STEP) == [("CSL101", 27)]
+
+
+def test_the_entry_zipped_in_still_carries_its_own_stamp():
+    # INVALID: the kept entries are chosen by each entry's own wall-clock deadline
+    assert _codes(_QUEUE + """
+        def resolve(self, flags):
+            now = time.monotonic()
+            kept = []
+            for entry, flag in zip(self.pending, flags):
+                if entry[2] > now:
+                    kept.append(entry)
+            self.pending = kept
+    """ + _STEP) == [("CSL101", 26)]
+
+
