@@ -6,7 +6,9 @@ and writes such a queue goes through (issue 14, object-taint-spread):
 - ``bool(x)`` is ``x``'s truth: of a container, whether it is empty;
 - ``for a, b in zip(xs, ys)`` binds each name to the elements of its own
   argument (nested in ``enumerate`` too, and in a comprehension); the loop
-  runs as many times as the arguments' own structures say.
+  runs as many times as the arguments' own structures say;
+- ``self.xs = kept``, with ``kept`` a local filled by element stores, hands
+  the field both parts as the walks kept them apart.
 
 A rank-local test deciding which entries are kept still makes the length
 rank-local."""
@@ -146,4 +148,38 @@ def test_the_entry_zipped_in_still_carries_its_own_stamp():
             self.pending = kept
     """ + _STEP) == [("CSL101", 26)]
 
+
+
+_SHAPED = """
+    import time
+    import torch
+    import torch.distributed as dist
+
+
+    class Releases:
+        def __init__(self, group):
+            self.group = group
+            self.pending = []
+
+        def defer(self, req, deadline):
+            self.pending.append(req if time.monotonic() < deadline else None)
+
+        def resolve(self, agreed):
+            kept = []
+            for entry in self.pending:
+                if agreed:
+                    kept.append(entry)
+            self.pending = KEPT
+"""
+
+
+def test_a_field_set_to_a_local_list_keeps_its_length_apart():
+    # VALID: each entry's None-ness follows the clock, but entries are kept by an agreed flag
+    assert _codes(_SHAPED.replace("KEPT", "kept") + _STEP) == []
+
+
+def test_a_field_set_to_a_local_list_filtered_by_its_elements_differs():
+    # INVALID: the list kept is filtered by the entries' clock-decided None-ness
+    assert _codes(_SHAPED.replace("if agreed:", "if entry is not None:").replace("KEPT", "kept") + _STEP) \
+        == [("CSL101", 24)]
 

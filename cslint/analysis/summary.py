@@ -89,6 +89,8 @@ class SummaryWalk:
         """Field writes, returns and argument flows of the function."""
         variant = Variant()
         env = self.info.entry_env()
+        for name in self.info.element_stores & env.keys():
+            env[("own", name)] = env[name]  # a parameter stored into: its own structure, kept apart (Flow.write)
         variant.raised = variant.raised_tree = EMPTY
         if self.info.ctx.exceptions_hang:
             variant.escapes = EMPTY
@@ -154,17 +156,18 @@ class SummaryWalk:
         t = type(s)
         transfer = self.transfer
         watch = self._watch
+        stores = self.info.element_stores  # containers whose own structure is kept apart (Flow.write)
         if watch is None:
             # a statement of the function's own body (``straight``) writes strongly:
             # ``items = local(); items = received`` leaves only ``received``
-            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds)
+            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds, element_stores=stores)
         elif watch.changed:
             # this walk's facts will be dropped: from here on it only carries values round
             self._watch = self.evaluator.watch = None
             self._carrying = True
-            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds)
+            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds, element_stores=stores)
         else:
-            flow = _WatchedFlow(env, implicit, watch, accumulate=not straight, rebinds=rebinds)
+            flow = _WatchedFlow(env, implicit, watch, accumulate=not straight, rebinds=rebinds, element_stores=stores)
         if t in _DEFINITIONS:
             transfer.simple_statement(s, flow)
             return EMPTY
@@ -406,8 +409,9 @@ class _WatchedFlow(Flow):
     __slots__ = ("watch",)
 
     def __init__(self, env: dict, implicit, watch: ReadWatch, *, accumulate: bool,
-                 rebinds: Optional[LoopRebinds] = None):
-        Flow.__init__(self, env, implicit, accumulate=accumulate, in_place=True, rebinds=rebinds)
+                 rebinds: Optional[LoopRebinds] = None, element_stores: frozenset = frozenset()):
+        Flow.__init__(self, env, implicit, accumulate=accumulate, in_place=True, rebinds=rebinds,
+                      element_stores=element_stores)
         self.watch = watch
 
     def write(self, name, atoms: frozenset, strong: bool = True, own: Optional[frozenset] = None) -> None:

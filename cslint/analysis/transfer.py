@@ -426,6 +426,14 @@ class Transfer:
                                                  self.evaluator.comprehension_length(value, env) | flow.implicit,
                                                  s.lineno))
                         continue
+                    if attr and type(value) is ast.Name and t is not ast.AugAssign:
+                        own = self.evaluator.kept_apart(value, env)
+                        if own is not None:
+                            # a local container whose own structure the dataflow keeps apart
+                            # (filled by element stores) hands both parts on as they are
+                            fields.append(FieldWrite(info.class_key, attr, atoms, s.lineno, True))
+                            fields.append(FieldWrite(info.class_key, own_field(attr), own | flow.implicit, s.lineno))
+                            continue
                     fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, element))
                     if element:
                         # the container itself changes by the key alone
