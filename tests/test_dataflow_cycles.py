@@ -13,8 +13,8 @@ from cslint.api import check_paths
 # buffer is not the loop's target, which each iteration binds anew),
 # and a loop that feeds a call's result back into the same callee twice (the
 # nesting limit flattens it, the next pass nests it again; a callee that
-# issues a collective itself would stay bound instead, so it reaches its
-# collective through another method).
+# reaches a collective, itself or through another method, would stay bound
+# instead, so it reaches none).
 CYCLING = textwrap.dedent('''
     import torch.distributed as dist
 
@@ -42,11 +42,8 @@ CYCLING = textwrap.dedent('''
             return state
 
         def stage(self, state, step):
-            self.sync()
+            self.note(step)
             return state
-
-        def sync(self):
-            dist.barrier()
 ''')
 
 

@@ -8,7 +8,10 @@ and writes such a queue goes through (issue 14, object-taint-spread):
   argument (nested in ``enumerate`` too, and in a comprehension); the loop
   runs as many times as the arguments' own structures say;
 - ``self.xs = kept``, with ``kept`` a local filled by element stores, hands
-  the field both parts as the walks kept them apart.
+  the field both parts as the walks kept them apart;
+- past the nesting limit, a call of a function of the file that reaches a
+  collective keeps its arguments bound, so polls agreed by one helper and
+  relayed by another stay agreed.
 
 A rank-local test deciding which entries are kept still makes the length
 rank-local."""
@@ -183,3 +186,72 @@ def test_a_field_set_to_a_local_list_filtered_by_its_elements_differs():
     assert _codes(_SHAPED.replace("if agreed:", "if entry is not None:").replace("KEPT", "kept") + _STEP) \
         == [("CSL101", 24)]
 
+
+_RELAYED = """
+    import random
+    from typing import List
+
+    import torch
+    import torch.distributed as dist
+
+
+    def agree(flags: List[int], group) -> List[int]:
+        if not flags or dist.get_world_size(group) == 1:
+            return flags
+        t = torch.tensor(flags, dtype=torch.int32)
+        dist.all_reduce(t, op=dist.ReduceOp.MIN, group=group)
+        return t.tolist()
+
+
+    def draw(pollers) -> List[int]:
+        return [int(0) if random.random() < 0.1 else int(x.poll()) for x in pollers]
+
+
+    def reduce_polls(polls: List[int], group) -> List[int]:
+        return agree(polls, group)
+
+
+    def relay(polls, stage_group, stage, stages, pending: List):
+        if stages <= 1:
+            return polls
+        for work in pending:
+            work.wait()
+        pending.clear()
+        data = polls
+        if stage > 0:
+            data = stage_group.recv_object(src=stage - 1)
+        if stage + 1 < stages:
+            pending.extend(stage_group.send_object(data, dst=stage + 1))
+        return data
+
+
+    def poll_all(pollers, tp, cp, stage_group, stage, stages, pending):
+        polls: List[int] = []
+        if stage == 0:
+            polls = draw(pollers)
+            polls = reduce_polls(polls, tp)
+            polls = reduce_polls(polls, cp)
+        polls = relay(polls, stage_group, stage, stages, pending)
+        return polls
+
+
+    def step(pollers, tp, cp, stage_group, stage, stages, pending):
+        polls = poll_all(pollers, tp, cp, stage_group, stage, stages, pending)
+        for x, poll in zip(pollers, polls):
+            if poll == 0:
+                dist.barrier(group=tp)
+"""
+
+
+def test_a_call_of_a_helper_reaching_a_collective_keeps_its_arguments_bound_past_the_nesting_limit():
+    # VALID: the drawn polls are agreed twice, then relayed down the stages by a helper that
+    # reaches a collective itself; past the nesting limit its call keeps its arguments bound,
+    # so the agreed polls stay agreed instead of spilling the draws into the result
+    assert _codes(_RELAYED) == []
+
+
+def test_polls_relayed_without_agreement_still_differ():
+    # INVALID: the same relay of draws no rank agreed on
+    assert _codes(_RELAYED.replace("polls = reduce_polls(polls, tp)", "polls = relay(polls, tp, 0, 1, [])")
+                  .replace("polls = reduce_polls(polls, cp)", "polls = relay(polls, cp, 0, 1, [])")) \
+        == [("CSL101", 53)]

@@ -492,9 +492,6 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         facts.classes = classes
         everyone = extractors + [module_body]
         scans = [info.scan_calls() for info in everyone]
-        # functions of this file that issue a collective themselves: past the
-        # nesting limit a call of one keeps its arguments bound (results.py)
-        ctx.issuing_functions = frozenset(info.qualname for info, scan in zip(everyone, scans) if scan.has_collective)
         deep_names = set(ctx.deep_names)
         deep = [scan.has_collective for scan in scans]
         # matched once per function, not once per round of the loop below
@@ -518,6 +515,10 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                     if short not in deep_names and not short.startswith("<"):
                         deep_names.add(short)
                         changed = True
+        # functions of this file that reach a collective, themselves or through the functions
+        # they call: past the nesting limit a call of one keeps its arguments bound (results.py),
+        # so what a helper agrees and hands on through another stays agreed
+        ctx.issuing_functions = frozenset(info.qualname for info, is_deep in zip(everyone, deep) if is_deep)
         if not any(deep):
             # Nothing here can reach a collective: keep the class structure
             # (for method resolution) and skip the value summaries, which only

@@ -213,9 +213,10 @@ class AtomBuilder:
 
 
 def issues_itself(ref, ctx, class_key) -> bool:
-    """Whether ``ref`` calls a function of this file that issues a
-    collective itself: a module-level function, or a method of the class
-    the call is made in (``self._broadcast(reqs, extra)``), whose arguments
+    """Whether ``ref`` calls a function of this file that reaches a
+    collective (itself, or through the functions it calls: the file's deep
+    functions): a module-level function, or a method of the class the call
+    is made in (``self._broadcast(reqs, extra)``), whose arguments
     then stay bound to its parameters past the nesting limit
     (``AtomBuilder.call``): what it agrees before returning stays agreed."""
     tag = ref.tag
