@@ -210,7 +210,7 @@ ANALYSIS_PHASES = [
     ("arms",),  # calls and assignments both arms of an if/else make alike
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
-    ("wrappers",),  # modules wrapped for data parallelism
+    ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record
     ("orders", "registries", "threads", "raises"),  # loops over a set, in each process's order; over a registry
     # filled lazily; code a background thread runs; exceptions of the tree's own classes
     ("function",),  # one function's walk and references

@@ -164,12 +164,17 @@ LOCAL_WORK = 1
 FAILING_CALL = 2
 
 
-def _may_raise(stmt: ast.AST) -> bool:
-    """Statements that can throw at run time (calls, subscripts, awaits...)."""
+def _may_raise(stmt: ast.AST, quiet=None) -> bool:
+    """Statements that can throw at run time (calls, subscripts, awaits...);
+    a statement that is only a call ``quiet`` names (one that reports its own
+    errors and returns: a log call, ``logs.py``) throws only where evaluating
+    its arguments does."""
     if isinstance(stmt, (ast.Raise, ast.Assert)):
         return True
     roots = [stmt]
-    if isinstance(stmt, (ast.If, ast.While)):
+    if quiet is not None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call and quiet(stmt.value):
+        roots = stmt.value.args + [kw.value for kw in stmt.value.keywords]
+    elif isinstance(stmt, (ast.If, ast.While)):
         roots = [stmt.test]
     elif isinstance(stmt, (ast.For, ast.AsyncFor)):
         roots = [stmt.iter]
@@ -186,9 +191,10 @@ def _may_raise(stmt: ast.AST) -> bool:
 
 class _Builder:
     def __init__(self, fold: Optional[ModeFold], escaping: Optional[FailsLocally] = None,
-                 exits: frozenset = EXIT_EXCEPTIONS):
+                 exits: frozenset = EXIT_EXCEPTIONS, quiet=None):
         self.nodes: list[Node] = []
         self.fold = fold
+        self.quiet = quiet  # calls that never throw themselves (_may_raise)
         self.exits = exits  # exceptions whose raise ends the process (exit_exceptions)
         #: ``unhandled-exceptions = "hang"``: an exception that leaves the
         #: function on one rank is a path the other ranks wait on
@@ -226,7 +232,7 @@ class _Builder:
         return targets
 
     def _add_raise_edges(self, node_id: int, stmt: ast.AST) -> None:
-        if self.handler_stack and _may_raise(stmt):
+        if self.handler_stack and _may_raise(stmt, self.quiet):
             for target in self._exception_targets():
                 self._edge(node_id, target, "raise")
         elif self.escaping is not None and not self.handler_stack and not isinstance(stmt, COMPOUND_STATEMENTS):
@@ -412,13 +418,15 @@ class _Builder:
 
 
 def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional[FailsLocally] = None,
-              exits: frozenset = EXIT_EXCEPTIONS) -> CFG:
+              exits: frozenset = EXIT_EXCEPTIONS, quiet=None) -> CFG:
     """The CFG of a function (or a module body: any node with ``body``);
     ``escaping`` (``unhandled-exceptions = "hang"``): which statements inside
     an ``if`` arm can fail on their own rank, whose exceptions leave the
     function as a path of their own; ``exits``: the exceptions whose raise
-    ends the process like ``sys.exit`` (:func:`exit_exceptions`)."""
-    builder = _Builder(fold, escaping, exits)
+    ends the process like ``sys.exit`` (:func:`exit_exceptions`); ``quiet``:
+    the calls that never throw themselves (a statement that is only such a
+    call gets an exception edge only where its arguments may throw)."""
+    builder = _Builder(fold, escaping, exits, quiet)
     body = func.body if isinstance(func.body, list) else [ast.Return(value=func.body)]
     first = builder.seq(body, builder.exit)
     builder._edge(builder.entry, first)

@@ -27,6 +27,7 @@ from .atoms import (
 from .environment import fork
 from .function import FunctionInfo
 from .iteration import zip_arguments
+from .logs import logging_call
 from .wrappers import WRAPPED_FORWARD, match_call
 from .raises import exception_names, own_classes_only, tree_raised
 from .results import issues_itself
@@ -553,14 +554,14 @@ def _env_rank(call: ast.Call, canon: Optional[str], path: str):
 
 
 def _fails_by_operands(call, info, ctx) -> bool:
-    """A builtin the module does not shadow, loading a shared library, or a
-    call the presets know to answer alike on every rank (a world size, the
+    """A builtin the module does not shadow, loading a shared library, a log
+    call (``logs.py``), or a call the presets know to answer alike on every rank (a world size, the
     job's hardware: the setup it asks about is the job's): whether it fails
     follows its operands, alike on every rank given the same."""
     raw = call.raw
     if raw in PURE_BUILTINS and raw not in info.local_names and raw not in ctx.module_functions:
         return True
-    if raw and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS:
+    if raw and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS or logging_call(call.call.func, info):
         return True
     return any(ctx.knowledge.is_uniform(text) for text in (call.canonical, raw) if text)
 

@@ -43,6 +43,7 @@ from typing import NamedTuple, Optional
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .function import FunctionInfo
+from .logs import quiet_calls
 from .scope import canonical_text
 from .syntax import dotted, fold_bool_op, single_rank_side
 
@@ -210,7 +211,8 @@ class Feasibility:
         if not self.flags:
             return base
         for _round in range(MAX_FLAG_ROUNDS):
-            graph = cfgmod.build_cfg(self.info.func, base, exits=self.info.ctx.exit_exceptions)
+            graph = cfgmod.build_cfg(self.info.func, base, exits=self.info.ctx.exit_exceptions,
+                                     quiet=quiet_calls(self.info))
             found = _constant_flags(graph, self.flags)
             if found.items() <= flag_values.items():
                 break
@@ -234,7 +236,8 @@ class Feasibility:
             return None
         out: dict = {}
         for index, case in enumerate(self.cases()):
-            graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case), exits=self.info.ctx.exit_exceptions)
+            graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case), exits=self.info.ctx.exit_exceptions,
+                                     quiet=quiet_calls(self.info))
             for n in cfgmod.reachable(graph):
                 node = graph.nodes[n]
                 if node.stmt is None:

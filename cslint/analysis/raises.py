@@ -27,6 +27,7 @@ import ast
 import builtins
 
 from .atoms import RaisedBy, made
+from .logs import logging_call
 from .syntax import dotted
 
 #: the builtin exception classes: what they raise is never of a class the tree defines
@@ -113,6 +114,8 @@ def library_call(func: ast.expr, info) -> bool:
     if type(head) is not ast.Name:
         return False
     name, ctx = head.id, info.ctx
+    if logging_call(func, info):
+        return True
     if name in info.local_names or name in ctx.module_globals or name in ctx.module_classes:
         return False
     return name in ctx.imports or (head is func and name in vars(builtins))
