@@ -198,6 +198,17 @@ def _group_argument(node: ast.AST) -> Optional[str]:
     return None
 
 
+def _field_group_name(ctx, text: str) -> str:
+    """``text``, or for ``self.attr`` that names no group itself the name of
+    the one group every assignment of the field in the file names
+    (``ModuleContext._field_groups``)."""
+    if text.startswith("self.") and text.count(".") == 1:
+        group = ctx._field_groups().get(text[len("self."):])
+        if group and group_from_text(text) is None:
+            return group
+    return text
+
+
 class ModuleContext:
     """Module-wide state shared by the function extractors."""
 
@@ -495,19 +506,23 @@ class ModuleContext:
         their dotted text, ``None`` (the world) as ``""``; the receiver of a
         method call under the keyword ``self``.  Nothing after ``*args``.
         Only texts: what group one names is worked out where a callee's
-        collective is over that parameter (:func:`program.bound_group`)."""
+        collective is over that parameter (:func:`program.bound_group`);
+        a field of this class (``self.gloo_group``) whose text names no
+        group but every assignment of which in this file names one
+        (:meth:`_field_groups`) is passed as that group's name, as the
+        field's collectives read it (:meth:`group_of_text`)."""
         out = []
         for position, arg in enumerate(call.args):
             if isinstance(arg, ast.Starred):
                 break
             text = _group_argument(arg)
             if text is not None:
-                out.append((position, text))
+                out.append((position, _field_group_name(self, text)))
         for keyword in call.keywords:
             if keyword.arg is not None:
                 text = _group_argument(keyword.value)
                 if text is not None:
-                    out.append((keyword.arg, text))
+                    out.append((keyword.arg, _field_group_name(self, text)))
         func = call.func
         if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute, ast.Call)):
             receiver = dotted(func.value)
