@@ -57,6 +57,24 @@ class Communicators:
         self.names: set = set()
         self.colors: dict = {}  # communicator text -> color expression
         self.members: dict = {}  # group text -> text of the ranks given to new_group
+        #: ``(attr, value)`` of each ``self.attr = value`` of the module, in statement order (value
+        #: None for an augmented assignment), kept by the same walk: read by the field tables
+        #: (``ModuleContext._field_groups``, ``size_fields_of``) instead of a walk of their own
+        self.field_writes: list = []
+
+    def note_fields(self, node) -> None:
+        """Record the ``self.attr`` targets of an assignment statement."""
+        if type(node) is ast.Assign:
+            targets, value = node.targets, node.value
+        elif type(node) is ast.AnnAssign:
+            if node.value is None:
+                return
+            targets, value = (node.target,), node.value
+        else:
+            targets, value = (node.target,), None
+        for target in targets:
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                self.field_writes.append((target.attr, value))
 
     def note(self, node: ast.Assign) -> None:
         """Record the communicators an assignment makes, if any."""
@@ -140,9 +158,11 @@ def _collect_imports(tree: ast.Module, module: str, is_package: bool,
     table: dict = {}
     for node in iter_statements(tree):
         t = type(node)  # (every statement of the module: no isinstance)
-        if t is ast.Assign:
-            if communicators is not None and type(node.value) is ast.Call:
-                communicators.note(node)
+        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+            if communicators is not None:
+                if t is ast.Assign and type(node.value) is ast.Call:
+                    communicators.note(node)
+                communicators.note_fields(node)
             continue
         if t is ast.Import:
             for alias in node.names:
@@ -295,6 +315,7 @@ class ModuleContext:
         self.comm_colors = communicators.colors
         self.group_members = communicators.members
         self.group_member_texts = frozenset(communicators.members.values())
+        self.field_writes = communicators.field_writes
         self.atoms = AtomBuilder()  # the call/collective result atoms of this file
         #: class key -> the fields its methods assign a container to (filled on first use)
         self.container_fields: dict = {}
@@ -553,28 +574,13 @@ class ModuleContext:
         if table is not None:
             return table
         table = {}
-        for node in iter_statements(self.tree):  # assignments are statements: no expression is visited
-            kind = type(node)
-            if kind is not ast.Assign and kind is not ast.AnnAssign and kind is not ast.AugAssign:
-                continue
-            if isinstance(node, ast.Assign):
-                targets, value = node.targets, node.value
-            elif isinstance(node, ast.AnnAssign) and node.value is not None:
-                targets, value = [node.target], node.value
-            elif isinstance(node, ast.AugAssign):
-                targets, value = [node.target], None
-            else:
-                continue
-            for target in targets:
-                if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
-                        and target.value.id == "self"):
-                    continue
-                if isinstance(value, ast.Constant) and value.value is None:
-                    continue  # not set up (yet): no group at all
-                text = dotted(value) if isinstance(value, (ast.Name, ast.Attribute, ast.Call)) else None
-                group = (group_from_text(text) or "") if text else ""
-                known = table.get(target.attr)
-                table[target.attr] = group if known is None or known == group else ""
+        for attr, value in self.field_writes:
+            if isinstance(value, ast.Constant) and value.value is None:
+                continue  # not set up (yet): no group at all
+            text = dotted(value) if isinstance(value, (ast.Name, ast.Attribute, ast.Call)) else None
+            group = (group_from_text(text) or "") if text else ""
+            known = table.get(attr)
+            table[attr] = group if known is None or known == group else ""
         self.__dict__["_field_group_table"] = table
         return table
 
@@ -587,7 +593,7 @@ class ModuleContext:
         Worked out on first use."""
         found = self.__dict__.get("_size_fields")
         if found is None:
-            found = self.__dict__["_size_fields"] = size_fields_of(self.tree)
+            found = self.__dict__["_size_fields"] = size_fields_of(self.tree, self.field_writes)
         return found
 
     def _infer_group(self, call: ast.Call, receiver: str, spec) -> Optional[str]:
@@ -607,27 +613,23 @@ class ModuleContext:
 
 
 
-def size_fields_of(tree: ast.Module) -> frozenset:
-    """:attr:`ModuleContext.size_fields` of a module's syntax tree."""
+def size_fields_of(tree: ast.Module, field_writes=None) -> frozenset:
+    """:attr:`ModuleContext.size_fields` of a module's syntax tree (``field_writes``: its
+    ``self.attr`` assignments as :class:`Communicators` keeps them, read instead of a walk)."""
+    if field_writes is None:
+        collector = Communicators()
+        for node in iter_statements(tree):  # assignments are statements: no expression is visited
+            if type(node) in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+                collector.note_fields(node)
+        field_writes = collector.field_writes
     table: dict = {}
-    for node in iter_statements(tree):  # assignments are statements: no expression is visited
-        kind = type(node)
-        if kind is ast.Assign:
-            targets, value = node.targets, node.value
-        elif kind is ast.AnnAssign and node.value is not None:
-            targets, value = [node.target], node.value
-        elif kind is ast.AugAssign:
-            targets, value = [node.target], None
-        else:
+    for attr, value in field_writes:
+        if type(value) is ast.Constant and value.value is None:
             continue
-        for target in targets:
-            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                if type(value) is ast.Constant and value.value is None:
-                    continue
-                # (not a bare ``.size``: a tensor's or an array's reads the same)
-                sized = value is not None and is_size_expr(value) and dotted(
-                    value.func if type(value) is ast.Call else value).rpartition(".")[2] != "size"
-                table[target.attr] = sized and table.get(target.attr, True)
+        # (not a bare ``.size``: a tensor's or an array's reads the same)
+        sized = value is not None and is_size_expr(value) and dotted(
+            value.func if type(value) is ast.Call else value).rpartition(".")[2] != "size"
+        table[attr] = sized and table.get(attr, True)
     return frozenset(attr for attr, sized in table.items() if sized)
 
 
