@@ -15,7 +15,6 @@ from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
 from .environment import fork, merge_into
-from .logs import quiet_calls
 from .escapes import escaping_kind
 from .evaluator import Evaluator
 from .function import FunctionInfo
@@ -39,7 +38,7 @@ class Dataflow:
     def __init__(self, info: FunctionInfo, evaluator: Evaluator, fold):
         self.info, self.evaluator, self.fold = info, evaluator, fold
         graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if info.ctx.exceptions_hang else None,
-                                exits=info.ctx.exit_exceptions, quiet=quiet_calls(info))
+                                exits=info.ctx.exit_exceptions, quiet=info.cfg_quiet)
         ipdom = cfgmod.postdominators(graph)
         cd = cfgmod.control_dependence(graph, ipdom)
         self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)

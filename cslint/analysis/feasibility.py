@@ -43,7 +43,6 @@ from typing import NamedTuple, Optional
 from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .function import FunctionInfo
-from .logs import quiet_calls
 from .scope import canonical_text
 from .syntax import dotted, fold_bool_op, single_rank_side
 
@@ -212,7 +211,7 @@ class Feasibility:
             return base
         for _round in range(MAX_FLAG_ROUNDS):
             graph = cfgmod.build_cfg(self.info.func, base, exits=self.info.ctx.exit_exceptions,
-                                     quiet=quiet_calls(self.info))
+                                     quiet=self.info.cfg_quiet)
             found = _constant_flags(graph, self.flags)
             if found.items() <= flag_values.items():
                 break
@@ -237,7 +236,7 @@ class Feasibility:
         out: dict = {}
         for index, case in enumerate(self.cases()):
             graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case), exits=self.info.ctx.exit_exceptions,
-                                     quiet=quiet_calls(self.info))
+                                     quiet=self.info.cfg_quiet)
             for n in cfgmod.reachable(graph):
                 node = graph.nodes[n]
                 if node.stmt is None:

@@ -21,6 +21,7 @@ from .atoms import (
     class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
     typed_method_ref,
 )
+from .logs import quiet_calls
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .syntax import calls_in_order, dotted, existing_key_stores_of, fold_bool_op
@@ -319,6 +320,11 @@ class FunctionInfo:
     def blocks(self) -> dict:
         self.parents  # noqa: B018 - builds both
         return self._blocks
+
+    @property
+    def cfg_quiet(self):
+        """The CFG's ``quiet`` test of this function (:func:`~cslint.analysis.logs.quiet_calls`)."""
+        return quiet_calls(self)
 
     @property
     def local_names(self) -> set:
