@@ -39,7 +39,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .cfg import COMPOUND_STATEMENTS
+from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .membership import selects_listed_group
 from .syntax import target_names, unparse
 from .vocabulary import MUTATORS
@@ -201,12 +201,49 @@ class ArmReads:
         self._in_loop: dict = {}  # if node -> whether a loop of the function holds it
         self._readers = None  # name -> the nodes that mention it (_index)
 
-    def read_only_in_arm(self, d: int, label, names: frozenset) -> bool:
-        """Whether the ``if`` at node ``d`` is outside any loop and every
-        node that mentions one of ``names`` depends on its ``label`` arm or
-        on the other one: with no loop around the ``if``, what one arm binds
-        never reaches the other (a sender arm and a receiver arm each
-        binding ``tensor`` for their own loops)."""
+    def read_alike(self, d: int, label, names: frozenset) -> bool:
+        """Whether every rank reading one of ``names`` took decision ``d``'s
+        ``label`` edge alike: an ``if`` (:meth:`read_only_in_arm`) or a loop
+        (:meth:`read_only_in_body`)."""
+        node = self.graph.nodes[d]
+        if node.kind == LOOP:
+            return label is True and self.read_only_in_body(d, names)
+        return (label is True or label is False) and node.kind == TEST \
+            and isinstance(node.stmt, ast.If) and self.read_only_in_arm(d, label, names)
+
+    def read_only_in_body(self, d: int, names: frozenset) -> bool:
+        """Whether the loop at node ``d`` is outside any other loop and
+        every node that mentions one of ``names`` is in its body: a rank
+        reading there in its k-th pass has taken the loop's test k times,
+        like every other rank reading there in its k-th pass, so how often
+        the loop runs does not make what the body binds differ between
+        them (``while n < count: item = queue.get(); handle(item)``); only
+        where ranks that left after different counts meet again (after the
+        loop, its ``else``, the next pass of a loop around it) does it."""
+        if not names or self._loop_around(d):
+            return False
+        readers = self._readers
+        if readers is None:
+            readers = self._readers = self._index()
+        closures = self.closures
+        graph = self.graph
+        # the loop's body, or the other arm of an ``if`` holding the loop (no loop holds that ``if``)
+        apart = {(e, not label) for e, label in closures.get(d, ())
+                 if (label is True or label is False) and graph.nodes[e].kind == TEST
+                 and isinstance(graph.nodes[e].stmt, ast.If)}
+        apart.add((d, True))
+        for name in names:
+            nodes = readers.get(name)
+            if nodes is None:
+                continue
+            if not nodes:
+                return False  # a nested function or lambda mentions it
+            for m in nodes:
+                if m == d or apart.isdisjoint(closures.get(m, ())):
+                    return False
+        return True
+
+    def _loop_around(self, d: int) -> bool:
         in_loop = self._in_loop.get(d)
         if in_loop is None:
             parents = self.info.parents
@@ -214,7 +251,15 @@ class ArmReads:
             while parent is not None and not isinstance(parent, _LOOPS):
                 parent = parents.get(id(parent))
             in_loop = self._in_loop[d] = parent is not None
-        if in_loop:
+        return in_loop
+
+    def read_only_in_arm(self, d: int, label, names: frozenset) -> bool:
+        """Whether the ``if`` at node ``d`` is outside any loop and every
+        node that mentions one of ``names`` depends on its ``label`` arm or
+        on the other one: with no loop around the ``if``, what one arm binds
+        never reaches the other (a sender arm and a receiver arm each
+        binding ``tensor`` for their own loops)."""
+        if self._loop_around(d):
             return False
         readers = self._readers
         if readers is None:

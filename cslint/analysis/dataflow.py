@@ -363,14 +363,9 @@ class Dataflow:
                 if loop is None or not (bound & self._names_read_outside(loop)):
                     out.append(d)
                 continue
-            if label is not True and label is not False:
-                continue
-            node = self.graph.nodes[d]
-            if node.kind != cfgmod.TEST or not isinstance(node.stmt, ast.If):
-                continue
             if bound is None:
                 bound = _names_bound(self.graph.nodes[n].stmt)
-            if bound and self._arm_reads.read_only_in_arm(d, label, bound):
+            if bound and self._arm_reads.read_alike(d, label, bound):
                 out.append(d)
         return frozenset(out)
 
