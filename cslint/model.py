@@ -445,6 +445,49 @@ class SiteRef:
                    str(data.get("callee", "")), str(data.get("collective", "")), str(data.get("group", "")))
 
 
+@dataclass(frozen=True)
+class UpstreamRef:
+    """The finding whose condition a finding reads downstream of: its
+    condition differs through a field (``through``) set inside that
+    finding's guard, where the ranks already part.  ``guard_line`` is the
+    first line of that guard, ``line`` the call reported there."""
+
+    path: str
+    guard_line: int
+    line: int
+    through: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "guard_line": self.guard_line, "line": self.line, "through": self.through}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "UpstreamRef":
+        return cls(str(data["path"]), int(data["guard_line"]), int(data["line"]), str(data.get("through", "")))
+
+
+@dataclass(frozen=True)
+class DownstreamRef:
+    """A finding the root-cause report leaves out because it reads, only
+    downstream, the divergence of the finding that lists it."""
+
+    path: str
+    line: int
+    column: int
+    code: str
+    function: str
+    collective: str
+    condition: str
+
+    def to_json(self) -> dict:
+        return {"path": self.path, "line": self.line, "column": self.column, "code": self.code,
+                "function": self.function, "collective": self.collective, "condition": self.condition}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "DownstreamRef":
+        return cls(str(data["path"]), int(data["line"]), int(data["column"]), str(data.get("code", "")),
+                   str(data.get("function", "")), str(data.get("collective", "")), str(data.get("condition", "")))
+
+
 @dataclass
 class Finding:
     """One collective whose participation depends on rank-local state."""
@@ -477,6 +520,12 @@ class Finding:
     #: the function whose condition decides, when it is not ``function``: a
     #: finding reported at the call that passes the rank-local value ("" otherwise)
     condition_function: str = ""
+    #: the finding whose guard this one's condition reads downstream of (a
+    #: field set inside it); None when the condition differs on its own
+    upstream: Optional[UpstreamRef] = None
+    #: root-cause reporting: the findings left out because they read this
+    #: one's divergence only downstream (:attr:`upstream` names this one)
+    downstream: list[DownstreamRef] = field(default_factory=list)
 
     @property
     def span(self) -> Span:
@@ -513,6 +562,8 @@ class Finding:
             "confidence": self.confidence.to_json() if self.confidence else None,
             **({"sites": [site.to_json() for site in self.sites]} if self.sites else {}),
             **({"condition_function": self.condition_function} if self.condition_function else {}),
+            **({"upstream": self.upstream.to_json()} if self.upstream else {}),
+            **({"downstream": [ref.to_json() for ref in self.downstream]} if self.downstream else {}),
         }
 
     @classmethod
@@ -540,6 +591,8 @@ class Finding:
                 confidence=Confidence.from_json(data["confidence"]) if data.get("confidence") else None,
                 sites=[SiteRef.from_json(site) for site in data.get("sites", ())],
                 condition_function=str(data.get("condition_function", "")),
+                upstream=UpstreamRef.from_json(data["upstream"]) if data.get("upstream") else None,
+                downstream=[DownstreamRef.from_json(ref) for ref in data.get("downstream", ())],
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not a finding object ({type(exc).__name__}: {exc})") from exc

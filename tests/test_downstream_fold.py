@@ -56,3 +56,24 @@ def test_a_field_set_outside_any_reported_condition_is_still_reported(tmp_path):
     # the field is set under the test, but no collective there: nothing upstream reports it
     text = WORKER.replace("                dist.barrier()\n", "")
     assert _lines(tmp_path, text) == [("CSL101", 17), ("CSL101", 21)]
+
+
+def test_the_root_cause_lists_the_findings_it_folds(tmp_path):
+    # the per-site reader names its upstream finding by a typed reference (not the doubt's text) ...
+    (tmp_path / "worker.py").write_text(textwrap.dedent(WORKER))
+    per_site = check_paths([str(tmp_path)], report="per-site").findings
+    (reader,) = [f for f in per_site if f.line == 18]
+    assert reader.upstream is not None
+    assert (reader.upstream.guard_line, reader.upstream.line, reader.upstream.through) == (12, 14, "self.stopping")
+    assert reader.upstream.path == reader.path
+    assert all(f.upstream is None for f in per_site if f.line != 18)
+    # ... through which the root-cause report lists it on that finding, in its message and its JSON
+    findings = {f.line: f for f in check_paths([str(tmp_path)], report="root-cause").findings}
+    root, own = findings[14], findings[22]
+    assert [(ref.line, ref.code, ref.function) for ref in root.downstream] == [(18, "CSL101", "Worker.sync")]
+    assert "1 more finding reads this divergence only downstream (18)" in root.message
+    assert own.downstream == []
+    data = root.to_json()
+    assert data["downstream"][0]["line"] == 18 and "downstream" not in own.to_json()
+    assert type(root).from_json(data).downstream == root.downstream
+    assert type(reader).from_json(reader.to_json()).upstream == reader.upstream

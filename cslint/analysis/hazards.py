@@ -79,7 +79,7 @@ class Hazard:
     ends_callers_event_loop: bool = False
     #: the flow went through a field written inside the body of another
     #: hazard's condition, one whose own explanation raises no strong doubt:
-    #: ``(field text, that condition's line, its site's line)``; None otherwise
+    #: ``(field text, that condition's line, its site's line, its path)``; None otherwise
     upstream: Optional[tuple] = None
     #: every flow that makes the condition differ goes through fields set
     #: inside other reported conditions (see :func:`_fold_downstream`): the
@@ -328,7 +328,7 @@ def _mark_reported_upstream(info: UniformityInfo, hazards: list) -> None:
             kind, _keys, text = links.get(link, ("", (), ""))
             if kind != "field":
                 continue
-            found = next(((text, first, site_line)
+            found = next(((text, first, site_line, link[0])
                           for cond, (first, last, site_line) in guards.get(link[0], {}).items()
                           if first < link[1] <= last and cond != id(hazard.cond)), None)
             if found is not None:

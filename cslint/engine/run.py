@@ -215,7 +215,10 @@ def _spelled(finding: Finding, spelled: dict) -> Finding:
     """``finding`` with its files named as this run named them."""
     chain = [link if link.path not in spelled else dataclasses.replace(link, path=spelled[link.path])
              for link in finding.chain]
-    return dataclasses.replace(finding, path=spelled.get(finding.path, finding.path), chain=chain)
+    upstream = finding.upstream
+    if upstream is not None and upstream.path in spelled:
+        upstream = dataclasses.replace(upstream, path=spelled[upstream.path])
+    return dataclasses.replace(finding, path=spelled.get(finding.path, finding.path), chain=chain, upstream=upstream)
 
 
 def _analysis_inputs(all_files: list, preset_names: list, module_of):

@@ -33,6 +33,7 @@ from ..model import (
     Neutral,
     Payload,
     Span,
+    UpstreamRef,
 )
 from ..presets import ALL_DIMS, neutral_table, render_agreement, render_single_rank_test
 from .rootcause import READ_DOWNSTREAM
@@ -263,9 +264,20 @@ class Rule:
             fix_facts=None if getattr(hazard, "cond_path", "") else fix_facts(hazard, text_of),
             confidence=cls.confidence(hazard),
             condition_function=hazard.cond_function if getattr(hazard, "cond_path", "") else "",
+            upstream=_upstream_ref(hazard),
         )
         finding.fix = FixHint.of(cls.fix_options(finding))
         return finding
+
+
+def _upstream_ref(hazard) -> Optional[UpstreamRef]:
+    """The typed reference to the reported guard whose divergence the
+    hazard's condition reads downstream (``Hazard.upstream``), or None."""
+    upstream = getattr(hazard, "upstream", None)
+    if not upstream:
+        return None
+    text, guard_line, line, path = upstream
+    return UpstreamRef(path, guard_line, line, text)
 
 
 def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:

@@ -12,14 +12,16 @@ keeps one finding per site, which is what ``cslint fix`` rewrites.
 A finding whose condition reads a divergence only downstream of another
 finding's condition (every flow through a field set inside it: the doubt
 :data:`READ_DOWNSTREAM`) is left out here: the other finding is where the
-ranks part, and the per-site report still shows it.
+ranks part, and the per-site report still shows it.  That finding lists it
+(``downstream``, found through the left-out finding's typed ``upstream``
+reference) and its message says how many and where.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from ..model import Finding, SiteRef
+from ..model import DownstreamRef, Finding, SiteRef
 
 ROOT_CAUSE = "root-cause"
 PER_SITE = "per-site"
@@ -50,8 +52,10 @@ def group_by_root_cause(findings: list) -> list:
     only downstream left out; other findings unchanged.  The result is in the order of the input's first members."""
     groups: dict = {}
     order: list = []
+    folded: list = []
     for finding in findings:
         if finding.confidence is not None and any(d.kind == READ_DOWNSTREAM for d in finding.confidence.doubts):
+            folded.append(finding)
             continue
         key = _guard_key(finding)
         if key is None:
@@ -62,7 +66,44 @@ def group_by_root_cause(findings: list) -> list:
             group = groups[key] = []
             order.append(group)
         group.append(finding)
-    return [members[0] if len(members) == 1 else _merged(members) for members in order]
+    return _listing_downstream([members[0] if len(members) == 1 else _merged(members) for members in order], folded)
+
+
+def _listing_downstream(found: list, folded: list) -> list:
+    """``found`` with each finding that a left-out finding's ``upstream``
+    names listing it (``downstream``, in path and line order) and saying so
+    in its message; a left-out finding whose upstream one is not reported
+    (another selection, below the confidence asked for) is listed nowhere."""
+    at: dict = {}
+    for index, finding in enumerate(found):
+        if finding.guard is not None:
+            at.setdefault((finding.path, finding.guard.line), []).append(index)
+    refs: dict = {}
+    for finding in folded:
+        upstream = finding.upstream
+        candidates = at.get((upstream.path, upstream.guard_line), ()) if upstream is not None else ()
+        if not candidates:
+            continue
+        index = next((i for i in candidates if upstream.line in _lines(found[i])), candidates[0])
+        ref = DownstreamRef(finding.path, finding.line, finding.column, finding.code, finding.function,
+                            finding.collective, finding.condition)
+        listed = refs.setdefault(index, [])
+        if ref not in listed:
+            listed.append(ref)
+    for index, listed in sorted(refs.items()):
+        listed.sort(key=lambda ref: (ref.path, ref.line, ref.column, ref.code))
+        finding = found[index]
+        places = [str(ref.line) if ref.path == finding.path else f"{ref.path}:{ref.line}" for ref in listed]
+        places = list(dict.fromkeys(places))
+        text = ", ".join(places[:MAX_LINES_IN_MESSAGE]) + (", ..." if len(places) > MAX_LINES_IN_MESSAGE else "")
+        noun = "finding reads" if len(listed) == 1 else "findings read"
+        message = f"{finding.message}; {len(listed)} more {noun} this divergence only downstream ({text})"
+        found[index] = dataclasses.replace(finding, message=message, downstream=list(finding.downstream) + listed)
+    return found
+
+
+def _lines(finding: Finding) -> set:
+    return {finding.line} | {site.line for site in finding.sites}
 
 
 def _merged(members: list) -> Finding:
