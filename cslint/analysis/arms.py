@@ -98,6 +98,8 @@ class ArmIndex:
         key = self._assignment_key(stmt)
         if key is None:
             return False
+        if not decision.orelse:
+            return self._assigned_past_return(decision, stmt, key)
         placed = self._place(decision, stmt)
         if placed is None:
             return False
@@ -106,6 +108,16 @@ class ArmIndex:
                for other_path, other in self._statements(decision, _other(arm))):
             return True
         return self._assigns_on_every_path(decision.body, key) and self._assigns_on_every_path(decision.orelse, key)
+
+    def _assigned_past_return(self, decision: ast.If, stmt: ast.AST, key: tuple) -> bool:
+        """Whether ``decision``, a statement of the function's own body with
+        no ``else`` whose body ends in ``return``, and the rest of the
+        function both make ``stmt``'s assignment (:func:`assigned_past_return`)."""
+        if self.parents.get(id(decision)) is not None:
+            return False
+        block = self.blocks.get(id(decision))
+        pair = assigned_past_return(block, decision).get(key) if block is not None else None
+        return pair is not None and any(made is stmt for made in pair)
 
     def _assigns_on_every_path(self, block: list, key: tuple) -> bool:
         """Whether every path through ``block`` makes the assignment ``key``:
@@ -406,9 +418,37 @@ def _calls_of(stmt: ast.AST) -> list:
     return out
 
 
+def assigned_past_return(block: list, decision: ast.AST) -> dict:
+    """For ``decision``, a statement of ``block`` (a function's own body)
+    that is an ``if`` with no ``else`` whose body ends in ``return``: key ->
+    ``(statement of its body, statement of the rest of the block)`` of each
+    assignment (:func:`_assignment_key`) both make, each at its own level
+    before any ``return`` or ``raise`` (``if not ready: x = None; return``
+    then ``...; x = None``): whichever way the test goes, the function leaves
+    with that assignment made, so the test does not decide it."""
+    if not isinstance(decision, ast.If) or decision.orelse or not decision.body \
+            or not isinstance(decision.body[-1], ast.Return):
+        return {}
+    index = next((i for i, stmt in enumerate(block) if stmt is decision), None)
+    if index is None:
+        return {}
+    sides = []
+    for part in (decision.body, block[index + 1:]):
+        made = {}
+        for stmt in part:
+            key = _assignment_key(stmt)
+            if key is not None:
+                made.setdefault(key, stmt)
+            elif any(isinstance(sub, (ast.Return, ast.Raise)) for sub in fast_walk(stmt)):
+                break
+        sides.append(made)
+    return {key: (stmt, sides[1][key]) for key, stmt in sides[0].items() if key in sides[1]}
+
+
 def _assignment_key(stmt: ast.AST) -> Optional[tuple]:
     """``(target, callee, positional arguments)`` of ``x = f(a, b)`` (one
-    target, a call as the value); None for any other statement."""
+    target, a call as the value), ``(target, "=", constant)`` of ``x = None``;
+    None for any other statement."""
     if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
         target, value = stmt.targets[0], stmt.value
     elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
@@ -421,6 +461,8 @@ def _assignment_key(stmt: ast.AST) -> Optional[tuple]:
         # elements of the same container, which the values of the dataflow
         # do not tell apart
         return unparse(target), "[]", unparse(value.value)
+    if isinstance(value, ast.Constant):
+        return unparse(target), "=", repr(value.value)
     if not isinstance(value, ast.Call) or any(isinstance(a, ast.Starred) for a in value.args):
         return None
     return unparse(target), unparse(value.func), tuple(unparse(a) for a in value.args)

@@ -260,12 +260,12 @@ class Dataflow:
 
     def _assigns_alike(self, d: int, n: int) -> bool:
         """Whether node ``n`` makes an assignment the other arm of the
-        ``if``/``else`` ``d`` makes too (:mod:`cslint.analysis.arms`);
-        asked once per pair, by :meth:`_deciders_of`."""
-        decision = self._two_armed_if(d)
-        node = self.graph.nodes[n]
-        return decision is not None and node.kind == cfgmod.STMT \
-            and self.arms.assignment_in_both_arms(decision, node.stmt)
+        ``if`` ``d`` makes too (its ``else``, or the rest of the function
+        past an ``if`` that returns; :mod:`cslint.analysis.arms`); asked
+        once per pair, by :meth:`_deciders_of`."""
+        decision, node = self.graph.nodes[d], self.graph.nodes[n]
+        return decision.kind == cfgmod.TEST and isinstance(decision.stmt, ast.If) and node.kind == cfgmod.STMT \
+            and self.arms.assignment_in_both_arms(decision.stmt, node.stmt)
 
     def _find_leaving_tests(self) -> None:
         """The ``if`` tests one arm of which leaves: the function (it ends in

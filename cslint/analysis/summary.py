@@ -20,7 +20,7 @@ from typing import Optional
 
 from ..model import Span
 from . import cfg as cfgmod
-from .arms import selects_own_part, tests_membership
+from .arms import assigned_past_return, selects_own_part, tests_membership
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL
@@ -84,6 +84,10 @@ class SummaryWalk:
         self._in_try = 0
         self._caught: list = []  # per handler walked: (what its try body raised, its tree raises)
         self._rebinds_memo: dict = {}  # id(loop) -> the names its body binds anew (loop_rebinds)
+        # id(statement) -> the implicit flow it is walked with: an assignment both a
+        # returning ``if`` of the function's body and the rest of the body make
+        # (arms.assigned_past_return) is not decided by that ``if``
+        self._alike: dict = {}
 
     def variant(self) -> Variant:
         """Field writes, returns and argument flows of the function."""
@@ -106,7 +110,12 @@ class SummaryWalk:
         ``rebinds``: the block is a loop's body, whose own statements bind
         those names anew (:class:`LoopRebinds`)."""
         exits = EMPTY
+        top = stmts is self.info.body
         for s in stmts:
+            if top and type(s) is ast.If and not s.orelse:
+                for made in assigned_past_return(stmts, s).values():
+                    for stmt in made:
+                        self._alike[id(stmt)] = implicit
             if type(s) in _LOOPS and not self._in_loop:
                 self._in_loop = True
                 try:
@@ -154,6 +163,8 @@ class SummaryWalk:
         """Handle one statement; returns the atoms of a condition under which
         the rest of the block may be skipped (an early exit inside it)."""
         t = type(s)
+        if self._alike:
+            implicit = self._alike.get(id(s), implicit)
         transfer = self.transfer
         watch = self._watch
         stores = self.info.element_stores  # containers whose own structure is kept apart (Flow.write)
