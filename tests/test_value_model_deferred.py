@@ -255,3 +255,21 @@ def test_polls_relayed_without_agreement_still_differ():
     assert _codes(_RELAYED.replace("polls = reduce_polls(polls, tp)", "polls = relay(polls, tp, 0, 1, [])")
                   .replace("polls = reduce_polls(polls, cp)", "polls = relay(polls, cp, 0, 1, [])")) \
         == [("CSL101", 53)]
+
+
+def test_a_zip_loop_runs_as_its_arguments_say():
+    # INVALID: one argument's length is this rank's clock reading
+    assert _codes(_QUEUE + """
+        def sync(self, xs):
+            for x, tick in zip(xs, range(int(time.monotonic()))):
+                dist.all_reduce(x, group=self.group)
+    """) == [("CSL103", 18)]
+
+
+def test_a_zip_loop_over_agreed_lengths_is_uniform():
+    # VALID: both arguments' lengths are the same on every rank, whatever the entries hold
+    assert _codes(_QUEUE + """
+        def sync(self, xs):
+            for entry, x in zip(self.pending, range(len(self.pending))):
+                dist.all_reduce(torch.zeros(1), group=self.group)
+    """) == []

@@ -265,7 +265,7 @@ class Evaluator(StructureReads):
             inner = unwrapped_iterable(inner.args[0])
         zipped = zip_arguments(inner, self)
         if zipped is not None:
-            return project(LENGTH, EMPTY.union(*[self.trip_count(arg, env) for arg in zipped]))
+            return EMPTY.union(*[self.trip_count(arg, env) for arg in zipped])  # each already a count
         own = self.kept_apart(inner, env)
         return project(LENGTH, self.eval(iterable, env) if own is None else own)
 
