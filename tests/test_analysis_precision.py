@@ -1469,3 +1469,26 @@ def test_a_keys_membership_in_a_mapping_reads_its_keys_not_its_values():
                 dist.barrier(group)                      # reported: a list's `in` compares its elements
     """)
     assert lines == [16, 22, 29]
+
+
+def test_a_loop_elements_store_read_after_the_loop_in_the_dataflow():
+    # the CFG dataflow of a function that issues collectives: past the loop
+    # the target holds its last element, stored into by the body; the way
+    # out of the header reads what reached the header, which changes after
+    # the header's own result (the next element, bound anew) stops changing
+    lines = _lines("""
+        import torch.distributed as dist
+
+        def last_owner(items, group):
+            for x in items:
+                x["v"] = dist.get_rank()
+            if x["v"]:
+                dist.barrier(group=group)        # reported: the last element holds the rank
+
+        def keyed_alike(items, group):
+            for x in items:
+                x["v"] = dist.get_world_size(group)
+            if x["v"]:
+                dist.barrier(group=group)        # agreed: every rank stores the group's size
+    """)
+    assert lines == [8]

@@ -429,7 +429,7 @@ class VouchedEdges:
     one to None went there (an exception in a ``try`` that failed) no
     longer makes it differ, and whether it is None follows the verdict."""
 
-    __slots__ = ("dataflow", "edges", "refined", "into")
+    __slots__ = ("dataflow", "edges", "refined", "into", "from_entry")
 
     def __init__(self, dataflow: "Dataflow", edges: dict, refined: Optional[Refinements]):
         self.dataflow = dataflow
@@ -437,6 +437,7 @@ class VouchedEdges:
         self.edges = edges
         self.refined = refined  # the other edges that refine what names hold (edges.Refinements)
         self.into = frozenset(succ for _, succ in edges) | (refined.into if refined is not None else frozenset())
+        self.from_entry = [*edges, *(refined.from_entry() if refined is not None else ())]  # (node, successor)
 
     @classmethod
     def find(cls, dataflow: "Dataflow") -> Optional["VouchedEdges"]:
@@ -547,6 +548,8 @@ def _solve(flow: Dataflow) -> None:
     for n in order:
         for d, _label in closures.get(n, ()):
             readers.setdefault(d, []).append(n)
+    for p, succ in vouched.from_entry if vouched is not None else ():
+        readers.setdefault(p, []).append(succ)  # it refines from p's entry, which may change where p's out does not
     heap = list(range(len(order)))
     queued = set(heap)
     budget = 50 * len(order) + 100  # a safety net; the lattice is finite
@@ -627,8 +630,8 @@ def _solve(flow: Dataflow) -> None:
 
 
 def _note_loop_entry(flow: Dataflow, n: int, node, outs: dict, position: dict) -> None:
-    """What a ``for`` loop's iterable is evaluated in: what reaches the loop from its predecessors
-    earlier in reverse postorder, not what its body's back edges bring round."""
+    """What a ``for`` loop's iterable is evaluated in: what reaches the loop from its predecessors earlier in
+    reverse postorder, not what its body's back edges bring round."""
     here = position[n]
     entering = [outs[p] for p in node.preds if p in outs and position.get(p, here) < here]
     if entering:
@@ -649,9 +652,8 @@ class _RecordingFlow(Flow):
 
 
 class _Transfer:
-    """A node's last transfer: the environment it entered with, what it
-    wrote (variable -> value, in the order written) and the implicit flow
-    it read (None if it read none)."""
+    """A node's last transfer: the environment it entered with, what it wrote (variable -> value,
+    in the order written) and the implicit flow it read (None if it read none)."""
 
     __slots__ = ("env", "writes", "implicit")
 
@@ -660,12 +662,11 @@ class _Transfer:
 
 
 def _replay(dataflow: Dataflow, n: int, node, env: dict, last: "_Transfer"):
-    """Node ``n``'s transfer of ``env`` without evaluating its statement
-    again, when nothing it reads differs from its last transfer: every
-    variable its expressions mention or it wrote holds what it held
-    then, and so does the implicit flow, if it was read.  A loop's
-    second pass changes the few variables the loop assigns, and most
-    statements of its body read none of them.  None when it must run."""
+    """Node ``n``'s transfer of ``env`` without evaluating its statement again, when nothing it
+    reads differs from its last transfer: every variable its expressions mention or it wrote
+    holds what it held then, and so does the implicit flow, if it was read.  A loop's second
+    pass changes the few variables the loop assigns, and most statements of its body read none
+    of them.  None when it must run."""
     before = last.env
     if type(env) is not dict:
         return None

@@ -39,6 +39,11 @@ class Refinements:
             edges[key] = ("empty", name)
         return cls(edges) if edges else None
 
+    def from_entry(self) -> list:
+        """(node, successor) of the edges that read the node's entry
+        environment: a ``for`` header's ways out (:func:`restored`)."""
+        return [key for key, (kind, _data) in self.edges.items() if kind == "loop"]
+
     def out(self, dataflow, p: int, succ: int, out: dict) -> dict:
         """``out`` of node ``p`` as it reaches ``succ``."""
         found = self.edges.get((p, succ))
