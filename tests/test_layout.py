@@ -207,7 +207,7 @@ ANALYSIS_PHASES = [
     ("syntax", "records", "callfacts", "escapes", "spans"),  # what the syntax says; the per-file records; failing
     # work; what a slice's bounds leave of its width
     ("membership",),  # a rank list picked by membership in it
-    ("arms",),  # calls and assignments both arms of an if/else make alike
+    ("arms", "stores"),  # calls and assignments both arms of an if/else make alike; tests storing alike
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record

@@ -651,6 +651,14 @@ def name_ref(name: str, positional: int = -1) -> NameRef:
     return made(NameRef, ("name", name, positional))
 
 
+#: The index of a :class:`PartRef` that stands for the own structure of what
+#: the call returns (its None-ness, length, kind), not an element of it: a
+#: function handing back a list it filled by ``append`` returns a list of
+#: the same length on every rank whatever each element is
+#: (``Variant.return_own``); the whole result where nothing is kept apart.
+OWN_PART = -1
+
+
 def part_ref(index: int, ref) -> PartRef:
     return made(PartRef, ("part", index, ref))
 
@@ -675,7 +683,26 @@ def element(index: int, atoms: frozenset, splits) -> frozenset:
                     atom.depth) for atom in split])
 
 
-#: Call references whose result :func:`element` leaves whole.
+def own_results(atoms: frozenset, returns_own) -> Optional[frozenset]:
+    """``atoms`` with each result of a call of a function that hands back a
+    container whose own structure is kept apart (``returns_own(ref)``:
+    ``ModuleContext.returns_own_structure``) read as that own structure alone
+    (``part_ref(OWN_PART, ref)``: its None-ness and length, not its
+    elements'); None where ``atoms`` holds no such result."""
+    split = None
+    for atom in atoms:
+        if atom.tag == "R" and atom.ref.tag not in _WHOLE_RESULTS and returns_own(atom.ref):
+            if split is None:
+                split = []
+            split.append(atom)
+    if split is None:
+        return None
+    return atoms.difference(split).union([
+        call_result(part_ref(OWN_PART, atom.ref), atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
+                    atom.depth) for atom in split])
+
+
+#: Call references whose result :func:`element` and :func:`own_results` leave whole.
 _WHOLE_RESULTS = frozenset({"class", "part"})
 
 

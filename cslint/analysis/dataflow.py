@@ -20,7 +20,8 @@ from .evaluator import Evaluator
 from .function import FunctionInfo
 from .edges import Refinements
 from .syntax import single_rank_side, vouched_presence
-from .transfer import Flow, Transfer
+from .stores import AlikeStores, store_alike
+from .transfer import Flow, RecordingFlow, Transfer
 
 
 #: Steps per node the fixpoint takes before it watches for its state coming
@@ -56,6 +57,7 @@ class Dataflow:
         self._own_parts: dict = {}  # node -> the decisions selecting this rank's part it depends on
         self._alike: dict = {}  # node -> the decisions every rank reading what it binds took alike
         self.arms = ArmIndex(info.parents, info.blocks)
+        self.stores = AlikeStores(info.parents, info.blocks, info.element_stores) if info.element_stores else None
         self.transfer = Transfer(evaluator)
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
         for n, owner in graph.finally_owner.items():
@@ -325,9 +327,7 @@ class Dataflow:
         all took it.  What leaves the function (its result, the fields it
         writes) keeps the full flow, and so does a name read where the
         ranks that broke out of a loop meet the others again."""
-        skipped = self._alike.get(n)
-        if skipped is None:
-            skipped = self._alike[n] = self._tests_read_alike(n)
+        skipped = self.binding_skips(n)
         if not skipped:
             return self.implicit(n)
 
@@ -343,6 +343,13 @@ class Dataflow:
         result = self._as_implicit(n, atoms, left)
         self._binding_cache[n] = (atoms, result)
         return result
+
+    def binding_skips(self, n: int) -> frozenset:
+        """:meth:`_tests_read_alike` of ``n``, kept."""
+        skipped = self._alike.get(n)
+        if skipped is None:
+            skipped = self._alike[n] = self._tests_read_alike(n)
+        return skipped
 
     def _tests_read_alike(self, n: int) -> frozenset:
         """The decisions node ``n`` depends on that every rank reading a name ``n`` binds took alike:
@@ -387,9 +394,9 @@ class Dataflow:
                 return out
         transfer = self.transfer
         # this walk binds local names only (fields and the result come from flow_at)
-        flow = _RecordingFlow(env, partial(self.binding_implicit, n), accumulate=False,
-                              single_rank=self.single_rank(n), dict_keys=self.info.dict_keys,
-                              element_stores=self.info.element_stores)
+        flow = RecordingFlow(env, partial(self.binding_implicit, n), accumulate=False,
+                             single_rank=self.single_rank(n), dict_keys=self.info.dict_keys,
+                             element_stores=self.info.element_stores, alike=store_alike(self, n))
         flow.written = {}
         info = self.info.node_info(node)
         transfer.walrus(info.walrus, flow)
@@ -639,16 +646,6 @@ def _note_loop_entry(flow: Dataflow, n: int, node, outs: dict, position: dict) -
         for out in entering[1:]:
             merge_into(env, out)
         flow.loop_entry_envs[n] = env
-
-
-class _RecordingFlow(Flow):
-    """A :class:`Flow` that notes the variables written, in order."""
-
-    __slots__ = ("written",)
-
-    def write(self, name, atoms: frozenset, strong: bool = True, own=None) -> None:
-        self.written[name] = None
-        Flow.write(self, name, atoms, strong, own)
 
 
 class _Transfer:

@@ -68,11 +68,9 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             node_flow = flow.flow_at(node.id, env)
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
             if isinstance(node.stmt, ast.Return):
-                atoms, parts = flow.transfer.returned(node.stmt, node_flow)
-                variant.returns = variant.returns | atoms
-                variant.add_return_parts(parts)
+                variant.add_return(*flow.transfer.returned(node.stmt, node_flow))
             elif isinstance(node.stmt, ast.Expr):
-                variant.returns = variant.returns | flow.transfer.yielded(node.stmt, node_flow)
+                variant.add_return(flow.transfer.yielded(node.stmt, node_flow))
         elif node.kind == cfgmod.ASSERT:
             variant.raised = variant.raised | flow.implicit(node.id) | evaluator.truth(node.stmt.test, env)
     raised, variant.raised_tree = _raised(evaluator, flow)

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ..presets import ALL_DIMS
 from .atoms import (
-    CONTENTS, DROP, OWN_FIELD, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, field_name, own_field, source,
+    CONTENTS, DROP, OWN_FIELD, OWN_PART, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, field_name, own_field,
+    source,
 )
 from .divergence import extend_via, merge
 from .records import FuncFacts, Site
@@ -35,6 +36,15 @@ def element_stored_fields(funcs, family_of) -> set:
     return out
 
 
+def _split_parts(variant) -> list:
+    """(index, atoms) of each part of what ``variant`` returns kept apart:
+    its elements by position, its own structure under ``OWN_PART``."""
+    out = list(enumerate(variant.return_parts)) if variant.return_parts else []
+    if variant.return_own is not None:
+        out.append((OWN_PART, variant.return_own))
+    return out
+
+
 class ProgramReads:
     """Reads of call results and attributes over the program's tables."""
 
@@ -44,11 +54,11 @@ class ProgramReads:
         :meth:`_returned_part`), into the tables; whether some entry
         changed."""
         changed = False
-        if not v.returns:
+        if not v.returns and not v.return_own:
             return changed
         tables = [(self.rets.setdefault((fn.key, mode), {}), v.returns)]
-        if v.return_parts and (fn.key, mode) in self.split_returns:
-            for index, atoms in enumerate(v.return_parts):
+        if (fn.key, mode) in self.split_returns:
+            for index, atoms in _split_parts(v):
                 tables.append((self.ret_parts.setdefault((fn.key, mode, index), {}), atoms))
         for table, atoms in tables:
             for k, (dims, via) in self.eval(atoms, mode).items():
@@ -59,19 +69,25 @@ class ProgramReads:
 
     def _returned_part(self, fn, mode: frozenset, index: int):
         """Element ``index`` of what ``fn`` returns (parameters symbolic), or
-        None where its returns do not all write out a tuple that long.  Most
-        functions that return a tuple are never unpacked by a caller the
-        analysis resolves, so the tables by position are kept only for those
-        that are: the first read fills them from the function's returns as
-        they stand, and from then on each step of the function updates them
-        beside its whole result (:meth:`_record_returns`)."""
+        None where its returns do not all write out a tuple that long; for
+        ``OWN_PART``, its own structure (``Variant.return_own``), or None
+        where that is not kept apart.  Most functions that return a tuple are
+        never unpacked by a caller the analysis resolves, so the tables by
+        position are kept only for those that are: the first read fills them
+        from the function's returns as they stand, and from then on each step
+        of the function updates them beside its whole result
+        (:meth:`_record_returns`)."""
         variant = self.variant(fn, mode)
-        parts = variant.return_parts if variant is not None else None
-        if not parts or index >= len(parts):
+        if variant is None:
+            return None
+        if index == OWN_PART:
+            if variant.return_own is None:
+                return None
+        elif not variant.return_parts or index >= len(variant.return_parts):
             return None
         if (fn.key, mode) not in self.split_returns:
             self.split_returns.add((fn.key, mode))
-            for position, atoms in enumerate(parts):
+            for position, atoms in _split_parts(variant):
                 table = self.ret_parts[(fn.key, mode, position)] = {}
                 for k, (dims, via) in self.eval(atoms, mode).items():
                     merge(table, k, dims, via)

@@ -154,12 +154,28 @@ class Variant:
     #: unpacks it reads each element alone; ``()`` where some return is
     #: anything else, None where no return gives a value
     return_parts: Optional[tuple] = None
+    #: what the own structure of the result (its None-ness, length, kind)
+    #: depends on where some ``return`` hands back a container whose own
+    #: structure is kept apart from its elements' (a list filled by
+    #: ``append``, a tuple written out): a caller reading only that reads
+    #: this (``atoms.OWN_PART``); None where it is the whole result
+    return_own: Optional[frozenset] = None
     #: ``unhandled-exceptions = "hang"``: what decides whether the function
     #: fails on this rank with an error it does not catch (the tests above
     #: its local work -- I/O, ``next()``, a preset's ``local_failures`` --
     #: outside any ``try``, and the calls of the same kind it makes); None
     #: where it was not worked out
     escapes: Optional[frozenset] = None
+
+    def add_return(self, atoms: frozenset, parts: Optional[tuple] = None, own: Optional[frozenset] = None) -> None:
+        """Join one ``return``'s value (``atoms``), its elements (``parts``,
+        :meth:`add_return_parts`) and its own structure (``own``; None:
+        the whole value)."""
+        if own is not None or self.return_own is not None:
+            known = self.returns if self.return_own is None else self.return_own
+            self.return_own = known | (atoms if own is None else own)
+        self.returns = self.returns | atoms
+        self.add_return_parts(parts)
 
     def add_return_parts(self, parts: Optional[tuple]) -> None:
         """Join one ``return``'s elements (None: it gives no value)."""

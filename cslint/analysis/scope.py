@@ -18,8 +18,37 @@ from .results import AtomBuilder
 from .cfg import exit_exceptions
 from .records import CollectiveMatch
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_one_tuple_shape,
-                     single_rank_side, top_level_definitions, unparse)
-from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, COMM_FACTORIES, GROUP_FROM_RANKS, looks_like_communicator
+                     returns_own_structure, single_rank_side, top_level_definitions, unparse)
+from .vocabulary import (ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, COMM_FACTORIES, ELEMENT_ADDERS, GROUP_FROM_RANKS,
+                         looks_like_communicator)
+
+
+def _returns_own_structure(function) -> bool:
+    return returns_own_structure(function, ELEMENT_ADDERS)
+
+
+def _returns_shape(ctx, ref, known_shapes: dict, test) -> bool:
+    """Whether ``ref`` is a function or method of ``ctx``'s module whose
+    definition passes ``test`` (each looked at once, on first use)."""
+    tag = ref.tag if ref is not None else None
+    if tag == "func":
+        if ref.module != ctx.module:
+            return False
+        qualname = ref.qualname
+    elif tag == "method" or tag == "super":
+        module, _, cls = ref.class_key.partition(":")
+        if module != ctx.module:
+            return False
+        qualname = f"{cls}.{ref.name}"
+    else:
+        return False
+    known = known_shapes.get(qualname)
+    if known is None:
+        if ctx._definitions is None:
+            ctx._definitions = top_level_definitions(ctx.tree)
+        function = ctx._definitions.get(qualname)
+        known = known_shapes[qualname] = function is not None and test(function)
+    return known
 
 
 def module_name_for(path: str) -> str:
@@ -237,25 +266,13 @@ class ModuleContext:
         whose ``return`` statements with a value writes out a tuple of one
         length (``return count, agreed``): its elements can be read apart.
         Each function is looked at once, when a caller first unpacks it."""
-        tag = ref.tag
-        if tag == "func":
-            if ref.module != self.module:
-                return False
-            qualname = ref.qualname
-        elif tag == "method" or tag == "super":
-            module, _, cls = ref.class_key.partition(":")
-            if module != self.module:
-                return False
-            qualname = f"{cls}.{ref.name}"
-        else:
-            return False
-        known = self._tuple_returns.get(qualname)
-        if known is None:
-            if self._definitions is None:
-                self._definitions = top_level_definitions(self.tree)
-            function = self._definitions.get(qualname)
-            known = self._tuple_returns[qualname] = function is not None and returns_one_tuple_shape(function)
-        return known
+        return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
+
+    def returns_own_structure(self, ref) -> bool:
+        """Whether ``ref`` is a function or method of this module some ``return`` of which hands back
+        a container whose own structure is kept apart (``syntax.returns_own_structure``): a read of
+        its result's own structure reads that part (``atoms.OWN_PART``).  Looked at once, when read."""
+        return _returns_shape(self, ref, self._own_returns, _returns_own_structure)
 
     @property
     def agreeing_callees(self) -> bool:
@@ -327,6 +344,7 @@ class ModuleContext:
         #: themselves (set by the extraction once it has scanned them)
         self.issuing_functions: frozenset = frozenset()
         self._tuple_returns: dict = {}  # qualname -> whether its returns are tuples (returns_tuples)
+        self._own_returns: dict = {}  # qualname -> returns_own_structure
         self._definitions = None  # qualname -> function node, on first use (returns_tuples)
         self._agreed_in_place: dict = {}  # qualname -> {parameter: group} (agreed_in_place)
         self.module_globals = set()

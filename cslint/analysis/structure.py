@@ -13,7 +13,8 @@ from typing import Optional
 from .astwalk import walk as fast_walk
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, project, source, whole,
+    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, own_results, project,
+    source, whole,
 )
 from .iteration import bind_iteration
 from .spans import CHANGED, bound_once, linear_difference, makes_slice, single_bindings
@@ -232,10 +233,10 @@ class StructureReads:
         return self.eval(expr, env) if found is None else found
 
     def kept_apart(self, expr, env: dict) -> Optional[frozenset]:
-        """The own structure of a local container an element was stored into
-        (``("own", name)``, see :meth:`Flow.write`) or of a field of this
-        class (its :func:`~cslint.analysis.atoms.own_field`); None for
-        anything else."""
+        """The own structure of a local container an element was stored into (``("own", name)``, see
+        :meth:`Flow.write`), of a field of this class (its :func:`~cslint.analysis.atoms.own_field`) or of
+        what a call hands back (:func:`~cslint.analysis.atoms.own_results`, also through a name bound to
+        it); None for anything else."""
         t = type(expr)
         if t is ast.Name:
             name = expr.id
@@ -246,15 +247,17 @@ class StructureReads:
                 if found is not None:
                     self._env_reads += 1
                     return found
+                return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
+        elif t is ast.Call and self.ctx.returns_own_structure(self.info.resolve_ref(expr.func)):
+            return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
         elif t is ast.Attribute:
             ctx = self.ctx
             index = ctx.container_index
             if index is None:
                 index = ctx.container_index = container_index(ctx.tree)
             if expr.attr not in index[ELEMENT_STORED] and self.info.self_attr(expr) is None:
-                # (a field of this class may be stored into by a method of
-                # another file of its family: the whole-tree pass reads the
-                # field itself where none is)
+                # (a field of this class may be stored into by a method of another file of its
+                # family: the whole-tree pass reads the field itself where none is)
                 return None
             value = self.eval(expr, env)
             if len(value) == 1:

@@ -28,6 +28,7 @@ from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .raises import reraised_tree, tree_raise
 from .records import Site, Variant
+from .stores import alike_tests, in_loop_body
 from .syntax import dotted, first_exit_in, is_process_exit, target_names
 from .transfer import Flow, LoopRebinds, Transfer, _mutator_call as mutator_call, loop_rebinds
 
@@ -88,12 +89,20 @@ class SummaryWalk:
         # returning ``if`` of the function's body and the rest of the body make
         # (arms.assigned_past_return) is not decided by that ``if``
         self._alike: dict = {}
+        #: local containers an element is stored into: their own structure is
+        #: kept apart (``("own", name)``, Flow.write), so what the function
+        #: returns has one (``Variant.return_own``)
+        self._element_stores = self.info.element_stores
+        #: store key -> the implicit flow its stores change the container by, under a test whose
+        #: every path stores alike (stores.py); id(if) -> its alike_tests
+        self._alike_implicit: dict = {}
+        self._alike_memo: dict = {}
 
     def variant(self) -> Variant:
         """Field writes, returns and argument flows of the function."""
         variant = Variant()
         env = self.info.entry_env()
-        for name in self.info.element_stores & env.keys():
+        for name in self._element_stores & env.keys():
             env[("own", name)] = env[name]  # a parameter stored into: its own structure, kept apart (Flow.write)
         variant.raised = variant.raised_tree = EMPTY
         if self.info.ctx.exceptions_hang:
@@ -111,11 +120,16 @@ class SummaryWalk:
         those names anew (:class:`LoopRebinds`)."""
         exits = EMPTY
         top = stmts is self.info.body
-        for s in stmts:
+        until_end = None  # the store keys decided alike from a test of this block to its end
+        for index, s in enumerate(stmts):
             if top and type(s) is ast.If and not s.orelse:
                 for made in assigned_past_return(stmts, s).values():
                     for stmt in made:
                         self._alike[id(stmt)] = implicit
+            after = None
+            if type(s) is ast.If and self._element_stores:
+                after, rest = self._stores_alike(stmts, index, implicit)
+                until_end = rest if until_end is None else until_end + rest
             if type(s) in _LOOPS and not self._in_loop:
                 self._in_loop = True
                 try:
@@ -125,10 +139,32 @@ class SummaryWalk:
                     self._watch = self.evaluator.watch = None
             else:
                 exit_atoms = self._statement(s, env, implicit, variant, straight, rebinds)
+            for key in after or ():
+                del self._alike_implicit[key]
             if exit_atoms:
                 implicit = implicit | exit_atoms
                 exits = exits | exit_atoms
+        for key in until_end or ():
+            del self._alike_implicit[key]
         return exits
+
+    def _stores_alike(self, stmts: list, index: int, implicit: frozenset) -> tuple:
+        """The store keys every path of the ``if`` at ``stmts[index]`` stores
+        alike (:func:`~cslint.analysis.stores.alike_tests`) and not already
+        so decided further out: their stores change the container by the
+        implicit flow before the test (``Flow.alike``).  (the keys to drop
+        after the test, those to drop at the block's end)."""
+        stmt = stmts[index]
+        found = self._alike_memo.get(id(stmt))
+        if found is None:
+            found = self._alike_memo[id(stmt)] = alike_tests(
+                stmts, index, in_loop_body(stmts, self.info.parents), self._element_stores)
+        after, rest = [], []
+        for key, through_rest in found:
+            if key not in self._alike_implicit:
+                self._alike_implicit[key] = implicit
+                (rest if through_rest else after).append(key)
+        return after, rest
 
     def _outermost_loop(self, s, env, implicit, variant, straight: bool) -> frozenset:
         """An outermost loop is walked twice: the first walk carries what
@@ -167,18 +203,20 @@ class SummaryWalk:
             implicit = self._alike.get(id(s), implicit)
         transfer = self.transfer
         watch = self._watch
-        stores = self.info.element_stores  # containers whose own structure is kept apart (Flow.write)
         if watch is None:
             # a statement of the function's own body (``straight``) writes strongly:
             # ``items = local(); items = received`` leaves only ``received``
-            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds, element_stores=stores)
+            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds,
+                        element_stores=self._element_stores, alike=self._alike_implicit.get)
         elif watch.changed:
             # this walk's facts will be dropped: from here on it only carries values round
             self._watch = self.evaluator.watch = None
             self._carrying = True
-            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds, element_stores=stores)
+            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds,
+                        element_stores=self._element_stores, alike=self._alike_implicit.get)
         else:
-            flow = _WatchedFlow(env, implicit, watch, accumulate=not straight, rebinds=rebinds, element_stores=stores)
+            flow = _WatchedFlow(env, implicit, watch, accumulate=not straight, rebinds=rebinds,
+                                element_stores=self._element_stores, alike=self._alike_implicit.get)
         if t in _DEFINITIONS:
             transfer.simple_statement(s, flow)
             return EMPTY
@@ -261,12 +299,10 @@ class SummaryWalk:
             transfer.simple_statement(s, flow)
             return EMPTY
         if t is ast.Return:
-            atoms, parts = transfer.returned(s, flow)
-            variant.returns = variant.returns | atoms
-            variant.add_return_parts(parts)
+            variant.add_return(*transfer.returned(s, flow))
             return EMPTY
         if t is ast.Expr:
-            variant.returns = variant.returns | transfer.yielded(s, flow)
+            variant.add_return(transfer.yielded(s, flow))
         elif t is ast.Raise:
             # raised where the tests above it hold; in a handler, also where what it caught came from
             variant.raised = variant.raised | implicit
@@ -420,9 +456,9 @@ class _WatchedFlow(Flow):
     __slots__ = ("watch",)
 
     def __init__(self, env: dict, implicit, watch: ReadWatch, *, accumulate: bool,
-                 rebinds: Optional[LoopRebinds] = None, element_stores: frozenset = frozenset()):
+                 rebinds: Optional[LoopRebinds] = None, element_stores: frozenset = frozenset(), alike=None):
         Flow.__init__(self, env, implicit, accumulate=accumulate, in_place=True, rebinds=rebinds,
-                      element_stores=element_stores)
+                      element_stores=element_stores, alike=alike)
         self.watch = watch
 
     def write(self, name, atoms: frozenset, strong: bool = True, own: Optional[frozenset] = None) -> None:
@@ -438,16 +474,17 @@ class _WatchedFlow(Flow):
 class _FactsMark:
     """What a :class:`Variant` held at one point, to go back to."""
 
-    __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "raised", "raised_tree", "escapes")
+    __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "return_own", "raised", "raised_tree",
+                 "escapes")
 
     def __init__(self, variant: Variant):
         self.sites, self.fields, self.field_types = len(variant.sites), len(variant.fields), len(variant.field_types)
-        self.returns, self.return_parts = variant.returns, variant.return_parts
+        self.returns, self.return_parts, self.return_own = variant.returns, variant.return_parts, variant.return_own
         self.raised, self.raised_tree, self.escapes = variant.raised, variant.raised_tree, variant.escapes
 
     def restore(self, variant: Variant) -> None:
         del variant.sites[self.sites:]
         del variant.fields[self.fields:]
         del variant.field_types[self.field_types:]
-        variant.returns, variant.return_parts = self.returns, self.return_parts
+        variant.returns, variant.return_parts, variant.return_own = self.returns, self.return_parts, self.return_own
         variant.raised, variant.raised_tree, variant.escapes = self.raised, self.raised_tree, self.escapes

@@ -130,6 +130,37 @@ def returns_one_tuple_shape(function) -> bool:
     return len(lengths) == 1
 
 
+def returns_own_structure(function, adders) -> bool:
+    """Whether some ``return`` statement of ``function`` hands back a value
+    whose own structure (None-ness, length, kind) is kept apart from its
+    elements': a list, tuple or comprehension written out, or a local name
+    the function stores an element into (``out.append(x)``, ``out[k] = x``,
+    a method of ``adders``).  A caller's read of the result's own structure
+    then reads that part alone (``Variant.return_own``)."""
+    stored = set()
+    returned = set()
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef or t is ast.Lambda:
+            continue
+        if t is ast.Return:
+            value = node.value
+            if type(value) in (ast.List, ast.Tuple, ast.ListComp):
+                return True
+            if type(value) is ast.Name:
+                returned.add(value.id)
+        elif t is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and func.attr in adders and type(func.value) is ast.Name:
+                stored.add(func.value.id)
+        elif t is ast.Subscript and type(node.ctx) is ast.Store and type(node.value) is ast.Name:
+            stored.add(node.value.id)
+        stack.extend(iter_children(node))
+    return not returned.isdisjoint(stored)
+
+
 def assigned_names(node: ast.AST) -> list:
     names = []
     if isinstance(node, ast.Assign):

@@ -29,6 +29,7 @@ from .receivers import declares_one_object
 from .records import FieldType, FieldWrite
 from .scope import canonical_text, passed_names
 from .iteration import bind_iteration
+from .stores import call_key, subscript_key
 from .syntax import flatten_targets, pairwise, target_names
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
 
@@ -54,12 +55,16 @@ class Flow:
     or ``env`` itself for a walker that updates in place).  ``implicit`` and
     ``single_rank`` are values or functions computing them on first use."""
 
-    __slots__ = ("env", "out", "accumulate", "_implicit", "_single_rank", "dict_keys", "element_stores", "rebinds")
+    __slots__ = ("env", "out", "accumulate", "_implicit", "_single_rank", "dict_keys", "element_stores", "rebinds",
+                 "alike")
 
     def __init__(self, env: dict, implicit, *, accumulate: bool, in_place: bool = False,
                  single_rank=False, dict_keys: Optional[dict] = None, element_stores: frozenset = frozenset(),
-                 rebinds: Optional[LoopRebinds] = None):
+                 rebinds: Optional[LoopRebinds] = None, alike=None):
         self.env = env
+        #: store key -> the implicit flow a store changes its container's own
+        #: structure by (None: ``implicit``), see :meth:`store_implicit`
+        self.alike = alike
         self.rebinds = rebinds
         self.out = env if in_place else None
         self.accumulate = accumulate
@@ -67,6 +72,18 @@ class Flow:
         self._single_rank = single_rank
         self.dict_keys = dict_keys or _NO_KEYS
         self.element_stores = element_stores
+
+    def store_implicit(self, key: Optional[tuple]) -> frozenset:
+        """The implicit flow by which a store (``key``:
+        :func:`~cslint.analysis.stores.call_key`) changes its container
+        itself: without the tests each path of which stores alike
+        (:mod:`cslint.analysis.stores`), which decide the element only."""
+        implicit = self.implicit  # read, so a replay of the statement compares it
+        if key is not None and self.alike is not None:
+            found = self.alike(key)
+            if found is not None:
+                return found
+        return implicit
 
     @property
     def implicit(self) -> frozenset:
@@ -117,6 +134,17 @@ class Flow:
                 self.write(("key", name, key), atoms, strong)
         if type(name) is str and name in self.element_stores:
             self.write(("own", name), atoms if own is None else own, strong if own is None else True)
+
+
+class RecordingFlow(Flow):
+    """A :class:`Flow` that notes the variables written, in order (the CFG
+    dataflow's replay of a node's transfer)."""
+
+    __slots__ = ("written",)
+
+    def write(self, name, atoms: frozenset, strong: bool = True, own=None) -> None:
+        self.written[name] = None
+        Flow.write(self, name, atoms, strong, own)
 
 
 class LoopRebinds:
@@ -285,7 +313,7 @@ class Transfer:
                 if base.id in flow.element_stores and type(target.slice) is not ast.Slice:
                     own = self.own_before(base, flow)
                     if id(target) not in self.info.existing_key_stores:
-                        own = own | key | flow.implicit  # a new key, on the ranks that store
+                        own = own | key | flow.store_implicit(subscript_key(target))  # a new key, on the ranks that store
                 flow.write(base.id, atoms | key, strong=False, own=own)
                 key = target.slice.value if isinstance(target.slice, ast.Constant) else None
                 if isinstance(key, str) and key in flow.dict_keys.get(base.id, ()):
@@ -359,26 +387,38 @@ class Transfer:
 
     # -- what the statement passes on to the rest of the tree -------------------------
     def returned(self, s: ast.Return, flow: Flow) -> tuple:
-        """The atoms ``return value`` adds to the function's result, and its
+        """The atoms ``return value`` adds to the function's result, its
         elements when it writes out a tuple (``return count, agreed``; ``()``
-        for any other value, None when it gives none): see
-        :meth:`~cslint.analysis.records.Variant.add_return_parts`."""
+        for any other value, None when it gives none) and its own structure
+        where that is kept apart from its elements' (None: the whole value):
+        see :meth:`~cslint.analysis.records.Variant.add_return`.  A list or
+        tuple written out has the implicit flow alone as its own structure
+        (its length is the display's), a comprehension its generators'
+        (``comprehension_length``), a container an element is stored into
+        what the dataflow keeps apart (``StructureReads.kept_apart``)."""
         value = s.value
         if value is None or flow.single_rank:
-            return EMPTY, None
+            return EMPTY, None, None
         implicit = flow.implicit
-        if type(value) is ast.Constant and value.value is None:
-            return implicit, None  # a caller that unpacks the result never reads this path's elements
-        if type(value) is ast.Tuple and value.elts and not any(type(e) is ast.Starred for e in value.elts):
+        t = type(value)
+        if t is ast.Constant and value.value is None:
+            return implicit, None, None  # a caller that unpacks the result never reads this path's elements
+        if (t is ast.Tuple or t is ast.List) and not any(type(e) is ast.Starred for e in value.elts):
             evaluate = self.evaluator.eval
             parts = tuple(evaluate(e, flow.env) | implicit for e in value.elts)
-            return frozenset().union(*parts), parts
+            atoms = frozenset().union(implicit, *parts)
+            return atoms, parts if t is ast.Tuple and parts else (), implicit
         if implicit and self.declares_one_object():
             # a test choosing between objects of the one class the function
             # declares: which object (what it was built with, its contents),
             # as a constructor's arguments are; never its None-ness or kind
             implicit = project(CONTENTS, implicit)
-        return self.evaluator.eval(value, flow.env) | implicit, ()
+        env = flow.env
+        if t is ast.ListComp:
+            own = self.evaluator.comprehension_length(value, env)
+        else:
+            own = self.evaluator.kept_apart(value, env)
+        return self.evaluator.eval(value, env) | implicit, (), None if own is None else own | implicit
 
     def declares_one_object(self) -> bool:
         """:func:`~cslint.analysis.receivers.declares_one_object` of the function (once)."""
@@ -487,7 +527,7 @@ class Transfer:
         if position is None or position >= len(call.args) or call.keywords \
                 or any(type(arg) is ast.Starred for arg in call.args):
             return None
-        own = flow.implicit
+        own = flow.store_implicit(call_key(call))
         for index, arg in enumerate(call.args):
             if index != position:
                 own = own | self.evaluator.eval(arg, flow.env)
