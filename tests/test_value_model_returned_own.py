@@ -282,3 +282,51 @@ def test_a_rank_skip_in_a_function_without_collectives_still_changes_the_returne
                 dist.barrier(group=group)
     """
     assert _codes(source) == [("CSL101", 14)]
+
+
+# -- one piece per size, a zip as long as its shortest argument ----------------------------
+
+_SPLIT = """
+    import torch
+    import torch.distributed as dist
+
+    def gather_uneven(sp, group, per_rank):
+        out = [torch.empty(w) for w in per_rank]
+        dist.all_gather(out, sp, group=group)
+        return torch.cat(out)
+
+    def gather_logical(tensor, group, widths):
+        tp_index = dist.get_rank(group=group)
+        {sizes}
+        sub_params = {split}
+        return [gather_uneven(sp, group, per_rank) for sp, per_rank in zip(sub_params, widths)]
+"""
+
+
+def _split(sizes="local_sizes = [per_rank[tp_index] for per_rank in widths]",
+           split="torch.split(tensor, local_sizes, dim=0)"):
+    return _SPLIT.replace("{sizes}", sizes).replace("{split}", split)
+
+
+def test_a_split_by_a_list_of_rank_picked_sizes_gives_one_piece_per_size():
+    assert _codes(_split()) == []
+
+
+def test_a_method_split_by_a_list_of_rank_picked_sizes_gives_one_piece_per_size():
+    assert _codes(_split(split="tensor.split(local_sizes, 0)")) == []
+
+
+def test_a_split_by_a_rank_size_still_differs_in_pieces():
+    source = _split(sizes="local_sizes = widths[0][tp_index]")
+    assert _codes(source) == [("CSL103", _barrier(source.replace("return [", "dist.barrier; return [")))]
+
+
+def test_a_list_of_sizes_filtered_by_rank_still_differs_in_pieces():
+    source = _split(sizes="local_sizes = [w[tp_index] for w in widths if w[tp_index] > 0]")
+    assert _codes(source) == [("CSL103", _barrier(source.replace("return [", "dist.barrier; return [")))]
+
+
+def test_a_zip_with_a_rank_length_argument_still_differs():
+    source = _split(split="tensor.split(local_sizes, 0)").replace(
+        "zip(sub_params, widths)", "zip(sub_params, widths[:tp_index])")
+    assert _codes(source) == [("CSL103", _barrier(source.replace("return [", "dist.barrier; return [")))]

@@ -24,6 +24,7 @@ from .atoms import (
 from .logs import quiet_calls
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
+from .stores import split_sizes
 from .syntax import calls_in_order, dotted, existing_key_stores_of, fold_bool_op
 from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
@@ -487,7 +488,7 @@ class FunctionInfo:
                     dict_keys.setdefault(node.value.id, set()).add(node.slice.value)
                 if type(node.value) is Name and type(node.ctx) is Store and type(node.slice) is not ast.Slice:
                     element_stores.add(node.value.id)
-            elif (t is ast.Assign or t is ast.AnnAssign) and type(node.value) is ast.ListComp:
+            elif (t is ast.Assign or t is ast.AnnAssign) and (type(node.value) is ast.ListComp or split_sizes(node.value)):
                 element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
                 stores, drawn_at_entry = existing_key_stores_of(node)

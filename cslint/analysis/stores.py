@@ -31,7 +31,7 @@ import ast
 from typing import Optional
 
 from .syntax import dotted, unparse
-from .vocabulary import ELEMENT_ADDERS
+from .vocabulary import ELEMENT_ADDERS, SPLITTING_CALLS
 
 _WITH = (ast.With, ast.AsyncWith)
 _LEAVES = (ast.Break, ast.Return, ast.Raise)
@@ -76,6 +76,20 @@ def statement_key(stmt) -> Optional[tuple]:
     if t is ast.Assign and len(stmt.targets) == 1:
         return subscript_key(stmt.targets[0])
     return None
+
+
+def split_sizes(value) -> Optional[ast.expr]:
+    """The sizes argument of ``torch.split(t, sizes)`` or ``t.split(sizes)``
+    (:data:`~cslint.analysis.vocabulary.SPLITTING_CALLS`) where it is a
+    name or a comprehension, which gives one piece per size: the result's
+    own structure is the list's (``Transfer.assign``).  None otherwise."""
+    if type(value) is not ast.Call or type(value.func) is not ast.Attribute or value.func.attr not in SPLITTING_CALLS:
+        return None
+    position = 1 if dotted(value.func.value) == "torch" else 0
+    if position >= len(value.args) or any(type(arg) is ast.Starred for arg in value.args):
+        return None
+    sizes = value.args[position]
+    return sizes if type(sizes) in (ast.Name, ast.ListComp) else None
 
 
 def _containers_stored(node) -> set:

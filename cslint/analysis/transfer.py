@@ -29,7 +29,7 @@ from .receivers import declares_one_object
 from .records import FieldType, FieldWrite
 from .scope import canonical_text, passed_names
 from .iteration import bind_iteration
-from .stores import call_key, subscript_key
+from .stores import call_key, split_sizes, subscript_key
 from .syntax import flatten_targets, pairwise, target_names
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
 
@@ -279,10 +279,18 @@ class Transfer:
         if implicit:
             atoms = atoms | implicit
         augmented = isinstance(s, ast.AugAssign)
+        own = None
         if not augmented and type(value) is ast.ListComp:
             # a list comprehension's length is its generators', kept apart
             # from its elements (``Flow.write``: ``xs`` is an element store)
             own = self.evaluator.comprehension_length(value, env) | implicit
+        elif not augmented and split_sizes(value) is not None:
+            # one piece per size: as many pieces as the sizes list has entries, whatever each size is
+            sizes = split_sizes(value)
+            own = self.evaluator.kept_apart(sizes, env) if type(sizes) is ast.Name else \
+                self.evaluator.comprehension_length(sizes, env)
+            own = None if own is None else own | implicit
+        if own is not None:
             for target in targets:
                 if type(target) is ast.Name and target.id in flow.element_stores:
                     flow.write(target.id, atoms, own=own)

@@ -107,6 +107,11 @@ MUTATORS = {
 #: structure (whether it is None, its length) becomes the structure of one of
 #: the container's elements, never the container's own.  (``add`` is not
 #: here: whether a set grows depends on the element's value.)
+#: Calls that cut a tensor into one piece per size of a list of sizes
+#: (``torch.split(t, sizes)``, ``t.split(sizes)``; an int size cuts it into
+#: pieces of that size, as many as fit): :func:`~cslint.analysis.stores.split_sizes`.
+SPLITTING_CALLS = frozenset({"split"})
+
 ELEMENT_ADDERS = {"append": 0, "appendleft": 0, "put": 0, "put_nowait": 0, "push": 0, "insert": 1,
                   "setdefault": 1}
 
