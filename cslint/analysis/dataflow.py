@@ -327,7 +327,9 @@ class Dataflow:
         all took it.  What leaves the function (its result, the fields it
         writes) keeps the full flow, and so does a name read where the
         ranks that broke out of a loop meet the others again."""
-        skipped = self.binding_skips(n)
+        skipped = self._alike.get(n)
+        if skipped is None:
+            skipped = self._alike[n] = self._tests_read_alike(n)
         if not skipped:
             return self.implicit(n)
 
@@ -396,7 +398,7 @@ class Dataflow:
         # this walk binds local names only (fields and the result come from flow_at)
         flow = RecordingFlow(env, partial(self.binding_implicit, n), accumulate=False,
                              single_rank=self.single_rank(n), dict_keys=self.info.dict_keys,
-                             element_stores=self.info.element_stores, alike=store_alike(self, n))
+                             element_stores=self.info.element_stores, alike=self.stores and store_alike(self, n))
         flow.written = {}
         info = self.info.node_info(node)
         transfer.walrus(info.walrus, flow)

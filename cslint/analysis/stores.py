@@ -30,6 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .astwalk import walk as fast_walk
 from .syntax import dotted, unparse
 from .vocabulary import ELEMENT_ADDERS, SPLITTING_CALLS
 
@@ -96,7 +97,7 @@ def _containers_stored(node) -> set:
     """The container texts any store below ``node`` names (another key into
     the same container makes its paths unknown)."""
     out = set()
-    for sub in ast.walk(node):
+    for sub in fast_walk(node):
         if type(sub) is ast.Call:
             key = call_key(sub)
             if key is not None:
@@ -136,7 +137,7 @@ def _statement_paths(stmt, key) -> Optional[set]:
     if t is ast.If:
         body = _paths(stmt.body, key, {(0, False)})
         orelse = _paths(stmt.orelse, key, {(0, False)})
-        return None if body is None or orelse is None or key[0] in _containers_stored(stmt.test) else body | orelse
+        return None if body is None or orelse is None or key[0] in _stored_in(stmt.test) else body | orelse
     if t in _WITH:
         return _paths(stmt.body, key, {(0, False)})
     if t in _DEFINITIONS:
@@ -144,7 +145,7 @@ def _statement_paths(stmt, key) -> Optional[set]:
     own = statement_key(stmt)
     if own is not None and own == key:
         return {(1, False)}
-    if key[0] in _containers_stored(stmt):
+    if key[0] in _stored_in(stmt):
         return None  # another store into it, or one inside a loop or a try
     if t in _LOOPS or t is ast.Try or t.__name__ in ("TryStar", "Match"):
         return None if _exits(stmt) else {(0, False)}
@@ -154,18 +155,52 @@ def _statement_paths(stmt, key) -> Optional[set]:
 def _exits(stmt) -> bool:
     """Whether a ``continue``, ``break``, ``return`` or ``raise`` below
     ``stmt`` may leave more than ``stmt`` (conservatively: any)."""
-    return any(type(sub) in (ast.Continue, ast.Break, ast.Return, ast.Raise) for sub in ast.walk(stmt))
+    return any(type(sub) in (ast.Continue, ast.Break, ast.Return, ast.Raise) for sub in fast_walk(stmt))
+
+
+#: id(node) -> (node, :func:`_containers_stored` of it), for the statements of the function asked now
+_STORED: dict = {}
+
+
+def _stored_in(node) -> set:
+    """:func:`_containers_stored`, kept per node while one function is asked about."""
+    found = _STORED.get(id(node))
+    if found is None or found[0] is not node:
+        found = _STORED[id(node)] = (node, _containers_stored(node))
+    return found[1]
 
 
 def _alike(states: Optional[set]) -> bool:
     return states is not None and len({count for count, _ended in states}) == 1
 
 
+def _statements(stmts: list):
+    """Every statement of ``stmts`` and of the blocks below them (not into
+    nested definitions): a walk of statements alone, never of expressions."""
+    stack = list(stmts)
+    while stack:
+        stmt = stack.pop()
+        yield stmt
+        if type(stmt) in _DEFINITIONS:
+            continue
+        for field in _BLOCK_FIELDS:
+            block = getattr(stmt, field, None)
+            if block:
+                for sub in block:
+                    if type(sub) is ast.ExceptHandler or type(sub) is ast.match_case:
+                        stack.extend(sub.body)
+                    else:
+                        stack.append(sub)
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
 def _keys_under(stmt, containers: frozenset) -> list:
     """The store keys of the statements below ``stmt`` into ``containers``."""
     keys = set()
-    for sub in ast.walk(stmt):
-        if isinstance(sub, ast.stmt):
+    for sub in _statements([stmt]):
+        if type(sub) is ast.Expr or type(sub) is ast.Assign:
             key = statement_key(sub)
             if key is not None and key[0] in containers:
                 keys.add(key)
@@ -180,6 +215,7 @@ def alike_tests(block: list, index: int, in_loop_body: bool, containers: frozens
     stores are decided alike too)."""
     stmt = block[index]
     out = []
+    _STORED.clear()  # (kept for one test's questions only)
     for key in _keys_under(stmt, containers):
         alone = _paths([stmt], key, {(0, False)})
         if _alike(alone) and not any(ended for _count, ended in alone):
@@ -187,6 +223,23 @@ def alike_tests(block: list, index: int, in_loop_body: bool, containers: frozens
         elif in_loop_body and _alike(_paths(block[index:], key, {(0, False)})):
             out.append((key, True))
     return out
+
+
+def tests_around_stores(body: list, parents: dict, containers: frozenset) -> frozenset:
+    """The ids of the ``if`` statements of a function (``body``) that hold a
+    store into one of ``containers``: the only ones :func:`alike_tests`
+    can find anything under."""
+    out = set()
+    for node in _statements(body):
+        if type(node) is ast.Expr or type(node) is ast.Assign:
+            key = statement_key(node)
+            if key is not None and key[0] in containers:
+                parent = parents.get(id(node))
+                while parent is not None and not isinstance(parent, _DEFINITIONS) and id(parent) not in out:
+                    if type(parent) is ast.If:
+                        out.add(id(parent))
+                    parent = parents.get(id(parent))
+    return frozenset(out)
 
 
 def in_loop_body(block: list, parents: dict) -> bool:
@@ -239,7 +292,7 @@ class AlikeStores:
             if loop_body:
                 break  # a test outside the loop decides how many iterations store
             child, parent = parent, self.parents.get(id(parent))
-        ids = frozenset(id(sub) for top in best for sub in ast.walk(top)) if best else frozenset()
+        ids = frozenset(id(sub) for sub in _statements(best)) if best else frozenset()
         self._regions[id(stmt)] = ids
         return ids
 

@@ -28,7 +28,7 @@ from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .raises import reraised_tree, tree_raise
 from .records import Site, Variant
-from .stores import alike_tests, in_loop_body
+from .stores import alike_tests, in_loop_body, tests_around_stores
 from .syntax import dotted, first_exit_in, is_process_exit, target_names
 from .transfer import Flow, LoopRebinds, Transfer, _mutator_call as mutator_call, loop_rebinds
 
@@ -97,6 +97,7 @@ class SummaryWalk:
         #: every path stores alike (stores.py); id(if) -> its alike_tests
         self._alike_implicit: dict = {}
         self._alike_memo: dict = {}
+        self._around_stores: Optional[frozenset] = None
 
     def variant(self) -> Variant:
         """Field writes, returns and argument flows of the function."""
@@ -127,7 +128,7 @@ class SummaryWalk:
                     for stmt in made:
                         self._alike[id(stmt)] = implicit
             after = None
-            if type(s) is ast.If and self._element_stores:
+            if type(s) is ast.If and self._element_stores and id(s) in self._store_tests():
                 after, rest = self._stores_alike(stmts, index, implicit)
                 until_end = rest if until_end is None else until_end + rest
             if type(s) in _LOOPS and not self._in_loop:
@@ -147,6 +148,13 @@ class SummaryWalk:
         for key in until_end or ():
             del self._alike_implicit[key]
         return exits
+
+    def _store_tests(self) -> frozenset:
+        """:func:`~cslint.analysis.stores.tests_around_stores` of the function (once)."""
+        found = self._around_stores
+        if found is None:
+            found = self._around_stores = tests_around_stores(self.info.body, self.info.parents, self._element_stores)
+        return found
 
     def _stores_alike(self, stmts: list, index: int, implicit: frozenset) -> tuple:
         """The store keys every path of the ``if`` at ``stmts[index]`` stores
@@ -203,20 +211,21 @@ class SummaryWalk:
             implicit = self._alike.get(id(s), implicit)
         transfer = self.transfer
         watch = self._watch
+        alike = self._alike_implicit.get if self._alike_implicit else None  # (stores.py)
         if watch is None:
             # a statement of the function's own body (``straight``) writes strongly:
             # ``items = local(); items = received`` leaves only ``received``
             flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds,
-                        element_stores=self._element_stores, alike=self._alike_implicit.get)
+                        element_stores=self._element_stores, alike=alike)
         elif watch.changed:
             # this walk's facts will be dropped: from here on it only carries values round
             self._watch = self.evaluator.watch = None
             self._carrying = True
             flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds,
-                        element_stores=self._element_stores, alike=self._alike_implicit.get)
+                        element_stores=self._element_stores, alike=alike)
         else:
             flow = _WatchedFlow(env, implicit, watch, accumulate=not straight, rebinds=rebinds,
-                                element_stores=self._element_stores, alike=self._alike_implicit.get)
+                                element_stores=self._element_stores, alike=alike)
         if t in _DEFINITIONS:
             transfer.simple_statement(s, flow)
             return EMPTY

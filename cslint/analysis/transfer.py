@@ -73,14 +73,15 @@ class Flow:
         self.dict_keys = dict_keys or _NO_KEYS
         self.element_stores = element_stores
 
-    def store_implicit(self, key: Optional[tuple]) -> frozenset:
-        """The implicit flow by which a store (``key``:
+    def store_implicit(self, key_of, node) -> frozenset:
+        """The implicit flow by which a store (its key ``key_of(node)``:
         :func:`~cslint.analysis.stores.call_key`) changes its container
         itself: without the tests each path of which stores alike
         (:mod:`cslint.analysis.stores`), which decide the element only."""
         implicit = self.implicit  # read, so a replay of the statement compares it
-        if key is not None and self.alike is not None:
-            found = self.alike(key)
+        if self.alike:
+            key = key_of(node)
+            found = self.alike(key) if key is not None else None
             if found is not None:
                 return found
         return implicit
@@ -321,7 +322,7 @@ class Transfer:
                 if base.id in flow.element_stores and type(target.slice) is not ast.Slice:
                     own = self.own_before(base, flow)
                     if id(target) not in self.info.existing_key_stores:
-                        own = own | key | flow.store_implicit(subscript_key(target))  # a new key, on the ranks that store
+                        own = own | key | flow.store_implicit(subscript_key, target)  # a new key, on the ranks that store
                 flow.write(base.id, atoms | key, strong=False, own=own)
                 key = target.slice.value if isinstance(target.slice, ast.Constant) else None
                 if isinstance(key, str) and key in flow.dict_keys.get(base.id, ()):
@@ -535,7 +536,7 @@ class Transfer:
         if position is None or position >= len(call.args) or call.keywords \
                 or any(type(arg) is ast.Starred for arg in call.args):
             return None
-        own = flow.store_implicit(call_key(call))
+        own = flow.store_implicit(call_key, call)
         for index, arg in enumerate(call.args):
             if index != position:
                 own = own | self.evaluator.eval(arg, flow.env)
