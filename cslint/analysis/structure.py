@@ -233,10 +233,9 @@ class StructureReads:
         return self.eval(expr, env) if found is None else found
 
     def kept_apart(self, expr, env: dict) -> Optional[frozenset]:
-        """The own structure of a local container an element was stored into (``("own", name)``, see
-        :meth:`Flow.write`), of a field of this class (its :func:`~cslint.analysis.atoms.own_field`) or of
-        what a call hands back (:func:`~cslint.analysis.atoms.own_results`, also through a name bound to
-        it); None for anything else."""
+        """The own structure of a local container stored into (``("own", name)``, :meth:`Flow.write`), of a field
+        of this class (``atoms.own_field``) or of what a call hands back (``atoms.own_results``, also through a name
+        bound to it); None for anything else."""
         t = type(expr)
         if t is ast.Name:
             name = expr.id
@@ -247,7 +246,7 @@ class StructureReads:
                 if found is not None:
                     self._env_reads += 1
                     return found
-                return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
+                return own_results(self.eval(expr, env), self.ctx.returns_own_structure)  # (None: none kept apart)
         elif t is ast.Call and self.ctx.returns_own_structure(self.info.resolve_ref(expr.func)):
             return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
         elif t is ast.Attribute:
@@ -256,8 +255,7 @@ class StructureReads:
             if index is None:
                 index = ctx.container_index = container_index(ctx.tree)
             if expr.attr not in index[ELEMENT_STORED] and self.info.self_attr(expr) is None:
-                # (a field of this class may be stored into by a method of another file of its
-                # family: the whole-tree pass reads the field itself where none is)
+                # (another file's method may store into it: the whole-tree pass reads the field itself)
                 return None
             value = self.eval(expr, env)
             if len(value) == 1:
