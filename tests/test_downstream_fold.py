@@ -77,3 +77,68 @@ def test_the_root_cause_lists_the_findings_it_folds(tmp_path):
     assert data["downstream"][0]["line"] == 18 and "downstream" not in own.to_json()
     assert type(root).from_json(data).downstream == root.downstream
     assert type(reader).from_json(reader.to_json()).upstream == reader.upstream
+
+COMM = """
+    import os
+
+    import torch.distributed as dist
+
+
+    class Comm:
+        def __init__(self, group):
+            self.group = group
+            self.disabled = True
+            if not os.path.exists("/dev/shm/peer"):
+                return
+            dist.barrier(group=group)
+            self.disabled = False
+
+        def all_reduce(self, t):
+            if self.disabled:
+                return t
+            dist.all_reduce(t, group=self.group)
+            return t
+
+        def all_reduce_local(self, t):
+            if self.disabled or os.path.exists("/tmp/skip"):
+                return t
+            dist.all_reduce(t, group=self.group)
+            return t
+"""
+
+
+def test_a_field_set_past_a_reported_early_exit_is_not_reported_again_downstream(tmp_path):
+    # line 13: the barrier the ranks that leave at line 11 skip (the root cause); `self.disabled = False`
+    # runs on the ranks that stayed only, so line 19 reads that divergence downstream; line 25 has a test
+    # of its own and stays
+    assert _lines(tmp_path, COMM) == [("CSL102", 13), ("CSL102", 25)]
+    (tmp_path / "worker.py").write_text(textwrap.dedent(COMM))
+    findings = check_paths([str(tmp_path)], report="per-site").findings
+    assert sorted((f.code, f.line) for f in findings) == [("CSL102", 13), ("CSL102", 19), ("CSL102", 25)]
+    (reader,) = [f for f in findings if f.line == 19]
+    (upstream,) = [d for d in reader.confidence.doubts if d.kind == "reported-upstream"]
+    assert "past the early exit at line 12" in upstream.note
+
+
+def test_a_field_set_before_the_early_exit_is_still_reported(tmp_path):
+    # the field is written before the exit, on every rank: nothing parts the ranks there
+    text = COMM.replace("        self.disabled = True\n", "        self.disabled = os.path.exists('/tmp/off')\n") \
+        .replace("        self.disabled = False\n", "")
+    assert _lines(tmp_path, text) == [("CSL102", 13), ("CSL102", 18), ("CSL102", 24)]
+
+
+def test_a_field_set_past_an_exit_inside_a_loop_is_still_reported(tmp_path):
+    # a rank leaving one iteration meets the others again at the next one: the exit parts nothing for
+    # good, so what a later statement of the loop sets is no consequence of it alone
+    text = COMM.replace(
+        """            if not os.path.exists("/dev/shm/peer"):
+                return
+            dist.barrier(group=group)
+            self.disabled = False
+""", """            for _ in range(3):
+                if not os.path.exists("/dev/shm/peer"):
+                    continue
+                dist.barrier(group=group)
+                self.disabled = False
+""")
+    assert _lines(tmp_path, text) == [("CSL102", 14), ("CSL102", 20), ("CSL102", 26)]

@@ -309,6 +309,7 @@ class Guards:
                     two_sided=True, alternatives=alternatives.branch_alternatives(dstmt),
                     statement="if", leaves_loop=leaves_loop,
                     leaves_unbounded_loop=leaves_loop and self._leaves_unbounded_loop(exit_stmt, dstmt),
+                    skipped_lines=_lines_left(exit_stmt, leaves_loop, skipped),
                     presence=self._presence(dstmt.test, (), skipped),
                     operator=operator, operands=self._with_presence(operands, (), skipped),
                     role_arms=alternatives.role_arms(dstmt))
@@ -506,3 +507,13 @@ def _joins_surely(stmt, names: frozenset) -> bool:
             if name in names:
                 return True
     return False
+
+
+def _lines_left(exit_stmt, leaves_loop: bool, skipped: list) -> tuple:
+    """:attr:`Cond.skipped_lines` of an ``if`` whose arm leaves by
+    ``exit_stmt``: the lines of the statements it skips where the exit
+    returns or raises outside any loop (a rank taking it is gone for good),
+    else ()."""
+    if not isinstance(exit_stmt, (ast.Return, ast.Raise)) or leaves_loop:
+        return ()
+    return tuple((stmt.lineno, stmt.end_lineno) for stmt in skipped)

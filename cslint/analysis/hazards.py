@@ -77,9 +77,11 @@ class Hazard:
     #: call's result is missing (``batch = self.f(); if batch is None: break``
     #: in a ``while True``), so the exit leaves that loop through the caller
     ends_callers_event_loop: bool = False
-    #: the flow went through a field written inside the body of another
-    #: hazard's condition, one whose own explanation raises no strong doubt:
-    #: ``(field text, that condition's line, its site's line, its path)``; None otherwise
+    #: the flow went through a field written where another hazard's
+    #: condition has parted the ranks (inside its body, or past its early
+    #: exit: :func:`_parted`), one whose own explanation raises no strong
+    #: doubt: ``(field text, that condition's guard line, its site's line, the
+    #: path, whether the field is set past an early exit)``; None otherwise
     upstream: Optional[tuple] = None
     #: every flow that makes the condition differ goes through fields set
     #: inside other reported conditions (see :func:`_fold_downstream`): the
@@ -320,26 +322,45 @@ def _mark_reported_upstream(info: UniformityInfo, hazards: list) -> None:
     guards: dict = {}
     for hazard in hazards:
         if not _in_doubt(hazard):
-            guard = hazard.cond.guard
-            guards.setdefault(hazard.path, {})[id(hazard.cond)] = (guard.line, guard.end_line, hazard.site.span.line)
+            guards.setdefault(hazard.path, {})[id(hazard.cond)] = (_parted(hazard.cond), hazard.cond.guard.line,
+                                                                   hazard.site.span.line)
     links = info.program.link_functions
     for hazard in hazards:
         for link in hazard.via:
             kind, _keys, text = links.get(link, ("", (), ""))
             if kind != "field":
                 continue
-            found = next(((text, first, site_line, link[0])
-                          for cond, (first, last, site_line) in guards.get(link[0], {}).items()
-                          if first < link[1] <= last and cond != id(hazard.cond)), None)
+            found = next(((text, guard_line, site_line, link[0], not _inside(link[1], regions[:1]))
+                          for cond, (regions, guard_line, site_line) in guards.get(link[0], {}).items()
+                          if cond != id(hazard.cond) and _inside(link[1], regions)), None)
             if found is not None:
                 hazard.upstream = found
                 break
 
 
+def _parted(cond) -> tuple:
+    """Where the ranks have parted by ``cond``: the line ranges ``(after,
+    last)`` (lines ``after < line <= last``) only the ranks on one side of
+    it run -- the body of a branch (its statement's lines past the first), and
+    for an early exit of an ``if`` the statements a rank taking the exit skips
+    (:attr:`Cond.skipped_lines`): a field written there is set on the ranks
+    that stayed only."""
+    guard = cond.guard
+    regions = ((guard.line, guard.end_line),)
+    if cond.skipped_lines:
+        regions = regions + tuple((first - 1, last) for first, last in cond.skipped_lines)
+    return regions
+
+
+def _inside(line: int, regions: tuple) -> bool:
+    return any(after < line <= last for after, last in regions)
+
+
 def _fold_downstream(info: UniformityInfo, found: dict) -> None:
     """Mark ``downstream_only`` the hazards of ``found`` (a site -> its
     ``[(hazard, mode)]``) whose condition differs only through fields written
-    inside the body of another hazard's condition that is reported itself
+    where another hazard's condition has parted the ranks (inside its body,
+    or past its early exit: :func:`_parted`), a hazard that is reported itself
     (one not read downstream, see :func:`_mark_reported_upstream`): every
     flow that makes the condition differ passes a field set where the ranks
     already part, so the hazard reads that divergence downstream and the
@@ -351,8 +372,7 @@ def _fold_downstream(info: UniformityInfo, found: dict) -> None:
     for per_mode in found.values():
         for hazard, _mode in per_mode:
             if hazard.upstream is None and not _in_doubt(hazard):
-                guard = hazard.cond.guard
-                guards.setdefault(hazard.path, []).append((guard.line, guard.end_line, id(hazard.cond)))
+                guards.setdefault(hazard.path, []).append((_parted(hazard.cond), id(hazard.cond)))
     if not guards:
         return
     links = info.program.link_functions
@@ -360,8 +380,8 @@ def _fold_downstream(info: UniformityInfo, found: dict) -> None:
 
     def upstream_link(link, own) -> bool:
         kind = links.get(link, ("",))[0]
-        return kind == "field" and any(first < link[1] <= last and cond != own
-                                       for first, last, cond in guards.get(link[0], ()))
+        return kind == "field" and any(cond != own and _inside(link[1], regions)
+                                       for regions, cond in guards.get(link[0], ()))
 
     def downstream(hazard, mode) -> bool:
         fn = program.funcs.get(hazard.function_key) if hazard.upstream is not None else None

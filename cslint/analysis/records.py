@@ -40,6 +40,12 @@ class Cond:
     #: early exits: the exit leaves a loop with no test of its own (``while
     #: True``), an event loop a rank only leaves for good
     leaves_unbounded_loop: bool = False
+    #: early exits of an ``if`` outside loops whose arm returns or raises:
+    #: the line ranges ``(first, last)`` of the statements a rank taking the
+    #: exit skips (what follows the ``if`` to the end of the function), which
+    #: only the ranks that stay run; () for any other exit (inside a loop,
+    #: a rank meets the others again at the next iteration)
+    skipped_lines: tuple = ()
     #: a test that only asks whether a value is there (``x is None``, ``not
     #: q``, ``len(q) == 0``): ``(its text, whether the test holds when it is
     #: there, whether the code the test decides reads it)``; None otherwise

@@ -209,13 +209,14 @@ class Rule:
         upstream = getattr(hazard, "upstream", None)
         if upstream:
             found.append(Doubt("reported-upstream", True,
-                               f"the value reaches the condition through `{upstream[0]}`, set inside the condition "
+                               f"the value reaches the condition through `{upstream[0]}`, set "
+                               f"{'past the early exit' if upstream[4:] and upstream[4] else 'inside the condition'} "
                                f"at line {upstream[1]}, which may differ over the group and is reported itself (the "
                                f"call at line {upstream[2]}): this condition reads that divergence downstream"))
         if getattr(hazard, "downstream_only", False):
             found.append(Doubt(READ_DOWNSTREAM, True,
-                               "every flow that makes the condition differ goes through fields set inside conditions "
-                               "reported themselves: the root-cause report leaves this finding out (`--report "
+                               "every flow that makes the condition differ goes through fields set where conditions "
+                               "reported themselves part the ranks: the root-cause report leaves this finding out (`--report "
                                "per-site` shows it)"))
         if hazard.flow_cut:
             found.append(Doubt("flow-cut", True,
@@ -276,7 +277,7 @@ def _upstream_ref(hazard) -> Optional[UpstreamRef]:
     upstream = getattr(hazard, "upstream", None)
     if not upstream:
         return None
-    text, guard_line, line, path = upstream
+    text, guard_line, line, path = upstream[:4]
     return UpstreamRef(path, guard_line, line, text)
 
 
