@@ -670,17 +670,8 @@ def element(index: int, atoms: frozenset, splits) -> frozenset:
     everything else keeps what the whole value depends on.  (One atom per
     element costs the whole-tree pass as much as a call of its own, so only
     the calls that can tell their elements apart get them.)"""
-    split = None
-    for atom in atoms:
-        if atom.tag == "R" and atom.ref.tag not in _WHOLE_RESULTS and splits(atom.ref):
-            if split is None:
-                split = []
-            split.append(atom)
-    if split is None:
-        return atoms
-    return atoms.difference(split).union([
-        call_result(part_ref(index, atom.ref), atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
-                    atom.depth) for atom in split])
+    parted = _results_part(atoms, splits, index)
+    return atoms if parted is None else parted
 
 
 def own_results(atoms: frozenset, returns_own) -> Optional[frozenset]:
@@ -689,16 +680,22 @@ def own_results(atoms: frozenset, returns_own) -> Optional[frozenset]:
     ``ModuleContext.returns_own_structure``) read as that own structure alone
     (``part_ref(OWN_PART, ref)``: its None-ness and length, not its
     elements'); None where ``atoms`` holds no such result."""
+    return _results_part(atoms, returns_own, OWN_PART)
+
+
+def _results_part(atoms: frozenset, has_parts, part) -> Optional[frozenset]:
+    """``atoms`` with each result of a call whose callee ``has_parts(ref)``
+    read as its ``part`` (``part_ref``); None where there is none."""
     split = None
     for atom in atoms:
-        if atom.tag == "R" and atom.ref.tag not in _WHOLE_RESULTS and returns_own(atom.ref):
+        if atom.tag == "R" and atom.ref.tag not in _WHOLE_RESULTS and has_parts(atom.ref):
             if split is None:
                 split = []
             split.append(atom)
     if split is None:
         return None
     return atoms.difference(split).union([
-        call_result(part_ref(OWN_PART, atom.ref), atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
+        call_result(part_ref(part, atom.ref), atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
                     atom.depth) for atom in split])
 
 
