@@ -234,26 +234,13 @@ class ArmReads:
         loop, its ``else``, the next pass of a loop around it) does it."""
         if not names or self._loop_around(d):
             return False
-        readers = self._readers
-        if readers is None:
-            readers = self._readers = self._index()
-        closures = self.closures
         graph = self.graph
         # the loop's body, or the other arm of an ``if`` holding the loop (no loop holds that ``if``)
-        apart = {(e, not label) for e, label in closures.get(d, ())
+        apart = {(e, not label) for e, label in self.closures.get(d, ())
                  if (label is True or label is False) and graph.nodes[e].kind == TEST
                  and isinstance(graph.nodes[e].stmt, ast.If)}
         apart.add((d, True))
-        for name in names:
-            nodes = readers.get(name)
-            if nodes is None:
-                continue
-            if not nodes:
-                return False  # a nested function or lambda mentions it
-            for m in nodes:
-                if m == d or apart.isdisjoint(closures.get(m, ())):
-                    return False
-        return True
+        return self._every_reader(names, lambda m, closure: m != d and not apart.isdisjoint(closure))
 
     def _loop_around(self, d: int) -> bool:
         in_loop = self._in_loop.get(d)
@@ -273,20 +260,25 @@ class ArmReads:
         binding ``tensor`` for their own loops)."""
         if self._loop_around(d):
             return False
+        own, other = (d, label), (d, not label)
+        return self._every_reader(names, lambda m, closure: own in closure or other in closure)
+
+    def _every_reader(self, names: frozenset, holds) -> bool:
+        """Whether ``holds(node, its decisions)`` for every node that
+        mentions one of ``names`` (False where a nested function or lambda
+        mentions one: what it reads is unknown here)."""
         readers = self._readers
         if readers is None:
             readers = self._readers = self._index()
         closures = self.closures
-        other = (d, not label)
         for name in names:
             nodes = readers.get(name)
             if nodes is None:
                 continue
             if not nodes:
-                return False  # a nested function or lambda mentions it
+                return False
             for m in nodes:
-                closure = closures.get(m, ())
-                if (d, label) not in closure and other not in closure:
+                if not holds(m, closures.get(m, ())):
                     return False
         return True
 
