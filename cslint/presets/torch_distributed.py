@@ -210,6 +210,10 @@ _uniform = [
     "torch.distributed.get_world_size", "dist.get_world_size", "*.get_world_size", "get_world_size",
     "*.get_*_world_size", "get_*_world_size", "*.is_initialized", "torch.distributed.is_available",
     "*.is_available", "*.get_backend", "*.world_size", "*.group_size",
+    # A group's members, by their global ranks: one list, the same on every
+    # rank of the group (as its size is), whichever rank asks and however it
+    # came to hold the group; a collective over that group runs on those ranks.
+    "torch.distributed.get_process_group_ranks", "*.get_process_group_ranks", "get_process_group_ranks",
     # The job's hardware, asked of the runtime: a job runs on nodes of one
     # kind (the same devices, driver and software image), so every rank gets
     # the same answer -- and a failure to answer fails on every rank alike.
