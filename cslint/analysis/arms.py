@@ -67,6 +67,9 @@ class ArmIndex:
         self._keys: dict = {}
         self._callees: dict = {}  # id(call) -> (the call, the text of its callee)
         self._steps: dict = {}  # (id(compound statement), id(block)) -> (the statement, its _step)
+        # id(if) -> (the if, its assigned_past_return): asked again for every
+        # assignment of its body
+        self._past_return: dict = {}
 
     # -- queries -------------------------------------------------------------------
     def call_in_both_arms(self, decision: ast.If, stmt: ast.AST, call: ast.Call) -> bool:
@@ -116,7 +119,12 @@ class ArmIndex:
         if self.parents.get(id(decision)) is not None:
             return False
         block = self.blocks.get(id(decision))
-        pair = assigned_past_return(block, decision).get(key) if block is not None else None
+        if block is None:
+            return False
+        known = self._past_return.get(id(decision))
+        if known is None or known[0] is not decision:
+            known = self._past_return[id(decision)] = (decision, assigned_past_return(block, decision))
+        pair = known[1].get(key)
         return pair is not None and any(made is stmt for made in pair)
 
     def _assigns_on_every_path(self, block: list, key: tuple) -> bool:
@@ -426,6 +434,8 @@ def assigned_past_return(block: list, decision: ast.AST) -> dict:
         return {}
     sides = []
     for part in (decision.body, block[index + 1:]):
+        if sides and not sides[0]:
+            return {}  # the body makes no assignment: the rest need not be walked
         made = {}
         for stmt in part:
             key = _assignment_key(stmt)
