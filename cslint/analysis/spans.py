@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import walk as fast_walk
+from .astwalk import BLOCKS_OF, block_fields, walk as fast_walk
 
 
 #: methods that put another element into a list
@@ -85,8 +85,11 @@ def bound_once(body, walrus: bool) -> dict:
                 name = getattr(inner, "name", None) or getattr(inner, "rest", None)
                 if type(name) is str:
                     changed.add(name)
-        for field in _BLOCK_FIELDS:
-            block = getattr(node, field, None)
+        fields = BLOCKS_OF.get(t)
+        if fields is None:
+            fields = block_fields(t)
+        for field in fields:
+            block = getattr(node, field)
             if block:
                 stack.extend(block)
     if walrus:  # an expression binds only by ``:=``, whose target is a plain name
@@ -99,8 +102,6 @@ def bound_once(body, walrus: bool) -> dict:
 
 _TARGET_STATEMENTS = (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-#: the fields that hold statements (of a statement, an ``except`` handler or a ``case``)
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _note_names(target, out: set) -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import BLOCKS_OF, block_fields, walk as fast_walk
 from .syntax import dotted, unparse
 from .vocabulary import ELEMENT_ADDERS, SPLITTING_CALLS
 
@@ -181,10 +181,14 @@ def _statements(stmts: list):
     while stack:
         stmt = stack.pop()
         yield stmt
-        if type(stmt) in _DEFINITIONS:
+        t = type(stmt)
+        if t in _DEFINITIONS:
             continue
-        for field in _BLOCK_FIELDS:
-            block = getattr(stmt, field, None)
+        fields = BLOCKS_OF.get(t)
+        if fields is None:
+            fields = block_fields(t)
+        for field in fields:
+            block = getattr(stmt, field)
             if block:
                 for sub in block:
                     if type(sub) is ast.ExceptHandler or type(sub) is ast.match_case:
@@ -192,8 +196,6 @@ def _statements(stmts: list):
                     else:
                         stack.append(sub)
 
-
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def _keys_under(stmt, containers: frozenset) -> list:

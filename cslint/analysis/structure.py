@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import BLOCKS_OF, block_fields, walk as fast_walk
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, own_results, project,
@@ -105,8 +105,6 @@ def _note_container(node, out: set) -> None:
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
-#: the fields that hold statements (of a statement, an ``except`` handler or a ``case``)
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def container_index(tree: ast.Module) -> dict:
@@ -183,8 +181,11 @@ def _collect_containers(statements: list, index: dict, stored: set) -> set:
             if t is ast.Assign and makes_slice(node.value):
                 index.setdefault(SLICE_NAMES, set()).update(
                     target.id for target in node.targets if type(target) is ast.Name)
-        for field in _BLOCK_FIELDS:
-            block = getattr(node, field, None)
+        fields = BLOCKS_OF.get(t)
+        if fields is None:
+            fields = block_fields(t)
+        for field in fields:
+            block = getattr(node, field)
             if block:
                 stack.extend(block)
     return out
