@@ -90,3 +90,39 @@ def test_an_element_of_the_comprehension_keeps_its_own_structure():
             for x in self.maps[0]["owned"]:
                 dist.all_reduce(torch.zeros(1))
     """) == [("CSL103", 12), ("CSL103", 20)]
+
+
+_WEIGHTS = """
+    import torch
+    import torch.distributed as dist
+
+    def weights_of_this_rank():
+        rank = dist.get_rank()
+        return [torch.tensor([float(rank)]), torch.tensor([2.0 * rank])]
+"""
+
+
+def test_a_flag_read_of_each_element_does_not_read_the_iterables_contents():
+    # VALID: the weights hold this rank's values, but whether each needs a
+    # gradient is their structure, alike on every rank; the generator reads
+    # the iterable's contents only through its elements
+    assert _codes(_WEIGHTS + """
+    def wrap():
+        weights = weights_of_this_rank()
+        if any(w.requires_grad for w in weights):
+            dist.barrier()
+        if [w.shape for w in weights]:
+            dist.barrier()
+    """) == []
+
+
+def test_a_read_of_each_elements_contents_still_differs():
+    # INVALID: the generator reads each weight's values
+    assert _codes(_WEIGHTS + """
+    def wrap():
+        weights = weights_of_this_rank()
+        if any(w.sum() > 0 for w in weights):
+            dist.barrier()
+        if [float(w[0]) for w in weights if w.requires_grad] == [0.0]:
+            dist.barrier()
+    """) == [("CSL101", 12), ("CSL101", 14)]

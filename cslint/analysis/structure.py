@@ -13,7 +13,7 @@ from typing import Optional
 from .astwalk import BLOCKS_OF, block_fields, walk as fast_walk
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SIZED, attribute, element, field_read, own_field, own_results, project,
+    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SHAPE, SIZED, attribute, element, field_read, own_field, own_results, project,
     source, whole,
 )
 from .iteration import bind_iteration
@@ -286,12 +286,12 @@ class StructureReads:
         return attr in self._class_containers()
 
     def _generated(self, expr, inner: dict) -> frozenset:
-        """What a comprehension's generators make of its number of elements:
-        the iterables (of which a reader of that number reads the structure)
-        and the filters' truth; binds the targets in ``inner``."""
+        """What a comprehension's generators make of its number of elements: the iterables' structure
+        (their contents reach the elements through the targets only) and the filters' truth; binds the
+        targets in ``inner``."""
         atoms = EMPTY
         for gen in expr.generators:
-            atoms |= self.eval(gen.iter, inner)
+            atoms |= project(SHAPE, self.eval(gen.iter, inner))
             bind_iteration(self, gen.target, gen.iter, inner, EMPTY, inner.__setitem__)
             for cond in gen.ifs:
                 atoms |= whole(self.truth(cond, inner))  # a filter decides the length
