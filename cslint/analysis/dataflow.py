@@ -412,7 +412,7 @@ class Dataflow:
             transfer.exception_name(s, self.evaluator.caught_atoms(s), flow)
         elif kind == cfgmod.STMT:
             transfer.simple_statement(s, flow)
-        transfer.inplace_collectives(info.calls, flow)
+        transfer.inplace_collectives(info.calls, flow, self, n)
         out = flow.current()
         if type(env) is dict:
             implicit = flow._implicit if type(flow._implicit) is frozenset else None

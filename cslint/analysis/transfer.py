@@ -27,11 +27,12 @@ from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .receivers import declares_one_object
 from .records import FieldType, FieldWrite
+from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
 from .iteration import bind_iteration
 from .stores import call_key, split_sizes, subscript_key
 from .syntax import flatten_targets, pairwise, target_names
-from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
+from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, IDENTITY_CALLS, MUTATORS, PLACEMENT_METHODS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -366,12 +367,14 @@ class Transfer:
         if handler.name:
             flow.write(handler.name, atoms)
 
-    def inplace_collectives(self, calls, flow: Flow) -> None:
+    def inplace_collectives(self, calls, flow: Flow, dataflow=None, node: int = -1) -> None:
         """A collective that writes its buffer in place makes the buffer
         uniform over its group (``dist.all_reduce(t)``), and so does a call
         of a function of the module that does that to its parameter
         (:meth:`~cslint.analysis.scope.ModuleContext.agreed_in_place`);
-        ``calls`` are the statement's :class:`~cslint.analysis.function.CallInfo`."""
+        ``calls`` are the statement's :class:`~cslint.analysis.function.CallInfo`.
+        So does a broadcast's payload on its root (:mod:`~cslint.analysis.roots`:
+        node ``node`` of ``dataflow`` runs only where this rank is tested equal to it)."""
         info = self.info
         collective = info.ctx.atoms.collective
         for call_info in calls:
@@ -386,6 +389,11 @@ class Transfer:
             if match.spec is None:
                 continue
             call = call_info.call
+            if dataflow is not None and match.spec.root_arg is not None:
+                name = payload_name(call, match.spec)
+                root = root_constant(call, match.spec) if name is not None else None
+                if root is not None and root in rank_tested(dataflow, node, flow.current()):
+                    flow.write(name, collective(match.group, flow.current().get(name, EMPTY)))
             for index in match.spec.inplace:
                 if index < len(call.args) and isinstance(call.args[index], ast.Name):
                     name = call.args[index].id
@@ -427,7 +435,15 @@ class Transfer:
             own = self.evaluator.comprehension_length(value, env)
         else:
             own = self.evaluator.kept_apart(value, env)
-        return self.evaluator.eval(value, env) | implicit, (), None if own is None else own | implicit
+        atoms = self.evaluator.eval(value, env)
+        group = agreed_group(atoms) if implicit else None
+        if group is not None:
+            # what every rank of the group got back from one collective is the
+            # same whichever return hands it on (a root returning the payload it
+            # broadcast, the others what they received): the tests choosing the
+            # return reach the result only as far as the group leaves them
+            implicit = self.info.ctx.atoms.collective(group, implicit)
+        return atoms | implicit, (), None if own is None else own | implicit
 
     def declares_one_object(self) -> bool:
         """:func:`~cslint.analysis.receivers.declares_one_object` of the function (once)."""
@@ -547,6 +563,21 @@ class Transfer:
         for arg in call.args:
             atoms = atoms | self.evaluator.eval(arg, flow.env)
         return atoms
+
+
+def agreed_group(atoms: frozenset) -> Optional[str]:
+    """The group every atom of ``atoms`` is a uniform collective result over,
+    seen through a library call that hands its argument back
+    (``vocabulary.IDENTITY_CALLS``: ``typing.cast``, whose fallback is its
+    arguments); None where some atom is anything else."""
+    group = None
+    for atom in atoms:
+        while atom.tag == "R" and getattr(atom.ref, "dotted", None) in IDENTITY_CALLS and len(atom.fallback) == 1:
+            atom = next(iter(atom.fallback))
+        if atom.tag != "C" or (group is not None and atom.group != group):
+            return None
+        group = atom.group
+    return group
 
 
 def agreed_within(past: tuple, out: dict, collective) -> dict:

@@ -192,6 +192,11 @@ class CollectiveSpec:
     #: images, its token counts), so the values a function passes to it differ
     #: between ranks in structure as well as contents
     payload_local: bool = False
+    #: where the root of a broadcast that returns what the root passed is
+    #: named (positional index, keywords): on the rank that is the root, the
+    #: payload it passed holds what every rank of the group gets back
+    root_arg: Optional[int] = None
+    root_kw: tuple = ()
 
 
 #: Source kinds the analysis treats specially (see analysis/program.py).

@@ -51,7 +51,8 @@ _JOIN = {"allreduce": "mpi.reduce", "allgather": "consumption", "barrier": "none
 
 _collectives = [
     CollectiveSpec("*." + name, _M, result=result, inplace=inplace, receiver=receiver, payload_kw=("sendobj",),
-                   join=_JOIN.get(name, ""), agreement="mpi4py")
+                   join=_JOIN.get(name, ""), agreement="mpi4py",
+                   **({"root_arg": 1, "root_kw": ("root",)} if name == "bcast" else {}))
     for name, (result, inplace, receiver) in _METHODS.items()
 ]
 

@@ -40,6 +40,12 @@ _NEUTRALS = {
 }
 
 
+def _root(name: str) -> dict:
+    """``Distributed``'s broadcasts take the payload, then the root (``root=``),
+    and return the root's payload on every rank."""
+    return {"root_arg": 1, "root_kw": ("root",)} if name.endswith("broadcast") else {}
+
+
 _collectives = []
 for _name, _group, _result in (
     ("tp_cp_allgather", "tp_cp", "uniform"), ("tp_cp_broadcast", "tp_cp", "uniform"),
@@ -49,14 +55,14 @@ for _name, _group, _result in (
     ("pp_allgather", "pp", "uniform"), ("pp_gather", "pp", "local"), ("pp_broadcast", "pp", "uniform"),
 ):
     _collectives.append(CollectiveSpec("*." + _name, _A, group=_group, result=_result, join=_join(_name),
-                                       agreement="trtllm"))
+                                       agreement="trtllm", **_root(_name)))
 for _name in ("broadcast", "allgather", "barrier", "allreduce"):
     for _receiver in ("*.dist", "*._dist", "dist", "*.distributed", "*.communicator"):
         _collectives.append(CollectiveSpec(f"{_receiver}.{_name}", _A, group="world", join=_join(_name),
-                                           agreement="trtllm"))
+                                           agreement="trtllm", **_root(_name)))
 for _name in ("mpi_allgather", "mpi_broadcast", "mpi_barrier", "mpi_allreduce"):
-    _collectives.append(CollectiveSpec(_name, _A, group="world", join=_join(_name)))
-    _collectives.append(CollectiveSpec("*." + _name, _A, group="world", join=_join(_name)))
+    _collectives.append(CollectiveSpec(_name, _A, group="world", join=_join(_name), **_root(_name)))
+    _collectives.append(CollectiveSpec("*." + _name, _A, group="world", join=_join(_name), **_root(_name)))
 
 #: The reduction method of ``Distributed`` for each group that has one.
 GROUP_ALLREDUCE = (("world", "allreduce"), ("tp", "tp_allreduce"))
