@@ -28,7 +28,7 @@ from .environment import fork
 from .function import FunctionInfo
 from .iteration import zip_arguments
 from .logs import logging_call
-from .wrappers import WRAPPED_FORWARD, match_call
+from .wrappers import WRAPPED_FORWARD, local_group, match_call
 from .raises import exception_names, own_classes_only, tree_raised
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
@@ -511,7 +511,7 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
             if kind == "rank id":
                 if _asks_for_another_rank(call):
                     return (_ARGUMENTS,)
-                dims = _rank_in_group(call, raw, ctx.knowledge.world) or dims
+                dims = _rank_in_group(call, raw, ctx.knowledge.world, info) or dims
             return (_FIXED, frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)}))
         env_source = _env_rank(call, canon, ctx.path)
         if env_source is not None:
@@ -522,16 +522,19 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
             if _asks_for_another_rank(call):
                 return (_ARGUMENTS,)
             return (_FIXED, frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
-                                              _rank_in_group(call, raw, ctx.knowledge.world) or by_name)}))
+                                              _rank_in_group(call, raw, ctx.knowledge.world, info) or by_name)}))
     func = call.func
     builtin = func.id if type(func) is ast.Name and evaluator._is_builtin(func.id) else None
     last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
     return (_OPEN, builtin, last, raw)
 
-def _rank_in_group(call: ast.Call, raw: str, world) -> Optional[tuple]:
+def _rank_in_group(call: ast.Call, raw: str, world, info=None) -> Optional[tuple]:
     """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,
     ``pp_group.rank()``: it differs only along the dimensions of that
-    group (``None`` when no group with known dimensions is named)."""
+    group (``None`` when no group with known dimensions is named).  A local
+    every binding of which names one group (``process_group =
+    self.real_dp_process_group[i]; get_rank(group=process_group)``) names
+    that group (:func:`wrappers.local_group`)."""
     group_text = next((unparse(kw.value) for kw in call.keywords if kw.arg in ("group", "process_group")), None)
     if group_text is None and "." in raw and raw.rsplit(".", 1)[-1] in ("rank", "Get_rank", "get_rank"):
         receiver = raw.rsplit(".", 1)[0]
@@ -540,6 +543,8 @@ def _rank_in_group(call: ast.Call, raw: str, world) -> Optional[tuple]:
     if not group_text:
         return None
     group = group_from_text(group_text)
+    if group is None and info is not None and group_text.isidentifier():
+        group = local_group(info, group_text)
     if group is None or group == "world":
         return None
     return (("*", world.span(group)),)

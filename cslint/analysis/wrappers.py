@@ -124,6 +124,7 @@ def _bound_group(ctx, func, params, name: str, depth: int) -> Optional[str]:
                 return None
             text = _attribute_read(element) or (
                 dotted(element) if isinstance(element, (ast.Name, ast.Attribute, ast.Call)) else
+                _element_text(element) if type(element) is ast.Subscript else
                 "" if isinstance(element, ast.Constant) and element.value is None else None)
             if text is None:
                 return None
@@ -155,6 +156,17 @@ def _attribute_read(node) -> Optional[str]:
         return None
     obj = dotted(node.args[0]) if isinstance(node.args[0], (ast.Name, ast.Attribute, ast.Call)) else None
     return f"{obj}.{attr.value}" if obj else None
+
+
+def _element_text(node: ast.Subscript) -> Optional[str]:
+    """The text of one element of a container of groups a field or a name
+    holds (``self.real_dp_process_group[i]``), read for the group its
+    words name; None for anything else (the container's own group table
+    is not looked up: its text must say the group)."""
+    if not isinstance(node.value, (ast.Name, ast.Attribute)) or dotted(node.value) is None:
+        return None
+    text = unparse(node)
+    return text if group_from_text(text) is not None else None
 
 
 class _Group(str):
