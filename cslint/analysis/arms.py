@@ -112,6 +112,38 @@ class ArmIndex:
             return True
         return self._assigns_on_every_path(decision.body, key) and self._assigns_on_every_path(decision.orelse, key)
 
+    def rebuilt_alike(self, func: ast.AST, stmt: ast.AST) -> bool:
+        """Whether ``stmt`` binds a local name from a call every binding of
+        that name in ``func`` repeats (:func:`rebuilt_names`): whichever of
+        them a rank ran last, it holds what that one call returns."""
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+            return False
+        rebuilt = self.__dict__.get("_rebuilt")
+        if rebuilt is None:
+            rebuilt = self.__dict__["_rebuilt"] = rebuilt_names(func, self.parents, self._top_level_calls())
+        key = rebuilt.get(stmt.targets[0].id)
+        return key is not None and self._assignment_key(stmt) == key
+
+    def _top_level_calls(self) -> frozenset:
+        """Names a statement of the function's own body binds from a call
+        (``sock = context.socket(kind)``) that another statement binds from
+        the same call: the only candidates of :func:`rebuilt_names`, found
+        from the statements alone (most functions have none, and are not
+        walked)."""
+        made: dict = {}
+        for block in {id(block): block for block in self.blocks.values()}.values():
+            for stmt in block:
+                if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \
+                        and type(stmt.value) is ast.Call:
+                    made.setdefault(stmt.targets[0].id, []).append(stmt)
+        names = set()
+        for name, statements in made.items():
+            if len(statements) > 1:
+                top = [stmt for stmt in statements if self.parents.get(id(stmt)) is None]
+                if top and sum(self._assignment_key(stmt) == self._assignment_key(top[0]) for stmt in statements) > 1:
+                    names.add(name)
+        return frozenset(names)
+
     def _assigned_past_return(self, decision: ast.If, stmt: ast.AST, key: tuple) -> bool:
         """Whether ``decision``, a statement of the function's own body with
         no ``else`` whose body ends in ``return``, and the rest of the
@@ -445,6 +477,66 @@ def assigned_past_return(block: list, decision: ast.AST) -> dict:
                 break
         sides.append(made)
     return {key: (stmt, sides[1][key]) for key, stmt in sides[0].items() if key in sides[1]}
+
+
+def rebuilt_names(func: ast.AST, parents: dict, candidates: frozenset = None) -> dict:
+    """name -> the :func:`_assignment_key` of every binding of that local
+    name in ``func``, where each binding is the same call (``sock =
+    context.socket(kind)`` first in the function's own body, then again in
+    a handler that closes a socket that failed to bind, or under any other
+    test): the name holds what that call returns on every rank, whichever
+    binding ran last, so no test deciding which one did reaches it.  What
+    the call's arguments carry still flows.  Only where the first binding
+    is a statement of the function's own body (bound before any test),
+    the name is no parameter, no other statement binds it (a loop, ``with
+    ... as``, ``except ... as``, an import, a walrus, ``global``) and the
+    call does not read the name itself (``x = step(x)`` run a rank-local
+    number of times differs)."""
+    args = getattr(func, "args", None)
+    if args is None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or candidates is not None \
+            and not candidates:
+        return {}
+    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    stores: dict = {}
+    made: dict = {}
+    other: set = set()
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _DEFINITIONS:
+            if kind is not ast.Lambda:
+                other.add(node.name)
+            continue
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                stores[node.id] = stores.get(node.id, 0) + 1
+            continue
+        if kind is ast.ExceptHandler and node.name:
+            other.add(node.name)
+        elif kind in (ast.Global, ast.Nonlocal):
+            other.update(node.names)
+        elif kind in (ast.Import, ast.ImportFrom):
+            other.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                and type(node.value) is ast.Call:
+            made.setdefault(node.targets[0].id, []).append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    out = {}
+    for name, statements in made.items():
+        if candidates is not None and name not in candidates or len(statements) < 2 or name in params or name in other or stores.get(name) != len(statements):
+            continue
+        key = _assignment_key(statements[0])
+        if key is None or any(_assignment_key(stmt) != key for stmt in statements[1:]):
+            continue
+        first = min(statements, key=lambda stmt: (stmt.lineno, stmt.col_offset))
+        if parents.get(id(first)) is not None:
+            continue
+        if any(type(sub) is ast.Name and sub.id == name for sub in fast_walk(first.value)):
+            continue
+        out[name] = key
+    return out
 
 
 def _assignment_key(stmt: ast.AST) -> Optional[tuple]:

@@ -251,6 +251,8 @@ class Dataflow:
             if self._assigns_alike(d, n):
                 continue
             kept.append((d, label))
+        if kept and self.arms.rebuilt_alike(self.info.func, self.graph.nodes[n].stmt):
+            return ()  # the same call binds the name on every path (arms.rebuilt_names)
         return tuple(kept)
 
     def _two_armed_if(self, d: int):
