@@ -1,16 +1,20 @@
 """Collectives reached through another file's class whose public method
 sends through a helper of its own file.
 
-Only functions that issue a collective themselves spread to other files as
-wrapper names (``engine/gather.py``, ``wrapper_names``); deeper chains are
-followed within a file.  A caller in another file of a method that reaches
-its collective through a same-file helper is therefore only summarised, and
-an early exit before that call is not reported.  TensorRT-LLM's executor has
-this shape: ``_fetch_and_enqueue_requests`` returns before
+Functions that issue a collective themselves spread to other files as
+wrapper names (``engine/gather.py``, ``wrapper_names``); spreading every
+method that reaches one further down by name alone took the eight real trees
+from 492 to 622 findings.  A method that hands its work to a method of its
+own class that issues a collective spreads as a typed wrapper instead
+(``typed_wrapper_names``, ``analysis/typedcalls.py``): a caller in another
+file that a round parses for collectives of its own is analysed in depth
+only where the receiver is an instance of that class as the caller's file
+shows it.  A typed wrapper is no needle, so a caller whose file holds no
+collective of its own is not looked at.  TensorRT-LLM's executor has this shape:
+``_fetch_and_enqueue_requests`` returns before
 ``self.request_broadcaster.broadcast()`` while a control request is parked,
-and whether one is parked depends on this rank's own requests.  Spreading one
-step further by name alone took the eight real trees from 492 to 622
-findings, so the gap stays until the spread follows the receiver's class.
+and whether one is parked depends on this rank's own requests (under
+attention-DP each rank waits for its own requests to drain).
 (The fixture's method has a name of its own: ``broadcast`` is an ambiguous
 name under the torch presets and never spreads by name.)
 """
@@ -58,6 +62,9 @@ EXECUTOR = """
 """
 
 
+OWN_BARRIER = "\n    def sync(self):\n        dist.barrier()\n"
+
+
 def _findings(tmp_path, executor_file: str) -> list:
     (tmp_path / "broadcaster.py").write_text(textwrap.dedent(BROADCASTER))
     (tmp_path / executor_file).write_text(textwrap.dedent(EXECUTOR))
@@ -73,7 +80,61 @@ def test_an_early_exit_before_a_same_file_class_with_a_sending_helper_is_reporte
     assert [(f.code, f.line) for f in result.findings] == [("CSL102", 29)]
 
 
-@pytest.mark.xfail(strict=True, reason="a method reaching its collective through a same-file helper does not "
-                                       "spread to callers in other files (engine/gather.py, wrapper_names)")
 def test_an_early_exit_before_another_files_class_with_a_sending_helper_is_reported(tmp_path):
+    # the executor's file holds a collective of its own, so a round parses it
+    (tmp_path / "broadcaster.py").write_text(textwrap.dedent(BROADCASTER))
+    (tmp_path / "executor.py").write_text(textwrap.dedent(EXECUTOR) + OWN_BARRIER)
+    result = check_paths([str(tmp_path)])
+    assert sorted((f.path.rsplit("/", 1)[-1], f.code, f.line) for f in result.findings) == \
+        [("executor.py", "CSL102", 14)]
+
+
+@pytest.mark.xfail(strict=True, reason="a typed wrapper is no needle: a caller whose file holds no collective "
+                                       "of its own is never parsed (engine/gather.py)")
+def test_a_caller_file_without_collectives_of_its_own_is_looked_at(tmp_path):
     assert _findings(tmp_path, "executor.py") == [("executor.py", "CSL102", 14)]
+
+
+def test_a_receiver_of_another_class_with_a_method_of_that_name_is_not_followed(tmp_path):
+    # INVALID for the spread: the field holds a class of the executor's own
+    # file whose share_requests sends nothing, so the early exit skips nothing
+    (tmp_path / "broadcaster.py").write_text(textwrap.dedent(BROADCASTER))
+    executor = textwrap.dedent(EXECUTOR).replace("from broadcaster import Broadcaster\n", "").replace(
+        "self.broadcaster = Broadcaster()", "self.broadcaster = Mailbox()") + textwrap.dedent("""
+
+        class Mailbox:
+            def share_requests(self, items):
+                return list(items)
+    """)
+    (tmp_path / "executor.py").write_text(executor)
+    result = check_paths([str(tmp_path)])
+    assert [f for f in result.findings if f.path.endswith("executor.py")] == []
+    assert _fetch_is_deep(tmp_path / "executor.py", executor) is False
+    assert _fetch_is_deep(tmp_path / "executor.py", textwrap.dedent(EXECUTOR)) is True
+
+
+def _fetch_is_deep(path, source: str) -> bool:
+    from cslint.analysis.facts import extract_file_facts
+    from cslint.config import Settings
+    from cslint.presets import load_presets
+
+    path.write_text(source)
+    facts = extract_file_facts(str(path), source.encode(), Settings(), load_presets(["torch_distributed"]),
+                               module="executor", deep_names={"broadcaster:Broadcaster.share_requests"})
+    return next((fn.deep for fn in facts.functions if fn.qualname == "Executor.fetch"), False)
+
+
+def test_a_public_method_issuing_itself_is_not_a_typed_wrapper(tmp_path):
+    # the direct wrapper spreads by name already; the typed entry is only for
+    # a method reaching its collective through its own class's helper
+    from cslint.analysis.facts import extract_file_facts
+    from cslint.config import Settings
+    from cslint.engine.gather import typed_wrapper_names, wrapper_names
+    from cslint.presets import load_presets
+
+    path = tmp_path / "broadcaster.py"
+    path.write_text(textwrap.dedent(BROADCASTER))
+    facts = extract_file_facts(str(path), path.read_bytes(), Settings(), load_presets(["torch_distributed"]),
+                               module="broadcaster")
+    assert typed_wrapper_names(facts) == {"broadcaster:Broadcaster.share_requests"}
+    assert "share_requests" not in wrapper_names(facts)

@@ -214,6 +214,7 @@ ANALYSIS_PHASES = [
     ("orders", "registries", "threads", "raises"),  # loops over a set, in each process's order; over a registry
     # filled lazily; code a background thread runs; exceptions of the tree's own classes
     ("function",),  # one function's walk and references
+    ("typedcalls",),  # calls of another file's typed wrapper, by the receiver's class
     ("feasibility",),  # which paths run under the configuration every rank shares
     ("iteration",),  # what each name of a loop's target takes from its iterable (enumerate, zip)
     ("structure",),  # reads of a value's structure

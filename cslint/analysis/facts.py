@@ -33,6 +33,7 @@ from ..config import Settings
 from ..presets import Knowledge, group_from_text
 from .atoms import class_ref, qual_ref
 from .deep import deep_variant
+from .typedcalls import calls_typed_wrapper, typed_entries
 from .evaluator import Evaluator
 from .feasibility import Feasibility
 from .function import FunctionInfo, rank_param_sources
@@ -496,6 +497,10 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         deep = [scan.has_collective for scan in scans]
         # matched once per function, not once per round of the loop below
         calls_wild = [not deep[i] and ctx.calls_a_wild_collective(scan.names) for i, scan in enumerate(scans)]
+        typed = typed_entries(deep_names)
+        if typed:  # another file's method reaching a collective through its own class's helper
+            calls_wild = [wild or (not deep[i] and calls_typed_wrapper(everyone[i], scans[i].names, typed))
+                          for i, wild in enumerate(calls_wild)]
         changed = True
         while changed:  # functions of this file that call a deep one are deep too
             changed = False

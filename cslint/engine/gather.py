@@ -19,6 +19,7 @@ import re
 from typing import Optional
 
 from ..analysis.records import FileFacts, merge_partial
+from ..analysis.typedcalls import typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
 from .discovery import read_file
 from .prefilter import ImportStatements, SiteFilter, WrapperDefinitions, WrapperPrefilter
@@ -95,7 +96,11 @@ class FactGatherer:
             new_names = self._learn_wrappers()
             # a wrapper that is itself named like a collective (a coordinator's
             # ``all_reduce``) had its callers selected in the first round
-            fresh = {n.encode() for n in new_names if may_hold_site.needs_comm(n) is not False} - needles
+            # a typed wrapper is no needle: its method name alone would select
+            # every file calling a method of that name, and the files the
+            # rounds parse for their own collectives get their deeper look
+            fresh = {n.encode() for n in new_names
+                     if ":" not in n and may_hold_site.needs_comm(n) is not False} - needles
             if not fresh:
                 break
             needles |= fresh
@@ -167,7 +172,8 @@ class FactGatherer:
         """The read files whose facts summarised a function that calls a
         wrapper known now."""
         return [by_path[path] for path, facts in self.facts.items()
-                if facts.error is None and path in by_path and needs_deeper_look(facts, self.known_wrappers)]
+                if facts.error is None and path in by_path
+                and needs_deeper_look(facts, self.known_wrappers, by_path[path].data)]
 
     def _learn_wrappers(self) -> set:
         """Add the names of the functions that issue a collective to the
@@ -175,6 +181,7 @@ class FactGatherer:
         names = set()
         for facts in self.facts.values():
             names |= wrapper_names(facts, self.knowledge.ambiguous_names)
+            names |= typed_wrapper_names(facts, self.knowledge.ambiguous_names)
         names -= self.known_wrappers
         self.known_wrappers |= names
         return names
@@ -248,11 +255,48 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
     return out
 
 
-def needs_deeper_look(facts: FileFacts, names: set) -> bool:
-    """Whether a file summarised some function that calls one of ``names``."""
+def typed_wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
+    """``module:Class.method`` of the methods of a file that do not issue a
+    collective themselves but hand their work to a method of their own class
+    that does (through ``self``): typed wrappers, which spread to another
+    file's call only where the receiver is an instance of that class
+    (:mod:`cslint.analysis.typedcalls`).  Named as :func:`wrapper_names` asks."""
+    issuing = {(fn.class_key, fn.qualname.rsplit(".", 1)[-1]) for fn in facts.functions
+               if fn.deep and fn.class_key and any(site.collective is not None
+                                                   for v in fn.variants.values() for site in v.sites)}
+    out = set()
+    for fn in facts.functions:
+        if not fn.deep or not fn.class_key:
+            continue
+        name = fn.qualname.rsplit(".", 1)[-1]
+        if (fn.class_key, name) in issuing or name.startswith("<") or name.startswith("_") \
+                or name in GENERIC_METHODS or len(name) < 6 or name in ambiguous:
+            continue
+        if any(site.ref is not None and site.ref[0] == "method" and site.ref[1] == fn.class_key
+               and (fn.class_key, site.ref[2]) in issuing for v in fn.variants.values() for site in v.sites):
+            out.add(typed_entry(fn.class_key, name))
+    return out
+
+
+def needs_deeper_look(facts: FileFacts, names: set, data: Optional[bytes] = None) -> bool:
+    """Whether a file summarised some function that calls one of ``names``
+    (a typed wrapper's entry by its method's name, where the file's bytes
+    ``data`` name its class at all: a receiver can be typed as the class only
+    then)."""
+    names = {_typed_method(name, data) if ":" in name else name for name in names}
+    names.discard(None)
     if facts.skipped:
         return bool(facts.called_names & names)
     return any(not fn.deep and fn.called_names & names for fn in facts.functions)
+
+
+def _typed_method(entry: str, data: Optional[bytes]) -> Optional[str]:
+    """The method name of a typed wrapper's entry, None where ``data`` never
+    names its class."""
+    cls, _, method = entry.rpartition(".")
+    if data is not None and cls.rpartition(":")[2].encode() not in data:
+        return None
+    return method
 
 
 def raising_definitions(atoms, out: set, seen: set) -> None:

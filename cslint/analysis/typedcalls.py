@@ -1,0 +1,78 @@
+"""Calls of another file's method that reaches a collective through a helper
+of its own class, followed by the receiver's class.
+
+Only methods that issue a collective themselves spread to other files by
+name (``engine/gather.py``, ``wrapper_names``): spreading every method that
+reaches one further down by name alone pulled in far too much.  A method that
+hands its work to a method of its own class that issues a collective
+(``RequestBroadcaster.broadcast`` calling ``self._broadcast_requests``)
+spreads as a *typed* wrapper instead, ``"module:Class.method"`` among the
+deep names (no short name has a ``:``): a function of another file calling
+``receiver.method(...)`` is analysed in depth only where the receiver is an
+instance of that class as the file itself shows it (a field every
+constructor call assigned to it in the file, or a local, parameter or
+annotation :class:`~cslint.analysis.receivers.ReceiverTypes` reads)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .receivers import ReceiverTypes
+from .scope import canonical_text
+from .syntax import dotted
+
+
+def typed_entries(deep_names) -> dict:
+    """method name -> the classes (``module.Class``) whose method of that
+    name is a typed wrapper, from the ``module:Class.method`` entries."""
+    out: dict = {}
+    for entry in deep_names:
+        if ":" in entry:
+            cls, _, method = entry.rpartition(".")
+            out.setdefault(method, set()).add(cls.replace(":", "."))
+    return out
+
+
+def typed_entry(class_key: str, method: str) -> str:
+    return f"{class_key}.{method}"
+
+
+def calls_typed_wrapper(info, names: frozenset, typed: dict) -> bool:
+    """Whether function ``info`` (a scanned :class:`FunctionInfo`, callee
+    names ``names``) calls a typed wrapper of ``typed`` on a receiver of its
+    class."""
+    wanted = names & typed.keys()
+    if not wanted:
+        return False
+    receivers = None
+    for calls in info.calls_by_statement.values():
+        for call in calls:
+            func = call.func
+            if type(func) is not ast.Attribute or func.attr not in wanted:
+                continue
+            if receivers is None:
+                receivers = ReceiverTypes(info)
+            if _classes(info, receivers, func.value) & typed[func.attr]:
+                return True
+    return False
+
+
+def _classes(info, receivers: ReceiverTypes, receiver: ast.AST) -> set:
+    """The classes (``module.Class``) ``receiver`` may be an instance of."""
+    attr = info.self_attr(receiver)
+    if attr is not None:
+        return {name for name in (_constructed(info.ctx, value) for field, value in info.ctx.field_writes
+                                  if field == attr) if name}
+    out = set()
+    for term in receivers.terms(receiver):
+        if term[0] == "named":
+            out.add(term[1])
+    return out
+
+
+def _constructed(ctx, value) -> Optional[str]:
+    if type(value) is not ast.Call:
+        return None
+    text = dotted(value.func)
+    return canonical_text(text, ctx.imports) if text else None
