@@ -56,6 +56,17 @@ class NodeInfo(NamedTuple):
     walrus: list  # [ast.NamedExpr] with a plain name target
 
 
+def _subclasses(node_type: type) -> set:
+    found = {node_type}
+    for sub in node_type.__subclasses__():
+        found |= _subclasses(sub)
+    return found
+
+
+#: every statement node type (a set lookup per node of :meth:`FunctionInfo.scan_calls`' walk, not an isinstance call)
+_STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
+
+
 class _OwnerMark:
     """On the :meth:`FunctionInfo.scan_calls` stack: the statement whose
     subtree ends here hands ownership back to ``previous``."""
@@ -422,7 +433,7 @@ class FunctionInfo:
         lambdas_by_statement: dict = {}
         walrus_by_statement: dict = {}
         owner = None
-        stmt_type = ast.stmt
+        statement_types = _STATEMENT_TYPES
         ctx = self.ctx
         tails = ctx.collective_tails
         Call, Name, Attribute, Store, Del = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del
@@ -440,7 +451,7 @@ class FunctionInfo:
             if t is _OwnerMark:
                 owner = node.previous
                 continue
-            if isinstance(node, stmt_type):
+            if t in statement_types:
                 stack.append(_OwnerMark(owner))
                 owner = node
             if t is Name:

@@ -206,6 +206,10 @@ def pairwise(targets, value):
     return list(zip(target.elts, value.elts))
 
 
+_LATER = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+
+
 def calls_in_order(expr: ast.AST):
     """Calls inside an expression with the inline conditions that guard them:
     yields (call, [(kind, cond_expr, owner_node, side)]) where side is the
@@ -214,19 +218,20 @@ def calls_in_order(expr: ast.AST):
     out = []
 
     def visit(node, conds):
-        if isinstance(node, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        t = type(node)  # (the parser makes no subclasses of its node types)
+        if t in _LATER or t is ast.Name or t is ast.Constant:  # (a name or a constant holds no call)
             return
-        if isinstance(node, ast.BoolOp):
+        if t is ast.BoolOp:
             for index, value in enumerate(node.values):
                 extra = [("branch", v, node, ("bool", index)) for v in node.values[:index]]
                 visit(value, conds + extra)
             return
-        if isinstance(node, ast.IfExp):
+        if t is ast.IfExp:
             visit(node.test, conds)
             visit(node.body, conds + [("branch", node.test, node, "body")])
             visit(node.orelse, conds + [("branch", node.test, node, "orelse")])
             return
-        if isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+        if t in _COMPREHENSIONS:
             inner = list(conds)
             for index, gen in enumerate(node.generators):
                 visit(gen.iter, inner)
@@ -234,13 +239,13 @@ def calls_in_order(expr: ast.AST):
                 for cond in gen.ifs:
                     visit(cond, inner)
                     inner = inner + [("branch", cond, node, "if")]
-            if isinstance(node, ast.DictComp):
+            if t is ast.DictComp:
                 visit(node.key, inner)
                 visit(node.value, inner)
             else:
                 visit(node.elt, inner)
             return
-        if isinstance(node, ast.Call):
+        if t is ast.Call:
             # arguments are evaluated before the call happens
             visit(node.func, conds)
             for arg in node.args:
