@@ -216,10 +216,12 @@ def _final_globals(exit_env: dict) -> dict:
 
 
 def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_classes, in_function,
-               defs: Optional[list] = None):
+               defs: Optional[list] = None, enclosing: Optional[FunctionInfo] = None):
     """Collect a :class:`FunctionInfo` for every function in a body (nested
     ones included) and the facts of every class.  ``defs``: the body's
-    :func:`_nested_defs`, when the caller has them already."""
+    :func:`_nested_defs`, when the caller has them already; ``enclosing``:
+    the function whose body it is (its parameters are a nested function's
+    free variables, :func:`~cslint.analysis.function.enclosing_params`)."""
     local_defs = {}
     for stmt in body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -238,10 +240,11 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
                     nested[inner.name] = f"{qual}.<locals>.{inner.name}"
             visible = dict(local_defs if in_function else {})
             visible.update(nested)
-            out_funcs.append(FunctionInfo(ctx, stmt, qual, class_key if is_method else None,
-                                          is_method, is_static, visible))
+            made = FunctionInfo(ctx, stmt, qual, class_key if is_method else None, is_method, is_static, visible)
+            made.enclosing = enclosing if in_function else None
+            out_funcs.append(made)
             _walk_defs(ctx, stmt.body, f"{qual}.<locals>.", class_key if is_method else None,
-                       out_funcs, out_classes, True, inner_defs)
+                       out_funcs, out_classes, True, inner_defs, made)
         elif isinstance(stmt, ast.ClassDef):
             qual = f"{prefix}{stmt.name}"
             key = f"{ctx.module}:{qual}"

@@ -18,7 +18,7 @@ from . import cfg as cfgmod
 from .astwalk import children_into, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (
-    class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
+    EMPTY, class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
     typed_method_ref,
 )
 from .logs import quiet_calls
@@ -110,6 +110,31 @@ def rank_param_sources(info) -> tuple:
                                       (("*", dims),))))
     found = info._rank_params = tuple(out)
     return found
+
+
+def enclosing_params(info) -> dict:
+    """Name -> atoms: what a nested function reads of its enclosing
+    functions' parameters (its free variables; the nearest function binding
+    the name holds it, and a name the nested function binds itself is its
+    own): the rank-id source :func:`rank_param_sources` gives such a
+    parameter named like a rank, the same atom, so the whole-tree pass drops
+    it wherever a call reaches the enclosing function and what its callers
+    pass decides (a helper's ``rank`` handed on to a closure that builds a
+    workspace with it), else nothing -- never a source by the name alone,
+    nor a module global the parameter shadows."""
+    out: dict = {}
+    shadow = info.local_names
+    outer = info.enclosing
+    while outer is not None:
+        named = dict(rank_param_sources(outer))
+        for index, name in enumerate(outer.params):
+            clean = name.lstrip("*")
+            if (index == 0 and outer.self_name) or clean in shadow or clean in out:
+                continue
+            out[clean] = frozenset({named[index]}) if index in named else EMPTY
+        shadow = shadow | outer.local_names
+        outer = outer.enclosing
+    return out
 
 
 def step_batch_param(info) -> Optional[int]:
@@ -258,6 +283,7 @@ class FunctionInfo:
         self.qualname = qualname
         self.class_key = class_key
         self.local_defs = local_defs  # nested function name -> qualname
+        self.enclosing = None  # the function a nested one is defined in (facts._walk_defs)
         args = getattr(func, "args", None)
         params = []
         if args is not None:
@@ -557,8 +583,8 @@ class FunctionInfo:
         """Parameter name -> atoms: the parameter itself, the rank-id source
         of :func:`rank_param_sources` for a parameter named like one, and the
         gathered-data source of a parameter handed to a gather of per-process
-        data (:func:`gathered_params`)."""
-        env = {}
+        data (:func:`gathered_params`); :func:`enclosing_params` for a closure."""
+        env = {} if self.enclosing is None else enclosing_params(self)
         ctx = self.ctx
         named = dict(rank_param_sources(self))
         gathered = gathered_params(self) if ctx.knowledge.has_payload_local or imports_a_wrapper(ctx) else {}

@@ -109,9 +109,9 @@ class Program(ProgramReads):
         """The rank-id sources of parameters named like a rank
         (``FuncFacts.rank_params``) of the functions some call in the tree
         reaches: what those callers pass is the parameter's value (a loop's
-        source rank, a caller's destination), read through the parameter; a
-        function no call reaches (a process entry point started by
-        ``mp.spawn``) keeps its rank parameter as this process's rank."""
+        source rank, a caller's destination), read through the parameter, its
+        tests too (kept without ``whole``); a function no call reaches (a
+        process entry point, ``mp.spawn``) keeps it as this process's rank."""
         named = {fn.key: fn.rank_params for fn in self.funcs.values() if fn.rank_params}
         if not named:
             return frozenset()
@@ -122,7 +122,7 @@ class Program(ProgramReads):
                     if site.ref is None:
                         continue
                     for target in self.resolver.resolve(site.ref):
-                        out.update(named.get(target.key, ()))
+                        out.update(atom[:6] for atom in named.get(target.key, ()))
         return frozenset(out)
 
     # -- values --------------------------------------------------------------------
@@ -205,8 +205,8 @@ class Program(ProgramReads):
         if tag == "A":
             return self._attribute_value(atom, mode)
         if tag == "S":
-            if atom in self._passed_rank_params:
-                return {}  # what the callers pass, read through the parameter itself
+            if self._passed_rank_params and atom[:6] in self._passed_rank_params:
+                return {}  # what the callers pass, read through the parameter itself, also seen through a transform
             dims = dims_in(atom.dims, mode)
             if self._inside_dims is not None and dims:
                 dims = self._inside_dims(dims)
