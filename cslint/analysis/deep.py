@@ -14,10 +14,32 @@ from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .feasibility import constant_arguments
 from .guards import Guards
-from .atoms import EMPTY, raised_by
+from .atoms import EMPTY, field_method_ref, raised_by
 from .raises import may_raise_own_class, raised_tree_by
 from .records import Site, Variant
-from .syntax import unparse
+from .syntax import top_level_definitions, unparse
+
+
+def called_field(info, func):
+    """``self.attr`` called, where ``attr`` is a field some ``self.attr =
+    ...`` of the file assigns and the class defines no method ``attr``: a
+    reference to ``__call__`` of what the field holds (the whole-tree pass
+    decides by its classes whether the call's name says it is a collective,
+    :func:`~cslint.analysis.resolution.issued_collective`); else None."""
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Name or not info.self_name \
+            or func.value.id != info.self_name or not info.class_key:
+        return None
+    ctx = info.ctx
+    fields = ctx.__dict__.get("_assigned_fields")
+    if fields is None:
+        fields = ctx._assigned_fields = frozenset(attr for attr, _value in ctx.field_writes)
+    if func.attr not in fields:
+        return None
+    if ctx._definitions is None:
+        ctx._definitions = top_level_definitions(ctx.tree)
+    if f"{info.class_key.partition(':')[2]}.{func.attr}" in ctx._definitions:
+        return None
+    return field_method_ref(info.class_key, func.attr, "__call__")
 
 
 def deep_variant(evaluator: Evaluator, fold, live=None, cases=()) -> tuple:
@@ -41,7 +63,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             call, match = call_info.call, call_info.match
             if id(call) in site_index_of_call:
                 continue  # duplicated finally body: first (normal-path) copy wins
-            ref = None if match else info.resolve_ref(call.func)
+            ref = called_field(info, call.func) if match else info.resolve_ref(call.func)
             if match is None and ref is None:
                 continue
             when = None

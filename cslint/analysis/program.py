@@ -28,7 +28,7 @@ from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge
 from .feasibility import call_allows, passed_values
 from .reads import CALLEE_REFS, ProgramReads, element_stored_fields
 from .records import FuncFacts, Site
-from .resolution import Resolver
+from .resolution import Resolver, issued_collective
 
 MAX_ROUNDS = 40
 #: the most names a group's access path may have where a call binds it
@@ -378,7 +378,7 @@ class Program(ProgramReads):
         reach = self.reach.setdefault((fn.key, mode), {})
         reach_when = self.reach_when.setdefault((fn.key, mode), {})
         for site in v.sites:
-            if site.collective is not None:
+            if issued_collective(self.resolver, site) is not None:
                 name, group, api = site.collective
                 if _add_reach(reach, reach_when, (name, group), site.when, lambda: (
                         api, ((fn.path, site.span.line, f"`{site.callee}` is a collective over {group}"),), site.fix)):

@@ -370,6 +370,29 @@ class Resolver:
         return self.lookup_method(cls_key, name, include_overrides=False)
 
 
+def issued_collective(resolver: Resolver, site):
+    """The collective a call site issues itself (its name, group and API),
+    or None.  ``self.all_reduce(x)``, where the field ``all_reduce`` holds an
+    object of classes of the tree each of which defines or inherits a
+    ``__call__`` of the tree (the site's reference a
+    :class:`~cslint.analysis.atoms.FieldMethodRef` to it,
+    :func:`~cslint.analysis.deep.called_field`), runs that ``__call__``
+    whatever the field is called: the call reaches what it issues, over the
+    group it names, and is no collective of the field's name over the world;
+    a field the tree does not type (or the library's collective itself,
+    ``self.all_reduce = dist.all_reduce``) keeps the name's collective."""
+    found = site.collective
+    ref = site.ref
+    if found is None or ref is None or ref.tag != "fieldmethod":
+        return found
+    classes, _known = resolver.receivers.field_receiver_types(resolver.family(ref.class_key), ref.attr)
+    defines = resolver.classes.get
+    if classes and all(any(ref.name in getattr(defines(key), "methods", ()) for key in resolver.mro(cls))
+                       for cls in classes):
+        return None  # (a method the prefilter left unparsed reaches no collective)
+    return found
+
+
 class ReceiverClasses:
     """Which classes a receiver may be an instance of, from its type terms
     (:mod:`cslint.analysis.receivers`): what a call ``x.name()`` reaches when

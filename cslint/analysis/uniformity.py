@@ -27,6 +27,7 @@ from .atoms import Source, calls_read
 from .divergence import fewest_links_first, is_cut, shown_links
 from .program import Program, bound_group, call_offset, call_reaches, seen_from
 from .records import Cond, FuncFacts, Site
+from .resolution import issued_collective
 
 
 class Reached(NamedTuple):
@@ -148,7 +149,7 @@ class UniformityInfo:
         with ``caller``, their fix facts as the calling function names them."""
         program = self.program
         out = []
-        if site.collective is not None:
+        if issued_collective(program.resolver, site) is not None:
             name, group, api = site.collective
             out.append(Reached(name, group, api, (), True, site.fix))
         if site.ref is not None:
