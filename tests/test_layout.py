@@ -217,6 +217,7 @@ ANALYSIS_PHASES = [
     ("typedcalls",),  # calls of another file's typed wrapper, by the receiver's class
     ("feasibility",),  # which paths run under the configuration every rank shares
     ("iteration",),  # what each name of a loop's target takes from its iterable (enumerate, zip)
+    ("unanimity",),  # a test that every rank gathered this rank's own value
     ("structure",),  # reads of a value's structure
     ("evaluator",),  # expressions
     ("transfer",),  # statements

@@ -34,6 +34,7 @@ from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, builds_library_object, containers_held
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
+from .unanimity import unanimous_values
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
     PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS,
@@ -192,7 +193,7 @@ class Evaluator(StructureReads):
             return test | self.eval(expr.body, env) | self.eval(expr.orelse, env)
         if t is ast.BoolOp:
             # ``a or b`` is ``a`` or ``b`` by ``a``'s truth
-            values = expr.values
+            values = unanimous_values(self, expr, env)
             atoms = self.eval(values[-1], env)
             for value in values[:-1]:
                 atoms |= self.eval(value, env) | whole(self.truth(value, env))

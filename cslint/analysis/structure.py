@@ -19,6 +19,7 @@ from .atoms import (
 from .iteration import bind_iteration
 from .spans import CHANGED, bound_once, linear_difference, makes_slice, single_bindings
 from .syntax import dotted, target_names, unparse
+from .unanimity import unanimity_read, unanimous_values
 
 #: operands that make ``operand * n`` a sequence of length ``n``
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
@@ -218,7 +219,7 @@ class StructureReads:
             return self.truth(expr.operand, env)
         if t is ast.BoolOp:
             atoms = EMPTY
-            for value in expr.values:
+            for value in unanimous_values(self, expr, env):
                 atoms |= self.truth(value, env)
             return atoms
         if (t is ast.Name or t is ast.Attribute) and self._is_container(expr):
@@ -485,7 +486,7 @@ class StructureReads:
             for a in args[2:]:
                 rest |= a
             return attribute(args[0], call.args[1].value) | rest
-        return None
+        return unanimity_read(self, name, call, env)  # ``all(v == mine for v in gathered)``
 
     def library_call_parts(self, func, last: str, receiver: frozenset, args: tuple, kwargs: tuple,
                            arg_atoms: frozenset) -> tuple:

@@ -1,0 +1,85 @@
+"""A unanimity test over a gather of this rank's own value is uniform over
+the gather's group (issue 14, cause 4): ``all(v == mine for v in gathered)``
+is true on every rank or on none, and ``mine is not None and all(...)`` too."""
+
+import textwrap
+
+from cslint.api import check_source
+
+SHAPES = """
+    import json
+
+    import torch.distributed as dist
+
+
+    def _fingerprint(path):
+        try:
+            with open(path) as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        return len(data)
+
+
+    def _all_match(path, group):
+        mine = _fingerprint(path)
+        gathered = [None] * dist.get_world_size(group)
+        dist.all_gather_object(gathered, mine, group=group)
+        return mine is not None and all(f == mine for f in gathered)
+
+
+    def load(path, t, group):
+        if not _all_match(path, group):
+            return False
+        dist.all_reduce(t, group=group)      # every rank returned alike: all files matched or none did
+        return True
+
+
+    def _mine_only(path, group):
+        mine = _fingerprint(path)
+        gathered = [None] * dist.get_world_size(group)
+        dist.all_gather_object(gathered, mine, group=group)
+        return mine is not None and any(f == mine for f in gathered)
+
+
+    def load_any(path, t, group):
+        if not _mine_only(path, group):
+            return False
+        dist.all_reduce(t, group=group)      # reported: `any` with this rank's own file differs
+        return True
+
+
+    def _other_value(path, group, other):
+        mine = _fingerprint(path)
+        gathered = [None] * dist.get_world_size(group)
+        dist.all_gather_object(gathered, mine, group=group)
+        return other is not None and all(f == mine for f in gathered)
+
+
+    def load_other(path, t, group):
+        if not _other_value(path, group, _fingerprint(path + ".b")):
+            return False
+        dist.all_reduce(t, group=group)      # reported: the other test reads another rank-local value
+        return True
+
+
+    def _gathered_another(path, group):
+        mine = _fingerprint(path)
+        theirs = _fingerprint(path + ".b")
+        gathered = [None] * dist.get_world_size(group)
+        dist.all_gather_object(gathered, theirs, group=group)
+        return all(f == mine for f in gathered)
+
+
+    def load_another(path, t, group):
+        if not _gathered_another(path, group):
+            return False
+        dist.all_reduce(t, group=group)      # reported: the list holds another value than the one compared
+        return True
+"""
+
+
+def test_a_unanimity_test_over_a_gather_of_the_own_value_is_uniform():
+    lines = sorted(f.line for f in check_source(textwrap.dedent(SHAPES), report="per-site").findings)
+    # INVALID: 26 (all files matched everywhere or nowhere); VALID: 40, 54, 69
+    assert lines == [40, 54, 69]
