@@ -207,7 +207,8 @@ ANALYSIS_PHASES = [
     ("syntax", "records", "callfacts", "escapes", "spans", "roots"),  # what the syntax says; the per-file records;
     # failing work; what a slice's bounds leave of its width; where a rank is a broadcast's root
     ("membership",),  # a rank list picked by membership in it
-    ("arms", "stores"),  # calls and assignments both arms of an if/else make alike; tests storing alike
+    ("arms", "stores", "lists"),  # calls and assignments both arms of an if/else make alike; tests storing
+    # alike; index stores into a list
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record

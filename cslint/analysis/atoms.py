@@ -237,6 +237,31 @@ def param_atoms(index: int) -> frozenset:
     return _PARAM_SETS[index] if index < len(_PARAM_SETS) else frozenset((param(index),))
 
 
+#: Added to a parameter's index, the index of the parameter's *own part*: the
+#: own structure (None-ness, length, kind, emptiness) of what the caller
+#: passes, kept apart from its elements where the caller keeps it apart (a
+#: list it filled by ``append``, a list written out, a comprehension; a call
+#: passes it as the keyword ``OWN_ARG + position`` or ``OWN_ARG + name``),
+#: else the whole argument.  A read of a parameter's own structure (``not
+#: x``, ``len(x)``, ``isinstance(x, list)``, ``x is None``) reads it.
+OWN_PARAM = 1024
+#: the keyword prefix a call passes an argument's own part under
+OWN_ARG = "#own:"
+
+
+_OWN_PARAMS = tuple(_new(Param, ("P", OWN_PARAM + index)) for index in range(64))
+_OWN_PARAM_SETS = tuple(frozenset((atom,)) for atom in _OWN_PARAMS)
+
+
+def own_params(atoms: frozenset, found: list) -> frozenset:
+    """``atoms`` with each parameter of ``found`` (those it holds) read as its
+    own part (``param(OWN_PARAM + index)``)."""
+    if len(found) == 1 and len(atoms) == 1 and found[0].index < 64:
+        return _OWN_PARAM_SETS[found[0].index]  # (most often: a parameter as it is)
+    return atoms.difference(found).union([_OWN_PARAMS[atom.index] if atom.index < 64 else
+                                          param(OWN_PARAM + atom.index) for atom in found])
+
+
 def field_read(class_key: Optional[str], attr: str) -> FieldRead:
     return made(FieldRead, ("F", class_key, attr))
 

@@ -17,6 +17,7 @@ from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
 from .environment import fork, merge_into
 from .escapes import escaping_kind
 from .evaluator import Evaluator
+from .structure import params_own
 from .function import FunctionInfo
 from .edges import Refinements
 from .syntax import single_rank_side, vouched_presence
@@ -550,7 +551,8 @@ def _solve(flow: Dataflow) -> None:
     envs_in = flow.envs
     entry = envs_in[graph.entry] = flow.info.entry_env()
     for name in flow.info.element_stores & entry.keys():
-        entry[("own", name)] = entry[name]  # a parameter stored into: its own structure, kept apart (Flow.write)
+        # a parameter stored into: its own structure, kept apart (Flow.write), is its own part (what the caller keeps apart)
+        entry[("own", name)] = params_own(flow.info, entry[name]) or entry[name]
     outs: dict = {}
     order = _reverse_postorder(graph)
     position = {n: i for i, n in enumerate(order)}

@@ -12,6 +12,7 @@ from . import cfg as cfgmod
 from .callfacts import collective_facts, wrapper_facts
 from .dataflow import Dataflow
 from .evaluator import Evaluator
+from .structure import own_arguments
 from .feasibility import constant_arguments
 from .guards import Guards
 from .atoms import EMPTY, field_method_ref, raised_by
@@ -75,6 +76,10 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                     when = frozenset(cases[i] for i in indices)
             raw = call_info.raw
             args, kwargs = evaluator.args(call, env)
+            if ref is not None:
+                owned = own_arguments(evaluator, call, args, env)
+                if owned:
+                    kwargs = kwargs + owned  # what the callee's parameter own parts read
             site = Site(Span.of(call), raw or unparse(call.func), call_info.canonical or raw or "",
                         match.collective if match else None, ref, args, kwargs, ())
             site.fix = collective_facts(call, raw, match.spec, match.api, info.ctx.is_module_level) \

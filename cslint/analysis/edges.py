@@ -14,7 +14,8 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .environment import fork
-from .atoms import SHAPE, WHOLE, project
+from .atoms import OWN_PARAM, SHAPE, WHOLE, project
+from .structure import params_own
 from .syntax import single_rank_edges, single_rank_side, target_names
 from .transfer import agreed_within
 
@@ -53,7 +54,7 @@ class Refinements:
         if kind == "loop":
             return out if dataflow.single_rank(p) else restored(data, dataflow.envs.get(p), out)
         if kind == "empty":
-            return emptied(data, out)
+            return emptied(data, out, dataflow.info)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
 
 
@@ -125,15 +126,21 @@ def empty_edges(dataflow) -> dict:
     return out
 
 
-def emptied(name: str, out: dict) -> dict:
+def emptied(name: str, out: dict, info=None) -> dict:
     """``out`` where ``name`` is empty or None: of its value only its
     structure is left (an element stored into it no longer counts; what
-    decided its own structure, kept apart, decides all of it)."""
+    decided its own structure, kept apart, decides all of it; of a
+    parameter, its own part: ``if not flags: return flags`` hands back what
+    the caller kept apart of its argument, never an element of it)."""
     atoms = out.get(name)
     if atoms is None:
         return out
     own = out.get(("own", name))
-    emptied = project(SHAPE, atoms) if own is None else project(WHOLE, own)
+    if own is None and info is not None and params_own(info, atoms) is not None:
+        parts = [atom for atom in atoms if atom.tag == "P" and atom.index < OWN_PARAM]
+        emptied = project(WHOLE, params_own(info, frozenset(parts))) | project(SHAPE, atoms.difference(parts))
+    else:
+        emptied = project(SHAPE, atoms) if own is None else project(WHOLE, own)
     if emptied == atoms:
         return out
     refined = fork(out)

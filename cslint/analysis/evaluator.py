@@ -32,7 +32,7 @@ from .wrappers import WRAPPED_FORWARD, local_group, match_call
 from .raises import exception_names, own_classes_only, tree_raised
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
-from .structure import StructureReads, builds_library_object, containers_held
+from .structure import StructureReads, builds_library_object, containers_held, own_arguments
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .unanimity import unanimous_values
 from .vocabulary import (
@@ -375,6 +375,7 @@ class Evaluator(StructureReads):
             if ref is not None:
                 # (a class of the file too: each argument reaches its own field)
                 bind = ref.tag == "class" or issues_itself(ref, self.ctx, self.info.class_key)
+                kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind)
             return fallback
         if verdict is _FIXED:

@@ -77,7 +77,7 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
                       info.raises or (deep and any(v.raised for v in variants.values())), called_names,
                       tuple(info.signal_handlers), _returns_terms(info),
                       case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)),
-                      info.local_io, _single_rank_bindings(info), _restored_fields(info))
+                      info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)))
     return facts, exit_env
 
 

@@ -25,6 +25,7 @@ from .logs import quiet_calls
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .stores import split_sizes
+from .lists import list_index_stores
 from .syntax import calls_in_order, dotted, existing_key_stores_of, fold_bool_op
 from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
@@ -331,6 +332,7 @@ class FunctionInfo:
         # so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform.
         self.dict_keys: dict = {}
         self.element_stores: frozenset = frozenset()  # local containers stored into: see Flow.write
+        self.own_params: set = set()  # the parameters whose own part it reads (StructureReads.params_own)
         self.existing_key_stores: frozenset = frozenset()  # id() of stores under a drawn key: see syntax
         self.entry_drawn_loops: frozenset = frozenset()  # id() of loops that draw what d held on entry
 
@@ -448,7 +450,7 @@ class FunctionInfo:
         dict_keys: dict = {}
         element_stores: set = set()  # xs[k] = v, xs.append(v)
         existing_key_stores, entry_drawn_loops = set(), set()
-        returned: list = []
+        returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
         # The calls with arguments that each statement makes itself, for the
@@ -525,6 +527,7 @@ class FunctionInfo:
                     dict_keys.setdefault(node.value.id, set()).add(node.slice.value)
                 if type(node.value) is Name and type(node.ctx) is Store and type(node.slice) is not ast.Slice:
                     element_stores.add(node.value.id)
+                    index_stores.append(node)
             elif (t is ast.Assign or t is ast.AnnAssign) and (type(node.value) is ast.ListComp or split_sizes(node.value)):
                 element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
@@ -551,7 +554,7 @@ class FunctionInfo:
         self.walrus_by_statement = walrus_by_statement
         self.dict_keys = dict_keys
         self.element_stores = frozenset(element_stores)
-        self.existing_key_stores = frozenset(existing_key_stores)
+        self.existing_key_stores = frozenset(existing_key_stores.union(list_index_stores(self, index_stores)))
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
         return CallScan(frozenset(names), collective)
 

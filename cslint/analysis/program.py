@@ -21,7 +21,7 @@ import functools
 from typing import Optional
 
 from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group_from_text
-from .atoms import IDENT, OWN_FIELD, THROUGH_INSTANCE, field_name
+from .atoms import IDENT, OWN_FIELD, OWN_PARAM, SHAPE, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
@@ -271,7 +271,10 @@ class Program(ProgramReads):
                 continue
             if fn is None:
                 continue
-            for k2, (d2, v2) in transformed(self.params.get((fn.key, k.index, mode), {}), k.transform).items():
+            table = self.params.get((fn.key, k.index, mode))
+            if table is None and k.index >= OWN_PARAM:  # no call keeps that argument's own part apart: its structure
+                table = transformed(self.params.get((fn.key, k.index - OWN_PARAM, mode), {}), SHAPE)
+            for k2, (d2, v2) in transformed(table or {}, k.transform).items():
                 d = d2 & dims
                 if d:
                     merge(out, k2, d, v2)
@@ -424,28 +427,6 @@ class Program(ProgramReads):
                             seen_from(facts, site, target, fn))):
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
-        return changed
-
-    def _pass_arguments(self, fn: FuncFacts, site: Site, target: FuncFacts, offset: int, mode: frozenset) -> bool:
-        """Merge what the call ``site`` of ``fn`` passes into the parameter
-        tables of ``target`` (``offset``: 1 where the call does not pass the
-        instance); whether some entry changed."""
-        changed = False
-        for index in range(len(target.params)):
-            arg = self.arg_for_param(target, index, site.args, site.kwargs, offset)
-            if not arg:
-                continue
-            value = self.concrete(self.eval(arg, mode), fn, mode)
-            if not value:
-                continue
-            table = self.params.setdefault((target.key, index, mode), {})
-            link = (fn.path, site.span.line,
-                    f"passed as `{target.params[index]}` to `{target.qualname}` in `{fn.qualname}`")
-            self.link_functions[link] = ("param", (target.key,), target.params[index])
-            for k, (dims, via) in value.items():
-                if merge(table, k, dims, extend_via(via, link)):
-                    changed = True
-                    self.changed_keys.add(("param", target.key))
         return changed
 
 

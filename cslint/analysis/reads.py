@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from ..presets import ALL_DIMS
 from .atoms import (
-    CONTENTS, DROP, OWN_FIELD, OWN_PART, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, field_name, own_field,
-    source,
+    CONTENTS, DROP, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, field_name, own_field,
+    param, project, source,
 )
-from .divergence import extend_via, merge
+from .divergence import extend_via, merge, transformed
 from .records import FuncFacts, Site
 
 
@@ -280,10 +280,86 @@ class ProgramReads:
                 merge(out, k, dims, via)
         return out
 
-    def arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int):
+    def _pass_arguments(self, fn: FuncFacts, site: Site, target: FuncFacts, offset: int, mode: frozenset) -> bool:
+        """Merge what the call ``site`` of ``fn`` passes into the parameter
+        tables of ``target`` (``offset``: 1 where the call does not pass the
+        instance); whether some entry changed."""
+        changed = False
+        own = target.own_params
+        for index in range(len(target.params)) if not own else \
+                [*[OWN_PARAM + i for i in own], *range(len(target.params))]:
+            table = value = None
+            if index >= OWN_PARAM:
+                # a parameter's own part has a table of its own only once some
+                # call keeps apart an own part of that argument that differs
+                # from the whole (a relay of the caller's parameter mostly does
+                # not): until then the parameter's table stands for it
+                # (Program.concrete), and the new table starts as a copy of it
+                table = self.params.get((target.key, index, mode))
+                if table is None:
+                    kept = self.arg_for_param(target, index, site.args, site.kwargs, offset, True)
+                    if kept is None:
+                        continue
+                    whole = self.arg_for_param(target, index - OWN_PARAM, site.args, site.kwargs, offset)
+                    if whole and self._relayed(fn, kept, whole, mode):
+                        continue
+                    value = self.concrete(self.eval(kept, mode), fn, mode) if kept else {}
+                    if value == (transformed(self.concrete(self.eval(whole, mode), fn, mode), SHAPE) if whole else {}):
+                        continue
+                    table = self.params[(target.key, index, mode)] = dict(
+                        transformed(self.params.get((target.key, index - OWN_PARAM, mode), {}), SHAPE))
+                    changed = True
+                    self.changed_keys.add(("param", target.key))
+            if value is None:
+                arg = self.arg_for_param(target, index, site.args, site.kwargs, offset)
+                value = self.concrete(self.eval(arg, mode), fn, mode) if arg else None
+            if not value:
+                continue
+            if table is None:
+                table = self.params.setdefault((target.key, index, mode), {})
+            name = target.params[index if index < OWN_PARAM else index - OWN_PARAM]
+            link = (fn.path, site.span.line, f"passed as `{name}` to `{target.qualname}` in `{fn.qualname}`")
+            self.link_functions[link] = ("param", (target.key,), name)
+            for k, (dims, via) in value.items():
+                if merge(table, k, dims, extend_via(via, link)):
+                    changed = True
+                    self.changed_keys.add(("param", target.key))
+        return changed
+
+
+    def _relayed(self, fn: FuncFacts, kept: frozenset, whole: frozenset, mode) -> bool:
+        """Whether ``kept``, the own part a call of ``fn`` passes, is ``whole``
+        with the parameters of ``fn`` read as their own parts, none of which
+        has a table of its own: then it is the whole argument."""
+        if len(kept) != len(whole):
+            return False
+        for atom in kept:
+            if atom.tag == "P" and atom.index >= OWN_PARAM:
+                if (fn.key, atom.index, mode) in self.params or param(atom.index - OWN_PARAM) not in whole:
+                    return False
+            elif atom not in whole:
+                return False
+        return True
+
+    def arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int, kept: bool = False):
         """The atoms a call passes for parameter ``index`` of ``fn`` (by keyword,
         else by position; ``offset``: 1 where the call does not pass the
-        instance), or None where it passes nothing there."""
+        instance), or None where it passes nothing there.  For a parameter's
+        own part (``OWN_PARAM + index``), what the call keeps apart of that
+        argument (``OWN_ARG``), else the whole argument's structure (``SHAPE``;
+        None with ``kept``)."""
+        if index >= OWN_PARAM:
+            index -= OWN_PARAM
+            if kwargs:
+                keys = (OWN_ARG + fn.params[index] if index < len(fn.params) else None,
+                        OWN_ARG + str(index - (fn.self_offset if offset else 0)))
+                for kw, atoms in kwargs:
+                    if kw in keys:
+                        return atoms
+            if kept:
+                return None
+            whole = self.arg_for_param(fn, index, args, kwargs, offset)
+            return None if whole is None else project(SHAPE, whole)
         if index < len(fn.params):
             name = fn.params[index]
             for kw, atoms in kwargs:

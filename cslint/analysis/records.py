@@ -231,6 +231,9 @@ class FuncFacts:
     #: fields a context manager puts back after its ``yield`` (:func:`~cslint.analysis.facts._restored_fields`):
     #: the calling conditions do not reach what it sets there
     restored_fields: frozenset = frozenset()
+    #: the parameters whose own part (``atoms.OWN_PARAM``) it reads: the
+    #: whole-tree pass fills a table of what callers pass for each
+    own_params: tuple = ()
 
 
 @dataclass

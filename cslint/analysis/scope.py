@@ -16,6 +16,7 @@ from .astwalk import children_into
 from .atoms import func_ref, method_ref
 from .results import AtomBuilder
 from .cfg import exit_exceptions
+from .lists import returns_only_lists
 from .records import CollectiveMatch
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_one_tuple_shape,
                      returns_own_structure, single_rank_side, top_level_definitions, unparse)
@@ -268,6 +269,11 @@ class ModuleContext:
         Each function is looked at once, when a caller first unpacks it."""
         return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
 
+    def returns_lists(self, ref) -> bool:
+        """Whether ``ref`` is a function or method of this module every ``return`` of which writes out a list
+        (``lists.returns_only_lists``).  Looked at once, when asked."""
+        return _returns_shape(self, ref, self._list_returns, returns_only_lists)
+
     def returns_own_structure(self, ref) -> bool:
         """Whether ``ref`` is a function or method of this module some ``return`` of which hands back
         a container whose own structure is kept apart (``syntax.returns_own_structure``): a read of
@@ -345,6 +351,7 @@ class ModuleContext:
         self.issuing_functions: frozenset = frozenset()
         self._tuple_returns: dict = {}  # qualname -> whether its returns are tuples (returns_tuples)
         self._own_returns: dict = {}  # qualname -> returns_own_structure
+        self._list_returns: dict = {}  # qualname -> returns_only_lists
         self._definitions = None  # qualname -> function node, on first use (returns_tuples)
         self._agreed_in_place: dict = {}  # qualname -> {parameter: group} (agreed_in_place)
         self.module_globals = set()

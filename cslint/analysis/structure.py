@@ -13,7 +13,8 @@ from typing import Optional
 from .astwalk import BLOCKS_OF, block_fields, walk as fast_walk
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SHAPE, SIZED, attribute, element, field_read, own_field, own_results, project,
+    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, attribute, element, field_read,
+    own_field, own_params, own_results, project,
     source, whole,
 )
 from .iteration import bind_iteration
@@ -234,10 +235,10 @@ class StructureReads:
         found = self.kept_apart(expr, env)
         return self.eval(expr, env) if found is None else found
 
-    def kept_apart(self, expr, env: dict) -> Optional[frozenset]:
-        """The own structure of a local container stored into (``("own", name)``, :meth:`Flow.write`), of a field
-        of this class (``atoms.own_field``) or of what a call hands back (``atoms.own_results``, also through a name
-        bound to it); None for anything else."""
+    def kept_apart(self, expr, env: dict, params: bool = True) -> Optional[frozenset]:
+        """The own structure of a local container stored into (``("own", name)``, :meth:`Flow.write`), of a field of
+        this class (``atoms.own_field``), of what a call hands back (``atoms.own_results``, also through a name bound to
+        it), of a parameter (``atoms.own_params``, unless not ``params``); None for anything else."""
         t = type(expr)
         if t is ast.Name:
             name = expr.id
@@ -248,7 +249,7 @@ class StructureReads:
                 if found is not None:
                     self._env_reads += 1
                     return found
-                return own_results(self.eval(expr, env), self.ctx.returns_own_structure)  # (None: none kept apart)
+                return _name_own(self, self.eval(expr, env), params)  # (None: none kept apart)
         elif t is ast.Call and self.ctx.returns_own_structure(self.info.resolve_ref(expr.func)):
             return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
         elif t is ast.Attribute:
@@ -687,3 +688,69 @@ def _mentions(atom, key) -> bool:
                 stack.extend(arg)
             stack.extend(current.fallback)
     return False
+
+
+def _name_own(reads, value: frozenset, params: bool) -> Optional[frozenset]:
+    """The own structure of a name holding ``value`` with none kept apart
+    in the environment: the own part of each result of a call that keeps
+    one (``atoms.own_results``) and of each parameter (``params_own``)."""
+    parted = own_results(value, reads.ctx.returns_own_structure)
+    owned = params_own(reads.info, value if parted is None else parted) if params else None
+    return parted if owned is None else owned
+
+
+def params_own(info, atoms: frozenset) -> Optional[frozenset]:
+    """``atoms.own_params`` of ``atoms``, noting the parameters whose own
+    part the function reads (``FunctionInfo.own_params`` of ``info``: the whole-tree
+    pass fills a table for each of those only)."""
+    found = None
+    for atom in atoms:
+        if atom.tag == "P" and atom.index < OWN_PARAM:
+            if found is None:
+                found = []
+            found.append(atom)
+    if found is None:
+        return None
+    for atom in found:
+        info.own_params.add(atom.index)
+    return own_params(atoms, found)
+
+def own_arguments(reads, call: ast.Call, args: tuple, env: dict) -> tuple:
+    """``(OWN_ARG + position or name, atoms)`` for each argument of
+    ``call`` whose own structure is kept apart from its elements (a
+    container stored into, a list or tuple written out: its length is
+    the display's, a parameter's own part): what the callee's parameter
+    own part (``atoms.OWN_PARAM``) reads.  Empty for most calls."""
+    out = None
+    for index, arg in enumerate(call.args):
+        t = type(arg)
+        if t is ast.Starred:
+            break  # (the positions past it are not the callee's)
+        if t is ast.Name:
+            own = reads.kept_apart(arg, env)
+        elif (t is ast.List or t is ast.Tuple) and not any(type(e) is ast.Starred for e in arg.elts):
+            own = EMPTY
+        else:
+            continue
+        if own is None or (index < len(args) and own == args[index]):
+            continue
+        if out is None:
+            out = []
+        out.append((OWN_ARG + str(index), own))
+    for kw in call.keywords:
+        arg = kw.value
+        if kw.arg is None:
+            continue
+        t = type(arg)
+        if t is ast.Name:
+            own = reads.kept_apart(arg, env)
+        elif (t is ast.List or t is ast.Tuple) and not any(type(e) is ast.Starred for e in arg.elts):
+            own = EMPTY
+        else:
+            continue
+        if own is None:
+            continue
+        if out is None:
+            out = []
+        out.append((OWN_ARG + kw.arg, own))
+    return tuple(out) if out else ()

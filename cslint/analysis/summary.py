@@ -26,6 +26,7 @@ from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL
 from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
+from .structure import own_arguments, params_own
 from .raises import reraised_tree, tree_raise
 from .records import Site, Variant
 from .stores import alike_tests, in_loop_body, tests_around_stores
@@ -104,7 +105,8 @@ class SummaryWalk:
         variant = Variant()
         env = self.info.entry_env()
         for name in self._element_stores & env.keys():
-            env[("own", name)] = env[name]  # a parameter stored into: its own structure, kept apart (Flow.write)
+            # a parameter stored into: its own structure, kept apart (Flow.write), is its own part (what the caller keeps apart)
+            env[("own", name)] = params_own(self.info, env[name]) or env[name]
         variant.raised = variant.raised_tree = EMPTY
         if self.info.ctx.exceptions_hang:
             variant.escapes = EMPTY
@@ -401,6 +403,9 @@ class SummaryWalk:
             args, kwargs = self.evaluator.args(node, env)
             if not implicit and not any(args) and not any(a for _, a in kwargs):
                 continue
+            owned = own_arguments(self.evaluator, node, args, env)
+            if owned:
+                kwargs = kwargs + owned  # what the callee's parameter own parts read
             raw = dotted(node.func) or "call"
             site = Site(Span.of(node), raw, raw, None, ref, args, kwargs, ())
             site.ctx_atoms = implicit

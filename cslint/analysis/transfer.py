@@ -292,6 +292,12 @@ class Transfer:
             own = self.evaluator.kept_apart(sizes, env) if type(sizes) is ast.Name else \
                 self.evaluator.comprehension_length(sizes, env)
             own = None if own is None else own | implicit
+        elif not augmented and type(value) is ast.Call and flow.element_stores and any(
+                type(target) is ast.Name and target.id in flow.element_stores for target in targets):
+            # what a call hands back with its own structure kept apart
+            # (``atoms.own_results``), stored into here: both parts kept apart
+            own = self.evaluator.kept_apart(value, env)
+            own = None if own is None else own | implicit
         if own is not None:
             for target in targets:
                 if type(target) is ast.Name and target.id in flow.element_stores:
@@ -492,7 +498,7 @@ class Transfer:
                                                  s.lineno))
                         continue
                     if attr and type(value) is ast.Name and t is not ast.AugAssign:
-                        own = self.evaluator.kept_apart(value, env)
+                        own = self.evaluator.kept_apart(value, env, params=False)
                         if own is not None:
                             # a local container whose own structure the dataflow keeps apart
                             # (filled by element stores) hands both parts on as they are

@@ -1,0 +1,146 @@
+"""Index stores into a local that is known to hold a list.
+
+``xs[i] = v`` into a dict may add a key; into a list it replaces an element
+(an index past the end raises instead), so the list's own structure -- its
+length, None-ness, kind -- is what it was, whoever stores and whatever the
+test around the store reads::
+
+    raw = poll(pollers)                 # poll returns a comprehension
+    for i, r in enumerate(reqs):
+        if raw[i] == SUCCESS and not r.done():
+            raw[i] = TRANSFERRING       # the same length on every rank
+
+A local counts as a list when every binding of it in the function is an
+assignment to it alone from a list written out (a display, a comprehension,
+``[x] * n``, ``list(...)``) or from a call of a function of the same module
+every ``return`` of which writes out one (``ModuleContext.returns_lists``), or
+it is a parameter annotated as a list.  Such stores join
+``FunctionInfo.existing_key_stores``: the dataflow keeps the container's own
+structure as it was before the store (``Transfer._bind``).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .syntax import target_names
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_LIST_BUILTINS = frozenset({"list", "sorted"})
+#: the fields that hold statements (of a statement, an ``except`` handler or a ``case``)
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
+_TRY_STAR = getattr(ast, "TryStar", None)
+_MATCH = getattr(ast, "Match", None)
+
+
+def _annotated_list(annotation) -> bool:
+    """``list``, ``List[...]``, ``list[...]``, ``typing.List[...]``."""
+    node = annotation.value if type(annotation) is ast.Subscript else annotation
+    if type(node) is ast.Attribute:
+        return node.attr == "List"
+    return type(node) is ast.Name and node.id in ("list", "List")
+
+
+def _displays_list(value) -> bool:
+    t = type(value)
+    if t is ast.List or t is ast.ListComp:
+        return True
+    if t is ast.BinOp and type(value.op) is ast.Mult:
+        return type(value.left) in (ast.List, ast.ListComp) or type(value.right) in (ast.List, ast.ListComp)
+    return False
+
+
+def returns_only_lists(function) -> bool:
+    """Whether every ``return`` of ``function`` (one at least, nested
+    definitions left out) writes out a list (:func:`_displays_list`)."""
+    found = False
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t in _DEFINITIONS:
+            continue
+        if t is ast.Return:
+            if node.value is None or not _displays_list(node.value):
+                return False
+            found = True
+            continue
+        if t is ast.Yield or t is ast.YieldFrom:
+            return False
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def list_index_stores(info, stores: list) -> list:
+    """The ``id()`` of the stores ``xs[k] = v`` among ``stores`` (Subscript
+    targets of a local name, not a slice) whose ``xs`` holds a list on every
+    binding of the function (see the module's doc).  Only statements bind
+    a name (walrus targets aside: ``FunctionInfo.walrus_by_statement``), so
+    the walk never enters an expression."""
+    if not stores:
+        return []
+    names = {store.value.id for store in stores}
+    func = info.func
+    args = getattr(func, "args", None)
+    good: set = set()
+    bad: set = set()
+    if args is not None:
+        for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
+            if arg is not None and arg.arg in names:
+                listed = arg.annotation is not None and _annotated_list(arg.annotation) \
+                    and arg is not args.vararg and arg is not args.kwarg
+                (good if listed else bad).add(arg.arg)
+    for walrus in info.walrus_by_statement.values():
+        bad.update(node.target.id for node in walrus if type(node.target) is ast.Name)
+    stack = list(func.body) if isinstance(func.body, list) else []
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.Assign or t is ast.AnnAssign:
+            targets = node.targets if t is ast.Assign else [node.target]
+            if len(targets) == 1 and type(targets[0]) is ast.Name:
+                if targets[0].id in names:
+                    (good if node.value is not None and _builds_list(info, node.value) else bad).add(targets[0].id)
+            else:
+                for target in targets:
+                    bad.update(target_names(target))
+        elif t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
+            bad.update(target_names(node.target))
+        elif t is ast.With or t is ast.AsyncWith:
+            for item in node.items:
+                if item.optional_vars is not None:
+                    bad.update(target_names(item.optional_vars))
+        elif t is ast.Delete:
+            for target in node.targets:
+                bad.update(target_names(target))
+        elif t is ast.Global or t is ast.Nonlocal:
+            bad.update(node.names)
+        elif t is ast.Import or t is ast.ImportFrom:
+            bad.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif t in _DEFINITIONS:
+            bad.add(node.name)
+            continue
+        elif t is ast.Try or t is _TRY_STAR:
+            bad.update(handler.name for handler in node.handlers if handler.name)
+        elif t is _MATCH:
+            return []  # (its patterns bind names: not followed)
+        for field in _BLOCK_FIELDS:
+            block = getattr(node, field, None)
+            if block:
+                stack.extend(block)
+    lists = names & good - bad
+    return [id(store) for store in stores if store.value.id in lists] if lists else []
+
+
+def _builds_list(info, value) -> bool:
+    if _displays_list(value):
+        return True
+    if type(value) is not ast.Call:
+        return False
+    func = value.func
+    if type(func) is ast.Name:
+        if func.id in _LIST_BUILTINS and func.id not in info.params:
+            return True
+    elif info.self_attr(func) is None:
+        return False  # (a receiver's type is not worked out ahead of its order)
+    return info.ctx.returns_lists(info.resolve_ref(func))
