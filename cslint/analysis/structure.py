@@ -723,34 +723,34 @@ def own_arguments(reads, call: ast.Call, args: tuple, env: dict) -> tuple:
     own part (``atoms.OWN_PARAM``) reads.  Empty for most calls."""
     out = None
     for index, arg in enumerate(call.args):
-        t = type(arg)
-        if t is ast.Starred:
+        if type(arg) is ast.Starred:
             break  # (the positions past it are not the callee's)
-        if t is ast.Name:
-            own = reads.kept_apart(arg, env)
-        elif (t is ast.List or t is ast.Tuple) and not any(type(e) is ast.Starred for e in arg.elts):
-            own = EMPTY
-        else:
-            continue
+        own = _argument_own(reads, arg, env)
         if own is None or (index < len(args) and own == args[index]):
             continue
         if out is None:
             out = []
         out.append((OWN_ARG + str(index), own))
     for kw in call.keywords:
-        arg = kw.value
         if kw.arg is None:
             continue
-        t = type(arg)
-        if t is ast.Name:
-            own = reads.kept_apart(arg, env)
-        elif (t is ast.List or t is ast.Tuple) and not any(type(e) is ast.Starred for e in arg.elts):
-            own = EMPTY
-        else:
-            continue
+        own = _argument_own(reads, kw.value, env)
         if own is None:
             continue
         if out is None:
             out = []
         out.append((OWN_ARG + kw.arg, own))
     return tuple(out) if out else ()
+
+
+def _argument_own(reads, arg: ast.expr, env: dict):
+    """The own structure one argument hands its parameter, kept apart
+    from its elements: a name's kept-apart part, nothing for a list or
+    tuple written out (its length is the display's), else None (the
+    callee reads the argument's structure)."""
+    t = type(arg)
+    if t is ast.Name:
+        return reads.kept_apart(arg, env)
+    if (t is ast.List or t is ast.Tuple) and not any(type(e) is ast.Starred for e in arg.elts):
+        return EMPTY
+    return None
