@@ -54,11 +54,11 @@ def collective_facts(call: ast.Call, raw: str, spec, api: str, is_global=lambda 
             group_expr = ast.unparse(call.args[spec.group_arg])
     position = spec.payload if spec is not None else 0
     names = spec.payload_kw if spec is not None else ()
-    payload, keyword = _argument(call, position, names)
+    payload, keyword = argument(call, position, names)
     table = neutral_table(spec.join) if spec is not None else None
     op = ""
     if table is not None:
-        op_node, _ = _argument(call, table.op_arg, (table.op,))
+        op_node, _ = argument(call, table.op_arg, (table.op,))
         op = ast.unparse(op_node) if op_node is not None else ""
     join = spec.join if spec is not None else ""
     agreement = spec.agreement if spec is not None else ""
@@ -87,10 +87,13 @@ def wrapper_facts(call: ast.Call) -> Optional[CallFacts]:
 
 def payload_argument(call: ast.Call, spec) -> Optional[ast.AST]:
     """The argument carrying what this rank contributes to a collective."""
-    return _argument(call, spec.payload if spec is not None else 0, spec.payload_kw if spec is not None else ())[0]
+    return argument(call, spec.payload if spec is not None else 0, spec.payload_kw if spec is not None else ())[0]
 
 
-def _argument(call: ast.Call, position: Optional[int], keywords: tuple) -> tuple:
+def argument(call: ast.Call, position: Optional[int], keywords: tuple) -> tuple:
+    """``(node, keyword)`` of the argument a call passes by one of
+    ``keywords`` (``keyword`` its name) or at ``position`` (``keyword``
+    ""; none past a starred argument); ``(None, "")`` without one."""
     for keyword in call.keywords:
         if keyword.arg is not None and keyword.arg in keywords:
             return keyword.value, keyword.arg

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import ast
 
+from .astwalk import block_fields
 from .syntax import target_names
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _LIST_BUILTINS = frozenset({"list", "sorted"})
-#: the fields that hold statements (of a statement, an ``except`` handler or a ``case``)
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers")
 _TRY_STAR = getattr(ast, "TryStar", None)
 _MATCH = getattr(ast, "Match", None)
 
@@ -124,10 +123,8 @@ def list_index_stores(info, stores: list) -> list:
             bad.update(handler.name for handler in node.handlers if handler.name)
         elif t is _MATCH:
             return []  # (its patterns bind names: not followed)
-        for field in _BLOCK_FIELDS:
-            block = getattr(node, field, None)
-            if block:
-                stack.extend(block)
+        for field in block_fields(t):
+            stack.extend(getattr(node, field))
     lists = names & good - bad
     return [id(store) for store in stores if store.value.id in lists] if lists else []
 

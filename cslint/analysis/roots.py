@@ -14,6 +14,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
+from .callfacts import argument, payload_argument
 
 
 def root_constant(call: ast.Call, spec) -> Optional[object]:
@@ -21,11 +22,7 @@ def root_constant(call: ast.Call, spec) -> Optional[object]:
     argument the spec knows, or not a constant)."""
     if spec.root_arg is None:
         return None
-    node = None
-    if spec.root_arg < len(call.args):
-        node = call.args[spec.root_arg]
-    else:
-        node = next((kw.value for kw in call.keywords if kw.arg in spec.root_kw), None)
+    node = argument(call, spec.root_arg, spec.root_kw)[0]
     if type(node) is ast.Constant and type(node.value) is int:
         return node.value
     return None
@@ -33,8 +30,7 @@ def root_constant(call: ast.Call, spec) -> Optional[object]:
 
 def payload_name(call: ast.Call, spec) -> Optional[str]:
     """The plain name ``call`` passes as its payload, else None."""
-    node = call.args[spec.payload] if spec.payload < len(call.args) else \
-        next((kw.value for kw in call.keywords if kw.arg in spec.payload_kw), None)
+    node = payload_argument(call, spec)
     return node.id if type(node) is ast.Name else None
 
 
