@@ -694,8 +694,7 @@ def element(index: int, atoms: frozenset, splits) -> frozenset:
     returns (``splits(ref)``) becomes that element of what the call returns;
     everything else keeps what the whole value depends on.  (One atom per
     element costs the whole-tree pass as much as a call of its own, so only
-    the calls that can tell their elements apart get them: ``splits`` is
-    ``ModuleContext.returns_tuples``.)"""
+    the calls that can tell their elements apart get them.)"""
     parted = _results_part(atoms, splits, index)
     return atoms if parted is None else parted
 

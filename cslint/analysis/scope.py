@@ -28,35 +28,28 @@ def _returns_own_structure(function) -> bool:
     return returns_own_structure(function, ELEMENT_ADDERS)
 
 
-def _returns_shape(ctx, ref, known_shapes: dict, test, elsewhere: bool = False) -> bool:
+def _returns_shape(ctx, ref, known_shapes: dict, test) -> bool:
     """Whether ``ref`` is a function or method of ``ctx``'s module whose
-    definition passes ``test`` (each looked at once, on first use); a callee
-    this module does not define (another file's function or class, a typed
-    or unknown receiver's method, an inherited method) answers ``elsewhere``."""
+    definition passes ``test`` (each looked at once, on first use)."""
     tag = ref.tag if ref is not None else None
     if tag == "func":
         if ref.module != ctx.module:
-            return elsewhere
+            return False
         qualname = ref.qualname
     elif tag == "method" or tag == "super":
         module, _, cls = ref.class_key.partition(":")
         if module != ctx.module:
-            return elsewhere
+            return False
         qualname = f"{cls}.{ref.name}"
     else:
-        return elsewhere and tag is not None and tag not in _NOT_SPLIT
+        return False
     known = known_shapes.get(qualname)
     if known is None:
         if ctx._definitions is None:
             ctx._definitions = top_level_definitions(ctx.tree)
         function = ctx._definitions.get(qualname)
-        known = known_shapes[qualname] = test(function) if function is not None else None
-    return elsewhere if known is None else known
-
-
-#: Call references whose result is never read by element: a new object of a
-#: class, and an element already.
-_NOT_SPLIT = frozenset({"class", "part"})
+        known = known_shapes[qualname] = function is not None and test(function)
+    return known
 
 
 def module_name_for(path: str) -> str:
@@ -270,16 +263,11 @@ class ModuleContext:
     """Module-wide state shared by the function extractors."""
 
     def returns_tuples(self, ref) -> bool:
-        """Whether a caller reads the elements of what calling ``ref`` returns
-        apart (``a, b = f()``, ``f()[1]``): a function or method of this module
-        each of whose ``return`` statements with a value writes out a tuple of
-        one length (``return count, agreed``; looked at once, when a caller
-        first unpacks it), or a callee this module does not define (an
-        imported function, a method of a field, of a typed receiver or
-        inherited): the whole-tree pass reads its element where every return
-        of the callee it resolves to writes out such a tuple
-        (``Variant.return_parts``), else its whole result."""
-        return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape, elsewhere=True)
+        """Whether ``ref`` is a function or method of this module each of
+        whose ``return`` statements with a value writes out a tuple of one
+        length (``return count, agreed``): its elements can be read apart.
+        Each function is looked at once, when a caller first unpacks it."""
+        return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
 
     def returns_lists(self, ref) -> bool:
         """Whether ``ref`` is a function or method of this module every ``return`` of which writes out a list
