@@ -89,3 +89,18 @@ def test_children_are_ast_children_less_contexts_and_operators():
         seen_types.add(type(node))
     # the sample covers the fields that hold None or a plain value among nodes
     assert {ast.Dict, ast.arguments, ast.MatchSingleton, ast.AnnAssign, ast.JoinedStr} <= seen_types
+
+
+def test_nodes_built_by_hand_without_some_fields_are_walked_field_by_field():
+    # the analysis builds a few nodes itself (a dataclass's ``__init__``, a
+    # ``Module`` around a block): a field left out holds no child
+    callee, argument = ast.Name(id="f"), ast.Name(id="x")
+    call = ast.Call(func=callee)  # no ``args``, no ``keywords``
+    assert [id(node) for node in walk(call)] == [id(call), id(callee)]
+    returned = ast.Return()  # no ``value``
+    assert list(walk(returned)) == [returned]
+    keyed = ast.Dict(keys=[None, argument], values=[callee, argument])
+    assert [id(c) for c in iter_children(keyed)] == [id(argument), id(callee), id(argument)]
+    out: list = []
+    children_into(ast.Expr(value=call), out)
+    assert out == [call]

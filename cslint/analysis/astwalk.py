@@ -80,12 +80,11 @@ def _how(node_type: type, name: str) -> int:
     return _ONE
 
 
-def children_into(node: ast.AST, out: list) -> None:
-    """Append the direct child nodes of ``node`` to ``out`` (no generator)."""
-    fields = _CHILD_FIELDS.get(type(node))
-    if fields is None:
-        fields = child_fields(type(node))
-    for name, how in fields:
+def _children_by_fields(node: ast.AST) -> list:
+    """The direct child nodes of ``node``, field by field; read where a
+    node lacks one of its type's fields (a node built by hand)."""
+    out: list = []
+    for name, how in child_fields(type(node)):
         value = getattr(node, name, None)
         if value is None:
             continue
@@ -97,39 +96,74 @@ def children_into(node: ast.AST, out: list) -> None:
             out.extend(item for item in value if item is not None)
         elif isinstance(value, ast.AST):
             out.append(value)
+    return out
+
+
+def _children_reader(node_type: type):
+    """A function of one node of ``node_type`` returning its direct child
+    nodes as one list display (no call per field), or None for a type
+    without child fields.  The walks below call it once per inner node,
+    instead of a ``getattr`` and an ``append`` or ``extend`` per field."""
+    fields = child_fields(node_type)
+    if not fields:
+        return None
+    parts = []
+    for index, (name, how) in enumerate(fields):
+        if how == _LIST:
+            parts.append(f"*(node.{name} or ())")
+        elif how == _ONE:
+            parts.append(f"*((v{index},) if (v{index} := node.{name}) is not None else ())")
+        elif how == _SPARSE_LIST:
+            parts.append(f"*filter(None, node.{name} or ())")  # (a node is never false)
+        else:
+            parts.append(f"*((v{index},) if isinstance(v{index} := node.{name}, AST) else ())")
+    source = (f"def read(node):\n"
+              f"    try:\n"
+              f"        return [{', '.join(parts)}]\n"
+              f"    except AttributeError:\n"
+              f"        return by_fields(node)\n")
+    space = {"AST": ast.AST, "by_fields": _children_by_fields}
+    exec(compile(source, f"<children of {node_type.__name__}>", "exec"), space)
+    return space["read"]
+
+
+class _ChildrenReaders(dict):
+    """node type -> :func:`_children_reader`, made on first use.  Indexed
+    (``table[type(node)]``), which costs no call where ``dict.get`` does."""
+
+    def __missing__(self, node_type: type):
+        reader = self[node_type] = _children_reader(node_type)
+        return reader
+
+
+#: node type -> the function reading its direct child nodes as a list (None: a leaf)
+CHILDREN = _ChildrenReaders()
+
+
+def children_into(node: ast.AST, out: list) -> None:
+    """Append the direct child nodes of ``node`` to ``out`` (no generator)."""
+    read = CHILDREN[type(node)]
+    if read is not None:
+        out += read(node)
 
 
 def iter_children(node: ast.AST):
     """The direct child nodes of ``node`` (like ``ast.iter_child_nodes``,
     without context/operator nodes)."""
-    out: list = []
-    children_into(node, out)
-    return iter(out)
+    read = CHILDREN[type(node)]
+    return iter(read(node) if read is not None else ())
 
 
 def walk(node: ast.AST):
     """Every node below and including ``node``, breadth first (the order of
     ``ast.walk``)."""
     todo = [node]
-    get = _CHILD_FIELDS.get
-    # the list grows behind the loop: its iterator goes on to the items appended;
-    # the body is children_into written out, which saves a call for every node walked
+    table = CHILDREN
+    # the list grows behind the loop: its iterator goes on to the items added
     for current in todo:
-        fields = get(type(current))
-        if fields is None:
-            fields = child_fields(type(current))
-        for name, how in fields:
-            value = getattr(current, name, None)
-            if value is None:
-                continue
-            if how == _LIST:
-                todo.extend(value)
-            elif how == _ONE:
-                todo.append(value)
-            elif how == _SPARSE_LIST:
-                todo.extend(item for item in value if item is not None)
-            elif isinstance(value, ast.AST):
-                todo.append(value)
+        read = table[type(current)]
+        if read is not None:
+            todo += read(current)
         yield current
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 
 from . import cfg as cfgmod
+from .astwalk import walk as fast_walk
 
 _NEGATED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
             ast.In: ast.NotIn, ast.NotIn: ast.In}
@@ -62,11 +63,11 @@ def _negation(expr):
 
 
 def _names(expr) -> set:
-    return {node.id for node in ast.walk(expr) if isinstance(node, ast.Name)}
+    return {node.id for node in fast_walk(expr) if isinstance(node, ast.Name)}
 
 
 def _stored(owner) -> set:
-    return {node.id for node in ast.walk(owner)
+    return {node.id for node in fast_walk(owner)
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
 
 
@@ -81,8 +82,8 @@ def _declared(info) -> set:
     may rebind)."""
     func = info.func
     params = _params(info)
-    read = {node.id for node in ast.walk(func) if isinstance(node, ast.Name)}
-    return ({name for node in ast.walk(func) if isinstance(node, (ast.Global, ast.Nonlocal))
+    read = {node.id for node in fast_walk(func) if isinstance(node, ast.Name)}
+    return ({name for node in fast_walk(func) if isinstance(node, (ast.Global, ast.Nonlocal))
              for name in node.names}
             | (read - params - _stored(func)))
 
@@ -92,7 +93,7 @@ def _bound_once(info) -> set:
     parameter counts as a binding): every read after the binding sees it."""
     counts = dict.fromkeys(_params(info), 1)
     looped = set()
-    for node in ast.walk(info.func):
+    for node in fast_walk(info.func):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
             looped |= _stored(node)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):

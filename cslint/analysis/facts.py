@@ -31,6 +31,7 @@ from typing import Optional
 
 from ..config import Settings
 from ..presets import Knowledge, group_from_text
+from .astwalk import walk as fast_walk
 from .atoms import class_ref, qual_ref
 from .deep import deep_variant
 from .typedcalls import calls_typed_wrapper, typed_entries
@@ -185,7 +186,7 @@ def _method_values(ctx: ModuleContext, self_name: str) -> dict:
         return cache[self_name]
     skip = set()
     out: dict = {}
-    for node in ast.walk(ctx.tree):
+    for node in fast_walk(ctx.tree):
         t = type(node)
         if t is ast.Call:
             skip.add(id(node.func))

@@ -15,7 +15,7 @@ from typing import NamedTuple, Optional
 from ..config import matches_any
 from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any, rank_name_dims
 from . import cfg as cfgmod
-from .astwalk import children_into, walk as fast_walk
+from .astwalk import CHILDREN, children_into, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (
     EMPTY, class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
@@ -542,7 +542,7 @@ class FunctionInfo:
                 for alias in node.names:
                     local.add((alias.asname or alias.name).split(".")[0])
                 continue
-            children_into(node, stack)
+            stack += read(node) if (read := CHILDREN[t]) is not None else ()  # (children_into, a call fewer)
         if not collective and imports_a_wrapper(ctx) and wrapped_models(self)[0]:
             collective = any(match_call(self, node, dotted(node.func), None) is not None
                              for node in own_nodes(self.func) if isinstance(node, ast.Call))

@@ -500,7 +500,7 @@ def _joins_surely(stmt, names: frozenset) -> bool:
     if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.Match, ast.FunctionDef, ast.AsyncFunctionDef,
                          ast.ClassDef)):
         return False
-    for sub in ast.walk(stmt):
+    for sub in fast_walk(stmt):
         if isinstance(sub, ast.Call):
             func = sub.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import block_fields
+from .astwalk import block_fields, iter_children
 from .syntax import target_names
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -66,7 +66,7 @@ def returns_only_lists(function) -> bool:
             continue
         if t is ast.Yield or t is ast.YieldFrom:
             return False
-        stack.extend(ast.iter_child_nodes(node))
+        stack.extend(iter_children(node))
     return found
 
 

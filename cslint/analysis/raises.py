@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from .astwalk import walk as fast_walk
 from .atoms import RaisedBy, made
 from .logs import logging_call
 from .syntax import dotted
@@ -175,7 +176,7 @@ def reraised_tree(info, body, caught: frozenset) -> frozenset:
     if opaque:
         return tree | caught
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in fast_walk(stmt):
             if type(node) is ast.Raise and (node.exc is None or may_raise_own_class(node)):
                 return tree | caught
     return tree

@@ -24,6 +24,7 @@ import ast
 from typing import Optional
 
 from ..presets import KIND_LAZY_REGISTRY
+from .astwalk import walk as fast_walk
 from .atoms import EMPTY, source
 from .scope import canonical_text
 from .syntax import dotted
@@ -44,7 +45,7 @@ def lazy_registries(ctx) -> dict:
         return found
     found = {}
     empty = _empty_globals(ctx)
-    for func in ast.walk(ctx.tree):
+    for func in fast_walk(ctx.tree):
         if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
             continue
         for node in own_nodes(func):
@@ -128,7 +129,7 @@ def _fills(body, name, ctx) -> bool:
     """Whether ``body`` adds an entry to ``name`` that no collective makes."""
     adds = False
     for stmt in body:
-        for node in ast.walk(stmt):
+        for node in fast_walk(stmt):
             if type(node) is ast.Call:
                 raw = dotted(node.func)
                 if raw and ctx.match_collective(node, raw, canonical_text(raw, ctx.imports)) is not None:

@@ -757,7 +757,7 @@ def existing_key_stores_of(loop) -> tuple:
                 and node.value.id == container and type(node.slice) is ast.Name and node.slice.id == key:
             stores.append((node, loops))
         inner = loops + (node,) if t in (ast.For, ast.AsyncFor, ast.While) else loops
-        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+        stack.extend((child, inner) for child in iter_children(node))
     out = []
     for store, loops in stores:
         at = (store.lineno, store.col_offset)
@@ -778,7 +778,7 @@ def _only_reads_and_stores(body: list, container: str, stores: set) -> bool:
     store or deletion under a key, no binding anew, no method but a read
     (``d.update(...)``, ``d.pop(k)``).  Handing it to a call is a read, as
     everywhere in the value model."""
-    for node in ast.walk(ast.Module(body=body, type_ignores=[])):
+    for node in fast_walk(ast.Module(body=body, type_ignores=[])):
         t = type(node)
         if t is ast.Name and node.id == container and type(node.ctx) is not ast.Load:
             return False
