@@ -49,3 +49,96 @@ def test_a_reduce_scatter_part_has_one_shape_on_every_rank():
                 part = tensor_model_parallel_all_reduce(part)
             return part
     """) == [20, 26, 32]
+
+
+# A helper that all-reduces one flag or a list of flags and hands back what the
+# reduction gave, read through the tensor's own methods: which return a rank
+# takes follows the argument's type, and whichever it takes, the value comes
+# from the one all-reduce every rank entered.  A state machine moves on that
+# answer alone, so its later tests agree although the flag it passes was set
+# from a random draw on some ranks.
+_ANY_FLAG = """
+    import random
+
+    import torch
+    import torch.distributed as dist
+
+
+    class Retrier:
+        def __init__(self):
+            self.phase = "idle"
+            self.wants_retry = False
+
+        def _any_rank(self, value):
+            if isinstance(value, list):
+                votes = torch.tensor(value, dtype=torch.int32)
+                dist.all_reduce(votes)
+                return tuple([v > 0 for v in votes.tolist()])
+            else:
+                votes = torch.tensor([value], dtype=torch.int32)
+                dist.all_reduce(votes)
+                return votes.item() > 0
+
+        def check(self, loss):
+            if random.random() < 0.01:
+                self.wants_retry = True
+
+        def next_step(self):
+            if self.phase == "idle":
+                self.phase = "first"
+                return True
+            if self.phase == "first":
+                again = self._any_rank(self.wants_retry)
+                if not again:
+                    self.phase = "idle"
+                    return False
+                self.phase = "retry"
+                return True
+            if self.phase == "retry":
+                same, done = self._any_rank([self.wants_retry, False])
+                if same:
+                    self.phase = "idle"
+                dist.barrier()
+            return False
+"""
+
+
+def test_a_return_made_only_of_one_groups_reduction_agrees_whichever_return_runs():
+    assert _lines(_ANY_FLAG) == []
+
+
+def test_a_return_of_this_ranks_own_flag_beside_the_reduction_keeps_the_choice():
+    # one branch hands back the rank's own flag instead of the reduction
+    source = _ANY_FLAG.replace("return votes.item() > 0", "return bool(value)")
+    assert "bool(value)" in source
+    assert _lines(source) != []
+
+
+def test_a_value_read_from_a_collective_and_a_rank_id_keeps_the_choice():
+    source = _ANY_FLAG.replace("return votes.item() > 0", "return votes.item() > dist.get_rank()")
+    assert "dist.get_rank()" in source
+    assert _lines(source) != []
+
+
+def test_a_bare_return_beside_the_reduction_keeps_the_choice():
+    # a rank whose own probe fails hands back None (a bare ``return``, before
+    # the reduction: line 10) while the others return the reduction, so
+    # whether there is a result differs (line 17)
+    assert _lines("""
+        import torch
+        import torch.distributed as dist
+
+
+        def agreed_capability(group, device):
+            if not torch.cuda.can_device_access_peer(torch.cuda.current_device(), 0):
+                return
+            flag = torch.tensor([1])
+            dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=group)
+            return flag.item() > 0
+
+
+        def setup(group, device):
+            if agreed_capability(group, device) is None:
+                return
+            dist.barrier(group=group)
+    """) == [10, 17]

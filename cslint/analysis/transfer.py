@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import block_fields, walk as fast_walk
 from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
@@ -32,7 +32,7 @@ from .scope import canonical_text, passed_names
 from .iteration import bind_iteration
 from .stores import call_key, split_sizes, subscript_key
 from .syntax import flatten_targets, pairwise, target_names
-from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, IDENTITY_CALLS, MUTATORS, PLACEMENT_METHODS
+from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -443,13 +443,23 @@ class Transfer:
             own = self.evaluator.kept_apart(value, env)
         atoms = self.evaluator.eval(value, env)
         group = agreed_group(atoms) if implicit else None
-        if group is not None:
+        if group is not None and self.hands_back_a_value_everywhere():
             # what every rank of the group got back from one collective is the
             # same whichever return hands it on (a root returning the payload it
             # broadcast, the others what they received): the tests choosing the
-            # return reach the result only as far as the group leaves them
+            # return reach the result only as far as the group leaves them.
+            # Where another way out hands back None (a bare ``return``, the end
+            # of the body) those tests also say whether there is a result, and
+            # this return is the one that carries them
             implicit = self.info.ctx.atoms.collective(group, implicit)
         return atoms | implicit, (), None if own is None else own | implicit
+
+    def hands_back_a_value_everywhere(self) -> bool:
+        """:func:`hands_back_a_value_everywhere` of the function (once)."""
+        found = self.__dict__.get("_value_everywhere")
+        if found is None:
+            found = self.__dict__["_value_everywhere"] = hands_back_a_value_everywhere(self.info.func)
+        return found
 
     def declares_one_object(self) -> bool:
         """:func:`~cslint.analysis.receivers.declares_one_object` of the function (once)."""
@@ -571,19 +581,87 @@ class Transfer:
         return atoms
 
 
+def hands_back_a_value_everywhere(func) -> bool:
+    """Whether every way out of ``func`` hands back a value: each of its
+    ``return`` statements names one other than ``None`` and its body never
+    runs off its end (:func:`_runs_off_end`)."""
+    body = getattr(func, "body", None)
+    if not isinstance(body, list) or _runs_off_end(body):
+        return False
+    todo = list(body)
+    for stmt in todo:  # statements only, through their blocks: a ``return`` is one
+        kind = type(stmt)
+        if kind is ast.Return:
+            value = stmt.value
+            if value is None or (type(value) is ast.Constant and value.value is None):
+                return False
+        elif kind not in _DEFINITIONS:
+            for name in block_fields(kind):
+                todo.extend(getattr(stmt, name))
+    return True
+
+
+def _runs_off_end(stmts: list) -> bool:
+    """Whether a block may finish without a ``return`` or ``raise``: its last
+    statement is neither, nor an ``if``/``else``, ``with`` or ``try`` each
+    way through which ends in one (a loop may always be left)."""
+    if not stmts:
+        return True
+    last = stmts[-1]
+    kind = type(last)
+    if kind is ast.Return or kind is ast.Raise:
+        return False
+    if kind is ast.If:
+        return not last.orelse or _runs_off_end(last.body) or _runs_off_end(last.orelse)
+    if kind is ast.With or kind is ast.AsyncWith:
+        return _runs_off_end(last.body)
+    if kind is ast.Try:
+        if last.finalbody and not _runs_off_end(last.finalbody):
+            return False
+        through = _runs_off_end(last.body) and (not last.orelse or _runs_off_end(last.orelse))
+        return through or any(_runs_off_end(handler.body) for handler in last.handlers)
+    return True
+
+
 def agreed_group(atoms: frozenset) -> Optional[str]:
     """The group every atom of ``atoms`` is a uniform collective result over,
-    seen through a library call that hands its argument back
-    (``vocabulary.IDENTITY_CALLS``: ``typing.cast``, whose fallback is its
-    arguments); None where some atom is anything else."""
-    group = None
+    or is made from such results alone: a projection of them (``flags.item()
+    > 0``, ``len(parts)``), an attribute read of one (``result.error``) or a
+    call whose receiver and arguments are nothing else (``t.tolist()``,
+    ``tuple(...)``, ``typing.cast``); None where some atom is anything else,
+    or the atoms name no collective at all."""
+    found: set = set()
     for atom in atoms:
-        while atom.tag == "R" and getattr(atom.ref, "dotted", None) in IDENTITY_CALLS and len(atom.fallback) == 1:
-            atom = next(iter(atom.fallback))
-        if atom.tag != "C" or (group is not None and atom.group != group):
+        if not _made_from_collectives(atom, found) or len(found) > 1:
             return None
-        group = atom.group
-    return group
+    return next(iter(found)) if found else None
+
+
+def _made_from_collectives(atom, found: set, depth: int = 0) -> bool:
+    """Whether ``atom`` is a collective result, or made only from collective
+    results (:func:`agreed_group`); adds their groups to ``found``.  A call's
+    result reads its receiver and arguments only where no function of the
+    tree answers it (its fallback): here the question is only which test
+    chose the return, and a callee of the tree that reads more than these
+    still hands that on through the atom itself."""
+    tag = atom.tag
+    if tag == "C":
+        found.add(atom.group)
+        return True
+    if depth >= _MADE_FROM_DEPTH:
+        return False
+    if tag == "J" or tag == "A":
+        inner = atom.inner
+    elif tag == "R":
+        inner = atom.fallback
+    else:
+        return False
+    return bool(inner) and all(_made_from_collectives(part, found, depth + 1) for part in inner)
+
+
+#: how many projections, attribute reads and calls :func:`_made_from_collectives`
+#: looks through before it gives up
+_MADE_FROM_DEPTH = 6
 
 
 def agreed_within(past: tuple, out: dict, collective) -> dict:

@@ -186,8 +186,3 @@ def looks_like_communicator(text: str) -> bool:
             return True
     last = lowered.rsplit(".", 1)[-1].strip("_()")
     return last in ("pg", "pgs", "cpu_pg", "device_pg")
-
-
-
-#: library calls that return their (last) argument as it is: ``typing.cast(T, value)``
-IDENTITY_CALLS = frozenset({"typing.cast"})
