@@ -44,6 +44,7 @@ from . import cfg as cfgmod
 from .astwalk import CHILDREN, walk as fast_walk
 from .function import FunctionInfo
 from .scope import canonical_text
+from ..presets import rank_name_dims
 from .syntax import dotted, fold_bool_op, single_rank_side
 
 #: the value of a parameter whose default is ``None`` when the call passes
@@ -477,3 +478,91 @@ class TestFolder:
         if self.modes is None or not self.specs:
             return None
         return self.info.mode_predicate_value(test, self.specs, self.modes)
+
+
+# -- world rank 0 ---------------------------------------------------------------------------
+
+#: the first-rank fact of an operand that holds on world rank 0 alone (``rank == 0``)
+FIRST_RANK_ROOT = "root"
+#: names of this process's rank in the whole world (not in a group, not on a node)
+_WORLD_RANK_NAMES = frozenset({"rank", "global_rank", "world_rank"})
+
+
+def first_rank_facts(test: ast.expr, fold) -> tuple:
+    """For an ``or`` test, one fact per operand about world rank 0, which
+    is rank 0 of every group it belongs to and lies in the first stage:
+    :data:`FIRST_RANK_ROOT` for a test that holds on world rank 0 alone
+    (``dist.rank == 0``); the dimensions whose groups must have several
+    ranks for the operand to hold on world rank 0 (``is_first_pp_rank and
+    tp_size > 1``: ``{tp}``; empty: it always holds there); None when not
+    known.  ``fold``: the function's test folder (modes, aliases), or None.
+    () for any other test."""
+    if type(test) is not ast.BoolOp or not isinstance(test.op, ast.Or):
+        return ()
+    return tuple(FIRST_RANK_ROOT if _world_rank_zero(value) else _holds_on_first_rank(value, fold, 0)
+                 for value in test.values)
+
+
+def _world_rank_zero(test: ast.expr) -> bool:
+    """``<world rank> == 0`` (either way round): the world rank read by name
+    (``self.dist.rank``, ``global_rank``) or by ``get_rank()`` with no group."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
+        return False
+    left, right = test.left, test.comparators[0]
+    if type(left) is ast.Constant:
+        left, right = right, left
+    if type(right) is not ast.Constant or right.value != 0 or type(right.value) is not int:
+        return False
+    if type(left) is ast.Call:
+        return not left.args and not left.keywords and (dotted(left.func) or "").rsplit(".", 1)[-1] == "get_rank"
+    text = dotted(left) or ""
+    return text.rsplit(".", 1)[-1] in _WORLD_RANK_NAMES
+
+
+def _holds_on_first_rank(test: ast.expr, fold, depth: int) -> Optional[frozenset]:
+    """The dimensions whose groups must have several ranks for ``test`` to
+    hold on world rank 0 (see :func:`first_rank_facts`), or None."""
+    settled = fold(test) if fold is not None else None
+    if settled is not None:
+        return frozenset() if settled else None
+    kind = type(test)
+    if kind is ast.BoolOp:
+        parts = [_holds_on_first_rank(value, fold, depth) for value in test.values]
+        if isinstance(test.op, ast.And):
+            return None if None in parts else frozenset().union(*parts)
+        held = [part for part in parts if part is not None]
+        return min(held, key=len) if held else None
+    if kind is ast.Name and depth < MAX_ALIAS_DEPTH:
+        alias = getattr(fold, "aliases", {}).get(test.id)
+        if alias is not None:
+            return _holds_on_first_rank(alias, fold, depth + 1)
+    if kind in (ast.Name, ast.Attribute):
+        # rank 0 of the world is the first rank of each of its groups (``is_first_pp_rank``)
+        name = (dotted(test) or "").rsplit(".", 1)[-1].lower().lstrip("_")
+        return frozenset() if name.startswith("is_first") and rank_name_dims(name) is not None else None
+    if kind is not ast.Compare or len(test.ops) != 1:
+        return None
+    if single_rank_side(test) is False:  # holds where the group has several ranks (``tp_size > 1``)
+        return _size_dims(test)
+    left, right = test.left, test.comparators[0]
+    if type(left) is ast.Constant:
+        left, right = right, left
+    if type(test.ops[0]) is ast.Eq and type(right) is ast.Constant and right.value == 0 \
+            and type(right.value) is int:
+        name = (dotted(left) or "").rsplit(".", 1)[-1]
+        return frozenset() if name and rank_name_dims(name) is not None else None  # ``pp_rank == 0``
+    return None
+
+
+def _size_dims(test: ast.Compare) -> Optional[frozenset]:
+    """The dimensions of the group whose size ``test`` compares (``tp_size``: ``{tp}``)."""
+    for side in (test.left, test.comparators[0]):
+        node = side.func if type(side) is ast.Call else side
+        name = (dotted(node) or "").rsplit(".", 1)[-1].lower().lstrip("_")
+        if name.startswith("get_"):
+            name = name[len("get_"):]
+        if name.endswith("_size"):
+            dims = rank_name_dims(name[: -len("_size")] + "_rank")
+            if dims:
+                return dims
+    return None

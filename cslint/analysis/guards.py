@@ -26,6 +26,7 @@ from .correlated import deciding
 from .dataflow import Dataflow
 from .escapes import failing_calls, failing_functions
 from .evaluator import Evaluator
+from .feasibility import first_rank_facts
 from .orders import SetOrders, reads_element
 from .records import Cond
 from .registries import first_use_source, registry_of
@@ -285,7 +286,7 @@ class Guards:
 
     def _if(self, stmt, dstmt: ast.If, atoms, env) -> Cond:
         alternatives = self.alternatives
-        operator, operands = self._operands(dstmt.test, env)
+        operator, operands, first_rank = self._operands(dstmt.test, env)
         if self.info.inside(stmt, dstmt) and stmt is not dstmt:
             body_sites = alternatives.sites_in(dstmt.body)
             else_sites = alternatives.sites_in(dstmt.orelse)
@@ -298,7 +299,7 @@ class Guards:
                         alternatives=alternatives.branch_alternatives(dstmt), statement="if",
                         presence=self._presence(dstmt.test, dstmt.body, dstmt.orelse),
                         operator=operator, operands=self._with_presence(operands, dstmt.body, dstmt.orelse),
-                        role_arms=alternatives.role_arms(dstmt))
+                        first_rank=first_rank, role_arms=alternatives.role_arms(dstmt))
         exit_stmt = first_exit(dstmt)
         leaves_loop = self._leaves_loop(exit_stmt, dstmt)
         skipped = self._skipped_by_exit(dstmt, exit_stmt)
@@ -312,16 +313,16 @@ class Guards:
                     skipped_lines=_lines_left(exit_stmt, leaves_loop, skipped),
                     presence=self._presence(dstmt.test, (), skipped),
                     operator=operator, operands=self._with_presence(operands, (), skipped),
-                    role_arms=alternatives.role_arms(dstmt))
+                    first_rank=first_rank, role_arms=alternatives.role_arms(dstmt))
 
     # -- what a consensus on the test would change (facts for the fix rules) -----------
     def _operands(self, test, env) -> tuple:
-        """``(operator, ((span, atoms, node), ...))`` of an ``and``/``or`` test
+        """``(operator, ((span, atoms, node), ...), first_rank_facts(test))`` of an ``and``/``or`` test
         (the node is replaced by the operand's presence facts below)."""
         if not isinstance(test, ast.BoolOp):
-            return "", ()
-        operator = "and" if isinstance(test.op, ast.And) else "or"
-        return operator, tuple((Span.of(value), self.evaluator.eval(value, env), value) for value in test.values)
+            return "", (), ()
+        operands = tuple((Span.of(value), self.evaluator.eval(value, env), value) for value in test.values)
+        return "and" if isinstance(test.op, ast.And) else "or", operands, first_rank_facts(test, self.flow.fold)
 
     def _with_presence(self, operands, when_true, when_false) -> tuple:
         """Each operand's ``(span, atoms, presence facts)``: when only one

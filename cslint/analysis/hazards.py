@@ -19,6 +19,7 @@ from typing import Optional
 from ..presets import KIND_DATA_SHARD, Knowledge
 from .atoms import OWN_PARAM, Source, calls_read
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
+from .feasibility import FIRST_RANK_ROOT
 from .program import bound_group, call_offset
 from .records import Cond, Site
 from .uniformity import UniformityInfo, own_field
@@ -419,7 +420,7 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
         ignore = SAME_LENGTH_KINDS if cond.kind == "loop" else frozenset()  # the elements differ, not their number
         for name, group, api, chain, direct, facts in reached:
             why = info.divergence(cond, fn, group, mode, ignore_kinds=ignore)
-            if why is None:
+            if why is None or _first_rank_decides(info, fn, cond, group, mode):
                 continue
             region = len(cond.body_sites) + len(cond.else_sites) if cond.kind == "branch" else 0
             if not direct and facts is not None and (not facts.receiver or (
@@ -442,6 +443,28 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),
                           carrier=_carrier(info, fn, cond, reached, mode), other_exits=others)
     return None
+
+
+def _first_rank_decides(info: UniformityInfo, fn, cond, group: str, mode) -> bool:
+    """Whether an ``or`` test is the same over every ``group`` because the
+    operands that differ over it hold on world rank 0 alone (``rank == 0``)
+    and another operand, which the group agrees on, holds on world rank 0
+    wherever the group has several ranks (``is_first_pp_rank and tp_size >
+    1``): a group without world rank 0 decides by the agreed operand alone,
+    and in the group with it that operand holds already, on every member."""
+    facts = cond.first_rank
+    if cond.operator != "or" or not facts:
+        return False
+    world = info.knowledge.world
+    span = world.span(group)
+    held = False
+    for fact, differs in zip(facts, info.operands_divergent(cond, fn, group, mode)):
+        if differs:
+            if fact != FIRST_RANK_ROOT:
+                return False
+        elif isinstance(fact, frozenset) and all(span <= world.closure(frozenset({dim})) for dim in fact):
+            held = True  # where one of those groups has one rank, so has ``group``
+    return held
 
 
 def _other_exits(info: UniformityInfo, fn, variant, site, cond, group: str, reached: list, mode) -> tuple:

@@ -55,6 +55,9 @@ class Cond:
     #: ones (``presence`` as above, for the operand alone)
     operator: str = ""
     operands: tuple = ()
+    #: an ``or`` test: per top-level operand, what it says on world rank 0
+    #: (:func:`cslint.analysis.feasibility.first_rank_facts`); () otherwise
+    first_rank: tuple = ()
     #: the ``if``/``elif`` chain the decision belongs to: ``(arms, open_else,
     #: explicit, split)``, each arm the site sequences its paths may issue,
     #: ``open_else`` when no ``else`` ends the chain, ``explicit`` when the
