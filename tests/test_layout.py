@@ -207,8 +207,8 @@ ANALYSIS_PHASES = [
     ("syntax", "records", "callfacts", "escapes", "spans"),  # what the syntax says; the per-file records;
     # failing work; what a slice's bounds leave of its width
     ("membership", "roots"),  # a rank list picked by membership in it; where a rank is a broadcast's root
-    ("arms", "stores", "lists"),  # calls and assignments both arms of an if/else make alike; tests storing
-    # alike; index stores into a list
+    ("arms", "stores", "lists", "entries"),  # calls and assignments both arms of an if/else make alike; tests
+    # storing alike; index stores into a list; tables whose entries are tuples of one length
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record

@@ -288,8 +288,27 @@ def base_field(attr: str) -> Optional[str]:
 
 def field_name(attr: str) -> str:
     """The field a table of ``attr`` is of (the field itself, or the one
-    whose own structure it is)."""
-    return attr[:-len(OWN_FIELD)] if attr.endswith(OWN_FIELD) else attr
+    whose own structure or entry position it is)."""
+    if attr.endswith(OWN_FIELD):
+        return attr[:-len(OWN_FIELD)]
+    return attr.partition(ENTRY_FIELD)[0] if ENTRY_FIELD in attr else attr
+
+
+#: Spelt after a field's name and before a position, one position of the
+#: tuples a table stores as its entries (never a Python name): where every
+#: store into ``self.pending`` writes out ``(job, pages, started)``, unpacking
+#: an entry reads ``entry_field("pending", 0)`` into the job
+#: (``analysis/entries.py``); the whole field still holds every position.
+ENTRY_FIELD = "#at"
+
+
+def entry_field(attr: str, index: int) -> str:
+    return f"{attr}{ENTRY_FIELD}{index}"
+
+
+def entry_base(attr: str) -> Optional[str]:
+    """The field ``attr`` is an entry position of (None: not a position)."""
+    return attr.partition(ENTRY_FIELD)[0] if ENTRY_FIELD in attr else None
 
 
 def global_read(module: str, name: str) -> GlobalRead:

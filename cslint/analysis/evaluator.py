@@ -27,17 +27,16 @@ from .atoms import (
 from .environment import fork
 from .function import FunctionInfo
 from .iteration import zip_arguments
-from .logs import logging_call
 from .wrappers import WRAPPED_FORWARD, local_group, match_call
-from .raises import exception_names, own_classes_only, tree_raised
+from .raises import exception_names, fails_by_operands, own_classes_only, tree_raised
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, builds_library_object, containers_held, own_arguments
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .unanimity import unanimous_values
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, LIBRARY_LOADS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
-    PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, PURE_BUILTINS, RANK_ENV_VARS, SEEDED_GENERATORS,
+    ALL_MODES_ALL_DIMS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
+    PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS, SEEDED_GENERATORS,
     SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
 )
 
@@ -448,7 +447,7 @@ class Evaluator(StructureReads):
                     return local
                 continue
             raw = call.raw
-            if same_everywhere or _fails_by_operands(call, info, ctx):
+            if same_everywhere or fails_by_operands(call, info, ctx):
                 # what raises depends on the operands (and on what a local
                 # read brings in): the same operands fail alike everywhere
                 if same_everywhere and raw and raw.rsplit(".", 1)[-1] in LOCAL_IO_CALLS:
@@ -558,19 +557,6 @@ def _env_rank(call: ast.Call, canon: Optional[str], path: str):
             return frozenset({source("rank id", f"environment variable {first.value}", path,
                                      call.lineno, ALL_MODES_ALL_DIMS)})
     return None
-
-
-def _fails_by_operands(call, info, ctx) -> bool:
-    """A builtin the module does not shadow, loading a shared library, a log
-    call (``logs.py``), or a call the presets know to answer alike on every rank (a world size, the
-    job's hardware: the setup it asks about is the job's): whether it fails
-    follows its operands, alike on every rank given the same."""
-    raw = call.raw
-    if raw in PURE_BUILTINS and raw not in info.local_names and raw not in ctx.module_functions:
-        return True
-    if raw and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS or logging_call(call.call.func, info):
-        return True
-    return any(ctx.knowledge.is_uniform(text) for text in (call.canonical, raw) if text)
 
 
 def _contributed(evaluate, call: ast.Call, spec, env, arg_atoms: frozenset) -> frozenset:

@@ -21,12 +21,12 @@ import functools
 from typing import Optional
 
 from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group_from_text
-from .atoms import IDENT, OWN_FIELD, OWN_PARAM, SHAPE, THROUGH_INSTANCE, field_name
+from .atoms import ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, SHAPE, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
 from .feasibility import call_allows, passed_values
-from .reads import CALLEE_REFS, ProgramReads, element_stored_fields
+from .reads import CALLEE_REFS, ProgramReads, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
 
@@ -101,6 +101,8 @@ class Program(ProgramReads):
         #: (family, attr) of the fields an element is stored into: their own
         #: structure has a table of its own (atoms.own_field)
         self.own_fields = element_stored_fields(self.funcs.values(), self.resolver.family)
+        #: tables whose entry positions are read apart (atoms.entry_field)
+        self.entry_fields = entry_fields(self.funcs.values(), self.resolver.family)
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
         self.single_rank_dims = single_rank_methods(self.funcs.values(), self.resolver, knowledge.world)
@@ -369,7 +371,7 @@ class Program(ProgramReads):
                     value[k] = (rest, via)
             if not value:
                 continue
-            named = field_name(attr) if attr.endswith(OWN_FIELD) else attr
+            named = field_name(attr)
             link = (fn.path, line, f"`self.{named}` is assigned from it in `{fn.qualname}`")
             self.link_functions[link] = ("field", (fn.key,), f"self.{named}")
             for written in self._written_tables(family, attr, element):
@@ -585,9 +587,9 @@ def table_reads(program: Program, fn: FuncFacts, conditions: Optional[set] = Non
                 family = family_of(atom.class_key)
                 out.add(("field", family, atom.attr))
                 attr = atom.attr
-                if attr.endswith(OWN_FIELD):
+                if attr.endswith(OWN_FIELD) or ENTRY_FIELD in attr:
                     attr = field_name(attr)
-                    out.add(("field", family, attr))  # (the field itself where no element is stored into it)
+                    out.add(("field", family, attr))  # (the field itself where no element or position is apart)
                 for reader in properties.get((family, attr), ()):
                     out.add(("ret", reader.key))
             elif tag == "A":

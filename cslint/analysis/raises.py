@@ -30,6 +30,9 @@ from .astwalk import walk as fast_walk
 from .atoms import RaisedBy, made
 from .logs import logging_call
 from .syntax import dotted
+from .vocabulary import (
+    HOST_TENSOR_FACTORIES, LIBRARY_LOADS, NUMERIC_FILE_CALLS, NUMERIC_MODULES, PURE_BUILTINS,
+)
 
 #: the builtin exception classes: what they raise is never of a class the tree defines
 BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
@@ -195,3 +198,51 @@ def tree_raise(stmt: ast.Raise, implicit: frozenset, caught: list) -> frozenset:
         return (implicit - raised) | tree
     return implicit if may_raise_own_class(stmt) else frozenset()
 
+
+def fails_by_operands(call, info, ctx) -> bool:
+    """A builtin the module does not shadow (a builtin exception made for a
+    ``raise`` too), loading a shared library, a log call (``logs.py``), a
+    computation from the operands alone (:func:`computes_from_operands`), or a
+    call the presets know to answer alike on every rank (a world size, the
+    job's hardware: the setup it asks about is the job's): whether it fails
+    follows its operands, alike on every rank given the same."""
+    raw = call.raw
+    if raw in PURE_BUILTINS and raw not in info.local_names and raw not in ctx.module_functions:
+        return True
+    if raw in BUILTIN_EXCEPTIONS and raw not in info.local_names and raw not in ctx.module_classes:
+        return True  # making the object fails nowhere; raising it is up to the ``raise``'s own tests
+    if raw and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS or logging_call(call.call.func, info):
+        return True
+    if computes_from_operands(call):
+        return True
+    return any(ctx.knowledge.is_uniform(text) for text in (call.canonical, raw) if text)
+
+
+def computes_from_operands(call) -> bool:
+    """A library call (``CallInfo``) that computes from its operands alone: a
+    host-side numerical function (``np.linalg.lstsq``, not ``np.load``:
+    ``vocabulary.NUMERIC_MODULES``) or a tensor copied from them on the host
+    (``torch.tensor(flags)``: ``vocabulary.HOST_TENSOR_FACTORIES``).  Whether
+    it fails follows the operands, the same on every rank given the same."""
+    canonical = call.canonical
+    if not canonical:
+        return False
+    if canonical.startswith(NUMERIC_MODULES):
+        return canonical.rsplit(".", 1)[-1] not in NUMERIC_FILE_CALLS
+    return canonical in HOST_TENSOR_FACTORIES and _made_on_host(call.call)
+
+
+def _made_on_host(call: ast.Call) -> bool:
+    """Whether a tensor factory's call names no device but the host
+    (``device="cpu"``, ``torch.device("cpu")``), nor the device of another tensor."""
+    if len(call.args) > 2:
+        return False  # ``torch.as_tensor(data, dtype, device)``
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return False  # ``**kwargs``: any device
+        if keyword.arg == "device":
+            value = keyword.value
+            if type(value) is ast.Call and len(value.args) == 1 and not value.keywords:
+                value = value.args[0]  # ``torch.device("cpu")``
+            return type(value) is ast.Constant and value.value == "cpu"
+    return True

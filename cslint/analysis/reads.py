@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from ..presets import ALL_DIMS
 from .atoms import (
-    CONTENTS, DROP, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, field_name, own_field,
-    param, project, source,
+    CONTENTS, DROP, ENTRY_FIELD, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS,
+    base_field, entry_base, field_name, own_field, param, project, source,
 )
 from .divergence import extend_via, merge, transformed
 from .records import FuncFacts, Site
@@ -34,6 +34,24 @@ def element_stored_fields(funcs, family_of) -> set:
                 if base is not None:
                     out.add((family_of(write.class_key), base))
     return out
+
+
+def entry_fields(funcs, family_of) -> set:
+    """(family, attr) of the tables whose entry positions are read apart
+    (``analysis/entries.py``): every class of the family that writes the
+    field writes its positions too, so no store puts anything else in."""
+    positions: dict = {}
+    writers: dict = {}
+    for fn in funcs:
+        for v in fn.variants.values():
+            for write in v.fields:
+                base = entry_base(write.attr)
+                family = family_of(write.class_key)
+                if base is not None:
+                    positions.setdefault((family, base), set()).add(write.class_key)
+                else:
+                    writers.setdefault((family, field_name(write.attr)), set()).add(write.class_key)
+    return {key for key, classes in positions.items() if writers.get(key, set()) <= classes}
 
 
 def _split_parts(variant) -> list:
@@ -239,6 +257,10 @@ class ProgramReads:
         if attr.endswith(OWN_FIELD):
             attr = self._field_table(family, attr)
             named = field_name(attr)
+        elif ENTRY_FIELD in attr:
+            named = field_name(attr)
+            if (family, named) not in self.entry_fields:
+                attr = named  # another store may put anything in: the whole field
         value = self.fields.get((family, attr, mode), {})
         readers = self.properties.get((family, named))
         return self._with_properties(value, readers, named, mode) if readers else value

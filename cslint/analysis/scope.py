@@ -16,6 +16,7 @@ from .astwalk import children_into
 from .atoms import func_ref, method_ref
 from .results import AtomBuilder
 from .cfg import exit_exceptions
+from .entries import positional_fields
 from .lists import returns_only_lists
 from .records import CollectiveMatch
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_one_tuple_shape,
@@ -619,6 +620,16 @@ class ModuleContext:
         found = self.__dict__.get("_size_fields")
         if found is None:
             found = self.__dict__["_size_fields"] = size_fields_of(self.tree, self.field_writes)
+        return found
+
+    @property
+    def positional_fields(self) -> dict:
+        """attr -> length of the fields whose entries are tuples of one length
+        (:func:`~cslint.analysis.entries.positional_fields`).  Worked out on
+        first use, which only an entry store or an unpacked entry read asks."""
+        found = self.__dict__.get("_positional_fields")
+        if found is None:
+            found = self.__dict__["_positional_fields"] = positional_fields(self.tree)
         return found
 
     def _infer_group(self, call: ast.Call, receiver: str, spec) -> Optional[str]:

@@ -23,6 +23,7 @@ from typing import Optional
 
 from .astwalk import block_fields, walk as fast_walk
 from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
+from .entries import empty_table, entry_parts, entry_writes
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .receivers import declares_one_object
@@ -281,6 +282,12 @@ class Transfer:
         if implicit:
             atoms = atoms | implicit
         augmented = isinstance(s, ast.AugAssign)
+        if not augmented and len(targets) == 1 and type(targets[0]) is ast.Tuple:
+            parts = entry_parts(self.info, targets[0], value, atoms)  # ``a, b = self.pending.pop(k)``
+            if parts is not None:
+                for elt, part in zip(targets[0].elts, parts):
+                    self._bind(elt, part, flow, False)
+                return
         own = None
         if not augmented and type(value) is ast.ListComp:
             # a list comprehension's length is its generators', kept apart
@@ -516,6 +523,10 @@ class Transfer:
                             fields.append(FieldWrite(info.class_key, own_field(attr), own | flow.implicit, s.lineno))
                             continue
                     fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, element))
+                    if t is ast.Assign and len(targets) == 1 and (element and type(value) is ast.Tuple
+                                                                  or attr and empty_table(value)):
+                        fields.extend(entry_writes(info, evaluate, attr or base_attr, value, extra, flow.env,
+                                                   flow.implicit, s.lineno))
                     if element:
                         # the container itself changes by the key alone
                         fields.append(FieldWrite(info.class_key, own_field(base_attr), extra | flow.implicit,

@@ -136,6 +136,23 @@ UNIFORM_EXCEPTIONS = frozenset({
     "DeprecationWarning", "UserWarning",
 })
 
+#: Modules of host-side numerical functions (canonical dotted prefixes): a
+#: call of one computes from its operands alone, so whether it fails
+#: (``LinAlgError`` of a singular system, a shape mismatch) follows them, the
+#: same on every rank given the same; their file readers and writers aside
+#: (:data:`NUMERIC_FILE_CALLS`), which read this rank's own disk.
+NUMERIC_MODULES = ("numpy.", "math.", "cmath.", "statistics.")
+NUMERIC_FILE_CALLS = frozenset({
+    "load", "save", "savez", "savez_compressed", "loadtxt", "savetxt", "genfromtxt", "fromfile", "tofile",
+    "memmap", "fromregex", "open_memmap",
+})
+
+#: Tensor factories that copy their operands into a tensor (canonical names):
+#: made on the host (no ``device``, or ``device="cpu"``), one fails only as its
+#: operands say (a ragged list, a value out of the dtype's range), the same on
+#: every rank given the same; on an accelerator, its memory is this rank's own.
+HOST_TENSOR_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy"})
+
 #: Calls that load a shared library (last dotted part): whether it loads
 #: follows the path and the node image, the same for every rank of a job
 #: launched on one software environment; a failure is not one rank's own.

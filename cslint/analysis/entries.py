@@ -1,0 +1,155 @@
+"""Fields whose entries are records of one shape, read back by position.
+
+A table of in-flight work often keeps one tuple per key and unpacks it
+whole when the work completes::
+
+    self.pending[ticket] = (job, pages, time.time())      # when it starts
+    ...
+    job, pages, started = self.pending.pop(ticket)        # when it is done
+    if job.finished():                                    # reads the job alone
+        self.sync(job)
+
+Read as one value, the entry holds the wall clock of its third position, so
+every name unpacked from it, the job included, would differ between ranks.
+Where every store into the field in the file writes out a tuple of one
+length, and nothing else fills it, each position is a field of its own
+(``atoms.entry_field``): the store writes position ``i`` with that element
+(beside the whole field, as before: :func:`entry_writes`), and an unpacking
+of one entry (``a, b, c = self.pending.pop(k)``, ``.get(k)``,
+``self.pending[k]``) reads position ``i`` into the ``i``-th name
+(:func:`entry_parts`).  The whole-tree pass reads a position
+only where every class of the field's family that writes the field writes
+its positions too (``reads.entry_fields``); elsewhere a position reads the
+whole field.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .astwalk import walk as fast_walk
+from .atoms import EMPTY, entry_field, field_read
+from .records import FieldWrite
+
+#: the calls on a table that hand back one of its entries as it was stored
+_ENTRY_READERS = frozenset({"pop", "get", "__getitem__"})
+#: the calls on a table that remove entries or read it, and store nothing
+_NON_STORING = _ENTRY_READERS | frozenset({"clear", "keys", "values", "items", "copy", "__contains__"})
+#: calls that make an empty table
+_EMPTY_MAKERS = frozenset({"dict", "OrderedDict"})
+
+
+def empty_table(value) -> bool:
+    """``{}``, ``dict()``, ``OrderedDict()``: a table with no entry yet."""
+    t = type(value)
+    if t is ast.Dict:
+        return not value.keys
+    if t is ast.Call and not value.args and not value.keywords:
+        func = value.func
+        name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        return name in _EMPTY_MAKERS
+    return False
+
+
+def _record_length(value) -> Optional[int]:
+    """The length of a tuple written out with no starred element, else None."""
+    if type(value) is not ast.Tuple or any(type(e) is ast.Starred for e in value.elts):
+        return None
+    return len(value.elts)
+
+
+def positional_fields(tree: ast.Module) -> dict:
+    """attr -> length: the attributes every store into which in the file (on
+    any object) is an entry written out as a tuple of that length
+    (``obj.attr[k] = (a, b, c)``) or a new empty table (``obj.attr = {}``),
+    with at least one entry store, and which no other call than a lookup,
+    a removal or a read (:data:`_NON_STORING`) is made on."""
+    lengths: dict = {}
+    spoilt: set = set()
+    stores: dict = {}
+    accepted: dict = {}
+    for node in fast_walk(tree):
+        t = type(node)
+        if t is ast.Attribute:
+            if type(node.ctx) is ast.Store:
+                stores[node.attr] = stores.get(node.attr, 0) + 1
+            continue
+        if t is ast.Subscript:
+            if type(node.ctx) is ast.Store and type(node.value) is ast.Attribute:
+                stores[node.value.attr] = stores.get(node.value.attr, 0) + 1
+            continue
+        if t is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and type(func.value) is ast.Attribute and func.attr not in _NON_STORING:
+                spoilt.add(func.value.attr)  # ``obj.attr.update(...)``, ``.setdefault``: filled another way
+            continue
+        if t is not ast.Assign or len(node.targets) != 1:
+            continue
+        target = node.targets[0]
+        if type(target) is ast.Attribute and empty_table(node.value):
+            accepted[target.attr] = accepted.get(target.attr, 0) + 1
+        elif type(target) is ast.Subscript and type(target.value) is ast.Attribute \
+                and type(target.slice) is not ast.Slice:
+            attr = target.value.attr
+            length = _record_length(node.value)
+            if length is None or lengths.setdefault(attr, length) != length:
+                spoilt.add(attr)
+            else:
+                accepted[attr] = accepted.get(attr, 0) + 1
+    return {attr: length for attr, length in lengths.items()
+            if attr not in spoilt and accepted.get(attr) == stores.get(attr)}
+
+
+def entry_read(value) -> Optional[ast.Attribute]:
+    """The table ``value`` reads one entry of as it was stored
+    (``tbl.pop(k)``, ``tbl.get(k)``, ``tbl[k]``), else None."""
+    t = type(value)
+    if t is ast.Subscript and type(value.slice) is not ast.Slice and type(value.value) is ast.Attribute:
+        return value.value
+    if t is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _ENTRY_READERS \
+            and type(value.func.value) is ast.Attribute and value.args:
+        return value.func.value
+    return None
+
+
+def entry_writes(info, evaluate, attr: str, value, key: frozenset, env, implicit: frozenset, line: int) -> list:
+    """The position writes of ``self.attr[k] = (a, b, c)`` into a table
+    whose entries are all such tuples: each position with its own element
+    (and the key and the implicit flow); ``self.attr = {}`` writes each
+    position with the implicit flow alone, and so says that this class keeps
+    the table's positions (``reads.entry_fields``); none for another table."""
+    length = info.ctx.positional_fields.get(attr)
+    if length is None:
+        return []
+    record = type(value) is ast.Tuple
+    return [FieldWrite(info.class_key, entry_field(attr, index),
+                       (evaluate(value.elts[index], env) | key if record else EMPTY) | implicit, line, True)
+            for index in range(length)]
+
+
+def entry_parts(info, target: ast.Tuple, value, atoms: frozenset) -> Optional[list]:
+    """What each name of ``a, b, c = self.pending.pop(k)`` reads, where the
+    table's entries are tuples of that length: its own position of the entry,
+    beside what else the read depends on (the key, a default, the implicit
+    flow, all in ``atoms``).  None where the value is not such an entry."""
+    table = entry_read(value)
+    attr = info.self_attr(table) if table is not None else None
+    if attr is None or info.ctx.positional_fields.get(attr) != len(target.elts) \
+            or any(type(e) is ast.Starred for e in target.elts):
+        return None
+    class_key = info.class_key
+    rest = set()
+    for atom in atoms:
+        if atom.tag == "R" and atom.ref.tag == "fieldmethod" and atom.ref.attr == attr \
+                and atom.ref.class_key == class_key:
+            # the table's own lookup (only tuples are ever stored into it): what the
+            # call depends on apart from the method, the table read by position below
+            rest.update(atom.fallback)
+        else:
+            rest.add(atom)
+    whole = [atom for atom in rest if atom.tag == "F" and atom.attr == attr and atom.class_key == class_key]
+    if not whole:
+        return None
+    rest = frozenset(rest.difference(whole))
+    return [rest | {field_read(class_key, entry_field(attr, index))} for index in range(len(target.elts))]
