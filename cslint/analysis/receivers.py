@@ -46,7 +46,7 @@ from typing import Optional
 from .astwalk import children_into
 from .atoms import func_ref, method_ref, super_ref
 from .scope import canonical_text
-from .syntax import dotted
+from .syntax import dotted, flatten_targets
 
 #: Alternatives kept per receiver, and nesting of method/attribute terms.
 MAX_TERMS = 4
@@ -426,6 +426,91 @@ def declares_one_object(func, ctx) -> bool:
     hands back an object of that class, never None, so which of its returns
     a test chose tells which object, not its structure."""
     node = getattr(func, "returns", None)
+    return node is not None and _declares_one_class(node, ctx)
+
+
+def declared_object_names(info) -> frozenset:
+    """Local names that hold one object of one class wherever they are
+    bound: declared so (``queue: MessageQueue``, or handed back as they are,
+    ``return queue``, by a function that :func:`declares_one_object`), and
+    bound only by plain assignments from calls (the constructor in one arm,
+    a factory in the other).  Every binding gives an object of that class,
+    never None, so a test choosing which binding a rank ran tells which
+    object (what it was built with: its contents), not its None-ness or
+    kind.  A name bound any other way (a loop, an unpacking, ``None``, a
+    parameter, ``:=``) is left out.  Read from the statements alone."""
+    returns_one = declares_one_object(info.func, info.ctx)
+    declared = set()
+    called: dict = {}  # name -> every binding so far is a plain assignment from a call
+    for block in {id(block): block for block in info.blocks.values()}.values():
+        for stmt in block:
+            t = type(stmt)
+            if t is ast.Assign:
+                single = len(stmt.targets) == 1 and type(stmt.value) is ast.Call
+                for target in stmt.targets:
+                    for name in _bound_names(target):
+                        called[name] = called.get(name, True) and single and type(target) is ast.Name
+            elif t is ast.AnnAssign:
+                if type(stmt.target) is ast.Name:
+                    name = stmt.target.id
+                    called[name] = called.get(name, True) and (stmt.value is None or type(stmt.value) is ast.Call)
+                    if _declares_one_class(stmt.annotation, info.ctx):
+                        declared.add(name)
+            elif t is ast.Return:
+                if returns_one and type(stmt.value) is ast.Name:
+                    declared.add(stmt.value.id)
+            elif t is ast.match_case:
+                return frozenset()  # a pattern may bind any name
+            else:
+                for name in _other_bindings(stmt):
+                    called[name] = False
+    if not declared or info.binds_in_expressions():
+        return frozenset()
+    return frozenset(name for name in declared if called.get(name) and name not in info.annotations
+                     and name not in _param_names(info.func))
+
+
+def _bound_names(target: ast.AST):
+    for sub in flatten_targets(target):
+        if type(sub) is ast.Name:
+            yield sub.id
+
+
+def _other_bindings(stmt: ast.AST):
+    """The local names a statement other than an assignment binds."""
+    t = type(stmt)
+    if t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
+        yield from _bound_names(stmt.target)
+    elif t is ast.With or t is ast.AsyncWith:
+        for item in stmt.items:
+            if item.optional_vars is not None:
+                yield from _bound_names(item.optional_vars)
+    elif t is ast.Delete:
+        for target in stmt.targets:
+            yield from _bound_names(target)
+    elif t is ast.Import or t is ast.ImportFrom:
+        for alias in stmt.names:
+            yield alias.asname or alias.name.split(".")[0]
+    elif t is ast.Global or t is ast.Nonlocal:
+        yield from stmt.names
+    elif t is ast.ExceptHandler:
+        if stmt.name:
+            yield stmt.name
+    elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+        yield stmt.name
+
+
+def _param_names(func) -> frozenset:
+    args = getattr(func, "args", None)
+    if args is None:
+        return frozenset()
+    every = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a is not None]
+    return frozenset(a.arg for a in every)
+
+
+def _declares_one_class(node: ast.AST, ctx) -> bool:
+    """Whether an annotation names one class that is not a standard-library
+    type (as :func:`declares_one_object` reads a return annotation)."""
     if type(node) is ast.Constant and isinstance(node.value, str):
         try:
             node = ast.parse(node.value, mode="eval").body

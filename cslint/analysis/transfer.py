@@ -26,7 +26,7 @@ from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
 from .entries import empty_table, entry_parts, entry_writes
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
-from .receivers import declares_one_object
+from .receivers import declared_object_names, declares_one_object
 from .records import FieldType, FieldWrite
 from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
@@ -266,11 +266,14 @@ class Transfer:
         if all(type(target) is ast.Attribute for target in targets):
             return  # ``self.x = v``: no variable to bind (field_writes reads the value)
         implicit = flow.implicit
-        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and _moves_itself(value, targets[0].id) \
-                and not isinstance(s, ast.AugAssign):
+        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and not isinstance(s, ast.AugAssign) \
+                and (_moves_itself(value, targets[0].id) or targets[0].id in self.declared_objects()):
             # ``model = model.to("meta")`` on some ranks: the same object
             # placed elsewhere, so the ranks' test decides where it is and
-            # what it holds (its contents), not its structure
+            # what it holds (its contents), not its structure; so does a
+            # test choosing which call binds a name declared to hold one
+            # object of one class (the constructor on one rank, a factory
+            # from the handle it broadcast on the others)
             implicit = project(CONTENTS, implicit)
         pairs = pairwise(targets, value)
         if pairs is not None:
@@ -473,6 +476,13 @@ class Transfer:
         found = self.__dict__.get("_one_object")
         if found is None:
             found = self.__dict__["_one_object"] = declares_one_object(self.info.func, self.info.ctx)
+        return found
+
+    def declared_objects(self) -> frozenset:
+        """:func:`~cslint.analysis.receivers.declared_object_names` of the function (once)."""
+        found = self.__dict__.get("_declared_objects")
+        if found is None:
+            found = self.__dict__["_declared_objects"] = declared_object_names(self.info)
         return found
 
     def yielded(self, s: ast.stmt, flow: Flow) -> frozenset:
