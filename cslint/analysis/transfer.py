@@ -504,17 +504,22 @@ class Transfer:
         if t is ast.Assign or ((t is ast.AnnAssign or t is ast.AugAssign) and s.value is not None):
             value = s.value
             targets = s.targets if t is ast.Assign else [s.target]
-            atoms = None
+            whole = None
+            whole_value = value
             for target in targets:
                 if type(target) is ast.Name:
                     continue  # a local variable (most targets): no field
-                for sub in flatten_targets(target):
+                for sub, value in _paired_targets(targets, target, whole_value):
                     attr = info.self_attr(sub)
                     base_attr = info.self_attr(sub.value) if attr is None and isinstance(sub, ast.Subscript) else None
                     if attr is None and base_attr is None:
                         continue
-                    if atoms is None:
-                        atoms = evaluate(value, env) | flow.implicit
+                    if value is not whole_value:
+                        atoms = evaluate(value, env) | flow.implicit  # its own element
+                    elif whole is None:
+                        atoms = whole = evaluate(value, env) | flow.implicit
+                    else:
+                        atoms = whole
                     extra = evaluate(sub.slice, env) if base_attr else EMPTY
                     element = base_attr is not None and type(sub.slice) is not ast.Slice
                     if attr and type(value) is ast.ListComp and t is not ast.AugAssign:
@@ -703,6 +708,19 @@ def _mutator_call(s) -> Optional[ast.Call]:
     if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
         return call
     return None
+
+
+def _paired_targets(targets: list, target: ast.AST, value: ast.AST):
+    """(name or field, the value it gets) for each one ``target`` assigns:
+    its own element of a tuple or list written out (``self.found,
+    self.pending = os.listdir(root), None``, as :func:`pairwise` pairs local
+    names), else the whole value."""
+    if type(target) is ast.Attribute or type(target) is ast.Subscript:
+        return ((target, value),)  # (most field writes)
+    pairs = pairwise(targets, value)
+    if pairs is None:
+        return [(sub, value) for sub in flatten_targets(target)]
+    return [(sub, part) for element, part in pairs for sub in flatten_targets(element)]
 
 
 def _moves_itself(value, name: str) -> bool:
