@@ -120,6 +120,10 @@ class ProgramReads:
         if ref.tag == "part":
             index, ref = ref.index, ref.ref
         targets = self.resolver.resolve(ref)
+        summarised_only = False
+        if not targets and index is None:
+            targets = self._summarised_callees(ref)
+            summarised_only = bool(targets)
         if not targets:
             return self.eval(atom.fallback, mode)
         out: dict = {}
@@ -142,7 +146,7 @@ class ProgramReads:
             if index is not None:
                 ret = self._returned_part(fn, mode, index)
             if ret is None:
-                ret = self.rets.get((fn.key, mode), {})
+                ret = self._callee_returns(fn, mode) if summarised_only else self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():
                 if k.tag == "PARAM":
                     arg_atoms = self.arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)
@@ -159,6 +163,33 @@ class ProgramReads:
                                                      f"{atom.text}()")
                     merge(out, k, dims, extend_via(via, link))
         return out
+
+    def _summarised_callees(self, ref) -> list:
+        """The module-level functions of the files read only for their
+        summaries (:attr:`callees`) that a call through ``ref`` runs, where
+        it runs none of the program's: a helper in a file with nothing that
+        can reach a collective (``pg_utils.is_parallel(group)``) whose result
+        decides one.  A class's constructor is left out (what a new object
+        holds is read from its class, which such a file does not give)."""
+        if self.callees is None or ref.tag not in CALLEE_REFS:
+            return []
+        return [fn for fn in self.callees.resolve(ref) if fn.class_key is None]
+
+    def _callee_returns(self, fn: FuncFacts, mode: frozenset) -> dict:
+        """What a function of :attr:`callees` returns of its parameters, left
+        symbolic: the parts of its summary's returns its arguments reach,
+        evaluated where read (no step of the fixpoint records them in
+        :attr:`rets`).  What it reads itself -- a file, the environment, a
+        group it asks for its rank beside its size in one tuple -- stays
+        unknown, as for any call of code no round parsed: the program's
+        tables, which keep such reads apart (a tuple's elements, a
+        configuration file every rank reads), do not hold its callees.  So a
+        call of it reads at most what its arguments bring, never more than
+        the call read when its callee was unknown."""
+        variant = self.variant(fn, mode)
+        if variant is None or not variant.returns:
+            return {}
+        return {k: entry for k, entry in self.eval(variant.returns, mode).items() if k.tag == "PARAM"}
 
     def _pass_to_callee(self, fn: FuncFacts, site: Site, mode: frozenset) -> bool:
         """A call that runs none of the program's functions passes its
@@ -179,8 +210,9 @@ class ProgramReads:
         (``callees``: files where no function can reach a collective, which
         no prefilter round chose).  A call to one of those raises as the
         tests above its ``raise`` statements say, its parameters bound to
-        what the program's calls pass (:meth:`_pass_to_callee`); nothing
-        else of them is read: their returns, fields and calls stay unknown."""
+        what the program's calls pass (:meth:`_pass_to_callee`); beside
+        that only a module-level function's returns are read
+        (:meth:`_callee_returns`): their fields and calls stay unknown."""
         targets = self.resolver.resolve(ref)
         if not targets and self.callees is not None and ref.tag in CALLEE_REFS:
             targets = self.callees.resolve(ref)

@@ -45,7 +45,8 @@ class FactGatherer:
         self.known_wrappers: set = set()
         self.imports = ImportStatements()  # shared by every round's prefilter
         #: resolved path -> FileFacts of a file no round parsed that defines a
-        #: callee whose exceptions decide a collective (read for what it raises only)
+        #: callee whose exceptions or result decide a collective (read for
+        #: what it raises and returns only)
         self.callee_facts: dict = {}
 
     def gather(self, all_files: list) -> dict:
@@ -116,23 +117,24 @@ class FactGatherer:
             if not self._learn_wrappers():
                 break
         self.workers.keep_trees(())
-        # Whether a callee raises on some ranks only is read off its summary:
-        # summarise those defined in files no round parsed.
-        callees = self._raising_callees(by_path)
+        # Whether a callee raises on some ranks only, and what it returns, is
+        # read off its summary: summarise those defined in files no round parsed.
+        callees = self._deciding_callees(by_path)
         if callees:
             if self.bar is not None:
-                self.bar.start("summarising callees whose exceptions decide a collective", 0)
+                self.bar.start("summarising callees whose exceptions or results decide a collective", 0)
             files = [f for f, _names in callees]
             for facts in self._parse(files, raising={f.real: names for f, names in callees}):
                 self.callee_facts[facts.path] = facts
         return self.facts
 
-    def _raising_callees(self, by_path: dict) -> list:
+    def _deciding_callees(self, by_path: dict) -> list:
         """The callees whose exception decides whether a collective runs (a
         ``RaisedBy`` atom in the conditions of a call site of a function
-        analysed in depth) that a read file no round parsed (or parsed for
-        its classes only) defines at its top level: ``[(SourceFile, the
-        qualified names)]``, in path order."""
+        analysed in depth), or whose result does (a ``CallResult`` atom
+        there: ``if pg_utils.is_parallel(group):``), that a read file no
+        round parsed (or parsed for its classes only) defines at its top
+        level: ``[(SourceFile, the qualified names)]``, in path order."""
         wanted: set = set()
         seen: set = set()
         for facts in self.facts.values():
@@ -144,7 +146,7 @@ class FactGatherer:
                         for cond in site.conds:
                             if id(cond.atoms) not in seen:
                                 seen.add(id(cond.atoms))
-                                raising_definitions(cond.atoms, wanted, seen)
+                                deciding_definitions(cond.atoms, wanted, seen)
         if not wanted:
             return []
         unparsed = {self.module_of(path): f for path, f in by_path.items()
@@ -299,14 +301,27 @@ def _typed_method(entry: str, data: Optional[bytes]) -> Optional[str]:
     return method
 
 
-def raising_definitions(atoms, out: set, seen: set) -> None:
+def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> None:
     """Add to ``out`` where the callees whose exceptions ``atoms`` read may
     be defined, as ``(module, qualified name)``: an imported name
     ``pkg.mod.Name`` is the function or class ``Name`` of ``pkg.mod``, or
-    the method ``mod.Name`` of ``pkg``."""
+    the method ``mod.Name`` of ``pkg``; and, with ``results``, where the
+    module-level functions may be whose results are among ``atoms``
+    themselves (``if pg_utils.is_parallel(group):``, not a result nested in
+    another value), handed arguments that carry something (``pkg.mod.name``:
+    ``name`` of ``pkg.mod``).  Summarising every callee whose result some
+    condition reads took five times the files on vLLM."""
     for atom in atoms:
         tag = atom.tag
-        if tag == "E" or tag == "T":
+        if tag == "R":
+            ref = atom.ref
+            # a call whose arguments carry nothing reads nothing either way
+            # (what its callee reads itself stays unknown: ProgramReads._callee_returns)
+            if results and ref.tag == "qual" and atom.fallback:
+                head, _, name = ref.dotted.rpartition(".")
+                if head:
+                    out.add((head, name))
+        elif tag == "E" or tag == "T":
             ref = atom.ref
             if ref.tag == "qual":
                 head, _, name = ref.dotted.rpartition(".")
@@ -319,4 +334,4 @@ def raising_definitions(atoms, out: set, seen: set) -> None:
                 out.add((ref.module, ref.qualname))
         elif (tag == "J" or tag == "C" or tag == "A") and id(atom.inner) not in seen:
             seen.add(id(atom.inner))
-            raising_definitions(atom.inner, out, seen)
+            deciding_definitions(atom.inner, out, seen, False)
