@@ -2,9 +2,10 @@
 
 ``except E`` catches an instance of ``E`` or of a subclass of it, nothing
 else.  A handler that names only classes its own file defines
-(``except _InputError:``) therefore catches nothing a library, a builtin
-or this rank's local work raises (an ``OSError`` of a missing file, a CUDA
-error, a ``RuntimeError`` of a library call): only exceptions the tree's
+(``except _InputError:``), or imports from its own package, therefore
+catches nothing a library, a builtin or this rank's local work raises (an
+``OSError`` of a missing file, a CUDA error, a ``RuntimeError`` of a
+library call): only exceptions the tree's
 own ``raise`` statements make of such a class.  What decides that such a
 handler runs is what decides that those statements are reached -- the
 tests above them in the callees, a tree callee's own such raises passed
@@ -85,13 +86,45 @@ def _names(handler: ast.ExceptHandler):
     return names
 
 
+def project_class(name: str, ctx) -> bool:
+    """Whether the name an ``except`` clause names is a class the tree
+    defines: one defined at the top level of the file, or a name imported
+    from a module of the file's own top-level package (``from
+    pkg.moe.utils import PartialCaptureSignal`` in ``pkg.moe.layer``; a
+    relative import resolves to one), the package also reached through the
+    folder that holds it when that folder is a namespace package with no
+    ``__init__.py`` (Megatron-core's ``core`` package, imported as
+    ``megatron.core``).  A builtin exception never is."""
+    if name in BUILTIN_EXCEPTIONS:
+        return False
+    if name in ctx.module_classes:
+        return True
+    target = ctx.imports.get(name)
+    package, dot, _ = ctx.module.partition(".")
+    if not (target and dot and "." in target):
+        return False
+    head, _, rest = target.partition(".")
+    return head == package or (rest.partition(".")[0] == package and head == _folder_above(ctx, package))
+
+
+def _folder_above(ctx, package: str) -> str:
+    """The name of the folder that holds the file's top-level package, read
+    off the file's path (``.../megatron/core/transformer/x.py`` in module
+    ``core.transformer.x``: ``megatron``)."""
+    parts = ctx.path.replace("\\", "/").split("/")
+    depth = ctx.module.count(".") + 1 + (1 if parts[-1] == "__init__.py" else 0)
+    if len(parts) <= depth or parts[-depth] != package:
+        return ""
+    return parts[-depth - 1]
+
+
 def own_classes_only(info, stmt) -> bool:
     """Whether every handler of every ``try`` around ``stmt`` (in its body,
-    up to the function) names only classes defined at the top level of the
-    function's own file: an exception from library code, a builtin or
+    up to the function) names only classes the tree defines
+    (:func:`project_class`): an exception from library code, a builtin or
     local work then leaves the function uncaught, and only the tree's own
     raises of such classes can send ``stmt``'s rank into a handler."""
-    classes = info.ctx.module_classes
+    ctx = info.ctx
     child, parent = stmt, info.parents.get(id(stmt))
     found = False
     while parent is not None and parent is not info.func:
@@ -99,7 +132,7 @@ def own_classes_only(info, stmt) -> bool:
                 and any(child is inner for inner in parent.body):
             for handler in parent.handlers:
                 names = _names(handler)
-                if not names or any(name not in classes or name in BUILTIN_EXCEPTIONS for name in names):
+                if not names or not all(project_class(name, ctx) for name in names):
                     return False
             found = True
         child, parent = parent, info.parents.get(id(parent))
