@@ -19,7 +19,9 @@ Modelling choices (why, not what):
   checks, invariants): a crash, not a divergence, so it adds no path.
 * An exception edge goes from each statement of a ``try`` body that can raise
   into the handlers that *swallow* (do not end by re-raising); a handler that
-  re-raises lets the process die, which is a crash, not a divergence.
+  re-raises lets the process die, which is a crash, not a divergence, and one
+  that signals its parent process to end (:func:`ends_job`) has the launcher
+  tear the whole job down.
 * ``finally`` bodies are built once, on the normal path; callers correct
   their control dependences with :attr:`CFG.finally_owner`.
 * A loop that never reaches EXIT (``while True`` without ``break``) gets a
@@ -78,9 +80,69 @@ CATCH_ALL = ("Exception", "BaseException")
 ModeFold = Callable[[ast.expr], Optional[bool]]
 
 
-def _handler_swallows(handler: ast.ExceptHandler) -> bool:
-    """False when every path through the handler re-raises."""
-    return not _always_raises(handler.body, frozenset())
+def _handler_swallows(handler: ast.ExceptHandler, parents=frozenset) -> bool:
+    """False when every path through the handler re-raises, or when it
+    ends the whole job (:func:`ends_job`; ``parents``: what gives the
+    function's names bound to its parent process)."""
+    return not _always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents)
+
+
+#: Signals whose default action ends the process they are sent to.
+ENDING_SIGNALS = frozenset({"SIGQUIT", "SIGTERM", "SIGKILL", "SIGINT", "SIGABRT", "SIGHUP"})
+
+
+def parent_process_names(func: ast.AST) -> frozenset:
+    """The local names a function binds to its parent process
+    (``parent = psutil.Process().parent()``): a call of a method ``parent``
+    with no arguments."""
+    names = set()
+    for node in fast_walk(func):
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                and _is_parent_call(node.value):
+            names.add(node.targets[0].id)
+    return frozenset(names)
+
+
+def _is_parent_call(expr: ast.expr) -> bool:
+    return type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "parent" \
+        and not expr.args and not expr.keywords
+
+
+def _ending_signal(expr: ast.expr) -> bool:
+    name = expr.attr if type(expr) is ast.Attribute else expr.id if type(expr) is ast.Name else None
+    return name in ENDING_SIGNALS
+
+
+def ends_job(body: list, parents) -> bool:
+    """Whether a handler's own statements (not nested in a test) signal the
+    process that started this one to end (``os.kill(os.getppid(),
+    signal.SIGTERM)``, ``parent.send_signal(signal.SIGQUIT)`` with
+    ``parent`` bound to ``psutil.Process().parent()``, ``parent.kill()``):
+    the parent -- a launcher, a server's main process -- then tears the job
+    down, so a rank that took the handler leaves no peer waiting in a
+    collective it skipped.  (An exit of this process alone, ``sys.exit``,
+    leaves like ``return``: a launcher waits for the other workers of one
+    that exited cleanly.)  ``parents()``: the function's names bound to its
+    parent process (:func:`parent_process_names`), asked only here."""
+    for stmt in body:
+        if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
+            continue
+        call = stmt.value
+        func = call.func
+        if type(func) is not ast.Attribute:
+            continue
+        receiver = func.value
+        if func.attr == "kill" and type(receiver) is ast.Name and receiver.id == "os" and len(call.args) == 2:
+            pid = call.args[0]
+            if type(pid) is ast.Call and type(pid.func) is ast.Attribute and pid.func.attr == "getppid" \
+                    and _ending_signal(call.args[1]):
+                return True
+            continue
+        ending = (func.attr in ("kill", "terminate") and not call.args) or (
+            func.attr == "send_signal" and len(call.args) == 1 and _ending_signal(call.args[0]))
+        if ending and (_is_parent_call(receiver) or (type(receiver) is ast.Name and receiver.id in parents())):
+            return True
+    return False
 
 
 #: Calls that end the process: a statement calling one leaves the function
@@ -196,6 +258,8 @@ class _Builder:
         self.fold = fold
         self.quiet = quiet  # calls that never throw themselves (_may_raise)
         self.exits = exits  # exceptions whose raise ends the process (exit_exceptions)
+        self.func: Optional[ast.AST] = None  # the function whose graph this is
+        self._parents: Optional[frozenset] = None  # see parent_names
         #: ``unhandled-exceptions = "hang"``: an exception that leaves the
         #: function on one rank is a path the other ranks wait on
         self.escaping = escaping
@@ -365,6 +429,13 @@ class _Builder:
         self._add_raise_edges(header, s)
         return header
 
+    def parent_names(self) -> frozenset:
+        """The function's names bound to its parent process, found on first
+        asking (a handler that signals one)."""
+        if self._parents is None:
+            self._parents = parent_process_names(self.func) if self.func is not None else frozenset()
+        return self._parents
+
     def _try(self, s, succ: int) -> int:
         after = succ
         if s.finalbody:
@@ -382,7 +453,7 @@ class _Builder:
             handler_entries.append(entry)
             if handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id in CATCH_ALL):
                 catch_all = True
-            if _handler_swallows(handler):
+            if _handler_swallows(handler, self.parent_names):
                 swallowing.append(entry)
         orelse = self.seq(s.orelse, after)
         self.handler_stack.append(swallowing)
@@ -427,6 +498,7 @@ def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional
     the calls that never throw themselves (a statement that is only such a
     call gets an exception edge only where its arguments may throw)."""
     builder = _Builder(fold, escaping, exits, quiet)
+    builder.func = func
     body = func.body if isinstance(func.body, list) else [ast.Return(value=func.body)]
     first = builder.seq(body, builder.exit)
     builder._edge(builder.entry, first)
