@@ -84,7 +84,7 @@ def _handler_swallows(handler: ast.ExceptHandler, parents=frozenset) -> bool:
     """False when every path through the handler re-raises, or when it
     ends the whole job (:func:`ends_job`; ``parents``: what gives the
     function's names bound to its parent process)."""
-    return not _always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents)
+    return not always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents)
 
 
 #: Signals whose default action ends the process they are sent to.
@@ -200,7 +200,7 @@ def exit_exceptions(tree: ast.Module) -> frozenset:
     return frozenset(found)
 
 
-def _always_raises(body: list, exits: frozenset) -> bool:
+def always_raises(body: list, exits: frozenset) -> bool:
     """Whether every path through ``body`` raises an error (an exit
     exception, :data:`EXIT_EXCEPTIONS`, ends the process instead)."""
     if not body:
@@ -209,7 +209,7 @@ def _always_raises(body: list, exits: frozenset) -> bool:
     if isinstance(last, ast.Raise):
         return not raises_exit(last, exits)
     if isinstance(last, ast.If):
-        return _always_raises(last.body, exits) and _always_raises(last.orelse, exits)
+        return always_raises(last.body, exits) and always_raises(last.orelse, exits)
     return False
 
 
@@ -391,9 +391,9 @@ class _Builder:
             # the process unless something catches it here: a crash, not a
             # rank-local skip, so it is not a path the other ranks wait on.
             exits = self.exits
-            if _always_raises(s.body, exits) and not _always_raises(s.orelse, exits):
+            if always_raises(s.body, exits) and not always_raises(s.orelse, exits):
                 folded = False
-            elif s.orelse and _always_raises(s.orelse, exits) and not _always_raises(s.body, exits):
+            elif s.orelse and always_raises(s.orelse, exits) and not always_raises(s.body, exits):
                 folded = True
         if folded is not False:
             self._edge(node, body, True)

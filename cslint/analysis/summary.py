@@ -23,7 +23,7 @@ from . import cfg as cfgmod
 from .arms import assigned_past_return, selects_own_part, tests_membership
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
-from .cfg import FAILING_CALL
+from .cfg import FAILING_CALL, always_raises
 from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .structure import own_arguments, params_own
@@ -47,6 +47,13 @@ def _leaves_function(stmts) -> bool:
         return False
     last = stmts[-1]
     return type(last) in (ast.Return, ast.Raise) or is_process_exit(last)
+
+
+def _crashing_arm(s: ast.If, exits: frozenset) -> Optional[bool]:
+    """Which arm of ``s`` can only raise an error (True: its body, False: its ``else``) where the
+    other can do something else; None where neither or both."""
+    body, orelse = always_raises(s.body, exits), always_raises(s.orelse, exits)
+    return None if body == orelse else body
 
 
 def _unbind(env: dict, names) -> dict:
@@ -253,17 +260,21 @@ class SummaryWalk:
             # variables held before it
             body_leaves = not self._in_try and _leaves_function(s.body)
             else_leaves = not self._in_try and _leaves_function(s.orelse)
+            # an arm that can only raise ends the process (a crash, not a skip): its test decides nothing (cfg._if)
+            crashing = None if self._in_try else _crashing_arm(s, self.info.ctx.exit_exceptions)
             before = dict(env) if body_leaves or else_leaves else None
-            nested = self._block(s.body, env, inner, variant)
+            nested = self._block(s.body, env, implicit if crashing is False else inner, variant)
             if body_leaves:
                 _restore(env, before)
             elif else_leaves:
                 before = dict(env)
-            nested = nested | self._block(s.orelse, env, inner, variant)
+            nested_else = self._block(s.orelse, env, implicit if crashing is True else inner, variant)
             if else_leaves:
                 _restore(env, before)
+            if crashing is not None:
+                return nested_else if crashing else nested
             # an exit nested deeper (``if a: if b: continue``) skips the rest on its own condition too
-            return cond | nested if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
+            return cond | nested | nested_else if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
         if t in (ast.For, ast.AsyncFor):
             # the header binds its target anew for every iteration: what an
             # iteration stored into its element (``group['params'] = [mine]``)

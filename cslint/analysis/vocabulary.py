@@ -203,3 +203,9 @@ def looks_like_communicator(text: str) -> bool:
             return True
     last = lowered.rsplit(".", 1)[-1].strip("_()")
     return last in ("pg", "pgs", "cpu_pg", "device_pg")
+
+
+#: library calls that copy an object with some of its fields changed (``dataclasses.replace(batch,
+#: num_reqs=n)``): the copy is an object of the first argument's class, never None, and what the
+#: changes hold is its fields' contents
+COPIES_WITH_CHANGES = frozenset({"dataclasses.replace", "copy.replace"})
