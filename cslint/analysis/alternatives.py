@@ -58,7 +58,7 @@ class Alternatives:
         if cached is not None and cached[0] is node:
             return cached[1]
         index = self.index
-        found = [sub for sub in fast_walk(node) if isinstance(sub, ast.Call) and id(sub) in index]
+        found = [sub for sub in fast_walk(node) if type(sub) is ast.Call and id(sub) in index]
         found.sort(key=lambda c: (c.lineno, c.col_offset))
         result = tuple(index[id(c)] for c in found)
         self._cache[key] = (node, result)
@@ -375,6 +375,6 @@ class Alternatives:
         out = []
         for stmt in stmts:
             for sub in fast_walk(stmt):
-                if isinstance(sub, ast.Call) and id(sub) in index:
+                if type(sub) is ast.Call and id(sub) in index:
                     out.append(index[id(sub)])
         return tuple(sorted(out))

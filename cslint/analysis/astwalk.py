@@ -169,17 +169,24 @@ def walk(node: ast.AST):
 
 #: the fields that hold statements (of a statement, an ``except`` handler or a ``case``)
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-#: node type -> :func:`block_fields` (most statements have none: an
-#: assignment, a call, an import, a return)
-BLOCKS_OF: dict = {}
+
+
+class _BlockFields(dict):
+    """node type -> :func:`block_fields`, made on first use and indexed
+    (``BLOCKS_OF[type(node)]``: no call) (most statements have none: an
+    assignment, a call, an import, a return)."""
+
+    def __missing__(self, node_type: type) -> tuple:
+        fields = getattr(node_type, "_fields", ())
+        found = self[node_type] = tuple(name for name in BLOCK_FIELDS if name in fields)
+        return found
+
+
+BLOCKS_OF = _BlockFields()
 
 
 def block_fields(node_type: type) -> tuple:
     """The fields of :data:`BLOCK_FIELDS` a node type has, in that order,
     worked out once per type: a statement walk reads those alone instead of
     asking every statement for all five."""
-    found = BLOCKS_OF.get(node_type)
-    if found is None:
-        fields = getattr(node_type, "_fields", ())
-        found = BLOCKS_OF[node_type] = tuple(name for name in BLOCK_FIELDS if name in fields)
-    return found
+    return BLOCKS_OF[node_type]

@@ -110,13 +110,18 @@ _new = tuple.__new__
 #: ``self.x``, each projection anew); shared, each is pickled and unpickled
 #: once.  Atoms of two classes never compare equal (their tags differ).
 _interned: dict = {}
-_shared = _interned.setdefault
+_known = _interned.get
 
 
 def made(atom_class, items: tuple):
-    """The atom ``atom_class(items)``, or the equal one made before."""
-    made = _new(atom_class, items)
-    return _shared(made, made)
+    """The atom ``atom_class(items)``, or the equal one made before (looked
+    up by ``items`` themselves: an atom equals the tuple of its items, so
+    an atom made before costs no new object)."""
+    found = _known(items)
+    if found is None:
+        found = _new(atom_class, items)
+        _interned[found] = found
+    return found
 
 
 # -- atoms ----------------------------------------------------------------------

@@ -315,29 +315,30 @@ class _Builder:
         return succ
 
     def stmt(self, s: ast.stmt, succ: int) -> int:
-        if isinstance(s, ast.If):
+        t = type(s)  # (statement classes have no subclasses: one type test each, no isinstance call)
+        if t is ast.If:
             return self._if(s, succ)
-        if isinstance(s, (ast.While,)):
+        if t is ast.While:
             return self._while(s, succ)
-        if isinstance(s, (ast.For, ast.AsyncFor)):
+        if t is ast.For or t is ast.AsyncFor:
             return self._for(s, succ)
-        if isinstance(s, (ast.Try,)) or type(s).__name__ == "TryStar":
+        if t is ast.Try or t.__name__ == "TryStar":
             return self._try(s, succ)
-        if isinstance(s, (ast.With, ast.AsyncWith)):
+        if t is ast.With or t is ast.AsyncWith:
             body = self.seq(s.body, succ)
             node = self._new(STMT, s)
             self._edge(node, body)
             self._add_raise_edges(node, s)
             return node
-        if isinstance(s, ast.Match):
+        if t is ast.Match:
             return self._match(s, succ)
-        if isinstance(s, ast.Return) or is_process_exit(s):
+        if t is ast.Return or (t is ast.Expr and is_process_exit(s)):
             node = self._new(STMT, s)
             self.nodes[node].exits = s
             self._edge(node, self.exit)
             self._add_raise_edges(node, s)
             return node
-        if isinstance(s, ast.Raise):
+        if t is ast.Raise:
             node = self._new(STMT, s)
             self.nodes[node].exits = s
             targets = self._exception_targets() if self.handler_stack else []
@@ -346,16 +347,16 @@ class _Builder:
             if not targets:
                 self._edge(node, self.exit)
             return node
-        if isinstance(s, (ast.Break, ast.Continue)):
+        if t is ast.Break or t is ast.Continue:
             node = self._new(STMT, s)
             self.nodes[node].exits = s
             if self.loop_stack:
                 cont, brk = self.loop_stack[-1]
-                self._edge(node, brk if isinstance(s, ast.Break) else cont)
+                self._edge(node, brk if t is ast.Break else cont)
             else:  # malformed; keep the graph connected
                 self._edge(node, succ)
             return node
-        if isinstance(s, ast.Assert):
+        if t is ast.Assert:
             node = self._new(ASSERT, s)
             self.test_of[node] = s
             self._edge(node, succ, True)

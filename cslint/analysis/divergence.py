@@ -205,8 +205,15 @@ def structure_digest(value, memo: dict) -> bytes:
     other ids.  Equal values have equal digests here because an atom's
     leaves are texts, ints and bools that never stand in for one another
     (``1 == True``, but no field holds either)."""
-    is_set = isinstance(value, frozenset)
-    if is_set or isinstance(value, tuple):  # typed atoms and refs are tuples
+    t = type(value)
+    if t is str:  # the memo's other keys are ids (ints) and tuples: no clash
+        found = memo.get(value)
+        if found is None:
+            found = memo[value] = hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"),
+                                                  digest_size=12).digest()
+        return found
+    is_set = t is frozenset  # (no frozenset is of a class of its own)
+    if is_set or t is tuple or isinstance(value, tuple):  # typed atoms and refs are tuples
         known = memo.get(id(value))
         if known is not None:
             owner, result = known
@@ -220,11 +227,5 @@ def structure_digest(value, memo: dict) -> bytes:
             found = memo[value] = hashlib.blake2b((b"{" if is_set else b"(") + b"".join(parts),
                                                   digest_size=12).digest()
         memo[id(value)] = (value, found)
-        return found
-    if type(value) is str:  # the memo's other keys are ids (ints) and tuples: no clash
-        found = memo.get(value)
-        if found is None:
-            found = memo[value] = hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"),
-                                                  digest_size=12).digest()
         return found
     return hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"), digest_size=12).digest()

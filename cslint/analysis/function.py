@@ -15,7 +15,7 @@ from typing import NamedTuple, Optional
 from ..config import matches_any
 from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any, rank_name_dims
 from . import cfg as cfgmod
-from .astwalk import CHILDREN, children_into, walk as fast_walk
+from .astwalk import BLOCKS_OF, CHILDREN, children_into, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (
     EMPTY, class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
@@ -264,9 +264,10 @@ def index_parents(body: list) -> tuple:
     while stack:
         node, parent = stack.pop()
         parents[id(node)] = parent
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        kind = type(node)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
             continue
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        for name in BLOCKS_OF[kind]:
             block = getattr(node, name, None) or []
             for child in block:
                 stack.append((child, node))
@@ -610,7 +611,7 @@ class FunctionInfo:
 
     def self_attr(self, node: ast.AST) -> Optional[str]:
         """``attr`` when ``node`` is ``self.attr`` in a method."""
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and self.self_name \
+        if type(node) is ast.Attribute and type(node.value) is ast.Name and self.self_name \
                 and node.value.id == self.self_name and self.class_key:
             return node.attr
         return None
@@ -629,7 +630,7 @@ class FunctionInfo:
 
     def _resolve_ref(self, func: ast.AST) -> Optional[tuple]:
         ctx = self.ctx
-        if isinstance(func, ast.Name):
+        if type(func) is ast.Name:
             name = func.id
             if name in self.local_defs:
                 return func_ref(ctx.module, self.local_defs[name])
@@ -640,11 +641,11 @@ class FunctionInfo:
             if name in ctx.imports:
                 return qual_ref(ctx.imports[name])
             return None
-        if isinstance(func, ast.Attribute):
+        if type(func) is ast.Attribute:
             value = func.value
-            if isinstance(value, ast.Name) and self.self_name and value.id == self.self_name and self.class_key:
+            if type(value) is ast.Name and self.self_name and value.id == self.self_name and self.class_key:
                 return method_ref(self.class_key, func.attr)
-            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "super" \
+            if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "super" \
                     and self.class_key:
                 return super_ref(self.class_key, func.attr)
             attr = self.self_attr(value)

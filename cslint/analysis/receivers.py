@@ -43,7 +43,7 @@ import sys
 import weakref
 from typing import Optional
 
-from .astwalk import children_into
+from .astwalk import CHILDREN
 from .atoms import func_ref, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted, flatten_targets
@@ -122,7 +122,6 @@ class ReceiverTypes:
         func = self.info.func
         body = func.body if isinstance(getattr(func, "body", None), list) else []
         stack = list(body)
-        children: list = []
         parts = _BINDING_PARTS if self.info.binds_in_expressions() else _STATEMENT_PARTS
         nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
         while stack:
@@ -155,9 +154,9 @@ class ReceiverTypes:
                 for alias in node.names:
                     if alias.name != "*":
                         imported.setdefault(alias.asname or alias.name.split(".")[0], []).append(node)
-            children_into(node, children)
-            stack.extend(child for child in children if isinstance(child, parts))
-            children.clear()
+            read = CHILDREN[t]
+            if read is not None:
+                stack += [child for child in read(node) if isinstance(child, parts)]
         self._assignments = assignments
         # a name the body binds by import statements alone names what the
         # module's imports name (``import socket as socket_mod`` in a function)

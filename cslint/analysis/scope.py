@@ -242,9 +242,10 @@ def canonical_text(text: Optional[str], imports: dict) -> Optional[str]:
 def _group_argument(node: ast.AST) -> Optional[str]:
     """The text of an argument that may be a process group (a name, an
     attribute or call chain), ``""`` for ``None``; None for anything else."""
-    if isinstance(node, (ast.Name, ast.Attribute, ast.Call)):
+    t = type(node)
+    if t is ast.Name or t is ast.Attribute or t is ast.Call:
         return dotted(node)
-    if isinstance(node, ast.Constant) and node.value is None:
+    if t is ast.Constant and node.value is None:
         return ""
     return None
 
@@ -560,7 +561,7 @@ class ModuleContext:
         field's collectives read it (:meth:`group_of_text`)."""
         out = []
         for position, arg in enumerate(call.args):
-            if isinstance(arg, ast.Starred):
+            if type(arg) is ast.Starred:
                 break
             text = _group_argument(arg)
             if text is not None:
@@ -571,7 +572,7 @@ class ModuleContext:
                 if text is not None:
                     out.append((keyword.arg, _field_group_name(self, text)))
         func = call.func
-        if isinstance(func, ast.Attribute) and isinstance(func.value, (ast.Name, ast.Attribute, ast.Call)):
+        if type(func) is ast.Attribute and type(func.value) in (ast.Name, ast.Attribute, ast.Call):
             receiver = dotted(func.value)
             if receiver and receiver != "self":  # the instance a method runs on
                 out.append(("self", receiver))

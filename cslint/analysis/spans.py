@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import BLOCKS_OF, block_fields, walk as fast_walk
+from .astwalk import BLOCKS_OF, walk as fast_walk
 
 
 #: methods that put another element into a list
@@ -85,9 +85,7 @@ def bound_once(body, walrus: bool) -> dict:
                 name = getattr(inner, "name", None) or getattr(inner, "rest", None)
                 if type(name) is str:
                     changed.add(name)
-        fields = BLOCKS_OF.get(t)
-        if fields is None:
-            fields = block_fields(t)
+        fields = BLOCKS_OF[t]
         for field in fields:
             block = getattr(node, field)
             if block:

@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, block_fields, walk as fast_walk
+from .astwalk import BLOCKS_OF, walk as fast_walk
 from .syntax import dotted, unparse
 from .vocabulary import ELEMENT_ADDERS, SPLITTING_CALLS
 
@@ -184,9 +184,7 @@ def _statements(stmts: list):
         t = type(stmt)
         if t in _DEFINITIONS:
             continue
-        fields = BLOCKS_OF.get(t)
-        if fields is None:
-            fields = block_fields(t)
+        fields = BLOCKS_OF[t]
         for field in fields:
             block = getattr(stmt, field)
             if block:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, block_fields, walk as fast_walk
+from .astwalk import BLOCKS_OF, walk as fast_walk
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, attribute, element, field_read,
@@ -183,9 +183,7 @@ def _collect_containers(statements: list, index: dict, stored: set) -> set:
             if t is ast.Assign and makes_slice(node.value):
                 index.setdefault(SLICE_NAMES, set()).update(
                     target.id for target in node.targets if type(target) is ast.Name)
-        fields = BLOCKS_OF.get(t)
-        if fields is None:
-            fields = block_fields(t)
+        fields = BLOCKS_OF[t]
         for field in fields:
             block = getattr(node, field)
             if block:

@@ -452,13 +452,14 @@ class SummaryWalk:
         included) and that resolve to a function, in source order; found by
         the walk of :meth:`FunctionInfo.scan_calls`."""
         memo = self._calls_memo
-        found = memo.get(id(s))
+        key = id(s)
+        found = memo.get(key)
         if found is not None:
             return found
-        own = self.info.calls_by_statement.get(id(s))
-        lambdas = self.info.lambdas_by_statement.get(id(s))
+        own = self.info.calls_by_statement.get(key)
+        lambdas = self.info.lambdas_by_statement.get(key)
         if not own and not lambdas:
-            found = memo[id(s)] = ()  # most statements call nothing with arguments
+            found = memo[key] = ()  # most statements call nothing with arguments
             return found
         calls = list(own or ())
         for lam in lambdas or ():
@@ -470,7 +471,7 @@ class SummaryWalk:
             ref = self.info.resolve_ref(node.func)
             if ref is not None:
                 found.append((node, ref))
-        memo[id(s)] = found
+        memo[key] = found
         return found
 
 

@@ -9,7 +9,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text, size_name_is_uniform
-from .astwalk import iter_children, walk as fast_walk
+from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk
 from .cfg import TEST, is_process_exit
 
 
@@ -59,33 +59,16 @@ def dotted(node: ast.AST) -> Optional[str]:
 _Name, _Attribute, _Call = ast.Name, ast.Attribute, ast.Call
 
 
-_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
-
-
-def _block_fields(node_type: type) -> tuple:
-    """The fields of :data:`_BLOCK_FIELDS` a node type has, in that order."""
-    fields = getattr(node_type, "_fields", ())
-    return tuple(name for name in _BLOCK_FIELDS if name in fields)
-
-
-#: node type -> :func:`_block_fields` (most statements have none: an
-#: assignment, a call, an import, a return)
-_BLOCKS_OF: dict = {}
-
-
 def iter_statements(tree: ast.AST):
     """Every statement of a module, nested blocks and function bodies
     included, without visiting expressions (imports and assignments are
     statements, so a full ``ast.walk`` would visit ten times the nodes)."""
     stack = list(reversed(getattr(tree, "body", None) or []))
-    blocks_of = _BLOCKS_OF
+    blocks_of = BLOCKS_OF
     while stack:
         node = stack.pop()
         yield node
-        names = blocks_of.get(type(node))
-        if names is None:
-            names = blocks_of[type(node)] = _block_fields(type(node))
-        for name in names:
+        for name in blocks_of[type(node)]:
             block = getattr(node, name)
             if block:
                 stack.extend(reversed(block))
@@ -123,7 +106,7 @@ def returns_one_tuple_shape(function) -> bool:
                 return False
             lengths.add(len(value.elts))
             continue
-        for name in _BLOCK_FIELDS:
+        for name in BLOCKS_OF[type(node)]:
             block = getattr(node, name, None)
             if block:
                 stack.extend(block)
@@ -273,23 +256,25 @@ def first_exit_in(stmts, loop=False):
 def first_exit(stmt, loop=False):
     """The first return/raise/continue/break inside a statement (break and
     continue only when they leave this level, not an inner loop)."""
-    if isinstance(stmt, (ast.Return, ast.Raise)) or is_process_exit(stmt):
+    t = type(stmt)
+    if t is ast.Return or t is ast.Raise or t is ast.Continue or t is ast.Break or (t is ast.Expr and is_process_exit(stmt)):
         return stmt
-    if isinstance(stmt, (ast.Continue, ast.Break)):
-        return stmt
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
         return None
-    inner_loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
-    for name in ("body", "orelse", "handlers", "finalbody", "cases"):
-        for child in getattr(stmt, name, None) or []:
+    inner_loop = t is ast.For or t is ast.AsyncFor or t is ast.While
+    blocks = _EXIT_BLOCKS.get(t)
+    if blocks is None:  # (worked out once per type: most statements have none)
+        blocks = _EXIT_BLOCKS[t] = tuple(name for name in _EXIT_FIELDS if name in getattr(t, "_fields", ()))
+    for name in blocks:
+        for child in getattr(stmt, name, None) or ():
             found = first_exit(child, loop)
-            if found is None:
-                continue
-            if inner_loop and isinstance(found, (ast.Continue, ast.Break)) and not loop:
-                continue
-            return found
+            if found is not None and not (inner_loop and not loop and type(found) in (ast.Continue, ast.Break)):
+                return found
     return None
 
+
+_EXIT_FIELDS = ("body", "orelse", "handlers", "finalbody", "cases")
+_EXIT_BLOCKS: dict = {}  # node type -> the fields of _EXIT_FIELDS it has
 
 _NEGATED_OPS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Lt: ast.GtE, ast.GtE: ast.Lt, ast.Gt: ast.LtE,
                 ast.LtE: ast.Gt, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}

@@ -252,21 +252,22 @@ class Transfer:
             return
         evaluate = self.evaluator.eval
         env = flow.env
-        targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+        kind = type(s)
+        targets = s.targets if kind is ast.Assign else [s.target]
         if flow.single_rank:
             # only one rank runs here: nothing can differ
             for target in targets:
                 self._bind(target, EMPTY, flow, False)
             return
-        if len(targets) == 1 and isinstance(targets[0], ast.Name) and not isinstance(s, ast.AugAssign) \
-                and isinstance(value, ast.Call) and _is_name(unwrapped_iterable(value), targets[0].id):
+        if len(targets) == 1 and type(targets[0]) is ast.Name and kind is not ast.AugAssign \
+                and type(value) is ast.Call and _is_name(unwrapped_iterable(value), targets[0].id):
             # `xs = tqdm(xs)` under a rank test: xs yields what it yielded,
             # whichever ranks wrap it
             return
         if all(type(target) is ast.Attribute for target in targets):
             return  # ``self.x = v``: no variable to bind (field_writes reads the value)
         implicit = flow.implicit
-        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and not isinstance(s, ast.AugAssign) \
+        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and kind is not ast.AugAssign \
                 and (_moves_itself(value, targets[0].id) or targets[0].id in self.declared_objects()):
             # ``model = model.to("meta")`` on some ranks: the same object
             # placed elsewhere, so the ranks' test decides where it is and
@@ -284,7 +285,7 @@ class Transfer:
         atoms = evaluate(value, env)
         if implicit:
             atoms = atoms | implicit
-        augmented = isinstance(s, ast.AugAssign)
+        augmented = kind is ast.AugAssign
         if not augmented and len(targets) == 1 and type(targets[0]) is ast.Tuple:
             parts = entry_parts(self.info, targets[0], value, atoms)  # ``a, b = self.pending.pop(k)``
             if parts is not None:
@@ -317,23 +318,24 @@ class Transfer:
             return
         for target in targets:
             self._bind(target, atoms, flow, augmented)
-        if isinstance(value, ast.Dict) and not augmented:
+        if type(value) is ast.Dict and not augmented:
             self._dict_literal_keys(targets, value, implicit, flow)
 
     def _bind(self, target, atoms, flow: Flow, augmented: bool) -> None:
-        if isinstance(target, ast.Name):
+        t = type(target)
+        if t is ast.Name:
             flow.write(target.id, atoms, strong=not augmented)
-        elif isinstance(target, (ast.Tuple, ast.List)):
+        elif t is ast.Tuple or t is ast.List:
             # ``a, b = f()``: each name holds its own element of what f returns
             by_position = not augmented and not any(type(e) is ast.Starred for e in target.elts)
             for index, elt in enumerate(target.elts):
                 self._bind(elt, element(index, atoms, self.info.ctx.returns_tuples) if by_position else atoms,
                            flow, augmented)
-        elif isinstance(target, ast.Starred):
+        elif t is ast.Starred:
             self._bind(target.value, atoms, flow, augmented)
-        elif isinstance(target, ast.Subscript):
+        elif t is ast.Subscript:
             base = target.value
-            if isinstance(base, ast.Name):
+            if type(base) is ast.Name:
                 key = self.evaluator.eval(target.slice, flow.env)
                 own = None
                 if base.id in flow.element_stores and type(target.slice) is not ast.Slice:
@@ -704,8 +706,8 @@ def agreed_within(past: tuple, out: dict, collective) -> dict:
 def _mutator_call(s) -> Optional[ast.Call]:
     """The call of ``xs.append(x)`` (awaited or not) as a statement, or as
     the value an assignment keeps (``entry = xs.setdefault(k, v)``)."""
-    call = s.value.value if isinstance(s.value, ast.Await) else s.value
-    if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr in MUTATORS:
+    call = s.value.value if type(s.value) is ast.Await else s.value
+    if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in MUTATORS:
         return call
     return None
 
