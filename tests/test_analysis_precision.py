@@ -489,7 +489,16 @@ TUPLE_ELEMENTS = """
             dist.all_reduce(x)                      # reported: the function returns a name, not a tuple written out
         _, agreed = returned_under_rank_test()
         if agreed:
+            dist.all_reduce(x)                      # whichever return runs, the element is the one all-reduce's result
+        _, chosen = flags_under_rank_test()
+        if chosen:
             dist.all_reduce(x)                      # reported: which return runs differs between ranks
+
+
+    def flags_under_rank_test():
+        if dist.get_rank() == 0:
+            return 1, 0
+        return 0, 1
 """
 
 
@@ -497,8 +506,9 @@ def test_an_element_of_a_returned_tuple_is_read_alone():
     """``mine, agreed = synced_counts()``: each name holds its own element of what the function
     returns when every return writes out a tuple (``return mine, agreed``), parameters bound per
     position; a function that returns a name, or whose returns differ between ranks, keeps its
-    whole result in every element."""
-    assert _lines(TUPLE_ELEMENTS) == [42, 50, 58, 64, 67]
+    whole result in every element, except an element made of one group's collective results,
+    the same whichever return hands it on (transfer.agreed_group)."""
+    assert _lines(TUPLE_ELEMENTS) == [42, 50, 58, 64, 70]
 
 
 # -- (e) membership of the collective's own group -------------------------------------------

@@ -142,3 +142,44 @@ def test_a_bare_return_beside_the_reduction_keeps_the_choice():
                 return
             dist.barrier(group=group)
     """) == [10, 17]
+
+
+# The same, returned inside a tuple: rank 0 reads a plan and broadcasts it with
+# its size, the others receive both, and each hands back the pair.
+_PLAN_PAIR = """
+    import torch.distributed as dist
+
+
+    def read_plan(path):
+        with open(path) as fh:
+            return fh.read()
+
+
+    def exchange_plan(path, group):
+        if dist.get_rank(group) == 0:
+            text = read_plan(path)
+            box = [text, len(text)]
+            dist.broadcast_object_list(box, src=0, group=group)
+            return box[0], box[1]
+        box = [None, 0]
+        dist.broadcast_object_list(box, src=0, group=group)
+        return box[0], box[1]
+
+
+    def run(path, group):
+        plan, size = exchange_plan(path, group)
+        if plan is None or size == 0:
+            return
+        dist.barrier(group=group)
+"""
+
+
+def test_elements_of_a_returned_tuple_made_of_one_groups_broadcast_agree():
+    assert _lines(_PLAN_PAIR) == []
+
+
+def test_an_element_beside_them_that_is_this_ranks_own_keeps_the_choice():
+    # rank 0 hands back its own rank id as the size, the others what they received
+    source = _PLAN_PAIR.replace("return box[0], box[1]", "return box[0], dist.get_rank()", 1)
+    assert "return box[0], dist.get_rank()" in source
+    assert _lines(source) == [25]

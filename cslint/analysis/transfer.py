@@ -440,7 +440,12 @@ class Transfer:
             return implicit, None, None  # a caller that unpacks the result never reads this path's elements
         if (t is ast.Tuple or t is ast.List) and not any(type(e) is ast.Starred for e in value.elts):
             evaluate = self.evaluator.eval
-            parts = tuple(evaluate(e, flow.env) | implicit for e in value.elts)
+            elements = [evaluate(e, flow.env) for e in value.elts]
+            # an element made of one group's collective results is chosen as
+            # such a return is (``return box[0], box[1]`` after an object
+            # broadcast into ``box``); the tuple as a whole, and its length,
+            # keep the tests
+            parts = tuple(atoms | self._choice_reaching(atoms, implicit) for atoms in elements)
             atoms = frozenset().union(implicit, *parts)
             return atoms, parts if t is ast.Tuple and parts else (), implicit
         if implicit and self.declares_one_object():
@@ -454,17 +459,22 @@ class Transfer:
         else:
             own = self.evaluator.kept_apart(value, env)
         atoms = self.evaluator.eval(value, env)
+        implicit = self._choice_reaching(atoms, implicit)
+        return atoms | implicit, (), None if own is None else own | implicit
+
+    def _choice_reaching(self, atoms: frozenset, implicit: frozenset) -> frozenset:
+        """What the tests choosing a return (``implicit``) add to a value
+        of ``atoms`` it hands back.  What every rank of a group got back from
+        one collective is the same whichever return hands it on (a root
+        returning the payload it broadcast, the others what they received):
+        the tests reach it only as far as the group leaves them.  Where
+        another way out hands back None (a bare ``return``, the end of the
+        body) those tests also say whether there is a result, and this
+        return is the one that carries them."""
         group = agreed_group(atoms) if implicit else None
         if group is not None and self.hands_back_a_value_everywhere():
-            # what every rank of the group got back from one collective is the
-            # same whichever return hands it on (a root returning the payload it
-            # broadcast, the others what they received): the tests choosing the
-            # return reach the result only as far as the group leaves them.
-            # Where another way out hands back None (a bare ``return``, the end
-            # of the body) those tests also say whether there is a result, and
-            # this return is the one that carries them
-            implicit = self.info.ctx.atoms.collective(group, implicit)
-        return atoms | implicit, (), None if own is None else own | implicit
+            return self.info.ctx.atoms.collective(group, implicit)
+        return implicit
 
     def hands_back_a_value_everywhere(self) -> bool:
         """:func:`hands_back_a_value_everywhere` of the function (once)."""
