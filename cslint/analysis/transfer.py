@@ -132,7 +132,7 @@ class Flow:
         keys = self.dict_keys.get(name) if type(name) is str else None
         if keys:
             # any write to the dict itself reaches every key; a literal
-            # refines them afterwards (Transfer._dict_literal_keys)
+            # refines them afterwards (transfer._dict_literal_keys)
             for key in keys:
                 self.write(("key", name, key), atoms, strong)
         if type(name) is str and name in self.element_stores:
@@ -319,7 +319,7 @@ class Transfer:
         for target in targets:
             self._bind(target, atoms, flow, augmented)
         if type(value) is ast.Dict and not augmented:
-            self._dict_literal_keys(targets, value, implicit, flow)
+            _dict_literal_keys(self.evaluator, targets, value, implicit, flow)
 
     def _bind(self, target, atoms, flow: Flow, augmented: bool) -> None:
         t = type(target)
@@ -347,18 +347,6 @@ class Transfer:
                 if isinstance(key, str) and key in flow.dict_keys.get(base.id, ()):
                     flow.write(("key", base.id, key), atoms, strong=not augmented)
         # attribute targets are field writes (field_writes)
-
-    def _dict_literal_keys(self, targets, value: ast.Dict, implicit, flow: Flow) -> None:
-        """``name = {"k": v, ...}``: each key read later gets its own value."""
-        if not flow.dict_keys or any(k is None or not isinstance(k, ast.Constant) for k in value.keys):
-            return  # ``**other`` or computed keys: every key may hold anything
-        literal = {k.value: v for k, v in zip(value.keys, value.values)}
-        for target in targets:
-            if isinstance(target, ast.Name):
-                for key in flow.dict_keys.get(target.id, ()):
-                    part = literal.get(key)
-                    flow.write(("key", target.id, key),
-                               (self.evaluator.eval(part, flow.env) if part is not None else EMPTY) | implicit)
 
     def walrus(self, nodes, flow: Flow) -> None:
         """``(name := value)`` anywhere in the statement's own expressions."""
@@ -711,6 +699,19 @@ def agreed_within(past: tuple, out: dict, collective) -> dict:
     group, names = past
     return {key: collective(group, atoms) if (key if type(key) is str else key[1]) in names else atoms
             for key, atoms in out.items()}
+
+
+def _dict_literal_keys(evaluator: Evaluator, targets, value: ast.Dict, implicit, flow: Flow) -> None:
+    """``name = {"k": v, ...}``: each key read later gets its own value."""
+    if not flow.dict_keys or any(k is None or not isinstance(k, ast.Constant) for k in value.keys):
+        return  # ``**other`` or computed keys: every key may hold anything
+    literal = {k.value: v for k, v in zip(value.keys, value.values)}
+    for target in targets:
+        if isinstance(target, ast.Name):
+            for key in flow.dict_keys.get(target.id, ()):
+                part = literal.get(key)
+                flow.write(("key", target.id, key),
+                           (evaluator.eval(part, flow.env) if part is not None else EMPTY) | implicit)
 
 
 def _mutator_call(s) -> Optional[ast.Call]:
