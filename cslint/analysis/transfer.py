@@ -429,10 +429,8 @@ class Transfer:
         if (t is ast.Tuple or t is ast.List) and not any(type(e) is ast.Starred for e in value.elts):
             evaluate = self.evaluator.eval
             elements = [evaluate(e, flow.env) for e in value.elts]
-            # an element made of one group's collective results is chosen as
-            # such a return is (``return box[0], box[1]`` after an object
-            # broadcast into ``box``); the tuple as a whole, and its length,
-            # keep the tests
+            # an element is chosen as a return of its value is; the tuple as
+            # a whole, and its length, keep the tests
             parts = tuple(atoms | self._choice_reaching(atoms, implicit) for atoms in elements)
             atoms = frozenset().union(implicit, *parts)
             return atoms, parts if t is ast.Tuple and parts else (), implicit
@@ -451,14 +449,8 @@ class Transfer:
         return atoms | implicit, (), None if own is None else own | implicit
 
     def _choice_reaching(self, atoms: frozenset, implicit: frozenset) -> frozenset:
-        """What the tests choosing a return (``implicit``) add to a value
-        of ``atoms`` it hands back.  What every rank of a group got back from
-        one collective is the same whichever return hands it on (a root
-        returning the payload it broadcast, the others what they received):
-        the tests reach it only as far as the group leaves them.  Where
-        another way out hands back None (a bare ``return``, the end of the
-        body) those tests also say whether there is a result, and this
-        return is the one that carries them."""
+        """What the tests choosing a return (``implicit``) add to a value of
+        ``atoms`` it hands back (:func:`agreed_group`)."""
         group = agreed_group(atoms) if implicit else None
         if group is not None and self.hands_back_a_value_everywhere():
             return self.info.ctx.atoms.collective(group, implicit)
@@ -655,7 +647,17 @@ def agreed_group(atoms: frozenset) -> Optional[str]:
     > 0``, ``len(parts)``), an attribute read of one (``result.error``) or a
     call whose receiver and arguments are nothing else (``t.tolist()``,
     ``tuple(...)``, ``typing.cast``); None where some atom is anything else,
-    or the atoms name no collective at all."""
+    or the atoms name no collective at all.
+
+    What every rank of that group got back from one collective is the same
+    whichever return hands it on (a root returning the payload it broadcast,
+    the others what they received; ``return box[0], box[1]`` after an object
+    broadcast into ``box``, element by element): the tests choosing the
+    return reach it only as far as the group leaves them
+    (``Transfer._choice_reaching``).  Where another way out hands back None
+    (a bare ``return``, the end of the body) those tests also say whether
+    there is a result, and that return carries them
+    (:func:`hands_back_a_value_everywhere`)."""
     found: set = set()
     for atom in atoms:
         if not _made_from_collectives(atom, found) or len(found) > 1:
