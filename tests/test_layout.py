@@ -204,7 +204,7 @@ ANALYSIS_PHASES = [
     ("astwalk", "atoms", "environment"),  # tree walking, typed atoms and their transforms, environments
     ("divergence", "results"),  # divergence maps, over the atoms' sources; call results and their nesting
     ("cfg", "vocabulary"),  # control flow; names known without presets
-    ("syntax", "records", "callfacts", "escapes", "spans"),  # what the syntax says; the per-file records;
+    ("syntax", "shapes", "records", "callfacts", "escapes", "spans"),  # what the syntax says; the per-file records;
     # failing work; what a slice's bounds leave of its width
     ("membership", "roots"),  # a rank list picked by membership in it; where a rank is a broadcast's root
     ("arms", "stores", "lists", "entries"),  # calls and assignments both arms of an if/else make alike; tests

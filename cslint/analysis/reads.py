@@ -57,7 +57,8 @@ def entry_fields(funcs, family_of) -> set:
 def _split_parts(variant) -> list:
     """(index, atoms) of each part of what ``variant`` returns kept apart:
     its elements by position, its own structure under ``OWN_PART``."""
-    out = list(enumerate(variant.return_parts)) if variant.return_parts else []
+    parts = variant.return_parts
+    out = (list(zip(variant.return_keys, parts)) if variant.return_keys else list(enumerate(parts))) if parts else []
     if variant.return_own is not None:
         out.append((OWN_PART, variant.return_own))
     return out
@@ -87,7 +88,8 @@ class ProgramReads:
 
     def _returned_part(self, fn, mode: frozenset, index: int):
         """Element ``index`` of what ``fn`` returns (parameters symbolic), or
-        None where its returns do not all write out a tuple that long; for
+        None where its returns do not all write out a tuple that long (for a
+        string ``index``, a dict display with that key: ``Variant.return_keys``); for
         ``OWN_PART``, its own structure (``Variant.return_own``), or None
         where that is not kept apart.  Most functions that return a tuple are
         never unpacked by a caller the analysis resolves, so the tables by
@@ -101,7 +103,10 @@ class ProgramReads:
         if index == OWN_PART:
             if variant.return_own is None:
                 return None
-        elif not variant.return_parts or index >= len(variant.return_parts):
+        elif type(index) is str:
+            if not variant.return_keys or index not in variant.return_keys:
+                return None
+        elif not variant.return_parts or variant.return_keys or index >= len(variant.return_parts):
             return None
         if (fn.key, mode) not in self.split_returns:
             self.split_returns.add((fn.key, mode))

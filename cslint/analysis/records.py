@@ -163,6 +163,12 @@ class Variant:
     #: unpacks it reads each element alone; ``()`` where some return is
     #: anything else, None where no return gives a value
     return_parts: Optional[tuple] = None
+    #: where every ``return`` of a value writes out a dict display with the
+    #: same constant string keys (``return {"sizes": n, "offsets": o}``):
+    #: those keys, sorted, the positions of ``return_parts`` stand for (a
+    #: caller's ``result["sizes"]`` reads that value alone); None where the
+    #: positions are a tuple's
+    return_keys: Optional[tuple] = None
     #: what the own structure of the result (its None-ness, length, kind)
     #: depends on where some ``return`` hands back a container whose own
     #: structure is kept apart from its elements' (a list filled by
@@ -176,25 +182,28 @@ class Variant:
     #: where it was not worked out
     escapes: Optional[frozenset] = None
 
-    def add_return(self, atoms: frozenset, parts: Optional[tuple] = None, own: Optional[frozenset] = None) -> None:
+    def add_return(self, atoms: frozenset, parts: Optional[tuple] = None, own: Optional[frozenset] = None,
+                   keys: Optional[tuple] = None) -> None:
         """Join one ``return``'s value (``atoms``), its elements (``parts``,
+        by the dict ``keys`` they are the values of where not None:
         :meth:`add_return_parts`) and its own structure (``own``; None:
         the whole value)."""
         if own is not None or self.return_own is not None:
             known = self.returns if self.return_own is None else self.return_own
             self.return_own = known | (atoms if own is None else own)
         self.returns = self.returns | atoms
-        self.add_return_parts(parts)
+        self.add_return_parts(parts, keys)
 
-    def add_return_parts(self, parts: Optional[tuple]) -> None:
-        """Join one ``return``'s elements (None: it gives no value)."""
+    def add_return_parts(self, parts: Optional[tuple], keys: Optional[tuple] = None) -> None:
+        """Join one ``return``'s elements (None: it gives no value), by
+        position or by the dict ``keys`` they are the values of."""
         known = self.return_parts
         if parts is None:
             return
         if known is None:
-            self.return_parts = parts
-        elif not known or not parts or len(known) != len(parts):
-            self.return_parts = ()
+            self.return_parts, self.return_keys = parts, keys
+        elif not known or not parts or len(known) != len(parts) or keys != self.return_keys:
+            self.return_parts, self.return_keys = (), None
         else:
             self.return_parts = tuple(a | b for a, b in zip(known, parts))
 

@@ -19,8 +19,9 @@ from .cfg import exit_exceptions
 from .entries import positional_fields
 from .lists import returns_only_lists
 from .records import CollectiveMatch
-from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_one_tuple_shape,
-                     returns_own_structure, single_rank_side, top_level_definitions, unparse)
+from .shapes import returns_one_dict_shape, returns_one_tuple_shape
+from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
+                     top_level_definitions, unparse)
 from .vocabulary import (ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, COMM_FACTORIES, ELEMENT_ADDERS, GROUP_FROM_RANKS,
                          looks_like_communicator)
 
@@ -271,6 +272,11 @@ class ModuleContext:
         Each function is looked at once, when a caller first unpacks it."""
         return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
 
+    def returns_dicts(self, ref) -> bool:
+        """Whether each ``return`` with a value of ``ref``, a function or method of this module, writes out a dict
+        display with the same constant keys (``shapes.returns_one_dict_shape``): ``f()["key"]`` reads that key."""
+        return _returns_shape(self, ref, self._dict_returns, returns_one_dict_shape)
+
     def returns_lists(self, ref) -> bool:
         """Whether ``ref`` is a function or method of this module every ``return`` of which writes out a list
         (``lists.returns_only_lists``).  Looked at once, when asked."""
@@ -353,6 +359,7 @@ class ModuleContext:
         self.issuing_functions: frozenset = frozenset()
         self._tuple_returns: dict = {}  # qualname -> whether its returns are tuples (returns_tuples)
         self._own_returns: dict = {}  # qualname -> returns_own_structure
+        self._dict_returns: dict = {}  # qualname -> returns_dicts
         self._list_returns: dict = {}  # qualname -> returns_only_lists
         self._definitions = None  # qualname -> function node, on first use (returns_tuples)
         self._agreed_in_place: dict = {}  # qualname -> {parameter: group} (agreed_in_place)

@@ -207,6 +207,18 @@ def _is_unset_marker(node) -> bool:
         and type(node.operand.value) is int and node.operand.value > 0
 
 
+def _parted_by(ctx, index):
+    """Which callees a constant ``index`` reads one part of what they return
+    (``atoms.element``): those returning tuples by an int position, dict
+    displays by a string key; None for any other index."""
+    if type(index) is not ast.Constant:
+        return None
+    t = type(index.value)
+    if t is int and index.value >= 0:
+        return ctx.returns_tuples
+    return ctx.returns_dicts if t is str else None
+
+
 class StructureReads:
     """How an expression reads its operands' structure or contents."""
 
@@ -534,13 +546,13 @@ class StructureReads:
             and name not in ctx.module_classes and name not in ctx.imports and name not in ctx.module_globals
 
     def element_read(self, expr: ast.Subscript, env) -> frozenset:
-        """``x[index]``: what ``x`` and the index depend on; a constant index
-        of a tuple a call returns (``f()[1]``, ``counts[1]`` of ``counts =
-        f()``) reads that element alone."""
-        key = expr.slice
-        if type(key) is ast.Constant and type(key.value) is int and key.value >= 0:
-            return element(key.value, self.eval(expr.value, env), self.ctx.returns_tuples)
-        return self.eval(expr.value, env) | self.index(key, env)
+        """``x[index]``: what ``x`` and the index depend on; a constant index of
+        a tuple or key of a dict display a call returns (``f()[1]``, ``f()["n"]``,
+        ``counts[1]`` of ``counts = f()``) reads that element alone."""
+        parted = _parted_by(self.ctx, expr.slice)
+        if parted is not None:
+            return element(expr.slice.value, self.eval(expr.value, env), parted)
+        return self.eval(expr.value, env) | self.index(expr.slice, env)
 
     def index(self, index, env) -> frozenset:
         """What ``x[index]`` depends on besides ``x``: the element a rank-local

@@ -500,12 +500,13 @@ class _WatchedFlow(Flow):
 class _FactsMark:
     """What a :class:`Variant` held at one point, to go back to."""
 
-    __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "return_own", "raised", "raised_tree",
-                 "escapes")
+    __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "return_keys", "return_own", "raised",
+                 "raised_tree", "escapes")
 
     def __init__(self, variant: Variant):
         self.sites, self.fields, self.field_types = len(variant.sites), len(variant.fields), len(variant.field_types)
         self.returns, self.return_parts, self.return_own = variant.returns, variant.return_parts, variant.return_own
+        self.return_keys = variant.return_keys
         self.raised, self.raised_tree, self.escapes = variant.raised, variant.raised_tree, variant.escapes
 
     def restore(self, variant: Variant) -> None:
@@ -513,4 +514,5 @@ class _FactsMark:
         del variant.fields[self.fields:]
         del variant.field_types[self.field_types:]
         variant.returns, variant.return_parts, variant.return_own = self.returns, self.return_parts, self.return_own
+        variant.return_keys = self.return_keys
         variant.raised, variant.raised_tree, variant.escapes = self.raised, self.raised_tree, self.escapes

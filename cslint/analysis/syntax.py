@@ -87,32 +87,6 @@ def top_level_definitions(tree: ast.Module) -> dict:
     return out
 
 
-def returns_one_tuple_shape(function) -> bool:
-    """Whether each ``return`` statement of ``function`` with a value
-    (``None`` aside) writes out a tuple of one length, with no starred
-    element."""
-    lengths = set()
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            continue
-        if isinstance(node, ast.Return):
-            value = node.value
-            if value is None or (isinstance(value, ast.Constant) and value.value is None):
-                continue
-            if not isinstance(value, ast.Tuple) or not value.elts \
-                    or any(isinstance(e, ast.Starred) for e in value.elts):
-                return False
-            lengths.add(len(value.elts))
-            continue
-        for name in BLOCKS_OF[type(node)]:
-            block = getattr(node, name, None)
-            if block:
-                stack.extend(block)
-    return len(lengths) == 1
-
-
 def returns_own_structure(function, adders) -> bool:
     """Whether some ``return`` statement of ``function`` hands back a value
     whose own structure (None-ness, length, kind) is kept apart from its

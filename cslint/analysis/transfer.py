@@ -320,6 +320,8 @@ class Transfer:
             self._bind(target, atoms, flow, augmented)
         if type(value) is ast.Dict and not augmented:
             _dict_literal_keys(self.evaluator, targets, value, implicit, flow)
+        elif type(value) is ast.Call and not augmented and flow.dict_keys:
+            _returned_dict_keys(self.info.ctx, targets, atoms, flow)
 
     def _bind(self, target, atoms, flow: Flow, augmented: bool) -> None:
         t = type(target)
@@ -431,7 +433,7 @@ class Transfer:
             elements = [evaluate(e, flow.env) for e in value.elts]
             # an element is chosen as a return of its value is; the tuple as
             # a whole, and its length, keep the tests
-            parts = tuple(atoms | self._choice_reaching(atoms, implicit) for atoms in elements)
+            parts = tuple(atoms | self.choice_reaching(atoms, implicit) for atoms in elements)
             atoms = frozenset().union(implicit, *parts)
             return atoms, parts if t is ast.Tuple and parts else (), implicit
         if implicit and self.declares_one_object():
@@ -440,15 +442,19 @@ class Transfer:
             # as a constructor's arguments are; never its None-ness or kind
             implicit = project(CONTENTS, implicit)
         env = flow.env
+        if t is ast.Dict:
+            keyed = _returned_by_key(self, value, env, implicit)
+            if keyed is not None:
+                return keyed
         if t is ast.ListComp:
             own = self.evaluator.comprehension_length(value, env)
         else:
             own = self.evaluator.kept_apart(value, env)
         atoms = self.evaluator.eval(value, env)
-        implicit = self._choice_reaching(atoms, implicit)
+        implicit = self.choice_reaching(atoms, implicit)
         return atoms | implicit, (), None if own is None else own | implicit
 
-    def _choice_reaching(self, atoms: frozenset, implicit: frozenset) -> frozenset:
+    def choice_reaching(self, atoms: frozenset, implicit: frozenset) -> frozenset:
         """What the tests choosing a return (``implicit``) add to a value of
         ``atoms`` it hands back (:func:`agreed_group`)."""
         group = agreed_group(atoms) if implicit else None
@@ -654,7 +660,7 @@ def agreed_group(atoms: frozenset) -> Optional[str]:
     the others what they received; ``return box[0], box[1]`` after an object
     broadcast into ``box``, element by element): the tests choosing the
     return reach it only as far as the group leaves them
-    (``Transfer._choice_reaching``).  Where another way out hands back None
+    (``Transfer.choice_reaching``).  Where another way out hands back None
     (a bare ``return``, the end of the body) those tests also say whether
     there is a result, and that return carries them
     (:func:`hands_back_a_value_everywhere`)."""
@@ -714,6 +720,36 @@ def _dict_literal_keys(evaluator: Evaluator, targets, value: ast.Dict, implicit,
                 part = literal.get(key)
                 flow.write(("key", target.id, key),
                            (evaluator.eval(part, flow.env) if part is not None else EMPTY) | implicit)
+
+
+def _returned_dict_keys(ctx, targets, atoms: frozenset, flow: Flow) -> None:
+    """``name = f()`` where every return of ``f`` writes out a dict display
+    with constant keys (``ModuleContext.returns_dicts``): each key read later
+    gets the value ``f`` returns under it (``atoms.element``)."""
+    for target in targets:
+        if type(target) is ast.Name:
+            for key in flow.dict_keys.get(target.id, ()):
+                flow.write(("key", target.id, key), element(key, atoms, ctx.returns_dicts))
+
+
+def _returned_by_key(transfer: Transfer, value: ast.Dict, env, implicit: frozenset) -> Optional[tuple]:
+    """``return {"sizes": n, "offsets": o}`` with constant string keys alone:
+    :meth:`Transfer.returned` with the value of each key kept apart, in the
+    order of the sorted keys it returns last (``Variant.return_keys``), each
+    chosen as a return of its value is; the dict as a whole keeps the tests.
+    None for any other dict display (``**other``, a computed key)."""
+    keys = value.keys
+    if not keys or any(type(k) is not ast.Constant or type(k.value) is not str for k in keys):
+        return None
+    literal = {k.value: v for k, v in zip(keys, value.values)}
+    order = tuple(sorted(literal))
+    evaluate = transfer.evaluator.eval
+    parts = []
+    for key in order:
+        atoms = evaluate(literal[key], env)
+        parts.append(atoms | transfer.choice_reaching(atoms, implicit))
+    whole = evaluate(value, env)
+    return whole | transfer.choice_reaching(whole, implicit), tuple(parts), None, order
 
 
 def _mutator_call(s) -> Optional[ast.Call]:

@@ -16,7 +16,8 @@ from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, 
 from .astwalk import children_into, walk as fast_walk
 from .records import CollectiveMatch
 from .scope import canonical_text
-from .syntax import dotted, returns_one_tuple_shape, unparse
+from .shapes import returns_one_tuple_shape
+from .syntax import dotted, unparse
 
 
 #: What calling a module wrapped for data parallelism issues: its forward

@@ -1,0 +1,68 @@
+"""What every ``return`` of a function writes out, where a caller reads the
+parts of its result apart: a tuple of one length (``return count, agreed``,
+``a, b = f()``: ``Variant.return_parts`` by position) or a dict display
+with the same constant string keys (``return {"sizes": n, "offsets": o}``,
+``f()["sizes"]``: ``Variant.return_keys``).  Read off the syntax, once per
+function (``ModuleContext.returns_tuples``, ``returns_dicts``).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .astwalk import BLOCKS_OF
+
+
+def _one_return_shape(function, shape_of) -> bool:
+    """Whether every ``return`` statement of ``function`` with a value
+    (``None`` aside) has one shape, ``shape_of(value)`` (None: a value no
+    caller can read apart)."""
+    shapes = set()
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            continue
+        if t is ast.Return:
+            value = node.value
+            if value is None or (type(value) is ast.Constant and value.value is None):
+                continue
+            shape = shape_of(value)
+            if shape is None:
+                return False
+            shapes.add(shape)
+            continue
+        for name in BLOCKS_OF[t]:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(block)
+    return len(shapes) == 1
+
+
+def _tuple_length(value) -> Optional[int]:
+    if type(value) is not ast.Tuple or not value.elts or any(type(e) is ast.Starred for e in value.elts):
+        return None
+    return len(value.elts)
+
+
+def _constant_keys(value) -> Optional[frozenset]:
+    if type(value) is not ast.Dict or not value.keys \
+            or any(type(k) is not ast.Constant or type(k.value) is not str for k in value.keys):
+        return None  # ``**other`` or a computed key
+    return frozenset(k.value for k in value.keys)
+
+
+def returns_one_tuple_shape(function) -> bool:
+    """Whether each ``return`` statement of ``function`` with a value
+    (``None`` aside) writes out a tuple of one length, with no starred
+    element."""
+    return _one_return_shape(function, _tuple_length)
+
+
+def returns_one_dict_shape(function) -> bool:
+    """Whether each ``return`` statement of ``function`` with a value
+    (``None`` aside) writes out a dict display with the same constant
+    string keys, and no ``**other``."""
+    return _one_return_shape(function, _constant_keys)
