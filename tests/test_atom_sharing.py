@@ -85,6 +85,9 @@ def test_facts_come_back_from_a_pickle_equal_and_of_their_classes():
     assert Counter(after) == Counter(before)  # (a set unpickled may iterate in another order)
     assert {type(atom) for atom in after} == {type(atom) for atom in before}
     assert [f.variants for f in back.functions] == [f.variants for f in facts.functions]
+    assert back == facts
+    assert [type(site.span) for f in back.functions for v in f.variants.values() for site in v.sites] \
+        == [type(site.span) for f in facts.functions for v in f.variants.values() for site in v.sites]
 
 
 def test_an_atom_class_is_called_with_one_tuple_of_its_items():
@@ -92,3 +95,36 @@ def test_an_atom_class_is_called_with_one_tuple_of_its_items():
     assert read == atoms.field_read("pkg:Stepper", "queue")
     assert (read.class_key, read.attr) == ("pkg:Stepper", "queue")
     assert read._replace(attr="count") == atoms.field_read("pkg:Stepper", "count")
+
+
+def test_the_worker_pipe_writes_records_with_their_own_reducers_and_keeps_them():
+    import pickletools
+
+    from multiprocessing.reduction import ForkingPickler
+
+    from cslint.engine import workers  # registers the reducers with the pipe's pickler
+
+    assert workers.ATOM_CLASSES is atoms.ATOM_CLASSES
+    facts = _facts()
+    data = bytes(ForkingPickler.dumps(facts))
+    before = _atoms_in(facts, [], set())  # each atom object once
+
+    def newobj(pickled: bytes) -> int:
+        return sum(1 for op, _, _ in pickletools.genops(pickled) if op.name == "NEWOBJ")
+
+    # every record goes through its own reducer (REDUCE), none through the
+    # generic object.__reduce_ex__ path (NEWOBJ), the slower one to write
+    plain = pickle.dumps(facts, protocol=pickle.DEFAULT_PROTOCOL)  # as ForkingPickler.dumps
+    assert newobj(plain) > len(before) > 0
+    assert newobj(data) == 0
+    back = pickle.loads(data)
+    after = _atoms_in(back, [], set())
+    assert Counter(after) == Counter(before)
+    assert Counter(type(atom) for atom in after) == Counter(type(atom) for atom in before)
+    shared: dict = {}
+    assert all(shared.setdefault(atom, atom) is atom for atom in after), "an atom shared before is shared after"
+    assert [f.variants for f in back.functions] == [f.variants for f in facts.functions]
+    assert back == facts
+    assert [type(site.span) for f in back.functions for v in f.variants.values() for site in v.sites] \
+        == [type(site.span) for f in facts.functions for v in f.variants.values() for site in v.sites]
+

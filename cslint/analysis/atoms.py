@@ -661,9 +661,10 @@ class NameRef(NamedTuple):
 # NamedTuple's own ``__new__`` and ``__getnewargs__`` are Python functions,
 # called once per atom when a worker pickles its facts and once more when
 # the parent unpickles them; the tuple's own are C.
-for _atom_class in (Source, Param, FieldRead, GlobalRead, CallResult, CollectiveResult, Projection, AttributeRead,
-                    RaisedBy, EscapedBy, FuncRef, ClassRef, QualRef, MethodRef, SuperRef, FieldMethodRef,
-                    TypedMethodRef, PartRef, NameRef):
+ATOM_CLASSES = (Source, Param, FieldRead, GlobalRead, CallResult, CollectiveResult, Projection, AttributeRead,
+                RaisedBy, EscapedBy, FuncRef, ClassRef, QualRef, MethodRef, SuperRef, FieldMethodRef,
+                TypedMethodRef, PartRef, NameRef)
+for _atom_class in ATOM_CLASSES:
     _atom_class.__new__ = tuple.__new__
     _atom_class.__getnewargs__ = tuple.__getnewargs__
 
