@@ -102,9 +102,10 @@ def test_the_worker_pipe_writes_records_with_their_own_reducers_and_keeps_them()
 
     from multiprocessing.reduction import ForkingPickler
 
-    from cslint.engine import workers  # registers the reducers with the pipe's pickler
+    from cslint.engine import reducers, workers  # noqa: F401 (workers registers the reducers with the pipe's pickler)
 
-    assert workers.ATOM_CLASSES is atoms.ATOM_CLASSES
+    assert set(atoms.ATOM_CLASSES) <= set(reducers.FACT_REDUCERS)
+    assert all(ForkingPickler._extra_reducers[cls] is reduce for cls, reduce in reducers.FACT_REDUCERS.items())
     facts = _facts()
     data = bytes(ForkingPickler.dumps(facts))
     before = _atoms_in(facts, [], set())  # each atom object once
@@ -128,3 +129,20 @@ def test_the_worker_pipe_writes_records_with_their_own_reducers_and_keeps_them()
     assert [type(site.span) for f in back.functions for v in f.variants.values() for site in v.sites] \
         == [type(site.span) for f in facts.functions for v in f.variants.values() for site in v.sites]
 
+
+
+def test_the_cache_stores_facts_with_the_same_reducers(tmp_path):
+    import pickletools
+
+    from cslint.engine.cache import FactCache, store_pickle
+
+    facts = _facts()
+    target = str(tmp_path / "ab" / "facts.pickle")
+    store_pickle(target, facts)
+    with open(target, "rb") as handle:
+        data = handle.read()
+    assert not any(op.name == "NEWOBJ" for op, _, _ in pickletools.genops(data))
+    back = FactCache.get_path(target)
+    assert back == facts
+    assert Counter(type(atom) for atom in _atoms_in(back, [], set())) \
+        == Counter(type(atom) for atom in _atoms_in(facts, [], set()))

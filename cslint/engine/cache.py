@@ -34,6 +34,7 @@ import tempfile
 from typing import Optional
 
 from .. import __version__
+from .reducers import DISPATCH_TABLE
 
 CACHE_DIR = ".cslint_cache"
 _FORMAT = "5"  # 5: atoms pickle as one tuple of their items
@@ -154,7 +155,9 @@ def store_pickle(target: str, value) -> None:
         fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target))
         try:
             with os.fdopen(fd, "wb") as handle:
-                pickle.dump(value, handle, protocol=pickle.HIGHEST_PROTOCOL)
+                pickler = pickle.Pickler(handle, protocol=pickle.HIGHEST_PROTOCOL)
+                pickler.dispatch_table = DISPATCH_TABLE  # the facts' reducers (reducers.py)
+                pickler.dump(value)
             os.replace(tmp, target)
         except BaseException:
             try:

@@ -31,42 +31,15 @@ from typing import Optional
 from ..config import Settings
 from ..decoding import SourceDecodeError, decode_source
 from ..presets import Knowledge, load_presets
-from ..analysis.atoms import ATOM_CLASSES
 from ..analysis.facts import extract_file_facts
-from ..analysis.callfacts import CallFacts
-from ..analysis.records import ClassFacts, Collective, Cond, FieldType, FieldWrite, FileFacts, FuncFacts, Site, Variant
-from ..model import Span
+from ..analysis.records import FileFacts
 from .cache import store_pickle
+from .reducers import FACT_REDUCERS
 
 # The facts a worker sends back go through the pipe's pickler, which looks a
-# reducer up by type before anything else.  The generic path
-# (object.__reduce_ex__) looks up __getnewargs_ex__, __getnewargs__,
-# __getstate__ and __slotnames__ on every object; these reducers hand the
-# pickler the same object at once, so what the run's process unpickles is
-# equal, class for class.  vLLM's facts (389 extractions, one pickle each,
-# one process): pickling 378-379 ms -> 309-313 ms, unpickling unchanged
-# (300-309 ms), 17.0 -> 17.7 MB (docs/internals.md).
-_tuple_new = tuple.__new__
-_object_new = object.__new__
-
-
-def _reduce_tuple(record) -> tuple:
-    """An atom or a fact NamedTuple: ``tuple.__new__`` of its class and
-    items, as the atoms are made (C on both sides; a NamedTuple's own
-    ``__new__`` and ``__getnewargs__`` are Python functions)."""
-    return _tuple_new, (type(record), tuple(record))
-
-
-def _reduce_record(record) -> tuple:
-    """A fact dataclass: its class's bare object and its ``__dict__``, as
-    the generic path writes it."""
-    return _object_new, (type(record),), record.__dict__
-
-
-for _record_class in ATOM_CLASSES + (FieldWrite, FieldType, Collective, CallFacts):
-    ForkingPickler.register(_record_class, _reduce_tuple)
-for _record_class in (Span, Site, Cond, Variant, FuncFacts, ClassFacts, FileFacts):
-    ForkingPickler.register(_record_class, _reduce_record)
+# reducer up by type before anything else (:mod:`cslint.engine.reducers`).
+for _record_class, _reducer in FACT_REDUCERS.items():
+    ForkingPickler.register(_record_class, _reducer)
 
 PARALLEL_THRESHOLD = 64  # fewer files than this are parsed in-process
 
