@@ -67,3 +67,62 @@ def test_a_return_of_another_kind_keeps_the_whole_dict():
 def test_a_rank_test_choosing_the_return_reaches_every_key():
     returns = 'if first > 0:\n            return {"wraps": False, "owned": [], "first": 0}\n        ' + _ONE_DICT
     assert _codes(_plan(returns=returns)) == [("CSL101", 16)]
+
+
+# -- such results appended to a field, read back by index and key ---------------------------
+
+_FIELD = """
+    import torch.distributed as dist
+
+    class Planner:
+        def setup(self, groups):
+            self.plans = []
+            rank = dist.get_rank()
+            for g in groups:
+                {append}
+
+        @staticmethod
+        def plan_for(lengths, rank):
+            first = rank * sum(lengths)
+            owned = []
+            for n in lengths:
+                if n > first:
+                    owned.append(n)
+            return {"wraps": any(n % 2 for n in lengths), "owned": owned}
+
+        def step(self, t, groups):
+            for i, g in enumerate(groups):
+                plan = self.plans[i]
+                if plan["{key}"]:
+                    dist.all_reduce(t)
+"""
+
+_APPEND = "self.plans.append(self.plan_for(g, rank) if g else None)"
+
+
+def _field(key="wraps", append=_APPEND, more=""):
+    return _FIELD.replace("{append}", append).replace("{key}", key) + more
+
+
+def test_a_key_no_rank_id_reaches_agrees_through_a_list_field():
+    assert _codes(_field()) == []
+
+
+def test_a_key_the_rank_id_reaches_through_a_list_field_still_differs():
+    assert _codes(_field(key="owned")) == [("CSL101", 24)]
+
+
+def test_an_append_on_some_ranks_reaches_every_key():
+    append = "if rank == 0:\n                    " + _APPEND
+    assert _codes(_field(append=append)) == [("CSL101", 25)]
+
+
+def test_a_field_also_filled_another_way_keeps_its_whole_entries():
+    more = "\n        def reset(self, plans):\n            self.plans = plans\n"
+    assert _codes(_field(more=more)) == [("CSL101", 24)]
+
+
+def test_another_value_appended_to_the_field_reaches_every_key():
+    more = ("\n        def add(self, lengths):\n"
+            "            self.plans.append({\"wraps\": dist.get_rank() > 0, \"owned\": lengths})\n")
+    assert _codes(_field(more=more)) == [("CSL101", 24)]

@@ -21,6 +21,13 @@ of one entry (``a, b, c = self.pending.pop(k)``, ``.get(k)``,
 only where every class of the field's family that writes the field writes
 its positions too (``reads.entry_fields``); elsewhere a position reads the
 whole field.
+
+A list field filled by ``append`` alone (``self.plans.append(f(g, rank))``,
+every other store into it in the file a new empty list or table) whose
+appended values are results of a function writing out dict displays with
+constant keys keeps one position per key in the same way
+(:func:`appended_entry_writes`); ``plan = self.plans[i]`` then reads
+``plan["wraps"]`` from that position (:func:`keyed_entry_read`).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY, entry_field, field_read
+from .atoms import EMPTY, element, entry_field, field_read
 from .records import FieldWrite
 
 #: the calls on a table that hand back one of its entries as it was stored
@@ -64,11 +71,15 @@ def positional_fields(tree: ast.Module) -> dict:
     any object) is an entry written out as a tuple of that length
     (``obj.attr[k] = (a, b, c)``) or a new empty table (``obj.attr = {}``),
     with at least one entry store, and which no other call than a lookup,
-    a removal or a read (:data:`_NON_STORING`) is made on."""
+    a removal or a read (:data:`_NON_STORING`) is made on; ``APPENDED`` for
+    those every store into which is ``obj.attr.append(v)`` or a new empty
+    list or table (:func:`appended_entry_writes`)."""
     lengths: dict = {}
     spoilt: set = set()
     stores: dict = {}
     accepted: dict = {}
+    appended: dict = {}
+    empty_lists: dict = {}
     for node in fast_walk(tree):
         t = type(node)
         if t is ast.Attribute:
@@ -81,7 +92,10 @@ def positional_fields(tree: ast.Module) -> dict:
             continue
         if t is ast.Call:
             func = node.func
-            if type(func) is ast.Attribute and type(func.value) is ast.Attribute and func.attr not in _NON_STORING:
+            if type(func) is ast.Attribute and type(func.value) is ast.Attribute and func.attr == "append" \
+                    and len(node.args) == 1 and not node.keywords and type(node.args[0]) is not ast.Starred:
+                appended[func.value.attr] = appended.get(func.value.attr, 0) + 1
+            elif type(func) is ast.Attribute and type(func.value) is ast.Attribute and func.attr not in _NON_STORING:
                 spoilt.add(func.value.attr)  # ``obj.attr.update(...)``, ``.setdefault``: filled another way
             continue
         if t is not ast.Assign or len(node.targets) != 1:
@@ -89,6 +103,8 @@ def positional_fields(tree: ast.Module) -> dict:
         target = node.targets[0]
         if type(target) is ast.Attribute and empty_table(node.value):
             accepted[target.attr] = accepted.get(target.attr, 0) + 1
+        elif type(target) is ast.Attribute and type(node.value) is ast.List and not node.value.elts:
+            empty_lists[target.attr] = empty_lists.get(target.attr, 0) + 1
         elif type(target) is ast.Subscript and type(target.value) is ast.Attribute \
                 and type(target.slice) is not ast.Slice:
             attr = target.value.attr
@@ -97,8 +113,67 @@ def positional_fields(tree: ast.Module) -> dict:
                 spoilt.add(attr)
             else:
                 accepted[attr] = accepted.get(attr, 0) + 1
-    return {attr: length for attr, length in lengths.items()
-            if attr not in spoilt and accepted.get(attr) == stores.get(attr)}
+    found = {attr: length for attr, length in lengths.items()
+             if attr not in spoilt and attr not in appended and accepted.get(attr) == stores.get(attr)}
+    found.update((attr, APPENDED) for attr in appended if attr not in spoilt and attr not in lengths
+                 and accepted.get(attr, 0) + empty_lists.get(attr, 0) == stores.get(attr, 0))
+    return found
+
+
+#: :func:`positional_fields` of a field filled by ``append`` alone
+APPENDED = -1
+#: the position of such a field that every ``append`` writes with what is not
+#: a dict a function returns (the implicit flow, another value, a result of
+#: any other call): a key's position is read together with it
+_ANY_KEY = "*"
+
+
+def _key_position(attr: str, key: str) -> str:
+    return entry_field(attr, repr(key))  # quoted: never the catch-all position
+
+
+def appended_entry_writes(info, attr: str, call: ast.Call, atoms: frozenset, line: int) -> list:
+    """``self.plans.append(v)`` into a field filled by ``append`` alone: the
+    result of a call in ``v`` of a function that writes out dict displays
+    with constant keys (``ModuleContext.returns_dicts``) writes each key a
+    position of the field's entries, holding what the function returns
+    under it (``atoms.element``); the rest of ``atoms`` (the implicit flow,
+    another value ``v`` may be, any other call) goes to the position read
+    with every key (``_ANY_KEY``)."""
+    if call.func.attr != "append" or info.ctx.positional_fields.get(attr) != APPENDED:
+        return []
+    returns_dicts = info.ctx.returns_dicts
+    keys: set = set()
+    keyed = []
+    for atom in atoms:
+        if atom.tag == "R" and atom.ref.tag != "class" and atom.ref.tag != "part":
+            found = returns_dicts(atom.ref)
+            if found:
+                keys.update(found)
+                keyed.append(atom)
+    keyed = frozenset(keyed)
+    writes = [FieldWrite(info.class_key, entry_field(attr, _ANY_KEY), atoms.difference(keyed), line, True)]
+    writes.extend(FieldWrite(info.class_key, _key_position(attr, key), element(key, keyed, returns_dicts), line, True)
+                  for key in sorted(keys))
+    return writes
+
+
+def keyed_entry_read(info, value, atoms: frozenset, key: str) -> Optional[frozenset]:
+    """What ``plan[key]`` of ``plan = self.plans[i]`` reads, where the field
+    is filled by ``append`` alone (:func:`appended_entry_writes`): the key's
+    position and what every append writes beside it, with what else the read
+    depends on (the index, the implicit flow, all in ``atoms``).  None where
+    ``value`` is no such read."""
+    table = entry_read(value)
+    attr = info.self_attr(table) if table is not None else None
+    if attr is None or info.ctx.positional_fields.get(attr) != APPENDED:
+        return None
+    class_key = info.class_key
+    whole = [atom for atom in atoms if atom.tag == "F" and atom.attr == attr and atom.class_key == class_key]
+    if not whole:
+        return None
+    return atoms.difference(whole) | {field_read(class_key, _key_position(attr, key)),
+                                      field_read(class_key, entry_field(attr, _ANY_KEY))}
 
 
 def entry_read(value) -> Optional[ast.Attribute]:

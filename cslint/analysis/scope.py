@@ -272,9 +272,9 @@ class ModuleContext:
         Each function is looked at once, when a caller first unpacks it."""
         return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
 
-    def returns_dicts(self, ref) -> bool:
-        """Whether each ``return`` with a value of ``ref``, a function or method of this module, writes out a dict
-        display with the same constant keys (``shapes.returns_one_dict_shape``): ``f()["key"]`` reads that key."""
+    def returns_dicts(self, ref):
+        """The keys where each ``return`` with a value of ``ref``, a function or method of this module, writes out
+        a dict display with those constant keys (``shapes.returns_one_dict_shape``): ``f()["key"]`` reads one."""
         return _returns_shape(self, ref, self._dict_returns, returns_one_dict_shape)
 
     def returns_lists(self, ref) -> bool:

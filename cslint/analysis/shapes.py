@@ -14,10 +14,10 @@ from typing import Optional
 from .astwalk import BLOCKS_OF
 
 
-def _one_return_shape(function, shape_of) -> bool:
-    """Whether every ``return`` statement of ``function`` with a value
-    (``None`` aside) has one shape, ``shape_of(value)`` (None: a value no
-    caller can read apart)."""
+def _one_return_shape(function, shape_of):
+    """The one shape, ``shape_of(value)``, of every ``return`` statement of
+    ``function`` with a value (``None`` aside), or None where they differ or
+    one is a value no caller can read apart (``shape_of`` gives None)."""
     shapes = set()
     stack = list(function.body)
     while stack:
@@ -31,14 +31,14 @@ def _one_return_shape(function, shape_of) -> bool:
                 continue
             shape = shape_of(value)
             if shape is None:
-                return False
+                return None
             shapes.add(shape)
             continue
         for name in BLOCKS_OF[t]:
             block = getattr(node, name, None)
             if block:
                 stack.extend(block)
-    return len(shapes) == 1
+    return next(iter(shapes)) if len(shapes) == 1 else None
 
 
 def _tuple_length(value) -> Optional[int]:
@@ -58,11 +58,11 @@ def returns_one_tuple_shape(function) -> bool:
     """Whether each ``return`` statement of ``function`` with a value
     (``None`` aside) writes out a tuple of one length, with no starred
     element."""
-    return _one_return_shape(function, _tuple_length)
+    return _one_return_shape(function, _tuple_length) is not None
 
 
-def returns_one_dict_shape(function) -> bool:
-    """Whether each ``return`` statement of ``function`` with a value
-    (``None`` aside) writes out a dict display with the same constant
-    string keys, and no ``**other``."""
-    return _one_return_shape(function, _constant_keys)
+def returns_one_dict_shape(function) -> frozenset:
+    """The keys, where each ``return`` statement of ``function`` with a
+    value (``None`` aside) writes out a dict display with the same constant
+    string keys, and no ``**other``; else none."""
+    return _one_return_shape(function, _constant_keys) or frozenset()

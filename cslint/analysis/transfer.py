@@ -23,7 +23,7 @@ from typing import Optional
 
 from .astwalk import block_fields, walk as fast_walk
 from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
-from .entries import empty_table, entry_parts, entry_writes
+from .entries import appended_entry_writes, empty_table, entry_parts, entry_writes, keyed_entry_read
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .receivers import declared_object_names, declares_one_object
@@ -320,8 +320,8 @@ class Transfer:
             self._bind(target, atoms, flow, augmented)
         if type(value) is ast.Dict and not augmented:
             _dict_literal_keys(self.evaluator, targets, value, implicit, flow)
-        elif type(value) is ast.Call and not augmented and flow.dict_keys:
-            _returned_dict_keys(self.info.ctx, targets, atoms, flow)
+        elif not augmented and flow.dict_keys:
+            _returned_dict_keys(self.info, targets, value, atoms, flow)
 
     def _bind(self, target, atoms, flow: Flow, augmented: bool) -> None:
         t = type(target)
@@ -563,6 +563,7 @@ class Transfer:
                                              own is not None))
                     if own is not None:
                         fields.append(FieldWrite(info.class_key, own_field(attr), own, s.lineno))
+                    fields.extend(appended_entry_writes(info, attr, call, self._mutator_atoms(call, flow), s.lineno))
 
     def own_before(self, container: ast.Name, flow: Flow) -> frozenset:
         """What the container's own structure depended on before this
@@ -722,14 +723,22 @@ def _dict_literal_keys(evaluator: Evaluator, targets, value: ast.Dict, implicit,
                            (evaluator.eval(part, flow.env) if part is not None else EMPTY) | implicit)
 
 
-def _returned_dict_keys(ctx, targets, atoms: frozenset, flow: Flow) -> None:
+def _returned_dict_keys(info, targets, value, atoms: frozenset, flow: Flow) -> None:
     """``name = f()`` where every return of ``f`` writes out a dict display
     with constant keys (``ModuleContext.returns_dicts``): each key read later
-    gets the value ``f`` returns under it (``atoms.element``)."""
+    gets the value ``f`` returns under it (``atoms.element``); so does
+    ``name = self.plans[i]`` of a field such results are appended to
+    (``entries.keyed_entry_read``)."""
+    call = type(value) is ast.Call
+    if not call and type(value) is not ast.Subscript:
+        return
     for target in targets:
         if type(target) is ast.Name:
             for key in flow.dict_keys.get(target.id, ()):
-                flow.write(("key", target.id, key), element(key, atoms, ctx.returns_dicts))
+                read = element(key, atoms, info.ctx.returns_dicts) if call else keyed_entry_read(
+                    info, value, atoms, key)
+                if read is not None:
+                    flow.write(("key", target.id, key), read)
 
 
 def _returned_by_key(transfer: Transfer, value: ast.Dict, env, implicit: frozenset) -> Optional[tuple]:
