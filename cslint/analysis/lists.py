@@ -13,7 +13,8 @@ test around the store reads::
 A local counts as a list when every binding of it in the function is an
 assignment to it alone from a list written out (a display, a comprehension,
 ``[x] * n``, ``list(...)``) or from a call of a function of the same module
-every ``return`` of which writes out one (``ModuleContext.returns_lists``), or
+every ``return`` of which writes out one (``ModuleContext.returns_lists``,
+``shapes.returns_only_lists``), or
 it is a parameter annotated as a list.  Such stores join
 ``FunctionInfo.existing_key_stores``: the dataflow keeps the container's own
 structure as it was before the store (``Transfer._bind``).
@@ -23,7 +24,8 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import block_fields, iter_children
+from .astwalk import block_fields
+from .shapes import displays_list
 from .syntax import target_names
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
@@ -38,36 +40,6 @@ def _annotated_list(annotation) -> bool:
     if type(node) is ast.Attribute:
         return node.attr == "List"
     return type(node) is ast.Name and node.id in ("list", "List")
-
-
-def _displays_list(value) -> bool:
-    t = type(value)
-    if t is ast.List or t is ast.ListComp:
-        return True
-    if t is ast.BinOp and type(value.op) is ast.Mult:
-        return type(value.left) in (ast.List, ast.ListComp) or type(value.right) in (ast.List, ast.ListComp)
-    return False
-
-
-def returns_only_lists(function) -> bool:
-    """Whether every ``return`` of ``function`` (one at least, nested
-    definitions left out) writes out a list (:func:`_displays_list`)."""
-    found = False
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        t = type(node)
-        if t in _DEFINITIONS:
-            continue
-        if t is ast.Return:
-            if node.value is None or not _displays_list(node.value):
-                return False
-            found = True
-            continue
-        if t is ast.Yield or t is ast.YieldFrom:
-            return False
-        stack.extend(iter_children(node))
-    return found
 
 
 def list_index_stores(info, stores: list) -> list:
@@ -130,7 +102,7 @@ def list_index_stores(info, stores: list) -> list:
 
 
 def _builds_list(info, value) -> bool:
-    if _displays_list(value):
+    if displays_list(value):
         return True
     if type(value) is not ast.Call:
         return False

@@ -17,9 +17,8 @@ from .atoms import func_ref, method_ref
 from .results import AtomBuilder
 from .cfg import exit_exceptions
 from .entries import positional_fields
-from .lists import returns_only_lists
 from .records import CollectiveMatch
-from .shapes import returns_one_dict_shape, returns_one_tuple_shape
+from .shapes import returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
                      top_level_definitions, unparse)
 from .vocabulary import (ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, COMM_FACTORIES, ELEMENT_ADDERS, GROUP_FROM_RANKS,
@@ -279,7 +278,7 @@ class ModuleContext:
 
     def returns_lists(self, ref) -> bool:
         """Whether ``ref`` is a function or method of this module every ``return`` of which writes out a list
-        (``lists.returns_only_lists``).  Looked at once, when asked."""
+        (``shapes.returns_only_lists``).  Looked at once, when asked."""
         return _returns_shape(self, ref, self._list_returns, returns_only_lists)
 
     def returns_own_structure(self, ref) -> bool:

@@ -2,8 +2,10 @@
 parts of its result apart: a tuple of one length (``return count, agreed``,
 ``a, b = f()``: ``Variant.return_parts`` by position) or a dict display
 with the same constant string keys (``return {"sizes": n, "offsets": o}``,
-``f()["sizes"]``: ``Variant.return_keys``).  Read off the syntax, once per
-function (``ModuleContext.returns_tuples``, ``returns_dicts``).
+``f()["sizes"]``: ``Variant.return_keys``), or a list written out (``xs =
+f(); xs[i] = v`` replaces an element: ``lists.list_index_stores``).  Read off
+the syntax, once per function (``ModuleContext.returns_tuples``,
+``returns_dicts``, ``returns_lists``).
 """
 
 from __future__ import annotations
@@ -11,7 +13,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF
+from .astwalk import BLOCKS_OF, iter_children
+
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _one_return_shape(function, shape_of):
@@ -66,3 +70,34 @@ def returns_one_dict_shape(function) -> frozenset:
     value (``None`` aside) writes out a dict display with the same constant
     string keys, and no ``**other``; else none."""
     return _one_return_shape(function, _constant_keys) or frozenset()
+
+
+def displays_list(value) -> bool:
+    """A list written out: a display, a comprehension, or ``[x] * n``."""
+    t = type(value)
+    if t is ast.List or t is ast.ListComp:
+        return True
+    if t is ast.BinOp and type(value.op) is ast.Mult:
+        return type(value.left) in (ast.List, ast.ListComp) or type(value.right) in (ast.List, ast.ListComp)
+    return False
+
+
+def returns_only_lists(function) -> bool:
+    """Whether every ``return`` of ``function`` (one at least, nested
+    definitions left out) writes out a list (:func:`displays_list`)."""
+    found = False
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t in _DEFINITIONS:
+            continue
+        if t is ast.Return:
+            if node.value is None or not displays_list(node.value):
+                return False
+            found = True
+            continue
+        if t is ast.Yield or t is ast.YieldFrom:
+            return False
+        stack.extend(iter_children(node))
+    return found
