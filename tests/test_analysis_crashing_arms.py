@@ -116,3 +116,55 @@ MANAGER = """
 
 def test_a_raise_only_arm_decides_nothing_after_it_and_a_replaced_copy_is_never_none():
     assert _lines(MANAGER) == _marked(MANAGER)
+
+
+STAGES = """
+    import torch.distributed as dist
+
+
+    class Stage:
+        def __init__(self, cfg, pp):
+            self.pp = pp
+            if cfg.draft and pp.is_last_rank:
+                if cfg.kind == "small":
+                    self.drafter = 1
+                elif cfg.kind == "large":
+                    self.drafter = 2
+                else:
+                    raise ValueError(cfg.kind)
+            self.done = [False] * cfg.slots
+            if cfg.draft and pp.is_last_rank:
+                if cfg.kind == "small":
+                    self.helper = 1
+                else:
+                    return
+            self.left = [False] * cfg.slots
+            try:
+                if cfg.draft and pp.is_last_rank:
+                    if cfg.kind == "small":
+                        self.helper = 1
+                    else:
+                        raise ValueError(cfg.kind)
+            except ValueError:
+                pass
+            self.tried = [False] * cfg.slots
+
+        def send_done(self, t, n):
+            if not all(self.done[:n]):
+                dist.broadcast(t, src=0, group=self.pp.device_group)
+
+        def send_left(self, t, n):
+            if not all(self.left[:n]):
+                dist.broadcast(t, src=0, group=self.pp.device_group)  # reported: the nested arm returns
+
+        def send_tried(self, t, n):
+            if not all(self.tried[:n]):
+                dist.broadcast(t, src=0, group=self.pp.device_group)  # reported: the handler catches the raise
+"""
+
+
+def test_a_raise_only_arm_nested_in_a_stage_test_decides_nothing_after_it():
+    # the ``else: raise`` of a configuration chain inside a last-stage arm:
+    # the stages that go on all assign what follows; a nested ``return`` or
+    # a handler around the chain still sends the last stage past it
+    assert _lines(STAGES) == _marked(STAGES)

@@ -56,6 +56,35 @@ def _crashing_arm(s: ast.If, exits: frozenset) -> Optional[bool]:
     return None if body == orelse else body
 
 
+def _exit_in_arms(s: ast.If, exits: Optional[frozenset]) -> bool:
+    """Whether an arm of ``s`` holds an exit that skips what follows ``s``
+    (:func:`_exit_outside_crashes`; ``exits`` None inside a ``try``, whose
+    handlers may catch any raise: every exit counts there)."""
+    if exits is None:
+        return bool(first_exit_in(s.body) or first_exit_in(s.orelse))
+    return _exit_outside_crashes(s.body, exits) or _exit_outside_crashes(s.orelse, exits)
+
+
+def _exit_outside_crashes(stmts, exits: frozenset) -> bool:
+    """Whether a block holds a return, raise, ``continue``, ``break`` or
+    process exit (:func:`~cslint.analysis.syntax.first_exit_in`) outside
+    the arms of its ``if`` statements that can only raise where the other
+    arm can go on (:func:`_crashing_arm`): such a raise ends the process,
+    so the tests above it send no rank past what follows (``if spec and
+    last_stage: if m == "a": ... else: raise ValueError(m)``, then the
+    fields every rank that goes on assigns).  Asked outside ``try`` only."""
+    for stmt in stmts:
+        if type(stmt) is not ast.If:
+            if first_exit_in((stmt,)) is not None:
+                return True
+            continue
+        crashing = _crashing_arm(stmt, exits)
+        if (crashing is not True and _exit_outside_crashes(stmt.body, exits)) \
+                or (crashing is not False and _exit_outside_crashes(stmt.orelse, exits)):
+            return True
+    return False
+
+
 def _unbind(env: dict, names) -> dict:
     """Take ``names`` out of ``env`` (each with its own structure and
     keys, ``("own", name)``, ``("key", name, k)``) and return what they
@@ -274,7 +303,8 @@ class SummaryWalk:
             if crashing is not None:
                 return nested_else if crashing else nested
             # an exit nested deeper (``if a: if b: continue``) skips the rest on its own condition too
-            return cond | nested | nested_else if (first_exit_in(s.body) or first_exit_in(s.orelse)) else EMPTY
+            exits = None if self._in_try else self.info.ctx.exit_exceptions
+            return cond | nested | nested_else if _exit_in_arms(s, exits) else EMPTY
         if t in (ast.For, ast.AsyncFor):
             # the header binds its target anew for every iteration: what an
             # iteration stored into its element (``group['params'] = [mine]``)
