@@ -121,19 +121,21 @@ def test_a_value_read_from_a_collective_and_a_rank_id_keeps_the_choice():
 
 
 def test_a_bare_return_beside_the_reduction_keeps_the_choice():
-    # a rank whose own probe fails hands back None (a bare ``return``, before
-    # the reduction: line 10) while the others return the reduction, so
-    # whether there is a result differs (line 17)
+    # a rank whose own probe fails hands back None (a bare ``return``, after
+    # the reduction) while the others return the reduction, so whether there
+    # is a result differs (line 17).  (Before the reduction, the ranks that
+    # stayed would wait in it for those that left: that exit is reported
+    # there, and what comes back is settled: test_analysis_settled_exits.)
     assert _lines("""
         import torch
         import torch.distributed as dist
 
 
         def agreed_capability(group, device):
-            if not torch.cuda.can_device_access_peer(torch.cuda.current_device(), 0):
-                return
             flag = torch.tensor([1])
             dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=group)
+            if not torch.cuda.can_device_access_peer(torch.cuda.current_device(), 0):
+                return
             return flag.item() > 0
 
 
@@ -141,7 +143,7 @@ def test_a_bare_return_beside_the_reduction_keeps_the_choice():
             if agreed_capability(group, device) is None:
                 return
             dist.barrier(group=group)
-    """) == [10, 17]
+    """) == [17]
 
 
 # The same, returned inside a tuple: rank 0 reads a plan and broadcasts it with

@@ -222,7 +222,7 @@ ANALYSIS_PHASES = [
     ("structure",),  # reads of a value's structure
     ("evaluator",),  # expressions
     ("transfer",),  # statements
-    ("edges",),  # what the dataflow refines along an edge
+    ("edges", "settled"),  # what the dataflow refines along an edge; exits a collective settles
     ("summary", "dataflow"),  # the two walkers
     ("alternatives", "correlated"),  # site sequences of both arms; tests of one chain that decide each other
     ("guards",),  # guard classification

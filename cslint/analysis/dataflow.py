@@ -41,15 +41,13 @@ class Dataflow:
         self.info, self.evaluator, self.fold = info, evaluator, fold
         graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if info.ctx.exceptions_hang else None,
                                 exits=info.ctx.exit_exceptions, quiet=info.cfg_quiet)
-        ipdom = cfgmod.postdominators(graph)
-        cd = cfgmod.control_dependence(graph, ipdom)
+        cd = cfgmod.control_dependence(graph, cfgmod.postdominators(graph))
         self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)
         self.handler_nodes = self._handler_nodes()
-        self._cond_cache: dict = {}
-        self._implicit_cache: dict = {}
+        self._cond_cache, self._implicit_cache = {}, {}  # node -> (what it was worked out from, its atoms)
         self._parts: dict = {}  # decision -> whether it selects this rank's part (selects_own_part)
         self._binding_cache: dict = {}
-        self._leaving: dict = {}  # decision node -> (label of the arm that leaves, loop left or None)
+        self.leaving: dict = {}  # decision node -> (label of the arm that leaves, loop left or None)
         self._read_outside: dict = {}  # id(loop) -> names read outside it
         self._last: dict = {}  # node -> its last transfer (_Transfer), for a replay
         self._names: dict = {}  # node -> the names its own expressions mention
@@ -198,6 +196,10 @@ class Dataflow:
         rest = self._deciding_atoms(n, lambda d, label: d in parts or (also_skip is not None and also_skip(d, label)))
         return whole(rest) | project(CONTENTS, own)
 
+    def implicit_without(self, n: int, skip) -> frozenset:
+        """:meth:`implicit` without the decisions ``skip(d, label)`` leaves out."""
+        return self._as_implicit(n, self._deciding_atoms(n, skip), skip)
+
     def selects_own_part(self, d: int) -> bool:
         """Whether decision ``d`` is a rank finding its own part of a
         partition (:func:`~cslint.analysis.arms.selects_own_part`)."""
@@ -301,9 +303,9 @@ class Dataflow:
                 parent = info.parents.get(id(parent))
             else:
                 if how == "function":
-                    self._leaving[node.id] = (label, None)
+                    self.leaving[node.id] = (label, None)
                 elif loop is not None:
-                    self._leaving[node.id] = (label, loop)
+                    self.leaving[node.id] = (label, loop)
 
     def _names_read_outside(self, loop: ast.AST) -> frozenset:
         """Names the function reads outside ``loop``'s body (after it, before
@@ -329,10 +331,9 @@ class Dataflow:
         what the arm that leaves binds is read only there, by ranks that
         all took it.  What leaves the function (its result, the fields it
         writes) keeps the full flow, and so does a name read where the
-        ranks that broke out of a loop meet the others again."""
-        skipped = self._alike.get(n)
-        if skipped is None:
-            skipped = self._alike[n] = self._tests_read_alike(n)
+        ranks that broke out of a loop meet the others again (unless a
+        collective the leavers skip settles the test: settled.py)."""
+        skipped = self.binding_skips(n)
         if not skipped:
             return self.implicit(n)
 
@@ -363,7 +364,7 @@ class Dataflow:
         closure = self.closures.get(n, ())
         if not closure:
             return EMPTY
-        leaving = self._leaving
+        leaving = self.leaving
         bound = None
         out = []
         for d, label in closure:
@@ -382,9 +383,9 @@ class Dataflow:
         return frozenset(out)
 
     # -- the fixpoint ----------------------------------------------------------------
-    def flow_at(self, n: int, env: dict) -> Flow:
-        """The :class:`Flow` of node ``n`` entered with ``env``."""
-        return Flow(env, partial(self.implicit, n), accumulate=False, single_rank=self.single_rank(n),
+    def flow_at(self, n: int, env: dict, implicit: Optional[frozenset] = None) -> Flow:
+        """The :class:`Flow` of node ``n`` entered with ``env`` (``implicit``: instead of :meth:`implicit`)."""
+        return Flow(env, partial(self.implicit, n) if implicit is None else implicit, accumulate=False, single_rank=self.single_rank(n),
                     dict_keys=self.info.dict_keys, element_stores=self.info.element_stores)
 
     def _transfer(self, n: int, env: dict) -> dict:

@@ -18,6 +18,7 @@ from .guards import Guards
 from .atoms import EMPTY, field_method_ref, raised_by
 from .raises import computes_from_operands, may_raise_own_class, raised_tree_by
 from .records import Site, Variant
+from .settled import settled_flow
 from .syntax import top_level_definitions, unparse
 
 
@@ -92,7 +93,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             variant.sites.append(site)
             pending.append((site, node, call_info.inline, env, call))
         if node.kind == cfgmod.STMT:
-            node_flow = flow.flow_at(node.id, env)
+            node_flow = settled_flow(flow, node.id, env)
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
             if isinstance(node.stmt, ast.Return):
                 variant.add_return(*flow.transfer.returned(node.stmt, node_flow))

@@ -1,0 +1,199 @@
+"""Exits a collective settles.
+
+A test one arm of which leaves the function, with no collective on the way,
+while every path of its other arm enters a collective before the function
+ends (``if not usable: return`` then ``handles = exchange(group)``): a rank
+that left never enters that collective, so the members that stayed wait in
+it for ever.  In every run that goes on, the members of that collective's
+group took the same arm.  What the function hands on past the test (the
+fields it writes, what it returns) therefore differs by that test only as
+far as the group leaves it, as a value agreed over the group does
+(:class:`~cslint.analysis.atoms.CollectiveResult`): a communicator's
+``disabled`` flag, cleared only after the shared buffers are exchanged, is
+not decided again by each method that reads it.  The collective sites the
+test decides are still judged by the test itself (guards.py): that is where
+the ranks part, and where it is reported, once.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .atoms import func_ref, whole
+from .results import issues_itself
+from .scope import canonical_text
+from .syntax import dotted, first_exit, top_level_definitions
+from .transfer import Flow
+
+#: how many calls deep :func:`_always_issued` follows the file's functions
+_CALL_DEPTH = 3
+
+
+def settled_exits(dataflow) -> dict:
+    """{decision node: the group of the collective that settles it} of a
+    solved :class:`~cslint.analysis.dataflow.Dataflow`, worked out once."""
+    found = dataflow.__dict__.get("_settled_exits")
+    if found is None:
+        found = dataflow.__dict__["_settled_exits"] = _find(dataflow)
+    return found
+
+
+def settled_flow(dataflow, n: int, env: dict) -> Flow:
+    """The :class:`Flow` that hands on what node ``n`` writes to fields and
+    returns: the implicit flow of a test some collective settles
+    (:func:`settled_exits`) comes as agreed over that collective's group."""
+    settled = settled_exits(dataflow)
+    if settled and any(d in settled for d, _label in dataflow.closures.get(n, ())):
+        return dataflow.flow_at(n, env, _settled_implicit(dataflow, n, settled))
+    return dataflow.flow_at(n, env)
+
+
+def _settled_implicit(dataflow, n: int, settled: dict) -> frozenset:
+    met = []
+
+    def by_collective(d: int, _label) -> bool:
+        if d in settled:
+            met.append(d)
+            return True
+        return False
+
+    atoms = dataflow.implicit_without(n, by_collective)
+    agree = dataflow.info.ctx.atoms.collective
+    for d in dict.fromkeys(met):
+        found = dataflow.cond_atoms(d)
+        if found:
+            atoms = atoms | agree(settled[d], whole(found))
+    return atoms
+
+
+def _find(dataflow) -> dict:
+    out = {}
+    graph = dataflow.graph
+    groups: dict = {}  # node -> the group of the collective it surely enters, "" for none
+
+    def group_of(m: int) -> str:
+        found = groups.get(m)
+        if found is None:
+            found = groups[m] = _collective_group(dataflow.info, graph.nodes[m])
+        return found
+
+    for d, (label, loop) in dataflow.leaving.items():
+        if loop is not None or d not in dataflow.live:
+            continue
+        succs = graph.nodes[d].succs
+        left = [m for m, edge in succs if edge is label]
+        stayed = [m for m, edge in succs if edge is (not label)]
+        if not left or not stayed or _met(graph, left, lambda m: _may_enter(dataflow.info, graph.nodes[m]), stop=False):
+            continue
+        met = _met(graph, stayed, group_of, stop=True)
+        if met is not None and len(met) == 1:
+            out[d] = met.pop()
+    return out
+
+
+def _met(graph, start: list, group_of, stop: bool) -> Optional[set]:
+    """The groups of the collectives met walking from ``start``.  With
+    ``stop``: each path ends at its first collective, and None when some
+    path reaches the function's end without one."""
+    seen, stack, met = set(start), list(start), set()
+    while stack:
+        m = stack.pop()
+        group = group_of(m)
+        if group:
+            met.add(group)
+            if stop:
+                continue
+        if m == graph.exit:
+            if stop:
+                return None
+            continue
+        for succ, _edge in graph.nodes[m].succs:
+            if succ not in seen:
+                seen.add(succ)
+                stack.append(succ)
+    return met
+
+
+def _may_enter(info, node) -> str:
+    """Whether ``node`` may enter a collective: it calls one, a function of
+    the file that reaches one, or a function of that name the tree found to
+    reach one ("" for none: a leaving arm that may enter one can pair up
+    with the collective of the other arm, and the run go on split)."""
+    if node.stmt is None:
+        return ""
+    ctx = info.ctx
+    for call_info in info.node_info(node).calls:
+        if call_info.match is not None:
+            return "collective"
+        func = call_info.call.func
+        name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+        if name in ctx.deep_names:
+            return "collective"
+        ref = info.resolve_ref(func)
+        if ref is not None and issues_itself(ref, ctx, info.class_key):
+            return "collective"
+    return ""
+
+
+def _collective_group(info, node) -> str:
+    """The group of a collective node ``node`` surely enters: one it calls,
+    or a function of the file it calls that enters one before anything in
+    it can return (:func:`_always_issued`); "" for none."""
+    if node.stmt is None:
+        return ""
+    for call_info in info.node_info(node).calls:
+        if call_info.inline:
+            continue  # under a conditional expression, a short-circuit or in a comprehension
+        if call_info.match is not None:
+            return call_info.match.group
+        ref = info.resolve_ref(call_info.call.func)
+        if ref is not None and issues_itself(ref, info.ctx, info.class_key):
+            group = _always_issued(info.ctx, ref, _CALL_DEPTH)
+            if group:
+                return group
+    return ""
+
+
+def _always_issued(ctx, ref, depth: int) -> str:
+    """The group of a collective that the file's function ``ref`` calls in
+    its own body before any statement that may leave it; "" for none."""
+    qualname = ref.qualname if ref.tag == "func" else f"{ref.class_key.partition(':')[2]}.{ref.name}"
+    if ctx._definitions is None:
+        ctx._definitions = top_level_definitions(ctx.tree)
+    function = ctx._definitions.get(qualname)
+    if function is None:
+        return ""
+    for stmt in function.body:
+        if type(stmt) not in (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign):
+            if first_exit(stmt) is not None or type(stmt) in (ast.Try, ast.With, ast.AsyncWith):
+                return ""
+            continue
+        for sub in _certain_calls(stmt):
+            raw = dotted(sub.func)
+            match = ctx.match_collective(sub, raw, canonical_text(raw, ctx.imports)) if raw else None
+            if match is not None:
+                return match.group
+            if depth > 1 and raw in ctx.issuing_functions:  # a module-level function of the file
+                group = _always_issued(ctx, func_ref(ctx.module, raw), depth - 1)
+                if group:
+                    return group
+    return ""
+
+
+#: expressions whose parts may not all run
+_CONDITIONAL = (ast.IfExp, ast.BoolOp, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+
+
+def _certain_calls(stmt) -> list:
+    """The calls ``stmt`` surely makes: none under a conditional expression,
+    a short-circuit, a comprehension or a lambda."""
+    out, stack = [], [stmt]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _CONDITIONAL):
+            continue
+        if type(node) is ast.Call:
+            out.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return out

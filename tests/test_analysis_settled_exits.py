@@ -1,0 +1,152 @@
+"""A test one arm of which leaves the function while every path of the other
+enters a collective is settled by that collective (cslint/analysis/settled.py):
+the ranks that stay wait there for those that left, so in a run that goes on
+the group took one arm.  The collective the test skips is still reported;
+what the function hands on past the test (a flag cleared after the exchange,
+what it returns) no longer makes each later reader a finding of its own."""
+
+import textwrap
+
+from cslint.api import check_source
+
+
+def _codes(source):
+    return sorted((f.code, f.line) for f in check_source(textwrap.dedent(source), report="per-site").findings)
+
+
+def _line_of(source: str, text: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if text in line)
+
+
+def _pool(constructor: str, extra: str = "") -> str:
+    return textwrap.dedent("""
+        import torch.distributed as dist
+
+
+        def peers_reachable(rank, size):
+            for peer in range(size):
+                if peer != rank and not probe_link(rank, peer):
+                    return False
+            return True
+
+
+        class SharedPool:
+    """) + textwrap.indent(textwrap.dedent(constructor) + textwrap.dedent("""
+        def publish(self, group):
+            handles = [None] * dist.get_world_size(group=group)
+            dist.all_gather_object(handles, export_handle(), group=group)
+            return handles
+
+        def reduce(self, t):
+            if self.off:
+                return None
+            dist.barrier(group=self.group)
+            return t
+    """) + textwrap.dedent(extra), "    ")
+
+
+def test_a_flag_cleared_after_the_exchange_the_exit_skips_is_agreed():
+    # VALID past the constructor: a rank whose peer check failed left before
+    # publish(), so its peers would wait in the all-gather; the exit is reported
+    # there, and reduce() reading `off` is not reported again
+    assert _codes(_pool("""
+        def __init__(self, group):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            self.handles = self.publish(group)
+            self.off = False
+    """)) == [("CSL102", 19)]
+
+
+def test_the_flag_stays_rank_local_where_a_path_past_the_exit_enters_no_collective():
+    # INVALID: with `shared` false the ranks that stayed publish nothing, so no
+    # collective tells a rank that left from one that stayed
+    source = _pool("""
+        def __init__(self, group, shared):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            if shared:
+                self.handles = self.publish(group)
+            self.off = False
+    """)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_the_flag_stays_rank_local_where_the_leaving_arm_enters_a_collective_too():
+    # INVALID: the ranks that leave all-gather too, so the collectives can pair
+    # up and the run goes on with the ranks split
+    source = _pool("""
+        def __init__(self, group):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                dist.all_gather_object([None], None, group=group)
+                return
+            self.handles = self.publish(group)
+            self.off = False
+    """)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_a_collective_under_a_conditional_expression_settles_nothing():
+    # INVALID: with `shared` false the exchange is not made
+    source = _pool("""
+        def __init__(self, group, shared):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            self.handles = self.publish(group) if shared else None
+            self.off = False
+    """)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_what_a_function_returns_on_either_side_of_a_settled_exit_is_agreed():
+    # VALID past the call: None comes back on every rank or on none
+    assert _codes("""
+        import torch.distributed as dist
+
+
+        def open_pool(group, rank):
+            if not probe_link(rank):
+                return None
+            handles = [None] * dist.get_world_size(group=group)
+            dist.all_gather_object(handles, export_handle(), group=group)
+            return handles
+
+
+        def step(group, t):
+            pool = open_pool(group, dist.get_rank(group=group))
+            if pool is None:
+                return
+            dist.all_reduce(t, group=group)
+    """) == [("CSL102", 9)]
+
+
+def test_a_collective_over_one_parallel_group_settles_the_exit_within_that_group_only():
+    # INVALID for the world barrier: the tensor-parallel gather keeps the
+    # ranks of one tensor-parallel group together, not those of different ones
+    found = _codes("""
+        import torch.distributed as dist
+        from vllm.distributed import tensor_model_parallel_all_gather
+
+
+        class Pool:
+            def __init__(self, t):
+                self.off = True
+                if not probe_link(dist.get_rank()):
+                    return
+                self.rows = tensor_model_parallel_all_gather(t)
+                self.off = False
+
+            def reduce(self):
+                if self.off:
+                    return
+                dist.barrier()
+    """)
+    assert ("CSL102", 11) in found and ("CSL102", 17) in found
