@@ -138,3 +138,32 @@ def test_a_public_method_issuing_itself_is_not_a_typed_wrapper(tmp_path):
                                module="broadcaster")
     assert typed_wrapper_names(facts) == {"broadcaster:Broadcaster.share_requests"}
     assert "share_requests" not in wrapper_names(facts)
+
+
+def test_a_summarised_caller_of_a_wrapper_needs_a_deeper_look(tmp_path):
+    # a typed wrapper counts where the file's bytes name its class at all (a
+    # receiver can be typed as the class only then), a plain wrapper name
+    # wherever a summarised function calls it; the names split once per round
+    from cslint.analysis.facts import extract_file_facts
+    from cslint.config import Settings
+    from cslint.engine.gather import KnownWrappers, needs_deeper_look
+    from cslint.presets import load_presets
+
+    for own in ("", OWN_BARRIER):  # a file with nothing deep keeps only its called names
+        source = textwrap.dedent(EXECUTOR).replace("from broadcaster import Broadcaster\n", "") + own
+        path = tmp_path / "executor.py"
+        path.write_text(source)
+        data = source.encode()
+        facts = extract_file_facts(str(path), data, Settings(), load_presets(["torch_distributed"]),
+                                   module="executor")
+        assert facts.skipped is not bool(own)
+        typed = {"broadcaster:Broadcaster.share_requests"}
+        other_class = {"broadcaster:Mailbox.share_requests"}
+        for names in (typed, KnownWrappers(typed)):
+            assert needs_deeper_look(facts, names, data) is True
+            assert needs_deeper_look(facts, names, None) is True
+        for names in (other_class, KnownWrappers(other_class)):
+            assert needs_deeper_look(facts, names, data) is False  # the bytes never name Mailbox
+        assert needs_deeper_look(facts, {"share_requests"}, data) is True
+        assert needs_deeper_look(facts, {"fetch_all_things"}, data) is False
+        assert needs_deeper_look(facts, KnownWrappers(set()), data) is False

@@ -173,9 +173,10 @@ class FactGatherer:
     def _deeper_look(self, by_path: dict) -> list:
         """The read files whose facts summarised a function that calls a
         wrapper known now."""
+        wrappers = KnownWrappers(self.known_wrappers)  # split once, not once per file
         return [by_path[path] for path, facts in self.facts.items()
                 if facts.error is None and path in by_path
-                and needs_deeper_look(facts, self.known_wrappers, by_path[path].data)]
+                and needs_deeper_look(facts, wrappers, by_path[path].data)]
 
     def _learn_wrappers(self) -> set:
         """Add the names of the functions that issue a collective to the
@@ -280,25 +281,47 @@ def typed_wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) ->
     return out
 
 
-def needs_deeper_look(facts: FileFacts, names: set, data: Optional[bytes] = None) -> bool:
+class KnownWrappers:
+    """The known wrapper names split once for :func:`needs_deeper_look`:
+    the plain names, and each typed wrapper's method name with the names of
+    the classes whose entries have it."""
+
+    def __init__(self, names):
+        self.plain = frozenset(name for name in names if ":" not in name)
+        typed: dict = {}  # method name -> the class names (bytes) of its typed entries
+        for name in names:
+            if ":" in name:
+                cls, _, method = name.rpartition(".")
+                typed.setdefault(method, set()).add(cls.rpartition(":")[2].encode())
+        self.typed = typed
+
+    def called(self, called_names, data: Optional[bytes]) -> bool:
+        """Whether ``called_names`` holds one of the names (a typed
+        wrapper's method only where ``data`` names one of its classes at
+        all: a receiver can be typed as the class only then)."""
+        if not self.plain.isdisjoint(called_names):
+            return True
+        if data is None:
+            return not self.typed.keys().isdisjoint(called_names)
+        return any(any(cls in data for cls in self.typed[method])
+                   for method in self.typed.keys() & called_names)
+
+
+def needs_deeper_look(facts: FileFacts, names, data: Optional[bytes] = None) -> bool:
     """Whether a file summarised some function that calls one of ``names``
-    (a typed wrapper's entry by its method's name, where the file's bytes
-    ``data`` name its class at all: a receiver can be typed as the class only
-    then)."""
-    names = {_typed_method(name, data) if ":" in name else name for name in names}
-    names.discard(None)
+    (a set of wrapper names, or :class:`KnownWrappers`; a typed wrapper's
+    entry by its method's name, where the file's bytes ``data`` name its
+    class at all: a receiver can be typed as the class only then).  The
+    names the file's summarised functions call are gathered first, so the
+    file's bytes are searched only for a class whose method they call."""
+    wrappers = names if isinstance(names, KnownWrappers) else KnownWrappers(names)
     if facts.skipped:
-        return bool(facts.called_names & names)
-    return any(not fn.deep and fn.called_names & names for fn in facts.functions)
-
-
-def _typed_method(entry: str, data: Optional[bytes]) -> Optional[str]:
-    """The method name of a typed wrapper's entry, None where ``data`` never
-    names its class."""
-    cls, _, method = entry.rpartition(".")
-    if data is not None and cls.rpartition(":")[2].encode() not in data:
-        return None
-    return method
+        return wrappers.called(facts.called_names, data)
+    called: set = set()
+    for fn in facts.functions:
+        if not fn.deep:
+            called |= fn.called_names
+    return bool(called) and wrappers.called(called, data)
 
 
 def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> None:
