@@ -28,7 +28,7 @@ from .environment import fork
 from .function import FunctionInfo
 from .iteration import zip_arguments
 from .wrappers import WRAPPED_FORWARD, local_group, match_call
-from .raises import exception_names, fails_by_operands, own_classes_only, tree_raised
+from .raises import exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, builds_library_object, containers_held, own_arguments
@@ -456,8 +456,8 @@ class Evaluator(StructureReads):
                     atoms |= self.eval(arg.value if isinstance(arg, ast.Starred) else arg, env)
                 for kw in call.call.keywords:
                     atoms |= self.eval(kw.value, env)
-                if same_everywhere and isinstance(call.call.func, ast.Attribute):
-                    atoms |= self.eval(call.call.func.value, env)
+                if isinstance(call.call.func, ast.Attribute) and (same_everywhere or host_tensor_method(call, info)):
+                    atoms |= self.eval(call.call.func.value, env)  # the receiver is an operand too
                 continue
             ref = info.resolve_ref(call.call.func)
             if ref is None:

@@ -30,9 +30,12 @@ import builtins
 from .astwalk import walk as fast_walk
 from .atoms import RaisedBy, made
 from .logs import logging_call
+from .receivers import bound_names, other_bindings, param_names
+from .scope import canonical_text
 from .syntax import dotted
 from .vocabulary import (
-    HOST_TENSOR_FACTORIES, LIBRARY_LOADS, NUMERIC_FILE_CALLS, NUMERIC_MODULES, PURE_BUILTINS,
+    HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, LIBRARY_LOADS, NUMERIC_FILE_CALLS, NUMERIC_MODULES,
+    PURE_BUILTINS,
 )
 
 #: the builtin exception classes: what they raise is never of a class the tree defines
@@ -246,7 +249,7 @@ def fails_by_operands(call, info, ctx) -> bool:
         return True  # making the object fails nowhere; raising it is up to the ``raise``'s own tests
     if raw and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS or logging_call(call.call.func, info):
         return True
-    if computes_from_operands(call):
+    if computes_from_operands(call) or host_tensor_method(call, info):
         return True
     return any(ctx.knowledge.is_uniform(text) for text in (call.canonical, raw) if text)
 
@@ -254,7 +257,7 @@ def fails_by_operands(call, info, ctx) -> bool:
 def computes_from_operands(call) -> bool:
     """A library call (``CallInfo``) that computes from its operands alone: a
     host-side numerical function (``np.linalg.lstsq``, not ``np.load``:
-    ``vocabulary.NUMERIC_MODULES``) or a tensor copied from them on the host
+    ``vocabulary.NUMERIC_MODULES``) or a tensor made from them on the host
     (``torch.tensor(flags)``: ``vocabulary.HOST_TENSOR_FACTORIES``).  Whether
     it fails follows the operands, the same on every rank given the same."""
     canonical = call.canonical
@@ -267,15 +270,69 @@ def computes_from_operands(call) -> bool:
 
 def _made_on_host(call: ast.Call) -> bool:
     """Whether a tensor factory's call names no device but the host
-    (``device="cpu"``, ``torch.device("cpu")``), nor the device of another tensor."""
+    (``device="cpu"``, ``torch.device("cpu")``), nor the device of another
+    tensor, and does not pin the memory (``pin_memory=True``: page-locked
+    memory is this node's own limited resource)."""
     if len(call.args) > 2:
         return False  # ``torch.as_tensor(data, dtype, device)``
     for keyword in call.keywords:
         if keyword.arg is None:
             return False  # ``**kwargs``: any device
+        if keyword.arg == "pin_memory" and not (type(keyword.value) is ast.Constant and not keyword.value.value):
+            return False
         if keyword.arg == "device":
             value = keyword.value
             if type(value) is ast.Call and len(value.args) == 1 and not value.keywords:
                 value = value.args[0]  # ``torch.device("cpu")``
-            return type(value) is ast.Constant and value.value == "cpu"
+            if not (type(value) is ast.Constant and value.value == "cpu"):
+                return False
     return True
+
+
+def host_tensor_method(call, info) -> bool:
+    """A method call (``CallInfo``) that reads or computes from a tensor the
+    function made on the host (:data:`vocabulary.HOST_TENSOR_METHODS` of a
+    name :func:`host_tensor_names` gives: ``packed = torch.tensor(hits);
+    ...; reduced = packed.tolist()``): no device, disk or peer takes part,
+    so whether it fails follows the tensor and the arguments, the same on
+    every rank given the same."""
+    func = call.call.func
+    if type(func) is not ast.Attribute or type(func.value) is not ast.Name \
+            or func.attr not in HOST_TENSOR_METHODS:
+        return False
+    return func.value.id in host_tensor_names(info)
+
+
+def host_tensor_names(info) -> frozenset:
+    """Local names every binding of which is a plain assignment from a
+    tensor factory that copies its operands on the host
+    (:data:`vocabulary.HOST_TENSOR_FACTORIES`, no device but the host); a
+    name bound any other way (a parameter, a loop, an unpacking, ``:=``,
+    ``with ... as``) is left out.  Read from the statements alone, once per
+    function."""
+    found = info.__dict__.get("_host_tensors")
+    if found is not None:
+        return found
+    made: dict = {}  # name -> every binding so far makes a host tensor
+    imports = info.ctx.imports
+    for block in {id(block): block for block in info.blocks.values()}.values():
+        for stmt in block:
+            if type(stmt) is ast.Assign:
+                value = stmt.value
+                host = len(stmt.targets) == 1 and type(value) is ast.Call \
+                    and canonical_text(dotted(value.func), imports) in HOST_TENSOR_FACTORIES \
+                    and _made_on_host(value)
+                for target in stmt.targets:
+                    for name in bound_names(target):
+                        made[name] = made.get(name, True) and host and type(target) is ast.Name
+            elif type(stmt) is ast.match_case:
+                made.clear()
+                break
+            else:
+                for name in (bound_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
+                    made[name] = False
+    if info.binds_in_expressions():
+        made.clear()
+    params = param_names(info.func)
+    found = info._host_tensors = frozenset(name for name, host in made.items() if host and name not in params)
+    return found

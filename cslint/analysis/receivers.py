@@ -447,7 +447,7 @@ def declared_object_names(info) -> frozenset:
             if t is ast.Assign:
                 single = len(stmt.targets) == 1 and type(stmt.value) is ast.Call
                 for target in stmt.targets:
-                    for name in _bound_names(target):
+                    for name in bound_names(target):
                         called[name] = called.get(name, True) and single and type(target) is ast.Name
             elif t is ast.AnnAssign:
                 if type(stmt.target) is ast.Name:
@@ -461,32 +461,32 @@ def declared_object_names(info) -> frozenset:
             elif t is ast.match_case:
                 return frozenset()  # a pattern may bind any name
             else:
-                for name in _other_bindings(stmt):
+                for name in other_bindings(stmt):
                     called[name] = False
     if not declared or info.binds_in_expressions():
         return frozenset()
     return frozenset(name for name in declared if called.get(name) and name not in info.annotations
-                     and name not in _param_names(info.func))
+                     and name not in param_names(info.func))
 
 
-def _bound_names(target: ast.AST):
+def bound_names(target: ast.AST):
     for sub in flatten_targets(target):
         if type(sub) is ast.Name:
             yield sub.id
 
 
-def _other_bindings(stmt: ast.AST):
+def other_bindings(stmt: ast.AST):
     """The local names a statement other than an assignment binds."""
     t = type(stmt)
     if t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
-        yield from _bound_names(stmt.target)
+        yield from bound_names(stmt.target)
     elif t is ast.With or t is ast.AsyncWith:
         for item in stmt.items:
             if item.optional_vars is not None:
-                yield from _bound_names(item.optional_vars)
+                yield from bound_names(item.optional_vars)
     elif t is ast.Delete:
         for target in stmt.targets:
-            yield from _bound_names(target)
+            yield from bound_names(target)
     elif t is ast.Import or t is ast.ImportFrom:
         for alias in stmt.names:
             yield alias.asname or alias.name.split(".")[0]
@@ -499,7 +499,7 @@ def _other_bindings(stmt: ast.AST):
         yield stmt.name
 
 
-def _param_names(func) -> frozenset:
+def param_names(func) -> frozenset:
     args = getattr(func, "args", None)
     if args is None:
         return frozenset()

@@ -148,10 +148,28 @@ NUMERIC_FILE_CALLS = frozenset({
 })
 
 #: Tensor factories that copy their operands into a tensor (canonical names):
-#: made on the host (no ``device``, or ``device="cpu"``), one fails only as its
-#: operands say (a ragged list, a value out of the dtype's range), the same on
-#: every rank given the same; on an accelerator, its memory is this rank's own.
+#: made on the host (no ``device``, or ``device="cpu"``, and not pinned), one
+#: fails only as its operands say (a ragged list, a value out of the dtype's
+#: range), the same on every rank given the same; on an accelerator, or in
+#: pinned memory, its memory is this rank's own.  (A factory of a given size,
+#: ``torch.ones(n)``, is not here: a large one can exhaust this node's memory.)
 HOST_TENSOR_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy"})
+
+#: Methods of a tensor that read it or compute from it where it lives: a
+#: conversion to Python values or another dtype, a reduction, a comparison, a
+#: shape read or a view.  On a tensor made on the host they run on the host
+#: alone and allocate at most what the tensor holds, so they fail as the tensor
+#: and the arguments say (a ragged view, an empty reduction); moving it to a
+#: device (``to``, ``cuda``), pinning or sharing its memory, or copying another
+#: tensor into it are not here.
+HOST_TENSOR_METHODS = frozenset({
+    "tolist", "item", "numpy", "int", "long", "float", "double", "bool", "half",
+    "sum", "prod", "mean", "max", "min", "amax", "amin", "argmax", "argmin", "any", "all", "cumsum",
+    "nonzero", "count_nonzero", "unique", "sort", "argsort", "topk",
+    "eq", "ne", "lt", "le", "gt", "ge", "equal",
+    "size", "numel", "nelement", "dim", "view", "reshape", "flatten", "squeeze", "unsqueeze", "narrow",
+    "split", "chunk", "clone", "contiguous",
+})
 
 #: Calls that load a shared library (last dotted part): whether it loads
 #: follows the path and the node image, the same for every rank of a job
