@@ -31,7 +31,7 @@ from .wrappers import WRAPPED_FORWARD, local_group, match_call
 from .raises import exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
-from .structure import StructureReads, builds_library_object, containers_held, own_arguments
+from .structure import StructureReads, builds_library_object, containers_held, own_arguments, rows_alike
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .unanimity import unanimous_values
 from .vocabulary import (
@@ -241,11 +241,11 @@ class Evaluator(StructureReads):
                 if entry is not None:
                     self._env_reads += 1
                     return entry
-            # the element a rank-local index picks is another object, with
-            # its own structure (``queues[rank]`` is this rank's queue),
-            # unless the list's elements were all built alike
-            if type(expr.value) is ast.Name and type(expr.slice) is not ast.Slice and self.picks_alike(expr.value.id):
-                return self.eval(expr.value, env) | project(CONTENTS, self.eval(expr.slice, env))
+            # the element a rank-local index picks is another object with its own structure (``queues[rank]``),
+            # unless it is one of a list's elements built alike, or a row of an array (:func:`rows_alike`)
+            alike = rows_alike(self, expr)
+            if alike is not None:
+                return self.eval(expr.value, env) | project(alike, self.eval(expr.slice, env))
             return self.element_read(expr, env)
         atoms = EMPTY
         for child in iter_children(expr):

@@ -215,3 +215,30 @@ def _reads_stable_names(value, bindings: dict) -> bool:
         if type(node) is ast.Name and node.id in bindings[CHANGED]:
             return False
     return True
+
+
+def index_numbers(index, bindings: dict, depth: int = 0) -> bool:
+    """Whether an array index is numbers (an int, arithmetic of them, an
+    element at two or more constant positions such as ``coords[0, 0]``, a
+    name bound once to one: ``bindings`` of :func:`bound_once`), or a tuple
+    of such and slices: never a mask (a comparison: as many rows as it holds
+    true values) nor a list of positions."""
+    t = type(index)
+    if t is ast.Tuple and depth == 0:
+        return all(type(e) is ast.Slice or index_numbers(e, bindings, 1) for e in index.elts)
+    if t is ast.Constant:
+        return type(index.value) is int
+    if t is ast.BinOp:
+        return type(index.op) in _ARITHMETIC and index_numbers(index.left, bindings, depth + 1) \
+            and index_numbers(index.right, bindings, depth + 1)
+    if t is ast.Subscript:
+        at = index.slice
+        return type(at) is ast.Tuple and len(at.elts) > 1 \
+            and all(type(e) is ast.Constant and type(e.value) is int for e in at.elts)
+    if t is ast.Name and depth < 4:
+        bound = bindings.get(index.id)
+        return isinstance(bound, ast.expr) and index_numbers(bound, bindings, depth + 1)
+    return False
+
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)

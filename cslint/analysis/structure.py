@@ -13,19 +13,19 @@ from typing import Optional
 from .astwalk import BLOCKS_OF, walk as fast_walk
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, attribute, element, field_read,
+    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, attribute, element, field_read,
     own_field, own_params, own_results, project,
     source, whole,
 )
 from .iteration import bind_iteration
-from .spans import CHANGED, bound_once, linear_difference, makes_slice, single_bindings
+from .spans import CHANGED, bound_once, index_numbers, linear_difference, makes_slice, single_bindings
 from .syntax import dotted, target_names, unparse
 from .unanimity import unanimity_read, unanimous_values
 
 #: operands that make ``operand * n`` a sequence of length ``n``
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
-    CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, LOOKUP_METHODS, MAPPING_TYPES, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
+    ARRAY_TYPES, CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, LOOKUP_METHODS, MAPPING_TYPES, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
     SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
 )
 
@@ -53,18 +53,36 @@ def _annotation_is_container(annotation, kinds: frozenset = CONTAINER_TYPES) -> 
         return False
 
 
-def _mapping_param(func, expr) -> bool:
+def _mapping_param(func, expr, kinds: frozenset = MAPPING_TYPES) -> bool:
     """Whether ``expr`` names a parameter of ``func`` annotated as a mapping
     (``state: Dict[str, Tensor]``): ``key in state`` asks for a key, never
     for the values stored under the keys; the annotation declares what the
-    name holds whatever the function binds it to later."""
+    name holds whatever the function binds it to later.  (``kinds``: other
+    container types, :data:`ARRAY_TYPES` for an array, ``full: torch.Tensor``.)"""
     args = getattr(func, "args", None)
     if type(expr) is not ast.Name or args is None:
         return False
     for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
         if a.arg == expr.id:
-            return _annotation_is_container(a.annotation, MAPPING_TYPES)
+            return _annotation_is_container(a.annotation, kinds)
     return False
+
+
+def rows_alike(reads, expr: ast.Subscript) -> Optional[str]:
+    """What the index of ``expr`` (read by ``reads``, a :class:`StructureReads`) decides of the element it
+    picks where all have one structure (None: another object, with its own): which of a list's elements
+    built alike (``CONTENTS``: :meth:`StructureReads.picks_alike`), or which row of a parameter annotated
+    as an array that numbers pick (``IDENT``: every row of an array has one shape, which only the numbers'
+    own structure may change; never a mask or a list of positions: :func:`~.spans.index_numbers`)."""
+    value, index = expr.value, expr.slice
+    if type(index) is ast.Slice or type(value) is not ast.Name:
+        return None
+    if reads.picks_alike(value.id):
+        return CONTENTS
+    if type(index) is not ast.Constant and _mapping_param(reads.info.func, value, ARRAY_TYPES) \
+            and index_numbers(index, reads.bindings()):
+        return IDENT  # ``full[coords[0, 0]]`` of ``full: torch.Tensor``
+    return None
 
 
 def _builds_container(value) -> bool:

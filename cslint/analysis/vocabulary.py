@@ -223,6 +223,10 @@ def looks_like_communicator(text: str) -> bool:
     return last in ("pg", "pgs", "cpu_pg", "device_pg")
 
 
+#: Array types every row of which (along each axis) has one shape: a number as an index picks
+#: what a row holds, never how many rows there are (a mask or a list of positions may pick any)
+ARRAY_TYPES = frozenset({"Tensor", "Parameter", "ndarray"})
+
 #: library calls that copy an object with some of its fields changed (``dataclasses.replace(batch,
 #: num_reqs=n)``): the copy is an object of the first argument's class, never None, and what the
 #: changes hold is its fields' contents
