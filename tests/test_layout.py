@@ -206,7 +206,8 @@ ANALYSIS_PHASES = [
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "shapes", "records", "callfacts", "escapes", "spans"),  # what the syntax says; the per-file records;
     # failing work; what a slice's bounds leave of its width
-    ("membership", "roots"),  # a rank list picked by membership in it; where a rank is a broadcast's root
+    ("membership", "roots", "relays"),  # a rank list picked by membership in it; where a rank is a broadcast's root;
+    # a value relayed stage to stage
     ("arms", "stores", "lists", "entries"),  # calls and assignments both arms of an if/else make alike; tests
     # storing alike; index stores into a list; tables whose entries are tuples of one length
     ("scope",),  # one module's imports, communicators, call texts

@@ -16,6 +16,7 @@ from . import cfg as cfgmod
 from .environment import fork
 from .atoms import OWN_PARAM, SHAPE, WHOLE, project
 from .structure import params_own
+from .relays import relay_edges
 from .syntax import single_rank_edges, single_rank_side, target_names
 from .transfer import agreed_within
 
@@ -38,6 +39,9 @@ class Refinements:
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
             edges[key] = ("empty", name)
+        for key, relayed in relay_edges(dataflow.graph, dataflow.info.func,
+                                                  dataflow.info.callee_names).items():
+            edges[key] = ("relay", relayed)
         return cls(edges) if edges else None
 
     def from_entry(self) -> list:
@@ -55,6 +59,8 @@ class Refinements:
             return out if dataflow.single_rank(p) else restored(data, dataflow.envs.get(p), out)
         if kind == "empty":
             return emptied(data, out, dataflow.info)
+        if kind == "relay":
+            return relayed(data, dataflow.envs.get(p), out, dataflow.info.ctx.atoms.collective)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
 
 
@@ -178,6 +184,26 @@ def loop_exit_edges(graph, info) -> dict:
             if label is not True:
                 out[node.id, succ] = keys
     return out
+
+
+def relayed(data: tuple, before: Optional[dict], out: dict, collective) -> dict:
+    """``out`` along an edge of a pipeline relay (:func:`~cslint.analysis.relays.relay_edges`):
+    the relayed names hold a value agreed within each of ``groups`` (and,
+    ``with_entry``, what they held on entry to the node as well: the first
+    stage's value, which the receive hands on)."""
+    groups, names, with_entry = data
+    refined = None
+    for key, atoms in out.items():
+        if (key if type(key) is str else key[1]) not in names:
+            continue
+        if with_entry and before:
+            atoms = atoms | before.get(key, frozenset())
+        for group in groups:
+            atoms = collective(group, atoms) if atoms else atoms
+        if refined is None:
+            refined = fork(out)
+        refined[key] = atoms
+    return out if refined is None else refined
 
 
 def restored(keys: tuple, before: Optional[dict], out: dict) -> dict:
