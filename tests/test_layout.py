@@ -225,7 +225,8 @@ ANALYSIS_PHASES = [
     ("transfer",),  # statements
     ("edges", "settled"),  # what the dataflow refines along an edge; exits a collective settles
     ("summary", "dataflow"),  # the two walkers
-    ("alternatives", "correlated"),  # site sequences of both arms; tests of one chain that decide each other
+    ("alternatives", "correlated", "roles"),  # site sequences of both arms; tests of one chain that decide each
+    # other; decisions of equality tests that split the ranks into roles
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator

@@ -80,6 +80,11 @@ class Alternatives:
                 return None
         return paths
 
+    def block_paths(self, stmts):
+        """Possible (site sequence, left the block) pairs through statements
+        (None: unknown, too many paths)."""
+        return self._paths(stmts)
+
     def _stmt_paths(self, s):
         """The paths through one statement (shared: callers only read them);
         kept per statement, as every enclosing ``if`` asks again."""

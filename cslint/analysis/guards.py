@@ -29,6 +29,7 @@ from .evaluator import Evaluator
 from .feasibility import first_rank_facts
 from .orders import SetOrders, reads_element
 from .records import Cond
+from .roles import equality_tree
 from .registries import first_use_source, registry_of
 from .syntax import (
     ReadNames, calls_in_order, dotted, first_exit, first_exit_in, presence_test, short, tests_membership,
@@ -273,10 +274,9 @@ class Guards:
                     statement="finally", two_sided=True, alternatives=alternatives)
 
     def _test(self, stmt, d: int, dstmt: ast.If, atoms) -> Cond:
-        """The condition of the ``if`` at CFG node ``d`` for a site at
-        ``stmt``: made once per test and side (a branch for the sites in its
-        arms, an early exit for those after it) and shared by every site it
-        decides, since it depends on nothing else."""
+        """The condition of the ``if`` at CFG node ``d`` for a site at ``stmt``: made once per test and
+        side (a branch for the sites in its arms, an early exit for those after it) and shared by every
+        site it decides, since it depends on nothing else."""
         key = (d, self.info.inside(stmt, dstmt) and stmt is not dstmt)
         found = self._tests.get(key)
         if found is None:
@@ -299,7 +299,8 @@ class Guards:
                         alternatives=alternatives.branch_alternatives(dstmt), statement="if",
                         presence=self._presence(dstmt.test, dstmt.body, dstmt.orelse),
                         operator=operator, operands=self._with_presence(operands, dstmt.body, dstmt.orelse),
-                        first_rank=first_rank, role_arms=alternatives.role_arms(dstmt))
+                        first_rank=first_rank, role_arms=alternatives.role_arms(dstmt),
+                        equality_tree=equality_tree(alternatives, self.evaluator, self.info, dstmt, env))
         exit_stmt = first_exit(dstmt)
         leaves_loop = self._leaves_loop(exit_stmt, dstmt)
         skipped = self._skipped_by_exit(dstmt, exit_stmt)

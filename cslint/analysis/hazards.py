@@ -22,6 +22,7 @@ from .divergence import extend_via, fewest_links_first, is_cut, shown_links, tra
 from .feasibility import FIRST_RANK_ROOT
 from .program import bound_group, call_offset
 from .records import Cond, Site
+from .roles import roles_agree
 from .uniformity import UniformityInfo, own_field
 
 #: Source kinds whose values differ between ranks while their length does
@@ -420,7 +421,8 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
         ignore = SAME_LENGTH_KINDS if cond.kind == "loop" else frozenset()  # the elements differ, not their number
         for name, group, api, chain, direct, facts in reached:
             why = info.divergence(cond, fn, group, mode, ignore_kinds=ignore)
-            if why is None or _first_rank_decides(info, fn, cond, group, mode):
+            if why is None or _first_rank_decides(info, fn, cond, group, mode) \
+                    or _roles_agree(info, fn, variant, cond, group, mode, groups):
                 continue
             region = len(cond.body_sites) + len(cond.else_sites) if cond.kind == "branch" else 0
             if not direct and facts is not None and (not facts.receiver or (
@@ -443,6 +445,25 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),
                           carrier=_carrier(info, fn, cond, reached, mode), other_exits=others)
     return None
+
+
+def _roles_agree(info: UniformityInfo, fn, variant, cond, group: str, mode, groups: frozenset) -> bool:
+    """Whether the decision of equality tests ``cond`` belongs to issues the
+    same collectives over ``groups`` on every rank of ``group``, whatever
+    role this rank's own values give it (``roles.py``)."""
+    if cond.equality_tree is None:
+        return False
+    tree, constants, operands = cond.equality_tree
+    program = info.program
+    span = info.knowledge.world.span(group) - program.single_rank_dims.get(fn.key, frozenset())
+    divergent = []
+    for atoms in operands:
+        value = program.concrete(program.eval(atoms, mode), fn, mode) if atoms else {}
+        divergent.append(any(origin.tag == "S" and origin.whole is not None and dims & span
+                             for origin, (dims, _via) in value.items()))
+    # a test that differs for another reason than its operands (none of which differs) is no role's
+    return any(divergent) and roles_agree(tree, constants, tuple(divergent),
+                                          lambda path: info.sequence(variant, path, mode, groups))
 
 
 def _first_rank_decides(info: UniformityInfo, fn, cond, group: str, mode) -> bool:

@@ -66,6 +66,10 @@ class Cond:
     #: one "path" is every site it may issue), ``split`` the decision's own two sides (its arm, the later
     #: arms together) where they differ from ``arms``; None for anything else
     role_arms: Optional[tuple] = None
+    #: a branch in a decision of equality tests between this rank's values
+    #: and agreed ones (``roles.equality_tree``: ``if me == target: ...
+    #: elif src == me: ...``): ``(tree, constants, atoms)``; None otherwise
+    equality_tree: Optional[tuple] = None
 
 
 class Collective(NamedTuple):

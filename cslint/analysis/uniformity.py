@@ -177,7 +177,7 @@ class UniformityInfo:
         collectives' own sites."""
         if not (condition.two_sided and condition.alternatives):
             return False
-        sequences = {self._sequence(variant, alternative, mode, groups) for alternative in condition.alternatives}
+        sequences = {self.sequence(variant, alternative, mode, groups) for alternative in condition.alternatives}
         return len(sequences) == 1 and bool(next(iter(sequences)))
 
     def matching_roles(self, condition: Cond, variant, reached: list, mode: frozenset = frozenset()) -> bool:
@@ -206,7 +206,7 @@ class UniformityInfo:
     def _arms_match(self, variant, arms, explicit: bool, groups: frozenset, mode: frozenset) -> bool:
         first = None
         for arm in arms:
-            issued = frozenset(self._sequence(variant, sequence, mode, groups) for sequence in arm)
+            issued = frozenset(self.sequence(variant, sequence, mode, groups) for sequence in arm)
             if explicit:
                 # An arm the chain writes out may also hold paths that issue
                 # nothing over these groups (a sender with nothing to send,
@@ -221,7 +221,7 @@ class UniformityInfo:
                 return False
         return True
 
-    def _sequence(self, variant, indices, mode, groups: Optional[frozenset] = None) -> tuple:
+    def sequence(self, variant, indices, mode, groups: Optional[frozenset] = None) -> tuple:
         """The collectives (name, group) a sequence of sites issues over
         ``groups`` (every group when None); a loop
         (:class:`~cslint.analysis.alternatives.LoopToken`) is one element:
@@ -229,7 +229,7 @@ class UniformityInfo:
         sequence = []
         for index in indices:
             if type(index) is LoopToken:
-                bodies = frozenset(self._sequence(variant, body, mode, groups) for body in index.bodies)
+                bodies = frozenset(self.sequence(variant, body, mode, groups) for body in index.bodies)
                 if any(bodies):
                     sequence.append(("loop", bodies))
                 continue
@@ -536,13 +536,13 @@ def _arm_joins(info: UniformityInfo, variant, arms, reached: list, groups: froze
     for arm in arms:
         issued: set = set()
         for sequence in arm:
-            _flatten_issued(info._sequence(variant, sequence, mode, groups), issued)
+            _flatten_issued(info.sequence(variant, sequence, mode, groups), issued)
         sides.append(issued)
     return bool(wanted) and all(wanted <= issued for issued in sides)
 
 
 def _flatten_issued(sequence: tuple, out: set) -> None:
-    """Add the (name, group) collectives of a :meth:`UniformityInfo._sequence`
+    """Add the (name, group) collectives of a :meth:`UniformityInfo.sequence`
     to ``out``, those of its loops' bodies included."""
     for element in sequence:
         if element[0] == "loop" and isinstance(element[1], frozenset):
