@@ -291,11 +291,21 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
 #: the bases a dataclass may have besides dataclasses of its own file (their
 #: fields are none of the ``__init__``'s)
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
+#: library bases whose subclasses are given an ``__init__`` made from their
+#: annotated fields, as a dataclass is (``class Context(msgspec.Struct)``)
+_RECORD_BASES = frozenset({"msgspec.Struct", "pydantic.BaseModel"})
 
 
-def _is_dataclass(stmt: ast.ClassDef) -> bool:
+def _record_base(base: ast.expr, imports: dict) -> bool:
+    return canonical_text(dotted(base) or "", imports) in _RECORD_BASES
+
+
+def _is_dataclass(stmt: ast.ClassDef, imports: dict) -> bool:
     """Decorated with ``dataclass`` (``dataclasses``', pydantic's), bare or
-    called, and not told ``init=False``."""
+    called, and not told ``init=False``; or derived from a record base
+    (:data:`_RECORD_BASES`)."""
+    if any(_record_base(base, imports) for base in stmt.bases):
+        return True
     for decorator in stmt.decorator_list:
         call = decorator if type(decorator) is ast.Call else None
         text = dotted(call.func if call is not None else decorator) or ""
@@ -313,7 +323,7 @@ def _annotation_name(annotation) -> str:
     return (dotted(node) or "").rsplit(".", 1)[-1]
 
 
-def _dataclass_fields(stmt: ast.ClassDef, classes: dict, open_: tuple) -> Optional[dict]:
+def _dataclass_fields(stmt: ast.ClassDef, classes: dict, open_: tuple, imports: dict) -> Optional[dict]:
     """A dataclass's fields in the order its ``__init__`` takes them (those
     of dataclass bases of the same file first, a redefined one keeping its
     place): name -> (the class body's annotated assignment, whether
@@ -322,12 +332,12 @@ def _dataclass_fields(stmt: ast.ClassDef, classes: dict, open_: tuple) -> Option
     fields: dict = {}
     for base in stmt.bases:
         text = dotted(base.value if type(base) is ast.Subscript else base) or ""
-        if text.rsplit(".", 1)[-1] in _NEUTRAL_BASES:
+        if text.rsplit(".", 1)[-1] in _NEUTRAL_BASES or _record_base(base, imports):
             continue
         node = classes.get(text)
-        if node is None or node in open_ or not _is_dataclass(node):
+        if node is None or node in open_ or not _is_dataclass(node, imports):
             return None
-        inherited = _dataclass_fields(node, classes, open_ + (stmt,))
+        inherited = _dataclass_fields(node, classes, open_ + (stmt,), imports)
         if inherited is None:
             return None
         fields.update(inherited)
@@ -353,23 +363,24 @@ def _dataclass_fields(stmt: ast.ClassDef, classes: dict, open_: tuple) -> Option
 
 
 def dataclass_init(ctx: ModuleContext, stmt: ast.ClassDef) -> Optional[ast.FunctionDef]:
-    """The ``__init__`` a dataclass without one of its own is given: each
-    field it takes assigned from its parameter of that name, a field it does
-    not take from its default (a synthetic definition at the class's line;
-    each assignment at its field's line).  Without it, a call of the class
+    """The ``__init__`` a dataclass (or a record: :data:`_RECORD_BASES`)
+    without one of its own is given: each field it takes assigned from its
+    parameter of that name, a field it does not take from its default (a
+    synthetic definition at the class's line; each assignment at its
+    field's line).  Without it, a call of the class
     ran no function of the tree, so its result was every argument at once
     and each field read of it all of them (a path read from a file on this
     rank made the model name beside it differ).  None: not a dataclass, one
     with its own ``__init__``, or one whose dataclass bases are not all of
     this file (the fields' positions would be unknown)."""
-    if not stmt.decorator_list or not _is_dataclass(stmt):
+    if not (stmt.decorator_list or stmt.bases) or not _is_dataclass(stmt, ctx.imports):
         return None
     if any(type(inner) in (ast.FunctionDef, ast.AsyncFunctionDef) and inner.name == "__init__" for inner in stmt.body):
         return None
     classes = ctx.__dict__.get("_top_classes")
     if classes is None:
         classes = ctx._top_classes = {node.name: node for node in ctx.tree.body if type(node) is ast.ClassDef}
-    fields = _dataclass_fields(stmt, classes, ())
+    fields = _dataclass_fields(stmt, classes, (), ctx.imports)
     if fields is None:
         return None
     args = [ast.arg(arg="self", annotation=None)]
