@@ -502,8 +502,8 @@ def project(transform: str, atoms: frozenset) -> frozenset:
 #: every rank).
 VALUE_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "real", "imag", "device", "index"})
 #: Of those, the attributes that read back where a value was placed: what it
-#: holds (its device) is their contents.
-PLACEMENT_ATTRIBUTES = frozenset({"device"})
+#: holds (its device, a device's index) is their contents.
+PLACEMENT_ATTRIBUTES = frozenset({"device", "index"})
 
 
 #: What ``obj.attr`` keeps of a library object ``obj``'s divergence, by

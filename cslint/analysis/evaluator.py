@@ -36,11 +36,13 @@ from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, 
 from .unanimity import unanimous_values
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
-    PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS, SEEDED_GENERATORS,
-    SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
+    PLACE_CLASS_NAMES, PLACE_CLASSES, PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS,
+    SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
+#: the last names of library calls whose result may only hold its arguments (:func:`_held`)
+_HOLDING_NAMES = PLACEMENT_METHODS | PLACE_CLASS_NAMES
 
 # What a call's text decides about its result (_plan_call)
 _OPEN = "open"  # evaluated from its receiver, arguments and reference
@@ -366,10 +368,10 @@ class Evaluator(StructureReads):
                 kwargs_seen, arg_atoms = _placed(args, kwargs, arg_atoms)
             if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS:
                 receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs_seen, arg_atoms)
-            if arg_atoms and last is not None and (last in PLACEMENT_METHODS or "A" <= last[0] <= "Z"):
+            if arg_atoms and last is not None and (last in _HOLDING_NAMES or "A" <= last[0] <= "Z"):
                 if args and builds_library_object(last, ref):
                     arg_atoms = containers_held(self, call, args, kwargs_seen, arg_atoms, env)
-                arg_atoms = _held(func, last, ref, arg_atoms)
+                arg_atoms = _held(func, last, ref, arg_atoms, self.ctx.imports)
             fallback = receiver | arg_atoms
             if ref is not None:
                 # (a class of the file too: each argument reaches its own field)
@@ -728,11 +730,12 @@ def _placed(args: tuple, kwargs: tuple, arg_atoms: frozenset) -> tuple:
     return kwargs, out
 
 
-def _held(func, last: Optional[str], ref, arg_atoms: frozenset) -> frozenset:
+def _held(func, last: Optional[str], ref, arg_atoms: frozenset, imports: dict) -> frozenset:
     """What a library call's result depends on among its arguments, where
     the result only holds them: ``module.to(device)``, ``t.cuda(local_rank)``
     (the value moved), and an object of a library class (``CamelCase``, by
-    Python's naming convention), which holds what it was built with.  A rank
+    Python's naming convention, or a place: ``torch.device(f"cuda:{i}")``,
+    vocabulary.PLACE_CLASSES), which holds what it was built with.  A rank
     or an offset given to its constructor is inside it, not what it is: it
     exists, has its type and answers its own questions alike on every rank.
     The arguments' structure (a list filled on some ranks only) still makes
@@ -742,6 +745,9 @@ def _held(func, last: Optional[str], ref, arg_atoms: frozenset) -> frozenset:
     if last in PLACEMENT_METHODS and type(func) is ast.Attribute:
         return hold(arg_atoms)
     if builds_library_object(last, ref):
+        return hold(arg_atoms)
+    if last in PLACE_CLASS_NAMES and (ref is None or ref.tag == "qual") \
+            and canonical_text(dotted(func), imports) in PLACE_CLASSES:
         return hold(arg_atoms)
     return arg_atoms
 

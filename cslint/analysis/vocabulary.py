@@ -73,6 +73,13 @@ LOOKUP_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 # rank's GPU holds the same data, with the same structure, as on any other.
 PLACEMENT_METHODS = frozenset({"to", "cuda"})
 PLACEMENT_KEYWORDS = frozenset({"device"})
+# Library classes named in lowercase whose object is a place, built from an
+# index (``torch.device(f"cuda:{local_rank}")``): a device on every rank, never
+# None, of one type; the index is held inside it, read back by ``.index``
+# (atoms.PLACEMENT_ATTRIBUTES), as a ``CamelCase`` library object holds what
+# it was built with.
+PLACE_CLASSES = frozenset({"torch.device"})
+PLACE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in PLACE_CLASSES)
 
 # Methods and attributes of a library object (a tensor, a dict) that read its
 # structure: its shape, size, rank, element type or key set.
