@@ -74,6 +74,18 @@ def test_a_communicator_on_this_ranks_device_does_not_differ_in_structure(tmp_pa
     assert found == []
 
 
+def test_an_index_picked_one_way_on_some_ranks_still_makes_a_device(tmp_path):
+    # VALID: the index is the local rank or the global one, by a test that differs between ranks;
+    # a number either way, and a device is made of it on every rank
+    found, _lines = _codes(tmp_path, """
+
+        def build(group, use_limits):
+            index = int(os.environ["LOCAL_RANK"]) if dist.get_rank() % 2 else dist.get_rank()
+            return Comm(group, torch.device(f"cuda:{index}"), use_limits)
+    """.replace("def build", "import os\n\n\ndef build", 1))
+    assert found == []
+
+
 def test_a_test_of_the_device_index_still_differs(tmp_path):
     # INVALID: rank 0's device index is 0, the others' are not
     found, lines = _codes(tmp_path, """

@@ -22,7 +22,8 @@ from ..presets import group_from_text, rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (
-    CONTENTS, EMPTY, LENGTH, SHAPE, WHOLE, attribute, field_read, global_read, hold, project, raised_by, source, whole,
+    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SHAPE, WHOLE, attribute, field_read, global_read, hold, project, raised_by,
+    source, whole,
 )
 from .environment import fork
 from .function import FunctionInfo
@@ -748,7 +749,8 @@ def _held(func, last: Optional[str], ref, arg_atoms: frozenset, imports: dict) -
         return hold(arg_atoms)
     if last in PLACE_CLASS_NAMES and (ref is None or ref.tag == "qual") \
             and canonical_text(dotted(func), imports) in PLACE_CLASSES:
-        return hold(arg_atoms)
+        # all of it held: what a device is made from decides neither that it is one nor its type
+        return project(ELEMENTS_HELD, arg_atoms)
     return arg_atoms
 
 

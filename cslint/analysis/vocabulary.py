@@ -75,9 +75,10 @@ PLACEMENT_METHODS = frozenset({"to", "cuda"})
 PLACEMENT_KEYWORDS = frozenset({"device"})
 # Library classes named in lowercase whose object is a place, built from an
 # index (``torch.device(f"cuda:{local_rank}")``): a device on every rank, never
-# None, of one type; the index is held inside it, read back by ``.index``
-# (atoms.PLACEMENT_ATTRIBUTES), as a ``CamelCase`` library object holds what
-# it was built with.
+# None, of one type, whatever the index is (a number picked one way on some
+# ranks and another way on others too); the index is held inside it, read
+# back by ``.index`` (atoms.PLACEMENT_ATTRIBUTES), as a ``CamelCase`` library
+# object holds what it was built with.
 PLACE_CLASSES = frozenset({"torch.device"})
 PLACE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in PLACE_CLASSES)
 
