@@ -350,3 +350,65 @@ def test_an_attribute_of_a_local_holding_a_group_is_that_group():
                 stage_ready(flag)               # reported: the PP group spans the stages
                 given_ready(flag, coordinator)  # reported: a group the caller was handed
     """) == [26, 27]
+
+
+def test_a_communicator_rebuilt_over_the_group_of_a_local_is_over_that_group():
+    # `comm = get_tp_group().push_comm`, then under a stage-derived size
+    # `comm = PushComm(comm.group, ...)`: the constructor runs over the group
+    # of the communicator `comm` holds where it is read (the assignment it
+    # sits in, and the later one, do not reach that read), so over TP.  A
+    # local rebound to an unknown object before the read stays unknown, and a
+    # loop round both lets the later binding reach it.  The field the
+    # constructor sets from its group parameter holds what the call passes.
+    assert _lines("""
+        import torch.distributed as dist
+        from sglang.srt.distributed import get_pp_group, get_tp_group
+
+        class PushComm:
+            def __init__(self, group, size):
+                self.group = group
+                sizes = [None] * dist.get_world_size(group)
+                dist.all_gather_object(sizes, size, group=group)
+                self.start(size)
+
+            def start(self, size):
+                dist.barrier(group=self.group)
+
+        class Model:
+            def __init__(self):
+                self.pp_group = get_pp_group()
+                self.cached = None
+
+            def prepare(self, hidden):
+                comm = get_tp_group().push_comm
+                if self.cached is None:
+                    if hidden.shape[0] > 64:
+                        comm = PushComm(comm.group, hidden.shape[0])
+                    self.cached = comm
+                comm = self.cached
+                return comm
+
+            def prepare_given(self, hidden, other):
+                comm = get_tp_group().push_comm
+                comm = other.comm
+                if hidden.shape[0] > 64:
+                    comm = PushComm(comm.group, hidden.shape[0])   # reported: unknown group
+                return comm
+
+            def prepare_round(self, hidden, other):
+                comm = get_tp_group().push_comm
+                for size in hidden.shape:
+                    if size > 64:
+                        PushComm(comm.group, size)                 # reported: round the loop
+                    comm = other.comm
+                return comm
+
+            def forward(self, x, proxy, other):
+                if self.pp_group.is_first_rank:
+                    hidden = x
+                else:
+                    hidden = proxy["hidden"]
+                self.prepare(hidden)
+                self.prepare_given(hidden, other)
+                return self.prepare_round(hidden, other)
+    """) == [33, 40]

@@ -20,6 +20,7 @@ from .raises import computes_from_operands, host_tensor_method, may_raise_own_cl
 from .records import Site, Variant
 from .settled import settled_flow
 from .syntax import top_level_definitions, unparse
+from .wrappers import call_group_arguments
 
 
 def called_field(info, func):
@@ -88,7 +89,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             site.when = when
             site.consts, site.star = constant_arguments(call)
             if ref is not None:
-                site.group_args = info.ctx.group_arguments(call)
+                site.group_args = call_group_arguments(info, call)
             site_index_of_call[id(call)] = len(variant.sites)
             variant.sites.append(site)
             pending.append((site, node, call_info.inline, env, call))

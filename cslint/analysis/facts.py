@@ -44,6 +44,7 @@ from .records import ClassFacts, FileFacts, FuncFacts
 from .scope import ModuleContext, canonical_text, module_name_for
 from .summary import SummaryWalk
 from .syntax import dotted, is_size_expr, single_rank_side
+from .wrappers import own_nodes
 
 
 #: decorators that make a method an attribute read (``self.name`` runs it)
@@ -78,8 +79,37 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
                       info.raises or (deep and any(v.raised for v in variants.values())), called_names,
                       tuple(info.signal_handlers), _returns_terms(info),
                       case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)),
-                      info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)))
+                      info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)),
+                      _field_params(info) if deep else ())
     return facts, exit_env
+
+
+def _field_params(info: FunctionInfo) -> tuple:
+    """``((field, parameter), ...)`` of an ``__init__``: each field every
+    assignment of which in it is a bare parameter, the same one, never
+    rebound there (``self.group = group``).  A constructor call's own
+    collectives over ``self.group`` run over the group it passes for
+    ``group`` (:func:`~cslint.analysis.program.bound_group`)."""
+    if not info.self_name or not info.qualname.endswith(".__init__"):
+        return ()
+    params = {p.lstrip("*") for p in info.params[1:]}
+    sources: dict = {}
+    rebound: set = set()
+    for node in own_nodes(info.func):
+        kind = type(node)
+        if kind is ast.Name and type(node.ctx) is not ast.Load:
+            rebound.add(node.id)
+        elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.AugAssign:
+            targets = node.targets if kind is ast.Assign else (node.target,)
+            for target in targets:
+                attr = info.self_attr(target)
+                if attr is not None:
+                    value = node.value
+                    sources.setdefault(attr, set()).add(
+                        value.id if kind is not ast.AugAssign and type(value) is ast.Name and value.id in params
+                        else None)
+    return tuple(sorted((attr, next(iter(names))) for attr, names in sources.items()
+                        if len(names) == 1 and None not in names and next(iter(names)) not in rebound))
 
 
 def _restored_fields(info: FunctionInfo) -> frozenset:

@@ -699,6 +699,16 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
         return group
     passed = dict(site.group_args)
     found = passed.get(name)
+    if found is None and offset and target.field_params and name == target.params[0]:
+        # a constructor call: a field its ``__init__`` sets from a parameter
+        # (``self.group = group``) holds what the call passes there
+        field, _, deeper = rest.partition(".")
+        param = dict(target.field_params).get(field)
+        if param is None:
+            return group
+        name, dot, rest = param, ".", deeper
+        dot = dot if deeper else ""
+        found = passed.get(name)
     if found is None and not site.star:
         position = target.params.index(name) - (target.self_offset if offset else 0)
         found = passed.get(position) if position >= 0 else None

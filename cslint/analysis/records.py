@@ -250,6 +250,11 @@ class FuncFacts:
     #: the parameters whose own part (``atoms.OWN_PARAM``) it reads: the
     #: whole-tree pass fills a table of what callers pass for each
     own_params: tuple = ()
+    #: ``((field, parameter), ...)``: the fields an ``__init__`` sets from a
+    #: parameter it never rebinds and from nothing else (``self.group =
+    #: group``; :func:`~cslint.analysis.facts._field_params`): what the class
+    #: does over the field while it is built runs over what the call passes
+    field_params: tuple = ()
 
 
 @dataclass

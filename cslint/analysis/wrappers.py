@@ -60,19 +60,71 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
     return None
 
 
-def local_group(info, name: str) -> Optional[str]:
+def local_group(info, name: str, at: Optional[tuple] = None) -> Optional[str]:
     """The group a local name of the function holds where every binding of
     it names one: a loop over groups written out (``for g in (self.cp_group,
     self.tp_group)``: the group spanning them all, ``tp_cp``, as a collective
     over ``g`` runs over each in turn) or an assignment (``g = self.tp_group``);
     None where the name is a parameter (bound at each call), some binding is
-    anything else or names no group.  Worked out once per function and name."""
+    anything else or names no group.  ``at``: the (line, column) of a read;
+    only the bindings that can reach it count (one after it, or the
+    assignment whose value holds it, reaches it only round a loop holding
+    both): ``comm = tp_group.ca_comm; if ...: comm = Comm(comm.group)``
+    reads ``comm.group`` of the coordinator's communicator.  Worked out once
+    per function, name and read."""
     memo = info.__dict__.setdefault("_local_groups", {})
-    if name in memo:
-        return memo[name]
-    memo[name] = None
-    found = _bound_group(info.ctx, info.func, {p.lstrip("*") for p in info.params}, name, 0)
-    memo[name] = found
+    key = name if at is None else (name, at)
+    if key in memo:
+        return memo[key]
+    memo[key] = None
+    found = _bound_group(info.ctx, info.func, {p.lstrip("*") for p in info.params}, name, 0, at)
+    memo[key] = found
+    return found
+
+
+def call_group_arguments(info, call: ast.Call) -> tuple:
+    """The texts of the arguments of ``call`` that may be process groups
+    (``ModuleContext.group_arguments``), an attribute of a local of the
+    function (not a parameter: bound at each call) that names no group
+    itself but whose local holds one where the call reads it
+    (:func:`local_group`) passed as that group's name: ``comm =
+    get_tp_group().ca_comm; Comm(comm.group)`` passes ``tp``, as a
+    collective of the function over ``comm.group`` reads it.  A bare local
+    and a receiver are passed as written: asking about every local a call
+    is handed would walk nearly every function again."""
+    passed = info.ctx.group_arguments(call)
+    if not passed:
+        return passed
+    out = None
+    for index, (key, text) in enumerate(passed):
+        head, dot, _ = text.partition(".")
+        if not dot or key == "self" or head not in info.local_names or head in info.params \
+                or head == info.self_name or group_from_text(text) is not None:
+            continue
+        if head not in _group_holding_names(info):
+            continue
+        group = local_group(info, head, (call.lineno, call.col_offset))
+        if group is not None and group_from_text(group) == group:
+            out = out or list(passed)
+            out[index] = (key, group)
+    return passed if out is None else tuple(out)
+
+
+def _group_holding_names(info) -> frozenset:
+    """The locals of the function some assignment of which names a group
+    by its text (``comm = get_tp_group().ca_comm``): the only ones
+    :func:`call_group_arguments` asks :func:`local_group` about.  Once per
+    function."""
+    found = info.__dict__.get("_group_holding_names")
+    if found is None:
+        params = {p.lstrip("*") for p in info.params}
+        names = set()
+        for node in own_nodes(info.func):
+            if type(node) is ast.Assign and isinstance(node.value, (ast.Name, ast.Attribute, ast.Call)):
+                text = dotted(node.value)
+                if text and group_from_text(text) is not None:
+                    names.update(t.id for t in node.targets if type(t) is ast.Name and t.id not in params)
+        found = info.__dict__["_group_holding_names"] = frozenset(names)
     return found
 
 
@@ -81,7 +133,7 @@ def local_group(info, name: str) -> Optional[str]:
 _UNPACK_DEPTH = 2
 
 
-def _bound_group(ctx, func, params, name: str, depth: int) -> Optional[str]:
+def _bound_group(ctx, func, params, name: str, depth: int, at: Optional[tuple] = None) -> Optional[str]:
     """:func:`local_group` over a function node; a name unpacked from a
     call of a module-level function of the file each of whose returns
     writes out a tuple of one length (``device, group = _get_group()``)
@@ -90,11 +142,20 @@ def _bound_group(ctx, func, params, name: str, depth: int) -> Optional[str]:
         return None
     texts: list = []
     known = stores = 0
+    loops = _loops_around(func, at) if at is not None else ()
+    unreached: set = set()  # the targets of assignments that cannot reach ``at``
     for node in own_nodes(func):
         kind = type(node)
         if kind is ast.Name:
-            if node.id == name and type(node.ctx) is not ast.Load:
+            if node.id == name and type(node.ctx) is not ast.Load and id(node) not in unreached \
+                    and (at is None or _may_reach(node, at, loops)):
                 stores += 1
+            continue
+        if at is not None and (kind is ast.Assign or kind is ast.For or kind is ast.AsyncFor
+                               or kind is ast.comprehension) \
+                and not _may_reach(node.target if kind is ast.comprehension else node, at, loops):
+            if kind is ast.Assign:
+                unreached.update(id(t) for t in node.targets)
             continue
         if kind is ast.For or kind is ast.AsyncFor or kind is ast.comprehension:
             target, values = node.target, node.iter
@@ -139,11 +200,35 @@ def _bound_group(ctx, func, params, name: str, depth: int) -> Optional[str]:
             head = text.partition(".")[0]  # a local holding a group: its attributes are that group
             if depth >= _UNPACK_DEPTH or head == name or head == "self" or not head.isidentifier():
                 return None
-            group = _bound_group(ctx, func, params, head, depth + 1)
+            group = _bound_group(ctx, func, params, head, depth + 1, at)
             if group is None:
                 return None
         groups.add(group)
     return covering_group(groups, GROUP_SPANS, ctx.knowledge.world)
+
+
+def _loops_around(func, at: tuple) -> tuple:
+    """The (start, end) of each loop of the function whose body holds the
+    position ``at``: round one, a binding after a read reaches it."""
+    spans = []
+    for node in own_nodes(func):
+        if type(node) in (ast.For, ast.AsyncFor, ast.While):
+            start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+            if start <= at < end:
+                spans.append((start, end))
+    return tuple(spans)
+
+
+def _may_reach(node, at: tuple, loops: tuple) -> bool:
+    """Whether a binding ``node`` can reach a read at ``at``: it runs before
+    the read (an assignment: ends before it, its value is read first), or a
+    loop round both carries it there."""
+    start = (node.lineno, node.col_offset)
+    if any(s <= start < e for s, e in loops):
+        return True
+    if type(node) is ast.Assign:
+        return (node.end_lineno, node.end_col_offset) <= at
+    return start < at
 
 
 def _attribute_read(node) -> Optional[str]:
