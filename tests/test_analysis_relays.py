@@ -7,11 +7,15 @@ computing rank's own loop.  Each shape that must stay quiet sits beside one
 that must still be reported."""
 
 import ast
+import importlib
 import textwrap
 
 from cslint.analysis.cfg import build_cfg
 from cslint.analysis.relays import relay_edges
 from cslint.api import check_source
+from cslint.presets import Preset, load_presets, merge_presets
+
+TRTLLM = load_presets(["torch_distributed", "tensorrt_llm"])
 
 RELAY = """
     class Engine:
@@ -110,10 +114,85 @@ def test_the_relay_edges_of_a_function():
         graph = build_cfg(func)
         lines = {node.id: getattr(node.stmt, "lineno", 0) for node in graph.nodes}
         return sorted((lines[node], groups, tuple(names), entry)
-                      for (node, _succ), (groups, names, entry) in relay_edges(graph, func, None).items())
+                      for (node, _succ), (groups, names, entry) in relay_edges(graph, func, TRTLLM, None).items())
 
     assert edges("_relay") == [(12, ("cp", "tp"), ("count",), False),  # past the first stage's broadcast
                                (15, ("pp",), ("count",), False),  # the first stage, past the receive
                                (17, ("pp",), ("count",), True)]  # out of the receive
     assert [entry[:2] for entry in edges("_relay_tp_only")] == [(23, ("tp",)), (25, ("pp",)), (26, ("pp",))]
     assert edges("_received_not_sent") == []
+
+
+PEER_API = """
+    import os
+
+
+    class Stage:
+        def __init__(self, link):
+            self.link = link
+
+        def _forward(self, batch):
+            if self.link.is_first_pp_rank:
+                batch = self.link.tp_broadcast(batch, root=0)
+            if not self.link.is_first_pp_rank:
+                batch = self.link.fetch_from_peer(self.link.prev_pp_rank)
+            if not self.link.is_last_pp_rank:
+                self.link.hand_on(batch, self.link.next_pp_rank)
+            return batch
+
+        def _window(self, batch):
+            if self.link.is_first_pp_rank:
+                batch = self.link.tp_broadcast(batch, root=0)
+            if not self.link.is_first_pp_rank:
+                batch = self.link.recv_window(self.link.prev_pp_rank)
+            if not self.link.is_last_pp_rank:
+                self.link.isend_object(batch, self.link.next_pp_rank)
+            return batch
+
+        def _chosen_send(self, batch):
+            if not self.link.is_first_pp_rank:
+                batch = self.link.recv_object(self.link.prev_pp_rank)
+            send = self.link.isend_object if os.environ.get("ASYNC") else self.link.send_object
+            if not self.link.is_last_pp_rank:
+                send(batch, self.link.next_pp_rank)
+            return batch
+
+        def _named_send(self, batch):
+            if not self.link.is_first_pp_rank:
+                batch = self.link.recv_object(self.link.prev_pp_rank)
+            sender = self.link.isend_object
+            sender = self.link.stage_log
+            if not self.link.is_last_pp_rank:
+                sender(batch, self.link.next_pp_rank)
+            return batch
+"""
+
+
+def _edge_lines(source: str, name: str, knowledge) -> list:
+    module = ast.parse(textwrap.dedent(source))
+    func = next(f for f in ast.walk(module) if isinstance(f, ast.FunctionDef) and f.name == name)
+    graph = build_cfg(func)
+    lines = {node.id: getattr(node.stmt, "lineno", 0) for node in graph.nodes}
+    return sorted((lines[node], groups) for (node, _succ), (groups, _names, _entry)
+                  in relay_edges(graph, func, knowledge, None).items())
+
+
+def test_the_receives_and_sends_of_a_relay_are_the_loaded_presets_point_to_point_calls():
+    peer = Preset(name="peer_link", p2p_receives=["fetch_from_peer"], p2p_sends=["hand_on"])
+    with_peer = merge_presets([_pack("torch_distributed"), _pack("tensorrt_llm"), peer])
+    assert "fetch_from_peer" in with_peer.p2p_receives and "recv_object" in with_peer.p2p_receives
+    relayed = [(10, ("world",)), (12, ("pp",)), (13, ("pp",))]
+    assert _edge_lines(PEER_API, "_forward", with_peer) == relayed
+    assert _edge_lines(PEER_API, "_forward", TRTLLM) == []  # no loaded preset knows that API
+    # a call named like a receive that no preset lists is no receive
+    assert _edge_lines(PEER_API, "_window", with_peer) == []
+    assert _edge_lines(PEER_API, "_window", TRTLLM) == []
+
+
+def test_a_local_name_bound_only_to_sends_is_a_send():
+    assert _edge_lines(PEER_API, "_chosen_send", TRTLLM) == [(28, ("pp",)), (29, ("pp",))]
+    assert _edge_lines(PEER_API, "_named_send", TRTLLM) == []  # also bound to what is no send
+
+
+def _pack(name: str) -> Preset:
+    return importlib.import_module(f"cslint.presets.{name}").PRESET

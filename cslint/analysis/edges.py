@@ -39,8 +39,8 @@ class Refinements:
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
             edges[key] = ("empty", name)
-        for key, relayed in relay_edges(dataflow.graph, dataflow.info.func,
-                                                  dataflow.info.callee_names).items():
+        for key, relayed in relay_edges(dataflow.graph, dataflow.info.func, dataflow.info.ctx.knowledge,
+                                        dataflow.info.callee_names).items():
             edges[key] = ("relay", relayed)
         return cls(edges) if edges else None
 

@@ -16,6 +16,12 @@ name the same along the pipeline: past the receive, and on the first stage's
 way past it, the name holds the first stage's value agreed over the stages
 (:func:`relay_edges`, applied by :class:`~cslint.analysis.edges.Refinements`).
 
+What is a receive handing back what it received and what is a send is the
+loaded presets' knowledge (``Knowledge.p2p_receives``, ``p2p_sends``); which
+peer is the stage before or after this one, and which name tests for the
+first stage, the presets' rank words (``names_neighbour_rank``,
+``first_rank_dims``).
+
 The first stage's own value is agreed where an ``if`` of the first stage
 before the receive assigns the name (a collective over the stage's group);
 the way past that ``if`` either leaves the first stage with a group of one
@@ -29,7 +35,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..presets import group_from_text, rank_name_dims
+from ..presets import first_rank_dims, group_from_text, names_neighbour_rank
 from .astwalk import BLOCKS_OF, walk as fast_walk
 from .cfg import TEST
 from .syntax import dotted, is_size_expr, unparse
@@ -42,7 +48,7 @@ DEAD = "world"
 _STAGE_DIMS = frozenset({STAGES})
 
 
-def relay_edges(graph, func: ast.AST, callee_names=None) -> dict:
+def relay_edges(graph, func: ast.AST, knowledge, callee_names=None) -> dict:
     """{(node, successor): (groups, names, with_entry)} for the pipeline
     relays of ``func`` (see the module): the edge past the receive's ``if``
     on the first stage and the edges out of the receive itself (those also
@@ -52,20 +58,23 @@ def relay_edges(graph, func: ast.AST, callee_names=None) -> dict:
     only the relayed name makes it agreed within the group its size test
     names (the group has one rank there), or over every rank where there is
     no size test (only the later stages take that way, and they receive
-    anew).  ``callee_names``: the last name of every callee of ``func``,
-    where known (a function that calls no receive has no relay)."""
-    if callee_names is not None and not any(_receives(name) for name in callee_names):
+    anew).  ``knowledge``: the loaded presets, which say what is a
+    point-to-point receive or send; ``callee_names``: the last name of every
+    callee of ``func``, where known (a function that calls no receive has no
+    relay)."""
+    receives = knowledge.p2p_receives
+    if not receives or (callee_names is not None and receives.isdisjoint(callee_names)):
         return {}
     body = getattr(func, "body", None)
     if not isinstance(body, list):
         return {}
-    sends = _sends(func)
+    sends = _sends(func, knowledge.p2p_sends)
     if not sends:
         return {}
     out: dict = {}
     for stmts in _blocks(body):
         for index, stmt in enumerate(stmts):
-            received = _relay_receive(stmt, sends)
+            received = _relay_receive(stmt, sends, receives)
             if received is None:
                 continue
             name, assign = received
@@ -113,23 +122,47 @@ def _blocks(body: list):
                     stack.append(inner)
 
 
-def _sends(func: ast.AST) -> dict:
+def _sends(func: ast.AST, send_names: frozenset) -> dict:
     """{name: tags} of the names the function sends to the next stage
-    (``isend_object(count, dest=next_pp_rank, tag=T)``, ``send(x, next_rank)``;
-    a tag's text, or None where the call names none)."""
+    (``isend_object(count, dest=next_pp_rank, tag=T)``, ``send(x, next_rank)``,
+    through a local name bound to sends alone; a tag's text, or None where
+    the call names none)."""
+    senders = send_names | _send_aliases(func, send_names)
     found: dict = {}
     for node in fast_walk(func):
         if type(node) is not ast.Call or not node.args or type(node.args[0]) is not ast.Name:
             continue
-        callee = (dotted(node.func) or "").rsplit(".", 1)[-1].lower()
-        if "send" not in callee:
+        if _last_name(node.func) not in senders:
             continue
         dest = _argument(node, "dest", 1)
-        if dest is None or "next" not in (dotted(dest) or "").lower():
+        if dest is None or not names_neighbour_rank(dotted(dest) or "", "next"):
             continue
         tag = _argument(node, "tag", 2)
         found.setdefault(node.args[0].id, set()).add(unparse(tag) if tag is not None else None)
     return found
+
+
+def _send_aliases(func: ast.AST, send_names: frozenset) -> frozenset:
+    """The local names every binding of which is a send or a choice between
+    sends (``send = dist.isend_object if overlap else dist.send_object``)."""
+    sending: dict = {}
+    plain: dict = {}  # id of an assignment's one target -> whether it binds a send
+    for node in fast_walk(func):
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            plain[id(node.targets[0])] = _is_send(node.value, send_names)
+        elif type(node) is ast.Name and type(node.ctx) is ast.Store:
+            sending[node.id] = sending.get(node.id, True) and plain.get(id(node), False)
+    return frozenset(name for name, only_sends in sending.items() if only_sends)
+
+
+def _is_send(expr: ast.expr, send_names: frozenset) -> bool:
+    if type(expr) is ast.IfExp:
+        return _is_send(expr.body, send_names) and _is_send(expr.orelse, send_names)
+    return type(expr) in (ast.Name, ast.Attribute) and _last_name(expr) in send_names
+
+
+def _last_name(expr: ast.expr) -> str:
+    return (dotted(expr) or "").rsplit(".", 1)[-1]
 
 
 def _argument(call: ast.Call, keyword: str, position: int) -> Optional[ast.expr]:
@@ -139,7 +172,7 @@ def _argument(call: ast.Call, keyword: str, position: int) -> Optional[ast.expr]
     return call.args[position] if len(call.args) > position else None
 
 
-def _relay_receive(stmt: ast.stmt, sends: dict) -> Optional[tuple]:
+def _relay_receive(stmt: ast.stmt, sends: dict, receives: frozenset) -> Optional[tuple]:
     """(name, assignment) where ``stmt`` is ``if not <first stage>: name =
     <receive>(src=<previous stage>)`` (``with`` blocks around the assignment
     allowed) and the function sends ``name`` on to the next stage with the
@@ -152,10 +185,10 @@ def _relay_receive(stmt: ast.stmt, sends: dict) -> Optional[tuple]:
     call = assign.value
     if type(call) is not ast.Call:
         return None
-    if not _receives((dotted(call.func) or "").rsplit(".", 1)[-1]):
+    if _last_name(call.func) not in receives:
         return None
     src = _argument(call, "src", 0)
-    if src is None or "prev" not in (dotted(src) or "").lower():
+    if src is None or not names_neighbour_rank(dotted(src) or "", "previous"):
         return None
     name = assign.targets[0].id
     tags = sends.get(name)
@@ -165,12 +198,6 @@ def _relay_receive(stmt: ast.stmt, sends: dict) -> Optional[tuple]:
     if tag is not None and None not in tags and unparse(tag) not in tags:
         return None
     return name, assign
-
-
-def _receives(callee: str) -> bool:
-    """A point-to-point receive that returns what it received (``recv_object``, ``pp_recv``; not ``irecv``)."""
-    callee = callee.lower()
-    return callee.startswith("recv") or callee.startswith("pp_recv")
 
 
 def _only_statement(stmts: list) -> Optional[ast.stmt]:
@@ -183,10 +210,7 @@ def _only_statement(stmts: list) -> Optional[ast.stmt]:
 def _first_stage(test: ast.expr) -> bool:
     """``is_first_pp_rank`` (any receiver): a name that holds on the first stage only."""
     text = dotted(test)
-    if not text:
-        return False
-    last = text.rsplit(".", 1)[-1]
-    return last.lower().lstrip("_").startswith("is_first") and rank_name_dims(last) == _STAGE_DIMS
+    return bool(text) and first_rank_dims(text.rsplit(".", 1)[-1]) == _STAGE_DIMS
 
 
 def _is_not_first_stage(test: ast.expr) -> bool:

@@ -377,6 +377,13 @@ class Preset:
     #: second): a collective reached from one runs a per-process number of
     #: times, interleaved with the main thread's collectives as it happens
     thread_callbacks: list = field(default_factory=list)
+    #: point-to-point receives (last dotted part) that hand back what one peer
+    #: sent (``x = dist.recv_object(src=prev_pp_rank)``); a receive into a
+    #: buffer the caller passes (``pp_recv(tensor)``) is none
+    p2p_receives: list = field(default_factory=list)
+    #: point-to-point sends (last dotted part): the first argument goes to the
+    #: rank the second (or ``dest``) names
+    p2p_sends: list = field(default_factory=list)
     #: how the framework lays its ranks out (:class:`World`); None: the generic lattice
     world: Optional[World] = None
 
@@ -414,6 +421,9 @@ class Knowledge:
     #: the loaded presets' world (:attr:`Preset.world`): the one they declare, or
     #: the generic lattice where none or several different ones are declared
     world: World = GENERIC_WORLD
+    #: see :attr:`Preset.p2p_receives` and :attr:`Preset.p2p_sends` (call names, last dotted part)
+    p2p_receives: frozenset = frozenset()
+    p2p_sends: frozenset = frozenset()
 
     @property
     def has_payload_local(self) -> bool:
@@ -610,17 +620,22 @@ def load_presets(names: Iterable[str]) -> Knowledge:
     """Load and merge presets by name (``torch_distributed``, ``mpi4py``,
     ``tensorrt_llm``, ``vllm``, ``sglang``, ``deepspeed``, ``megatron``).
     Unknown names raise ``ValueError`` with the list of known ones."""
-    known = _PACKS
+    presets = []
+    for name in names:
+        if name not in _PACKS:
+            raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(_PACKS)}")
+        presets.append(importlib.import_module(f"{__name__}.{name}").PRESET)
+    return merge_presets(presets)
+
+
+def merge_presets(presets: Iterable[Preset]) -> Knowledge:
+    """The knowledge of ``presets`` together (a custom API's own pack beside the shipped ones)."""
     merged = Knowledge([], [], [], [], [], [])
     relative: set = set()
     rendezvous: set = set()
     worlds: set = set()
-    for name in names:
-        if name not in known:
-            raise ValueError(f"unknown preset {name!r}; known presets: {', '.join(known)}")
-        module = importlib.import_module(f"{__name__}.{name}")
-        preset: Preset = module.PRESET
-        merged.names.append(name)
+    for preset in presets:
+        merged.names.append(preset.name)
         merged.collectives.extend(preset.collectives)
         merged.not_collectives.extend(preset.not_collectives)
         merged.sources.extend(preset.sources)
@@ -633,6 +648,8 @@ def load_presets(names: Iterable[str]) -> Knowledge:
         if preset.world is not None:
             worlds.add(preset.world)
         merged.local_failures |= frozenset(preset.local_failures)
+        merged.p2p_receives |= frozenset(preset.p2p_receives)
+        merged.p2p_sends |= frozenset(preset.p2p_sends)
         merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
         merged.partitioning_contexts += tuple(preset.partitioning_contexts)
         merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)
@@ -743,6 +760,26 @@ def rank_name_dims(identifier: str) -> Optional[frozenset]:
             prefix = name[: -len(suffix)]
             return _RANK_PREFIX_DIMS.get(prefix)
     return None
+
+
+#: Words that name a rank's neighbour along a pipeline or ring in the text of
+#: a point-to-point call's peer (``src=self.dist.prev_pp_rank``,
+#: ``dest=next_rank``): the rank before this one and the rank after it.
+NEIGHBOUR_RANK_WORDS = {"previous": ("prev",), "next": ("next",)}
+
+
+def names_neighbour_rank(text: str, side: str) -> bool:
+    """Whether a peer's text names this rank's ``side`` neighbour (``previous`` or ``next``)."""
+    lowered = text.lower()
+    return any(word in lowered for word in NEIGHBOUR_RANK_WORDS[side])
+
+
+def first_rank_dims(identifier: str) -> Optional[frozenset]:
+    """Dimensions of the group whose first rank ``identifier`` tests for
+    (``is_first_pp_rank``: ``pp``); None for any other name."""
+    if not identifier.lower().lstrip("_").startswith("is_first"):
+        return None
+    return rank_name_dims(identifier)
 
 
 @functools.lru_cache(maxsize=65536)

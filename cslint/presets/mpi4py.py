@@ -79,6 +79,9 @@ PRESET = Preset(
     collectives=_collectives,
     not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.Send", "*.Recv", "*.Isend",
                      "*.Irecv", "*.sendrecv", "*.Sendrecv", "*.probe", "*.Probe", "*.iprobe"],
+    # the lowercase ``recv`` unpickles and hands back the object; ``Recv`` fills a buffer
+    p2p_receives=["recv"],
+    p2p_sends=["send", "isend", "Send", "Isend"],
     sources=[
         SourceSpec("*.Get_rank", "rank id"),
         SourceSpec("MPI.Wtime", "wall clock"),

@@ -45,6 +45,9 @@ PRESET = Preset(
     collectives=_collectives,
     sources=_sources,
     relative_ranks=["is_first_rank", "is_last_rank", "rank_in_group"],
+    # a group coordinator's point-to-point calls between ranks of its group
+    p2p_receives=["recv_object", "recv_tensor_dict"],
+    p2p_sends=["send_object", "send_tensor_dict"],
     # a process group made outside the default world (weight sync, RL)
     rendezvous=["init_custom_process_group"],
 )

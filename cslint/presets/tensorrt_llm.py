@@ -126,6 +126,9 @@ PRESET = Preset(
     collectives=_collectives,
     not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object", "*.recv_object",
                      "*.isend_object", "*.irecv_object", "*.pp_send", "*.pp_recv"],
+    # ``recv_object(src, tag)`` hands back the object; ``recv``/``pp_recv`` fill the tensor passed
+    p2p_receives=["recv_object"],
+    p2p_sends=["send", "isend", "send_object", "isend_object", "pp_send"],
     sources=_sources,
     uniform=["*.enable_attention_dp", "*.mapping.enable_attention_dp", "*.benchmark_req_queues_size",
              "*.is_warmup", "*.dist.tp_size", "*.dist.pp_size", "*.dist.cp_size", "*.dist.world_size",

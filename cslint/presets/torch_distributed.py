@@ -277,6 +277,8 @@ PRESET = Preset(
     collectives=_collectives,
     not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object", "*.recv_object",
                      "*.batch_isend_irecv", "*.P2POp"],
+    # ``recv`` fills the tensor passed and hands back the sender's rank: no receive hands back the data
+    p2p_sends=["send", "isend"],
     sources=_sources,
     uniform=_uniform,
     data_parallel_wrappers=_WRAPPERS,

@@ -43,6 +43,9 @@ PRESET = Preset(
     collectives=_collectives,
     sources=_sources,
     relative_ranks=["is_first_rank", "is_last_rank", "rank_in_group"],
+    # a group coordinator's point-to-point calls between ranks of its group
+    p2p_receives=["recv_object", "recv_tensor_dict"],
+    p2p_sends=["send_object", "send_tensor_dict"],
     # a process group made from a TCP rendezvous of the given ranks
     rendezvous=["stateless_init_torch_distributed_process_group"],
 )
