@@ -150,3 +150,52 @@ def test_a_collective_over_one_parallel_group_settles_the_exit_within_that_group
                 dist.barrier()
     """)
     assert ("CSL102", 11) in found and ("CSL102", 17) in found
+
+
+def test_a_broadcast_from_each_member_in_turn_settles_the_exit_too():
+    # VALID past the constructor: both arms of the platform test exchange over the group, one
+    # all-gathering, the other broadcasting from each member of the group's rank list in turn
+    # (never empty: the group holds this rank)
+    source = _pool("""
+        def __init__(self, group, legacy):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            if legacy:
+                self.handles = self.relay([export_handle()])
+            else:
+                self.handles = self.publish(group)
+            self.off = False
+
+        def relay(self, mine):
+            ranks = dist.get_process_group_ranks(group=self.group)
+            ranks.sort()
+            for i, rank in enumerate(ranks):
+                dist.broadcast_object_list(mine, src=rank, group=self.group)
+            return mine
+    """)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) not in _codes(source)
+
+
+def test_a_loop_over_a_list_that_may_be_empty_settles_nothing():
+    # INVALID: with no peers listed the legacy arm exchanges nothing
+    source = _pool("""
+        def __init__(self, group, legacy, peers):
+            self.off = True
+            self.group = group
+            self.peers = peers
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            if legacy:
+                self.handles = self.relay([export_handle()])
+            else:
+                self.handles = self.publish(group)
+            self.off = False
+
+        def relay(self, mine):
+            for rank in self.peers:
+                dist.broadcast_object_list(mine, src=rank, group=self.group)
+            return mine
+    """)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)

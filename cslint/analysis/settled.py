@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..presets import ALL_DIMS
 from .atoms import func_ref, whole
 from .results import issues_itself
 from .scope import canonical_text
@@ -70,6 +71,7 @@ def _settled_implicit(dataflow, n: int, settled: dict) -> frozenset:
 def _find(dataflow) -> dict:
     out = {}
     graph = dataflow.graph
+    world = dataflow.info.ctx.knowledge.world
     groups: dict = {}  # node -> the group of the collective it surely enters, "" for none
 
     def group_of(m: int) -> str:
@@ -87,6 +89,8 @@ def _find(dataflow) -> dict:
         if not left or not stayed or _met(graph, left, lambda m: _may_enter(dataflow.info, graph.nodes[m]), stop=False):
             continue
         met = _met(graph, stayed, group_of, stop=True)
+        if met is not None and len(met) > 1 and all(world.span(group) >= ALL_DIMS for group in met):
+            met = {min(met)}  # groups the world cannot tell apart: each spans every dimension
         if met is not None and len(met) == 1:
             out[d] = met.pop()
     return out
@@ -164,11 +168,27 @@ def _always_issued(ctx, ref, depth: int) -> str:
     function = ctx._definitions.get(qualname)
     if function is None:
         return ""
-    for stmt in function.body:
-        if type(stmt) not in (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign):
-            if first_exit(stmt) is not None or type(stmt) in (ast.Try, ast.With, ast.AsyncWith):
+    return _issued_first(ctx, function.body, depth, set(), False)
+
+
+def _issued_first(ctx, stmts: list, depth: int, rank_lists: set, in_loop: bool) -> str:
+    """The group of a collective ``stmts`` call before any statement that
+    may leave them; a loop over a process group's rank list counts as run
+    (the group holds this rank: ``ranks = dist.get_process_group_ranks(g)``,
+    then ``for i, rank in enumerate(ranks):``)."""
+    for stmt in stmts:
+        kind = type(stmt)
+        if kind is ast.For and not stmt.orelse and _over_group_ranks(stmt.iter, rank_lists):
+            group = _issued_first(ctx, stmt.body, depth, rank_lists, True)
+            if group:
+                return group
+        if kind not in (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign):
+            if first_exit(stmt, in_loop) is not None or kind in (ast.Try, ast.With, ast.AsyncWith):
                 return ""
             continue
+        if kind is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \
+                and _over_group_ranks(stmt.value, ()):
+            rank_lists.add(stmt.targets[0].id)
         for sub in _certain_calls(stmt):
             raw = dotted(sub.func)
             match = ctx.match_collective(sub, raw, canonical_text(raw, ctx.imports)) if raw else None
@@ -179,6 +199,17 @@ def _always_issued(ctx, ref, depth: int) -> str:
                 if group:
                     return group
     return ""
+
+
+def _over_group_ranks(expr, rank_lists) -> bool:
+    """Whether ``expr`` is a process group's rank list (a call of
+    ``get_process_group_ranks``, a name bound to one), or ``enumerate`` or
+    ``sorted`` of one: never empty, as the group holds this rank."""
+    if type(expr) is ast.Call and type(expr.func) is ast.Name and expr.func.id in ("enumerate", "sorted") and expr.args:
+        expr = expr.args[0]
+    if type(expr) is ast.Name:
+        return expr.id in rank_lists
+    return type(expr) is ast.Call and (dotted(expr.func) or "").rpartition(".")[2] == "get_process_group_ranks"
 
 
 #: expressions whose parts may not all run
