@@ -7,6 +7,7 @@ computing rank's own loop.  Each shape that must stay quiet sits beside one
 that must still be reported."""
 
 import ast
+import dataclasses
 import importlib
 import textwrap
 
@@ -196,3 +197,29 @@ def test_a_local_name_bound_only_to_sends_is_a_send():
 
 def _pack(name: str) -> Preset:
     return importlib.import_module(f"cslint.presets.{name}").PRESET
+
+
+KEYWORD_PEERS = """
+    def relay_schedule(group, comm, schedule, is_first_pp_rank, is_last_pp_rank, prev_rank, next_rank):
+        if not is_first_pp_rank:
+            schedule = group.recv_object(src=prev_rank)
+        if not is_last_pp_rank:
+            group.send_object(schedule, dst=next_rank)
+        return schedule
+
+    def relay_mpi(comm, schedule, is_first_pp_rank, is_last_pp_rank, prev_rank, next_rank):
+        if not is_first_pp_rank:
+            schedule = comm.recv(source=prev_rank, tag=3)
+        if not is_last_pp_rank:
+            comm.send(schedule, dest=next_rank, tag=3)
+        return schedule
+"""
+
+
+def test_the_peer_of_a_point_to_point_call_is_named_by_its_apis_keyword():
+    """A group coordinator sends with ``dst=``, mpi4py receives with ``source=``."""
+    defaults = load_presets(["torch_distributed", "mpi4py", "vllm"])
+    assert _edge_lines(KEYWORD_PEERS, "relay_schedule", defaults) == [(3, ("pp",)), (4, ("pp",))]
+    assert _edge_lines(KEYWORD_PEERS, "relay_mpi", defaults) == [(10, ("pp",)), (11, ("pp",))]
+    without_source = dataclasses.replace(defaults, p2p_peer_keywords=defaults.p2p_peer_keywords - {"source"})
+    assert _edge_lines(KEYWORD_PEERS, "relay_mpi", without_source) == []  # no peer named: no relay

@@ -17,7 +17,8 @@ way past it, the name holds the first stage's value agreed over the stages
 (:func:`relay_edges`, applied by :class:`~cslint.analysis.edges.Refinements`).
 
 What is a receive handing back what it received and what is a send is the
-loaded presets' knowledge (``Knowledge.p2p_receives``, ``p2p_sends``); which
+loaded presets' knowledge (``Knowledge.p2p_receives``, ``p2p_sends``, and
+the keywords naming the peer, ``p2p_peer_keywords``: ``dest=``, ``dst=``); which
 peer is the stage before or after this one, and which name tests for the
 first stage, the presets' rank words (``names_neighbour_rank``,
 ``first_rank_dims``).
@@ -46,6 +47,7 @@ STAGES = "pp"
 #: receive replaces it before any read: nothing that can differ
 DEAD = "world"
 _STAGE_DIMS = frozenset({STAGES})
+_TAG = frozenset({"tag"})
 
 
 def relay_edges(graph, func: ast.AST, knowledge, callee_names=None) -> dict:
@@ -68,13 +70,14 @@ def relay_edges(graph, func: ast.AST, knowledge, callee_names=None) -> dict:
     body = getattr(func, "body", None)
     if not isinstance(body, list):
         return {}
-    sends = _sends(func, knowledge.p2p_sends)
+    peer_keywords = knowledge.p2p_peer_keywords
+    sends = _sends(func, knowledge.p2p_sends, peer_keywords)
     if not sends:
         return {}
     out: dict = {}
     for stmts in _blocks(body):
         for index, stmt in enumerate(stmts):
-            received = _relay_receive(stmt, sends, receives)
+            received = _relay_receive(stmt, sends, receives, peer_keywords)
             if received is None:
                 continue
             name, assign = received
@@ -122,7 +125,7 @@ def _blocks(body: list):
                     stack.append(inner)
 
 
-def _sends(func: ast.AST, send_names: frozenset) -> dict:
+def _sends(func: ast.AST, send_names: frozenset, peer_keywords: frozenset) -> dict:
     """{name: tags} of the names the function sends to the next stage
     (``isend_object(count, dest=next_pp_rank, tag=T)``, ``send(x, next_rank)``,
     through a local name bound to sends alone; a tag's text, or None where
@@ -134,10 +137,10 @@ def _sends(func: ast.AST, send_names: frozenset) -> dict:
             continue
         if _last_name(node.func) not in senders:
             continue
-        dest = _argument(node, "dest", 1)
+        dest = _argument(node, peer_keywords, 1)
         if dest is None or not names_neighbour_rank(dotted(dest) or "", "next"):
             continue
-        tag = _argument(node, "tag", 2)
+        tag = _argument(node, _TAG, 2)
         found.setdefault(node.args[0].id, set()).add(unparse(tag) if tag is not None else None)
     return found
 
@@ -165,14 +168,14 @@ def _last_name(expr: ast.expr) -> str:
     return (dotted(expr) or "").rsplit(".", 1)[-1]
 
 
-def _argument(call: ast.Call, keyword: str, position: int) -> Optional[ast.expr]:
+def _argument(call: ast.Call, keywords: frozenset, position: int) -> Optional[ast.expr]:
     for kw in call.keywords:
-        if kw.arg == keyword:
+        if kw.arg in keywords:
             return kw.value
     return call.args[position] if len(call.args) > position else None
 
 
-def _relay_receive(stmt: ast.stmt, sends: dict, receives: frozenset) -> Optional[tuple]:
+def _relay_receive(stmt: ast.stmt, sends: dict, receives: frozenset, peer_keywords: frozenset) -> Optional[tuple]:
     """(name, assignment) where ``stmt`` is ``if not <first stage>: name =
     <receive>(src=<previous stage>)`` (``with`` blocks around the assignment
     allowed) and the function sends ``name`` on to the next stage with the
@@ -187,14 +190,14 @@ def _relay_receive(stmt: ast.stmt, sends: dict, receives: frozenset) -> Optional
         return None
     if _last_name(call.func) not in receives:
         return None
-    src = _argument(call, "src", 0)
+    src = _argument(call, peer_keywords, 0)
     if src is None or not names_neighbour_rank(dotted(src) or "", "previous"):
         return None
     name = assign.targets[0].id
     tags = sends.get(name)
     if not tags:
         return None
-    tag = _argument(call, "tag", 1)
+    tag = _argument(call, _TAG, 1)
     if tag is not None and None not in tags and unparse(tag) not in tags:
         return None
     return name, assign

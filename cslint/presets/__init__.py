@@ -381,9 +381,11 @@ class Preset:
     #: sent (``x = dist.recv_object(src=prev_pp_rank)``); a receive into a
     #: buffer the caller passes (``pp_recv(tensor)``) is none
     p2p_receives: list = field(default_factory=list)
-    #: point-to-point sends (last dotted part): the first argument goes to the
-    #: rank the second (or ``dest``) names
+    #: point-to-point sends (last dotted part): the first argument goes to the peer
     p2p_sends: list = field(default_factory=list)
+    #: the keywords naming a point-to-point call's peer (``src``, ``dst``);
+    #: passed by position, it is a receive's first argument, a send's second
+    p2p_peer_keywords: list = field(default_factory=list)
     #: how the framework lays its ranks out (:class:`World`); None: the generic lattice
     world: Optional[World] = None
 
@@ -421,9 +423,11 @@ class Knowledge:
     #: the loaded presets' world (:attr:`Preset.world`): the one they declare, or
     #: the generic lattice where none or several different ones are declared
     world: World = GENERIC_WORLD
-    #: see :attr:`Preset.p2p_receives` and :attr:`Preset.p2p_sends` (call names, last dotted part)
+    #: see :attr:`Preset.p2p_receives`, :attr:`Preset.p2p_sends` (call names, last
+    #: dotted part) and :attr:`Preset.p2p_peer_keywords`
     p2p_receives: frozenset = frozenset()
     p2p_sends: frozenset = frozenset()
+    p2p_peer_keywords: frozenset = frozenset()
 
     @property
     def has_payload_local(self) -> bool:
@@ -650,6 +654,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         merged.local_failures |= frozenset(preset.local_failures)
         merged.p2p_receives |= frozenset(preset.p2p_receives)
         merged.p2p_sends |= frozenset(preset.p2p_sends)
+        merged.p2p_peer_keywords |= frozenset(preset.p2p_peer_keywords)
         merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
         merged.partitioning_contexts += tuple(preset.partitioning_contexts)
         merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)
@@ -762,9 +767,8 @@ def rank_name_dims(identifier: str) -> Optional[frozenset]:
     return None
 
 
-#: Words that name a rank's neighbour along a pipeline or ring in the text of
-#: a point-to-point call's peer (``src=self.dist.prev_pp_rank``,
-#: ``dest=next_rank``): the rank before this one and the rank after it.
+#: Words that name a rank's neighbour along a pipeline or ring in a point-to-point
+#: call's peer (``src=self.dist.prev_pp_rank``): the rank before this one and after it.
 NEIGHBOUR_RANK_WORDS = {"previous": ("prev",), "next": ("next",)}
 
 
@@ -777,9 +781,7 @@ def names_neighbour_rank(text: str, side: str) -> bool:
 def first_rank_dims(identifier: str) -> Optional[frozenset]:
     """Dimensions of the group whose first rank ``identifier`` tests for
     (``is_first_pp_rank``: ``pp``); None for any other name."""
-    if not identifier.lower().lstrip("_").startswith("is_first"):
-        return None
-    return rank_name_dims(identifier)
+    return rank_name_dims(identifier) if identifier.lower().lstrip("_").startswith("is_first") else None
 
 
 @functools.lru_cache(maxsize=65536)

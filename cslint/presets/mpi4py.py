@@ -82,6 +82,7 @@ PRESET = Preset(
     # the lowercase ``recv`` unpickles and hands back the object; ``Recv`` fills a buffer
     p2p_receives=["recv"],
     p2p_sends=["send", "isend", "Send", "Isend"],
+    p2p_peer_keywords=["source", "dest"],
     sources=[
         SourceSpec("*.Get_rank", "rank id"),
         SourceSpec("MPI.Wtime", "wall clock"),

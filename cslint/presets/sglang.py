@@ -48,6 +48,7 @@ PRESET = Preset(
     # a group coordinator's point-to-point calls between ranks of its group
     p2p_receives=["recv_object", "recv_tensor_dict"],
     p2p_sends=["send_object", "send_tensor_dict"],
+    p2p_peer_keywords=["src", "dst"],
     # a process group made outside the default world (weight sync, RL)
     rendezvous=["init_custom_process_group"],
 )

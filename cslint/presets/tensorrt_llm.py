@@ -129,6 +129,7 @@ PRESET = Preset(
     # ``recv_object(src, tag)`` hands back the object; ``recv``/``pp_recv`` fill the tensor passed
     p2p_receives=["recv_object"],
     p2p_sends=["send", "isend", "send_object", "isend_object", "pp_send"],
+    p2p_peer_keywords=["src", "dest"],
     sources=_sources,
     uniform=["*.enable_attention_dp", "*.mapping.enable_attention_dp", "*.benchmark_req_queues_size",
              "*.is_warmup", "*.dist.tp_size", "*.dist.pp_size", "*.dist.cp_size", "*.dist.world_size",

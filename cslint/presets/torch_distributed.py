@@ -279,6 +279,7 @@ PRESET = Preset(
                      "*.batch_isend_irecv", "*.P2POp"],
     # ``recv`` fills the tensor passed and hands back the sender's rank: no receive hands back the data
     p2p_sends=["send", "isend"],
+    p2p_peer_keywords=["src", "dst"],
     sources=_sources,
     uniform=_uniform,
     data_parallel_wrappers=_WRAPPERS,

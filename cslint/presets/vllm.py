@@ -46,6 +46,7 @@ PRESET = Preset(
     # a group coordinator's point-to-point calls between ranks of its group
     p2p_receives=["recv_object", "recv_tensor_dict"],
     p2p_sends=["send_object", "send_tensor_dict"],
+    p2p_peer_keywords=["src", "dst"],
     # a process group made from a TCP rendezvous of the given ranks
     rendezvous=["stateless_init_torch_distributed_process_group"],
 )
