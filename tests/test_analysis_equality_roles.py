@@ -5,7 +5,8 @@ state and receives the others' with a broadcast, the source sends with the same 
 other ranks take it and drop it.  No two arms issue the same collectives, yet on each iteration every
 rank issues the same ones: none when the source is the target, one broadcast otherwise.  Without the
 branch that takes and drops the broadcast, the ranks that are neither source nor target skip it and
-the others wait: a real hang, still reported.  So is a decision whose operand the arm reassigns, and
+the others wait: a real hang, still reported, and so is a chain without ``else`` whose arms are the
+target's and the source's alone (the bystanders match no test).  So is a decision whose operand the arm reassigns, and
 a test of a rank-local value that no role accounts for."""
 
 import textwrap
@@ -39,6 +40,7 @@ GATHER = """
             self.group = group
             self.me = dist.get_rank(group)
             self.size = dist.get_world_size(group)
+            self.ranks = dist.get_process_group_ranks(group)
             self.kept = []
 
         def gather(self, state, target=0):
@@ -65,7 +67,7 @@ GATHER = """
                         self.kept.append(share(empty, src, self.group))  # reported: the others skip it
                 else:
                     if src == self.me:
-                        share(state, self.me, self.group)
+                        share(state, self.me, self.group)  # reported: the bystanders skip it
 
         def gather_moved(self, state, target=0):
             empty = object()
@@ -78,9 +80,9 @@ GATHER = """
                         self.kept.append(share(empty, src, self.group))  # reported: the arm reassigns target
                 else:
                     if src == self.me:
-                        share(state, self.me, self.group)
+                        share(state, self.me, self.group)  # reported
                     elif src != target:
-                        share(empty, src, self.group)
+                        share(empty, src, self.group)  # reported
 
         def second_rank_skips(self, flag):
             if self.me == 0:
@@ -89,6 +91,24 @@ GATHER = """
                 pass
             else:
                 dist.broadcast(flag, src=0, group=self.group)  # reported: rank 1 takes no broadcast
+
+        def gather_flat(self, state, target=0):
+            empty = object()
+            for src in self.ranks:
+                if self.me == target:
+                    self.kept.append(share(empty, src, self.group))  # reported: the bystanders skip it
+                elif self.me == src:
+                    share(state, src, self.group)  # reported
+
+        def gather_flat_bystanders(self, state, target=0):
+            empty = object()
+            for src in self.ranks:
+                if self.me == target:
+                    self.kept.append(share(empty, src, self.group))
+                elif self.me == src:
+                    share(state, src, self.group)
+                else:
+                    share(empty, src, self.group)
 """
 
 

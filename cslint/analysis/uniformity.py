@@ -187,13 +187,12 @@ class UniformityInfo:
         issue none of them): a sender
         arm and a receiver arm of the same broadcasts, each choosing among
         its own paths on what the ranks agree on (its own tests answer that).
-        A chain without ``else`` leaves the ranks that match no test out;
-        that is only safe for a collective over a group those ranks are not
-        in, so it counts for groups other than the world."""
+        A chain without ``else`` has an empty arm, which matches none: its
+        ranks (a group's bystanders in a loop over its source ranks) skip."""
         if condition.role_arms is None:
             return False
         arms, open_else, explicit, split = condition.role_arms
-        if open_else and any(r.group == "world" for r in reached):
+        if open_else:
             return False
         groups = frozenset(r.group for r in reached)
         # explicit None: a rest of the block known only by the sites it may issue, for _arm_joins alone
