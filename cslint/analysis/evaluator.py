@@ -18,7 +18,8 @@ from fnmatch import fnmatchcase as _fnmatch
 from typing import Optional
 
 from ..config import matches_any
-from ..presets import group_from_text, rank_name_dims
+from ..presets import group_from_text
+from ..presets.rank_names import rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (

@@ -44,7 +44,7 @@ from . import cfg as cfgmod
 from .astwalk import CHILDREN, walk as fast_walk
 from .function import FunctionInfo
 from .scope import canonical_text
-from ..presets import rank_name_dims
+from ..presets.rank_names import rank_name_dims
 from .syntax import dotted, fold_bool_op, single_rank_side
 
 #: the value of a parameter whose default is ``None`` when the call passes

@@ -13,7 +13,8 @@ import ast
 from typing import NamedTuple, Optional
 
 from ..config import matches_any
-from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any, rank_name_dims
+from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any
+from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import BLOCKS_OF, CHILDREN, children_into, walk as fast_walk
 from .callfacts import payload_argument

@@ -20,8 +20,8 @@ What is a receive handing back what it received and what is a send is the
 loaded presets' knowledge (``Knowledge.p2p_receives``, ``p2p_sends``, and
 the keywords naming the peer, ``p2p_peer_keywords``: ``dest=``, ``dst=``); which
 peer is the stage before or after this one, and which name tests for the
-first stage, the presets' rank words (``names_neighbour_rank``,
-``first_rank_dims``).
+first stage, the presets' rank words (``presets.rank_names``:
+``names_neighbour_rank``, ``first_rank_dims``).
 
 The first stage's own value is agreed where an ``if`` of the first stage
 before the receive assigns the name (a collective over the stage's group);
@@ -36,7 +36,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..presets import first_rank_dims, group_from_text, names_neighbour_rank
+from ..presets import group_from_text
+from ..presets.rank_names import first_rank_dims, names_neighbour_rank
 from .astwalk import BLOCKS_OF, walk as fast_walk
 from .cfg import TEST
 from .syntax import dotted, is_size_expr, unparse

@@ -11,7 +11,8 @@ from fnmatch import fnmatchcase
 from typing import Optional
 
 from ..config import Settings, matches_any
-from ..presets import Knowledge, group_from_text, rank_name_dims, size_name_is_uniform
+from ..presets import Knowledge, group_from_text
+from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .astwalk import children_into
 from .atoms import func_ref, method_ref
 from .results import AtomBuilder

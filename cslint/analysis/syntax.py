@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..presets import group_from_text, size_name_is_uniform
+from ..presets import group_from_text
+from ..presets.rank_names import size_name_is_uniform
 from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk
 from .cfg import TEST, is_process_exit
 

@@ -1,0 +1,104 @@
+"""Rank identity by name: what an identifier says about this process's
+position among the ranks, where no preset pattern names the value.
+
+``rank_name_dims`` answers along which parallel dimensions a name for this
+rank's id (``rank``, ``tp_rank``, ``rank_in_group``, ``is_main_process``)
+differs, and that a name ending in ``_rank`` that is not one (``src_rank``,
+``kv_lora_rank``) is none; ``first_rank_dims`` narrows it to the tests for
+a group's first rank (``is_first_pp_rank``); ``size_name_is_uniform`` says
+which sizes (``world_size``, ``tp_size``) are the same on every rank; and
+``names_neighbour_rank`` reads a point-to-point call's peer as the rank
+before or after this one (``prev_pp_rank``, ``next_pp_rank``).  These are
+naming conventions shared by the distributed frameworks, not one API's
+calls, so they sit beside the packs rather than in one of them.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Optional
+
+from . import ALL_DIMS, group_from_text, group_span
+
+# Prefixes of ``*_rank`` identifiers that denote *this process's* position.
+# Names such as ``src_rank``, ``root_rank`` or ``kv_lora_rank`` are agreed
+# values or hyper-parameters and stay uniform.
+_RANK_PREFIX_DIMS = {
+    "": ALL_DIMS, "local": ALL_DIMS, "global": ALL_DIMS, "node": ALL_DIMS, "world": ALL_DIMS,
+    "my": ALL_DIMS, "cur": ALL_DIMS, "current": ALL_DIMS, "this": ALL_DIMS, "self": ALL_DIMS,
+    "process": ALL_DIMS, "proc": ALL_DIMS, "mpi": ALL_DIMS, "gpu": ALL_DIMS, "device": ALL_DIMS,
+    "worker": ALL_DIMS, "group": ALL_DIMS, "global_rank": ALL_DIMS,
+    "tp": frozenset({"tp"}), "tensor_model_parallel": frozenset({"tp"}), "tensor_parallel": frozenset({"tp"}),
+    "attn_tp": frozenset({"tp"}), "moe_tp": frozenset({"tp", "ep"}), "tp_cp": frozenset({"tp", "cp"}),
+    "pp": frozenset({"pp"}), "pipeline_model_parallel": frozenset({"pp"}), "pipeline_parallel": frozenset({"pp"}),
+    "cp": frozenset({"cp"}), "context_parallel": frozenset({"cp"}), "dcp": frozenset({"cp"}), "pcp": frozenset({"cp"}),
+    "dp": frozenset({"dp"}), "data_parallel": frozenset({"dp"}), "attn_dp": frozenset({"dp", "tp"}),
+    "ep": frozenset({"ep"}), "moe_ep": frozenset({"ep"}), "expert_model_parallel": frozenset({"ep"}),
+    "expert_parallel": frozenset({"ep"}), "moe": frozenset({"ep"}), "sp": frozenset({"tp"}),
+}
+
+
+# Predicates on this process's position (``is_main_process``, ``is_driver_worker``).
+_RANK_PREDICATES = {
+    "is_main_process", "is_master", "is_rank_zero", "is_rank_0", "is_leader", "is_driver_worker",
+    "is_local_main_process", "is_main_rank", "is_coordinator", "is_chief",
+}
+
+
+@functools.lru_cache(maxsize=65536)
+def rank_name_dims(identifier: str) -> Optional[frozenset]:
+    """Dimensions along which an identifier naming this process's rank differs,
+    or None when the identifier is not a rank id (``rank``, ``local_rank``,
+    ``tp_rank``, ``rank_in_group`` are; ``src_rank``, ``kv_lora_rank``,
+    ``num_ranks`` are not)."""
+    name = identifier.lower().lstrip("_")
+    if name in ("rank", "rank_id", "rank_idx"):
+        return ALL_DIMS
+    if name in _RANK_PREDICATES:
+        return ALL_DIMS
+    for head in ("is_first_", "is_last_", "is_global_first_", "is_local_first_"):
+        if name.startswith(head) and name.endswith("rank"):
+            middle = name[len(head):-len("rank")].strip("_")
+            if not middle:
+                return ALL_DIMS
+            return _RANK_PREFIX_DIMS.get(middle, ALL_DIMS)
+    if name.startswith("rank_in_"):
+        group = group_from_text(name[len("rank_in_"):])
+        return group_span(group) if group else ALL_DIMS
+    for suffix in ("_rank", "_rank_id", "_rank_idx"):
+        if name.endswith(suffix):
+            prefix = name[: -len(suffix)]
+            return _RANK_PREFIX_DIMS.get(prefix)
+    return None
+
+
+#: Words that name a rank's neighbour along a pipeline or ring in a point-to-point
+#: call's peer (``src=self.dist.prev_pp_rank``): the rank before this one and after it.
+NEIGHBOUR_RANK_WORDS = {"previous": ("prev",), "next": ("next",)}
+
+
+def names_neighbour_rank(text: str, side: str) -> bool:
+    """Whether a peer's text names this rank's ``side`` neighbour (``previous`` or ``next``)."""
+    lowered = text.lower()
+    return any(word in lowered for word in NEIGHBOUR_RANK_WORDS[side])
+
+
+def first_rank_dims(identifier: str) -> Optional[frozenset]:
+    """Dimensions of the group whose first rank ``identifier`` tests for
+    (``is_first_pp_rank``: ``pp``); None for any other name."""
+    return rank_name_dims(identifier) if identifier.lower().lstrip("_").startswith("is_first") else None
+
+
+@functools.lru_cache(maxsize=65536)
+def size_name_is_uniform(identifier: str) -> bool:
+    """World and group sizes are the same on every rank (``world_size``,
+    ``tp_size``, ``pipeline_model_parallel_size``)."""
+    name = identifier.lower().lstrip("_")
+    if name in ("world_size", "num_ranks", "nranks", "n_ranks", "group_size"):
+        return True
+    if name.endswith("world_size") or name.endswith("parallel_size"):
+        return True
+    if name.endswith("_size"):
+        prefix = name[: -len("_size")]
+        return prefix in ("tp", "pp", "cp", "dp", "ep", "tp_cp", "moe_tp", "moe_ep", "attn_tp", "attn_dp", "sp", "dcp", "pcp")
+    return False
