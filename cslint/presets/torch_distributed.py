@@ -275,9 +275,10 @@ PRESET = Preset(
     agreements=_AGREEMENTS,
     neutrals=_NEUTRALS,
     collectives=_collectives,
-    not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object", "*.recv_object",
+    not_collectives=["*.send", "*.recv", "*.isend", "*.irecv", "*.send_object_list", "*.recv_object_list",
                      "*.batch_isend_irecv", "*.P2POp"],
-    # ``recv`` fills the tensor passed and hands back the sender's rank: no receive hands back the data
+    # ``recv`` fills the tensor passed and hands back the sender's rank, ``recv_object_list`` fills the
+    # list passed: no receive hands back the data
     p2p_sends=["send", "isend"],
     p2p_peer_keywords=["src", "dst"],
     sources=_sources,
