@@ -62,7 +62,12 @@ BUILTIN_CONSTRUCTORS = frozenset({
 })
 
 #: Methods of library objects that hand back what was put into them: the
-#: result may be a project object (a queue's ``get``, a future's ``result``).
+#: result may be a project object (a queue's ``get``, a future's ``result``;
+#: ``send``/``recv``: a connection's or a pipe's receive, a generator's
+#: ``send``; ``recv_pyobj``: a ZeroMQ socket's).  Read by the receiver typing
+#: (``receivers``, ``resolution``) whatever presets are loaded: it says how a
+#: library object's result is typed, not which calls communicate, so it is
+#: not a pack's knowledge.
 CONTAINER_ACCESSORS = frozenset({
     "get", "pop", "popleft", "popitem", "get_nowait", "result", "setdefault", "__getitem__", "__next__",
     "copy", "values", "items", "keys", "send", "recv", "recv_pyobj", "wait", "join",

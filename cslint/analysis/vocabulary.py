@@ -197,6 +197,13 @@ LOCAL_FAILURE_WORDS = (
     "timeout", "timed out", "broken pipe", "unreachable", "peer", "socket", "ecc", "device-side",
 )
 
+#: Method names too common to find a project's method by the name alone
+#: (``resolution``'s lookup by name, ``function``'s untyped method references,
+#: the engine's cross-file wrapper names).  ``send``/``recv`` are here as
+#: Python's vocabulary, not one API's: sockets, pipes, connections and
+#: generators all have them; a project's own ``send`` is still reached through
+#: a typed receiver, and the presets' point-to-point calls are matched by
+#: pattern, never through this set.
 GENERIC_METHODS = {
     "get", "set", "update", "run", "step", "forward", "close", "start", "stop", "wait", "join", "item",
     "append", "extend", "pop", "add", "remove", "clear", "copy", "keys", "values", "items", "format",

@@ -526,6 +526,12 @@ PURE_BUILTINS = frozenset({
 #: Words that mark a call as talking to other ranks (``send_object``,
 #: ``tp_allgather``, ``broadcast_pyobj``...): a payload that calls one would
 #: be observed by the other ranks, so no fix may move or duplicate it.
+#: Matched by substring in any callee's last name (``analysis.callfacts.effects``:
+#: a payload's effects in the fix facts the rules and codemods read), not per
+#: API: the calls it must catch are mostly a project's own wrappers, which no
+#: pack names, and a false match only withholds a fix.  It does not cover
+#: every pack's collectives (MPI's ``Split``/``Scan``, Accelerate's
+#: ``wait_for_everyone``, Lightning's ``fit`` hold none of the words).
 COMMUNICATION_WORDS = ("send", "recv", "broadcast", "bcast", "gather", "allreduce", "all_reduce", "reduce",
                        "scatter", "barrier", "alltoall", "all_to_all", "publish")
 
