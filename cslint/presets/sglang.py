@@ -46,6 +46,7 @@ PRESET = Preset(
     sources=_sources,
     relative_ranks=["is_first_rank", "is_last_rank", "rank_in_group"],
     # a group coordinator's point-to-point calls between ranks of its group
+    not_collectives=["*.send_object", "*.recv_object"],
     p2p_receives=["recv_object", "recv_tensor_dict"],
     p2p_sends=["send_object", "send_tensor_dict"],
     p2p_peer_keywords=["src", "dst"],
