@@ -1,12 +1,13 @@
 """A constructor call reaches what its ``__init__`` reaches.
 
 ``Cls(...)`` under a rank test runs ``Cls.__init__`` on some ranks only.  A
-collective that ``__init__`` issues itself is found, and so is one reached
-through ``Cls.__init__(...)`` called by name.  One that ``__init__`` reaches
-through a helper (a function of the file, a method of its own class) or that
-a subclass inherits with its base's ``__init__`` is not found today: the
-gap is kept here as strict expected failures, so that the change closing it
-turns them into plain tests (an unexpected pass fails the suite)."""
+collective that ``__init__`` issues itself is found, and so is one it
+reaches through a helper (a function of the file, a method of its own
+class): a deep ``__init__`` makes calls written with its class's name deep
+(``facts._called_as``).  One that a subclass inherits with its base's
+``__init__`` is not found yet: kept as a strict expected failure, so that
+the change closing it turns it into a plain test (an unexpected pass fails
+the suite)."""
 
 import textwrap
 
@@ -63,7 +64,6 @@ def test_a_constructor_called_by_name_reaches_its_helpers():
     assert _lines(source) == [_line_of(source, "# the call")]
 
 
-@pytest.mark.xfail(strict=True, reason="a constructor call does not reach what __init__ reaches through a helper")
 def test_a_constructor_call_reaches_its_helpers():
     source = _HEAD + """
     class Exchange:
@@ -78,7 +78,6 @@ def test_a_constructor_call_reaches_its_helpers():
     assert _lines(source) == [_line_of(source, "# the call")]
 
 
-@pytest.mark.xfail(strict=True, reason="a constructor call does not reach what __init__ reaches through a method")
 def test_a_constructor_call_reaches_its_own_methods():
     source = _HEAD + """
     class Exchange:

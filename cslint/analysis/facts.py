@@ -51,6 +51,20 @@ from .wrappers import own_nodes
 PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 
 
+def _called_as(qualname: str) -> tuple:
+    """The names a call of the function is written with: its own, and for a
+    constructor its class's (``Exchange(group)`` runs ``Exchange.__init__``,
+    which may reach its collective through a helper); none for ``<module>``
+    and the like."""
+    parts = qualname.rsplit(".", 2)
+    short = parts[-1]
+    if short.startswith("<"):
+        return ()
+    if short in _CONSTRUCTORS and len(parts) > 1 and not parts[-2].startswith("<"):
+        return (short, parts[-2])
+    return (short,)
+
+
 def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = frozenset()) -> tuple:
     """(:class:`FuncFacts`, the variables at its exit) of one function: the
     summary walk, or the dataflow once per mode assignment its tests name."""
@@ -556,15 +570,12 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                 if calls_wild[i] or names & deep_names:
                     deep[i] = True
                     changed = True
-                    short = extractor.qualname.rsplit(".", 1)[-1]
-                    if not short.startswith("<"):
-                        deep_names.add(short)
             for i, extractor in enumerate(everyone):
                 if deep[i]:
-                    short = extractor.qualname.rsplit(".", 1)[-1]
-                    if short not in deep_names and not short.startswith("<"):
-                        deep_names.add(short)
-                        changed = True
+                    for short in _called_as(extractor.qualname):
+                        if short not in deep_names:
+                            deep_names.add(short)
+                            changed = True
         # functions of this file that reach a collective, themselves or through the functions
         # they call: past the nesting limit a call of one keeps its arguments bound (results.py),
         # so what a helper agrees and hands on through another stays agreed
