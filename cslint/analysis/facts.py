@@ -43,26 +43,13 @@ from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts
 from .scope import ModuleContext, canonical_text, module_name_for
 from .summary import SummaryWalk
-from .syntax import dotted, is_size_expr, single_rank_side
+from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, single_rank_side
 from .wrappers import own_nodes
 
 
 #: decorators that make a method an attribute read (``self.name`` runs it)
 PROPERTY_DECORATORS = frozenset({"property", "cached_property"})
 
-
-def _called_as(qualname: str) -> tuple:
-    """The names a call of the function is written with: its own, and for a
-    constructor its class's (``Exchange(group)`` runs ``Exchange.__init__``,
-    which may reach its collective through a helper); none for ``<module>``
-    and the like."""
-    parts = qualname.rsplit(".", 2)
-    short = parts[-1]
-    if short.startswith("<"):
-        return ()
-    if short in _CONSTRUCTORS and len(parts) > 1 and not parts[-2].startswith("<"):
-        return (short, parts[-2])
-    return (short,)
 
 
 def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = frozenset()) -> tuple:
@@ -489,7 +476,6 @@ def _nested_defs(body, out: Optional[list] = None) -> list:
 
 
 #: the methods a call to a class runs first
-_CONSTRUCTORS = ("__init__", "__new__", "__post_init__")
 
 
 def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Knowledge,
@@ -542,7 +528,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
             # read for what these raise alone: their summaries (the tests
             # above their raises), nothing of the rest
             facts.classes = classes
-            wanted = raising | {f"{name}.{method}" for name in raising for method in _CONSTRUCTORS}
+            wanted = raising | {f"{name}.{method}" for name in raising for method in CONSTRUCTORS}
             for info in extractors:
                 if info.qualname in wanted:
                     facts.functions.append(extract_function(info, False, info.scan_calls().names)[0])
@@ -572,7 +558,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                     changed = True
             for i, extractor in enumerate(everyone):
                 if deep[i]:
-                    for short in _called_as(extractor.qualname):
+                    for short in called_as(extractor.qualname):
                         if short not in deep_names:
                             deep_names.add(short)
                             changed = True

@@ -29,14 +29,13 @@ from .feasibility import call_allows, passed_values
 from .reads import CALLEE_REFS, ProgramReads, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
+from .syntax import CONSTRUCTORS
 
 MAX_ROUNDS = 40
 #: the most names a group's access path may have where a call binds it
 #: (``self.module.pg.group``: 4); a longer one keeps the callee's own text
 MAX_GROUP_PATH_NAMES = 4
 
-#: the methods that make a new object's fields
-CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
 
 EMPTY_ATOMS: frozenset = frozenset()
 

@@ -57,6 +57,24 @@ def dotted(node: ast.AST) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+
+#: the methods that make a new object (``Cls(...)`` runs them)
+CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
+
+
+def called_as(qualname: str) -> tuple:
+    """The names a call of the function is written with: its own, and for a
+    constructor its class's too (``Exchange(group)`` runs
+    ``Exchange.__init__``); none for ``<module>`` and the like."""
+    parts = qualname.rsplit(".", 2)
+    short = parts[-1]
+    if short.startswith("<"):
+        return ()
+    if short in CONSTRUCTORS and len(parts) > 1 and not parts[-2].startswith("<"):
+        return (short, parts[-2])
+    return (short,)
+
+
 _Name, _Attribute, _Call = ast.Name, ast.Attribute, ast.Call
 
 

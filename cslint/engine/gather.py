@@ -19,6 +19,7 @@ import re
 from typing import Optional
 
 from ..analysis.records import FileFacts, merge_partial
+from ..analysis.syntax import called_as
 from ..analysis.typedcalls import typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
 from .discovery import read_file
@@ -245,11 +246,12 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
     for fn in facts.functions:
         if not fn.deep:
             continue
-        name = fn.qualname.rsplit(".", 1)[-1]
-        if name == "__init__" and fn.class_key and "." in fn.qualname:
-            # a constructor that issues a collective: ``Mailbox(group)`` is
-            # the call other files make
-            name = fn.qualname.rsplit(".", 2)[-2]
+        # a constructor that issues a collective: ``Mailbox(group)`` is the
+        # call other files make
+        written = called_as(fn.qualname)
+        if not written:
+            continue
+        name = written[-1]
         if name.startswith("<") or name.startswith("__") or name in GENERIC_METHODS or len(name) < 6 \
                 or name in ambiguous:
             continue
