@@ -19,7 +19,7 @@ from .atoms import EMPTY, field_method_ref, raised_by
 from .raises import computes_from_operands, host_tensor_method, may_raise_own_class, raised_tree_by
 from .records import Site, Variant
 from .settled import settled_flow
-from .syntax import top_level_definitions, unparse
+from .syntax import unparse
 from .wrappers import call_group_arguments
 
 
@@ -38,9 +38,7 @@ def called_field(info, func):
         fields = ctx._assigned_fields = frozenset(attr for attr, _value in ctx.field_writes)
     if func.attr not in fields:
         return None
-    if ctx._definitions is None:
-        ctx._definitions = top_level_definitions(ctx.tree)
-    if f"{info.class_key.partition(':')[2]}.{func.attr}" in ctx._definitions:
+    if f"{info.class_key.partition(':')[2]}.{func.attr}" in ctx.definitions():
         return None
     return field_method_ref(info.class_key, func.attr, "__call__")
 

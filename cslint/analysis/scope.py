@@ -47,9 +47,7 @@ def _returns_shape(ctx, ref, known_shapes: dict, test) -> bool:
         return False
     known = known_shapes.get(qualname)
     if known is None:
-        if ctx._definitions is None:
-            ctx._definitions = top_level_definitions(ctx.tree)
-        function = ctx._definitions.get(qualname)
+        function = ctx.definitions().get(qualname)
         known = known_shapes[qualname] = function is not None and test(function)
     return known
 
@@ -288,18 +286,23 @@ class ModuleContext:
         its result's own structure reads that part (``atoms.OWN_PART``).  Looked at once, when read."""
         return _returns_shape(self, ref, self._own_returns, _returns_own_structure)
 
+    def definitions(self) -> dict:
+        """The module's functions and its classes' methods by qualified name
+        (``syntax.top_level_definitions``), read once, when first asked."""
+        if self._definitions is None:
+            self._definitions = top_level_definitions(self.tree)
+        return self._definitions
+
     @property
     def agreeing_callees(self) -> bool:
         """Whether some function or method of the module agrees a parameter
         in place (:meth:`agreed_in_place`): worked out once per file."""
         found = self.__dict__.get("_agreeing_callees")
         if found is None:
-            if self._definitions is None:
-                self._definitions = top_level_definitions(self.tree)
             found = self.__dict__["_agreeing_callees"] = any(
                 self.agreed_in_place(func_ref(self.module, q) if "." not in q else
                                      method_ref(f"{self.module}:{q.partition('.')[0]}", q.partition(".")[2]))
-                for q in self._definitions)
+                for q in self.definitions())
         return found
 
     def agreed_in_place(self, ref) -> dict:
@@ -325,9 +328,7 @@ class ModuleContext:
             return {}
         known = self._agreed_in_place.get(qualname)
         if known is None:
-            if self._definitions is None:
-                self._definitions = top_level_definitions(self.tree)
-            function = self._definitions.get(qualname)
+            function = self.definitions().get(qualname)
             self._agreed_in_place[qualname] = {}  # a helper that calls itself agrees nothing through that call
             known = self._agreed_in_place[qualname] = {} if function is None else \
                 agreed_parameters(self, function, qualname.rpartition(".")[0])
@@ -785,7 +786,7 @@ def passed_names(ctx: ModuleContext, call: ast.Call, ref) -> list:
     agreed = ctx.agreed_in_place(ref)
     if not agreed:
         return []
-    target = ctx._definitions[ref.qualname if ref.tag == "func" else f"{ref.class_key.partition(':')[2]}.{ref.name}"]
+    target = ctx.definitions()[ref.qualname if ref.tag == "func" else f"{ref.class_key.partition(':')[2]}.{ref.name}"]
     params = [a.arg for a in target.args.posonlyargs + target.args.args][0 if ref.tag == "func" else 1:]
     out = []
     for index, arg in enumerate(call.args):

@@ -24,7 +24,7 @@ from ..presets import ALL_DIMS
 from .atoms import func_ref, whole
 from .results import issues_itself
 from .scope import canonical_text
-from .syntax import dotted, first_exit, top_level_definitions
+from .syntax import dotted, first_exit
 from .transfer import Flow
 
 #: how many calls deep :func:`_always_issued` follows the file's functions
@@ -163,9 +163,7 @@ def _always_issued(ctx, ref, depth: int) -> str:
     """The group of a collective that the file's function ``ref`` calls in
     its own body before any statement that may leave it; "" for none."""
     qualname = ref.qualname if ref.tag == "func" else f"{ref.class_key.partition(':')[2]}.{ref.name}"
-    if ctx._definitions is None:
-        ctx._definitions = top_level_definitions(ctx.tree)
-    function = ctx._definitions.get(qualname)
+    function = ctx.definitions().get(qualname)
     if function is None:
         return ""
     return _issued_first(ctx, function.body, depth, set(), False)
