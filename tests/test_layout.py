@@ -206,8 +206,8 @@ ANALYSIS_PHASES = [
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "shapes", "records", "callfacts", "escapes", "spans"),  # what the syntax says; the per-file records;
     # failing work; what a slice's bounds leave of its width
-    ("membership", "roots", "relays"),  # a rank list picked by membership in it; where a rank is a broadcast's root;
-    # a value relayed stage to stage
+    ("membership", "roots", "relays", "communicators"),  # a rank list picked by membership in it; where a rank is
+    # a broadcast's root; a value relayed stage to stage; the groups a module makes and their own rank lists
     ("arms", "stores", "lists", "entries"),  # calls and assignments both arms of an if/else make alike; tests
     # storing alike; index stores into a list; tables whose entries are tuples of one length
     ("scope",),  # one module's imports, communicators, call texts
@@ -225,8 +225,8 @@ ANALYSIS_PHASES = [
     ("transfer",),  # statements
     ("edges", "settled"),  # what the dataflow refines along an edge; exits a collective settles
     ("summary", "dataflow"),  # the two walkers
-    ("alternatives", "correlated", "roles"),  # site sequences of both arms; tests of one chain that decide each
-    # other; decisions of equality tests that split the ranks into roles
+    ("roles",),  # decisions of equality tests that split the ranks into roles; chains that hand a group out by role
+    ("alternatives", "correlated"),  # site sequences of both arms; tests of one chain that decide each other
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator

@@ -11,6 +11,7 @@ import ast
 
 from .astwalk import walk as fast_walk
 from .function import FunctionInfo
+from .roles import groups_handed_out
 from .syntax import negation_text
 
 #: distinct paths enumerated through one arm, at most; more gives "unknown"
@@ -202,7 +203,10 @@ class Alternatives:
         the site sequences its paths may issue, whether the chain ends
         without an ``else`` (ranks that match no test take no arm), and
         whether the arms are written out as the chain's own arms (rather than
-        an ``if`` that leaves and the rest of its block), and ``split``: the
+        an ``if`` that leaves and the rest of its block), the groups whose
+        members its tests hand out among its arms where it ends without an
+        ``else`` (:func:`~cslint.analysis.roles.groups_handed_out`: the ranks
+        no test matches are outside them), and ``split``: the
         same decision read as ``stmt``'s own two sides, its arm and everything
         after it in the chain (None where that is the reading above); None
         when ``stmt`` is not part of a chain of at least two tests, or a path
@@ -220,17 +224,18 @@ class Alternatives:
             return None
         result, links = chain
         position = next((i for i, link in enumerate(links) if link is stmt), None)
-        arms, _open_else, explicit = result
+        arms, open_else, explicit, handed_out = result
         if not explicit or position is None or (position == 0 and len(arms) == 2):
-            return result + (None,)
+            return (arms, open_else, explicit, None, handed_out)
         # the paths of every arm after this one (an open end adds none: it is
         # the chain reading's question, asked by the ``open_else`` rule)
         rest = tuple(sequence for arm in arms[position + 1:] for sequence in arm)
-        return result + (((arms[position], rest) if rest else None),)
+        return (arms, open_else, explicit, (arms[position], rest) if rest else None, handed_out)
 
     def _role_chain(self, stmt: ast.If):
-        """The chain ``stmt`` belongs to: ``((arms, open_else, explicit),
-        [the chain's ``if`` statements])``, or None (see :meth:`role_arms`)."""
+        """The chain ``stmt`` belongs to: ``((arms, open_else, explicit,
+        handed_out), [the chain's ``if`` statements])``, or None (see
+        :meth:`role_arms`)."""
         head = stmt
         while True:
             parent = self.info.parents.get(id(head))
@@ -256,14 +261,15 @@ class Alternatives:
                 position = next((i for i, b in enumerate(block) if b is head), None)
                 rest = self._paths(block[position + 1:]) if position is not None else None
                 if rest is not None:
-                    result = (((tuple(seq for seq, _ in body), tuple(seq for seq, _ in rest)), False, False), links)
+                    result = (((tuple(seq for seq, _ in body), tuple(seq for seq, _ in rest)), False, False,
+                               frozenset()), links)
                 elif position is not None:
                     # too many paths after it to enumerate: the rest is known
                     # only by the sites it may issue (``explicit`` None: only
                     # the question of an arm joining what the rest issues,
                     # ``uniformity._arm_joins``, reads it)
                     union = self._sites_outside_definitions(block[position + 1:])
-                    result = (((tuple(seq for seq, _ in body), (union,)), False, None), links)
+                    result = (((tuple(seq for seq, _ in body), (union,)), False, None, frozenset()), links)
             self._cache[key] = (head, result)
             return result
         while True:
@@ -286,7 +292,8 @@ class Alternatives:
                 open_else = True
             break
         if arms is not None and len(arms) >= 2:
-            result = ((tuple(arms), open_else, True), links)
+            handed_out = groups_handed_out(links, self.info.ctx.group_members) if open_else else frozenset()
+            result = ((tuple(arms), open_else, True, handed_out), links)
         self._cache[key] = (head, result)
         return result
 

@@ -59,12 +59,14 @@ class Cond:
     #: (:func:`cslint.analysis.feasibility.first_rank_facts`); () otherwise
     first_rank: tuple = ()
     #: the ``if``/``elif`` chain the decision belongs to: ``(arms, open_else,
-    #: explicit, split)``, each arm the site sequences its paths may issue,
+    #: explicit, split, handed_out)``, each arm the site sequences its paths may issue,
     #: ``open_else`` when no ``else`` ends the chain, ``explicit`` when the
     #: arms are the chain's own (not an ``if`` that leaves and the rest of
     #: its block; None when that rest has too many paths to enumerate and its
     #: one "path" is every site it may issue), ``split`` the decision's own two sides (its arm, the later
-    #: arms together) where they differ from ``arms``; None for anything else
+    #: arms together) where they differ from ``arms``, ``handed_out`` the groups whose members a chain
+    #: without ``else`` hands out among its arms by role (``roles.groups_handed_out``); None for
+    #: anything else
     role_arms: Optional[tuple] = None
     #: a branch in a decision of equality tests between this rank's values
     #: and agreed ones (``roles.equality_tree``: ``if me == target: ...

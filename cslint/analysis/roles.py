@@ -38,7 +38,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..presets.rank_names import rank_name_dims
 from .astwalk import walk as fast_walk
+from .syntax import tests_membership, unparse
 
 #: operands of one decision tried at most (the partitions grow as Bell numbers: 203 for 6)
 MAX_OPERANDS = 6
@@ -73,6 +75,85 @@ def equality_tree(alternatives, evaluator, info, stmt: ast.If, env: dict) -> Opt
     atoms = tuple(evaluator.eval(expr, env) if type(expr) is not ast.Constant else frozenset()
                   for expr in operands.values())
     return tree, tuple(_constant_key(expr) for expr in operands.values()), atoms
+
+
+def groups_handed_out(links, members: dict) -> frozenset:
+    """The groups (``group:<text>``) whose members an ``if``/``elif`` chain
+    without ``else`` (``links``: its ``if`` statements) hands out among its
+    arms; ``members`` maps a group's text to its own list of ranks
+    (:class:`~cslint.analysis.communicators.Communicators`).
+
+    A chain of roles over one group, a leader and the members it serves::
+
+        if part == Part.HEAD:
+            broadcast(x, src=me, group=g)
+        elif part == Part.FOLLOWER and rank in g_ranks:
+            broadcast(x, src=head, group=g)
+
+    Every test compares one and the same value of this rank's (its role)
+    with a named value (a constant, or an upper-case attribute: an enum's
+    member), a different one per test, and some test also asks that this
+    rank is in the group's own list of ranks.  That test restricts one role
+    to the group's members by name; the chain reads as the group's members
+    handed out by role, and a rank that matches no test as one outside the
+    group.  What the model cannot check is that no member of the group
+    holds a role the chain does not name (a third role kept in the group
+    would skip): the roles come from the project's own tables.  Ranks told
+    apart by their rank ids (``me == target``, ``me == src``) are no named
+    roles: the ranks equal to neither are an open class, the group's
+    bystanders, and such a chain hands out nothing."""
+    lists = frozenset(members.values())
+    role = listed = None
+    named: set = set()
+    for link in links:
+        test = link.test
+        compared = []
+        for conjunct in (test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else (test,)):
+            tested = _listed_membership(conjunct, lists)
+            if tested is None:
+                compared.append(conjunct)
+            elif listed in (None, tested):
+                listed = tested
+            else:
+                return frozenset()
+        found = _role_test(compared[0]) if len(compared) == 1 else None
+        if found is None or role not in (None, found[0]) or found[1] in named:
+            return frozenset()
+        role = found[0]
+        named.add(found[1])
+    if listed is None:
+        return frozenset()
+    return frozenset("group:" + group for group, own in members.items() if own == listed)
+
+
+def _listed_membership(test, lists: frozenset) -> Optional[str]:
+    """The list of ``lists`` that ``rank in <list>`` tests, else None."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.In:
+        return None
+    text = unparse(test)
+    return next((listed for listed in lists if tests_membership(text, listed)), None)
+
+
+def _role_test(test) -> Optional[tuple]:
+    """``(role, named value)`` texts of ``role == <named value>`` (either
+    way round) where ``role`` is no rank id, else None."""
+    found = _test_of(test)
+    if found is None or not found[1]:
+        return None
+    left, _equal, right = found
+    role, value = (left, right) if _named_value(right) else (right, left)
+    if not _named_value(value) or _named_value(role) or rank_name_dims(unparse(role).rpartition(".")[2]):
+        return None
+    return unparse(role), unparse(value)
+
+
+def _named_value(expr) -> bool:
+    """A string, or an upper-case attribute (``Part.HEAD``): a role's name.
+    A number is not one: the tests that tell ranks apart by number (``rank
+    == 0``) leave every other number to the bystanders."""
+    if type(expr) is ast.Constant:
+        return type(expr.value) is str
+    return type(expr) is ast.Attribute and expr.attr.isupper()
 
 
 def _test_of(test) -> Optional[tuple]:

@@ -17,13 +17,13 @@ from .astwalk import children_into
 from .atoms import func_ref, method_ref
 from .results import AtomBuilder
 from .cfg import exit_exceptions
+from .communicators import Communicators
 from .entries import positional_fields
 from .records import CollectiveMatch
 from .shapes import returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
                      top_level_definitions, unparse)
-from .vocabulary import (ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, COMM_FACTORIES, ELEMENT_ADDERS, GROUP_FROM_RANKS,
-                         looks_like_communicator)
+from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, ELEMENT_ADDERS, looks_like_communicator
 
 
 def _returns_own_structure(function) -> bool:
@@ -76,54 +76,6 @@ def module_name_for(path: str) -> str:
             break
     parts.reverse()
     return ".".join(parts) or stem
-
-
-class Communicators:
-    """The communicators a module makes (``sub = comm.Split(color, key)``,
-    ``g = dist.new_group(ranks)``): their names, the color of each split, and
-    the text of the ranks given to each new group."""
-
-    def __init__(self):
-        self.names: set = set()
-        self.colors: dict = {}  # communicator text -> color expression
-        self.members: dict = {}  # group text -> text of the ranks given to new_group
-        #: ``(attr, value)`` of each ``self.attr = value`` of the module, in statement order (value
-        #: None for an augmented assignment), kept by the same walk: read by the field tables
-        #: (``ModuleContext._field_groups``, ``size_fields_of``) instead of a walk of their own
-        self.field_writes: list = []
-
-    def note_fields(self, node) -> None:
-        """Record the ``self.attr`` targets of an assignment statement."""
-        if type(node) is ast.Assign:
-            targets, value = node.targets, node.value
-        elif type(node) is ast.AnnAssign:
-            if node.value is None:
-                return
-            targets, value = (node.target,), node.value
-        else:
-            targets, value = (node.target,), None
-        for target in targets:
-            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
-                self.field_writes.append((target.attr, value))
-
-    def note(self, node: ast.Assign) -> None:
-        """Record the communicators an assignment makes, if any."""
-        func = node.value.func
-        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if last not in COMM_FACTORIES:
-            return
-        for target in node.targets:
-            text = dotted(target)
-            if not text:
-                continue
-            self.names.add(text)
-            if last in ("Split", "Split_type") and node.value.args:
-                self.colors[text] = node.value.args[0 if last == "Split" else min(1, len(node.value.args) - 1)]
-            if last in GROUP_FROM_RANKS:
-                ranks = node.value.args[0] if node.value.args else next(
-                    (kw.value for kw in node.value.keywords if kw.arg == "ranks"), None)
-                if ranks is not None:
-                    self.members[text] = unparse(ranks)
 
 
 def _relative_outside_packages(path: str, level: int, module: Optional[str], names) -> Optional[dict]:

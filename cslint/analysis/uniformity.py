@@ -184,17 +184,18 @@ class UniformityInfo:
         """Whether every arm of the ``if``/``elif`` chain ``condition``
         belongs to can issue the same collective sequences over the groups
         of ``reached`` (an arm the chain writes out may also have paths that
-        issue none of them): a sender
-        arm and a receiver arm of the same broadcasts, each choosing among
-        its own paths on what the ranks agree on (its own tests answer that).
-        A chain without ``else`` has an empty arm, which matches none: its
-        ranks (a group's bystanders in a loop over its source ranks) skip."""
+        issue none of them): a sender arm and a receiver arm of the same
+        broadcasts, each choosing among its own paths on what the ranks agree
+        on (its own tests answer that).  A chain without ``else`` has an empty
+        arm, which matches none: its ranks (a group's bystanders in a loop
+        over its source ranks) skip, unless the chain hands out the members
+        of every group of ``reached`` by role (``roles.groups_handed_out``)."""
         if condition.role_arms is None:
             return False
-        arms, open_else, explicit, split = condition.role_arms
-        if open_else:
-            return False
+        arms, open_else, explicit, split, handed_out = condition.role_arms
         groups = frozenset(r.group for r in reached)
+        if open_else:  # the chain's own arms alone (its own two sides would leave the open end out)
+            return bool(handed_out) and groups <= handed_out and self._arms_match(variant, arms, True, groups, mode)
         # explicit None: a rest of the block known only by the sites it may issue, for _arm_joins alone
         if explicit is not None and self._arms_match(variant, arms, explicit, groups, mode):
             return True

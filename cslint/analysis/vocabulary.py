@@ -226,6 +226,12 @@ COMM_FACTORIES = {"Split", "Split_type", "Dup", "Create", "Create_group", "Clone
 #: Group factories whose first argument (or ``ranks=``) lists the members.
 GROUP_FROM_RANKS = frozenset({"new_group", "create_group"})
 
+#: Group factories whose first argument lists the rank lists of several
+#: groups and whose result's first element is the group holding this rank
+#: (``sub, _ = new_subgroups_by_enumeration(lists)``): that group's members
+#: are the one list of them that holds this rank.
+GROUPS_BY_ENUMERATION = frozenset({"new_subgroups_by_enumeration"})
+
 
 def looks_like_communicator(text: str) -> bool:
     """Whether a receiver's text names a communicator (``dist``, ``self.cpu_group``, ``pg``)."""

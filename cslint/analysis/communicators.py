@@ -1,0 +1,112 @@
+"""The communicators a module makes, read from its assignment statements:
+their names, the color of each split, and the text of each group's own list
+of ranks (:class:`Communicators`).
+
+A group's own list is what the group was made from (``g =
+new_group(ranks)``), or, for a factory that makes one group per rank list
+and hands each rank the group that holds it (``g, _ =
+new_subgroups_by_enumeration(lists)``), the name bound to the one list of
+``lists`` that holds this rank (``mine = next((r for r in lists if rank in
+r), [])``).  Either way ``rank in <that list>`` holds exactly on the group's
+members, which is what the membership rules ask (a test of it is uniform
+over the group; an arm it guards runs on every member)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .syntax import dotted, unparse
+from .vocabulary import COMM_FACTORIES, GROUP_FROM_RANKS, GROUPS_BY_ENUMERATION
+
+
+class Communicators:
+    """The communicators a module makes (``sub = comm.Split(color, key)``,
+    ``g = dist.new_group(ranks)``): their names, the color of each split, and
+    the text of each group's own list of ranks."""
+
+    def __init__(self):
+        self.names: set = set()
+        self.colors: dict = {}  # communicator text -> color expression
+        self.members: dict = {}  # group text -> text of its own list of ranks (see the module docstring)
+        #: ``(attr, value)`` of each ``self.attr = value`` of the module, in statement order (value
+        #: None for an augmented assignment), kept by the same walk: read by the field tables
+        #: (``ModuleContext._field_groups``, ``size_fields_of``) instead of a walk of their own
+        self.field_writes: list = []
+        self._enumerated: dict = {}  # text of the rank lists -> the group text this rank's group is bound to
+        self._own_lists: dict = {}  # text of the rank lists -> the name bound to the one holding this rank
+
+    def note_fields(self, node) -> None:
+        """Record the ``self.attr`` targets of an assignment statement."""
+        if type(node) is ast.Assign:
+            targets, value = node.targets, node.value
+        elif type(node) is ast.AnnAssign:
+            if node.value is None:
+                return
+            targets, value = (node.target,), node.value
+        else:
+            targets, value = (node.target,), None
+        for target in targets:
+            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+                self.field_writes.append((target.attr, value))
+
+    def note(self, node: ast.Assign) -> None:
+        """Record the communicators an assignment makes, if any."""
+        func = node.value.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last in GROUPS_BY_ENUMERATION or last == "next":
+            self._note_enumeration(node, last)
+        if last not in COMM_FACTORIES:
+            return
+        for target in node.targets:
+            text = dotted(target)
+            if not text:
+                continue
+            self.names.add(text)
+            if last in ("Split", "Split_type") and node.value.args:
+                self.colors[text] = node.value.args[0 if last == "Split" else min(1, len(node.value.args) - 1)]
+            if last in GROUP_FROM_RANKS:
+                ranks = node.value.args[0] if node.value.args else next(
+                    (kw.value for kw in node.value.keywords if kw.arg == "ranks"), None)
+                if ranks is not None:
+                    self.members[text] = unparse(ranks)
+
+    def _note_enumeration(self, node: ast.Assign, last: str) -> None:
+        """``g, _ = new_subgroups_by_enumeration(lists)`` and ``mine =
+        next((r for r in lists if rank in r), default)``: once both are seen
+        for the same ``lists``, ``mine`` is ``g``'s own list."""
+        if len(node.targets) != 1 or not node.value.args:
+            return
+        target, lists = node.targets[0], node.value.args[0]
+        if last == "next":
+            listed = _list_holding_this_rank(lists)
+            text = dotted(target)
+            if listed is None or not text:
+                return
+            self._own_lists[listed] = text
+        else:
+            if type(target) is not ast.Tuple or not target.elts or not dotted(target.elts[0]):
+                return
+            listed = unparse(lists)
+            self._enumerated[listed] = dotted(target.elts[0])
+        group, own = self._enumerated.get(listed), self._own_lists.get(listed)
+        if group is not None and own is not None:
+            self.members[group] = own
+
+
+def _list_holding_this_rank(expr) -> Optional[str]:
+    """The text of ``lists`` in ``(r for r in lists if rank in r)``: the one
+    element of ``lists`` that holds this rank (a name that says it is a rank,
+    as :func:`~cslint.analysis.syntax.tests_membership` asks); else None."""
+    if type(expr) is not ast.GeneratorExp or len(expr.generators) != 1:
+        return None
+    loop = expr.generators[0]
+    if type(loop.target) is not ast.Name or type(expr.elt) is not ast.Name or expr.elt.id != loop.target.id \
+            or len(loop.ifs) != 1 or loop.is_async:
+        return None
+    test = loop.ifs[0]
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.In \
+            or type(test.comparators[0]) is not ast.Name or test.comparators[0].id != loop.target.id \
+            or "rank" not in unparse(test.left).lower():
+        return None
+    return unparse(loop.iter)
