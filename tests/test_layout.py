@@ -234,7 +234,7 @@ ANALYSIS_PHASES = [
     ("reads",),  # call results and attributes over the whole-tree tables
     ("demand",),  # which functions the fixpoint steps
     ("program",),  # the fixpoint
-    ("uniformity",),  # the query object
+    ("uniformity", "contexts"),  # the query object; a case parameter's site judged in its calling contexts
     ("hazards",),  # the decisions made from its answers
 ]
 

@@ -20,6 +20,7 @@ from .raises import computes_from_operands, host_tensor_method, may_raise_own_cl
 from .records import Site, Variant
 from .settled import settled_flow
 from .syntax import unparse
+from .astwalk import walk as fast_walk
 from .wrappers import call_group_arguments
 
 
@@ -86,6 +87,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 if match else wrapper_facts(call)
             site.when = when
             site.consts, site.star = constant_arguments(call)
+            if ref is not None and ref.tag == "method":
+                site.set_before = fields_set_before(info, flow.graph, node, call)
             if ref is not None:
                 site.group_args = call_group_arguments(info, call)
             site_index_of_call[id(call)] = len(variant.sites)
@@ -108,6 +111,43 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
         site.conds = guards.conds_of(site, node, inline, env)
     return variant
 
+
+
+#: how many statements back :func:`fields_set_before` looks
+MAX_SET_BEFORE = 8
+
+
+def fields_set_before(info, graph, node, call: ast.Call) -> tuple:
+    """The fields of ``self`` the statements right before the statement of
+    ``call`` set, on the only path to it, with nothing called between the
+    assignment and the call: ``((attr, line), ...)``, nearest first
+    (``self._fatal = RuntimeError(msg); self.stopping = True;
+    self._handle(msg, aligned=True)``).  The called method reads what they
+    hold as the caller left it (:mod:`cslint.analysis.contexts`); the call
+    must be the statement's only one, so nothing runs between."""
+    stmt = node.stmt
+    if type(stmt) not in (ast.Expr, ast.Assign) or stmt.value is not call or node.kind != cfgmod.STMT:
+        return ()
+    if any(type(sub) is ast.Call for arg in call.args for sub in fast_walk(arg)) \
+            or any(type(sub) is ast.Call for kw in call.keywords for sub in fast_walk(kw.value)):
+        return ()
+    out = []
+    current = node
+    for _step in range(MAX_SET_BEFORE):
+        if len(current.preds) != 1:
+            break
+        before = graph.nodes[current.preds[0]]
+        assign = before.stmt
+        if before.kind != cfgmod.STMT or type(assign) is not ast.Assign or len(assign.targets) != 1:
+            break
+        attr = info.self_attr(assign.targets[0])
+        if attr is None:
+            break
+        out.append((attr, assign.lineno))
+        if any(type(sub) is ast.Call for sub in fast_walk(assign.value)):
+            break  # what it calls runs before the fields set after it, and may set those set before
+        current = before
+    return tuple(out)
 
 
 def _raised(evaluator: Evaluator, flow: Dataflow) -> tuple:

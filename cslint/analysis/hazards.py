@@ -18,6 +18,7 @@ from typing import Optional
 
 from ..presets import KIND_DATA_SHARD, Knowledge
 from .atoms import OWN_PARAM, Source, calls_read
+from .contexts import decided_by_callers
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
 from .feasibility import FIRST_RANK_ROOT
 from .program import bound_group, call_offset
@@ -116,8 +117,11 @@ def find_hazards(info: UniformityInfo) -> list:
             hazard.function_key = fn.key
             key = (fn.path, site.span.line, site.span.column, fn.key)
             found.setdefault(key, []).append((hazard, mode))
+    decided = _decided_by_callers(info, found)
     _mark_reported_upstream(info, [hazard for per_mode in found.values() for hazard, _mode in per_mode])
     _fold_downstream(info, found)
+    if decided:
+        _leave_out_decided(found, decided)
     out = []
     for per_mode in found.values():
         hazard = per_mode[0][0]
@@ -136,6 +140,60 @@ def find_hazards(info: UniformityInfo) -> list:
         out.append((hazard, modes[0]))
     out.sort(key=lambda found: (found[0].path, found[0].site.span.line, found[0].site.span.column))
     return _report_at_callers(info, out)
+
+
+def _decided_by_callers(info: UniformityInfo, found: dict) -> set:
+    """The sites of ``found`` that a case parameter decides and whose
+    conditions every calling context that runs them agrees on, in every
+    mode they are hazards in (:func:`cslint.analysis.contexts.decided_by_callers`).
+    They are no hazards; until :func:`_leave_out_decided` they still mark
+    where the ranks part for the conditions downstream of theirs."""
+    program = info.program
+    callers = None
+    out = set()
+    for key, per_mode in found.items():
+        if per_mode[0][0].site.when is None:
+            continue
+        if callers is None:
+            callers = _callers_of(program)
+        fn = program.funcs.get(per_mode[0][0].function_key)
+        if fn is not None and all(
+                decided_by_callers(program, fn, hazard.site, info.knowledge.world.span(hazard.group), mode, callers,
+                                   SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset())
+                for hazard, mode in per_mode):
+            out.add(key)
+    return out
+
+
+def _leave_out_decided(found: dict, decided: set) -> None:
+    """Drop the ``decided`` sites from ``found``.  Their conditions still
+    part the ranks in the contexts where they differ, so the hazards that
+    read that divergence downstream keep one root cause: the first of them
+    (in path and line order; a hazard reported itself first) is reported,
+    the others are listed on it (``Hazard.upstream`` names it, with the line
+    where the ranks part as a sixth item), and a reported one no longer
+    claims an upstream finding."""
+    anchors = {(hazard.path, hazard.cond.guard.line, hazard.site.span.line): hazard
+               for key in decided for hazard, _mode in found.pop(key)}
+    readers: dict = {}
+    for key, per_mode in found.items():
+        for hazard, _mode in per_mode:
+            upstream = hazard.upstream
+            if upstream is not None and (upstream[3], upstream[1], upstream[2]) in anchors:
+                readers.setdefault((upstream[3], upstream[1], upstream[2]), {}).setdefault(key, None)
+    for anchor, keys in readers.items():
+        ordered = sorted(keys, key=lambda key: (key[0], key[1], key[2]))
+        reported = [key for key in ordered if not found[key][0][0].downstream_only]
+        lead_key = reported[0] if reported else ordered[0]
+        lead = found[lead_key][0][0]
+        for key in ordered:
+            for hazard, _mode in found[key]:
+                if key == lead_key or not hazard.downstream_only:
+                    hazard.upstream, hazard.downstream_only = None, False
+                else:
+                    text, _line, _site, _path, past_exit = hazard.upstream[:5]
+                    hazard.upstream = (text, lead.cond.guard.line, lead.site.span.line, lead.path, past_exit,
+                                       anchor[1])
 
 
 #: how many callers up a hazard reported at its calling context may move

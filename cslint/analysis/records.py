@@ -149,6 +149,10 @@ class Site:
     #: one of its parameters is over the group the call passes there
     #: (:func:`~cslint.analysis.program.bound_group`)
     group_args: tuple = ()
+    #: a call of a method of ``self``: the fields of ``self`` the statements
+    #: right before it set, nothing called in between, ``((attr, line), ...)``
+    #: (:func:`~cslint.analysis.deep.fields_set_before`)
+    set_before: tuple = ()
 
 
 @dataclass

@@ -207,7 +207,13 @@ class Rule:
                                "one of its loops, picked by configuration, and the analysis does not relate "
                                "the two"))
         upstream = getattr(hazard, "upstream", None)
-        if upstream:
+        if upstream and upstream[5:]:
+            found.append(Doubt("reported-upstream", True,
+                               f"the value reaches the condition through `{upstream[0]}`, set where the condition at "
+                               f"line {upstream[5]} parts the ranks (its own call runs only in calling contexts that "
+                               f"agree on it); the finding at line {upstream[2]} reads the same divergence and is "
+                               "reported: this condition reads it downstream"))
+        elif upstream:
             found.append(Doubt("reported-upstream", True,
                                f"the value reaches the condition through `{upstream[0]}`, set "
                                f"{'past the early exit' if upstream[4:] and upstream[4] else 'inside the condition'} "
