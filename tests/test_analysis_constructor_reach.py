@@ -4,16 +4,14 @@
 collective that ``__init__`` issues itself is found, and so is one it
 reaches through a helper (a function of the file, a method of its own
 class): a deep ``__init__`` makes calls written with its class's name deep
-(``facts._called_as``).  One that a subclass inherits with its base's
-``__init__`` is not found yet: kept as a strict expected failure, so that
-the change closing it turns it into a plain test (an unexpected pass fails
-the suite)."""
+(``syntax.called_as``).  A subclass with no constructor of its own runs
+the one it inherits, so a call of it issues what its base's ``__init__``
+issues: in the base's file, in the subclass's file, and in a file that
+only imports the subclass (``gather.inherited_wrapper_names``)."""
 
 import textwrap
 
-import pytest
-
-from cslint.api import check_source
+from cslint.api import check_paths, check_source
 
 
 def _lines(source):
@@ -95,7 +93,6 @@ def test_a_constructor_call_reaches_its_own_methods():
     assert _lines(source) == [_line_of(source, "# the call")]
 
 
-@pytest.mark.xfail(strict=True, reason="a subclass call does not reach its inherited __init__'s collective")
 def test_a_subclass_inherits_its_bases_constructor_collective():
     source = _HEAD + """
     class Exchange:
@@ -112,3 +109,87 @@ def test_a_subclass_inherits_its_bases_constructor_collective():
             return TensorExchange(None)  # the call
     """
     assert _lines(source) == [_line_of(source, "# the call")]
+
+
+def test_a_subclass_of_a_subclass_inherits_the_same_collective():
+    source = _HEAD + """
+    class Exchange:
+        def __init__(self, group):
+            setup(group)
+
+
+    class TensorExchange(Exchange):
+        pass
+
+
+    class PinnedTensorExchange(TensorExchange):
+        \"\"\"Pinned host buffers.\"\"\"
+
+
+    def build():
+        if dist.get_rank() == 0:
+            return PinnedTensorExchange(None)  # the call
+    """
+    assert _lines(source) == [_line_of(source, "# the call")]
+
+
+def test_a_subclass_with_its_own_constructor_does_not_inherit_the_collective():
+    source = _HEAD + """
+    class Exchange:
+        def __init__(self, group):
+            dist.barrier(group=group)
+
+
+    class LocalExchange(Exchange):
+        def __init__(self, group):
+            self.group = group
+
+
+    def build():
+        if dist.get_rank() == 0:
+            return LocalExchange(None)
+    """
+    assert _lines(source) == []
+
+
+_BASE = """
+import torch.distributed as dist
+
+
+class Exchange:
+    def __init__(self, group):
+        dist.barrier(group=group)
+"""
+
+_SUBCLASS = """
+from .base import Exchange
+
+
+class TensorExchange(Exchange):
+    pass
+"""
+
+_CALLER = """
+import torch.distributed as dist
+
+from .sub import TensorExchange
+
+
+def build():
+    if dist.get_rank() == 0:
+        return TensorExchange(None)  # the call
+"""
+
+
+def test_a_file_that_imports_the_subclass_reaches_the_inherited_collective(tmp_path):
+    """Base, subclass and caller in three files: the subclass's name spreads
+    to other files as its base's does (a constructor that issues directly)."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name, text in (("base", _BASE), ("sub", _SUBCLASS), ("caller", _CALLER)):
+        (package / f"{name}.py").write_text(text)
+    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
+    found = sorted((f.path.rsplit("/", 1)[-1], f.line) for f in findings)
+    assert found == [("caller.py", _CALLER.splitlines().index(next(
+        line for line in _CALLER.splitlines() if "# the call" in line)) + 1)]

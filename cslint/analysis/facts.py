@@ -546,6 +546,10 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         if typed:  # another file's method reaching a collective through its own class's helper
             calls_wild = [wild or (not deep[i] and calls_typed_wrapper(everyone[i], scans[i].names, typed))
                           for i, wild in enumerate(calls_wild)]
+        # a class with no constructor of its own runs the one it inherits: ``Sub(group)`` is
+        # deep when its base's constructor is (the base named as the file writes it)
+        inheriting = [(made.name, [base.rpartition(".")[2] for base in ctx.class_bases.get(made.key, ())])
+                      for made in classes if made.bases and CONSTRUCTORS.isdisjoint(made.methods)]
         changed = True
         while changed:  # functions of this file that call a deep one are deep too
             changed = False
@@ -562,6 +566,10 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                         if short not in deep_names:
                             deep_names.add(short)
                             changed = True
+            for name, bases in inheriting:
+                if name not in deep_names and any(base in deep_names for base in bases):
+                    deep_names.add(name)
+                    changed = True
         # functions of this file that reach a collective, themselves or through the functions
         # they call: past the nesting limit a call of one keeps its arguments bound (results.py),
         # so what a helper agrees and hands on through another stays agreed

@@ -19,7 +19,7 @@ import re
 from typing import Optional
 
 from ..analysis.records import FileFacts, merge_partial
-from ..analysis.syntax import called_as
+from ..analysis.syntax import CONSTRUCTORS, called_as
 from ..analysis.typedcalls import typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
 from .discovery import read_file
@@ -186,6 +186,12 @@ class FactGatherer:
         for facts in self.facts.values():
             names |= wrapper_names(facts, self.knowledge.ambiguous_names)
             names |= typed_wrapper_names(facts, self.knowledge.ambiguous_names)
+        known = self.known_wrappers | names
+        inherited = inherited_wrapper_names(self.facts.values(), known, self.knowledge.ambiguous_names)
+        while inherited - known:  # a subclass of a subclass: the chain is followed to its end
+            known |= inherited
+            inherited = inherited_wrapper_names(self.facts.values(), known, self.knowledge.ambiguous_names)
+        names = known
         names -= self.known_wrappers
         self.known_wrappers |= names
         return names
@@ -258,6 +264,30 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
         if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
             out.add(name)
     return out
+
+
+def inherited_wrapper_names(all_facts, known, ambiguous: frozenset = frozenset()) -> set:
+    """Names of the classes with no constructor of their own that derive,
+    directly, from a class whose name is among the ``known`` wrappers (its
+    constructor issues a collective): ``TensorExchange(group)`` runs the
+    ``__init__`` it inherits, so the call issues that collective as the
+    base's own call does.  Named as :func:`wrapper_names` asks."""
+    out = set()
+    for facts in all_facts:
+        for made in facts.classes:
+            name = made.name
+            if name in known or len(name) < 6 or name in GENERIC_METHODS or name in ambiguous \
+                    or not made.bases or not CONSTRUCTORS.isdisjoint(made.methods):
+                continue
+            if any(_class_name(base) in known for base in made.bases):
+                out.add(name)
+    return out
+
+
+def _class_name(base) -> str:
+    """The class name a base reference ends in (``("class", "m:Outer.Name")``,
+    ``("qual", "pkg.mod.Name")``)."""
+    return base[1].rpartition(":")[2].rpartition(".")[2]
 
 
 def typed_wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
