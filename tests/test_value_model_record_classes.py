@@ -80,3 +80,23 @@ def test_a_method_of_the_record_reads_the_field_it_was_given():
 
 def test_a_class_of_another_base_keeps_every_argument():
     assert _codes(_encoder(cls="Context(Record)")) == [("CSL101", 29)]
+
+
+def test_a_field_of_a_record_a_method_hands_back_holds_what_it_was_given():
+    # ``prepare`` builds the record and returns it: reading its field through
+    # the caller's name reads what the field was given, the rank-0-only keys
+    assert _codes(_encoder(test="ctx.keys is not None")) == [("CSL101", 29)]
+
+
+def _dataclass_encoder(test):
+    source = _encoder(cls="Context", test=test).replace(
+        "\n    class Context", "\n    @dataclasses.dataclass\n    class Context")
+    return source.replace("\n    import msgspec", "\n    import dataclasses\n    import msgspec")
+
+
+def test_a_field_of_a_dataclass_a_method_hands_back_holds_what_it_was_given():
+    assert _codes(_dataclass_encoder("ctx.keys is not None")) == [("CSL101", 31)]
+
+
+def test_the_flag_of_a_dataclass_a_method_hands_back_is_the_callers_own():
+    assert _codes(_dataclass_encoder("ctx.use_cache")) == []

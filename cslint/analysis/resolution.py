@@ -614,6 +614,14 @@ class ReceiverClasses:
             cls = resolver.class_of_ref(atom.ref)
             if cls is not None:
                 out = {cls.key}
+            else:
+                # a function or method of the tree that builds an object of one
+                # of its classes on every path and hands it back
+                # (``return Context(keys=keys)``), or declares that it does
+                for fn in resolver.resolve(atom.ref):
+                    terms = fn.returns_terms
+                    if terms and all(term[0] in BUILT_TERMS for term in terms):
+                        out |= self.receiver_types(terms)[0]
         elif tag == "A":
             for inner in atom.inner:
                 holders = self.classes_of(inner)
@@ -641,6 +649,11 @@ class ReceiverClasses:
         if families and all((family, attr) in self.assigned_fields for family in families):
             return families
         return ()
+
+
+#: The type terms of a value that is an object of a named class: built by
+#: calling the class, or declared so (not what another call hands back).
+BUILT_TERMS = frozenset({"class", "named"})
 
 
 def _term_of_assigned_call(ref: tuple) -> Optional[tuple]:
