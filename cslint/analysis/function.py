@@ -25,7 +25,7 @@ from .atoms import (
 from .logs import quiet_calls
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
-from .stores import split_sizes
+from .stores import built_comprehension, split_sizes
 from .lists import list_index_stores
 from .syntax import calls_in_order, dotted, existing_key_stores_of, fold_bool_op
 from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
@@ -530,7 +530,7 @@ class FunctionInfo:
                 if type(node.value) is Name and type(node.ctx) is Store and type(node.slice) is not ast.Slice:
                     element_stores.add(node.value.id)
                     index_stores.append(node)
-            elif (t is ast.Assign or t is ast.AnnAssign) and (type(node.value) is ast.ListComp or split_sizes(node.value)):
+            elif (t is ast.Assign or t is ast.AnnAssign) and (built_comprehension(node.value) or split_sizes(node.value)):
                 element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
                 stores, drawn_at_entry = existing_key_stores_of(node)
@@ -779,7 +779,7 @@ class ModeFolder:
 
 
 def _comprehension_bound(node) -> list:
-    """The names an assignment of a list comprehension binds (their own
+    """The names an assignment of a list comprehension (or ``tuple(...)`` of a generator) binds (their own
     structure is the comprehension's generators', kept apart from its
     elements: :meth:`~cslint.analysis.transfer.Transfer.assign`)."""
     return [t.id for t in (node.targets if type(node) is ast.Assign else (node.target,)) if type(t) is ast.Name]

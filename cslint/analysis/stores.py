@@ -67,15 +67,39 @@ def subscript_key(target) -> Optional[tuple]:
     return (container, "[]", (unparse(target.slice),)) if container else None
 
 
+#: The builtins that collect what a generator yields, one element each.
+COLLECTING_BUILTINS = frozenset({"tuple", "list"})
+
+
+def built_comprehension(value) -> Optional[ast.expr]:
+    """The comprehension a value is built of, one element per iteration: a
+    list comprehension, or ``tuple(...)``/``list(...)`` of a generator or a
+    list comprehension; None for any other value."""
+    t = type(value)
+    if t is ast.ListComp:
+        return value
+    if t is ast.Call and type(value.func) is ast.Name and value.func.id in COLLECTING_BUILTINS \
+            and len(value.args) == 1 and not value.keywords and type(value.args[0]) in (ast.GeneratorExp, ast.ListComp):
+        return value.args[0]
+    return None
+
+
 def statement_key(stmt) -> Optional[tuple]:
     """The store key of a statement that stores one element and does
     nothing else: ``xs.append(v)`` as a statement, ``xs[k] = v`` (one
-    target)."""
+    target); and of ``xs = [f(p) for p in ps]`` (one name), which makes the
+    container anew with one element per iteration of its generators: every
+    arm binding ``xs`` to a comprehension of the same generators gives it
+    as many elements, whatever each arm's elements are."""
     t = type(stmt)
     if t is ast.Expr and type(stmt.value) is ast.Call:
         return call_key(stmt.value)
     if t is ast.Assign and len(stmt.targets) == 1:
-        return subscript_key(stmt.targets[0])
+        target = stmt.targets[0]
+        if type(target) is ast.Name:
+            comp = built_comprehension(stmt.value)
+            return None if comp is None else (target.id, "=", tuple(ast.dump(gen) for gen in comp.generators))
+        return subscript_key(target)
     return None
 
 
@@ -273,8 +297,7 @@ class AlikeStores:
         key = statement_key(stmt)
         best = None
         child, parent = stmt, self.parents.get(id(stmt))
-        while key is not None and key[0] in self.containers and parent is not None \
-                and not isinstance(parent, _DEFINITIONS):
+        while key is not None and key[0] in self.containers:
             block = self.blocks.get(id(child))
             if block is None:
                 break
@@ -289,7 +312,7 @@ class AlikeStores:
                         break
                 if best is not None and best[0] is block[index]:
                     break
-            if loop_body:
+            if loop_body or parent is None:
                 break  # a test outside the loop decides how many iterations store
             child, parent = parent, self.parents.get(id(parent))
         ids = frozenset(id(sub) for sub in _statements(best)) if best else frozenset()

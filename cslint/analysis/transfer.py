@@ -31,7 +31,7 @@ from .records import FieldType, FieldWrite
 from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
 from .iteration import bind_iteration
-from .stores import call_key, split_sizes, subscript_key
+from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
 from .syntax import flatten_targets, pairwise, target_names
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
 
@@ -293,10 +293,14 @@ class Transfer:
                     self._bind(elt, part, flow, False)
                 return
         own = None
-        if not augmented and type(value) is ast.ListComp:
+        comp = None if augmented else built_comprehension(value)
+        if comp is not None:
             # a list comprehension's length is its generators', kept apart
-            # from its elements (``Flow.write``: ``xs`` is an element store)
-            own = self.evaluator.comprehension_length(value, env) | implicit
+            # from its elements (``Flow.write``: ``xs`` is an element store);
+            # a test each arm of which binds it to the same generators decides
+            # its elements only (stores.py)
+            own = self.evaluator.comprehension_length(comp, env) | (
+                flow.store_implicit(statement_key, s) if implicit else implicit)
         elif not augmented and split_sizes(value) is not None:
             # one piece per size: as many pieces as the sizes list has entries, whatever each size is
             sizes = split_sizes(value)
