@@ -4,8 +4,8 @@ A stage's head takes what the previous stage sends and hands it on to the follow
 with a broadcast over the block's group: ``if part == HEAD: broadcast as source`` / ``elif part ==
 FOLLOWER and rank in block_ranks: broadcast from the head``, with no ``else``.  The second test asks
 by name for the members of the broadcast's own group (its rank list: the one ``new_group`` was made
-from, or the one of ``new_subgroups_by_enumeration``'s lists that holds this rank), and every test
-names a role; the ranks no test matches are outside the group, and both arms issue the same
+from, the one of ``new_subgroups_by_enumeration``'s lists that holds this rank, or the group's
+``get_process_group_ranks``), and every test names a role; the ranks no test matches are outside the group, and both arms issue the same
 broadcasts, so no rank of the group skips them.
 
 Still reported: the membership of another group's list, arms that issue different broadcasts, and
@@ -72,6 +72,13 @@ FAN = """
                 dist.broadcast(payload, src=self.rank, group=self.stage_group)
             elif part == "follower" and self.rank in self.stage_ranks:
                 dist.broadcast(payload, src=self.head, group=self.stage_group)
+
+        def hand_on_asked(self, payload):
+            part = self.parts.get(self.rank)
+            if part == Part.HEAD:
+                dist.broadcast(payload, src=self.rank, group=self.block_group)
+            elif part == Part.FOLLOWER and dist.get_rank() in dist.get_process_group_ranks(self.block_group):
+                dist.broadcast(payload, src=self.head, group=self.block_group)
 
         def hand_on_other_list(self, payload):
             part = self.parts.get(self.rank)

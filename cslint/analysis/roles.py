@@ -40,7 +40,7 @@ from typing import Optional
 
 from ..presets.rank_names import rank_name_dims
 from .astwalk import walk as fast_walk
-from .syntax import tests_membership, unparse
+from .syntax import dotted, tests_membership, unparse
 
 #: operands of one decision tried at most (the partitions grow as Bell numbers: 203 for 6)
 MAX_OPERANDS = 6
@@ -91,9 +91,10 @@ def groups_handed_out(links, members: dict) -> frozenset:
             broadcast(x, src=head, group=g)
 
     Every test compares one and the same value of this rank's (its role)
-    with a named value (a constant, or an upper-case attribute: an enum's
+    with a named value (a string, or an upper-case attribute: an enum's
     member), a different one per test, and some test also asks that this
-    rank is in the group's own list of ranks.  That test restricts one role
+    rank is in the group's own list of ranks (``members``', or the group's
+    ``get_process_group_ranks``).  That test restricts one role
     to the group's members by name; the chain reads as the group's members
     handed out by role, and a rank that matches no test as one outside the
     group.  What the model cannot check is that no member of the group
@@ -102,14 +103,13 @@ def groups_handed_out(links, members: dict) -> frozenset:
     apart by their rank ids (``me == target``, ``me == src``) are no named
     roles: the ranks equal to neither are an open class, the group's
     bystanders, and such a chain hands out nothing."""
-    lists = frozenset(members.values())
     role = listed = None
     named: set = set()
     for link in links:
         test = link.test
         compared = []
         for conjunct in (test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else (test,)):
-            tested = _listed_membership(conjunct, lists)
+            tested = _groups_listed(conjunct, members)
             if tested is None:
                 compared.append(conjunct)
             elif listed in (None, tested):
@@ -121,17 +121,21 @@ def groups_handed_out(links, members: dict) -> frozenset:
             return frozenset()
         role = found[0]
         named.add(found[1])
-    if listed is None:
-        return frozenset()
-    return frozenset("group:" + group for group, own in members.items() if own == listed)
+    return listed or frozenset()
 
 
-def _listed_membership(test, lists: frozenset) -> Optional[str]:
-    """The list of ``lists`` that ``rank in <list>`` tests, else None."""
+def _groups_listed(test, members: dict) -> Optional[frozenset]:
+    """The groups whose own list of ranks ``rank in <list>`` tests (a list
+    of ``members``, or ``get_process_group_ranks(g)``), else None."""
     if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.In:
         return None
     text = unparse(test)
-    return next((listed for listed in lists if tests_membership(text, listed)), None)
+    groups = frozenset("group:" + group for group, own in members.items() if tests_membership(text, own))
+    listed = test.comparators[0]
+    if not groups and type(listed) is ast.Call and listed.args and "rank" in unparse(test.left).lower() \
+            and (dotted(listed.func) or "").rpartition(".")[2] == "get_process_group_ranks":
+        groups = frozenset({"group:" + unparse(listed.args[0])})
+    return groups or None
 
 
 def _role_test(test) -> Optional[tuple]:
