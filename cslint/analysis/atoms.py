@@ -252,6 +252,11 @@ def param_atoms(index: int) -> frozenset:
 OWN_PARAM = 1024
 #: the keyword prefix a call passes an argument's own part under
 OWN_ARG = "#own:"
+#: the keyword a call that spreads a sequence into its positional arguments
+#: (``f(*xs)``) passes that sequence's own structure under: what a ``*args``
+#: parameter's own part (its length) reads.  A call without it writes every
+#: positional argument out, so such a parameter collects as many on every rank
+SPREAD_OWN = OWN_ARG + "*"
 
 
 _OWN_PARAMS = tuple(_new(Param, ("P", OWN_PARAM + index)) for index in range(64))

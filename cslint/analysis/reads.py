@@ -8,13 +8,25 @@ Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
 
 from __future__ import annotations
 
+import functools
+
 from ..presets import ALL_DIMS
 from .atoms import (
-    CONTENTS, DROP, ENTRY_FIELD, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, THROUGH_INSTANCE, ATTRIBUTE_KEEPS,
-    base_field, entry_base, field_name, own_field, param, project, source,
+    CONTENTS, DROP, EMPTY, ENTRY_FIELD, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN, THROUGH_INSTANCE,
+    ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
 )
 from .divergence import extend_via, merge, transformed
 from .records import FuncFacts, Site
+
+
+@functools.lru_cache(maxsize=4096)
+def collecting_position(params: tuple) -> int:
+    """The index of the ``*args`` parameter among ``params`` (as
+    ``FunctionInfo.params`` spells them), else -1."""
+    for index, name in enumerate(params):
+        if name[:1] == "*":
+            return index if name[:2] != "**" else -1
+    return -1
 
 
 #: the references that may lead to a function of a file read for what it
@@ -355,6 +367,12 @@ class ProgramReads:
                 # not): until then the parameter's table stands for it
                 # (Program.concrete), and the new table starts as a copy of it
                 table = self.params.get((target.key, index, mode))
+                if table is None and index - OWN_PARAM == collecting_position(target.params):
+                    # every call passes a ``*args`` parameter's own part apart
+                    # (as many arguments as it writes out): never the whole's
+                    table = self.params[(target.key, index, mode)] = {}
+                    changed = True
+                    self.changed_keys.add(("param", target.key))
                 if table is None:
                     kept = self.arg_for_param(target, index, site.args, site.kwargs, offset, True)
                     if kept is None:
@@ -409,6 +427,14 @@ class ProgramReads:
         None with ``kept``)."""
         if index >= OWN_PARAM:
             index -= OWN_PARAM
+            if index == collecting_position(fn.params):
+                # a ``*args`` parameter is a tuple as long as the positional
+                # arguments from its position on: the same on every rank,
+                # unless the call spreads a sequence into them
+                for kw, atoms in kwargs:
+                    if kw == SPREAD_OWN:
+                        return atoms
+                return EMPTY
             if kwargs:
                 keys = (OWN_ARG + fn.params[index] if index < len(fn.params) else None,
                         OWN_ARG + str(index - (fn.self_offset if offset else 0)))
@@ -424,7 +450,15 @@ class ProgramReads:
             for kw, atoms in kwargs:
                 if kw == name:
                     return atoms
+        else:
+            return None
         position = index - (fn.self_offset if offset else 0)
-        if 0 <= position < len(args):
-            return args[position]
-        return None
+        if not 0 <= position < len(args):
+            return None
+        if name[:1] != "*":
+            collecting = collecting_position(fn.params)
+            # (a keyword-only parameter past ``*args`` takes no positional argument)
+            return args[position] if collecting < 0 or index < collecting else None
+        if index == collecting_position(fn.params):  # ``*args``: every positional argument from its position on
+            return args[position] if position == len(args) - 1 else EMPTY.union(*args[position:])
+        return None  # ``**kwargs``

@@ -13,7 +13,7 @@ from typing import Optional
 from .astwalk import BLOCKS_OF, walk as fast_walk
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, attribute, element, field_read,
+    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute, element, field_read,
     own_field, own_params, own_results, project,
     source, whole,
 )
@@ -316,21 +316,21 @@ class StructureReads:
         return attr in self._class_containers()
 
     def _generated(self, expr, inner: dict) -> frozenset:
-        """What a comprehension's generators make of its number of elements: the iterables' structure
-        (their contents reach the elements through the targets only) and the filters' truth; binds the
-        targets in ``inner``."""
+        """What a comprehension's generators make of its number of elements: the iterables' own structure, as a
+        loop's trip count (their contents reach the elements through the targets only) and the filters' truth;
+        binds the targets in ``inner``."""
         atoms = EMPTY
         for gen in expr.generators:
-            atoms |= project(SHAPE, self.eval(gen.iter, inner))
+            own = self.kept_apart(gen.iter, inner)  # (None: not kept apart from its elements')
+            atoms |= project(SHAPE, self.eval(gen.iter, inner) if own is None else own)
             bind_iteration(self, gen.target, gen.iter, inner, EMPTY, inner.__setitem__)
             for cond in gen.ifs:
                 atoms |= whole(self.truth(cond, inner))  # a filter decides the length
         return atoms
 
     def comprehension_length(self, expr: ast.ListComp, env: dict) -> frozenset:
-        """A list comprehension's own structure: one element per iteration
-        its generators and filters let through, whatever the element is
-        (``[build(i) for i in range(n)]`` has ``n`` elements on every rank,
+        """A list comprehension's own structure: one element per iteration its generators and filters let
+        through, whatever the element is (``[build(i) for i in range(n)]`` has ``n`` elements on every rank,
         however each rank's ``build(i)`` differs)."""
         self._env_reads += 1
         inner = fork(env)
@@ -748,11 +748,20 @@ def own_arguments(reads, call: ast.Call, args: tuple, env: dict) -> tuple:
     ``call`` whose own structure is kept apart from its elements (a
     container stored into, a list or tuple written out: its length is
     the display's, a parameter's own part): what the callee's parameter
-    own part (``atoms.OWN_PARAM``) reads.  Empty for most calls."""
+    own part (``atoms.OWN_PARAM``) reads.  Empty for most calls.  A call
+    that spreads a sequence into its positional arguments (``f(*xs)``) also
+    passes, under :data:`atoms.SPREAD_OWN`, the spread sequence's own
+    structure: how many positional arguments a ``*args`` parameter collects
+    follows it, where the arguments written out are as many on every rank."""
     out = None
     for index, arg in enumerate(call.args):
         if type(arg) is ast.Starred:
-            break  # (the positions past it are not the callee's)
+            # (the positions past it are not the callee's)
+            spread = _argument_own(reads, arg.value, env)
+            if spread is None:
+                spread = project(SHAPE, args[index]) if index < len(args) else EMPTY
+            out = [*(out or ()), (SPREAD_OWN, spread)]
+            break
         own = _argument_own(reads, arg, env)
         if own is None or (index < len(args) and own == args[index]):
             continue

@@ -111,10 +111,16 @@ def returns_own_structure(function, adders) -> bool:
     whose own structure (None-ness, length, kind) is kept apart from its
     elements': a list, tuple or comprehension written out, or a local name
     the function stores an element into (``out.append(x)``, ``out[k] = x``,
-    a method of ``adders``).  A caller's read of the result's own structure
-    then reads that part alone (``Variant.return_own``)."""
+    a method of ``adders``), a local name bound to a list comprehension (its
+    own structure is its generators') or the ``*args`` parameter (a tuple as
+    long as the positional arguments its callers write out).  A caller's read
+    of the result's own structure then reads that part alone
+    (``Variant.return_own``)."""
     stored = set()
     returned = set()
+    vararg = getattr(function.args, "vararg", None) if hasattr(function, "args") else None
+    if vararg is not None:
+        stored.add(vararg.arg)
     stack = list(function.body)
     while stack:
         node = stack.pop()
@@ -133,6 +139,8 @@ def returns_own_structure(function, adders) -> bool:
                 stored.add(func.value.id)
         elif t is ast.Subscript and type(node.ctx) is ast.Store and type(node.value) is ast.Name:
             stored.add(node.value.id)
+        elif t is ast.Assign and type(node.value) is ast.ListComp:
+            stored.update(target.id for target in node.targets if type(target) is ast.Name)
         stack.extend(iter_children(node))
     return not returned.isdisjoint(stored)
 
