@@ -49,10 +49,14 @@ def demanded(program, table_reads) -> list:
     order; fills ``program.step_reads`` (function key -> what its step
     reads) for them."""
     funcs = list(program.funcs.values())
-    writers: dict = {}  # table entry -> positions of the functions whose step may write it
+    # The functions analysed in depth are wanted from the start, so only the
+    # summaries' writes can widen the demand (a summary's call sites carry
+    # no conditions: SummaryWalk._calls).
+    writers: dict = {}  # table entry -> positions of the summaries whose step may write it
     for position, fn in enumerate(funcs):
-        for entry in table_writes(program, fn):
-            writers.setdefault(entry, []).append(position)
+        if not fn.deep:
+            for entry in table_writes(program, fn):
+                writers.setdefault(entry, []).append(position)
     step_reads = program.step_reads
     wanted: set = set()
     needed: set = set()
@@ -70,7 +74,7 @@ def demanded(program, table_reads) -> list:
                 todo.append(entry)
 
     for position, fn in enumerate(funcs):
-        if fn.deep or any(site.conds for v in fn.variants.values() for site in v.sites):
+        if fn.deep:  # the functions with conditions
             want(position, True)
     while todo:
         for position in writers.get(todo.pop(), ()):

@@ -343,7 +343,7 @@ class UniformityInfo:
         flows from that test may be the collective's result, agreed already."""
         if self._conds_at is None:
             index: dict = {}
-            for fn in self.program.funcs.values():
+            for fn in deep_functions(self.program):
                 for key, variant in fn.variants.items():
                     for site in variant.sites:
                         for cond in site.conds:
@@ -404,7 +404,7 @@ class UniformityInfo:
         caller's path."""
         if self._sites_at is None:
             index: dict = {}
-            for fn in self.program.funcs.values():
+            for fn in deep_functions(self.program):
                 for key, variant in fn.variants.items():
                     for site in variant.sites:
                         index.setdefault((fn.path, site.span.line), []).append((fn, key, site))
@@ -496,7 +496,7 @@ class UniformityInfo:
         program = self.program
         if self._receivers is None:
             counts: dict = {}
-            for other in program.funcs.values():
+            for other in deep_functions(self.program):
                 family = program.resolver.family(other.class_key)
                 if family is None:
                     continue
@@ -507,6 +507,14 @@ class UniformityInfo:
                             per[site.fix.receiver] = per.get(site.fix.receiver, 0) + 1
             self._receivers = {key: min(per, key=lambda r: (-per[r], r)) for key, per in counts.items()}
         return self._receivers.get((program.resolver.family(function.class_key), api))
+
+
+def deep_functions(program: Program) -> list:
+    """The functions analysed in depth, in the program's order: the only
+    ones whose call sites carry conditions, a collective or fix facts (a
+    summary keeps a call for what it passes on alone:
+    ``SummaryWalk._calls``), so the indexes of those read no summary."""
+    return [fn for fn in program.funcs.values() if fn.deep]
 
 
 def may_be_one_group(first: str, second: str) -> bool:
