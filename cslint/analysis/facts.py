@@ -81,8 +81,24 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
                       tuple(info.signal_handlers), _returns_terms(info),
                       case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)),
                       info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)),
-                      _field_params(info) if deep else ())
+                      _field_params(info) if deep else (), () if deep else _passing_refs(info))
     return facts, exit_env
+
+
+def _passing_refs(info: FunctionInfo) -> tuple:
+    """The references of the calls with arguments a summarised function
+    makes itself (lambdas included), each once, in source order: a call
+    passes its callee's parameters values whatever they carry, and the
+    whole-tree indexes of calls read this instead of the summary's sites,
+    which keep a call only where its arguments carry something
+    (``SummaryWalk._calls``)."""
+    calls = [node for nodes in info.calls_by_statement.values() for node in nodes]
+    for lambdas in info.lambdas_by_statement.values():
+        for lam in lambdas:
+            calls.extend(node for node in fast_walk(lam.body) if type(node) is ast.Call and (node.args or node.keywords))
+    calls.sort(key=lambda node: (node.lineno, node.col_offset))
+    refs = (info.resolve_ref(node.func) for node in calls)
+    return tuple(dict.fromkeys(ref for ref in refs if ref is not None))
 
 
 def _field_params(info: FunctionInfo) -> tuple:

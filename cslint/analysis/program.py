@@ -28,7 +28,7 @@ from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge
 from .feasibility import call_allows, passed_values
 from .reads import CALLEE_REFS, ProgramReads, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
-from .resolution import Resolver, issued_collective
+from .resolution import Resolver, called_refs, issued_collective
 from .syntax import CONSTRUCTORS
 
 MAX_ROUNDS = 40
@@ -118,12 +118,9 @@ class Program(ProgramReads):
             return frozenset()
         out: set = set()
         for fn in self.funcs.values():
-            for variant in fn.variants.values():
-                for site in variant.sites:
-                    if site.ref is None:
-                        continue
-                    for target in self.resolver.resolve(site.ref):
-                        out.update(atom[:6] for atom in named.get(target.key, ()))
+            for ref in called_refs(fn):
+                for target in self.resolver.resolve(ref):
+                    out.update(atom[:6] for atom in named.get(target.key, ()))
         return frozenset(out)
 
     # -- values --------------------------------------------------------------------

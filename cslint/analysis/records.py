@@ -261,6 +261,9 @@ class FuncFacts:
     #: group``; :func:`~cslint.analysis.facts._field_params`): what the class
     #: does over the field while it is built runs over what the call passes
     field_params: tuple = ()
+    #: a summarised function: the references of every call with arguments it
+    #: makes (:func:`~cslint.analysis.facts._passing_refs`), its sites or not
+    passing_refs: tuple = ()
 
 
 @dataclass

@@ -344,11 +344,10 @@ class Resolver:
             asked = self._methods_asked = {}
             handed_in = set()  # fields assigned a parameter as it is: what the caller chose
             for fn in self.funcs.values():
+                for ref in called_refs(fn):
+                    if ref.tag == "fieldmethod":
+                        asked.setdefault((self.family(ref.class_key), ref.attr), set()).add(ref.name)
                 for variant in fn.variants.values():
-                    for site in variant.sites:
-                        ref = site.ref
-                        if ref is not None and ref.tag == "fieldmethod":
-                            asked.setdefault((self.family(ref.class_key), ref.attr), set()).add(ref.name)
                     for write in variant.fields:
                         if write.atoms and all(atom.tag == "P" for atom in write.atoms):
                             handed_in.add((self.family(write.class_key), write.attr))
@@ -368,6 +367,17 @@ class Resolver:
         if self.family(cls_key) == family:
             return []
         return self.lookup_method(cls_key, name, include_overrides=False)
+
+
+def called_refs(fn) -> list:
+    """The references of the calls of a function that the whole-tree
+    indexes of callers read: a function analysed in depth, its call sites';
+    a summarised one, every call with arguments it makes
+    (``FuncFacts.passing_refs``), which does not depend on what the
+    arguments carry (its sites do: ``SummaryWalk._calls``)."""
+    if not fn.deep:
+        return fn.passing_refs
+    return [site.ref for variant in fn.variants.values() for site in variant.sites if site.ref is not None]
 
 
 def issued_collective(resolver: Resolver, site):
