@@ -212,6 +212,7 @@ ANALYSIS_PHASES = [
     # storing alike; index stores into a list; tables whose entries are tuples of one length
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
+    ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record
     ("orders", "registries", "threads", "raises"),  # loops over a set, in each process's order; over a registry
     # filled lazily; code a background thread runs; exceptions of the tree's own classes

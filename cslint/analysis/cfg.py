@@ -228,14 +228,16 @@ FAILING_CALL = 2
 
 def _may_raise(stmt: ast.AST, quiet=None) -> bool:
     """Statements that can throw at run time (calls, subscripts, awaits...);
-    a statement that is only a call ``quiet`` names (one that reports its own
-    errors and returns: a log call, ``logs.py``) throws only where evaluating
-    its arguments does."""
+    a statement that is only a call ``quiet`` names, or only binds a name to
+    one (a call that reports its own errors and returns, a log call,
+    ``logs.py``; one that cannot fail where it stands, ``unfailing.py``),
+    throws only where evaluating its arguments does."""
     if isinstance(stmt, (ast.Raise, ast.Assert)):
         return True
     roots = [stmt]
-    if quiet is not None and type(stmt) is ast.Expr and type(stmt.value) is ast.Call and quiet(stmt.value):
-        roots = stmt.value.args + [kw.value for kw in stmt.value.keywords]
+    value = _plain_call(stmt) if quiet is not None else None
+    if value is not None and quiet(value, stmt):
+        roots = value.args + [kw.value for kw in value.keywords] + _receiver_operands(value)
     elif isinstance(stmt, (ast.If, ast.While)):
         roots = [stmt.test]
     elif isinstance(stmt, (ast.For, ast.AsyncFor)):
@@ -249,6 +251,23 @@ def _may_raise(stmt: ast.AST, quiet=None) -> bool:
             if isinstance(node, (ast.Call, ast.Await, ast.Subscript)):
                 return True
     return False
+
+
+def _plain_call(stmt: ast.AST):
+    """The call a statement is made of alone (``f(x)``, ``name = f(x)``), else None."""
+    kind = type(stmt)
+    if kind is ast.Expr or (kind is ast.Assign and all(type(t) is ast.Name for t in stmt.targets)):
+        return stmt.value if type(stmt.value) is ast.Call else None
+    return None
+
+
+def _receiver_operands(call: ast.Call) -> list:
+    """What evaluating a method call's receiver may do itself: the
+    operands of a receiver that is not a plain name or attribute chain."""
+    head = call.func.value if type(call.func) is ast.Attribute else call.func
+    while type(head) is ast.Attribute:
+        head = head.value
+    return [] if type(head) is ast.Name else [head]
 
 
 class _Builder:

@@ -31,6 +31,7 @@ from .function import FunctionInfo
 from .iteration import zip_arguments
 from .wrappers import WRAPPED_FORWARD, local_group, match_call
 from .raises import exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
+from .unfailing import cannot_raise
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
 from .structure import StructureReads, builds_library_object, containers_held, own_arguments, rows_alike
@@ -442,10 +443,10 @@ class Evaluator(StructureReads):
         local = frozenset({source("exception from local work", text, ctx.path, line, ALL_MODES_ALL_DIMS)})
         node_info = info.node_info(node)
         if own_classes_only(info, stmt):
-            return tree_raised(info, node_info.calls, local, line, text)  # only the tree's own raises reach it
+            return tree_raised(info, node_info.calls, local, line, text, stmt)  # only the tree's own raises reach it
         same_everywhere = self.handled_exceptions_are_uniform(stmt)
         atoms = set()
-        for call in node_info.calls:
+        for call in [call for call in node_info.calls if not cannot_raise(call.call, stmt, info)]:
             if call.match is not None:
                 if call.match.spec is not None and call.match.spec.local_work and not same_everywhere:
                     return local

@@ -23,6 +23,7 @@ from functools import partial
 
 from .scope import canonical_text
 from .syntax import assigned_names, dotted
+from .unfailing import cannot_raise
 
 #: the emitting methods of ``logging.Logger`` (and the module's functions of the same names)
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"})
@@ -85,12 +86,17 @@ def _uses_logging(ctx) -> bool:
 
 def quiet_calls(info):
     """The CFG's ``quiet`` test for a function (``cfg.build_cfg``): whether a
-    call never throws itself (:func:`logging_call`); None where the file
-    imports nothing from ``logging``."""
+    call made by a statement never throws itself (:func:`logging_call`, or
+    ``unfailing.cannot_raise``: a builtin container's method, a condition's
+    notify inside its own ``with``)."""
     if not _uses_logging(info.ctx):
-        return None
-    return partial(_is_logging_call, info)
+        return partial(_cannot_raise, info)
+    return partial(_is_quiet_call, info)
 
 
-def _is_logging_call(info, call: ast.Call) -> bool:
-    return logging_call(call.func, info)
+def _cannot_raise(info, call: ast.Call, stmt) -> bool:
+    return cannot_raise(call, stmt, info)
+
+
+def _is_quiet_call(info, call: ast.Call, stmt) -> bool:
+    return logging_call(call.func, info) or cannot_raise(call, stmt, info)

@@ -33,6 +33,7 @@ from .logs import logging_call
 from .receivers import bound_names, other_bindings, param_names
 from .scope import canonical_text
 from .syntax import dotted
+from .unfailing import cannot_raise
 from .vocabulary import (
     HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, LIBRARY_LOADS, NUMERIC_FILE_CALLS, NUMERIC_MODULES,
     PURE_BUILTINS,
@@ -185,12 +186,13 @@ def tree_calls_raise(info, stmts, path: str) -> tuple:
     return frozenset(out), opaque
 
 
-def tree_raised(info, calls, local: frozenset, line: int, text: str) -> frozenset:
+def tree_raised(info, calls, local: frozenset, line: int, text: str, stmt=None) -> frozenset:
     """What decides that a statement's ``calls`` (``CallInfo``) raise an
     exception of a class the tree defines, under handlers that catch only
     such classes (:func:`own_classes_only`): their callees' own raises
     (atoms ``T``); ``local`` where one may run the tree's code on this
-    rank's data (a wrapped module's forward, an object's call)."""
+    rank's data (a wrapped module's forward, an object's call) and cannot
+    fail where it stands (``stmt``: ``unfailing.cannot_raise``)."""
     atoms = set()
     for call in calls:
         if call.match is not None:
@@ -200,7 +202,7 @@ def tree_raised(info, calls, local: frozenset, line: int, text: str) -> frozense
         ref = info.resolve_ref(call.call.func)
         if ref is not None:
             atoms.add(raised_tree_by(ref, info.ctx.path, line, text))
-        elif not library_call(call.call.func, info):
+        elif not library_call(call.call.func, info) and not (stmt is not None and cannot_raise(call.call, stmt, info)):
             return local
     return frozenset(atoms)
 
@@ -265,7 +267,42 @@ def computes_from_operands(call) -> bool:
         return False
     if canonical.startswith(NUMERIC_MODULES):
         return canonical.rsplit(".", 1)[-1] not in NUMERIC_FILE_CALLS
-    return canonical in HOST_TENSOR_FACTORIES and _made_on_host(call.call)
+    return canonical in HOST_TENSOR_FACTORIES and (_made_on_host(call.call) or _written_out(call.call))
+
+
+#: the most elements a tensor written out in its factory's call may hold
+WRITTEN_OUT_ELEMENTS = 8
+
+
+def _written_out(call: ast.Call) -> bool:
+    """Whether a tensor factory's call makes a tensor of a few constants
+    written out in the call (``torch.tensor([1 if stop else 0],
+    device=dev)``), on whatever device, nothing pinned: its size is the
+    code's, a few bytes on every rank whatever the rank holds, so making
+    it fails only where the device itself cannot be used -- set up alike
+    for the job -- never on this rank's data."""
+    if not call.args or len(call.args) > 2 or type(call.args[0]) not in (ast.List, ast.Tuple):
+        return False
+    elements = call.args[0].elts
+    if not elements or len(elements) > WRITTEN_OUT_ELEMENTS or not all(map(_constant_valued, elements)):
+        return False
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return False
+        if keyword.arg == "pin_memory" and not (type(keyword.value) is ast.Constant and not keyword.value.value):
+            return False
+    return True
+
+
+def _constant_valued(node: ast.expr) -> bool:
+    """A number written out, or a conditional expression that picks one
+    (``1 if flag else 0``; its test is evaluated by calls of its own)."""
+    kind = type(node)
+    if kind is ast.Constant:
+        return type(node.value) in (int, float, bool)
+    if kind is ast.UnaryOp:
+        return _constant_valued(node.operand)
+    return kind is ast.IfExp and _constant_valued(node.body) and _constant_valued(node.orelse)
 
 
 def _made_on_host(call: ast.Call) -> bool:

@@ -1,0 +1,193 @@
+"""Calls that cannot raise where they stand.
+
+An exception sends one rank into a handler, past the collectives its peers
+enter, only where something can raise it.  Some calls cannot, whatever the
+rank holds:
+
+* a method of a builtin container that does not fail on its arguments
+  (``xs.append(item)``, ``table.get(key)``, ``table.pop(key, None)``,
+  ``seen.add(key)``, ``pending.put(op)`` on a queue made without a bound):
+  the element's value is never looked at, and a key's hash is decided by
+  its type, which the code fixes alike on every rank.  The receiver must be
+  known to be such a container: a local name every binding of which in the
+  function makes one (a display, a comprehension, ``list()``, ``deque()``,
+  ``Queue()`` with no ``maxsize``), the function's own ``**kwargs``, or a
+  field every ``self.attr = ...`` of the file sets to one (another object
+  of the same name may be anything);
+* waking the waiters of a condition inside its own ``with``
+  (``with cond: cond.notify_all()``, ``async with`` alike): ``notify``
+  raises only when the caller does not hold the condition's lock, and the
+  ``with`` holds it there.
+
+``Evaluator.raised_atoms`` leaves such a call out of what decides that its
+statement raises, so a chain never cites it as a rank-local failure.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .receivers import bound_names, other_bindings
+from .scope import canonical_text
+from .syntax import dotted
+
+#: the methods of each builtin container kind that cannot fail, by the
+#: number of positional arguments they take there (no keyword, no ``*args``);
+#: ``pop`` of a dict only with a default, ``extend``/``update`` never (they
+#: iterate their argument, which may run any code)
+SAFE_METHODS = {
+    "list": {"append": 1, "insert": 2, "copy": 0, "clear": 0, "reverse": 0},
+    "dict": {"get": (1, 2), "setdefault": (1, 2), "pop": 2, "copy": 0, "clear": 0,
+             "keys": 0, "values": 0, "items": 0},
+    "set": {"add": 1, "discard": 1, "copy": 0, "clear": 0},
+    "deque": {"append": 1, "appendleft": 1, "copy": 0, "clear": 0},
+    "queue": {"put": 1, "put_nowait": 1, "qsize": 0, "empty": 0},
+}
+
+#: keywords a queue's ``put`` may take without a bound making it wait or fail
+_PUT_KEYWORDS = frozenset({"block", "timeout"})
+
+#: the calls that make a builtin container, by their name through the imports
+CONTAINER_CALLS = {
+    "list": "list", "sorted": "list", "dict": "dict", "set": "set",
+    "collections.deque": "deque", "collections.defaultdict": "dict",
+    "collections.OrderedDict": "dict", "collections.Counter": "dict",
+    "queue.Queue": "queue", "queue.SimpleQueue": "queue",
+}
+
+_DISPLAYS = {ast.List: "list", ast.ListComp: "list", ast.Dict: "dict", ast.DictComp: "dict",
+             ast.Set: "set", ast.SetComp: "set"}
+
+#: the methods that wake a condition's waiters
+CONDITION_NOTIFIES = frozenset({"notify", "notify_all", "notifyAll"})
+
+
+def cannot_raise(call: ast.Call, stmt, info) -> bool:
+    """Whether the call made by ``stmt`` cannot raise itself: a method of a
+    builtin container that does not fail on its arguments, or a condition's
+    notify inside its own ``with``."""
+    func = call.func
+    if type(func) is not ast.Attribute:
+        return False
+    if func.attr in CONDITION_NOTIFIES:
+        return not call.args and not call.keywords and _inside_own_with(info, stmt, func.value)
+    kind = container_kind(func.value, info)
+    if kind is None:
+        return False
+    arity = SAFE_METHODS[kind].get(func.attr)
+    if arity is None or any(type(arg) is ast.Starred for arg in call.args):
+        return False
+    keywords = {keyword.arg for keyword in call.keywords}
+    if keywords and not (kind == "queue" and func.attr == "put" and keywords <= _PUT_KEYWORDS):
+        return False
+    count = len(call.args)
+    return count in arity if type(arity) is tuple else count == arity
+
+
+def _inside_own_with(info, stmt, receiver: ast.expr) -> bool:
+    """Whether ``stmt`` lies in the body of a ``with``/``async with`` of the
+    function one of whose items is ``receiver`` itself (its text)."""
+    text = dotted(receiver)
+    if not text or "()" in text:
+        return False
+    parent = info.parents.get(id(stmt))
+    while parent is not None and parent is not info.func:
+        if type(parent) in (ast.With, ast.AsyncWith) \
+                and any(dotted(item.context_expr) == text for item in parent.items):
+            return True
+        parent = info.parents.get(id(parent))
+    return False
+
+
+def container_kind(receiver: ast.expr, info):
+    """The builtin container kind (a key of :data:`SAFE_METHODS`) a receiver
+    is known to hold, else None."""
+    if type(receiver) is ast.Name:
+        return local_containers(info).get(receiver.id)
+    if type(receiver) is ast.Attribute and type(receiver.value) is ast.Name and receiver.value.id == "self" \
+            and info.self_name == "self":
+        return field_containers(info.ctx).get(receiver.attr)
+    return None
+
+
+def made_container(value, ctx, shadowed=frozenset()):
+    """The container kind an expression makes, else None: a display or
+    comprehension, or a call of a builtin or standard-library container
+    class (a queue only without a bound)."""
+    kind = _DISPLAYS.get(type(value))
+    if kind is not None or type(value) is not ast.Call:
+        return kind
+    raw = dotted(value.func)
+    if not raw or raw.partition(".")[0] in shadowed:
+        return None
+    kind = CONTAINER_CALLS.get(canonical_text(raw, ctx.imports))
+    if kind == "queue" and not _unbounded(value):
+        return None
+    return kind
+
+
+def _unbounded(call: ast.Call) -> bool:
+    """Whether a queue is made without a bound (no ``maxsize``, or 0)."""
+    sizes = list(call.args[:1]) + [kw.value for kw in call.keywords if kw.arg == "maxsize"]
+    if any(kw.arg is None for kw in call.keywords):
+        return False
+    return all(type(size) is ast.Constant and size.value == 0 for size in sizes)
+
+
+def _module_names(ctx) -> frozenset:
+    """The names the module binds itself, which may shadow a builtin."""
+    return frozenset(ctx.module_functions) | frozenset(ctx.module_classes) | frozenset(ctx.module_globals)
+
+
+def local_containers(info) -> dict:
+    """name -> kind for the local names every binding of which in the
+    function is a plain assignment of a container it makes
+    (:func:`made_container`), and the ``**kwargs`` parameter when the body
+    never binds it.  Read from the statements alone, once per function."""
+    found = info.__dict__.get("_local_containers")
+    if found is not None:
+        return found
+    ctx = info.ctx
+    shadowed = frozenset(info.local_names) | _module_names(ctx)
+    kinds: dict = {}  # name -> kind, or None once a binding makes something else
+    for block in {id(block): block for block in info.blocks.values()}.values():
+        for stmt in block:
+            if type(stmt) is ast.Assign:
+                made = made_container(stmt.value, ctx, shadowed) if len(stmt.targets) == 1 \
+                    and type(stmt.targets[0]) is ast.Name else None
+                for target in stmt.targets:
+                    for name in bound_names(target):
+                        kinds[name] = made if kinds.get(name, made) == made else None
+            elif type(stmt) is ast.match_case:
+                kinds.clear()
+                break
+            else:
+                for name in (bound_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
+                    kinds[name] = None
+    if info.binds_in_expressions():
+        kinds.clear()
+    args = getattr(info.func, "args", None)
+    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} if args else set()
+    if args is not None and args.vararg is not None:
+        params.add(args.vararg.arg)
+    table = {name: kind for name, kind in kinds.items() if kind is not None and name not in params}
+    kwarg = args.kwarg.arg if args is not None and args.kwarg is not None else None
+    if kwarg and kwarg not in kinds:
+        table[kwarg] = "dict"
+    info._local_containers = table
+    return table
+
+
+def field_containers(ctx) -> dict:
+    """attr -> kind for the fields every ``self.attr = ...`` of the file
+    sets to a container of one kind (:func:`made_container`).  Worked out
+    on first use."""
+    found = ctx.__dict__.get("_field_containers")
+    if found is not None:
+        return found
+    kinds: dict = {}
+    for attr, value in ctx.field_writes:
+        made = made_container(value, ctx, _module_names(ctx)) if value is not None else None
+        kinds[attr] = made if kinds.get(attr, made) == made else None
+    found = ctx.__dict__["_field_containers"] = {attr: kind for attr, kind in kinds.items() if kind is not None}
+    return found
