@@ -79,3 +79,7 @@ def test_every_argument_written_out_reaches_the_elements():
 
 def test_a_spread_per_rank_list_makes_the_length_differ():
     assert _codes(_trainer(call="self.prepare(model, *mine)")) == [("CSL101", 8)]
+
+
+def test_a_second_spread_list_makes_the_length_differ_too():
+    assert _codes(_trainer(call="self.prepare(*[model], *mine)")) == [("CSL101", 8)]

@@ -5,12 +5,16 @@ with the same constant string keys (``return {"sizes": n, "offsets": o}``,
 ``f()["sizes"]``: ``Variant.return_keys``), or a list written out (``xs =
 f(); xs[i] = v`` replaces an element: ``lists.list_index_stores``).  Read off
 the syntax, once per function (``ModuleContext.returns_tuples``,
-``returns_dicts``, ``returns_lists``).
+``returns_dicts``, ``returns_lists``).  Also the one variable every
+``return`` names, settled before the first of them
+(:func:`settled_returned_name`): which ``return`` a rank takes then decides
+nothing of the value it hands back.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Optional
 
 from .astwalk import BLOCKS_OF, iter_children
@@ -101,3 +105,61 @@ def returns_only_lists(function) -> bool:
             return False
         stack.extend(iter_children(node))
     return found
+
+
+#: builtins that read a sequence and never change it: a call of one may read
+#: a returned name (``tuple(xs)``) without unsettling it
+_READING_BUILTINS = frozenset({"tuple", "list", "len", "sorted", "reversed", "enumerate", "zip", "iter", "any",
+                               "all", "isinstance", "set", "frozenset", "sum", "min", "max", "bool"})
+#: the parents under which a name is only read
+_READS = (ast.Return, ast.For, ast.AsyncFor, ast.comprehension, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.If,
+          ast.IfExp, ast.While, ast.Assert, ast.FormattedValue)
+
+
+@functools.lru_cache(maxsize=256)
+def settled_returned_name(function) -> Optional[str]:
+    """The one name every ``return`` of ``function`` hands back, where that
+    name is a parameter the body never binds, or a local bound only by plain
+    assignments that are statements of the body itself (outside branches,
+    loops, ``try`` and ``with``) before the first ``return``, and nothing
+    changes it after: no store into it, no attribute or method of it, no call
+    but a builtin's that only reads it (``tuple(xs)``), no other name bound to
+    it.  Whichever ``return`` a rank takes then hands back the same value, so
+    the tests choosing one decide nothing of it (the caller learns from them
+    only whether the function returned at all).  None otherwise."""
+    returns = []
+    names = []  # (an ast.Name, the node holding it)
+    stack = [(node, None) for node in function.body]
+    while stack:
+        node, parent = stack.pop()
+        t = type(node)
+        if t in _DEFINITIONS:
+            continue
+        if t is ast.Name:
+            names.append((node, parent))
+            continue
+        if t is ast.Return:
+            if type(node.value) is not ast.Name:
+                return None
+            returns.append(node)
+        stack.extend((child, node) for child in iter_children(node))
+    if not returns:
+        return None
+    name = returns[0].value.id
+    if any(r.value.id != name for r in returns):
+        return None
+    first = min(r.lineno for r in returns)
+    top = {id(s) for s in function.body if type(s) is ast.Assign and s.lineno < first and len(s.targets) == 1}
+    args = function.args
+    local = any(a.arg == name for a in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs) if a)
+    for node, parent in names:
+        if node.id != name:
+            continue
+        if type(node.ctx) is not ast.Load:
+            if id(parent) not in top:
+                return None
+            local = True
+        elif not (type(parent) in _READS or type(parent) is ast.Call and node in parent.args
+                  and type(parent.func) is ast.Name and parent.func.id in _READING_BUILTINS):
+            return None
+    return name if local else None  # (a module's global may change in a call between the returns)

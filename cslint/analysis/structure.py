@@ -756,10 +756,12 @@ def own_arguments(reads, call: ast.Call, args: tuple, env: dict) -> tuple:
     out = None
     for index, arg in enumerate(call.args):
         if type(arg) is ast.Starred:
-            # (the positions past it are not the callee's)
-            spread = _argument_own(reads, arg.value, env)
-            if spread is None:
-                spread = project(SHAPE, args[index]) if index < len(args) else EMPTY
+            # (the positions past it are not the callee's; every sequence spread from here on counts)
+            spread = EMPTY
+            for later in range(index, min(len(call.args), len(args))):
+                if type(call.args[later]) is ast.Starred:
+                    own = _argument_own(reads, call.args[later].value, env)
+                    spread |= project(SHAPE, args[later]) if own is None else own
             out = [*(out or ()), (SPREAD_OWN, spread)]
             break
         own = _argument_own(reads, arg, env)

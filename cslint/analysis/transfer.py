@@ -30,6 +30,7 @@ from .receivers import declared_object_names, declares_one_object
 from .records import FieldType, FieldWrite
 from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
+from .shapes import settled_returned_name
 from .iteration import bind_iteration
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
 from .syntax import flatten_targets, pairwise, target_names
@@ -432,6 +433,8 @@ class Transfer:
         t = type(value)
         if t is ast.Constant and value.value is None:
             return implicit, None, None  # a caller that unpacks the result never reads this path's elements
+        if implicit and t is ast.Name and settled_returned_name(self.info.func) == value.id:
+            implicit = EMPTY if self.hands_back_a_value_everywhere() else implicit  # one value, whichever way out
         if (t is ast.Tuple or t is ast.List) and not any(type(e) is ast.Starred for e in value.elts):
             evaluate = self.evaluator.eval
             elements = [evaluate(e, flow.env) for e in value.elts]
