@@ -134,6 +134,7 @@ class Resolver:
                 self.classes_by_qual[f"{cls.module}.{cls.key.split(':', 1)[1]}"] = cls
                 for name, fkey in cls.methods.items():
                     self.methods_by_name.setdefault(name, []).append(fkey)
+        self.project_packages = frozenset(module.split(".", 1)[0] for module in self.modules)
         self._bases: dict = {}
         self._subclasses: dict = {}
         for cls in self.classes.values():
@@ -170,7 +171,50 @@ class Resolver:
                 target = ".".join([ff.imports[rest[0]]] + rest[1:])
                 if target != dotted:
                     return self._lookup_qual(table, target, depth + 1)
+        return self._under_unread_package(table, dotted, depth)
+
+    def _under_unread_package(self, table: dict, dotted: str, depth: int):
+        """``pkg.Name`` or ``pkg.Name.method`` where ``pkg/__init__.py``
+        re-exports ``Name`` but was not analysed (it holds no collective,
+        so its imports are unknown): what ``Name`` is in a module under
+        ``pkg`` where exactly one analysed class there bears that name, the
+        reading :class:`ReceiverClasses` already gives such a name as a type.
+        Without it a call of the class, or of a classmethod of it, through
+        the package's name ran nothing of the tree: its result was every
+        argument at once, and each attribute read of it all of them (a
+        model path chosen on this rank made the degree read back from the
+        same settings object differ), while the same call through the
+        defining module's name bound each argument to its own field.  An
+        analysed module on the way ends the search (its own imports were
+        followed above)."""
+        parts = dotted.split(".")
+        if parts[0] not in self.project_packages:
+            return None
+        for split in range(len(parts) - 1, 0, -1):
+            package = ".".join(parts[:split])
+            if package in self.modules:
+                return None
+            cls = self.class_under_package(package + "." + parts[split])
+            if cls is not None:
+                target = ".".join([f"{cls.module}.{cls.key.split(':', 1)[1]}"] + parts[split + 1:])
+                return self._lookup_qual(table, target, depth + 1) if target != dotted else None
         return None
+
+    def class_under_package(self, dotted: str):
+        """``pkg.Name``: the one analysed class named ``Name`` in a module
+        under ``pkg``; None when there is none or several (same-named
+        classes of different modules are never merged)."""
+        package, _, name = dotted.rpartition(".")
+        if not package:
+            return None
+        by_name = self.__dict__.get("_classes_by_name")
+        if by_name is None:
+            by_name = {}
+            for cls in self.classes.values():
+                by_name.setdefault(cls.name, []).append(cls)
+            self._classes_by_name = by_name
+        found = [cls for cls in by_name.get(name, ()) if cls.module.startswith(package + ".")]
+        return found[0] if len(found) == 1 else None
 
     def class_of_ref(self, ref):
         """The class a reference names (``class``/``qual``), or None."""
@@ -425,7 +469,7 @@ class ReceiverClasses:
             for attr, terms in cls.field_terms:
                 for term in terms:
                     _add_term(self.field_terms, (resolver.family(cls.key), attr), term)
-        self.project_packages = frozenset(module.split(".", 1)[0] for module in resolver.modules)
+        self.project_packages = resolver.project_packages
         # subclasses of a base class the analysis holds no facts for, by the
         # base's dotted name: an object typed as that base may be one of them
         self.subclasses_of_unknown: dict = {}
@@ -514,7 +558,7 @@ class ReceiverClasses:
             fn = self.resolver._lookup_qual(self.resolver.funcs_by_qual, dotted)
             if fn is not None:
                 return self.receiver_types(fn.returns_terms)
-            cls = self._class_under_package(dotted)
+            cls = self.resolver.class_under_package(dotted)
             if cls is not None:
                 return frozenset({cls.key}), True
             subclasses = self.subclasses_of_unknown.get(term[1]) or self.subclasses_of_unknown.get(dotted)
@@ -571,23 +615,6 @@ class ReceiverClasses:
             if parts[start] in self.project_packages:
                 return ".".join(parts[start:])
         return dotted
-
-    def _class_under_package(self, dotted: str):
-        """``pkg.Name`` where ``pkg/__init__.py`` re-exports ``Name`` but was
-        not analysed (it holds no collective): the one analysed class of
-        that name in a module under ``pkg``; None when there is none or
-        several (same-named classes of different modules are never merged)."""
-        package, _, name = dotted.rpartition(".")
-        if not package:
-            return None
-        by_name = self.__dict__.get("_classes_by_name")
-        if by_name is None:
-            by_name = {}
-            for cls in self.resolver.classes.values():
-                by_name.setdefault(cls.name, []).append(cls)
-            self._classes_by_name = by_name
-        found = [cls for cls in by_name.get(name, ()) if cls.module.startswith(package + ".")]
-        return found[0] if len(found) == 1 else None
 
     def _outside_analysed_code(self, dotted: str) -> bool:
         """Whether a dotted name that names no analysed class or function is
