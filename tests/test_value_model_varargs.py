@@ -83,3 +83,33 @@ def test_a_spread_per_rank_list_makes_the_length_differ():
 
 def test_a_second_spread_list_makes_the_length_differ_too():
     assert _codes(_trainer(call="self.prepare(*[model], *mine)")) == [("CSL101", 8)]
+
+
+_CHECKER = """
+    import torch.distributed as dist
+
+
+    class Checker:
+        def check_all(self, {params}):
+            for obj in objects:
+                self.check(obj)
+
+        def check(self, obj):
+            if obj is None:
+                dist.barrier()
+
+        def run(self, model):
+            mine = model if dist.get_rank() == 0 else None
+            self.check_all({passed})
+"""
+
+
+def test_an_element_handed_on_from_the_tuple_keeps_its_own_structure():
+    # the element's None-ness is its own, not the tuple's length
+    source = _CHECKER.replace("{params}", "*objects").replace("{passed}", "mine, model")
+    assert _codes(source) == [("CSL101", 12)]
+
+
+def test_an_element_handed_on_from_a_list_written_out_keeps_its_own_structure():
+    source = _CHECKER.replace("{params}", "objects").replace("{passed}", "[mine, model]")
+    assert _codes(source) == [("CSL101", 12)]

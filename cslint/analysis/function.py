@@ -27,7 +27,7 @@ from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .stores import built_comprehension, split_sizes
 from .lists import list_index_stores
-from .syntax import calls_in_order, dotted, existing_key_stores_of, fold_bool_op
+from .syntax import calls_in_order, dotted, existing_key_stores_of, fold_bool_op, target_names
 from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 
@@ -337,6 +337,7 @@ class FunctionInfo:
         self.own_params: set = set()  # the parameters whose own part it reads (StructureReads.params_own)
         self.existing_key_stores: frozenset = frozenset()  # id() of stores under a drawn key: see syntax
         self.entry_drawn_loops: frozenset = frozenset()  # id() of loops that draw what d held on entry
+        self.iteration_targets: frozenset = frozenset()  # the names its loops and comprehensions bind
 
     @property
     def key(self) -> str:
@@ -375,9 +376,8 @@ class FunctionInfo:
         return self._local
 
     def binds_in_expressions(self) -> bool:
-        """Whether an expression of the body may bind a local name (``name
-        := value``).  Known once :meth:`scan_calls` has run, which notes
-        every walrus; before that, it may."""
+        """Whether an expression of the body may bind a local name (``name := value``).  Known once
+        :meth:`scan_calls` has run, which notes every walrus; before that, it may."""
         return self._local is None or bool(self.walrus_by_statement)
 
     def inside(self, stmt: Optional[ast.AST], owner: ast.AST) -> bool:
@@ -416,13 +416,12 @@ class FunctionInfo:
             yield from fast_walk(stmt)
 
     def fold_for(self, modes: frozenset):
-        """A test folder for the CFG builder: True/False for a test that
-        names a mode predicate, under the mode assignment ``modes``."""
+        """A test folder for the CFG builder: True/False for a test naming a mode predicate, under ``modes``."""
         return ModeFolder(self, self.ctx.knowledge.modes, modes)
 
     def mode_predicate_value(self, test, specs, modes) -> Optional[bool]:
-        """Whether the mode ``test`` names is on (``modes``), when ``test`` is
-        one of the mode predicates of ``specs``; None for any other test."""
+        """Whether the mode ``test`` names is on (``modes``), when ``test`` is one of the mode predicates of
+        ``specs``; None for any other test."""
         text = dotted(test)
         if text is None:
             return None
@@ -440,9 +439,8 @@ class FunctionInfo:
 
     # -- the one walk ----------------------------------------------------------
     def scan_calls(self) -> CallScan:
-        """Callee names and whether a call is a collective, from one cheap
-        walk, which also notes raises, loops and the function's local names
-        (the summary walk needs them and a second walk cost as much again)."""
+        """Callee names and whether a call is a collective, from one cheap walk, which also notes raises, loops
+        and the function's local names (the summary walk needs them and a second walk cost as much again)."""
         names, collective = set(), False
         self.raises = False
         self.local_io = False
@@ -451,14 +449,13 @@ class FunctionInfo:
         local.discard(self.self_name)
         dict_keys: dict = {}
         element_stores: set = set()  # xs[k] = v, xs.append(v)
-        existing_key_stores, entry_drawn_loops = set(), set()
+        existing_key_stores, entry_drawn_loops, iteration_targets = set(), set(), set()
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
-        # The calls with arguments that each statement makes itself, for the
-        # summary walk (which would otherwise walk every statement again).
-        # A marker pushed under a statement's children comes back once the
-        # whole subtree is done, and restores the enclosing owner.
+        # The calls with arguments that each statement makes itself, for the summary walk (which would otherwise
+        # walk every statement again). A marker pushed under a statement's children comes back once the whole
+        # subtree is done, and restores the enclosing owner.
         calls_by_statement: dict = {}
         lambdas_by_statement: dict = {}
         walrus_by_statement: dict = {}
@@ -533,10 +530,13 @@ class FunctionInfo:
             elif (t is ast.Assign or t is ast.AnnAssign) and (built_comprehension(node.value) or split_sizes(node.value)):
                 element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
+                iteration_targets.update(target_names(node.target))
                 stores, drawn_at_entry = existing_key_stores_of(node)
                 existing_key_stores.update(stores)
                 if drawn_at_entry:
                     entry_drawn_loops.add(id(node))
+            elif t is ast.comprehension:
+                iteration_targets.update(target_names(node.target))
             elif t is ast.ExceptHandler:
                 if node.name:
                     local.add(node.name)
@@ -558,11 +558,11 @@ class FunctionInfo:
         self.element_stores = frozenset(element_stores)
         self.existing_key_stores = frozenset(existing_key_stores.union(list_index_stores(self, index_stores)))
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
+        self.iteration_targets = frozenset(iteration_targets)
         return CallScan(frozenset(names), collective)
 
     def node_info(self, node: cfgmod.Node) -> NodeInfo:
-        """The expressions a CFG node evaluates, its calls (with their
-        collective match) and its walrus assignments; computed once."""
+        """The expressions a CFG node evaluates, its calls (with their collective match) and walruses; once."""
         key = (id(node.stmt), node.kind)
         info = self._node_infos.get(key)
         if info is None:

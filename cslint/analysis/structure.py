@@ -277,7 +277,7 @@ class StructureReads:
                 if found is not None:
                     self._env_reads += 1
                     return found
-                return _name_own(self, self.eval(expr, env), params)  # (None: none kept apart)
+                return _name_own(self, self.eval(expr, env), params, name)  # (None: none kept apart)
         elif t is ast.Call and self.ctx.returns_own_structure(self.info.resolve_ref(expr.func)):
             return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
         elif t is ast.Attribute:
@@ -718,13 +718,16 @@ def _mentions(atom, key) -> bool:
     return False
 
 
-def _name_own(reads, value: frozenset, params: bool) -> Optional[frozenset]:
+def _name_own(reads, value: frozenset, params: bool, name: str) -> Optional[frozenset]:
     """The own structure of a name holding ``value`` with none kept apart
     in the environment: the own part of each result of a call that keeps
-    one (``atoms.own_results``) and of each parameter (``params_own``)."""
+    one (``atoms.own_results``) and of each parameter (``params_own``);
+    None for a name a loop or comprehension binds (an element: not its
+    container's own structure, though its atoms are the container's)."""
     parted = own_results(value, reads.ctx.returns_own_structure)
     owned = params_own(reads.info, value if parted is None else parted) if params else None
-    return parted if owned is None else owned
+    found = parted if owned is None else owned
+    return None if found is None or name in reads.info.iteration_targets else found
 
 
 def params_own(info, atoms: frozenset) -> Optional[frozenset]:
