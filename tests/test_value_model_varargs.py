@@ -113,3 +113,11 @@ def test_an_element_handed_on_from_the_tuple_keeps_its_own_structure():
 def test_an_element_handed_on_from_a_list_written_out_keeps_its_own_structure():
     source = _CHECKER.replace("{params}", "objects").replace("{passed}", "[mine, model]")
     assert _codes(source) == [("CSL101", 12)]
+
+
+def test_an_element_read_by_index_or_unpacked_keeps_its_own_structure():
+    by_index = _CHECKER.replace("{params}", "*objects").replace("{passed}", "mine, model").replace(
+        "for obj in objects:\n                self.check(obj)", "obj = objects[0]\n            self.check(obj)")
+    unpacked = by_index.replace("obj = objects[0]", "obj, _ = objects")
+    assert _codes(by_index) == [("CSL101", 12)]
+    assert _codes(unpacked) == [("CSL101", 12)]

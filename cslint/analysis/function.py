@@ -337,7 +337,7 @@ class FunctionInfo:
         self.own_params: set = set()  # the parameters whose own part it reads (StructureReads.params_own)
         self.existing_key_stores: frozenset = frozenset()  # id() of stores under a drawn key: see syntax
         self.entry_drawn_loops: frozenset = frozenset()  # id() of loops that draw what d held on entry
-        self.iteration_targets: frozenset = frozenset()  # the names its loops and comprehensions bind
+        self.iteration_targets: frozenset = frozenset()  # names bound to an element: loop targets, xs[i], unpacking
 
     @property
     def key(self) -> str:
@@ -529,6 +529,9 @@ class FunctionInfo:
                     index_stores.append(node)
             elif (t is ast.Assign or t is ast.AnnAssign) and (built_comprehension(node.value) or split_sizes(node.value)):
                 element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
+            elif t is ast.Assign and (type(node.value) is ast.Subscript or any(type(x) is not Name for x in
+                                                                                node.targets)):
+                iteration_targets.update(name for target in node.targets for name in target_names(target))
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
                 iteration_targets.update(target_names(node.target))
                 stores, drawn_at_entry = existing_key_stores_of(node)
@@ -618,10 +621,9 @@ class FunctionInfo:
         return None
 
     def resolve_ref(self, func: ast.AST) -> Optional[tuple]:
-        """The typed reference a callee expression leads to, or None for a
-        call nothing in the tree can be (a builtin, a generic method name).
-        Kept per expression: the summary walk, the dataflow (once per pass
-        over a statement) and the guards all ask about the same calls."""
+        """The typed reference a callee expression leads to, or None for a call nothing in the tree can be (a
+        builtin, a generic method name).  Kept per expression: the summary walk, the dataflow (once per pass over
+        a statement) and the guards all ask about the same calls."""
         known = self._refs.get(id(func))
         if known is not None and known[0] is func:
             return known[1]
@@ -663,11 +665,9 @@ class FunctionInfo:
         return None
 
     def _receiver_ref(self, receiver: ast.AST, name: str) -> Optional[tuple]:
-        """``receiver.name()`` on a receiver that is neither ``self`` nor an
-        import: typed by what the function shows of the receiver, else by
-        the name alone (which the whole-tree pass follows only when one
-        method in the tree has it).  A standard-library receiver is never a
-        project class."""
+        """``receiver.name()`` on a receiver that is neither ``self`` nor an import: typed by what the function
+        shows of the receiver, else by the name alone (which the whole-tree pass follows only when one method in
+        the tree has it).  A standard-library receiver is never a project class."""
         if name.startswith("__"):
             return None
         if self._receivers is None:
