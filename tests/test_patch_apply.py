@@ -129,7 +129,7 @@ def test_every_hazard_has_a_chain_an_outcome_and_a_reason(applied):
                                 "review"}
         assert h["reason"], h
         if h["outcome"] == "fixed":
-            assert h["applied_strategy"] in ("always-enter", "consensus")
+            assert h["applied_strategy"] in ("always-enter", "propagate", "consensus")
             assert isinstance(h["safe"], bool)
         included = is_included(h["path"], list(applied["report"]["include"]))
         assert (h["outcome"] == "outside-include") == (not included and h["code"] != "CSL001")
@@ -317,3 +317,12 @@ def test_any_directory_when_the_layout_is_not_required(tmp_path):
     with pytest.raises(PatchError) as info:
         apply_tree(project)
     assert info.value.kind == "not-trtllm"
+
+
+
+def test_the_transfer_status_gate_travels_in_the_schedule_broadcast(applied):
+    # the schedule's class is read where it is defined (its module holds no
+    # collective), so the gate's condition rides in the broadcast schedule
+    gate = [h for h in applied["report"]["hazards"] if h["function"] == "PyExecutor._check_disagg_gen_transfer_status"]
+    assert [(h["outcome"], h["applied_strategy"]) for h in gate] == [("fixed", "propagate")]
+    assert "tensorrt_llm/_torch/pyexecutor/scheduler/scheduler.py" in [c["path"] for c in applied["report"]["changed_files"]]

@@ -121,6 +121,22 @@ class FactGatherer:
         # Whether a callee raises on some ranks only, and what it returns, is
         # read off its summary: summarise those defined in files no round parsed.
         callees = self._deciding_callees(by_path)
+        # A class whose object decides a collective is read where it is defined.
+        classes = self._deciding_classes(by_path)
+        if classes:
+            if self.bar is not None:
+                self.bar.start("reading classes whose objects decide a collective", 0)
+            wanted = dict(classes)
+            for f, names in callees:  # one extraction of a file chosen both ways
+                if f.real in wanted:
+                    wanted[f.real] = (f, wanted[f.real][1] | names)
+            callees = [(f, names) for f, names in callees if f.real not in wanted]
+            for facts in self._parse([f for f, _names in wanted.values()],
+                                     raising={real: names for real, (_f, names) in wanted.items()}):
+                before = self.facts.get(facts.path)
+                if before is not None:  # parsed for its classes only
+                    facts.defined_names = facts.defined_names | before.defined_names
+                self.facts[facts.path] = facts
         if callees:
             if self.bar is not None:
                 self.bar.start("summarising callees whose exceptions or results decide a collective", 0)
@@ -160,6 +176,66 @@ class FactGatherer:
                     rb"^(?:async[ \t]+)?(?:def|class)[ \t]+" + re.escape(top.encode()) + rb"\b", found.data, re.M):
                 chosen.setdefault(found.real, (found, set()))[1].add(qualname)
         return [(chosen[real][0], frozenset(chosen[real][1])) for real in sorted(chosen)]
+
+    def _deciding_classes(self, by_path: dict) -> dict:
+        """The classes of the tree that code analysed in depth constructs, or
+        calls a classmethod of, where that call's result reaches a condition
+        of a call site or is handed to a call (directly, or as what a
+        function of the analysed files returns), defined at the top level of
+        a read file no round parsed (or parsed for its classes only): resolved
+        path -> ``(SourceFile, the class's name and the methods called)``.
+        Unread, the class is unknown: the call's result is every argument at
+        once and every attribute read of it all of them (a settings object's
+        degree carried the model path chosen on this rank).  Read, each
+        field holds what was stored into it.  A class reached through a
+        package whose ``__init__.py`` re-exports it is looked for in the
+        modules under that package (the one defining it, as
+        :meth:`~cslint.analysis.resolution.Resolver.class_under_package`
+        reads it)."""
+        functions: dict = {}
+        for facts in self.facts.values():
+            for fn in facts.functions:
+                functions.setdefault((fn.module, fn.qualname), []).append(fn)
+        made: set = set()
+        seen: set = set()
+        for facts in self.facts.values():
+            for fn in facts.functions:
+                if not fn.deep:
+                    continue
+                for variant in fn.variants.values():
+                    for site in variant.sites:
+                        values = [cond.atoms for cond in site.conds] + list(site.args) \
+                            + [atoms for _keyword, atoms in site.kwargs]
+                        for atoms in values:
+                            if id(atoms) not in seen:
+                                seen.add(id(atoms))
+                                constructed_classes(atoms, functions, made, seen)
+        if not made:
+            return {}
+        unparsed = {self.module_of(path): f for path, f in by_path.items()
+                    if path not in self.facts or self.facts[path].skipped}
+        modules = sorted(unparsed)
+        chosen: dict = {}
+        for dotted in sorted(made):
+            parts = dotted.split(".")
+            for split in range(len(parts) - 1, max(len(parts) - 3, 0), -1):
+                module, name = ".".join(parts[:split]), parts[split]
+                method = parts[split + 1:]
+                if not name[:1].isupper():
+                    continue
+                defines = re.compile(rb"^class[ \t]+" + re.escape(name.encode()) + rb"\b", re.M)
+                found = unparsed.get(module)
+                if found is None or not defines.search(found.data):
+                    # a package re-exporting the class: the one module under it defining it
+                    under = [unparsed[m] for m in modules if m.startswith(module + ".")
+                             and defines.search(unparsed[m].data)]
+                    found = under[0] if len(under) == 1 else None
+                if found is not None:
+                    names = chosen.setdefault(found.real, (found, set()))[1]
+                    names.add(name)
+                    names.update(f"{name}.{m}" for m in method)
+                    break
+        return {real: (f, frozenset(names)) for real, (f, names) in sorted(chosen.items())}
 
     def _parse_and_merge(self, files, deeper: list) -> bool:
         """Extract ``files`` (those in ``deeper`` as re-analysis patches of
@@ -390,3 +466,32 @@ def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> No
         elif (tag == "J" or tag == "C" or tag == "A") and id(atom.inner) not in seen:
             seen.add(id(atom.inner))
             deciding_definitions(atom.inner, out, seen, False)
+
+
+def constructed_classes(atoms, functions: dict, out: set, seen: set) -> None:
+    """Add to ``out`` the dotted names of the unresolved calls among
+    ``atoms`` whose name has a capitalised part: a class's construction or
+    one of its classmethods (``pkg.conf.Settings.for_model``), however
+    deep in attribute reads, projections and collective results, and in the
+    returns of the analysed functions (``functions``: (module, qualified
+    name) -> FuncFacts) the atoms call (a helper building the object)."""
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "R":
+            ref = atom.ref
+            targets = ()
+            if ref.tag == "func":
+                targets = functions.get((ref.module, ref.qualname), ())
+            elif ref.tag == "qual":
+                head, _, name = ref.dotted.rpartition(".")
+                targets = functions.get((head, name), ())
+                if not targets and atom.fallback and any(part[:1].isupper() for part in ref.dotted.split(".")):
+                    out.add(ref.dotted)
+            for fn in targets:
+                for variant in fn.variants.values():
+                    if id(variant.returns) not in seen:
+                        seen.add(id(variant.returns))
+                        constructed_classes(variant.returns, functions, out, seen)
+        elif (tag == "J" or tag == "C" or tag == "A") and id(atom.inner) not in seen:
+            seen.add(id(atom.inner))
+            constructed_classes(atom.inner, functions, out, seen)
