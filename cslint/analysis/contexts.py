@@ -21,7 +21,7 @@ reaches a collective is.
 from __future__ import annotations
 
 from .atoms import base_field
-from .divergence import merge, transformed
+from .divergence import merge, substituted, transformed
 from .feasibility import call_allows, passed_values
 from .program import Program, call_offset
 from .records import FuncFacts, Site
@@ -164,12 +164,4 @@ class CallingContext:
         """``value`` with ``fn``'s symbolic parameters replaced by what the call passes."""
         if not any(k.tag == "PARAM" for k in value):
             return value
-        out: dict = {}
-        for k, (dims, via) in value.items():
-            if k.tag != "PARAM":
-                merge(out, k, dims, via)
-                continue
-            for k2, (d2, v2) in transformed(self._argument(k.index), k.transform).items():
-                if d2 & dims:
-                    merge(out, k2, d2 & dims, v2)
-        return out
+        return substituted(value, lambda k: self._argument(k.index))

@@ -55,6 +55,26 @@ def param_slot(index: int, transform: str = IDENT) -> ParamSlot:
 _COMPOSED: dict = {}
 
 
+def substituted(value: dict, argument) -> dict:
+    """``value`` with each symbolic parameter (a ``PARAM`` source) replaced by
+    what ``argument(source)`` says is passed for it (a divergence map, or
+    None for nothing), seen through the parameter's transform and kept to
+    the dimensions the parameter differed along."""
+    out: dict = {}
+    for k, (dims, via) in value.items():
+        if k.tag != "PARAM":
+            merge(out, k, dims, via)
+            continue
+        passed = argument(k)
+        if not passed:
+            continue
+        for k2, (d2, v2) in transformed(passed, k.transform).items():
+            d = d2 & dims
+            if d:
+                merge(out, k2, d, v2)
+    return out
+
+
 def transformed(value: dict, transform: str) -> dict:
     """A divergence map seen through a transform: each source keeps the
     part (structure, contents) that still counts; symbolic parameters

@@ -24,7 +24,7 @@ from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group
 from .atoms import ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, SHAPE, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .demand import demanded
-from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, transformed
+from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
 from .feasibility import call_allows, passed_values
 from .reads import CALLEE_REFS, ProgramReads, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
@@ -262,21 +262,17 @@ class Program(ProgramReads):
                 break
         else:
             return value
-        out: dict = {}
-        for k, (dims, via) in value.items():
-            if k.tag != "PARAM":
-                merge(out, k, dims, via)
-                continue
-            if fn is None:
-                continue
-            table = self.params.get((fn.key, k.index, mode))
+        if fn is None:
+            return substituted(value, lambda k: None)
+        params = self.params
+
+        def passed(k):
+            table = params.get((fn.key, k.index, mode))
             if table is None and k.index >= OWN_PARAM:  # no call keeps that argument's own part apart: its structure
-                table = transformed(self.params.get((fn.key, k.index - OWN_PARAM, mode), {}), SHAPE)
-            for k2, (d2, v2) in transformed(table or {}, k.transform).items():
-                d = d2 & dims
-                if d:
-                    merge(out, k2, d, v2)
-        return out
+                table = transformed(params.get((fn.key, k.index - OWN_PARAM, mode), {}), SHAPE)
+            return table
+
+        return substituted(value, passed)
 
     def _collective_span(self, atoms: frozenset, mode: frozenset) -> frozenset:
         """The dimensions every rank that computes ``atoms`` has just synchronised

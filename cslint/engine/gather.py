@@ -145,6 +145,21 @@ class FactGatherer:
                 self.callee_facts[facts.path] = facts
         return self.facts
 
+    def _deep_sites(self):
+        """The call sites of every function analysed in depth, in the facts'
+        order."""
+        for facts in self.facts.values():
+            for fn in facts.functions:
+                if fn.deep:
+                    for variant in fn.variants.values():
+                        yield from variant.sites
+
+    def _unparsed_modules(self, by_path: dict) -> dict:
+        """Dotted module -> SourceFile of the read files no round parsed (or
+        parsed for their classes only)."""
+        return {self.module_of(path): f for path, f in by_path.items()
+                if path not in self.facts or self.facts[path].skipped}
+
     def _deciding_callees(self, by_path: dict) -> list:
         """The callees whose exception decides whether a collective runs (a
         ``RaisedBy`` atom in the conditions of a call site of a function
@@ -154,20 +169,14 @@ class FactGatherer:
         level: ``[(SourceFile, the qualified names)]``, in path order."""
         wanted: set = set()
         seen: set = set()
-        for facts in self.facts.values():
-            for fn in facts.functions:
-                if not fn.deep:
-                    continue
-                for variant in fn.variants.values():
-                    for site in variant.sites:
-                        for cond in site.conds:
-                            if id(cond.atoms) not in seen:
-                                seen.add(id(cond.atoms))
-                                deciding_definitions(cond.atoms, wanted, seen)
+        for site in self._deep_sites():
+            for cond in site.conds:
+                if id(cond.atoms) not in seen:
+                    seen.add(id(cond.atoms))
+                    deciding_definitions(cond.atoms, wanted, seen)
         if not wanted:
             return []
-        unparsed = {self.module_of(path): f for path, f in by_path.items()
-                    if path not in self.facts or self.facts[path].skipped}
+        unparsed = self._unparsed_modules(by_path)
         chosen: dict = {}
         for module, qualname in sorted(wanted):
             found = unparsed.get(module)
@@ -198,22 +207,16 @@ class FactGatherer:
                 functions.setdefault((fn.module, fn.qualname), []).append(fn)
         made: set = set()
         seen: set = set()
-        for facts in self.facts.values():
-            for fn in facts.functions:
-                if not fn.deep:
-                    continue
-                for variant in fn.variants.values():
-                    for site in variant.sites:
-                        values = [cond.atoms for cond in site.conds] + list(site.args) \
-                            + [atoms for _keyword, atoms in site.kwargs]
-                        for atoms in values:
-                            if id(atoms) not in seen:
-                                seen.add(id(atoms))
-                                constructed_classes(atoms, functions, made, seen)
+        for site in self._deep_sites():
+            values = [cond.atoms for cond in site.conds] + list(site.args) \
+                + [atoms for _keyword, atoms in site.kwargs]
+            for atoms in values:
+                if id(atoms) not in seen:
+                    seen.add(id(atoms))
+                    constructed_classes(atoms, functions, made, seen)
         if not made:
             return {}
-        unparsed = {self.module_of(path): f for path, f in by_path.items()
-                    if path not in self.facts or self.facts[path].skipped}
+        unparsed = self._unparsed_modules(by_path)
         modules = sorted(unparsed)
         chosen: dict = {}
         for dotted in sorted(made):
