@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ast
 
-from .receivers import bound_names, other_bindings
+from .receivers import bound_names, other_bindings, param_names
 from .scope import canonical_text
 from .syntax import dotted
 
@@ -167,11 +167,9 @@ def local_containers(info) -> dict:
     if info.binds_in_expressions():
         kinds.clear()
     args = getattr(info.func, "args", None)
-    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs} if args else set()
-    if args is not None and args.vararg is not None:
-        params.add(args.vararg.arg)
-    table = {name: kind for name, kind in kinds.items() if kind is not None and name not in params}
     kwarg = args.kwarg.arg if args is not None and args.kwarg is not None else None
+    params = param_names(info.func) - {kwarg}  # `**kwargs` is a dict the function may rebind like a local
+    table = {name: kind for name, kind in kinds.items() if kind is not None and name not in params}
     if kwarg and kwarg not in kinds:
         table[kwarg] = "dict"
     info._local_containers = table
