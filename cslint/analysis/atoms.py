@@ -511,9 +511,19 @@ VALUE_ATTRIBUTES = frozenset({"data", "grad", "T", "mT", "H", "real", "imag", "d
 PLACEMENT_ATTRIBUTES = frozenset({"device", "index"})
 
 
+#: Attributes that read a tensor's kind: its element type and the kind of
+#: device and layout it lives in.  Cutting a tensor (a rank-derived slice
+#: width), filling it with this rank's data or placing it on this rank's GPU
+#: leaves them as they were, so only what decides which object it is (a test
+#: choosing between tensors) reaches them, as a type test reads (:data:`KIND`).
+KIND_ATTRIBUTES = frozenset({"dtype", "layout", "is_cuda", "is_cpu", "is_meta", "is_xpu", "is_mps", "is_sparse",
+                             "is_quantized"})
+
+
 #: What ``obj.attr`` keeps of a library object ``obj``'s divergence, by
 #: attribute; any other attribute keeps its structure (:data:`SHAPE`).
 ATTRIBUTE_KEEPS = {attr: UNHOLD if attr in PLACEMENT_ATTRIBUTES else IDENT for attr in VALUE_ATTRIBUTES}
+ATTRIBUTE_KEEPS.update(dict.fromkeys(KIND_ATTRIBUTES, KIND))
 
 
 # Attribute reads nest (``self.a.b.c``); a loop such as ``node = node.next``

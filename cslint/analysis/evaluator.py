@@ -23,8 +23,8 @@ from ..presets.rank_names import rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SHAPE, WHOLE, attribute, field_read, global_read, hold, project, raised_by,
-    source, whole,
+    ATTRIBUTE_KEEPS, CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SHAPE, WHOLE, attribute, field_read, global_read, hold,
+    project, raised_by, source, whole,
 )
 from .environment import fork
 from .function import FunctionInfo
@@ -40,7 +40,7 @@ from .unanimity import unanimous_values
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
     PLACE_CLASS_NAMES, PLACE_CLASSES, PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS,
-    SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
+    KIND_METHODS, SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -316,9 +316,9 @@ class Evaluator(StructureReads):
         return self._attribute_of(expr, env)
 
     def _attribute_of(self, expr: ast.Attribute, env: dict) -> frozenset:
-        """``obj.attr`` read from what ``obj`` holds."""
+        """``obj.attr`` read from what ``obj`` holds (``shape``, ``dtype``: off the value, never a field)."""
         if expr.attr in STRUCTURE_ATTRIBUTES:
-            return project(SHAPE, self.eval(expr.value, env))
+            return project(ATTRIBUTE_KEEPS.get(expr.attr, SHAPE), self.eval(expr.value, env))
         return attribute(self.eval(expr.value, env), expr.attr)
 
     def args(self, call: ast.Call, env) -> tuple:
@@ -369,7 +369,7 @@ class Evaluator(StructureReads):
             kwargs_seen = kwargs
             if kwargs and arg_atoms:
                 kwargs_seen, arg_atoms = _placed(args, kwargs, arg_atoms)
-            if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS:
+            if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS or last in KIND_METHODS:
                 receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs_seen, arg_atoms)
             if arg_atoms and last is not None and (last in _HOLDING_NAMES or "A" <= last[0] <= "Z"):
                 if args and builds_library_object(last, ref):

@@ -13,7 +13,7 @@ from typing import Optional
 from .astwalk import BLOCKS_OF, walk as fast_walk
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute, element, field_read,
+    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute, element, field_read,
     own_field, own_params, own_results, project,
     source, whole,
 )
@@ -25,8 +25,9 @@ from .unanimity import unanimity_read, unanimous_values
 #: operands that make ``operand * n`` a sequence of length ``n``
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
-    ARRAY_TYPES, CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, LOOKUP_METHODS, MAPPING_TYPES, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS,
-    SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
+    ARRAY_TYPES, CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, KIND_METHODS, LOOKUP_METHODS, MAPPING_TYPES,
+    SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS,
+    TENSOR_FIRST_SHAPING_CALLS,
 )
 
 def _annotation_is_container(annotation, kinds: frozenset = CONTAINER_TYPES) -> bool:
@@ -529,8 +530,8 @@ class StructureReads:
                     arg_atoms |= a
                 for _, a in kwargs:
                     arg_atoms |= a
-        elif receiver and last in STRUCTURE_METHODS:
-            receiver = project(LENGTH, receiver)
+        elif receiver and (last in STRUCTURE_METHODS or last in KIND_METHODS):  # ``x.size()``, ``x.element_size()``
+            receiver = project(LENGTH if last in STRUCTURE_METHODS else KIND, receiver)
         elif last in SHAPING_CALLS and arg_atoms:
             # the sizes given become the result's shape
             arg_atoms = EMPTY

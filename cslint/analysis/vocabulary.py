@@ -86,6 +86,9 @@ PLACE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in PLACE_CLASSES)
 # structure: its shape, size, rank, element type or key set.
 STRUCTURE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension", "keys", "__len__"})
 STRUCTURE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype"})
+# Methods of a tensor that read its kind (element type), never its length or
+# contents (``atoms.KIND_ATTRIBUTES`` are the attributes).
+KIND_METHODS = frozenset({"element_size", "is_floating_point", "is_complex", "is_signed"})
 
 # What says a name holds a container, whose truth is its length (structure),
 # not a number's value: an annotation, or a value built as one.
