@@ -199,3 +199,74 @@ def test_a_loop_over_a_list_that_may_be_empty_settles_nothing():
             return mine
     """)
     assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+_AGREEING = """
+    def all_ready(self, local):
+        flag = torch.tensor([int(local)])
+        dist.all_reduce(flag, op=dist.ReduceOp.MIN, group=self.group)
+        return bool(flag.item())
+"""
+
+
+def test_a_flag_written_from_a_collective_its_own_statement_enters_is_agreed():
+    # VALID past the constructor: with `fused` false no collective follows the
+    # peer exit, but `off` is written only by the statement that all-reduces
+    # the readiness over the group: a rank that wrote it entered that
+    # all-reduce, which the ranks that left never enter; the exit is reported
+    # at the all-reduce it skips, and reduce() reading `off` is not reported
+    source = _pool("""
+        def __init__(self, group, fused):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            if fused:
+                self.off = not self.all_ready(probe_fabric())
+    """, _AGREEING)
+    assert _codes(source) == [("CSL102", _line_of(source, "self.off = not self.all_ready("))]
+
+
+def test_a_flag_written_past_the_exit_without_a_collective_stays_rank_local():
+    # INVALID: `off` is written by a statement that enters no collective, so
+    # the ranks that left keep it set and the others clear it
+    source = _pool("""
+        def __init__(self, group, fused):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            if fused:
+                ready = self.all_ready(probe_fabric())
+                self.off = False
+    """, _AGREEING)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_a_flag_written_from_a_collective_stays_rank_local_where_the_leaving_arm_enters_one_too():
+    # INVALID: the ranks that leave all-reduce too, so the two all-reduces can
+    # pair up and the run goes on with `off` set on some ranks only
+    source = _pool("""
+        def __init__(self, group, fused):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                self.all_ready(False)
+                return
+            if fused:
+                self.off = not self.all_ready(probe_fabric())
+    """, _AGREEING)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_a_flag_written_from_a_collective_under_a_conditional_expression_stays_rank_local():
+    # INVALID: with `fused` false the statement writes without all-reducing
+    source = _pool("""
+        def __init__(self, group, fused):
+            self.off = True
+            self.group = group
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            self.off = not self.all_ready(probe_fabric()) if fused else False
+    """, _AGREEING)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)

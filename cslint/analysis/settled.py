@@ -13,6 +13,14 @@ far as the group leaves it, as a value agreed over the group does
 not decided again by each method that reads it.  The collective sites the
 test decides are still judged by the test itself (guards.py): that is where
 the ranks part, and where it is reported, once.
+
+A statement that itself enters a collective settles such a test for what it
+writes, even where other paths past the test enter none
+(``self.supported = all_ranks_true(group, ok)`` past ``if not
+peers_ok(rank): return``): a rank that writes there has entered that
+collective, which the ranks that left never enter, so in every run that
+goes on the members of its group all wrote, and wrote what the collective
+agreed.
 """
 
 from __future__ import annotations
@@ -34,6 +42,12 @@ _CALL_DEPTH = 3
 def settled_exits(dataflow) -> dict:
     """{decision node: the group of the collective that settles it} of a
     solved :class:`~cslint.analysis.dataflow.Dataflow`, worked out once."""
+    return _exits(dataflow)[0]
+
+
+def _exits(dataflow) -> tuple:
+    """(:func:`settled_exits`, the quiet exits: the decision nodes of tests
+    one arm of which leaves the function entering no collective on the way)."""
     found = dataflow.__dict__.get("_settled_exits")
     if found is None:
         found = dataflow.__dict__["_settled_exits"] = _find(dataflow)
@@ -43,11 +57,45 @@ def settled_exits(dataflow) -> dict:
 def settled_flow(dataflow, n: int, env: dict) -> Flow:
     """The :class:`Flow` that hands on what node ``n`` writes to fields and
     returns: the implicit flow of a test some collective settles
-    (:func:`settled_exits`) comes as agreed over that collective's group."""
-    settled = settled_exits(dataflow)
-    if settled and any(d in settled for d, _label in dataflow.closures.get(n, ())):
-        return dataflow.flow_at(n, env, _settled_implicit(dataflow, n, settled))
+    (:func:`settled_exits`) comes as agreed over that collective's group, and
+    so does that of any other quiet exit where ``n`` itself surely enters a
+    collective (:func:`_entered_at`)."""
+    settled, quiet = _exits(dataflow)
+    deciding = [d for d, _label in dataflow.closures.get(n, ()) if d in quiet] if quiet else None
+    if not deciding:
+        return dataflow.flow_at(n, env)
+    own = None
+    mine = {}
+    for d in deciding:
+        group = settled.get(d)
+        if group is None:
+            if own is None:
+                own = _entered_at(dataflow, n)
+            group = own
+        if group:
+            mine[d] = group
+    if mine:
+        return dataflow.flow_at(n, env, _settled_implicit(dataflow, n, mine))
     return dataflow.flow_at(n, env)
+
+
+def _entered_at(dataflow, n: int) -> str:
+    """The group of a collective the statement of node ``n`` surely enters
+    ("" for none), asked only of a statement that writes a field or returns
+    a value: the rank that writes has passed that collective."""
+    node = dataflow.graph.nodes[n]
+    stmt = node.stmt
+    kind = type(stmt)
+    if kind is ast.Return:
+        if stmt.value is None:
+            return ""
+    elif kind in (ast.Assign, ast.AnnAssign, ast.AugAssign):
+        targets = stmt.targets if kind is ast.Assign else [stmt.target]
+        if stmt.value is None or all(type(target) is ast.Name for target in targets):
+            return ""
+    else:
+        return ""
+    return _collective_group(dataflow.info, node)
 
 
 def _settled_implicit(dataflow, n: int, settled: dict) -> frozenset:
@@ -68,8 +116,9 @@ def _settled_implicit(dataflow, n: int, settled: dict) -> frozenset:
     return atoms
 
 
-def _find(dataflow) -> dict:
+def _find(dataflow) -> tuple:
     out = {}
+    quiet = set()
     graph = dataflow.graph
     world = dataflow.info.ctx.knowledge.world
     groups: dict = {}  # node -> the group of the collective it surely enters, "" for none
@@ -88,12 +137,13 @@ def _find(dataflow) -> dict:
         stayed = [m for m, edge in succs if edge is (not label)]
         if not left or not stayed or _met(graph, left, lambda m: _may_enter(dataflow.info, graph.nodes[m]), stop=False):
             continue
+        quiet.add(d)
         met = _met(graph, stayed, group_of, stop=True)
         if met is not None and len(met) > 1 and all(world.span(group) >= ALL_DIMS for group in met):
             met = {min(met)}  # groups the world cannot tell apart: each spans every dimension
         if met is not None and len(met) == 1:
             out[d] = met.pop()
-    return out
+    return out, frozenset(quiet)
 
 
 def _met(graph, start: list, group_of, stop: bool) -> Optional[set]:
