@@ -1511,3 +1511,63 @@ def test_a_loop_elements_store_read_after_the_loop_in_the_dataflow():
                 dist.barrier(group=group)        # agreed: every rank stores the group's size
     """)
     assert lines == [8]
+
+
+def test_a_partial_application_is_there_on_every_rank_whatever_it_binds():
+    # VALID at the first setup call: each rank binds its own workspace, which
+    # it may have failed to allocate, but `partial` makes an object either way,
+    # so whether the field is still None agrees; INVALID where the field holds
+    # the workspace itself
+    source = """
+        from functools import partial
+
+        import torch
+        import torch.distributed as dist
+
+
+        def fused_all_reduce(x, workspace=None):
+            return run_fused(x, workspace)
+
+
+        def allocated(size, group):
+            workspace = None
+            try:
+                workspace = allocate_workspace(size)
+            except RuntimeError:
+                workspace = None
+            ready = torch.tensor([int(workspace is not None)])
+            dist.all_reduce(ready, op=dist.ReduceOp.MIN, group=group)
+            return workspace
+
+
+        class Fused:
+            def __init__(self, group):
+                self.group = group
+                self._fused = None
+
+            def _setup(self, size):
+                workspace = allocated(size, self.group)
+                self._fused = partial(fused_all_reduce, workspace=workspace)
+
+            def fused_for(self, x):
+                if self._fused is None:
+                    self._setup(x.shape[1])                # agreed: a partial object on every rank
+                return self._fused
+
+
+        class Raw:
+            def __init__(self, group):
+                self.group = group
+                self._raw = None
+
+            def _setup(self, size):
+                self._raw = allocated(size, self.group)
+
+            def raw_for(self, x):
+                if self._raw is None:
+                    self._setup(x.shape[1])                # reported: the workspace as it is
+                return self._raw
+    """
+    lines = _lines(source)
+    marked = [i for i, line in enumerate(textwrap.dedent(source).splitlines(), 1) if "# reported" in line]
+    assert lines == marked

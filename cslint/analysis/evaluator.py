@@ -38,7 +38,7 @@ from .structure import StructureReads, builds_library_object, containers_held, o
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .unanimity import unanimous_values
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS,
+    ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS, PARTIAL_APPLICATIONS,
     PLACE_CLASS_NAMES, PLACE_CLASSES, PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS,
     KIND_METHODS, SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
 )
@@ -508,8 +508,11 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
                 {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)}))
         if raw.rsplit(".", 1)[-1] in SEEDED_GENERATORS and (call.args or call.keywords):
             return (_ARGUMENTS,)  # a generator seeded alike on every rank draws alike
-        if raw.rsplit(".", 1)[-1] in ctx.knowledge.rendezvous or (canon in COPIES_WITH_CHANGES and call.args):
-            return (_ARGUMENTS, CONTENTS)  # a group met alike, a copy: a rank's rank, socket, field is no structure
+        if raw.rsplit(".", 1)[-1] in ctx.knowledge.rendezvous or (canon in COPIES_WITH_CHANGES and call.args) \
+                or canon in PARTIAL_APPLICATIONS:
+            # a group met alike, a copy, a partial application: a rank's rank, socket, field or
+            # bound argument is no structure of it
+            return (_ARGUMENTS, CONTENTS)
         if raw.rsplit(".", 1)[-1] in PROGRESS_WRAPPERS and call.args:
             return (_FIRST_ARGUMENT,)  # a progress bar yields what it wraps; the rest is display
         if named_source is not None:

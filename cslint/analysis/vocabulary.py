@@ -255,3 +255,8 @@ ARRAY_TYPES = frozenset({"Tensor", "Parameter", "ndarray"})
 #: num_reqs=n)``): the copy is an object of the first argument's class, never None, and what the
 #: changes hold is its fields' contents
 COPIES_WITH_CHANGES = frozenset({"dataclasses.replace", "copy.replace"})
+
+#: library calls that bind arguments to a callable (``functools.partial(reduce, workspace=ws)``):
+#: the result is a ``partial`` object on every rank, never None, whatever it binds; what the
+#: callable and the bound arguments hold is its contents (they decide what calling it does)
+PARTIAL_APPLICATIONS = frozenset({"functools.partial"})
