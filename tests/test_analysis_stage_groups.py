@@ -412,3 +412,76 @@ def test_a_communicator_rebuilt_over_the_group_of_a_local_is_over_that_group():
                 self.prepare_given(hidden, other)
                 return self.prepare_round(hidden, other)
     """) == [33, 40]
+
+
+def test_a_coordinators_own_collective_method_runs_over_the_coordinator_it_is_called_on():
+    # A method of a group coordinator calls the coordinator's own all-reduce
+    # (`self.all_reduce(t)`, a name the presets take for a collective): that
+    # runs over the group of the object the caller calls it on, as the
+    # coordinator's collectives over `self.device_group` do, not over the world.
+    assert _lines("""
+        import torch.distributed as dist
+
+        class Coordinator:
+            def __init__(self, device_group):
+                self.device_group = device_group
+                self.is_first_rank = dist.get_rank(device_group) == 0
+
+            def all_reduce(self, t):
+                dist.all_reduce(t, group=self.device_group)
+                return t
+
+            def reduce_scatter_tensor(self, out, t):
+                reduced = self.all_reduce(t.clone())
+                out.copy_(reduced)
+
+        def get_tp_group() -> Coordinator:
+            return _TP
+
+        def get_pp_group() -> Coordinator:
+            return _PP
+
+        def first_stage(out, t, coordinator):
+            if get_pp_group().is_first_rank:
+                get_tp_group().reduce_scatter_tensor(out, t)
+                get_pp_group().reduce_scatter_tensor(out, t)   # reported: the PP group spans the stages
+                coordinator.reduce_scatter_tensor(out, t)      # reported: nothing says which group
+    """) == [26, 27]
+
+
+def test_a_group_held_by_a_local_and_passed_as_it_is_is_that_group():
+    # `group = get_tp_group()` handed on bare (`gather(params, group)`), or
+    # through a copy (`recv = group`), to a helper whose collective runs over
+    # it, or over the coordinator it is (`recv_group.all_gather(t)`): the
+    # collective runs over TP, inside the stage.  A helper that rebinds its
+    # parameter (`recv_group = recv_group or default()`) runs over what it
+    # rebinds it to, which the call does not say.
+    assert _lines("""
+        import torch.distributed as dist
+        from vllm.distributed import get_pp_group, get_tp_group
+
+        def gather_params(params, group):
+            dist.all_gather(params, params[0], group=group.device_group)
+
+        def exchange(t, recv_group=None):
+            if recv_group is not None:
+                t = recv_group.all_gather(t, dim=0)
+            return t
+
+        def exchange_or_default(t, recv_group=None):
+            recv_group = recv_group or get_pp_group()
+            return recv_group.all_gather(t, dim=0)
+
+        def setup(params, t, given):
+            group = get_tp_group()
+            recv = group
+            if get_pp_group().is_last_rank:
+                gather_params(params, group)
+                exchange(t, recv_group=recv)
+                other = get_pp_group()
+                gather_params(params, other)     # reported: the PP group spans the stages
+                exchange(t, recv_group=other)    # reported
+                gather_params(params, given)     # reported: nothing says which group
+                exchange(t, recv_group=given)    # reported
+                exchange_or_default(t, recv)     # reported: the helper may use its own group instead
+    """) == [24, 25, 26, 27, 28]

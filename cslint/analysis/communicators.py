@@ -1,6 +1,7 @@
 """The communicators a module makes, read from its assignment statements:
 their names, the color of each split, and the text of each group's own list
-of ranks (:class:`Communicators`).
+of ranks (:class:`Communicators`); and the names its assignments bind to a
+group (:func:`group_holding_locals`).
 
 A group's own list is what the group was made from (``g =
 new_group(ranks)``), or, for a factory that makes one group per rank list
@@ -16,8 +17,13 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..presets import group_from_text
 from .syntax import dotted, unparse
 from .vocabulary import COMM_FACTORIES, GROUP_FROM_RANKS, GROUPS_BY_ENUMERATION
+
+
+#: the values a name may be bound to a group by (``group = get_tp_group()``, ``g = group``)
+_GROUP_VALUE_TYPES = (ast.Name, ast.Attribute, ast.Call)
 
 
 class Communicators:
@@ -33,6 +39,10 @@ class Communicators:
         #: None for an augmented assignment), kept by the same walk: read by the field tables
         #: (``ModuleContext._field_groups``, ``size_fields_of``) instead of a walk of their own
         self.field_writes: list = []
+        #: ``(name, value)`` of each ``name = value`` of the module whose value is a name, an
+        #: attribute or a call chain, kept by the same walk: read for the locals that may hold a
+        #: group (``ModuleContext.group_holding_locals``) instead of a walk of each function
+        self.name_writes: list = []
         self._enumerated: dict = {}  # text of the rank lists -> the group text this rank's group is bound to
         self._own_lists: dict = {}  # text of the rank lists -> the name bound to the one holding this rank
 
@@ -47,8 +57,11 @@ class Communicators:
         else:
             targets, value = (node.target,), None
         for target in targets:
-            if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
+            kind = type(target)
+            if kind is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self":
                 self.field_writes.append((target.attr, value))
+            elif kind is ast.Name and type(value) in _GROUP_VALUE_TYPES:
+                self.name_writes.append((target.id, value))
 
     def note(self, node: ast.Assign) -> None:
         """Record the communicators an assignment makes, if any."""
@@ -110,3 +123,33 @@ def _list_holding_this_rank(expr) -> Optional[str]:
             or "rank" not in unparse(test.left).lower():
         return None
     return unparse(loop.iter)
+
+
+def group_holding_locals(ctx) -> frozenset:
+    """The names some assignment of the file ``ctx`` holds binds to a text
+    naming a group (``group = get_tp_group()``), or to another such name
+    (``recv = group``): the only locals whose group a call's argument or a
+    method collective's receiver is worth asking about
+    (:mod:`~cslint.analysis.wrappers`).  Worked out once per file, from the
+    assignments the walk collecting the imports kept."""
+    found = ctx.__dict__.get("_group_holding_locals")
+    if found is not None:
+        return found
+    names = set()
+    copies = []
+    for name, value in ctx.name_writes:
+        if type(value) is ast.Name:
+            copies.append((value.id, name))
+        elif name not in names:
+            text = dotted(value)
+            if text and group_from_text(text) is not None:
+                names.add(name)
+    grown = True
+    while grown and copies:
+        grown = False
+        for source, target in copies:
+            if source in names and target not in names:
+                names.add(target)
+                grown = True
+    found = ctx.__dict__["_group_holding_locals"] = frozenset(names)
+    return found

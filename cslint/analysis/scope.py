@@ -300,6 +300,7 @@ class ModuleContext:
         self.group_members = communicators.members
         self.group_member_texts = frozenset(communicators.members.values())
         self.field_writes = communicators.field_writes
+        self.name_writes = communicators.name_writes
         self.atoms = AtomBuilder()  # the call/collective result atoms of this file
         #: class key -> the fields its methods assign a container to (filled on first use)
         self.container_fields: dict = {}
@@ -594,20 +595,38 @@ class ModuleContext:
         return found
 
     def _infer_group(self, call: ast.Call, receiver: str, spec) -> Optional[str]:
-        kw = spec.group_kw if spec else "group"
-        for keyword in call.keywords:
-            if keyword.arg in (kw, "group", "process_group", "comm", "pg"):
-                text = unparse(keyword.value)
-                if isinstance(keyword.value, ast.Constant) and keyword.value.value is None:
-                    return "world"
-                return self.group_of_text(text)
-        if spec is not None and spec.group_arg is not None and len(call.args) > spec.group_arg:
-            text = unparse(call.args[spec.group_arg])
-            return self.group_of_text(text)
+        argument = named_group(self, call, spec)
+        if argument is not None:
+            return argument
         if receiver and receiver not in ("dist", "torch.distributed", "c10d"):
             return group_from_text(receiver)
         return None
 
+
+def named_group(ctx: ModuleContext, call: ast.Call, spec) -> Optional[str]:
+    """The group a collective call names by an argument (its keyword, or
+    the position the library's signature gives it); None where it names
+    none."""
+    kw = spec.group_kw if spec else "group"
+    for keyword in call.keywords:
+        if keyword.arg in (kw, "group", "process_group", "comm", "pg"):
+            if isinstance(keyword.value, ast.Constant) and keyword.value.value is None:
+                return "world"
+            return ctx.group_of_text(unparse(keyword.value))
+    if spec is not None and spec.group_arg is not None and len(call.args) > spec.group_arg:
+        return ctx.group_of_text(unparse(call.args[spec.group_arg]))
+    return None
+
+
+def runs_over_receiver(ctx: ModuleContext, call: ast.Call, match) -> bool:
+    """Whether a group-coordinator method collective (``group.all_gather(t)``:
+    a torch-API method of no fixed group, called on a name) runs over the
+    object it is called on: no argument names its group, and the receiver's
+    text names none either (read as the world until then)."""
+    spec = match.spec
+    return spec is not None and spec.group is None and spec.api == "torch" and match.group == "world" \
+        and type(call.func) is ast.Attribute and type(call.func.value) is ast.Name \
+        and named_group(ctx, call, spec) is None
 
 
 def size_fields_of(tree: ast.Module, field_writes=None) -> frozenset:

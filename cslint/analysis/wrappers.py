@@ -14,8 +14,9 @@ from typing import Optional
 
 from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
 from .astwalk import children_into, walk as fast_walk
+from .communicators import group_holding_locals
 from .records import CollectiveMatch
-from .scope import canonical_text
+from .scope import canonical_text, runs_over_receiver
 from .shapes import returns_one_tuple_shape
 from .syntax import dotted, unparse
 
@@ -40,6 +41,8 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
         match = inherited_collective(info, call, raw)
     if match is not None:
         group = match.group
+        if runs_over_receiver(info.ctx, call, match):
+            return match._replace(group=_receiver_group(info, call) or group)
         if group.startswith("group:"):
             head = group[6:].partition(".")[0]  # a group's own attributes are that group
             local = local_group(info, head) if head.isidentifier() and head != "self" else None
@@ -58,6 +61,34 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
         return CollectiveMatch(name, models[receiver][0], "torch",
                                WRAPPED_FORWARD if name == "forward" else WRAPPED_BACKWARD)
     return None
+
+
+def _receiver_group(info, call: ast.Call) -> Optional[str]:
+    """The group of the object a group-coordinator method collective is
+    called on (``recv_group.all_gather(t)``, ``self.all_reduce(t)`` inside
+    the coordinator, :func:`~cslint.analysis.scope.runs_over_receiver`):
+    a parameter the function never rebinds (its ``self`` included, where
+    the method is no field the file assigns: ``self.all_reduce =
+    dist.all_reduce`` is the library's own) is the group the caller names
+    there (``group:<parameter>``, :func:`~cslint.analysis.program.bound_group`,
+    as for a collective over ``self.device_group``); a local, the group it
+    holds (:func:`local_group`); None for anything else."""
+    receiver = call.func.value.id
+    ctx = info.ctx
+    if receiver == info.self_name:
+        return None if call.func.attr in _written_fields(ctx) else f"group:{receiver}"
+    if receiver in info.params:
+        rebound = any(type(node) is ast.Name and node.id == receiver for node in _binding_nodes(ctx, info.func)[1])
+        return None if rebound else f"group:{receiver}"  # (``g = g or default()``: not what the caller passes)
+    return local_group(info, receiver) if receiver in group_holding_locals(ctx) else None
+
+
+def _written_fields(ctx) -> frozenset:
+    """The attributes some ``self.attr = ...`` of the file assigns; once per file."""
+    found = ctx.__dict__.get("_written_fields")
+    if found is None:
+        found = ctx.__dict__["_written_fields"] = frozenset(attr for attr, _ in ctx.field_writes)
+    return found
 
 
 def local_group(info, name: str, at: Optional[tuple] = None) -> Optional[str]:
@@ -84,13 +115,16 @@ def local_group(info, name: str, at: Optional[tuple] = None) -> Optional[str]:
 
 def call_group_arguments(info, call: ast.Call) -> tuple:
     """The texts of the arguments of ``call`` that may be process groups
-    (``ModuleContext.group_arguments``), an attribute of a local of the
-    function (not a parameter: bound at each call) that names no group
-    itself but whose local holds one where the call reads it
+    (``ModuleContext.group_arguments``), a local of the function (not a
+    parameter: bound at each call), or an attribute of one, that names no
+    group itself but whose local holds one where the call reads it
     (:func:`local_group`) passed as that group's name: ``comm =
     get_tp_group().ca_comm; Comm(comm.group)`` passes ``tp``, as a
-    collective of the function over ``comm.group`` reads it.  A bare local
-    and a receiver are passed as written: asking about every local a call
+    collective of the function over ``comm.group`` reads it, and so does
+    ``group = get_tp_group(); gather(params, group)``.  Only a name the
+    file binds to a group somewhere (:func:`~cslint.analysis.communicators.group_holding_locals`)
+    and the function does (:func:`_group_holding_names`) is asked about,
+    and a receiver is passed as written: asking about every local a call
     is handed would walk nearly every function again."""
     passed = info.ctx.group_arguments(call)
     if not passed:
@@ -98,8 +132,8 @@ def call_group_arguments(info, call: ast.Call) -> tuple:
     out = None
     for index, (key, text) in enumerate(passed):
         head, dot, _ = text.partition(".")
-        if not dot or key == "self" or head not in info.local_names or head in info.params \
-                or head == info.self_name or group_from_text(text) is not None:
+        if key == "self" or head not in info.local_names or head in info.params or head == info.self_name \
+                or head not in group_holding_locals(info.ctx) or group_from_text(text) is not None:
             continue
         if head not in _group_holding_names(info):
             continue
@@ -112,18 +146,30 @@ def call_group_arguments(info, call: ast.Call) -> tuple:
 
 def _group_holding_names(info) -> frozenset:
     """The locals of the function some assignment of which names a group
-    by its text (``comm = get_tp_group().ca_comm``): the only ones
-    :func:`call_group_arguments` asks :func:`local_group` about.  Once per
-    function."""
+    by its text (``comm = get_tp_group().ca_comm``), or binds another such
+    local (``recv = comm``): the only ones :func:`call_group_arguments`
+    asks :func:`local_group` about.  Once per function."""
     found = info.__dict__.get("_group_holding_names")
     if found is None:
         params = {p.lstrip("*") for p in info.params}
         names = set()
+        copies = []  # ``g = group``: a local bound from another local
         for node in own_nodes(info.func):
             if type(node) is ast.Assign and isinstance(node.value, (ast.Name, ast.Attribute, ast.Call)):
+                targets = [t.id for t in node.targets if type(t) is ast.Name and t.id not in params]
+                if type(node.value) is ast.Name:
+                    copies.extend((node.value.id, t) for t in targets)
+                    continue
                 text = dotted(node.value)
                 if text and group_from_text(text) is not None:
-                    names.update(t.id for t in node.targets if type(t) is ast.Name and t.id not in params)
+                    names.update(targets)
+        grown = True
+        while grown and copies:
+            grown = False
+            for source, target in copies:
+                if source in names and target not in names:
+                    names.add(target)
+                    grown = True
         found = info.__dict__["_group_holding_names"] = frozenset(names)
     return found
 
@@ -142,9 +188,10 @@ def _bound_group(ctx, func, params, name: str, depth: int, at: Optional[tuple] =
         return None
     texts: list = []
     known = stores = 0
-    loops = _loops_around(func, at) if at is not None else ()
+    loop_nodes, binding_nodes = _binding_nodes(ctx, func)
+    loops = _loops_around(loop_nodes, at) if at is not None else ()
     unreached: set = set()  # the targets of assignments that cannot reach ``at``
-    for node in own_nodes(func):
+    for node in binding_nodes:
         kind = type(node)
         if kind is ast.Name:
             if node.id == name and type(node.ctx) is not ast.Load and id(node) not in unreached \
@@ -207,15 +254,43 @@ def _bound_group(ctx, func, params, name: str, depth: int, at: Optional[tuple] =
     return covering_group(groups, GROUP_SPANS, ctx.knowledge.world)
 
 
-def _loops_around(func, at: tuple) -> tuple:
-    """The (start, end) of each loop of the function whose body holds the
+#: the nodes of a function that may bind a name :func:`_bound_group` asks about
+_BINDING_TYPES = (ast.Assign, ast.For, ast.AsyncFor, ast.comprehension, ast.Global, ast.Nonlocal)
+_LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _binding_nodes(ctx, func) -> tuple:
+    """(loops, bindings) of a function's own body, in :func:`own_nodes`'s
+    order: its loop statements, and the nodes that may bind a name (a stored
+    name, an assignment, a loop or comprehension target, ``global``):
+    found in one walk per function, however many reads ask about its
+    locals."""
+    memo = ctx.__dict__.setdefault("_binding_nodes", {})
+    found = memo.get(id(func))
+    if found is None:
+        loops, bindings = [], []
+        for node in own_nodes(func):
+            kind = type(node)
+            if kind is ast.Name:
+                if type(node.ctx) is not ast.Load:
+                    bindings.append(node)
+                continue
+            if kind in _LOOP_TYPES:
+                loops.append(node)
+            if kind in _BINDING_TYPES:
+                bindings.append(node)
+        found = memo[id(func)] = (tuple(loops), tuple(bindings))
+    return found
+
+
+def _loops_around(loops: tuple, at: tuple) -> tuple:
+    """The (start, end) of each of a function's loops whose body holds the
     position ``at``: round one, a binding after a read reaches it."""
     spans = []
-    for node in own_nodes(func):
-        if type(node) in (ast.For, ast.AsyncFor, ast.While):
-            start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
-            if start <= at < end:
-                spans.append((start, end))
+    for node in loops:
+        start, end = (node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)
+        if start <= at < end:
+            spans.append((start, end))
     return tuple(spans)
 
 
