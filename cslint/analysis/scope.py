@@ -32,14 +32,21 @@ def _returns_own_structure(function) -> bool:
 
 def _returns_shape(ctx, ref, known_shapes: dict, test) -> bool:
     """Whether ``ref`` is a function or method of ``ctx``'s module whose
-    definition passes ``test`` (each looked at once, on first use)."""
+    definition passes ``test`` (each looked at once, on first use); a method
+    called on an object the function built of one class of the module
+    (``engine = cls(...)``, ``engine = Engine(...)``, then ``engine.m()``: a
+    receiver whose only type term is that class) is that class's method."""
     tag = ref.tag if ref is not None else None
+    if tag == "typed" and len(ref.terms) == 1 and ref.terms[0][0] == "class":
+        tag, class_key = "method", ref.terms[0][1]
+    else:
+        class_key = ref.class_key if tag == "method" or tag == "super" else None
     if tag == "func":
         if ref.module != ctx.module:
             return False
         qualname = ref.qualname
     elif tag == "method" or tag == "super":
-        module, _, cls = ref.class_key.partition(":")
+        module, _, cls = class_key.partition(":")
         if module != ctx.module:
             return False
         qualname = f"{cls}.{ref.name}"
