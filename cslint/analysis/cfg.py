@@ -37,7 +37,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import iter_children, walk as fast_walk
 
 # node kinds
 ENTRY, EXIT, STMT, TEST, LOOP, EXCEPT, CASE, ASSERT = (
@@ -246,10 +246,17 @@ def _may_raise(stmt: ast.AST, quiet=None) -> bool:
         roots = [item.context_expr for item in stmt.items]
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False
-    for root in roots:
-        for node in fast_walk(root):
-            if isinstance(node, (ast.Call, ast.Await, ast.Subscript)):
-                return True
+    stack = list(roots)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Call and quiet is not None and node is not value and quiet(node, stmt):
+            # a call in a test or an operand that cannot throw itself: only its operands may
+            stack.extend(node.args + [kw.value for kw in node.keywords] + _receiver_operands(node))
+            continue
+        if kind is ast.Call or kind is ast.Await or kind is ast.Subscript:
+            return True
+        stack.extend(iter_children(node))
     return False
 
 

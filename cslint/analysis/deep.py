@@ -16,7 +16,7 @@ from .structure import own_arguments
 from .feasibility import constant_arguments
 from .guards import Guards
 from .atoms import EMPTY, field_method_ref, raised_by
-from .raises import computes_from_operands, host_tensor_method, may_raise_own_class, raised_tree_by
+from .raises import computes_from_operands, may_raise_own_class, raised_tree_by, reads_host_tensor
 from .records import Site, Variant
 from .settled import settled_flow
 from .syntax import unparse
@@ -219,11 +219,12 @@ def _may_be_caught(info, stmt) -> bool:
 def _passed_on(info, node) -> frozenset:
     """What decides that the calls of the tree made by ``node`` raise (atom ``E``);
     a library call that computes from its operands alone, or a method of a
-    tensor made on the host, fails alike on every rank."""
+    tensor made on the host or a tensor made like one, fails alike on every
+    rank."""
     out = EMPTY
     for call_info in info.node_info(node).calls:
         if call_info.match is not None or computes_from_operands(call_info) \
-                or host_tensor_method(call_info, info):
+                or reads_host_tensor(call_info, info):
             continue
         call = call_info.call
         ref = info.resolve_ref(call.func)

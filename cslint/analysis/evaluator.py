@@ -30,7 +30,9 @@ from .environment import fork
 from .function import FunctionInfo
 from .iteration import zip_arguments
 from .wrappers import WRAPPED_FORWARD, local_group, match_call
-from .raises import exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
+from .raises import (
+    awaits_tree_call, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised,
+)
 from .unfailing import cannot_raise
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
@@ -470,7 +472,7 @@ class Evaluator(StructureReads):
             atoms.add(raised_by(ref, ctx.path, line, text))
         for expr in node_info.exprs:
             for sub in fast_walk(expr):
-                if isinstance(sub, ast.Await) and not same_everywhere:
+                if isinstance(sub, ast.Await) and not same_everywhere and not awaits_tree_call(sub, info):
                     return local
                 if isinstance(sub, ast.Subscript) and isinstance(sub.ctx, ast.Load):
                     atoms |= self.eval(sub.value, env) | self.eval(sub.slice, env)

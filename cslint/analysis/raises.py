@@ -35,7 +35,7 @@ from .scope import canonical_text
 from .syntax import dotted
 from .unfailing import cannot_raise
 from .vocabulary import (
-    HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, LIBRARY_LOADS, NUMERIC_FILE_CALLS, NUMERIC_MODULES,
+    HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, LIBRARY_LOADS, LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES,
     PURE_BUILTINS,
 )
 
@@ -162,6 +162,15 @@ def library_call(func: ast.expr, info) -> bool:
     return name in ctx.imports or (head is func and name in vars(builtins))
 
 
+def awaits_tree_call(node: ast.Await, info) -> bool:
+    """Whether ``await`` runs the coroutine of a call the tree resolves
+    (``await self.prepare(batch)``): what it raises is that function's own,
+    which the call's atom ``E`` already stands for; awaiting anything else
+    (a future, a library's coroutine) may fail on this rank alone."""
+    value = node.value
+    return type(value) is ast.Call and info.resolve_ref(value.func) is not None
+
+
 def tree_calls_raise(info, stmts, path: str) -> tuple:
     """``(atoms, opaque)``: the atoms ``T`` of the calls of the tree in
     ``stmts`` (nested statements included, definitions left out), what
@@ -251,7 +260,7 @@ def fails_by_operands(call, info, ctx) -> bool:
         return True  # making the object fails nowhere; raising it is up to the ``raise``'s own tests
     if raw and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS or logging_call(call.call.func, info):
         return True
-    if computes_from_operands(call) or host_tensor_method(call, info):
+    if computes_from_operands(call) or reads_host_tensor(call, info):
         return True
     return any(ctx.knowledge.is_uniform(text) for text in (call.canonical, raw) if text)
 
@@ -324,6 +333,29 @@ def _made_on_host(call: ast.Call) -> bool:
             if not (type(value) is ast.Constant and value.value == "cpu"):
                 return False
     return True
+
+
+def reads_host_tensor(call, info) -> bool:
+    """A method of a tensor the function made on the host
+    (:func:`host_tensor_method`), or a tensor made like one
+    (:func:`host_tensor_like`): it fails as the tensor and the arguments
+    say, the same on every rank given the same."""
+    return host_tensor_method(call, info) or host_tensor_like(call, info)
+
+
+def host_tensor_like(call, info) -> bool:
+    """A factory call (``CallInfo``) that makes a tensor like one the
+    function made on the host (``torch.empty_like(status)``, ``status``
+    from :func:`host_tensor_names`; :data:`vocabulary.LIKE_TENSOR_FACTORIES`),
+    named on no device but the host and not pinned (:func:`_made_on_host`):
+    it allocates what that tensor holds, on the host, where making the
+    tensor itself did not fail.  A tensor made like a parameter or a
+    field (``torch.zeros_like(weight)``, as large as a layer's weights,
+    maybe on a device) is not one."""
+    args = call.call.args
+    if call.canonical not in LIKE_TENSOR_FACTORIES or not args or type(args[0]) is not ast.Name:
+        return False
+    return _made_on_host(call.call) and args[0].id in host_tensor_names(info)
 
 
 def host_tensor_method(call, info) -> bool:

@@ -17,7 +17,13 @@ rank holds:
 * waking the waiters of a condition inside its own ``with``
   (``with cond: cond.notify_all()``, ``async with`` alike): ``notify``
   raises only when the caller does not hold the condition's lock, and the
-  ``with`` holds it there.
+  ``with`` holds it there;
+* asking the job's setup for this rank's id or a group's size
+  (``dist.get_rank(group)``, ``get_tp_rank()``, ``get_world_size(g)``: a
+  preset's rank source, a rank or size getter by its name): it fails only
+  where the group was never set up, which the job does alike on every
+  rank, so no rank goes into a handler its peers skip
+  (``try: if dist.get_rank(g) == 0: ...`` decides no exit by a failure).
 
 ``Evaluator.raised_atoms`` leaves such a call out of what decides that its
 statement raises, so a chain never cites it as a rank-local failure.
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import ast
 
+from ..presets.rank_names import size_name_is_uniform
 from .receivers import bound_names, other_bindings, param_names
 from .scope import canonical_text
 from .syntax import dotted
@@ -58,15 +65,21 @@ CONTAINER_CALLS = {
 _DISPLAYS = {ast.List: "list", ast.ListComp: "list", ast.Dict: "dict", ast.DictComp: "dict",
              ast.Set: "set", ast.SetComp: "set"}
 
+#: the kind of a preset source that is this rank's id in a group
+RANK_ID = "rank id"
+
 #: the methods that wake a condition's waiters
 CONDITION_NOTIFIES = frozenset({"notify", "notify_all", "notifyAll"})
 
 
 def cannot_raise(call: ast.Call, stmt, info) -> bool:
-    """Whether the call made by ``stmt`` cannot raise itself: a method of a
-    builtin container that does not fail on its arguments, or a condition's
-    notify inside its own ``with``."""
+    """Whether the call made by ``stmt`` cannot raise itself on some ranks
+    only: a question to the job's setup (:func:`asks_the_setup`), a method
+    of a builtin container that does not fail on its arguments, or a
+    condition's notify inside its own ``with``."""
     func = call.func
+    if asks_the_setup(call, info):
+        return True
     if type(func) is not ast.Attribute:
         return False
     if func.attr in CONDITION_NOTIFIES:
@@ -82,6 +95,26 @@ def cannot_raise(call: ast.Call, stmt, info) -> bool:
         return False
     count = len(call.args)
     return count in arity if type(arity) is tuple else count == arity
+
+
+def asks_the_setup(call: ast.Call, info) -> bool:
+    """Whether the call asks for this rank's id or a group's size, by its
+    text (``ModuleContext.call_text_verdicts``: a preset source of kind
+    rank id, a rank getter by its name; a size getter by its name,
+    ``get_world_size``).  A query about the hardware
+    (``get_device_properties(index)``) is not one: it fails where its
+    operand names no device, which may be this rank's own."""
+    raw = dotted(call.func)
+    if not raw or "()" in raw:
+        return False
+    _configured, source, by_name = info.ctx.call_text_verdicts(
+        raw, canonical_text(raw, info.ctx.imports), info.normalise_self(raw))
+    if source is not None:
+        return source[0] == RANK_ID
+    if by_name == "uniform":
+        last = raw.rsplit(".", 1)[-1]
+        return last.startswith("get_") and size_name_is_uniform(last[4:])
+    return by_name is not None
 
 
 def _inside_own_with(info, stmt, receiver: ast.expr) -> bool:

@@ -166,6 +166,10 @@ NUMERIC_FILE_CALLS = frozenset({
 #: ``torch.ones(n)``, is not here: a large one can exhaust this node's memory.)
 HOST_TENSOR_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy"})
 
+#: Factories that make a tensor shaped like another, on that tensor's device
+#: unless told otherwise: like a host tensor, on the host, as large as it.
+LIKE_TENSOR_FACTORIES = frozenset({"torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like"})
+
 #: Methods of a tensor that read it or compute from it where it lives: a
 #: conversion to Python values or another dtype, a reduction, a comparison, a
 #: shape read or a view.  On a tensor made on the host they run on the host
