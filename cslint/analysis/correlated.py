@@ -23,6 +23,7 @@ import ast
 
 from . import cfg as cfgmod
 from .astwalk import walk as fast_walk
+from .membership import skips_own_pass
 
 _NEGATED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
             ast.In: ast.NotIn, ast.NotIn: ast.In}
@@ -105,7 +106,11 @@ def deciding(info, stmt, nodes, closures, facts: dict) -> list:
     """The decisions ``(node, label)`` of ``closures`` that decide the site
     at ``stmt``: none labelled ``never``, none :func:`contradicted`
     (``facts``: what it found of the function's names, kept by the caller
-    for the function's other sites)."""
+    for the function's other sites), none that skips only this rank's own
+    pass of a loop over every rank of a group (:func:`~cslint.analysis.membership.skips_own_pass`)."""
+    closures = [(d, label) for d, label in closures
+                if not (nodes[d].kind == cfgmod.TEST and skips_own_pass(nodes[d].stmt, info.parents,
+                                                                        info.ctx.size_fields))]
     if len(closures) < 2:
         return [(d, label) for d, label in closures if label != "never"]
     dropped = contradicted(info, stmt, nodes, closures, facts)

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import ast
 
+from ..presets.rank_names import rank_name_dims
 from .astwalk import walk as fast_walk
-from .syntax import dotted
+from .syntax import dotted, is_size_expr
 
 def _names(node: ast.AST) -> set:
     return {n.id for n in fast_walk(node) if type(n) is ast.Name}
@@ -107,3 +108,48 @@ def selects_listed_group(stmt: ast.AST, blocks: dict) -> bool:
                 others.update((dotted(t), other.value) for t in other.targets)
         return set(others) >= set(written)
     return _held_before(stmt, blocks, set(written))
+
+
+def skips_own_pass(stmt: ast.AST, parents: dict, sizes=()) -> bool:
+    """Whether ``stmt`` is ``if <i> == <rank>: continue`` right inside ``for
+    <i> in range(<a group's size>)``: a loop over every rank of the group in
+    which each rank skips the pass of its own index (``_can_p2p``: check
+    every peer but yourself).  Every member skips exactly one pass, so all
+    make as many passes, and what the rest of the body enters it enters as
+    often on every member (which pass is skipped is the rank's own, like its
+    part of a partition).  ``rank`` must name this process's rank (a rank
+    name, ``get_rank()``) and the size be a group size (``sizes``: as for
+    :func:`~cslint.analysis.syntax.is_size_expr`); neither is rebound in the
+    loop.  The rank is taken to be the group's, as the size's."""
+    if type(stmt) is not ast.If or stmt.orelse or len(stmt.body) != 1 or type(stmt.body[0]) is not ast.Continue:
+        return False
+    test = stmt.test
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
+        return False
+    loop = parents.get(id(stmt))
+    if type(loop) is not ast.For or type(loop.target) is not ast.Name or type(loop.iter) is not ast.Call \
+            or dotted(loop.iter.func) != "range" or loop.iter.keywords or not 1 <= len(loop.iter.args) <= 2:
+        return False
+    start = loop.iter.args[0]
+    if len(loop.iter.args) == 2 and not (type(start) is ast.Constant and start.value == 0) \
+            or not is_size_expr(loop.iter.args[-1], sizes):
+        return False
+    index = loop.target.id
+    sides = (test.left, test.comparators[0])
+    if not any(type(side) is ast.Name and side.id == index for side in sides):
+        return False
+    rank = sides[1] if type(sides[0]) is ast.Name and sides[0].id == index else sides[0]
+    if not _names_this_rank(rank):
+        return False
+    rebound = {node.id for part in loop.body for node in fast_walk(part)
+               if type(node) is ast.Name and type(node.ctx) is not ast.Load}
+    return index not in rebound and not (_names(rank) & rebound)
+
+
+def _names_this_rank(expr: ast.AST) -> bool:
+    """``rank``, ``self.tp_rank``, ``dist.get_rank(group)``: this process's rank, by its name."""
+    if type(expr) is ast.Call:
+        return not expr.args[1:] and (dotted(expr.func) or "").rpartition(".")[2] == "get_rank"
+    text = dotted(expr)
+    return bool(text) and rank_name_dims(text.rpartition(".")[2]) is not None
+
