@@ -18,29 +18,33 @@ others in the same order as before.
 from __future__ import annotations
 
 from .reads import CALLEE_REFS
+from .records import fill_pending, is_pending
 
 
 def table_writes(program, fn) -> set:
     """The table entries a step of ``fn`` may change (the keys it adds to
-    ``Program.changed_keys``)."""
+    ``Program.changed_keys``).  Of a pending summary, a superset: it writes
+    no field, and its call sites' references are among its
+    ``passing_refs`` (:class:`~cslint.analysis.records.PendingFuncFacts`)."""
     out = {("ret", fn.key), ("reach", fn.key)}
     family_of = program.resolver.family
     resolve = program.resolver.resolve
     callees = program.callees
-    for v in fn.variants.values():
+    pending = is_pending(fn)
+    for v in () if pending else fn.variants.values():
         for write in v.fields:
             family = family_of(write.class_key)
             for written in program._written_tables(family, write.attr, write.element):
                 out.add(("field", family, written))
-        for site in v.sites:
-            if site.ref is None:
-                continue
-            targets = resolve(site.ref)
-            if not targets and callees is not None and site.ref.tag in CALLEE_REFS:
-                targets = callees.resolve(site.ref)  # ProgramReads._pass_to_callee
-            for target in targets:
-                out.add(("ctx", target.key))
-                out.add(("param", target.key))
+    for ref in fn.passing_refs if pending else (site.ref for v in fn.variants.values() for site in v.sites):
+        if ref is None:
+            continue
+        targets = resolve(ref)
+        if not targets and callees is not None and ref.tag in CALLEE_REFS:
+            targets = callees.resolve(ref)  # ProgramReads._pass_to_callee
+        for target in targets:
+            out.add(("ctx", target.key))
+            out.add(("param", target.key))
     return out
 
 
@@ -76,8 +80,26 @@ def demanded(program, table_reads) -> list:
     for position, fn in enumerate(funcs):
         if fn.deep:  # the functions with conditions
             want(position, True)
-    while todo:
-        for position in writers.get(todo.pop(), ()):
-            if position not in wanted:
+    # A pending summary wanted is worked out before its reads are known:
+    # those wanted while the entries read so far are followed wait, and
+    # are worked out together (all workers at once).  The demand ends with
+    # every function wanted worked out, so each writes exactly what it
+    # writes: the superset of the pending ones that are not wanted reached
+    # no entry read, and neither does what they write.
+    waiting: list = []
+    while todo or waiting:
+        while todo:
+            for position in writers.get(todo.pop(), ()):
+                if position not in wanted:
+                    if is_pending(funcs[position]):
+                        wanted.add(position)
+                        waiting.append(position)
+                    else:
+                        want(position, False)
+        if waiting:
+            fill_pending([funcs[position] for position in waiting])
+            for position in sorted(waiting):
+                wanted.discard(position)
                 want(position, False)
+            waiting = []
     return [funcs[position] for position in sorted(wanted)]

@@ -40,7 +40,7 @@ from .feasibility import Feasibility
 from .function import FunctionInfo, rank_param_sources
 from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
-from .records import ClassFacts, FileFacts, FuncFacts
+from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts
 from .scope import ModuleContext, canonical_text, module_name_for
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, single_rank_side
@@ -74,15 +74,72 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
             variants[None], exit_env = deep_variant(evaluator, feasible.fold(None), feasible.live_calls(None), cases)
         else:
             variants[None], exit_env = deep_variant(evaluator, None)
-    facts = FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
-                      info.params, info.self_offset, variants, deep,
-                      # a function that reaches a collective also raises what the calls it makes raise
-                      info.raises or (deep and any(v.raised for v in variants.values())), called_names,
-                      tuple(info.signal_handlers), _returns_terms(info),
-                      case_params if deep else (), tuple(atom for _index, atom in rank_param_sources(info)),
-                      info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)),
-                      _field_params(info) if deep else (), () if deep else _passing_refs(info))
-    return facts, exit_env
+    return _func_facts(info, deep, called_names, variants, case_params if deep else ()), exit_env
+
+
+def summarised(info: FunctionInfo, called_names: frozenset) -> FuncFacts:
+    """The facts of a summarised function as :func:`extract_function`
+    gives them, worked out later for a
+    :class:`~cslint.analysis.records.PendingFuncFacts`."""
+    return extract_function(info, False, called_names)[0]
+
+
+def pending_function(info: FunctionInfo, called_names: frozenset, position: int) -> PendingFuncFacts:
+    """The facts of a summarised function but its variants (see
+    :class:`~cslint.analysis.records.PendingFuncFacts`), worked out on a
+    copy of what the function keeps of the calls it resolved: a receiver
+    typed while a binding of the same name is typed reads the name as
+    unknown, and that answer is kept, so the summary walk must start from
+    what it starts from at once (:func:`summarised` takes the parts again
+    after it)."""
+    refs, receivers = info._refs, info._receivers
+    info._refs = dict(refs)
+    info._receivers = receivers.copy() if receivers is not None else None
+    try:
+        facts = _func_facts(info, False, called_names, {}, ())
+    finally:
+        info._refs, info._receivers = refs, receivers
+    facts.__class__ = PendingFuncFacts
+    facts.__dict__["position"] = position
+    return facts
+
+
+def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variants: dict,
+                case_params: tuple) -> FuncFacts:
+    return FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
+                     info.params, info.self_offset, variants, deep,
+                     # a function that reaches a collective also raises what the calls it makes raise
+                     info.raises or (deep and any(v.raised for v in variants.values())), called_names,
+                     tuple(info.signal_handlers), _returns_terms(info),
+                     case_params, tuple(atom for _index, atom in rank_param_sources(info)),
+                     info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)),
+                     _field_params(info) if deep else (), () if deep else _passing_refs(info))
+
+
+def writes_no_field(info: FunctionInfo) -> bool:
+    """Whether no statement of the function can write a field of its class
+    (``Transfer.field_writes`` records a field write or a field type only
+    at ``self.x = ...``, ``self.x[k] = ...``, targets nested in tuples, and
+    a method call on ``self.x``): no assignment target, deletion or call
+    of its own reads an attribute of ``self``.  Such a summary may be left
+    pending: the whole-tree indexes of fields need nothing of it."""
+    if not info.self_name or not info.class_key:
+        return True
+    own = info.self_name
+    for node in own_nodes(info.func):
+        kind = type(node)
+        if kind is ast.Attribute:
+            if type(node.ctx) is not ast.Load and type(node.value) is ast.Name and node.value.id == own:
+                return False
+        elif kind is ast.Subscript:
+            if type(node.ctx) is not ast.Load and type(node.value) is ast.Attribute:
+                return False
+        elif kind is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and type(func.value) is ast.Attribute \
+                    and type(func.value.value) is ast.Name and func.value.value.id == own:
+                return False
+    return True
 
 
 def _passing_refs(info: FunctionInfo) -> tuple:
@@ -497,7 +554,7 @@ def _nested_defs(body, out: Optional[list] = None) -> list:
 def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Knowledge,
                        tree: Optional[ast.Module] = None, module: Optional[str] = None,
                        deep_names: Optional[set] = None, already_deep: Optional[frozenset] = None,
-                       raising: Optional[frozenset] = None) -> FileFacts:
+                       raising: Optional[frozenset] = None, deferred: Optional[dict] = None) -> FileFacts:
     """Parse (unless given a tree) and extract one file's facts.  Errors
     (syntax, encoding) come back in ``FileFacts.error``; never raises for bad
     input.
@@ -511,7 +568,13 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     ``raising``: the file is read only for what some of its functions
     raise (:attr:`~cslint.analysis.program.Program.callees`): only the
     functions of those qualified names (a class's name: its constructors)
-    are extracted, whatever they reach."""
+    are extracted, whatever they reach.
+
+    ``deferred``: a dict, where the summaries no statement of which can
+    write a field are left pending
+    (:class:`~cslint.analysis.records.PendingFuncFacts`): their positions
+    in ``functions`` -> (:class:`FunctionInfo`, the names they call) go
+    there, for :func:`summarised` when something reads them."""
     module = module or module_name_for(path)
     facts = FileFacts(path=path, module=module)
     if tree is None:
@@ -610,6 +673,12 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                     facts.globals = _final_globals(exit_env)
             return facts
         for i, info in enumerate(everyone):
+            if deferred is not None and not deep[i] and info is not module_body and writes_no_field(info):
+                # left pending: summarised if the whole-tree pass reads it
+                facts.functions.append(pending_function(info, scans[i].names, i))
+                facts.defined_names.add(info.qualname.rsplit(".", 1)[-1])
+                deferred[i] = (info, scans[i].names)
+                continue
             func_facts, exit_env = extract_function(info, deep[i], scans[i].names)
             facts.functions.append(func_facts)
             facts.defined_names.add(info.qualname.rsplit(".", 1)[-1])

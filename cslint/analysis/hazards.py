@@ -22,7 +22,7 @@ from .contexts import decided_by_callers
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
 from .feasibility import FIRST_RANK_ROOT
 from .program import bound_group, call_offset
-from .records import Cond, Site
+from .records import Cond, Site, fill_pending, is_pending
 from .roles import roles_agree
 from .uniformity import UniformityInfo, own_field
 
@@ -312,11 +312,36 @@ def _parameters_deciding(program, atoms: frozenset, hazard: Hazard, mode) -> Opt
                    SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset())
 
 
-def _callers_of(program) -> dict:
+def _callers_of(program) -> "CallersIndex":
     """(function key, mode) -> the ``(caller, site)`` calls of the tree that
     run it, in the order of the tree."""
-    out: dict = {}
-    for caller in program.funcs.values():
+    return CallersIndex(program)
+
+
+class CallersIndex:
+    """(function key, mode) -> the ``(caller, site)`` calls of the tree that
+    run it, in the order of the tree (``get``).  A pending summary
+    (:class:`~cslint.analysis.records.PendingFuncFacts`) is worked out only
+    when a function its ``passing_refs`` may run is asked about: its call
+    sites' references are among those."""
+
+    def __init__(self, program):
+        self.program = program
+        self.calls: dict = {}  # (key, mode) -> [(caller's position, caller, site)]
+        self.pending: dict = {}  # key -> [(position, pending summary)] that may call it
+        resolve = program.resolver.resolve
+        for position, caller in enumerate(program.funcs.values()):
+            if is_pending(caller):
+                for ref in caller.passing_refs:
+                    for target in resolve(ref):
+                        self.pending.setdefault(target.key, []).append((position, caller))
+            else:
+                self._add(position, caller)
+        self.indexed: set = set()  # ids of the pending summaries worked out and added since
+
+    def _add(self, position: int, caller) -> set:
+        touched = set()
+        program = self.program
         for mode in program.modes:
             variant = program.variant(caller, mode)
             if variant is None:
@@ -325,8 +350,23 @@ def _callers_of(program) -> dict:
                 if site.ref is None:
                     continue
                 for target in program.resolver.resolve(site.ref):
-                    out.setdefault((target.key, mode), []).append((caller, site))
-    return out
+                    self.calls.setdefault((target.key, mode), []).append((position, caller, site))
+                    touched.add((target.key, mode))
+        return touched
+
+    def get(self, key: tuple, default=()):
+        waiting = self.pending.pop(key[0], None)
+        if waiting:
+            fill_pending([caller for _position, caller in waiting])
+            touched = set()
+            for position, caller in waiting:
+                if id(caller) not in self.indexed:  # each summary once, whichever key asked first
+                    self.indexed.add(id(caller))
+                    touched |= self._add(position, caller)
+            for entry in touched:
+                self.calls[entry].sort(key=lambda call: call[0])
+        found = self.calls.get(key)
+        return default if found is None else [(caller, site) for _position, caller, site in found]
 
 
 def _local_argument(program, caller, site, target, params: dict, span: frozenset, mode, ignore):

@@ -490,7 +490,8 @@ def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optiona
                     yield atoms
 
     for walk in [{STEP_SETS: in_step, CONDITION_SETS: conditions}[part] for part in parts]:
-        functions = stepped(program) if walk is in_step else list(program.funcs.values())
+        # (a summary's call sites carry no conditions: SummaryWalk._calls)
+        functions = stepped(program) if walk is in_step else [fn for fn in program.funcs.values() if fn.deep]
         for position, fn in enumerate(functions):
             if reached is not None and walk is in_step and position < reached():
                 continue

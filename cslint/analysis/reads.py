@@ -16,7 +16,7 @@ from .atoms import (
     ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
 )
 from .divergence import extend_via, merge, transformed
-from .records import FuncFacts, Site
+from .records import FuncFacts, Site, written_variants
 
 
 @functools.lru_cache(maxsize=4096)
@@ -40,7 +40,7 @@ def element_stored_fields(funcs, family_of) -> set:
     write of :func:`~cslint.analysis.atoms.own_field`)."""
     out: set = set()
     for fn in funcs:
-        for v in fn.variants.values():
+        for v in written_variants(fn):
             for write in v.fields:
                 base = base_field(write.attr)
                 if base is not None:
@@ -55,7 +55,7 @@ def entry_fields(funcs, family_of) -> set:
     positions: dict = {}
     writers: dict = {}
     for fn in funcs:
-        for v in fn.variants.values():
+        for v in written_variants(fn):
             for write in v.fields:
                 base = entry_base(write.attr)
                 family = family_of(write.class_key)
@@ -286,7 +286,7 @@ class ProgramReads:
         for fn in self.funcs.values():
             for ref in fn.signal_handlers:
                 for handler in self.resolver.resolve(ref):
-                    for v in handler.variants.values():
+                    for v in written_variants(handler):
                         for write in v.fields:
                             named = field_name(write.attr)
                             origin = source("set by a signal handler", f"self.{named}", handler.path,

@@ -118,6 +118,13 @@ class ReceiverTypes:
         self._busy: set = set()
         self._memo: dict = {}
 
+    def copy(self) -> "ReceiverTypes":
+        """A copy whose answers from now on are kept apart from this one's."""
+        other = ReceiverTypes.__new__(ReceiverTypes)
+        other.__dict__.update(self.__dict__)
+        other._busy, other._memo = set(self._busy), dict(self._memo)
+        return other
+
     # -- what the function binds ---------------------------------------------------------
     def _index(self) -> None:
         """Local name -> the expressions assigned to it (annotations included,

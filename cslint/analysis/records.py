@@ -315,3 +315,96 @@ def merge_partial(earlier: FileFacts, patch: FileFacts) -> FileFacts:
         merged.globals = patch.globals
     return merged
 
+
+
+class _WalkPart:
+    """A part of a pending summary that only its summary walk gives (or
+    gives as the function's other facts read it after the walk): reading
+    it works the summary out first."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __get__(self, fn, owner=None):
+        if fn is None:
+            return self
+        fill_pending([fn])
+        return fn.__dict__[self.name]
+
+    def __set__(self, fn, value) -> None:
+        fn.__dict__[self.name] = value
+
+
+class PendingFuncFacts(FuncFacts):
+    """A summarised function whose summary walk has not run yet: every part
+    of :class:`FuncFacts` but its variants, which are worked out where its
+    syntax tree is kept when something first reads them (demand before
+    extraction: on vLLM about half the summaries are never read).  Only a
+    function no statement of which can write a field is left pending
+    (:func:`~cslint.analysis.facts.writes_no_field`), so the whole-tree
+    indexes of field writes and field types read no pending function
+    (:func:`written_variants`); its call sites' references are among its
+    ``passing_refs``, which every summary has.
+
+    ``position`` is the function's place in its file's facts; ``filler``,
+    set by the run's process as the facts arrive, is the object that
+    summarises it (``fill(stubs)``: see
+    :meth:`cslint.engine.workers.Workers.fill`).  Once filled, the object
+    is a plain :class:`FuncFacts` with those variants."""
+
+    variants = _WalkPart("variants")
+    #: read by a caller's step (what it passes for each), and by the typing
+    #: of a call's result: the walk notes both as it goes
+    own_params = _WalkPart("own_params")
+    returns_terms = _WalkPart("returns_terms")
+
+    def __eq__(self, other) -> bool:
+        # two functions of different keys differ whatever their summaries
+        if isinstance(other, FuncFacts) and other.key != self.key:
+            return False
+        fill_pending([self])
+        return self == other
+
+    __hash__ = None  # as a FuncFacts
+
+    def settled(self, variants: dict) -> FuncFacts:
+        """These facts with ``variants``, as a plain FuncFacts."""
+        facts = FuncFacts.__new__(FuncFacts)
+        facts.__dict__.update(self.__dict__)
+        for name in ("filler", "position"):
+            facts.__dict__.pop(name, None)
+        facts.variants = variants
+        return facts
+
+    def settle(self, facts: FuncFacts) -> None:
+        """Take the facts of the summary walk (the variants, and the parts
+        as the walk leaves them): a plain FuncFacts from now on."""
+        state = self.__dict__
+        state.clear()
+        state.update(facts.__dict__)
+        self.__class__ = FuncFacts
+
+
+def is_pending(fn) -> bool:
+    """Whether ``fn``'s summary has not been worked out yet."""
+    return type(fn) is PendingFuncFacts
+
+
+def written_variants(fn):
+    """The variants whose field writes and field types a whole-tree index of
+    fields reads: none of a pending function (which writes no field)."""
+    return () if type(fn) is PendingFuncFacts else fn.variants.values()
+
+
+def fill_pending(functions) -> None:
+    """Work out the summaries of the pending ones among ``functions``, in
+    as few round trips as their fillers allow."""
+    by_filler: dict = {}
+    for fn in functions:
+        if type(fn) is PendingFuncFacts:
+            filler = fn.__dict__.get("filler")
+            if filler is None:
+                raise RuntimeError(f"the summary of {fn.key} is pending and nothing can work it out here")
+            by_filler.setdefault(id(filler), (filler, []))[1].append(fn)
+    for filler, stubs in by_filler.values():
+        filler.fill(stubs)

@@ -17,6 +17,7 @@ from typing import Optional
 
 from .atoms import EMPTY
 from .receivers import CONTAINER_ACCESSORS
+from .records import written_variants
 from .vocabulary import GENERIC_METHODS
 
 
@@ -391,7 +392,7 @@ class Resolver:
                 for ref in called_refs(fn):
                     if ref.tag == "fieldmethod":
                         asked.setdefault((self.family(ref.class_key), ref.attr), set()).add(ref.name)
-                for variant in fn.variants.values():
+                for variant in written_variants(fn):
                     for write in variant.fields:
                         if write.atoms and all(atom.tag == "P" for atom in write.atoms):
                             handed_in.add((self.family(write.class_key), write.attr))
@@ -460,7 +461,7 @@ class ReceiverClasses:
         # the annotations and assignments of the class body.
         self.field_terms: dict = {}
         for fn in resolver.funcs.values():
-            for variant in fn.variants.values():
+            for variant in written_variants(fn):
                 for class_key, attr, ref in variant.field_types:
                     term = _term_of_assigned_call(ref)
                     if term is not None:
@@ -483,7 +484,7 @@ class ReceiverClasses:
         #: (family, attr) of every field some method of the tree assigns
         self.assigned_fields: set = set()
         for fn in resolver.funcs.values():
-            for variant in fn.variants.values():
+            for variant in written_variants(fn):
                 for write in variant.fields:
                     self.assigned_fields.add((resolver.family(write.class_key), write.attr))
 

@@ -133,10 +133,10 @@ class UniformityInfo:
 
     # -- what there is to ask about ---------------------------------------------------
     def functions(self):
-        """``(function, mode, variant)`` for every function and mode assignment
-        it has facts for (``FuncFacts``, a frozenset of mode names, ``Variant``)."""
+        """``(function, mode, variant)`` for every function analysed in depth
+        (:func:`deep_functions`: the only sites with conditions) and mode."""
         program = self.program
-        for fn in program.funcs.values():
+        for fn in deep_functions(program):
             for mode in self.modes:
                 variant = program.variant(fn, mode)
                 if variant is not None:

@@ -18,7 +18,7 @@ import itertools
 import re
 from typing import Optional
 
-from ..analysis.records import FileFacts, merge_partial
+from ..analysis.records import FileFacts, is_pending, merge_partial
 from ..analysis.syntax import CONSTRUCTORS, called_as
 from ..analysis.typedcalls import typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
@@ -310,11 +310,17 @@ class FactGatherer:
                             bar.advance()
                         continue
                     store = fact_cache.file_for(key)
-                yield ParseJob(f.real, f.data, f.settings, module, deep, already_deep, store, only)
+                yield ParseJob(f.real, f.data, f.settings, module, deep, already_deep, store, only,
+                               lazy=store is None and only is None and already_deep is None)
 
         if fact_cache is not None:
             fact_cache.prepare()
-        return out + self.workers.map(jobs(), bar)
+        out += self.workers.map(jobs(), bar)
+        for facts in out:  # the pending summaries are worked out where their trees are kept
+            for fn in facts.functions:
+                if is_pending(fn):
+                    fn.filler = self.workers
+        return out
 
 
 def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:

@@ -455,7 +455,8 @@ class WrapperDefinitions:
                     continue
                 if fn.class_key:
                     methods.add(name)
-                    if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
+                    # (a summary's call sites issue no collective: SummaryWalk._calls)
+                    if fn.deep and any(site.collective is not None for v in fn.variants.values() for site in v.sites):
                         owner = fn.class_key.rsplit(":", 1)[-1].rsplit(".", 1)[-1].encode()
                         owners.setdefault(name.encode(), set()).add(owner)
                 else:

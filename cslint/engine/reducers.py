@@ -18,7 +18,8 @@ import copyreg
 
 from ..analysis.atoms import ATOM_CLASSES
 from ..analysis.callfacts import CallFacts
-from ..analysis.records import ClassFacts, Collective, Cond, FieldType, FieldWrite, FileFacts, FuncFacts, Site, Variant
+from ..analysis.records import (ClassFacts, Collective, Cond, FieldType, FieldWrite, FileFacts, FuncFacts,
+                                PendingFuncFacts, Site, Variant)
 from ..model import Span
 
 _tuple_new = tuple.__new__
@@ -41,7 +42,7 @@ def _reduce_record(record) -> tuple:
 #: class -> reducer, for every record class of the facts
 FACT_REDUCERS: dict = {
     **{cls: _reduce_tuple for cls in ATOM_CLASSES + (FieldWrite, FieldType, Collective, CallFacts)},
-    **{cls: _reduce_record for cls in (Span, Site, Cond, Variant, FuncFacts, ClassFacts, FileFacts)},
+    **{cls: _reduce_record for cls in (Span, Site, Cond, Variant, FuncFacts, PendingFuncFacts, ClassFacts, FileFacts)},
 }
 
 #: a pickler's ``dispatch_table``: the standard reducers and the facts'

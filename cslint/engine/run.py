@@ -103,12 +103,12 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
             # it goes: the workers start on the first ones meanwhile)
             gatherer = FactGatherer(knowledge, preset_names, workers, fact_cache, module_of, bar)
             facts_by_real = gatherer.gather(all_files)
-            callee_facts = gatherer.callee_facts
-        parallel = workers.pool is not None
-    if found is None:
-        found = _analysis_findings(facts_by_real, all_files, knowledge, bar, parallel, callee_facts)
-        if fact_cache is not None:
-            fact_cache.put_run(analysis_key, found)
+            # (the workers stay up through the pass: they work out the
+            # summaries left pending that the pass reads)
+            found = _analysis_findings(facts_by_real, all_files, knowledge, bar, workers.pool is not None,
+                                       gatherer.callee_facts)
+            if fact_cache is not None:
+                fact_cache.put_run(analysis_key, found)
 
     # From here on, files are named as this run named them.
     spelled = {f.real: f.path for f in all_files}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import gc
+import os
 import pickle
 import queue
 import signal
@@ -31,8 +32,8 @@ from typing import Optional
 from ..config import Settings
 from ..decoding import SourceDecodeError, decode_source
 from ..presets import Knowledge, load_presets
-from ..analysis.facts import extract_file_facts
-from ..analysis.records import FileFacts
+from ..analysis.facts import extract_file_facts, pending_function, summarised
+from ..analysis.records import FileFacts, FuncFacts, Variant, is_pending
 from .cache import store_pickle
 from .reducers import FACT_REDUCERS
 
@@ -94,19 +95,27 @@ class ParseJob:
     #: the qualified names of the functions to extract, whatever they reach, in
     #: a file read only for what they raise (None: an ordinary job)
     raising: Optional[frozenset] = None
+    #: leave the summaries that write no field pending (the process keeps
+    #: what works them out: :meth:`Workers.fill`); never with a cache file,
+    #: whose facts a later run reads with no syntax tree at hand
+    lazy: bool = False
 
 
-def extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None) -> FileFacts:
+def extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
+            deferred: Optional[dict] = None) -> FileFacts:
     """The facts of one job (and their cache entry, when the job names one).
     ``trees``: resolved path -> (bytes, syntax tree) of the files parsed
-    before, read and added to (see :meth:`Workers.keep_trees`)."""
-    facts = _extract(job, context, trees)
+    before, read and added to (see :meth:`Workers.keep_trees`);
+    ``deferred``: resolved path -> {position: FunctionInfo} of the pending
+    summaries, added to for a lazy job."""
+    facts = _extract(job, context, trees, deferred)
     if job.store:
         store_pickle(job.store, facts)
     return facts
 
 
-def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None) -> FileFacts:
+def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
+             deferred: Optional[dict] = None) -> FileFacts:
     path, data, module = job.path, job.data, job.module
     kept = trees.get(path) if trees is not None else None
     try:
@@ -140,14 +149,30 @@ def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None) -
         facts = FileFacts(path=path, module=module)
         facts.error = "source too deeply nested or too large to parse"
         return facts
+    pending = {} if job.lazy and deferred is not None else None
     try:
-        return extract_file_facts(path, data, job.settings, context.knowledge, tree=tree, module=module,
-                                  deep_names=job.deep_names, already_deep=job.already_deep,
-                                  raising=job.raising)
+        facts = extract_file_facts(path, data, job.settings, context.knowledge, tree=tree, module=module,
+                                   deep_names=job.deep_names, already_deep=job.already_deep,
+                                   raising=job.raising, deferred=pending)
+        if pending:
+            deferred[path] = pending
+        return facts
     except RecursionError:
         facts = FileFacts(path=path, module=module)
         facts.error = "source too deeply nested to analyse"
         return facts
+
+
+def fill_variants(deferred: dict, path: str, position: int) -> FuncFacts:
+    """The facts of a pending summary, from what its extraction kept.
+    A summary walk nested past the interpreter's recursion limit gives an
+    empty summary (extracted at once, it made the whole file CSL001:
+    left pending, only a function the pass reads can meet the limit)."""
+    info, called_names = deferred[path][position]
+    try:
+        return summarised(info, called_names)
+    except RecursionError:
+        return pending_function(info, called_names, position).settled({None: Variant()})
 
 
 def describe_syntax_error(exc: SyntaxError) -> str:
@@ -172,9 +197,14 @@ class _WorkerProcess:
     def __init__(self, context: RunContext):
         self.context = context
         self.trees: dict = {}
+        self.deferred: dict = {}  # resolved path -> {position: FunctionInfo} of its pending summaries
 
     def parse_batch(self, jobs: list) -> list:
-        return [extract(job, self.context, self.trees) for job in jobs]
+        return [extract(job, self.context, self.trees, self.deferred) for job in jobs]
+
+    def fill(self, wanted: list) -> list:
+        """The facts of the pending summaries ``[(path, position), ...]``."""
+        return [fill_variants(self.deferred, path, position) for path, position in wanted]
 
     def keep_trees(self, paths: frozenset) -> None:
         self.trees = {path: kept for path, kept in self.trees.items() if path in paths}
@@ -250,7 +280,8 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
             _PROCESS.keep_trees(payload)
             continue
         try:
-            outbox.put((True, _PROCESS.parse_batch(payload)))
+            work = _PROCESS.fill if kind == "fill" else _PROCESS.parse_batch
+            outbox.put((True, work(payload)))
         except Exception as exc:  # the run's process raises it, as if it had extracted the batch itself
             outbox.put((False, exc))
 
@@ -302,6 +333,11 @@ class Workers:
         self._trees: dict = {}
         #: resolved path -> the index of the worker that parsed it last (and keeps its tree)
         self._holder: dict = {}
+        #: resolved path -> {position: FunctionInfo} of the pending summaries of the files parsed in-process
+        self._deferred: dict = {}
+        #: resolved path -> (the index of the worker holding its pending summaries, its job)
+        self._deferring: dict = {}
+        self._owner = os.getpid()
         if jobs <= 1 or files < PARALLEL_THRESHOLD:
             return
         if _CAN_BLOCK:
@@ -401,6 +437,8 @@ class Workers:
                 for job in batch:
                     if job.raising is None:
                         self._holder[job.path] = worker.index
+                    if job.lazy:
+                        self._deferring[job.path] = (worker.index, job)
                 worker.conn.send(("batch", batch))
                 worker.in_flight.append(positions)
 
@@ -436,10 +474,53 @@ class Workers:
         for job in jobs:
             if bar is not None:
                 bar.expect()
-            out.append(extract(job, self.context, self._trees))
+            out.append(extract(job, self.context, self._trees, self._deferred))
             if bar is not None:
                 bar.advance()
         return out
+
+    def fill(self, stubs: list) -> None:
+        """Work out the summaries of the pending functions ``stubs``
+        (:class:`~cslint.analysis.records.PendingFuncFacts` of files this
+        run's jobs extracted lazily), each where its file's syntax tree is
+        kept: here, or in the worker that extracted it, all workers at once."""
+        if os.getpid() != self._owner:
+            raise RuntimeError("pending summaries are worked out in the run's process alone")
+        by_worker: dict = {}
+        for stub in stubs:
+            if not is_pending(stub):
+                continue
+            held = self._deferring.get(stub.path)
+            if self.pool is None or held is None:
+                stub.settle(fill_variants(self._deferred, stub.path, stub.position))
+            else:
+                by_worker.setdefault(held[0], []).append(stub)
+        asked = []
+        for index, waiting in by_worker.items():
+            try:
+                self.pool[index].conn.send(("fill", [(stub.path, stub.position) for stub in waiting]))
+                asked.append((index, waiting))
+            except OSError:
+                self._fill_here(waiting)
+        for index, waiting in asked:
+            try:
+                done, value = self.pool[index].conn.recv()
+            except (EOFError, OSError):
+                self._fill_here(waiting)
+                continue
+            if not done:
+                raise value
+            for stub, variants in zip(waiting, value):
+                stub.settle(variants)
+
+    def _fill_here(self, stubs: list) -> None:
+        """Pending summaries of a worker that is gone: their files extracted
+        again here as their jobs asked (the same functions deep, so the same
+        positions pending), then summarised."""
+        for stub in stubs:
+            if stub.path not in self._deferred:
+                extract(self._deferring[stub.path][1], self.context, None, self._deferred)
+            stub.settle(fill_variants(self._deferred, stub.path, stub.position))
 
     def keep_trees(self, paths) -> None:
         """Keep the syntax trees of the files at ``paths`` (resolved) only:
@@ -468,6 +549,8 @@ class Workers:
     def close(self) -> None:
         self._trees = {}
         self._holder = {}
+        self._deferred = {}
+        self._deferring = {}
         if self.pool is not None:
             pool, self.pool = self.pool, None
             for worker in pool:

@@ -1,0 +1,118 @@
+"""Demand before extraction: a summarised function that writes no field is
+left pending (cslint/analysis/records.py ``PendingFuncFacts``) and worked
+out only when the whole-tree pass reads it; the findings are those of the
+eager extraction."""
+
+import ast
+import textwrap
+
+from cslint.analysis import facts as facts_module
+from cslint.analysis.facts import extract_file_facts, summarised, writes_no_field
+from cslint.analysis.function import FunctionInfo
+from cslint.analysis.hazards import find_hazards
+from cslint.analysis.program import Program
+from cslint.analysis.records import is_pending
+from cslint.analysis.scope import ModuleContext
+from cslint.analysis.uniformity import UniformityInfo
+from cslint.api import check_paths
+from cslint.config import Settings
+from cslint.presets import load_presets
+
+KNOWLEDGE = load_presets(["torch_distributed"])
+
+MODULE = textwrap.dedent("""
+    import torch.distributed as dist
+
+    def scale(x):
+        return x * 2
+
+    def label_of(x):
+        return "rank %d" % x
+
+    def unused_helper(x):
+        return x - 1
+
+    class Worker:
+        def configure(self):
+            self.active = scale(dist.get_rank()) == 0
+
+        def sync(self, t):
+            if self.active:
+                dist.all_reduce(t)
+
+        def describe(self):
+            self.label = label_of(dist.get_rank())
+            return self.label
+
+        def run(self, t):
+            self.configure()
+            self.sync(t)
+""")
+
+
+class _Filler:
+    """Works pending summaries out from the infos extraction kept, counting them."""
+
+    def __init__(self, deferred: dict):
+        self.deferred = deferred
+        self.filled: list = []
+
+    def fill(self, stubs) -> None:
+        for stub in stubs:
+            if is_pending(stub):
+                self.filled.append(stub.qualname)
+                stub.settle(summarised(*self.deferred[stub.position]))
+
+
+def _hazards(lazy: bool):
+    deferred = {} if lazy else None
+    facts = extract_file_facts("pkg/work.py", MODULE.encode(), Settings(), KNOWLEDGE, module="pkg.work",
+                               deferred=deferred)
+    filler = _Filler(deferred or {})
+    for fn in facts.functions:
+        if is_pending(fn):
+            fn.filler = filler
+    at_first = [fn.qualname for fn in facts.functions if is_pending(fn)]
+    program = Program([facts], KNOWLEDGE)
+    program.solve()
+    found = [repr(h) for h in find_hazards(UniformityInfo(program))]
+    return found, facts, filler, at_first
+
+
+def test_a_summary_writing_no_field_waits_until_the_pass_reads_it():
+    found, facts, filler, at_first = _hazards(lazy=True)
+    # the field writers and the functions analysed in depth are extracted at once
+    assert at_first == ["scale", "label_of", "unused_helper"]
+    # the condition reads what scale returns: summarised when the demand reaches it
+    assert filler.filled == ["scale"]
+    # what label_of and unused_helper return is read by nobody: never summarised
+    assert [fn.qualname for fn in facts.functions if is_pending(fn)] == ["label_of", "unused_helper"]
+    assert found == _hazards(lazy=False)[0]
+    assert [h.split("function=", 1)[1].split(",", 1)[0] for h in found] == ["'Worker.sync'"]
+
+
+def _info(source: str) -> FunctionInfo:
+    tree = ast.parse(textwrap.dedent(source))
+    ctx = ModuleContext("m.py", "m", tree, KNOWLEDGE, Settings(), False)
+    cls = tree.body[0]
+    return FunctionInfo(ctx, cls.body[0], f"C.{cls.body[0].name}", "m:C", True, False, {})
+
+
+def test_what_may_write_a_field_is_never_left_pending():
+    assert writes_no_field(_info("class C:\n    def f(self):\n        return self.x + 1\n"))
+    assert not writes_no_field(_info("class C:\n    def f(self):\n        self.xs.append(1)\n"))
+    assert not writes_no_field(_info("class C:\n    def f(self, a):\n        self.a, (self.b, _) = a\n"))
+    assert not writes_no_field(_info("class C:\n    def f(self, k):\n        self.table[k] = 1\n"))
+    assert not writes_no_field(_info("class C:\n    def f(self):\n        n = self.counts.setdefault('a', 0)\n"))
+
+
+def test_a_run_finds_what_the_eager_extraction_finds(tmp_path, monkeypatch):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "work.py").write_text(MODULE)
+    (package / "helpers.py").write_text("def unused(x):\n    return x + 1\n\ndef scale(x):\n    return x * 2\n")
+    lazy = check_paths([str(tmp_path)], cache=False, jobs=1)
+    monkeypatch.setattr(facts_module, "writes_no_field", lambda info: False)  # nothing left pending
+    eager = check_paths([str(tmp_path)], cache=False, jobs=1)
+    assert [f.to_json() for f in lazy.findings] == [f.to_json() for f in eager.findings]
+    assert lazy.findings
