@@ -485,3 +485,106 @@ def test_a_group_held_by_a_local_and_passed_as_it_is_is_that_group():
                 exchange(t, recv_group=given)    # reported
                 exchange_or_default(t, recv)     # reported: the helper may use its own group instead
     """) == [24, 25, 26, 27, 28]
+
+
+def test_a_communicator_the_coordinator_built_over_its_own_group_runs_over_that_group():
+    # The coordinator builds its communicator over one of its own groups
+    # (`self.pynccl_comm = Pynccl(group=self.cpu_group)`) and a method reads it
+    # into a local before calling its collective: that runs over the group of
+    # the coordinator the caller calls the method on, not over the world.
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        class Pynccl:
+            def __init__(self, group, device):
+                self.group = group
+
+            def reduce_scatter(self, out, t):
+                dist.reduce_scatter_tensor(out, t, group=self.group)
+
+
+        class Coordinator:
+            def __init__(self, cpu_group, device_group):
+                self.cpu_group = cpu_group
+                self.device_group = device_group
+                self.pynccl_comm = None
+                if dist.get_world_size(cpu_group) > 1:
+                    self.pynccl_comm = Pynccl(group=self.cpu_group, device="cuda")
+                self.is_first_rank = dist.get_rank(device_group) == 0
+
+            def reduce_scatter_tensor(self, out, t):
+                pynccl_comm = self.pynccl_comm
+                if pynccl_comm is not None:
+                    pynccl_comm.reduce_scatter(out, t)
+                else:
+                    dist.reduce_scatter_tensor(out, t, group=self.device_group)
+
+
+        def get_tp_group() -> Coordinator:
+            return _TP
+
+
+        def get_pp_group() -> Coordinator:
+            return _PP
+
+
+        def first_stage(out, t, coordinator):
+            if get_pp_group().is_first_rank:
+                get_tp_group().reduce_scatter_tensor(out, t)
+                get_pp_group().reduce_scatter_tensor(out, t)   # reported: the PP group spans the stages
+                coordinator.reduce_scatter_tensor(out, t)      # reported: nothing says which group
+    """) == [41, 42]
+
+
+def test_a_group_looked_up_by_the_name_the_caller_passes_is_the_group_so_named():
+    # A custom op finds its coordinator in the module's registry by the name
+    # its caller passes (`group = _groups[group_name]()`): the collective it
+    # reaches through that coordinator runs over the group the caller names
+    # (`get_tp_group().unique_name`, or `self.unique_name` in a method called
+    # on the TP coordinator), not over an unknown group.
+    assert _lines("""
+        import weakref
+        import torch.distributed as dist
+
+        _groups = {}
+
+
+        class Coordinator:
+            def __init__(self, cpu_group, device_group, unique_name):
+                self.cpu_group = cpu_group
+                self.device_group = device_group
+                self.unique_name = unique_name
+                _groups[unique_name] = weakref.ref(self)
+                self.is_first_rank = dist.get_rank(device_group) == 0
+
+            def _reduce_in_place(self, t):
+                dist.all_reduce(t, group=self.device_group)
+
+            def reduce_in_place(self, t):
+                reduce_by_name(t, group_name=self.unique_name)
+                return t
+
+
+        def reduce_by_name(t, group_name):
+            group = _groups[group_name]()
+            if group is None:
+                raise ValueError(group_name)
+            group._reduce_in_place(t)
+
+
+        def get_tp_group() -> Coordinator:
+            return _TP
+
+
+        def get_pp_group() -> Coordinator:
+            return _PP
+
+
+        def first_stage(t, name):
+            if get_pp_group().is_first_rank:
+                get_tp_group().reduce_in_place(t)
+                get_pp_group().reduce_in_place(t)             # reported: the PP group spans the stages
+                reduce_by_name(t, get_tp_group().unique_name)
+                reduce_by_name(t, name)                        # reported: nothing says which group
+    """) == [42, 44]

@@ -137,13 +137,22 @@ def group_holding_locals(ctx) -> frozenset:
         return found
     names = set()
     copies = []
+    built_over = None
     for name, value in ctx.name_writes:
         if type(value) is ast.Name:
             copies.append((value.id, name))
         elif name not in names:
             text = dotted(value)
-            if text and group_from_text(text) is not None:
+            if not text:
+                if registry_lookup_key(value) is not None:  # ``group = _groups[group_name]()``
+                    names.add(name)
+                continue
+            if group_from_text(text) is not None:
                 names.add(name)
+            elif text.startswith("self.") and text.count(".") == 1:
+                built_over = built_over_fields(ctx) if built_over is None else built_over
+                if text[len("self."):] in built_over:  # ``comm = self.pynccl_comm``
+                    names.add(name)
     grown = True
     while grown and copies:
         grown = False
@@ -153,3 +162,47 @@ def group_holding_locals(ctx) -> frozenset:
                 grown = True
     found = ctx.__dict__["_group_holding_locals"] = frozenset(names)
     return found
+
+
+#: the keywords by which a communicator's constructor is handed the group it runs over
+_GROUP_KEYWORDS = ("group", "process_group", "pg", "cpu_group", "device_group")
+
+
+def built_over_fields(ctx) -> dict:
+    """attr -> ``self.<other>`` for each field of the file every assignment
+    of which (``None`` aside) builds an object over another field of the
+    same object, passed by a group keyword, the same each time
+    (``self.pynccl_comm = PyNcclCommunicator(group=self.cpu_group, ...)``):
+    the communicator runs over the group that field holds, so a collective
+    method called on it runs there (``ModuleContext.group_of_text``).
+    Worked out once per file, from the field writes the imports walk kept."""
+    found = ctx.__dict__.get("_built_over_fields")
+    if found is not None:
+        return found
+    table: dict = {}
+    for attr, value in ctx.field_writes:
+        if type(value) is ast.Constant and value.value is None:
+            continue
+        over = None
+        if type(value) is ast.Call:
+            for keyword in value.keywords:
+                if keyword.arg in _GROUP_KEYWORDS:
+                    text = dotted(keyword.value) if type(keyword.value) is ast.Attribute else None
+                    if text and text.startswith("self.") and text.count(".") == 1 and text != f"self.{attr}":
+                        over = text
+                    break
+        known = table.get(attr, over)
+        table[attr] = over if known == over else ""
+    found = ctx.__dict__["_built_over_fields"] = {attr: over for attr, over in table.items() if over}
+    return found
+
+
+def registry_lookup_key(value) -> Optional[str]:
+    """``k`` of a lookup ``table[k]()`` (a weak reference called, as the
+    group registries of vLLM and SGLang hold their coordinators) or
+    ``table[k]`` in a module-level table by a name; None for anything else."""
+    if type(value) is ast.Call and not value.args and not value.keywords:
+        value = value.func
+    if type(value) is ast.Subscript and type(value.value) is ast.Name and type(value.slice) is ast.Name:
+        return value.slice.id
+    return None

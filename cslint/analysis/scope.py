@@ -17,7 +17,7 @@ from .astwalk import children_into
 from .atoms import func_ref, method_ref
 from .results import AtomBuilder
 from .cfg import exit_exceptions
-from .communicators import Communicators
+from .communicators import Communicators, built_over_fields
 from .entries import positional_fields
 from .records import CollectiveMatch
 from .shapes import returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
@@ -559,6 +559,9 @@ class ModuleContext:
             group = self._field_groups().get(text[len("self."):])
             if group:
                 return group
+            over = built_over_fields(self).get(text[len("self."):])
+            if over:  # a communicator built over another group field of the object (``group=self.cpu_group``)
+                return group_from_text(over) or self._field_groups().get(over[len("self."):]) or f"group:{over}"
         return f"group:{text}"
 
     def _field_groups(self) -> dict:

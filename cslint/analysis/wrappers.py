@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
 from .astwalk import children_into, walk as fast_walk
-from .communicators import group_holding_locals
+from .communicators import group_holding_locals, registry_lookup_key
 from .records import CollectiveMatch
 from .scope import canonical_text, runs_over_receiver
 from .shapes import returns_one_tuple_shape
@@ -132,16 +132,47 @@ def call_group_arguments(info, call: ast.Call) -> tuple:
     out = None
     for index, (key, text) in enumerate(passed):
         head, dot, _ = text.partition(".")
-        if key == "self" or head not in info.local_names or head in info.params or head == info.self_name \
+        if head not in info.local_names or head in info.params or head == info.self_name \
                 or head not in group_holding_locals(info.ctx) or group_from_text(text) is not None:
             continue
-        if head not in _group_holding_names(info):
+        if not dot:
+            name_key = _registry_key(info, head)
+            if name_key is not None:  # ``group = _groups[group_name]()``: the group the caller's name names
+                out = out or list(passed)
+                out[index] = (key, name_key)
+                continue
+        if key == "self" or head not in _group_holding_names(info):
             continue
         group = local_group(info, head, (call.lineno, call.col_offset))
         if group is not None and group_from_text(group) == group:
             out = out or list(passed)
             out[index] = (key, group)
     return passed if out is None else tuple(out)
+
+
+def _registry_key(info, name: str) -> Optional[str]:
+    """The parameter every binding of the local ``name`` looks a group up
+    by, in a registry of the module (``group = _groups[group_name]()``, the
+    coordinators a custom op finds by the unique name its caller passes):
+    passed on as that parameter's text, so the group is what the caller
+    names there (:func:`~cslint.analysis.program.bound_group`); None
+    where some binding is anything else."""
+    keys = set()
+    for node in _binding_nodes(info.ctx, info.func)[1]:
+        kind = type(node)
+        if kind is ast.Assign:
+            if any(type(t) is ast.Name and t.id == name for t in node.targets):
+                keys.add(registry_lookup_key(node.value) if len(node.targets) == 1 else None)
+        elif kind is not ast.Name and kind is not ast.Global and kind is not ast.Nonlocal:
+            if name in {n.id for n in fast_walk(node.target) if type(n) is ast.Name}:
+                return None  # a loop or comprehension target
+        elif kind is not ast.Name and name in node.names:
+            return None
+    stores = sum(1 for node in _binding_nodes(info.ctx, info.func)[1] if type(node) is ast.Name and node.id == name)
+    if len(keys) != 1 or None in keys or stores != 1:
+        return None
+    key = next(iter(keys))
+    return key if key in info.params else None
 
 
 def _group_holding_names(info) -> frozenset:
@@ -244,6 +275,11 @@ def _bound_group(ctx, func, params, name: str, depth: int, at: Optional[tuple] =
     for text in texts:
         group = text if type(text) is _Group else ctx.group_of_text(text) if text else "world"
         if group.startswith("group:"):
+            if group.startswith("group:self.") and group != f"group:{text}":
+                # a communicator field the object built over one of its own groups
+                # (``self.comm = Comm(group=self.cpu_group)``): bound through ``self`` at each call
+                groups.add(group)
+                continue
             head = text.partition(".")[0]  # a local holding a group: its attributes are that group
             if depth >= _UNPACK_DEPTH or head == name or head == "self" or not head.isidentifier():
                 return None
@@ -251,6 +287,8 @@ def _bound_group(ctx, func, params, name: str, depth: int, at: Optional[tuple] =
             if group is None:
                 return None
         groups.add(group)
+    if any(group.startswith("group:") for group in groups):
+        return next(iter(groups)) if len(groups) == 1 else None  # (no span to cover it with)
     return covering_group(groups, GROUP_SPANS, ctx.knowledge.world)
 
 
