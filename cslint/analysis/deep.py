@@ -16,7 +16,7 @@ from .structure import own_arguments
 from .feasibility import constant_arguments
 from .guards import Guards
 from .atoms import EMPTY, field_method_ref, raised_by
-from .raises import computes_from_operands, may_raise_own_class, raised_tree_by, reads_host_tensor
+from .raises import computes_from_operands, may_raise_own_class, raised_tree_by, reads_host_tensor, swallowed_here
 from .records import Site, Variant
 from .settled import settled_flow
 from .syntax import unparse
@@ -101,7 +101,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 variant.add_return(*flow.transfer.returned(node.stmt, node_flow))
             elif isinstance(node.stmt, ast.Expr):
                 variant.add_return(flow.transfer.yielded(node.stmt, node_flow))
-        elif node.kind == cfgmod.ASSERT:
+        elif node.kind == cfgmod.ASSERT and not swallowed_here(info, node.stmt):
             variant.raised = variant.raised | flow.implicit(node.id) | evaluator.truth(node.stmt.test, env)
     raised, variant.raised_tree = _raised(evaluator, flow)
     variant.raised = variant.raised | raised
@@ -178,6 +178,8 @@ def _raised(evaluator: Evaluator, flow: Dataflow) -> tuple:
                     raised = raised | passed
                     tree = tree | {raised_tree_by(a.ref, a.path, a.line, a.text) for a in passed}
             continue
+        if swallowed_here(info, stmt):
+            continue  # its own handler takes it
         own = stmt.exc is None or may_raise_own_class(stmt)
         if node.id in flow.live:
             if flow.single_rank(node.id):

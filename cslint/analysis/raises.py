@@ -143,6 +143,44 @@ def own_classes_only(info, stmt) -> bool:
     return found
 
 
+#: what an ``except`` clause names that surely catches any exception an
+#: ordinary ``raise`` or a failing ``assert`` makes
+CATCH_ALL_NAMES = frozenset({"Exception", "BaseException"})
+
+
+def swallowed_here(info, stmt) -> bool:
+    """Whether a ``raise X(...)`` or an ``assert`` in a ``try`` body of its
+    own function is caught there and goes no further: a ``try`` around it
+    has a handler that surely catches it (bare, ``Exception``,
+    ``BaseException``, the raised class by name, ``AssertionError`` for an
+    assert) and no handler of that ``try``, nor of any ``try`` between,
+    raises anything itself.  The failure then takes the handler's path,
+    which the graph and the summary walk follow (a flag it sets, a value
+    it agrees); it is no raise of the function."""
+    if type(stmt) is ast.Assert:
+        raised = "AssertionError"
+    elif type(stmt) is ast.Raise and stmt.exc is not None:
+        named = dotted(stmt.exc.func if type(stmt.exc) is ast.Call else stmt.exc)
+        if not named or "()" in named:
+            return False
+        raised = named.rsplit(".", 1)[-1]
+    else:
+        return False  # a bare re-raise leaves the handler it is in
+    child, parent = stmt, info.parents.get(id(stmt))
+    while parent is not None and parent is not info.func:
+        if (type(parent) is ast.Try or type(parent).__name__ == "TryStar") and parent.handlers \
+                and any(child is inner for inner in parent.body):
+            if any(type(node) is ast.Raise for handler in parent.handlers
+                   for part in handler.body for node in fast_walk(part)):
+                return False
+            for handler in parent.handlers:
+                names = exception_names(handler.type)
+                if handler.type is None or any(name in CATCH_ALL_NAMES or name == raised for name in names):
+                    return True
+        child, parent = parent, info.parents.get(id(parent))
+    return False
+
+
 def library_call(func: ast.expr, info) -> bool:
     """Whether a call no function of the tree resolves runs library code
     alone: a builtin, or a name reached through an import

@@ -27,7 +27,7 @@ from .cfg import FAILING_CALL, always_raises
 from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .structure import own_arguments, params_own
-from .raises import reraised_tree, tree_raise
+from .raises import reraised_tree, swallowed_here, tree_raise
 from .records import Site, Variant
 from .stores import alike_tests, in_loop_body, tests_around_stores
 from .syntax import dotted, first_exit_in, is_process_exit, target_names
@@ -355,12 +355,12 @@ class SummaryWalk:
             return EMPTY
         if t is ast.Expr:
             variant.add_return(transfer.yielded(s, flow))
-        elif t is ast.Raise:
+        elif t is ast.Raise and not swallowed_here(self.info, s):
             # raised where the tests above it hold; in a handler, also where what it caught came from
             variant.raised = variant.raised | implicit
             if variant.raised_tree is not None:
                 variant.raised_tree = variant.raised_tree | tree_raise(s, implicit, self._caught)
-        elif t is ast.Assert:
+        elif t is ast.Assert and not swallowed_here(self.info, s):
             variant.raised = variant.raised | implicit | self.evaluator.truth(s.test, env)
         if variant.escapes is not None and not self._in_try:
             variant.escapes = variant.escapes | self._escapes(s, implicit)
