@@ -208,8 +208,8 @@ ANALYSIS_PHASES = [
     # failing work; what a slice's bounds leave of its width
     ("membership", "roots", "relays", "communicators"),  # a rank list picked by membership in it; where a rank is
     # a broadcast's root; a value relayed stage to stage; the groups a module makes and their own rank lists
-    ("arms", "stores", "lists", "entries"),  # calls and assignments both arms of an if/else make alike; tests
-    # storing alike; index stores into a list; tables whose entries are tuples of one length
+    ("arms", "stores", "lists", "entries", "setfields"),  # calls and assignments both arms of an if/else make alike; tests
+    # storing alike; index stores into a list; tables whose entries are tuples of one length; fields a method sets
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)

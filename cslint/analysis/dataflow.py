@@ -14,9 +14,10 @@ from . import cfg as cfgmod
 from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
-from .environment import fork, merge_into
+from .environment import EnvNumbers, fork, merge_into, snapshot
 from .escapes import escaping_kind
 from .evaluator import Evaluator
+from .setfields import SetFields
 from .structure import params_own
 from .function import FunctionInfo
 from .edges import Refinements
@@ -58,6 +59,7 @@ class Dataflow:
         self.arms = ArmIndex(info.parents, info.blocks)
         self.stores = AlikeStores(info.parents, info.blocks, info.element_stores) if info.element_stores else None
         self.transfer = Transfer(evaluator)
+        self.fields = SetFields(info, graph, evaluator)  # the fields it sets and then reads itself
         closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
         for n, owner in graph.finally_owner.items():
             if n in closures:
@@ -416,6 +418,8 @@ class Dataflow:
             transfer.exception_name(s, self.evaluator.caught_atoms(s), flow)
         elif kind == cfgmod.STMT:
             transfer.simple_statement(s, flow)
+            if self.fields.attrs:
+                self.fields.bind(s, flow, self.evaluator.eval)
         transfer.inplace_collectives(info.calls, flow, self, n)
         out = flow.current()
         if type(env) is dict:
@@ -551,6 +555,9 @@ def _solve(flow: Dataflow) -> None:
     into = vouched.into if vouched is not None else ()  # the nodes an edge that refines leads to
     envs_in = flow.envs
     entry = envs_in[graph.entry] = flow.info.entry_env()
+    fields = flow.fields if flow.fields.attrs else None
+    if fields is not None:
+        entry.update(fields.entry())
     for name in flow.info.element_stores & entry.keys():
         # a parameter stored into: its own structure, kept apart (Flow.write), is its own part (what the caller keeps apart)
         entry[("own", name)] = params_own(flow.info, entry[name]) or entry[name]
@@ -575,13 +582,13 @@ def _solve(flow: Dataflow) -> None:
     watch_from = budget - WATCH_AFTER_PASSES * len(order) if len(order) <= WATCH_MAX_NODES else -1
     anchor = None
     states: dict = {}
-    numbers = _EnvNumbers()
+    numbers = EnvNumbers()
     while heap and budget > 0:
         if budget <= watch_from:
             if anchor is None:
                 anchor = heap[0]
             if heap[0] == anchor:
-                state = (frozenset(queued), _snapshot(order, envs_in, outs, numbers))
+                state = (frozenset(queued), snapshot(order, envs_in, outs, numbers))
                 seen = states.get(state)
                 if seen is None:
                     states[state] = budget
@@ -609,6 +616,8 @@ def _solve(flow: Dataflow) -> None:
                     merge_into(merged, out)
             else:
                 merged = {}
+            if fields is not None:
+                merged = fields.at_node(n, node, merged, fork)
             if node.kind == cfgmod.LOOP and len(reaching) > 1 and isinstance(node.stmt, (ast.For, ast.AsyncFor)):
                 _note_loop_entry(flow, n, node, outs, position)
             known = envs_in.get(n)
@@ -747,37 +756,6 @@ def _jumps_in_loop(stmt: ast.AST) -> bool:
             if _jumps_in_loop(child):
                 return True
     return False
-
-
-def _snapshot(order: list, envs_in: dict, outs: dict, numbers: "_EnvNumbers") -> tuple:
-    """The solver's values, comparable and hashable: every node's
-    environments on entry and exit, each as the number of its contents."""
-    number = numbers.of
-    return tuple((number(envs_in[n]) if n in envs_in else None,
-                  number(outs[n]) if n in outs else None) for n in order)
-
-
-class _EnvNumbers:
-    """A number per distinct environment contents (variables in their
-    order), so that a snapshot of the solver costs one lookup per node.
-    An environment is read-only once published, and the solver keeps the
-    one it has where a new one would be equal: between two snapshots most
-    nodes hold the same objects, whose contents are listed once."""
-
-    __slots__ = ("_by_contents", "_by_object")
-
-    def __init__(self):
-        self._by_contents: dict = {}  # tuple(env.items()) -> number
-        self._by_object: dict = {}  # id(env) -> (env, number); the env kept alive so its id stays its own
-
-    def of(self, env) -> int:
-        known = self._by_object.get(id(env))
-        if known is not None and known[0] is env:
-            return known[1]
-        contents = tuple(env.items())
-        number = self._by_contents.setdefault(contents, len(self._by_contents))
-        self._by_object[id(env)] = (env, number)
-        return number
 
 
 def _reverse_postorder(graph) -> list:

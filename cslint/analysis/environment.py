@@ -177,3 +177,34 @@ def merge_into(merged: dict, other: dict) -> None:
             merged[key] = value
         elif old is not value:
             merged[key] = old | value
+
+
+def snapshot(order: list, envs_in: dict, outs: dict, numbers: "EnvNumbers") -> tuple:
+    """The solver's values, comparable and hashable: every node's
+    environments on entry and exit, each as the number of its contents."""
+    number = numbers.of
+    return tuple((number(envs_in[n]) if n in envs_in else None,
+                  number(outs[n]) if n in outs else None) for n in order)
+
+
+class EnvNumbers:
+    """A number per distinct environment contents (variables in their
+    order), so that a snapshot of the solver costs one lookup per node.
+    An environment is read-only once published, and the solver keeps the
+    one it has where a new one would be equal: between two snapshots most
+    nodes hold the same objects, whose contents are listed once."""
+
+    __slots__ = ("_by_contents", "_by_object")
+
+    def __init__(self):
+        self._by_contents: dict = {}  # tuple(env.items()) -> number
+        self._by_object: dict = {}  # id(env) -> (env, number); the env kept alive so its id stays its own
+
+    def of(self, env) -> int:
+        known = self._by_object.get(id(env))
+        if known is not None and known[0] is env:
+            return known[1]
+        contents = tuple(env.items())
+        number = self._by_contents.setdefault(contents, len(self._by_contents))
+        self._by_object[id(env)] = (env, number)
+        return number

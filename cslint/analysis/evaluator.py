@@ -36,6 +36,7 @@ from .raises import (
 from .unfailing import cannot_raise
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
+from .setfields import field_key
 from .structure import StructureReads, builds_library_object, containers_held, own_arguments, rows_alike
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .unanimity import unanimous_values
@@ -86,9 +87,8 @@ class Evaluator(StructureReads):
         self.info = info
         self.ctx = info.ctx
         self.atoms = info.ctx.atoms
-        # Results of expressions that read no variable, by node: the same
-        # whatever the environment.
-        self._static: dict = {}
+        self._static: dict = {}  # results of expressions that read no variable, by node (whatever the variables)
+        self.set_fields: frozenset = frozenset()  # the fields the dataflow keeps apart (setfields.SetFields)
         self._uniform_texts = ()
         self._env_reads = 0
         self.watch: Optional[ReadWatch] = None  # notes the variables read, while set
@@ -308,11 +308,11 @@ class Evaluator(StructureReads):
             if verdict is not None:
                 if verdict is UNIFORM_TEXT:
                     return EMPTY
-                kind, dims = verdict
-                return frozenset({source(kind, norm, self.ctx.path, expr.lineno, dims)})
-        attr = self.info.self_attr(expr)
-        if attr is not None:
-            return frozenset({field_read(self.info.class_key, attr)})
+                return frozenset({source(verdict[0], norm, self.ctx.path, expr.lineno, verdict[1])})
+        if (attr := self.info.self_attr(expr)) is not None:
+            held = env.get(field_key(attr)) if attr in self.set_fields else None  # what it set (setfields)
+            self._env_reads += held is not None
+            return frozenset({field_read(self.info.class_key, attr)}) if held is None else held
         # nothing in the text decides: the next evaluation goes straight to the object
         self._read_through.add(id(expr))
         return self._attribute_of(expr, env)

@@ -19,6 +19,7 @@ from .atoms import (
 )
 from .iteration import bind_iteration
 from .spans import CHANGED, bound_once, index_numbers, linear_difference, makes_slice, single_bindings
+from .setfields import own_of_set_field
 from .syntax import dotted, target_names, unparse
 from .unanimity import unanimity_read, unanimous_values
 
@@ -290,10 +291,11 @@ class StructureReads:
                 # (another file's method may store into it: the whole-tree pass reads the field itself)
                 return None
             value = self.eval(expr, env)
-            if len(value) == 1:
-                (atom,) = value
-                if atom.tag == "F" and atom.class_key == self.info.class_key and atom.attr == expr.attr:
-                    return frozenset({field_read(atom.class_key, own_field(atom.attr))})
+            if self.info.self_attr(expr) in self.set_fields:  # what this function set it to (setfields)
+                return own_of_set_field(value, self.info.class_key, expr.attr)
+            (atom,) = value if len(value) == 1 else (None,)
+            if atom is not None and atom.tag == "F" and atom.class_key == self.info.class_key and atom.attr == expr.attr:
+                return frozenset({field_read(atom.class_key, own_field(atom.attr))})
         return None
 
     def _own_containers(self) -> frozenset:
@@ -399,8 +401,7 @@ class StructureReads:
         return not _marker_shapes(atoms, marker)
 
     def _class_containers(self) -> frozenset:
-        """``self.attr`` the methods of this function's class (in this file)
-        assign a container to."""
+        """``self.attr`` the methods of this function's class (in this file) assign a container to."""
         ctx = self.ctx
         key = self.info.class_key
         found = ctx.container_fields.get(key)
