@@ -492,7 +492,7 @@ class Workers:
                 continue
             held = self._deferring.get(stub.path)
             if self.pool is None or held is None:
-                stub.settle(fill_variants(self._deferred, stub.path, stub.position))
+                self._fill_here([stub])
             else:
                 by_worker.setdefault(held[0], []).append(stub)
         asked = []
@@ -514,9 +514,9 @@ class Workers:
                 stub.settle(variants)
 
     def _fill_here(self, stubs: list) -> None:
-        """Pending summaries of a worker that is gone: their files extracted
-        again here as their jobs asked (the same functions deep, so the same
-        positions pending), then summarised."""
+        """Pending summaries extracted here, or by a worker that is gone
+        (their files extracted again here as their jobs asked: the same
+        functions deep, so the same positions pending), summarised here."""
         for stub in stubs:
             if stub.path not in self._deferred:
                 extract(self._deferring[stub.path][1], self.context, None, self._deferred)
@@ -547,10 +547,10 @@ class Workers:
             pass
 
     def close(self) -> None:
+        """Stop the workers (the pending summaries they held are extracted
+        here again if read: :meth:`_fill_here`)."""
         self._trees = {}
         self._holder = {}
-        self._deferred = {}
-        self._deferring = {}
         if self.pool is not None:
             pool, self.pool = self.pool, None
             for worker in pool:
@@ -565,3 +565,5 @@ class Workers:
 
     def __exit__(self, *exc) -> None:
         self.close()
+        self._deferred = {}
+        self._deferring = {}
