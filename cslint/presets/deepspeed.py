@@ -24,12 +24,15 @@ _FUNCTIONS = {
 }
 
 # deepspeed.comm keeps torch.distributed's signatures, so a group passed by
-# position sits where torch's does; its own helpers follow the same order
+# position sits where torch's does, and the tensor or list passed first holds
+# the group's agreed result afterwards (``dist.all_reduce(flag, op=MAX)``:
+# ``flag`` is the group's maximum on every member); its own helpers follow the
+# same order (``allgather_fn(output, input, group)`` gathers into ``output``)
 _POSITIONS = dict(GROUP_POSITIONS, allgather_fn=2, inference_all_reduce=2, reduce_scatter_fn=3)
-_collectives = [CollectiveSpec(f"deepspeed.comm.{name}", _T, result=result, group_arg=_POSITIONS.get(name))
-                for name, result in _FUNCTIONS.items()]
-_collectives += [CollectiveSpec(f"deepspeed.comm.comm.{name}", _T, result=result, group_arg=_POSITIONS.get(name))
-                 for name, result in _FUNCTIONS.items()]
+_INPLACE = {name: (0,) for name, result in _FUNCTIONS.items() if result == "uniform" and "barrier" not in name}
+_collectives = [CollectiveSpec(f"{module}.{name}", _T, result=result, inplace=_INPLACE.get(name, ()),
+                               group_arg=_POSITIONS.get(name))
+                for module in ("deepspeed.comm", "deepspeed.comm.comm") for name, result in _FUNCTIONS.items()]
 
 _sources = [
     SourceSpec("*.get_stage_id", "pipeline stage", dims=_PP),
