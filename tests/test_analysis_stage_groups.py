@@ -588,3 +588,70 @@ def test_a_group_looked_up_by_the_name_the_caller_passes_is_the_group_so_named()
                 reduce_by_name(t, get_tp_group().unique_name)
                 reduce_by_name(t, name)                        # reported: nothing says which group
     """) == [42, 44]
+
+
+def test_a_group_chosen_from_a_parameter_with_a_fallback_is_what_the_caller_passes_there():
+    # a workspace manager picks the group it checks the nodes over from its
+    # `cpu_group` parameter, else its `group` one, and a preflight helper
+    # takes `cpu_group` unless it is None: where the caller passes the
+    # tensor-parallel group there, a stage predicate above the call is the
+    # same on every rank of it; where it passes the world, nothing there, or
+    # the helper rebinds the group another way, the call is still reported
+    source = """
+        import torch.distributed as dist
+        from vllm.distributed import get_pp_group, get_tp_group, get_world_group
+
+
+        def same_node(group):
+            flags = [None] * dist.get_world_size(group)
+            dist.all_gather_object(flags, node_id(), group=group)
+            return flags
+
+
+        def preflight(cpu_group=None):
+            group = cpu_group
+            if group is None:
+                group = get_tp_group().cpu_group
+            dist.all_reduce(local_flag(), group=group)
+
+
+        def preflight_rebound(cpu_group=None):
+            group = cpu_group
+            if wide():
+                group = get_world_group().cpu_group
+            dist.all_reduce(local_flag(), group=group)
+
+
+        class Manager:
+            def initialize(self, group=None, cpu_group=None):
+                node_pg = cpu_group if cpu_group is not None else group
+                if node_pg is not None:
+                    same_node(node_pg)
+                    dist.barrier(group=node_pg)
+
+
+        def setup_tp():
+            Manager().initialize(cpu_group=get_tp_group().cpu_group)
+
+
+        def setup_world():
+            Manager().initialize(cpu_group=get_world_group().cpu_group)
+
+
+        def setup_unnamed():
+            Manager().initialize(group=get_tp_group().cpu_group)
+
+
+        def first_stage():
+            if get_pp_group().is_first_rank:
+                setup_tp()
+                preflight(cpu_group=get_tp_group().cpu_group)
+            if get_pp_group().is_first_rank:
+                setup_world()                                        # reported: the world spans the stages
+            if get_pp_group().is_first_rank:
+                setup_unnamed()                                      # reported: `cpu_group` not passed
+            if get_pp_group().is_first_rank:
+                preflight_rebound(cpu_group=get_tp_group().cpu_group)  # reported: rebound past the parameter
+    """
+    marked = [i for i, line in enumerate(textwrap.dedent(source).splitlines(), 1) if "# reported" in line]
+    assert _lines(source) == marked

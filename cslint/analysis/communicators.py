@@ -22,8 +22,9 @@ from .syntax import dotted, unparse
 from .vocabulary import COMM_FACTORIES, GROUP_FROM_RANKS, GROUPS_BY_ENUMERATION
 
 
-#: the values a name may be bound to a group by (``group = get_tp_group()``, ``g = group``)
-_GROUP_VALUE_TYPES = (ast.Name, ast.Attribute, ast.Call)
+#: the values a name may be bound to a group by (``group = get_tp_group()``, ``g = group``; a
+#: parameter with a fallback, ``pg = cpu_group if cpu_group is not None else group``)
+_GROUP_VALUE_TYPES = (ast.Name, ast.Attribute, ast.Call, ast.IfExp, ast.BoolOp)
 
 
 class Communicators:
@@ -40,8 +41,9 @@ class Communicators:
         #: (``ModuleContext._field_groups``, ``size_fields_of``) instead of a walk of their own
         self.field_writes: list = []
         #: ``(name, value)`` of each ``name = value`` of the module whose value is a name, an
-        #: attribute or a call chain, kept by the same walk: read for the locals that may hold a
-        #: group (``ModuleContext.group_holding_locals``) instead of a walk of each function
+        #: attribute or a call chain, or a choice of a name with a fallback, kept by the same walk:
+        #: read for the locals that may hold a group (``ModuleContext.group_holding_locals``,
+        #: ``wrappers.fallback_candidates``) instead of a walk of each function
         self.name_writes: list = []
         self._enumerated: dict = {}  # text of the rank lists -> the group text this rank's group is bound to
         self._own_lists: dict = {}  # text of the rank lists -> the name bound to the one holding this rank

@@ -15,6 +15,7 @@ from typing import Optional
 from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
 from .astwalk import children_into, walk as fast_walk
 from .communicators import group_holding_locals, registry_lookup_key
+from .fallbacks import fallback_candidates, param_fallbacks
 from .records import CollectiveMatch
 from .scope import canonical_text, runs_over_receiver
 from .shapes import returns_one_tuple_shape
@@ -44,10 +45,13 @@ def match_call(info, call: ast.Call, raw: Optional[str], canon: Optional[str]):
         if runs_over_receiver(info.ctx, call, match):
             return match._replace(group=_receiver_group(info, call) or group)
         if group.startswith("group:"):
-            head = group[6:].partition(".")[0]  # a group's own attributes are that group
+            head, dot, rest = group[6:].partition(".")  # a group's own attributes are that group
             local = local_group(info, head) if head.isidentifier() and head != "self" else None
             if local is not None:
                 return match._replace(group=local)
+            param = param_with_fallback(info, head)
+            if param is not None:
+                return match._replace(group=f"group:{param}{dot}{rest}")
         return match
     if not raw or not imports_a_wrapper(info.ctx):
         return match
@@ -131,7 +135,13 @@ def call_group_arguments(info, call: ast.Call) -> tuple:
         return passed
     out = None
     for index, (key, text) in enumerate(passed):
-        head, dot, _ = text.partition(".")
+        head, dot, rest = text.partition(".")
+        if key != "self" and group_from_text(text) is None:
+            param = param_with_fallback(info, head)
+            if param is not None:
+                out = out or list(passed)
+                out[index] = (key, f"{param}{dot}{rest}")
+                continue
         if head not in info.local_names or head in info.params or head == info.self_name \
                 or head not in group_holding_locals(info.ctx) or group_from_text(text) is not None:
             continue
@@ -173,6 +183,20 @@ def _registry_key(info, name: str) -> Optional[str]:
         return None
     key = next(iter(keys))
     return key if key in info.params else None
+
+
+def param_with_fallback(info, name: str) -> Optional[str]:
+    """The parameter a local of the function is bound to with a fallback
+    where it is None (:mod:`~cslint.analysis.fallbacks`): a collective over
+    the local runs over what a call passes for that parameter.  Only a name
+    the file binds so somewhere is asked about, from the function's binding
+    statements found once (:func:`_binding_nodes`)."""
+    if name not in fallback_candidates(info.ctx):
+        return None
+    found = info.__dict__.get("_param_fallbacks")
+    if found is None:
+        found = info.__dict__["_param_fallbacks"] = param_fallbacks(info, _binding_nodes(info.ctx, info.func)[1])
+    return found.get(name)
 
 
 def _group_holding_names(info) -> frozenset:
