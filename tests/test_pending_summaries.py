@@ -116,3 +116,53 @@ def test_a_run_finds_what_the_eager_extraction_finds(tmp_path, monkeypatch):
     eager = check_paths([str(tmp_path)], cache=False, jobs=1)
     assert [f.to_json() for f in lazy.findings] == [f.to_json() for f in eager.findings]
     assert lazy.findings
+
+
+def _nested_sum(depth: int) -> str:
+    # a left-deep chain of additions parses (the parser does not recurse on
+    # it) but nests the summary walk past the interpreter's recursion limit
+    return "x" + " + 1" * depth
+
+
+def _findings_with_and_without_the_fact_cache(tmp_path, monkeypatch, source: str):
+    (tmp_path / "work.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    cached = check_paths(["work.py"], cache=True, jobs=1)  # eager extraction, written to .cslint_cache/
+    lazy = check_paths(["work.py"], cache=False, jobs=1)
+    return [f.to_json() for f in cached.findings], [f.to_json() for f in lazy.findings]
+
+
+def test_a_summary_too_deep_to_walk_gives_the_same_findings_with_or_without_the_cache(tmp_path, monkeypatch):
+    # the deep helper reaches no collective and writes no field: left pending
+    # without the cache and never read, summarised at once with it; the file
+    # was CSL001 with the cache and clean of CSL001 without it
+    source = textwrap.dedent(f"""
+        import torch.distributed as dist
+
+        class Box:
+            def deep(self, x):
+                return {_nested_sum(1500)}
+
+        def step(t):
+            if dist.get_rank() == 0:
+                return
+            dist.all_reduce(t)
+        """)
+    cached, lazy = _findings_with_and_without_the_fact_cache(tmp_path, monkeypatch, source)
+    assert cached == lazy
+    assert [f["code"] for f in lazy] == ["CSL102"]
+
+
+def test_a_function_reaching_a_collective_too_deep_to_walk_is_csl001_either_way(tmp_path, monkeypatch):
+    source = textwrap.dedent(f"""
+        import torch.distributed as dist
+
+        def step(t, x):
+            y = {_nested_sum(1500)}
+            if dist.get_rank() == 0:
+                return y
+            dist.all_reduce(t)
+        """)
+    cached, lazy = _findings_with_and_without_the_fact_cache(tmp_path, monkeypatch, source)
+    assert cached == lazy
+    assert [f["code"] for f in lazy] == ["CSL001"]

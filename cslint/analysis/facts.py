@@ -40,7 +40,7 @@ from .feasibility import Feasibility
 from .function import FunctionInfo, rank_param_sources
 from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
-from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts
+from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
 from .scope import ModuleContext, canonical_text, module_name_for
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, single_rank_side
@@ -82,6 +82,20 @@ def summarised(info: FunctionInfo, called_names: frozenset) -> FuncFacts:
     gives them, worked out later for a
     :class:`~cslint.analysis.records.PendingFuncFacts`."""
     return extract_function(info, False, called_names)[0]
+
+
+def summarised_or_empty(info: FunctionInfo, called_names: frozenset, position: int) -> FuncFacts:
+    """:func:`summarised`, or an empty summary where the walk nests past the
+    interpreter's recursion limit.  A function that may be left pending
+    (reaches no collective, writes no field) gets this whether it is
+    summarised at once or when the pass reads it, so that a file's
+    findings do not depend on whether its facts come from the fact cache
+    (eager) or not (lazy): a function the pass never reads would otherwise
+    make the file CSL001 in one mode and not in the other."""
+    try:
+        return summarised(info, called_names)
+    except RecursionError:
+        return pending_function(info, called_names, position).settled({None: Variant()})
 
 
 def pending_function(info: FunctionInfo, called_names: frozenset, position: int) -> PendingFuncFacts:
@@ -679,7 +693,11 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                 facts.defined_names.add(info.qualname.rsplit(".", 1)[-1])
                 deferred[i] = (info, scans[i].names)
                 continue
-            func_facts, exit_env = extract_function(info, deep[i], scans[i].names)
+            if not deep[i] and info is not module_body and writes_no_field(info):
+                # the summary a pending function gets when the pass reads it (the same on overflow)
+                func_facts, exit_env = summarised_or_empty(info, scans[i].names, i), None
+            else:
+                func_facts, exit_env = extract_function(info, deep[i], scans[i].names)
             facts.functions.append(func_facts)
             facts.defined_names.add(info.qualname.rsplit(".", 1)[-1])
             if any(site.collective for v in func_facts.variants.values() for site in v.sites):

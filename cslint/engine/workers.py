@@ -32,8 +32,8 @@ from typing import Optional
 from ..config import Settings
 from ..decoding import SourceDecodeError, decode_source
 from ..presets import Knowledge, load_presets
-from ..analysis.facts import extract_file_facts, pending_function, summarised
-from ..analysis.records import FileFacts, FuncFacts, Variant, is_pending
+from ..analysis.facts import extract_file_facts, summarised_or_empty
+from ..analysis.records import FileFacts, FuncFacts, is_pending
 from .cache import store_pickle
 from .reducers import FACT_REDUCERS
 
@@ -169,10 +169,7 @@ def fill_variants(deferred: dict, path: str, position: int) -> FuncFacts:
     empty summary (extracted at once, it made the whole file CSL001:
     left pending, only a function the pass reads can meet the limit)."""
     info, called_names = deferred[path][position]
-    try:
-        return summarised(info, called_names)
-    except RecursionError:
-        return pending_function(info, called_names, position).settled({None: Variant()})
+    return summarised_or_empty(info, called_names, position)
 
 
 def describe_syntax_error(exc: SyntaxError) -> str:
