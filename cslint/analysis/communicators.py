@@ -155,6 +155,15 @@ def group_holding_locals(ctx) -> frozenset:
                 built_over = built_over_fields(ctx) if built_over is None else built_over
                 if text[len("self."):] in built_over:  # ``comm = self.pynccl_comm``
                     names.add(name)
+    found = ctx.__dict__["_group_holding_locals"] = with_copies(names, copies)
+    return found
+
+
+def with_copies(names: set, copies: list) -> frozenset:
+    """``names`` and every local bound from one of them through a chain of
+    plain copies (``recv = group``; ``copies`` holds (source, target)
+    pairs in any order)."""
+    names = set(names)
     grown = True
     while grown and copies:
         grown = False
@@ -162,8 +171,7 @@ def group_holding_locals(ctx) -> frozenset:
             if source in names and target not in names:
                 names.add(target)
                 grown = True
-    found = ctx.__dict__["_group_holding_locals"] = frozenset(names)
-    return found
+    return frozenset(names)
 
 
 #: the keywords by which a communicator's constructor is handed the group it runs over

@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
 from .astwalk import children_into, walk as fast_walk
-from .communicators import group_holding_locals, registry_lookup_key
+from .communicators import group_holding_locals, registry_lookup_key, with_copies
 from .fallbacks import fallback_candidates, param_fallbacks
 from .records import CollectiveMatch
 from .scope import canonical_text, runs_over_receiver
@@ -218,14 +218,7 @@ def _group_holding_names(info) -> frozenset:
                 text = dotted(node.value)
                 if text and group_from_text(text) is not None:
                     names.update(targets)
-        grown = True
-        while grown and copies:
-            grown = False
-            for source, target in copies:
-                if source in names and target not in names:
-                    names.add(target)
-                    grown = True
-        found = info.__dict__["_group_holding_names"] = frozenset(names)
+        found = info.__dict__["_group_holding_names"] = with_copies(names, copies)
     return found
 
 
