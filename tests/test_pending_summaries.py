@@ -16,6 +16,7 @@ from cslint.analysis.scope import ModuleContext
 from cslint.analysis.uniformity import UniformityInfo
 from cslint.api import check_paths
 from cslint.config import Settings
+from cslint.engine.gather import constructed_classes
 from cslint.presets import load_presets
 
 KNOWLEDGE = load_presets(["torch_distributed"])
@@ -166,3 +167,54 @@ def test_a_function_reaching_a_collective_too_deep_to_walk_is_csl001_either_way(
     cached, lazy = _findings_with_and_without_the_fact_cache(tmp_path, monkeypatch, source)
     assert cached == lazy
     assert [f["code"] for f in lazy] == ["CSL001"]
+
+
+CONSTRUCTING = textwrap.dedent("""
+    import torch.distributed as dist
+    from pkg import conf
+
+    def settings(rank):
+        return conf.Settings.for_model(rank)
+
+    def plan(rank):
+        return conf.Plan(rank)
+
+    def layout(rank):
+        return plan(rank)
+
+    def step(t):
+        rank = dist.get_rank()
+        if settings(rank).degree > 1 and layout(rank).ready:
+            dist.all_reduce(t)
+""")
+
+
+class _BatchFiller(_Filler):
+    """A filler that notes each request's pending functions."""
+
+    def __init__(self, deferred: dict):
+        super().__init__(deferred)
+        self.requests: list = []
+
+    def fill(self, stubs) -> None:
+        self.requests.append([stub.qualname for stub in stubs if is_pending(stub)])
+        super().fill(stubs)
+
+
+def test_the_classes_deep_sites_construct_fill_the_returns_they_follow_a_level_at_a_time():
+    deferred: dict = {}
+    facts = extract_file_facts("pkg/work.py", CONSTRUCTING.encode(), Settings(), KNOWLEDGE, module="pkg.work",
+                               deferred=deferred)
+    filler = _BatchFiller(deferred)
+    functions: dict = {}
+    for fn in facts.functions:
+        if is_pending(fn):
+            fn.filler = filler
+        functions.setdefault((fn.module, fn.qualname), []).append(fn)
+    conditions = [cond.atoms for fn in facts.functions if fn.deep
+                  for variant in fn.variants.values() for site in variant.sites for cond in site.conds]
+    made: set = set()
+    constructed_classes(conditions, functions, made, set())
+    assert made == {"pkg.conf.Settings.for_model", "pkg.conf.Plan"}
+    # both helpers the condition calls in one request (in file order), then what one of them returns
+    assert filler.requests == [["settings", "layout"], ["plan"]]

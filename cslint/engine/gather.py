@@ -18,7 +18,7 @@ import itertools
 import re
 from typing import Optional
 
-from ..analysis.records import FileFacts, is_pending, merge_partial
+from ..analysis.records import FileFacts, fill_pending, is_pending, merge_partial
 from ..analysis.syntax import CONSTRUCTORS, called_as
 from ..analysis.typedcalls import typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
@@ -207,13 +207,14 @@ class FactGatherer:
                 functions.setdefault((fn.module, fn.qualname), []).append(fn)
         made: set = set()
         seen: set = set()
+        values: list = []
         for site in self._deep_sites():
-            values = [cond.atoms for cond in site.conds] + list(site.args) \
-                + [atoms for _keyword, atoms in site.kwargs]
-            for atoms in values:
+            for atoms in [cond.atoms for cond in site.conds] + list(site.args) \
+                    + [atoms for _keyword, atoms in site.kwargs]:
                 if id(atoms) not in seen:
                     seen.add(id(atoms))
-                    constructed_classes(atoms, functions, made, seen)
+                    values.append(atoms)
+        constructed_classes(values, functions, made, seen)
         if not made:
             return {}
         unparsed = self._unparsed_modules(by_path)
@@ -477,30 +478,48 @@ def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> No
             deciding_definitions(atom.inner, out, seen, False)
 
 
-def constructed_classes(atoms, functions: dict, out: set, seen: set) -> None:
-    """Add to ``out`` the dotted names of the unresolved calls among
-    ``atoms`` whose name has a capitalised part: a class's construction or
-    one of its classmethods (``pkg.conf.Settings.for_model``), however
-    deep in attribute reads, projections and collective results, and in the
-    returns of the analysed functions (``functions``: (module, qualified
-    name) -> FuncFacts) the atoms call (a helper building the object)."""
+def constructed_classes(values: list, functions: dict, out: set, seen: set) -> None:
+    """Add to ``out`` the dotted names of the unresolved calls among the
+    atom sets ``values`` whose name has a capitalised part: a class's
+    construction or one of its classmethods (``pkg.conf.Settings.for_model``),
+    however deep in attribute reads, projections and collective results,
+    and in the returns of the analysed functions (``functions``: (module,
+    qualified name) -> FuncFacts) the atoms call (a helper building the
+    object).  The returns are followed a level at a time: the pending
+    summaries of one level are worked out together, one request per worker,
+    in file order (one at a time, the pass waited on a round trip per
+    function).  What is added to ``out`` is the same in any order."""
+    while values:
+        targets: dict = {}  # id -> function called
+        for atoms in values:
+            _constructed_calls(atoms, functions, out, seen, targets)
+        level = sorted(targets.values(), key=lambda fn: (fn.path, fn.line, fn.key))
+        fill_pending(level)
+        values = []
+        for fn in level:
+            for variant in fn.variants.values():
+                if id(variant.returns) not in seen:
+                    seen.add(id(variant.returns))
+                    values.append(variant.returns)
+
+
+def _constructed_calls(atoms, functions: dict, out: set, seen: set, targets: dict) -> None:
+    """:func:`constructed_classes` within one atom set: the class names go
+    to ``out``, the analysed functions called to ``targets``."""
     for atom in atoms:
         tag = atom.tag
         if tag == "R":
             ref = atom.ref
-            targets = ()
+            found = ()
             if ref.tag == "func":
-                targets = functions.get((ref.module, ref.qualname), ())
+                found = functions.get((ref.module, ref.qualname), ())
             elif ref.tag == "qual":
                 head, _, name = ref.dotted.rpartition(".")
-                targets = functions.get((head, name), ())
-                if not targets and atom.fallback and any(part[:1].isupper() for part in ref.dotted.split(".")):
+                found = functions.get((head, name), ())
+                if not found and atom.fallback and any(part[:1].isupper() for part in ref.dotted.split(".")):
                     out.add(ref.dotted)
-            for fn in targets:
-                for variant in fn.variants.values():
-                    if id(variant.returns) not in seen:
-                        seen.add(id(variant.returns))
-                        constructed_classes(variant.returns, functions, out, seen)
+            for fn in found:
+                targets.setdefault(id(fn), fn)
         elif (tag == "J" or tag == "C" or tag == "A") and id(atom.inner) not in seen:
             seen.add(id(atom.inner))
-            constructed_classes(atom.inner, functions, out, seen)
+            _constructed_calls(atom.inner, functions, out, seen, targets)
