@@ -178,6 +178,15 @@ def with_copies(names: set, copies: list) -> frozenset:
 _GROUP_KEYWORDS = ("group", "process_group", "pg", "cpu_group", "device_group")
 
 
+def assigned_fields(ctx) -> frozenset:
+    """The attributes some ``self.attr = ...`` of the file ``ctx`` assigns,
+    from the field writes the imports walk kept; once per file."""
+    found = ctx.__dict__.get("_assigned_fields")
+    if found is None:
+        found = ctx.__dict__["_assigned_fields"] = frozenset(attr for attr, _value in ctx.field_writes)
+    return found
+
+
 def built_over_fields(ctx) -> dict:
     """attr -> ``self.<other>`` for each field of the file every assignment
     of which (``None`` aside) builds an object over another field of the

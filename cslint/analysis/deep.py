@@ -10,6 +10,7 @@ import ast
 from ..model import Span
 from . import cfg as cfgmod
 from .callfacts import collective_facts, wrapper_facts
+from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .structure import own_arguments
@@ -34,10 +35,7 @@ def called_field(info, func):
             or func.value.id != info.self_name or not info.class_key:
         return None
     ctx = info.ctx
-    fields = ctx.__dict__.get("_assigned_fields")
-    if fields is None:
-        fields = ctx._assigned_fields = frozenset(attr for attr, _value in ctx.field_writes)
-    if func.attr not in fields:
+    if func.attr not in assigned_fields(ctx):
         return None
     if f"{info.class_key.partition(':')[2]}.{func.attr}" in ctx.definitions():
         return None

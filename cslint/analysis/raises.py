@@ -29,6 +29,7 @@ import builtins
 
 from .astwalk import walk as fast_walk
 from .atoms import RaisedBy, made
+from .cfg import CATCH_ALL
 from .logs import logging_call
 from .receivers import bound_names, other_bindings, param_names
 from .scope import canonical_text
@@ -143,11 +144,6 @@ def own_classes_only(info, stmt) -> bool:
     return found
 
 
-#: what an ``except`` clause names that surely catches any exception an
-#: ordinary ``raise`` or a failing ``assert`` makes
-CATCH_ALL_NAMES = frozenset({"Exception", "BaseException"})
-
-
 def swallowed_here(info, stmt) -> bool:
     """Whether a ``raise X(...)`` or an ``assert`` in a ``try`` body of its
     own function is caught there and goes no further: a ``try`` around it
@@ -175,7 +171,7 @@ def swallowed_here(info, stmt) -> bool:
                 return False
             for handler in parent.handlers:
                 names = exception_names(handler.type)
-                if handler.type is None or any(name in CATCH_ALL_NAMES or name == raised for name in names):
+                if handler.type is None or any(name in CATCH_ALL or name == raised for name in names):
                     return True
         child, parent = parent, info.parents.get(id(parent))
     return False

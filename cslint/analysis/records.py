@@ -316,7 +316,6 @@ def merge_partial(earlier: FileFacts, patch: FileFacts) -> FileFacts:
     return merged
 
 
-
 class _WalkPart:
     """A part of a pending summary that only its summary walk gives (or
     gives as the function's other facts read it after the walk): reading

@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
 from .astwalk import children_into, walk as fast_walk
-from .communicators import group_holding_locals, registry_lookup_key, with_copies
+from .communicators import assigned_fields, group_holding_locals, registry_lookup_key, with_copies
 from .fallbacks import fallback_candidates, param_fallbacks
 from .records import CollectiveMatch
 from .scope import canonical_text, runs_over_receiver
@@ -80,19 +80,11 @@ def _receiver_group(info, call: ast.Call) -> Optional[str]:
     receiver = call.func.value.id
     ctx = info.ctx
     if receiver == info.self_name:
-        return None if call.func.attr in _written_fields(ctx) else f"group:{receiver}"
+        return None if call.func.attr in assigned_fields(ctx) else f"group:{receiver}"
     if receiver in info.params:
         rebound = any(type(node) is ast.Name and node.id == receiver for node in _binding_nodes(ctx, info.func)[1])
         return None if rebound else f"group:{receiver}"  # (``g = g or default()``: not what the caller passes)
     return local_group(info, receiver) if receiver in group_holding_locals(ctx) else None
-
-
-def _written_fields(ctx) -> frozenset:
-    """The attributes some ``self.attr = ...`` of the file assigns; once per file."""
-    found = ctx.__dict__.get("_written_fields")
-    if found is None:
-        found = ctx.__dict__["_written_fields"] = frozenset(attr for attr, _ in ctx.field_writes)
-    return found
 
 
 def local_group(info, name: str, at: Optional[tuple] = None) -> Optional[str]:
@@ -168,7 +160,8 @@ def _registry_key(info, name: str) -> Optional[str]:
     names there (:func:`~cslint.analysis.program.bound_group`); None
     where some binding is anything else."""
     keys = set()
-    for node in _binding_nodes(info.ctx, info.func)[1]:
+    bindings = _binding_nodes(info.ctx, info.func)[1]
+    for node in bindings:
         kind = type(node)
         if kind is ast.Assign:
             if any(type(t) is ast.Name and t.id == name for t in node.targets):
@@ -178,7 +171,7 @@ def _registry_key(info, name: str) -> Optional[str]:
                 return None  # a loop or comprehension target
         elif kind is not ast.Name and name in node.names:
             return None
-    stores = sum(1 for node in _binding_nodes(info.ctx, info.func)[1] if type(node) is ast.Name and node.id == name)
+    stores = sum(1 for node in bindings if type(node) is ast.Name and node.id == name)
     if len(keys) != 1 or None in keys or stores != 1:
         return None
     key = next(iter(keys))

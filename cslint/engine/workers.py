@@ -106,7 +106,7 @@ def extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
     """The facts of one job (and their cache entry, when the job names one).
     ``trees``: resolved path -> (bytes, syntax tree) of the files parsed
     before, read and added to (see :meth:`Workers.keep_trees`);
-    ``deferred``: resolved path -> {position: FunctionInfo} of the pending
+    ``deferred``: resolved path -> {position: (FunctionInfo, called names)} of the pending
     summaries, added to for a lazy job."""
     facts = _extract(job, context, trees, deferred)
     if job.store:
@@ -164,10 +164,9 @@ def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
 
 
 def fill_variants(deferred: dict, path: str, position: int) -> FuncFacts:
-    """The facts of a pending summary, from what its extraction kept.
-    A summary walk nested past the interpreter's recursion limit gives an
-    empty summary (extracted at once, it made the whole file CSL001:
-    left pending, only a function the pass reads can meet the limit)."""
+    """The facts of a pending summary, from what its extraction kept (an
+    empty summary where the walk nests past the recursion limit, as at
+    once: :func:`~cslint.analysis.facts.summarised_or_empty`)."""
     info, called_names = deferred[path][position]
     return summarised_or_empty(info, called_names, position)
 
@@ -194,7 +193,7 @@ class _WorkerProcess:
     def __init__(self, context: RunContext):
         self.context = context
         self.trees: dict = {}
-        self.deferred: dict = {}  # resolved path -> {position: FunctionInfo} of its pending summaries
+        self.deferred: dict = {}  # resolved path -> {position: (FunctionInfo, called names)} of its pending summaries
 
     def parse_batch(self, jobs: list) -> list:
         return [extract(job, self.context, self.trees, self.deferred) for job in jobs]
@@ -330,7 +329,7 @@ class Workers:
         self._trees: dict = {}
         #: resolved path -> the index of the worker that parsed it last (and keeps its tree)
         self._holder: dict = {}
-        #: resolved path -> {position: FunctionInfo} of the pending summaries of the files parsed in-process
+        #: resolved path -> {position: (FunctionInfo, called names)} of the pending summaries of the files parsed in-process
         self._deferred: dict = {}
         #: resolved path -> (the index of the worker holding its pending summaries, its job)
         self._deferring: dict = {}
