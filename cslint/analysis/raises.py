@@ -36,8 +36,8 @@ from .scope import canonical_text
 from .syntax import dotted
 from .unfailing import cannot_raise
 from .vocabulary import (
-    HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, LIBRARY_LOADS, LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES,
-    PURE_BUILTINS,
+    BUILTINS_FAILING_BY_ARGUMENTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, LIBRARY_LOADS, LIKE_TENSOR_FACTORIES,
+    NUMERIC_FILE_CALLS, NUMERIC_MODULES,
 )
 
 #: the builtin exception classes: what they raise is never of a class the tree defines
@@ -288,7 +288,7 @@ def fails_by_operands(call, info, ctx) -> bool:
     job's hardware: the setup it asks about is the job's): whether it fails
     follows its operands, alike on every rank given the same."""
     raw = call.raw
-    if raw in PURE_BUILTINS and raw not in info.local_names and raw not in ctx.module_functions:
+    if raw in BUILTINS_FAILING_BY_ARGUMENTS and raw not in info.local_names and raw not in ctx.module_functions:
         return True
     if raw in BUILTIN_EXCEPTIONS and raw not in info.local_names and raw not in ctx.module_classes:
         return True  # making the object fails nowhere; raising it is up to the ``raise``'s own tests

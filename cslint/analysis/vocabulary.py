@@ -21,8 +21,10 @@ RANK_ENV_VARS = {
 
 SEEDED_GENERATORS = {"Random", "default_rng", "RandomState", "Generator", "SeedSequence", "manual_seed"}
 
-# Builtins whose exceptions depend only on their arguments.
-PURE_BUILTINS = {
+# Builtins whose exceptions depend only on their arguments (another set than
+# presets.PURE_BUILTINS: the builtins that neither communicate nor change
+# anything a rank can see, which the fix facts read).
+BUILTINS_FAILING_BY_ARGUMENTS = {
     "int", "float", "str", "bool", "bytes", "len", "list", "dict", "tuple", "set", "frozenset", "sorted",
     "min", "max", "sum", "abs", "round", "divmod", "range", "enumerate", "zip", "isinstance", "issubclass",
     "getattr", "hasattr", "repr", "format", "any", "all", "map", "filter", "reversed", "iter", "hash",
