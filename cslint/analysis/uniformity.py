@@ -222,8 +222,8 @@ class UniformityInfo:
         return True
 
     def sequence(self, variant, indices, mode, groups: Optional[frozenset] = None) -> tuple:
-        """The collectives (name, group) a sequence of sites issues over
-        ``groups`` (every group when None); a loop
+        """The collectives (operation, group) a sequence of sites issues over
+        ``groups`` (every group when None; :func:`_names_reached`); a loop
         (:class:`~cslint.analysis.alternatives.LoopToken`) is one element:
         the set of what one iteration may issue."""
         sequence = []
@@ -539,7 +539,8 @@ def _arm_joins(info: UniformityInfo, variant, arms, reached: list, groups: froze
     Which of the arm's paths a rank takes is its own tests' question, asked
     where they guard the compensating calls, as for an arm a chain writes
     out (see :meth:`UniformityInfo._arms_match`)."""
-    wanted = {(r.name, r.group) for r in reached}
+    operation = info.knowledge.operation
+    wanted = {(operation(r.name), r.group) for r in reached}
     sides = []
     for arm in arms:
         issued: set = set()
@@ -561,11 +562,19 @@ def _flatten_issued(sequence: tuple, out: set) -> None:
 
 
 def _names_reached(info: UniformityInfo, site: Site, mode: frozenset) -> tuple:
-    """(name, group) of each of ``info.collectives_reached(site, mode)``, in
-    order, worked out once per site and mode."""
+    """(operation, group) of each of ``info.collectives_reached(site, mode)``,
+    in order, each once, worked out once per site and mode.  What one call
+    reaches is what it may issue, not a sequence: a callee choosing between
+    its communicators' all-reduces over one group (two collectives of the
+    tree, both bound to that group here) issues one all-reduce over it, as
+    does a helper named for the operation (:meth:`Knowledge.operation`:
+    ``tensor_model_parallel_all_reduce``), so an arm calling the one and an
+    arm calling the other issue the same sequence."""
     key = (id(site), mode)
     found = info._reached_names.get(key)
     if found is None or found[0] is not site:
-        found = info._reached_names[key] = (
-            site, tuple((reached.name, reached.group) for reached in info.collectives_reached(site, mode)))
+        operation = info.knowledge.operation
+        issued = dict.fromkeys((operation(reached.name), reached.group)
+                               for reached in info.collectives_reached(site, mode))
+        found = info._reached_names[key] = (site, tuple(issued))
     return found[1]

@@ -197,6 +197,10 @@ class CollectiveSpec:
     #: payload it passed holds what every rank of the group gets back
     root_arg: Optional[int] = None
     root_kw: tuple = ()
+    #: the operation the call performs where its name is a helper's, not the
+    #: operation's (``tensor_model_parallel_all_reduce`` all-reduces over
+    #: tp): two arms issuing the helper and the operation are in step
+    operation: str = ""
 
 
 #: Source kinds the analysis treats specially (see analysis/program.py).
@@ -442,6 +446,17 @@ class Knowledge:
             memo = self.__dict__["_payload_local_names"] = frozenset(
                 spec.pattern.rsplit(".", 1)[-1] for spec in self.collectives if spec.payload_local)
         return memo
+
+    def operation(self, name: str) -> str:
+        """The operation a collective of this last name performs
+        (:attr:`CollectiveSpec.operation`): ``name`` itself unless a spec
+        of that name says otherwise."""
+        memo = self.__dict__.get("_operations")
+        if memo is None:
+            memo = self.__dict__["_operations"] = {
+                spec.pattern.rsplit(".", 1)[-1].lstrip("*"): spec.operation
+                for spec in self.collectives if spec.operation}
+        return memo.get(name, name)
 
     def relative_rank_dims(self, receiver: str, member: str) -> Optional[frozenset]:
         """Dimensions a rank identity read from a group object differs along:

@@ -92,16 +92,20 @@ for _name, _result in (("broadcast", "uniform"), ("barrier", "uniform"), ("gathe
     _collectives.append(CollectiveSpec("*." + _name, _T, result=_result, receiver="comm",
                                        join="none" if _name.endswith("barrier") else ""))
 # Module-level helpers of tensor-parallel libraries.
-for _name, _result in (
-    ("tensor_model_parallel_all_reduce", "uniform"), ("tensor_model_parallel_all_gather", "uniform"),
-    ("tensor_model_parallel_gather", "local"), ("tensor_model_parallel_reduce_scatter", "shard"),
-    ("*reduce_from_tensor_model_parallel_region", "uniform"),
-    ("*gather_from_tensor_model_parallel_region", "uniform"),
-    ("*reduce_scatter_to_sequence_parallel_region", "shard"),
-    ("*gather_from_sequence_parallel_region", "uniform"),
+# (name, result, the operation each performs over tp)
+for _name, _result, _operation in (
+    ("tensor_model_parallel_all_reduce", "uniform", "all_reduce"),
+    ("tensor_model_parallel_all_gather", "uniform", "all_gather"),
+    ("tensor_model_parallel_gather", "local", "gather"),
+    ("tensor_model_parallel_reduce_scatter", "shard", "reduce_scatter"),
+    ("*reduce_from_tensor_model_parallel_region", "uniform", "all_reduce"),
+    ("*gather_from_tensor_model_parallel_region", "uniform", "all_gather"),
+    ("*reduce_scatter_to_sequence_parallel_region", "shard", "reduce_scatter"),
+    ("*gather_from_sequence_parallel_region", "uniform", "all_gather"),
 ):
-    _collectives.append(CollectiveSpec(_name, _T, group="tp", result=_result))
-    _collectives.append(CollectiveSpec("*." + _name.lstrip("*"), _T, group="tp", result=_result))
+    _collectives.append(CollectiveSpec(_name, _T, group="tp", result=_result, operation=_operation))
+    _collectives.append(CollectiveSpec("*." + _name.lstrip("*"), _T, group="tp", result=_result,
+                                       operation=_operation))
 for _name in ("broadcast_tensor_dict", "all_gather_object", "broadcast_object_list"):
     _collectives.append(CollectiveSpec(_name, _T))
 # Wrapping a module in DDP checks the parameter shapes across the group (an
