@@ -42,13 +42,13 @@ from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, 
 from .unanimity import unanimous_values
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS, PARTIAL_APPLICATIONS,
-    PLACE_CLASS_NAMES, PLACE_CLASSES, PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS,
-    KIND_METHODS, SEEDED_GENERATORS, SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS,
+    PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS, KIND_METHODS, SEEDED_GENERATORS,
+    SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS, WHOLLY_HELD_CLASSES, WHOLLY_HELD_NAMES,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
 #: the last names of library calls whose result may only hold its arguments (:func:`_held`)
-_HOLDING_NAMES = PLACEMENT_METHODS | PLACE_CLASS_NAMES
+_HOLDING_NAMES = PLACEMENT_METHODS | WHOLLY_HELD_NAMES
 
 # What a call's text decides about its result (_plan_call)
 _OPEN = "open"  # evaluated from its receiver, arguments and reference
@@ -373,7 +373,7 @@ class Evaluator(StructureReads):
                 kwargs_seen, arg_atoms = _placed(args, kwargs, arg_atoms)
             if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS or last in KIND_METHODS:
                 receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs_seen, arg_atoms)
-            if arg_atoms and last is not None and (last in _HOLDING_NAMES or "A" <= last[0] <= "Z"):
+            if arg_atoms and last is not None and (last in _HOLDING_NAMES or "A" <= last.lstrip("_")[:1] <= "Z"):
                 if args and builds_library_object(last, ref):
                     arg_atoms = containers_held(self, call, args, kwargs_seen, arg_atoms, env)
                 arg_atoms = _held(func, last, ref, arg_atoms, self.ctx.imports)
@@ -747,17 +747,17 @@ def _held(func, last: Optional[str], ref, arg_atoms: frozenset, imports: dict) -
     or an offset given to its constructor is inside it, not what it is: it
     exists, has its type and answers its own questions alike on every rank.
     The arguments' structure (a list filled on some ranks only) still makes
-    it differ."""
+    it differ, but for a place or a process group (WHOLLY_HELD_CLASSES)."""
     if not arg_atoms or last is None:
         return arg_atoms
     if last in PLACEMENT_METHODS and type(func) is ast.Attribute:
         return hold(arg_atoms)
+    if last in WHOLLY_HELD_NAMES and (ref is None or ref.tag == "qual") \
+            and canonical_text(dotted(func), imports) in WHOLLY_HELD_CLASSES:
+        # all of it held: what a device or a process group is made from decides neither that it is one nor its type
+        return project(ELEMENTS_HELD, arg_atoms)
     if builds_library_object(last, ref):
         return hold(arg_atoms)
-    if last in PLACE_CLASS_NAMES and (ref is None or ref.tag == "qual") \
-            and canonical_text(dotted(func), imports) in PLACE_CLASSES:
-        # all of it held: what a device is made from decides neither that it is one nor its type
-        return project(ELEMENTS_HELD, arg_atoms)
     return arg_atoms
 
 

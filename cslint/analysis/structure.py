@@ -642,9 +642,9 @@ class StructureReads:
 
 
 def builds_library_object(last: str, ref) -> bool:
-    """Whether a call named ``last`` builds an object of a library class
-    (``CamelCase``, by Python's naming convention; no container factory)."""
-    return "A" <= last[0] <= "Z" and last not in CONTAINER_FACTORIES and (ref is None or ref.tag == "qual")
+    """Whether a call named ``last`` builds an object of a library class (``CamelCase``, by
+    Python's naming convention, under a private alias too: ``import Comm as _Comm``; no container factory)."""
+    return "A" <= last.lstrip("_")[:1] <= "Z" and last not in CONTAINER_FACTORIES and (ref is None or ref.tag == "qual")
 
 
 def containers_held(reads: StructureReads, call: ast.Call, args: tuple, kwargs: tuple, arg_atoms: frozenset,

@@ -83,6 +83,20 @@ PLACEMENT_KEYWORDS = frozenset({"device"})
 # object holds what it was built with.
 PLACE_CLASSES = frozenset({"torch.device"})
 PLACE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in PLACE_CLASSES)
+# torch's process-group classes, made from a store, this rank's rank in the
+# group and the group's size: every member that makes one holds a group of
+# that size, whichever store handle it joined through (the leader's listening
+# server or a client of it) and whatever its rank in it is, so what it is
+# made from is held inside it, as a place's index is: neither whether it is a
+# group, nor its type, nor its size (agreed within the group, as
+# ``get_world_size(group)`` is) follows a per-rank handle.
+GROUP_CLASSES = frozenset(
+    f"{module}.{name}" for module in ("torch.distributed", "torch.distributed.distributed_c10d",
+                                      "torch._C._distributed_c10d")
+    for name in ("ProcessGroup", "ProcessGroupGloo", "ProcessGroupNCCL", "ProcessGroupMPI", "ProcessGroupUCC"))
+#: library classes whose object holds all it is made from (:func:`evaluator._held`)
+WHOLLY_HELD_CLASSES = PLACE_CLASSES | GROUP_CLASSES
+WHOLLY_HELD_NAMES = frozenset(name.rpartition(".")[2] for name in WHOLLY_HELD_CLASSES)
 
 # Methods and attributes of a library object (a tensor, a dict) that read its
 # structure: its shape, size, rank, element type or key set.
