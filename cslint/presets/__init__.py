@@ -115,16 +115,25 @@ _DIM_TOKENS = [
 ]
 
 
+_split_non_alnum = re.compile(r"[^a-z0-9]+").split
+_split_non_word = re.compile(r"[^a-z0-9_]+").split
+
+
+@functools.lru_cache(maxsize=None)
 def group_from_text(text: str) -> Optional[str]:
     """Guess a process group from an expression text (``get_tp_group()``,
     ``self.pp_comm``, ``mpu.get_data_parallel_group()``); None when no
-    dimension token is present."""
+    dimension token is present.  (Asked tens of thousands of times a run
+    about a few thousand texts -- every group argument and field name of
+    every analysed function -- and a function of the text alone: each
+    answer is worked out once.)"""
     lowered = text.lower()
-    words = set(re.split(r"[^a-z0-9]+", lowered)) | set(re.split(r"[^a-z0-9_]+", lowered))
+    pieces = _split_non_alnum(lowered)
+    words = set(pieces) | set(_split_non_word(lowered))
     parts = set()
-    for word in list(words):
+    for word in words:
         parts.update(word.split("_"))
-    joined = "_" + "_".join(re.split(r"[^a-z0-9]+", lowered)) + "_"
+    joined = "_" + "_".join(pieces) + "_"
     for token, group in _DIM_TOKENS:
         if "_" in token:
             if f"_{token}_" in joined:
