@@ -18,6 +18,7 @@ from .feasibility import constant_arguments
 from .guards import Guards
 from .atoms import EMPTY, field_method_ref, raised_by
 from .raises import computes_from_operands, may_raise_own_class, raised_tree_by, reads_host_tensor, swallowed_here
+from .recorded import assert_holds_where_reached
 from .records import Site, Variant
 from .settled import settled_flow
 from .syntax import unparse
@@ -99,7 +100,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 variant.add_return(*flow.transfer.returned(node.stmt, node_flow))
             elif isinstance(node.stmt, ast.Expr):
                 variant.add_return(flow.transfer.yielded(node.stmt, node_flow))
-        elif node.kind == cfgmod.ASSERT and not swallowed_here(info, node.stmt):
+        elif node.kind == cfgmod.ASSERT and not swallowed_here(info, node.stmt) \
+                and not assert_holds_where_reached(info, node.stmt):
             variant.raised = variant.raised | flow.implicit(node.id) | evaluator.truth(node.stmt.test, env)
     raised, variant.raised_tree = _raised(evaluator, flow)
     variant.raised = variant.raised | raised

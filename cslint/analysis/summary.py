@@ -28,6 +28,7 @@ from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .structure import own_arguments, params_own
 from .raises import reraised_tree, swallowed_here, tree_raise
+from .recorded import assert_holds_where_reached
 from .records import Site, Variant
 from .stores import alike_tests, in_loop_body, tests_around_stores
 from .syntax import dotted, first_exit_in, is_process_exit, target_names
@@ -360,7 +361,7 @@ class SummaryWalk:
             variant.raised = variant.raised | implicit
             if variant.raised_tree is not None:
                 variant.raised_tree = variant.raised_tree | tree_raise(s, implicit, self._caught)
-        elif t is ast.Assert and not swallowed_here(self.info, s):
+        elif t is ast.Assert and not swallowed_here(self.info, s) and not assert_holds_where_reached(self.info, s):
             variant.raised = variant.raised | implicit | self.evaluator.truth(s.test, env)
         if variant.escapes is not None and not self._in_try:
             variant.escapes = variant.escapes | self._escapes(s, implicit)
