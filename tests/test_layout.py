@@ -215,9 +215,9 @@ ANALYSIS_PHASES = [
     ("receivers",),  # what a method call's receiver is, by type terms
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record
-    ("orders", "registries", "threads", "raises", "recorded"),  # loops over a set, in each process's order; over a
-    # registry filled lazily; code a background thread runs; exceptions of the tree's own classes; failures recorded
-    # in a name
+    ("orders", "registries", "threads", "raises", "recorded", "classargs"),  # loops over a set, in each process's
+    # order; over a registry filled lazily; code a background thread runs; exceptions of the tree's own classes;
+    # failures recorded in a name; classes handed in
     ("function",),  # one function's walk and references
     ("typedcalls",),  # calls of another file's typed wrapper, by the receiver's class
     ("feasibility",),  # which paths run under the configuration every rank shares

@@ -659,6 +659,17 @@ class PartRef(NamedTuple):
     ref: tuple
 
 
+class ParamCallRef(NamedTuple):
+    """``factory(...)`` where ``factory`` is parameter ``index`` of the
+    function ``key``: the constructors of the classes of the tree that
+    every call of that function passes there, if each does pass one
+    (:mod:`cslint.analysis.classargs`)."""
+
+    tag: str  # "paramcall"
+    key: str
+    index: int
+
+
 class NameRef(NamedTuple):
     """``anything.name()`` on a receiver nothing is known about: the one
     method of that name in the tree, if unique."""
@@ -678,7 +689,7 @@ class NameRef(NamedTuple):
 # the parent unpickles them; the tuple's own are C.
 ATOM_CLASSES = (Source, Param, FieldRead, GlobalRead, CallResult, CollectiveResult, Projection, AttributeRead,
                 RaisedBy, EscapedBy, FuncRef, ClassRef, QualRef, MethodRef, SuperRef, FieldMethodRef,
-                TypedMethodRef, PartRef, NameRef)
+                TypedMethodRef, PartRef, ParamCallRef, NameRef)
 for _atom_class in ATOM_CLASSES:
     _atom_class.__new__ = tuple.__new__
     _atom_class.__getnewargs__ = tuple.__getnewargs__
@@ -694,6 +705,10 @@ def class_ref(key: str) -> ClassRef:
 
 def qual_ref(dotted: str) -> QualRef:
     return made(QualRef, ("qual", dotted))
+
+
+def param_call_ref(key: str, index: int) -> ParamCallRef:
+    return made(ParamCallRef, ("paramcall", key, index))
 
 
 def method_ref(class_key: str, name: str) -> MethodRef:
@@ -768,8 +783,9 @@ def _results_part(atoms: frozenset, has_parts, part) -> Optional[frozenset]:
 _WHOLE_RESULTS = frozenset({"class", "part"})
 
 
-#: Reference kinds whose call passes the receiver as the first parameter.
-THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name"})
+#: Reference kinds whose call passes the receiver as the first parameter
+#: (or builds it: a parameter holding a class, called).
+THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name", "paramcall"})
 
 
 def start_file() -> None:

@@ -33,6 +33,7 @@ from ..config import Settings
 from ..presets import Knowledge, group_from_text
 from .astwalk import walk as fast_walk
 from .atoms import class_ref, qual_ref
+from .classargs import class_arguments
 from .deep import deep_variant
 from .typedcalls import calls_typed_wrapper, typed_entries
 from .evaluator import Evaluator
@@ -127,7 +128,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      tuple(info.signal_handlers), _returns_terms(info),
                      case_params, tuple(atom for _index, atom in rank_param_sources(info)),
                      info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)),
-                     _field_params(info) if deep else (), () if deep else _passing_refs(info))
+                     _field_params(info) if deep else (), () if deep else _passing_refs(info),
+                     class_arguments(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

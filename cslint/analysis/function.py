@@ -18,6 +18,7 @@ from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import BLOCKS_OF, CHILDREN, children_into, walk as fast_walk
 from .callfacts import payload_argument
+from .classargs import parameter_call_ref
 from .atoms import (
     EMPTY, class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
     typed_method_ref,
@@ -643,7 +644,7 @@ class FunctionInfo:
                 return class_ref(f"{ctx.module}:{name}")
             if name in ctx.imports:
                 return qual_ref(ctx.imports[name])
-            return None
+            return parameter_call_ref(self, name)  # a class the callers may hand in (classargs.py)
         if type(func) is ast.Attribute:
             value = func.value
             if type(value) is ast.Name and self.self_name and value.id == self.self_name and self.class_key:

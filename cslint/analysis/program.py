@@ -28,7 +28,7 @@ from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge
 from .feasibility import call_allows, passed_values
 from .reads import CALLEE_REFS, ProgramReads, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
-from .resolution import Resolver, called_refs, issued_collective
+from .resolution import Resolver, issued_collective
 from .syntax import CONSTRUCTORS
 
 MAX_ROUNDS = 40
@@ -116,12 +116,8 @@ class Program(ProgramReads):
         named = {fn.key: fn.rank_params for fn in self.funcs.values() if fn.rank_params}
         if not named:
             return frozenset()
-        out: set = set()
-        for fn in self.funcs.values():
-            for ref in called_refs(fn):
-                for target in self.resolver.resolve(ref):
-                    out.update(atom[:6] for atom in named.get(target.key, ()))
-        return frozenset(out)
+        called = self.resolver.callers()
+        return frozenset(atom[:6] for key, atoms in named.items() if key in called for atom in atoms)
 
     # -- values --------------------------------------------------------------------
     def variant(self, fn: FuncFacts, mode: frozenset):

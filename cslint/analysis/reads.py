@@ -154,8 +154,7 @@ class ProgramReads:
             # call of its own) is truthy and equal only to itself on every
             # rank: what it was built with reaches a reader through its
             # fields alone
-            made = self.resolver.class_of_ref(ref)
-            holders = {made.key} if made is not None else {fn.class_key for fn in targets}
+            holders = set(self.resolver.built_classes(ref)) or {fn.class_key for fn in targets}
             plain = all(key is not None and self.resolver.holds_only_fields(key) for key in holders)
             return self.seen_through(self.eval(atom.fallback, mode), DROP if plain else CONTENTS)
         for fn in targets:

@@ -264,6 +264,9 @@ class FuncFacts:
     #: a summarised function: the references of every call with arguments it
     #: makes (:func:`~cslint.analysis.facts._passing_refs`), its sites or not
     passing_refs: tuple = ()
+    #: ``((ref, calls), ...)``: every call of a callee some call of which
+    #: passes a class by name (:func:`~cslint.analysis.classargs.class_arguments`)
+    class_args: tuple = ()
 
 
 @dataclass

@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .atoms import EMPTY
+from .classargs import ParamClasses
 from .receivers import CONTAINER_ACCESSORS
 from .records import written_variants
 from .vocabulary import GENERIC_METHODS
@@ -155,6 +156,8 @@ class Resolver:
         self._resolve_top: dict = {}  # ref -> answer, asked with no question open (see OpenQuestions)
         self._holds_only_fields: dict = {}
         self._methods_asked: Optional[dict] = None  # (family, field) -> the methods called on it
+        self.param_classes = ParamClasses(self)
+        self._callers: Optional[dict] = None  # see callers
 
     # -- classes -----------------------------------------------------------------
     def _lookup_qual(self, table: dict, dotted: str, depth: int = 0):
@@ -226,6 +229,34 @@ class Resolver:
         if ref.tag == "qual":
             return self._lookup_qual(self.classes_by_qual, ref.dotted)
         return None
+
+    def callers(self) -> dict:
+        """function key -> ``[(caller, ref), ...]``: the call references of
+        every function of the tree (:func:`called_refs`, each once per
+        caller) by the functions they may run, in the order of the
+        functions; built when first asked.  A call of a class handed in is
+        left out: which classes it builds is itself read from this map
+        (:class:`~cslint.analysis.classargs.ParamClasses`)."""
+        found = self._callers
+        if found is None:
+            found = {}
+            resolve = self.resolve
+            for fn in self.funcs.values():
+                for ref in dict.fromkeys(called_refs(fn)):
+                    if ref.tag != "paramcall":
+                        for target in resolve(ref):
+                            found.setdefault(target.key, []).append((fn, ref))
+            self._callers = found
+        return found
+
+    def built_classes(self, ref) -> tuple:
+        """The keys of the classes a call through ``ref`` builds an object
+        of: the class it names, those a called parameter is handed
+        (:mod:`~cslint.analysis.classargs`); empty for any other call."""
+        if ref.tag == "paramcall":
+            return self.param_classes.classes(ref)
+        cls = self.class_of_ref(ref)
+        return (cls.key,) if cls is not None else ()
 
     def _find_family(self, key: str) -> str:
         seen = set()
@@ -373,6 +404,9 @@ class Resolver:
             out = [fn for fn in self.receivers.method_by_name(ref.name) if _takes(fn, ref.positional)]
         elif tag == "part":
             out = self.resolve(ref.ref)
+        elif tag == "paramcall":
+            for key in self.param_classes.classes(ref):
+                out.extend(fn for fn in self.lookup_method(key, "__init__", include_overrides=False) if fn not in out)
         return out
 
 
@@ -602,6 +636,9 @@ class ReceiverClasses:
             return EMPTY, False
         if kind == "field":
             return self.field_receiver_types(self.resolver.family(term[1]), term[2])
+        if kind == "built":
+            classes = frozenset(self.resolver.param_classes.classes(term[1]))
+            return classes, bool(classes)
         return EMPTY, False
 
     def _as_analysed(self, dotted: str) -> str:
@@ -649,9 +686,9 @@ class ReceiverClasses:
         if tag == "F":
             out = set(self.field_receiver_types(resolver.family(atom.class_key), atom.attr)[0])
         elif tag == "R":
-            cls = resolver.class_of_ref(atom.ref)
-            if cls is not None:
-                out = {cls.key}
+            built = resolver.built_classes(atom.ref)
+            if built:
+                out = set(built)
             else:
                 # a function or method of the tree that builds an object of one
                 # of its classes on every path and hands it back
@@ -707,6 +744,8 @@ def _term_of_assigned_call(ref: tuple) -> Optional[tuple]:
         return ("method", (("field", ref.class_key, ref.attr),), ref.name)
     if tag in ("func", "method", "super"):
         return ("returns", ref)
+    if tag == "paramcall":
+        return ("built", ref)
     return None
 
 
