@@ -126,3 +126,22 @@ def test_another_value_appended_to_the_field_reaches_every_key():
     more = ("\n        def add(self, lengths):\n"
             "            self.plans.append({\"wraps\": dist.get_rank() > 0, \"owned\": lengths})\n")
     assert _codes(_field(more=more)) == [("CSL101", 24)]
+
+
+# -- the display's own structure: never None, as long as its keys -----------------------------
+
+def test_a_display_with_constant_keys_is_never_none_whatever_its_values():
+    read = 'plan = layout(lengths, dist.get_world_size(), rank)\n        if plan is not None and len(plan) == 3:'
+    assert _codes(_plan(read=read)) == []
+
+
+def test_a_display_with_a_computed_key_is_as_long_as_its_distinct_keys():
+    returns = 'return {first: wraps, "first": first}'
+    read = 'plan = layout(lengths, dist.get_world_size(), rank)\n        if len(plan) == 2:'
+    assert _codes(_plan(returns=returns, read=read)) == [("CSL101", 14)]
+
+
+def test_a_rank_test_choosing_none_still_reaches_its_none_ness():
+    returns = 'if first > 0:\n            return None\n        ' + _ONE_DICT
+    read = 'plan = layout(lengths, dist.get_world_size(), rank)\n        if plan is None:'
+    assert _codes(_plan(returns=returns, read=read)) == [("CSL101", 16)]

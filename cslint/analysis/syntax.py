@@ -129,7 +129,7 @@ def returns_own_structure(function, adders) -> bool:
             continue
         if t is ast.Return:
             value = node.value
-            if type(value) in (ast.List, ast.Tuple, ast.ListComp):
+            if type(value) in (ast.List, ast.Tuple, ast.ListComp) or constant_keyed(value):
                 return True
             if type(value) is ast.Name:
                 returned.add(value.id)
@@ -143,6 +143,14 @@ def returns_own_structure(function, adders) -> bool:
             stored.update(target.id for target in node.targets if type(target) is ast.Name)
         stack.extend(iter_children(node))
     return not returned.isdisjoint(stored)
+
+
+def constant_keyed(value) -> bool:
+    """A dict display whose keys are all string constants written out
+    (``{"tp": n, "pp": m}``; no ``**other``, no computed key): its length
+    and kind are the code's."""
+    return type(value) is ast.Dict and bool(value.keys) \
+        and all(type(k) is ast.Constant and type(k.value) is str for k in value.keys)
 
 
 def assigned_names(node: ast.AST) -> list:

@@ -33,7 +33,7 @@ from .scope import canonical_text, passed_names
 from .shapes import settled_returned_name
 from .iteration import bind_iteration
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
-from .syntax import flatten_targets, pairwise, target_names
+from .syntax import constant_keyed, flatten_targets, pairwise, target_names
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -752,11 +752,11 @@ def _returned_by_key(transfer: Transfer, value: ast.Dict, env, implicit: frozens
     """``return {"sizes": n, "offsets": o}`` with constant string keys alone:
     :meth:`Transfer.returned` with the value of each key kept apart, in the
     order of the sorted keys it returns last (``Variant.return_keys``), each
-    chosen as a return of its value is; the dict as a whole keeps the tests.
-    None for any other dict display (``**other``, a computed key)."""
-    keys = value.keys
-    if not keys or any(type(k) is not ast.Constant or type(k.value) is not str for k in keys):
+    chosen as a return of its value is; the tests are the whole's and its own
+    structure's (never None, as long as its keys); None for another display."""
+    if not constant_keyed(value):
         return None
+    keys = value.keys
     literal = {k.value: v for k, v in zip(keys, value.values)}
     order = tuple(sorted(literal))
     evaluate = transfer.evaluator.eval
@@ -765,7 +765,7 @@ def _returned_by_key(transfer: Transfer, value: ast.Dict, env, implicit: frozens
         atoms = evaluate(literal[key], env)
         parts.append(atoms | transfer.choice_reaching(atoms, implicit))
     whole = evaluate(value, env)
-    return whole | transfer.choice_reaching(whole, implicit), tuple(parts), None, order
+    return whole | transfer.choice_reaching(whole, implicit), tuple(parts), implicit, order
 
 
 def _mutator_call(s) -> Optional[ast.Call]:
