@@ -174,6 +174,18 @@ NUMERIC_FILE_CALLS = frozenset({
     "memmap", "fromregex", "open_memmap",
 })
 
+#: Standard-library introspection of an object's class or signature
+#: (canonical names): it reads what the object's type declares, never a file,
+#: a device or a peer, so whether it fails (``TypeError`` of an object that is
+#: no dataclass) follows the operand's kind, the same on every rank given the
+#: same.  (``dataclasses.replace``/``asdict`` are not here: they run the
+#: class's own ``__init__`` or copy every field's value.)
+INTROSPECTION_CALLS = frozenset({
+    "dataclasses.fields", "dataclasses.is_dataclass", "inspect.signature", "inspect.getfullargspec",
+    "inspect.isclass", "inspect.isfunction", "inspect.ismethod", "inspect.iscoroutinefunction",
+    "inspect.isasyncgenfunction", "inspect.isgeneratorfunction", "inspect.getmro",
+})
+
 #: Tensor factories that copy their operands into a tensor (canonical names):
 #: made on the host (no ``device``, or ``device="cpu"``, and not pinned), one
 #: fails only as its operands say (a ragged list, a value out of the dtype's
