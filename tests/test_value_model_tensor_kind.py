@@ -89,3 +89,56 @@ def test_whether_a_tensor_a_rank_test_chose_is_on_a_gpu_still_differs():
             if part.is_cuda:
                 dist.barrier(group=group)
     """) == [("CSL101", 9)]
+
+
+# A library call that cuts a value into pieces (``vocabulary.PIECE_CALLS``)
+# gives pieces of the value's own kind: the piece a rank index picks is this
+# rank's share, a tensor on every rank, whose size may differ (an uneven
+# ``tensor_split``).
+_PIECE = """
+    import torch
+    import torch.distributed as dist
+
+
+    def exchange(x: torch.Tensor, world: int, group):
+        rank = dist.get_rank(group)
+        {pick}
+        if {test}:
+            dist.barrier(group=group)
+"""
+
+
+def test_whether_this_ranks_piece_of_a_split_is_on_a_gpu_is_alike():
+    source = _PIECE.replace("{pick}", "mine = x.tensor_split(world)[rank]").replace("{test}", "mine.is_cuda")
+    assert _codes(source) == []
+
+
+def test_the_dtype_of_a_piece_picked_from_a_name_bound_to_the_pieces_is_alike():
+    source = _PIECE.replace("{pick}", "pieces = x.chunk(world)\n        mine = pieces[rank]") \
+        .replace("{test}", "mine.dtype == torch.float16")
+    assert _codes(source) == []
+
+
+def test_the_size_of_this_ranks_piece_still_differs():
+    source = _PIECE.replace("{pick}", "mine = x.tensor_split(world)[rank]").replace("{test}", "mine.shape[0] > 0")
+    assert _codes(source) == [("CSL101", 10)]
+
+
+def test_the_kind_of_an_element_a_split_of_the_tree_returns_still_differs():
+    # the tree's own ``split`` says what its elements are: here a batch and None
+    assert _codes("""
+        import torch
+        import torch.distributed as dist
+
+
+        class Sharder:
+            def split(self, batch):
+                return [batch, None]
+
+
+        def exchange(batch, group):
+            rank = dist.get_rank(group)
+            mine = Sharder().split(batch)[rank]
+            if isinstance(mine, torch.Tensor):
+                dist.barrier(group=group)
+    """) == [("CSL101", 15)]

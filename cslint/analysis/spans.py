@@ -1,12 +1,15 @@
 """What a slice's bounds leave of its width (:meth:`StructureReads.span
 <cslint.analysis.structure.StructureReads.span>`): the linear difference
-of its bounds, read through the names a function binds once."""
+of its bounds, read through the names a function binds once; and what an
+index leaves of the piece it picks out of a value cut into pieces
+(:func:`picks_piece`)."""
 
 from __future__ import annotations
 
 import ast
 
 from .astwalk import BLOCKS_OF, walk as fast_walk
+from .vocabulary import ARRAY_TYPES, PIECE_CALLS
 
 
 #: methods that put another element into a list
@@ -205,6 +208,31 @@ def makes_slice(node) -> bool:
     """Whether ``node`` is ``slice(lo, hi)`` or ``slice(lo, hi, step)``."""
     return type(node) is ast.Call and type(node.func) is ast.Name and node.func.id == "slice" \
         and 2 <= len(node.args) <= 3
+
+
+def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref) -> bool:
+    """Whether ``expr`` picks one of the pieces a library call cut a value
+    into (:data:`~cslint.analysis.vocabulary.PIECE_CALLS`:
+    ``x.tensor_split(n)[rank]``, or ``pieces[rank]`` of a name bound once to
+    such a call, ``bindings``): every piece is of the cut value's kind, so a
+    rank-local index decides the piece's contents and size, never its kind.
+    A call ``resolve_ref`` resolves to a function or a method of a class of
+    the tree returns what its own code says; a method of a value whose class
+    nothing here knows, or of one annotated as an array, is a library's."""
+    index = expr.slice
+    t = type(index)
+    if t is ast.Slice or t is ast.Tuple or makes_slice(index):
+        return False
+    cut = expr.value
+    if type(cut) is ast.Name:
+        cut = bindings.get(cut.id)
+    if type(cut) is not ast.Call or type(cut.func) is not ast.Attribute or cut.func.attr not in PIECE_CALLS:
+        return False
+    ref = resolve_ref(cut.func)
+    if ref is None or ref.tag == "name":
+        return True
+    return ref.tag == "typed" and all(type(term) is tuple and len(term) == 2 and term[0] == "named"
+                                      and str(term[1]).rpartition(".")[2] in ARRAY_TYPES for term in ref.terms)
 
 
 def _reads_stable_names(value, bindings: dict) -> bool:

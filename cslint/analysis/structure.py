@@ -13,12 +13,11 @@ from typing import Optional
 from .astwalk import BLOCKS_OF, walk as fast_walk
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute, element, field_read,
-    own_field, own_params, own_results, project,
-    source, whole,
+    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute,
+    element, field_read, own_field, own_params, own_results, project, source, whole,
 )
 from .iteration import bind_iteration
-from .spans import CHANGED, bound_once, index_numbers, linear_difference, makes_slice, single_bindings
+from .spans import CHANGED, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, single_bindings
 from .setfields import own_of_set_field
 from .syntax import dotted, target_names, unparse
 from .unanimity import unanimity_read, unanimous_values
@@ -32,8 +31,7 @@ from .vocabulary import (
 )
 
 def _annotation_is_container(annotation, kinds: frozenset = CONTAINER_TYPES) -> bool:
-    """``List[int]``, ``Optional[dict]``, ``"Sequence[str]"``: a container
-    type (one of ``kinds``)."""
+    """``List[int]``, ``Optional[dict]``, ``"Sequence[str]"``: a container type (one of ``kinds``)."""
     if annotation is None:
         return False
     if type(annotation) is ast.Constant and type(annotation.value) is str:
@@ -87,6 +85,17 @@ def rows_alike(reads, expr: ast.Subscript) -> Optional[str]:
     return None
 
 
+def _through_import(reads, func) -> bool:
+    """``torch.narrow``, ``np.array_split``, ``Tensor.split``: a function
+    called through an imported module or class, not a method of a value."""
+    if type(func) is not ast.Attribute:
+        return False
+    base = func.value
+    while type(base) is ast.Attribute:
+        base = base.value
+    return type(base) is ast.Name and base.id in reads.ctx.imports and base.id not in reads.info.local_names
+
+
 def _builds_container(value) -> bool:
     """A value that is a container by construction."""
     t = type(value)
@@ -100,8 +109,7 @@ def _builds_container(value) -> bool:
 
 
 def _container_names(body) -> frozenset:
-    """Names (and ``self.attr`` texts) a body annotates as containers or
-    assigns a container to."""
+    """Names (and ``self.attr`` texts) a body annotates as containers or assigns a container to."""
     out = set()
     for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
         _note_container(node, out)
@@ -474,8 +482,7 @@ class StructureReads:
         return right in self.ctx.group_member_texts
 
     def display(self, expr, env) -> frozenset:
-        """A dict display, whose keys make its key set, or ``[x] * n``, whose
-        repeat count is its length."""
+        """A dict display, whose keys make its key set, or ``[x] * n``, whose repeat count is its length."""
         if type(expr) is ast.Dict:
             atoms = EMPTY
             for key in expr.keys:
@@ -538,7 +545,7 @@ class StructureReads:
             arg_atoms = EMPTY
             positions = SHAPING_POSITIONS.get(last)
             shift = 0
-            if last in TENSOR_FIRST_SHAPING_CALLS and self._through_import(func):
+            if last in TENSOR_FIRST_SHAPING_CALLS and _through_import(self, func):
                 # ``torch.narrow(x, dim, start, length)``: ``x`` is what is cut
                 shift = 1
             for index, a in enumerate(args):
@@ -550,29 +557,22 @@ class StructureReads:
                 arg_atoms |= whole(a) if name in SHAPING_KEYWORDS else a
         return receiver, arg_atoms
 
-    def _through_import(self, func) -> bool:
-        """``torch.narrow``, ``np.array_split``, ``Tensor.split``: a function
-        called through an imported module or class, not a method of a value."""
-        if type(func) is not ast.Attribute:
-            return False
-        base = func.value
-        while type(base) is ast.Attribute:
-            base = base.value
-        return type(base) is ast.Name and base.id in self.ctx.imports and base.id not in self.info.local_names
-
     def _is_builtin(self, name: str) -> bool:
         ctx = self.ctx
         return name not in self.info.local_names and name not in ctx.module_functions \
             and name not in ctx.module_classes and name not in ctx.imports and name not in ctx.module_globals
 
     def element_read(self, expr: ast.Subscript, env) -> frozenset:
-        """``x[index]``: what ``x`` and the index depend on; a constant index of
-        a tuple or key of a dict display a call returns (``f()[1]``, ``f()["n"]``,
-        ``counts[1]`` of ``counts = f()``) reads that element alone."""
+        """``x[index]``: what ``x`` and the index depend on; a constant index of a tuple or key of a dict display a
+        call returns (``f()[1]``, ``f()["n"]``, ``counts[1]`` of ``counts = f()``) reads that element alone; one
+        of the pieces a value was cut into, its contents and size (:func:`~.spans.picks_piece`)."""
         parted = _parted_by(self.ctx, expr.slice)
         if parted is not None:
             return element(expr.slice.value, self.eval(expr.value, env), parted)
-        return self.eval(expr.value, env) | self.index(expr.slice, env)
+        value = self.eval(expr.value, env)
+        if picks_piece(expr, self.bindings(), self.info.resolve_ref):
+            return value | project(SIZED, self.eval(expr.slice, env))
+        return value | self.index(expr.slice, env)
 
     def index(self, index, env) -> frozenset:
         """What ``x[index]`` depends on besides ``x``: the element a rank-local

@@ -61,6 +61,12 @@ TENSOR_FIRST_SHAPING_CALLS = frozenset({
 })
 SHAPING_KEYWORDS = frozenset({"size", "shape", "sizes", "split_size_or_sections", "chunks", "sections", "length",
                               "end", "steps", "repeats", "num"})
+#: Library calls that cut one value into pieces of its own kind (a tensor into
+#: tensors, an array into arrays, a string into strings): an index picks which
+#: piece and so its contents and size, never its kind
+#: (``x.tensor_split(world)[rank]`` is a tensor on every rank).
+PIECE_CALLS = frozenset({"split", "chunk", "tensor_split", "array_split", "unbind", "hsplit", "vsplit", "dsplit",
+                         "split_with_sizes"})
 
 # Methods of a mapping or sequence that pick an element by their first
 # argument: the element a rank-local key picks is another object, with its own
