@@ -20,7 +20,7 @@ from typing import Optional
 
 from ..model import Span
 from . import cfg as cfgmod
-from .arms import assigned_past_return, selects_own_part, tests_membership
+from .arms import ArmLocals, assigned_past_return, selects_own_part, tests_membership
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL, always_raises
@@ -104,6 +104,22 @@ def _restore(env: dict, before: dict) -> None:
     env.update(before)
 
 
+def _reads_arguments_after_binding(s, t, in_try: bool) -> bool:
+    """Whether, while carrying values round, a statement may evaluate a
+    call again after it bound a variable (``a, b = x, f(a)``, ``with
+    f() as a, g(a) as b``, or :meth:`SummaryWalk._raised_in` after the last
+    statement of a ``try`` body, ``in_try``): the call's arguments are then the
+    ones :meth:`SummaryWalk._calls` put in the memo before the binding, and the
+    memo must hold them.  A statement that binds nothing (a bare
+    call, a field write, a ``return``) evaluates what it needs once."""
+    if t is ast.Expr:
+        return in_try and mutator_call(s) is not None  # ``xs.append(f(x))`` binds ``xs``
+    if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
+        targets = s.targets if t is ast.Assign else (s.target,)
+        return not all(type(target) is ast.Attribute for target in targets)
+    return t not in _BINDS_NOTHING
+
+
 class SummaryWalk:
     """The summary of one function (see the module docstring)."""
 
@@ -136,6 +152,7 @@ class SummaryWalk:
         self._alike_implicit: dict = {}
         self._alike_memo: dict = {}
         self._around_stores: Optional[frozenset] = None
+        self._arms = ArmLocals(self.info)  # the arms being walked: what their locals hold
 
     def variant(self) -> Variant:
         """Field writes, returns and argument flows of the function."""
@@ -184,6 +201,7 @@ class SummaryWalk:
             if exit_atoms:
                 implicit = implicit | exit_atoms
                 exits = exits | exit_atoms
+                self._arms.exited(exit_atoms)
         for key in until_end or ():
             del self._alike_implicit[key]
         return exits
@@ -248,22 +266,24 @@ class SummaryWalk:
         t = type(s)
         if self._alike:
             implicit = self._alike.get(id(s), implicit)
+        local_implicit = implicit if self._in_loop or self._in_try or id(s) in self._alike \
+            else self._arms.binding_implicit(s, implicit)
         transfer = self.transfer
         watch = self._watch
         alike = self._alike_implicit.get if self._alike_implicit else None  # (stores.py)
         if watch is None:
             # a statement of the function's own body (``straight``) writes strongly:
             # ``items = local(); items = received`` leaves only ``received``
-            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds,
+            flow = Flow(env, local_implicit, accumulate=not straight, in_place=True, rebinds=rebinds,
                         element_stores=self._element_stores, alike=alike)
         elif watch.changed:
             # this walk's facts will be dropped: from here on it only carries values round
             self._watch = self.evaluator.watch = None
             self._carrying = True
-            flow = Flow(env, implicit, accumulate=not straight, in_place=True, rebinds=rebinds,
+            flow = Flow(env, local_implicit, accumulate=not straight, in_place=True, rebinds=rebinds,
                         element_stores=self._element_stores, alike=alike)
         else:
-            flow = _WatchedFlow(env, implicit, watch, accumulate=not straight, rebinds=rebinds,
+            flow = _WatchedFlow(env, local_implicit, watch, accumulate=not straight, rebinds=rebinds,
                                 element_stores=self._element_stores, alike=alike)
         if t in _DEFINITIONS:
             transfer.simple_statement(s, flow)
@@ -274,7 +294,7 @@ class SummaryWalk:
         walrus = self.info.walrus_by_statement.get(id(s))
         if not carrying:
             self._calls(s, env, variant, implicit)
-        elif walrus or self._reads_arguments_after_binding(s, t):
+        elif walrus or _reads_arguments_after_binding(s, t, self._in_try > 0):
             self._fill_args_memo(s, env)
         if walrus:
             transfer.walrus(walrus, flow)
@@ -293,12 +313,14 @@ class SummaryWalk:
             # an arm that can only raise ends the process (a crash, not a skip): its test decides nothing (cfg._if)
             crashing = None if self._in_try else _crashing_arm(s, self.info.ctx.exit_exceptions)
             before = dict(env) if body_leaves or else_leaves else None
+            self._arms.entered(s, cond, implicit)
             nested = self._block(s.body, env, implicit if crashing is False else inner, variant)
             if body_leaves:
                 _restore(env, before)
             elif else_leaves:
                 before = dict(env)
             nested_else = self._block(s.orelse, env, implicit if crashing is True else inner, variant)
+            self._arms.left()
             if else_leaves:
                 _restore(env, before)
             if crashing is not None:
@@ -453,21 +475,6 @@ class SummaryWalk:
             site.ctx_atoms = implicit
             site.group_args = self.info.ctx.group_arguments(node)
             variant.sites.append(site)
-
-    def _reads_arguments_after_binding(self, s, t) -> bool:
-        """Whether, while carrying values round, a statement may evaluate a
-        call again after it bound a variable (``a, b = x, f(a)``, ``with
-        f() as a, g(a) as b``, or :meth:`_raised_in` after the last
-        statement of a ``try`` body): the call's arguments are then the
-        ones :meth:`_calls` put in the memo before the binding, and the
-        memo must hold them.  A statement that binds nothing (a bare
-        call, a field write, a ``return``) evaluates what it needs once."""
-        if t is ast.Expr:
-            return self._in_try > 0 and mutator_call(s) is not None  # ``xs.append(f(x))`` binds ``xs``
-        if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
-            targets = s.targets if t is ast.Assign else (s.target,)
-            return not all(type(target) is ast.Attribute for target in targets)
-        return t not in _BINDS_NOTHING
 
     def _fill_args_memo(self, s, env) -> None:
         """What :meth:`_calls` leaves in the statement's argument memo,
