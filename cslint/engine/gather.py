@@ -124,26 +124,29 @@ class FactGatherer:
         callees = self._deciding_callees(by_path)
         # A class whose object decides a collective is read where it is defined.
         classes = self._deciding_classes(by_path)
-        if classes:
+        wanted = dict(classes)
+        for f, names in callees:  # one extraction of a file chosen both ways
+            if f.real in wanted:
+                wanted[f.real] = (f, wanted[f.real][1] | names)
+        callees = [(f, names) for f, names in callees if f.real not in wanted]
+        if wanted or callees:
+            # One map for both kinds (a round waits for its last file: two
+            # maps one after the other waited twice); the facts of a class's
+            # file join the program's, a callee's are kept apart.
             if self.bar is not None:
-                self.bar.start("reading classes whose objects decide a collective", 0)
-            wanted = dict(classes)
-            for f, names in callees:  # one extraction of a file chosen both ways
-                if f.real in wanted:
-                    wanted[f.real] = (f, wanted[f.real][1] | names)
-            callees = [(f, names) for f, names in callees if f.real not in wanted]
-            for facts in self._parse([f for f, _names in wanted.values()],
-                                     raising={real: names for real, (_f, names) in wanted.items()}):
+                self.bar.start("reading classes and callees whose objects, exceptions or results decide a "
+                               "collective", 0)
+            files = [f for f, _names in wanted.values()] + [f for f, _names in callees]
+            raising = {real: names for real, (_f, names) in wanted.items()}
+            raising.update((f.real, names) for f, names in callees)
+            for facts in self._parse(files, raising=raising):
+                if facts.path not in wanted:
+                    self.callee_facts[facts.path] = facts
+                    continue
                 before = self.facts.get(facts.path)
                 if before is not None:  # parsed for its classes only
                     facts.defined_names = facts.defined_names | before.defined_names
                 self.facts[facts.path] = facts
-        if callees:
-            if self.bar is not None:
-                self.bar.start("summarising callees whose exceptions or results decide a collective", 0)
-            files = [f for f, _names in callees]
-            for facts in self._parse(files, raising={f.real: names for f, names in callees}):
-                self.callee_facts[facts.path] = facts
         return self.facts
 
     def _deep_sites(self):
