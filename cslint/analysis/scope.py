@@ -226,7 +226,13 @@ class ModuleContext:
         """Whether ``ref`` is a function or method of this module each of
         whose ``return`` statements with a value writes out a tuple of one
         length (``return count, agreed``): its elements can be read apart.
-        Each function is looked at once, when a caller first unpacks it."""
+        Each function is looked at once, when a caller first unpacks it.
+        A name imported from another module of the project's own package
+        may be one too (``ws, rank = get_ring_ctx()``): the whole-tree pass
+        reads its returns by position where they all write out one tuple
+        shape, else its whole result (``ProgramReads._returned_part``)."""
+        if ref is not None and ref.tag == "qual" and ref.dotted.partition(".")[0] == self.module.partition(".")[0]:
+            return True
         return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
 
     def returns_dicts(self, ref):
