@@ -206,9 +206,9 @@ ANALYSIS_PHASES = [
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "shapes", "records", "callfacts", "escapes", "spans"),  # what the syntax says; the per-file records;
     # failing work; what a slice's bounds leave of its width
-    ("membership", "roots", "relays", "communicators", "fallbacks"),  # a rank list picked by membership in it;
-    # where a rank is a broadcast's root; a value relayed stage to stage; the groups a module makes and their own
-    # rank lists; locals holding a group parameter with a fallback
+    ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls"),  # a rank list picked by
+    # membership in it; where a rank is a broadcast's root; a value relayed stage to stage; the groups a module makes
+    # and their own rank lists; locals holding a group parameter with a fallback; what a method's calls on self write
     ("arms", "stores", "lists", "entries", "setfields"),  # calls and assignments both arms of an if/else make alike; tests
     # storing alike; index stores into a list; tables whose entries are tuples of one length; fields a method sets
     ("scope",),  # one module's imports, communicators, call texts

@@ -291,6 +291,9 @@ def own_field(attr: str) -> str:
     return attr + OWN_FIELD
 
 
+BY_METHOD = "#by:"  # between a field's table and a method's name: what it writes there (selfcalls.py)
+
+
 def base_field(attr: str) -> Optional[str]:
     """The field ``attr`` is the own structure of (None: a field itself)."""
     return attr[:-len(OWN_FIELD)] if attr.endswith(OWN_FIELD) else None
@@ -298,7 +301,9 @@ def base_field(attr: str) -> Optional[str]:
 
 def field_name(attr: str) -> str:
     """The field a table of ``attr`` is of (the field itself, or the one
-    whose own structure or entry position it is)."""
+    whose own structure or entry position it is, or what a method writes to)."""
+    if BY_METHOD in attr:
+        attr = attr.partition(BY_METHOD)[0]
     if attr.endswith(OWN_FIELD):
         return attr[:-len(OWN_FIELD)]
     return attr.partition(ENTRY_FIELD)[0] if ENTRY_FIELD in attr else attr

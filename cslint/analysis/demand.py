@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from .reads import CALLEE_REFS
 from .records import fill_pending, is_pending
+from .selfcalls import self_calls_written
 
 
 def table_writes(program, fn) -> set:
@@ -31,10 +32,12 @@ def table_writes(program, fn) -> set:
     resolve = program.resolver.resolve
     callees = program.callees
     pending = is_pending(fn)
+    if fn.self_calls and fn.class_key is not None:  # the conditions of its calls on self (selfcalls.note_self_call)
+        out.update(("field", family_of(fn.class_key), table) for table in self_calls_written(program, fn))
     for v in () if pending else fn.variants.values():
         for write in v.fields:
             family = family_of(write.class_key)
-            for written in program._written_tables(family, write.attr, write.element):
+            for written in program._written_tables(family, write.attr, write.element, fn):
                 out.add(("field", family, written))
     for ref in fn.passing_refs if pending else (site.ref for v in fn.variants.values() for site in v.sites):
         if ref is None:

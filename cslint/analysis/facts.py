@@ -43,6 +43,7 @@ from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
 from .scope import ModuleContext, canonical_text, module_name_for
+from .setfields import fields_set_first
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, single_rank_side
 from .wrappers import own_nodes
@@ -129,7 +130,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      case_params, tuple(atom for _index, atom in rank_param_sources(info)),
                      info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)),
                      _field_params(info) if deep else (), () if deep else _passing_refs(info),
-                     class_arguments(info))
+                     class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

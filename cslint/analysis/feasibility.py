@@ -42,7 +42,7 @@ from typing import NamedTuple, Optional
 
 from . import cfg as cfgmod
 from .astwalk import CHILDREN, walk as fast_walk
-from .function import FunctionInfo
+from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
 from ..presets.rank_names import rank_name_dims
 from .syntax import dotted, fold_bool_op, single_rank_side
@@ -477,7 +477,7 @@ class TestFolder:
             return None
         if self.modes is None or not self.specs:
             return None
-        return self.info.mode_predicate_value(test, self.specs, self.modes)
+        return mode_predicate_value(self.info, test, self.specs, self.modes)
 
 
 # -- world rank 0 ---------------------------------------------------------------------------

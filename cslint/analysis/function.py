@@ -420,18 +420,6 @@ class FunctionInfo:
         """A test folder for the CFG builder: True/False for a test naming a mode predicate, under ``modes``."""
         return ModeFolder(self, self.ctx.knowledge.modes, modes)
 
-    def mode_predicate_value(self, test, specs, modes) -> Optional[bool]:
-        """Whether the mode ``test`` names is on (``modes``), when ``test`` is one of the mode predicates of
-        ``specs``; None for any other test."""
-        text = dotted(test)
-        if text is None:
-            return None
-        text = self.normalise_self(text)
-        for spec in specs:
-            if fnmatch_any(text, spec.predicates):
-                return spec.name in modes
-        return None
-
     def normalise_self(self, text: str) -> str:
         if self.self_name and self.self_name != "self":
             if text == self.self_name or text.startswith(self.self_name + "."):
@@ -452,6 +440,7 @@ class FunctionInfo:
         element_stores: set = set()  # xs[k] = v, xs.append(v)
         existing_key_stores, entry_drawn_loops, iteration_targets = set(), set(), set()
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
+        self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
         # The calls with arguments that each statement makes itself, for the summary walk (which would otherwise
@@ -472,7 +461,8 @@ class FunctionInfo:
             t = type(node)
             # the commonest nodes first: no statement, nothing to note
             if t is Attribute or t is keyword:
-                stack.append(node.value)  # their one child (``attr``/``arg`` are strings)
+                if t is keyword or type(node.value) is not Name or node.value.id != self_name:
+                    stack.append(node.value)  # their one child (``attr``/``arg`` are strings); ``self.x`` hands nothing
                 continue
             if t is Constant:
                 continue
@@ -485,6 +475,8 @@ class FunctionInfo:
             if t is Name:
                 if type(node.ctx) is Store or type(node.ctx) is Del:
                     local.add(node.id)
+                elif node.id == self_name:
+                    hands_self = True  # ``self`` itself handed on, bound to another name, returned
                 continue
             if t is Call:
                 if node.args or node.keywords:
@@ -496,6 +488,9 @@ class FunctionInfo:
                     handler = self.resolve_ref(node.args[1])
                     if handler is not None:
                         self.signal_handlers.append(handler)
+                if name and type(func) is Attribute and (type(func.value) is Name and func.value.id == self_name or (
+                        type(func.value) is Call and dotted(func.value.func) == "super")):
+                    self_calls.append(name)
                 if name:
                     names.add(name)
                     if name in ELEMENT_ADDERS and type(func) is Attribute and type(func.value) is Name:
@@ -509,11 +504,15 @@ class FunctionInfo:
                             collective = True
             elif t in nested:
                 local.add(node.name)
+                hands_self = True
                 stack.extend(node.decorator_list)
                 continue
             elif t is ast.Lambda:
                 lambdas_by_statement.setdefault(id(owner), []).append(node)
+                hands_self = True
                 continue
+            elif t is ast.Await:
+                hands_self = True  # other coroutines run while it waits (a generator's consumer is its caller)
             elif t is ast.Raise or t is ast.Assert:
                 self.raises = True
             elif t is ast.Return:
@@ -563,6 +562,7 @@ class FunctionInfo:
         self.existing_key_stores = frozenset(existing_key_stores.union(list_index_stores(self, index_stores)))
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
         self.iteration_targets = frozenset(iteration_targets)
+        self.self_calls, self.hands_self = tuple(dict.fromkeys(self_calls)), hands_self
         return CallScan(frozenset(names), collective)
 
     def node_info(self, node: cfgmod.Node) -> NodeInfo:
@@ -776,7 +776,20 @@ class ModeFolder:
         if isinstance(test, ast.BoolOp):
             values = [self(v) for v in test.values]
             return fold_bool_op(test.op, values)
-        return self.info.mode_predicate_value(test, self.specs, self.modes)
+        return mode_predicate_value(self.info, test, self.specs, self.modes)
+
+
+def mode_predicate_value(info: FunctionInfo, test, specs, modes) -> Optional[bool]:
+    """Whether the mode ``test`` (in ``info``'s function) names is on (``modes``), when ``test`` is one of the
+    mode predicates of ``specs``; None for any other test."""
+    text = dotted(test)
+    if text is None:
+        return None
+    text = info.normalise_self(text)
+    for spec in specs:
+        if fnmatch_any(text, spec.predicates):
+            return spec.name in modes
+    return None
 
 
 def _comprehension_bound(node) -> list:

@@ -21,14 +21,15 @@ import functools
 from typing import Optional
 
 from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group_from_text
-from .atoms import ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, SHAPE, THROUGH_INSTANCE, field_name
+from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, SHAPE, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
 from .feasibility import call_allows, passed_values
-from .reads import CALLEE_REFS, ProgramReads, element_stored_fields, entry_fields
+from .reads import CALLEE_REFS, ProgramReads, by_method_tables, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
+from .selfcalls import SELF_REFS, MethodWrites, note_self_call
 from .syntax import CONSTRUCTORS
 
 MAX_ROUNDS = 40
@@ -61,6 +62,7 @@ class Program(ProgramReads):
         self.callees = Resolver(callee_files) if callee_files else None
         self.funcs = self.resolver.funcs
         self.modules = self.resolver.modules
+        self.method_writes = MethodWrites(self.funcs, self.resolver.family)  # what a method writes through self calls
         # fixpoint tables
         self.rets: dict = {}  # (fkey, mode) -> divergence map (may hold PARAM keys)
         self.ret_parts: dict = {}  # (fkey, mode, index) -> the same, of one element of a tuple returned
@@ -353,18 +355,19 @@ class Program(ProgramReads):
             synced = self._collective_span(frozenset(a for a in atoms if not any(
                 f.tag == "F" and f.attr == attr and self.resolver.family(f.class_key) == family
                 for f in (a.inner if a.tag == "J" else (a,)))), mode)
+            own_value = dict(value)  # without the callers' conditions: the by-method tables (selfcalls.py)
             for k, (dims, via) in write_ctx.items():
                 rest = self.knowledge.world.residual(dims, synced)
                 if rest and k not in value:
                     value[k] = (rest, via)
-            if not value:
+            if not value and not own_value:
                 continue
             named = field_name(attr)
             link = (fn.path, line, f"`self.{named}` is assigned from it in `{fn.qualname}`")
             self.link_functions[link] = ("field", (fn.key,), f"self.{named}")
-            for written in self._written_tables(family, attr, element):
+            for written in self._written_tables(family, attr, element, fn):
                 table = self.fields.setdefault((family, written, mode), {})
-                for k, (dims, via) in value.items():
+                for k, (dims, via) in (own_value if BY_METHOD in written else value).items():
                     if merge(table, k, dims, extend_via(via, link)):
                         changed = True
                         self.changed_keys.add(("field", family, written))
@@ -386,6 +389,8 @@ class Program(ProgramReads):
                 continue
             site_ctx = getattr(site, "ctx_atoms", EMPTY_ATOMS)
             ctx_value = dict(self.concrete(self.eval(site_ctx, mode), fn, mode)) if site_ctx else {}
+            if ctx_value and site.ref.tag in SELF_REFS:
+                changed = note_self_call(self, fn, site, ctx_value, mode) or changed
             for k, entry in calling_ctx.items():
                 ctx_value.setdefault(k, entry)
             if ctx_value:
@@ -576,6 +581,9 @@ def table_reads(program: Program, fn: FuncFacts, conditions: Optional[set] = Non
                 family = family_of(atom.class_key)
                 out.add(("field", family, atom.attr))
                 attr = atom.attr
+                if BY_METHOD in attr:
+                    out.update(("field", family, table) for table in by_method_tables(program, family, attr))
+                    continue
                 if attr.endswith(OWN_FIELD) or ENTRY_FIELD in attr:
                     attr = field_name(attr)
                     out.add(("field", family, attr))  # (the field itself where no element or position is apart)

@@ -12,10 +12,11 @@ import functools
 
 from ..presets import ALL_DIMS
 from .atoms import (
-    CONTENTS, DROP, EMPTY, ENTRY_FIELD, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN, THROUGH_INSTANCE,
-    ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
+    BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN,
+    THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
 )
 from .divergence import extend_via, merge, transformed
+from .selfcalls import by_method, split_by_method
 from .records import FuncFacts, Site, written_variants
 
 
@@ -302,6 +303,8 @@ class ProgramReads:
         name return."""
         family = self.resolver.family(atom.class_key)
         attr = named = atom.attr
+        if BY_METHOD in attr:  # what a method may write to the field (selfcalls.py)
+            return written_by_methods(self, family, attr, mode)
         if attr.endswith(OWN_FIELD):
             attr = self._field_table(family, attr)
             named = field_name(attr)
@@ -313,14 +316,18 @@ class ProgramReads:
         readers = self.properties.get((family, named))
         return self._with_properties(value, readers, named, mode) if readers else value
 
-    def _written_tables(self, family, attr: str, element: bool) -> tuple:
-        """The field tables a write of ``attr`` goes to: the field, and its
+    def _written_tables(self, family, attr: str, element: bool, fn=None) -> tuple:
+        """The field tables a write of ``attr`` (by ``fn``) goes to: the field, and its
         own structure where an element is stored into it (see
         :func:`~cslint.analysis.atoms.own_field`); an element store's own
-        part goes to that table alone, its element to the field alone."""
+        part goes to that table alone, its element to the field alone; and
+        the by-method tables of ``fn``'s name (:mod:`cslint.analysis.selfcalls`)."""
         if element or not self.own_fields or (family, attr) not in self.own_fields or attr.endswith(OWN_FIELD):
-            return (attr,)
-        return (attr, own_field(attr))
+            tables = (attr,)
+        else:
+            tables = (attr, own_field(attr))
+        method = None if fn is None else self.method_writes.method_of(fn)
+        return tables if method is None else tables + tuple(by_method(table, method) for table in tables)
 
     def _field_table(self, family, attr: str) -> str:
         """The table a read of the field ``attr`` reads: the field's own
@@ -461,3 +468,29 @@ class ProgramReads:
         if index == collecting_position(fn.params):  # ``*args``: every positional argument from its position on
             return args[position] if position == len(args) - 1 else EMPTY.union(*args[position:])
         return None  # ``**kwargs``
+
+
+def by_method_tables(reads: ProgramReads, family, attr: str) -> tuple:
+    """The tables a read of what a method may write to a field reads (``attr``:
+    :func:`~cslint.analysis.selfcalls.by_method` of a field's table), that
+    table taken as ``_field_value`` takes it (an own structure kept apart or
+    the field itself, an entry position or the whole field)."""
+    table, method = split_by_method(attr)
+    if table.endswith(OWN_FIELD):
+        table = reads._field_table(family, table)
+    elif ENTRY_FIELD in table and (family, field_name(table)) not in reads.entry_fields:
+        table = field_name(table)
+    return reads.method_writes.tables(family, table, method)
+
+
+def written_by_methods(reads: ProgramReads, family, attr: str, mode: frozenset) -> dict:
+    """What the methods a by-method table ``attr`` stands for may write to the
+    field, and the conditions of the calls that run them (:func:`by_method_tables`),
+    joined with what the properties of the field's name return."""
+    out: dict = {}
+    for table in by_method_tables(reads, family, attr):
+        for k, (dims, via) in reads.fields.get((family, table, mode), {}).items():
+            merge(out, k, dims, via)
+    named = field_name(attr)
+    readers = reads.properties.get((family, named))
+    return reads._with_properties(out, readers, named, mode) if readers else out

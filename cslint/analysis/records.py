@@ -267,6 +267,15 @@ class FuncFacts:
     #: ``((ref, calls), ...)``: every call of a callee some call of which
     #: passes a class by name (:func:`~cslint.analysis.classargs.class_arguments`)
     class_args: tuple = ()
+    #: a method: the names of the methods it calls on ``self``, and whether it
+    #: may change ``self``'s fields otherwise than by its own stores and those
+    #: calls (``self`` read bare, a nested function, an ``await``;
+    #: ``FunctionInfo.scan_calls``)
+    self_calls: tuple = ()
+    hands_self: bool = False
+    #: a method: the fields it assigns first, before anything can fail or
+    #: leave (:func:`~cslint.analysis.setfields.fields_set_first`)
+    sets_first: tuple = ()
 
 
 @dataclass

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .atoms import EMPTY
+from .atoms import BY_METHOD, EMPTY, field_name
 from .classargs import ParamClasses
 from .receivers import CONTAINER_ACCESSORS
 from .records import written_variants
@@ -684,7 +684,8 @@ class ReceiverClasses:
         tag = atom.tag
         resolver = self.resolver
         if tag == "F":
-            out = set(self.field_receiver_types(resolver.family(atom.class_key), atom.attr)[0])
+            attr = atom.attr if BY_METHOD not in atom.attr else field_name(atom.attr)  # what a method wrote to it
+            out = set(self.field_receiver_types(resolver.family(atom.class_key), attr)[0])
         elif tag == "R":
             built = resolver.built_classes(atom.ref)
             if built:

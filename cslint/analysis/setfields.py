@@ -10,20 +10,31 @@ from the whole-tree tables (:func:`~cslint.analysis.atoms.field_read`, what
 every write of the class family makes it); after the assignment, the value
 assigned (with the implicit flow of the tests around it).
 
-What may change a field behind the function's back: any call but a few
-builtins that run no code of the tree on the values a method passes them
-(:data:`INERT_BUILTINS`), an ``await`` or a ``yield`` (other code runs while
-the function waits), and any store into an attribute of that name that is
-not the plain assignment itself (``other.attr = v``, which may be ``self``;
-``self.attr[k] = v`` or ``self.attr += v``, which change what it holds in
-place).  A node that does any of these sees the table's field from its
-start (even a read before its call), so a test that calls a method and then
-reads the field (``if self.check() and self.flag:``) reads the table.  A
-container written to the field (a display, a comprehension, ``list()``)
-puts the table's field back too: the whole-tree pass keeps its own
-structure apart from its elements (``atoms.own_field``) and this key would
-not.  Another thread writing the field between two statements is not
-modelled, as in the rest of the value model.
+An object's fields change through its own methods: a call of one,
+``self.check()`` or ``super().check()``, adds what that method may write to
+the field, with the tests that decide whether this rank calls it
+(:func:`~cslint.analysis.selfcalls.by_method`: what the methods of that name
+in the class family write, and those they call on ``self`` in turn, under
+the conditions they call them; :class:`~cslint.analysis.selfcalls.MethodWrites`),
+so ``self.overflow = False; self.check_overflow()`` holds False or what the
+check wrote, agreed where it all-reduced it.  A node that calls one reads
+that from its start (even a read before its call: ``if self.check() and
+self.flag:``).  Where ``self`` itself is handed to other code (an argument:
+``helper(self)``, ``setattr(self, ...)``), or the function waits (``await``,
+``yield``: other code runs meanwhile) or makes a ``lambda``, or an attribute
+of that name is stored into otherwise than by the plain assignment
+(``other.attr = v``, which may be ``self``; ``self.attr[k] = v`` or
+``self.attr += v``, which change what it holds in place), anything may have
+been written: the table's field comes back from the start of that node.  A
+call of another object's method or of a library is taken not to reach back
+into this object (a back reference through which another object writes
+this one's fields, ``self.helper.update()`` writing ``owner.flag``, is not
+followed), nor a property read to write a field.  A container written to
+the field (a display, a comprehension, ``list()``) puts the table's field
+back too: the whole-tree pass keeps its own structure apart from its
+elements (``atoms.own_field``) and this key would not.  Another thread
+writing the field between two statements is not modelled, as in the rest
+of the value model.
 """
 
 from __future__ import annotations
@@ -32,18 +43,11 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import field_read, own_field
+from .atoms import field_name, field_read, own_field
+from .selfcalls import CALLED_IN, KEPT, by_method, split_by_method
 from .vocabulary import CONTAINER_FACTORIES
 
-#: builtins whose call runs no method of the tree that could write a field
-#: (``isinstance``'s ``__instancecheck__`` and ``len``'s ``__len__`` of a
-#: project class aside, which write nothing in any tree seen)
-INERT_BUILTINS = frozenset({
-    "isinstance", "issubclass", "len", "int", "float", "bool", "str", "abs", "min", "max", "range",
-    "enumerate", "zip", "tuple", "list", "dict", "set", "frozenset", "sorted", "any", "all", "hasattr",
-    "getattr", "type", "id", "repr", "round", "sum", "callable",
-})
-
+_MAY_RUN_CODE = (ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Subscript, ast.BinOp)
 _CONTAINERS = (ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp, ast.DictComp, ast.SetComp)
 
 
@@ -72,37 +76,113 @@ def entry_fields(class_key: Optional[str], attrs: frozenset) -> dict:
     return {field_key(attr): frozenset({field_read(class_key, attr)}) for attr in attrs}
 
 
-def changes_fields(s: ast.AST, exprs: list, calls: list, attrs: frozenset, self_name: str) -> bool:
-    """Whether the node of statement ``s`` evaluating ``exprs`` (with ``calls``,
-    the function's :class:`~cslint.analysis.function.CallInfo` of them) may
-    change a field of ``attrs`` other than by a plain assignment (see the
-    module's docstring)."""
-    for info in calls:
-        func = info.call.func
-        if type(func) is not ast.Name or func.id not in INERT_BUILTINS:
-            return True
+#: what a node does to the fields: nothing, or anything (the table's fields back)
+UNCHANGED, ANYTHING = (), None
+_UNKNOWN = object()
+
+
+def node_effect(s: ast.AST, exprs: list, calls: list, attrs: frozenset, self_name: str):
+    """What the node of statement ``s`` evaluating ``exprs`` (with ``calls``,
+    the function's :class:`~cslint.analysis.function.CallInfo` of them) may do
+    to the fields of ``attrs`` besides a plain assignment: :data:`ANYTHING`,
+    or the names of the methods of ``self`` it calls (:data:`UNCHANGED`: none;
+    see the module's docstring)."""
     for expr in exprs:
         for node in fast_walk(expr):
             t = type(node)
-            if t is ast.Await or t is ast.Yield or t is ast.YieldFrom:
-                return True
+            if t is ast.Await or t is ast.Yield or t is ast.YieldFrom or t is ast.Lambda:
+                return ANYTHING
     if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.For, ast.AsyncFor, ast.With,
                       ast.AsyncWith)):
         plain = assigned_field(s, self_name)
         for target in _targets(s):
             for node in fast_walk(target):
                 if type(node) is ast.Attribute and node.attr in attrs and not (node is target and plain is not None):
-                    return True
-    return False
+                    return ANYTHING
+    methods = []
+    for info in calls:
+        call = info.call
+        if _hands_self(call, self_name):
+            return ANYTHING
+        method = self_method(call.func, self_name)
+        if method is not None:
+            methods.append(method)
+    return tuple(methods)
+
+
+def fields_set_first(info) -> tuple:
+    """The fields a method assigns as ``self.attr = value`` in the statements
+    that start its body, before anything that may call, fail or leave (a
+    value that calls nothing; its docstring aside): every call of it sets
+    them (:data:`~cslint.analysis.selfcalls.KEPT`)."""
+    if not info.class_key or not info.self_name or not isinstance(info.func.body, list):
+        return ()
+    out = []
+    for s in info.func.body:
+        if type(s) is ast.Expr and type(s.value) is ast.Constant:
+            continue
+        attr = assigned_field(s, info.self_name)
+        if attr is None or any(type(node) in _MAY_RUN_CODE for node in fast_walk(s.value)):
+            break
+        out.append(attr)
+    return tuple(out)
+
+
+def called_first(s: ast.AST, self_name: str) -> Optional[str]:
+    """``k`` where statement ``s`` is a call of ``self.k`` (or ``super().k``)
+    made whenever it runs: the whole statement, or the value it assigns."""
+    value = s.value if type(s) is ast.Expr or type(s) is ast.Assign else None
+    return self_method(value.func, self_name) if type(value) is ast.Call else None
+
+
+def _unless(atom, class_key: Optional[str], attr: str, method: str):
+    """``atom`` held in ``self.attr`` before a call of ``method`` that is made
+    whenever the node runs: a read of the field's table or of what a method
+    wrote to it is kept only where ``method`` may not set the field first
+    (:data:`~cslint.analysis.selfcalls.KEPT`); what the function assigned
+    itself, as it is."""
+    if atom.tag != "F" or atom.class_key != class_key or field_name(atom.attr) != attr:
+        return atom
+    written = split_by_method(atom.attr)
+    # only the latest such call is named (a superset of what the field held: bounded where calls repeat in a loop)
+    earlier = written[1].partition(KEPT)[0] if written is not None else ""
+    return field_read(class_key, by_method(attr, earlier + KEPT + method))
+
+
+def self_method(func, self_name: str) -> Optional[str]:
+    """``k`` where a call's ``func`` is ``self.k`` or ``super().k``."""
+    if type(func) is not ast.Attribute:
+        return None
+    receiver = func.value
+    if type(receiver) is ast.Name and receiver.id == self_name:
+        return func.attr
+    if type(receiver) is ast.Call and type(receiver.func) is ast.Name and receiver.func.id == "super":
+        return func.attr
+    return None
+
+
+def _hands_self(call: ast.Call, self_name: str) -> bool:
+    """Whether ``call`` is handed ``self`` itself (``helper(self)``, ``setattr(self, ...)``)."""
+    for arg in call.args:
+        value = arg.value if type(arg) is ast.Starred else arg
+        if type(value) is ast.Name and value.id == self_name:
+            return True
+    return any(type(kw.value) is ast.Name and kw.value.id == self_name for kw in call.keywords)
 
 
 def own_of_set_field(value: frozenset, class_key: Optional[str], attr: str) -> frozenset:
     """The own structure of what ``self.attr`` holds where the function set it
     (``value``, under :func:`field_key`): the table's own structure for the
-    table's field, and what the function assigned itself as it is (never a
-    container: that puts the table's field back)."""
-    table = field_read(class_key, attr)
-    return frozenset(field_read(class_key, own_field(attr)) if atom == table else atom for atom in value)
+    table's field and for what a method wrote to it, and what the function
+    assigned itself as it is (never a container: that puts the table's field back)."""
+    out = set()
+    for atom in value:
+        if atom.tag == "F" and atom.class_key == class_key and field_name(atom.attr) == attr:
+            written = split_by_method(atom.attr)
+            own = own_field(attr)
+            atom = field_read(class_key, own if written is None else by_method(own, written[1]))
+        out.add(atom)
+    return frozenset(out)
 
 
 def _targets(s) -> list:
@@ -127,12 +207,12 @@ def builds_container(value) -> bool:
 
 
 class SetFields:
-    """One function's fields it assigns as ``self.attr = value`` and the CFG
-    nodes that may change them otherwise (:func:`changes_fields`), for the
-    dataflow: what each holds on entry, at a node that may change it, and
-    after its plain assignment."""
+    """One function's fields it assigns as ``self.attr = value`` and what its CFG
+    nodes may do to them otherwise (:func:`node_effect`), for the dataflow:
+    what each holds on entry, at a node that may change it, and after its
+    plain assignment."""
 
-    __slots__ = ("info", "attrs", "_changes")
+    __slots__ = ("info", "attrs", "_effects", "_kept")
 
     def __init__(self, info, graph, evaluator):
         self.info = info
@@ -147,22 +227,57 @@ class SetFields:
                         found.add(attr)
         #: the fields it assigns as ``self.attr = value``, which its evaluator reads from the dataflow's keys
         self.attrs = evaluator.set_fields = frozenset(found)
-        self._changes: dict = {}  # node -> whether it may change a field (changes_fields)
+        self._effects: dict = {}  # node -> what it may do to the fields (_effect)
+        self._kept: dict = {}  # (what a field held, its name, the method called) -> what it holds after (_unless)
 
     def entry(self) -> dict:
         return entry_fields(self.info.class_key, self.attrs)
 
+    def _effect(self, node):
+        """What ``node`` may do to the fields: :data:`UNCHANGED`, :data:`ANYTHING`,
+        or ``(first, added)``: the method it calls whenever it runs (None: none),
+        and for each field, its key and what the methods it calls may write
+        (read with the conditions of this call, by the whole-tree pass)."""
+        info = self.info
+        if node.stmt is None:
+            return UNCHANGED
+        node_info = info.node_info(node)
+        methods = node_effect(node.stmt, node_info.exprs, node_info.calls, self.attrs, info.self_name)
+        if methods is ANYTHING or methods == UNCHANGED:
+            return methods
+        reader = CALLED_IN + info.qualname.rsplit(".", 1)[-1]  # its call's conditions: selfcalls.py
+        class_key = info.class_key
+        added = tuple((attr, field_key(attr), frozenset(
+            field_read(class_key, by_method(attr, method + reader)) for method in methods)) for attr in self.attrs)
+        return called_first(node.stmt, info.self_name), added
+
     def at_node(self, n: int, node, env: dict, fork) -> dict:
-        """``env`` on entry to node ``n``, with the table's fields back where the node may change them."""
-        changes = self._changes.get(n)
-        if changes is None:
-            info = self.info
-            node_info = info.node_info(node)
-            changes = self._changes[n] = node.stmt is not None and changes_fields(
-                node.stmt, node_info.exprs, node_info.calls, self.attrs, info.self_name)
-        if not changes:
+        """``env`` on entry to node ``n``: with the table's fields back where the
+        node may change them anyhow, and what the methods of ``self`` it calls
+        may write added (with the conditions of this call, which the
+        whole-tree pass reads where a method may write the field: only the
+        ranks that call one write).  A call made whenever the node runs keeps
+        what the field held only where that method may not set it first."""
+        effect = self._effects.get(n, _UNKNOWN)
+        if effect is _UNKNOWN:
+            effect = self._effects[n] = self._effect(node)
+        if effect == UNCHANGED:
             return env
-        table = self.entry()
+        if effect is ANYTHING:
+            table = self.entry()
+        else:
+            first, added = effect
+            table = {}
+            for attr, key, atoms in added:
+                held = env.get(key, frozenset())
+                if first is not None:
+                    memo = (held, attr, first)
+                    kept = self._kept.get(memo)
+                    if kept is None:
+                        class_key = self.info.class_key
+                        kept = self._kept[memo] = frozenset(_unless(atom, class_key, attr, first) for atom in held)
+                    held = kept
+                table[key] = held | atoms
         if all(env.get(key) == atoms for key, atoms in table.items()):
             return env
         out = fork(env)
