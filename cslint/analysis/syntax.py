@@ -23,10 +23,19 @@ def short(text: str) -> str:
 
 
 def unparse(node: ast.AST) -> str:
-    try:
-        return short(ast.unparse(node))
-    except Exception:  # pragma: no cover - exotic nodes
-        return type(node).__name__
+    """The short text of a node.  Kept on the node once made: a quarter of
+    the texts asked for are asked again (a test's text by its condition and
+    by the decision it belongs to), unparsing is the dearest part, and no
+    part of the analysis changes a syntax tree once it is parsed (nodes it
+    makes up, a dataclass's ``__init__``, are new objects)."""
+    text = node.__dict__.get("_cslint_text")
+    if text is None:
+        try:
+            text = short(ast.unparse(node))
+        except Exception:  # pragma: no cover - exotic nodes
+            text = type(node).__name__
+        node._cslint_text = text
+    return text
 
 
 def dotted(node: ast.AST) -> Optional[str]:

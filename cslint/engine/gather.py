@@ -185,8 +185,7 @@ class FactGatherer:
         for module, qualname in sorted(wanted):
             found = unparsed.get(module)
             top = qualname.partition(".")[0]
-            if found is not None and re.search(
-                    rb"^(?:async[ \t]+)?(?:def|class)[ \t]+" + re.escape(top.encode()) + rb"\b", found.data, re.M):
+            if found is not None and _top_definition(rb"(?:async[ \t]+)?(?:def|class)", top)(found.data):
                 chosen.setdefault(found.real, (found, set()))[1].add(qualname)
         return [(chosen[real][0], frozenset(chosen[real][1])) for real in sorted(chosen)]
 
@@ -340,11 +339,18 @@ def _class_definition(name: str):
     """A test of a module's bytes: whether a line of it starts the
     definition of the top-level class ``name`` (``^class NAME\\b`` in
     multi-line mode).  Asked of every module under a package that may
-    re-export the class, so it is spelled as a search for a newline
-    followed by the definition (a literal start lets the regex engine skip
-    ahead instead of trying every byte: five times faster on vLLM) or the
-    definition at the very start."""
-    definition = rb"class[ \t]+" + re.escape(name.encode()) + rb"\b"
+    re-export the class."""
+    return _top_definition(rb"class", name)
+
+
+def _top_definition(keyword: bytes, name: str):
+    """A test of a module's bytes: whether a line of it starts with
+    ``keyword`` (a regex of the defining keywords) and the name ``name``
+    (``^KEYWORD NAME\\b`` in multi-line mode).  Spelled as a search for a
+    newline followed by the definition (a literal start lets the regex
+    engine skip ahead instead of trying every byte: five times faster on
+    vLLM) or the definition at the very start."""
+    definition = keyword + rb"[ \t]+" + re.escape(name.encode()) + rb"\b"
     after_newline = re.compile(rb"\n" + definition).search
     at_start = re.compile(definition).match
     return lambda data: after_newline(data) is not None or at_start(data) is not None

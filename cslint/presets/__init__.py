@@ -494,7 +494,9 @@ class Knowledge:
     def candidates(self, kind: str, tail: str) -> list:
         """Specs (``kind`` = ``collectives`` or ``sources``) whose pattern may
         match a dotted text ending in ``tail``, in declaration order."""
-        memo = self.__dict__.setdefault("_candidates", {})
+        memo = self.__dict__.get("_candidates")
+        if memo is None:
+            memo = self.__dict__["_candidates"] = {}
         result = memo.get((kind, tail))
         if result is not None:
             return result
