@@ -21,7 +21,8 @@ from .setfields import SetFields
 from .structure import params_own
 from .function import FunctionInfo
 from .edges import Refinements
-from .syntax import single_rank_side, vouched_presence
+from .presence import vouched_presence
+from .syntax import single_rank_side
 from .stores import AlikeStores, store_alike
 from .transfer import Flow, RecordingFlow, Transfer
 
@@ -439,7 +440,7 @@ class Dataflow:
 
 class VouchedEdges:
     """The edges out of an ``if`` whose test is a verdict on whether local
-    names are None (:func:`~cslint.analysis.syntax.vouched_presence`):
+    names are None (:func:`~cslint.analysis.presence.vouched_presence`):
     ``if not all_ranks_true(group, buffer is not None): return``.  Such a
     verdict, agreed over a group, vouches on one of its edges that none of
     the names is None on any rank of that group: whichever way what set

@@ -17,6 +17,7 @@ from .environment import fork
 from .atoms import OWN_PARAM, SHAPE, WHOLE, project
 from .structure import params_own
 from .relays import relay_edges
+from .presence import none_test
 from .syntax import single_rank_edges, single_rank_side, target_names
 from .transfer import agreed_within
 
@@ -80,14 +81,7 @@ def _empty_test(test: ast.expr, sizes, containers) -> Optional[tuple]:
         inner = _empty_test(test.operand, sizes, containers)
         return None if inner is None or type(test.operand) is ast.BoolOp else (inner[0], not inner[1])
     if t is ast.Compare:
-        if len(test.ops) == 1 and type(test.left) is ast.Name and type(test.comparators[0]) is ast.Constant \
-                and test.comparators[0].value is None:
-            kind = type(test.ops[0])
-            if kind is ast.Is:
-                return test.left.id, True
-            if kind is ast.IsNot:
-                return test.left.id, False
-        return None
+        return none_test(test)
     if t is ast.BoolOp and type(test.op) is ast.Or:
         found = None
         for value in test.values:

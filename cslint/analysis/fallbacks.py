@@ -14,6 +14,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .presence import none_test
+
 
 def fallback_candidates(ctx) -> frozenset:
     """The names some assignment of the file binds to another name or to a
@@ -69,9 +71,7 @@ def param_fallbacks(info, bindings) -> dict:
 
 def _tests_none(test: ast.AST, name: str) -> bool:
     """Whether ``test`` is ``name is None``."""
-    return type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.Is \
-        and type(test.left) is ast.Name and test.left.id == name and type(test.comparators[0]) is ast.Constant \
-        and test.comparators[0].value is None
+    return none_test(test) == (name, True)
 
 
 def _preferred_param(value: ast.AST, params: Optional[set]) -> Optional[str]:

@@ -45,6 +45,7 @@ from .astwalk import CHILDREN, walk as fast_walk
 from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
 from ..presets.rank_names import rank_name_dims
+from .presence import none_test
 from .syntax import dotted, fold_bool_op, single_rank_side
 
 #: the value of a parameter whose default is ``None`` when the call passes
@@ -469,11 +470,10 @@ class TestFolder:
             world = _world_test(test)
             if world is not None:
                 return world
-            if len(test.ops) == 1 and isinstance(test.left, ast.Name) and test.left.id in case \
-                    and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None \
-                    and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-                is_none = case[test.left.id] is None
-                return is_none if isinstance(test.ops[0], ast.Is) else not is_none
+            tested = none_test(test)
+            if tested is not None and tested[0] in case:
+                is_none = case[tested[0]] is None
+                return is_none if tested[1] else not is_none
             return None
         if self.modes is None or not self.specs:
             return None

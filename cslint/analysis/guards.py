@@ -30,11 +30,10 @@ from .feasibility import first_rank_facts
 from .orders import SetOrders, reads_element
 from .records import Cond
 from .roles import equality_tree
+from .presence import presence_test
 from .registries import first_use_source, registry_of
 from .syntax import (
-    ReadNames, calls_in_order, dotted, first_exit, first_exit_in, presence_test, short, tests_membership,
-    tests_own_group,
-    unparse,
+    ReadNames, calls_in_order, dotted, first_exit, first_exit_in, short, tests_membership, tests_own_group, unparse,
 )
 from .threads import BackgroundThreads
 

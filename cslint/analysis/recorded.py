@@ -34,6 +34,7 @@ import ast
 
 from .astwalk import walk as fast_walk
 from .receivers import bound_names, declares_one_object, other_bindings
+from .presence import none_test
 
 
 def assert_holds_where_reached(info, stmt) -> bool:
@@ -59,24 +60,19 @@ def assert_holds_where_reached(info, stmt) -> bool:
 
 def _tested_not_none(test):
     """``x`` of ``x is not None``, else None."""
-    if type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.IsNot \
-            and type(test.left) is ast.Name and type(test.comparators[0]) is ast.Constant \
-            and test.comparators[0].value is None:
-        return test.left.id
-    return None
+    tested = none_test(test)
+    return tested[0] if tested is not None and not tested[1] else None
 
 
 def _none_edge_of(test_stmt: ast.If, child):
     """The name ``test_stmt`` tests against None when ``child`` sits on the
     edge where it is None (``if r is None:`` body, ``if r is not None:``
     else), else None."""
-    test = test_stmt.test
-    if not (type(test) is ast.Compare and len(test.ops) == 1 and type(test.left) is ast.Name
-            and type(test.comparators[0]) is ast.Constant and test.comparators[0].value is None):
+    tested = none_test(test_stmt.test)
+    if tested is None:
         return None
-    op = type(test.ops[0])
-    inside = test_stmt.body if op is ast.Is else test_stmt.orelse if op is ast.IsNot else ()
-    return test.left.id if any(child is stmt for stmt in inside) else None
+    inside = test_stmt.body if tested[1] else test_stmt.orelse
+    return tested[0] if any(child is stmt for stmt in inside) else None
 
 
 def _unbound_before(name: str, stmt, test_stmt: ast.If) -> bool:
@@ -218,8 +214,6 @@ def _binds(node, name: str) -> bool:
         return node.value is not None and name in bound_names(node.target)
     if kind is ast.NamedExpr:
         return type(node.target) is ast.Name and node.target.id == name
-    if kind in (ast.comprehension,):
-        return False  # a comprehension's target is its own scope
     if isinstance(node, ast.stmt) or kind is ast.ExceptHandler:
         return name in other_bindings(node)
     return False
