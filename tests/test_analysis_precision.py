@@ -189,6 +189,27 @@ def test_deepspeed_stage_ids_differ_along_pipeline_stages_only():
     """) == [13]
 
 
+def test_deepspeed_slice_parallel_group_is_the_tensor_slicing_group_of_one_stage():
+    # DeepSpeed's pipeline grid names its Megatron-style tensor-slicing group
+    # "slice parallel": the model-parallel ranks of one stage, so a stage
+    # predicate agrees within it, and the slice rank differs along it alone
+    assert _lines("""
+        from deepspeed import comm as dist
+
+        class Engine:
+            def __init__(self, grid):
+                self.grid = grid
+
+            def gather(self, t):
+                if not self.is_first_stage():
+                    dist.all_reduce(t, group=self.grid.get_slice_parallel_group())
+                if self.grid.get_slice_parallel_rank() == 0:
+                    dist.all_reduce(t, group=self.grid.get_data_parallel_group())
+                if self.grid.get_slice_parallel_rank() == 0:
+                    dist.all_reduce(t, group=self.grid.get_slice_parallel_group())   # reported
+    """) == [14]
+
+
 # -- (c) exceptions raised alike on every rank --------------------------------------------
 
 

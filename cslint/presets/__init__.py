@@ -107,6 +107,9 @@ GENERIC_WORLD = World()
 _DIM_TOKENS = [
     ("tp_cp", "tp_cp"), ("cp_tp", "tp_cp"), ("dp_tp", "dp_tp"), ("tp_dp", "dp_tp"),
     ("tensor_model_parallel", "tp"), ("tensor_parallel", "tp"), ("tp", "tp"), ("tensor", "tp"),
+    # DeepSpeed's pipeline grid calls its Megatron-style tensor-slicing group (the model-parallel ranks of one
+    # stage) "slice parallel": ``grid.get_slice_parallel_group()``, ``get_slice_parallel_rank()``
+    ("slice_parallel", "tp"),
     ("pipeline_model_parallel", "pp"), ("pipeline_parallel", "pp"), ("pipe_parallel", "pp"), ("pipeline", "pp"),
     ("pp", "pp"),
     ("context_parallel", "cp"), ("cp", "cp"), ("dcp", "cp"), ("pcp", "cp"),

@@ -4,7 +4,11 @@ engine's stage identity.
 
 A pipeline stage id (``self.stage_id``, ``grid.get_stage_id()``) and the
 stage predicates (``is_first_stage()``, ``is_last_stage()``) are the same on
-every rank of one stage: they differ along ``pp`` only.
+every rank of one stage: they differ along ``pp`` only.  The grid's
+"slice-parallel" group and rank (``get_slice_parallel_group()``,
+``get_slice_parallel_rank()``) are its Megatron-style tensor slicing, the
+model-parallel ranks of one stage: ``tp`` (the dimension words of
+:func:`~cslint.presets.group_from_text` and ``rank_names``).
 """
 
 from __future__ import annotations

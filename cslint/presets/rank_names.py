@@ -29,6 +29,7 @@ _RANK_PREFIX_DIMS = {
     "process": ALL_DIMS, "proc": ALL_DIMS, "mpi": ALL_DIMS, "gpu": ALL_DIMS, "device": ALL_DIMS,
     "worker": ALL_DIMS, "group": ALL_DIMS, "global_rank": ALL_DIMS,
     "tp": frozenset({"tp"}), "tensor_model_parallel": frozenset({"tp"}), "tensor_parallel": frozenset({"tp"}),
+    "slice_parallel": frozenset({"tp"}),
     "attn_tp": frozenset({"tp"}), "moe_tp": frozenset({"tp", "ep"}), "tp_cp": frozenset({"tp", "cp"}),
     "pp": frozenset({"pp"}), "pipeline_model_parallel": frozenset({"pp"}), "pipeline_parallel": frozenset({"pp"}),
     "cp": frozenset({"cp"}), "context_parallel": frozenset({"cp"}), "dcp": frozenset({"cp"}), "pcp": frozenset({"cp"}),
