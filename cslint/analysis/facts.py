@@ -44,6 +44,7 @@ from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
 from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
+from .spans import may_cut_pieces
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, single_rank_side
 from .wrappers import own_nodes
@@ -615,6 +616,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     ctx.deep_names = set(deep_names or ())
     ctx.may_hold_walrus = (":=" if isinstance(data, str) else b":=") in data
     ctx.may_make_sets = may_make_sets(data)
+    ctx.may_cut_pieces = may_cut_pieces(data)
     facts.imports = ctx.imports
     extractors: list = []
     classes: list = []

@@ -355,6 +355,8 @@ class ModuleContext:
         #: it is known to hold no ``set(``, ``frozenset(``, set comprehension
         #: or ``Set[`` annotation (facts.py)
         self.may_make_sets = True
+        #: whether the source may fill a list with pieces of one value; the lists it fills so (spans.PieceLists)
+        self.may_cut_pieces, self.piece_lists = True, None
         tails = set()
         for spec in knowledge.collectives:
             tails.add(spec.pattern.rsplit(".", 1)[-1])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import BLOCKS_OF, walk as fast_walk
+from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk
 from .vocabulary import ARRAY_TYPES, PIECE_CALLS
 
 
@@ -210,7 +210,7 @@ def makes_slice(node) -> bool:
         and 2 <= len(node.args) <= 3
 
 
-def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref) -> bool:
+def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref, ctx=None, func=None) -> bool:
     """Whether ``expr`` picks one of the pieces a library call cut a value
     into (:data:`~cslint.analysis.vocabulary.PIECE_CALLS`:
     ``x.tensor_split(n)[rank]``, or ``pieces[rank]`` of a name bound once to
@@ -218,7 +218,10 @@ def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref) -> bool:
     rank-local index decides the piece's contents and size, never its kind.
     A call ``resolve_ref`` resolves to a function or a method of a class of
     the tree returns what its own code says; a method of a value whose class
-    nothing here knows, or of one annotated as an array, is a library's."""
+    nothing here knows, or of one annotated as an array, is a library's.
+    With the module's context ``ctx`` and the function ``func`` the
+    subscript is in, also an element of a list of pieces of one value
+    (:func:`picks_listed_piece`)."""
     index = expr.slice
     t = type(index)
     if t is ast.Slice or t is ast.Tuple or makes_slice(index):
@@ -227,7 +230,15 @@ def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref) -> bool:
     if type(cut) is ast.Name:
         cut = bindings.get(cut.id)
     if type(cut) is not ast.Call or type(cut.func) is not ast.Attribute or cut.func.attr not in PIECE_CALLS:
-        return False
+        if ctx is None or not ctx.may_cut_pieces:
+            return False
+        lists = ctx.piece_lists
+        if lists is None:
+            lists = ctx.piece_lists = PieceLists(ctx.tree, ctx.may_hold_walrus)
+            if not lists.locals:  # the file fills none: no need to ask again
+                ctx.may_cut_pieces = False
+                return False
+        return picks_listed_piece(expr, bindings, lists, func)
     ref = resolve_ref(cut.func)
     if ref is None or ref.tag == "name":
         return True
@@ -270,3 +281,239 @@ def index_numbers(index, bindings: dict, depth: int = 0) -> bool:
 
 
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod)
+
+
+# -- lists of pieces of one value ------------------------------------------------
+
+#: library calls that cut one piece out of a value: ``t.narrow(dim, start, length)`` is of ``t``'s kind
+PIECE_OF_CALLS = frozenset({"narrow"})
+
+#: methods of a list that put an element in it other than ``append``, or replace one
+_LIST_FILLERS = frozenset({"extend", "insert", "__setitem__", "__iadd__", "setdefault", "update", "add"})
+
+
+def may_cut_pieces(source) -> bool:
+    """Whether a file's source may fill a list with pieces of one value
+    (:class:`PieceLists`): it calls ``narrow`` (:data:`PIECE_OF_CALLS`)."""
+    return (".narrow(" if isinstance(source, str) else b".narrow(") in source
+
+
+class PieceLists:
+    """Which lists of a file hold only pieces of one value, each of that
+    value's kind (:func:`picks_listed_piece`), read off the syntax of the
+    whole file once:
+
+    - ``locals``: id(function) -> its local names bound once to an empty list
+      (``[]``, ``list()``) and otherwise only filled by ``append`` of a
+      piece of one parameter the function never rebinds
+      (``parts.append(flat.narrow(0, start, size))``), returned, indexed or
+      measured: no other mention (handed to another call, bound to another
+      name) that could put anything else in;
+    - ``functions``: names every definition of which in the file returns
+      such a local at each ``return``;
+    - ``fields``: attributes every store into which in the file (on any
+      object) is an empty list, and every filling call an ``append`` of a
+      list of pieces (a call of one of ``functions``, or a name of the
+      function bound once to one), beside ``clear``.
+
+    ``narrow`` is the library's where the file defines no function of that
+    name.  Other files' stores into a field of that name, and stores through
+    another name bound to the same list, are not seen."""
+
+    __slots__ = ("locals", "functions", "fields")
+
+    def __init__(self, tree: ast.Module, walrus: bool):
+        self.locals = {}
+        self.functions = self.fields = frozenset()
+        definitions = []
+        cuts = []  # the lines of the calls that cut a piece
+        for node in fast_walk(tree):
+            t = type(node)
+            if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+                definitions.append(node)
+            elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in PIECE_OF_CALLS:
+                cuts.append(node.lineno)
+        if not cuts or any(func.name in PIECE_OF_CALLS for func in definitions):
+            return
+        returning: dict = {}
+        for func in definitions:
+            listed = EMPTY_NAMES
+            if any(func.lineno <= line <= func.end_lineno for line in cuts):
+                listed = _piece_locals(func, walrus)
+                if listed:
+                    self.locals[id(func)] = listed
+            returning[func.name] = returning.get(func.name, True) and bool(listed) and _returns_listed(func, listed)
+        self.functions = frozenset(name for name, every in returning.items() if every)
+        if self.functions:  # a field is filled with what they return
+            self.fields = _piece_fields([tree, *definitions], self, walrus)
+
+    def listing(self, expr, bindings: dict) -> bool:
+        """Whether ``expr`` (in a function whose :func:`bound_once` is
+        ``bindings``) is a list of pieces of one value: a call of one of
+        :attr:`functions`, or a name bound once to one."""
+        if type(expr) is ast.Name:
+            expr = bindings.get(expr.id)
+        if type(expr) is not ast.Call:
+            return False
+        func = expr.func
+        return (func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None) \
+            in self.functions
+
+
+_FUNCTION_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
+EMPTY_NAMES: frozenset = frozenset()
+
+
+def _own_nodes(func):
+    """The nodes of ``func``'s own body (or a module's), class bodies
+    included, not of the functions and lambdas nested in it."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        yield node
+        if type(node) not in _FUNCTION_DEFS and type(node) is not ast.Lambda:
+            stack.extend(iter_children(node))
+
+
+def _empty_list(value) -> bool:
+    t = type(value)
+    return t is ast.List and not value.elts or t is ast.Call and type(value.func) is ast.Name \
+        and value.func.id == "list" and not value.args and not value.keywords
+
+
+def _piece_locals(func, walrus: bool) -> frozenset:
+    """The names of ``func`` that are lists of pieces of one value (:class:`PieceLists`' ``locals``)."""
+    bindings = bound_once(func, walrus)
+    candidates = {name for name, value in bindings.items() if name != CHANGED and _empty_list(value)}
+    if not candidates:
+        return EMPTY_NAMES
+    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    mentions: dict = {}
+    allowed: dict = {}
+    receivers: dict = {}
+    nested = set()
+    for node in fast_walk(func):
+        t = type(node)
+        if t is ast.Name and node.id in candidates:
+            mentions[node.id] = mentions.get(node.id, 0) + 1
+        elif t in _FUNCTION_DEFS or t is ast.Lambda or t is ast.ClassDef:
+            if node is not func:
+                nested.update(n.id for n in fast_walk(node) if type(n) is ast.Name and n.id in candidates)
+            continue
+        allowed_name = _allowed_mention(node, t, candidates, receivers)
+        if allowed_name is not None:
+            allowed[allowed_name] = allowed.get(allowed_name, 0) + 1
+    found = set()
+    for name in candidates - nested:
+        cut = receivers.get(name)
+        if cut and len(cut) == 1 and mentions.get(name, 0) == allowed.get(name, 0) + 1:
+            source = next(iter(cut))
+            if source is not None and source in params and source not in bindings \
+                    and source not in bindings[CHANGED]:
+                found.add(name)
+    return frozenset(found)
+
+
+def _allowed_mention(node, t, candidates: set, receivers: dict):
+    """The candidate list ``node`` mentions in a way that puts nothing else
+    in it (None: no such mention here): ``xs.append(piece)`` (the cut
+    value's name noted in ``receivers``), ``return xs``, ``xs[i]`` read,
+    ``len(xs)``, a loop over ``xs``."""
+    if t is ast.Call:
+        func = node.func
+        if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id in candidates \
+                and func.attr == "append" and len(node.args) == 1 and not node.keywords:
+            receivers.setdefault(func.value.id, set()).add(_piece_source(node.args[0]))
+            return func.value.id
+        if type(func) is ast.Name and func.id == "len" and len(node.args) == 1 and type(node.args[0]) is ast.Name \
+                and node.args[0].id in candidates:
+            return node.args[0].id
+    elif t is ast.Return or t is ast.Subscript and type(node.ctx) is ast.Load:
+        value = node.value
+        if type(value) is ast.Name and value.id in candidates:
+            return value.id
+    elif t is ast.For or t is ast.comprehension:
+        if type(node.iter) is ast.Name and node.iter.id in candidates:
+            return node.iter.id
+    return None
+
+
+def _piece_source(piece):
+    """The name of the value ``piece`` is one piece of (``flat.narrow(0, s, n)``), or None."""
+    if type(piece) is ast.Call and type(piece.func) is ast.Attribute and piece.func.attr in PIECE_OF_CALLS \
+            and type(piece.func.value) is ast.Name:
+        return piece.func.value.id
+    return None
+
+
+def _returns_listed(func, listed: frozenset) -> bool:
+    """Whether every ``return`` of ``func`` (one at least) returns one of its ``listed`` locals."""
+    returns = 0
+    for node in _own_nodes(func):
+        t = type(node)
+        if t is ast.Return:
+            if type(node.value) is not ast.Name or node.value.id not in listed:
+                return False
+            returns += 1
+        elif t is ast.Yield or t is ast.YieldFrom:
+            return False
+    return returns > 0
+
+
+def _piece_fields(definitions: list, lists: PieceLists, walrus: bool) -> frozenset:
+    """:class:`PieceLists`' ``fields``: attributes filled only with lists of
+    pieces, by the statements of ``definitions`` (the module, then each
+    function)."""
+    good: set = set()
+    bad: set = set()
+    for func in definitions:
+        bindings = None
+        for node in _own_nodes(func):
+            t = type(node)
+            if t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign:
+                for target in node.targets if t is ast.Assign else (node.target,):
+                    if type(target) is ast.Attribute:
+                        if t is ast.AugAssign or not _empty_list(node.value):
+                            bad.add(target.attr)
+                    elif type(target) is ast.Subscript and type(target.value) is ast.Attribute:
+                        bad.add(target.value.attr)
+                    else:  # unpacking into fields: ``self.parts, n = ...``
+                        bad.update(n.attr for n in fast_walk(target) if type(n) is ast.Attribute)
+            elif t is ast.Delete:
+                for target in node.targets:
+                    if type(target) is ast.Subscript and type(target.value) is ast.Attribute:
+                        bad.add(target.value.attr)
+            elif t is ast.Call and type(node.func) is ast.Attribute and type(node.func.value) is ast.Attribute:
+                method, attr = node.func.attr, node.func.value.attr
+                if method == "append":
+                    if bindings is None:
+                        bindings = bound_once(func, walrus)
+                    if len(node.args) == 1 and not node.keywords and lists.listing(node.args[0], bindings):
+                        good.add(attr)
+                    else:
+                        bad.add(attr)
+                elif method in _LIST_FILLERS:
+                    bad.add(attr)
+    return frozenset(good - bad)
+
+
+def picks_listed_piece(expr: ast.Subscript, bindings: dict, lists: PieceLists, func) -> bool:
+    """Whether ``expr`` picks one element of a list of pieces of one value
+    (:class:`PieceLists`): ``parts[rank]`` of a local filled with
+    ``flat.narrow(...)`` pieces, of a name bound once to a call of a function
+    returning one, or ``self.parts[i][rank]`` of a field filled with them
+    (also through a name bound once to it): every piece is of the cut value's
+    kind, so a rank-local index decides the piece's contents and size, never
+    its kind, as :func:`picks_piece`."""
+    index = expr.slice
+    t = type(index)
+    if t is ast.Slice or t is ast.Tuple or makes_slice(index):
+        return False
+    cut = expr.value
+    if type(cut) is ast.Name:
+        if cut.id in lists.locals.get(id(func), ()):
+            return True
+        cut = bindings.get(cut.id)
+    if type(cut) is ast.Subscript and type(cut.value) is ast.Attribute and cut.value.attr in lists.fields:
+        return type(cut.slice) is not ast.Slice
+    return lists.listing(cut, bindings)

@@ -570,7 +570,7 @@ class StructureReads:
         if parted is not None:
             return element(expr.slice.value, self.eval(expr.value, env), parted)
         value = self.eval(expr.value, env)
-        if picks_piece(expr, self.bindings(), self.info.resolve_ref):
+        if picks_piece(expr, self.bindings(), self.info.resolve_ref, self.ctx, self.info.func):
             return value | project(SIZED, self.eval(expr.slice, env))
         return value | self.index(expr.slice, env)
 
