@@ -83,3 +83,70 @@ def test_a_unanimity_test_over_a_gather_of_the_own_value_is_uniform():
     lines = sorted(f.line for f in check_source(textwrap.dedent(SHAPES), report="per-site").findings)
     # INVALID: 26 (all files matched everywhere or nowhere); VALID: 40, 54, 69
     assert lines == [40, 54, 69]
+
+
+# The negation written out: ``any(f != mine for f in gathered)`` is true on
+# every rank where some rank read another fingerprint and false on all of
+# them where none did; ``or``-ed to a test of ``mine`` alone it still decides.
+# ``all(f != mine ...)`` is no unanimity test (false wherever a rank compares
+# its own entry), and ``any(f == mine ...)`` is not read as one either.
+NEGATED = """
+    import json
+
+    import torch.distributed as dist
+
+
+    def _fingerprint(path):
+        try:
+            with open(path) as handle:
+                data = json.load(handle)
+        except (OSError, ValueError):
+            return None
+        return len(data)
+
+
+    def load(path, t, group):
+        mine = _fingerprint(path)
+        gathered = [None] * dist.get_world_size(group)
+        dist.all_gather_object(gathered, mine, group=group)
+        if any(f != mine for f in gathered):
+            return False
+        dist.all_reduce(t, group=group)      # every rank left or none did
+        return True
+
+
+    def load_or(path, t, group):
+        mine = _fingerprint(path)
+        gathered = [None] * dist.get_world_size(group)
+        dist.all_gather_object(gathered, mine, group=group)
+        if mine is None or any(f != mine for f in gathered):
+            return False
+        dist.all_reduce(t, group=group)      # where the ranks differ, every rank left
+        return True
+
+
+    def load_and(path, t, group):
+        mine = _fingerprint(path)
+        gathered = [None] * dist.get_world_size(group)
+        dist.all_gather_object(gathered, mine, group=group)
+        if mine is None and any(f != mine for f in gathered):
+            return False
+        dist.all_reduce(t, group=group)      # reported: `and` lets this rank's own None decide
+        return True
+
+
+    def load_all_differ(path, t, group):
+        mine = _fingerprint(path)
+        gathered = [None] * dist.get_world_size(group)
+        dist.all_gather_object(gathered, mine, group=group)
+        if all(f != mine for f in gathered):
+            return False
+        dist.all_reduce(t, group=group)      # reported: not a unanimity test
+        return True
+"""
+
+
+def test_any_unequal_over_a_gather_of_the_own_value_is_uniform():
+    lines = sorted(f.line for f in check_source(textwrap.dedent(NEGATED), report="per-site").findings)
+    # INVALID: 22 (any differs: all left or none), 32 (or-ed to a test of mine); VALID: 42, 52
+    assert lines == [42, 52]
