@@ -227,7 +227,8 @@ ANALYSIS_PHASES = [
     ("structure",),  # reads of a value's structure
     ("evaluator",),  # expressions
     ("transfer",),  # statements
-    ("edges", "settled"),  # what the dataflow refines along an edge; exits a collective settles
+    ("edges", "settled", "skipped"),  # what the dataflow refines along an edge; exits a collective settles; bindings
+    # a failure in a try body leaves undone
     ("summary", "dataflow"),  # the two walkers
     ("roles",),  # decisions of equality tests that split the ranks into roles; chains that hand a group out by role
     ("alternatives", "correlated"),  # site sequences of both arms; tests of one chain that decide each other

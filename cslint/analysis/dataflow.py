@@ -12,7 +12,6 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
-from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
 from .environment import EnvNumbers, fork, merge_into, snapshot
 from .escapes import escaping_kind
@@ -23,6 +22,7 @@ from .function import FunctionInfo
 from .edges import Refinements
 from .presence import vouched_presence
 from .syntax import single_rank_side
+from .skipped import SkippedBindings, names_read_outside
 from .stores import AlikeStores, store_alike
 from .transfer import Flow, RecordingFlow, Transfer
 
@@ -58,6 +58,7 @@ class Dataflow:
         self._own_parts: dict = {}  # node -> the decisions selecting this rank's part it depends on
         self._alike: dict = {}  # node -> the decisions every rank reading what it binds took alike
         self.arms = ArmIndex(info.parents, info.blocks)
+        self.skipped = SkippedBindings()  # what a failure in a try body leaves unbound
         self.stores = AlikeStores(info.parents, info.blocks, info.element_stores) if info.element_stores else None
         self.transfer = Transfer(evaluator)
         self.fields = SetFields(info, graph, evaluator)  # the fields it sets and then reads itself
@@ -314,15 +315,9 @@ class Dataflow:
         """Names the function reads outside ``loop``'s body (after it, before
         it, in its ``for`` iterable): where ranks that broke out meet the others."""
         found = self._read_outside.get(id(loop))
-        if found is not None:
-            return found
-        inside = set()
-        for part in loop.body + loop.orelse + ([loop.test] if isinstance(loop, ast.While) else []):
-            for sub in fast_walk(part):
-                inside.add(id(sub))
-        found = frozenset(sub.id for stmt in self.info.body for sub in fast_walk(stmt)
-                          if type(sub) is ast.Name and type(sub.ctx) is ast.Load and id(sub) not in inside)
-        self._read_outside[id(loop)] = found
+        if found is None:
+            inside = loop.body + loop.orelse + ([loop.test] if isinstance(loop, ast.While) else [])
+            found = self._read_outside[id(loop)] = names_read_outside(self.info.body, inside)
         return found
 
     def binding_implicit(self, n: int) -> frozenset:
@@ -396,7 +391,7 @@ class Dataflow:
         s = node.stmt
         if s is None:
             return env
-        last = self._last.get(n)
+        last = self._last.get(n) if node.kind != cfgmod.EXCEPT else None  # a handler reads the body's failures
         if last is not None:
             out = _replay(self, n, node, env, last)
             if out is not None:
@@ -413,10 +408,11 @@ class Dataflow:
         if kind == cfgmod.LOOP and isinstance(s, (ast.For, ast.AsyncFor)):
             drawn = self.loop_entry_envs.get(n) if id(s) in self.info.entry_drawn_loops else None  # see syntax
             transfer.loop_target(s, flow, strong=True, iter_env=drawn)  # the way out restores (VouchedEdges.out)
-        elif kind == cfgmod.EXCEPT and s.name:
+        elif kind == cfgmod.EXCEPT:
             # a caught exception is whatever went wrong on this rank (unless
             # the handler catches only what fails alike everywhere)
             transfer.exception_name(s, self.evaluator.caught_atoms(s), flow)
+            self.skipped.bind(self, n, flow)
         elif kind == cfgmod.STMT:
             transfer.simple_statement(s, flow)
             if self.fields.attrs:

@@ -122,6 +122,14 @@ def _records_failure(try_stmt: ast.Try, record: str) -> bool:
     return not any(_binds(node, record) for part in try_stmt.orelse + try_stmt.finalbody for node in fast_walk(part))
 
 
+def keeps_caught(handler: ast.ExceptHandler) -> bool:
+    """Whether ``handler`` binds a name to what it caught at its top level
+    (``failure = error``): the failure record this module reads."""
+    return bool(handler.name) and any(type(stmt) is ast.Assign and len(stmt.targets) == 1
+                                      and type(stmt.targets[0]) is ast.Name
+                                      and _records(stmt, stmt.targets[0].id, handler.name) for stmt in handler.body)
+
+
 def _records(stmt, record: str, caught: str) -> bool:
     """``record = caught``."""
     return type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \

@@ -1,0 +1,149 @@
+"""A failure in a ``try`` body leaves the body's later bindings undone
+(``analysis/skipped.py``): where a handler falls through, the code after
+the ``try`` reads the earlier value on the ranks that failed and the
+body's on the others.  Each VALID shape sits beside the INVALID one that
+must be reported.
+"""
+
+import textwrap
+
+from cslint.api import check_paths
+
+HEADER = """
+    import torch.distributed as dist
+
+
+    def open_segment(path):
+        return open(path, "rb")
+
+
+    def describe(path):
+        return {"path": path}
+"""
+
+
+def _findings(tmp_path, body: str):
+    path = tmp_path / "mod.py"
+    path.write_text(textwrap.dedent(HEADER) + textwrap.dedent(body))
+    return [(f.code, f.line, f.function) for f in check_paths([str(path)], cache=False).findings]
+
+
+def test_a_binding_the_failure_skips_differs_after_the_try(tmp_path):
+    found = _findings(tmp_path, """
+
+        def attach(t, path):
+            segment = None
+            try:
+                segment = open_segment(path)
+            except OSError:
+                pass
+            if segment is None:
+                return
+            dist.all_reduce(t)
+    """)
+    assert [(code, function) for code, _, function in found] == [("CSL102", "attach")]
+
+
+def test_an_earlier_failure_of_the_body_skips_the_binding_too(tmp_path):
+    found = _findings(tmp_path, """
+
+        def attach(t, path):
+            info = None
+            try:
+                open_segment(path).close()
+                info = describe(path)
+            except OSError:
+                pass
+            if info is None:
+                return
+            dist.all_reduce(t)
+    """)
+    assert [(code, function) for code, _, function in found] == [("CSL102", "attach")]
+
+
+def test_a_name_the_code_after_the_try_binds_again_is_alike(tmp_path):
+    found = _findings(tmp_path, """
+
+        def attach(t, path):
+            segment = None
+            try:
+                segment = open_segment(path)
+                segment.close()
+            except OSError:
+                pass
+            segment = describe(path)
+            if segment is None:
+                return
+            dist.all_reduce(t)
+    """)
+    assert found == []
+
+
+def test_a_body_that_cannot_fail_on_one_rank_skips_nothing(tmp_path):
+    found = _findings(tmp_path, """
+
+        def attach(t, path):
+            info = None
+            try:
+                info = describe(path)
+            except KeyError:
+                pass
+            if info is None:
+                return
+            dist.all_reduce(t)
+    """)
+    assert found == []
+
+
+def test_a_name_read_only_inside_the_body_keeps_its_reading(tmp_path):
+    # the ranks reading ``size`` inside the body all got past its binding:
+    # only the skip of the collective itself (CSL104) is reported, not a
+    # divergent test of ``size``
+    found = _findings(tmp_path, """
+
+        def attach(t, path):
+            try:
+                size = len(describe(path))
+                if size > 1:
+                    t = t * size
+                open_segment(path).close()
+            except OSError:
+                pass
+            dist.all_reduce(t)
+    """)
+    assert found == []
+
+
+def test_a_failure_kept_in_a_name_speaks_for_the_skipped_binding(tmp_path):
+    # the record, not the skipped binding, carries the failure: a test of
+    # the record is reported, and agreeing on it first settles both
+    found = _findings(tmp_path, """
+
+        def attach(t, path):
+            segment = None
+            failure = None
+            try:
+                segment = open_segment(path)
+            except OSError as error:
+                failure = error
+            if failure is not None:
+                return
+            dist.all_reduce(t)
+
+
+        def attach_agreed(t, path, group):
+            segment = None
+            failure = None
+            try:
+                segment = open_segment(path)
+            except OSError as error:
+                failure = error
+            failed = [None]
+            dist.all_gather_object(failed, failure, group=group)
+            if any(f is not None for f in failed):
+                raise RuntimeError("a rank could not open the segment")
+            if segment is None:
+                return
+            dist.all_reduce(t, group=group)
+    """)
+    assert [(code, function) for code, _, function in found] == [("CSL102", "attach")]
