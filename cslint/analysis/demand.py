@@ -60,8 +60,11 @@ def demanded(program, table_reads) -> list:
     # summaries' writes can widen the demand (a summary's call sites carry
     # no conditions: SummaryWalk._calls).
     writers: dict = {}  # table entry -> positions of the summaries whose step may write it
+    approximate: set = set()  # positions of the summaries indexed by a superset of their writes (pending)
     for position, fn in enumerate(funcs):
         if not fn.deep:
+            if is_pending(fn):
+                approximate.add(position)
             for entry in table_writes(program, fn):
                 writers.setdefault(entry, []).append(position)
     step_reads = program.step_reads
@@ -83,26 +86,48 @@ def demanded(program, table_reads) -> list:
     for position, fn in enumerate(funcs):
         if fn.deep:  # the functions with conditions
             want(position, True)
-    # A pending summary wanted is worked out before its reads are known:
-    # those wanted while the entries read so far are followed wait, and
-    # are worked out together (all workers at once).  The demand ends with
-    # every function wanted worked out, so each writes exactly what it
-    # writes: the superset of the pending ones that are not wanted reached
-    # no entry read, and neither does what they write.
+    # A pending summary that may write an entry read so far (its writes
+    # taken as a superset) is worked out before it is wanted: those met
+    # while the entries read so far are followed wait, and are worked out
+    # together (all workers at once).  Then its exact writes decide, as
+    # they decide for a summary extracted at once (the fact cache's):
+    # wanted where one is read so far, else kept by those entries alone
+    # (``exact``), for an entry read later; so too for one something else
+    # worked out meanwhile.  So the demand is the same whether a summary
+    # was pending or not, and the superset of a pending summary never
+    # worked out reached no entry read.
+    exact: dict = {}  # position of a worked-out summary not wanted -> the entries its step writes
+
+    def settle(position: int) -> None:
+        approximate.discard(position)
+        writes = table_writes(program, funcs[position])
+        if writes & needed:
+            want(position, False)
+            return
+        exact[position] = writes
+        for entry in writes:
+            if position not in writers.setdefault(entry, []):
+                writers[entry].append(position)
+
     waiting: list = []
     while todo or waiting:
         while todo:
-            for position in writers.get(todo.pop(), ()):
-                if position not in wanted:
-                    if is_pending(funcs[position]):
-                        wanted.add(position)
-                        waiting.append(position)
-                    else:
-                        want(position, False)
+            entry = todo.pop()
+            for position in writers.get(entry, ()):
+                if position in wanted:
+                    continue
+                if is_pending(funcs[position]):
+                    wanted.add(position)
+                    waiting.append(position)
+                elif position in approximate:
+                    settle(position)
+                elif position not in exact or entry in exact[position]:
+                    exact.pop(position, None)
+                    want(position, False)
         if waiting:
             fill_pending([funcs[position] for position in waiting])
             for position in sorted(waiting):
                 wanted.discard(position)
-                want(position, False)
+                settle(position)
             waiting = []
     return [funcs[position] for position in sorted(wanted)]
