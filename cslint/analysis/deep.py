@@ -80,8 +80,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 owned = own_arguments(evaluator, call, args, env)
                 if owned:
                     kwargs = kwargs + owned  # what the callee's parameter own parts read
-            site = Site(Span.of(call), raw or unparse(call.func), call_info.canonical or raw or "",
-                        match.collective if match else None, ref, args, kwargs, ())
+            site = Site(Span.of(call), raw or unparse(call.func), match.collective if match else None, ref, args,
+                        kwargs, ())
             site.fix = collective_facts(call, raw, match.spec, match.api, info.ctx.is_module_level) \
                 if match else wrapper_facts(call)
             site.when = when

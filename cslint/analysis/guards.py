@@ -143,7 +143,7 @@ class Guards:
             elif dnode.kind == cfgmod.ASSERT:
                 dstmt = dnode.stmt
                 conds.append(Cond("early-exit", atoms, unparse(dstmt.test), dstmt.lineno, Span.of(dstmt),
-                                  exit_span=Span.of(dstmt), exit_text=unparse(dstmt).split("\n")[0],
+                                  exit_text=unparse(dstmt).split("\n")[0],
                                   statement="assert"))
             elif dnode.kind == cfgmod.CASE:
                 conds.append(self._case(stmt, dnode.stmt, atoms))
@@ -305,7 +305,6 @@ class Guards:
         skipped = self._skipped_by_exit(dstmt, exit_stmt)
         return Cond("early-exit", atoms, unparse(dstmt.test), dstmt.test.lineno,
                     Span.of(exit_stmt) if exit_stmt else Span.of(dstmt),
-                    exit_span=Span.of(exit_stmt) if exit_stmt else None,
                     exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "",
                     two_sided=True, alternatives=alternatives.branch_alternatives(dstmt),
                     statement="if", leaves_loop=leaves_loop,
@@ -388,7 +387,6 @@ class Guards:
                         statement="while" if isinstance(dstmt, ast.While) else "for")
         exit_stmt = first_exit(dstmt, loop=True)
         return Cond("early-exit", atoms, text, line, Span.of(exit_stmt) if exit_stmt else Span.of(dstmt),
-                    exit_span=Span.of(exit_stmt) if exit_stmt else None,
                     exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "",
                     statement="while" if isinstance(dstmt, ast.While) else "for")
 
@@ -400,7 +398,6 @@ class Guards:
         exit_stmt = first_exit_in(case.body)
         return Cond("early-exit", atoms, f"case {text}", case.pattern.lineno,
                     Span.of(exit_stmt) if exit_stmt else Span.of(case.pattern),
-                    exit_span=Span.of(exit_stmt) if exit_stmt else None,
                     exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "", statement="match")
 
     def _set_order(self, iterable) -> frozenset:

@@ -21,9 +21,8 @@ class Cond:
     atoms: frozenset
     text: str
     line: int
-    guard: Span  # the controlling statement
-    exit_span: Optional[Span] = None  # early exits: the return/continue/break/raise
-    exit_text: str = ""
+    guard: Span  # the controlling statement (early exits: the return/continue/break/raise, where there is one)
+    exit_text: str = ""  # early exits: the exit's first line
     body_sites: tuple = ()  # for balanced-branch detection: site indices per side
     else_sites: tuple = ()
     two_sided: bool = False  # an if/else or ternary whose sides can be compared
@@ -122,13 +121,11 @@ class Site:
 
     span: Span
     callee: str
-    canonical: str
     collective: Optional[Collective]
     ref: Optional[tuple]
     args: tuple
     kwargs: tuple
     conds: tuple
-    line_text: str = ""
     # Implicit flow at the call: the atoms of every condition deciding whether
     # this call runs.  A callee reached only on some ranks assigns its fields
     # only on those ranks (interprocedural implicit flow).

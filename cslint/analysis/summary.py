@@ -471,7 +471,7 @@ class SummaryWalk:
             if owned:
                 kwargs = kwargs + owned  # what the callee's parameter own parts read
             raw = dotted(node.func) or "call"
-            site = Site(Span.of(node), raw, raw, None, ref, args, kwargs, ())
+            site = Site(Span.of(node), raw, None, ref, args, kwargs, ())
             site.ctx_atoms = implicit
             site.group_args = self.info.ctx.group_arguments(node)
             variant.sites.append(site)
