@@ -270,3 +270,134 @@ def test_a_flag_written_from_a_collective_under_a_conditional_expression_stays_r
             self.off = not self.all_ready(probe_fabric()) if fused else False
     """, _AGREEING)
     assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_a_path_only_ranks_with_an_agreed_part_of_the_test_the_other_way_take_settles_nothing_against():
+    # VALID past the constructor: the peer exit is taken only where `shared`
+    # holds, and `shared` is all-reduced over the group, so where any rank
+    # left, every rank has `shared` and the ones that stayed publish; the
+    # arm without an exchange is taken only where no rank left
+    source = _pool("""
+        def __init__(self, group):
+            self.off = True
+            self.group = group
+            shared = bool(self.all_ready(on_one_host()))
+            if shared and not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            self.off = False
+            if shared:
+                self.handles = self.publish(group)
+            else:
+                self.handles = [local_handle()]
+    """, _AGREEING)
+    assert _codes(source) == [("CSL102", _line_of(source, "self.handles = self.publish(group)"))]
+
+
+def test_the_flag_stays_rank_local_where_the_part_of_the_test_it_takes_as_agreed_differs():
+    # INVALID: `shared` holds on the first ranks only, so a rank without it
+    # stays and publishes nothing while a rank with it may leave
+    source = _pool("""
+        def __init__(self, group):
+            self.off = True
+            self.group = group
+            shared = dist.get_rank(group=group) < 4
+            if shared and not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            self.off = False
+            if shared:
+                self.handles = self.publish(group)
+            else:
+                self.handles = [local_handle()]
+    """, _AGREEING)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_the_flag_stays_rank_local_where_the_name_the_test_reads_is_bound_again_before_the_exchange():
+    # INVALID: the second `if shared:` reads a rank's own probe, not the
+    # agreed value the exit read
+    source = _pool("""
+        def __init__(self, group):
+            self.off = True
+            self.group = group
+            shared = bool(self.all_ready(on_one_host()))
+            if shared and not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            shared = probe_fabric()
+            self.off = False
+            if shared:
+                self.handles = self.publish(group)
+            else:
+                self.handles = [local_handle()]
+    """, _AGREEING)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_what_a_method_called_past_a_settled_exit_writes_is_agreed():
+    # VALID past the constructor: attach() runs on the ranks that stayed, and
+    # in a run that goes on every member stayed (they all published), so the
+    # fabric address it writes, and `off` set from it, are not decided by the
+    # peer check again
+    source = _pool("""
+        def __init__(self, group):
+            self.off = True
+            self.group = group
+            self.fabric = 0
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            self.handles = self.publish(group)
+            self.off = False
+            self.attach()
+            if not self.fabric:
+                self.off = True
+
+        def attach(self):
+            self.fabric = fabric_address()
+    """)
+    assert _codes(source) == [("CSL102", _line_of(source, "self.handles = self.publish(group)"))]
+
+
+def test_what_a_method_called_past_an_exit_no_collective_settles_writes_stays_rank_local():
+    # INVALID: with `shared` false nothing tells a rank that left from one
+    # that stayed and attached
+    source = _pool("""
+        def __init__(self, group, shared):
+            self.off = True
+            self.group = group
+            self.fabric = 0
+            if not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            if shared:
+                self.handles = self.publish(group)
+            self.attach()
+            if self.fabric:
+                self.off = False
+
+        def attach(self):
+            self.fabric = fabric_address()
+    """)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)
+
+
+def test_the_flag_stays_rank_local_where_the_part_of_the_test_is_a_list_emptied_before_the_exchange():
+    # INVALID: `peers` is the same list on every rank at the exit, but the
+    # ranks that stayed empty it, so the second test reads it the other way
+    source = _pool("""
+        def __init__(self, group):
+            self.off = True
+            self.group = group
+            peers = self.listed_peers()
+            if peers and not peers_reachable(dist.get_rank(group=group), dist.get_world_size(group=group)):
+                return
+            peers.clear()
+            self.off = False
+            if peers:
+                self.handles = self.publish(group)
+            else:
+                self.handles = [local_handle()]
+
+        def listed_peers(self):
+            hosts = [None] * dist.get_world_size(group=self.group)
+            dist.all_gather_object(hosts, host_name(), group=self.group)
+            return hosts
+    """, _AGREEING)
+    assert ("CSL102", _line_of(source, "dist.barrier(")) in _codes(source)

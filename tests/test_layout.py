@@ -210,8 +210,9 @@ ANALYSIS_PHASES = [
     ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls"),  # a rank list picked by
     # membership in it; where a rank is a broadcast's root; a value relayed stage to stage; the groups a module makes
     # and their own rank lists; locals holding a group parameter with a fallback; what a method's calls on self write
-    ("arms", "stores", "lists", "entries", "setfields"),  # calls and assignments both arms of an if/else make alike; tests
-    # storing alike; index stores into a list; tables whose entries are tuples of one length; fields a method sets
+    ("arms", "stores", "lists", "entries", "setfields", "correlated"),  # calls and assignments both arms of an if/else
+    # make alike; tests storing alike; index stores into a list; tables whose entries are tuples of one length; fields a
+    # method sets; tests of one chain that decide each other
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)
@@ -231,7 +232,7 @@ ANALYSIS_PHASES = [
     # a failure in a try body leaves undone
     ("summary", "dataflow"),  # the two walkers
     ("roles",),  # decisions of equality tests that split the ranks into roles; chains that hand a group out by role
-    ("alternatives", "correlated"),  # site sequences of both arms; tests of one chain that decide each other
+    ("alternatives",),  # site sequences of both arms
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator

@@ -102,6 +102,80 @@ def _bound_once(info) -> set:
     return {name for name, n in counts.items() if n <= 1 and name not in looped}
 
 
+def held_where(info, test, truth: bool) -> dict:
+    """{key of a plain part of ``test``: (that part, the truth it has)}
+    wherever ``test`` came out ``truth``: each conjunct of a true ``and``,
+    each disjunct of a false ``or``, the operand of a ``not`` the other way.
+    Only parts reading the function's own names, bound once outside any
+    loop and never declared ``global`` or ``nonlocal``, are kept: a later
+    test of one of them reads the value this one read."""
+    found: dict = {}
+    _held(test, truth, found)
+    if not found:
+        return found
+    names = set().union(*(_names(part) for part, _truth in found.values()))
+    if not names <= _bound_once(info) or names & _declared(info) or not names <= _scalar_names(info):
+        return {}
+    return found
+
+
+#: calls whose result is a truth value, a number or a string
+_SCALAR_CALLS = frozenset({"all", "any", "bool", "len", "isinstance", "hasattr", "callable", "int", "float", "str"})
+
+#: parameter annotations naming such a value
+_SCALAR_TYPES = frozenset({"bool", "int", "float", "str"})
+
+
+def _scalar_names(info) -> set:
+    """The names bound (by a plain assignment, or as a parameter annotated
+    so) to a truth value, a number or a string: a comparison, ``not x``, a
+    constant, ``all(...)``, ``len(...)``.  Nothing done to another object
+    changes what such a value tests as, as it may a list's."""
+    out = {name for name, text in info.annotations.items() if text in _SCALAR_TYPES}
+    for node in fast_walk(info.func):
+        if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            value = node.value
+            kind = type(value)
+            if kind is ast.Compare or kind is ast.Constant or (kind is ast.UnaryOp and type(value.op) is ast.Not) \
+                    or (kind is ast.Call and type(value.func) is ast.Name and value.func.id in _SCALAR_CALLS):
+                out.add(node.targets[0].id)
+    return out
+
+
+def _held(test, truth: bool, found: dict) -> None:
+    kind = type(test)
+    if kind is ast.BoolOp and type(test.op) is (ast.And if truth else ast.Or):
+        for value in test.values:
+            _held(value, truth, found)
+    elif kind is ast.UnaryOp and type(test.op) is ast.Not:
+        _held(test.operand, not truth, found)
+    elif _plain(test):
+        found[_key(test)] = (test, truth)
+
+
+def decided_by(test, held: dict):
+    """The truth of ``test`` where the parts of :func:`held_where`'s answer
+    ``held`` have theirs (None where they do not decide it)."""
+    found = held.get(_key(test))
+    if found is not None:
+        return found[1]
+    kind = type(test)
+    if kind is ast.UnaryOp and type(test.op) is ast.Not:
+        inner = decided_by(test.operand, held)
+        return None if inner is None else not inner
+    if kind is ast.BoolOp:
+        values = [decided_by(value, held) for value in test.values]
+        short = type(test.op) is ast.Or  # the value that decides the whole
+        if short in values:
+            return short
+        if all(value is (not short) for value in values):
+            return not short
+    negated = _negation(test)
+    if negated is not None and negated in held:
+        return not held[negated][1]
+    return None
+
+
 def deciding(info, stmt, nodes, closures, facts: dict) -> list:
     """The decisions ``(node, label)`` of ``closures`` that decide the site
     at ``stmt``: none labelled ``never``, none :func:`contradicted`

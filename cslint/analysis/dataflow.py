@@ -213,17 +213,17 @@ class Dataflow:
             known = self._parts[d] = node.kind == cfgmod.TEST and selects_own_part(node.stmt, self.info.parents, self.info.blocks)
         return known
 
-    def call_implicit(self, n: int, call: ast.Call) -> frozenset:
+    def call_implicit(self, n: int, call: ast.Call, skip=None) -> frozenset:
         """Implicit flow at ``call`` (made at node ``n``): what decides
         whether it runs, leaving out an ``if``/``else`` whose other arm makes
-        the same call under the same conditions (every rank calls it, on
-        one side or the other)."""
+        the same call under the same conditions (every rank calls it, on one
+        side or the other), and the decisions ``skip(d, label)`` leaves out."""
         stmt = self.graph.nodes[n].stmt
         arms = self.arms
 
-        def called_alike(d: int, _label) -> bool:
+        def called_alike(d: int, label) -> bool:
             decision = self._two_armed_if(d)
-            return decision is not None and arms.call_in_both_arms(decision, stmt, call)
+            return (decision is not None and arms.call_in_both_arms(decision, stmt, call)) or bool(skip and skip(d, label))
 
         atoms = self._deciding_atoms(n, called_alike)
         return self._as_implicit(n, atoms, called_alike) if atoms else atoms

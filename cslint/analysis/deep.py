@@ -20,7 +20,7 @@ from .atoms import EMPTY, field_method_ref, raised_by
 from .raises import computes_from_operands, may_raise_own_class, raised_tree_by, reads_host_tensor, swallowed_here
 from .recorded import assert_holds_where_reached
 from .records import Site, Variant
-from .settled import settled_flow
+from .settled import settled_call_implicit, settled_flow
 from .syntax import unparse
 from .astwalk import walk as fast_walk
 from .wrappers import call_group_arguments
@@ -107,7 +107,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
     variant.raised = variant.raised | raised
     guards = Guards(evaluator, flow, site_index_of_call)
     for site, node, inline, env, call in pending:
-        site.ctx_atoms = flow.call_implicit(node.id, call)
+        site.ctx_atoms = settled_call_implicit(flow, node.id, call)
         site.conds = guards.conds_of(site, node, inline, env)
     return variant
 

@@ -21,6 +21,13 @@ peers_ok(rank): return``): a rank that writes there has entered that
 collective, which the ranks that left never enter, so in every run that
 goes on the members of its group all wrote, and wrote what the collective
 agreed.
+
+A path past the test that only a rank with some part of the test the other
+way can take does not count against the settling (``if same_node and not
+peers_ok(rank): return``, then ``if same_node: exchange(group)``): where
+that part is the same on every member, a rank leaving means every member
+has it as the leaving one did.  Its own value stays in what the test hands
+on, so the settling holds only as far as that part agrees.
 """
 
 from __future__ import annotations
@@ -30,6 +37,8 @@ from typing import Optional
 
 from ..presets import ALL_DIMS
 from .atoms import func_ref, whole
+from .cfg import TEST
+from .correlated import decided_by, held_where
 from .results import issues_itself
 from .scope import canonical_text
 from .syntax import dotted, first_exit
@@ -47,7 +56,9 @@ def settled_exits(dataflow) -> dict:
 
 def _exits(dataflow) -> tuple:
     """(:func:`settled_exits`, the quiet exits: the decision nodes of tests
-    one arm of which leaves the function entering no collective on the way)."""
+    one arm of which leaves the function entering no collective on the way,
+    {settled exit: the parts of its test the settling took as agreed}:
+    :func:`_find`)."""
     found = dataflow.__dict__.get("_settled_exits")
     if found is None:
         found = dataflow.__dict__["_settled_exits"] = _find(dataflow)
@@ -60,7 +71,7 @@ def settled_flow(dataflow, n: int, env: dict) -> Flow:
     (:func:`settled_exits`) comes as agreed over that collective's group, and
     so does that of any other quiet exit where ``n`` itself surely enters a
     collective (:func:`_entered_at`)."""
-    settled, quiet = _exits(dataflow)
+    settled, quiet, assumed = _exits(dataflow)
     deciding = [d for d, _label in dataflow.closures.get(n, ()) if d in quiet] if quiet else None
     if not deciding:
         return dataflow.flow_at(n, env)
@@ -75,8 +86,24 @@ def settled_flow(dataflow, n: int, env: dict) -> Flow:
         if group:
             mine[d] = group
     if mine:
-        return dataflow.flow_at(n, env, _settled_implicit(dataflow, n, mine))
+        return dataflow.flow_at(n, env, _settled_implicit(dataflow, n, mine, assumed))
     return dataflow.flow_at(n, env)
+
+
+def settled_call_implicit(dataflow, n: int, call: ast.Call) -> frozenset:
+    """What decides whether ``call`` (made at node ``n``) runs
+    (:meth:`~cslint.analysis.dataflow.Dataflow.call_implicit`), a test some
+    collective settles coming as agreed over that collective's group: in a
+    run that goes on, the members of that group all make the call or none
+    does, so what the called method writes to this object's fields is not
+    decided again by that test."""
+    settled, _quiet, assumed = _exits(dataflow)
+    if not settled:
+        return dataflow.call_implicit(n, call)
+    mine = {d: settled[d] for d, _label in dataflow.closures.get(n, ()) if d in settled}
+    if not mine:
+        return dataflow.call_implicit(n, call)
+    return _settled_implicit(dataflow, n, mine, assumed, call)
 
 
 def _entered_at(dataflow, n: int) -> str:
@@ -98,7 +125,7 @@ def _entered_at(dataflow, n: int) -> str:
     return _collective_group(dataflow.info, node)
 
 
-def _settled_implicit(dataflow, n: int, settled: dict) -> frozenset:
+def _settled_implicit(dataflow, n: int, settled: dict, assumed: dict, call: Optional[ast.Call] = None) -> frozenset:
     met = []
 
     def by_collective(d: int, _label) -> bool:
@@ -107,18 +134,33 @@ def _settled_implicit(dataflow, n: int, settled: dict) -> frozenset:
             return True
         return False
 
-    atoms = dataflow.implicit_without(n, by_collective)
+    atoms = dataflow.implicit_without(n, by_collective) if call is None else \
+        dataflow.call_implicit(n, call, by_collective)
     agree = dataflow.info.ctx.atoms.collective
     for d in dict.fromkeys(met):
         found = dataflow.cond_atoms(d)
         if found:
             atoms = atoms | agree(settled[d], whole(found))
+        if d in assumed:
+            env = dataflow.envs.get(d, {})
+            for part in assumed[d]:
+                atoms = atoms | dataflow.evaluator.truth(part, env)
     return atoms
 
 
 def _find(dataflow) -> tuple:
+    """Each quiet exit, and the group of the collective every path of the
+    staying arm enters.  A path on which a part of the exit's test reads
+    the other way than it does on the leaving ranks is left out
+    (``if shared and not peers_ok(rank): return`` then ``if shared:
+    exchange(group)``): where that part is the same on every member and
+    some rank left, every member has it as the leaving ranks had, so the
+    ones that stayed take the exchange.  The settling then holds only as
+    far as those parts agree, so what they read stays in what the test
+    hands on (the third element: {exit: those parts})."""
     out = {}
     quiet = set()
+    assumed = {}
     graph = dataflow.graph
     world = dataflow.info.ctx.knowledge.world
     groups: dict = {}  # node -> the group of the collective it surely enters, "" for none
@@ -138,18 +180,34 @@ def _find(dataflow) -> tuple:
         if not left or not stayed or _met(graph, left, lambda m: _may_enter(dataflow.info, graph.nodes[m]), stop=False):
             continue
         quiet.add(d)
-        met = _met(graph, stayed, group_of, stop=True)
-        if met is not None and len(met) > 1 and all(world.span(group) >= ALL_DIMS for group in met):
-            met = {min(met)}  # groups the world cannot tell apart: each spans every dimension
-        if met is not None and len(met) == 1:
-            out[d] = met.pop()
-    return out, frozenset(quiet)
+        group = _one_group(world, _met(graph, stayed, group_of, stop=True))
+        if group is None:
+            # (only then: which names the function binds once is a walk of its whole body)
+            held = held_where(dataflow.info, graph.nodes[d].stmt.test, label)
+            pruned = []
+            if held:
+                group = _one_group(world, _met(graph, stayed, group_of, stop=True, held=held, pruned=pruned))
+            if group is not None and pruned:
+                assumed[d] = tuple(part for part, _truth in held.values())
+        if group is not None:
+            out[d] = group
+    return out, frozenset(quiet), assumed
 
 
-def _met(graph, start: list, group_of, stop: bool) -> Optional[set]:
+def _one_group(world, met: Optional[set]) -> Optional[str]:
+    """The one group of the collectives :func:`_met` met (None for none or several)."""
+    if met is not None and len(met) > 1 and all(world.span(group) >= ALL_DIMS for group in met):
+        met = {min(met)}  # groups the world cannot tell apart: each spans every dimension
+    return next(iter(met)) if met is not None and len(met) == 1 else None
+
+
+def _met(graph, start: list, group_of, stop: bool, held: Optional[dict] = None,
+         pruned: Optional[list] = None) -> Optional[set]:
     """The groups of the collectives met walking from ``start``.  With
     ``stop``: each path ends at its first collective, and None when some
-    path reaches the function's end without one."""
+    path reaches the function's end without one.  An ``if`` whose test the
+    parts ``held`` decide (:func:`~cslint.analysis.correlated.decided_by`)
+    is walked on that arm alone, noted in ``pruned``."""
     seen, stack, met = set(start), list(start), set()
     while stack:
         m = stack.pop()
@@ -162,7 +220,13 @@ def _met(graph, start: list, group_of, stop: bool) -> Optional[set]:
             if stop:
                 return None
             continue
-        for succ, _edge in graph.nodes[m].succs:
+        node = graph.nodes[m]
+        arm = decided_by(node.stmt.test, held) if held and node.kind == TEST and type(node.stmt) is ast.If else None
+        if arm is not None:
+            pruned.append(m)
+        for succ, edge in node.succs:
+            if arm is not None and edge is (not arm):
+                continue
             if succ not in seen:
                 seen.add(succ)
                 stack.append(succ)
