@@ -37,7 +37,7 @@ from .syntax import dotted
 from .unfailing import cannot_raise
 from .vocabulary import (
     BUILTINS_FAILING_BY_ARGUMENTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, INTROSPECTION_CALLS, LIBRARY_LOADS,
-    LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES,
+    LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, TEXT_COMPUTATIONS,
 )
 
 #: the builtin exception classes: what they raise is never of a class the tree defines
@@ -305,14 +305,17 @@ def computes_from_operands(call) -> bool:
     ``vocabulary.NUMERIC_MODULES``) or a tensor made from them on the host
     (``torch.tensor(flags)``: ``vocabulary.HOST_TENSOR_FACTORIES``), or an
     introspection of its class or signature (``dataclasses.fields(sp)``:
-    ``vocabulary.INTROSPECTION_CALLS``).  Whether it fails follows the
-    operands, the same on every rank given the same."""
+    ``vocabulary.INTROSPECTION_CALLS``), or a computation on the text of a
+    path, a pattern or a command line (``pathlib.Path("out")``,
+    ``os.path.join(root, name)``: ``vocabulary.TEXT_COMPUTATIONS``).
+    Whether it fails follows the operands, the same on every rank given
+    the same."""
     canonical = call.canonical
     if not canonical:
         return False
     if canonical.startswith(NUMERIC_MODULES):
         return canonical.rsplit(".", 1)[-1] not in NUMERIC_FILE_CALLS
-    if canonical in INTROSPECTION_CALLS:
+    if canonical in INTROSPECTION_CALLS or canonical in TEXT_COMPUTATIONS:
         return True
     return canonical in HOST_TENSOR_FACTORIES and (_made_on_host(call.call) or _written_out(call.call))
 

@@ -192,6 +192,23 @@ INTROSPECTION_CALLS = frozenset({
     "inspect.isasyncgenfunction", "inspect.isgeneratorfunction", "inspect.getmro",
 })
 
+#: Standard-library computations on the text of a path, a pattern or a
+#: command line (canonical names): a pure path made from its parts
+#: (``pathlib.Path("out")``: the constructor only splits the text, it never
+#: looks at the file system), ``os.path`` arithmetic on names (``join``,
+#: ``dirname``; not ``abspath``/``realpath``/``exists``, which ask the
+#: process or the disk), a regular expression compiled or escaped, a
+#: command line split or quoted.  Each reads its operands alone, so
+#: whether it fails (a ``TypeError`` of a part that is no text, a bad
+#: pattern) is the same on every rank given the same operands.
+TEXT_COMPUTATIONS = frozenset({
+    "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.PurePosixPath",
+    "pathlib.WindowsPath", "pathlib.PureWindowsPath",
+    "os.path.join", "os.path.basename", "os.path.dirname", "os.path.split", "os.path.splitext",
+    "os.path.normpath", "os.path.isabs", "os.path.commonprefix",
+    "re.compile", "re.escape", "shlex.split", "shlex.quote", "shlex.join",
+})
+
 #: Tensor factories that copy their operands into a tensor (canonical names):
 #: made on the host (no ``device``, or ``device="cpu"``, and not pinned), one
 #: fails only as its operands say (a ragged list, a value out of the dtype's
