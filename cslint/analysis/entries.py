@@ -36,8 +36,9 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY, element, entry_field, field_read
+from .atoms import EMPTY, OWN_PART, call_result, element, entry_field, field_read, part_ref
 from .records import FieldWrite
+from .syntax import constant_key_read, constant_keyed
 
 #: the calls on a table that hand back one of its entries as it was stored
 _ENTRY_READERS = frozenset({"pop", "get", "__getitem__"})
@@ -228,3 +229,74 @@ def entry_parts(info, target: ast.Tuple, value, atoms: frozenset) -> Optional[li
         return None
     rest = frozenset(rest.difference(whole))
     return [rest | {field_read(class_key, entry_field(attr, index))} for index in range(len(target.elts))]
+
+
+def key_own(key: str) -> tuple:
+    """The part index standing for the own structure of the value a dict
+    display a function returns holds under ``key`` (its None-ness, length,
+    kind), beside ``key`` itself, its whole value (``Variant.return_keys``)."""
+    return (OWN_PART, key)
+
+
+def returned_by_key(transfer, value: ast.Dict, env, implicit: frozenset) -> Optional[tuple]:
+    """``return {"sizes": n, "offsets": o}`` with constant string keys alone:
+    ``Transfer.returned`` with the value of each key kept apart, in the
+    order of the sorted keys it returns last (``Variant.return_keys``), each
+    chosen as a return of its value is, and then the own structure of each
+    key's value (:func:`key_own`), what ``Transfer.returned`` would give it
+    were it returned alone (``return {"k": [f(b) for b in bs]}``: the
+    comprehension's generators); the tests are the whole's and its own
+    structure's (never None, as long as its keys); None for another display."""
+    if not constant_keyed(value):
+        return None
+    literal = {k.value: v for k, v in zip(value.keys, value.values)}
+    order = tuple(sorted(literal))
+    evaluate = transfer.evaluator.eval
+    parts, owns = [], []
+    for key in order:
+        atoms = evaluate(literal[key], env)
+        choice = transfer.choice_reaching(atoms, implicit)
+        parts.append(atoms | choice)
+        owns.append(_value_own(transfer, literal[key], env, implicit, atoms | choice, choice))
+    whole = evaluate(value, env)
+    return whole | transfer.choice_reaching(whole, implicit), tuple(parts + owns), implicit, \
+        order + tuple(key_own(key) for key in order)
+
+
+def _value_own(transfer, value, env, implicit: frozenset, chosen: frozenset, choice: frozenset) -> frozenset:
+    """The own structure of ``value`` under a key of a returned display: the
+    tests alone for a list or tuple written out or a display with constant
+    keys, a comprehension's generators, a container's own part kept apart;
+    else its whole value (``chosen``)."""
+    t = type(value)
+    if (t is ast.Tuple or t is ast.List) and not any(type(e) is ast.Starred for e in value.elts) \
+            or constant_keyed(value):
+        return implicit
+    if t is ast.ListComp:
+        own = transfer.evaluator.comprehension_length(value, env)
+    else:
+        own = transfer.evaluator.kept_apart(value, env)
+    return chosen if own is None else own | choice
+
+
+def key_read_own(evaluator, value: ast.Subscript, env, stored: frozenset) -> Optional[frozenset]:
+    """The own structure of ``base["k"]`` (a constant string key): where
+    ``base`` is a call, or a name never stored into (not in ``stored``), of a
+    function every ``return`` of which writes out a dict display with that
+    key, the value it hands back under the key is read as that value's own
+    structure alone (``part_ref(key_own("k"), ref)``: ``maps = f(); xs =
+    maps["k"]; for x in xs:`` reads the length of ``f``'s list under "k",
+    not what its elements hold); anything else the read holds stays whole.
+    None where no such value is read."""
+    key, base = constant_key_read(value), value.value
+    if key is None or type(base) is ast.Name and base.id in stored:
+        return None
+    whole = evaluator.eval(base, env)
+    read = evaluator.eval(value, env)
+    keyed = [a for a in element(key, whole, evaluator.ctx.returns_dicts).difference(whole)
+             if a in read and a.ref.index == key]
+    if not keyed:
+        return None
+    return read.difference(keyed).union([
+        call_result(part_ref(key_own(key), a.ref.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text,
+                    a.depth) for a in keyed])

@@ -28,7 +28,7 @@ from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .stores import built_comprehension, split_sizes
 from .lists import list_index_stores
-from .syntax import calls_in_order, dotted, existing_key_stores_of, fold_bool_op, target_names
+from .syntax import calls_in_order, constant_key_read, dotted, existing_key_stores_of, fold_bool_op, target_names
 from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 
@@ -529,9 +529,9 @@ class FunctionInfo:
                     index_stores.append(node)
             elif (t is ast.Assign or t is ast.AnnAssign) and (built_comprehension(node.value) or split_sizes(node.value)):
                 element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
-            elif t is ast.Assign and (type(node.value) is ast.Subscript or any(type(x) is not Name for x in
-                                                                                node.targets)):
+            elif t is ast.Assign and (type(node.value) is ast.Subscript or any(type(x) is not Name for x in node.targets)):
                 iteration_targets.update(name for target in node.targets for name in target_names(target))
+                element_stores.update(_comprehension_bound(node) if constant_key_read(node.value) else ())  # Transfer.assign
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
                 iteration_targets.update(target_names(node.target))
                 stores, drawn_at_entry = existing_key_stores_of(node)

@@ -116,7 +116,7 @@ class ProgramReads:
         if index == OWN_PART:
             if variant.return_own is None:
                 return None
-        elif type(index) is str:
+        elif type(index) is str or type(index) is tuple:  # a key, or its value's own structure (shapes.key_own)
             if not variant.return_keys or index not in variant.return_keys:
                 return None
         elif not variant.return_parts or variant.return_keys or index >= len(variant.return_parts):
@@ -162,6 +162,8 @@ class ProgramReads:
             ret = None
             if index is not None:
                 ret = self._returned_part(fn, mode, index)
+                if ret is None and type(index) is tuple:  # the whole value under the key where no own part is kept
+                    ret = self._returned_part(fn, mode, index[1])
             if ret is None:
                 ret = self._callee_returns(fn, mode) if summarised_only else self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():

@@ -162,6 +162,17 @@ def constant_keyed(value) -> bool:
         and all(type(k) is ast.Constant and type(k.value) is str for k in value.keys)
 
 
+def constant_key_read(value) -> Optional[str]:
+    """The key of ``base["k"]`` (a constant string key, ``base`` a name or a
+    call): a name bound to it keeps the value's own structure apart where a
+    call returned that value under the key (``entries.key_read_own``).  None
+    for any other value."""
+    if type(value) is not ast.Subscript or type(value.value) not in (ast.Name, ast.Call):
+        return None
+    key = value.slice
+    return key.value if type(key) is ast.Constant and type(key.value) is str else None
+
+
 def assigned_names(node: ast.AST) -> list:
     names = []
     if isinstance(node, ast.Assign):

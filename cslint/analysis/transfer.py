@@ -23,7 +23,9 @@ from typing import Optional
 
 from .astwalk import block_fields, walk as fast_walk
 from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
-from .entries import appended_entry_writes, empty_table, entry_parts, entry_writes, keyed_entry_read
+from .entries import (
+    appended_entry_writes, empty_table, entry_parts, entry_writes, key_read_own, keyed_entry_read, returned_by_key,
+)
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .receivers import declared_object_names, declares_one_object
@@ -33,7 +35,7 @@ from .scope import canonical_text, passed_names
 from .shapes import settled_returned_name
 from .iteration import bind_iteration
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
-from .syntax import constant_keyed, flatten_targets, pairwise, target_names
+from .syntax import flatten_targets, pairwise, target_names
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -308,11 +310,13 @@ class Transfer:
             own = self.evaluator.kept_apart(sizes, env) if type(sizes) is ast.Name else \
                 self.evaluator.comprehension_length(sizes, env)
             own = None if own is None else own | implicit
-        elif not augmented and type(value) is ast.Call and flow.element_stores and any(
+        elif not augmented and type(value) in (ast.Call, ast.Subscript) and flow.element_stores and any(
                 type(target) is ast.Name and target.id in flow.element_stores for target in targets):
             # what a call hands back with its own structure kept apart
-            # (``atoms.own_results``), stored into here: both parts kept apart
-            own = self.evaluator.kept_apart(value, env)
+            # (``atoms.own_results``), stored into here, or the value under a
+            # constant key of a dict display one hands back: both parts kept apart
+            own = self.evaluator.kept_apart(value, env) if type(value) is ast.Call else \
+                key_read_own(self.evaluator, value, env, flow.element_stores)
             own = None if own is None else own | implicit
         if own is not None:
             for target in targets:
@@ -450,7 +454,7 @@ class Transfer:
             implicit = project(CONTENTS, implicit)
         env = flow.env
         if t is ast.Dict:
-            keyed = _returned_by_key(self, value, env, implicit)
+            keyed = returned_by_key(self, value, env, implicit)
             if keyed is not None:
                 return keyed
         if t is ast.ListComp:
@@ -746,26 +750,6 @@ def _returned_dict_keys(info, targets, value, atoms: frozenset, flow: Flow) -> N
                     info, value, atoms, key)
                 if read is not None:
                     flow.write(("key", target.id, key), read)
-
-
-def _returned_by_key(transfer: Transfer, value: ast.Dict, env, implicit: frozenset) -> Optional[tuple]:
-    """``return {"sizes": n, "offsets": o}`` with constant string keys alone:
-    :meth:`Transfer.returned` with the value of each key kept apart, in the
-    order of the sorted keys it returns last (``Variant.return_keys``), each
-    chosen as a return of its value is; the tests are the whole's and its own
-    structure's (never None, as long as its keys); None for another display."""
-    if not constant_keyed(value):
-        return None
-    keys = value.keys
-    literal = {k.value: v for k, v in zip(keys, value.values)}
-    order = tuple(sorted(literal))
-    evaluate = transfer.evaluator.eval
-    parts = []
-    for key in order:
-        atoms = evaluate(literal[key], env)
-        parts.append(atoms | transfer.choice_reaching(atoms, implicit))
-    whole = evaluate(value, env)
-    return whole | transfer.choice_reaching(whole, implicit), tuple(parts), implicit, order
 
 
 def _mutator_call(s) -> Optional[ast.Call]:
