@@ -50,7 +50,17 @@ sys.path[0] = sys.argv[1]
 sys.setrecursionlimit(100000)
 from cslint.engine import run
 from cslint.api import check_paths
+try:  # a version with lazy extraction: summaries nobody read yet are worked out where their trees are kept
+    from cslint.analysis.records import fill_pending
+except ImportError:
+    fill_pending = None
 def spy(facts_by_real, all_files, knowledge, bar, parallel=False, callee_facts=None):
+    if fill_pending is not None:
+        # saved, a pending summary could not be worked out in the process that loads it:
+        # work every one out here, so both sides' passes read whole facts
+        for group in (facts_by_real.values(), (callee_facts or {}).values()):
+            for facts in group:
+                fill_pending(facts.functions)
     with open(sys.argv[3], "wb") as out:
         pickle.dump((facts_by_real, all_files, callee_facts), out, protocol=pickle.HIGHEST_PROTOCOL)
     return []

@@ -69,3 +69,47 @@ def test_a_renamed_package_runs_the_pass_on_its_own_facts(tmp_path):
         assert len(side.times) == 1 and side.times[0][0] >= side.times[0][1] >= 0
     finally:
         sys.path.remove(str(packages))
+
+
+SUMMARY_NOBODY_READS = """\
+import torch.distributed as dist
+
+
+def rows(t):
+    return len(t)
+
+
+def total(t):
+    return t.sum()
+
+
+def step(t):
+    if rows(t) > 0:
+        dist.all_reduce(t)
+"""
+
+
+def test_saved_facts_hold_no_summary_left_for_the_run_that_made_them(tmp_path):
+    # a run extracts summaries lazily (``total`` is read by nobody), each
+    # worked out where its syntax tree is kept: the saved facts must hold
+    # every one worked out, or the process that loads them for the pass
+    # could not read them
+    from cslint.api import check_paths
+
+    bench = _bench()
+    packages = tmp_path / "packages"
+    shutil.copytree(os.path.join(REPO_ROOT, "cslint"), packages / "cslint_abpending")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    (tree / "train.py").write_text(SUMMARY_NOBODY_READS)
+    facts = bench.dump(REPO_ROOT, str(tree), sys.executable, str(tmp_path / "facts.pickle"))
+    sys.path.insert(0, str(packages))
+    try:
+        facts_by_real, _files, _callees = bench._Renamed(facts, "cslint_abpending").load()
+        kinds = {fn.key: type(fn).__name__ for f in facts_by_real.values() for fn in f.functions}
+        assert kinds["train:total"] == "FuncFacts", kinds
+        side = bench.Side("cslint_abpending", facts)
+        side.once(helper=False)
+    finally:
+        sys.path.remove(str(packages))
+    assert side.found[0] == len(check_paths([str(tree)], cache=False, jobs=1).findings)

@@ -102,21 +102,25 @@ def _bound_once(info) -> set:
     return {name for name, n in counts.items() if n <= 1 and name not in looped}
 
 
-def held_where(info, test, truth: bool) -> dict:
+def held_where(test, truth: bool) -> dict:
     """{key of a plain part of ``test``: (that part, the truth it has)}
     wherever ``test`` came out ``truth``: each conjunct of a true ``and``,
     each disjunct of a false ``or``, the operand of a ``not`` the other way.
-    Only parts reading the function's own names, bound once outside any
-    loop and never declared ``global`` or ``nonlocal``, are kept: a later
-    test of one of them reads the value this one read."""
+    A later test of one of them reads the value this one read only where
+    :func:`reads_fixed_names` holds of them."""
     found: dict = {}
     _held(test, truth, found)
-    if not found:
-        return found
-    names = set().union(*(_names(part) for part, _truth in found.values()))
-    if not names <= _bound_once(info) or names & _declared(info) or not names <= _scalar_names(info):
-        return {}
     return found
+
+
+def reads_fixed_names(info, held: dict) -> bool:
+    """Whether the parts ``held`` (:func:`held_where`) read only the
+    function's own names, bound once outside any loop, never declared
+    ``global`` or ``nonlocal``, each to a truth value, a number or a string
+    (:func:`_scalar_names`): a later test of one of them reads the value an
+    earlier one read."""
+    names = set().union(*(_names(part) for part, _truth in held.values()))
+    return names <= _bound_once(info) and not names & _declared(info) and names <= _scalar_names(info)
 
 
 #: calls whose result is a truth value, a number or a string

@@ -38,7 +38,7 @@ from typing import Optional
 from ..presets import ALL_DIMS
 from .atoms import func_ref, whole
 from .cfg import TEST
-from .correlated import decided_by, held_where
+from .correlated import decided_by, held_where, reads_fixed_names
 from .results import issues_itself
 from .scope import canonical_text
 from .syntax import dotted, first_exit
@@ -182,12 +182,14 @@ def _find(dataflow) -> tuple:
         quiet.add(d)
         group = _one_group(world, _met(graph, stayed, group_of, stop=True))
         if group is None:
-            # (only then: which names the function binds once is a walk of its whole body)
-            held = held_where(dataflow.info, graph.nodes[d].stmt.test, label)
+            held = held_where(graph.nodes[d].stmt.test, label)
             pruned = []
             if held:
                 group = _one_group(world, _met(graph, stayed, group_of, stop=True, held=held, pruned=pruned))
-            if group is not None and pruned:
+            # (asked last: which names the function binds once is a walk of its whole body)
+            if group is not None and not (pruned and reads_fixed_names(dataflow.info, held)):
+                group = None
+            if group is not None:
                 assumed[d] = tuple(part for part, _truth in held.values())
         if group is not None:
             out[d] = group
