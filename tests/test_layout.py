@@ -210,9 +210,10 @@ ANALYSIS_PHASES = [
     ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls"),  # a rank list picked by
     # membership in it; where a rank is a broadcast's root; a value relayed stage to stage; the groups a module makes
     # and their own rank lists; locals holding a group parameter with a fallback; what a method's calls on self write
-    ("arms", "stores", "lists", "entries", "setfields", "correlated"),  # calls and assignments both arms of an if/else
-    # make alike; tests storing alike; index stores into a list; tables whose entries are tuples of one length; fields a
-    # method sets; tests of one chain that decide each other
+    ("arms", "stores", "lists", "entries", "setfields", "correlated", "exitcalls"),  # calls and assignments both arms
+    # of an if/else make alike; tests storing alike; index stores into a list; tables whose entries are tuples of one
+    # length; fields a method sets; tests of one chain that decide each other; a call every way out of a decision
+    # makes once
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers",),  # what a method call's receiver is, by type terms
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)

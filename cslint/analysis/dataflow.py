@@ -15,6 +15,7 @@ from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names
 from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
 from .environment import EnvNumbers, fork, merge_into, snapshot
 from .escapes import escaping_kind
+from .exitcalls import ExitCalls
 from .evaluator import Evaluator
 from .setfields import SetFields
 from .structure import params_own
@@ -45,7 +46,7 @@ class Dataflow:
                                 exits=info.ctx.exit_exceptions, quiet=info.cfg_quiet)
         cd = cfgmod.control_dependence(graph, cfgmod.postdominators(graph))
         self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)
-        self.handler_nodes = self._handler_nodes()
+        self.handler_nodes = handler_entries(graph, info.parents)  # node -> the handlers around it
         self._cond_cache, self._implicit_cache = {}, {}  # node -> (what it was worked out from, its atoms)
         self._parts: dict = {}  # decision -> whether it selects this rank's part (selects_own_part)
         self._binding_cache: dict = {}
@@ -59,6 +60,7 @@ class Dataflow:
         self._alike: dict = {}  # node -> the decisions every rank reading what it binds took alike
         self.arms = ArmIndex(info.parents, info.blocks)
         self.skipped = SkippedBindings()  # what a failure in a try body leaves unbound
+        self.exit_calls = ExitCalls(info.parents, info.blocks)
         self.stores = AlikeStores(info.parents, info.blocks, info.element_stores) if info.element_stores else None
         self.transfer = Transfer(evaluator)
         self.fields = SetFields(info, graph, evaluator)  # the fields it sets and then reads itself
@@ -79,21 +81,6 @@ class Dataflow:
         self.exit_env = self.envs.get(graph.exit, {})
 
     # -- control dependence ------------------------------------------------------
-    def _handler_nodes(self) -> set:
-        parents = self.info.parents
-        out = set()
-        for node in self.graph.nodes:
-            if node.stmt is not None and node.kind != cfgmod.EXCEPT:
-                parent = parents.get(id(node.stmt))
-                while parent is not None:
-                    if isinstance(parent, ast.ExceptHandler):
-                        out.add(node.id)
-                        break
-                    parent = parents.get(id(parent))
-            elif node.kind == cfgmod.EXCEPT:
-                out.add(node.id)
-        return out
-
     def _finally_closure(self, n, owner, closure):
         graph, cd = self.graph, self.cd
         try_entry = None
@@ -170,7 +157,7 @@ class Dataflow:
 
     def implicit(self, n: int) -> frozenset:
         """Implicit flow at node ``n``: the atoms of every decision deciding
-        whether it runs (exception decisions only inside their handlers),
+        whether it runs (an exception decision only inside the handlers it raises into),
         except an ``if``/``else`` whose other arm makes the same assignment
         (:mod:`cslint.analysis.arms`).
         What is written only on some ranks differs in structure as well
@@ -217,13 +204,22 @@ class Dataflow:
         """Implicit flow at ``call`` (made at node ``n``): what decides
         whether it runs, leaving out an ``if``/``else`` whose other arm makes
         the same call under the same conditions (every rank calls it, on one
-        side or the other), and the decisions ``skip(d, label)`` leaves out."""
+        side or the other), a test or a handled failure both sides of which
+        call the same callee once on every path to the function's end
+        (:mod:`cslint.analysis.exitcalls`: each early exit hands the request
+        on as the last statement does), and the decisions ``skip(d, label)``
+        leaves out."""
         stmt = self.graph.nodes[n].stmt
-        arms = self.arms
+        arms, exits = self.arms, self.exit_calls
 
         def called_alike(d: int, label) -> bool:
             decision = self._two_armed_if(d)
-            return (decision is not None and arms.call_in_both_arms(decision, stmt, call)) or bool(skip and skip(d, label))
+            if (decision is not None and arms.call_in_both_arms(decision, stmt, call)) or bool(skip and skip(d, label)):
+                return True
+            node = self.graph.nodes[d]
+            if node.kind == cfgmod.TEST and type(node.stmt) is ast.If:
+                return exits.test_decides_nothing(node.stmt, call)
+            return self.is_exception_decision(d) and exits.failure_decides_nothing(node.stmt, call)
 
         atoms = self._deciding_atoms(n, called_alike)
         return self._as_implicit(n, atoms, called_alike) if atoms else atoms
@@ -248,13 +244,14 @@ class Dataflow:
         rules out (an edge that never runs, an exception decision outside
         its handler, an ``if``/``else`` both of whose arms make ``n``'s
         assignment) is ruled out once."""
-        in_handler = n in self.handler_nodes
+        handlers = self.handler_nodes.get(n, ())
         kept = []
         for d, label in self.closures.get(n, ()):
             if label == "never":
                 continue
-            if not in_handler and (label == "raise" or self.is_exception_decision(d)):
-                continue
+            if (label == "raise" or self.is_exception_decision(d)) \
+                    and not any(edge == "raise" and succ in handlers for succ, edge in self.graph.nodes[d].succs):
+                continue  # whether it raised decides the code of the handlers it raises into only
             if self._assigns_alike(d, n):
                 continue
             kept.append((d, label))
@@ -525,6 +522,24 @@ class VouchedEdges:
             refined[name] = (atoms - decided) | verdict
         return out if refined is None else refined
 
+
+
+def handler_entries(graph, parents: dict) -> dict:
+    """node -> the entries (``EXCEPT`` nodes) of the handlers around it."""
+    out = {}
+    for node in graph.nodes:
+        stmt = node.stmt
+        if stmt is None:
+            continue
+        entries = [node.id] if node.kind == cfgmod.EXCEPT else []
+        parent = parents.get(id(stmt))
+        while parent is not None:
+            if isinstance(parent, ast.ExceptHandler):
+                entries.extend(graph.stmt_nodes.get(id(parent), ()))
+            parent = parents.get(id(parent))
+        if entries:
+            out[node.id] = frozenset(entries)
+    return out
 
 def _binders(graph) -> dict:
     """name -> (the nodes whose statement is ``name = None``, the other

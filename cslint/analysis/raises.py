@@ -37,7 +37,7 @@ from .syntax import dotted
 from .unfailing import cannot_raise
 from .vocabulary import (
     BUILTINS_FAILING_BY_ARGUMENTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, INTROSPECTION_CALLS, LIBRARY_LOADS,
-    LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, TEXT_COMPUTATIONS,
+    LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, SIZED_TENSOR_FACTORIES, TEXT_COMPUTATIONS,
 )
 
 #: the builtin exception classes: what they raise is never of a class the tree defines
@@ -317,7 +317,32 @@ def computes_from_operands(call) -> bool:
         return canonical.rsplit(".", 1)[-1] not in NUMERIC_FILE_CALLS
     if canonical in INTROSPECTION_CALLS or canonical in TEXT_COMPUTATIONS:
         return True
+    if canonical in SIZED_TENSOR_FACTORIES:
+        return _holds_no_elements(call.call, SIZED_TENSOR_FACTORIES[canonical])
     return canonical in HOST_TENSOR_FACTORIES and (_made_on_host(call.call) or _written_out(call.call))
+
+
+def _holds_no_elements(call: ast.Call, position) -> bool:
+    """Whether a sized tensor factory's call (``torch.empty(0, dtype=d)``,
+    ``torch.zeros((0, 4))``, ``torch.full((0,), v)``) writes out its size as
+    integer constants with a zero among them: the tensor holds no elements,
+    so making it takes none of this rank's memory and fails only as its
+    operands say.  ``position``: the index of the size argument, None where
+    the positional arguments are the size."""
+    if any(type(arg) is ast.Starred for arg in call.args) or any(kw.arg is None for kw in call.keywords):
+        return False
+    size = [kw.value for kw in call.keywords if kw.arg == "size"]
+    if not size:
+        if position is not None:
+            size = call.args[position:position + 1]
+        elif len(call.args) == 1 and type(call.args[0]) in (ast.Tuple, ast.List):
+            size = [call.args[0]]
+        else:
+            size = list(call.args)
+    if len(size) == 1 and type(size[0]) in (ast.Tuple, ast.List):
+        size = size[0].elts
+    return bool(size) and all(type(dim) is ast.Constant and type(dim.value) is int for dim in size) \
+        and any(dim.value == 0 for dim in size)
 
 
 #: the most elements a tensor written out in its factory's call may hold

@@ -217,6 +217,16 @@ TEXT_COMPUTATIONS = frozenset({
 #: ``torch.ones(n)``, is not here: a large one can exhaust this node's memory.)
 HOST_TENSOR_FACTORIES = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy"})
 
+#: Tensor factories given a size (canonical names) and the positions of their
+#: size arguments: ``None`` for sizes spread over the positional arguments
+#: (``torch.empty(0, 4)``) or given as one tuple (``torch.empty((0, 4))``),
+#: an index for a factory whose size is that argument alone
+#: (``torch.full((0,), value)``).  One whose size is written out with a zero
+#: among its dimensions holds no elements: making it reserves nothing of this
+#: rank's memory, whatever the device, so it fails only as its written-out
+#: operands say.
+SIZED_TENSOR_FACTORIES = {"torch.empty": None, "torch.zeros": None, "torch.ones": None, "torch.full": 0}
+
 #: Factories that make a tensor shaped like another, on that tensor's device
 #: unless told otherwise: like a host tensor, on the host, as large as it.
 LIKE_TENSOR_FACTORIES = frozenset({"torch.empty_like", "torch.zeros_like", "torch.ones_like", "torch.full_like"})
