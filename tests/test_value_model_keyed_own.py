@@ -60,3 +60,20 @@ def test_a_key_written_on_some_ranks_still_differs():
 def test_a_name_rebound_on_some_ranks_still_differs():
     read = 'buckets = plan["buckets"]\n        if rank == 0:\n            buckets = []\n        for b in buckets:'
     assert _codes(_plan(read=read)) == [("CSL103", 19)]
+
+
+def test_a_loop_straight_over_the_key_read_runs_as_its_generators_say():
+    assert _codes(_plan(read='for bucket in plan["buckets"]:')) == []
+
+
+def test_a_loop_straight_over_the_key_of_the_call_runs_as_its_generators_say():
+    assert _codes(_plan(read='for bucket in build(lengths, 8)["buckets"]:')) == []
+
+
+def test_a_loop_straight_over_a_key_written_on_some_ranks_still_differs():
+    read = 'if rank == 0:\n            plan["buckets"] = []\n        for b in plan["buckets"]:'
+    assert _codes(_plan(read=read)) == [("CSL103", 18)]
+
+
+def test_a_loop_straight_over_an_element_under_the_key_still_differs():
+    assert _codes(_plan(read='for piece in plan["buckets"][0]:')) == [("CSL103", 16)]

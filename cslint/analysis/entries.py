@@ -300,3 +300,15 @@ def key_read_own(evaluator, value: ast.Subscript, env, stored: frozenset) -> Opt
     return read.difference(keyed).union([
         call_result(part_ref(key_own(key), a.ref.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text,
                     a.depth) for a in keyed])
+
+
+def parted_by(ctx, index):
+    """Which callees a constant ``index`` reads one part of what they return
+    (``atoms.element``): those returning tuples by an int position, dict
+    displays by a string key; None for any other index."""
+    if type(index) is not ast.Constant:
+        return None
+    t = type(index.value)
+    if t is int and index.value >= 0:
+        return ctx.returns_tuples
+    return ctx.returns_dicts if t is str else None

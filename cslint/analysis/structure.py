@@ -11,6 +11,7 @@ import ast
 from typing import Optional
 
 from .astwalk import BLOCKS_OF, walk as fast_walk
+from .entries import key_read_own, parted_by
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute,
@@ -235,18 +236,6 @@ def _is_unset_marker(node) -> bool:
         and type(node.operand.value) is int and node.operand.value > 0
 
 
-def _parted_by(ctx, index):
-    """Which callees a constant ``index`` reads one part of what they return
-    (``atoms.element``): those returning tuples by an int position, dict
-    displays by a string key; None for any other index."""
-    if type(index) is not ast.Constant:
-        return None
-    t = type(index.value)
-    if t is int and index.value >= 0:
-        return ctx.returns_tuples
-    return ctx.returns_dicts if t is str else None
-
-
 class StructureReads:
     """How an expression reads its operands' structure or contents."""
 
@@ -290,6 +279,8 @@ class StructureReads:
                 return _name_own(self, self.eval(expr, env), params, name)  # (None: none kept apart)
         elif t is ast.Call and self.ctx.returns_own_structure(self.info.resolve_ref(expr.func)):
             return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
+        elif t is ast.Subscript:  # ``maps["k"]``, ``f()["k"]``: the value a call returns under a constant key
+            return key_read_own(self, expr, env, self.info.element_stores)
         elif t is ast.Attribute:
             ctx = self.ctx
             index = ctx.container_index
@@ -566,7 +557,7 @@ class StructureReads:
         """``x[index]``: what ``x`` and the index depend on; a constant index of a tuple or key of a dict display a
         call returns (``f()[1]``, ``f()["n"]``, ``counts[1]`` of ``counts = f()``) reads that element alone; one
         of the pieces a value was cut into, its contents and size (:func:`~.spans.picks_piece`)."""
-        parted = _parted_by(self.ctx, expr.slice)
+        parted = parted_by(self.ctx, expr.slice)
         if parted is not None:
             return element(expr.slice.value, self.eval(expr.value, env), parted)
         value = self.eval(expr.value, env)
