@@ -229,6 +229,7 @@ ANALYSIS_PHASES = [
     ("structure",),  # reads of a value's structure
     ("evaluator",),  # expressions
     ("transfer",),  # statements
+    ("armexits",),  # the ways out of an if's arm, where the names it bound take its test back
     ("edges", "settled", "skipped"),  # what the dataflow refines along an edge; exits a collective settles; bindings
     # a failure in a try body leaves undone
     ("summary", "dataflow"),  # the two walkers

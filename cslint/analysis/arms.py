@@ -324,6 +324,13 @@ class ArmReads:
                     return False
         return True
 
+    def nested_names(self) -> frozenset:
+        """The names a nested function, class or lambda mentions."""
+        readers = self._readers
+        if readers is None:
+            readers = self._readers = self._index()
+        return frozenset(name for name, nodes in readers.items() if not nodes)
+
     def _index(self) -> dict:
         """name -> the nodes whose own expressions mention it; an empty
         tuple for a name a nested function, class or lambda mentions."""

@@ -11,6 +11,7 @@ from functools import partial
 from typing import Optional
 
 from . import cfg as cfgmod
+from .armexits import arm_exits, leaving_tests
 from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
 from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
 from .environment import EnvNumbers, fork, merge_into, snapshot
@@ -50,7 +51,6 @@ class Dataflow:
         self._cond_cache, self._implicit_cache = {}, {}  # node -> (what it was worked out from, its atoms)
         self._parts: dict = {}  # decision -> whether it selects this rank's part (selects_own_part)
         self._binding_cache: dict = {}
-        self.leaving: dict = {}  # decision node -> (label of the arm that leaves, loop left or None)
         self._read_outside: dict = {}  # id(loop) -> names read outside it
         self._last: dict = {}  # node -> its last transfer (_Transfer), for a replay
         self._names: dict = {}  # node -> the names its own expressions mention
@@ -58,6 +58,7 @@ class Dataflow:
         self._deciders: dict = {}  # node -> the decisions whose atoms its implicit flow may read
         self._own_parts: dict = {}  # node -> the decisions selecting this rank's part it depends on
         self._alike: dict = {}  # node -> the decisions every rank reading what it binds took alike
+        self._read_alike: dict = {}  # node -> :meth:`tests_read_alike`
         self.arms = ArmIndex(info.parents, info.blocks)
         self.skipped = SkippedBindings()  # what a failure in a try body leaves unbound
         self.exit_calls = ExitCalls(info.parents, info.blocks)
@@ -71,7 +72,8 @@ class Dataflow:
         #: node -> [(decision node, edge label)] it is (iteratively) control dependent on
         self.closures = closures
         self._arm_reads = ArmReads(graph, closures, self.live, info, self._names)
-        self._find_leaving_tests()
+        self.leaving = leaving_tests(info, graph)  # decision node -> (label of the arm that leaves, loop or None)
+        self.arm_skips, self.arm_gates = arm_exits(self)  # tests a binding in their arm leaves out; ways out adding them
         #: the edges past an agreed None test, or that refine otherwise (:class:`VouchedEdges`); None: none
         self._vouched = VouchedEdges.find(self)
         self.envs: dict = {}
@@ -226,10 +228,7 @@ class Dataflow:
 
     def _deciding_atoms(self, n: int, also_skip=None) -> frozenset:
         atoms = EMPTY
-        deciders = self._deciders.get(n)
-        if deciders is None:
-            deciders = self._deciders[n] = self._deciders_of(n)
-        for d, label in deciders:
+        for d, label in self.deciders(n):
             if also_skip is not None and also_skip(d, label):
                 continue
             found = self.cond_atoms(d)
@@ -237,6 +236,13 @@ class Dataflow:
                 # one deciding condition (the common case) gives its own set
                 atoms = atoms | found if atoms else found
         return atoms
+
+    def deciders(self, n: int) -> tuple:
+        """:meth:`_deciders_of` ``n``, kept."""
+        deciders = self._deciders.get(n)
+        if deciders is None:
+            deciders = self._deciders[n] = self._deciders_of(n)
+        return deciders
 
     def _deciders_of(self, n: int) -> tuple:
         """The decisions node ``n`` is control dependent on whose atoms can
@@ -275,39 +281,6 @@ class Dataflow:
         return decision.kind == cfgmod.TEST and isinstance(decision.stmt, ast.If) and node.kind == cfgmod.STMT \
             and self.arms.assignment_in_both_arms(decision.stmt, node.stmt)
 
-    def _find_leaving_tests(self) -> None:
-        """The ``if`` tests one arm of which leaves: the function (it ends in
-        ``return``/``raise``) or the loop around the test (it ends in
-        ``break``), with no ``continue`` or ``break`` of that loop on the
-        way and no ``finally`` around that runs on the way out."""
-        info = self.info
-        for node in self.graph.nodes:
-            if node.kind != cfgmod.TEST or not isinstance(node.stmt, ast.If):
-                continue
-            arms = [(label, _leaves(arm)) for label, arm in ((True, node.stmt.body), (False, node.stmt.orelse))]
-            leaving = [(label, how) for label, how in arms if how is not None]
-            if len(leaving) != 1:
-                continue
-            label, how = leaving[0]
-            loop = None
-            parent = info.parents.get(id(node.stmt))
-            child = node.stmt
-            while parent is not None:
-                if isinstance(parent, ast.Try) and parent.finalbody:
-                    break  # the leaving ranks still run the ``finally``, which may read what stayed
-                if how == "function" and isinstance(parent, ast.Try) and parent.handlers \
-                        and any(child is stmt for stmt in parent.body):
-                    break  # a handler here may catch the raise: those ranks stay
-                child = parent
-                if loop is None and isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
-                    loop = parent
-                parent = info.parents.get(id(parent))
-            else:
-                if how == "function":
-                    self.leaving[node.id] = (label, None)
-                elif loop is not None:
-                    self.leaving[node.id] = (label, loop)
-
     def _names_read_outside(self, loop: ast.AST) -> frozenset:
         """Names the function reads outside ``loop``'s body (after it, before
         it, in its ``for`` iterable): where ranks that broke out meet the others."""
@@ -317,18 +290,18 @@ class Dataflow:
             found = self._read_outside[id(loop)] = names_read_outside(self.info.body, inside)
         return found
 
-    def binding_implicit(self, n: int) -> frozenset:
-        """Implicit flow into the local names node ``n`` binds: that of
-        :meth:`implicit` without the tests the ranks reading those names
-        all took alike (:meth:`_tests_read_alike`).  A rank that took a
-        ``return`` (or a ``break``) is gone: the ranks still here all took
-        this arm, so what they bind does not differ by that test; and
-        what the arm that leaves binds is read only there, by ranks that
-        all took it.  What leaves the function (its result, the fields it
+    def binding_implicit(self, n: int, arms: bool = True) -> frozenset:
+        """Implicit flow into the local names node ``n`` binds: that of :meth:`implicit` without the tests
+        the ranks reading those names all took alike (:meth:`tests_read_alike`) and, unless ``arms`` is
+        False, those of the ``if`` arms whose ways out add it back (armexits).  A rank that took a
+        ``return`` (or a ``break``) is gone: the ranks still here all took this arm, so what they bind
+        does not differ by that test; and what the arm that leaves binds is read only there, by ranks
+        that all took it.  What leaves the function (its result, the fields it
         writes) keeps the full flow, and so does a name read where the
         ranks that broke out of a loop meet the others again (unless a
         collective the leavers skip settles the test: settled.py)."""
-        skipped = self.binding_skips(n)
+        plain = not arms and n in self.arm_skips  # the arm's test kept: worked out anew
+        skipped = self.tests_read_alike(n) if plain else self.binding_skips(n)
         if not skipped:
             return self.implicit(n)
 
@@ -338,6 +311,8 @@ class Dataflow:
         atoms = self._deciding_atoms(n, left)
         if not atoms:
             return atoms
+        if plain:
+            return self._as_implicit(n, atoms, left)
         cached = self._binding_cache.get(n)
         if cached is not None and (cached[0] is atoms or cached[0] == atoms):
             return cached[1]
@@ -346,11 +321,19 @@ class Dataflow:
         return result
 
     def binding_skips(self, n: int) -> frozenset:
-        """:meth:`_tests_read_alike` of ``n``, kept."""
+        """:meth:`tests_read_alike` of ``n`` and the tests of the arms whose
+        ways out add their flow back (:mod:`cslint.analysis.armexits`), kept."""
         skipped = self._alike.get(n)
         if skipped is None:
-            skipped = self._alike[n] = self._tests_read_alike(n)
+            skipped = self._alike[n] = self.tests_read_alike(n) | self.arm_skips.get(n, EMPTY)
         return skipped
+
+    def tests_read_alike(self, n: int) -> frozenset:
+        """:meth:`_tests_read_alike` of ``n``, kept."""
+        found = self._read_alike.get(n)
+        if found is None:
+            found = self._read_alike[n] = self._tests_read_alike(n)
+        return found
 
     def _tests_read_alike(self, n: int) -> frozenset:
         """The decisions node ``n`` depends on that every rank reading a name ``n`` binds took alike:
@@ -430,7 +413,6 @@ class Dataflow:
         return out
 
 
-
 class VouchedEdges:
     """The edges out of an ``if`` whose test is a verdict on whether local
     names are None (:func:`~cslint.analysis.presence.vouched_presence`):
@@ -496,11 +478,13 @@ class VouchedEdges:
         bindings: a fallback made when it was None), and the verdict
         stands for whether it is None; what its values hold themselves (a
         listing's length) still counts."""
+        dataflow = self.dataflow
+        if self.refined is not None:  # first: the arm's test, as its bindings held it (armexits)
+            out = self.refined.gate(dataflow, p, succ, out)
         found = self.edges.get((p, succ))
         if found is None:
-            return out if self.refined is None else self.refined.out(self.dataflow, p, succ, out)
+            return out if self.refined is None else self.refined.out(dataflow, p, succ, out)
         call, names = found
-        dataflow = self.dataflow
         verdict = project(WHOLE, dataflow.evaluator.eval(call, dataflow.envs.get(p, {})))
         refined = None
         for name, setters, others in names:
@@ -509,12 +493,12 @@ class VouchedEdges:
                 continue
             decided = EMPTY
             for m in setters:
-                decided |= dataflow.binding_implicit(m)
+                decided |= dataflow.binding_implicit(m, arms=False)  # the gates out of its arm add what it left out
             decided &= atoms
             for m in others:
                 if not decided:
                     break
-                decided = decided - dataflow.binding_implicit(m)
+                decided = decided - dataflow.binding_implicit(m, arms=False)
             if not decided:
                 continue
             if refined is None:
@@ -540,6 +524,7 @@ def handler_entries(graph, parents: dict) -> dict:
         if entries:
             out[node.id] = frozenset(entries)
     return out
+
 
 def _binders(graph) -> dict:
     """name -> (the nodes whose statement is ``name = None``, the other
@@ -583,6 +568,9 @@ def _solve(flow: Dataflow) -> None:
             readers.setdefault(d, []).append(n)
     for p, succ in vouched.from_entry if vouched is not None else ():
         readers.setdefault(p, []).append(succ)  # it refines from p's entry, which may change where p's out does not
+    for (_p, succ), gates in flow.arm_gates.items():
+        for d, _names in gates:
+            readers.setdefault(d, []).append(succ)  # the gate adds d's condition, which may change where p's out does not
     heap = list(range(len(order)))
     queued = set(heap)
     budget = 50 * len(order) + 100  # a safety net; the lattice is finite
@@ -666,9 +654,11 @@ def _solve(flow: Dataflow) -> None:
 
 def _note_loop_entry(flow: Dataflow, n: int, node, outs: dict, position: dict) -> None:
     """What a ``for`` loop's iterable is evaluated in: what reaches the loop from its predecessors earlier in
-    reverse postorder, not what its body's back edges bring round."""
-    here = position[n]
-    entering = [outs[p] for p in node.preds if p in outs and position.get(p, here) < here]
+    reverse postorder (with the tests of the ``if`` arms left on the way: armexits), not what its body's back
+    edges bring round."""
+    here, refined = position[n], flow._vouched.refined if flow._vouched is not None else None
+    entering = [outs[p] if refined is None else refined.gate(flow, p, n, outs[p])
+                for p in node.preds if p in outs and position.get(p, here) < here]
     if entering:
         env = entering[0] if len(entering) == 1 else fork(entering[0])
         for out in entering[1:]:
@@ -734,40 +724,6 @@ def _may_read(key, names: frozenset, written: dict) -> bool:
     if type(key) is str:
         return key in names
     return type(key) is not tuple or len(key) < 2 or (key[0] != "key" and key[0] != "own") or key[1] in names
-
-
-def _leaves(arm: list):
-    """``"function"`` when every path through a block ends in ``return`` or
-    ``raise``, ``"loop"`` when it ends in ``break`` (with no ``continue`` or
-    ``break`` of the loop around it before), else None."""
-    if not arm:
-        return None
-    last = arm[-1]
-    if isinstance(last, (ast.Return, ast.Raise)):
-        how = "function"
-    elif isinstance(last, ast.Break):
-        how = "loop"
-    else:
-        return None
-    for stmt in arm[:-1]:
-        if _jumps_in_loop(stmt):
-            return None
-    return how
-
-
-def _jumps_in_loop(stmt: ast.AST) -> bool:
-    """A ``break``/``continue`` of the enclosing loop within ``stmt`` (not of a loop nested in it)."""
-    if isinstance(stmt, (ast.Break, ast.Continue)):
-        return True
-    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
-        return any(_jumps_in_loop(s) for s in stmt.orelse)
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return False
-    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-        for child in getattr(stmt, name, None) or ():
-            if _jumps_in_loop(child):
-                return True
-    return False
 
 
 def _reverse_postorder(graph) -> list:

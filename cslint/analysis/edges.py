@@ -13,6 +13,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
+from .armexits import gated
 from .environment import fork
 from .atoms import OWN_PARAM, SHAPE, WHOLE, project
 from .structure import params_own
@@ -25,13 +26,16 @@ from .transfer import agreed_within
 class Refinements:
     """{(node, successor): (kind, data)} of one function's graph: "single"
     (:func:`~cslint.analysis.syntax.single_rank_edges`), "loop"
-    (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`)."""
+    (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`); and, before
+    any of those, the ways out of ``if`` arms that add their test back to
+    the names the arm bound (``gates``, :mod:`cslint.analysis.armexits`)."""
 
-    __slots__ = ("edges", "into")
+    __slots__ = ("edges", "gates", "into")
 
-    def __init__(self, edges: dict):
+    def __init__(self, edges: dict, gates: dict):
         self.edges = edges
-        self.into = frozenset(succ for _, succ in edges)  # the nodes these edges lead to
+        self.gates = gates
+        self.into = frozenset(succ for _, succ in edges) | frozenset(succ for _, succ in gates)  # the nodes these edges lead to
 
     @classmethod
     def find(cls, dataflow) -> Optional["Refinements"]:
@@ -43,15 +47,23 @@ class Refinements:
         for key, relayed in relay_edges(dataflow.graph, dataflow.info.func, dataflow.info.ctx.knowledge,
                                         dataflow.info.callee_names).items():
             edges[key] = ("relay", relayed)
-        return cls(edges) if edges else None
+        gates = dataflow.arm_gates
+        return cls(edges, gates) if edges or gates else None
 
     def from_entry(self) -> list:
         """(node, successor) of the edges that read the node's entry
         environment: a ``for`` header's ways out (:func:`restored`)."""
         return [key for key, (kind, _data) in self.edges.items() if kind == "loop"]
 
+    def gate(self, dataflow, p: int, succ: int, out: dict) -> dict:
+        """``out`` of node ``p`` with the tests of the ``if`` arms the edge to
+        ``succ`` leaves added back to the names they bound, before any
+        refinement of that edge reads them (as the bindings held them)."""
+        gates = self.gates.get((p, succ))
+        return out if gates is None else gated(dataflow, gates, out, fork)
+
     def out(self, dataflow, p: int, succ: int, out: dict) -> dict:
-        """``out`` of node ``p`` as it reaches ``succ``."""
+        """``out`` of node ``p`` (gated: :meth:`gate`) as it reaches ``succ``."""
         found = self.edges.get((p, succ))
         if found is None:
             return out
