@@ -36,8 +36,9 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY, OWN_PART, call_result, element, entry_field, field_read, part_ref
+from .atoms import EMPTY, OWN_PART, call_result, element, entry_field, field_read, own_results, part_ref, whole
 from .records import FieldWrite
+from .shapes import loop_values_name
 from .syntax import constant_key_read, constant_keyed
 
 #: the calls on a table that hand back one of its entries as it was stored
@@ -248,7 +249,7 @@ def returned_by_key(transfer, value: ast.Dict, env, implicit: frozenset) -> Opti
     comprehension's generators); the tests are the whole's and its own
     structure's (never None, as long as its keys); None for another display."""
     if not constant_keyed(value):
-        return None
+        return _returned_by_any_key(transfer, value, env, implicit)
     literal = {k.value: v for k, v in zip(value.keys, value.values)}
     order = tuple(sorted(literal))
     evaluate = transfer.evaluator.eval
@@ -261,6 +262,74 @@ def returned_by_key(transfer, value: ast.Dict, env, implicit: frozenset) -> Opti
     whole = evaluate(value, env)
     return whole | transfer.choice_reaching(whole, implicit), tuple(parts + owns), implicit, \
         order + tuple(key_own(key) for key in order)
+
+
+#: the part index standing for the own structure of any value a dict display
+#: with computed keys holds (``{(p_dtype, g_dtype): [...]}``): the union of
+#: its values' own structures, read by a loop over its ``.values()``
+ANY_VALUE_OWN = (OWN_PART, None)
+
+
+def _returned_by_any_key(transfer, value: ast.Dict, env, implicit: frozenset) -> Optional[tuple]:
+    """``return {(a, b): [f(x) for x in xs]}``: a display with computed keys
+    (no ``**other``): its whole value, and the own structure of any value it
+    holds (:data:`ANY_VALUE_OWN`) with the tests choosing the return; None
+    for another display."""
+    if not value.keys or any(k is None for k in value.keys):
+        return None
+    evaluate = transfer.evaluator.eval
+    held = evaluate(value, env)
+    choice = transfer.choice_reaching(held, implicit)
+    own = EMPTY.union(*[_value_own(transfer, v, env, implicit, held | choice, choice) for v in value.values])
+    # one entry per key written, fewer where keys are equal: the keys decide its length
+    length = implicit if len(value.keys) == 1 else implicit.union(*[whole(evaluate(k, env)) for k in value.keys])
+    return held | choice, (own | choice,), length, (ANY_VALUE_OWN,)
+
+
+def values_own(evaluator, loop, env, stored: frozenset) -> tuple:
+    """``for k, v in d.items()`` / ``for v in d.values()``, ``d`` a call or a
+    name never stored into (not in ``stored``), of a function every
+    ``return`` of which writes out a display with computed keys: the name
+    ``v`` and its own structure, the own part each such call result keeps
+    for any value (:data:`ANY_VALUE_OWN`), all else ``d`` holds whole (its
+    keys, the implicit flow are the caller's); ``(None, None)`` otherwise."""
+    name = loop_values_name(loop) if stored else None
+    base = loop.iter.func.value if name in stored else None  # (only an element store keeps its own apart)
+    if base is None or type(base) is ast.Name and base.id in stored:
+        return None, None
+    atoms = evaluator.eval(base, env)
+    keyed = [a for a in atoms if a.tag == "R" and a.ref.tag != "class" and a.ref.tag != "part"
+             and evaluator.ctx.returns_keyed_values(a.ref)]
+    if not keyed:
+        return None, None
+    return name, atoms.difference(keyed).union([
+        call_result(part_ref(ANY_VALUE_OWN, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text, a.depth)
+        for a in keyed])
+
+
+#: the views of a dict as many as its entries
+_DICT_VIEWS = frozenset({"items", "keys", "values"})
+
+
+def dict_view_own(reads, view: ast.Call, env) -> Optional[frozenset]:
+    """The own structure (length, truth) of ``d.items()``, ``d.keys()`` or
+    ``d.values()``, ``d`` a call or a name never stored into, that holds the
+    result of a function every ``return`` of which writes out a dict display
+    (``ModuleContext.returns_dicts``, ``returns_keyed_values``): as many
+    entries as that dict, so its own part (``atoms.own_results``); anything
+    else ``d`` holds stays whole.  None for another call."""
+    func = view.func
+    if type(func) is not ast.Attribute or func.attr not in _DICT_VIEWS or view.args or view.keywords:
+        return None
+    base = func.value
+    if type(base) is not ast.Call and (type(base) is not ast.Name or base.id in reads.info.element_stores):
+        return None
+    ctx = reads.ctx
+    atoms = reads.eval(base, env)
+    if not any(a.tag == "R" and a.ref.tag != "class" and a.ref.tag != "part"
+               and (ctx.returns_dicts(a.ref) or ctx.returns_keyed_values(a.ref)) for a in atoms):
+        return None
+    return own_results(atoms, ctx.returns_own_structure)
 
 
 def _value_own(transfer, value, env, implicit: frozenset, chosen: frozenset, choice: frozenset) -> frozenset:

@@ -3,8 +3,7 @@ and receiver, the names it binds, the calls each statement makes, the modes
 its tests name, and where a callee expression leads (a typed reference that
 the whole-tree pass resolves).
 
-One cheap walk (:meth:`FunctionInfo.scan_calls`) notes all of it; the
-summary walk, the CFG dataflow and the guard classification read it.
+One cheap walk (:meth:`FunctionInfo.scan_calls`) notes all of it for the summary walk, the dataflow and the guards.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from .atoms import (
 from .logs import quiet_calls
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
+from .shapes import loop_values_name
 from .stores import built_comprehension, split_sizes
 from .lists import list_index_stores
 from .syntax import calls_in_order, constant_key_read, dotted, existing_key_stores_of, fold_bool_op, target_names
@@ -534,6 +534,7 @@ class FunctionInfo:
                 element_stores.update(_comprehension_bound(node) if constant_key_read(node.value) else ())  # Transfer.assign
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
                 iteration_targets.update(target_names(node.target))
+                element_stores.update(target_names(node.target) if loop_values_name(node) else ())  # Transfer.loop_target
                 stores, drawn_at_entry = existing_key_stores_of(node)
                 existing_key_stores.update(stores)
                 if drawn_at_entry:
@@ -589,10 +590,9 @@ class FunctionInfo:
 
     # -- values at entry and references ---------------------------------------------
     def entry_env(self) -> dict:
-        """Parameter name -> atoms: the parameter itself, the rank-id source
-        of :func:`rank_param_sources` for a parameter named like one, and the
-        gathered-data source of a parameter handed to a gather of per-process
-        data (:func:`gathered_params`); :func:`enclosing_params` for a closure."""
+        """Parameter name -> atoms: the parameter itself, the rank-id source of :func:`rank_param_sources` for a
+        parameter named like one, and the gathered-data source of a parameter handed to a gather of per-process data
+        (:func:`gathered_params`); :func:`enclosing_params` for a closure."""
         env = {} if self.enclosing is None else enclosing_params(self)
         ctx = self.ctx
         named = dict(rank_param_sources(self))
@@ -793,8 +793,7 @@ def mode_predicate_value(info: FunctionInfo, test, specs, modes) -> Optional[boo
 
 
 def _comprehension_bound(node) -> list:
-    """The names an assignment of a list comprehension (or ``tuple(...)`` of a generator) binds (their own
-    structure is the comprehension's generators', kept apart from its
-    elements: :meth:`~cslint.analysis.transfer.Transfer.assign`)."""
+    """The names an assignment of a list comprehension (or ``tuple(...)`` of a generator) binds (their own structure
+    is the comprehension's generators', kept apart from its elements: :meth:`~cslint.analysis.transfer.Transfer.assign`)."""
     return [t.id for t in (node.targets if type(node) is ast.Assign else (node.target,)) if type(t) is ast.Name]
 

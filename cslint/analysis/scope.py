@@ -20,7 +20,7 @@ from .cfg import exit_exceptions
 from .communicators import Communicators, built_over_fields
 from .entries import positional_fields
 from .records import CollectiveMatch
-from .shapes import returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
+from .shapes import returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
                      top_level_definitions, unparse)
 from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, ELEMENT_ADDERS, looks_like_communicator
@@ -223,14 +223,11 @@ class ModuleContext:
     """Module-wide state shared by the function extractors."""
 
     def returns_tuples(self, ref) -> bool:
-        """Whether ``ref`` is a function or method of this module each of
-        whose ``return`` statements with a value writes out a tuple of one
-        length (``return count, agreed``): its elements can be read apart.
-        Each function is looked at once, when a caller first unpacks it.
-        A name imported from another module of the project's own package
-        may be one too (``ws, rank = get_ring_ctx()``): the whole-tree pass
-        reads its returns by position where they all write out one tuple
-        shape, else its whole result (``ProgramReads._returned_part``)."""
+        """Whether ``ref`` is a function or method of this module each of whose ``return`` statements with a value
+        writes out a tuple of one length (``return count, agreed``): its elements can be read apart.  Each function
+        is looked at once, when a caller first unpacks it.  A name imported from another module of the project's
+        own package may be one too (``ws, rank = get_ring_ctx()``): the whole-tree pass reads its returns by
+        position where they all write out one tuple shape, else its whole result (``ProgramReads._returned_part``)."""
         if ref is not None and ref.tag == "qual" and ref.dotted.partition(".")[0] == self.module.partition(".")[0]:
             return True
         return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
@@ -240,20 +237,21 @@ class ModuleContext:
         a dict display with those constant keys (``shapes.returns_one_dict_shape``): ``f()["key"]`` reads one."""
         return _returns_shape(self, ref, self._dict_returns, returns_one_dict_shape)
 
+    def returns_keyed_values(self, ref) -> bool:
+        """Whether every ``return`` of ``ref`` writes out a display with computed keys (``entries.values_own``)."""
+        return _returns_shape(self, ref, self.__dict__.setdefault("_keyed", {}), returns_computed_key_dicts)
+
     def returns_lists(self, ref) -> bool:
-        """Whether ``ref`` is a function or method of this module every ``return`` of which writes out a list
-        (``shapes.returns_only_lists``).  Looked at once, when asked."""
+        """Whether every ``return`` of ``ref``, of this module, writes out a list (``shapes.returns_only_lists``)."""
         return _returns_shape(self, ref, self._list_returns, returns_only_lists)
 
     def returns_own_structure(self, ref) -> bool:
-        """Whether ``ref`` is a function or method of this module some ``return`` of which hands back
-        a container whose own structure is kept apart (``syntax.returns_own_structure``): a read of
-        its result's own structure reads that part (``atoms.OWN_PART``).  Looked at once, when read."""
+        """Whether some ``return`` of ``ref``, of this module, hands back a container whose own structure is kept
+        apart (``syntax.returns_own_structure``): a read of the result's own reads that part (``atoms.OWN_PART``)."""
         return _returns_shape(self, ref, self._own_returns, _returns_own_structure)
 
     def definitions(self) -> dict:
-        """The module's functions and its classes' methods by qualified name
-        (``syntax.top_level_definitions``), read once, when first asked."""
+        """The module's functions and methods by qualified name (``syntax.top_level_definitions``), read once."""
         if self._definitions is None:
             self._definitions = top_level_definitions(self.tree)
         return self._definitions

@@ -76,6 +76,36 @@ def returns_one_dict_shape(function) -> frozenset:
     return _one_return_shape(function, _constant_keys) or frozenset()
 
 
+def _computed_keys(value) -> Optional[bool]:
+    if type(value) is not ast.Dict or not value.keys or any(k is None for k in value.keys) \
+            or _constant_keys(value) is not None:
+        return None  # ``**other``, or every key a constant string (returns_one_dict_shape)
+    return True
+
+
+def returns_computed_key_dicts(function) -> bool:
+    """Whether each ``return`` statement of ``function`` with a value
+    (``None`` aside) writes out a dict display with some computed key
+    (``{(p_dtype, g_dtype): buckets}``) and no ``**other``: its keys are
+    data, but each value it holds is one written out there
+    (``entries.ANY_VALUE_OWN``)."""
+    return _one_return_shape(function, _computed_keys) is not None
+
+
+def loop_values_name(loop) -> Optional[str]:
+    """The name ``for k, v in d.items()`` or ``for v in d.values()`` binds to
+    a value of ``d`` (``d`` a name or a call, no argument), else None."""
+    it, target = loop.iter, loop.target
+    if type(it) is not ast.Call or it.args or it.keywords or type(it.func) is not ast.Attribute \
+            or type(it.func.value) not in (ast.Name, ast.Call):
+        return None
+    if it.func.attr == "items" and type(target) is ast.Tuple and len(target.elts) == 2:
+        target = target.elts[1]
+    elif it.func.attr != "values":
+        return None
+    return target.id if type(target) is ast.Name else None
+
+
 def displays_list(value) -> bool:
     """A list written out: a display, a comprehension, or ``[x] * n``."""
     t = type(value)

@@ -11,7 +11,7 @@ import ast
 from typing import Optional
 
 from .astwalk import BLOCKS_OF, walk as fast_walk
-from .entries import key_read_own, parted_by
+from .entries import dict_view_own, key_read_own, parted_by
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute,
@@ -277,8 +277,10 @@ class StructureReads:
                     self._env_reads += 1
                     return found
                 return _name_own(self, self.eval(expr, env), params, name)  # (None: none kept apart)
-        elif t is ast.Call and self.ctx.returns_own_structure(self.info.resolve_ref(expr.func)):
-            return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
+        elif t is ast.Call:
+            if self.ctx.returns_own_structure(self.info.resolve_ref(expr.func)):
+                return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
+            return dict_view_own(self, expr, env)  # ``plan.items()``: as long as the returned dict
         elif t is ast.Subscript:  # ``maps["k"]``, ``f()["k"]``: the value a call returns under a constant key
             return key_read_own(self, expr, env, self.info.element_stores)
         elif t is ast.Attribute:

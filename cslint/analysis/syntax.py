@@ -138,7 +138,8 @@ def returns_own_structure(function, adders) -> bool:
             continue
         if t is ast.Return:
             value = node.value
-            if type(value) in (ast.List, ast.Tuple, ast.ListComp) or constant_keyed(value):
+            if type(value) in (ast.List, ast.Tuple, ast.ListComp) or type(value) is ast.Dict and value.keys \
+                    and all(k is not None for k in value.keys):  # (entries.returned_by_key: as many keys as written)
                 return True
             if type(value) is ast.Name:
                 returned.add(value.id)

@@ -25,6 +25,7 @@ from .astwalk import block_fields, walk as fast_walk
 from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
 from .entries import (
     appended_entry_writes, empty_table, entry_parts, entry_writes, key_read_own, keyed_entry_read, returned_by_key,
+    values_own,
 )
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
@@ -365,17 +366,17 @@ class Transfer:
             flow.write(node.target.id, self.evaluator.eval(node.value, flow.env) | flow.implicit)
 
     def loop_target(self, s, flow: Flow, strong: bool = False, iter_env: Optional[dict] = None) -> frozenset:
-        """``for target in it``: the target takes every element; returns the
-        atoms of the trip count (the structure of ``it``).  ``strong``: the
-        header binds it anew (the dataflow, whose way out of the loop adds
-        back what it held before); else it also keeps what it held.
-        ``iter_env``: what the elements drawn are read in (what reaches the
-        loop from outside), where no iteration changes what a later one draws."""
+        """``for target in it``: the target takes every element; returns the atoms of the trip count (the
+        structure of ``it``).  ``strong``: the header binds it anew (the dataflow, whose way out of the loop adds
+        back what it held before); else it also keeps what it held.  ``iter_env``: what the elements drawn are
+        read in (what reaches the loop from outside), where no iteration changes what a later one draws."""
         evaluator = self.evaluator
         implicit = flow.implicit
         trips = evaluator.trip_count(s.iter, flow.env)
+        owner, own = values_own(evaluator, s, flow.env, flow.element_stores)  # ``d.items()``'s value's own kept apart
         bind_iteration(evaluator, s.target, s.iter, flow.env if iter_env is None else iter_env, implicit,
-                       lambda name, value: flow.write(name, value, strong=strong), count_env=flow.env)
+                       lambda name, value: flow.write(name, value, strong, own | implicit if name == owner else None),
+                       count_env=flow.env)
         return trips
 
     def exception_name(self, handler: ast.ExceptHandler, atoms: frozenset, flow: Flow) -> None:
