@@ -223,6 +223,31 @@ def test_unhandled_exceptions_hang_reports_work_that_fails_on_some_ranks():
     assert _findings(ESCAPE, settings=crash, presets=["tensorrt_llm"]) == []
 
 
+WITH_ESCAPE = """
+    import torch.distributed as dist
+
+    def checkpoint_meta(t, path):
+        if dist.get_rank() == 0:
+            with open(path) as handle:
+                handle.read()
+        dist.all_reduce(t)
+
+    def checkpoint_meta_everywhere(t, path):
+        with open(path) as handle:
+            handle.read()
+        dist.all_reduce(t)
+"""
+
+
+def test_unhandled_exceptions_hang_reads_a_with_header_as_local_work():
+    # ``with open(path)`` in an ``if`` arm fails on the ranks that open, as
+    # ``open(path).read()`` does; every rank opening it is not a divergence
+    hang = Settings(unhandled_exceptions="hang")
+    found = check_source(textwrap.dedent(WITH_ESCAPE), settings=hang, report="per-site").findings
+    assert [(f.line, f.code, f.function) for f in found] == [(8, "CSL104", "checkpoint_meta")]
+    assert _findings(WITH_ESCAPE) == []
+
+
 def test_unhandled_exceptions_setting_is_validated():
     assert settings_from_table({"unhandled-exceptions": "hang"}).unhandled_exceptions == "hang"
     with pytest.raises(ConfigError, match="unhandled-exceptions"):

@@ -355,6 +355,11 @@ class _Builder:
             node = self._new(STMT, s)
             self._edge(node, body)
             self._add_raise_edges(node, s)
+            if self.escaping is not None and not self.handler_stack and self.branch_depth \
+                    and any(self.escaping(item.context_expr) & LOCAL_WORK for item in s.items):
+                # ``with open(path) as f:`` in an ``if`` arm: the header's own local work fails
+                # on the ranks that do it, as a simple statement's does (its body is asked apart)
+                self._edge(node, self.exit, ESCAPE)
             return node
         if t is ast.Match:
             return self._match(s, succ)
