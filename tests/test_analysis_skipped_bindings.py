@@ -61,6 +61,43 @@ def test_an_earlier_failure_of_the_body_skips_the_binding_too(tmp_path):
     assert [(code, function) for code, _, function in found] == [("CSL102", "attach")]
 
 
+def test_a_handler_that_breaks_out_of_the_loop_still_meets_the_others(tmp_path):
+    # ``break`` leaves the loop, not the function: the code after the loop
+    # reads what the failure left, as after a handler that falls through
+    found = _findings(tmp_path, """
+
+        def attach(t, paths):
+            segment = None
+            for path in paths:
+                try:
+                    segment = open_segment(path)
+                except OSError:
+                    break
+            if segment is None:
+                return
+            dist.all_reduce(t)
+    """)
+    assert [(code, function) for code, _, function in found] == [("CSL102", "attach")]
+
+
+def test_a_handler_that_leaves_the_function_skips_nothing_after_it(tmp_path):
+    # the ranks whose open failed are gone (their own exit is reported where
+    # the collective is skipped); the ones still here all bound ``segment``
+    found = _findings(tmp_path, """
+
+        def attach(t, path):
+            segment = None
+            try:
+                segment = open_segment(path)
+            except OSError:
+                return
+            if segment is None:
+                return
+            dist.all_reduce(t)
+    """)
+    assert [code for code, _, _ in found] == ["CSL104"]
+
+
 def test_a_name_the_code_after_the_try_binds_again_is_alike(tmp_path):
     found = _findings(tmp_path, """
 

@@ -151,6 +151,12 @@ def ends_job(body: list, parents) -> bool:
 PROCESS_EXITS = frozenset({"sys.exit", "exit", "quit", "os._exit", "os.abort", "_exit"})
 
 
+def leaves_function(stmts) -> bool:
+    """Whether a block always leaves the function at its end: its last
+    statement returns, raises or ends the process."""
+    return bool(stmts) and (type(stmts[-1]) in (ast.Return, ast.Raise) or is_process_exit(stmts[-1]))
+
+
 def is_process_exit(stmt: ast.AST) -> bool:
     """``sys.exit(...)`` and friends as a statement of their own."""
     if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:

@@ -57,7 +57,8 @@ class SkippedBindings:
     def at_handler(self, dataflow, n: int) -> tuple:
         """``(name, binding nodes)`` for each name that the ``try`` body of
         the handler entered at node ``n`` binds and the code outside that
-        body reads; empty where the handler does not fall through."""
+        body reads; empty where the handler leaves the function (a ``break``
+        or ``continue`` goes on to code that may read them)."""
         found = self._at_handler.get(n)
         if found is None:
             found = self._at_handler[n] = _at_handler(dataflow, n)
@@ -90,7 +91,7 @@ def _at_handler(dataflow, n: int) -> tuple:
     """:meth:`SkippedBindings.at_handler`, worked out."""
     node = dataflow.graph.nodes[n]
     handler = node.stmt
-    if node.kind != cfgmod.EXCEPT or not isinstance(handler, ast.ExceptHandler) or not _falls_through(handler.body) \
+    if node.kind != cfgmod.EXCEPT or not isinstance(handler, ast.ExceptHandler) or cfgmod.leaves_function(handler.body) \
             or keeps_caught(handler):
         return ()
     guarded = dataflow.info.parents.get(id(handler))
@@ -125,9 +126,3 @@ def _owning_try(stmt, parents):
             return None  # a handler, ``else`` or ``finally`` of this try: no failure of its body skips it
         child, parent = parent, parents.get(id(parent))
     return None
-
-
-def _falls_through(block: list) -> bool:
-    """Whether a handler's block may run on past its ``try``: its last
-    statement does not leave (``return``, ``raise``, ``break``, ``continue``)."""
-    return not block or not isinstance(block[-1], (ast.Return, ast.Raise, ast.Break, ast.Continue))

@@ -31,7 +31,8 @@ from .raises import reraised_tree, swallowed_here, tree_raise
 from .recorded import assert_holds_where_reached
 from .records import Site, Variant
 from .stores import alike_tests, in_loop_body, tests_around_stores
-from .syntax import dotted, first_exit_in, is_process_exit, target_names
+from .cfg import leaves_function
+from .syntax import dotted, first_exit_in, target_names
 from .transfer import Flow, LoopRebinds, Transfer, _mutator_call as mutator_call, loop_rebinds
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -39,15 +40,6 @@ _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: statements that bind no variable
 _BINDS_NOTHING = frozenset({ast.Return, ast.Raise, ast.Assert, ast.Pass, ast.Break, ast.Continue, ast.Delete,
                             ast.Global, ast.Nonlocal})
-
-
-def _leaves_function(stmts) -> bool:
-    """Whether a block always leaves the function at its end: its last
-    statement returns, raises or ends the process."""
-    if not stmts:
-        return False
-    last = stmts[-1]
-    return type(last) in (ast.Return, ast.Raise) or is_process_exit(last)
 
 
 def _crashing_arm(s: ast.If, exits: frozenset) -> Optional[bool]:
@@ -308,8 +300,8 @@ class SummaryWalk:
             # a raise, outside any try) hands none of its assignments on: the
             # statements after the test, and the other arm, see what the
             # variables held before it
-            body_leaves = not self._in_try and _leaves_function(s.body)
-            else_leaves = not self._in_try and _leaves_function(s.orelse)
+            body_leaves = not self._in_try and leaves_function(s.body)
+            else_leaves = not self._in_try and leaves_function(s.orelse)
             # an arm that can only raise ends the process (a crash, not a skip): its test decides nothing (cfg._if)
             crashing = None if self._in_try else _crashing_arm(s, self.info.ctx.exit_exceptions)
             before = dict(env) if body_leaves or else_leaves else None
