@@ -40,6 +40,7 @@ from .arms import names_bound
 from .astwalk import BLOCKS_OF
 from .atoms import CONTENTS, project, whole
 from .evaluator import unwrapped_iterable
+from .localdicts import key_own_entry
 from .relays import relay_edges
 from .stores import built_comprehension, split_sizes
 from .vocabulary import MUTATORS
@@ -210,7 +211,8 @@ def gated(dataflow, gates: tuple, out: dict, fork) -> dict:
         if not atoms:
             continue
         for name in names:
-            for key in (name, ("own", name), *(("key", name, key) for key in keyed.get(name, ()))):
+            for key in (name, ("own", name), *(entry for key in keyed.get(name, ())
+                                                for entry in (("key", name, key), key_own_entry(name, key)))):
                 value = (refined if refined is not None else out).get(key)
                 if value is None or atoms <= value:
                     continue

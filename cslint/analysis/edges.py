@@ -15,6 +15,7 @@ from typing import Optional
 from . import cfg as cfgmod
 from .armexits import gated
 from .environment import fork
+from .localdicts import key_own_entry
 from .atoms import OWN_PARAM, SHAPE, WHOLE, project
 from .structure import params_own
 from .relays import relay_edges
@@ -182,7 +183,8 @@ def loop_exit_edges(graph, info) -> dict:
             keys.append(name)
             if name in info.element_stores:
                 keys.append(("own", name))
-            keys.extend(("key", name, key) for key in info.dict_keys.get(name, ()))
+            for key in info.dict_keys.get(name, ()):
+                keys.extend((("key", name, key), key_own_entry(name, key)))
         if not keys:
             continue
         keys = tuple(keys)
@@ -227,3 +229,4 @@ def restored(keys: tuple, before: Optional[dict], out: dict) -> dict:
             refined = fork(out)
         refined[key] = old if new is None else old | new
     return out if refined is None else refined
+

@@ -37,6 +37,7 @@ from typing import Optional
 
 from .astwalk import walk as fast_walk
 from .atoms import EMPTY, OWN_PART, call_result, element, entry_field, field_read, own_results, part_ref, whole
+from .localdicts import key_read_local_own
 from .records import FieldWrite
 from .shapes import loop_values_name
 from .syntax import constant_key_read, constant_keyed
@@ -360,6 +361,9 @@ def key_read_own(evaluator, value: ast.Subscript, env, stored: frozenset) -> Opt
     key, base = constant_key_read(value), value.value
     if key is None or type(base) is ast.Name and base.id in stored:
         return None
+    local = key_read_local_own(evaluator, base, key, env)  # a dict display of this function's own
+    if local is not None:
+        return local
     whole = evaluator.eval(base, env)
     read = evaluator.eval(value, env)
     keyed = [a for a in element(key, whole, evaluator.ctx.returns_dicts).difference(whole)

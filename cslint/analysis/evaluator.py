@@ -224,7 +224,7 @@ class Evaluator(StructureReads):
             # where the comprehension's own names (``for rank in ...``) are unbound
             memo, self.args_memo = self.args_memo, None
             try:
-                atoms = self._generated(expr, inner)
+                atoms = self.generated(expr, inner)
                 if t is ast.DictComp:
                     return atoms | whole(self.eval(expr.key, inner)) | self.eval(expr.value, inner)
                 if t is ast.SetComp:

@@ -10,7 +10,7 @@ entry, ok in zip(entries, agreed)`` the name ``ok`` holds what ``agreed``
 holds and nothing of ``entries``; nested as the target is (``for i, (a, b)
 in enumerate(zip(xs, ys))``).  Used by the loop header
 (``Transfer.loop_target``) and by a comprehension's generators
-(``StructureReads._generated``); the evaluator supplies ``eval``,
+(``StructureReads.generated``); the evaluator supplies ``eval``,
 ``enumerate_position`` and ``_is_builtin``.
 """
 

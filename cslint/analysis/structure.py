@@ -18,6 +18,7 @@ from .atoms import (
     element, field_read, own_field, own_params, own_results, project, source, whole,
 )
 from .iteration import bind_iteration
+from .localdicts import keyed_containers
 from .spans import CHANGED, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, single_bindings
 from .setfields import own_of_set_field
 from .syntax import dotted, target_names, unparse
@@ -311,7 +312,7 @@ class StructureReads:
     def _is_container(self, expr) -> bool:
         names = self._own_containers()
         if type(expr) is ast.Name:
-            return expr.id in names
+            return expr.id in names or expr.id in keyed_containers(self)
         attr = self.info.self_attr(expr)
         if attr is None:
             return False
@@ -319,7 +320,7 @@ class StructureReads:
             return True
         return attr in self._class_containers()
 
-    def _generated(self, expr, inner: dict) -> frozenset:
+    def generated(self, expr, inner: dict) -> frozenset:
         """What a comprehension's generators make of its number of elements: the iterables' own structure, as a
         loop's trip count (their contents reach the elements through the targets only) and the filters' truth;
         binds the targets in ``inner``."""
@@ -340,7 +341,7 @@ class StructureReads:
         inner = fork(env)
         memo, self.args_memo = self.args_memo, None
         try:
-            return self._generated(expr, inner)
+            return self.generated(expr, inner)
         finally:
             self.args_memo = memo
 

@@ -35,6 +35,7 @@ from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
 from .shapes import settled_returned_name
 from .iteration import bind_iteration
+from .localdicts import display_keys, key_own_entry
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
 from .syntax import flatten_targets, pairwise, target_names
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
@@ -139,6 +140,7 @@ class Flow:
             # refines them afterwards (transfer._dict_literal_keys)
             for key in keys:
                 self.write(("key", name, key), atoms, strong)
+                self.write(key_own_entry(name, key), atoms, strong)  # (localdicts: refined by a display)
         if type(name) is str and name in self.element_stores:
             self.write(("own", name), atoms if own is None else own, strong if own is None else True)
 
@@ -328,8 +330,8 @@ class Transfer:
             return
         for target in targets:
             self._bind(target, atoms, flow, augmented)
-        if type(value) is ast.Dict and not augmented:
-            _dict_literal_keys(self.evaluator, targets, value, implicit, flow)
+        if (type(value) is ast.Dict or type(value) is ast.DictComp) and not augmented:
+            display_keys(self.evaluator, targets, value, implicit, flow)
         elif not augmented and flow.dict_keys:
             _returned_dict_keys(self.info, targets, value, atoms, flow)
 
@@ -720,19 +722,6 @@ def agreed_within(past: tuple, out: dict, collective) -> dict:
     group, names = past
     return {key: collective(group, atoms) if (key if type(key) is str else key[1]) in names else atoms
             for key, atoms in out.items()}
-
-
-def _dict_literal_keys(evaluator: Evaluator, targets, value: ast.Dict, implicit, flow: Flow) -> None:
-    """``name = {"k": v, ...}``: each key read later gets its own value."""
-    if not flow.dict_keys or any(k is None or not isinstance(k, ast.Constant) for k in value.keys):
-        return  # ``**other`` or computed keys: every key may hold anything
-    literal = {k.value: v for k, v in zip(value.keys, value.values)}
-    for target in targets:
-        if isinstance(target, ast.Name):
-            for key in flow.dict_keys.get(target.id, ()):
-                part = literal.get(key)
-                flow.write(("key", target.id, key),
-                           (evaluator.eval(part, flow.env) if part is not None else EMPTY) | implicit)
 
 
 def _returned_dict_keys(info, targets, value, atoms: frozenset, flow: Flow) -> None:
