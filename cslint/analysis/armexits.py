@@ -39,6 +39,7 @@ from . import cfg as cfgmod
 from .arms import names_bound
 from .astwalk import BLOCKS_OF
 from .atoms import CONTENTS, project, whole
+from .copies import copies_itself
 from .evaluator import unwrapped_iterable
 from .localdicts import key_own_entry
 from .relays import relay_edges
@@ -127,8 +128,9 @@ def _plain_binding(dataflow, node, stmt) -> Optional[str]:
     for a name whose binding the transfer shapes otherwise (a dict
     display's keys, a comprehension's or a split's length, a container
     stored into bound to a call's result, an object declared to be one
-    class, the name's own object moved or wrapped: ``model =
-    model.to(device)``, ``xs = tqdm(xs)``), and where a walrus or a
+    class, the name's own object moved, copied or wrapped: ``model =
+    model.to(device)``, ``plan = dataclasses.replace(plan, n=1)``, ``xs =
+    tqdm(xs)``), and where a walrus or a
     mutating call binds beside it."""
     target = stmt.targets[0] if type(stmt) is ast.Assign else stmt.target
     value = stmt.value
@@ -140,7 +142,8 @@ def _plain_binding(dataflow, node, stmt) -> Optional[str]:
             or (call and name in info.element_stores):
         return None
     if call and ((type(value.func) is ast.Attribute and type(value.func.value) is ast.Name
-                  and value.func.value.id == name) or _is_name(unwrapped_iterable(value), name)):
+                  and value.func.value.id == name) or _is_name(unwrapped_iterable(value), name)
+                 or copies_itself(value, target, info.ctx.imports)):
         return None
     facts = info.node_info(node)
     if facts.walrus or any(_mutates(call_info.call) for call_info in facts.calls):

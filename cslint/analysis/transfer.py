@@ -23,6 +23,7 @@ from typing import Optional
 
 from .astwalk import block_fields, walk as fast_walk
 from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
+from .copies import copies_itself
 from .entries import (
     appended_entry_writes, empty_table, entry_parts, entry_writes, key_read_own, keyed_entry_read, returned_by_key,
     values_own,
@@ -38,7 +39,7 @@ from .iteration import bind_iteration
 from .localdicts import display_keys, key_own_entry
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
 from .syntax import flatten_targets, pairwise, target_names
-from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS, PLACEMENT_METHODS
+from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -273,14 +274,13 @@ class Transfer:
         if all(type(target) is ast.Attribute for target in targets):
             return  # ``self.x = v``: no variable to bind (field_writes reads the value)
         implicit = flow.implicit
-        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and kind is not ast.AugAssign \
-                and (_moves_itself(value, targets[0].id) or targets[0].id in self.declared_objects()):
-            # ``model = model.to("meta")`` on some ranks: the same object
-            # placed elsewhere, so the ranks' test decides where it is and
-            # what it holds (its contents), not its structure; so does a
-            # test choosing which call binds a name declared to hold one
-            # object of one class (the constructor on one rank, a factory
-            # from the handle it broadcast on the others)
+        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and kind is not ast.AugAssign and (
+                copies_itself(value, targets[0], self.info.ctx.imports) or targets[0].id in self.declared_objects()):
+            # ``model = model.to("meta")`` on some ranks: the same object placed elsewhere or copied
+            # (copies.py), so the ranks' test decides where it is and what it holds (its contents),
+            # not its structure; so does a test choosing which call binds a name declared to hold
+            # one object of one class (the constructor on one rank, a factory from the handle it
+            # broadcast on the others)
             implicit = project(CONTENTS, implicit)
         pairs = pairwise(targets, value)
         if pairs is not None:
@@ -516,8 +516,9 @@ class Transfer:
         if t is ast.Assign or ((t is ast.AnnAssign or t is ast.AugAssign) and s.value is not None):
             value = s.value
             targets = s.targets if t is ast.Assign else [s.target]
-            whole = None
-            whole_value = value
+            whole, whole_value = None, value
+            implicit = project(CONTENTS, flow.implicit) if flow.implicit and len(targets) == 1 and t is not \
+                ast.AugAssign and copies_itself(value, targets[0], info.ctx.imports) else flow.implicit  # copies.py
             for target in targets:
                 if type(target) is ast.Name:
                     continue  # a local variable (most targets): no field
@@ -529,7 +530,7 @@ class Transfer:
                     if value is not whole_value:
                         atoms = evaluate(value, env) | flow.implicit  # its own element
                     elif whole is None:
-                        atoms = whole = evaluate(value, env) | flow.implicit
+                        atoms = whole = evaluate(value, env) | implicit
                     else:
                         atoms = whole
                     extra = evaluate(sub.slice, env) if base_attr else EMPTY
@@ -763,12 +764,3 @@ def _paired_targets(targets: list, target: ast.AST, value: ast.AST):
         return [(sub, value) for sub in flatten_targets(target)]
     return [(sub, part) for element, part in pairs for sub in flatten_targets(element)]
 
-
-def _moves_itself(value, name: str) -> bool:
-    """Whether ``value`` places the object ``name`` holds elsewhere:
-    ``name.to(device)``, ``name.cuda()`` (the object itself, moved)."""
-    if type(value) is not ast.Call:
-        return False
-    func = value.func
-    return type(func) is ast.Attribute and func.attr in PLACEMENT_METHODS and type(func.value) is ast.Name \
-        and func.value.id == name

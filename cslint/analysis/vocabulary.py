@@ -318,8 +318,8 @@ ARRAY_TYPES = frozenset({"Tensor", "Parameter", "ndarray"})
 
 #: library calls that copy an object with some of its fields changed (``dataclasses.replace(batch,
 #: num_reqs=n)``): the copy is an object of the first argument's class, never None, and what the
-#: changes hold is its fields' contents
-COPIES_WITH_CHANGES = frozenset({"dataclasses.replace", "copy.replace"})
+#: changes hold is its fields' contents (msgspec's ``structs.replace`` copies a ``Struct`` alike)
+COPIES_WITH_CHANGES = frozenset({"dataclasses.replace", "copy.replace", "msgspec.structs.replace"})
 
 #: library calls that bind arguments to a callable (``functools.partial(reduce, workspace=ws)``):
 #: the result is a ``partial`` object on every rank, never None, whatever it binds; what the
