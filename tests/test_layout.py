@@ -241,6 +241,7 @@ ANALYSIS_PHASES = [
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator
     ("resolution",),  # names across the tree
+    ("constructions",),  # fields of an object the reader sees built
     ("reads",),  # call results and attributes over the whole-tree tables
     ("demand",),  # which functions the fixpoint steps
     ("program",),  # the fixpoint

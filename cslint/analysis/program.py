@@ -23,6 +23,7 @@ from typing import Optional
 from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group_from_text
 from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, SHAPE, THROUGH_INSTANCE, field_name
 from .callfacts import translate
+from .constructions import BUILT_APART, built_reads, constructor_fields, stored_apart
 from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
 from .feasibility import call_allows, passed_values
@@ -104,6 +105,8 @@ class Program(ProgramReads):
         self.own_fields = element_stored_fields(self.funcs.values(), self.resolver.family)
         #: tables whose entry positions are read apart (atoms.entry_field)
         self.entry_fields = entry_fields(self.funcs.values(), self.resolver.family)
+        #: (family, attr) of the fields constructors store (constructions.py)
+        self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
         self.single_rank_dims = single_rank_methods(self.funcs.values(), self.resolver, knowledge.world)
@@ -340,11 +343,14 @@ class Program(ProgramReads):
         # those ranks hold: whoever holds it got the calling context already
         # (the implicit flow of the assignment), its own fields do not.
         field_ctx = {} if fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS else calling_ctx
-        for class_key, attr, atoms, line, element in v.fields:  # FieldWrite
+        for write in v.fields:
+            class_key, attr, atoms, line, element = write
             write_ctx = {} if attr in fn.restored_fields else field_ctx  # put back past the caller's ``with``
             if not atoms and not write_ctx:
                 continue
-            value = dict(self.concrete(self.eval(atoms, mode), fn, mode)) if atoms else {}
+            own = self.eval(atoms, mode) if atoms else {}
+            value = dict(self.concrete(own, fn, mode))
+            apart = stored_apart(fn, write, own, self.resolver.family)  # constructions.py
             # A value that is the result of collectives this function issues (or
             # is decided by calls that issue them) is written by every rank of
             # their groups alike: a rank that did not run the function skipped the
@@ -367,7 +373,8 @@ class Program(ProgramReads):
             self.link_functions[link] = ("field", (fn.key,), f"self.{named}")
             for written in self._written_tables(family, attr, element, fn):
                 table = self.fields.setdefault((family, written, mode), {})
-                for k, (dims, via) in (own_value if BY_METHOD in written else value).items():
+                for k, (dims, via) in (own_value if BY_METHOD in written else value if apart is None
+                                       or not written.endswith(BUILT_APART) else apart).items():
                     if merge(table, k, dims, extend_via(via, link)):
                         changed = True
                         self.changed_keys.add(("field", family, written))
@@ -596,7 +603,11 @@ def table_reads(program: Program, fn: FuncFacts, conditions: Optional[set] = Non
                 seen.add(key)
                 atoms_deps(atom.inner)
                 for inner in atom.inner:
-                    out.update(("field", family, atom.attr) for family in field_families(inner, atom.attr))
+                    families = field_families(inner, atom.attr)
+                    out.update(("field", family, atom.attr) for family in families)
+                    for table, stored in built_reads(program, inner, atom.attr, families):  # constructions.py
+                        out.add(table)
+                        atoms_deps(stored)
             elif tag == "G":
                 # a module-level value depends on what its own atoms read
                 key = ("G", atom.module, atom.name)

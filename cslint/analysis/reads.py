@@ -15,6 +15,7 @@ from .atoms import (
     BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN,
     THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
 )
+from .constructions import built_apart, constructed_by, field_of
 from .divergence import extend_via, merge, transformed
 from .selfcalls import by_method, split_by_method
 from .records import FuncFacts, Site, written_variants
@@ -323,13 +324,17 @@ class ProgramReads:
         own structure where an element is stored into it (see
         :func:`~cslint.analysis.atoms.own_field`); an element store's own
         part goes to that table alone, its element to the field alone; and
-        the by-method tables of ``fn``'s name (:mod:`cslint.analysis.selfcalls`)."""
+        the by-method tables of ``fn``'s name (:mod:`cslint.analysis.selfcalls`); and
+        the table of what is not a constructor's store from its parameters, for a
+        field some constructor stores (:mod:`cslint.analysis.constructions`)."""
         if element or not self.own_fields or (family, attr) not in self.own_fields or attr.endswith(OWN_FIELD):
             tables = (attr,)
         else:
             tables = (attr, own_field(attr))
         method = None if fn is None else self.method_writes.method_of(fn)
-        return tables if method is None else tables + tuple(by_method(table, method) for table in tables)
+        if method is not None:
+            tables += tuple(by_method(table, method) for table in tables)
+        return tables + (built_apart(attr),) if (family, attr) in self.built_fields else tables
 
     def _field_table(self, family, attr: str) -> str:
         """The table a read of the field ``attr`` reads: the field's own
@@ -345,8 +350,9 @@ class ProgramReads:
         keep = ATTRIBUTE_KEEPS.get(atom.attr, SHAPE)
         for inner in self._in_order(atom.inner):
             families = self.resolver.receivers.field_families(inner, atom.attr)
+            built = constructed_by(self.resolver, inner) if families else ()  # the object a call built
             for family in families:
-                for k, (dims, via) in self.fields.get((family, atom.attr, mode), {}).items():
+                for k, (dims, via) in field_of(self, inner, built, family, atom.attr, mode).items():
                     merge(out, k, dims, via)
             if not families:
                 # an object of unknown class: a flag of that name that a signal
