@@ -27,7 +27,13 @@ every other store into it in the file a new empty list or table) whose
 appended values are results of a function writing out dict displays with
 constant keys keeps one position per key in the same way
 (:func:`appended_entry_writes`); ``plan = self.plans[i]`` then reads
-``plan["wraps"]`` from that position (:func:`keyed_entry_read`).
+``plan["wraps"]`` from that position (:func:`keyed_entry_read`).  Results
+of a function writing out dict displays with computed keys keep their own
+structure and their values' own structure apart there (:data:`DICT_OWN`,
+:data:`VALUES_OWN`), read through a name a loop over the field binds to one
+element at a time (:func:`element_own`): ``for maps in self.ranges: for k,
+buckets in maps.items(): for b in buckets:`` runs as each dict's
+comprehension says, whatever each bucket holds.
 """
 
 from __future__ import annotations
@@ -46,6 +52,8 @@ from .syntax import constant_key_read, constant_keyed
 _ENTRY_READERS = frozenset({"pop", "get", "__getitem__"})
 #: the calls on a table that remove entries or read it, and store nothing
 _NON_STORING = _ENTRY_READERS | frozenset({"clear", "keys", "values", "items", "copy", "__contains__"})
+#: the calls on a table, or on one of its entries, that change nothing in it
+_READING = frozenset({"get", "__getitem__", "keys", "values", "items", "copy", "__contains__"})
 #: calls that make an empty table
 _EMPTY_MAKERS = frozenset({"dict", "OrderedDict"})
 
@@ -83,6 +91,7 @@ def positional_fields(tree: ast.Module) -> dict:
     accepted: dict = {}
     appended: dict = {}
     empty_lists: dict = {}
+    changed_entries: set = set()  # ``obj.attr[i][k] = v``, ``obj.attr[i].pop(k)``: an entry changed in place
     for node in fast_walk(tree):
         t = type(node)
         if t is ast.Attribute:
@@ -92,6 +101,8 @@ def positional_fields(tree: ast.Module) -> dict:
         if t is ast.Subscript:
             if type(node.ctx) is ast.Store and type(node.value) is ast.Attribute:
                 stores[node.value.attr] = stores.get(node.value.attr, 0) + 1
+            elif type(node.ctx) is not ast.Load and (entry := _entry_of(node.value)) is not None:
+                changed_entries.add(entry)
             continue
         if t is ast.Call:
             func = node.func
@@ -100,6 +111,9 @@ def positional_fields(tree: ast.Module) -> dict:
                 appended[func.value.attr] = appended.get(func.value.attr, 0) + 1
             elif type(func) is ast.Attribute and type(func.value) is ast.Attribute and func.attr not in _NON_STORING:
                 spoilt.add(func.value.attr)  # ``obj.attr.update(...)``, ``.setdefault``: filled another way
+            elif type(func) is ast.Attribute and func.attr not in _READING \
+                    and (entry := _entry_of(func.value)) is not None:
+                changed_entries.add(entry)
             continue
         if t is not ast.Assign or len(node.targets) != 1:
             continue
@@ -119,8 +133,19 @@ def positional_fields(tree: ast.Module) -> dict:
     found = {attr: length for attr, length in lengths.items()
              if attr not in spoilt and attr not in appended and accepted.get(attr) == stores.get(attr)}
     found.update((attr, APPENDED) for attr in appended if attr not in spoilt and attr not in lengths
+                 and attr not in changed_entries
                  and accepted.get(attr, 0) + empty_lists.get(attr, 0) == stores.get(attr, 0))
     return found
+
+
+def _entry_of(value) -> Optional[str]:
+    """``attr`` where ``value`` is an entry of ``obj.attr`` (``obj.attr[i]``,
+    ``obj.attr[i][j]``), else None."""
+    if type(value) is not ast.Subscript:
+        return None
+    while type(value) is ast.Subscript:
+        value = value.value
+    return value.attr if type(value) is ast.Attribute else None
 
 
 #: :func:`positional_fields` of a field filled by ``append`` alone
@@ -129,6 +154,13 @@ APPENDED = -1
 #: a dict a function returns (the implicit flow, another value, a result of
 #: any other call): a key's position is read together with it
 _ANY_KEY = "*"
+#: the positions of such a field that hold, of the appended results of a
+#: function writing out dict displays with computed keys, the whole dicts
+#: (read with a key's position), and apart the dicts' own structure
+#: (``atoms.own_results``; of constant-keyed ones too) and their values' own
+#: structure (:data:`ANY_VALUE_OWN`), read through a name a loop over the
+#: field binds to its elements (:func:`element_own`)
+_KEYED_WHOLE, DICT_OWN, VALUES_OWN = "dicts", "dicts#own", "values#own"
 
 
 def _key_position(attr: str, key: str) -> str:
@@ -145,20 +177,36 @@ def appended_entry_writes(info, attr: str, call: ast.Call, atoms: frozenset, lin
     with every key (``_ANY_KEY``)."""
     if call.func.attr != "append" or info.ctx.positional_fields.get(attr) != APPENDED:
         return []
-    returns_dicts = info.ctx.returns_dicts
+    ctx = info.ctx
+    returns_dicts = ctx.returns_dicts
     keys: set = set()
-    keyed = []
+    keyed, computed = [], []
     for atom in atoms:
         if atom.tag == "R" and atom.ref.tag != "class" and atom.ref.tag != "part":
             found = returns_dicts(atom.ref)
             if found:
                 keys.update(found)
                 keyed.append(atom)
-    keyed = frozenset(keyed)
-    writes = [FieldWrite(info.class_key, entry_field(attr, _ANY_KEY), atoms.difference(keyed), line, True)]
-    writes.extend(FieldWrite(info.class_key, _key_position(attr, key), element(key, keyed, returns_dicts), line, True)
+            elif ctx.returns_keyed_values(atom.ref):
+                computed.append(atom)
+    keyed, computed = frozenset(keyed), frozenset(computed)
+    class_key = info.class_key
+    writes = [FieldWrite(class_key, entry_field(attr, _ANY_KEY), atoms.difference(keyed, computed), line, True)]
+    writes.extend(FieldWrite(class_key, _key_position(attr, key), element(key, keyed, returns_dicts), line, True)
                   for key in sorted(keys))
+    if computed:
+        writes.append(FieldWrite(class_key, entry_field(attr, _KEYED_WHOLE), computed, line, True))
+        writes.append(FieldWrite(class_key, entry_field(attr, VALUES_OWN), _parts(computed, ANY_VALUE_OWN), line, True))
+    if keyed or computed:
+        writes.append(FieldWrite(class_key, entry_field(attr, DICT_OWN), own_results(
+            keyed | computed, ctx.returns_own_structure) or keyed | computed, line, True))
     return writes
+
+
+def _parts(results: frozenset, index) -> frozenset:
+    """Each call result of ``results`` read as its part ``index`` (``atoms.part_ref``)."""
+    return frozenset(call_result(part_ref(index, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text,
+                                 a.depth) for a in results)
 
 
 def keyed_entry_read(info, value, atoms: frozenset, key: str) -> Optional[frozenset]:
@@ -176,7 +224,64 @@ def keyed_entry_read(info, value, atoms: frozenset, key: str) -> Optional[frozen
     if not whole:
         return None
     return atoms.difference(whole) | {field_read(class_key, _key_position(attr, key)),
+                                      field_read(class_key, entry_field(attr, _ANY_KEY)),
+                                      field_read(class_key, entry_field(attr, _KEYED_WHOLE))}
+
+
+def element_own(info, base, atoms: frozenset, position: str) -> Optional[frozenset]:
+    """What ``maps`` holds at ``position`` (:data:`DICT_OWN`, :data:`VALUES_OWN`)
+    where ``maps``, the name ``base``, is bound only by a loop over a field
+    filled by ``append`` alone (``for maps in self.ranges:``, ``for i, maps in
+    enumerate(self.ranges):``, :func:`loop_element_field`): each of its values
+    is one element the field was appended, so its own structure, or its
+    values', is that position of the entries, beside what every append writes
+    (:data:`_ANY_KEY`) and what else ``atoms`` holds (the implicit flow).
+    None where ``base`` is no such name, or holds no read of that field."""
+    if type(base) is not ast.Name:
+        return None
+    class_key = info.class_key
+    appended = info.ctx.positional_fields
+    if not any(a.tag == "F" and a.class_key == class_key and appended.get(a.attr) == APPENDED for a in atoms):
+        return None
+    attr = loop_element_field(info, base.id)
+    whole = [a for a in atoms if a.tag == "F" and a.class_key == class_key and a.attr == attr]
+    if not whole:
+        return None
+    return atoms.difference(whole) | {field_read(class_key, entry_field(attr, position)),
                                       field_read(class_key, entry_field(attr, _ANY_KEY))}
+
+
+def loop_element_field(info, name: str) -> Optional[str]:
+    """``attr`` where the one binding of ``name`` in the function (nested
+    definitions included) is the target of ``for name in self.attr`` or
+    ``for i, name in enumerate(self.attr)``: the name holds one element of
+    the field at a time, never the field itself; else None."""
+    found = info.__dict__.setdefault("_loop_elements", {})
+    if name in found:
+        return found[name]
+    attr, bindings = None, 0
+    for node in fast_walk(info.func):
+        t = type(node)
+        if t is ast.Name and type(node.ctx) is not ast.Load and node.id == name:
+            bindings += 1
+        elif (t is ast.Global or t is ast.Nonlocal) and name in node.names:
+            bindings += 2
+        elif t is ast.For or t is ast.AsyncFor:
+            attr = _element_loop(info, node, name) or attr
+    found[name] = attr = attr if bindings == 1 else None
+    return attr
+
+
+def _element_loop(info, loop, name: str) -> Optional[str]:
+    """``attr`` where ``loop`` binds ``name`` to an element of ``self.attr``
+    (straight, or the second name of ``enumerate(self.attr)``)."""
+    target, it = loop.target, loop.iter
+    if type(it) is ast.Call and type(it.func) is ast.Name and it.func.id == "enumerate" and len(it.args) == 1 \
+            and not it.keywords and type(target) is ast.Tuple and len(target.elts) == 2:
+        target, it = target.elts[1], it.args[0]
+    if type(target) is not ast.Name or target.id != name or type(it) is not ast.Attribute:
+        return None
+    return info.self_attr(it)
 
 
 def entry_read(value) -> Optional[ast.Attribute]:
@@ -302,7 +407,8 @@ def values_own(evaluator, loop, env, stored: frozenset) -> tuple:
     keyed = [a for a in atoms if a.tag == "R" and a.ref.tag != "class" and a.ref.tag != "part"
              and evaluator.ctx.returns_keyed_values(a.ref)]
     if not keyed:
-        return None, None
+        own = element_own(evaluator.info, base, atoms, VALUES_OWN)  # ``for maps in self.ranges:``
+        return (None, None) if own is None else (name, own)
     return name, atoms.difference(keyed).union([
         call_result(part_ref(ANY_VALUE_OWN, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text, a.depth)
         for a in keyed])
@@ -329,7 +435,7 @@ def dict_view_own(reads, view: ast.Call, env) -> Optional[frozenset]:
     atoms = reads.eval(base, env)
     if not any(a.tag == "R" and a.ref.tag != "class" and a.ref.tag != "part"
                and (ctx.returns_dicts(a.ref) or ctx.returns_keyed_values(a.ref)) for a in atoms):
-        return None
+        return element_own(reads.info, base, atoms, DICT_OWN)  # ``for maps in self.ranges: maps.items()``
     return own_results(atoms, ctx.returns_own_structure)
 
 

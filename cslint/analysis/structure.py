@@ -284,6 +284,8 @@ class StructureReads:
             return dict_view_own(self, expr, env)  # ``plan.items()``: as long as the returned dict
         elif t is ast.Subscript:  # ``maps["k"]``, ``f()["k"]``: the value a call returns under a constant key
             return key_read_own(self, expr, env, self.info.element_stores)
+        elif t is ast.ListComp or t is ast.GeneratorExp:  # one element per iteration, read straight
+            return self.comprehension_length(expr, env)
         elif t is ast.Attribute:
             ctx = self.ctx
             index = ctx.container_index
