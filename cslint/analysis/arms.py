@@ -40,6 +40,7 @@ from typing import Optional
 
 from .astwalk import CHILDREN, walk as fast_walk
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
+from .complements import leader_first
 from .membership import selects_listed_group
 from .syntax import target_names, unparse
 from .vocabulary import MUTATORS
@@ -72,6 +73,7 @@ class ArmIndex:
         # id(if) -> (the if, its assigned_past_return): asked again for every
         # assignment of its body
         self._past_return: dict = {}
+        self._leader_first: dict = {}  # id(if) -> (the if, its complements.leader_first)
 
     # -- queries -------------------------------------------------------------------
     def call_in_both_arms(self, decision: ast.If, stmt: ast.AST, call: ast.Call) -> bool:
@@ -104,7 +106,8 @@ class ArmIndex:
         if key is None:
             return False
         if not decision.orelse:
-            return self._assigned_past_return(decision, stmt, key)
+            return self._assigned_past_return(decision, stmt, key) or self.leader_first(decision) is not None \
+                and self.leader_first(decision).second is stmt
         placed = self._place(decision, stmt)
         if placed is None:
             return False
@@ -160,6 +163,14 @@ class ArmIndex:
             known = self._past_return[id(decision)] = (decision, assigned_past_return(block, decision))
         pair = known[1].get(key)
         return pair is not None and any(made is stmt for made in pair)
+
+    def leader_first(self, decision: ast.If):
+        """:func:`~cslint.analysis.complements.leader_first` of ``decision`` (once)."""
+        known = self._leader_first.get(id(decision))
+        if known is None or known[0] is not decision:
+            block = self.blocks.get(id(decision))
+            known = self._leader_first[id(decision)] = (decision, block and leader_first(block, decision))
+        return known[1]
 
     def _assigns_on_every_path(self, block: list, key: tuple) -> bool:
         """Whether every path through ``block`` makes the assignment ``key``:

@@ -5,7 +5,8 @@ past an ``if`` that only runs where a group has several ranks (the names
 its arm assigns are agreed within that group, which has one rank there);
 the ways out of a ``for`` loop (its target also holds what it held before
 the loop); the edge of an ``if`` where a local container is empty or None
-(it holds only its own structure)."""
+(it holds only its own structure); the way past the others' turn of a
+name one rank binds first (:func:`leader_first_edges`)."""
 
 from __future__ import annotations
 
@@ -45,6 +46,8 @@ class Refinements:
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
             edges[key] = ("empty", name)
+        for key, pair in leader_first_edges(dataflow).items():
+            edges[key] = ("leader", pair)
         for key, relayed in relay_edges(dataflow.graph, dataflow.info.func, dataflow.info.ctx.knowledge,
                                         dataflow.info.callee_names).items():
             edges[key] = ("relay", relayed)
@@ -73,6 +76,10 @@ class Refinements:
             return out if dataflow.single_rank(p) else restored(data, dataflow.envs.get(p), out)
         if kind == "empty":
             return emptied(data, out, dataflow.info)
+        if kind == "leader":  # past the others' turn: the leader's call, from its own turn
+            refined = fork(out)
+            refined[data.name] = dataflow.evaluator.eval(data.second.value, out) | dataflow.binding_implicit(p)
+            return refined
         if kind == "relay":
             return relayed(data, dataflow.envs.get(p), out, dataflow.info.ctx.atoms.collective)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
@@ -230,3 +237,24 @@ def restored(keys: tuple, before: Optional[dict], out: dict) -> dict:
         refined[key] = old if new is None else old | new
     return out if refined is None else refined
 
+
+def leader_first_edges(dataflow) -> dict:
+    """{(if test, successor): pair} for the way past the second ``if`` of a
+    :func:`~cslint.analysis.complements.leader_first` pair (its test false):
+    every rank taking it made the call in the first ``if``'s arm, so the
+    name holds that call's value there, whatever the first test decided;
+    only for a name the dataflow keeps nothing apart for (no element store,
+    no key read)."""
+    out = {}
+    info = dataflow.info
+    for node in dataflow.graph.nodes:
+        stmt = node.stmt
+        if node.kind != cfgmod.TEST or type(stmt) is not ast.If or stmt.orelse:
+            continue
+        pair = dataflow.arms.leader_first(stmt)
+        if pair is None or pair.name in info.element_stores or pair.name in info.dict_keys:
+            continue
+        for succ, label in node.succs:
+            if label is False and not any(s == succ and seen is not False for s, seen in node.succs):
+                out[node.id, succ] = pair
+    return out
