@@ -313,6 +313,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 def _show(args: argparse.Namespace) -> int:
     """``--show-files`` / ``--show-settings``: what a run would check, and with which settings."""
     from .engine.discovery import discover_files, settings_resolver
+    from .presets import load_presets
     from .report.common import display_path
     from .report.settings import render_settings
 
@@ -337,8 +338,13 @@ def _show(args: argparse.Namespace) -> int:
     if not files:
         raise UsageError("no file to show the settings of")
     path, settings = files[0]
+    try:
+        chosen = load_presets(settings.presets).unhandled_exceptions  # what an unset key resolves to
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
     print(render_settings(display_path(path, os.getcwd()), settings, select=select, ignore=ignore,
-                          discovery=_discovery(args)), end="")
+                          discovery=_discovery(args), report=args.report, min_confidence=args.min_confidence,
+                          unhandled_exceptions=chosen), end="")
     return EXIT_CLEAN
 
 

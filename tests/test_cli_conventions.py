@@ -15,7 +15,7 @@ import textwrap
 import pytest
 
 from cslint.cli import main
-from cslint.config import DEFAULT_PRESETS
+from cslint.config import DEFAULT_PRESETS, KNOWN_KEYS
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -185,6 +185,21 @@ def test_show_settings_prints_the_resolved_settings_as_toml(project, capsys):
     assert settings["ignore"] == ["CSL103", "CSL104"]
     assert settings["per-file-ignores"] == {"tests/*": ["CSL1"]}
     assert settings["respect-gitignore"] is False and settings["force-exclude"] is False
+    # every key a pyproject.toml may set is shown (``extend-*`` already merged into the keys they extend),
+    # an unset ``unhandled-exceptions`` as the presets resolve it (tensorrt_llm: "hang")
+    assert set(settings) == KNOWN_KEYS - {"extend-select", "extend-exclude"}
+    assert settings["unhandled-exceptions"] == "hang"
+    assert settings["report"] == "root-cause" and settings["min-confidence"] == "low"
+
+
+def test_show_settings_shows_the_command_lines_report_choices_and_the_exception_setting(project, capsys):
+    import tomllib
+
+    _write(project / "pyproject.toml", '[tool.cslint]\npresets = ["tensorrt_llm"]\nunhandled-exceptions = "crash"\n')
+    assert main(["check", "--show-settings", "--report", "per-site", "--min-confidence", "high", "worker.py"]) == 0
+    settings = tomllib.loads(capsys.readouterr().out.split("\n\n", 1)[1])["tool"]["cslint"]
+    assert (settings["report"], settings["min-confidence"], settings["unhandled-exceptions"]) == \
+        ("per-site", "high", "crash")
 
 
 def test_color_follows_no_color_and_force_color():

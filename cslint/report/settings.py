@@ -9,7 +9,9 @@
 
 The table is valid TOML: copied into a ``pyproject.toml`` it gives the same
 settings.  Command-line ``--select``/``--ignore``, ``--force-exclude`` and
-``--[no-]respect-gitignore`` are applied, so it shows what the run would use.
+``--[no-]respect-gitignore``, ``--report`` and ``--min-confidence`` are
+applied, and ``unhandled-exceptions`` left unset shows what the presets
+choose, so it shows what the run would use.
 """
 
 from __future__ import annotations
@@ -33,7 +35,11 @@ def _toml(value) -> str:
 
 
 def render_settings(path: str, settings: Settings, *, select: Optional[list] = None, ignore: Optional[list] = None,
-                    discovery=None) -> str:
+                    discovery=None, report: Optional[str] = None, min_confidence: Optional[str] = None,
+                    unhandled_exceptions: str = "crash") -> str:
+    """``report``/``min_confidence``: the command line's choice, if any;
+    ``unhandled_exceptions``: the presets' choice where the settings leave
+    it unset (what the run resolves it to)."""
     config = display_path(settings.config_file, os.getcwd()) if settings.config_file else "none (defaults)"
     force_exclude = settings.force_exclude if discovery is None else discovery.force_exclude_for(settings)
     gitignore = settings.respect_gitignore if discovery is None else discovery.gitignore_for(settings)
@@ -49,6 +55,9 @@ def render_settings(path: str, settings: Settings, *, select: Optional[list] = N
         ("force-exclude", force_exclude),
         ("respect-gitignore", gitignore),
         ("max-file-size", settings.max_file_size),
+        ("report", report or settings.report),
+        ("min-confidence", min_confidence or settings.min_confidence),
+        ("unhandled-exceptions", settings.unhandled_exceptions or unhandled_exceptions),
     ]
     lines = [f"Resolved settings for: {path}", f"Settings path: {config}", "", "[tool.cslint]"]
     lines += [f"{key} = {_toml(value)}" for key, value in rows]
