@@ -1,4 +1,4 @@
-"""`apply` on the executor replica rewrites its hazard sites (NOTES.md, H1-H7) and nothing else,
+"""`apply` on the executor replica rewrites its hazard sites (NOTES.md, H1-H8) and nothing else,
 each with the strategy upstream would choose, and `verify` explains everything it left."""
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ EXPECTED = {
     ("PyExecutor._consume_previous_batch_for_rebalance", "self.previous_batch is None"): "always-enter",  # H6
     ("PyExecutor._pad_attention_dp_dummy_request", "self._should_skip_dummy_for_benchmark_disagg()"):
         "always-enter",  # H7
+    ("PyExecutor._executor_loop",
+     "self._sync_gen_only_benchmark_has_insufficient_kv(fitting_disagg_gen_init_requests)"): "consensus",  # H8
 }
 
 

@@ -74,6 +74,13 @@ class CFG:
         ids = self.stmt_nodes.get(id(stmt))
         return ids[0] if ids else None
 
+    def leaves_uncaught(self, node_id: Optional[int]) -> bool:
+        """Whether the ``raise`` or ``assert`` at ``node_id`` leaves the function with
+        nothing catching it: a path of its own only in a graph built with ``escaping``."""
+        if not self.escaping or node_id is None:
+            return False
+        return any(succ == self.exit for succ, _ in self.nodes[node_id].succs)
+
 
 CATCH_ALL = ("Exception", "BaseException")
 
@@ -399,10 +406,14 @@ class _Builder:
             self._edge(node, succ, True)
             # A failing assert outside a handled try ends the process: an
             # invariant, not a rank-local exit.  Inside a try whose handler
-            # swallows it, the failure is a rank-local path.
+            # swallows it, the failure is a rank-local path; so is one that
+            # leaves the function where the launcher leaves the others
+            # running (``unhandled-exceptions = "hang"``).
             targets = self._exception_targets() if self.handler_stack else []
             for target in targets:
                 self._edge(node, target, "fail")
+            if not targets and self.escaping is not None:
+                self._edge(node, self.exit, "fail")
             return node
         node = self._new(STMT, s)
         self._edge(node, succ)
@@ -424,10 +435,12 @@ class _Builder:
         node = self._new(TEST, s)
         self.test_of[node] = s
         folded = self._fold(s.test)
-        if folded is None and not self.handler_stack:
+        if folded is None and not self.handler_stack and self.escaping is None:
             # A branch that can only raise (argument checks, invariants) ends
             # the process unless something catches it here: a crash, not a
             # rank-local skip, so it is not a path the other ranks wait on.
+            # (Under ``unhandled-exceptions = "hang"`` the raising ranks leave
+            # and the others wait: the raise is an exit like ``return``.)
             exits = self.exits
             if always_raises(s.body, exits) and not always_raises(s.orelse, exits):
                 folded = False

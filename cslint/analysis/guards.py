@@ -144,7 +144,7 @@ class Guards:
                 dstmt = dnode.stmt
                 conds.append(Cond("early-exit", atoms, unparse(dstmt.test), dstmt.lineno, Span.of(dstmt),
                                   exit_text=unparse(dstmt).split("\n")[0],
-                                  statement="assert"))
+                                  statement="assert", unhandled=flow.graph.leaves_uncaught(d)))
             elif dnode.kind == cfgmod.CASE:
                 conds.append(self._case(stmt, dnode.stmt, atoms))
             elif dnode.stmt is not None:  # a statement with exception edges
@@ -301,6 +301,7 @@ class Guards:
                         first_rank=first_rank, role_arms=alternatives.role_arms(dstmt),
                         equality_tree=equality_tree(alternatives, self.evaluator, self.info, dstmt, env))
         exit_stmt = first_exit(dstmt)
+        graph = self.flow.graph
         leaves_loop = self._leaves_loop(exit_stmt, dstmt)
         skipped = self._skipped_by_exit(dstmt, exit_stmt)
         return Cond("early-exit", atoms, unparse(dstmt.test), dstmt.test.lineno,
@@ -310,6 +311,7 @@ class Guards:
                     statement="if", leaves_loop=leaves_loop,
                     leaves_unbounded_loop=leaves_loop and self._leaves_unbounded_loop(exit_stmt, dstmt),
                     skipped_lines=_lines_left(exit_stmt, leaves_loop, skipped),
+                    unhandled=type(exit_stmt) is ast.Raise and graph.leaves_uncaught(graph.node_of(exit_stmt)),
                     presence=self._presence(dstmt.test, (), skipped),
                     operator=operator, operands=self._with_presence(operands, (), skipped),
                     first_rank=first_rank, role_arms=alternatives.role_arms(dstmt))

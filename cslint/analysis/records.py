@@ -45,6 +45,10 @@ class Cond:
     #: only the ranks that stay run; () for any other exit (inside a loop,
     #: a rank meets the others again at the next iteration)
     skipped_lines: tuple = ()
+    #: early exits: a ``raise`` or a failing ``assert`` nothing in the function
+    #: catches, an exit only where the launcher leaves the other ranks running
+    #: (``unhandled-exceptions = "hang"``; the rules say which case applies)
+    unhandled: bool = False
     #: a test that only asks whether a value is there (``x is None``, ``not
     #: q``, ``len(q) == 0``): ``(its text, whether the test holds when it is
     #: there, whether the code the test decides reads it)``; None otherwise

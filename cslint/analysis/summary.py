@@ -302,8 +302,10 @@ class SummaryWalk:
             # variables held before it
             body_leaves = not self._in_try and leaves_function(s.body)
             else_leaves = not self._in_try and leaves_function(s.orelse)
-            # an arm that can only raise ends the process (a crash, not a skip): its test decides nothing (cfg._if)
-            crashing = None if self._in_try else _crashing_arm(s, self.info.ctx.exit_exceptions)
+            # an arm that can only raise ends the process (a crash, not a skip): its test decides nothing
+            # (cfg._if); where the launcher leaves the other ranks running, it is an exit like any other
+            crashes = not self._in_try and not self.info.ctx.exceptions_hang
+            crashing = _crashing_arm(s, self.info.ctx.exit_exceptions) if crashes else None
             before = dict(env) if body_leaves or else_leaves else None
             self._arms.entered(s, cond, implicit)
             nested = self._block(s.body, env, implicit if crashing is False else inner, variant)
@@ -318,7 +320,7 @@ class SummaryWalk:
             if crashing is not None:
                 return nested_else if crashing else nested
             # an exit nested deeper (``if a: if b: continue``) skips the rest on its own condition too
-            exits = None if self._in_try else self.info.ctx.exit_exceptions
+            exits = self.info.ctx.exit_exceptions if crashes else None
             return cond | nested | nested_else if _exit_in_arms(s, exits) else EMPTY
         if t in (ast.For, ast.AsyncFor):
             # the header binds its target anew for every iteration: what an

@@ -322,6 +322,9 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
         presence = local[0][2]  # the one operand a consensus would agree on
     # a `return` of nothing that a caller leaves its event loop on leaves that loop (through the caller)
     ends_loop = getattr(hazard, "ends_callers_event_loop", False)
+    # an exception is no rank that is done with the loop: the ranks raise together as soon as one must,
+    # rather than wait (idle) until it must on every rank
+    raises = getattr(cond, "exit_text", "").startswith("raise") or getattr(cond, "statement", "") == "assert"
     agreed_by = next((f"`{a.call}` (line {a.line}), which reaches `{a.collective}` over {a.group}"
                       for a in getattr(hazard, "agreed", ())), "")
     return FixFacts(receiver=receiver, group_expr=group_expr, api=api, payload=payload, agreement=agreement,
@@ -329,7 +332,7 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
                     leaves_loop=getattr(cond, "leaves_loop", False) or ends_loop, region=hazard.region_collectives,
                     reached_groups=tuple(getattr(hazard, "reached_groups", ())), operator=operator if uniform else "",
                     uniform_operands=uniform, agreed_by=agreed_by, presence=presence,
-                    leaves_unbounded_loop=getattr(cond, "leaves_unbounded_loop", False) or ends_loop,
+                    leaves_unbounded_loop=(getattr(cond, "leaves_unbounded_loop", False) and not raises) or ends_loop,
                     ends_callers_loop=ends_loop,
                     other_exits=tuple(
                         (other.guard, other.text,

@@ -21,7 +21,12 @@ Flags a collective (or a call that leads to one) that follows an early exit
 depends on rank-local state. An unhandled `raise` or `assert` is treated as
 an error check: when it fires the process fails and the launcher tears the
 job down, which is a crash rather than a hang. `sys.exit(0)` is different: a
-rank that exits cleanly fails nothing, and the others wait for it.
+rank that exits cleanly fails nothing, and the others wait for it.  With
+`unhandled-exceptions = "hang"` (set in `[tool.cslint]`, or chosen by a
+preset: `tensorrt_llm`'s MPI-launched executors) nothing tears the job down:
+an unhandled `raise` or failing `assert` on a rank-local condition leaves
+those ranks while the others wait in the collective, so it is flagged like
+`return`, and the message says that this case applies.
 
 ## Why is this bad?
 The ranks that leave early never reach the collective the other ranks are
@@ -273,6 +278,11 @@ def total_work(comm, items):
     @classmethod
     def message(cls, hazard) -> str:
         exit_text = hazard.cond.exit_text or "an early exit"
+        case = cls.UNHANDLED + "; " if hazard.cond.unhandled else ""
         return (f"{collective_phrase(hazard)} is skipped on ranks that take `{exit_text}` when "
-                f"`{hazard.cond.text}`, which differs between ranks (source: {describe_source(hazard)})"
+                f"`{hazard.cond.text}`, which differs between ranks ({case}source: {describe_source(hazard)})"
                 f"{mode_suffix(hazard)}")
+
+    #: The case of a ``raise`` or failing ``assert`` nothing catches, an exit only under "hang".
+    UNHANDLED = ('unhandled-exceptions = "hang": the exception leaves the ranks that raise it, '
+                 "and the others wait in the collective")
