@@ -87,3 +87,49 @@ def test_a_test_that_does_not_exclude_the_first_or_reads_a_changed_name_still_de
             elif IN_ORDER:
                 dist.barrier()
     """) == [9, 18, 25, 33, 43]
+
+
+MUTATED = """
+    import torch.distributed as dist
+
+
+    def drain(t, pending):
+        if not pending and dist.get_rank() == 0:
+            return
+        pending.append(t)
+        if pending:
+            dist.all_reduce(t)  # reported: pending was empty at the first test, filled before the second
+
+
+    def drain_alias(t, pending):
+        if not pending and dist.get_rank() == 0:
+            return
+        queue = pending
+        queue.append(t)
+        if pending:
+            dist.all_reduce(t)  # reported: filled through another name
+
+
+    def drain_untouched(t, pending):
+        if not pending and dist.get_rank() == 0:
+            return
+        if pending:
+            dist.all_reduce(t)
+
+
+    def drain_present(t, pending):
+        if pending is None and dist.get_rank() == 0:
+            return
+        pending.append(t)
+        if pending is not None:
+            dist.all_reduce(t)
+"""
+
+
+def test_a_container_changed_between_the_two_tests_does_not_contradict():
+    # ``not pending`` and ``pending`` read the same list, which the function
+    # fills between them: rank 0 may have left at the first test while the
+    # others pass the second; an identity test, or a name read only in tests,
+    # still reads one value at both
+    marked = [n for n, text in enumerate(textwrap.dedent(MUTATED).splitlines(), 1) if "# reported" in text]
+    assert _lines(MUTATED) == marked

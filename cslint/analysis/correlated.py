@@ -14,7 +14,11 @@ outer of the two statements assigns (or, for an early exit before the other
 test, which the function binds more than once or in a loop): the two tests
 then read the same values, so the contradiction holds on every path between
 them (``if cached is None and rank == 0: return`` before ``if cached is not
-None:``).  A test on whose true side the site lies is never left out, so no
+None:``).  Only where nothing done to the object in between can change the
+test: an identity test (``is None``), or names bound to a truth value, a
+number or a string, or read nowhere but in tests (``not pending`` of a list
+the function appends to between the tests is true at one and false at the
+other).  A test on whose true side the site lies is never left out, so no
 two tests can leave each other out.
 """
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from . import cfg as cfgmod
-from .astwalk import walk as fast_walk
+from .astwalk import iter_children, walk as fast_walk
 from .membership import skips_own_pass
 
 _NEGATED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
@@ -146,6 +150,45 @@ def _scalar_names(info) -> set:
     return out
 
 
+def _identity_test(expr) -> bool:
+    """``x is None``, ``x is not y``: what nothing done to the object changes."""
+    if type(expr) is ast.UnaryOp and type(expr.op) is ast.Not:
+        return _identity_test(expr.operand)
+    return type(expr) is ast.Compare and all(type(op) in (ast.Is, ast.IsNot) for op in expr.ops)
+
+
+def _only_tested(info) -> set:
+    """The names every read of which in the function is an operand of a
+    comparison or of ``not``, or a test (of an ``if``, ``while``, ``assert``,
+    a conditional expression, through ``and``/``or``): never a method's
+    receiver, an argument, nor bound to another name, so nothing the
+    function does changes the object between two tests of it."""
+    read, handed = set(), set()
+    stack = [(info.func, False)]
+    while stack:
+        node, testing = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is ast.Load:
+                read.add(node.id)
+                if not testing:
+                    handed.add(node.id)
+            continue
+        tests = _TEST_FIELDS.get(kind)
+        for child in iter_children(node):
+            if kind is ast.Compare or (kind is ast.UnaryOp and type(node.op) is ast.Not):
+                stack.append((child, True))
+            elif kind is ast.BoolOp:
+                stack.append((child, testing))
+            else:
+                stack.append((child, tests is not None and child is getattr(node, tests)))
+    return read - handed
+
+
+#: the field of a statement or expression that it tests
+_TEST_FIELDS = {ast.If: "test", ast.While: "test", ast.IfExp: "test", ast.Assert: "test"}
+
+
 def _held(test, truth: bool, found: dict) -> None:
     kind = type(test)
     if kind is ast.BoolOp and type(test.op) is (ast.And if truth else ast.Or):
@@ -248,6 +291,11 @@ def contradicted(info, stmt, nodes, closures, facts: dict) -> set:
                 facts["declared"] = _declared(info)
             if names & facts["declared"]:
                 continue
+            if not _identity_test(conj):
+                if "unchanging" not in facts:
+                    facts["unchanging"] = _scalar_names(info) | _only_tested(info)
+                if not names <= facts["unchanging"]:
+                    continue  # a list appended to between the tests (``xs.append(x)``) tests true at the second
             if info.inside(other, test) or info.inside(test, other):
                 outer = test if info.inside(other, test) else other
                 stored = facts.get(id(outer))
