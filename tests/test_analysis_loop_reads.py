@@ -83,3 +83,32 @@ def test_what_the_body_binds_still_differs_in_a_later_pass_of_a_loop_around_it()
                     item = self.queue.get()
                     done += 1
     """)
+
+
+LEFT_LOOP_TARGET = """
+    import torch.distributed as dist
+
+
+    def step(t, batches):
+        chunk = [0] * dist.get_rank()
+        for chunk in batches:
+            print(chunk)
+        for piece in chunk:
+            dist.all_reduce(t)
+
+
+    def step_counted(t, batches):
+        chunk = [0] * dist.get_rank()
+        for chunk in batches:
+            print(chunk)
+        n = len(chunk)
+        for i in range(n):
+            dist.all_reduce(t)
+"""
+
+
+def test_a_loop_iterating_the_target_of_a_loop_left_before_it_reads_what_the_target_held_before():
+    # with no batches the first loop binds nothing and ``chunk`` is still this
+    # rank's own list: the second loop's trip count reads it along the first
+    # loop's way out (edges.restored), as the statements after the loop do
+    assert _codes(LEFT_LOOP_TARGET) == [("CSL103", 10), ("CSL103", 19)]

@@ -654,10 +654,11 @@ def _solve(flow: Dataflow) -> None:
 
 def _note_loop_entry(flow: Dataflow, n: int, node, outs: dict, position: dict) -> None:
     """What a ``for`` loop's iterable is evaluated in: what reaches the loop from its predecessors earlier in
-    reverse postorder (with the tests of the ``if`` arms left on the way: armexits), not what its body's back
-    edges bring round."""
-    here, refined = position[n], flow._vouched.refined if flow._vouched is not None else None
-    entering = [outs[p] if refined is None else refined.gate(flow, p, n, outs[p])
+    reverse postorder, along each edge as the loop's entry reads it (:meth:`VouchedEdges.out`: the tests of
+    the ``if`` arms left on the way, armexits, then the edge's own refinement -- a loop left before it adds
+    back what its target held, edges.restored), not what its body's back edges bring round."""
+    here, vouched = position[n], flow._vouched
+    entering = [outs[p] if vouched is None else vouched.out(p, n, outs[p])
                 for p in node.preds if p in outs and position.get(p, here) < here]
     if entering:
         env = entering[0] if len(entering) == 1 else fork(entering[0])
