@@ -184,3 +184,24 @@ def test_a_failure_kept_in_a_name_speaks_for_the_skipped_binding(tmp_path):
             dist.all_reduce(t, group=group)
     """)
     assert [(code, function) for code, _, function in found] == [("CSL102", "attach")]
+
+
+def test_a_binding_of_the_else_clause_is_skipped_by_every_failure_of_the_body(tmp_path):
+    # the ``else`` clause runs only where nothing in the body raised: the
+    # ranks whose open failed keep None
+    found = _findings(tmp_path, """
+
+        def attach(t, path):
+            segment = None
+            try:
+                handle = open_segment(path)
+            except OSError:
+                pass
+            else:
+                segment = handle
+            if segment is None:
+                return
+            dist.all_reduce(t)
+
+    """)
+    assert [(code, function) for code, _, function in found] == [("CSL102", "attach")]

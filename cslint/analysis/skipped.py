@@ -20,9 +20,10 @@ not in the body any more, so what the body reads is alike).  This module
 puts them back where the two kinds of ranks meet again: entering a
 handler that falls through, each name the body binds and the code outside
 the body reads takes the failures of the body's statements that run at or
-before a binding of it (the binding statement's own included).  Reads
-inside the body, and in the ``else`` clause, which runs only where nothing
-raised, are left alone.
+before a binding of it (the binding statement's own included); a name
+the ``else`` clause binds, which runs only where nothing in the body
+raised, takes the failures of every statement of the body.  Reads inside
+the body, and in the ``else`` clause, are left alone.
 
 A handler that keeps what it caught in a name (``failure = error``) hands
 the failure on in that name, which then holds its divergence (the
@@ -67,19 +68,22 @@ class SkippedBindings:
     def bind(self, dataflow, n: int, flow) -> None:
         """Entering the handler at node ``n``: each name of :meth:`at_handler`
         also holds the failures that may have skipped its binding."""
+        guarded = dataflow.info.parents.get(id(dataflow.graph.nodes[n].stmt))
         for name, bindings in self.at_handler(dataflow, n):
             atoms = EMPTY
             for m in bindings:
-                atoms = atoms | _skipping(dataflow, m)
+                atoms = atoms | _skipping(dataflow, m, guarded)
             if atoms:
                 flow.write(name, flow.current().get(name, EMPTY) | whole(atoms))
 
 
-def _skipping(dataflow, m: int) -> frozenset:
-    """The failures of the body's statements that run at or before node
-    ``m`` (its own included): each sends a rank to a handler before ``m`` binds."""
-    guarded = _owning_try(dataflow.graph.nodes[m].stmt, dataflow.info.parents)
-    atoms = dataflow.cond_atoms(m) if dataflow.is_exception_decision(m) else EMPTY
+def _skipping(dataflow, m: int, guarded) -> frozenset:
+    """The failures of the body of ``guarded`` that run at or before node
+    ``m`` (its own included, where the body holds it; every statement of the
+    body, where its ``else`` clause does): each sends a rank to a handler
+    before ``m`` binds."""
+    in_body = _owning_try(dataflow.graph.nodes[m].stmt, dataflow.info.parents) is guarded
+    atoms = dataflow.cond_atoms(m) if in_body and dataflow.is_exception_decision(m) else EMPTY
     for d, label in dataflow.closures.get(m, ()):
         if label != "raise" and dataflow.is_exception_decision(d) \
                 and _owning_try(dataflow.graph.nodes[d].stmt, dataflow.info.parents) is guarded:
@@ -99,10 +103,11 @@ def _at_handler(dataflow, n: int) -> tuple:
         return ()
     read_outside = names_read_outside(dataflow.info.body, guarded.body + guarded.orelse)
     bindings: dict = {}
+    parents = dataflow.info.parents
     for m in dataflow.live:
         stmt = dataflow.graph.nodes[m].stmt
         if isinstance(stmt, _BINDINGS) and m not in dataflow.handler_nodes \
-                and _owning_try(stmt, dataflow.info.parents) is guarded:
+                and (_owning_try(stmt, parents) is guarded or _in_else_of(stmt, guarded, parents)):
             for name in sorted(names_bound(stmt) & read_outside):
                 bindings.setdefault(name, []).append(m)
     return tuple((name, tuple(sorted(found))) for name, found in sorted(bindings.items()))
@@ -113,6 +118,17 @@ def names_read_outside(body: list, inside: list) -> frozenset:
     within = {id(sub) for part in inside for sub in fast_walk(part)}
     return frozenset(sub.id for stmt in body for sub in fast_walk(stmt)
                      if type(sub) is ast.Name and type(sub.ctx) is ast.Load and id(sub) not in within)
+
+
+def _in_else_of(stmt, guarded: ast.Try, parents) -> bool:
+    """Whether ``stmt`` lies in the ``else`` clause of ``guarded`` (at any
+    depth), which runs only where no statement of its body raised."""
+    child, parent = stmt, parents.get(id(stmt))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if parent is guarded:
+            return any(child is s for s in guarded.orelse)
+        child, parent = parent, parents.get(id(parent))
+    return False
 
 
 def _owning_try(stmt, parents):
