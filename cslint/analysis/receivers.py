@@ -6,7 +6,9 @@ has seen.  Before a call is resolved by its method name alone, the receiver's
 type is read off the function's own code: the assignments to a local name
 (``x = Foo(...)``, ``x = Foo.__new__(Foo)``, ``sock = ctx.socket(...)``,
 ``with socket.socket() as s``),
-parameter and return annotations, and fields (``self.x``).  The result is a
+parameter and return annotations (an entry of a parameter annotated as a
+mapping or a list of one type, ``shards[k]`` or ``shards.get(k)`` of
+``shards: Dict[Id, Shard]``, is a ``Shard``), and fields (``self.x``).  The result is a
 tuple of *type terms*, plain tuples the whole-tree pass resolves once every
 file is known (:meth:`cslint.analysis.program.Program.receiver_types`):
 
@@ -231,7 +233,20 @@ class ReceiverTypes:
             return (library_term("builtins"),)
         if t is ast.Constant:
             return (library_term("builtins"),) if expr.value is not None else ()
+        if t is ast.Subscript and type(expr.slice) is not ast.Slice and type(expr.value) is ast.Name:
+            return self._element_terms(expr.value.id)
         return ()
+
+    def _element_terms(self, name: str) -> tuple:
+        """The type of one entry of ``name`` (``shards[k]``), a parameter
+        annotated as a mapping or a list of one type (``Dict[Id, Shard]``,
+        ``List[Shard]``): what the annotation says its entries are."""
+        if self._assignments is None:
+            self._index()
+        annotation = self._param_annotations.get(name)
+        if annotation is None or name in self._assignments:
+            return ()
+        return element_annotation_terms(annotation, self.ctx)
 
     def _name_terms(self, name: str, depth: int) -> tuple:
         info = self.info
@@ -293,6 +308,10 @@ class ReceiverTypes:
         value = func.value
         if type(value) is ast.Name and value.id == info.self_name and info.class_key:
             return (("returns", method_ref(info.class_key, func.attr)),)
+        if func.attr in _ENTRY_LOOKUPS and type(value) is ast.Name and call.args and len(call.args) <= 2:
+            found = self._element_terms(value.id)  # ``shards.get(k)``: an entry, or the default
+            if found:
+                return _union((found, self.terms(call.args[1], depth + 1))) if len(call.args) == 2 else found
         if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "super" and info.class_key:
             return (("returns", super_ref(info.class_key, func.attr)),)
         text = dotted(value)
@@ -427,6 +446,29 @@ def annotation_terms(node: Optional[ast.AST], ctx, depth: int = 0) -> tuple:
         return found
     if text in BUILTIN_CONSTRUCTORS or text in ("None", "Any", "object"):
         return (library_term("builtins"),) if text in BUILTIN_CONSTRUCTORS else ()
+    return ()
+
+
+#: annotations of containers whose entries, read by key or index, are of the
+#: one type they name last (``Dict[K, V]``, ``List[V]``)
+_MAPPINGS = frozenset({"Dict", "dict", "Mapping", "MutableMapping", "OrderedDict", "DefaultDict", "defaultdict"})
+_SEQUENCES = frozenset({"List", "list", "Sequence", "MutableSequence"})
+#: the calls on a mapping that hand back one of its entries (or the default)
+_ENTRY_LOOKUPS = frozenset({"get", "pop"})
+
+
+def element_annotation_terms(node: ast.AST, ctx) -> tuple:
+    """The terms of an entry of a container annotated ``node``; () for
+    another annotation (an entry of ``Optional[Dict[K, V]]`` is a ``V`` too)."""
+    if type(node) is not ast.Subscript:
+        return ()
+    last = (dotted(node.value) or "").rsplit(".", 1)[-1]
+    inner = node.slice
+    parts = inner.elts if type(inner) is ast.Tuple else [inner]
+    if last == "Optional" or last == "Union":
+        return _union(element_annotation_terms(part, ctx) for part in parts)
+    if last in _MAPPINGS and len(parts) == 2 or last in _SEQUENCES and len(parts) == 1:
+        return annotation_terms(parts[-1], ctx)
     return ()
 
 
