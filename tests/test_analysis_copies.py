@@ -1,6 +1,7 @@
 """A name or field rebound on some ranks to a copy of the object it holds
 (``analysis/copies.py``): ``dataclasses.replace(x, ...)``,
-``msgspec.structs.replace(x, ...)``, ``x.to(device)``.  The ranks' test
+``msgspec.structs.replace(x, ...)``, ``x._replace(...)``, ``x.to(device)``,
+``copy.deepcopy(x)``.  The ranks' test
 decides what the object holds, never whether it is there.  Each VALID
 shape sits beside the INVALID one that must be reported.
 """
@@ -80,6 +81,10 @@ def test_a_msgspec_struct_copy_keeps_the_field_there_too(tmp_path):
     assert _findings(tmp_path, "self._session = msgspec.structs.replace(self._session, loaded=True)") == []
 
 
+def test_a_named_tuple_replaced_by_its_own_copy_keeps_the_field_there(tmp_path):
+    assert _findings(tmp_path, "self._session = self._session._replace(loaded=True)") == []
+
+
 def test_a_field_some_ranks_clear_differs_in_presence(tmp_path):
     assert _findings(tmp_path, "self._session = None") == [
         ("CSL102", "WeightUpdater.begin"), ("CSL102", "WeightUpdater.end")]
@@ -95,6 +100,7 @@ def test_a_copy_of_another_field_is_no_copy_of_this_one(tmp_path):
 def test_a_local_copied_on_some_ranks_keeps_its_presence(tmp_path):
     path = tmp_path / "mod.py"
     path.write_text(textwrap.dedent("""
+        import copy
         import dataclasses
 
         import torch.distributed as dist
@@ -103,6 +109,14 @@ def test_a_local_copied_on_some_ranks_keeps_its_presence(tmp_path):
         def step(plan, t, group):
             if dist.get_rank(group) == 0:
                 plan = dataclasses.replace(plan, verbose=True)
+            if plan is None:
+                return
+            dist.all_reduce(t, group=group)
+
+
+        def step_cloned(plan, t, group):
+            if dist.get_rank(group) == 0:
+                plan = copy.deepcopy(plan)
             if plan is None:
                 return
             dist.all_reduce(t, group=group)

@@ -2,11 +2,13 @@
 
 ``model = model.to("meta")`` places the same object elsewhere;
 ``self.session = dataclasses.replace(self.session, loaded=True)`` copies it
-with some of its fields changed (``vocabulary.COPIES_WITH_CHANGES``): the
-result is an object of the same class, never None where the old one was not
-(where it was, the call raises).  Where only some ranks rebind it, their
-test decides where the object is and what it holds (its contents), not its
-structure: its None-ness, type and length are what they were on every rank.
+with some of its fields changed (``vocabulary.COPIES_WITH_CHANGES``), and
+``x = x.clone()`` or ``copy.deepcopy(x)`` copies it whole: the result is an
+object of the same class with the same keys or shape, None only where the
+old one was (a copy with changes of None raises).  Where only some ranks
+rebind it, their test decides where the object is and what it holds (its
+contents), not its structure: its None-ness, type and length are what they
+were on every rank.
 """
 
 from __future__ import annotations
@@ -18,20 +20,34 @@ from .syntax import dotted
 from .vocabulary import COPIES_WITH_CHANGES, PLACEMENT_METHODS
 
 
+#: methods that hand back a copy of their receiver: an object of its class, as long as it,
+#: with the same keys or shape (a named tuple's ``_replace``, a tensor's ``clone``,
+#: ``detach`` and ``contiguous``, a container's ``copy``)
+COPY_METHODS = frozenset({"_replace", "clone", "detach", "contiguous", "copy"})
+
+#: library calls that copy their first argument whole (canonical names): ``copy.copy(None)``
+#: is None, so what they return has the argument's own structure
+WHOLE_COPIES = frozenset({"copy.copy", "copy.deepcopy"})
+
+
 def copies_itself(value, target, imports) -> bool:
     """Whether ``value`` is the object ``target`` (a plain name or an
     attribute of a plain name, ``self.session``) holds, placed elsewhere
-    (``x.to(device)``, ``x.cuda()``) or copied with changes
-    (``dataclasses.replace(x, n=1)``, its first argument)."""
+    (``x.to(device)``, ``x.cuda()``), copied (``x.clone()``,
+    ``copy.deepcopy(x)``) or copied with changes (``x._replace(n=1)``,
+    ``dataclasses.replace(x, n=1)``, its first argument)."""
     if type(value) is not ast.Call:
         return False
     func = value.func
-    if type(func) is ast.Attribute and func.attr in PLACEMENT_METHODS:
+    if type(func) is ast.Attribute and (func.attr in PLACEMENT_METHODS or func.attr in COPY_METHODS):
         return _same_place(func.value, target)
     if not value.args or not _same_place(value.args[0], target):
         return False
     text = dotted(func)
-    return text is not None and canonical_text(text, imports) in COPIES_WITH_CHANGES
+    if text is None:
+        return False
+    text = canonical_text(text, imports)
+    return text in COPIES_WITH_CHANGES or text in WHOLE_COPIES
 
 
 def _same_place(expr, target) -> bool:
