@@ -125,3 +125,97 @@ def test_a_group_made_by_a_rendezvous_is_alike_on_every_member_whatever_each_ran
                 if self.side is not None:
                     dist.all_reduce(t, group=self.cpu_group)               # reported
     """) == [30]
+
+
+def test_an_equality_with_a_one_rank_list_of_a_loop_over_every_rank_writes_on_every_member():
+    # membership in a group of one rank, spelt as an equality: every rank
+    # takes the arm in its own pass of the loop over the group's size
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        class Grid:
+            def __init__(self, world_size):
+                self.global_rank = dist.get_rank()
+                self.own_group = None
+                for group_rank in range(world_size):
+                    group_rank = [group_rank]
+                    group = dist.new_group(ranks=group_rank)
+                    if group_rank[0] == self.global_rank:
+                        self.own_ranks = group_rank
+                        self.own_group = group
+
+            def sync(self, t):
+                if self.own_group is not None:
+                    dist.all_reduce(t)
+                for r in self.own_ranks:
+                    dist.barrier()
+
+
+        def by_index(world_size, t):
+            rank = dist.get_rank()
+            mine = None
+            for i in range(world_size):
+                group = dist.new_group(ranks=[i])
+                if rank == i:
+                    mine = group
+            if mine is not None:
+                dist.all_reduce(t)
+    """) == []
+
+
+def test_an_equality_that_is_not_this_ranks_own_pass_still_differs():
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        def first_of_a_longer_list(groups, t):
+            rank = dist.get_rank()
+            mine = None
+            for ranks in groups:
+                group = dist.new_group(ranks=ranks)
+                if ranks[0] == rank:
+                    mine = group
+            if mine is not None:
+                dist.all_reduce(t)                                         # reported
+
+
+        def over_fewer_than_every_rank(count, t):
+            rank = dist.get_rank()
+            mine = None
+            for i in range(count):
+                pair = [i]
+                if pair[0] == rank:
+                    mine = pair
+            if mine is not None:
+                dist.all_reduce(t)                                         # reported
+
+
+        def index_moved_in_the_loop(world_size, t):
+            rank = dist.get_rank()
+            mine = None
+            for i in range(world_size):
+                i = i + 1
+                if i == rank:
+                    mine = [i]
+            if mine is not None:
+                dist.all_reduce(t)                                         # reported
+
+
+        def list_of_something_else(world_size, peers, t):
+            rank = dist.get_rank()
+            mine = None
+            for i in range(world_size):
+                ranks = [peers[i]]
+                if ranks[0] == rank:
+                    mine = ranks
+            if mine is not None:
+                dist.all_reduce(t)                                         # reported
+
+
+        def collective_in_the_own_pass(world_size, t):
+            rank = dist.get_rank()
+            for i in range(world_size):
+                if i == rank:
+                    dist.barrier()                                         # reported
+    """) == [13, 24, 35, 46, 53]

@@ -41,7 +41,7 @@ from typing import Optional
 from .astwalk import CHILDREN, walk as fast_walk
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .complements import leader_first
-from .membership import selects_listed_group
+from .membership import selects_listed_group, selects_own_pass, tests_own_index
 from .syntax import target_names, unparse
 from .vocabulary import MUTATORS
 
@@ -733,10 +733,19 @@ def selects_own_part(stmt: ast.AST, parents: dict, blocks: Optional[dict] = None
     continue``) inside a loop over the parts of a partition, ``<part>`` being
     the loop's own variable or assigned in its body (``for ranks in groups:
     g = new_group(ranks); if rank in ranks: self.group = g``).  The parts are taken to cover the ranks, as the
-    groups of one parallel dimension do."""
+    groups of one parallel dimension do.  The groups of one rank each, tested
+    by equality in a loop over a group's size (``if ranks[0] == rank:`` with
+    ``ranks = [i]``, or ``if i == rank:``), are such a partition too
+    (:func:`~cslint.analysis.membership.selects_own_pass`)."""
     if not tests_membership(stmt):
-        return False
+        return tests_own_index(stmt) and selects_own_pass(stmt, parents)
     return _in_partition_loop(stmt, parents) or (blocks is not None and selects_listed_group(stmt, blocks))
+
+
+def may_select_own_part(stmt: ast.AST) -> bool:
+    """Whether ``stmt`` has a shape :func:`selects_own_part` may take, told
+    from the statement alone (before a walker builds the parent links)."""
+    return tests_membership(stmt) or tests_own_index(stmt)
 
 
 def _in_partition_loop(stmt: ast.If, parents: dict) -> bool:

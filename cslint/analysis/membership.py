@@ -153,3 +153,95 @@ def _names_this_rank(expr: ast.AST) -> bool:
     text = dotted(expr)
     return bool(text) and rank_name_dims(text.rpartition(".")[2]) is not None
 
+
+
+def _own_index_side(test: ast.AST):
+    """The side of ``<index> == <this rank>`` (either order) that is not
+    this rank: a name, or ``<part>[0]`` of a name; None for any other test."""
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
+        return None
+    for index, rank in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if not _names_this_rank(rank):
+            continue
+        if type(index) is ast.Name:
+            return index
+        if type(index) is ast.Subscript and type(index.value) is ast.Name \
+                and type(index.slice) is ast.Constant and type(index.slice.value) is int and index.slice.value == 0:
+            return index
+    return None
+
+
+def tests_own_index(stmt: ast.AST) -> bool:
+    """Whether ``stmt`` is ``if <index> == <this rank>:`` or ``if
+    <part>[0] == <this rank>:`` (either order): the shape
+    :func:`selects_own_pass` looks for, told from the statement alone."""
+    return type(stmt) is ast.If and _own_index_side(stmt.test) is not None
+
+
+def _one_element_list_of(block: list, stmt: ast.AST, part: str):
+    """The element ``e`` of the last ``<part> = [e]`` before ``stmt`` in
+    ``block`` when no other statement between them binds ``part``."""
+    element = None
+    for earlier in block:
+        if earlier is stmt:
+            return element
+        if type(earlier) is ast.Assign and len(earlier.targets) == 1 and type(earlier.targets[0]) is ast.Name \
+                and earlier.targets[0].id == part:
+            value = earlier.value
+            single = type(value) is ast.List and len(value.elts) == 1 and type(value.elts[0]) is not ast.Starred
+            element = value.elts[0] if single else None
+        elif any(type(n) is ast.Name and n.id == part and type(n.ctx) is not ast.Load for n in fast_walk(earlier)):
+            element = None
+    return None
+
+
+def selects_own_pass(stmt: ast.AST, parents: dict, sizes=()) -> bool:
+    """Whether ``stmt`` is ``if <i> == <rank>:`` right inside ``for <i> in
+    range(<a group's size>)``, or ``if <part>[0] == <rank>:`` where ``<part>
+    = [<i>]`` is bound just before it in the loop's body (a one-element rank
+    list, the group of one rank: membership in it spelt as an equality)::
+
+        for i in range(world_size):
+            i = [i]
+            group = dist.new_group(ranks=i)
+            if i[0] == global_rank:
+                self.own_group = group
+
+    Every member takes the arm in exactly one pass, its own (the loop visits
+    every rank of the group once), so what the arm writes is written on every
+    member and differs in contents only, as a rank finding its own part of a
+    partition (:func:`~cslint.analysis.arms.selects_own_part`).  ``rank``
+    names this process's rank and the size is a group size (as for
+    :func:`skips_own_pass`); the loop's variable is bound nowhere else in
+    the body and the rank not at all.  ``<part>[0]`` of a longer list would
+    be its first rank alone, so only a display of one element counts."""
+    side = _own_index_side(stmt.test) if type(stmt) is ast.If else None
+    if side is None:
+        return False
+    loop = parents.get(id(stmt))
+    if type(loop) is not ast.For or type(loop.target) is not ast.Name or type(loop.iter) is not ast.Call \
+            or dotted(loop.iter.func) != "range" or loop.iter.keywords or not 1 <= len(loop.iter.args) <= 2:
+        return False
+    start = loop.iter.args[0]
+    if len(loop.iter.args) == 2 and not (type(start) is ast.Constant and start.value == 0) \
+            or not is_size_expr(loop.iter.args[-1], sizes):
+        return False
+    index = loop.target.id
+    if type(side) is ast.Subscript:
+        element = _one_element_list_of(loop.body, stmt, side.value.id)
+        if type(element) is not ast.Name or element.id != index:
+            return False
+        listed = side.value.id
+    elif side.id != index:
+        return False
+    else:
+        listed = None
+    rank = stmt.test.comparators[0] if side is stmt.test.left else stmt.test.left
+    bindings = [node for part in loop.body for node in fast_walk(part)
+                if type(node) is ast.Name and type(node.ctx) is not ast.Load]
+    if _names(rank) & {node.id for node in bindings}:
+        return False
+    # the loop's variable keeps its pass's value: bound nowhere in the body
+    # but by the one-element list made of it (then read through that list)
+    rebinding = [node for node in bindings if node.id == index]
+    return not rebinding or (listed == index and len(rebinding) == 1)

@@ -20,7 +20,7 @@ from typing import Optional
 
 from ..model import Span
 from . import cfg as cfgmod
-from .arms import ArmLocals, assigned_past_return, selects_own_part, tests_membership
+from .arms import ArmLocals, assigned_past_return, may_select_own_part, selects_own_part
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL, always_raises
@@ -293,7 +293,7 @@ class SummaryWalk:
         if t is ast.If:
             truth = self.evaluator.truth(s.test, env)
             # a rank finding its own part of a partition writes on every rank (arms.py)
-            own_part = tests_membership(s) and selects_own_part(s, self.info.parents, self.info.blocks)
+            own_part = may_select_own_part(s) and selects_own_part(s, self.info.parents, self.info.blocks)
             cond = project(CONTENTS, truth) if own_part else whole(truth)
             inner = implicit | cond
             # an arm that leaves the function (its last statement a return or
