@@ -204,8 +204,8 @@ ANALYSIS_PHASES = [
     ("astwalk", "atoms", "environment"),  # tree walking, typed atoms and their transforms, environments
     ("divergence", "results"),  # divergence maps, over the atoms' sources; call results and their nesting
     ("cfg", "vocabulary"),  # control flow; names known without presets
-    ("syntax", "shapes", "records", "callfacts", "escapes", "spans"),  # what the syntax says; the per-file records;
-    # failing work; what a slice's bounds leave of its width
+    ("syntax", "shapes", "records", "callfacts", "escapes", "spans", "positions"),  # what the syntax says; the per-file
+    # records; failing work; what a slice's bounds leave of its width; a display's elements kept apart at a parameter
     ("presence", "localdicts", "complements"),  # tests that only ask whether a value is there; a local dict
     # display's values kept apart per key; one rank first, then the others, binding a name to one call
     ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls"),  # a rank list picked by

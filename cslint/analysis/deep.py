@@ -13,10 +13,10 @@ from .callfacts import collective_facts, wrapper_facts
 from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
-from .structure import own_arguments
 from .feasibility import constant_arguments
 from .guards import Guards
 from .atoms import EMPTY, field_method_ref, raised_by
+from .positions import own_arguments
 from .raises import computes_from_operands, may_raise_own_class, raised_tree_by, reads_host_tensor, swallowed_here
 from .recorded import assert_holds_where_reached
 from .records import Site, Variant

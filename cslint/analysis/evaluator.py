@@ -30,14 +30,13 @@ from .environment import fork
 from .function import FunctionInfo
 from .iteration import zip_arguments
 from .wrappers import WRAPPED_FORWARD, local_group, match_call
-from .raises import (
-    awaits_tree_call, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised,
-)
+from .positions import own_arguments
+from .raises import awaits_tree_call, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
 from .unfailing import cannot_raise
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
 from .setfields import field_key
-from .structure import StructureReads, builds_library_object, containers_held, own_arguments, rows_alike
+from .structure import StructureReads, builds_library_object, containers_held, rows_alike
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .unanimity import unanimous_values
 from .vocabulary import (

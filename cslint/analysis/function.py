@@ -28,7 +28,10 @@ from .scope import ModuleContext, canonical_text
 from .shapes import loop_values_name
 from .stores import built_comprehension, split_sizes
 from .lists import list_index_stores
-from .syntax import calls_in_order, constant_key_read, dotted, existing_key_stores_of, fold_bool_op, target_names
+from .positions import entry_positions
+from .syntax import (
+    calls_in_order, constant_key_read, dotted, existing_key_stores_of, fold_bool_op, params_that_may_be_none, target_names,
+)
 from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 
@@ -107,7 +110,7 @@ def rank_param_sources(info) -> tuple:
         if dims is None:
             continue
         if optional is None:
-            optional = _params_that_may_be_none(info.func)
+            optional = params_that_may_be_none(info.func)
         if clean not in optional and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
             out.append((index, source("rank id", clean, ctx.path, getattr(info.func, "lineno", 0),
                                       (("*", dims),))))
@@ -316,24 +319,22 @@ class FunctionInfo:
         self._node_infos: dict = {}
         self._parents = None
         self._blocks: dict = {}
-        self._local = None
-        self._receivers = None
+        self._local = self._receivers = None
         self._refs: dict = {}  # id(callee expression) -> (it, resolve_ref's answer)
         self._gathered = self._wrapped = None  # gathered_params(), wrapped_models()
         self._rank_params = None  # rank_param_sources()
         self.callee_names: frozenset = frozenset()  # the last name of every callee (scan_calls)
         # noted by scan_calls
-        self.raises = False
-        self.local_io = False
+        self.raises = self.local_io = False
         self.signal_handlers: list = []
         self.returned_values: list = []  # the values of its ``return`` statements
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
         self.lambdas_by_statement: dict = {}  # id(statement) -> [lambda]
         self.walrus_by_statement: dict = {}  # id(statement) -> [``name := value``]
-        # Local dicts read with constant keys (``state["step"]``): name -> keys.
-        # The dataflow keeps one entry per such key, ``("key", name, k)``,
-        # so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform.
-        self.dict_keys: dict = {}
+        # Local dicts read with constant keys (``state["step"]``): name -> keys. The dataflow keeps one entry per
+        # such key, ``("key", name, k)``, so ``{"rank": get_rank(), "step": 0}["step"]`` stays uniform. Names
+        # indexed with other constants: name -> those (positions.read_positions).
+        self.dict_keys, self.position_reads = {}, {}
         self.element_stores: frozenset = frozenset()  # local containers stored into: see Flow.write
         self.own_params: set = set()  # the parameters whose own part it reads (StructureReads.params_own)
         self.existing_key_stores: frozenset = frozenset()  # id() of stores under a drawn key: see syntax
@@ -436,7 +437,7 @@ class FunctionInfo:
         self.signal_handlers = []
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
-        dict_keys: dict = {}
+        dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)
         element_stores: set = set()  # xs[k] = v, xs.append(v)
         existing_key_stores, entry_drawn_loops, iteration_targets = set(), set(), set()
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
@@ -522,8 +523,9 @@ class FunctionInfo:
                 if type(node.target) is Name:
                     walrus_by_statement.setdefault(id(owner), []).append(node)
             elif t is ast.Subscript:
-                if type(node.value) is Name and type(node.slice) is ast.Constant and type(node.slice.value) is str:
-                    dict_keys.setdefault(node.value.id, set()).add(node.slice.value)
+                if type(node.value) is Name and type(node.slice) is ast.Constant:
+                    keyed = dict_keys if type(node.slice.value) is str else position_reads
+                    keyed.setdefault(node.value.id, set()).add(node.slice.value)
                 if type(node.value) is Name and type(node.ctx) is Store and type(node.slice) is not ast.Slice:
                     element_stores.add(node.value.id)
                     index_stores.append(node)
@@ -558,7 +560,7 @@ class FunctionInfo:
         self.calls_by_statement = calls_by_statement
         self.lambdas_by_statement = lambdas_by_statement
         self.walrus_by_statement = walrus_by_statement
-        self.dict_keys = dict_keys
+        self.dict_keys, self.position_reads = dict_keys, position_reads
         self.element_stores = frozenset(element_stores)
         self.existing_key_stores = frozenset(existing_key_stores.union(list_index_stores(self, index_stores)))
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
@@ -612,6 +614,7 @@ class FunctionInfo:
                 atoms |= {source(KIND_STEP_BATCH, clean, ctx.path, getattr(self.func, "lineno", 0),
                                  (("*", ctx.knowledge.world.span("world")),), whole=True)}
             env[clean] = atoms
+        entry_positions(self, env)
         return env
 
     def self_attr(self, node: ast.AST) -> Optional[str]:
@@ -709,50 +712,6 @@ def own_exprs(node: cfgmod.Node) -> list:
     if isinstance(s, ast.ClassDef):
         return list(s.decorator_list) + list(s.bases)
     return [s]
-
-
-def _admits_none(annotation) -> bool:
-    """``Optional[int]``, ``int | None``, ``"Optional[int]"``: an annotation
-    that lets the value be None."""
-    if annotation is None:
-        return False
-    if type(annotation) is ast.Constant:
-        if annotation.value is None:
-            return True
-        if type(annotation.value) is not str:
-            return False
-        try:
-            annotation = ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
-            return False
-    if type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:
-        return _admits_none(annotation.left) or _admits_none(annotation.right)
-    if type(annotation) is ast.Subscript:
-        base = annotation.value
-        name = base.attr if type(base) is ast.Attribute else base.id if type(base) is ast.Name else None
-        if name == "Optional":
-            return True
-        if name == "Union":
-            members = annotation.slice.elts if type(annotation.slice) is ast.Tuple else [annotation.slice]
-            return any(_admits_none(member) for member in members)
-    return False
-
-
-def _params_that_may_be_none(func) -> frozenset:
-    """The parameters of a function that default to None or whose
-    annotation admits None."""
-    args = getattr(func, "args", None)
-    if args is None:
-        return frozenset()
-    positional = list(args.posonlyargs) + list(args.args)
-    out = {arg.arg for arg in positional + list(args.kwonlyargs) if _admits_none(arg.annotation)}
-    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-        if isinstance(default, ast.Constant) and default.value is None:
-            out.add(arg.arg)
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        if isinstance(default, ast.Constant) and default.value is None:
-            out.add(arg.arg)
-    return frozenset(out)
 
 
 class ModeFolder:

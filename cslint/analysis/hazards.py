@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..presets import KIND_DATA_SHARD, Knowledge
-from .atoms import OWN_PARAM, Source, calls_read
+from .atoms import Source, calls_read
 from .contexts import decided_by_callers
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
 from .feasibility import FIRST_RANK_ROOT
+from .positions import parameter_of
 from .program import bound_group, call_offset
 from .records import Cond, Site, fill_pending, is_pending
 from .roles import roles_agree
@@ -388,7 +389,7 @@ def _local_argument(program, caller, site, target, params: dict, span: frozenset
         for transform, dims in params[index]:
             for k, (d2, via) in sorted(transformed(value, transform).items(), key=fewest_links_first):
                 if k.tag == "S" and k.whole is not None and d2 & dims & span and k.kind not in ignore:
-                    name = target.params[index % OWN_PARAM]  # (a parameter's own part: that parameter)
+                    name = target.params[parameter_of(index)]  # (a parameter's own part: that parameter)
                     link = (caller.path, site.span.line,
                             f"passed as `{name}` to `{target.qualname}` in `{caller.qualname}`")
                     return (k, d2 & dims, extend_via(via, link)), _upward(transformed(symbolic, transform), span,

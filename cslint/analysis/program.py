@@ -21,12 +21,13 @@ import functools
 from typing import Optional
 
 from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group_from_text
-from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, SHAPE, THROUGH_INSTANCE, field_name
+from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .constructions import BUILT_APART, built_reads, constructor_fields, stored_apart
 from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
 from .feasibility import call_allows, passed_values
+from .positions import parameter_table
 from .reads import CALLEE_REFS, ProgramReads, by_method_tables, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
@@ -269,9 +270,7 @@ class Program(ProgramReads):
 
         def passed(k):
             table = params.get((fn.key, k.index, mode))
-            if table is None and k.index >= OWN_PARAM:  # no call keeps that argument's own part apart: its structure
-                table = transformed(params.get((fn.key, k.index - OWN_PARAM, mode), {}), SHAPE)
-            return table
+            return table if table is not None or k.index < OWN_PARAM else parameter_table(params, fn.key, k.index, mode)
 
         return substituted(value, passed)
 

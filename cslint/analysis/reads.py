@@ -12,11 +12,12 @@ import functools
 
 from ..presets import ALL_DIMS
 from .atoms import (
-    BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN,
+    BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, IDENT, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN,
     THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
 )
 from .constructions import built_apart, constructed_by, field_of
 from .divergence import extend_via, merge, transformed
+from .positions import POSITION_PARAM, parameter_of, position_argument
 from .selfcalls import by_method, split_by_method
 from .records import FuncFacts, Site, written_variants
 
@@ -372,14 +373,13 @@ class ProgramReads:
         changed = False
         own = target.own_params
         for index in range(len(target.params)) if not own else \
-                [*[OWN_PARAM + i for i in own], *range(len(target.params))]:
+                [*[i if i >= POSITION_PARAM else OWN_PARAM + i for i in own], *range(len(target.params))]:
             table = value = None
             if index >= OWN_PARAM:
-                # a parameter's own part has a table of its own only once some
-                # call keeps apart an own part of that argument that differs
-                # from the whole (a relay of the caller's parameter mostly does
-                # not): until then the parameter's table stands for it
-                # (Program.concrete), and the new table starts as a copy of it
+                # a parameter's part (its own, one at a position) has a table of its own only once some call keeps
+                # that part of the argument apart, differing from the whole (a relay of the caller's parameter mostly
+                # does not): until then the parameter's table stands for it (Program.concrete), and the new table
+                # starts as a copy of it
                 table = self.params.get((target.key, index, mode))
                 if table is None and index - OWN_PARAM == collecting_position(target.params):
                     # every call passes a ``*args`` parameter's own part apart
@@ -391,14 +391,15 @@ class ProgramReads:
                     kept = self.arg_for_param(target, index, site.args, site.kwargs, offset, True)
                     if kept is None:
                         continue
-                    whole = self.arg_for_param(target, index - OWN_PARAM, site.args, site.kwargs, offset)
+                    base, seen = parameter_of(index), IDENT if index >= POSITION_PARAM else SHAPE
+                    whole = self.arg_for_param(target, base, site.args, site.kwargs, offset)
                     if whole and self._relayed(fn, kept, whole, mode):
                         continue
                     value = self.concrete(self.eval(kept, mode), fn, mode) if kept else {}
-                    if value == (transformed(self.concrete(self.eval(whole, mode), fn, mode), SHAPE) if whole else {}):
+                    if value == (transformed(self.concrete(self.eval(whole, mode), fn, mode), seen) if whole else {}):
                         continue
                     table = self.params[(target.key, index, mode)] = dict(
-                        transformed(self.params.get((target.key, index - OWN_PARAM, mode), {}), SHAPE))
+                        transformed(self.params.get((target.key, base, mode), {}), seen))
                     changed = True
                     self.changed_keys.add(("param", target.key))
             if value is None:
@@ -408,7 +409,7 @@ class ProgramReads:
                 continue
             if table is None:
                 table = self.params.setdefault((target.key, index, mode), {})
-            name = target.params[index if index < OWN_PARAM else index - OWN_PARAM]
+            name = target.params[parameter_of(index)]
             link = (fn.path, site.span.line, f"passed as `{name}` to `{target.qualname}` in `{fn.qualname}`")
             self.link_functions[link] = ("param", (target.key,), name)
             for k, (dims, via) in value.items():
@@ -433,12 +434,14 @@ class ProgramReads:
         return True
 
     def arg_for_param(self, fn: FuncFacts, index: int, args: tuple, kwargs: tuple, offset: int, kept: bool = False):
-        """The atoms a call passes for parameter ``index`` of ``fn`` (by keyword,
-        else by position; ``offset``: 1 where the call does not pass the
-        instance), or None where it passes nothing there.  For a parameter's
-        own part (``OWN_PARAM + index``), what the call keeps apart of that
-        argument (``OWN_ARG``), else the whole argument's structure (``SHAPE``;
-        None with ``kept``)."""
+        """The atoms a call passes for parameter ``index`` of ``fn`` (by keyword, else by position; ``offset``: 1
+        where the call does not pass the instance), or None where it passes nothing there.  For a parameter's own
+        part (``OWN_PARAM + index``), what the call keeps apart of that argument (``OWN_ARG``), else the whole
+        argument's structure (``SHAPE``; None with ``kept``); for its part at a position, the display's element
+        passed there (``positions.position_argument``), else the whole argument (None with ``kept``)."""
+        if index >= POSITION_PARAM:
+            passed = position_argument(fn, index, kwargs, offset)
+            return passed if passed is not None or kept else self.arg_for_param(fn, parameter_of(index), args, kwargs, offset)
         if index >= OWN_PARAM:
             index -= OWN_PARAM
             if index == collecting_position(fn.params):

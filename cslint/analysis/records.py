@@ -254,8 +254,10 @@ class FuncFacts:
     #: fields a context manager puts back after its ``yield`` (:func:`~cslint.analysis.facts._restored_fields`):
     #: the calling conditions do not reach what it sets there
     restored_fields: frozenset = frozenset()
-    #: the parameters whose own part (``atoms.OWN_PARAM``) it reads: the
-    #: whole-tree pass fills a table of what callers pass for each
+    #: the parameters whose own part (``atoms.OWN_PARAM``) it reads, and the
+    #: parameter parts at a position it reads (their atoms' indices,
+    #: ``positions.POSITION_PARAM`` and over): the whole-tree pass fills a
+    #: table of what callers pass for each
     own_params: tuple = ()
     #: ``((field, parameter), ...)``: the fields an ``__init__`` sets from a
     #: parameter it never rebinds and from nothing else (``self.group =

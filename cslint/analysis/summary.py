@@ -26,7 +26,8 @@ from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL, always_raises
 from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
-from .structure import own_arguments, params_own
+from .structure import params_own
+from .positions import own_arguments
 from .raises import reraised_tree, swallowed_here, tree_raise
 from .recorded import assert_holds_where_reached
 from .records import Site, Variant

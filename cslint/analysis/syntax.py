@@ -717,3 +717,47 @@ def _only_reads_and_stores(body: list, container: str, stores: set) -> bool:
 def _inside(place: tuple, node) -> bool:
     end = (getattr(node, "end_lineno", None) or node.lineno, getattr(node, "end_col_offset", None) or 0)
     return (node.lineno, node.col_offset) <= place <= end
+
+
+def _admits_none(annotation) -> bool:
+    """``Optional[int]``, ``int | None``, ``"Optional[int]"``: an annotation
+    that lets the value be None."""
+    if annotation is None:
+        return False
+    if type(annotation) is ast.Constant:
+        if annotation.value is None:
+            return True
+        if type(annotation.value) is not str:
+            return False
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:
+        return _admits_none(annotation.left) or _admits_none(annotation.right)
+    if type(annotation) is ast.Subscript:
+        base = annotation.value
+        name = base.attr if type(base) is ast.Attribute else base.id if type(base) is ast.Name else None
+        if name == "Optional":
+            return True
+        if name == "Union":
+            members = annotation.slice.elts if type(annotation.slice) is ast.Tuple else [annotation.slice]
+            return any(_admits_none(member) for member in members)
+    return False
+
+
+def params_that_may_be_none(func) -> frozenset:
+    """The parameters of a function that default to None or whose
+    annotation admits None."""
+    args = getattr(func, "args", None)
+    if args is None:
+        return frozenset()
+    positional = list(args.posonlyargs) + list(args.args)
+    out = {arg.arg for arg in positional + list(args.kwonlyargs) if _admits_none(arg.annotation)}
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if isinstance(default, ast.Constant) and default.value is None:
+            out.add(arg.arg)
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if isinstance(default, ast.Constant) and default.value is None:
+            out.add(arg.arg)
+    return frozenset(out)
