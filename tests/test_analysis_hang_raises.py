@@ -157,3 +157,45 @@ def test_an_exception_out_of_an_event_loop_is_agreed_as_soon_as_one_rank_must_ra
     found = {f.function: f for f in check_source(textwrap.dedent(LOOP), settings=HANG, report="per-site").findings}
     assert found["serve"].code == "CSL102" and not found["serve"].fix_facts.leaves_unbounded_loop
     assert found["drain"].code == "CSL102" and found["drain"].fix_facts.leaves_unbounded_loop
+
+
+CALLEE = """
+    import torch.distributed as dist
+
+
+    def check_local(batch):
+        if dist.get_rank() == 0 and not batch:
+            raise RuntimeError("empty on the leader")
+
+
+    def check_asserted(batch):
+        assert batch or dist.get_rank() != 0
+
+
+    def check_config(size):
+        if size < 2:
+            raise ValueError("needs two")
+
+
+    def step(t, batch, size):
+        check_config(size)
+        check_local(batch)
+        dist.all_reduce(t)  # reported CSL104: check_local raises on the leader alone
+
+
+    def step_asserted(t, batch):
+        check_asserted(batch)
+        dist.all_reduce(t)  # reported CSL104: the assert fails on the leader alone
+
+
+    def step_configured(t, size):
+        check_config(size)
+        dist.all_reduce(t)
+"""
+
+
+def test_a_function_of_the_file_that_raises_on_its_own_rank_local_test_fails_where_it_says_under_hang():
+    # the callee's own tests decide (escapes.py): a raise on the rank leaves
+    # the leader; one on an argument every rank passes alike leaves none
+    assert _found(CALLEE, HANG) == _marked(CALLEE)
+    assert _found(CALLEE) == []

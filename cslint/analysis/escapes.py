@@ -8,8 +8,9 @@ disk or network, ``next()`` on its own iterator, the calls a preset names in
 the ranks that do it, so the ranks differ where they do it under tests that
 differ.  Inside the function that does it, that is an ``if`` arm (the CFG's
 ``escape`` edges, :func:`~cslint.analysis.cfg.build_cfg`).  A caller sees it
-through a call to a function of the file that does such work outside any
-``try``, directly or through another such call: the callee's own tests decide
+through a call to a function of the file that does such work, or raises an
+error itself (a ``raise``, an ``assert``), outside any ``try``, directly or
+through another such call: the callee's own tests decide
 (:attr:`~cslint.analysis.records.Variant.escapes`, read in the whole-tree pass
 through an :class:`~cslint.analysis.atoms.EscapedBy` atom).
 """
@@ -19,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from .astwalk import children_into, walk as fast_walk
-from .cfg import FAILING_CALL, LOCAL_WORK
+from .cfg import FAILING_CALL, LOCAL_WORK, raises_exit
 from .vocabulary import LOCAL_IO_CALLS
 
 #: Calls whose failure is this rank's own: its disk, its network peers, the end of its own iterator.
@@ -53,6 +54,32 @@ def _unguarded_calls(func: ast.AST):
         children_into(node, stack)
 
 
+def _raises_unguarded(func: ast.AST, exits: frozenset) -> bool:
+    """Whether a function body raises an error (a ``raise`` of anything but
+    an exit exception, an ``assert``) outside any ``try`` and nested definition."""
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Raise:
+            if node.exc is not None and not raises_exit(node, exits):
+                return True
+            continue
+        if kind is ast.Assert:
+            return True
+        if isinstance(node, _DEFINITIONS) or not isinstance(node, ast.stmt):
+            continue
+        if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            stack.extend(node.orelse)
+            stack.extend(node.finalbody)
+            continue
+        stack.extend(getattr(node, "body", None) or ())
+        stack.extend(getattr(node, "orelse", None) or ())
+        for case in getattr(node, "cases", None) or ():
+            stack.extend(case.body)
+    return False
+
+
 def _plain_or_module_call(call: ast.Call, modules: frozenset) -> bool:
     """``open(path)``, ``next(it)``, ``os.remove(path)``: a builtin or a
     function of an imported module (``modules``), not a method of the same
@@ -81,8 +108,9 @@ def _fails_here(call: ast.Call, presets: frozenset, modules: frozenset) -> bool:
 def failing_functions(ctx) -> frozenset:
     """Names of the file's functions and methods that do local work outside
     any ``try`` (a builtin or module function of :data:`LOCAL_FAILURES`, or a
-    call a preset names in ``local_failures``), or call (by a plain or
-    ``self.`` name) one that does; computed once per file."""
+    call a preset names in ``local_failures``) or raise an error there
+    (:func:`_raises_unguarded`), or call (by a plain or ``self.`` name) one
+    that does; computed once per file."""
     found = ctx.__dict__.get("_failing_functions")
     if found is not None:
         return found
@@ -94,6 +122,8 @@ def failing_functions(ctx) -> frozenset:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         called = set()
+        if _raises_unguarded(node, ctx.exit_exceptions):
+            failing.add(node.name)
         for call in _unguarded_calls(node):
             if _fails_here(call, presets, modules):
                 failing.add(node.name)

@@ -23,7 +23,7 @@ from . import cfg as cfgmod
 from .arms import ArmLocals, assigned_past_return, may_select_own_part, selects_own_part
 from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
-from .cfg import FAILING_CALL, always_raises
+from .cfg import FAILING_CALL, always_raises, raises_exit
 from .escapes import escaping_kind, failing_calls
 from .evaluator import Evaluator, ReadWatch
 from .structure import params_own
@@ -378,8 +378,14 @@ class SummaryWalk:
             variant.raised = variant.raised | implicit
             if variant.raised_tree is not None:
                 variant.raised_tree = variant.raised_tree | tree_raise(s, implicit, self._caught)
+            if variant.escapes is not None and not self._in_try and s.exc is not None \
+                    and not raises_exit(s, self.info.ctx.exit_exceptions):
+                variant.escapes = variant.escapes | implicit  # it leaves the ranks whose tests above it hold
         elif t is ast.Assert and not swallowed_here(self.info, s) and not assert_holds_where_reached(self.info, s):
-            variant.raised = variant.raised | implicit | self.evaluator.truth(s.test, env)
+            failing = implicit | self.evaluator.truth(s.test, env)
+            variant.raised = variant.raised | failing
+            if variant.escapes is not None and not self._in_try:
+                variant.escapes = variant.escapes | failing
         if variant.escapes is not None and not self._in_try:
             variant.escapes = variant.escapes | self._escapes(s, implicit)
         transfer.simple_statement(s, flow)

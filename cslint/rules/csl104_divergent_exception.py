@@ -36,7 +36,9 @@ sequences differ, and that rank can wait in it for good without exiting
 preset: `tensorrt_llm`'s MPI-launched executors), an exception that
 leaves one rank is not a crash but a rank gone missing: work that only
 some ranks do (inside an `if` arm) and that may fail, before a collective
-the others go on to, is reported too.  Each finding says which case applies.
+the others go on to, is reported too, and so is a call to a function of the
+file that does such work or raises an error on its own rank-local tests.
+Each finding says which case applies.
 
 ## Example
 ```python
@@ -150,5 +152,5 @@ def step(batch):
         "escape": 'unhandled-exceptions = "hang": work that only some ranks do fails on those ranks only, '
                   "and the others wait in the collective",
         "escape-callee": 'unhandled-exceptions = "hang": the call fails on the ranks whose own tests lead it to '
-                         "work that can fail there, and the others wait in the collective",
+                         "work that can fail there, or to an error it raises, and the others wait in the collective",
     }
