@@ -150,3 +150,64 @@ def test_any_unequal_over_a_gather_of_the_own_value_is_uniform():
     lines = sorted(f.line for f in check_source(textwrap.dedent(NEGATED), report="per-site").findings)
     # INVALID: 22 (any differs: all left or none), 32 (or-ed to a test of mine); VALID: 42, 52
     assert lines == [42, 52]
+
+
+# -- a membership test on a gathered list, returned in a tuple and unpacked --------------------
+
+GATHERED_MEMBERSHIP = """
+    class Engine:
+        def __init__(self, dist, enable_attention_dp):
+            self.dist = dist
+            self.enable_attention_dp = enable_attention_dp
+            self.active_requests = []
+            if self.dist.pp_size > 1:
+                self.run = self._run_staged
+            else:
+                self.run = self._run_flat
+
+        def _ready(self, batch):
+            if self.enable_attention_dp:
+                counts = self.dist.tp_allgather_int64([batch.count])[:, 0].tolist()
+                ready = 0 not in counts
+                ready_here = batch.count > 0
+            else:
+                ready = ready_here = batch.count > 0
+            return ready, ready_here
+
+        def _own_only(self, batch):
+            if self.enable_attention_dp:
+                self.dist.tp_allgather_int64([batch.count])
+                ready = 0 not in [batch.count]
+            else:
+                ready = batch.count > 0
+            return ready, batch.count > 0
+
+        def _answer(self, batch):
+            if self.enable_attention_dp:
+                self.dist.allgather([batch])
+
+        def _run_flat(self):
+            batch = self.active_requests[0]
+            ready, _ = self._ready(batch)
+            if ready:
+                self._answer(batch)             # line 37: the gathered verdict, and one stage
+            ready, _ = self._own_only(batch)
+            if ready:
+                self._answer(batch)             # line 40: reported: only this rank's own count
+
+        def _run_staged(self):
+            batch = self.active_requests[0]
+            ready, _ = self._ready(batch)
+            if ready:
+                self._answer(batch)             # line 46: reported: agreed over TP, not between stages
+            if ready:
+                self.dist.tp_allgather([batch])  # line 48: agreed over the gather's own group
+"""
+
+
+def test_a_count_missing_from_a_gathered_list_is_uniform_over_the_gather_group():
+    # `0 not in gathered[:, 0].tolist()`, returned in a tuple and unpacked by the caller, reads
+    # the gather's result: uniform over TP, and over the world where the stages are one rank
+    lines = sorted(f.line for f in check_source(textwrap.dedent(GATHERED_MEMBERSHIP), report="per-site",
+                                                presets=["tensorrt_llm"]).findings)
+    assert lines == [40, 46]
