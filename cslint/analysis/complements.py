@@ -151,3 +151,62 @@ def leader_first(block: list, second: ast.If) -> Optional[LeaderFirst]:
             return LeaderFirst(name, early, late)
         return None
     return None
+
+
+# -- a function that hands back None wherever the world has several ranks ------------------------------------------
+
+#: the comparisons of the world size that hold wherever it has several ranks
+_SEVERAL = {ast.Gt: 1, ast.NotEq: 1, ast.GtE: 2}
+
+
+def _several_ranks(test, named) -> bool:
+    """Whether ``test`` holds wherever the world has several ranks and fails
+    wherever it has one: ``dist.get_world_size() > 1`` (``!= 1``, ``>= 2``;
+    no argument: the default group), with ``dist.is_initialized()`` beside
+    it in an ``and`` (no process group: no peers).  ``named(call)``: the
+    canonical name of what a call calls."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        sizes = [v for v in test.values
+                 if not (type(v) is ast.Call and not v.args and named(v) == "torch.distributed.is_initialized")]
+        return len(sizes) == 1 and _several_ranks(sizes[0], named)
+    left = test.left if type(test) is ast.Compare else None
+    if left is None or len(test.ops) != 1 or type(left) is not ast.Call or left.args or left.keywords \
+            or named(left) != "torch.distributed.get_world_size":
+        return False
+    bound = _SEVERAL.get(type(test.ops[0]))
+    right = test.comparators[0]
+    return bound is not None and type(right) is ast.Constant and right.value == bound
+
+
+def _returns_none(stmt) -> bool:
+    return type(stmt) is ast.Return and (stmt.value is None or (
+        type(stmt.value) is ast.Constant and stmt.value.value is None))
+
+
+def _own_statements(statements: list):
+    """Every node of ``statements`` outside nested definitions and lambdas."""
+    stack = list(statements)
+    while stack:
+        node = stack.pop()
+        yield node
+        if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def none_wherever_several_ranks(func, named) -> bool:
+    """Whether ``func`` hands back None wherever the world has several ranks:
+    a statement of its own body ``if get_world_size() > 1: return None``
+    (no ``else``), every ``return`` before it handing back None too and no
+    ``yield``; what runs past that exit runs in a world of one rank, where
+    nothing differs.  Then no ``return`` of it hands a caller anything that
+    differs, whatever test chose it (``if not enabled: return None`` before
+    the exit).  ``named(call)``: the canonical name of what a call calls."""
+    body = getattr(func, "body", None)
+    if not isinstance(body, list) or isinstance(func, ast.Lambda):
+        return False
+    for index, stmt in enumerate(body):
+        if type(stmt) is ast.If and not stmt.orelse and len(stmt.body) == 1 and _returns_none(stmt.body[0]) \
+                and _several_ranks(stmt.test, named):
+            return all(_returns_none(node) if type(node) is ast.Return else type(node) not in (ast.Yield, ast.YieldFrom)
+                       for node in _own_statements(body[:index]))
+    return False

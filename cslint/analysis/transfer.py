@@ -35,10 +35,11 @@ from .records import FieldType, FieldWrite
 from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
 from .shapes import settled_returned_name
+from .complements import none_wherever_several_ranks
 from .iteration import bind_iteration
 from .localdicts import display_keys, key_own_entry
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
-from .syntax import flatten_targets, pairwise, target_names
+from .syntax import dotted, flatten_targets, pairwise, target_names
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -434,8 +435,8 @@ class Transfer:
         (``comprehension_length``), a container an element is stored into
         what the dataflow keeps apart (``StructureReads.kept_apart``)."""
         value = s.value
-        if value is None or flow.single_rank:
-            return EMPTY, None, None
+        if value is None or flow.single_rank or _none_wherever_several_ranks(self.info):
+            return EMPTY, None, None  # (the last: None in a world of several ranks, anything in a world of one)
         implicit = flow.implicit
         t = type(value)
         if t is ast.Constant and value.value is None:
@@ -619,6 +620,16 @@ class Transfer:
         for arg in call.args:
             atoms = atoms | self.evaluator.eval(arg, flow.env)
         return atoms
+
+
+def _none_wherever_several_ranks(info) -> bool:
+    """:func:`~cslint.analysis.complements.none_wherever_several_ranks` of the function (once)."""
+    found = info.__dict__.get("_none_several")
+    if found is None:
+        imports = info.ctx.imports
+        found = info.__dict__["_none_several"] = none_wherever_several_ranks(
+            info.func, lambda call: canonical_text(dotted(call.func), imports))
+    return found
 
 
 def hands_back_a_value_everywhere(func) -> bool:
