@@ -205,3 +205,46 @@ def test_a_binding_of_the_else_clause_is_skipped_by_every_failure_of_the_body(tm
 
     """)
     assert [(code, function) for code, _, function in found] == [("CSL102", "attach")]
+def test_a_failure_kept_as_a_message_speaks_for_the_skipped_binding(tmp_path):
+    # a handler that keeps a message made from what it caught (never None)
+    # records the failure as ``failure = error`` does: a receiver that starts
+    # each request in a try, gathers the per-rank messages and skips the
+    # request on every rank when any is set queues the same requests
+    # everywhere; without the gather the message still parts the ranks
+    body = """
+
+        class Pending:
+            def __init__(self, path):
+                self.handle = open(path, "rb")
+
+
+        class Receiver:
+            def __init__(self, group, size):
+                self.group = group
+                self.size = size
+                self.pending = []
+
+            def admit(self, paths):
+                for path in paths:
+                    pending = None
+                    message = None
+                    try:
+                        pending = Pending(path)
+                    except Exception as error:
+                        message = MESSAGE
+                    messages = [message] if self.size <= 1 else GATHERED
+                    failed = [rank for rank, text in enumerate(messages) if text is not None]
+                    if failed:
+                        continue
+                    self.pending.append(pending)
+
+            def step(self, t):
+                if self.pending[0].handle is not None:
+                    dist.all_reduce(t, group=self.group)
+    """
+    gathered = "self.group.all_gather_object(message)"
+    for message in ('f"{type(error).__name__}: {error}"', "str(error)", "repr(error)"):
+        made = body.replace("MESSAGE", message)
+        assert _findings(tmp_path, made.replace("GATHERED", gathered)) == [], message
+        assert [(code, function) for code, _, function in _findings(tmp_path, made.replace("GATHERED", "[message]"))] \
+            == [("CSL101", "Receiver.step")], message

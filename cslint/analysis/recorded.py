@@ -124,16 +124,27 @@ def _records_failure(try_stmt: ast.Try, record: str) -> bool:
 
 def keeps_caught(handler: ast.ExceptHandler) -> bool:
     """Whether ``handler`` binds a name to what it caught at its top level
-    (``failure = error``): the failure record this module reads."""
+    (``failure = error``, or a message made from it, ``failure = f"{error}"``):
+    the failure record this module reads."""
     return bool(handler.name) and any(type(stmt) is ast.Assign and len(stmt.targets) == 1
                                       and type(stmt.targets[0]) is ast.Name
                                       and _records(stmt, stmt.targets[0].id, handler.name) for stmt in handler.body)
 
 
 def _records(stmt, record: str, caught: str) -> bool:
-    """``record = caught``."""
-    return type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \
-        and stmt.targets[0].id == record and type(stmt.value) is ast.Name and stmt.value.id == caught
+    """``record = caught``, or a message made from it (``f"{type(caught).__name__}:
+    {caught}"``, ``str(caught)``, ``repr(caught)``): never None either."""
+    if not (type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name
+            and stmt.targets[0].id == record):
+        return False
+    value = stmt.value
+    if type(value) is ast.Name:
+        return value.id == caught
+    if type(value) is ast.JoinedStr:
+        return any(type(node) is ast.Name and node.id == caught for node in fast_walk(value))
+    return type(value) is ast.Call and type(value.func) is ast.Name and value.func.id in ("str", "repr") \
+        and len(value.args) == 1 and not value.keywords and type(value.args[0]) is ast.Name \
+        and value.args[0].id == caught
 
 
 def _binds_never_none(info, try_stmt: ast.Try, name: str) -> bool:
