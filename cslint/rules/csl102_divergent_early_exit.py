@@ -279,9 +279,11 @@ def total_work(comm, items):
     def message(cls, hazard) -> str:
         exit_text = hazard.cond.exit_text or "an early exit"
         case = cls.UNHANDLED + "; " if hazard.cond.unhandled else ""
-        return (f"{collective_phrase(hazard)} is skipped on ranks that take `{exit_text}` when "
-                f"`{hazard.cond.text}`, which differs between ranks ({case}source: {describe_source(hazard)})"
-                f"{mode_suffix(hazard)}")
+        # an assert leaves where its test fails: its own text says when
+        taken = (f"where `{exit_text}` fails" if hazard.cond.statement == "assert"
+                 else f"that take `{exit_text}` when `{hazard.cond.text}`")
+        return (f"{collective_phrase(hazard)} is skipped on ranks {taken}, which differs between ranks "
+                f"({case}source: {describe_source(hazard)}){mode_suffix(hazard)}")
 
     #: The case of a ``raise`` or failing ``assert`` nothing catches, an exit only under "hang".
     UNHANDLED = ('unhandled-exceptions = "hang": the exception leaves the ranks that raise it, '
