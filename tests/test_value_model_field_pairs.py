@@ -1,8 +1,10 @@
 """A tuple assignment to fields from a tuple written out (``self.found,
 self.pending = os.listdir(root), None``) gives each field its own element,
 as it does to local names: the field set to None is not the directory
-listing beside it.  Where the value is not written out (a call handing back
-a pair), each field still gets the whole value."""
+listing beside it.  A call handing back a pair gives each field its own
+element where every ``return`` of the callee writes out one tuple shape
+(``atoms.element``, as for local names ``a, b = f()``); of any other call,
+each field still gets the whole value."""
 
 import textwrap
 
@@ -59,6 +61,13 @@ def test_a_list_written_out_pairs_too():
     assert _codes(source) == [("CSL102", 32)]
 
 
-def test_a_pair_handed_back_by_a_call_reaches_both_fields():
+def test_a_pair_handed_back_by_a_call_of_one_tuple_shape_reaches_each_field_by_position():
     source = _CHECKPOINTER.replace("{value}", "listing_and_step(self.root)")
-    assert _codes(source) == [("CSL102", 27), ("CSL102", 32)]
+    assert _codes(source) == [("CSL102", 32)]
+
+
+def test_a_pair_handed_back_by_a_call_of_no_one_shape_reaches_both_fields():
+    source = _CHECKPOINTER.replace("{value}", "listing_and_step(self.root)").replace(
+        "        return os.listdir(root), None",
+        "        if not os.path.isdir(root):\n            return None\n        return os.listdir(root), None")
+    assert _codes(source) == [("CSL102", 29), ("CSL102", 34)]

@@ -523,19 +523,19 @@ class Transfer:
             for target in targets:
                 if type(target) is ast.Name:
                     continue  # a local variable (most targets): no field
-                for sub, value in _paired_targets(targets, target, whole_value):
+                for sub, value, position in _paired_targets(targets, target, whole_value):
                     attr = info.self_attr(sub)
                     base_attr = info.self_attr(sub.value) if attr is None and isinstance(sub, ast.Subscript) else None
                     if attr is None and base_attr is None:
                         continue
                     if value is not whole_value:
                         atoms = evaluate(value, env) | flow.implicit  # its own element
-                    elif whole is None:
-                        atoms = whole = evaluate(value, env) | implicit
                     else:
-                        atoms = whole
+                        atoms = whole = whole if whole is not None else evaluate(value, env) | implicit
+                    if position is not None:  # ``self.a, self.b = f()``: its own element of what f returns
+                        atoms = element(position, atoms, info.ctx.returns_tuples)
                     extra = evaluate(sub.slice, env) if base_attr else EMPTY
-                    element = base_attr is not None and type(sub.slice) is not ast.Slice
+                    stored = base_attr is not None and type(sub.slice) is not ast.Slice
                     if attr and type(value) is ast.ListComp and t is not ast.AugAssign:
                         # the list's own structure is its generators' (Evaluator.comprehension_length)
                         fields.append(FieldWrite(info.class_key, attr, atoms, s.lineno, True))
@@ -551,12 +551,12 @@ class Transfer:
                             fields.append(FieldWrite(info.class_key, attr, atoms, s.lineno, True))
                             fields.append(FieldWrite(info.class_key, own_field(attr), own | flow.implicit, s.lineno))
                             continue
-                    fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, element))
-                    if t is ast.Assign and len(targets) == 1 and (element and type(value) is ast.Tuple
+                    fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, stored))
+                    if t is ast.Assign and len(targets) == 1 and (stored and type(value) is ast.Tuple
                                                                   or attr and empty_table(value)):
                         fields.extend(entry_writes(info, evaluate, attr or base_attr, value, extra, flow.env,
                                                    flow.implicit, s.lineno))
-                    if element:
+                    if stored:
                         # the container itself changes by the key alone
                         fields.append(FieldWrite(info.class_key, own_field(base_attr), extra | flow.implicit,
                                                  s.lineno))
@@ -764,14 +764,21 @@ def _mutator_call(s) -> Optional[ast.Call]:
 
 
 def _paired_targets(targets: list, target: ast.AST, value: ast.AST):
-    """(name or field, the value it gets) for each one ``target`` assigns:
-    its own element of a tuple or list written out (``self.found,
-    self.pending = os.listdir(root), None``, as :func:`pairwise` pairs local
-    names), else the whole value."""
+    """(name or field, the value it gets, the position of its element in
+    that value or None) for each one ``target`` assigns: its own element of
+    a tuple or list written out (``self.found, self.pending =
+    os.listdir(root), None``, as :func:`pairwise` pairs local names), else
+    the whole value, of which an element of an unpacking of one level and no
+    ``*`` takes the element at its position (``self.a, self.b = f()``, as
+    ``Transfer._bind`` reads it for local names)."""
     if type(target) is ast.Attribute or type(target) is ast.Subscript:
-        return ((target, value),)  # (most field writes)
+        return ((target, value, None),)  # (most field writes)
     pairs = pairwise(targets, value)
-    if pairs is None:
-        return [(sub, value) for sub in flatten_targets(target)]
-    return [(sub, part) for element, part in pairs for sub in flatten_targets(element)]
+    if pairs is not None:
+        return [(sub, part, None) for element, part in pairs for sub in flatten_targets(element)]
+    if (type(target) is ast.Tuple or type(target) is ast.List) and len(targets) == 1 \
+            and not any(type(e) is ast.Starred for e in target.elts):
+        return [(sub, value, position if sub is elt else None)
+                for position, elt in enumerate(target.elts) for sub in flatten_targets(elt)]
+    return [(sub, value, None) for sub in flatten_targets(target)]
 
