@@ -242,19 +242,16 @@ def param_atoms(index: int) -> frozenset:
     return _PARAM_SETS[index] if index < len(_PARAM_SETS) else frozenset((param(index),))
 
 
-#: Added to a parameter's index, the index of the parameter's *own part*: the
-#: own structure (None-ness, length, kind, emptiness) of what the caller
-#: passes, kept apart from its elements where the caller keeps it apart (a
-#: list it filled by ``append``, a list written out, a comprehension; a call
-#: passes it as the keyword ``OWN_ARG + position`` or ``OWN_ARG + name``),
-#: else the whole argument.  A read of a parameter's own structure (``not
-#: x``, ``len(x)``, ``isinstance(x, list)``, ``x is None``) reads it.
+#: Added to a parameter's index, the index of the parameter's *own part*: the own structure (None-ness, length,
+#: kind, emptiness) of what the caller passes, kept apart from its elements where the caller keeps it apart (a list
+#: it filled by ``append``, a list written out, a comprehension; a call passes it as the keyword ``OWN_ARG +
+#: position`` or ``OWN_ARG + name``), else the whole argument.  A read of a parameter's own structure (``not x``,
+#: ``len(x)``, ``isinstance(x, list)``, ``x is None``) reads it.
 OWN_PARAM = 1024
 #: the keyword prefix a call passes an argument's own part under
 OWN_ARG = "#own:"
-#: the keyword a call that spreads a sequence into its positional arguments
-#: (``f(*xs)``) passes that sequence's own structure under: what a ``*args``
-#: parameter's own part (its length) reads.  A call without it writes every
+#: the keyword a call that spreads a sequence into its positional arguments (``f(*xs)``) passes that sequence's own
+#: structure under: what a ``*args`` parameter's own part (its length) reads.  A call without it writes every
 #: positional argument out, so such a parameter collects as many on every rank
 SPREAD_OWN = OWN_ARG + "*"
 
@@ -371,16 +368,22 @@ def strength(atom: Source) -> int:
 
 
 def _composed(first: str, then: str) -> str:
-    return first if then == IDENT else "".join(_after(part, then) for part in first)
+    if then == IDENT:
+        return first
+    out = "".join(_after(part, then) for part in first)
+    # a length ``first`` reads as a structure (a W of any transform but IDENT) is a length no more: a kind read
+    # after it (``k``, ``q``) does not forgive it, as reading the two in turn does not (project_source)
+    return out[0].lower() + out[1:] if first != IDENT and first[0] == "W" and out[0] in "KQ" else out
 
 
 def _after(part: str, then: str) -> str:
     """What ``then`` makes of ``part``; what was read from a kind stays so."""
-    if part == "K" or part == "Q":
-        kept = then[1 if part == "K" else 0]
-        return {"W": "Q", "L": "Q", "C": "K", "H": "K"}.get(kept, kept)
+    if part in "KQkq":
+        kept = then[1 if part in "Kk" else 0]
+        found = {"W": "Q", "L": "Q", "C": "K", "H": "K"}.get(kept, kept)
+        return found.lower() if part in "kq" else found
     if part == "L":  # a length stays one only as it is (IDENT); no kind test reads it
-        return "-" if then[0] in "KQ" else then[0]
+        return "-" if then[0] in "KQkq" else then[0]
     return "-" if part == "-" else then[_LEVEL[part]]
 
 
@@ -405,10 +408,10 @@ def project_source(atom: Source, transform: str):
         return None
     if becomes == "L":
         return atom if atom.whole == "L" else _new(Source, atom[:6] + ("L",))
-    if becomes == "K" or becomes == "Q":
-        if part == 0 and (atom.whole == "L" or atom.kind in KIND_ALIKE_KINDS):
-            return None  # a kind test of a length, or of this rank's share of the data
-        becomes = "C" if becomes == "K" else "W"
+    if becomes in "KQkq":
+        if part == 0 and (atom.whole == "L" and becomes in "KQ" or atom.kind in KIND_ALIKE_KINDS):
+            return None  # a kind test of a length (not read as a structure before: k, q), or of this rank's share
+        becomes = "C" if becomes in "Kk" else "W"
     if becomes == "W" and atom.whole == "L":
         return _new(Source, atom[:6] + (True,))  # read as a structure: no longer a length only
     if _LEVEL[becomes] == part or becomes == "H" and part == 1 and atom.kind not in IDENTITY_KINDS:
@@ -416,13 +419,10 @@ def project_source(atom: Source, transform: str):
     return _new(Source, atom[:6] + (_WHOLE_OF[becomes],))
 
 
-#: Projections already made: (transform, atoms) -> the atoms seen through it.
-#: Most projections repeat one seen before (the implicit flow of a block, a
-#: test read by the summary walk and again by each pass of the dataflow);
-#: the result follows from the value alone, so equal atom sets share it.
-#: Emptied when a file's extraction starts (a new :class:`AtomBuilder`) and
-#: when it grows past :data:`_PROJECTED_LIMIT` entries, so that it keeps no
-#: file's atoms alive past their use.
+#: Projections already made: (transform, atoms) -> the atoms seen through it. Most repeat one seen before (the
+#: implicit flow of a block, a test read by the summary walk and again by each pass of the dataflow); the result
+#: follows from the value alone, so equal atom sets share it. Emptied when a file's extraction starts (a new
+#: :class:`AtomBuilder`) and past :data:`_PROJECTED_LIMIT` entries: it keeps no file's atoms alive past their use.
 _projected: dict = {}
 _PROJECTED_LIMIT = 1 << 15
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 
 from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk
+from .atoms import EMPTY, SIZED, project
 from .vocabulary import ARRAY_TYPES, PIECE_CALLS
 
 
@@ -290,6 +291,25 @@ PIECE_OF_CALLS = frozenset({"narrow"})
 
 #: methods of a list that put an element in it other than ``append``, or replace one
 _LIST_FILLERS = frozenset({"extend", "insert", "__setitem__", "__iadd__", "setdefault", "update", "add"})
+
+
+#: what a piece takes from its offset: which elements (its contents), and from an offset whose own structure
+#: differs, a size at most (``x.narrow(0, bounds[rank], n)``), never its kind
+_OFFSET = "LC-"
+
+
+def piece_arguments(args: tuple, kwargs: tuple, tensor_first: bool) -> frozenset:
+    """What a piece cut by :data:`PIECE_OF_CALLS` (``x.narrow(dim, start,
+    length)``; ``torch.narrow(x, ...)`` with ``tensor_first``) takes from
+    the arguments besides the value cut: its size from the dimension and
+    length (``SIZED``: a length made from values), its contents from the
+    offset (:data:`_OFFSET`), never its kind, which is the value's."""
+    atoms = args[0] if tensor_first and args else EMPTY
+    for position, a in enumerate(args[1:] if tensor_first else args):
+        atoms |= project(_OFFSET if position == 1 else SIZED, a)
+    for name, a in kwargs:
+        atoms |= a if name == "input" else project(_OFFSET if name == "start" else SIZED, a)
+    return atoms
 
 
 def may_cut_pieces(source) -> bool:

@@ -19,7 +19,10 @@ from .atoms import (
 )
 from .iteration import bind_iteration
 from .localdicts import keyed_containers
-from .spans import CHANGED, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, single_bindings
+from .spans import (
+    CHANGED, PIECE_OF_CALLS, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, piece_arguments,
+    single_bindings,
+)
 from .setfields import own_of_set_field
 from .syntax import dotted, target_names, unparse
 from .unanimity import unanimity_read, unanimous_values
@@ -31,6 +34,10 @@ from .vocabulary import (
     SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS,
     TENSOR_FIRST_SHAPING_CALLS,
 )
+
+#: what counting an iterable's elements makes of its structure: a length alone, never a kind (``atoms.SIZED``)
+_COUNTED = "L--"
+
 
 def _annotation_is_container(annotation, kinds: frozenset = CONTAINER_TYPES) -> bool:
     """``List[int]``, ``Optional[dict]``, ``"Sequence[str]"``: a container type (one of ``kinds``)."""
@@ -96,6 +103,20 @@ def _through_import(reads, func) -> bool:
     while type(base) is ast.Attribute:
         base = base.value
     return type(base) is ast.Name and base.id in reads.ctx.imports and base.id not in reads.info.local_names
+
+
+def _kind_or_piece(reads, func, last: str, args: tuple, kwargs: tuple, arg_atoms: frozenset) -> frozenset:
+    """What a library call takes from its arguments where it reads its first
+    argument's kind alone (``torch.is_tensor(x)``, a :data:`KIND_METHODS`
+    name called through its module: a type test) or cuts a piece of its
+    receiver or first argument (``x.narrow(dim, start, length)``,
+    ``torch.narrow(x, ...)``: a piece of ``x``'s kind, :func:`piece_arguments`);
+    ``arg_atoms`` for any other."""
+    if last in PIECE_OF_CALLS:
+        return piece_arguments(args, kwargs, last in TENSOR_FIRST_SHAPING_CALLS and _through_import(reads, func))
+    if _through_import(reads, func):
+        return project(KIND, args[0]).union(*args[1:], *(a for _, a in kwargs))
+    return arg_atoms
 
 
 def _builds_container(value) -> bool:
@@ -324,15 +345,15 @@ class StructureReads:
 
     def generated(self, expr, inner: dict) -> frozenset:
         """What a comprehension's generators make of its number of elements: the iterables' own structure, as a
-        loop's trip count (their contents reach the elements through the targets only) and the filters' truth;
-        binds the targets in ``inner``."""
+        loop's trip count (their contents reach the elements through the targets only) and the filters' truth, a
+        length made from values (``_COUNTED``, ``SIZED``: never its kind); binds the targets in ``inner``."""
         atoms = EMPTY
         for gen in expr.generators:
             own = self.kept_apart(gen.iter, inner)  # (None: not kept apart from its elements')
-            atoms |= project(SHAPE, self.eval(gen.iter, inner) if own is None else own)
+            atoms |= project(_COUNTED, self.eval(gen.iter, inner) if own is None else own)
             bind_iteration(self, gen.target, gen.iter, inner, EMPTY, inner.__setitem__)
             for cond in gen.ifs:
-                atoms |= whole(self.truth(cond, inner))  # a filter decides the length
+                atoms |= project(SIZED, self.truth(cond, inner))  # a filter decides the length
         return atoms
 
     def comprehension_length(self, expr: ast.ListComp, env: dict) -> frozenset:
@@ -536,6 +557,8 @@ class StructureReads:
                     arg_atoms |= a
         elif receiver and (last in STRUCTURE_METHODS or last in KIND_METHODS):  # ``x.size()``, ``x.element_size()``
             receiver = project(LENGTH if last in STRUCTURE_METHODS else KIND, receiver)
+        elif (last in KIND_METHODS or last in PIECE_OF_CALLS) and args:  # ``torch.is_tensor(x)``, ``x.narrow(...)``
+            arg_atoms = _kind_or_piece(self, func, last, args, kwargs, arg_atoms)
         elif last in SHAPING_CALLS and arg_atoms:
             # the sizes given become the result's shape
             arg_atoms = EMPTY

@@ -22,7 +22,7 @@ import ast
 from typing import Optional
 
 from .astwalk import block_fields, walk as fast_walk
-from .atoms import CONTENTS, EMPTY, element, own_field, project, qual_ref
+from .atoms import CONTENTS, EMPTY, SIZED, element, own_field, project, qual_ref
 from .copies import copies_itself
 from .entries import (
     appended_entry_writes, empty_table, entry_parts, entry_writes, key_read_own, keyed_entry_read, returned_by_key,
@@ -609,7 +609,7 @@ class Transfer:
         if position is None or position >= len(call.args) or call.keywords \
                 or any(type(arg) is ast.Starred for arg in call.args):
             return None
-        own = flow.store_implicit(call_key, call)
+        own = project(SIZED, flow.store_implicit(call_key, call))  # (how many it holds, never its kind)
         for index, arg in enumerate(call.args):
             if index != position:
                 own = own | self.evaluator.eval(arg, flow.env)

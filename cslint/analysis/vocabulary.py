@@ -109,8 +109,9 @@ WHOLLY_HELD_NAMES = frozenset(name.rpartition(".")[2] for name in WHOLLY_HELD_CL
 STRUCTURE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension", "keys", "__len__"})
 STRUCTURE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype"})
 # Methods of a tensor that read its kind (element type), never its length or
-# contents (``atoms.KIND_ATTRIBUTES`` are the attributes).
-KIND_METHODS = frozenset({"element_size", "is_floating_point", "is_complex", "is_signed"})
+# contents (``atoms.KIND_ATTRIBUTES`` are the attributes); called through the
+# library's module on a value (``torch.is_tensor(x)``), the same of that value.
+KIND_METHODS = frozenset({"element_size", "is_floating_point", "is_complex", "is_signed", "is_tensor"})
 
 # What says a name holds a container, whose truth is its length (structure),
 # not a number's value: an annotation, or a value built as one.
