@@ -63,6 +63,9 @@ class ExitCalls:
         self.blocks = blocks
         self._answers: dict = {}  # (id(statement), kind, callee) -> (statement, answer)
         self._repeated = None  # the last names of callees two statements or more call as a statement
+        #: (id(node), callee) -> (node, whether it holds a call of callee): the rest of the function is
+        #: read again for each decision before it
+        self._holds: dict = {}
 
     def test_decides_nothing(self, decision: ast.If, call: ast.Call) -> bool:
         """Whether both sides of ``decision`` call ``call``'s callee once on every path."""
@@ -109,7 +112,7 @@ class ExitCalls:
 
     # -- the two kinds of decision ------------------------------------------------
     def _test_uncached(self, decision: ast.If, callee: str) -> bool:
-        if _calls(decision.test, callee):
+        if _calls(decision.test, callee, self._holds):
             return False
         after = self._after(decision)
         if after is None:
@@ -119,13 +122,13 @@ class ExitCalls:
     def _failure_uncached(self, stmt: ast.stmt, callee: str) -> bool:
         owner = self.parents.get(id(stmt))
         if not isinstance(owner, _TRIES) or owner.finalbody or self.blocks.get(id(stmt)) is not owner.body \
-                or _calls(stmt, callee):
+                or _calls(stmt, callee, self._holds):
             return False
         index = next((i for i, s in enumerate(owner.body) if s is stmt), None)
         after = self._after(owner)
         if index is None or after is None:
             return False
-        before = _walk(owner.body[:index], {0}, set(), callee)
+        before = _walk(owner.body[:index], {0}, set(), callee, self._holds)
         if before is None:
             return False
         completed = self._counts([owner.body[index + 1:], owner.orelse, *after], callee, set(before))
@@ -139,7 +142,7 @@ class ExitCalls:
         left: set = set()
         running = {0} if start is None else start
         for block in blocks:
-            running = _walk(block, running, left, callee)
+            running = _walk(block, running, left, callee, self._holds)
             if running is None:
                 return None
         return left | running
@@ -179,49 +182,49 @@ def _once(counts: Optional[set]) -> bool:
     return counts == {1}
 
 
-def _walk(block: list, running, left: set, callee: str) -> Optional[set]:
+def _walk(block: list, running, left: set, callee: str, holds: dict) -> Optional[set]:
     """The counts of the paths still running past ``block``, entered with
     ``running``; the counts of those that leave go into ``left``.  None
-    when a statement makes the count unknown."""
+    when a statement makes the count unknown.  ``holds``: :func:`_calls`' answers."""
     running = set(running)
     for stmt in block:
         if not running:
             break
         kind = type(stmt)
-        if kind in _CALLING and _direct_call(stmt, callee):
+        if kind in _CALLING and _direct_call(stmt, callee, holds):
             running = {min(count + 1, _MORE) for count in running}
             if kind is ast.Return:
                 left |= running
                 running = set()
             continue
         if kind is ast.If:
-            if _calls(stmt.test, callee):
+            if _calls(stmt.test, callee, holds):
                 return None
-            body = _walk(stmt.body, running, left, callee)
-            orelse = _walk(stmt.orelse, running, left, callee)
+            body = _walk(stmt.body, running, left, callee, holds)
+            orelse = _walk(stmt.orelse, running, left, callee, holds)
             if body is None or orelse is None:
                 return None
             running = body | orelse
             continue
         if kind in _WITH:
-            if any(_calls(item.context_expr, callee) for item in stmt.items):
+            if any(_calls(item.context_expr, callee, holds) for item in stmt.items):
                 return None
-            running = _walk(stmt.body, running, left, callee)
+            running = _walk(stmt.body, running, left, callee, holds)
             if running is None:
                 return None
             continue
         if kind in _TRIES:
-            running = _walk_try(stmt, running, left, callee)
+            running = _walk_try(stmt, running, left, callee, holds)
             if running is None:
                 return None
             continue
         if kind in _DEFINITIONS:
             continue
         if kind in _LOOPS or kind is ast.Match or kind is ast.Break or kind is ast.Continue:
-            if kind in _LOOPS and not _calls(stmt, callee) and not _leaves(stmt):
+            if kind in _LOOPS and not _calls(stmt, callee, holds) and not _leaves(stmt):
                 continue  # neither calls it nor leaves: the count goes on as it was
             return None
-        if _calls(stmt, callee):
+        if _calls(stmt, callee, holds):
             return None  # a call inside an expression: how often it runs is not read here
         if kind is ast.Return or kind is ast.Raise:
             left |= running
@@ -229,7 +232,7 @@ def _walk(block: list, running, left: set, callee: str) -> Optional[set]:
     return running
 
 
-def _walk_try(stmt, running: set, left: set, callee: str) -> Optional[set]:
+def _walk_try(stmt, running: set, left: set, callee: str, holds: dict) -> Optional[set]:
     """:func:`_walk` of a ``try`` with no ``finally``: a handler is entered
     with any count the body had reached before one of its statements."""
     if stmt.finalbody:
@@ -237,22 +240,22 @@ def _walk_try(stmt, running: set, left: set, callee: str) -> Optional[set]:
     reached = set(running)
     current = set(running)
     for part in stmt.body:
-        current = _walk([part], current, left, callee)
+        current = _walk([part], current, left, callee, holds)
         if current is None:
             return None
         reached |= current
-    out = _walk(stmt.orelse, current, left, callee)
+    out = _walk(stmt.orelse, current, left, callee, holds)
     if out is None:
         return None
     for handler in stmt.handlers:
-        done = _walk(handler.body, reached, left, callee)
+        done = _walk(handler.body, reached, left, callee, holds)
         if done is None:
             return None
         out |= done
     return out
 
 
-def _direct_call(stmt: ast.stmt, callee: str) -> bool:
+def _direct_call(stmt: ast.stmt, callee: str, holds: dict) -> bool:
     """Whether ``stmt`` is a call of ``callee`` as a statement of its own
     (its value, awaited or not), with no other call of it in its arguments."""
     value = stmt.value
@@ -261,20 +264,28 @@ def _direct_call(stmt: ast.stmt, callee: str) -> bool:
     if type(value) is not ast.Call or _text(value.func) != callee:
         return False
     targets = stmt.targets if type(stmt) is ast.Assign else [stmt.target] if type(stmt) is ast.AnnAssign else []
-    return not any(_calls(part, callee) for part in (*targets, *value.args, *(kw.value for kw in value.keywords)))
+    return not any(_calls(part, callee, holds) for part in (*targets, *value.args, *(kw.value for kw in value.keywords)))
 
 
-def _calls(node: ast.AST, callee: str) -> bool:
+def _calls(node: ast.AST, callee: str, holds: dict) -> bool:
     """Whether ``node`` holds a call of ``callee`` anywhere (nested
-    definitions included: a call there may run at any time)."""
+    definitions included: a call there may run at any time); the answer
+    kept in ``holds`` (with the node, so that its id stays its own)."""
+    key = (id(node), callee)
+    known = holds.get(key)
+    if known is not None and known[0] is node:
+        return known[1]
+    found = False
     last = callee.rsplit(".", 1)[-1]
     for sub in fast_walk(node):
         if type(sub) is ast.Call:
             func = sub.func
             name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
             if name == last and _text(func) == callee:
-                return True
-    return False
+                found = True
+                break
+    holds[key] = (node, found)
+    return found
 
 
 def _leaves(node: ast.AST) -> bool:

@@ -38,7 +38,7 @@ from .deep import deep_variant
 from .typedcalls import calls_typed_wrapper, typed_entries
 from .evaluator import Evaluator
 from .feasibility import Feasibility
-from .function import FunctionInfo, rank_param_sources
+from .function import FunctionInfo, mode_names_used, rank_param_sources
 from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
@@ -69,7 +69,7 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
         feasible = Feasibility(info)
         case_params = feasible.case_params
         cases = [tuple(case.values()) for case in feasible.cases()] if case_params else []
-        if info.mode_names_used():
+        if mode_names_used(info):
             for modes in info.ctx.knowledge.mode_assignments():
                 variants[modes], exit_env = deep_variant(evaluator, feasible.fold(modes),
                                                          feasible.live_calls(modes), cases)
@@ -143,6 +143,8 @@ def writes_no_field(info: FunctionInfo) -> bool:
     pending: the whole-tree indexes of fields need nothing of it."""
     if not info.self_name or not info.class_key:
         return True
+    if info.may_write_field is not None:
+        return not info.may_write_field  # what the call scan saw
     own = info.self_name
     for node in own_nodes(info.func):
         kind = type(node)

@@ -30,7 +30,7 @@ from .stores import built_comprehension, split_sizes
 from .lists import list_index_stores
 from .positions import entry_positions
 from .syntax import (
-    calls_in_order, constant_key_read, dotted, existing_key_stores_of, fold_bool_op, params_that_may_be_none, target_names,
+    calls_in_order, constant_key_read, dotted, existing_key_stores_of, params_that_may_be_none, target_names,
 )
 from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
@@ -327,6 +327,7 @@ class FunctionInfo:
         # noted by scan_calls
         self.raises = self.local_io = False
         self.signal_handlers: list = []
+        self.may_write_field = None  # whether a node of its own writes a field of self (None: unknown; writes_no_field)
         self.returned_values: list = []  # the values of its ``return`` statements
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
         self.lambdas_by_statement: dict = {}  # id(statement) -> [lambda]
@@ -397,30 +398,6 @@ class FunctionInfo:
             parent = self.parents.get(id(parent))
         return None
 
-    # -- modes --------------------------------------------------------------
-    def mode_names_used(self) -> bool:
-        modes = self.ctx.knowledge.modes
-        if not modes:
-            return False
-        patterns = [p for m in modes for p in m.predicates]
-        tails = {p.rsplit(".", 1)[-1] for p in patterns}
-        for node in fast_walk(self.func) if not isinstance(self.func, ast.Module) else self._module_walk():
-            if isinstance(node, ast.Attribute) and node.attr in tails:
-                return True
-            if isinstance(node, ast.Name) and node.id in tails:
-                return True
-        return False
-
-    def _module_walk(self):
-        for stmt in self.func.body:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            yield from fast_walk(stmt)
-
-    def fold_for(self, modes: frozenset):
-        """A test folder for the CFG builder: True/False for a test naming a mode predicate, under ``modes``."""
-        return ModeFolder(self, self.ctx.knowledge.modes, modes)
-
     def normalise_self(self, text: str) -> str:
         if self.self_name and self.self_name != "self":
             if text == self.self_name or text.startswith(self.self_name + "."):
@@ -435,6 +412,7 @@ class FunctionInfo:
         self.raises = False
         self.local_io = False
         self.signal_handlers = []
+        may_write_field = decorated = False  # decorated: a nested definition's decorators were walked too
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
         dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)
@@ -454,7 +432,7 @@ class FunctionInfo:
         statement_types = _STATEMENT_TYPES
         ctx = self.ctx
         tails = ctx.collective_tails
-        Call, Name, Attribute, Store, Del = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del
+        Call, Name, Attribute, Store, Del, Load = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del, ast.Load
         nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         Constant, keyword = ast.Constant, ast.keyword
         while stack:
@@ -464,6 +442,8 @@ class FunctionInfo:
             if t is Attribute or t is keyword:
                 if t is keyword or type(node.value) is not Name or node.value.id != self_name:
                     stack.append(node.value)  # their one child (``attr``/``arg`` are strings); ``self.x`` hands nothing
+                elif type(node.ctx) is not Load:
+                    may_write_field = True  # ``self.x = ...``, ``del self.x``
                 continue
             if t is Constant:
                 continue
@@ -484,6 +464,9 @@ class FunctionInfo:
                     calls_by_statement.setdefault(id(owner), []).append(node)
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
+                if type(func) is Attribute and type(func.value) is Attribute and type(func.value.value) is Name \
+                        and func.value.value.id == self_name:
+                    may_write_field = True  # ``self.x.update(...)``
                 if name == "signal" and len(node.args) >= 2 and \
                         canonical_text(dotted(func), ctx.imports) == "signal.signal":
                     handler = self.resolve_ref(node.args[1])
@@ -506,6 +489,7 @@ class FunctionInfo:
             elif t in nested:
                 local.add(node.name)
                 hands_self = True
+                decorated = decorated or bool(node.decorator_list)
                 stack.extend(node.decorator_list)
                 continue
             elif t is ast.Lambda:
@@ -523,6 +507,8 @@ class FunctionInfo:
                 if type(node.target) is Name:
                     walrus_by_statement.setdefault(id(owner), []).append(node)
             elif t is ast.Subscript:
+                if type(node.ctx) is not Load and type(node.value) is Attribute:
+                    may_write_field = True  # ``self.x[k] = ...`` (any attribute's element, as writes_no_field reads it)
                 if type(node.value) is Name and type(node.slice) is ast.Constant:
                     keyed = dict_keys if type(node.slice.value) is str else position_reads
                     keyed.setdefault(node.value.id, set()).add(node.slice.value)
@@ -566,6 +552,7 @@ class FunctionInfo:
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
         self.iteration_targets = frozenset(iteration_targets)
         self.self_calls, self.hands_self = tuple(dict.fromkeys(self_calls)), hands_self
+        self.may_write_field = may_write_field if not decorated else (None if may_write_field else False)
         return CallScan(frozenset(names), collective)
 
     def node_info(self, node: cfgmod.Node) -> NodeInfo:
@@ -714,28 +701,22 @@ def own_exprs(node: cfgmod.Node) -> list:
     return [s]
 
 
-class ModeFolder:
-    """The test folder :meth:`FunctionInfo.fold_for` hands the CFG builder.
-    A class rather than a closure: a nested function that refers to itself
-    is a reference cycle, which would keep the function's syntax tree alive
-    until the next collection (the run's cyclic collector is off between
-    collections: cslint/engine/workers.py)."""
-
-    __slots__ = ("info", "specs", "modes")
-
-    def __init__(self, info: "FunctionInfo", specs, modes: frozenset):
-        self.info = info
-        self.specs = specs
-        self.modes = modes
-
-    def __call__(self, test: ast.expr) -> Optional[bool]:
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self(test.operand)
-            return None if inner is None else not inner
-        if isinstance(test, ast.BoolOp):
-            values = [self(v) for v in test.values]
-            return fold_bool_op(test.op, values)
-        return mode_predicate_value(self.info, test, self.specs, self.modes)
+def mode_names_used(info: FunctionInfo) -> bool:
+    """Whether the function (a module: its own statements) names the tail of a mode predicate."""
+    modes = info.ctx.knowledge.modes
+    if not modes:
+        return False
+    tails = {p.rsplit(".", 1)[-1] for m in modes for p in m.predicates}
+    func = info.func
+    nodes = fast_walk(func) if not isinstance(func, ast.Module) else (
+        node for stmt in func.body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        for node in fast_walk(stmt))
+    for node in nodes:
+        if isinstance(node, ast.Attribute) and node.attr in tails:
+            return True
+        if isinstance(node, ast.Name) and node.id in tails:
+            return True
+    return False
 
 
 def mode_predicate_value(info: FunctionInfo, test, specs, modes) -> Optional[bool]:

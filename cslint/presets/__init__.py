@@ -483,16 +483,24 @@ class Knowledge:
         return self.world.span(group)
 
     def _index(self, specs: list) -> tuple:
+        """(tail -> [(order, spec)] of the exact tails, [(order, spec)] of the
+        tails ``*`` that every tail matches, [(order, spec, match)] of the
+        other wildcard tails, a match of any of those or None)."""
         exact: dict = {}
+        every: list = []
         wild: list = []
         for order, spec in enumerate(specs):
             tail = spec.pattern.rsplit(".", 1)[-1]
-            if any(ch in tail for ch in "*?["):
+            if tail == "*":
+                every.append((order, spec))  # ``random.*``: any tail
+            elif any(ch in tail for ch in "*?["):
                 # matched as fnmatch.fnmatchcase matches, compiled once
-                wild.append((order, spec, re.compile(fnmatch.translate(tail)).match))
+                wild.append((order, spec, fnmatch.translate(tail)))
             else:
                 exact.setdefault(tail, []).append((order, spec))
-        return exact, wild
+        # most tails match no other wildcard: one combined match rules them all out
+        any_wild = re.compile("|".join(f"(?:{pattern})" for _order, _spec, pattern in wild)).match if wild else None
+        return exact, every, [(order, spec, re.compile(pattern).match) for order, spec, pattern in wild], any_wild
 
     def candidates(self, kind: str, tail: str) -> list:
         """Specs (``kind`` = ``collectives`` or ``sources``) whose pattern may
@@ -506,11 +514,12 @@ class Knowledge:
         cache = self.__dict__.setdefault("_indexes", {})
         if kind not in cache:
             cache[kind] = self._index(getattr(self, kind))
-        exact, wild = cache[kind]
+        exact, every, wild, any_wild = cache[kind]
         found = exact.get(tail, [])
-        if wild:
-            found = sorted(found + [(order, spec) for order, spec, match in wild if match(tail) is not None],
-                           key=lambda pair: pair[0])
+        if every or wild:
+            matched = [(order, spec) for order, spec, match in wild if match(tail) is not None] \
+                if wild and any_wild(tail) is not None else []
+            found = sorted(found + every + matched, key=lambda pair: pair[0])
         result = [spec for _, spec in found]
         memo[(kind, tail)] = result
         return result
