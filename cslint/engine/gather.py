@@ -288,7 +288,8 @@ class FactGatherer:
         out: list = []
         deep = frozenset(self.known_wrappers)
         deep_text = ",".join(sorted(deep))
-        presets = self.presets
+        presets = self.presets + tuple(f"{group}={'+'.join(sorted(dims))}"
+                                       for group, dims in self.knowledge.world.named)
         fact_cache, bar = self.fact_cache, self.bar
 
         def jobs():

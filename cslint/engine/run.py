@@ -30,6 +30,7 @@ from ..suppressions import MARKER, apply_suppressions, find_suppressions
 from .cache import FactCache
 from .discovery import ModuleNames, discover_files, read_file, settings_resolver
 from .gather import FactGatherer
+from .getters import learned_spans
 from .ordering import OrdersAhead
 from .workers import RunContext, Workers
 
@@ -89,11 +90,17 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
              report: Optional[str] = None, min_confidence: Optional[str] = None) -> CheckResult:
     module_of = ModuleNames()
     module_of.settle(f.real for f in all_files)
+    # What the tree's own group getters say a group spans is known before
+    # any file is extracted: the workers read it as they extract.
+    for f in all_files:
+        if f.data is None and f.problem is None:
+            read_file(f)
+    named = learned_spans(f.data for f in sorted(all_files, key=lambda f: f.real))
+    if named:
+        knowledge = dataclasses.replace(knowledge, world=knowledge.world.with_named(named))
     with Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge)) as workers:
         found = None
         if fact_cache is not None:
-            for f in all_files:
-                read_file(f)
             # An unchanged tree, configuration and preset list gives the
             # analysis of an earlier run without parsing anything.
             analysis_key = fact_cache.run_key(_analysis_inputs(all_files, preset_names, module_of))

@@ -1,8 +1,9 @@
 """Parsing and fact extraction, in worker processes.
 
-A run forks its workers once, before it reads any file (each worker starts
-small and holds only what it parses), and hands them the run's
-:class:`RunContext` as it starts them.  Each :class:`ParseJob`
+A run forks its workers once, before it parses any file (each worker starts
+small and holds only what it parses; the bytes the run read to learn what
+the tree's own group getters define, :mod:`.getters`, stay shared pages of
+the fork), and hands them the run's :class:`RunContext` as it starts them.  Each :class:`ParseJob`
 names one file's input; a worker parses it, extracts its facts
 (:func:`cslint.analysis.facts.extract_file_facts`) and, with a cache file,
 stores them there itself (the parent would pickle them a second time, one
@@ -16,6 +17,7 @@ nested too deeply comes back as facts with an ``error`` (CSL001).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gc
 import os
 import pickle
@@ -68,17 +70,21 @@ IN_FLIGHT = 2
 class RunContext:
     """What every job of a run shares: the presets, by name and loaded.
     A worker forked from the run inherits it; one started afresh (where
-    processes are spawned) loads the presets again by name."""
+    processes are spawned) loads the presets again by name, with the group
+    spans the tree's getters define (:attr:`~cslint.presets.World.named`)."""
 
     preset_names: tuple
     knowledge: Knowledge
 
     @classmethod
-    def of(cls, preset_names) -> "RunContext":
-        return cls(tuple(preset_names), load_presets(list(preset_names)))
+    def of(cls, preset_names, named: tuple = ()) -> "RunContext":
+        knowledge = load_presets(list(preset_names))
+        if named:
+            knowledge = dataclasses.replace(knowledge, world=knowledge.world.with_named(named))
+        return cls(tuple(preset_names), knowledge)
 
     def __reduce__(self):
-        return (RunContext.of, (self.preset_names,))
+        return (RunContext.of, (self.preset_names, self.knowledge.world.named))
 
 
 @dataclass(frozen=True)

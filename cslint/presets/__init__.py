@@ -64,7 +64,15 @@ class World:
 
     factors: tuple = ()
     inside: tuple = ()
+    #: ``(group, dimensions)`` pairs the analysed tree's own getters define
+    #: (``get_dp_tp_group()`` returning a TP subgroup either way spans ``{tp}``
+    #: there; :mod:`cslint.engine.getters`), read before :data:`GROUP_SPANS`
+    named: tuple = ()
     _memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def with_named(self, named: tuple) -> "World":
+        """This world where the groups of ``named`` span what it says (a fresh memo)."""
+        return World(self.factors, self.inside, tuple(named))
 
     @property
     def declared(self) -> bool:
@@ -80,7 +88,8 @@ class World:
         """The dimensions ``group``'s ranks differ along; unknown groups span everything."""
         found = self._memo.get(group)
         if found is None:
-            base = GROUP_SPANS.get(group, ALL_DIMS)
+            base = next((dims for name, dims in self.named if name == group), None) \
+                or GROUP_SPANS.get(group, ALL_DIMS)
             if self.factors and base != ALL_DIMS:
                 base = self.closure(base)
                 if base >= frozenset(self.factors):
