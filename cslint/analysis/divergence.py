@@ -14,10 +14,13 @@ nor how a set was built.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 from typing import NamedTuple, Optional
 
 from .atoms import DROP, IDENT, STRENGTH_OF_WHOLE, compose, project_source
+from .modulenames import module_name_for
 
 #: flow links kept per entry (the first ones: from the source onwards)
 MAX_VIA = 4
@@ -214,6 +217,19 @@ def canonical_positions(listed: list, digests: Optional[dict] = None) -> list:
     return order
 
 
+@functools.lru_cache(maxsize=None)
+def _portable(text: str) -> str:
+    """What a digest reads of a text: the absolute path of a Python file (atoms
+    name the file they come from) reads as its path below the directory Python
+    imports it from, so the order of atoms that tie, and with it which source
+    or chain a finding cites, does not change when the tree is copied or moved
+    elsewhere (results never depend on where a tree lives, issue 12)."""
+    if not text.endswith(".py") or not os.path.isabs(text):
+        return text
+    depth = module_name_for(text).count(".") + (2 if os.path.basename(text) == "__init__.py" else 1)
+    return "/".join(text.replace(os.sep, "/").split("/")[-depth:])
+
+
 def structure_digest(value, memo: dict) -> bytes:
     """A digest of nested tuples and frozensets that does not depend on the
     iteration order of any set in them (the digests of a set's elements are
@@ -229,7 +245,7 @@ def structure_digest(value, memo: dict) -> bytes:
     if t is str:  # the memo's other keys are ids (ints) and tuples: no clash
         found = memo.get(value)
         if found is None:
-            found = memo[value] = hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"),
+            found = memo[value] = hashlib.blake2b(repr(_portable(value)).encode("utf-8", "surrogateescape"),
                                                   digest_size=12).digest()
         return found
     is_set = t is frozenset  # (no frozenset is of a class of its own)

@@ -15,6 +15,7 @@ from ..presets import Knowledge, group_from_text
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .astwalk import children_into
 from .atoms import func_ref, method_ref
+from .modulenames import module_name_for
 from .results import AtomBuilder
 from .cfg import exit_exceptions
 from .communicators import Communicators, built_over_fields
@@ -57,32 +58,6 @@ def _returns_shape(ctx, ref, known_shapes: dict, test) -> bool:
         function = ctx.definitions().get(qualname)
         known = known_shapes[qualname] = function is not None and test(function)
     return known
-
-
-def module_name_for(path: str) -> str:
-    """Dotted module name from the package structure around ``path``: the
-    directories up to the outermost one holding ``__init__.py``, directories
-    without one in between included (namespace portions inside a regular
-    package, see :class:`cslint.analysis.index.ModuleNames`)."""
-    path = os.path.abspath(path)
-    directory, filename = os.path.split(path)
-    stem = filename[:-3] if filename.endswith(".py") else filename
-    parts = [] if stem == "__init__" else [stem]
-    between: list = []  # directories without __init__.py above the last package
-    while True:
-        directory, package = os.path.split(directory)
-        if not package or not package.isidentifier():
-            break
-        if os.path.isfile(os.path.join(directory, package, "__init__.py")):
-            parts.extend(between)
-            parts.append(package)
-            between = []
-        else:
-            between.append(package)
-        if directory == os.path.dirname(directory):
-            break
-    parts.reverse()
-    return ".".join(parts) or stem
 
 
 def _relative_outside_packages(path: str, level: int, module: Optional[str], names) -> Optional[dict]:

@@ -363,7 +363,7 @@ def discover(paths: list, settings_for: Callable[[str], Settings]) -> Discovery:
 
 class ModuleNames:
     """Dotted module names from the package structure around files (as
-    :func:`~cslint.analysis.scope.module_name_for`), looking for each
+    :func:`~cslint.analysis.modulenames.module_name_for`), looking for each
     directory's ``__init__.py`` once."""
 
     def __init__(self):
