@@ -2,7 +2,9 @@
 
 For each tree: runs of ``python -m cslint check --no-cache --format json .``
 in the tree, one per (PYTHONHASHSEED, --jobs) pair (default: seeds 0-3 with
---jobs 1, 2, 1, 2), then a table: how many distinct outputs, identical or
+--jobs 1, 2, 1, 2), and one more run of a copy of the tree's sources in
+another directory (the output must not depend on where a tree lives; skip it
+with ``--no-move``), then a table: how many distinct outputs, identical or
 not.  With differences, ``--keep DIR`` leaves every output there to diff.
 
     .venv/bin/python bench/determinism.py                   # vLLM, DeepSpeed, torch
@@ -20,8 +22,10 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -66,6 +70,23 @@ def run_once(tree: str, seed: int, jobs: int) -> tuple:
     return done.stdout, elapsed
 
 
+#: what a copy of a tree keeps: the sources and the settings files cslint reads
+_KEPT_SUFFIXES = (".py", ".pyi", ".toml", ".cfg", ".ini")
+
+
+def _sources_only(directory: str, names: list) -> list:
+    return [name for name in names if not os.path.isdir(os.path.join(directory, name))
+            and not name.endswith(_KEPT_SUFFIXES) and name != ".gitignore"]
+
+
+def moved_copy(tree: str, into: str) -> str:
+    """A copy of ``tree``'s sources under ``into`` (a directory of another
+    name, at another depth), for a run that must print the same bytes."""
+    target = os.path.join(into, "moved", "elsewhere", os.path.basename(os.path.normpath(tree)) + "-copy")
+    shutil.copytree(tree, target, ignore=_sources_only, symlinks=True)
+    return target
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trees", nargs="*")
@@ -73,6 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2],
                         help="--jobs values, used in turn with the seeds")
     parser.add_argument("--keep", metavar="DIR", help="write every output to DIR")
+    parser.add_argument("--no-move", action="store_true", help="skip the run of a moved copy of each tree")
     args = parser.parse_args(argv)
     trees = args.trees or default_trees()
     runs = [(seed, args.jobs[index % len(args.jobs)]) for index, seed in enumerate(args.seeds)]
@@ -81,10 +103,16 @@ def main(argv=None) -> int:
         digests = {}
         seconds = []
         findings = files = None
-        for seed, jobs in runs:
-            output, elapsed = run_once(tree, seed, jobs)
+        planned = [(tree, seed, jobs) for seed, jobs in runs]
+        scratch = None
+        if not args.no_move:
+            scratch = tempfile.mkdtemp(prefix="cslint-moved-")
+            planned.append((moved_copy(tree, scratch), *runs[0]))
+        for where, seed, jobs in planned:
+            output, elapsed = run_once(where, seed, jobs)
+            label = seed if where == tree else f"{seed} (moved copy)"
             seconds.append(elapsed)
-            digests[(seed, jobs)] = hashlib.sha256(output).hexdigest()[:12]
+            digests[(label, jobs)] = hashlib.sha256(output).hexdigest()[:12]
             if findings is None:
                 report = json.loads(output)
                 findings, files = len(report["findings"]), report["files"]
@@ -92,13 +120,17 @@ def main(argv=None) -> int:
                     raise SystemExit(f"{tree}: no file checked")
             if args.keep:
                 os.makedirs(args.keep, exist_ok=True)
-                name = f"{os.path.basename(os.path.normpath(tree))}-seed{seed}-jobs{jobs}.json"
+                moved_tag = "" if where == tree else "-moved"
+                name = f"{os.path.basename(os.path.normpath(tree))}-seed{seed}-jobs{jobs}{moved_tag}.json"
                 with open(os.path.join(args.keep, name), "wb") as handle:
                     handle.write(output)
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
         distinct = len(set(digests.values()))
-        rows.append((tree, files, findings, len(runs), distinct, "yes" if distinct == 1 else "NO",
+        rows.append((tree, files, findings, len(planned), distinct, "yes" if distinct == 1 else "NO",
                      sorted(seconds)[len(seconds) // 2], digests))
-    print(f"runs per tree: {', '.join(f'seed {s} --jobs {j}' for s, j in runs)}")
+    moved = "" if args.no_move else f", and seed {runs[0][0]} --jobs {runs[0][1]} in a moved copy"
+    print(f"runs per tree: {', '.join(f'seed {s} --jobs {j}' for s, j in runs)}{moved}")
     header = ("tree", "files", "findings", "runs", "distinct outputs", "identical", "median s")
     table = [header] + [(r[0], str(r[1]), str(r[2]), str(r[3]), str(r[4]), r[5], f"{r[6]:.1f}") for r in rows]
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]

@@ -154,3 +154,19 @@ def test_canonical_order_follows_neither_the_hash_seed_nor_the_set():
         assert done.returncode == 0, done.stderr
         printed.add(done.stdout)
     assert len(printed) == 1, printed
+
+
+def test_output_is_identical_wherever_the_tree_lives(tmp_path):
+    """The same sources in a directory of another name and depth print the
+    same bytes: nothing that orders explanations may read where the tree lies
+    (atoms name their files by absolute path; ties among them are ordered by
+    a digest that reads a file's path below its import root)."""
+    here = tmp_path / "a"
+    there = tmp_path / "somewhere" / "else" / "entirely"
+    here.mkdir()
+    there.mkdir(parents=True)
+    write_tree(here)
+    write_tree(there)
+    first = _run(here, 0, 1, "json")
+    assert b"CSL10" in first
+    assert _run(there, 0, 1, "json") == first
