@@ -4,7 +4,7 @@ For each tree: runs of ``python -m cslint check --no-cache --format json .``
 in the tree, one per (PYTHONHASHSEED, --jobs) pair (default: seeds 0-3 with
 --jobs 1, 2, 1, 2), and one more run of a copy of the tree's sources in
 another directory (the output must not depend on where a tree lives; skip it
-with ``--no-move``), then a table: how many distinct outputs, identical or
+with ``--no-move``; a tree whose settings file lies above it gets none), then a table: how many distinct outputs, identical or
 not.  With differences, ``--keep DIR`` leaves every output there to diff.
 
     .venv/bin/python bench/determinism.py                   # vLLM, DeepSpeed, torch
@@ -87,6 +87,19 @@ def moved_copy(tree: str, into: str) -> str:
     return target
 
 
+def settings_above(tree: str):
+    """The settings file a run in ``tree`` reads from a directory above it
+    (a copy elsewhere would not read it, so its output may rightly differ),
+    else None."""
+    sys.path.insert(0, ROOT)
+    from cslint.config import find_config_file
+    found = find_config_file(tree)
+    if found is None:
+        return None
+    inside = os.path.commonpath([os.path.realpath(tree), os.path.realpath(found)]) == os.path.realpath(tree)
+    return None if inside else str(found)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("trees", nargs="*")
@@ -99,13 +112,17 @@ def main(argv=None) -> int:
     trees = args.trees or default_trees()
     runs = [(seed, args.jobs[index % len(args.jobs)]) for index, seed in enumerate(args.seeds)]
     rows = []
+    notes = []
     for tree in trees:
         digests = {}
         seconds = []
         findings = files = None
         planned = [(tree, seed, jobs) for seed, jobs in runs]
         scratch = None
-        if not args.no_move:
+        outside = settings_above(tree)
+        if outside:
+            notes.append(f"{tree}: no moved copy (its settings come from {outside}, above the tree)")
+        elif not args.no_move:
             scratch = tempfile.mkdtemp(prefix="cslint-moved-")
             planned.append((moved_copy(tree, scratch), *runs[0]))
         for where, seed, jobs in planned:
@@ -136,6 +153,8 @@ def main(argv=None) -> int:
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
+    for note in notes:
+        print(note)
     for row in rows:
         if row[4] != 1:
             print(f"{row[0]}: " + ", ".join(f"seed {s} jobs {j}: {d}" for (s, j), d in row[7].items()))
