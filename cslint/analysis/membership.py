@@ -126,13 +126,8 @@ def skips_own_pass(stmt: ast.AST, parents: dict, sizes=()) -> bool:
     test = stmt.test
     if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
         return False
-    loop = parents.get(id(stmt))
-    if type(loop) is not ast.For or type(loop.target) is not ast.Name or type(loop.iter) is not ast.Call \
-            or dotted(loop.iter.func) != "range" or loop.iter.keywords or not 1 <= len(loop.iter.args) <= 2:
-        return False
-    start = loop.iter.args[0]
-    if len(loop.iter.args) == 2 and not (type(start) is ast.Constant and start.value == 0) \
-            or not is_size_expr(loop.iter.args[-1], sizes):
+    loop = _over_group_size(stmt, parents, sizes)
+    if loop is None:
         return False
     index = loop.target.id
     sides = (test.left, test.comparators[0])
@@ -218,13 +213,8 @@ def selects_own_pass(stmt: ast.AST, parents: dict, sizes=()) -> bool:
     side = _own_index_side(stmt.test) if type(stmt) is ast.If else None
     if side is None:
         return False
-    loop = parents.get(id(stmt))
-    if type(loop) is not ast.For or type(loop.target) is not ast.Name or type(loop.iter) is not ast.Call \
-            or dotted(loop.iter.func) != "range" or loop.iter.keywords or not 1 <= len(loop.iter.args) <= 2:
-        return False
-    start = loop.iter.args[0]
-    if len(loop.iter.args) == 2 and not (type(start) is ast.Constant and start.value == 0) \
-            or not is_size_expr(loop.iter.args[-1], sizes):
+    loop = _over_group_size(stmt, parents, sizes)
+    if loop is None:
         return False
     index = loop.target.id
     if type(side) is ast.Subscript:
@@ -245,3 +235,18 @@ def selects_own_pass(stmt: ast.AST, parents: dict, sizes=()) -> bool:
     # but by the one-element list made of it (then read through that list)
     rebinding = [node for node in bindings if node.id == index]
     return not rebinding or (listed == index and len(rebinding) == 1)
+
+
+def _over_group_size(stmt: ast.stmt, parents: dict, sizes):
+    """The loop directly around ``stmt`` when it is ``for i in range(n)`` or
+    ``range(0, n)`` with ``n`` a group size (one pass per rank of the group),
+    else None."""
+    loop = parents.get(id(stmt))
+    if type(loop) is not ast.For or type(loop.target) is not ast.Name or type(loop.iter) is not ast.Call \
+            or dotted(loop.iter.func) != "range" or loop.iter.keywords or not 1 <= len(loop.iter.args) <= 2:
+        return None
+    start = loop.iter.args[0]
+    if len(loop.iter.args) == 2 and not (type(start) is ast.Constant and start.value == 0) \
+            or not is_size_expr(loop.iter.args[-1], sizes):
+        return None
+    return loop
