@@ -8,7 +8,7 @@ something whose group is unknown, leaves the name's reading (DP x TP)."""
 import textwrap
 
 from cslint.api import check_paths
-from cslint.engine.getters import learned_spans
+from cslint.analysis.groupgetters import learned_spans
 
 _SUBGROUP_GETTER = """
     class _Parallel:

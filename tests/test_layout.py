@@ -201,8 +201,8 @@ def test_each_room_imports_only_what_it_may():
 #: The phases of the analysis, in order: a module imports only modules of
 #: earlier phases (per-file facts first, the whole-tree pass after them).
 ANALYSIS_PHASES = [
-    ("astwalk", "atoms", "environment", "modulenames"),  # tree walking, typed atoms and their transforms,
-    # environments; the dotted name a file has from its packages
+    ("astwalk", "atoms", "environment", "modulenames", "groupgetters"),  # tree walking, typed atoms and their
+    # transforms, environments; the dotted name a file has from its packages; what a tree's group getters return
     ("divergence", "results"),  # divergence maps, over the atoms' sources; call results and their nesting
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "shapes", "records", "callfacts", "escapes", "spans", "positions"),  # what the syntax says; the per-file

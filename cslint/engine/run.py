@@ -30,7 +30,7 @@ from ..suppressions import MARKER, apply_suppressions, find_suppressions
 from .cache import FactCache
 from .discovery import ModuleNames, discover_files, read_file, settings_resolver
 from .gather import FactGatherer
-from .getters import learned_spans
+from ..analysis.groupgetters import learned_spans
 from .ordering import OrdersAhead
 from .workers import RunContext, Workers
 

@@ -2,7 +2,7 @@
 
 A run forks its workers once, before it parses any file (each worker starts
 small and holds only what it parses; the bytes the run read to learn what
-the tree's own group getters define, :mod:`.getters`, stay shared pages of
+the tree's own group getters define, :mod:`cslint.analysis.groupgetters`, stay shared pages of
 the fork), and hands them the run's :class:`RunContext` as it starts them.  Each :class:`ParseJob`
 names one file's input; a worker parses it, extracts its facts
 (:func:`cslint.analysis.facts.extract_file_facts`) and, with a cache file,

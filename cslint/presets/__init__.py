@@ -66,7 +66,7 @@ class World:
     inside: tuple = ()
     #: ``(group, dimensions)`` pairs the analysed tree's own getters define
     #: (``get_dp_tp_group()`` returning a TP subgroup either way spans ``{tp}``
-    #: there; :mod:`cslint.engine.getters`), read before :data:`GROUP_SPANS`
+    #: there; :mod:`cslint.analysis.groupgetters`), read before :data:`GROUP_SPANS`
     named: tuple = ()
     _memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 

@@ -14,7 +14,7 @@ learnt (``get_indexer_cp_group()`` returning the TP group says nothing about
 ``cp``).
 
 The tree's bytes are scanned before any file is extracted: the spans reach the
-workers with the run's knowledge (:class:`~.workers.RunContext`) and enter the
+workers with the run's knowledge (:class:`~cslint.engine.workers.RunContext`) and enter the
 key of every cached fact (:attr:`~cslint.presets.World.named`).
 """
 
