@@ -231,9 +231,16 @@ def leaving_tests(info, graph) -> dict:
     ``return``/``raise``) or the loop around the test (it ends in
     ``break``), with no ``continue`` or ``break`` of that loop on the way
     and no ``finally`` around that runs on the way out (the dataflow's
-    other way past an arm: those who stay all took the other one)."""
+    other way past an arm: those who stay all took the other one); and
+    the ``assert`` statements whose failure leaves the function uncaught
+    (``unhandled-exceptions = "hang"``: the ranks it fails on are gone,
+    those past it all held the test), with no ``finally`` around."""
     found: dict = {}
     for node in graph.nodes:
+        if node.kind == cfgmod.ASSERT:
+            if graph.leaves_uncaught(node.id) and not _in_finally_try(info, node.stmt):
+                found[node.id] = ("fail", None)
+            continue
         if node.kind != cfgmod.TEST or not isinstance(node.stmt, ast.If):
             continue
         arms = [(label, _leaves(arm)) for label, arm in ((True, node.stmt.body), (False, node.stmt.orelse))]
@@ -260,6 +267,57 @@ def leaving_tests(info, graph) -> dict:
             elif loop is not None:
                 found[node.id] = (label, loop)
     return found
+
+
+def rejoining_tests(info, graph) -> frozenset:
+    """The ``if`` test nodes every way out of whose arms is either the
+    statement after the ``if`` or out of the function (a ``return``, a
+    ``raise`` or a failing ``assert`` nothing in the function catches, work
+    failing on this rank alone under ``unhandled-exceptions = "hang"``): no
+    ``break`` or ``continue`` of a loop around, no ``try`` around it whose
+    handlers may catch what its arms raise, no ``finally`` around.  A rank
+    that reaches a statement past such an ``if`` went through one arm or
+    the other and fell through: which one it took decides nothing of
+    whether it is there (the exits inside the arms are decisions of their
+    own), and the ranks that left the function never read its local names
+    again.  Only a test with an exit inside an arm is a decision for what
+    follows it at all."""
+    found = []
+    for node in graph.nodes:
+        if node.kind != cfgmod.TEST or type(node.stmt) is not ast.If:
+            continue
+        stmt = node.stmt
+        if any(_jumps_in_loop(inner) for inner in stmt.body) or any(_jumps_in_loop(inner) for inner in stmt.orelse):
+            continue
+        if _caught_around(info, stmt):
+            continue
+        found.append(node.id)
+    return frozenset(found)
+
+
+def _caught_around(info, stmt: ast.AST) -> bool:
+    """Whether a ``try`` of the function holds ``stmt`` in its body with
+    handlers (which may catch what leaves it), or with a ``finally`` (which
+    runs on the way out, and may read what stayed)."""
+    child = stmt
+    parent = info.parents.get(id(stmt))
+    while parent is not None:
+        if isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar":
+            if parent.finalbody or (parent.handlers and any(child is inner for inner in parent.body)):
+                return True
+        child = parent
+        parent = info.parents.get(id(parent))
+    return False
+
+
+def _in_finally_try(info, stmt: ast.AST) -> bool:
+    """Whether a ``try`` with a ``finally`` holds ``stmt``."""
+    parent = info.parents.get(id(stmt))
+    while parent is not None:
+        if (isinstance(parent, ast.Try) or type(parent).__name__ == "TryStar") and parent.finalbody:
+            return True
+        parent = info.parents.get(id(parent))
+    return False
 
 
 def _leaves(arm: list):

@@ -11,7 +11,7 @@ from functools import partial
 from typing import Optional
 
 from . import cfg as cfgmod
-from .armexits import arm_exits, leaving_tests
+from .armexits import arm_exits, leaving_tests, rejoining_tests
 from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
 from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
 from .environment import EnvNumbers, fork, merge_into, snapshot
@@ -73,6 +73,7 @@ class Dataflow:
         self.closures = closures
         self._arm_reads = ArmReads(graph, closures, self.live, info, self._names)
         self.leaving = leaving_tests(info, graph)  # decision node -> (label of the arm that leaves, loop or None)
+        self.rejoining = rejoining_tests(info, graph)  # ``if`` test nodes whose arms fall through or leave the function
         self.arm_skips, self.arm_gates = arm_exits(self)  # tests a binding in their arm leaves out; ways out adding them
         #: the edges past an agreed None test, or that refine otherwise (:class:`VouchedEdges`); None: none
         self._vouched = VouchedEdges.find(self)
@@ -342,7 +343,7 @@ class Dataflow:
         closure = self.closures.get(n, ())
         if not closure:
             return EMPTY
-        leaving = self.leaving
+        leaving, rejoining = self.leaving, self.rejoining
         bound = None
         out = []
         for d, label in closure:
@@ -353,6 +354,9 @@ class Dataflow:
                     bound = _names_bound(self.graph.nodes[n].stmt)
                 if loop is None or not (bound & self._names_read_outside(loop)):
                     out.append(d)
+                continue
+            if d in rejoining and not self.info.inside(self.graph.nodes[n].stmt, self.graph.nodes[d].stmt):
+                out.append(d)  # every rank here fell through the ``if``; those that left are gone
                 continue
             if bound is None:
                 bound = _names_bound(self.graph.nodes[n].stmt)
