@@ -31,8 +31,8 @@ from .unanimity import unanimity_read, unanimous_values
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
     ARRAY_TYPES, CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, KIND_METHODS, LOOKUP_METHODS, MAPPING_TYPES,
-    SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS,
-    TENSOR_FIRST_SHAPING_CALLS,
+    SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, SIZE_ONLY_FACTORIES, STRUCTURE_BUILTINS,
+    STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
 )
 
 #: what counting an iterable's elements makes of its structure: a length alone, never a kind (``atoms.SIZED``)
@@ -96,9 +96,10 @@ def rows_alike(reads, expr: ast.Subscript) -> Optional[str]:
 
 def _through_import(reads, func) -> bool:
     """``torch.narrow``, ``np.array_split``, ``Tensor.split``: a function
-    called through an imported module or class, not a method of a value."""
+    called through an imported module or class, or imported by its own name
+    (``has_torch_function``), not a method of a value."""
     if type(func) is not ast.Attribute:
-        return False
+        return type(func) is ast.Name and func.id in reads.ctx.imports and func.id not in reads.info.local_names
     base = func.value
     while type(base) is ast.Attribute:
         base = base.value
@@ -116,6 +117,30 @@ def _kind_or_piece(reads, func, last: str, args: tuple, kwargs: tuple, arg_atoms
         return piece_arguments(args, kwargs, last in TENSOR_FIRST_SHAPING_CALLS and _through_import(reads, func))
     if _through_import(reads, func):
         return project(KIND, args[0]).union(*args[1:], *(a for _, a in kwargs))
+    return arg_atoms
+
+
+def _shaping_arguments(reads, func, last: str, args: tuple, kwargs: tuple) -> frozenset:
+    """What a library call that shapes a value (:data:`SHAPING_CALLS`) takes
+    from its arguments: the sizes given become the result's shape, whole; a
+    factory's size (:data:`SIZE_ONLY_FACTORIES`) makes a length only, never
+    the kind of what it makes; the others as they are."""
+    arg_atoms = EMPTY
+    positions = SHAPING_POSITIONS.get(last)
+    shift = 0
+    if last in TENSOR_FIRST_SHAPING_CALLS and _through_import(reads, func):
+        # ``torch.narrow(x, dim, start, length)``: ``x`` is what is cut
+        shift = 1
+    factory = last in SIZE_ONLY_FACTORIES
+    for index, a in enumerate(args):
+        if index < shift:
+            arg_atoms |= a
+        elif factory and not index:
+            arg_atoms |= project(SIZED, a)
+        else:
+            arg_atoms |= whole(a) if positions is None or index - shift in positions else a
+    for name, a in kwargs:
+        arg_atoms |= (project(SIZED, a) if factory else whole(a)) if name in SHAPING_KEYWORDS else a
     return arg_atoms
 
 
@@ -560,20 +585,7 @@ class StructureReads:
         elif (last in KIND_METHODS or last in PIECE_OF_CALLS) and args:  # ``torch.is_tensor(x)``, ``x.narrow(...)``
             arg_atoms = _kind_or_piece(self, func, last, args, kwargs, arg_atoms)
         elif last in SHAPING_CALLS and arg_atoms:
-            # the sizes given become the result's shape
-            arg_atoms = EMPTY
-            positions = SHAPING_POSITIONS.get(last)
-            shift = 0
-            if last in TENSOR_FIRST_SHAPING_CALLS and _through_import(self, func):
-                # ``torch.narrow(x, dim, start, length)``: ``x`` is what is cut
-                shift = 1
-            for index, a in enumerate(args):
-                if index < shift:
-                    arg_atoms |= a
-                    continue
-                arg_atoms |= whole(a) if positions is None or index - shift in positions else a
-            for name, a in kwargs:
-                arg_atoms |= whole(a) if name in SHAPING_KEYWORDS else a
+            arg_atoms = _shaping_arguments(self, func, last, args, kwargs)
         return receiver, arg_atoms
 
     def _is_builtin(self, name: str) -> bool:

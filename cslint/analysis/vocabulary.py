@@ -59,6 +59,15 @@ SHAPING_POSITIONS = {"narrow": (2,)}
 TENSOR_FIRST_SHAPING_CALLS = frozenset({
     "narrow", "split", "chunk", "tensor_split", "array_split", "reshape", "tile", "repeat_interleave", "unflatten",
 })
+#: of those, library factories whose first positional argument is a size and
+#: nothing else: the object made is of one kind on every rank (its element
+#: type comes from keywords such as ``dtype``), so a size that differs makes a
+#: length only (``atoms.SIZED``), which a type test of the object forgives
+#: (``torch.empty(n)`` after ``n`` is broadcast from a root that built it
+#: otherwise); ``full`` and ``arange`` are left out: the kind of the value or
+#: bounds they are given is the kind of what they make
+SIZE_ONLY_FACTORIES = frozenset({"empty", "zeros", "ones", "rand", "randn", "randperm", "eye", "new_empty",
+                                 "new_zeros", "new_ones"})
 SHAPING_KEYWORDS = frozenset({"size", "shape", "sizes", "split_size_or_sections", "chunks", "sections", "length",
                               "end", "steps", "repeats", "num"})
 #: Library calls that cut one value into pieces of its own kind (a tensor into
@@ -111,7 +120,9 @@ STRUCTURE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype"})
 # Methods of a tensor that read its kind (element type), never its length or
 # contents (``atoms.KIND_ATTRIBUTES`` are the attributes); called through the
 # library's module on a value (``torch.is_tensor(x)``), the same of that value.
-KIND_METHODS = frozenset({"element_size", "is_floating_point", "is_complex", "is_signed", "is_tensor"})
+KIND_METHODS = frozenset({"element_size", "is_floating_point", "is_complex", "is_signed", "is_tensor",
+                          # torch's override check: whether a value of the iterable has a ``__torch_function__``
+                          "has_torch_function"})
 
 # What says a name holds a container, whose truth is its length (structure),
 # not a number's value: an annotation, or a value built as one.
