@@ -52,13 +52,13 @@ DIRECT_ONLY_KINDS = frozenset({KIND_FILESYSTEM})
 class Program(ProgramReads):
     """Solve the summaries of a tree to a fixpoint (see the module docstring)."""
 
-    def __init__(self, files: list, knowledge: Knowledge, callee_files: tuple = ()):
+    def __init__(self, files: list, knowledge: Knowledge, callee_files: tuple = (), discovered: frozenset = frozenset()):
         self.knowledge = knowledge
         #: a declared world's closure of a source's dimensions (those inside them), None without one
         self._inside_dims = knowledge.world.closure if knowledge.world.inside else None
         self.files = [f for f in files if f.error is None]
         self.modes = knowledge.mode_assignments() if knowledge.modes else [frozenset()]
-        self.resolver = Resolver(self.files)
+        self.resolver = Resolver(self.files, discovered)  # (discovered: the run's module names, analysed or not)
         #: the functions of files read only for what they raise (see ProgramReads.raising_targets)
         callee_files = [f for f in callee_files if f.error is None]
         self.callees = Resolver(callee_files) if callee_files else None

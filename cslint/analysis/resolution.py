@@ -118,7 +118,7 @@ class Resolver:
     """The functions and classes of the analysed files, by key and by
     dotted name; resolves references to the functions they may call."""
 
-    def __init__(self, files: list):
+    def __init__(self, files: list, discovered: frozenset = frozenset()):
         self.files = files
         self.funcs: dict = {}
         self.classes: dict = {}
@@ -137,6 +137,9 @@ class Resolver:
                 for name, fkey in cls.methods.items():
                     self.methods_by_name.setdefault(name, []).append(fkey)
         self.project_packages = frozenset(module.split(".", 1)[0] for module in self.modules)
+        #: module files of the run the prefilter left unanalysed (no collective, no wrapper call): what
+        #: they define is known to exist, and known to reach no collective of the tree
+        self.unanalysed_modules = frozenset(discovered) - self.modules.keys()
         self._bases: dict = {}
         self._subclasses: dict = {}
         for cls in self.classes.values():
@@ -211,14 +214,21 @@ class Resolver:
         package, _, name = dotted.rpartition(".")
         if not package:
             return None
+        found = [cls for cls in self._by_name().get(name, ()) if cls.module.startswith(package + ".")]
+        return found[0] if len(found) == 1 else None
+
+    def has_class_named(self, name: str) -> bool:
+        """Whether an analysed class bears ``name``."""
+        return name in self._by_name()
+
+    def _by_name(self) -> dict:
         by_name = self.__dict__.get("_classes_by_name")
         if by_name is None:
             by_name = {}
             for cls in self.classes.values():
                 by_name.setdefault(cls.name, []).append(cls)
             self._classes_by_name = by_name
-        found = [cls for cls in by_name.get(name, ()) if cls.module.startswith(package + ".")]
-        return found[0] if len(found) == 1 else None
+        return by_name
 
     def class_of_ref(self, ref):
         """The class a reference names (``class``/``qual``), or None."""
@@ -654,18 +664,35 @@ class ReceiverClasses:
                 return ".".join(parts[start:])
         return dotted
 
-    def _outside_analysed_code(self, dotted: str) -> bool:
+    def _outside_analysed_code(self, dotted: str, depth: int = 0) -> bool:
         """Whether a dotted name that names no analysed class or function is
         known to reach no collective: it lies outside the tree (a
         third-party library), or it names a class (``CamelCase``, by Python's
         naming convention) of a module of the tree that the prefilter found
-        to hold no collective and no call to a wrapper."""
+        to hold no collective and no call to a wrapper.  A module file of
+        the run that was not analysed is known by name (the run's discovery
+        list, ``Resolver.unanalysed_modules``), so a class of one is outside
+        even below an analysed package ``__init__.py``, and a name an
+        analysed module imports is asked again as what it imports."""
         parts = dotted.split(".")
         if parts[0] not in self.project_packages:
             return True
+        resolver = self.resolver
         for split in range(len(parts) - 1, 0, -1):
-            if ".".join(parts[:split]) in self.resolver.modules:
-                return False  # an analysed module's variable, or a re-export we could not follow
+            module = ".".join(parts[:split])
+            if module in resolver.modules:
+                # a re-export of the analysed module is what it imports; else its variable
+                imported = resolver.modules[module].imports.get(parts[split])
+                if imported is None or depth > 3:
+                    return False
+                target = ".".join([imported] + parts[split + 1:])
+                return target != dotted and self._outside_analysed_code(target, depth + 1)
+            if module in resolver.unanalysed_modules:
+                # a module file of the run that holds no collective: a class it defines is outside the
+                # analysed code, whatever analysed ``__init__.py`` above it re-exports; one named like
+                # an analysed class may be that class imported, so it stays unknown
+                name = parts[split]
+                return name[:1].isupper() and not resolver.has_class_named(name)
         return parts[-1][:1].isupper()
 
     # -- values --------------------------------------------------------------------

@@ -166,7 +166,10 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, par
     suppressions and selection, each file named by its resolved path.
     ``parallel``: the run had worker processes (whose cores are free now);
     ``callee_facts``: the facts of files read only for what their functions
-    raise (:attr:`~cslint.analysis.program.Program.callees`)."""
+    raise (:attr:`~cslint.analysis.program.Program.callees`).  The analysis
+    also knows which module files of the run exist beside those it analysed:
+    their names, as the run names them (``ModuleNames`` over the same files:
+    part of the run's cache key)."""
     reported = {f.real for f in all_files if f.report}
     findings: list = []
     for f in all_files:
@@ -182,7 +185,10 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, par
             findings.append(NotAnalysable.finding(facts.path, facts.error, facts.error_line, facts.error_column))
 
     callees = [callee_facts[real] for real in sorted(callee_facts or {})]
-    program = Program(all_facts, knowledge, callees)
+    module_of = ModuleNames()
+    module_of.settle(f.real for f in all_files)
+    discovered = frozenset(module_of(f.real) for f in all_files if f.problem is None)
+    program = Program(all_facts, knowledge, callees, discovered)
     if bar is not None:
         bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
     # the cores the workers used would sit idle: one orders atom sets ahead
