@@ -13,9 +13,13 @@ leaves the preset's reading.  Only words that are groups the presets name are
 learnt (``get_indexer_cp_group()`` returning the TP group says nothing about
 ``cp``).
 
-The tree's bytes are scanned before any file is extracted: the spans reach the
-workers with the run's knowledge (:class:`~cslint.engine.workers.RunContext`) and enter the
-key of every cached fact (:attr:`~cslint.presets.World.named`).
+The first prefilter round scans each file's bytes as it reads them
+(:class:`GetterScan`), so the spans are known once it has read the last file;
+the workers extract the files chosen before that meanwhile, and extract again
+those whose extraction asked the span of a word learnt
+(:meth:`~cslint.engine.workers.Workers.learn_spans`).  With the fact cache,
+every file is read first and the spans, known before any job, enter the key of
+every cached fact (:attr:`~cslint.presets.World.named`).
 """
 
 from __future__ import annotations
@@ -26,28 +30,63 @@ from typing import Iterable, Optional
 
 from ..presets import GROUP_SPANS, group_from_text
 
-_GETTER = re.compile(rb"^def get_(\w+?)_group\(", re.M)
+# a getter's definition, matched where a line starts with ``def get_``
+# (found with bytes.find: a regex anchored on ``^`` tries every byte)
+_GETTER = re.compile(rb"def get_(\w+?)_group\(")
 # the next line that starts a top-level statement (not a comment, not a blank)
 _TOP_LEVEL = re.compile(rb"^[^\s#]", re.M)
 
 
+class GetterScan:
+    """The group words the getters of the files scanned so far define
+    (see the module docstring); files may come in any order: a word's spans
+    are a union, and a getter not understood leaves the word for good."""
+
+    def __init__(self):
+        self._found: dict = {}  # word -> the union of its getters' spans, None once one is not understood
+
+    def add(self, data: Optional[bytes]) -> None:
+        """Scan one file's bytes (None: a file that could not be read)."""
+        if not data:
+            return
+        for start in _line_starts(data, b"def get_"):
+            match = _GETTER.match(data, start)
+            if match is not None:
+                self._add_getter(data, match)
+
+    def _add_getter(self, data: bytes, match) -> None:
+        found = self._found
+        word = match.group(1).decode("ascii", "replace")
+        if word not in GROUP_SPANS or word == "world" or found.get(word, ()) is None:
+            return
+        dims = _getter_span(data, match.start(), match.end())
+        found[word] = None if dims is None else found.get(word, frozenset()) | dims
+
+    def spans(self) -> tuple:
+        """``(group, dimensions)`` for each group word whose getters all
+        define it otherwise than the presets read it, sorted."""
+        # a word its getters define as the presets read it changes nothing (nor any cache key)
+        return tuple(sorted((word, dims) for word, dims in self._found.items()
+                            if dims is not None and dims != GROUP_SPANS[word]))
+
+
+def _line_starts(data: bytes, prefix: bytes):
+    """The offsets of the lines of ``data`` that start with ``prefix``."""
+    if data.startswith(prefix):
+        yield 0
+    needle = b"\n" + prefix
+    at = data.find(needle)
+    while at >= 0:
+        yield at + 1
+        at = data.find(needle, at + len(needle))
+
+
 def learned_spans(datas: Iterable[Optional[bytes]]) -> tuple:
-    """``(group, dimensions)`` for each group word whose getters in the
-    files' bytes ``datas`` all define it otherwise than the presets read it
-    (see the module docstring), sorted."""
-    found: dict = {}  # word -> the union of its getters' spans, None once one is not understood
+    """:meth:`GetterScan.spans` of the files' bytes ``datas``."""
+    scan = GetterScan()
     for data in datas:
-        if not data or b"def get_" not in data:
-            continue
-        for match in _GETTER.finditer(data):
-            word = match.group(1).decode("ascii", "replace")
-            if word not in GROUP_SPANS or word == "world" or found.get(word, ()) is None:
-                continue
-            dims = _getter_span(data, match.start(), match.end())
-            found[word] = None if dims is None else found.get(word, frozenset()) | dims
-    # a word its getters define as the presets read it changes nothing (nor any cache key)
-    return tuple(sorted((word, dims) for word, dims in found.items()
-                        if dims is not None and dims != GROUP_SPANS[word]))
+        scan.add(data)
+    return scan.spans()
 
 
 def _getter_span(data: bytes, start: int, body_from: int) -> Optional[frozenset]:

@@ -19,6 +19,7 @@ import itertools
 import re
 from typing import Optional
 
+from ..analysis.groupgetters import GetterScan
 from ..analysis.records import FileFacts, fill_pending, is_pending, merge_partial
 from ..analysis.syntax import CONSTRUCTORS, called_as
 from ..analysis.typedcalls import typed_entry
@@ -57,6 +58,8 @@ class FactGatherer:
         the first round, which looks at every file."""
         user_patterns = {pattern for f in all_files for pattern in f.settings.collectives}
         may_hold_site = SiteFilter(self.knowledge, sorted(user_patterns), self.imports)
+        # the first round reads every file: it learns what the tree's getters define as it goes
+        getters = None if self.workers.spans_known else GetterScan()
         by_path: dict = {}  # the readable files, by resolved path (once the first round read them)
         needles: set = set()
         remaining = list(all_files)
@@ -72,17 +75,23 @@ class FactGatherer:
             def chosen(candidates=remaining, first=rounds == 1, uses_wrapper=uses_wrapper, rest=rest):
                 # a generator: the workers start on the first files while the
                 # prefilter is still reading the rest
+                scan = getters if first else None
                 for f in candidates:
                     if f.data is None:
                         if f.problem is None:
                             read_file(f)
                         if f.data is None:  # reported with its problem, never parsed
                             continue
+                    if scan is not None:
+                        scan.add(f.data)
                     if (f.explicit and f.report) or (first and may_hold_site(f.data)) \
                             or (uses_wrapper is not None and uses_wrapper.search(f.data)):
                         yield f
                     else:
                         rest.append(f)
+                if scan is not None:
+                    self.workers.learn_spans(scan.spans())
+                    self.knowledge = self.workers.context.knowledge
 
             # Files parsed before a wrapper they call was known get a deeper
             # look in the same batch as the next round's files (one wait fewer).

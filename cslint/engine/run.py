@@ -90,29 +90,29 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
              report: Optional[str] = None, min_confidence: Optional[str] = None) -> CheckResult:
     module_of = ModuleNames()
     module_of.settle(f.real for f in all_files)
-    # What the tree's own group getters say a group spans is known before
-    # any file is extracted: the workers read it as they extract.
-    for f in all_files:
-        if f.data is None and f.problem is None:
-            read_file(f)
-    named = learned_spans(f.data for f in sorted(all_files, key=lambda f: f.real))
-    if named:
-        knowledge = dataclasses.replace(knowledge, world=knowledge.world.with_named(named))
     with Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge)) as workers:
         found = None
         if fact_cache is not None:
+            for f in all_files:
+                if f.data is None and f.problem is None:
+                    read_file(f)
             # An unchanged tree, configuration and preset list gives the
             # analysis of an earlier run without parsing anything.
             analysis_key = fact_cache.run_key(_analysis_inputs(all_files, preset_names, module_of))
             found = fact_cache.get_run(analysis_key)
+            if found is None:
+                # every cached fact's key holds what the tree's own group
+                # getters define: known before the first job
+                workers.learn_spans(learned_spans(f.data for f in all_files))
         if found is None:
             # (files not read yet are read by the first prefilter round, as
-            # it goes: the workers start on the first ones meanwhile)
-            gatherer = FactGatherer(knowledge, preset_names, workers, fact_cache, module_of, bar)
+            # it goes: the workers start on the first ones meanwhile, and
+            # it learns what the getters define as it goes)
+            gatherer = FactGatherer(workers.context.knowledge, preset_names, workers, fact_cache, module_of, bar)
             facts_by_real = gatherer.gather(all_files)
             # (the workers stay up through the pass: they work out the
             # summaries left pending that the pass reads)
-            found = _analysis_findings(facts_by_real, all_files, knowledge, bar, workers.pool is not None,
+            found = _analysis_findings(facts_by_real, all_files, gatherer.knowledge, bar, workers.pool is not None,
                                        gatherer.callee_facts)
             if fact_cache is not None:
                 fact_cache.put_run(analysis_key, found)

@@ -1,9 +1,13 @@
 """Parsing and fact extraction, in worker processes.
 
-A run forks its workers once, before it parses any file (each worker starts
-small and holds only what it parses; the bytes the run read to learn what
-the tree's own group getters define, :mod:`cslint.analysis.groupgetters`, stay shared pages of
-the fork), and hands them the run's :class:`RunContext` as it starts them.  Each :class:`ParseJob`
+A run forks its workers once, before it reads any file (each worker starts
+small and holds only what it parses), and hands them the run's
+:class:`RunContext` as it starts them.  What the tree's own group getters
+define (:mod:`cslint.analysis.groupgetters`) is known once the first
+prefilter round has read the last file; the workers extract the files chosen
+before that meanwhile, noting which group spans each extraction asked, and
+extract again, when the spans come (:meth:`Workers.learn_spans`), those that
+asked one the getters changed.  Each :class:`ParseJob`
 names one file's input; a worker parses it, extracts its facts
 (:func:`cslint.analysis.facts.extract_file_facts`) and, with a cache file,
 stores them there itself (the parent would pickle them a second time, one
@@ -200,9 +204,36 @@ class _WorkerProcess:
         self.context = context
         self.trees: dict = {}
         self.deferred: dict = {}  # resolved path -> {position: (FunctionInfo, called names)} of its pending summaries
+        #: until the group spans of the tree are known: resolved path -> (the
+        #: job, the groups its extraction asked the span of); None after
+        self.before_spans: Optional[dict] = {}
 
     def parse_batch(self, jobs: list) -> list:
-        return [extract(job, self.context, self.trees, self.deferred) for job in jobs]
+        if self.before_spans is None:
+            return [extract(job, self.context, self.trees, self.deferred) for job in jobs]
+        out = []
+        knowledge = self.context.knowledge
+        for job in jobs:
+            # a world of its own per job: what it was asked is what this extraction read
+            knowledge.world = knowledge.world.with_named(knowledge.world.named)
+            out.append(extract(job, self.context, self.trees, self.deferred))
+            self.before_spans[job.path] = (job, knowledge.world.asked())
+        return out
+
+    def learn_spans(self, named: tuple) -> list:
+        """The group spans of the tree (:meth:`Workers.learn_spans`): the
+        facts of the files extracted before them that asked the span of a
+        group ``named`` changes, extracted again (on the trees kept)."""
+        knowledge = self.context.knowledge
+        changed = knowledge.world.changed_spans(named)
+        # in place: the pending summaries of the files extracted so far hold
+        # this knowledge, and are worked out with the spans learnt
+        knowledge.world = knowledge.world.with_named(named)
+        earlier, self.before_spans = self.before_spans or {}, None
+        again = [job for job, asked in earlier.values() if not asked.isdisjoint(changed)]
+        for job in again:
+            self.deferred.pop(job.path, None)
+        return [extract(job, self.context, self.trees, self.deferred) for job in again]
 
     def fill(self, wanted: list) -> list:
         """The facts of the pending summaries ``[(path, position), ...]``."""
@@ -281,7 +312,13 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
         if kind == "keep":
             _PROCESS.keep_trees(payload)
             continue
+        if kind == "spans" and not payload[1]:  # nothing changed: nothing to answer
+            _PROCESS.learn_spans(payload[0])
+            continue
         try:
+            if kind == "spans":
+                outbox.put((True, _PROCESS.learn_spans(payload[0])))
+                continue
             work = _PROCESS.fill if kind == "fill" else _PROCESS.parse_batch
             outbox.put((True, work(payload)))
         except Exception as exc:  # the run's process raises it, as if it had extracted the batch itself
@@ -339,6 +376,10 @@ class Workers:
         self._deferred: dict = {}
         #: resolved path -> (the index of the worker holding its pending summaries, its job)
         self._deferring: dict = {}
+        #: whether the group spans the tree's getters define are known (:meth:`learn_spans`)
+        self.spans_known = False
+        #: whether a worker was sent a job before they were
+        self._sent_before_spans = False
         self._owner = os.getpid()
         if jobs <= 1 or files < PARALLEL_THRESHOLD:
             return
@@ -369,16 +410,44 @@ class Workers:
             self.close()
             raise
 
+    def learn_spans(self, named: tuple) -> None:
+        """The group spans the tree's own getters define
+        (:func:`~cslint.analysis.groupgetters.learned_spans`), known from now
+        on.  A worker sent jobs before extracted them with the spans of the
+        presets alone, noting which spans each asked: it extracts again those
+        that asked a span ``named`` changes, and their facts replace the
+        earlier ones in what the :meth:`map` going on returns (one answer
+        per worker, after its earlier jobs').  The facts are those of an
+        extraction that knew the spans from the start."""
+        knowledge = self.context.knowledge
+        changed = bool(knowledge.world.changed_spans(named))
+        if changed:
+            knowledge = dataclasses.replace(knowledge, world=knowledge.world.with_named(named))
+            self.context = RunContext(self.context.preset_names, knowledge)
+        self.spans_known = True
+        if self.pool is None:
+            return
+        answered = changed and self._sent_before_spans
+        try:
+            for worker in self.pool:
+                worker.conn.send(("spans", (named, answered)))
+                if answered:
+                    worker.in_flight.append(None)  # its answer: the facts extracted again
+        except OSError:  # a worker is gone: the map going on finds it out and parses here
+            pass
+
     def map(self, jobs, bar=None) -> list:
         """Facts of every :class:`ParseJob`, in order; ``bar`` (a ProgressBar)
         advances per file.  ``jobs`` may be a generator: jobs go to the
         workers in small batches as they come, so the workers parse while
-        the caller is still choosing the files (the prefilter)."""
+        the caller is still choosing the files (the prefilter); it may call
+        :meth:`learn_spans` as it goes."""
         if self.pool is None:
             return self._parse_here(jobs, bar)
         jobs = iter(jobs)
         submitted: list = []
         out: list = []
+        at: dict = {}  # resolved path -> its position among the ordinary jobs
         free: deque = deque()  # tasks (positions in ``submitted``) for any worker, not sent yet
         batch: list = []
         batch_bytes = 0
@@ -388,6 +457,8 @@ class Workers:
                 position = len(submitted)
                 submitted.append(job)
                 out.append(None)
+                if job.raising is None:
+                    at[job.path] = position
                 if bar is not None:
                     bar.expect()
                 holder = self._holder.get(job.path) if job.already_deep is not None else None
@@ -406,7 +477,7 @@ class Workers:
                         free.append(batch)
                         batch, batch_bytes = [], 0
                 self._send(free, submitted)
-                self._receive(out, bar, 0)
+                self._receive(out, bar, 0, at)
             for holder, (positions, _size) in pinned.items():
                 if positions:
                     self.pool[holder].pinned.append(positions)
@@ -417,12 +488,13 @@ class Workers:
                 self._send(free, submitted)
                 if not any(worker.in_flight for worker in self.pool):
                     return out
-                self._receive(out, bar, None)
+                self._receive(out, bar, None, at)
         except (OSError, RuntimeError):  # a worker broke: finish here
             self.close()
             if bar is not None:
                 bar.start(bar.label, 0)
-            return self._parse_here(submitted, bar) + self._parse_here(jobs, bar)
+            rest = list(jobs)  # (the spans are known once the caller has chosen every file)
+            return self._parse_here(submitted + rest, bar)
 
     def _send(self, free: deque, submitted: list) -> None:
         """Hand tasks to the workers with fewer than IN_FLIGHT in hand: a
@@ -443,10 +515,12 @@ class Workers:
                         self._deferring[job.path] = (worker.index, job)
                 worker.conn.send(("batch", batch))
                 worker.in_flight.append(positions)
+                self._sent_before_spans |= not self.spans_known
 
-    def _receive(self, out: list, bar, timeout: Optional[float]) -> None:
-        """Put the facts of the tasks answered so far in ``out``; with
-        ``timeout`` None, wait for one answer at least."""
+    def _receive(self, out: list, bar, timeout: Optional[float], at: dict) -> None:
+        """Put the facts of the tasks answered so far in ``out`` (``at``:
+        resolved path -> position there, for the facts extracted again once
+        the spans were learnt); with ``timeout`` None, wait for one answer at least."""
         busy = {worker.conn: worker for worker in self.pool if worker.in_flight}
         for conn in wait_for(list(busy), timeout):
             worker = busy[conn]
@@ -457,6 +531,10 @@ class Workers:
             positions = worker.in_flight.popleft()
             if not done:
                 raise value
+            if positions is None:  # the files extracted again with the spans learnt
+                for facts in value:
+                    out[at[facts.path]] = facts
+                continue
             for position, facts in zip(positions, value):
                 out[position] = facts
                 if bar is not None:
@@ -472,6 +550,10 @@ class Workers:
         return deque([i] for i in left)
 
     def _parse_here(self, jobs, bar) -> list:
+        if not self.spans_known:
+            # nothing is extracted here before the spans are: the caller
+            # chooses every file first (and learns them as it goes)
+            jobs = list(jobs)
         out = []
         for job in jobs:
             if bar is not None:

@@ -74,6 +74,16 @@ class World:
         """This world where the groups of ``named`` span what it says (a fresh memo)."""
         return World(self.factors, self.inside, tuple(named))
 
+    def asked(self) -> frozenset:
+        """The groups this world was asked the span of since it was made
+        (what an extraction read of it, :meth:`~cslint.engine.workers.Workers.learn_spans`)."""
+        return frozenset(self._memo)
+
+    def changed_spans(self, named: tuple) -> frozenset:
+        """The groups whose span differs between this world and one where ``named`` holds."""
+        mine, theirs = dict(self.named), dict(named)
+        return frozenset(group for group in mine.keys() | theirs.keys() if mine.get(group) != theirs.get(group))
+
     @property
     def declared(self) -> bool:
         return bool(self.factors)
