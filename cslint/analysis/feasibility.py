@@ -63,7 +63,8 @@ MAX_ALIAS_DEPTH = 4
 _WORLD_SIZE_CALLS = frozenset({"get_world_size", "Get_size"})
 #: calls that say whether this process is part of a torch.distributed job:
 #: True in a world of several ranks (a test with no arguments)
-_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_initialized", "torch.distributed.is_available"})
+_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_initialized", "torch.distributed.is_available",
+                                "deepspeed.comm.is_initialized"})
 
 
 class CaseParam(NamedTuple):
@@ -108,6 +109,26 @@ def _distributed_test(test: ast.expr, imports: dict) -> bool:
     raw = dotted(test.func)
     return bool(raw) and raw.rsplit(".", 1)[-1] in ("is_initialized", "is_available") \
         and canonical_text(raw, imports) in _DISTRIBUTED_CALLS
+
+
+def job_fields(ctx) -> frozenset:
+    """The fields every ``self.attr = ...`` of the file sets to whether this
+    process is part of a distributed job (``self.distributed =
+    dist.is_initialized()``): True in a world of several ranks, as the call
+    itself is (:func:`_distributed_test`).  Worked out once per file."""
+    found = ctx.__dict__.get("_job_fields")
+    if found is None:
+        table: dict = {}
+        for attr, value in ctx.field_writes:
+            table[attr] = value is not None and _distributed_test(value, ctx.imports) and table.get(attr, True)
+        found = ctx.__dict__["_job_fields"] = frozenset(attr for attr, job in table.items() if job)
+    return found
+
+
+def _job_field(test: ast.expr, ctx) -> bool:
+    """``self.distributed`` of a field :func:`job_fields` knows."""
+    return type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id == "self" \
+        and test.attr in job_fields(ctx)
 
 
 def _world_test(test: ast.expr) -> Optional[bool]:
@@ -197,7 +218,8 @@ class Feasibility:
             for sub in fast_walk(test):
                 if isinstance(sub, ast.Compare) and _world_test(sub) is not None:
                     return True
-                if isinstance(sub, ast.Call) and _distributed_test(sub, self.info.ctx.imports):
+                if isinstance(sub, ast.Call) and _distributed_test(sub, self.info.ctx.imports) \
+                        or isinstance(sub, ast.Attribute) and _job_field(sub, self.info.ctx):
                     return True
                 if isinstance(sub, ast.Name) and sub.id in self.flags:
                     return True
@@ -466,6 +488,8 @@ class TestFolder:
                 return self(alias, depth + 1)
         if kind is ast.Call:
             return True if _distributed_test(test, self.info.ctx.imports) else None
+        if kind is ast.Attribute and _job_field(test, self.info.ctx):
+            return True
         if kind is ast.Compare:
             world = _world_test(test)
             if world is not None:
