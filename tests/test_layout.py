@@ -232,7 +232,8 @@ ANALYSIS_PHASES = [
     ("structure",),  # reads of a value's structure
     ("evaluator",),  # expressions
     ("transfer",),  # statements
-    ("armexits",),  # the ways out of an if's arm, where the names it bound take its test back
+    ("armexits", "exclusive"),  # the ways out of an if's arm, where the names it bound take its test back; a later
+    # arm whose test rules out an earlier one, where those names hold what they held before it
     ("edges", "settled", "skipped"),  # what the dataflow refines along an edge; exits a collective settles; bindings
     # a failure in a try body leaves undone
     ("summary", "dataflow"),  # the two walkers

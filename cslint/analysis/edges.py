@@ -6,7 +6,9 @@ its arm assigns are agreed within that group, which has one rank there);
 the ways out of a ``for`` loop (its target also holds what it held before
 the loop); the edge of an ``if`` where a local container is empty or None
 (it holds only its own structure); the way past the others' turn of a
-name one rank binds first (:func:`leader_first_edges`)."""
+name one rank binds first (:func:`leader_first_edges`); the edges into an
+arm whose test rules out an earlier arm, where the names that arm binds hold
+what they held before it (:func:`~cslint.analysis.exclusive.excluded_edges`)."""
 
 from __future__ import annotations
 
@@ -17,8 +19,9 @@ from . import cfg as cfgmod
 from .armexits import gated
 from .environment import fork
 from .localdicts import key_own_entry
-from .atoms import OWN_PARAM, SHAPE, WHOLE, project
+from .atoms import EMPTY, OWN_PARAM, SHAPE, WHOLE, project
 from .structure import params_own
+from .exclusive import excluded_edges
 from .relays import relay_edges
 from .presence import none_test
 from .syntax import single_rank_edges, single_rank_side, target_names
@@ -51,13 +54,23 @@ class Refinements:
         for key, relayed in relay_edges(dataflow.graph, dataflow.info.func, dataflow.info.ctx.knowledge,
                                         dataflow.info.callee_names).items():
             edges[key] = ("relay", relayed)
+        for key, excluded in excluded_edges(dataflow).items():
+            edges.setdefault(key, ("excluded", excluded))
         gates = dataflow.arm_gates
         return cls(edges, gates) if edges or gates else None
 
     def from_entry(self) -> list:
-        """(node, successor) of the edges that read the node's entry
-        environment: a ``for`` header's ways out (:func:`restored`)."""
-        return [key for key, (kind, _data) in self.edges.items() if kind == "loop"]
+        """(node, successor) of the edges that read a node's entry
+        environment: a ``for`` header's ways out (:func:`restored`), and the
+        earlier test's entry for an edge into an arm that rules it out
+        (:func:`excluded`)."""
+        found = []
+        for key, (kind, data) in self.edges.items():
+            if kind == "loop":
+                found.append(key)
+            elif kind == "excluded":
+                found.append((data[0], key[1]))  # the earlier test's entry
+        return found
 
     def gate(self, dataflow, p: int, succ: int, out: dict) -> dict:
         """``out`` of node ``p`` with the tests of the ``if`` arms the edge to
@@ -82,6 +95,8 @@ class Refinements:
             return refined
         if kind == "relay":
             return relayed(data, dataflow.envs.get(p), out, dataflow.info.ctx.atoms.collective)
+        if kind == "excluded":
+            return excluded(data, dataflow.envs.get(data[0]), out)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
 
 
@@ -199,6 +214,18 @@ def loop_exit_edges(graph, info) -> dict:
             if label is not True:
                 out[node.id, succ] = keys
     return out
+
+
+def excluded(data: tuple, before: Optional[dict], out: dict) -> dict:
+    """``out`` along an edge into an arm whose test rules out an earlier
+    arm (:func:`~cslint.analysis.exclusive.excluded_edges`): the names that
+    arm binds hold what they held on entry to its test."""
+    if before is None:
+        return out
+    refined = fork(out)
+    for name in data[1]:
+        refined[name] = before.get(name, EMPTY)
+    return refined
 
 
 def relayed(data: tuple, before: Optional[dict], out: dict, collective) -> dict:

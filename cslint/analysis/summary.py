@@ -25,6 +25,7 @@ from .astwalk import walk as fast_walk
 from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL, always_raises, raises_exit
 from .escapes import escaping_kind, failing_calls
+from .exclusive import ruled_out_walk
 from .evaluator import Evaluator, ReadWatch
 from .structure import params_own
 from .positions import own_arguments
@@ -171,6 +172,7 @@ class SummaryWalk:
         exits = EMPTY
         top = stmts is self.info.body
         until_end = None  # the store keys decided alike from a test of this block to its end
+        statement = ruled_out_walk(stmts, self.info, self.evaluator, self._in_loop, self._statement)  # (exclusive.py)
         for index, s in enumerate(stmts):
             if top and type(s) is ast.If and not s.orelse:
                 for made in assigned_past_return(stmts, s).values():
@@ -188,7 +190,7 @@ class SummaryWalk:
                     self._in_loop = self._carrying = False
                     self._watch = self.evaluator.watch = None
             else:
-                exit_atoms = self._statement(s, env, implicit, variant, straight, rebinds)
+                exit_atoms = statement(s, env, implicit, variant, straight, rebinds)
             for key in after or ():
                 del self._alike_implicit[key]
             if exit_atoms:

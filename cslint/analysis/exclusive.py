@@ -1,0 +1,320 @@
+"""Tests that rule each other out (issue 14 §2.6, complementary tests in one
+function): a name bound in the arm of one ``if`` is not what a later ``if``
+of the same block reads where its test says the first arm was not taken::
+
+    outputs = self.module(inputs)
+    if self.partitioned and not self.is_last_stage():
+        outputs = (part.to_meta(), part.data())   # this rank's slice
+    buffers.append(outputs)
+    if self.is_last_stage():
+        self.loss = outputs                      # the module's output alone
+
+The second test holds only where ``self.is_last_stage()`` is true, so the
+first test's conjunct ``not self.is_last_stage()`` was false: no rank
+reading ``outputs`` in the second arm ran the first arm, and ``outputs``
+holds there what it held before the first ``if`` (:func:`excluded_edges`,
+applied by :class:`~cslint.analysis.edges.Refinements` on the edges into
+the second arm).  The dataflow otherwise joins both bindings there, and the
+first arm's rank-local value decides the second arm's reads.
+
+Two tests rule each other out where a conjunct of the later one is the
+negation of a conjunct of the earlier one (``x`` and ``not x``, ``a is
+None`` and ``a is not None``, ``==`` and ``!=``), and that conjunct reads
+the same value at both:
+
+- a call, with no arguments, of a process's fixed identity: the loaded
+  presets' sources of :data:`FIXED_KINDS` (``dist.get_rank()``, a pipeline
+  engine's ``is_last_stage()``), with no call between the two ``if``
+  statements nor before the conjunct in the later test that could move it
+  (the premise: a rank's id and pipeline stage do not change while one
+  function runs, unless something it calls in between changes them);
+- or local names only (:func:`~cslint.analysis.correlated.reads_fixed_names`:
+  bound once, outside loops, to a truth value, a number or a string).
+
+The names restored are those the earlier arm binds, each a plain local
+name that no statement between the two tests binds, stores into or calls a
+method on, and that the function never stores elements into or reads by
+constant key (those keep parts of their own in the dataflow); the earlier
+``if`` has no ``else`` (whose bindings the later arm would read)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from . import cfg as cfgmod
+from .astwalk import walk as fast_walk
+from .atoms import EMPTY
+from .correlated import held_where, reads_fixed_names
+from .syntax import dotted
+
+#: source kinds that name what a process is, which no test of one function sees change
+FIXED_KINDS = frozenset({"rank id", "pipeline stage"})
+
+#: a negated comparison -> the comparison it negates
+_POSITIVE = {ast.IsNot: ast.Is, ast.NotEq: ast.Eq, ast.NotIn: ast.In}
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _conjuncts(test) -> list:
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        out = []
+        for value in test.values:
+            out.extend(_conjuncts(value))
+        return out
+    return [test]
+
+
+def _operand(node) -> Optional[str]:
+    """The text of a name, a dotted attribute (no call in it) or a constant."""
+    if type(node) is ast.Constant:
+        return repr(node.value)
+    text = dotted(node)
+    return None if text is None or "(" in text else text
+
+
+def _positive(expr) -> tuple:
+    """(key of the part ``expr`` tests, whether ``expr`` holds where that
+    part is true): ``not x`` -> (x, False), ``a is not None`` -> (``a is
+    None``, False); the key is None for a part of any other form than a
+    name, a call with no arguments of a dotted name, or a comparison of
+    names, dotted attributes and constants."""
+    kind = type(expr)
+    if kind is ast.UnaryOp and type(expr.op) is ast.Not:
+        key, truth = _positive(expr.operand)
+        return key, not truth
+    if kind is ast.Name:
+        return ("name", expr.id), True
+    if kind is ast.Call:
+        text = None if expr.args or expr.keywords or type(expr.func) is ast.Constant else _operand(expr.func)
+        return (None if text is None else ("call", text)), True
+    if kind is ast.Compare and len(expr.ops) == 1:
+        left, right = _operand(expr.left), _operand(expr.comparators[0])
+        if left is None or right is None:
+            return None, True
+        op = type(expr.ops[0])
+        positive = _POSITIVE.get(op, op)
+        return ("compare", left, positive.__name__, right), positive is op
+    return None, True
+
+
+def _tested(expr):
+    """The part ``expr`` tests (``x`` of ``not x``)."""
+    while type(expr) is ast.UnaryOp and type(expr.op) is ast.Not:
+        expr = expr.operand
+    return expr
+
+
+def _calls(nodes) -> bool:
+    return any(type(sub) is ast.Call for node in nodes for sub in fast_walk(node))
+
+
+def _fixed_identity(part, evaluator) -> bool:
+    """``part`` is a call with no arguments that the presets know as a
+    process's fixed identity (:data:`FIXED_KINDS`), and only that."""
+    if type(part) is not ast.Call or part.args or part.keywords:
+        return False
+    atoms = evaluator.eval(part, {})
+    return bool(atoms) and all(atom.tag == "S" and atom.kind in FIXED_KINDS for atom in atoms)
+
+
+def _signature(test) -> dict:
+    """{key of a part one of ``test``'s conjuncts tests: whether the
+    conjunct holds where that part is true} (the first conjunct of each)."""
+    out: dict = {}
+    for conj in _conjuncts(test):
+        key, truth = _positive(conj)
+        if key is not None:
+            out.setdefault(key, (conj, truth))
+    return out
+
+
+def _negated_conjunct(test) -> bool:
+    """Whether a conjunct of ``test`` is negated (``not x``, ``is not``,
+    ``!=``, ``not in``): of two tests that rule each other out, one is."""
+    for conj in _conjuncts(test):
+        kind = type(conj)
+        if kind is ast.UnaryOp and type(conj.op) is ast.Not:
+            return True
+        if kind is ast.Compare and len(conj.ops) == 1 and type(conj.ops[0]) in _POSITIVE:
+            return True
+    return False
+
+
+def _ruled_out(earlier: dict, second: ast.If, later: dict, between: list, info, evaluator) -> bool:
+    """Whether ``second``'s test holds only where the earlier test (its
+    :func:`_signature` ``earlier``) did not."""
+    conjuncts = _conjuncts(second.test)
+    for key, (conj, truth) in later.items():
+        found = earlier.get(key)
+        if found is None or found[1] == truth:
+            continue
+        part = _tested(conj)
+        if type(part) is ast.Call:
+            index = next(i for i, c in enumerate(conjuncts) if c is conj)
+            if _fixed_identity(part, evaluator) and not _calls(between) and not _calls(conjuncts[:index]):
+                return True
+        else:
+            held = held_where(found[0], True)
+            if held and reads_fixed_names(info, held):
+                return True
+    return False
+
+
+def _bound(stmts) -> Optional[set]:
+    """The local names ``stmts`` bind (None where one is declared global or
+    nonlocal, or a definition binds one)."""
+    out = set()
+    for stmt in stmts:
+        for sub in fast_walk(stmt):
+            kind = type(sub)
+            if kind is ast.Name and type(sub.ctx) is not ast.Load:
+                out.add(sub.id)
+            elif kind in (ast.Global, ast.Nonlocal) or kind in _DEFINITIONS:
+                return None
+    return out
+
+
+def _touched(stmts) -> set:
+    """The names ``stmts`` (statements or expressions) bind, delete, store
+    into, read an attribute of or call a method on."""
+    out = set()
+    for stmt in stmts:
+        for sub in fast_walk(stmt):
+            kind = type(sub)
+            if kind is ast.Name and type(sub.ctx) is not ast.Load:
+                out.add(sub.id)
+            elif kind in (ast.Attribute, ast.Subscript) and type(sub.value) is ast.Name \
+                    and (type(sub.ctx) is not ast.Load or kind is ast.Attribute):
+                out.add(sub.value.id)
+            elif kind in _DEFINITIONS:
+                out.update(node.id for node in fast_walk(sub) if type(node) is ast.Name)
+                if kind is not ast.Lambda:
+                    out.add(sub.name)
+            elif kind is ast.alias:
+                out.add((sub.asname or sub.name).split(".")[0])
+            elif kind is ast.ExceptHandler and sub.name:
+                out.add(sub.name)
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                out.update(sub.names)
+    return out
+
+
+def ruled_out_in_block(block: list, info, evaluator) -> dict:
+    """{index of a later ``if`` of ``block``: (index of the nearest earlier
+    ``if`` whose arm it rules out, the names that arm binds which keep, in
+    the later arm, what they held before it)} (see the module)."""
+    ifs = [(index, stmt) for index, stmt in enumerate(block) if type(stmt) is ast.If]
+    if len(ifs) < 2 or not any(_negated_conjunct(stmt.test) for _index, stmt in ifs):
+        return {}
+    signatures = [_signature(stmt.test) for _index, stmt in ifs]
+    bound: dict = {}  # index of an earlier if -> the names its arm binds, which the function keeps no parts of
+    out = {}
+    for j in range(1, len(ifs)):
+        at, second = ifs[j]
+        later = signatures[j]
+        for k in range(j - 1, -1, -1):
+            index, first = ifs[k]
+            earlier = signatures[k]
+            if first.orelse or not any(key in earlier and earlier[key][1] != truth
+                                       for key, (_conj, truth) in later.items()):
+                continue
+            names = bound.get(index)
+            if names is None:
+                names = bound[index] = {name for name in _bound(first.body) or ()
+                                        if name not in info.element_stores and name not in info.dict_keys}
+            between = block[index + 1:at]
+            names = names - _touched([*between, first.test, second.test]) if names else names
+            if names and _ruled_out(earlier, second, later, between, info, evaluator):
+                out[at] = (index, tuple(sorted(names)))
+                break
+    return out
+
+
+def excluded_edges(dataflow) -> dict:
+    """{(later test node, successor into its arm): (earlier test node, names)}
+    (see the module): along that edge each name holds what it held on entry
+    to the earlier test."""
+    info = dataflow.info
+    graph = dataflow.graph
+    out = {}
+    blocks = info.blocks
+    found: dict = {}  # id(block) -> ruled_out_in_block
+    for node in graph.nodes:
+        second = node.stmt
+        if node.kind != cfgmod.TEST or type(second) is not ast.If:
+            continue
+        block = blocks.get(id(second))
+        if not block or len(block) < 2:
+            continue
+        pairs = found.get(id(block))
+        if pairs is None:
+            pairs = found[id(block)] = ruled_out_in_block(block, info, dataflow.evaluator)
+        if not pairs:
+            continue
+        at = next((i for i, stmt in enumerate(block) if stmt is second), None)
+        pair = pairs.get(at)
+        if pair is None:
+            continue
+        index, names = pair
+        starts = [m for m in graph.stmt_nodes.get(id(block[index]), ()) if graph.nodes[m].kind == cfgmod.TEST]
+        if len(starts) != 1:
+            continue
+        labels: dict = {}
+        for succ, label in node.succs:
+            labels.setdefault(succ, set()).add(label)
+        for succ, seen in labels.items():
+            if seen == {True}:
+                out[node.id, succ] = (starts[0], names)
+    return out
+
+
+class RuledOutWalk:
+    """The summary walk's step over the statements of one block
+    (``statement``, called as it is) for the ``if`` pairs of
+    :func:`ruled_out_in_block`: it keeps what the names an earlier arm binds
+    held before it, and walks the later ``if`` with them so; past it they
+    hold both again (the ranks that did not take the later arm)."""
+
+    __slots__ = ("statement", "pairs", "firsts", "held")
+
+    def __init__(self, statement, pairs: dict, firsts: dict):
+        self.statement = statement
+        self.pairs = pairs  # id(later if) -> (id(earlier if), names)
+        self.firsts = firsts  # id(earlier if) -> the names to keep
+        self.held: dict = {}  # id(earlier if) -> {name: what it held before it}
+
+    def __call__(self, s, env: dict, *rest):
+        names = self.firsts.get(id(s))
+        if names:
+            self.held[id(s)] = {name: env.get(name) for name in names}
+        pair = self.pairs.get(id(s))
+        if pair is None or pair[0] not in self.held:
+            return self.statement(s, env, *rest)
+        before = self.held[pair[0]]
+        joined = {}
+        for name in pair[1]:
+            joined[name] = env.get(name)
+            env[name] = EMPTY if before[name] is None else before[name]
+        exits = self.statement(s, env, *rest)
+        for name, atoms in joined.items():
+            if atoms is not None:
+                env[name] = env.get(name, EMPTY) | atoms
+        return exits
+
+
+def ruled_out_walk(block: list, info, evaluator, in_loop: bool, statement):
+    """``statement`` (the summary walk's step over one statement), or a
+    :class:`RuledOutWalk` of it where ``block`` has pairs: outside loops
+    (each block walked once), a later ``if`` with no ``else`` (which reads
+    both) whose test reads none of the names."""
+    if in_loop or len(block) < 2:
+        return statement
+    pairs, firsts = {}, {}
+    for at, (first, names) in ruled_out_in_block(block, info, evaluator).items():
+        second = block[at]
+        read = {node.id for node in fast_walk(second.test) if type(node) is ast.Name}
+        if not second.orelse and not read & set(names):
+            pairs[id(second)] = (id(block[first]), names)
+            firsts[id(block[first])] = tuple(sorted(set(firsts.get(id(block[first]), ())) | set(names)))
+    return RuledOutWalk(statement, pairs, firsts) if pairs else statement
