@@ -1,14 +1,11 @@
-"""Expression evaluation: the atoms an expression's value depends on, given the
-atoms of the function's variables (``env``).
+"""Expression evaluation: the atoms an expression's value depends on, given the atoms of the function's variables
+(``env``).
 
-Names and attributes are looked up in ``env``, then in the configuration
-and the presets (rank-local sources, uniform values), then as fields of
-``self`` and module-level variables; calls are collectives (uniform over
-their group), sources named by their text, or results of analysed functions
-(:class:`~cslint.analysis.atoms.CallResult`, resolved by the whole-tree
-pass).  An exception's divergence (:meth:`Evaluator.raised_atoms`) is
-evaluated the same way.
-"""
+Names and attributes are looked up in ``env``, then in the configuration and the presets (rank-local sources, uniform
+values), then as fields of ``self`` and module-level variables; calls are collectives (uniform over their group),
+sources named by their text, or results of analysed functions (:class:`~cslint.analysis.atoms.CallResult`, resolved
+by the whole-tree pass), a module-level name that only ever holds a function as each of them (``funcaliases.py``).
+An exception's divergence (:meth:`Evaluator.raised_atoms`) is evaluated the same way."""
 
 from __future__ import annotations
 
@@ -28,6 +25,7 @@ from .atoms import (
 )
 from .environment import fork
 from .function import FunctionInfo
+from .funcaliases import alias_calls
 from .iteration import zip_arguments
 from .wrappers import WRAPPED_FORWARD, local_group, match_call
 from .positions import own_arguments
@@ -79,8 +77,8 @@ class ReadWatch:
 
 
 class Evaluator(StructureReads):
-    """Evaluates the expressions of one function; one per function, shared
-    by its summary walk, its dataflow and its guard classification."""
+    """Evaluates the expressions of one function; one per function, shared by its summary walk, its dataflow and
+    its guard classification."""
 
     def __init__(self, info: FunctionInfo):
         self.info = info
@@ -91,10 +89,9 @@ class Evaluator(StructureReads):
         self._uniform_texts = ()
         self._env_reads = 0
         self.watch: Optional[ReadWatch] = None  # notes the variables read, while set
-        # The summary walk evaluates a statement's call arguments twice (for
-        # the parameter flow of its calls, then for the statement's value)
-        # under the same variables; this keeps the first result for the rest
-        # of the statement.  None outside the summary walk.
+        # The summary walk evaluates a statement's call arguments twice (for the parameter flow of its calls, then
+        # for the statement's value) under the same variables; this keeps the first result for the rest of the
+        # statement.  None outside the summary walk.
         self.args_memo: Optional[dict] = None
         self._containers: Optional[frozenset] = None  # see StructureReads
         self._alike: Optional[frozenset] = None  # see StructureReads.picks_alike
@@ -353,6 +350,9 @@ class Evaluator(StructureReads):
         else:
             arg_atoms = EMPTY
         verdict = plan[0]
+        if verdict is _OPEN and type(call.func) is ast.Name and call.func.id not in env \
+                and (aliased := alias_calls(self.ctx, call)) is not None:  # a name only ever holding functions
+            return EMPTY.union(*[self._eval_call(alternative, env) for alternative in aliased])
         if verdict is _OPEN:
             _, builtin, last, raw = plan
             if builtin is not None:
@@ -361,9 +361,8 @@ class Evaluator(StructureReads):
                     return read
             func = call.func
             receiver = self.eval(func.value, env) if type(func) is ast.Attribute else EMPTY
-            # asked only now, after the receiver's calls: the receiver types
-            # behind a reference (receivers.py) are worked out in the order
-            # the references are asked
+            # asked only now, after the receiver's calls: the receiver types behind a reference (receivers.py)
+            # are worked out in the order the references are asked
             ref = self.info.resolve_ref(func)
             # what an unresolved call depends on (a callee of the tree is read
             # from its own summary instead)

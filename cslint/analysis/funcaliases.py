@@ -1,0 +1,171 @@
+"""Module-level names that only ever hold a function: a call through one is a
+call of one of those functions.
+
+A module picks an implementation once and calls it through its own name::
+
+    try:
+        reduce_scatter = torch.distributed.reduce_scatter_tensor
+    except AttributeError:
+        reduce_scatter = torch.distributed._reduce_scatter_base
+
+    def enable_fp32_accumulation():
+        global reduce_scatter
+        reduce_scatter = reduce_scatter_with_fp32_accumulation
+
+Without this a call ``reduce_scatter(view, data, group=g)`` ran nothing the
+analysis knew: its result was every argument at once, so the handle the
+collective hands back took this rank's slice of the buffer (its offset), and
+whether the handle was there read that offset.  Every binding of such a name
+(at module level, through ``if``/``try``/``with`` blocks, and in functions
+that declare it ``global``) is a plain reference to a function of the module,
+an imported name or an attribute of an imported module; the call is read as
+each of those calls in turn (:func:`alias_calls`), their results together.
+Any other binding (a call's result, an unpacking, an import of the name, a
+``def``) leaves the name as it was."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .astwalk import walk as fast_walk
+from .syntax import dotted
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def module_level_aliases(tree: ast.Module, module_functions, imports) -> dict:
+    """name -> the expressions a name is bound to at module level, where each
+    of those bindings names a function (the candidates: a function may still
+    bind one otherwise, :func:`function_aliases`)."""
+    values: dict = {}
+    spoilt: set = set()
+    for stmt in _statements(tree.body):
+        _note_binding(stmt, values, spoilt)
+    return {name: tuple(exprs) for name, exprs in values.items()
+            if name not in spoilt and name not in module_functions and name not in imports
+            and all(_names_function(expr, module_functions, imports) for expr in exprs)}
+
+
+def function_aliases(tree: ast.Module, module_functions, imports) -> dict:
+    """name -> the expressions (``ast.Name``/``ast.Attribute``) a module-level
+    name is bound to, where every binding of it names a function."""
+    found = module_level_aliases(tree, module_functions, imports)
+    if not found:
+        return {}
+    candidates = set(found)
+    values = {name: list(exprs) for name, exprs in found.items()}
+    spoilt: set = set()
+    # the rest of the module: a walrus binding one, a function declaring one ``global``
+    rebinding = []
+    for node in fast_walk(tree):
+        kind = type(node)
+        if kind is ast.NamedExpr and node.target.id in candidates:
+            spoilt.add(node.target.id)
+        elif kind in _DEFINITIONS:
+            declared = {name for stmt in _statements(node.body) if type(stmt) is ast.Global
+                        for name in stmt.names} & candidates
+            if declared:
+                rebinding.append((node, declared))
+    for func, declared in rebinding:
+        for stmt in _statements(func.body):
+            _note_binding(stmt, values, spoilt, declared)
+    return {name: tuple(values[name]) for name in sorted(candidates) if name not in spoilt
+            and all(_names_function(expr, module_functions, imports) for expr in values[name])}
+
+
+def alias_calls(ctx, call: ast.Call) -> Optional[tuple]:
+    """The calls ``call`` stands for where its callee is such a name (see the
+    module docstring): one per function the name may hold, each with the
+    call's own arguments at its place.  Kept per call on the module context,
+    so every evaluation of it reads the same nodes."""
+    func = call.func
+    if type(func) is not ast.Name:
+        return None
+    found = ctx.__dict__.get("_alias_candidates")  # the module-level statements first: cheap
+    if found is None:
+        found = ctx._alias_candidates = module_level_aliases(ctx.tree, ctx.module_functions, ctx.imports)
+    if func.id not in found:
+        return None
+    aliases = ctx.__dict__.get("_function_aliases")  # the whole module, once a candidate is called
+    if aliases is None:
+        aliases = ctx._function_aliases = function_aliases(ctx.tree, ctx.module_functions, ctx.imports)
+    exprs = aliases.get(func.id)
+    if not exprs:
+        return None
+    made = ctx.__dict__.setdefault("_alias_calls", {})
+    known = made.get(id(call))
+    if known is not None and known[0] is call:
+        return known[1]
+    calls = tuple(_call_of(expr, call) for expr in exprs)
+    made[id(call)] = (call, calls)
+    return calls
+
+
+def _call_of(expr: ast.AST, call: ast.Call) -> ast.Call:
+    callee = _placed(expr, call.func)
+    return ast.copy_location(ast.Call(func=callee, args=call.args, keywords=call.keywords), call)
+
+
+def _placed(expr: ast.AST, at: ast.AST) -> ast.AST:
+    """A copy of a name or dotted attribute, placed where ``at`` stands."""
+    if type(expr) is ast.Attribute:
+        node = ast.Attribute(value=_placed(expr.value, at), attr=expr.attr, ctx=ast.Load())
+    else:
+        node = ast.Name(id=expr.id, ctx=ast.Load())
+    return ast.copy_location(node, at)
+
+
+def _statements(body):
+    """The statements of a body through its blocks (not into a definition's own body)."""
+    for stmt in body:
+        yield stmt
+        if not isinstance(stmt, _SCOPES):
+            for part in ("body", "orelse", "finalbody"):
+                yield from _statements(getattr(stmt, part, ()))
+            for handler in getattr(stmt, "handlers", ()):
+                yield from _statements(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                yield from _statements(case.body)
+
+
+def _note_binding(stmt, values: dict, spoilt: set, only: Optional[set] = None) -> None:
+    """Records what ``stmt`` binds at module level: a plain ``name = ref`` as
+    a value of the name, any other binding as spoiling it."""
+    kind = type(stmt)
+    if kind is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
+        name = stmt.targets[0].id
+        if only is None or name in only:
+            values.setdefault(name, []).append(stmt.value)
+        return
+    if kind is ast.AnnAssign and type(stmt.target) is ast.Name and stmt.value is not None:
+        name = stmt.target.id
+        if only is None or name in only:
+            values.setdefault(name, []).append(stmt.value)
+        return
+    bound: list = []
+    if kind in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
+                ast.Delete):
+        targets = stmt.targets if kind in (ast.Assign, ast.Delete) else \
+            [item.optional_vars for item in stmt.items if item.optional_vars is not None] \
+            if kind in (ast.With, ast.AsyncWith) else [stmt.target]
+        for target in targets:
+            bound.extend(n.id for n in ast.walk(target) if type(n) is ast.Name)
+    elif kind in (ast.Import, ast.ImportFrom):
+        bound.extend((a.asname or a.name).split(".")[0] for a in stmt.names)
+    elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+        bound.append(stmt.name)
+    for name in bound:
+        if only is None or name in only:
+            spoilt.add(name)
+
+
+def _names_function(expr: ast.AST, module_functions, imports) -> bool:
+    kind = type(expr)
+    if kind is ast.Name:
+        return expr.id in module_functions or expr.id in imports
+    if kind is ast.Attribute:
+        text = dotted(expr)
+        return bool(text) and "()" not in text and text.split(".")[0] in imports
+    return False
