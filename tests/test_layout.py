@@ -243,7 +243,8 @@ ANALYSIS_PHASES = [
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator
-    ("resolution",),  # names across the tree
+    ("resolution", "processes"),  # names across the tree; which processes a method runs in, by how its class
+    # binds it
     ("constructions",),  # fields of an object the reader sees built
     ("reads",),  # call results and attributes over the whole-tree tables
     ("demand",),  # which functions the fixpoint steps

@@ -102,6 +102,20 @@ def transformed(value: dict, transform: str) -> dict:
     return out
 
 
+#: the key of the entry of a source's ``dims`` spec that marks it
+SEVERAL_RANKS = "@several-ranks"
+
+
+def several_ranks_only(source) -> frozenset:
+    """The dimensions of the group that has several ranks wherever the flow
+    of ``source`` (a divergence map's key) was written out; empty for an
+    unmarked one."""
+    if source.tag != "S" or not source.dims:
+        return frozenset()
+    last = source.dims[-1]
+    return frozenset(last[1]) if last[0] == SEVERAL_RANKS else frozenset()
+
+
 def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
     """Add ``key``'s dimensions to a map; whether the map changed."""
     old = target.get(key)
@@ -111,9 +125,13 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
             # atoms.strength): whose structure differs, for one whose
             # structure differs (a structure read drops the rest); that are
             # not only held, for one of contents (a test drops what is held)
+            # (and one marked as written out only where a group has several
+            # ranks covers no unmarked one, which reaches where it does not)
             part = STRENGTH_OF_WHOLE[key.whole]
+            unmarked = not several_ranks_only(key)
             covered = frozenset().union(*(d for k, (d, _v) in target.items()
-                                          if k.tag == "S" and STRENGTH_OF_WHOLE[k.whole] <= part))
+                                          if k.tag == "S" and STRENGTH_OF_WHOLE[k.whole] <= part
+                                          and not (unmarked and several_ranks_only(k))))
             if dims <= covered:
                 return False
         target[key] = (dims, via)

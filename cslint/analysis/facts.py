@@ -46,7 +46,7 @@ from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
 from .spans import may_cut_pieces
 from .summary import SummaryWalk
-from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, single_rank_side
+from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, several_rank_side, single_rank_side
 from .wrappers import own_nodes
 
 
@@ -129,7 +129,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      info.raises or (deep and any(v.raised for v in variants.values())), called_names,
                      tuple(info.signal_handlers), _returns_terms(info),
                      case_params, tuple(atom for _index, atom in rank_param_sources(info)),
-                     info.local_io, _single_rank_bindings(info), _restored_fields(info), tuple(sorted(info.own_params)),
+                     info.local_io, _single_rank_bindings(info), _several_rank_bindings(info),
+                     _restored_fields(info), tuple(sorted(info.own_params)),
                      _field_params(info) if deep else (), () if deep else _passing_refs(info),
                      class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info))
 
@@ -242,11 +243,23 @@ def _single_rank_bindings(info: FunctionInfo) -> tuple:
     method's own class hands it on in the file (no other ``self._loop``
     read as a value).  Such a method runs only where the group has one rank
     (see :attr:`Program.single_rank_dims`)."""
+    return _side_bindings(info, several=False)
+
+
+def _several_rank_bindings(info: FunctionInfo) -> tuple:
+    """The same as :func:`_single_rank_bindings`, of the side where the
+    group has several ranks (``self._loop_pp`` above; a plain size
+    comparison, :func:`~cslint.analysis.syntax.several_rank_side`): such a
+    method runs only there (see :mod:`cslint.analysis.processes`)."""
+    return _side_bindings(info, several=True)
+
+
+def _side_bindings(info: FunctionInfo, several: bool) -> tuple:
     if not info.class_key or info.self_offset != 1 or not info.params:
         return ()
     self_name = info.params[0]
     found: list = []
-    _scan_bindings(info, self_name, info.body, "", found)
+    _scan_bindings(info, self_name, info.body, "", found, several)
     if not found:
         return ()
     escapes = _method_values(info.ctx, self_name)
@@ -255,9 +268,10 @@ def _single_rank_bindings(info: FunctionInfo) -> tuple:
                          if all(other in bound for other in escapes.get(node.attr, ()))}))
 
 
-def _scan_bindings(info: FunctionInfo, self_name: str, stmts, group: str, found: list) -> None:
+def _scan_bindings(info: FunctionInfo, self_name: str, stmts, group: str, found: list, several: bool) -> None:
     """Append ``(self.attr node, group)`` for each ``x = self.attr`` among
-    ``stmts`` on the single-rank side of a size test of ``group``."""
+    ``stmts`` on the single-rank side of a size test of ``group`` (with
+    ``several``: on its several-rank side)."""
     for stmt in stmts:
         t = type(stmt)
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
@@ -275,16 +289,17 @@ def _scan_bindings(info: FunctionInfo, self_name: str, stmts, group: str, found:
                         found.append((value, group))
             continue
         if t is ast.If:
-            side = single_rank_side(stmt.test, info.ctx.size_fields)
+            side = several_rank_side(stmt.test, info.ctx.size_fields) if several \
+                else single_rank_side(stmt.test, info.ctx.size_fields)
             named = _sized_group(stmt.test) if side is not None else None
-            _scan_bindings(info, self_name, stmt.body, group or (named if side is True else ""), found)
-            _scan_bindings(info, self_name, stmt.orelse, group or (named if side is False else ""), found)
+            _scan_bindings(info, self_name, stmt.body, group or (named if side is True else ""), found, several)
+            _scan_bindings(info, self_name, stmt.orelse, group or (named if side is False else ""), found, several)
             continue
         for name in _BODIES:
             inner = getattr(stmt, name, None)
             if inner:
                 inner = inner if name != "handlers" else [h for handler in inner for h in handler.body]
-                _scan_bindings(info, self_name, inner, group, found)
+                _scan_bindings(info, self_name, inner, group, found, several)
 
 
 def _sized_group(test: ast.expr) -> Optional[str]:

@@ -18,6 +18,7 @@ from typing import Optional
 
 from ..presets import KIND_DATA_SHARD, Knowledge
 from .atoms import Source, calls_read
+from .processes import apart_from
 from .contexts import decided_by_callers
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
 from .feasibility import FIRST_RANK_ROOT
@@ -489,10 +490,12 @@ def _fold_downstream(info: UniformityInfo, found: dict) -> None:
         fn = program.funcs.get(hazard.function_key) if hazard.upstream is not None else None
         if fn is None:
             return False
-        span = info.knowledge.world.span(hazard.group) - program.single_rank_dims.get(fn.key, frozenset())
+        single = program.single_rank_dims.get(fn.key, frozenset())
+        span = info.knowledge.world.span(hazard.group) - single
         ignore = SAME_LENGTH_KINDS if hazard.cond.kind == "loop" else frozenset()
         own = id(hazard.cond)
         return not any(found_.dims & span and found_.source.kind not in ignore
+                       and not apart_from(found_.source, single)
                        and not any(upstream_link(link, own) for link in found_.via)
                        for found_ in info.sources(hazard.cond, fn, mode))
 
@@ -554,11 +557,13 @@ def _roles_agree(info: UniformityInfo, fn, variant, cond, group: str, mode, grou
         return False
     tree, constants, operands = cond.equality_tree
     program = info.program
-    span = info.knowledge.world.span(group) - program.single_rank_dims.get(fn.key, frozenset())
+    single = program.single_rank_dims.get(fn.key, frozenset())
+    span = info.knowledge.world.span(group) - single
     divergent = []
     for atoms in operands:
         value = program.concrete(program.eval(atoms, mode), fn, mode) if atoms else {}
         divergent.append(any(origin.tag == "S" and origin.whole is not None and dims & span
+                             and not apart_from(origin, single)
                              for origin, (dims, _via) in value.items()))
     # a test that differs for another reason than its operands (none of which differs) is no role's
     return any(divergent) and roles_agree(tree, constants, tuple(divergent),

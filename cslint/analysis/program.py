@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from ..presets import ALL_DIMS, GENERIC_WORLD, KIND_FILESYSTEM, Knowledge, group_from_text
+from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_from_text
 from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .constructions import BUILT_APART, built_reads, constructor_fields, stored_apart
@@ -28,6 +28,7 @@ from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
 from .feasibility import call_allows, passed_values
 from .positions import parameter_table
+from .processes import bound_methods, marked
 from .reads import CALLEE_REFS, ProgramReads, by_method_tables, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
@@ -110,7 +111,13 @@ class Program(ProgramReads):
         self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
-        self.single_rank_dims = single_rank_methods(self.funcs.values(), self.resolver, knowledge.world)
+        self.single_rank_dims = bound_methods(self.funcs.values(), self.resolver, "single_rank_bindings",
+                                              knowledge.world)
+        #: function key -> the dimensions of a group that has several ranks wherever it runs: the sources
+        #: of what it writes out are marked so (processes.py)
+        self.several_rank_dims = bound_methods(self.funcs.values(), self.resolver, "several_rank_bindings",
+                                               knowledge.world)
+        self._marking = None  # while such a function is stepped: those dimensions
 
     def _rank_params_callers_pass(self) -> frozenset:
         """The rank-id sources of parameters named like a rank
@@ -258,7 +265,12 @@ class Program(ProgramReads):
         return value
 
     def concrete(self, value: dict, fn: Optional[FuncFacts], mode: frozenset) -> dict:
-        """Replace symbolic parameters by what callers pass."""
+        """Replace symbolic parameters by what callers pass (and, while a function that runs only where a
+        group has several ranks is stepped, mark the sources it writes out: processes.py)."""
+        out = self._concrete(value, fn, mode)
+        return out if self._marking is None or not out else marked(out, self._marking)
+
+    def _concrete(self, value: dict, fn: Optional[FuncFacts], mode: frozenset) -> dict:
         for k in value:
             if k.tag == "PARAM":
                 break
@@ -336,6 +348,13 @@ class Program(ProgramReads):
             dirty = self.changed_keys
 
     def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
+        self._marking = self.several_rank_dims.get(fn.key)
+        try:
+            return self._step_marked(fn, v, mode)
+        finally:
+            self._marking = None
+
+    def _step_marked(self, fn: FuncFacts, v, mode: frozenset) -> bool:
         changed = self._record_returns(fn, v, mode)
         calling_ctx = self.ctx.get((fn.key, mode), {})
         # A constructor called on some ranks only makes an object that only
@@ -350,6 +369,8 @@ class Program(ProgramReads):
             own = self.eval(atoms, mode) if atoms else {}
             value = dict(self.concrete(own, fn, mode))
             apart = stored_apart(fn, write, own, self.resolver.family)  # constructions.py
+            if apart and self._marking is not None:
+                apart = marked(apart, self._marking)
             # A value that is the result of collectives this function issues (or
             # is decided by calls that issue them) is written by every rank of
             # their groups alike: a rank that did not run the function skipped the
@@ -772,28 +793,3 @@ def seen_from(facts, site: Site, target, fn):
     if facts is None or site.ref is None:
         return None
     return translate(facts, site.ref, target.module == fn.module)
-
-
-def single_rank_methods(funcs, resolver, world=GENERIC_WORLD) -> dict:
-    """function key -> dimensions: a method bound only where a group has one
-    rank (``if pp_size > 1: self.loop = self._loop_pp else: self.loop =
-    self._loop``, FuncFacts.single_rank_bindings) and never called by name
-    anywhere in the tree runs only where that group has one rank, so no
-    condition in it can differ along the group's dimensions (see
-    UniformityInfo.divergence)."""
-    bound: dict = {}
-    for fn in funcs:
-        for method, group in fn.single_rank_bindings:
-            bound.setdefault((fn.class_key, method), []).append(group)
-    if not bound:
-        return {}
-    called = frozenset().union(*(fn.called_names for fn in funcs))
-    out = {}
-    for (class_key, method), groups in sorted(bound.items()):
-        cls = resolver.classes.get(class_key)
-        fkey = cls.methods.get(method) if cls is not None else None
-        if fkey is None or method in called:
-            continue
-        # bound under several tests: it runs where any one of them holds
-        out[fkey] = frozenset.intersection(*(world.span(g) for g in groups))
-    return out

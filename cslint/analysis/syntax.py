@@ -415,6 +415,23 @@ def single_rank_side(test: ast.expr, sizes=(), fold=None):
     return None
 
 
+def several_rank_side(test: ast.expr, sizes=()) -> Optional[bool]:
+    """The branch label (True/False) of a test that holds only when a group
+    has several ranks: ``world_size > 1`` -> True, ``size == 1`` -> False.
+    Only a comparison of a size with a number (under ``not``) has one: the
+    other side of :func:`single_rank_side`'s ``group is None`` or of an
+    ``and``/``or`` may still be a group of one rank."""
+    inner, flips = test, False
+    while type(inner) is ast.UnaryOp and isinstance(inner.op, ast.Not):
+        inner, flips = inner.operand, not flips
+    if type(inner) is not ast.Compare or len(inner.ops) != 1 \
+            or not any(type(side) is ast.Constant and type(side.value) is int
+                       for side in (inner.left, inner.comparators[0])):
+        return None
+    single = single_rank_side(inner, sizes)
+    return None if single is None else (single if flips else not single)
+
+
 def _bool_op_side(test: ast.BoolOp, sizes, fold) -> Optional[bool]:
     """:func:`single_rank_side` of ``a and b`` / ``a or b``: the label on
     which the operand that decides it must be a single-rank side.  An

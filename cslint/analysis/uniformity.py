@@ -23,7 +23,8 @@ from typing import NamedTuple, Optional
 
 from ..presets import KIND_ITERATION_ORDER, Knowledge
 from .alternatives import LoopToken
-from .atoms import Source, calls_read
+from .atoms import EMPTY, Source, calls_read
+from .processes import apart_from
 from .divergence import fewest_links_first, is_cut, shown_links
 from .program import Program, bound_group, call_offset, call_reaches, seen_from
 from .records import Cond, FuncFacts, Site
@@ -262,14 +263,14 @@ class UniformityInfo:
 
     def divergence(self, condition: Cond, function: FuncFacts, group: str, mode: frozenset = frozenset(),
                    *, ignore_kinds=frozenset()) -> Optional[Divergence]:
-        """Why ``condition`` (in ``function``) may differ between the ranks of ``group``: the best-explained
-        source along a dimension the group spans (less Program.single_rank_dims: those of a group of one rank
-        where ``function`` runs), leaving out ``ignore_kinds``; None when it is uniform over the group."""
-        span = self.knowledge.world.span(group) - self.program.single_rank_dims.get(function.key, frozenset())
+        """Why ``condition`` (in ``function``) may differ over ``group``: the best-explained source along a dimension
+        the group spans (less Program.single_rank_dims, those of a group of one rank where ``function`` runs, whose
+        several-rank writers' sources never reach it: processes.apart_from), but ``ignore_kinds``; None if uniform."""
+        span = self.knowledge.world.span(group) - (single := self.program.single_rank_dims.get(function.key, EMPTY))
         order = None
         for found in self.sources(condition, function, mode):
             kind = found.source.kind
-            if kind in ignore_kinds or not found.dims & span:
+            if kind in ignore_kinds or not found.dims & span or apart_from(found.source, single):
                 continue
             if kind == KIND_ITERATION_ORDER:
                 # a set's order decides no test, only which element a loop's
