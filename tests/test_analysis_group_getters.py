@@ -88,3 +88,50 @@ def test_the_spans_a_tree_learns_are_those_its_getters_all_agree_on():
     # a word that is no group the presets name, or one defined as they read it, says nothing
     assert learned_spans([b"def get_indexer_cp_group():\n    return get_tp_group()\n"]) == ()
     assert learned_spans([b"def get_tp_group():\n    return _TP\n"]) == ()
+
+
+# SGLang's layout: attention TP and attention CP are orthogonal factors of one
+# DP shard, and with attention DP the dp_tp getter returns the attention-TP
+# group, which holds none of the CP peers.  Each CP peer's first attention-TP
+# rank then builds a request's inputs on its own, so a failure agreed over
+# dp_tp can still differ between CP peers; agreeing it over CP too settles it.
+_CP_GETTERS = _SUBGROUP_GETTER + """
+
+    def get_attn_cp_group():
+        return get_parallel().attn_cp_group
+"""
+
+_CP_WORKER = """
+    import torch.distributed as dist
+
+    from .parallel import get_attn_cp_group, get_dp_tp_group
+
+
+    def build(inputs):
+        failed = False
+        if get_dp_tp_group().rank_in_group == 0:
+            try:
+                inputs.reconstruct()
+            except Exception:
+                failed = True
+        flags = [failed]
+        dist.broadcast_object_list(flags, src=0, group=get_dp_tp_group().cpu_group)
+        if flags[0]:
+            dist.barrier(group=get_attn_cp_group().cpu_group)   # reported: the CP peers built it apart
+        both = [flags[0]]
+        dist.broadcast_object_list(both, src=0, group=get_attn_cp_group().cpu_group)
+        if both[0]:
+            dist.barrier(group=get_attn_cp_group().cpu_group)
+"""
+
+
+def test_a_value_agreed_over_the_attention_tp_getter_still_differs_between_cp_peers(tmp_path):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "parallel.py").write_text(textwrap.dedent(_CP_GETTERS))
+    (package / "worker.py").write_text(textwrap.dedent(_CP_WORKER))
+    assert learned_spans([textwrap.dedent(_CP_GETTERS).encode()]) == (("dp_tp", frozenset({"tp"})),)
+    found = sorted(f.line for f in check_paths([str(package)], report="per-site").findings
+                   if f.path.endswith("worker.py"))
+    assert found == [17]

@@ -8,6 +8,13 @@ What a rank's KV sender or receiver reports (``kv_sender.poll()``) is that
 rank's transfer progress, and the checksum of the KV slice it received
 (``expected_kv_checksum``) is its own, which the ranks agree on before acting
 on them.
+
+SGLang's TP group holds the attention-CP and attention-DP ranks of a stage
+too, but its attention-TP group (which ``get_dp_tp_group()`` returns with
+attention DP, and which the group words read as ``tp``) holds none of the CP
+peers: the two are orthogonal factors of one DP shard.  So no wider span is
+declared for ``tp`` here; a value agreed over the attention-TP group still
+differs between CP peers (tests/test_analysis_group_getters.py).
 """
 
 from __future__ import annotations
