@@ -247,6 +247,7 @@ ANALYSIS_PHASES = [
     # binds it
     ("constructions",),  # fields of an object the reader sees built
     ("reads",),  # call results and attributes over the whole-tree tables
+    ("callercontext",),  # a summarised function's calling conditions, handed to every function it calls
     ("demand",),  # which functions the fixpoint steps
     ("program",),  # the fixpoint
     ("uniformity", "contexts"),  # the query object; a case parameter's site judged in its calling contexts

@@ -17,6 +17,7 @@ others in the same order as before.
 
 from __future__ import annotations
 
+from .callercontext import context_receivers
 from .reads import CALLEE_REFS
 from .records import fill_pending, is_pending
 from .selfcalls import self_calls_written
@@ -48,6 +49,8 @@ def table_writes(program, fn) -> set:
         for target in targets:
             out.add(("ctx", target.key))
             out.add(("param", target.key))
+    for ref in context_receivers(fn):  # its calling conditions, handed on (callercontext.py)
+        out.update(("ctx", target.key) for target in resolve(ref))
     return out
 
 

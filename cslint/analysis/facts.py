@@ -132,7 +132,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      info.local_io, _single_rank_bindings(info), _several_rank_bindings(info),
                      _restored_fields(info), tuple(sorted(info.own_params)),
                      _field_params(info) if deep else (), () if deep else _passing_refs(info),
-                     class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info))
+                     class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info),
+                     () if deep else _bare_refs(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:
@@ -177,6 +178,25 @@ def _passing_refs(info: FunctionInfo) -> tuple:
     calls.sort(key=lambda node: (node.lineno, node.col_offset))
     refs = (info.resolve_ref(node.func) for node in calls)
     return tuple(dict.fromkeys(ref for ref in refs if ref is not None))
+
+
+def _bare_refs(info: FunctionInfo) -> tuple:
+    """The references of the calls without arguments a summarised function
+    makes itself (lambdas included), each once: what they run, they run
+    only where the function runs (``callercontext.py``)."""
+    calls = info.bare_calls
+    if info.lambdas_by_statement:
+        calls = list(calls)
+        for lambdas in info.lambdas_by_statement.values():
+            for lam in lambdas:
+                calls.extend(node for node in fast_walk(lam.body)
+                             if type(node) is ast.Call and not node.args and not node.keywords)
+    refs: dict = {}  # (in the order of the walk that found them: the same on every run)
+    for node in calls:
+        ref = info.resolve_ref(node.func)
+        if ref is not None:
+            refs[ref] = None
+    return tuple(refs)
 
 
 def _field_params(info: FunctionInfo) -> tuple:

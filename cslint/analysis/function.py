@@ -330,6 +330,7 @@ class FunctionInfo:
         self.may_write_field = None  # whether a node of its own writes a field of self (None: unknown; writes_no_field)
         self.returned_values: list = []  # the values of its ``return`` statements
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
+        self.bare_calls: list = []  # the calls without arguments it makes itself (lambdas aside)
         self.lambdas_by_statement: dict = {}  # id(statement) -> [lambda]
         self.walrus_by_statement: dict = {}  # id(statement) -> [``name := value``]
         # Local dicts read with constant keys (``state["step"]``): name -> keys. The dataflow keeps one entry per
@@ -426,6 +427,7 @@ class FunctionInfo:
         # walk every statement again). A marker pushed under a statement's children comes back once the whole
         # subtree is done, and restores the enclosing owner.
         calls_by_statement: dict = {}
+        bare_calls: list = []  # the calls without arguments (facts._run_refs)
         lambdas_by_statement: dict = {}
         walrus_by_statement: dict = {}
         owner = None
@@ -462,6 +464,8 @@ class FunctionInfo:
             if t is Call:
                 if node.args or node.keywords:
                     calls_by_statement.setdefault(id(owner), []).append(node)
+                else:
+                    bare_calls.append(node)
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
                 if type(func) is Attribute and type(func.value) is Attribute and type(func.value.value) is Name \
@@ -544,6 +548,7 @@ class FunctionInfo:
         self.callee_names = frozenset(names)
         self.returned_values = returned
         self.calls_by_statement = calls_by_statement
+        self.bare_calls = bare_calls
         self.lambdas_by_statement = lambdas_by_statement
         self.walrus_by_statement = walrus_by_statement
         self.dict_keys, self.position_reads = dict_keys, position_reads

@@ -23,6 +23,7 @@ from typing import Optional
 from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_from_text
 from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, THROUGH_INSTANCE, field_name
 from .callfacts import translate
+from .callercontext import pass_calling_context, reads_no_context
 from .constructions import BUILT_APART, built_reads, constructor_fields, stored_apart
 from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
@@ -449,7 +450,7 @@ class Program(ProgramReads):
                             seen_from(facts, site, target, fn))):
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
-        return changed
+        return pass_calling_context(self, fn, v, calling_ctx, mode, DIRECT_ONLY_KINDS) or changed
 
 
 #: the parts of :func:`atom_sets`: what a step of the fixpoint evaluates,
@@ -573,7 +574,7 @@ def table_reads(program: Program, fn: FuncFacts, conditions: Optional[set] = Non
     calling context, the returns of what its calls and property reads may
     run, the fields it reads, the collectives its callees reach (keys of
     ``Program.changed_keys``); ``conditions`` gets what its sites' conditions read besides."""
-    out = {("param", fn.key), ("ctx", fn.key)}
+    out = {("param", fn.key)} if reads_no_context(fn) else {("param", fn.key), ("ctx", fn.key)}
     seen = set()
     family_of = program.resolver.family
     resolve = program.resolver.resolve

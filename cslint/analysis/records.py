@@ -282,6 +282,10 @@ class FuncFacts:
     #: a method: the fields it assigns first, before anything can fail or
     #: leave (:func:`~cslint.analysis.setfields.fields_set_first`)
     sets_first: tuple = ()
+    #: a summarised function: the references of every call without
+    #: arguments it makes (:func:`~cslint.analysis.facts._bare_refs`); with
+    #: ``passing_refs``, every function it can run
+    bare_refs: tuple = ()
 
 
 @dataclass

@@ -1,0 +1,76 @@
+"""The calling conditions of a summarised function reach every function it
+calls.
+
+A summary keeps a call site only where its arguments or its own tests carry
+something (``SummaryWalk._calls``), so the whole-tree pass hands a
+function's calling conditions (``Program.ctx``) on through those sites
+alone.  A helper that reaches no collective, called under a rank test
+(``if rank == 0: fill(buf)``), runs everything it calls on those ranks
+only, whatever it passes: a method it calls with constant arguments, or
+none (``buf.init_data()``), sets its fields there alone.  Its other calls,
+``FuncFacts.passing_refs`` and ``FuncFacts.bare_refs``, take the same
+conditions here.  Its calls on ``self`` are left to ``selfcalls.py``, which
+reads what a method writes through them apart from their callers'
+conditions (a constructor's own fields, and a field reset before each use,
+would otherwise take the conditions of every caller).
+"""
+
+from __future__ import annotations
+
+from .divergence import extend_via, merge
+from .selfcalls import SELF_REFS
+
+
+def pass_calling_context(program, fn, variant, calling_ctx: dict, mode: frozenset, direct_only) -> bool:
+    """Merge ``calling_ctx`` (``fn``'s calling conditions in ``mode``, the
+    kinds in ``direct_only`` left out) into the calling conditions of each
+    function ``fn`` calls without a site of ``variant`` (those get it at
+    their site); whether a table changed."""
+    if fn.deep or not calling_ctx:
+        return False
+    passed = {k: e for k, e in calling_ctx.items() if not (k.tag == "S" and k.kind in direct_only)}
+    if not passed:
+        return False
+    at_sites = {site.ref for site in variant.sites}
+    resolve = program.resolver.resolve
+    changed = False
+    for ref in fn.passing_refs + fn.bare_refs:
+        if ref in at_sites or ref.tag in SELF_REFS:
+            continue
+        for target in resolve(ref):
+            link = (fn.path, fn.line, f"`{fn.qualname}` runs only on some ranks and calls `{target.qualname}`")
+            table = program.ctx.setdefault((target.key, mode), {})
+            for k, (dims, via) in passed.items():
+                if merge(table, k, dims, extend_via(via, link)):
+                    changed = True
+                    program.changed_keys.add(("ctx", target.key))
+    return changed
+
+
+def context_receivers(fn) -> list:
+    """The references whose calling conditions a step of the summarised
+    ``fn`` may change besides its sites' (``demand.table_writes``)."""
+    out = []
+    if not fn.deep:
+        for refs in (fn.passing_refs, fn.bare_refs):
+            for ref in refs:
+                if ref.tag not in SELF_REFS:
+                    out.append(ref)
+    return out
+
+
+def reads_no_context(fn) -> bool:
+    """Whether a step of ``fn`` reads nothing of its calling conditions: a
+    summary that writes no field and calls nothing of the tree hands them
+    to nothing (``Program._step``), so stepping what calls it for them
+    changes nothing read."""
+    if fn.deep:
+        return False
+    for refs in (fn.passing_refs, fn.bare_refs):
+        for ref in refs:
+            if ref.tag not in SELF_REFS:
+                return False
+    for v in fn.variants.values():
+        if v.fields or v.sites:
+            return False
+    return True
