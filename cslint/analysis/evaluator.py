@@ -29,6 +29,7 @@ from .funcaliases import alias_calls
 from .iteration import zip_arguments
 from .wrappers import WRAPPED_FORWARD, local_group, match_call
 from .positions import own_arguments
+from .spreads import call_arguments
 from .raises import awaits_tree_call, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
 from .unfailing import cannot_raise
 from .results import issues_itself
@@ -332,8 +333,7 @@ class Evaluator(StructureReads):
                 return found[0], found[1]
         before = self._env_reads
         evaluate = self.eval
-        args = tuple([evaluate(a.value if type(a) is ast.Starred else a, env) for a in call.args])
-        kwargs = tuple([(kw.arg or "**", evaluate(kw.value, env)) for kw in call.keywords])
+        args, kwargs = call_arguments(call, env, evaluate, self.info)  # (a spread's start marked: spreads.py)
         if memo is not None:
             memo[id(call)] = (args, kwargs, self._env_reads - before)
         return args, kwargs

@@ -17,8 +17,9 @@ from .atoms import (
 )
 from .constructions import built_apart, constructed_by, field_of
 from .divergence import extend_via, merge, transformed
-from .positions import POSITION_PARAM, parameter_of, position_argument
+from .positions import POSITION_PARAM, parameter_of
 from .selfcalls import by_method, split_by_method
+from .spreads import element_argument, positional_argument
 from .records import FuncFacts, Site, written_variants
 
 
@@ -440,7 +441,7 @@ class ProgramReads:
         argument's structure (``SHAPE``; None with ``kept``); for its part at a position, the display's element
         passed there (``positions.position_argument``), else the whole argument (None with ``kept``)."""
         if index >= POSITION_PARAM:
-            passed = position_argument(fn, index, kwargs, offset)
+            passed = element_argument(fn, index, args, kwargs, offset)  # (a display's, or of ``*args``: spreads.py)
             return passed if passed is not None or kept else self.arg_for_param(fn, parameter_of(index), args, kwargs, offset)
         if index >= OWN_PARAM:
             index -= OWN_PARAM
@@ -462,23 +463,17 @@ class ProgramReads:
                 return None
             whole = self.arg_for_param(fn, index, args, kwargs, offset)
             return None if whole is None else project(SHAPE, whole)
-        if index < len(fn.params):
-            name = fn.params[index]
-            for kw, atoms in kwargs:
-                if kw == name:
-                    return atoms
-        else:
+        if index >= len(fn.params):
             return None
+        name = fn.params[index]
+        for kw, atoms in kwargs:
+            if kw == name:
+                return atoms
         position = index - (fn.self_offset if offset else 0)
-        if not 0 <= position < len(args):
-            return None
-        if name[:1] != "*":
-            collecting = collecting_position(fn.params)
-            # (a keyword-only parameter past ``*args`` takes no positional argument)
+        if not kwargs and 0 <= position < len(args) and name[:1] != "*":  # (the commonest call; spreads.py: any)
+            collecting = collecting_position(fn.params)  # (a keyword-only parameter past ``*args``: no positional)
             return args[position] if collecting < 0 or index < collecting else None
-        if index == collecting_position(fn.params):  # ``*args``: every positional argument from its position on
-            return args[position] if position == len(args) - 1 else EMPTY.union(*args[position:])
-        return None  # ``**kwargs``
+        return positional_argument(fn.params, index, position, collecting_position(fn.params), args, kwargs)
 
 
 def by_method_tables(reads: ProgramReads, family, attr: str) -> tuple:
