@@ -194,6 +194,25 @@ def _field_group_name(ctx, text: str) -> str:
     return text
 
 
+#: statements whose bodies run at module level when they stand there
+_MODULE_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match) + tuple(
+    getattr(ast, name) for name in ("TryStar",) if hasattr(ast, name))
+
+
+def module_level_names(tree: ast.Module) -> set:
+    """The names a module assigns at module level, through its own blocks too: ``try: X = f() except E: X = None``
+    binds a module variable as ``X = f()`` at the top does (else a function's read of ``X`` read nothing)."""
+    names = set()
+    blocks = list(tree.body)
+    for node in blocks:
+        names.update(assigned_names(node))
+        if isinstance(node, _MODULE_BLOCKS):
+            blocks += [*getattr(node, "body", ()), *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())]
+            blocks += [s for h in getattr(node, "handlers", ()) for s in h.body]
+            blocks += [s for c in getattr(node, "cases", ()) for s in c.body]
+    return names
+
+
 class ModuleContext:
     """Module-wide state shared by the function extractors."""
 
@@ -303,12 +322,9 @@ class ModuleContext:
         self._list_returns: dict = {}  # qualname -> returns_only_lists
         self._definitions = None  # qualname -> function node, on first use (returns_tuples)
         self._agreed_in_place: dict = {}  # qualname -> {parameter: group} (agreed_in_place)
-        self.module_globals = set()
+        self.module_globals = module_level_names(tree)
         #: class key -> the canonical dotted texts of its bases (filled as the classes are walked)
         self.class_bases: dict = {}
-        for node in tree.body:
-            for target in assigned_names(node):
-                self.module_globals.add(target)
         #: ``unhandled-exceptions``: "hang" when an exception that leaves one rank is not torn down
         self.exceptions_hang = (settings.unhandled_exceptions or knowledge.unhandled_exceptions) == "hang"
         self.user_collectives = [c for c in settings.collectives]
