@@ -67,7 +67,7 @@ class Guards:
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
         innermost inline conditions first."""
-        conds = tuple(self._inline_conds(inline, env)) + tuple(self._node_conds(node))
+        conds = tuple(self._inline_conds(inline, env, node.stmt)) + tuple(self._node_conds(node))
         if self.info.ctx.exceptions_hang:
             # the outermost reasons: the site's own tests decide first
             conds = conds + self.callee_escapes(node.stmt)
@@ -92,7 +92,7 @@ class Guards:
         return conds
 
     # -- inline: ternaries, short-circuits, comprehensions ------------------------------
-    def _inline_conds(self, inline, env) -> list:
+    def _inline_conds(self, inline, env, stmt) -> list:
         index = self.index
         conds = []
         for kind, expr, owner, _side in reversed(inline):
@@ -114,7 +114,8 @@ class Guards:
             conds.append(Cond(kind, atoms, unparse(expr), getattr(expr, "lineno", owner.lineno), Span.of(owner),
                               body_sites=body_sites, else_sites=else_sites, two_sided=two_sided,
                               alternatives=alternatives,
-                              statement=_INLINE_STATEMENTS.get(type(owner), "comprehension")))
+                              statement=_INLINE_STATEMENTS.get(type(owner), "comprehension"),
+                              arm_lines=_operand_arm_lines(owner, stmt)))
         return conds
 
     # -- decisions of the CFG -------------------------------------------------------------
@@ -517,3 +518,16 @@ def _lines_left(exit_stmt, leaves_loop: bool, skipped: list) -> tuple:
     if not isinstance(exit_stmt, (ast.Return, ast.Raise)) or leaves_loop:
         return ()
     return tuple((stmt.lineno, stmt.end_lineno) for stmt in skipped)
+
+
+def _operand_arm_lines(owner, stmt) -> tuple:
+    """For an operand of the ``and``/``or`` that is the whole test of the
+    ``if`` ``stmt``: the lines of the arm only the ranks on one side of the
+    operand run (``and``: its body, where every operand held; ``or``: its
+    ``else``, where none did), as ``(first, last)``; else ()."""
+    if type(owner) is not ast.BoolOp or type(stmt) is not ast.If or stmt.test is not owner:
+        return ()
+    arm = stmt.body if type(owner.op) is ast.And else stmt.orelse
+    if not arm:
+        return ()
+    return ((arm[0].lineno, arm[-1].end_lineno or arm[-1].lineno),)

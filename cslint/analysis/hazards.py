@@ -124,6 +124,9 @@ def find_hazards(info: UniformityInfo) -> list:
     _fold_downstream(info, found)
     if decided:
         _leave_out_decided(found, decided)
+        # the hazards that now carry a left-out site's root cause are reported
+        # themselves: what reads their divergence downstream folds under them
+        _fold_downstream(info, found)
     out = []
     for per_mode in found.values():
         hazard = per_mode[0][0]
@@ -425,32 +428,87 @@ def _mark_reported_upstream(info: UniformityInfo, hazards: list) -> None:
     guards: dict = {}
     for hazard in hazards:
         if not _in_doubt(hazard):
-            guards.setdefault(hazard.path, {})[id(hazard.cond)] = (_parted(hazard.cond), hazard.cond.guard.line,
-                                                                   hazard.site.span.line)
+            guards.setdefault(hazard.path, {})[id(hazard.cond)] = (
+                _parted(hazard.cond), _parted(hazard.cond, past_exit=False), hazard.cond.guard.line,
+                hazard.site.span.line)
     links = info.program.link_functions
-    for hazard in hazards:
-        for link in hazard.via:
-            kind, _keys, text = links.get(link, ("", (), ""))
-            if kind != "field":
-                continue
-            found = next(((text, guard_line, site_line, link[0], not _inside(link[1], regions[:1]))
-                          for cond, (regions, guard_line, site_line) in guards.get(link[0], {}).items()
-                          if cond != id(hazard.cond) and _inside(link[1], regions)), None)
+
+    def upstream(hazard, places):
+        for _link, text, where in _field_writes(hazard.via, links):
+            found = next(((text, guard_line, site_line, path, not _inside(line, regions[:1]))
+                          for path, line, called in places(where)
+                          for cond, (regions, arms, guard_line, site_line) in guards.get(path, {}).items()
+                          if cond != id(hazard.cond) and _inside(line, arms if called else regions)), None)
             if found is not None:
-                hazard.upstream = found
-                break
+                return found
+        return None
+
+    pending = []
+    for hazard in hazards:
+        hazard.upstream = upstream(hazard, lambda where: where[:1])  # the field written there itself
+        if hazard.upstream is None:
+            pending.append(hazard)
+    if not pending:
+        return
+    by_place: dict = {}
+    for hazard in hazards:
+        by_place.setdefault((hazard.path, hazard.cond.guard.line, hazard.site.span.line), []).append(hazard)
+    for hazard in pending:
+        # written by a callee whose call there brought the flow in; not where the ranks part
+        # only downstream of this hazard in turn (two hazards reading each other's fields)
+        found = upstream(hazard, lambda where: where[1:])
+        if found is not None and not _leads_back(by_place, (found[3], found[1], found[2]), hazard):
+            hazard.upstream = found
 
 
-def _parted(cond) -> tuple:
+def _leads_back(by_place: dict, place: tuple, hazard) -> bool:
+    """Whether the hazards at ``place`` (path, guard line, site line) read, by
+    their upstream references, a divergence downstream of ``hazard``."""
+    own = (hazard.path, hazard.cond.guard.line, hazard.site.span.line)
+    seen = set()
+    while place not in seen:
+        if place == own:
+            return True
+        seen.add(place)
+        upstream = next((other.upstream for other in by_place.get(place, ()) if other.upstream is not None), None)
+        if upstream is None:
+            return False
+        place = (upstream[3], upstream[1], upstream[2])
+    return False
+
+
+def _field_writes(via: tuple, links: dict):
+    """``(link, field, places)`` for each field write on the flow ``via``:
+    the places (path, line, whether a call) it is made at, where ranks may
+    already have parted -- the write itself, and the calls whose running only
+    on some ranks brought the flow into the function writing it
+    (``self._start()`` in the body of a rank-local ``if``, setting
+    ``self.pending`` in ``_start``: the field is set on the ranks that took
+    the arm, as if the arm set it).  A call counts inside a condition's body
+    or arm only, not past its early exit (:func:`_parted` ``past_exit``)."""
+    calls = []
+    for link in via:
+        kind, _keys, text = links.get(link, ("", (), ""))
+        if kind == "reach":
+            calls.append((link[0], link[1], True))
+            continue
+        if kind == "field":
+            yield link, text, ((link[0], link[1], False), *calls)
+        calls = []
+
+
+def _parted(cond, past_exit: bool = True) -> tuple:
     """Where the ranks have parted by ``cond``: the line ranges ``(after,
     last)`` (lines ``after < line <= last``) only the ranks on one side of
     it run -- the body of a branch (its statement's lines past the first), and
     for an early exit of an ``if`` the statements a rank taking the exit skips
-    (:attr:`Cond.skipped_lines`): a field written there is set on the ranks
-    that stayed only."""
+    (:attr:`Cond.skipped_lines`; left out without ``past_exit``): a field
+    written there is set on the ranks that stayed only."""
     guard = cond.guard
     regions = ((guard.line, guard.end_line),)
-    if cond.skipped_lines:
+    if cond.arm_lines:
+        regions = regions + tuple((first - 1, last) for first, last in cond.arm_lines)
+    if cond.skipped_lines and past_exit:
         regions = regions + tuple((first - 1, last) for first, last in cond.skipped_lines)
     return regions
 
@@ -475,16 +533,17 @@ def _fold_downstream(info: UniformityInfo, found: dict) -> None:
     for per_mode in found.values():
         for hazard, _mode in per_mode:
             if hazard.upstream is None and not _in_doubt(hazard):
-                guards.setdefault(hazard.path, []).append((_parted(hazard.cond), id(hazard.cond)))
+                guards.setdefault(hazard.path, []).append((_parted(hazard.cond), _parted(hazard.cond, False),
+                                                           id(hazard.cond)))
     if not guards:
         return
     links = info.program.link_functions
     program = info.program
 
-    def upstream_link(link, own) -> bool:
-        kind = links.get(link, ("",))[0]
-        return kind == "field" and any(cond != own and _inside(link[1], regions)
-                                       for regions, cond in guards.get(link[0], ()))
+    def upstream_flow(via, own) -> bool:
+        return any(cond != own and _inside(line, arms if called else regions)
+                   for _link, _text, where in _field_writes(via, links) for path, line, called in where
+                   for regions, arms, cond in guards.get(path, ()))
 
     def downstream(hazard, mode) -> bool:
         fn = program.funcs.get(hazard.function_key) if hazard.upstream is not None else None
@@ -496,7 +555,7 @@ def _fold_downstream(info: UniformityInfo, found: dict) -> None:
         own = id(hazard.cond)
         return not any(found_.dims & span and found_.source.kind not in ignore
                        and not apart_from(found_.source, single)
-                       and not any(upstream_link(link, own) for link in found_.via)
+                       and not upstream_flow(found_.via, own)
                        for found_ in info.sources(hazard.cond, fn, mode))
 
     for per_mode in found.values():

@@ -81,12 +81,11 @@ class Program(ProgramReads):
         self.reach_when: dict = {}
         self.globals: dict = {}  # (module, name, mode) -> divergence map
         self.memo: dict = {}
-        #: flow link -> (how the value travelled, the functions involved, what
-        #: it travelled through): a "returned by `f()`" link -> ("return", the
-        #: keys of what ``f`` may run, "f()"); "passed as" -> ("param",
-        #: (callee,), the parameter); "assigned from it in" -> ("field", (the
-        #: assigning function,), "self.attr").  What a finding's flow went
-        #: through, for the rules' confidence (see UniformityInfo.flow_facts).
+        #: flow link -> (how the value travelled, the functions involved, what it travelled through): a
+        #: "returned by `f()`" link -> ("return", the keys of what ``f`` may run, "f()"); "passed as" ->
+        #: ("param", (callee,), the parameter); "assigned from it in" -> ("field", (the assigning function,),
+        #: "self.attr"); "runs only on some ranks" -> ("reach", what the call may run, "f").  For the rules'
+        #: confidence (UniformityInfo.flow_facts) and the downstream fold (hazards._field_writes).
         self.link_functions: dict = {}
         self._ordered: dict = {}  # atom set -> its atoms in canonical order
         #: canonical orders worked out ahead of need by another process (see :func:`atom_sets`):
@@ -425,6 +424,7 @@ class Program(ProgramReads):
                 ctx_value = {k: e for k, e in ctx_value.items() if not (k.tag == "S" and k.kind in DIRECT_ONLY_KINDS)}
             if ctx_value:
                 link = (fn.path, site.span.line, f"`{site.callee}()` runs only on some ranks in `{fn.qualname}`")
+                self.link_functions[link] = ("reach", tuple(target.key for target in targets), site.callee)
                 for target in targets:
                     table = self.ctx.setdefault((target.key, mode), {})
                     for k, (dims, via) in ctx_value.items():

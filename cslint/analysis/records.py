@@ -45,6 +45,10 @@ class Cond:
     #: only the ranks that stay run; () for any other exit (inside a loop,
     #: a rank meets the others again at the next iteration)
     skipped_lines: tuple = ()
+    #: an operand of the ``and`` (``or``) that is the whole test of an ``if``:
+    #: the line range ``(first, last)`` of its body (its ``else``), which only
+    #: the ranks on one side of this operand run; () for anything else
+    arm_lines: tuple = ()
     #: early exits: a ``raise`` or a failing ``assert`` nothing in the function
     #: catches, an exit only where the launcher leaves the other ranks running
     #: (``unhandled-exceptions = "hang"``; the rules say which case applies)

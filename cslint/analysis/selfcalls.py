@@ -186,6 +186,7 @@ def note_self_call(program, fn, site, conditions: dict, mode) -> bool:
     written = calls_table(callee, method)
     table = program.fields.setdefault((family, written, mode), {})
     link = (fn.path, site.span.line, f"`{site.callee}()` runs only on some ranks in `{fn.qualname}`")
+    program.link_functions[link] = ("reach", (), site.callee)
     changed = False
     for k, (dims, via) in conditions.items():
         if merge(table, k, dims, extend_via(via, link)):
