@@ -93,7 +93,7 @@ _PER_STAGE = frozenset({"pp"})
 _request_dims = (("adp", _ADP), ("*", _PER_STAGE))
 
 _request_state = [
-    "self.active_requests", "*.active_requests", "*.waiting_queue", "*.request_queue",
+    "self.active_requests", "*.active_requests", "*.request_queue",
     "*.executor_request_queue", "*.inflight_req_ids", "scheduled_batch", "*.scheduled_batch",
     "scheduled_requests", "*.scheduled_requests", "*.context_requests", "*.generation_requests",
     "*.paused_requests", "new_requests", "*.num_fetch_requests*", "*.num_scheduled_requests",
@@ -102,6 +102,13 @@ _request_state = [
 
 _sources = [SourceSpec(p, "per-rank request state", what="value", dims=_request_dims)
             for p in _request_state]
+# The waiting queue holds the requests rank 0 broadcast, not yet routed: every
+# rank adds the same ones, and pops as many as the active counts allow, which
+# attention-DP gathers over TP first (the routing to a TP rank comes after the
+# pop).  The ranks of a stage hold the same queue; stages pop by their own
+# active counts.
+_sources.append(SourceSpec("*.waiting_queue", "per-stage request queue", what="value",
+                           dims=(("*", _PER_STAGE),)))
 # A rank's KV transfer progress is its own shard's: it differs along every
 # dimension the executor's world is made of (``Mapping``: world = TP x PP x CP;
 # the attention-DP and MoE expert ranks are TP ranks), and along no other.
