@@ -31,7 +31,6 @@ from typing import Optional
 from .astwalk import walk as fast_walk
 from .syntax import dotted
 
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -121,13 +120,24 @@ def _statements(body):
     """The statements of a body through its blocks (not into a definition's own body)."""
     for stmt in body:
         yield stmt
-        if not isinstance(stmt, _SCOPES):
-            for part in ("body", "orelse", "finalbody"):
-                yield from _statements(getattr(stmt, part, ()))
-            for handler in getattr(stmt, "handlers", ()):
-                yield from _statements(handler.body)
-            for case in getattr(stmt, "cases", ()):
-                yield from _statements(case.body)
+        inner = _BLOCK_PARTS.get(type(stmt))
+        if inner is not None:
+            yield from _statements(inner(stmt))
+
+
+#: the statements run inside a block statement, by its type (a simple statement has none)
+_BLOCK_PARTS = {
+    ast.If: lambda s: s.body + s.orelse,
+    ast.For: lambda s: s.body + s.orelse,
+    ast.AsyncFor: lambda s: s.body + s.orelse,
+    ast.While: lambda s: s.body + s.orelse,
+    ast.With: lambda s: s.body,
+    ast.AsyncWith: lambda s: s.body,
+    ast.Try: lambda s: s.body + s.orelse + s.finalbody + [x for h in s.handlers for x in h.body],
+    ast.Match: lambda s: [x for c in s.cases for x in c.body],
+}
+if hasattr(ast, "TryStar"):
+    _BLOCK_PARTS[ast.TryStar] = _BLOCK_PARTS[ast.Try]
 
 
 def _note_binding(stmt, values: dict, spoilt: set, only: Optional[set] = None) -> None:
