@@ -123,3 +123,42 @@ def test_a_field_written_by_the_last_stage_alone_holds_the_module_output():
 
 def test_a_field_written_on_the_same_side_still_differs():
     assert _codes(_FIELD.replace("{second}", "not self.is_last_stage()")) == [("CSL101", 16)]
+
+
+_RELATIVE = """
+    import torch.distributed as dist
+    from vllm.distributed import get_pp_group, get_tp_group
+
+
+    class Runner:
+        def step(self, batch):
+            hidden = self.model(batch)
+            if {first}:
+                hidden = list(range(dist.get_rank()))
+            {between}
+            if {second}:
+                if len(hidden) > 1:
+                    get_tp_group().all_reduce(self.total)
+"""
+
+
+def _relative(first="not get_pp_group().is_last_rank", second="get_pp_group().is_last_rank",
+              between='self.buf["h"] = hidden'):
+    return _RELATIVE.replace("{first}", first).replace("{second}", second).replace("{between}", between)
+
+
+def test_a_stage_attribute_rules_out_its_negation():
+    assert _codes(_relative()) == []
+
+
+def test_a_stage_id_compared_with_a_constant_rules_out_the_other_comparison():
+    assert _codes(_relative(first="self.stage_id != 0", second="self.stage_id == 0")) == []
+
+
+def test_a_store_to_the_tested_attribute_in_between_still_differs():
+    assert _codes(_relative(first="self.stage_id != 0", second="self.stage_id == 0",
+                            between="self.stage_id = 0")) == [("CSL101", 14)]
+
+
+def test_the_same_stage_attribute_on_both_still_differs():
+    assert _codes(_relative(second="not get_pp_group().is_last_rank")) == [("CSL101", 14)]

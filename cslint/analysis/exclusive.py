@@ -5,7 +5,7 @@ of the same block reads where its test says the first arm was not taken::
     outputs = self.module(inputs)
     if self.partitioned and not self.is_last_stage():
         outputs = (part.to_meta(), part.data())   # this rank's slice
-    buffers.append(outputs)
+    buffers[i] = outputs
     if self.is_last_stage():
         self.loss = outputs                      # the module's output alone
 
@@ -22,18 +22,21 @@ negation of a conjunct of the earlier one (``x`` and ``not x``, ``a is
 None`` and ``a is not None``, ``==`` and ``!=``), and that conjunct reads
 the same value at both:
 
-- a call, with no arguments, of a process's fixed identity: the loaded
-  presets' sources of :data:`FIXED_KINDS` (``dist.get_rank()``, a pipeline
-  engine's ``is_last_stage()``), with no call between the two ``if``
-  statements nor before the conjunct in the later test that could move it
-  (the premise: a rank's id and pipeline stage do not change while one
-  function runs, unless something it calls in between changes them);
+- a process's fixed identity, as the loaded presets know it (their
+  sources of :data:`FIXED_KINDS`): a call with no arguments
+  (``dist.get_rank()``, a pipeline engine's ``is_last_stage()``), an
+  attribute (``get_pp_group().is_last_rank``), or a comparison of such with
+  a constant (``self.stage_id == 0``), with no call between the two ``if``
+  statements nor before the conjunct in the later test, and no store to
+  that attribute in the earlier arm or between (the premise: what a rank
+  is does not change while one function runs, unless something it calls in
+  between changes it -- a virtual pipeline stage moved by a call);
 - or local names only (:func:`~cslint.analysis.correlated.reads_fixed_names`:
   bound once, outside loops, to a truth value, a number or a string).
 
 The names restored are those the earlier arm binds, each a plain local
-name that no statement between the two tests binds, stores into or calls a
-method on, and that the function never stores elements into or reads by
+name that no statement between the two tests (nor either test, nor the
+later arm) binds, stores into or reads an attribute of, and that the function never stores elements into or reads by
 constant key (those keep parts of their own in the dataflow); the earlier
 ``if`` has no ``else`` (whose bindings the later arm would read)."""
 
@@ -46,6 +49,7 @@ from . import cfg as cfgmod
 from .astwalk import walk as fast_walk
 from .atoms import EMPTY
 from .correlated import held_where, reads_fixed_names
+from .scope import UNIFORM_TEXT, canonical_text
 from .syntax import dotted
 
 #: source kinds that name what a process is, which no test of one function sees change
@@ -66,11 +70,15 @@ def _conjuncts(test) -> list:
 
 
 def _operand(node) -> Optional[str]:
-    """The text of a name, a dotted attribute (no call in it) or a constant."""
+    """The text of a name, a dotted attribute, a call with no arguments of
+    one (``get_pp_group().is_last_rank``) or a constant."""
     if type(node) is ast.Constant:
         return repr(node.value)
     text = dotted(node)
-    return None if text is None or "(" in text else text
+    if text is None or "(" in text and any(type(sub) is ast.Call and (sub.args or sub.keywords)
+                                           for sub in fast_walk(node)):
+        return None
+    return text
 
 
 def _positive(expr) -> tuple:
@@ -83,11 +91,9 @@ def _positive(expr) -> tuple:
     if kind is ast.UnaryOp and type(expr.op) is ast.Not:
         key, truth = _positive(expr.operand)
         return key, not truth
-    if kind is ast.Name:
-        return ("name", expr.id), True
-    if kind is ast.Call:
-        text = None if expr.args or expr.keywords or type(expr.func) is ast.Constant else _operand(expr.func)
-        return (None if text is None else ("call", text)), True
+    if kind is ast.Name or kind is ast.Attribute or kind is ast.Call:
+        text = _operand(expr)
+        return (None if text is None else ("part", text)), True
     if kind is ast.Compare and len(expr.ops) == 1:
         left, right = _operand(expr.left), _operand(expr.comparators[0])
         if left is None or right is None:
@@ -109,13 +115,46 @@ def _calls(nodes) -> bool:
     return any(type(sub) is ast.Call for node in nodes for sub in fast_walk(node))
 
 
-def _fixed_identity(part, evaluator) -> bool:
-    """``part`` is a call with no arguments that the presets know as a
-    process's fixed identity (:data:`FIXED_KINDS`), and only that."""
-    if type(part) is not ast.Call or part.args or part.keywords:
-        return False
-    atoms = evaluator.eval(part, {})
-    return bool(atoms) and all(atom.tag == "S" and atom.kind in FIXED_KINDS for atom in atoms)
+def _fixed_identity(read, info) -> bool:
+    """Whether the presets know ``read`` as a process's fixed identity
+    (:data:`FIXED_KINDS`), by its text alone (nothing is evaluated): a
+    source call, a rank getter by its name, a source attribute or a rank
+    relative to its group (``get_pp_group().is_last_rank``)."""
+    ctx = info.ctx
+    if type(read) is ast.Call:
+        raw = dotted(read.func)
+        if not raw or "()" in raw:
+            return False
+        configured, source, by_name = ctx.call_text_verdicts(raw, canonical_text(raw, ctx.imports),
+                                                             info.normalise_self(raw))
+        if configured is not None:
+            return False
+        return source[0] in FIXED_KINDS if source is not None else by_name is not None and by_name != "uniform"
+    if type(read) is ast.Attribute:
+        text = dotted(read)
+        if not text:
+            return False
+        verdict = ctx.attribute_text_verdict(text, info.normalise_self(text), read.attr)
+        return verdict is not None and verdict is not UNIFORM_TEXT and verdict[0] in FIXED_KINDS
+    return False
+
+
+def _identity_reads(part) -> list:
+    """What ``part`` reads that may be a process's identity: the part
+    itself (a call, an attribute), or a comparison's operands that are not
+    constants; nothing for a plain name."""
+    kind = type(part)
+    if kind is ast.Call or kind is ast.Attribute:
+        return [part]
+    if kind is ast.Compare:
+        reads = [operand for operand in (part.left, part.comparators[0]) if type(operand) is not ast.Constant]
+        return [] if all(type(read) is ast.Name for read in reads) else reads
+    return []
+
+
+def _stores_attribute(stmts, texts: set) -> bool:
+    return any(type(sub) is ast.Attribute and type(sub.ctx) is not ast.Load and dotted(sub) in texts
+               for stmt in stmts for sub in fast_walk(stmt))
 
 
 def _signature(test) -> dict:
@@ -141,7 +180,7 @@ def _negated_conjunct(test) -> bool:
     return False
 
 
-def _ruled_out(earlier: dict, second: ast.If, later: dict, between: list, info, evaluator) -> bool:
+def _ruled_out(first: ast.If, earlier: dict, second: ast.If, later: dict, between: list, info) -> bool:
     """Whether ``second``'s test holds only where the earlier test (its
     :func:`_signature` ``earlier``) did not."""
     conjuncts = _conjuncts(second.test)
@@ -150,9 +189,12 @@ def _ruled_out(earlier: dict, second: ast.If, later: dict, between: list, info, 
         if found is None or found[1] == truth:
             continue
         part = _tested(conj)
-        if type(part) is ast.Call:
+        reads = _identity_reads(part)
+        if reads:
             index = next(i for i, c in enumerate(conjuncts) if c is conj)
-            if _fixed_identity(part, evaluator) and not _calls(between) and not _calls(conjuncts[:index]):
+            if all(_fixed_identity(read, info) for read in reads) and not _calls(between) \
+                    and not _calls(conjuncts[:index]) \
+                    and not _stores_attribute([*first.body, *between], {dotted(read) for read in reads}):
                 return True
         else:
             held = held_where(found[0], True)
@@ -200,7 +242,28 @@ def _touched(stmts) -> set:
     return out
 
 
-def ruled_out_in_block(block: list, info, evaluator) -> dict:
+def _rebound(stmts) -> set:
+    """Every name ``stmts`` may bind: their own bindings, the names a
+    function or class defined in them binds (it may declare one
+    ``nonlocal``), declares or is called, imports and handlers."""
+    out = set()
+    for stmt in stmts:
+        for sub in fast_walk(stmt):
+            kind = type(sub)
+            if kind is ast.Name and type(sub.ctx) is not ast.Load:
+                out.add(sub.id)
+            elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
+                out.add(sub.name)
+            elif kind is ast.alias:
+                out.add((sub.asname or sub.name).split(".")[0])
+            elif kind is ast.ExceptHandler and sub.name:
+                out.add(sub.name)
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                out.update(sub.names)
+    return out
+
+
+def ruled_out_in_block(block: list, info) -> dict:
     """{index of a later ``if`` of ``block``: (index of the nearest earlier
     ``if`` whose arm it rules out, the names that arm binds which keep, in
     the later arm, what they held before it)} (see the module)."""
@@ -224,8 +287,11 @@ def ruled_out_in_block(block: list, info, evaluator) -> dict:
                 names = bound[index] = {name for name in _bound(first.body) or ()
                                         if name not in info.element_stores and name not in info.dict_keys}
             between = block[index + 1:at]
-            names = names - _touched([*between, first.test, second.test]) if names else names
-            if names and _ruled_out(earlier, second, later, between, info, evaluator):
+            rebound = _rebound(second.body)
+            # a name the later arm binds again is left as it is: what reaches that binding (a receive handing
+            # on the first stage's value, relays.py) reads it as the ranks that took the earlier arm hold it
+            names = names - _touched([*between, first.test, second.test]) - rebound if names else names
+            if names and _ruled_out(first, earlier, second, later, between, info):
                 out[at] = (index, tuple(sorted(names)))
                 break
     return out
@@ -249,7 +315,7 @@ def excluded_edges(dataflow) -> dict:
             continue
         pairs = found.get(id(block))
         if pairs is None:
-            pairs = found[id(block)] = ruled_out_in_block(block, info, dataflow.evaluator)
+            pairs = found[id(block)] = ruled_out_in_block(block, info)
         if not pairs:
             continue
         at = next((i for i, stmt in enumerate(block) if stmt is second), None)
@@ -303,7 +369,7 @@ class RuledOutWalk:
         return exits
 
 
-def ruled_out_walk(block: list, info, evaluator, in_loop: bool, statement):
+def ruled_out_walk(block: list, info, in_loop: bool, statement):
     """``statement`` (the summary walk's step over one statement), or a
     :class:`RuledOutWalk` of it where ``block`` has pairs: outside loops
     (each block walked once), a later ``if`` with no ``else`` (which reads
@@ -311,7 +377,7 @@ def ruled_out_walk(block: list, info, evaluator, in_loop: bool, statement):
     if in_loop or len(block) < 2:
         return statement
     pairs, firsts = {}, {}
-    for at, (first, names) in ruled_out_in_block(block, info, evaluator).items():
+    for at, (first, names) in ruled_out_in_block(block, info).items():
         second = block[at]
         read = {node.id for node in fast_walk(second.test) if type(node) is ast.Name}
         if not second.orelse and not read & set(names):

@@ -172,7 +172,7 @@ class SummaryWalk:
         exits = EMPTY
         top = stmts is self.info.body
         until_end = None  # the store keys decided alike from a test of this block to its end
-        statement = ruled_out_walk(stmts, self.info, self.evaluator, self._in_loop, self._statement)  # (exclusive.py)
+        statement = ruled_out_walk(stmts, self.info, self._in_loop, self._statement)  # (exclusive.py)
         for index, s in enumerate(stmts):
             if top and type(s) is ast.If and not s.orelse:
                 for made in assigned_past_return(stmts, s).values():
