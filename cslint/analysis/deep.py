@@ -17,6 +17,7 @@ from .feasibility import constant_arguments
 from .guards import Guards
 from .atoms import EMPTY, field_method_ref, raised_by
 from .positions import own_arguments
+from .presentreturns import add_returned
 from .raises import computes_from_operands, may_raise_own_class, raised_tree_by, reads_host_tensor, swallowed_here
 from .recorded import assert_holds_where_reached
 from .records import Site, Variant
@@ -97,7 +98,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             node_flow = settled_flow(flow, node.id, env)
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
             if isinstance(node.stmt, ast.Return):
-                variant.add_return(*flow.transfer.returned(node.stmt, node_flow))
+                add_returned(variant, evaluator, node.stmt, node_flow.env, flow.transfer.returned(node.stmt, node_flow))
             elif isinstance(node.stmt, ast.Expr):
                 variant.add_return(flow.transfer.yielded(node.stmt, node_flow))
         elif node.kind == cfgmod.ASSERT and not swallowed_here(info, node.stmt) \

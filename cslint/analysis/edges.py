@@ -8,7 +8,9 @@ the loop); the edge of an ``if`` where a local container is empty or None
 (it holds only its own structure); the way past the others' turn of a
 name one rank binds first (:func:`leader_first_edges`); the edges into an
 arm whose test rules out an earlier arm, where the names that arm binds hold
-what they held before it (:func:`~cslint.analysis.exclusive.excluded_edges`)."""
+what they held before it (:func:`~cslint.analysis.exclusive.excluded_edges`);
+the edge of an ``if x is None`` on which a call result ``x`` is not None
+(:mod:`cslint.analysis.presentreturns`)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,7 @@ from .structure import params_own
 from .exclusive import excluded_edges
 from .relays import relay_edges
 from .presence import none_test
+from .presentreturns import present, present_edges
 from .syntax import single_rank_edges, single_rank_side, target_names
 from .transfer import agreed_within
 
@@ -31,7 +34,9 @@ from .transfer import agreed_within
 class Refinements:
     """{(node, successor): (kind, data)} of one function's graph: "single"
     (:func:`~cslint.analysis.syntax.single_rank_edges`), "loop"
-    (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`); and, before
+    (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`), "leader",
+    "relay", "present" (:func:`~cslint.analysis.presentreturns.present_edges`,
+    given way by any other on the same edge); and, before
     any of those, the ways out of ``if`` arms that add their test back to
     the names the arm bound (``gates``, :mod:`cslint.analysis.armexits`)."""
 
@@ -44,7 +49,8 @@ class Refinements:
 
     @classmethod
     def find(cls, dataflow) -> Optional["Refinements"]:
-        edges = {key: ("single", past) for key, past in single_rank_edges(dataflow.graph).items()}
+        edges = {key: ("present", name) for key, name in present_edges(dataflow).items()}
+        edges.update((key, ("single", past)) for key, past in single_rank_edges(dataflow.graph).items())
         for key, keys in loop_exit_edges(dataflow.graph, dataflow.info).items():
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
@@ -93,6 +99,8 @@ class Refinements:
             refined = fork(out)
             refined[data.name] = dataflow.evaluator.eval(data.second.value, out) | dataflow.binding_implicit(p)
             return refined
+        if kind == "present":
+            return present(data, out)
         if kind == "relay":
             return relayed(data, dataflow.envs.get(p), out, dataflow.info.ctx.atoms.collective)
         if kind == "excluded":

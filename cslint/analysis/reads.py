@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from ..presets import ALL_DIMS
+from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
 from .atoms import (
     BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, IDENT, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN,
     THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
@@ -77,7 +78,23 @@ def _split_parts(variant) -> list:
     out = (list(zip(variant.return_keys, parts)) if variant.return_keys else list(enumerate(parts))) if parts else []
     if variant.return_own is not None:
         out.append((OWN_PART, variant.return_own))
+    present = variant.return_present
+    if present is not None:
+        if present[0] is not None:
+            out.append((present_index(None), present[0]))
+        out.extend((present_index(index), atoms) for index, atoms in enumerate(present[1] or ()))
     return out
+
+
+def _keeps_part(variant, index) -> bool:
+    """Whether ``variant`` keeps part ``index`` of its result apart (:meth:`ProgramReads._returned_part`)."""
+    if index == OWN_PART:
+        return variant.return_own is not None
+    if is_present_index(index):  # where the caller found it not None (presentreturns)
+        return present_part(variant, index) is not None
+    if type(index) is str or type(index) is tuple:  # a key, or its value's own structure (shapes.key_own)
+        return bool(variant.return_keys) and index in variant.return_keys
+    return bool(variant.return_parts) and not variant.return_keys and index < len(variant.return_parts)
 
 
 class ProgramReads:
@@ -114,15 +131,7 @@ class ProgramReads:
         of the function updates them beside its whole result
         (:meth:`_record_returns`)."""
         variant = self.variant(fn, mode)
-        if variant is None:
-            return None
-        if index == OWN_PART:
-            if variant.return_own is None:
-                return None
-        elif type(index) is str or type(index) is tuple:  # a key, or its value's own structure (shapes.key_own)
-            if not variant.return_keys or index not in variant.return_keys:
-                return None
-        elif not variant.return_parts or variant.return_keys or index >= len(variant.return_parts):
+        if variant is None or not _keeps_part(variant, index):
             return None
         if (fn.key, mode) not in self.split_returns:
             self.split_returns.add((fn.key, mode))
@@ -142,7 +151,7 @@ class ProgramReads:
             index, ref = ref.index, ref.ref
         targets = self.resolver.resolve(ref)
         summarised_only = False
-        if not targets and index is None:
+        if not targets and (index is None or index == WHOLE_PRESENT):  # (what it holds where it is not None)
             targets = self._summarised_callees(ref)
             summarised_only = bool(targets)
         if not targets:
@@ -163,10 +172,10 @@ class ProgramReads:
             return self.seen_through(self.eval(atom.fallback, mode), DROP if plain else CONTENTS)
         for fn in targets:
             ret = None
-            if index is not None:
+            if index is not None and not summarised_only:
                 ret = self._returned_part(fn, mode, index)
-                if ret is None and type(index) is tuple:  # the whole value under the key where no own part is kept
-                    ret = self._returned_part(fn, mode, index[1])
+                if ret is None and type(index) is tuple and index[1] is not None:  # the whole value under the key
+                    ret = self._returned_part(fn, mode, index[1])  # (or the element) where nothing is kept apart
             if ret is None:
                 ret = self._callee_returns(fn, mode) if summarised_only else self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():

@@ -196,6 +196,21 @@ class Variant:
     #: outside any ``try``, and the calls of the same kind it makes); None
     #: where it was not worked out
     escapes: Optional[frozenset] = None
+    #: ``(whole, parts)``: what the result holds, whole (None: not kept) and
+    #: by position (None: no tuple), where a caller finds it not None, for a
+    #: function whose returns but one hand back None
+    #: (:mod:`cslint.analysis.presentreturns`); None where that is not so
+    return_present: Optional[tuple] = None
+
+    def add_present(self, whole: Optional[frozenset], parts: Optional[tuple]) -> None:
+        """Join one visit of the one ``return`` of a value as read where
+        the result is not None (``return_present``)."""
+        known = self.return_present
+        if known is not None:
+            whole = None if whole is None or known[0] is None else known[0] | whole
+            parts = None if parts is None or known[1] is None or len(parts) != len(known[1]) \
+                else tuple(a | b for a, b in zip(known[1], parts))
+        self.return_present = (whole, parts)
 
     def add_return(self, atoms: frozenset, parts: Optional[tuple] = None, own: Optional[frozenset] = None,
                    keys: Optional[tuple] = None) -> None:

@@ -29,6 +29,7 @@ from .exclusive import ruled_out_walk
 from .evaluator import Evaluator, ReadWatch
 from .structure import params_own
 from .positions import own_arguments
+from .presentreturns import add_returned
 from .raises import reraised_tree, swallowed_here, tree_raise
 from .recorded import assert_holds_where_reached
 from .records import Site, Variant
@@ -371,7 +372,7 @@ class SummaryWalk:
             transfer.simple_statement(s, flow)
             return EMPTY
         if t is ast.Return:
-            variant.add_return(*transfer.returned(s, flow))
+            add_returned(variant, self.evaluator, s, env, transfer.returned(s, flow))
             return EMPTY
         if t is ast.Expr:
             variant.add_return(transfer.yielded(s, flow))
@@ -542,12 +543,12 @@ class _FactsMark:
     """What a :class:`Variant` held at one point, to go back to."""
 
     __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "return_keys", "return_own", "raised",
-                 "raised_tree", "escapes")
+                 "raised_tree", "escapes", "return_present")
 
     def __init__(self, variant: Variant):
         self.sites, self.fields, self.field_types = len(variant.sites), len(variant.fields), len(variant.field_types)
         self.returns, self.return_parts, self.return_own = variant.returns, variant.return_parts, variant.return_own
-        self.return_keys = variant.return_keys
+        self.return_keys, self.return_present = variant.return_keys, variant.return_present
         self.raised, self.raised_tree, self.escapes = variant.raised, variant.raised_tree, variant.escapes
 
     def restore(self, variant: Variant) -> None:
@@ -555,5 +556,5 @@ class _FactsMark:
         del variant.fields[self.fields:]
         del variant.field_types[self.field_types:]
         variant.returns, variant.return_parts, variant.return_own = self.returns, self.return_parts, self.return_own
-        variant.return_keys = self.return_keys
+        variant.return_keys, variant.return_present = self.return_keys, self.return_present
         variant.raised, variant.raised_tree, variant.escapes = self.raised, self.raised_tree, self.escapes
