@@ -58,6 +58,14 @@ def _children(pid: int) -> list[str]:
         return []
 
 
+def _terminal_signals() -> None:
+    """Give the run the signal handling of a terminal's foreground job: a
+    suite started in the background (``make test &``) inherits Ctrl-C
+    ignored, and a Python started with SIGINT ignored never raises
+    KeyboardInterrupt, which is not what these tests are about."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _signal_once_working(argv: list[str], cwd: Path, signum: int) -> tuple[subprocess.CompletedProcess, list[str]]:
     """Start ``argv`` in its own process group, wait until it has started its
     worker processes, send ``signum`` to the whole group (as a terminal's
@@ -65,7 +73,7 @@ def _signal_once_working(argv: list[str], cwd: Path, signum: int) -> tuple[subpr
     if not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"):
         pytest.skip("needs /proc/PID/task/PID/children to see the worker processes")
     process = subprocess.Popen(argv, cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               start_new_session=True)
+                               start_new_session=True, preexec_fn=_terminal_signals)
     deadline = time.monotonic() + 60
     workers: list[str] = []
     while time.monotonic() < deadline and process.poll() is None:
