@@ -185,6 +185,18 @@ class _BlockFields(dict):
 BLOCKS_OF = _BlockFields()
 
 
+def own_nodes(func: ast.AST):
+    """The nodes of a function body, not those of nested definitions."""
+    body = func.body if isinstance(func.body, list) else [func.body]
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        yield node
+        children_into(node, stack)
+
+
 def block_fields(node_type: type) -> tuple:
     """The fields of :data:`BLOCK_FIELDS` a node type has, in that order,
     worked out once per type: a statement walk reads those alone instead of

@@ -219,26 +219,17 @@ def _bound(stmts) -> Optional[set]:
 
 def _touched(stmts) -> set:
     """The names ``stmts`` (statements or expressions) bind, delete, store
-    into, read an attribute of or call a method on."""
-    out = set()
+    into, read an attribute of or call a method on (:func:`_rebound`, plus
+    receivers and every name a nested definition mentions)."""
+    out = _rebound(stmts)
     for stmt in stmts:
         for sub in fast_walk(stmt):
             kind = type(sub)
-            if kind is ast.Name and type(sub.ctx) is not ast.Load:
-                out.add(sub.id)
-            elif kind in (ast.Attribute, ast.Subscript) and type(sub.value) is ast.Name \
+            if kind in (ast.Attribute, ast.Subscript) and type(sub.value) is ast.Name \
                     and (type(sub.ctx) is not ast.Load or kind is ast.Attribute):
                 out.add(sub.value.id)
             elif kind in _DEFINITIONS:
                 out.update(node.id for node in fast_walk(sub) if type(node) is ast.Name)
-                if kind is not ast.Lambda:
-                    out.add(sub.name)
-            elif kind is ast.alias:
-                out.add((sub.asname or sub.name).split(".")[0])
-            elif kind is ast.ExceptHandler and sub.name:
-                out.add(sub.name)
-            elif kind is ast.Global or kind is ast.Nonlocal:
-                out.update(sub.names)
     return out
 
 

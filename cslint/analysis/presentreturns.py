@@ -24,7 +24,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
-from .astwalk import block_fields, iter_children
+from .astwalk import block_fields, own_nodes
 from .atoms import EMPTY, call_result, part_ref
 from .environment import fork
 from .presence import none_test
@@ -101,16 +101,7 @@ def _value_return(function) -> Optional[tuple]:
 
 def _yields(function) -> bool:
     """Whether ``function`` (nested definitions left out) yields: it hands back a generator, never None."""
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        t = type(node)
-        if t in _DEFINITIONS:
-            continue
-        if t is ast.Yield or t is ast.YieldFrom:
-            return True
-        stack.extend(iter_children(node))
-    return False
+    return any(type(node) is ast.Yield or type(node) is ast.YieldFrom for node in own_nodes(function))
 
 
 def present_returned(evaluator, s: ast.Return, env: dict, whole: bool, regular: frozenset) -> tuple:

@@ -13,7 +13,7 @@ import ast
 from typing import Optional
 
 from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
-from .astwalk import children_into, walk as fast_walk
+from .astwalk import own_nodes, walk as fast_walk
 from .communicators import assigned_fields, group_holding_locals, registry_lookup_key, with_copies
 from .fallbacks import fallback_candidates, param_fallbacks
 from .records import CollectiveMatch
@@ -667,18 +667,6 @@ def wrapped_received_fields(ctx) -> dict:
                 found.setdefault(attr, wrapped)
     ctx.__dict__["_wrapped_received_fields"] = found
     return found
-
-
-def own_nodes(func: ast.AST):
-    """The nodes of a function body, not those of nested definitions."""
-    body = func.body if isinstance(func.body, list) else [func.body]
-    stack = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            continue
-        yield node
-        children_into(node, stack)
 
 
 def _wrapped_locals(ctx, func: ast.AST) -> dict:
