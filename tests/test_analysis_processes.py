@@ -94,3 +94,105 @@ def test_marked_sources_cover_no_unmarked_one_in_a_capped_map():
     assert merge(table, plain, dims, ())  # it reaches the single-rank side, where the marked ones do not
     (late,) = marked({source("rank id", "r", "m.py", 98, (("*", dims),)): (dims, ())}, frozenset({"pp"}))
     assert not merge(table, late, dims, ())  # covered by the others, marked or not
+
+
+# a helper only the stages loop calls, through another: it runs in the same processes
+CALLED_ONLY_THERE = """
+    import threading
+    import torch
+    import torch.distributed as dist
+
+
+    class Engine:
+        def __init__(self, comm):
+            self.comm = comm
+            self.requests = []
+            self.paused = []
+            if self.comm.pp_size > 1:
+                self.event_loop = self._loop_stages
+            else:
+                self.event_loop = self._loop_single
+
+        def _take_paused(self):
+            if dist.get_rank() == 0:
+                self.paused = [r for r in self.requests if r.paused]
+
+        def _schedule_stages(self):
+            self._take_paused()
+            return len(self.requests)
+
+        def _loop_stages(self):
+            while True:
+                self._schedule_stages()
+                if self.paused:
+                    dist.all_reduce(torch.zeros(1))  # reported CSL101: only the leader took the paused ones
+
+        def _loop_single(self):
+            while True:
+                if self.paused:
+                    dist.all_reduce(torch.zeros(1))
+"""
+
+def _also(text, method):
+    return text.rstrip() + "\n" + textwrap.indent(textwrap.dedent(method), "        ")
+
+
+def test_what_a_method_only_the_several_rank_loop_calls_writes_never_reaches_the_single_rank_loop():
+    assert _found(CALLED_ONLY_THERE) == _marked_lines(CALLED_ONLY_THERE)
+
+
+def test_a_helper_another_method_calls_may_run_in_any_process():
+    text = _also(CALLED_ONLY_THERE, """
+        def drain(self):
+            self._take_paused()
+    """)
+    assert _found(text) == _marked_lines(text) + [(34, "CSL101")]
+
+
+def test_a_helper_handed_on_as_a_value_may_run_in_any_process():
+    text = _also(CALLED_ONLY_THERE, """
+        def start(self):
+            threading.Thread(target=self._schedule_stages).start()
+    """)
+    assert _found(text) == _marked_lines(text) + [(34, "CSL101")]
+
+
+# a helper only the single-rank loop calls: no test in it differs over the stages
+SINGLE_ONLY = """
+    import torch
+    import torch.distributed as dist
+
+
+    class Engine:
+        def __init__(self, comm, pp_group):
+            self.comm = comm
+            self.pp_group = pp_group
+            if self.comm.pp_size > 1:
+                self.event_loop = self._loop_stages
+            else:
+                self.event_loop = self._loop_single
+
+        def _sync_stages(self, t):
+            if dist.get_rank() == 0:
+                dist.all_reduce(t, group=self.pp_group)
+
+        def _step_single(self, t):
+            self._sync_stages(t)
+
+        def _loop_stages(self):
+            while True:
+                dist.all_reduce(torch.zeros(1), group=self.pp_group)
+
+        def _loop_single(self):
+            while True:
+                self._step_single(torch.zeros(1))
+"""
+
+
+def test_a_method_only_the_single_rank_loop_calls_runs_where_the_stages_group_has_one_rank():
+    assert _found(SINGLE_ONLY) == []
+    text = _also(SINGLE_ONLY, """
+        def flush(self):
+            self._sync_stages(torch.ones(1))
+    """)
+    assert _found(text) == [(17, "CSL101")]

@@ -123,17 +123,19 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
 
 def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variants: dict,
                 case_params: tuple) -> FuncFacts:
+    single, several = _single_rank_bindings(info), _several_rank_bindings(info)
     return FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                      info.params, info.self_offset, variants, deep,
                      # a function that reaches a collective also raises what the calls it makes raise
                      info.raises or (deep and any(v.raised for v in variants.values())), called_names,
                      tuple(info.signal_handlers), _returns_terms(info),
                      case_params, tuple(atom for _index, atom in rank_param_sources(info)),
-                     info.local_io, _single_rank_bindings(info), _several_rank_bindings(info),
+                     info.local_io, single, several,
                      _restored_fields(info), tuple(sorted(info.own_params)),
                      _field_params(info) if deep else (), () if deep else _passing_refs(info),
                      class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info),
-                     () if deep else _bare_refs(info))
+                     () if deep else _bare_refs(info),
+                     _handed_methods(info) if single or several else frozenset())
 
 
 def writes_no_field(info: FunctionInfo) -> bool:
@@ -272,6 +274,13 @@ def _several_rank_bindings(info: FunctionInfo) -> tuple:
     comparison, :func:`~cslint.analysis.syntax.several_rank_side`): such a
     method runs only there (see :mod:`cslint.analysis.processes`)."""
     return _side_bindings(info, several=True)
+
+
+def _handed_methods(info: FunctionInfo) -> frozenset:
+    """The names of the ``self`` attributes the function's module reads as
+    a value (``Thread(target=self._poll)``, ``self.loop = self._loop_pp``):
+    a method read so may be called from anywhere the value reaches."""
+    return frozenset(attr for attr, reads in _method_values(info.ctx, info.params[0]).items() if reads)
 
 
 def _side_bindings(info: FunctionInfo, several: bool) -> tuple:

@@ -12,7 +12,11 @@ runs ``_loop_pp`` only in processes whose group has several ranks and
 ``_loop`` only in those whose group has one (each bound nowhere else and
 called by no name in the tree: ``FuncFacts.single_rank_bindings``,
 ``FuncFacts.several_rank_bindings``).  The two never run in one process, so
-nothing the first writes or hands on reaches what the second reads.
+nothing the first writes or hands on reaches what the second reads.  What
+such a method calls runs there too, where nothing else runs it
+(:func:`closed_over_calls`): the first stage's ``_schedule_and_propagate()``,
+called only from ``_loop_pp``, writes out only where the group has several
+ranks.
 
 The whole-tree pass keeps one table per field or parameter for the whole
 tree, so what such a function writes out carries that fact on its sources
@@ -30,7 +34,17 @@ from ..presets import GENERIC_WORLD
 from .divergence import SEVERAL_RANKS, several_ranks_only
 
 
-def bound_methods(funcs, resolver, bindings: str, world=GENERIC_WORLD) -> dict:
+def runs_only_where(funcs, files, resolver, bindings: str, world=GENERIC_WORLD) -> dict:
+    """function key -> dimensions: the methods bound only on one side of a
+    size test (:func:`bound_methods`) and the methods only they call
+    (:func:`closed_over_calls`)."""
+    several = bindings == "several_rank_bindings"
+    funcs = list(funcs)
+    return closed_over_calls(bound_methods(funcs, resolver, bindings, world, several), funcs, files, resolver,
+                             several)
+
+
+def bound_methods(funcs, resolver, bindings: str, world=GENERIC_WORLD, several: bool = False) -> dict:
     """function key -> dimensions: a method bound only on one side of a size
     test (``bindings``: the FuncFacts field naming those sides' bindings,
     ``single_rank_bindings`` or ``several_rank_bindings``) and never called
@@ -52,7 +66,66 @@ def bound_methods(funcs, resolver, bindings: str, world=GENERIC_WORLD) -> dict:
         if fkey is None or method in called:
             continue
         # bound under several tests: it runs where any one of them holds
-        out[fkey] = frozenset.intersection(*(world.span(g) for g in groups))
+        dims = _joined([world.span(g) for g in groups], several)
+        if dims:
+            out[fkey] = dims
+    return out
+
+
+def _joined(spans: list, several: bool) -> frozenset:
+    """The dimensions of a group that has several ranks (``several``), or
+    one, wherever any one group of ``spans`` has: a group spanning the
+    dimensions of them all has several ranks where any one of them has;
+    only a group spanning the dimensions they share has one rank wherever
+    any one of them has."""
+    return frozenset().union(*spans) if several else frozenset.intersection(*spans)
+
+
+def closed_over_calls(found: dict, funcs: list, files, resolver, several: bool) -> dict:
+    """``found`` (function key -> dimensions) with each method every call
+    naming which is made by a function of it, transitively.  The method is
+    of a module where one is bound on a side of a size test, so the
+    module's reads of ``self`` attributes as values are known
+    (``FuncFacts.handed_methods``); it is no dunder or property (those run
+    without a call naming them) and is not read as a value there, and no
+    skipped file names it in a call.  Told by the name alone, so every way
+    the resolver may tie a call to it is covered, and a call of another
+    class's method of that name counts too.  It runs in no process but
+    its callers': where a group spanning all their dimensions has several
+    ranks (or where a group of the dimensions they share has one).  A call
+    of its own counts for nothing."""
+    if not found:
+        return found
+    handed = {fn.path: fn.handed_methods for fn in funcs if fn.single_rank_bindings or fn.several_rank_bindings}
+    methods: dict = {}  # name -> the methods of those modules so named
+    for fn in funcs:
+        if fn.path in handed and fn.self_offset == 1:
+            methods.setdefault(fn.qualname.rsplit(".", 1)[-1], []).append(fn)
+    wanted = frozenset(methods)
+    naming: dict = {}  # method name -> the keys of the functions with a call naming it
+    for fn in funcs:
+        for name in fn.called_names & wanted:
+            naming.setdefault(name, set()).add(fn.key)
+    skipped = frozenset().union(*(f.called_names for f in files if f.skipped))
+    by_key = {fn.key: fn for fn in funcs}
+    out = dict(found)
+    work = sorted(found)
+    while work:
+        caller = by_key.get(work.pop())
+        for name in sorted(caller.called_names & wanted if caller is not None else ()):
+            if name.startswith("__") or name in skipped:
+                continue
+            for fn in methods[name]:
+                cls = resolver.classes.get(fn.class_key)
+                if fn.key in out or name in handed[fn.path] or (cls is not None and name in cls.properties):
+                    continue
+                ways = naming[name] - {fn.key}
+                if not ways or not ways <= out.keys():
+                    continue
+                dims = _joined([out[key] for key in sorted(ways)], several)
+                if dims:
+                    out[fn.key] = dims
+                    work.append(fn.key)
     return out
 
 

@@ -29,7 +29,7 @@ from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
 from .feasibility import call_allows, passed_values
 from .positions import parameter_table
-from .processes import bound_methods, marked
+from .processes import marked, runs_only_where
 from .reads import CALLEE_REFS, ProgramReads, by_method_tables, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
@@ -111,12 +111,12 @@ class Program(ProgramReads):
         self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
-        self.single_rank_dims = bound_methods(self.funcs.values(), self.resolver, "single_rank_bindings",
-                                              knowledge.world)
+        self.single_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,
+                                                "single_rank_bindings", knowledge.world)
         #: function key -> the dimensions of a group that has several ranks wherever it runs: the sources
         #: of what it writes out are marked so (processes.py)
-        self.several_rank_dims = bound_methods(self.funcs.values(), self.resolver, "several_rank_bindings",
-                                               knowledge.world)
+        self.several_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,
+                                                 "several_rank_bindings", knowledge.world)
         self._marking = None  # while such a function is stepped: those dimensions
 
     def _rank_params_callers_pass(self) -> frozenset:

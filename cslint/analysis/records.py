@@ -305,6 +305,11 @@ class FuncFacts:
     #: arguments it makes (:func:`~cslint.analysis.facts._bare_refs`); with
     #: ``passing_refs``, every function it can run
     bare_refs: tuple = ()
+    #: a method binding others on one side of a size test: the names of the
+    #: ``self`` attributes its module reads as a value, not as a call
+    #: (:func:`~cslint.analysis.facts._handed_methods`): a method so handed
+    #: may run wherever the value goes (:mod:`~cslint.analysis.processes`)
+    handed_methods: frozenset = frozenset()
 
 
 @dataclass
