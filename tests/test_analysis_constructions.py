@@ -11,7 +11,10 @@ constructor's other stores, any method's).  Each VALID shape sits beside the
 INVALID ones that must still be reported: the benchmark's own request, a
 request read through a field (any construction's), a subclass whose
 constructor runs its base's, a method that empties the field where this rank's
-disk has a file, a constructor that stores this rank's own view."""
+disk has a file, a constructor that stores this rank's own view.  A factory
+every return of which builds the object (``return Request(*args, **kwargs)``)
+hands its call's arguments to the constructor: by position, and by the
+keyword of a parameter's name through its own ``**kwargs``."""
 
 import textwrap
 
@@ -147,3 +150,55 @@ def test_the_object_built_from_this_rank_s_file_still_differs(tmp_path):
     found = _findings(tmp_path, server)
     assert ("Server.handle", "len(req.ids) > 4") in found
     assert ("Server.handle", "req.params is None") not in found  # the other argument's field stays alike
+
+
+FACTORY_SERVER = """
+    import torch.distributed as dist
+
+    from app.bench import read_prompts
+    from app.request import Request
+
+
+    class Server:
+        def __init__(self, group):
+            self.group = group
+
+        def _make(self, message, *args, **kwargs) -> Request:
+            return Request(*args, **kwargs)
+
+        def _make_or_none(self, message, *args, **kwargs) -> Request:
+            if message.skip:
+                return None
+            return Request(*args, **kwargs)
+
+        def handle(self, message, tensor):                     # VALID: a factory hands the call's arguments on
+            req = self._make(message, message.rid, message.ids, params=message.params)
+            if len(req.ids) > 4:
+                dist.all_reduce(tensor, group=self.group)
+
+        def handle_keywords(self, message, path, tensor):
+            req = self._make(message, message.rid, ids=read_prompts(path), params=message.params)
+            if len(req.ids) > 4:                               # INVALID: this rank's file, by keyword
+                dist.all_reduce(tensor, group=self.group)
+            if req.params is None:                             # VALID: another keyword, alike
+                dist.all_reduce(tensor, group=self.group)
+
+        def handle_positional(self, message, path, tensor):    # INVALID: this rank's file, by position
+            req = self._make(message, message.rid, read_prompts(path))
+            if len(req.ids) > 4:
+                dist.all_reduce(tensor, group=self.group)
+
+        def handle_maybe(self, message, tensor):               # INVALID: not every return builds the object
+            req = self._make_or_none(message, message.rid, message.ids)
+            if len(req.ids) > 4:
+                dist.all_reduce(tensor, group=self.group)
+"""
+
+
+def test_an_object_a_factory_builds_holds_what_the_factory_s_call_passed(tmp_path):
+    assert _findings(tmp_path, FACTORY_SERVER) == [
+        ("Server.handle_keywords", "len(req.ids) > 4"),
+        ("Server.handle_maybe", "len(req.ids) > 4"),
+        ("Server.handle_positional", "len(req.ids) > 4"),
+        ("run", "len(req.ids) > 2"),
+    ]

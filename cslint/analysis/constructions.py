@@ -22,14 +22,23 @@ constructor stores from its parameters, what that one call passed:
   stores of ``attr`` with their parameters bound to this call's arguments
   (:func:`built_field`).
 
+The same holds of an object a factory hands back where every ``return`` of
+the factory is one such construction (``def make(self, recv, *args,
+**kwargs): return Req(*args, **kwargs)``; :func:`factory_construction`): the
+constructor's parameters take what the factory passes them, the factory's
+own parameters in turn what the call of the factory passes (a constructor
+parameter that the factory's own ``**kwargs`` fills takes the keyword of
+that name, not every keyword of the call).
+
 An object of unknown provenance (an element of a queue, a field, a parameter)
 still reads the whole table: which construction made it is not known.
 """
 
 from __future__ import annotations
 
-from .atoms import OWN_PARAM, field_name
+from .atoms import OWN_PARAM, THROUGH_INSTANCE, field_name
 from .divergence import extend_via, merge, substituted
+from .positions import parameter_of
 from .records import written_variants
 from .resolution import called_refs
 
@@ -83,15 +92,53 @@ def _runs_another_constructor(fn, resolve) -> bool:
 
 def constructed_by(resolver, atom) -> tuple:
     """The constructors a call result ``atom`` is the object of, where they
-    are all it runs on it and the call writes its arguments out; else ()."""
-    if atom.tag != "R" or atom.ref.tag not in CONSTRUCTION_REFS or not (atom.args or atom.kwargs):
+    are all it runs on it and the call writes its arguments out (directly,
+    or through a factory: :func:`factory_construction`); else ()."""
+    if atom.tag != "R" or not (atom.args or atom.kwargs):
         return ()  # (a call past the nesting limit keeps no arguments: they went beside it)
+    if not _builds(resolver, atom):
+        made = factory_construction(resolver, atom)
+        return () if made is None else constructed_by(resolver, made[1])
     targets = resolver.resolve(atom.ref)
-    if not targets or not all(is_constructor(fn) for fn in targets):
-        return ()
     if any(_runs_another_constructor(fn, resolver.resolve) for fn in targets):
         return ()
     return tuple(targets)
+
+
+def _builds(resolver, atom) -> bool:
+    """Whether the call ``atom`` calls a class itself (every target a constructor)."""
+    if atom.ref.tag not in CONSTRUCTION_REFS:
+        return False
+    targets = resolver.resolve(atom.ref)
+    return bool(targets) and all(is_constructor(fn) for fn in targets)
+
+
+def factory_construction(resolver, atom):
+    """``(factory, construction)`` where the call ``atom`` runs one function
+    of the tree (no constructor) every ``return`` of which, in every variant,
+    hands back one and the same call building an object
+    (``return Req(*args, **kwargs)``), its arguments in the factory's terms;
+    else None."""
+    targets = resolver.resolve(atom.ref)
+    if len(targets) != 1 or is_constructor(targets[0]) or not targets[0].returns_terms:
+        return None  # (a factory declares or builds what it returns: the typing of its result reads the same)
+    (factory,) = targets
+    made = None
+    for v in factory.variants.values():
+        if len(v.returns) != 1:
+            return None
+        (returned,) = v.returns
+        if returned.tag != "R" or returned.ref.tag not in CONSTRUCTION_REFS or (made is not None and returned != made):
+            return None
+        made = returned
+    if made is None or not any(is_constructor(fn) for fn in resolver.resolve(made.ref)):
+        return None
+    return factory, made
+
+
+def factory_offset(atom) -> int:
+    """1 where the call ``atom`` of a factory does not pass it its instance."""
+    return 1 if atom.ref.tag in THROUGH_INSTANCE else 0
 
 
 def constructor_stores(program, targets, family, attr: str):
@@ -110,6 +157,8 @@ def built_field(program, atom, targets, family, attr: str, mode: frozenset) -> d
     parameters, bound to the arguments of the call ``atom`` (the rest of
     what they store is in the :data:`BUILT_APART` table)."""
     out: dict = {}
+    made = None if _builds(program.resolver, atom) else factory_construction(program.resolver, atom)
+    call = atom if made is None else made[1]  # the construction itself
     for fn, v, write in constructor_stores(program, targets, family, attr):
         if program.variant(fn, mode) is not v:
             continue
@@ -117,18 +166,45 @@ def built_field(program, atom, targets, family, attr: str, mode: frozenset) -> d
         if not stored:
             continue
         def passed(k, fn=fn):
-            arg = program.arg_for_param(fn, k.index, atom.args, atom.kwargs, 1)
+            arg = program.arg_for_param(fn, k.index, call.args, call.kwargs, 1)
             if arg is None:
                 return None
             name = fn.params[k.index - OWN_PARAM if k.index >= OWN_PARAM else k.index]
-            link = (atom.path, atom.line, f"passed as `{name}` to `{fn.qualname}`")
+            link = (call.path, call.line, f"passed as `{name}` to `{fn.qualname}`")
             program.link_functions[link] = ("param", (fn.key,), name)
-            return {k2: (dims, extend_via(via, link)) for k2, (dims, via) in program.eval(arg, mode).items()}
+            value = program.eval(arg, mode)
+            if made is not None:  # the factory's parameters: what the call of the factory passes
+                value = substituted(value, lambda p: _factory_argument(program, made[0], p, atom, name, mode))
+            return {k2: (dims, extend_via(via, link)) for k2, (dims, via) in value.items()}
         link = (fn.path, write.line, f"`self.{attr}` is assigned from it in `{fn.qualname}`")
         program.link_functions[link] = ("field", (fn.key,), f"self.{attr}")
         for k, (dims, via) in substituted(stored, passed).items():
             merge(out, k, dims, extend_via(via, link))
     return out
+
+
+def _factory_argument(program, factory, slot, atom, name: str, mode: frozenset):
+    """What the call ``atom`` of ``factory`` passes for its parameter
+    ``slot`` (a ``PARAM`` source), which the factory hands on to the
+    constructor's parameter ``name``: for the factory's own ``**kwargs``,
+    the call's keyword ``name`` alone where it spreads no mapping itself."""
+    offset = factory_offset(atom)
+    index = slot.index
+    if index < len(factory.params) and factory.params[index][:2] == "**" and name not in factory.params:
+        if not any(kw[:2] == "**" for kw, _atoms in atom.kwargs):  # (a mapping spread may hold the keyword)
+            arg = next((atoms for kw, atoms in atom.kwargs if kw == name), None)
+            return _passed_to_factory(program, factory, atom, factory.params[index], arg, mode)
+    arg = program.arg_for_param(factory, index, atom.args, atom.kwargs, offset)
+    pname = factory.params[parameter_of(index)]
+    return _passed_to_factory(program, factory, atom, pname, arg, mode)
+
+
+def _passed_to_factory(program, factory, atom, pname: str, arg, mode: frozenset):
+    if arg is None:
+        return None
+    link = (atom.path, atom.line, f"passed as `{pname.lstrip('*')}` to `{factory.qualname}`")
+    program.link_functions[link] = ("param", (factory.key,), pname)
+    return {k: (dims, extend_via(via, link)) for k, (dims, via) in program.eval(arg, mode).items()}
 
 
 def stored_apart(fn, write, stored: dict, family_of):
