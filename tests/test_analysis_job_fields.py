@@ -66,3 +66,18 @@ def test_a_field_also_set_from_a_setting_does_not_fold():
 
 def test_a_field_set_from_another_call_does_not_fold():
     assert _lines(PROFILER.format(module="torch.distributed", job="settings.is_initialized()")) == [27]
+
+
+def test_the_job_tests_are_the_loaded_packs_own():
+    # DeepSpeed's is its pack's knowledge: without the pack its call says nothing of the job
+    from cslint.config import Settings
+    from cslint.presets import load_presets
+
+    assert "deepspeed.comm.is_initialized" in load_presets(["deepspeed"]).job_tests
+    assert load_presets(["torch_distributed"]).job_tests == {"torch.distributed.is_initialized",
+                                                             "torch.distributed.is_available"}
+    source = textwrap.dedent(PROFILER.format(module="torch.distributed", job="deepspeed.comm.is_initialized()"))
+    source = source.replace("import torch\n", "import torch\nimport deepspeed.comm\n", 1)
+    assert [f.line for f in check_source(source).findings] == []
+    bare = Settings(presets=["torch_distributed", "mpi4py"])
+    assert [f.line for f in check_source(source, settings=bare).findings] == [28]

@@ -61,10 +61,6 @@ MAX_FLAG_ROUNDS = 4
 MAX_ALIAS_DEPTH = 4
 
 _WORLD_SIZE_CALLS = frozenset({"get_world_size", "Get_size"})
-#: calls that say whether this process is part of a torch.distributed job:
-#: True in a world of several ranks (a test with no arguments)
-_DISTRIBUTED_CALLS = frozenset({"torch.distributed.is_initialized", "torch.distributed.is_available",
-                                "deepspeed.comm.is_initialized"})
 
 
 class CaseParam(NamedTuple):
@@ -100,15 +96,17 @@ def is_world_size(expr: ast.expr) -> bool:
     return bool(text) and text.rsplit(".", 1)[-1] == "world_size"
 
 
-def _distributed_test(test: ast.expr, imports: dict) -> bool:
-    """Whether ``test`` asks if this process is part of a torch.distributed
-    job (``dist.is_initialized()``, ``torch.distributed.is_available()``):
-    True in a world of several ranks."""
+def _distributed_test(test: ast.expr, ctx) -> bool:
+    """Whether ``test`` asks if this process is part of a distributed job
+    (``dist.is_initialized()``, ``torch.distributed.is_available()``: a
+    call of the presets' ``job_tests`` with no arguments): True in a world
+    of several ranks."""
     if type(test) is not ast.Call or test.args or test.keywords:
         return False
     raw = dotted(test.func)
-    return bool(raw) and raw.rsplit(".", 1)[-1] in ("is_initialized", "is_available") \
-        and canonical_text(raw, imports) in _DISTRIBUTED_CALLS
+    knowledge = ctx.knowledge
+    return bool(raw) and raw.rsplit(".", 1)[-1] in knowledge.job_test_names \
+        and canonical_text(raw, ctx.imports) in knowledge.job_tests
 
 
 def job_fields(ctx) -> frozenset:
@@ -120,7 +118,7 @@ def job_fields(ctx) -> frozenset:
     if found is None:
         table: dict = {}
         for attr, value in ctx.field_writes:
-            table[attr] = value is not None and _distributed_test(value, ctx.imports) and table.get(attr, True)
+            table[attr] = value is not None and _distributed_test(value, ctx) and table.get(attr, True)
         found = ctx.__dict__["_job_fields"] = frozenset(attr for attr, job in table.items() if job)
     return found
 
@@ -218,7 +216,7 @@ class Feasibility:
             for sub in fast_walk(test):
                 if isinstance(sub, ast.Compare) and _world_test(sub) is not None:
                     return True
-                if isinstance(sub, ast.Call) and _distributed_test(sub, self.info.ctx.imports) \
+                if isinstance(sub, ast.Call) and _distributed_test(sub, self.info.ctx) \
                         or isinstance(sub, ast.Attribute) and _job_field(sub, self.info.ctx):
                     return True
                 if isinstance(sub, ast.Name) and sub.id in self.flags:
@@ -487,7 +485,7 @@ class TestFolder:
             if alias is not None and depth < MAX_ALIAS_DEPTH:
                 return self(alias, depth + 1)
         if kind is ast.Call:
-            return True if _distributed_test(test, self.info.ctx.imports) else None
+            return True if _distributed_test(test, self.info.ctx) else None
         if kind is ast.Attribute and _job_field(test, self.info.ctx):
             return True
         if kind is ast.Compare:

@@ -386,6 +386,11 @@ class Preset:
     #: rank's own resources (a KV-cache allocation refused on a full rank):
     #: under ``unhandled-exceptions = "hang"``, like local I/O
     local_failures: list = field(default_factory=list)
+    #: calls (canonical dotted names) that, made with no arguments, say
+    #: whether this process is part of a distributed job
+    #: (``torch.distributed.is_initialized()``): True in a world of several
+    #: ranks, so a test of one folds there
+    job_tests: list = field(default_factory=list)
     #: ``(pattern, methods)``: calls that wrap a module for data parallelism
     #: (``DistributedDataParallel(m)``, ``FullyShardedDataParallel(m)``,
     #: ``fully_shard(m)`` in place).  Calling the wrapped module runs its
@@ -447,6 +452,8 @@ class Knowledge:
     rendezvous: frozenset = frozenset()
     #: see :attr:`Preset.local_failures` (call names, last dotted part)
     local_failures: frozenset = frozenset()
+    #: see :attr:`Preset.job_tests` (canonical dotted names)
+    job_tests: frozenset = frozenset()
     #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
     data_parallel_wrappers: tuple = ()
     #: see :attr:`Preset.partitioning_contexts` (canonical dotted patterns)
@@ -476,6 +483,14 @@ class Knowledge:
         if memo is None:
             memo = self.__dict__["_payload_local_names"] = frozenset(
                 spec.pattern.rsplit(".", 1)[-1] for spec in self.collectives if spec.payload_local)
+        return memo
+
+    @property
+    def job_test_names(self) -> frozenset:
+        """The last names of :attr:`job_tests` (a cheap first look at a call)."""
+        memo = self.__dict__.get("_job_test_names")
+        if memo is None:
+            memo = self.__dict__["_job_test_names"] = frozenset(name.rsplit(".", 1)[-1] for name in self.job_tests)
         return memo
 
     def operation(self, name: str) -> str:
@@ -715,6 +730,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         if preset.world is not None:
             worlds.add(preset.world)
         merged.local_failures |= frozenset(preset.local_failures)
+        merged.job_tests |= frozenset(preset.job_tests)
         merged.p2p_receives |= frozenset(preset.p2p_receives)
         merged.p2p_sends |= frozenset(preset.p2p_sends)
         merged.p2p_peer_keywords |= frozenset(preset.p2p_peer_keywords)

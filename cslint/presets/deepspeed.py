@@ -60,4 +60,5 @@ PRESET = Preset(
     collectives=_collectives,
     sources=_sources,
     partitioning_contexts=_PARTITIONING,
+    job_tests=["deepspeed.comm.is_initialized"],
 )

@@ -290,4 +290,5 @@ PRESET = Preset(
     data_parallel_wrappers=_WRAPPERS,
     rendezvous=["init_process_group", "new_group", "new_subgroups", "new_subgroups_by_enumeration",
                 "init_device_mesh"],
+    job_tests=["torch.distributed.is_initialized", "torch.distributed.is_available"],
 )
