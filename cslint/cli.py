@@ -26,6 +26,7 @@ from typing import Callable, Optional, Sequence
 
 from . import __version__
 from .config import ConfigError, Settings, check_selectors, load_settings
+from .engine import timeline
 from .model import CONFIDENCE_LEVELS, CheckResult
 from .report import FORMATS
 
@@ -281,6 +282,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return _show(args)
     _output_target(args.output_file)
     result = _check(args)
+    timeline.mark("checked")
     if args.write_baseline:
         try:
             baseline_mod.write_baseline(result, args.write_baseline)
@@ -299,6 +301,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         sources = {args.stdin_filename or STDIN: args.stdin_source} if _stdin_text(args) is not None else None
         text = render(result, args.format, root=os.getcwd(), color=color, show_source=not args.no_source,
                       quiet=args.quiet > 0, sources=sources)
+    timeline.mark("report rendered")
     if args.quiet < 2:
         _emit(text, args.output_file)
     for error in result.errors:
@@ -375,6 +378,7 @@ COMMANDS = {"check": cmd_check, "rules": cmd_rules, "explain": cmd_explain}
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    timeline.mark("started")
     try:
         parser = build_parser(sys.argv[1:] if argv is None else argv)
         try:
@@ -440,6 +444,8 @@ def console_main() -> None:
             stream.flush()
         except (BrokenPipeError, OSError):  # a reader that went away (``| head``)
             pass
+    timeline.mark("exit")
+    timeline.write()
     os._exit(status)
 
 

@@ -24,6 +24,7 @@ from ..analysis.records import FileFacts, fill_pending, is_pending, merge_partia
 from ..analysis.syntax import CONSTRUCTORS, called_as
 from ..analysis.typedcalls import typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
+from . import timeline
 from .discovery import read_file
 from .prefilter import ImportStatements, SiteFilter, WrapperDefinitions, WrapperPrefilter
 from .workers import ParseJob
@@ -95,17 +96,20 @@ class FactGatherer:
 
             # Files parsed before a wrapper they call was known get a deeper
             # look in the same batch as the next round's files (one wait fewer).
-            deeper = [] if rounds == 1 else self._deeper_look(by_path)
-            self.workers.keep_trees(f.real for f in deeper)
+            with timeline.span("deeper look"):
+                deeper = [] if rounds == 1 else self._deeper_look(by_path)
+                self.workers.keep_trees(f.real for f in deeper)
             if self.bar is not None:
                 self.bar.start(f"analysing, round {rounds}", 0)
-            found_any = self._parse_and_merge(itertools.chain(deeper, chosen()), deeper)
+            with timeline.span(f"round {rounds}"):
+                found_any = self._parse_and_merge(itertools.chain(deeper, chosen()), deeper)
             if rounds == 1:
                 by_path.update((f.real, f) for f in all_files if f.data is not None)
             remaining = rest
             if not found_any:
                 break
-            new_names = self._learn_wrappers()
+            with timeline.span("wrappers learnt"):
+                new_names = self._learn_wrappers()
             # a wrapper that is itself named like a collective (a coordinator's
             # ``all_reduce``) had its callers selected in the first round
             # a typed wrapper is no needle: its method name alone would select
@@ -118,21 +122,25 @@ class FactGatherer:
             needles |= fresh
         # Files summarised before the last wrappers were known get a deeper look.
         for _round in range(MAX_DEEPER_ROUNDS):
-            again = self._deeper_look(by_path)
-            self.workers.keep_trees(f.real for f in again)
+            with timeline.span("deeper look"):
+                again = self._deeper_look(by_path)
+                self.workers.keep_trees(f.real for f in again)
             if not again:
                 break
             if self.bar is not None:
                 self.bar.start("re-analysing callers of newly found wrappers", 0)
-            self._parse_and_merge(again, again)
-            if not self._learn_wrappers():
-                break
+            with timeline.span("deeper round"):
+                self._parse_and_merge(again, again)
+            with timeline.span("wrappers learnt"):
+                if not self._learn_wrappers():
+                    break
         self.workers.keep_trees(())
-        # Whether a callee raises on some ranks only, and what it returns, is
-        # read off its summary: summarise those defined in files no round parsed.
-        callees = self._deciding_callees(by_path)
-        # A class whose object decides a collective is read where it is defined.
-        classes = self._deciding_classes(by_path)
+        with timeline.span("deciding callees and classes"):
+            # Whether a callee raises on some ranks only, and what it returns, is
+            # read off its summary: summarise those defined in files no round parsed.
+            callees = self._deciding_callees(by_path)
+            # A class whose object decides a collective is read where it is defined.
+            classes = self._deciding_classes(by_path)
         wanted = dict(classes)
         for f, names in callees:  # one extraction of a file chosen both ways
             if f.real in wanted:
@@ -148,7 +156,9 @@ class FactGatherer:
             files = [f for f, _names in wanted.values()] + [f for f, _names in callees]
             raising = {real: names for real, (_f, names) in wanted.items()}
             raising.update((f.real, names) for f, names in callees)
-            for facts in self._parse(files, raising=raising):
+            with timeline.span("class and callee files"):
+                parsed = self._parse(files, raising=raising)
+            for facts in parsed:
                 if facts.path not in wanted:
                     self.callee_facts[facts.path] = facts
                     continue

@@ -48,6 +48,7 @@ try:
 except ImportError:  # not on every system; nor is a helper forked there
     fcntl = None
 
+from . import timeline
 from ..analysis.divergence import canonical_positions
 from ..analysis.program import CONDITION_SETS, STEP_SETS, Program, atom_sets, readers_of, stepped
 
@@ -100,7 +101,9 @@ class OrdersAhead:
             try:
                 os.close(read_end)
                 signal.signal(signal.SIGINT, signal.SIG_IGN)  # the run's process handles Ctrl-C
+                timeline.become("helper")
                 _send_orders(program, write_end, shared)
+                timeline.write()
             finally:
                 os._exit(0)  # no clean-up of the run's state: it is the run's process's
         os.close(write_end)
@@ -195,9 +198,12 @@ def _send_orders(program: Program, out: int, shared) -> None:
     digests: dict = {}
     seen: set = set()
     try:
-        _write_message(out, ("readers",) + _walk_readers(program, shared))
-        _send_positions(atom_sets(program, (STEP_SETS,), seen, lambda: shared[STEPPING]), digests, out)
-        _send_positions(atom_sets(program, (CONDITION_SETS,), seen), digests, out)
+        with timeline.span("readers"):
+            _write_message(out, ("readers",) + _walk_readers(program, shared))
+        with timeline.span("orders of the steps' sets"):
+            _send_positions(atom_sets(program, (STEP_SETS,), seen, lambda: shared[STEPPING]), digests, out)
+        with timeline.span("orders of the conditions"):
+            _send_positions(atom_sets(program, (CONDITION_SETS,), seen), digests, out)
     except OSError:  # the run's process stopped listening
         pass
 

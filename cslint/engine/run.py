@@ -17,7 +17,7 @@ import os
 from typing import Optional
 
 from ..analysis.hazards import find_hazards
-from ..analysis.program import Program
+from ..analysis.program import Program, stepped
 from ..analysis.uniformity import UniformityInfo
 from ..config import ConfigError, Settings
 from ..decoding import SourceDecodeError, decode_source, utf8_source
@@ -32,6 +32,7 @@ from .discovery import ModuleNames, discover_files, read_file, settings_resolver
 from .gather import FactGatherer
 from ..analysis.groupgetters import learned_spans
 from .ordering import OrdersAhead
+from . import timeline
 from .workers import RunContext, Workers
 
 
@@ -48,7 +49,8 @@ def run_check(paths, *, settings, select, ignore, jobs, cache, context, progress
     """One run of ``cslint check`` (see :func:`cslint.api.check_paths`)."""
     settings_for = settings_resolver(settings)
     result = CheckResult()
-    discovered = discover_files(list(paths), settings_for, discovery)
+    with timeline.span("discovery"):
+        discovered = discover_files(list(paths), settings_for, discovery)
     result.errors.extend(discovered.errors)
     report_files = discovered.files
     context_files: list = []
@@ -90,7 +92,9 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
              report: Optional[str] = None, min_confidence: Optional[str] = None) -> CheckResult:
     module_of = ModuleNames()
     module_of.settle(f.real for f in all_files)
-    with Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge)) as workers:
+    with timeline.span("workers forked"):
+        workers = Workers(jobs, len(all_files), RunContext(tuple(preset_names), knowledge))
+    with workers:
         found = None
         if fact_cache is not None:
             for f in all_files:
@@ -109,13 +113,16 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
             # it goes: the workers start on the first ones meanwhile, and
             # it learns what the getters define as it goes)
             gatherer = FactGatherer(workers.context.knowledge, preset_names, workers, fact_cache, module_of, bar)
-            facts_by_real = gatherer.gather(all_files)
+            with timeline.span("gather"):
+                facts_by_real = gatherer.gather(all_files)
             # (the workers stay up through the pass: they work out the
             # summaries left pending that the pass reads)
-            found = _analysis_findings(facts_by_real, all_files, gatherer.knowledge, bar, workers.pool is not None,
-                                       gatherer.callee_facts)
+            with timeline.span("whole-tree pass"):
+                found = _analysis_findings(facts_by_real, all_files, gatherer.knowledge, bar,
+                                           workers.pool is not None, gatherer.callee_facts)
             if fact_cache is not None:
                 fact_cache.put_run(analysis_key, found)
+    timeline.mark("workers closed")
 
     # From here on, files are named as this run named them.
     spelled = {f.real: f.path for f in all_files}
@@ -188,18 +195,31 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, par
     module_of = ModuleNames()
     module_of.settle(f.real for f in all_files)
     discovered = frozenset(module_of(f.real) for f in all_files if f.problem is None)
-    program = Program(all_facts, knowledge, callees, discovered)
+    with timeline.span("Program built"):
+        program = Program(all_facts, knowledge, callees, discovered)
     if bar is not None:
         bar.note(f"whole-tree analysis of {len(program.funcs)} functions")
     # the cores the workers used would sit idle: one orders atom sets ahead
-    program.orders_ahead = OrdersAhead.start(program) if parallel else None
+    with timeline.span("demand"):
+        stepped(program)
+    with timeline.span("helper forked"):
+        program.orders_ahead = OrdersAhead.start(program) if parallel else None
     try:
-        program.solve()
-        hazards = find_hazards(UniformityInfo(program))
+        with timeline.span("fixpoint"):
+            program.solve()
+        with timeline.span("hazards"):
+            hazards = find_hazards(UniformityInfo(program))
     finally:
         if program.orders_ahead is not None:
             program.orders_ahead.close()
             program.orders_ahead = None
+    with timeline.span("findings built"):
+        _build_findings(hazards, all_files, reported, findings)
+    return findings
+
+
+def _build_findings(hazards: list, all_files: list, reported: set, findings: list) -> None:
+    """Add the finding of each hazard in a reported file to ``findings``."""
     data_of = {f.real: f.data for f in all_files if f.report}
     lines_of: dict = {}  # resolved path -> its lines as ast counted columns, split once per file
     for hazard in hazards:
@@ -211,7 +231,6 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, par
         finding = build_finding(hazard, _text_slicer(lines))
         if finding is not None:
             findings.append(_in_characters(finding, lines))
-    return findings
 
 
 def _source_lines(data: Optional[bytes]) -> tuple:

@@ -40,6 +40,7 @@ from ..decoding import SourceDecodeError, decode_source
 from ..presets import Knowledge, load_presets
 from ..analysis.facts import extract_file_facts, summarised_or_empty
 from ..analysis.records import FileFacts, FuncFacts, is_pending
+from . import timeline
 from .cache import store_pickle
 from .reducers import FACT_REDUCERS
 
@@ -260,6 +261,10 @@ def _worker_start(context: RunContext) -> None:
     the parent had when it forked."""
     global _PROCESS
     _PROCESS = _WorkerProcess(context)
+    if timeline.PATH is not None:
+        import multiprocessing
+
+        timeline.become(multiprocessing.current_process().name.replace("cslint-", ""))
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if _CAN_BLOCK:
@@ -307,6 +312,7 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
     while True:
         message = inbox.get()
         if message is None:
+            timeline.write()
             return
         kind, payload = message
         if kind == "keep":
@@ -315,6 +321,8 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
         if kind == "spans" and not payload[1]:  # nothing changed: nothing to answer
             _PROCESS.learn_spans(payload[0])
             continue
+        timed = timeline.span(kind if kind == "spans" else f"{kind} {len(payload)}")
+        timed.__enter__()  # (no frame more: the extraction's stack is as deep as untimed)
         try:
             if kind == "spans":
                 outbox.put((True, _PROCESS.learn_spans(payload[0])))
@@ -323,6 +331,8 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
             outbox.put((True, work(payload)))
         except Exception as exc:  # the run's process raises it, as if it had extracted the batch itself
             outbox.put((False, exc))
+        finally:
+            timed.__exit__()
 
 
 #: Held back while the workers start: a worker forked with the parent's
@@ -488,7 +498,8 @@ class Workers:
                 self._send(free, submitted)
                 if not any(worker.in_flight for worker in self.pool):
                     return out
-                self._receive(out, bar, None, at)
+                with timeline.span("wait for the round's last tasks"):
+                    self._receive(out, bar, None, at)
         except (OSError, RuntimeError):  # a worker broke: finish here
             self.close()
             if bar is not None:
@@ -579,6 +590,13 @@ class Workers:
                 self._fill_here([stub])
             else:
                 by_worker.setdefault(held[0], []).append(stub)
+        if by_worker:
+            with timeline.span(f"fill {sum(len(waiting) for waiting in by_worker.values())}"):
+                self._ask_workers(by_worker)
+
+    def _ask_workers(self, by_worker: dict) -> None:
+        """Ask each worker for the pending summaries it holds (worker index ->
+        stubs), all at once, and settle them with the answers."""
         asked = []
         for index, waiting in by_worker.items():
             try:
