@@ -210,10 +210,11 @@ ANALYSIS_PHASES = [
     ("presence", "localdicts", "complements", "funcaliases", "spreads"),  # tests that only ask whether a value is
     # there; a local dict display's values kept apart per key; one rank first, then the others, binding a name to one
     # call; module-level names that only ever hold a function; arguments a call spreads
-    ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls", "presentreturns"),  # a rank list
+    ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls", "presentreturns", "presentfields"),  # a rank list
     # picked by membership in it; where a rank is a broadcast's root; a value relayed stage to stage; the groups a
     # module makes and their own rank lists; locals holding a group parameter with a fallback; what a method's calls
-    # on self write; a result that tells a function's ways apart only by its None-ness
+    # on self write; a result that tells a function's ways apart only by its None-ness; what a field holds where it is
+    # not None
     ("arms", "stores", "lists", "entries", "setfields", "correlated", "exitcalls"),  # calls and assignments both arms
     # of an if/else make alike; tests storing alike; index stores into a list; tables whose entries are tuples of one
     # length; fields a method sets; tests of one chain that decide each other; a call every way out of a decision

@@ -25,6 +25,7 @@ from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, THROUGH_
 from .callfacts import translate
 from .callercontext import pass_calling_context, reads_no_context
 from .constructions import BUILT_APART, built_reads, constructor_fields, stored_apart
+from .presentfields import absent_written_fields, present_read
 from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
 from .feasibility import call_allows, passed_values
@@ -102,13 +103,13 @@ class Program(ProgramReads):
         self._passed_rank_params = self._rank_params_callers_pass()
         #: field name -> {origin: (dims, via)} of the fields signal handlers assign
         self.signal_fields: dict = {}
-        #: (family, attr) of the fields an element is stored into: their own
-        #: structure has a table of its own (atoms.own_field)
+        #: (family, attr) of the fields an element is stored into: their own structure has a table of its own (atoms.own_field)
         self.own_fields = element_stored_fields(self.funcs.values(), self.resolver.family)
         #: tables whose entry positions are read apart (atoms.entry_field)
         self.entry_fields = entry_fields(self.funcs.values(), self.resolver.family)
         #: (family, attr) of the fields constructors store (constructions.py)
         self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
+        self.absent_fields = absent_written_fields(self.funcs.values(), self.resolver.family)  # presentfields.py
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
         self.single_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,
@@ -362,7 +363,7 @@ class Program(ProgramReads):
         # (the implicit flow of the assignment), its own fields do not.
         field_ctx = {} if fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS else calling_ctx
         for write in v.fields:
-            class_key, attr, atoms, line, element = write
+            class_key, attr, atoms, line, element, absent = write
             write_ctx = {} if attr in fn.restored_fields else field_ctx  # put back past the caller's ``with``
             if not atoms and not write_ctx:
                 continue
@@ -391,7 +392,7 @@ class Program(ProgramReads):
             named = field_name(attr)
             link = (fn.path, line, f"`self.{named}` is assigned from it in `{fn.qualname}`")
             self.link_functions[link] = ("field", (fn.key,), f"self.{named}")
-            for written in self._written_tables(family, attr, element, fn):
+            for written in self._written_tables(family, attr, element, fn, absent):
                 table = self.fields.setdefault((family, written, mode), {})
                 for k, (dims, via) in (own_value if BY_METHOD in written else value if apart is None
                                        or not written.endswith(BUILT_APART) else apart).items():
@@ -624,6 +625,8 @@ def table_reads(program: Program, fn: FuncFacts, conditions: Optional[set] = Non
                 seen.add(key)
                 atoms_deps(atom.inner)
                 for inner in atom.inner:
+                    if (held := present_read(inner, program.absent_fields, family_of)) is not inner:
+                        out.add(("field", family_of(inner.class_key), held.attr))
                     families = field_families(inner, atom.attr)
                     out.update(("field", family, atom.attr) for family in families)
                     for table, stored in built_reads(program, inner, atom.attr, families):  # constructions.py

@@ -12,6 +12,7 @@ import functools
 
 from ..presets import ALL_DIMS
 from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
+from .presentfields import PRESENT_FIELD, present_field, present_read
 from .atoms import (
     BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, IDENT, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN,
     THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
@@ -326,18 +327,23 @@ class ProgramReads:
             named = field_name(attr)
             if (family, named) not in self.entry_fields:
                 attr = named  # another store may put anything in: the whole field
+        elif attr.endswith(PRESENT_FIELD):  # where it is not None (presentfields.py)
+            named = attr[:-len(PRESENT_FIELD)]
         value = self.fields.get((family, attr, mode), {})
         readers = self.properties.get((family, named))
         return self._with_properties(value, readers, named, mode) if readers else value
 
-    def _written_tables(self, family, attr: str, element: bool, fn=None) -> tuple:
+    def _written_tables(self, family, attr: str, element: bool, fn=None, absent: bool = False) -> tuple:
         """The field tables a write of ``attr`` (by ``fn``) goes to: the field, and its
         own structure where an element is stored into it (see
         :func:`~cslint.analysis.atoms.own_field`); an element store's own
         part goes to that table alone, its element to the field alone; and
         the by-method tables of ``fn``'s name (:mod:`cslint.analysis.selfcalls`); and
         the table of what is not a constructor's store from its parameters, for a
-        field some constructor stores (:mod:`cslint.analysis.constructions`)."""
+        field some constructor stores (:mod:`cslint.analysis.constructions`); and,
+        for a field some method sets to None, unless this write (``absent``) is
+        one of those, the table of what it holds where it is not None
+        (:mod:`cslint.analysis.presentfields`)."""
         if element or not self.own_fields or (family, attr) not in self.own_fields or attr.endswith(OWN_FIELD):
             tables = (attr,)
         else:
@@ -345,6 +351,8 @@ class ProgramReads:
         method = None if fn is None else self.method_writes.method_of(fn)
         if method is not None:
             tables += tuple(by_method(table, method) for table in tables)
+        if not absent and (family, attr) in self.absent_fields:
+            tables += (present_field(attr),)
         return tables + (built_apart(attr),) if (family, attr) in self.built_fields else tables
 
     def _field_table(self, family, attr: str) -> str:
@@ -355,10 +363,13 @@ class ProgramReads:
 
     def _attribute_value(self, atom, mode: frozenset) -> dict:
         """``obj.attr``: the field ``attr`` of the classes ``obj`` may hold, plus
-        what makes ``obj`` a different object on some ranks (its structure);
-        of an object of unknown class, what :func:`~cslint.analysis.atoms.attribute` keeps."""
+        what makes ``obj`` a different object on some ranks (its structure;
+        of a field some method sets to None, where it is not None:
+        presentfields.py); of an object of unknown class, what
+        :func:`~cslint.analysis.atoms.attribute` keeps."""
         out: dict = {}
         keep = ATTRIBUTE_KEEPS.get(atom.attr, SHAPE)
+        family_of = self.resolver.family
         for inner in self._in_order(atom.inner):
             families = self.resolver.receivers.field_families(inner, atom.attr)
             built = constructed_by(self.resolver, inner) if families else ()  # the object a call built
@@ -371,7 +382,8 @@ class ProgramReads:
                 # parameter); the signal reaches one process, so it differs
                 for k, (dims, via) in self.signal_fields.get(atom.attr, {}).items():
                     merge(out, k, dims, via)
-            for k, (dims, via) in self.seen_through(self.eval(frozenset({inner}), mode),
+            held = present_read(inner, self.absent_fields, family_of) if self.absent_fields else inner
+            for k, (dims, via) in self.seen_through(self.eval(frozenset({held}), mode),
                                                       SHAPE if families else keep).items():
                 merge(out, k, dims, via)
         return out

@@ -113,6 +113,8 @@ class FieldWrite(NamedTuple):
     #: an element stored into the field (``self.xs[k] = v``, ``self.xs.append(v)``):
     #: the field's own structure is written apart (atoms.own_field)
     element: bool = False
+    #: the value written is None itself (``self.x = None``): presentfields.py
+    absent: bool = False
 
 
 class FieldType(NamedTuple):

@@ -561,8 +561,9 @@ class StructureReads:
             return whole(arg_atoms)
         if name == "getattr" and len(call.args) >= 2 and type(call.args[1]) is ast.Constant \
                 and type(call.args[1].value) is str:
-            # ``getattr(obj, "name", default)`` reads the attribute
-            rest = EMPTY
+            # ``getattr(obj, "name", default)`` reads the attribute, and with a
+            # default whether ``obj`` has it at all: where it is None too (presentfields.py)
+            rest = project(SHAPE, args[0]) if len(call.args) > 2 and any(a.tag == "F" for a in args[0]) else EMPTY
             for a in args[2:]:
                 rest |= a
             return attribute(args[0], call.args[1].value) | rest

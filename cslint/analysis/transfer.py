@@ -32,6 +32,7 @@ from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
 from .receivers import declared_object_names, declares_one_object
 from .records import FieldType, FieldWrite
+from .presentfields import writes_none
 from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
 from .shapes import settled_returned_name
@@ -507,9 +508,8 @@ class Transfer:
         return self.evaluator.eval(s.value.value, flow.env) | flow.implicit
 
     def field_writes(self, s: ast.stmt, flow: Flow, fields: list, field_types: list) -> None:
-        """``self.x = v``, ``self.x[k] = v`` and ``self.xs.append(v)``: the
-        field holds the value (with the implicit flow) in every instance of
-        the class; ``self.x = Cls(...)`` also says what ``self.x`` holds."""
+        """``self.x = v``, ``self.x[k] = v`` and ``self.xs.append(v)``: the field holds the value (with the implicit
+        flow) in every instance of the class; ``self.x = Cls(...)`` also says what ``self.x`` holds."""
         info = self.info
         evaluate = self.evaluator.eval
         env = flow.env
@@ -551,7 +551,8 @@ class Transfer:
                             fields.append(FieldWrite(info.class_key, attr, atoms, s.lineno, True))
                             fields.append(FieldWrite(info.class_key, own_field(attr), own | flow.implicit, s.lineno))
                             continue
-                    fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, stored))
+                    fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, stored,
+                                             attr is not None and writes_none(value)))
                     if t is ast.Assign and len(targets) == 1 and (stored and type(value) is ast.Tuple
                                                                   or attr and empty_table(value)):
                         fields.extend(entry_writes(info, evaluate, attr or base_attr, value, extra, flow.env,
