@@ -460,8 +460,9 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
 #: fields are none of the ``__init__``'s)
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Generic", "Protocol"})
 #: library bases whose subclasses are given an ``__init__`` made from their
-#: annotated fields, as a dataclass is (``class Context(msgspec.Struct)``)
-_RECORD_BASES = frozenset({"msgspec.Struct", "pydantic.BaseModel"})
+#: annotated fields, as a dataclass is (``class Context(msgspec.Struct)``;
+#: ``class StepState(NamedTuple)``, still a tuple of what it was built with)
+_RECORD_BASES = frozenset({"msgspec.Struct", "pydantic.BaseModel", "typing.NamedTuple"})
 
 
 def _record_base(base: ast.expr, imports: dict) -> bool:
