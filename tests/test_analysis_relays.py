@@ -223,3 +223,106 @@ def test_the_peer_of_a_point_to_point_call_is_named_by_its_apis_keyword():
     assert _edge_lines(KEYWORD_PEERS, "relay_mpi", defaults) == [(10, ("pp",)), (11, ("pp",))]
     without_source = dataclasses.replace(defaults, p2p_peer_keywords=defaults.p2p_peer_keywords - {"source"})
     assert _edge_lines(KEYWORD_PEERS, "relay_mpi", without_source) == []  # no peer named: no relay
+
+
+REBUILT = """
+    class Planner:
+        def __init__(self, dist, spread):
+            self.dist = dist
+            self.spread = spread
+            self.waiting = []
+            self.handles = {}
+
+        def _plan(self):
+            return make_plan(self.waiting)
+
+        def _shared_plan(self, slot):
+            self.dist.barrier()
+            plan = None
+            if self.dist.is_first_pp_rank:
+                plan = self._plan()
+                wire = Wire.pack(plan)
+            if not self.dist.is_first_pp_rank:
+                wire = self.dist.recv_object(self.dist.prev_pp_rank, 7)
+            if not self.dist.is_last_pp_rank:
+                self.handles[slot] = self.dist.isend_object(wire, self.dist.next_pp_rank, 7)
+            if plan is None:
+                plan = wire.unpack(self.waiting)
+            return plan
+
+        def _leader_plan(self, slot):
+            self.dist.barrier()
+            plan = None
+            wire = None
+            if self.dist.rank == 0:
+                plan = self._plan()
+                wire = Wire.pack(plan)
+            if not self.dist.is_first_pp_rank:
+                wire = self.dist.recv_object(self.dist.prev_pp_rank, 7)
+            if not self.dist.is_last_pp_rank:
+                self.handles[slot] = self.dist.isend_object(wire, self.dist.next_pp_rank, 7)
+            if plan is None:
+                plan = wire.unpack(self.waiting)
+            return plan
+
+        def _replaced_plan(self, slot):
+            self.dist.barrier()
+            plan = None
+            if self.dist.is_first_pp_rank:
+                plan = self._plan()
+                wire = Wire.pack(plan)
+            if self.dist.is_first_pp_rank and self.spread:
+                wire = self.dist.tp_broadcast(wire, root=0)
+            if not self.dist.is_first_pp_rank:
+                wire = self.dist.recv_object(self.dist.prev_pp_rank, 7)
+            if not self.dist.is_last_pp_rank:
+                self.handles[slot] = self.dist.isend_object(wire, self.dist.next_pp_rank, 7)
+            if plan is None:
+                plan = wire.unpack(self.waiting)
+            return plan
+
+        def _emit(self, plan):
+            self.dist.allgather(plan.size)
+
+        def run_shared(self):
+            while True:
+                plan = self._shared_plan(0)
+                if plan.size == 0:
+                    self._emit(plan)
+
+        def run_leader(self):
+            while True:
+                plan = self._leader_plan(0)
+                if plan.size == 0:
+                    self._emit(plan)  # reported: the first stage's other ranks unpack nothing
+
+        def run_replaced(self):
+            while True:
+                plan = self._replaced_plan(0)
+                if plan.size == 0:
+                    self._emit(plan)  # reported: a packing rank no root keeps a plan its later stages never see
+"""
+
+
+def test_a_value_each_later_stage_rebuilds_from_the_relayed_one_is_the_first_stages():
+    """``if plan is None: plan = wire.unpack()`` past a relay of the ``wire``
+    the first stage packed ``plan`` into: each rank of a later stage holds
+    what its peer of the first stage holds."""
+    found = check_source(textwrap.dedent(REBUILT), presets=["torch_distributed", "tensorrt_llm"], report="per-site")
+    assert sorted(f.line for f in found.findings) == _reported(REBUILT)
+
+
+def test_the_rebuilt_names_are_agreed_over_the_stages_on_the_edges_past_the_rebuild():
+    module = ast.parse(textwrap.dedent(REBUILT)).body[0]
+    methods = {f.name: f for f in module.body if isinstance(f, ast.FunctionDef)}
+
+    def rebuilt(name):
+        func = methods[name]
+        graph = build_cfg(func)
+        lines = {node.id: getattr(node.stmt, "lineno", 0) for node in graph.nodes}
+        return sorted((lines[node], groups) for (node, _succ), (groups, names, _entry)
+                      in relay_edges(graph, func, TRTLLM, None).items() if names == {"plan"})
+
+    assert rebuilt("_shared_plan") == [(22, ("pp",)), (23, ("pp",))]  # the test (plan kept) and the unpacking
+    assert rebuilt("_leader_plan") == [(37, ("pp",)), (38, ("pp",))]
+    assert rebuilt("_replaced_plan") == []

@@ -49,6 +49,8 @@ STAGES = "pp"
 DEAD = "world"
 _STAGE_DIMS = frozenset({STAGES})
 _TAG = frozenset({"tag"})
+#: names of this process's rank in the whole job: rank 0 runs the first stage
+_GLOBAL_RANK_NAMES = frozenset({"rank", "global_rank", "world_rank"})
 
 
 def relay_edges(graph, func: ast.AST, knowledge, callee_names=None) -> dict:
@@ -96,7 +98,154 @@ def relay_edges(graph, func: ast.AST, knowledge, callee_names=None) -> dict:
                     continue
                 _edges_past(graph, earlier, groups, names, out)
                 break
+            _rebuilt_edges(graph, stmts, index, name, out)
     return out
+
+
+def _rebuilt_edges(graph, stmts: list, index: int, wire: str, out: dict) -> None:
+    """The edges into what follows ``if plan is None: plan = wire.rebuild()``
+    where an earlier ``if`` of ranks of the first stage alone (``plan =
+    schedule(); wire = pack(plan)``) bound ``plan`` and the relayed ``wire``
+    from it, ``plan`` being None before it::
+
+        plan = None
+        if rank == 0:                       # ranks of the first stage only
+            plan = schedule()
+            wire = pack(plan)
+        if not is_first_pp_rank:
+            wire = recv_object(src=prev_pp_rank)
+        if not is_last_pp_rank:
+            isend_object(wire, dest=next_pp_rank)
+        if plan is None:
+            plan = wire.unpack()
+
+    Each rank of a later stage rebuilds what its peer of the first stage
+    holds: that peer either kept the ``plan`` it packed into the ``wire`` it
+    sent, or rebuilt it from that same ``wire`` as well, so the names the
+    rebuild binds are agreed over the stages (as the relayed name is).  Only
+    where nothing else binds ``wire`` from the packing to the rebuild (a
+    broadcast of the first stage's group would replace the packed ``wire`` of
+    a packing rank that is no root, which then keeps a ``plan`` its peers of
+    the later stages never see) nor the names rebuilt."""
+    for at in range(index - 1, -1, -1):
+        packed = _packing_arm(stmts[at], wire)
+        if packed is not None:
+            break
+        if wire in _stored_names([stmts[at]]):
+            return
+    else:
+        return
+    for stmt in stmts[at + 1:index]:
+        if _stored_names([stmt]) & (packed | {wire}):
+            return
+    rebuilt = None
+    for stmt in stmts[index + 1:]:
+        rebuilt = _rebuild(stmt, wire, packed)
+        if rebuilt is not None:
+            break
+        if _stored_names([stmt]) & (packed | {wire}):
+            return
+    if rebuilt is None or not _none_before(stmts[:at], rebuilt[0]):
+        return
+    test, names, last = rebuilt
+    value = ((STAGES,), frozenset(names), False)
+    node = graph.node_of(stmt)
+    if node is not None and graph.nodes[node].kind == TEST:
+        for succ, label in graph.nodes[node].succs:
+            if label is False:
+                out[node, succ] = value
+    node = graph.node_of(last)
+    if node is not None:
+        for succ, _label in graph.nodes[node].succs:
+            out[node, succ] = value
+
+
+def _packing_arm(stmt: ast.stmt, wire: str) -> Optional[frozenset]:
+    """The names an ``if`` of first-stage ranks alone (no ``else``) binds
+    and packs into ``wire``: its one binding of ``wire`` reads them, and
+    each is bound by a plain assignment (a name or a tuple of names)."""
+    if type(stmt) is not ast.If or stmt.orelse or not _first_stage_only(stmt.test):
+        return None
+    bound: set = set()
+    packing = []
+    for inner in stmt.body:
+        if type(inner) is not ast.Assign or len(inner.targets) != 1:
+            return None
+        targets = _target_names(inner.targets[0])
+        if targets is None:
+            return None
+        if wire in targets:
+            if targets != [wire]:
+                return None
+            packing.append(inner.value)
+        bound.update(targets)
+    if len(packing) != 1:
+        return None
+    read = {node.id for node in fast_walk(packing[0]) if type(node) is ast.Name}
+    packed = frozenset(bound & read)
+    return packed or None
+
+
+def _rebuild(stmt: ast.stmt, wire: str, packed: frozenset) -> Optional[tuple]:
+    """(name, names, last statement) of ``if name is None:`` (no ``else``)
+    whose body only binds packed names from ``wire`` (plain assignments
+    reading it)."""
+    if type(stmt) is not ast.If or stmt.orelse:
+        return None
+    test = stmt.test
+    if (type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Is
+            or type(test.left) is not ast.Name or test.left.id not in packed
+            or type(test.comparators[0]) is not ast.Constant or test.comparators[0].value is not None):
+        return None
+    names: set = set()
+    for inner in stmt.body:
+        if type(inner) is not ast.Assign or len(inner.targets) != 1:
+            return None
+        targets = _target_names(inner.targets[0])
+        if targets is None or not set(targets) <= packed or not _reads(inner.value, wire):
+            return None
+        names.update(targets)
+    if test.left.id not in names:
+        return None
+    return test.left.id, names, stmt.body[-1]
+
+
+def _target_names(target: ast.expr) -> Optional[list]:
+    if type(target) is ast.Name:
+        return [target.id]
+    if type(target) is ast.Tuple and all(type(elt) is ast.Name for elt in target.elts):
+        return [elt.id for elt in target.elts]
+    return None
+
+
+def _none_before(stmts: list, name: str) -> bool:
+    """Whether the last statement of ``stmts`` binding ``name`` is ``name =
+    None`` in the same block (so ranks that skip the packing arm hold None)."""
+    for stmt in reversed(stmts):
+        if name not in _stored_names([stmt]):
+            continue
+        return (type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name
+                and type(stmt.value) is ast.Constant and stmt.value.value is None)
+    return False
+
+
+def _first_stage_only(test: ast.expr) -> bool:
+    """Whether ``test`` holds on ranks of the first stage alone:
+    ``is_first_pp_rank``, the global rank compared equal to 0 (rank 0 is on
+    the first stage), a conjunction one of whose parts is such a test, or a
+    disjunction all of whose parts are."""
+    if type(test) is ast.BoolOp:
+        parts = [_first_stage_only(value) for value in test.values]
+        return any(parts) if isinstance(test.op, ast.And) else all(parts)
+    if _first_stage(test):
+        return True
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
+        return False
+    left, right = test.left, test.comparators[0]
+    if type(left) is ast.Constant:
+        left, right = right, left
+    return (type(right) is ast.Constant and right.value == 0 and type(right.value) is int
+            and _last_name(left) in _GLOBAL_RANK_NAMES)
 
 
 def _edges_past(graph, stmt: ast.If, groups: tuple, names: frozenset, out: dict) -> None:
