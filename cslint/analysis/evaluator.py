@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase as _fnmatch
 from typing import Optional
 
 from ..config import matches_any
-from ..presets import group_from_text
+from ..presets import KIND_FILESYSTEM, group_from_text
 from ..presets.rank_names import rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
@@ -517,6 +517,8 @@ def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
             return (_FIRST_ARGUMENT,)  # a progress bar yields what it wraps; the rest is display
         if named_source is not None:
             kind, dims = named_source
+            if kind == KIND_FILESYSTEM and call.args and ctx.in_package(call.args[0], info.func):
+                return (_ARGUMENTS,)  # a file of the package itself, there alike on every rank (packagefiles.py)
             if kind == "rank id":
                 if _asks_for_another_rank(call):
                     return (_ARGUMENTS,)

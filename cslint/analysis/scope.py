@@ -20,6 +20,7 @@ from .results import AtomBuilder
 from .cfg import exit_exceptions
 from .communicators import Communicators, built_over_fields
 from .entries import positional_fields
+from .packagefiles import in_package
 from .records import CollectiveMatch
 from .shapes import returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
@@ -387,6 +388,10 @@ class ModuleContext:
         return False
 
     # -- what a call's text alone says about its result -------------------------
+    def in_package(self, expr, func) -> bool:
+        """Whether ``expr`` in ``func`` names a file of the package itself (:mod:`~cslint.analysis.packagefiles`)."""
+        return in_package(expr, lambda text: canonical_text(text, self.imports), func, self.tree)
+
     def call_text_verdicts(self, raw: str, canon: Optional[str], norm: Optional[str]) -> tuple:
         """(configured, source, by_name) for a call that is not a collective,
         decided from its text only and so computed once per text:

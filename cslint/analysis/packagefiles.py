@@ -1,0 +1,126 @@
+"""Files of the package itself: a path a module builds from its own
+``__file__``.
+
+A question to the file system (``os.path.exists(path)``, ``os.listdir(path)``:
+the presets' "local filesystem view") may be answered differently on each
+node: a prompt file one node's disk holds, a checkpoint written where only
+one rank can see it.  A path under the directory of the module asking is a
+file of the installed package (a tuning table shipped beside the code,
+``os.path.join(os.path.dirname(__file__), "configs", name)``): every rank
+runs the same package, so whether it is there is the same on every rank, and
+what the answer depends on is the path's own parts (a file name made from
+the world size or the device's name still carries those).
+
+:func:`in_package` reads that from the syntax: ``__file__`` itself, a join,
+``dirname``, ``abspath`` or ``pathlib.Path`` of one (``Path(__file__).parent
+/ "x"``), an f-string or a concatenation that starts with one, or a name every
+binding of which in the function, else at the module's top level, is one.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .syntax import dotted
+
+#: calls whose result is a path under their first argument's directory, or that directory
+_PATH_CALLS = frozenset({
+    "os.path.join", "os.path.dirname", "os.path.abspath", "os.path.realpath", "os.path.normpath",
+    "pathlib.Path", "pathlib.PurePath", "pathlib.Path.joinpath",
+})
+#: methods and attributes of a path that stay under it (or go to its directory)
+_PATH_METHODS = frozenset({"joinpath", "resolve", "absolute", "with_name", "with_suffix", "parent"})
+#: how many names a path is followed through
+_MAX_DEPTH = 4
+
+
+def in_package(expr, canonical, func, module: ast.Module, depth: int = 0) -> bool:
+    """Whether ``expr`` (an argument in ``func`` of ``module``) is a path
+    under the directory of the module's own file (see the module docstring);
+    ``canonical(text)``: a callee's text as the module's imports spell it out."""
+    if depth > _MAX_DEPTH:
+        return False
+    t = type(expr)
+    if t is ast.Name:
+        if expr.id == "__file__":
+            return True
+        values = _bindings(func, expr.id) if func is not None and func is not module else None
+        if not values:
+            values = _bindings(module, expr.id, top_level=True)
+        return bool(values) and all(in_package(v, canonical, func, module, depth + 1) for v in values)
+    if t is ast.Call:
+        name = dotted(expr.func)
+        text = canonical(name) if name else None
+        if text in _PATH_CALLS or (text and text.rsplit(".", 1)[-1] == "Path" and "pathlib" in text):
+            return bool(expr.args) and in_package(expr.args[0], canonical, func, module, depth)
+        if type(expr.func) is ast.Attribute and expr.func.attr in _PATH_METHODS:
+            return in_package(expr.func.value, canonical, func, module, depth)
+        return False
+    if t is ast.Attribute:
+        return expr.attr == "parent" and in_package(expr.value, canonical, func, module, depth)
+    if t is ast.BinOp and type(expr.op) in (ast.Div, ast.Add):
+        return in_package(expr.left, canonical, func, module, depth)
+    if t is ast.JoinedStr and expr.values and type(expr.values[0]) is ast.FormattedValue:
+        return in_package(expr.values[0].value, canonical, func, module, depth)
+    return False
+
+
+def _bindings(scope, name: str, top_level: bool = False) -> Optional[list]:
+    """The values every binding of ``name`` in ``scope`` assigns (its own
+    body, or the module's top-level statements), or None where some binding
+    is not a plain assignment of one name (a loop, a parameter, ``global``,
+    an augmented assignment, a ``with`` or an import)."""
+    if not top_level and name in _parameters(scope):
+        return None
+    values = []
+    nodes = scope.body if top_level else ast.walk(scope)
+    for node in nodes:
+        t = type(node)
+        if t is ast.Assign:
+            for target in node.targets:
+                if type(target) is ast.Name and target.id == name:
+                    values.append(node.value)
+                elif _names(target, name):
+                    return None
+        elif t is ast.AnnAssign and type(node.target) is ast.Name and node.target.id == name:
+            if node.value is None:
+                continue
+            values.append(node.value)
+        elif t in (ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Import, ast.ImportFrom,
+                   ast.Global, ast.Nonlocal, ast.NamedExpr):
+            if _binds(node, name):
+                return None
+    return values
+
+
+def _parameters(func) -> set:
+    args = getattr(func, "args", None)
+    if args is None:
+        return set()
+    out = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    out.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    return out
+
+
+def _names(target, name: str) -> bool:
+    """Whether the assignment target ``target`` binds ``name`` (not an element or an attribute of it)."""
+    t = type(target)
+    if t is ast.Name:
+        return target.id == name
+    if t is ast.Tuple or t is ast.List:
+        return any(_names(element, name) for element in target.elts)
+    return t is ast.Starred and _names(target.value, name)
+
+
+def _binds(node, name: str) -> bool:
+    t = type(node)
+    if t is ast.Global or t is ast.Nonlocal:
+        return name in node.names
+    if t is ast.Import or t is ast.ImportFrom:
+        return any((alias.asname or alias.name).split(".")[0] == name for alias in node.names)
+    if t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
+        return _names(node.target, name)
+    if t is ast.NamedExpr:
+        return node.target.id == name
+    return any(item.optional_vars is not None and _names(item.optional_vars, name) for item in node.items)
