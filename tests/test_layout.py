@@ -221,8 +221,8 @@ ANALYSIS_PHASES = [
     # length; fields a method sets; tests of one chain that decide each other; a call every way out of a decision
     # makes once
     ("scope",),  # one module's imports, communicators, call texts
-    ("receivers", "copies"),  # what a method call's receiver is, by type terms; a name or field rebound to a copy
-    # of what it holds
+    ("receivers", "copies", "tensorarms"),  # what a method call's receiver is, by type terms; a name or field
+    # rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record
     ("orders", "registries", "threads", "raises", "recorded", "classargs"),  # loops over a set, in each process's

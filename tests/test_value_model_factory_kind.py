@@ -77,7 +77,10 @@ def test_a_receive_buffer_sized_from_the_roots_broadcast_count():
     # the root counts what it serialised, the others allocate a placeholder;
     # the count is broadcast in place through the module's own broadcast
     # (which starts with the override check, so no straight-line agreement),
-    # and the buffer for the scatter is made from the agreed count
+    # and the buffer for the scatter is made from the agreed count.  The count
+    # is a tensor on every rank, the root's or the placeholder
+    # (analysis/tensorarms.py), so the broadcast's own override check is alike
+    # too (it was reported here before: the rank test chose its kind)
     assert _codes("""
         import torch
         from torch.overrides import handle_torch_function, has_torch_function
@@ -115,4 +118,4 @@ def test_a_receive_buffer_sized_from_the_roots_broadcast_count():
             buffer = torch.empty(count.item(), dtype=torch.uint8)
             scatter(buffer, inputs=blobs if me == src else None, src=src, group=group)
             out[0] = buffer
-    """) == [("CSL102", 16)]
+    """) == []

@@ -38,7 +38,7 @@ from typing import Optional
 from . import cfg as cfgmod
 from .arms import names_bound
 from .astwalk import BLOCKS_OF
-from .atoms import CONTENTS, project, whole
+from .atoms import CONTENTS, SIZED, project, whole
 from .copies import copies_itself
 from .evaluator import unwrapped_iterable
 from .localdicts import key_own_entry
@@ -209,11 +209,23 @@ def gated(dataflow, gates: tuple, out: dict, fork) -> dict:
     refined = None
     keyed = dataflow.info.dict_keys
     for d, names in gates:
-        atoms = dataflow.cond_atoms(d)
-        atoms = project(CONTENTS, atoms) if dataflow.selects_own_part(d) else whole(atoms)  # as implicit flow
+        test = dataflow.cond_atoms(d)
+        atoms = project(CONTENTS, test) if dataflow.selects_own_part(d) else whole(test)  # as implicit flow
         if not atoms:
             continue
+        own_part = dataflow.selects_own_part(d)
         for name in names:
+            if not own_part and dataflow.binds_tensor_either_way(d, name):
+                # a tensor either way: the arm decides what it holds and its size (tensorarms.py)
+                added = project(SIZED, test)
+                for key in (name, ("own", name)):
+                    value = (refined if refined is not None else out).get(key)
+                    if value is None or added <= value:
+                        continue
+                    if refined is None:
+                        refined = fork(out)
+                    refined[key] = value | added
+                continue
             for key in (name, ("own", name), *(entry for key in keyed.get(name, ())
                                                 for entry in (("key", name, key), key_own_entry(name, key)))):
                 value = (refined if refined is not None else out).get(key)

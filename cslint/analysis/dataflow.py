@@ -13,7 +13,7 @@ from typing import Optional
 from . import cfg as cfgmod
 from .armexits import arm_exits, leaving_tests, rejoining_tests
 from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
-from .atoms import CONTENTS, EMPTY, WHOLE, project, whole
+from .atoms import CONTENTS, EMPTY, SIZED, WHOLE, project, whole
 from .environment import EnvNumbers, fork, merge_into, snapshot
 from .escapes import escaping_kind
 from .exitcalls import ExitCalls
@@ -24,6 +24,7 @@ from .function import FunctionInfo
 from .edges import Refinements
 from .presence import vouched_presence
 from .syntax import single_rank_side
+from .tensorarms import tensor_arms, tensor_deciders
 from .skipped import SkippedBindings, names_read_outside
 from .stores import AlikeStores, store_alike
 from .transfer import Flow, RecordingFlow, Transfer
@@ -57,6 +58,8 @@ class Dataflow:
         self._single: dict = {}  # node -> whether only a group of one rank runs it (single_rank)
         self._deciders: dict = {}  # node -> the decisions whose atoms its implicit flow may read
         self._own_parts: dict = {}  # node -> the decisions selecting this rank's part it depends on
+        self._tensor_arms: dict = {}  # node -> the if/else decisions both arms of which bind its name to a tensor
+        self.tensor_index = None  # the function's TensorArms, made when first asked (tensorarms.tensor_arms)
         self._alike: dict = {}  # node -> the decisions every rank reading what it binds took alike
         self._read_alike: dict = {}  # node -> :meth:`tests_read_alike`
         self.arms = ArmIndex(info.parents, info.blocks)
@@ -182,13 +185,32 @@ class Dataflow:
         if parts is None:
             parts = self._own_parts[n] = [d for d, label in self.closures.get(n, ())
                                           if label != "never" and self.selects_own_part(d)]
-        if not parts:
+        tensors = self._tensor_arms_of(n)
+        if not parts and not tensors:
             return whole(atoms)
         own = EMPTY
         for d in parts:
             own = own | self.cond_atoms(d)
-        rest = self._deciding_atoms(n, lambda d, label: d in parts or (also_skip is not None and also_skip(d, label)))
-        return whole(rest) | project(CONTENTS, own)
+        sized = EMPTY
+        for d, label in tensors:
+            if d not in parts and not (also_skip is not None and also_skip(d, label)):
+                sized = sized | self.cond_atoms(d)
+        rest = self._deciding_atoms(n, lambda d, label: d in parts or (d, label) in tensors
+                                    or (also_skip is not None and also_skip(d, label)))
+        return whole(rest) | project(CONTENTS, own) | project(SIZED, sized)
+
+    def _tensor_arms_of(self, n: int) -> tuple:
+        """:func:`~cslint.analysis.tensorarms.tensor_deciders` of node ``n``, kept."""
+        found = self._tensor_arms.get(n)
+        if found is None:
+            found = self._tensor_arms[n] = tensor_deciders(self, n)
+        return found
+
+    def binds_tensor_either_way(self, d: int, name: str) -> bool:
+        """Whether decision ``d`` is an ``if``/``else`` both arms of which
+        bind ``name`` to a tensor on every path (armexits' gates ask it)."""
+        arms = tensor_arms(self)
+        return arms.makes and (decision := self.two_armed_if(d)) is not None and arms.both_arms_bind(decision, name)
 
     def implicit_without(self, n: int, skip) -> frozenset:
         """:meth:`implicit` without the decisions ``skip(d, label)`` leaves out."""
@@ -216,7 +238,7 @@ class Dataflow:
         arms, exits = self.arms, self.exit_calls
 
         def called_alike(d: int, label) -> bool:
-            decision = self._two_armed_if(d)
+            decision = self.two_armed_if(d)
             if (decision is not None and arms.call_in_both_arms(decision, stmt, call)) or bool(skip and skip(d, label)):
                 return True
             node = self.graph.nodes[d]
@@ -266,7 +288,7 @@ class Dataflow:
             return ()  # the same call binds the name on every path (arms.rebuilt_names)
         return tuple(kept)
 
-    def _two_armed_if(self, d: int):
+    def two_armed_if(self, d: int):
         node = self.graph.nodes[d]
         stmt = node.stmt
         if node.kind == cfgmod.TEST and isinstance(stmt, ast.If) and stmt.orelse:
