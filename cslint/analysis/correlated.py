@@ -124,7 +124,18 @@ def reads_fixed_names(info, held: dict) -> bool:
     (:func:`_scalar_names`): a later test of one of them reads the value an
     earlier one read."""
     names = set().union(*(_names(part) for part, _truth in held.values()))
-    return names <= _bound_once(info) and not names & _declared(info) and names <= _scalar_names(info)
+    facts = info.name_facts
+    if "once" not in facts:
+        facts["once"] = _bound_once(info)
+    if not names <= facts["once"]:
+        return False
+    if "declared" not in facts:
+        facts["declared"] = _declared(info)
+    if names & facts["declared"]:
+        return False
+    if "scalar" not in facts:
+        facts["scalar"] = _scalar_names(info)
+    return names <= facts["scalar"]
 
 
 #: calls whose result is a truth value, a number or a string
@@ -223,23 +234,21 @@ def decided_by(test, held: dict):
     return None
 
 
-def deciding(info, stmt, nodes, closures, facts: dict) -> list:
+def deciding(info, stmt, nodes, closures) -> list:
     """The decisions ``(node, label)`` of ``closures`` that decide the site
-    at ``stmt``: none labelled ``never``, none :func:`contradicted`
-    (``facts``: what it found of the function's names, kept by the caller
-    for the function's other sites), none that skips only this rank's own
+    at ``stmt``: none labelled ``never``, none :func:`contradicted`, none that skips only this rank's own
     pass of a loop over every rank of a group (:func:`~cslint.analysis.membership.skips_own_pass`)."""
     closures = [(d, label) for d, label in closures
                 if not (nodes[d].kind == cfgmod.TEST and skips_own_pass(nodes[d].stmt, info.parents,
                                                                         info.ctx.size_fields))]
     if len(closures) < 2:
         return [(d, label) for d, label in closures if label != "never"]
-    dropped = contradicted(info, stmt, nodes, closures, facts)
+    dropped = contradicted(info, stmt, nodes, closures)
     return [(d, label) for d, label in closures
             if label != "never" and not (dropped and id(nodes[d].stmt) in dropped)]
 
 
-def contradicted(info, stmt, nodes, closures, facts: dict) -> set:
+def contradicted(info, stmt, nodes, closures) -> set:
     """The ids of the ``if`` statements among the tests of ``closures`` (the
     decisions of the site at ``stmt``, over the CFG's ``nodes``) on whose
     false side the site lies (its ``else``, or after the statement for an
@@ -259,6 +268,7 @@ def contradicted(info, stmt, nodes, closures, facts: dict) -> set:
             arms.append((test, inner is not None and any(s is inner for s in test.body)))
     if len(arms) < 2 or all(body for _, body in arms) or not any(body for _, body in arms):
         return set()
+    facts = info.name_facts
     names_of = {}
     for test, _body in arms:
         found = names_of[id(test)] = facts.get(id(test.test))
@@ -293,7 +303,9 @@ def contradicted(info, stmt, nodes, closures, facts: dict) -> set:
                 continue
             if not _identity_test(conj):
                 if "unchanging" not in facts:
-                    facts["unchanging"] = _scalar_names(info) | _only_tested(info)
+                    if "scalar" not in facts:
+                        facts["scalar"] = _scalar_names(info)
+                    facts["unchanging"] = facts["scalar"] | _only_tested(info)
                 if not names <= facts["unchanging"]:
                     continue  # a list appended to between the tests (``xs.append(x)``) tests true at the second
             if info.inside(other, test) or info.inside(test, other):

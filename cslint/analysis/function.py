@@ -323,6 +323,8 @@ class FunctionInfo:
         self._refs: dict = {}  # id(callee expression) -> (it, resolve_ref's answer)
         self._gathered = self._wrapped = None  # gathered_params(), wrapped_models()
         self._rank_params = None  # rank_param_sources()
+        #: what correlated.py found of its own names (bound once, declared, scalar; names of a test), made when asked
+        self.name_facts: dict = {}
         self.callee_names: frozenset = frozenset()  # the last name of every callee (scan_calls)
         # noted by scan_calls
         self.raises = self.local_io = False

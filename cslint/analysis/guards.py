@@ -62,7 +62,6 @@ class Guards:
         self._callee_escapes: dict = {}  # id(statement) -> (it, callee_escapes' answer)
         self._set_orders = None  # SetOrders of the function, made when a loop first asks
         self._threads = BackgroundThreads(self.info)  # what a background thread adds to the sites
-        self._locals: dict = {}  # correlated.deciding's facts of the function's names, made when first asked
 
     def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
@@ -123,7 +122,7 @@ class Guards:
         flow = self.flow
         conds = []
         stmt = node.stmt
-        for d, label in deciding(self.info, stmt, flow.graph.nodes, flow.closures.get(node.id, ()), self._locals):
+        for d, label in deciding(self.info, stmt, flow.graph.nodes, flow.closures.get(node.id, ())):
             dnode = flow.graph.nodes[d]
             if dnode.kind == cfgmod.STMT and any(out == cfgmod.ESCAPE for _, out in dnode.succs):
                 # the failing work runs only where its enclosing ``if`` arms hold
