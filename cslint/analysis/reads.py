@@ -487,13 +487,15 @@ class ProgramReads:
         if index >= len(fn.params):
             return None
         name = fn.params[index]
+        spreads = False  # (a spread's keyword starts with ``*``: spreads.SPREAD_FROM, SPREAD_MAPPING, OTHER_MAPPING)
         for kw, atoms in kwargs:
             if kw == name:
                 return atoms
+            spreads = spreads or kw[:1] == "*"
         position = index - (fn.self_offset if offset else 0)
-        if not kwargs and 0 <= position < len(args) and name[:1] != "*":  # (the commonest call; spreads.py: any)
+        if not spreads and name[:1] != "*":  # (the commonest call; spreads.py: any)
             collecting = collecting_position(fn.params)  # (a keyword-only parameter past ``*args``: no positional)
-            return args[position] if collecting < 0 or index < collecting else None
+            return args[position] if 0 <= position < len(args) and (collecting < 0 or index < collecting) else None
         return positional_argument(fn.params, index, position, collecting_position(fn.params), args, kwargs)
 
 
