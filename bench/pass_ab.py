@@ -54,7 +54,7 @@ try:  # a version with lazy extraction: summaries nobody read yet are worked out
     from cslint.analysis.records import fill_pending
 except ImportError:
     fill_pending = None
-def spy(facts_by_real, all_files, knowledge, bar, parallel=False, callee_facts=None):
+def spy(facts_by_real, all_files, knowledge, bar, parallel=False, callee_facts=None, module_of=None):
     if fill_pending is not None:
         # saved, a pending summary could not be worked out in the process that loads it:
         # work every one out here, so both sides' passes read whole facts

@@ -52,9 +52,9 @@ def test_a_renamed_package_runs_the_pass_on_its_own_facts(tmp_path):
         saved = {}
         real = run._analysis_findings
 
-        def spy(facts_by_real, all_files, knowledge, bar, parallel=False, callee_facts=None):
+        def spy(facts_by_real, all_files, knowledge, bar, parallel=False, callee_facts=None, module_of=None):
             saved["facts"] = pickle.dumps((facts_by_real, all_files, callee_facts))
-            saved["found"] = real(facts_by_real, all_files, knowledge, bar, parallel, callee_facts)
+            saved["found"] = real(facts_by_real, all_files, knowledge, bar, parallel, callee_facts, module_of)
             return saved["found"]
 
         run._analysis_findings = spy

@@ -120,7 +120,7 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
             # ahead of its requests)
             with timeline.span("whole-tree pass"):
                 found = _analysis_findings(facts_by_real, all_files, gatherer.knowledge, bar,
-                                           workers.pool is not None, gatherer.callee_facts)
+                                           workers.pool is not None, gatherer.callee_facts, module_of)
             if fact_cache is not None:
                 fact_cache.put_run(analysis_key, found)
     timeline.mark("workers closed")
@@ -169,15 +169,16 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
 
 
 def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, parallel: bool = False,
-                       callee_facts: Optional[dict] = None) -> list:
+                       callee_facts: Optional[dict] = None, module_of: Optional[ModuleNames] = None) -> list:
     """The findings of the reported files (CSL001 and hazards) before
     suppressions and selection, each file named by its resolved path.
     ``parallel``: the run had worker processes (whose cores are free now);
     ``callee_facts``: the facts of files read only for what their functions
     raise (:attr:`~cslint.analysis.program.Program.callees`).  The analysis
     also knows which module files of the run exist beside those it analysed:
-    their names, as the run names them (``ModuleNames`` over the same files:
-    part of the run's cache key)."""
+    their names, as the run names them (``module_of``, the run's
+    ``ModuleNames`` settled over the same files, part of the run's cache
+    key; made here where the caller has none)."""
     reported = {f.real for f in all_files if f.report}
     findings: list = []
     for f in all_files:
@@ -193,8 +194,9 @@ def _analysis_findings(facts_by_real: dict, all_files: list, knowledge, bar, par
             findings.append(NotAnalysable.finding(facts.path, facts.error, facts.error_line, facts.error_column))
 
     callees = [callee_facts[real] for real in sorted(callee_facts or {})]
-    module_of = ModuleNames()
-    module_of.settle(f.real for f in all_files)
+    if module_of is None:
+        module_of = ModuleNames()
+        module_of.settle(f.real for f in all_files)
     discovered = frozenset(module_of(f.real) for f in all_files if f.problem is None)
     with timeline.span("Program built"):
         program = Program(all_facts, knowledge, callees, discovered)
