@@ -185,16 +185,26 @@ class _BlockFields(dict):
 BLOCKS_OF = _BlockFields()
 
 
+#: the definitions whose bodies run later, elsewhere (own_nodes leaves them out)
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
+
+
 def own_nodes(func: ast.AST):
-    """The nodes of a function body, not those of nested definitions."""
-    body = func.body if isinstance(func.body, list) else [func.body]
-    stack = list(body)
+    """The nodes of a function body, not those of nested definitions.
+    (Node types are compared by identity, the parser makes no subclasses
+    of them; the children are read in place, not through children_into.)"""
+    body = func.body
+    stack = list(body) if type(body) is list else [body]
+    table, definitions = CHILDREN, _DEFINITIONS
     while stack:
         node = stack.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+        t = type(node)
+        if t in definitions:
             continue
         yield node
-        children_into(node, stack)
+        read = table[t]
+        if read is not None:
+            stack += read(node)
 
 
 def block_fields(node_type: type) -> tuple:

@@ -42,10 +42,14 @@ def dotted(node: ast.AST) -> Optional[str]:
     """``a.b.c`` for Name/Attribute chains (``a.b().c`` gives ``a.b().c``).
     (Called for most calls and attributes of every analysed function:
     node types are compared by identity, the syntax tree has no subclasses
-    of them, and a bare name is answered without a list.)"""
+    of them, and a bare name or ``a.b`` is answered without a list.)"""
     t = type(node)
     if t is _Name:
         return node.id
+    if t is _Attribute:
+        value = node.value
+        if type(value) is _Name:
+            return value.id + "." + node.attr
     parts = []
     while True:
         if t is _Attribute:
