@@ -270,22 +270,36 @@ def _direct_call(stmt: ast.stmt, callee: str, holds: dict) -> bool:
 def _calls(node: ast.AST, callee: str, holds: dict) -> bool:
     """Whether ``node`` holds a call of ``callee`` anywhere (nested
     definitions included: a call there may run at any time); the answer
-    kept in ``holds`` (with the node, so that its id stays its own)."""
+    kept in ``holds`` (with the node, so that its id stays its own), and
+    so are the called expressions below ``node`` by their last names
+    (:func:`_called`), walked once for every callee asked of it."""
     key = (id(node), callee)
     known = holds.get(key)
     if known is not None and known[0] is node:
         return known[1]
     found = False
-    last = callee.rsplit(".", 1)[-1]
+    for func in _called(node, holds).get(callee.rsplit(".", 1)[-1], ()):
+        if _text(func) == callee:
+            found = True
+            break
+    holds[key] = (node, found)
+    return found
+
+
+def _called(node: ast.AST, holds: dict) -> dict:
+    """last name -> the called expressions (``f``, ``obj.f``) of the calls below ``node``."""
+    known = holds.get(id(node))
+    if known is not None and known[0] is node:
+        return known[1]
+    out: dict = {}
     for sub in fast_walk(node):
         if type(sub) is ast.Call:
             func = sub.func
             name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
-            if name == last and _text(func) == callee:
-                found = True
-                break
-    holds[key] = (node, found)
-    return found
+            if name is not None:
+                out.setdefault(name, []).append(func)
+    holds[id(node)] = (node, out)
+    return out
 
 
 def _leaves(node: ast.AST) -> bool:
