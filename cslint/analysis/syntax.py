@@ -27,13 +27,20 @@ def unparse(node: ast.AST) -> str:
     the texts asked for are asked again (a test's text by its condition and
     by the decision it belongs to), unparsing is the dearest part, and no
     part of the analysis changes a syntax tree once it is parsed (nodes it
-    makes up, a dataclass's ``__init__``, are new objects)."""
+    makes up, a dataclass's ``__init__``, are new objects).  A name or a
+    chain of attributes of one (over half of the texts) is its
+    :func:`dotted` text, which is what ``ast.unparse`` writes of it."""
     text = node.__dict__.get("_cslint_text")
     if text is None:
-        try:
-            text = short(ast.unparse(node))
-        except Exception:  # pragma: no cover - exotic nodes
-            text = type(node).__name__
+        t = type(node)
+        chain = dotted(node) if t is _Name or t is _Attribute else None
+        if chain is not None and "(" not in chain:  # (a call in the chain: its arguments are left out)
+            text = short(chain)
+        else:
+            try:
+                text = short(ast.unparse(node))
+            except Exception:  # pragma: no cover - exotic nodes
+                text = type(node).__name__
         node._cslint_text = text
     return text
 
