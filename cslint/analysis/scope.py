@@ -214,6 +214,16 @@ def module_level_names(tree: ast.Module) -> set:
     return names
 
 
+def _preset_collective_tails(knowledge: Knowledge) -> frozenset:
+    """The last names of the presets' collective patterns: the same for
+    every file of a run, worked out once (kept on the knowledge)."""
+    found = knowledge.__dict__.get("_collective_pattern_tails")
+    if found is None:
+        found = knowledge.__dict__["_collective_pattern_tails"] = frozenset(
+            spec.pattern.rsplit(".", 1)[-1] for spec in knowledge.collectives)
+    return found
+
+
 class ModuleContext:
     """Module-wide state shared by the function extractors."""
 
@@ -347,9 +357,7 @@ class ModuleContext:
         self.may_make_sets = True
         #: whether the source may fill a list with pieces of one value; the lists it fills so (spans.PieceLists)
         self.may_cut_pieces, self.piece_lists = True, None
-        tails = set()
-        for spec in knowledge.collectives:
-            tails.add(spec.pattern.rsplit(".", 1)[-1])
+        tails = set(_preset_collective_tails(knowledge))
         for pattern in self.user_collectives:
             tails.add(pattern.split(":", 1)[0].rsplit(".", 1)[-1])
         self.collective_tails = {t for t in tails if "*" not in t}
