@@ -145,15 +145,17 @@ class AtomBuilder:
         # result (its parameters still bound to this call's other arguments).
         if bind and ref.tag != "class":
             self._bound.add(ref)
-        deepest = nesting(fallback)
+        deepest = nesting(fallback) if fallback else 0  # (most argument sets are empty or hold no result)
         for a in args:
-            inner = nesting(a)
-            if inner > deepest:
-                deepest = inner
+            if a:
+                inner = nesting(a)
+                if inner > deepest:
+                    deepest = inner
         for _, a in kwargs:
-            inner = nesting(a)
-            if inner > deepest:
-                deepest = inner
+            if a:
+                inner = nesting(a)
+                if inner > deepest:
+                    deepest = inner
         if deepest:  # else no call result is inside at all
             own = (ref, path, line)
             if _holds_call(args, own) or any(_holds_call((atoms,), own) for _, atoms in kwargs) \
