@@ -74,13 +74,14 @@ _STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
 
 
 class _OwnerMark:
-    """On the :meth:`FunctionInfo.scan_calls` stack: the statement whose
-    subtree ends here hands ownership back to ``previous``."""
+    """On the :meth:`FunctionInfo.scan_calls` stack (one object,
+    :data:`_OWNER_MARK`): the statement whose subtree ends here hands
+    ownership back to the owner pushed just under the mark."""
 
-    __slots__ = ("previous",)
+    __slots__ = ()
 
-    def __init__(self, previous):
-        self.previous = previous
+
+_OWNER_MARK = _OwnerMark()
 
 
 def rank_param_sources(info) -> tuple:
@@ -452,10 +453,11 @@ class FunctionInfo:
             if t is Constant:
                 continue
             if t is _OwnerMark:
-                owner = node.previous
+                owner = stack.pop()
                 continue
             if t in statement_types:
-                stack.append(_OwnerMark(owner))
+                stack.append(owner)
+                stack.append(_OWNER_MARK)
                 owner = node
             if t is Name:
                 if type(node.ctx) is Store or type(node.ctx) is Del:
