@@ -84,6 +84,22 @@ _BINDING_PARTS = (ast.stmt, ast.withitem, ast.expr, ast.excepthandler, ast.match
 _STATEMENT_PARTS = (ast.stmt, ast.withitem, ast.excepthandler, ast.match_case)
 
 
+class _IsPart(dict):
+    """node type -> whether it is one of ``parts`` (``isinstance`` without a
+    call per node: indexed, and worked out on a type's first use)."""
+
+    def __init__(self, parts: tuple):
+        super().__init__()
+        self.parts = parts
+
+    def __missing__(self, node_type: type) -> bool:
+        found = self[node_type] = issubclass(node_type, self.parts)
+        return found
+
+
+_IS_BINDING_PART, _IS_STATEMENT_PART = _IsPart(_BINDING_PARTS), _IsPart(_STATEMENT_PARTS)
+
+
 def library_term(module: str) -> tuple:
     return ("library", module)
 
@@ -136,7 +152,7 @@ class ReceiverTypes:
         func = self.info.func
         body = func.body if isinstance(getattr(func, "body", None), list) else []
         stack = list(body)
-        parts = _BINDING_PARTS if self.info.binds_in_expressions() else _STATEMENT_PARTS
+        is_part = _IS_BINDING_PART if self.info.binds_in_expressions() else _IS_STATEMENT_PART
         nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
         while stack:
             node = stack.pop()
@@ -170,7 +186,7 @@ class ReceiverTypes:
                         imported.setdefault(alias.asname or alias.name.split(".")[0], []).append(node)
             read = CHILDREN[t]
             if read is not None:
-                stack += [child for child in read(node) if isinstance(child, parts)]
+                stack += [child for child in read(node) if is_part[type(child)]]
         self._assignments = assignments
         # a name the body binds by import statements alone names what the
         # module's imports name (``import socket as socket_mod`` in a function)
