@@ -257,6 +257,19 @@ def _restored_fields(info: FunctionInfo) -> frozenset:
 _BODIES = ("body", "orelse", "handlers", "finalbody")
 
 
+class _BodiesOf(dict):
+    """node type -> the fields of :data:`_BODIES` it has, in that order
+    (worked out on a type's first use: most statements have none)."""
+
+    def __missing__(self, node_type: type) -> tuple:
+        fields = getattr(node_type, "_fields", ())
+        found = self[node_type] = tuple(name for name in _BODIES if name in fields)
+        return found
+
+
+_BODIES_OF = _BodiesOf()
+
+
 def _single_rank_bindings(info: FunctionInfo) -> tuple:
     """``((method, group), ...)``: the methods of its class this method binds
     only on the side of a size test that a group of one rank takes
@@ -324,8 +337,8 @@ def _scan_bindings(info: FunctionInfo, self_name: str, stmts, group: str, found:
             _scan_bindings(info, self_name, stmt.body, group or (named if side is True else ""), found, several)
             _scan_bindings(info, self_name, stmt.orelse, group or (named if side is False else ""), found, several)
             continue
-        for name in _BODIES:
-            inner = getattr(stmt, name, None)
+        for name in _BODIES_OF[t]:
+            inner = getattr(stmt, name)
             if inner:
                 inner = inner if name != "handlers" else [h for handler in inner for h in handler.body]
                 _scan_bindings(info, self_name, inner, group, found, several)
