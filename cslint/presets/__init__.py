@@ -137,6 +137,11 @@ _DIM_TOKENS = [
 ]
 
 
+#: _DIM_TOKENS as group_from_text tests them: a token of several words as
+#: ``_words_`` inside the joined text (True), a one-word token as a part (False)
+_DIM_TESTS = tuple((f"_{token}_", True, group) if "_" in token else (token, False, group)
+                   for token, group in _DIM_TOKENS)
+
 _split_non_alnum = re.compile(r"[^a-z0-9]+").split
 _split_non_word = re.compile(r"[^a-z0-9_]+").split
 
@@ -156,11 +161,8 @@ def group_from_text(text: str) -> Optional[str]:
     for word in words:
         parts.update(word.split("_"))
     joined = "_" + "_".join(pieces) + "_"
-    for token, group in _DIM_TOKENS:
-        if "_" in token:
-            if f"_{token}_" in joined:
-                return group
-        elif token in parts:
+    for token, several_words, group in _DIM_TESTS:
+        if token in (joined if several_words else parts):
             return group
     if "world" in parts or "global" in parts:
         return "world"
