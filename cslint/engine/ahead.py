@@ -36,7 +36,7 @@ from collections import deque
 from multiprocessing.reduction import ForkingPickler
 
 from . import timeline
-from ..analysis.facts import summarised_or_empty
+from ..analysis.facts import walked_summary
 
 #: whether this system can run a child at the idle scheduling class
 CAN_IDLE = hasattr(os, "fork") and hasattr(os, "sched_setscheduler") and hasattr(os, "SCHED_IDLE")
@@ -137,9 +137,9 @@ class SummariesAhead:
         sent (called at the depth of the stack the worker works one out
         at when asked: where a summary walk nests past the recursion limit
         does not depend on who asked)."""
-        info, called_names = self.deferred[path][position]
+        info, _called_names = self.deferred[path][position]
         try:
-            facts = ForkingPickler.dumps(summarised_or_empty(info, called_names, position))
+            facts = ForkingPickler.dumps(walked_summary(info))
         except Exception:  # the worker works it out when asked, and raises it then
             return
         message = pickle.dumps((path, position, bytes(facts)), protocol=pickle.HIGHEST_PROTOCOL)
@@ -188,8 +188,8 @@ class SummariesAhead:
         sent = self.ready.pop(key, None)
         if sent is not None:
             return sent
-        info, called_names = deferred[path][position]
-        return summarised_or_empty(info, called_names, position)
+        info, _called_names = deferred[path][position]
+        return walked_summary(info)
 
     def stop(self) -> None:
         """Stop the child (what it sent so far is kept for the requests to come)."""
