@@ -135,9 +135,6 @@ class FactGatherer:
                 if not self._learn_wrappers():
                     break
         self.workers.keep_trees(())
-        # no more summaries pending from here on: the workers' children
-        # work them out ahead of the requests
-        self.workers.work_ahead()
         with timeline.span("deciding callees and classes"):
             # Whether a callee raises on some ranks only, and what it returns, is
             # read off its summary: summarise those defined in files no round parsed.

@@ -116,8 +116,7 @@ def _analyse(result: CheckResult, all_files: list, report_files: list, knowledge
             with timeline.span("gather"):
                 facts_by_real = gatherer.gather(all_files)
             # (the workers stay up through the pass: they work out the
-            # summaries left pending that the pass reads, their children
-            # ahead of its requests)
+            # summaries left pending that the pass reads)
             with timeline.span("whole-tree pass"):
                 found = _analysis_findings(facts_by_real, all_files, gatherer.knowledge, bar,
                                            workers.pool is not None, gatherer.callee_facts, module_of)

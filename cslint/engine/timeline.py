@@ -59,17 +59,6 @@ def span(what: str):
     return _Span(what) if PATH is not None else _UNTIMED
 
 
-def started() -> tuple:
-    """Now, for a span whose name is known only at its end (:func:`ended`)."""
-    return (time.monotonic(), time.thread_time()) if PATH is not None else (0.0, 0.0)
-
-
-def ended(start: tuple, what: str) -> None:
-    """The span from ``start`` (:func:`started`) to now, named ``what``."""
-    if PATH is not None:
-        _spans.append((what, start[0], time.monotonic(), time.thread_time() - start[1]))
-
-
 def mark(what: str) -> None:
     """An instant of this process worth seeing on the timeline (with the
     CPU the process has spent so far)."""
@@ -84,11 +73,6 @@ def become(who: str) -> None:
     if PATH is not None:
         _who[0] = who
         _spans.clear()
-
-
-def who() -> str:
-    """Who this process is on the timeline."""
-    return _who[0]
 
 
 def write() -> None:

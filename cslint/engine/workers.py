@@ -41,7 +41,6 @@ from ..presets import Knowledge, load_presets
 from ..analysis.facts import extract_file_facts, walked_summary
 from ..analysis.records import FileFacts, WalkedSummary, is_pending
 from . import timeline
-from .ahead import SummariesAhead
 from .cache import store_pickle
 from .reducers import FACT_REDUCERS
 
@@ -209,26 +208,18 @@ class _WorkerProcess:
         #: until the group spans of the tree are known: resolved path -> (the
         #: job, the groups its extraction asked the span of); None after
         self.before_spans: Optional[dict] = {}
-        self.ahead = SummariesAhead()  # the pending summaries worked out ahead (see Workers.work_ahead)
 
     def parse_batch(self, jobs: list) -> list:
         if self.before_spans is None:
-            out = [extract(job, self.context, self.trees, self.deferred) for job in jobs]
-        else:
-            out = []
-            knowledge = self.context.knowledge
-            for job in jobs:
-                # a world of its own per job: what it was asked is what this extraction read
-                knowledge.world = knowledge.world.with_named(knowledge.world.named)
-                out.append(extract(job, self.context, self.trees, self.deferred))
-                self.before_spans[job.path] = (job, knowledge.world.asked())
-        self._note_pending(jobs, out)
+            return [extract(job, self.context, self.trees, self.deferred) for job in jobs]
+        out = []
+        knowledge = self.context.knowledge
+        for job in jobs:
+            # a world of its own per job: what it was asked is what this extraction read
+            knowledge.world = knowledge.world.with_named(knowledge.world.named)
+            out.append(extract(job, self.context, self.trees, self.deferred))
+            self.before_spans[job.path] = (job, knowledge.world.asked())
         return out
-
-    def _note_pending(self, jobs: list, out: list) -> None:
-        for job, facts in zip(jobs, out):
-            if job.lazy and job.path in self.deferred:
-                self.ahead.note(job.path, facts, self.deferred[job.path])
 
     def learn_spans(self, named: tuple) -> list:
         """The group spans of the tree (:meth:`Workers.learn_spans`): the
@@ -243,26 +234,11 @@ class _WorkerProcess:
         again = [job for job, asked in earlier.values() if not asked.isdisjoint(changed)]
         for job in again:
             self.deferred.pop(job.path, None)
-        out = [extract(job, self.context, self.trees, self.deferred) for job in again]
-        self._note_pending(again, out)
-        return out
+        return [extract(job, self.context, self.trees, self.deferred) for job in again]
 
     def fill(self, wanted: list) -> list:
-        """The facts of the pending summaries ``[(path, position), ...]``
-        (pickled, those a child worked out ahead: :mod:`.ahead`)."""
-        self.ahead.receive()
-        return [self.ahead.take(self.deferred, path, position) for path, position in wanted]
-
-    def work_ahead(self, conn) -> None:
-        """Start the child working the pending summaries out ahead
-        (``conn``: the pipe to the run's process, which the child closes).
-        The child works them out through as many calls as :meth:`fill`
-        does, and ends; the worker stops it when it stops itself."""
-        if self.ahead.start(self.deferred, (conn.fileno(),)):
-            try:
-                self.ahead.work()
-            finally:
-                os._exit(0)
+        """The facts of the pending summaries ``[(path, position), ...]``."""
+        return [fill_variants(self.deferred, path, position) for path, position in wanted]
 
     def keep_trees(self, paths: frozenset) -> None:
         self.trees = {path: kept for path, kept in self.trees.items() if path in paths}
@@ -336,15 +312,11 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
     while True:
         message = inbox.get()
         if message is None:
-            _PROCESS.ahead.stop()
             timeline.write()
             return
         kind, payload = message
         if kind == "keep":
             _PROCESS.keep_trees(payload)
-            continue
-        if kind == "ahead":
-            _PROCESS.work_ahead(conn)
             continue
         if kind == "spans" and not payload[1]:  # nothing changed: nothing to answer
             _PROCESS.learn_spans(payload[0])
@@ -472,22 +444,6 @@ class Workers:
                 if answered:
                     worker.in_flight.append(None)  # its answer: the facts extracted again
         except OSError:  # a worker is gone: the map going on finds it out and parses here
-            pass
-
-    def work_ahead(self) -> None:
-        """From now on each worker has a child work out its pending
-        summaries before the run's process asks for them, on cores nothing
-        else wants (:mod:`.ahead`): from the last prefilter round's end on,
-        the run's process works alone but for its requests (and one map of
-        the files defining classes and callees).  What a request gets is
-        the same either way.  A child ends once it has sent every summary
-        of its worker, or when the worker stops."""
-        if self.pool is None:
-            return
-        try:
-            for worker in self.pool:
-                worker.conn.send(("ahead", None))
-        except OSError:  # a worker is gone: the next request finds it out and works here
             pass
 
     def map(self, jobs, bar=None) -> list:
@@ -657,8 +613,7 @@ class Workers:
             if not done:
                 raise value
             for stub, variants in zip(waiting, value):
-                # (pickled by itself: a summary worked out ahead, see .ahead)
-                stub.settle(pickle.loads(variants) if type(variants) is bytes else variants)
+                stub.settle(variants)
 
     def _fill_here(self, stubs: list) -> None:
         """Pending summaries extracted here, or by a worker that is gone
