@@ -4,7 +4,7 @@ function finds."""
 
 import textwrap
 
-from cslint.analysis.facts import extract_file_facts, walked_summary
+from cslint.analysis.facts import extract_file_facts, summarised
 from cslint.analysis.hazards import find_hazards
 from cslint.analysis.program import Program, stepped
 from cslint.analysis.records import is_pending
@@ -103,7 +103,7 @@ class _Filler:
     def fill(self, stubs) -> None:
         for stub in stubs:
             if is_pending(stub):
-                stub.settle(walked_summary(self.deferred[stub.position][0]))
+                stub.settle(summarised(*self.deferred[stub.position]))
 
 
 def _stepped(lazy: bool) -> list:

@@ -8,11 +8,11 @@ import ast
 import textwrap
 
 from cslint.analysis import facts as facts_module
-from cslint.analysis.facts import extract_file_facts, walked_summary, written_fields
+from cslint.analysis.facts import extract_file_facts, summarised, written_fields
 from cslint.analysis.function import FunctionInfo
 from cslint.analysis.hazards import find_hazards
 from cslint.analysis.program import Program
-from cslint.analysis.records import WalkedSummary, is_pending
+from cslint.analysis.records import is_pending
 from cslint.analysis.scope import ModuleContext
 from cslint.analysis.uniformity import UniformityInfo
 from cslint.api import check_paths
@@ -68,7 +68,7 @@ class _Filler:
         for stub in stubs:
             if is_pending(stub):
                 self.filled.append(stub.qualname)
-                stub.settle(walked_summary(self.deferred[stub.position][0]))
+                stub.settle(summarised(*self.deferred[stub.position]))
 
 
 def _hazards(lazy: bool):
@@ -314,17 +314,3 @@ def test_the_classes_deep_sites_construct_fill_the_returns_they_follow_a_level_a
     assert made == {"pkg.conf.Settings.for_model", "pkg.conf.Plan"}
     # both helpers the condition calls in one request (in file order), then what one of them returns
     assert filler.requests == [["settings", "layout"], ["plan"]]
-
-
-def test_a_pending_summary_takes_what_its_walk_gives_and_keeps_its_other_parts():
-    deferred: dict = {}
-    facts = extract_file_facts("pkg/work.py", MODULE.encode(), Settings(), KNOWLEDGE, module="pkg.work",
-                               deferred=deferred)
-    stub = next(fn for fn in facts.functions if fn.qualname == "Worker.describe")
-    self_calls, position = stub.self_calls, stub.position
-    walked = walked_summary(deferred[position][0])
-    assert isinstance(walked, WalkedSummary)  # what a fill sends back over the pipe
-    stub.settle(walked)
-    assert not is_pending(stub) and stub.variants is walked.variants
-    assert stub.self_calls is self_calls  # worked out once, before the walk
-    assert [w.attr for v in stub.variants.values() for w in v.fields] == ["label"]

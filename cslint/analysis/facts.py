@@ -41,7 +41,7 @@ from .feasibility import Feasibility
 from .function import FunctionInfo, mode_names_used, rank_param_sources
 from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
-from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant, WalkedSummary
+from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
 from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
 from .spans import may_cut_pieces
@@ -80,33 +80,35 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
     return _func_facts(info, deep, called_names, variants, case_params if deep else ()), exit_env
 
 
-def walked_summary(info: FunctionInfo) -> WalkedSummary:
-    """What the summary walk of a summarised function gives (its variants,
-    and the parameters and returns it notes), which a
-    :class:`~cslint.analysis.records.PendingFuncFacts` takes to become the
-    function's facts (``settle``); with the references of its calls again,
-    as the receivers the walk typed leave them.  An empty summary where the
-    walk nests past the interpreter's recursion limit.  Every summary is
-    worked out so (:func:`pending_function` first, this after), whether at
-    once (the fact cache's) or when the pass reads it, so that a file's
-    findings do not depend on which: a function the pass never reads would
-    otherwise make the file CSL001 in one mode and not in the other."""
+def summarised(info: FunctionInfo, called_names: frozenset) -> FuncFacts:
+    """The facts of a summarised function as :func:`extract_function`
+    gives them, worked out later for a
+    :class:`~cslint.analysis.records.PendingFuncFacts`."""
+    return extract_function(info, False, called_names)[0]
+
+
+def summarised_or_empty(info: FunctionInfo, called_names: frozenset, position: int) -> FuncFacts:
+    """:func:`summarised`, or an empty summary where the walk nests past the
+    interpreter's recursion limit.  A function that may be left pending
+    (a summary: it reaches no collective) gets this whether it is
+    summarised at once or when the pass reads it, so that a file's
+    findings do not depend on whether its facts come from the fact cache
+    (eager) or not (lazy): a function the pass never reads would otherwise
+    make the file CSL001 in one mode and not in the other."""
     try:
-        variants = {None: SummaryWalk(Evaluator(info)).variant()}
+        return summarised(info, called_names)
     except RecursionError:
-        return WalkedSummary({None: Variant()})
-    return WalkedSummary(variants, tuple(sorted(info.own_params)), _returns_terms(info), _passing_refs(info),
-                         _bare_refs(info))
+        return pending_function(info, called_names, position).settled({None: Variant()})
 
 
 def pending_function(info: FunctionInfo, called_names: frozenset, position: int) -> PendingFuncFacts:
-    """The facts of a summarised function but what its summary walk gives
-    (see :class:`~cslint.analysis.records.PendingFuncFacts` and
-    :func:`walked_summary`), worked out on a copy of what the function
-    keeps of the calls it resolved: a receiver typed while a binding of the
-    same name is typed reads the name as unknown, and that answer is kept,
-    so the summary walk starts from what the extraction left, whenever it
-    runs."""
+    """The facts of a summarised function but its variants (see
+    :class:`~cslint.analysis.records.PendingFuncFacts`), worked out on a
+    copy of what the function keeps of the calls it resolved: a receiver
+    typed while a binding of the same name is typed reads the name as
+    unknown, and that answer is kept, so the summary walk must start from
+    what it starts from at once (:func:`summarised` takes the parts again
+    after it)."""
     refs, receivers = info._refs, info._receivers
     info._refs = dict(refs)
     info._receivers = receivers.copy() if receivers is not None else None
@@ -640,7 +642,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     ``deferred``: a dict, where the summaries are left pending
     (:class:`~cslint.analysis.records.PendingFuncFacts`): their positions
     in ``functions`` -> (:class:`FunctionInfo`, the names they call) go
-    there, for :func:`walked_summary` when something reads them."""
+    there, for :func:`summarised` when something reads them."""
     module = module or module_name_for(path)
     facts = FileFacts(path=path, module=module)
     if tree is None:
@@ -748,8 +750,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                 continue
             if not deep[i] and info is not module_body:
                 # the summary a pending function gets when the pass reads it (the same on overflow)
-                func_facts, exit_env = pending_function(info, scans[i].names, i), None
-                func_facts.settle(walked_summary(info))
+                func_facts, exit_env = summarised_or_empty(info, scans[i].names, i), None
             else:
                 func_facts, exit_env = extract_function(info, deep[i], scans[i].names)
             facts.functions.append(func_facts)

@@ -415,31 +415,22 @@ class PendingFuncFacts(FuncFacts):
 
     __hash__ = None  # as a FuncFacts
 
-    def settle(self, walked: "WalkedSummary") -> None:
-        """Take what the summary walk gives: a plain FuncFacts from now on."""
-        state = self.__dict__
+    def settled(self, variants: dict) -> FuncFacts:
+        """These facts with ``variants``, as a plain FuncFacts."""
+        facts = FuncFacts.__new__(FuncFacts)
+        facts.__dict__.update(self.__dict__)
         for name in ("filler", "position", "written_fields", "typed_fields"):
-            state.pop(name, None)
-        state["variants"] = walked.variants
-        if walked.own_params is not None:  # (None: the walk nested too deep; the parts noted before it stay)
-            state["own_params"], state["returns_terms"] = walked.own_params, walked.returns_terms
-            state["passing_refs"], state["bare_refs"] = walked.passing_refs, walked.bare_refs
+            facts.__dict__.pop(name, None)
+        facts.variants = variants
+        return facts
+
+    def settle(self, facts: FuncFacts) -> None:
+        """Take the facts of the summary walk (the variants, and the parts
+        as the walk leaves them): a plain FuncFacts from now on."""
+        state = self.__dict__
+        state.clear()
+        state.update(facts.__dict__)
         self.__class__ = FuncFacts
-
-
-class WalkedSummary(NamedTuple):
-    """What the summary walk of a function gives
-    (:func:`~cslint.analysis.facts.walked_summary`): what a
-    :class:`PendingFuncFacts` takes to become the function's facts.  The
-    references of its calls are worked out again after the walk: a
-    receiver's type may be read otherwise once the walk typed the names
-    around it (the order of the questions, see ``ReceiverTypes.copy``)."""
-
-    variants: dict
-    own_params: Optional[tuple] = None
-    returns_terms: Optional[tuple] = None
-    passing_refs: Optional[tuple] = None
-    bare_refs: Optional[tuple] = None
 
 
 def is_pending(fn) -> bool:

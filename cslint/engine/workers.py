@@ -38,8 +38,8 @@ from typing import Optional
 from ..config import Settings
 from ..decoding import SourceDecodeError, decode_source
 from ..presets import Knowledge, load_presets
-from ..analysis.facts import extract_file_facts, walked_summary
-from ..analysis.records import FileFacts, WalkedSummary, is_pending
+from ..analysis.facts import extract_file_facts, summarised_or_empty
+from ..analysis.records import FileFacts, FuncFacts, is_pending
 from . import timeline
 from .cache import store_pickle
 from .reducers import FACT_REDUCERS
@@ -174,12 +174,12 @@ def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
         return facts
 
 
-def fill_variants(deferred: dict, path: str, position: int) -> WalkedSummary:
-    """What the summary walk of a pending summary gives, from what its
-    extraction kept (an empty summary where the walk nests past the
-    recursion limit, as at once: :func:`~cslint.analysis.facts.walked_summary`)."""
-    info, _called_names = deferred[path][position]
-    return walked_summary(info)
+def fill_variants(deferred: dict, path: str, position: int) -> FuncFacts:
+    """The facts of a pending summary, from what its extraction kept (an
+    empty summary where the walk nests past the recursion limit, as at
+    once: :func:`~cslint.analysis.facts.summarised_or_empty`)."""
+    info, called_names = deferred[path][position]
+    return summarised_or_empty(info, called_names, position)
 
 
 def describe_syntax_error(exc: SyntaxError) -> str:
