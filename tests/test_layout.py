@@ -246,7 +246,6 @@ ANALYSIS_PHASES = [
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator
-    ("fieldwriters",),  # the functions that may write a field of a class family, and the questions about a field
     ("resolution", "processes"),  # names across the tree; which processes a method runs in, by how its class
     # binds it
     ("constructions",),  # fields of an object the reader sees built

@@ -1,14 +1,13 @@
-"""Demand before extraction: a summarised function is left pending
-(cslint/analysis/records.py ``PendingFuncFacts``) and worked out only when
-the whole-tree pass reads it, or asks about a field its statements may
-write (cslint/analysis/fieldwriters.py); the findings are those of the
+"""Demand before extraction: a summarised function that writes no field is
+left pending (cslint/analysis/records.py ``PendingFuncFacts``) and worked
+out only when the whole-tree pass reads it; the findings are those of the
 eager extraction."""
 
 import ast
 import textwrap
 
 from cslint.analysis import facts as facts_module
-from cslint.analysis.facts import extract_file_facts, summarised, written_fields
+from cslint.analysis.facts import extract_file_facts, summarised, writes_no_field
 from cslint.analysis.function import FunctionInfo
 from cslint.analysis.hazards import find_hazards
 from cslint.analysis.program import Program
@@ -17,7 +16,6 @@ from cslint.analysis.scope import ModuleContext
 from cslint.analysis.uniformity import UniformityInfo
 from cslint.api import check_paths
 from cslint.config import Settings
-from cslint.engine import workers as workers_module
 from cslint.engine.gather import constructed_classes
 from cslint.presets import load_presets
 
@@ -50,10 +48,6 @@ MODULE = textwrap.dedent("""
         def run(self, t):
             self.configure()
             self.sync(t)
-
-    class Journal:
-        def record(self, x):
-            self.entries.append(label_of(x))
 """)
 
 
@@ -86,18 +80,14 @@ def _hazards(lazy: bool):
     return found, facts, filler, at_first
 
 
-def test_a_summary_waits_until_the_pass_reads_it_or_a_field_it_may_write():
+def test_a_summary_writing_no_field_waits_until_the_pass_reads_it():
     found, facts, filler, at_first = _hazards(lazy=True)
-    # the functions analysed in depth are extracted at once, every summary waits
-    assert at_first == ["scale", "label_of", "unused_helper", "Worker.configure", "Worker.describe",
-                        "Journal.record"]
-    # the condition reads self.active, which configure may write, and configure's
-    # value reads what scale returns: summarised when the demand reaches them;
-    # describe when the hazard looks at the methods of sync's class
-    assert sorted(filler.filled) == ["Worker.configure", "Worker.describe", "scale"]
-    # the journal's entries, and what label_of and unused_helper return, are read by nobody
-    assert [fn.qualname for fn in facts.functions if is_pending(fn)] == ["label_of", "unused_helper",
-                                                                         "Journal.record"]
+    # the field writers and the functions analysed in depth are extracted at once
+    assert at_first == ["scale", "label_of", "unused_helper"]
+    # the condition reads what scale returns: summarised when the demand reaches it
+    assert filler.filled == ["scale"]
+    # what label_of and unused_helper return is read by nobody: never summarised
+    assert [fn.qualname for fn in facts.functions if is_pending(fn)] == ["label_of", "unused_helper"]
     assert found == _hazards(lazy=False)[0]
     assert [h.split("function=", 1)[1].split(",", 1)[0] for h in found] == ["'Worker.sync'"]
 
@@ -109,25 +99,12 @@ def _info(source: str) -> FunctionInfo:
     return FunctionInfo(ctx, cls.body[0], f"C.{cls.body[0].name}", "m:C", True, False, {})
 
 
-def test_the_fields_a_summary_may_write_are_read_off_its_statements():
-    def written(body: str) -> set:
-        return set(written_fields(_info(f"class C:\n    def f(self, a, k):\n        {body}\n")))
-
-    assert written("return self.x + 1") == set()
-    assert written("self.model.forward(a)") == set()  # no mutator: the field keeps its object
-    assert written("other.table[k] = 1") == set()  # another object's field
-    assert written("self.xs.append(1)") == {"xs"}
-    assert written("self.a, (self.b, _) = a") == {"a", "b"}
-    assert written("self.table[k] = 1") == {"table"}
-    assert written("n = self.counts.setdefault('a', 0)") == {"counts"}
-    assert written("del self.cache") == {"cache"}
-
-
-def test_only_an_assignment_of_a_call_or_a_name_may_type_a_field():
-    info = _info("class C:\n    def f(self, a):\n        self.x = make(a)\n        self.y, self.z = a, 1\n"
-                 "        self.n = a + 1\n        self.xs.append(a)\n")
-    assert written_fields(info) == {"x", "y", "z", "n", "xs"}
-    assert info.typed_fields == {"x", "y", "z"}
+def test_what_may_write_a_field_is_never_left_pending():
+    assert writes_no_field(_info("class C:\n    def f(self):\n        return self.x + 1\n"))
+    assert not writes_no_field(_info("class C:\n    def f(self):\n        self.xs.append(1)\n"))
+    assert not writes_no_field(_info("class C:\n    def f(self, a):\n        self.a, (self.b, _) = a\n"))
+    assert not writes_no_field(_info("class C:\n    def f(self, k):\n        self.table[k] = 1\n"))
+    assert not writes_no_field(_info("class C:\n    def f(self):\n        n = self.counts.setdefault('a', 0)\n"))
 
 
 def test_a_run_finds_what_the_eager_extraction_finds(tmp_path, monkeypatch):
@@ -136,83 +113,10 @@ def test_a_run_finds_what_the_eager_extraction_finds(tmp_path, monkeypatch):
     (package / "work.py").write_text(MODULE)
     (package / "helpers.py").write_text("def unused(x):\n    return x + 1\n\ndef scale(x):\n    return x * 2\n")
     lazy = check_paths([str(tmp_path)], cache=False, jobs=1)
-
-    def at_once(*args, deferred=None, **kwargs):  # nothing left pending
-        return extract_file_facts(*args, **kwargs)
-
-    monkeypatch.setattr(workers_module, "extract_file_facts", at_once)
+    monkeypatch.setattr(facts_module, "writes_no_field", lambda info: False)  # nothing left pending
     eager = check_paths([str(tmp_path)], cache=False, jobs=1)
     assert [f.to_json() for f in lazy.findings] == [f.to_json() for f in eager.findings]
     assert lazy.findings
-
-
-FIELDS = textwrap.dedent("""
-    import torch.distributed as dist
-
-    class Reducer:
-        def run(self, t):
-            dist.all_reduce(t)
-
-    class Trainer:
-        def __init__(self, group):
-            self.group = group
-            self.todo = []
-            self.slots = {}
-
-        def plan(self):
-            self.todo.append(dist.get_rank())
-
-        def book(self, key):
-            self.slots[key] = (dist.get_rank(), key)
-
-        def rebuild(self):
-            self.reducer = Reducer()
-
-        def step(self, t):
-            rank, key = self.slots.get("a")
-            if rank == 0:
-                self.reducer.run(t)
-            if self.todo:
-                dist.barrier(group=self.group)
-
-    class Unread:
-        def note(self, x):
-            self.seen.append(x)
-""")
-
-
-
-def _findings(tmp_path, monkeypatch, source: str, lazy: bool) -> list:
-    (tmp_path / "fields.py").write_text(source)
-    monkeypatch.chdir(tmp_path)
-    if not lazy:
-        def at_once(*args, deferred=None, **kwargs):  # nothing left pending
-            return extract_file_facts(*args, **kwargs)
-
-        monkeypatch.setattr(workers_module, "extract_file_facts", at_once)
-    return [f.to_json() for f in check_paths(["fields.py"], cache=False, jobs=1).findings]
-
-
-def test_the_questions_about_a_field_work_out_the_pending_summaries_that_may_write_it(tmp_path, monkeypatch):
-    # the field of an element stored (plan), of entry positions (book), of a
-    # type (rebuild): each question asks the summaries that may write the
-    # field, pending or not, and nothing else
-    filled: list = []
-    real_fill = workers_module.Workers.fill
-
-    def noting_fill(self, stubs):
-        filled.extend(stub.qualname for stub in stubs if is_pending(stub))
-        return real_fill(self, stubs)
-
-    monkeypatch.setattr(workers_module.Workers, "fill", noting_fill)
-    lazy = _findings(tmp_path, monkeypatch, FIELDS, lazy=True)
-    assert {"Trainer.plan", "Trainer.book", "Trainer.rebuild"} <= set(filled)
-    assert "Unread.note" not in filled
-    assert lazy == _findings(tmp_path, monkeypatch, FIELDS, lazy=False)
-    # what self.reducer holds is read off rebuild alone (no name-only match for
-    # ``run``): the reduction is found; an element stored adds to the list's
-    # length alike on every rank: the barrier is not
-    assert [(f["code"], f["line"]) for f in lazy] == [("CSL101", 26)]
 
 
 def _nested_sum(depth: int) -> str:

@@ -12,7 +12,7 @@ constructor stores from its parameters, what that one call passed:
 - beside the field's table, a table of everything written to the field except
   what a constructor stores from its own parameters (:data:`BUILT_APART`,
   written for the fields some constructor of the family stores,
-  :func:`built_fields`); what a constructor stores that does not come
+  :func:`constructor_fields`); what a constructor stores that does not come
   from its parameters, what any other method or function writes, a signal
   handler's flag, still goes there;
 - a read of ``attr`` of a construction (:func:`constructed_by`: a call of a
@@ -38,7 +38,6 @@ from __future__ import annotations
 
 from .atoms import OWN_PARAM, THROUGH_INSTANCE, field_name
 from .divergence import extend_via, merge, substituted
-from .fieldwriters import FieldQuestion
 from .positions import parameter_of
 from .records import written_variants
 from .resolution import called_refs
@@ -66,13 +65,18 @@ def stores_own_field(fn, write, family_of) -> bool:
             and family_of(write.class_key) == family_of(fn.class_key))
 
 
-def built_fields(writers, family_of) -> FieldQuestion:
-    """``question(family, attr)``: whether some constructor of the family
-    stores the field into its own object (such a field keeps a
-    :data:`BUILT_APART` table), asked of the constructors alone."""
-    def answer(_family, attr: str, writes: list) -> bool:
-        return any(write.attr == attr and stores_own_field(fn, write, family_of) for fn, _variant, write in writes)
-    return FieldQuestion(lambda family, name: writers.writes(family, name, is_constructor), answer)
+def constructor_fields(funcs, family_of) -> frozenset:
+    """(family, attr) of the fields some constructor of the family stores into
+    its own object: those keep :data:`BUILT_APART` tables."""
+    out = set()
+    for fn in funcs:
+        if not is_constructor(fn):
+            continue
+        for v in written_variants(fn):
+            for write in v.fields:
+                if stores_own_field(fn, write, family_of):
+                    out.add((family_of(write.class_key), write.attr))
+    return frozenset(out)
 
 
 def _runs_another_constructor(fn, resolve) -> bool:
@@ -232,7 +236,7 @@ def field_of(program, atom, built: tuple, family, attr: str, mode: frozenset) ->
     built it (``built``: its constructors, :func:`constructed_by`), the
     :data:`BUILT_APART` table and what they store from this call's
     arguments; else the field's table."""
-    if not built or not program.built_fields(family, attr):
+    if not built or (family, attr) not in program.built_fields:
         return program.fields.get((family, attr, mode), {})
     out = built_field(program, atom, built, family, attr, mode)
     for k, (dims, via) in program.fields.get((family, built_apart(attr), mode), {}).items():

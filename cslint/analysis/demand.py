@@ -18,7 +18,6 @@ others in the same order as before.
 from __future__ import annotations
 
 from .callercontext import context_receivers
-from .fieldwriters import may_write_fields, table_field
 from .reads import CALLEE_REFS
 from .records import fill_pending, is_pending
 from .selfcalls import self_calls_written
@@ -26,11 +25,9 @@ from .selfcalls import self_calls_written
 
 def table_writes(program, fn) -> set:
     """The table entries a step of ``fn`` may change (the keys it adds to
-    ``Program.changed_keys``).  Of a pending summary, a superset but for
-    its field tables: its call sites' references are among its
-    ``passing_refs`` (:class:`~cslint.analysis.records.PendingFuncFacts`);
-    the tables of the fields it may write (``written_fields``) are every
-    table of each, which :func:`demanded` matches by the field's name."""
+    ``Program.changed_keys``).  Of a pending summary, a superset: it writes
+    no field, and its call sites' references are among its
+    ``passing_refs`` (:class:`~cslint.analysis.records.PendingFuncFacts`)."""
     out = {("ret", fn.key), ("reach", fn.key)}
     family_of = program.resolver.family
     resolve = program.resolver.resolve
@@ -67,15 +64,10 @@ def demanded(program, table_reads) -> list:
     # no conditions: SummaryWalk._calls).
     writers: dict = {}  # table entry -> positions of the summaries whose step may write it
     approximate: set = set()  # positions of the summaries indexed by a superset of their writes (pending)
-    # (family, field) -> positions of the pending summaries that may write a table of the field
-    field_writers: dict = {}
-    family_of = program.resolver.family
     for position, fn in enumerate(funcs):
         if not fn.deep:
             if is_pending(fn):
                 approximate.add(position)
-                for name in may_write_fields(fn):
-                    field_writers.setdefault((family_of(fn.class_key), name), []).append(position)
             for entry in table_writes(program, fn):
                 writers.setdefault(entry, []).append(position)
     step_reads = program.step_reads
@@ -124,10 +116,7 @@ def demanded(program, table_reads) -> list:
     while todo or waiting:
         while todo:
             entry = todo.pop()
-            positions = writers.get(entry, ())
-            if entry[0] == "field" and field_writers:
-                positions = [*positions, *field_writers.get((entry[1], table_field(entry[2])), ())]
-            for position in positions:
+            for position in writers.get(entry, ()):
                 if position in wanted:
                     continue
                 if is_pending(funcs[position]):

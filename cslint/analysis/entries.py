@@ -19,7 +19,7 @@ of one entry (``a, b, c = self.pending.pop(k)``, ``.get(k)``,
 ``self.pending[k]``) reads position ``i`` into the ``i``-th name
 (:func:`entry_parts`).  The whole-tree pass reads a position
 only where every class of the field's family that writes the field writes
-its positions too (``reads.entry_positions_apart``); elsewhere a position reads the
+its positions too (``reads.entry_fields``); elsewhere a position reads the
 whole field.
 
 A list field filled by ``append`` alone (``self.plans.append(f(g, rank))``,
@@ -301,7 +301,7 @@ def entry_writes(info, evaluate, attr: str, value, key: frozenset, env, implicit
     whose entries are all such tuples: each position with its own element
     (and the key and the implicit flow); ``self.attr = {}`` writes each
     position with the implicit flow alone, and so says that this class keeps
-    the table's positions (``reads.entry_positions_apart``); none for another table."""
+    the table's positions (``reads.entry_fields``); none for another table."""
     length = info.ctx.positional_fields.get(attr)
     if length is None:
         return []

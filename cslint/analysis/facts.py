@@ -90,7 +90,7 @@ def summarised(info: FunctionInfo, called_names: frozenset) -> FuncFacts:
 def summarised_or_empty(info: FunctionInfo, called_names: frozenset, position: int) -> FuncFacts:
     """:func:`summarised`, or an empty summary where the walk nests past the
     interpreter's recursion limit.  A function that may be left pending
-    (a summary: it reaches no collective) gets this whether it is
+    (reaches no collective, writes no field) gets this whether it is
     summarised at once or when the pass reads it, so that a file's
     findings do not depend on whether its facts come from the fact cache
     (eager) or not (lazy): a function the pass never reads would otherwise
@@ -118,11 +118,6 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
         info._refs, info._receivers = refs, receivers
     facts.__class__ = PendingFuncFacts
     facts.__dict__["position"] = position
-    fields = written_fields(info)
-    if fields:
-        facts.__dict__["written_fields"] = fields
-        if info.typed_fields:
-            facts.__dict__["typed_fields"] = info.typed_fields
     return facts
 
 
@@ -143,18 +138,32 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      _handed_methods(info) if single or several else frozenset())
 
 
-def written_fields(info: FunctionInfo) -> frozenset:
-    """The fields of its class a statement of the function may write
-    (``Transfer.field_writes`` records a field write or a field type only at
-    ``self.x = ...``, ``self.x[k] = ...``, targets nested in tuples, and a
-    mutator call on ``self.x``, ``vocabulary.MUTATORS``), as the call scan
-    notes them (``FunctionInfo.written_fields``).  A superset of the fields
-    (``atoms.field_name``) of its summary's field writes and field types:
-    the whole-tree questions about a field work out a pending summary when
-    one of these is asked about (:mod:`cslint.analysis.fieldwriters`)."""
-    if info.written_fields is None:
-        info.scan_calls()
-    return info.written_fields
+def writes_no_field(info: FunctionInfo) -> bool:
+    """Whether no statement of the function can write a field of its class
+    (``Transfer.field_writes`` records a field write or a field type only
+    at ``self.x = ...``, ``self.x[k] = ...``, targets nested in tuples, and
+    a method call on ``self.x``): no assignment target, deletion or call
+    of its own reads an attribute of ``self``.  Such a summary may be left
+    pending: the whole-tree indexes of fields need nothing of it."""
+    if not info.self_name or not info.class_key:
+        return True
+    if info.may_write_field is not None:
+        return not info.may_write_field  # what the call scan saw
+    own = info.self_name
+    for node in own_nodes(info.func):
+        kind = type(node)
+        if kind is ast.Attribute:
+            if type(node.ctx) is not ast.Load and type(node.value) is ast.Name and node.value.id == own:
+                return False
+        elif kind is ast.Subscript:
+            if type(node.ctx) is not ast.Load and type(node.value) is ast.Attribute:
+                return False
+        elif kind is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and type(func.value) is ast.Attribute \
+                    and type(func.value.value) is ast.Name and func.value.value.id == own:
+                return False
+    return True
 
 
 def _passing_refs(info: FunctionInfo) -> tuple:
@@ -639,7 +648,8 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     functions of those qualified names (a class's name: its constructors)
     are extracted, whatever they reach.
 
-    ``deferred``: a dict, where the summaries are left pending
+    ``deferred``: a dict, where the summaries no statement of which can
+    write a field are left pending
     (:class:`~cslint.analysis.records.PendingFuncFacts`): their positions
     in ``functions`` -> (:class:`FunctionInfo`, the names they call) go
     there, for :func:`summarised` when something reads them."""
@@ -742,13 +752,13 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                     facts.globals = _final_globals(exit_env)
             return facts
         for i, info in enumerate(everyone):
-            if deferred is not None and not deep[i] and info is not module_body:
+            if deferred is not None and not deep[i] and info is not module_body and writes_no_field(info):
                 # left pending: summarised if the whole-tree pass reads it
                 facts.functions.append(pending_function(info, scans[i].names, i))
                 facts.defined_names.add(info.qualname.rsplit(".", 1)[-1])
                 deferred[i] = (info, scans[i].names)
                 continue
-            if not deep[i] and info is not module_body:
+            if not deep[i] and info is not module_body and writes_no_field(info):
                 # the summary a pending function gets when the pass reads it (the same on overflow)
                 func_facts, exit_env = summarised_or_empty(info, scans[i].names, i), None
             else:

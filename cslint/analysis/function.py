@@ -32,7 +32,7 @@ from .positions import entry_positions
 from .syntax import (
     calls_in_order, constant_key_read, dotted, existing_key_stores_of, params_that_may_be_none, target_names,
 )
-from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS, MUTATORS
+from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 
 
@@ -71,10 +71,6 @@ def _subclasses(node_type: type) -> set:
 
 #: every statement node type (a set lookup per node of :meth:`FunctionInfo.scan_calls`' walk, not an isinstance call)
 _STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
-#: the statements that may give a field a type (Transfer.field_writes), and the values that may: a call, a
-#: name (annotated), or a tuple or list whose elements are paired with the targets'
-_ASSIGNMENTS = frozenset({ast.Assign, ast.AnnAssign, ast.AugAssign})
-_TYPING_VALUES = frozenset({ast.Call, ast.Name, ast.Tuple, ast.List})
 
 
 class _OwnerMark:
@@ -334,8 +330,7 @@ class FunctionInfo:
         # noted by scan_calls
         self.raises = self.local_io = False
         self.signal_handlers: list = []
-        # the fields of self its own nodes may write, and of those, type (facts.written_fields); None: not scanned
-        self.written_fields = self.typed_fields = None
+        self.may_write_field = None  # whether a node of its own writes a field of self (None: unknown; writes_no_field)
         self.returned_values: list = []  # the values of its ``return`` statements
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
         self.bare_calls: list = []  # the calls without arguments it makes itself (lambdas aside)
@@ -421,7 +416,7 @@ class FunctionInfo:
         self.raises = False
         self.local_io = False
         self.signal_handlers = []
-        written_fields, typed_fields = set(), set()
+        may_write_field = decorated = False  # decorated: a nested definition's decorators were walked too
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
         dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)
@@ -453,9 +448,7 @@ class FunctionInfo:
                 if t is keyword or type(node.value) is not Name or node.value.id != self_name:
                     stack.append(node.value)  # their one child (``attr``/``arg`` are strings); ``self.x`` hands nothing
                 elif type(node.ctx) is not Load:
-                    written_fields.add(node.attr)  # ``self.x = ...``, ``del self.x``
-                    if type(owner) in _ASSIGNMENTS and type(owner.value) in _TYPING_VALUES:
-                        typed_fields.add(node.attr)  # ``self.x = f(...)``, ``self.x = name`` (Transfer.field_writes)
+                    may_write_field = True  # ``self.x = ...``, ``del self.x``
                 continue
             if t is Constant:
                 continue
@@ -479,9 +472,9 @@ class FunctionInfo:
                     bare_calls.append(node)
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
-                if type(func) is Attribute and func.attr in MUTATORS and type(func.value) is Attribute \
-                        and type(func.value.value) is Name and func.value.value.id == self_name:
-                    written_fields.add(func.value.attr)  # ``self.x.update(...)``
+                if type(func) is Attribute and type(func.value) is Attribute and type(func.value.value) is Name \
+                        and func.value.value.id == self_name:
+                    may_write_field = True  # ``self.x.update(...)``
                 if name == "signal" and len(node.args) >= 2 and \
                         canonical_text(dotted(func), ctx.imports) == "signal.signal":
                     handler = self.resolve_ref(node.args[1])
@@ -504,6 +497,7 @@ class FunctionInfo:
             elif t in nested:
                 local.add(node.name)
                 hands_self = True
+                decorated = decorated or bool(node.decorator_list)
                 stack.extend(node.decorator_list)
                 continue
             elif t is ast.Lambda:
@@ -521,9 +515,8 @@ class FunctionInfo:
                 if type(node.target) is Name:
                     walrus_by_statement.setdefault(id(owner), []).append(node)
             elif t is ast.Subscript:
-                if type(node.ctx) is not Load and type(node.value) is Attribute and type(node.value.value) is Name \
-                        and node.value.value.id == self_name:
-                    written_fields.add(node.value.attr)  # ``self.x[k] = ...``
+                if type(node.ctx) is not Load and type(node.value) is Attribute:
+                    may_write_field = True  # ``self.x[k] = ...`` (any attribute's element, as writes_no_field reads it)
                 if type(node.value) is Name and type(node.slice) is ast.Constant:
                     keyed = dict_keys if type(node.slice.value) is str else position_reads
                     keyed.setdefault(node.value.id, set()).add(node.slice.value)
@@ -568,9 +561,7 @@ class FunctionInfo:
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
         self.iteration_targets = frozenset(iteration_targets)
         self.self_calls, self.hands_self = tuple(dict.fromkeys(self_calls)), hands_self
-        of_self = bool(self_name and self.class_key)  # (outside a class no field of its own is written)
-        self.written_fields = frozenset(written_fields) if of_self else frozenset()
-        self.typed_fields = frozenset(typed_fields) if of_self else frozenset()
+        self.may_write_field = may_write_field if not decorated else (None if may_write_field else False)
         return CallScan(frozenset(names), collective)
 
     def node_info(self, node: cfgmod.Node) -> NodeInfo:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 
 from .atoms import field_read
+from .records import written_variants
 
 #: Spelt after a field's name (never a Python name): the table of every write
 #: of the field but those of None itself (``FieldWrite.absent``)
@@ -38,18 +39,17 @@ def writes_none(value) -> bool:
     return type(value) is ast.Constant and value.value is None
 
 
-def absent_written(_family, attr: str, writes: list) -> bool:
-    """Whether some method of the family sets the field ``attr`` to None
-    itself (``writes``: the field's, asked as a
-    :class:`~cslint.analysis.fieldwriters.FieldQuestion`)."""
-    return any(write.absent and write.attr == attr for _fn, _variant, write in writes)
+def absent_written_fields(funcs, family_of) -> frozenset:
+    """(family, attr) of the fields some method of the family sets to None itself."""
+    return frozenset((family_of(write.class_key), write.attr)
+                     for fn in funcs for v in written_variants(fn) for write in v.fields if write.absent)
 
 
-def present_read(atom, absent_fields, family_of):
+def present_read(atom, absent_fields: frozenset, family_of):
     """The atom an attribute read of the object ``atom`` reads its structure
     from: for a field some method sets to None (a plain field read, not a
     method's own writes or a part kept apart), the table of its other writes;
     else ``atom`` itself."""
-    if atom.tag != "F" or "#" in atom.attr or not absent_fields(family_of(atom.class_key), atom.attr):
+    if atom.tag != "F" or "#" in atom.attr or (family_of(atom.class_key), atom.attr) not in absent_fields:
         return atom
     return field_read(atom.class_key, present_field(atom.attr))

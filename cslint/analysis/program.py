@@ -24,15 +24,14 @@ from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_from_text
 from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, THROUGH_INSTANCE, field_name
 from .callfacts import translate
 from .callercontext import pass_calling_context, reads_no_context
-from .constructions import BUILT_APART, built_fields, built_reads, stored_apart
-from .presentfields import absent_written, present_read
+from .constructions import BUILT_APART, built_reads, constructor_fields, stored_apart
+from .presentfields import absent_written_fields, present_read
 from .demand import demanded
 from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
 from .feasibility import call_allows, passed_values
-from .fieldwriters import FieldQuestion
 from .positions import parameter_table
 from .processes import marked, runs_only_where
-from .reads import CALLEE_REFS, ProgramReads, by_method_tables, entry_positions_apart, stores_element
+from .reads import CALLEE_REFS, ProgramReads, by_method_tables, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
 from .selfcalls import SELF_REFS, MethodWrites, note_self_call
@@ -104,13 +103,13 @@ class Program(ProgramReads):
         self._passed_rank_params = self._rank_params_callers_pass()
         #: field name -> {origin: (dims, via)} of the fields signal handlers assign
         self.signal_fields: dict = {}
-        # (family, attr) -> whether an element is stored into the field (atoms.own_field), its entry positions are
-        # read apart (atoms.entry_field), constructors store it (constructions.py), a method sets it to None (presentfields)
-        writers = self.resolver.field_writers
-        self.own_fields, self.entry_fields = FieldQuestion(writers.writes, stores_element), FieldQuestion(
-            writers.writes, entry_positions_apart)
-        self.built_fields, self.absent_fields = built_fields(writers, self.resolver.family), FieldQuestion(
-            writers.writes, absent_written)
+        #: (family, attr) of the fields an element is stored into: their own structure has a table of its own (atoms.own_field)
+        self.own_fields = element_stored_fields(self.funcs.values(), self.resolver.family)
+        #: tables whose entry positions are read apart (atoms.entry_field)
+        self.entry_fields = entry_fields(self.funcs.values(), self.resolver.family)
+        #: (family, attr) of the fields constructors store (constructions.py)
+        self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
+        self.absent_fields = absent_written_fields(self.funcs.values(), self.resolver.family)  # presentfields.py
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
         self.single_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,

@@ -41,29 +41,35 @@ def collecting_position(params: tuple) -> int:
 CALLEE_REFS = frozenset({"qual", "func"})
 
 
-def stores_element(_family, attr: str, writes: list) -> bool:
-    """Whether some method stores an element into the field ``attr`` (a
-    write of :func:`~cslint.analysis.atoms.own_field`): its own structure
-    has a table of its own (``writes``: the field's,
-    :meth:`~cslint.analysis.fieldwriters.FieldWriters.writes`)."""
-    return any(base_field(write.attr) == attr for _fn, _variant, write in writes)
+def element_stored_fields(funcs, family_of) -> set:
+    """(family, attr) of the fields some method stores an element into (a
+    write of :func:`~cslint.analysis.atoms.own_field`)."""
+    out: set = set()
+    for fn in funcs:
+        for v in written_variants(fn):
+            for write in v.fields:
+                base = base_field(write.attr)
+                if base is not None:
+                    out.add((family_of(write.class_key), base))
+    return out
 
 
-def entry_positions_apart(_family, attr: str, writes: list) -> bool:
-    """Whether the entry positions of the table ``attr`` are read apart
-    (``analysis/entries.py``): some class of the family writes them, and
-    every class that writes the field writes its positions too, so no store
-    puts anything else in."""
-    positions: set = set()
-    writers: set = set()
-    for _fn, _variant, write in writes:
-        base = entry_base(write.attr)
-        if base is not None:
-            if base == attr:
-                positions.add(write.class_key)
-        elif field_name(write.attr) == attr:
-            writers.add(write.class_key)
-    return bool(positions) and writers <= positions
+def entry_fields(funcs, family_of) -> set:
+    """(family, attr) of the tables whose entry positions are read apart
+    (``analysis/entries.py``): every class of the family that writes the
+    field writes its positions too, so no store puts anything else in."""
+    positions: dict = {}
+    writers: dict = {}
+    for fn in funcs:
+        for v in written_variants(fn):
+            for write in v.fields:
+                base = entry_base(write.attr)
+                family = family_of(write.class_key)
+                if base is not None:
+                    positions.setdefault((family, base), set()).add(write.class_key)
+                else:
+                    writers.setdefault((family, field_name(write.attr)), set()).add(write.class_key)
+    return {key for key, classes in positions.items() if writers.get(key, set()) <= classes}
 
 
 def _split_parts(variant) -> list:
@@ -295,7 +301,7 @@ class ProgramReads:
         for fn in self.funcs.values():
             for ref in fn.signal_handlers:
                 for handler in self.resolver.resolve(ref):
-                    for v in written_variants(handler):  # (a pending handler worked out first)
+                    for v in written_variants(handler):
                         for write in v.fields:
                             named = field_name(write.attr)
                             origin = source("set by a signal handler", f"self.{named}", handler.path,
@@ -319,7 +325,7 @@ class ProgramReads:
             named = field_name(attr)
         elif ENTRY_FIELD in attr:
             named = field_name(attr)
-            if not self.entry_fields(family, named):
+            if (family, named) not in self.entry_fields:
                 attr = named  # another store may put anything in: the whole field
         elif attr.endswith(PRESENT_FIELD):  # where it is not None (presentfields.py)
             named = attr[:-len(PRESENT_FIELD)]
@@ -338,22 +344,22 @@ class ProgramReads:
         for a field some method sets to None, unless this write (``absent``) is
         one of those, the table of what it holds where it is not None
         (:mod:`cslint.analysis.presentfields`)."""
-        if element or attr.endswith(OWN_FIELD) or not self.own_fields(family, attr):
+        if element or not self.own_fields or (family, attr) not in self.own_fields or attr.endswith(OWN_FIELD):
             tables = (attr,)
         else:
             tables = (attr, own_field(attr))
         method = None if fn is None else self.method_writes.method_of(fn)
         if method is not None:
             tables += tuple(by_method(table, method) for table in tables)
-        if not absent and self.absent_fields(family, attr):
+        if not absent and (family, attr) in self.absent_fields:
             tables += (present_field(attr),)
-        return tables + (built_apart(attr),) if self.built_fields(family, attr) else tables
+        return tables + (built_apart(attr),) if (family, attr) in self.built_fields else tables
 
     def _field_table(self, family, attr: str) -> str:
         """The table a read of the field ``attr`` reads: the field's own
         structure is the field itself where no element is stored into it."""
         base = base_field(attr)
-        return base if base is not None and not self.own_fields(family, base) else attr
+        return base if base is not None and (family, base) not in self.own_fields else attr
 
     def _attribute_value(self, atom, mode: frozenset) -> dict:
         """``obj.attr``: the field ``attr`` of the classes ``obj`` may hold, plus
@@ -376,7 +382,7 @@ class ProgramReads:
                 # parameter); the signal reaches one process, so it differs
                 for k, (dims, via) in self.signal_fields.get(atom.attr, {}).items():
                     merge(out, k, dims, via)
-            held = present_read(inner, self.absent_fields, family_of)
+            held = present_read(inner, self.absent_fields, family_of) if self.absent_fields else inner
             for k, (dims, via) in self.seen_through(self.eval(frozenset({held}), mode),
                                                       SHAPE if families else keep).items():
                 merge(out, k, dims, via)
@@ -501,7 +507,7 @@ def by_method_tables(reads: ProgramReads, family, attr: str) -> tuple:
     table, method = split_by_method(attr)
     if table.endswith(OWN_FIELD):
         table = reads._field_table(family, table)
-    elif ENTRY_FIELD in table and not reads.entry_fields(family, field_name(table)):
+    elif ENTRY_FIELD in table and (family, field_name(table)) not in reads.entry_fields:
         table = field_name(table)
     return reads.method_writes.tables(family, table, method)
 

@@ -386,13 +386,12 @@ class PendingFuncFacts(FuncFacts):
     """A summarised function whose summary walk has not run yet: every part
     of :class:`FuncFacts` but its variants, which are worked out where its
     syntax tree is kept when something first reads them (demand before
-    extraction: on vLLM about half the summaries are never read).  Its call
-    sites' references are among its ``passing_refs``, which every summary
-    has; the fields its statements may write are its ``written_fields``
-    (:func:`~cslint.analysis.facts.written_fields`, absent where none), so
-    a whole-tree question about a field works out only the pending
-    summaries that may write that field
-    (:mod:`cslint.analysis.fieldwriters`).
+    extraction: on vLLM about half the summaries are never read).  Only a
+    function no statement of which can write a field is left pending
+    (:func:`~cslint.analysis.facts.writes_no_field`), so the whole-tree
+    indexes of field writes and field types read no pending function
+    (:func:`written_variants`); its call sites' references are among its
+    ``passing_refs``, which every summary has.
 
     ``position`` is the function's place in its file's facts; ``filler``,
     set by the run's process as the facts arrive, is the object that
@@ -419,7 +418,7 @@ class PendingFuncFacts(FuncFacts):
         """These facts with ``variants``, as a plain FuncFacts."""
         facts = FuncFacts.__new__(FuncFacts)
         facts.__dict__.update(self.__dict__)
-        for name in ("filler", "position", "written_fields", "typed_fields"):
+        for name in ("filler", "position"):
             facts.__dict__.pop(name, None)
         facts.variants = variants
         return facts
@@ -439,14 +438,9 @@ def is_pending(fn) -> bool:
 
 
 def written_variants(fn):
-    """The variants whose field writes and field types a reader of ``fn``'s
-    own writes reads: none of a pending summary no statement of which may
-    write a field; of one that may, its summary, worked out first (the
-    whole-tree questions about a field ask only the functions that may
-    write it: :mod:`cslint.analysis.fieldwriters`)."""
-    if type(fn) is PendingFuncFacts and not fn.__dict__.get("written_fields"):
-        return ()
-    return fn.variants.values()
+    """The variants whose field writes and field types a whole-tree index of
+    fields reads: none of a pending function (which writes no field)."""
+    return () if type(fn) is PendingFuncFacts else fn.variants.values()
 
 
 def fill_pending(functions) -> None:

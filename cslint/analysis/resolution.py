@@ -17,8 +17,8 @@ from typing import Optional
 
 from .atoms import BY_METHOD, EMPTY, field_name
 from .classargs import ParamClasses
-from .fieldwriters import FieldQuestion, FieldWriters, assigned, assigned_a_parameter
 from .receivers import CONTAINER_ACCESSORS
+from .records import written_variants
 from .vocabulary import GENERIC_METHODS
 
 
@@ -154,15 +154,11 @@ class Resolver:
         for key in self.classes:
             self._family[key] = self._find_family(key)
         self.open = OpenQuestions()
-        #: the functions that may write each field of a family (pending summaries worked out when asked)
-        self.field_writers = FieldWriters(self.funcs.values(), self.family)
         self.receivers = ReceiverClasses(self)
         self._resolve_cache: dict = {}  # ref -> answer, the same wherever asked
         self._resolve_top: dict = {}  # ref -> answer, asked with no question open (see OpenQuestions)
         self._holds_only_fields: dict = {}
         self._methods_asked: Optional[dict] = None  # (family, field) -> the methods called on it
-        #: ``(family, field)``: whether the field is assigned a parameter as it is (what a caller chose)
-        self._handed_in = FieldQuestion(self.field_writers.writes, assigned_a_parameter)
         self.param_classes = ParamClasses(self)
         self._callers: Optional[dict] = None  # see callers
 
@@ -435,14 +431,18 @@ class Resolver:
         asked = self._methods_asked
         if asked is None:
             asked = self._methods_asked = {}
+            handed_in = set()  # fields assigned a parameter as it is: what the caller chose
             for fn in self.funcs.values():
                 for ref in called_refs(fn):
                     if ref.tag == "fieldmethod":
                         asked.setdefault((self.family(ref.class_key), ref.attr), set()).add(ref.name)
+                for variant in written_variants(fn):
+                    for write in variant.fields:
+                        if write.atoms and all(atom.tag == "P" for atom in write.atoms):
+                            handed_in.add((self.family(write.class_key), write.attr))
+            self._methods_asked = asked = {key: names for key, names in asked.items() if key in handed_in}
         names = asked.get((family, attr), ())
         if len(names) < 2 or all(n in GENERIC_METHODS or n.startswith("__") for n in names):
-            return []
-        if not self._handed_in(family, attr):
             return []
         holders = None
         for n in names:
@@ -503,12 +503,17 @@ class ReceiverClasses:
         self.resolver = resolver
         # What each field holds, as type terms: the calls assigned to it and
         # the annotations and assignments of the class body.
-        self.field_terms: dict = {}  # (family, attr) -> its type terms, worked out when first asked
-        self._class_terms: dict = {}  # (family, attr) -> the type terms of the class bodies
+        self.field_terms: dict = {}
+        for fn in resolver.funcs.values():
+            for variant in written_variants(fn):
+                for class_key, attr, ref in variant.field_types:
+                    term = _term_of_assigned_call(ref)
+                    if term is not None:
+                        _add_term(self.field_terms, (resolver.family(class_key), attr), term)
         for cls in resolver.classes.values():
             for attr, terms in cls.field_terms:
                 for term in terms:
-                    _add_term(self._class_terms, (resolver.family(cls.key), attr), term)
+                    _add_term(self.field_terms, (resolver.family(cls.key), attr), term)
         self.project_packages = resolver.project_packages
         # subclasses of a base class the analysis holds no facts for, by the
         # base's dotted name: an object typed as that base may be one of them
@@ -520,8 +525,12 @@ class ReceiverClasses:
         self._receiver_memo: dict = {}  # terms -> answer, the same wherever asked
         self._receiver_top: dict = {}  # terms -> answer, asked with no question open (see OpenQuestions)
         self._classes_memo: dict = {}
-        #: ``assigned(family, attr)``: whether some method of the tree assigns the field
-        self.assigned = FieldQuestion(resolver.field_writers.writes, assigned)
+        #: (family, attr) of every field some method of the tree assigns
+        self.assigned_fields: set = set()
+        for fn in resolver.funcs.values():
+            for variant in written_variants(fn):
+                for write in variant.fields:
+                    self.assigned_fields.add((resolver.family(write.class_key), write.attr))
 
     def methods_on(self, types: tuple, name: str) -> list:
         """The methods ``name`` of a receiver of ``types`` (see
@@ -553,20 +562,8 @@ class ReceiverClasses:
 
     def field_receiver_types(self, family: Optional[str], attr: str) -> tuple:
         """:meth:`receiver_types` of what the field ``attr`` of a class family holds."""
-        terms = self._field_terms(family, attr)
+        terms = self.field_terms.get((family, attr))
         return self.receiver_types(tuple(terms)) if terms else (EMPTY, False)
-
-    def _field_terms(self, family: Optional[str], attr: str) -> list:
-        """The type terms of what the field holds: the calls assigned to it,
-        then the annotations and assignments of the class bodies."""
-        key = (family, attr)
-        terms = self.field_terms.get(key)
-        if terms is None:
-            terms = self.field_terms[key] = []
-            assigned = (_term_of_assigned_call(typed.ref) for _fn, typed in self.resolver.field_writers.field_types(*key))
-            for term in [term for term in assigned if term is not None] + self._class_terms.get(key, []):
-                _add_term(self.field_terms, key, term)
-        return terms
 
     def receiver_types(self, terms: tuple) -> tuple:
         """``(class keys, known)`` for a receiver of type ``terms``: the
@@ -752,7 +749,7 @@ class ReceiverClasses:
         object with ``atom`` reads: those of :meth:`classes_of`, when every one
         of them assigns that field; else none (an attribute of unknown provenance)."""
         families = tuple(sorted({self.resolver.family(cls) for cls in self.classes_of(atom)}))
-        if families and all(self.assigned(family, attr) for family in families):
+        if families and all((family, attr) in self.assigned_fields for family in families):
             return families
         return ()
 
