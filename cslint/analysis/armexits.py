@@ -217,24 +217,25 @@ def gated(dataflow, gates: tuple, out: dict, fork) -> dict:
         for name in names:
             if not own_part and dataflow.binds_tensor_either_way(d, name):
                 # a tensor either way: the arm decides what it holds and its size (tensorarms.py)
-                added = project(SIZED, test)
-                for key in (name, ("own", name)):
-                    value = (refined if refined is not None else out).get(key)
-                    if value is None or added <= value:
-                        continue
-                    if refined is None:
-                        refined = fork(out)
-                    refined[key] = value | added
+                refined = _widened(out, refined, fork, (name, ("own", name)), project(SIZED, test))
                 continue
-            for key in (name, ("own", name), *(entry for key in keyed.get(name, ())
-                                                for entry in (("key", name, key), key_own_entry(name, key)))):
-                value = (refined if refined is not None else out).get(key)
-                if value is None or atoms <= value:
-                    continue
-                if refined is None:
-                    refined = fork(out)
-                refined[key] = value | atoms
+            keys = (name, ("own", name), *(entry for key in keyed.get(name, ())
+                                           for entry in (("key", name, key), key_own_entry(name, key))))
+            refined = _widened(out, refined, fork, keys, atoms)
     return out if refined is None else refined
+
+
+def _widened(out, refined, fork, keys, added):
+    """``refined`` with ``added`` joined into each of ``keys`` that ``out`` binds; a
+    fork of ``out`` is made at the first key that grows (None while none has)."""
+    for key in keys:
+        value = (refined if refined is not None else out).get(key)
+        if value is None or added <= value:
+            continue
+        if refined is None:
+            refined = fork(out)
+        refined[key] = value | added
+    return refined
 
 
 def leaving_tests(info, graph) -> dict:
