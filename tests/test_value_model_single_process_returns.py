@@ -76,6 +76,15 @@ def test_the_world_size_test_alone_decides_nothing_either():
     assert _codes(_cache(several="dist.get_world_size() != 1")) == []
 
 
+def test_any_job_test_of_the_presets_may_stand_beside_it():
+    # ``dist.is_available()`` is one of the torch preset's job tests, as is ``is_initialized()``
+    assert _codes(_cache(several="dist.is_available() and dist.get_world_size() > 1")) == []
+
+
+def test_a_world_size_call_the_presets_do_not_name_still_differs():
+    assert _codes(_cache(several="comm.get_world_size() > 1")) == [("CSL101", 26)]
+
+
 def test_the_size_of_another_group_still_differs():
     assert _codes(_cache(several="comm.get_world_size() > 1")) == [("CSL101", 26)]
 

@@ -159,19 +159,20 @@ def leader_first(block: list, second: ast.If) -> Optional[LeaderFirst]:
 _SEVERAL = {ast.Gt: 1, ast.NotEq: 1, ast.GtE: 2}
 
 
-def _several_ranks(test, named) -> bool:
+def _several_ranks(test, named, job_tests: frozenset, world_sizes: frozenset) -> bool:
     """Whether ``test`` holds wherever the world has several ranks and fails
     wherever it has one: ``dist.get_world_size() > 1`` (``!= 1``, ``>= 2``;
-    no argument: the default group), with ``dist.is_initialized()`` beside
-    it in an ``and`` (no process group: no peers).  ``named(call)``: the
-    canonical name of what a call calls."""
+    a call of the presets' ``world_sizes`` with no argument: the default
+    group), with ``dist.is_initialized()`` beside it in an ``and`` (a call
+    of their ``job_tests`` with no argument: no process group, no peers).
+    ``named(call)``: the canonical name of what a call calls."""
     if type(test) is ast.BoolOp and type(test.op) is ast.And:
-        sizes = [v for v in test.values
-                 if not (type(v) is ast.Call and not v.args and named(v) == "torch.distributed.is_initialized")]
-        return len(sizes) == 1 and _several_ranks(sizes[0], named)
+        sizes = [v for v in test.values if not (type(v) is ast.Call and not v.args and not v.keywords
+                                                and named(v) in job_tests)]
+        return len(sizes) == 1 and _several_ranks(sizes[0], named, job_tests, world_sizes)
     left = test.left if type(test) is ast.Compare else None
     if left is None or len(test.ops) != 1 or type(left) is not ast.Call or left.args or left.keywords \
-            or named(left) != "torch.distributed.get_world_size":
+            or named(left) not in world_sizes:
         return False
     bound = _SEVERAL.get(type(test.ops[0]))
     right = test.comparators[0]
@@ -193,20 +194,23 @@ def _own_statements(statements: list):
             stack.extend(ast.iter_child_nodes(node))
 
 
-def none_wherever_several_ranks(func, named) -> bool:
+def none_wherever_several_ranks(func, named, job_tests: frozenset, world_sizes: frozenset) -> bool:
     """Whether ``func`` hands back None wherever the world has several ranks:
     a statement of its own body ``if get_world_size() > 1: return None``
     (no ``else``), every ``return`` before it handing back None too and no
     ``yield``; what runs past that exit runs in a world of one rank, where
     nothing differs.  Then no ``return`` of it hands a caller anything that
     differs, whatever test chose it (``if not enabled: return None`` before
-    the exit).  ``named(call)``: the canonical name of what a call calls."""
+    the exit).  ``named(call)``: the canonical name of what a call calls;
+    ``job_tests``, ``world_sizes``: the presets' (``Knowledge``) names of
+    the calls that say whether the process is part of a job and how many
+    ranks the job has."""
     body = getattr(func, "body", None)
     if not isinstance(body, list) or isinstance(func, ast.Lambda):
         return False
     for index, stmt in enumerate(body):
         if type(stmt) is ast.If and not stmt.orelse and len(stmt.body) == 1 and _returns_none(stmt.body[0]) \
-                and _several_ranks(stmt.test, named):
+                and _several_ranks(stmt.test, named, job_tests, world_sizes):
             return all(_returns_none(node) if type(node) is ast.Return else type(node) not in (ast.Yield, ast.YieldFrom)
                        for node in _own_statements(body[:index]))
     return False

@@ -628,8 +628,10 @@ def _none_wherever_several_ranks(info) -> bool:
     found = info.__dict__.get("_none_several")
     if found is None:
         imports = info.ctx.imports
+        knowledge = info.ctx.knowledge
         found = info.__dict__["_none_several"] = none_wherever_several_ranks(
-            info.func, lambda call: canonical_text(dotted(call.func), imports))
+            info.func, lambda call: canonical_text(dotted(call.func), imports),
+            knowledge.job_tests, knowledge.world_sizes)
     return found
 
 

@@ -393,6 +393,11 @@ class Preset:
     #: (``torch.distributed.is_initialized()``): True in a world of several
     #: ranks, so a test of one folds there
     job_tests: list = field(default_factory=list)
+    #: calls (canonical dotted names) that, made with no arguments, give the
+    #: number of ranks of the whole job (``torch.distributed.get_world_size()``:
+    #: the default group's size), so ``> 1`` of one holds wherever the job has
+    #: several ranks
+    world_sizes: list = field(default_factory=list)
     #: ``(pattern, methods)``: calls that wrap a module for data parallelism
     #: (``DistributedDataParallel(m)``, ``FullyShardedDataParallel(m)``,
     #: ``fully_shard(m)`` in place).  Calling the wrapped module runs its
@@ -456,6 +461,8 @@ class Knowledge:
     local_failures: frozenset = frozenset()
     #: see :attr:`Preset.job_tests` (canonical dotted names)
     job_tests: frozenset = frozenset()
+    #: see :attr:`Preset.world_sizes` (canonical dotted names)
+    world_sizes: frozenset = frozenset()
     #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
     data_parallel_wrappers: tuple = ()
     #: see :attr:`Preset.partitioning_contexts` (canonical dotted patterns)
@@ -733,6 +740,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
             worlds.add(preset.world)
         merged.local_failures |= frozenset(preset.local_failures)
         merged.job_tests |= frozenset(preset.job_tests)
+        merged.world_sizes |= frozenset(preset.world_sizes)
         merged.p2p_receives |= frozenset(preset.p2p_receives)
         merged.p2p_sends |= frozenset(preset.p2p_sends)
         merged.p2p_peer_keywords |= frozenset(preset.p2p_peer_keywords)

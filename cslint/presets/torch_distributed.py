@@ -291,4 +291,5 @@ PRESET = Preset(
     rendezvous=["init_process_group", "new_group", "new_subgroups", "new_subgroups_by_enumeration",
                 "init_device_mesh"],
     job_tests=["torch.distributed.is_initialized", "torch.distributed.is_available"],
+    world_sizes=["torch.distributed.get_world_size"],
 )
