@@ -39,7 +39,7 @@ from . import cfg as cfgmod
 from .arms import names_bound
 from .astwalk import BLOCKS_OF
 from .atoms import CONTENTS, SIZED, project, whole
-from .copies import copies_itself
+from .copies import copies_itself, resizes_itself
 from .evaluator import unwrapped_iterable
 from .localdicts import key_own_entry
 from .relays import relay_edges
@@ -128,9 +128,9 @@ def _plain_binding(dataflow, node, stmt) -> Optional[str]:
     for a name whose binding the transfer shapes otherwise (a dict
     display's keys, a comprehension's or a split's length, a container
     stored into bound to a call's result, an object declared to be one
-    class, the name's own object moved, copied or wrapped: ``model =
+    class, the name's own object moved, copied, wrapped or resized: ``model =
     model.to(device)``, ``plan = dataclasses.replace(plan, n=1)``, ``xs =
-    tqdm(xs)``), and where a walrus or a
+    tqdm(xs)``, ``x = F.pad(x, widths)``), and where a walrus or a
     mutating call binds beside it."""
     target = stmt.targets[0] if type(stmt) is ast.Assign else stmt.target
     value = stmt.value
@@ -143,7 +143,7 @@ def _plain_binding(dataflow, node, stmt) -> Optional[str]:
         return None
     if call and ((type(value.func) is ast.Attribute and type(value.func.value) is ast.Name
                   and value.func.value.id == name) or _is_name(unwrapped_iterable(value), name)
-                 or copies_itself(value, target, info.ctx.imports)):
+                 or copies_itself(value, target, info.ctx.imports)) or resizes_itself(value, target, info.ctx.imports):
         return None
     facts = info.node_info(node)
     if facts.walrus or any(_mutates(call_info.call) for call_info in facts.calls):

@@ -9,15 +9,25 @@ old one was (a copy with changes of None raises).  Where only some ranks
 rebind it, their test decides where the object is and what it holds (its
 contents), not its structure: its None-ness, type and length are what they
 were on every rank.
+
+``x = F.pad(x, [0, pad])``, ``x = x[:n]`` or ``x = x.narrow(0, 0, n)`` rebinds
+the name to a piece of its own object, or to it padded: a value of the same
+kind (a tensor of the same element type, on the same device, in the same
+layout; a list stays a list), whatever size the ranks' test chose.  Where only
+some ranks rebind it, their test decides its size and contents, not its kind
+(``resizes_itself``): a later ``x.is_cuda`` or ``x.dtype`` reads what every
+rank holds alike.
 """
 
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
+from .atoms import CONTENTS, SIZED
 from .scope import canonical_text
 from .syntax import dotted
-from .vocabulary import COPIES_WITH_CHANGES, PLACEMENT_METHODS
+from .vocabulary import COPIES_WITH_CHANGES, PADDINGS, PLACEMENT_METHODS, RESIZES_OF_ITSELF
 
 
 #: methods that hand back a copy of their receiver: an object of its class, as long as it,
@@ -48,6 +58,48 @@ def copies_itself(value, target, imports) -> bool:
         return False
     text = canonical_text(text, imports)
     return text in COPIES_WITH_CHANGES or text in WHOLE_COPIES
+
+
+def resizes_itself(value, target, imports) -> bool:
+    """Whether ``value`` is the object ``target`` (a plain name or an
+    attribute of a plain name) holds, cut or padded into a value of its own
+    kind: a slice of it (``x[:n]``, ``x[a:b, :]``), a method of it that cuts
+    or reshapes (``x.narrow(0, 0, n)``, ``x.view(-1)``:
+    :data:`~.vocabulary.RESIZES_OF_ITSELF`), or torch's padding of it
+    (``F.pad(x, pad)``, its first argument)."""
+    kind = type(value)
+    if kind is ast.Subscript:
+        return _slices(value.slice) and _same_place(value.value, target)
+    if kind is not ast.Call:
+        return False
+    func = value.func
+    if type(func) is ast.Attribute and func.attr in RESIZES_OF_ITSELF:
+        if _same_place(func.value, target):
+            return True
+    if not value.args or not _same_place(value.args[0], target):
+        return False
+    text = dotted(func)
+    return text is not None and canonical_text(text, imports) in PADDINGS
+
+
+def rebinding_reach(value, target, imports, declared: frozenset) -> Optional[str]:
+    """What a test deciding which ranks bind the plain name ``target`` to
+    ``value`` reaches of it, as a transform: its contents where ``value`` is
+    its own object placed elsewhere or copied (:func:`copies_itself`), or
+    the name is one ``declared`` to hold one object of one class; its size
+    and contents where ``value`` is its own value cut or padded
+    (:func:`resizes_itself`); None for all of it."""
+    if copies_itself(value, target, imports) or target.id in declared:
+        return CONTENTS
+    return SIZED if resizes_itself(value, target, imports) else None
+
+
+def _slices(index) -> bool:
+    """Whether a subscript's index only slices (``[:n]``, ``[a:b, :]``),
+    picking no element (``x[0]`` is another object)."""
+    if type(index) is ast.Slice:
+        return True
+    return type(index) is ast.Tuple and bool(index.elts) and all(type(e) is ast.Slice for e in index.elts)
 
 
 def _same_place(expr, target) -> bool:

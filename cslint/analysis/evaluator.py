@@ -39,9 +39,9 @@ from .structure import StructureReads, builds_library_object, containers_held, r
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .unanimity import unanimous_values
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LOOKUP_METHODS, PARTIAL_APPLICATIONS,
-    PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS, KIND_METHODS, SEEDED_GENERATORS,
-    SHAPING_CALLS, STRUCTURE_ATTRIBUTES, STRUCTURE_METHODS, UNIFORM_EXCEPTIONS, WHOLLY_HELD_CLASSES, WHOLLY_HELD_NAMES,
+    ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LIBRARY_PART_CALLS,
+    PARTIAL_APPLICATIONS, PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS, SEEDED_GENERATORS,
+    STRUCTURE_ATTRIBUTES, UNIFORM_EXCEPTIONS, WHOLLY_HELD_CLASSES, WHOLLY_HELD_NAMES,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -369,7 +369,7 @@ class Evaluator(StructureReads):
             kwargs_seen = kwargs
             if kwargs and arg_atoms:
                 kwargs_seen, arg_atoms = _placed(args, kwargs, arg_atoms)
-            if last in LOOKUP_METHODS or last in STRUCTURE_METHODS or last in SHAPING_CALLS or last in KIND_METHODS:
+            if last in LIBRARY_PART_CALLS:
                 receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs_seen, arg_atoms)
             if arg_atoms and last is not None and (last in _HOLDING_NAMES or "A" <= last.lstrip("_")[:1] <= "Z"):
                 if args and builds_library_object(last, ref):

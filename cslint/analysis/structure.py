@@ -23,6 +23,7 @@ from .spans import (
     CHANGED, PIECE_OF_CALLS, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, piece_arguments,
     single_bindings,
 )
+from .scope import canonical_text
 from .setfields import own_of_set_field
 from .syntax import dotted, target_names, unparse
 from .unanimity import unanimity_read, unanimous_values
@@ -31,8 +32,8 @@ from .unanimity import unanimity_read, unanimous_values
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
     ARRAY_TYPES, CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, KIND_METHODS, LOOKUP_METHODS, MAPPING_TYPES,
-    SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, SIZE_ONLY_FACTORIES, STRUCTURE_BUILTINS,
-    STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
+    PADDINGS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, SIZE_ONLY_FACTORIES,
+    STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
 )
 
 #: what counting an iterable's elements makes of its structure: a length alone, never a kind (``atoms.SIZED``)
@@ -587,6 +588,8 @@ class StructureReads:
             arg_atoms = _kind_or_piece(self, func, last, args, kwargs, arg_atoms)
         elif last in SHAPING_CALLS and arg_atoms:
             arg_atoms = _shaping_arguments(self, func, last, args, kwargs)
+        elif args and canonical_text(dotted(func), self.ctx.imports) in PADDINGS:  # ``F.pad(x, widths, value=v)``
+            arg_atoms = args[0].union(*(project(SIZED, a) for a in args[1:]), *(project(SIZED, a) for _, a in kwargs))
         return receiver, arg_atoms
 
     def _is_builtin(self, name: str) -> bool:

@@ -23,7 +23,7 @@ from typing import Optional
 
 from .astwalk import block_fields, walk as fast_walk
 from .atoms import CONTENTS, EMPTY, SIZED, element, own_field, project, qual_ref
-from .copies import copies_itself
+from .copies import copies_itself, rebinding_reach
 from .entries import (
     appended_entry_writes, empty_table, entry_parts, entry_writes, key_read_own, keyed_entry_read, returned_by_key,
     values_own,
@@ -276,14 +276,12 @@ class Transfer:
         if all(type(target) is ast.Attribute for target in targets):
             return  # ``self.x = v``: no variable to bind (field_writes reads the value)
         implicit = flow.implicit
-        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and kind is not ast.AugAssign and (
-                copies_itself(value, targets[0], self.info.ctx.imports) or targets[0].id in self.declared_objects()):
-            # ``model = model.to("meta")`` on some ranks: the same object placed elsewhere or copied
-            # (copies.py), so the ranks' test decides where it is and what it holds (its contents),
-            # not its structure; so does a test choosing which call binds a name declared to hold
-            # one object of one class (the constructor on one rank, a factory from the handle it
-            # broadcast on the others)
-            implicit = project(CONTENTS, implicit)
+        if implicit and len(targets) == 1 and type(targets[0]) is ast.Name and kind is not ast.AugAssign:
+            # ``model = model.to("meta")``, ``x = F.pad(x, w)`` on some ranks, or a test choosing which call binds
+            # a name declared to hold one object of one class (the constructor on one rank, a factory from the
+            # handle it broadcast on the others): their test decides what it holds, not its structure (copies.py)
+            through = rebinding_reach(value, targets[0], self.info.ctx.imports, self.declared_objects())
+            implicit = project(through, implicit) if through is not None else implicit
         pairs = pairwise(targets, value)
         if pairs is not None:
             for target, part in pairs:

@@ -333,6 +333,19 @@ ARRAY_TYPES = frozenset({"Tensor", "Parameter", "ndarray"})
 #: changes hold is its fields' contents (msgspec's ``structs.replace`` copies a ``Struct`` alike)
 COPIES_WITH_CHANGES = frozenset({"dataclasses.replace", "copy.replace", "msgspec.structs.replace"})
 
+#: methods of a tensor or array that hand back a piece of it, or the same elements in another shape: a
+#: value of the receiver's kind (element type, device, layout), whatever size they are asked for
+#: (``x.narrow(0, 0, n)``, ``x.view(-1)``), so a test choosing the size decides no kind (copies.py)
+RESIZES_OF_ITSELF = frozenset({"narrow", "view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze",
+                               "expand", "repeat", "tile", "repeat_interleave"})
+#: library calls that pad their first argument: a larger tensor of its kind, the widths and the fill
+#: making its size and contents only (copies.py, ``StructureReads.library_call_parts``)
+PADDINGS = frozenset({"torch.nn.functional.pad"})
+#: the last names of library calls whose result takes apart what it is given
+#: (``StructureReads.library_call_parts``)
+LIBRARY_PART_CALLS = LOOKUP_METHODS | STRUCTURE_METHODS | SHAPING_CALLS | KIND_METHODS | frozenset(
+    name.rpartition(".")[2] for name in PADDINGS)
+
 #: library calls that bind arguments to a callable (``functools.partial(reduce, workspace=ws)``):
 #: the result is a ``partial`` object on every rank, never None, whatever it binds; what the
 #: callable and the bound arguments hold is its contents (they decide what calling it does)
