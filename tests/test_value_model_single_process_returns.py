@@ -81,6 +81,12 @@ def test_any_job_test_of_the_presets_may_stand_beside_it():
     assert _codes(_cache(several="dist.is_available() and dist.get_world_size() > 1")) == []
 
 
+def test_deepspeeds_facade_asks_the_same_size():
+    # deepspeed.comm keeps torch.distributed's signatures: its get_world_size() is the whole job's size
+    source = _cache(several="dist.is_initialized() and dist.get_world_size() > 1")
+    assert _codes(source.replace("import torch.distributed as dist", "import deepspeed.comm as dist")) == []
+
+
 def test_a_world_size_call_the_presets_do_not_name_still_differs():
     assert _codes(_cache(several="comm.get_world_size() > 1")) == [("CSL101", 26)]
 

@@ -61,4 +61,6 @@ PRESET = Preset(
     sources=_sources,
     partitioning_contexts=_PARTITIONING,
     job_tests=["deepspeed.comm.is_initialized"],
+    # with no group, the size of the default group: the whole job (torch's signature)
+    world_sizes=["deepspeed.comm.get_world_size", "deepspeed.comm.comm.get_world_size"],
 )
