@@ -192,6 +192,9 @@ def test_a_flag_tensor_made_on_the_host_fails_alike_everywhere():
     assert _codes(_FLAG.replace("{device}", ', device="cpu"')) == []
 
 
-def test_a_flag_tensor_made_on_this_ranks_device_may_fail_there_alone():
+def test_a_tensor_of_the_data_on_this_ranks_device_may_fail_there_alone():
+    # the flag written out is a few bytes on whatever device, and this rank's
+    # own device is one the runtime found (raises.device_named): it fails
+    # alike; the tensor of the flags handed in holds what the caller passed
     codes = _codes(_FLAG.replace("{device}", ", device=torch.cuda.current_device()"))
-    assert codes == [("CSL104", 12), ("CSL104", 29)], codes
+    assert codes == [("CSL104", 29)], codes

@@ -149,3 +149,67 @@ def test_invalid_a_topology_query_of_this_ranks_own_pair_fails_by_its_operands()
 def test_invalid_what_a_device_holds_now_is_not_a_topology_query():
     query = "pynvml.nvmlDeviceGetMemoryInfo(first).free"
     assert _codes(_TOPOLOGY.replace("QUERY", query)) == [("CSL101", 22)]
+
+
+_PROBED = """
+    import torch
+    import torch.distributed as dist
+
+
+    def capability_from_driver():
+        try:
+            import pynvml
+        except ImportError:
+            return None
+        index_of = getattr(torch.cuda, "_get_nvml_device_index", None)
+        if index_of is None:
+            return None
+        try:
+            index = INDEX
+        except Exception:
+            return None
+        try:
+            pynvml.nvmlInit()
+            try:
+                handle = pynvml.nvmlDeviceGetHandleByIndex(index)
+                major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
+            finally:
+                pynvml.nvmlShutdown()
+            return major * 10 + minor
+        except Exception:
+            return None
+
+
+    def setup(t, group):
+        if (capability_from_driver() or 0) >= 90:
+            dist.all_reduce(t, group=group)
+"""
+
+
+def test_valid_the_driver_asked_about_this_ranks_own_device_answers_alike():
+    # the index is which device torch's first ordinal is on this rank (read
+    # through a feature probe, a local holding torch's function): a device
+    # the runtime found, of the kind every rank's is; starting the driver,
+    # asking it and stopping it fail alike
+    assert _codes(_PROBED.replace("INDEX", "index_of(0)")) == []
+
+
+def test_invalid_the_driver_asked_about_a_rank_id_fails_by_its_operand():
+    # a rank id may name a device this node does not have
+    assert _codes(_PROBED.replace("INDEX", "dist.get_rank()")) == [("CSL101", 32)]
+
+
+def test_invalid_a_probed_function_the_presets_do_not_know_still_fails_on_one_rank():
+    source = _PROBED.replace('"_get_nvml_device_index"', '"_lazy_probe"').replace("INDEX", "index_of(0)")
+    assert _codes(source) == [("CSL101", 32)]
+
+
+def test_invalid_a_local_bound_otherwise_too_is_no_probe():
+    source = _PROBED.replace("        if index_of is None:\n            return None\n",
+                             "        if index_of is None:\n            index_of = make_index\n")
+    assert _codes(source.replace("INDEX", "index_of(0)")) == [("CSL101", 32)]
+
+
+def test_valid_properties_of_this_ranks_own_device_fail_alike():
+    assert _codes(_GUARDED.replace("QUERY", "torch.cuda.get_device_properties(torch.cuda.current_device())")) == []
+

@@ -25,12 +25,12 @@ from .atoms import (
 )
 from .environment import fork
 from .function import FunctionInfo
-from .funcaliases import alias_calls
+from .funcaliases import alias_calls, probed_text
 from .iteration import zip_arguments
 from .wrappers import WRAPPED_FORWARD, local_group, match_call
 from .positions import own_arguments
 from .spreads import call_arguments
-from .raises import awaits_tree_call, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
+from .raises import awaits_tree_call, device_named, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
 from .unfailing import cannot_raise
 from .results import issues_itself
 from .scope import UNIFORM_TEXT, canonical_text
@@ -457,12 +457,12 @@ class Evaluator(StructureReads):
                 # read brings in): the same operands fail alike everywhere
                 if same_everywhere and raw and raw.rsplit(".", 1)[-1] in LOCAL_IO_CALLS:
                     return local
-                for arg in call.call.args:
-                    atoms |= self.eval(arg.value if isinstance(arg, ast.Starred) else arg, env)
-                for kw in call.call.keywords:
-                    atoms |= self.eval(kw.value, env)
+                operands = [arg.value if isinstance(arg, ast.Starred) else arg for arg in call.call.args]
+                operands += [kw.value for kw in call.call.keywords]
                 if isinstance(call.call.func, ast.Attribute) and (same_everywhere or host_tensor_method(call, info)):
-                    atoms |= self.eval(call.call.func.value, env)  # the receiver is an operand too
+                    operands.append(call.call.func.value)  # the receiver is an operand too
+                for operand in operands:  # (a device this rank was given is there: raises.device_named)
+                    atoms |= {atom for atom in self.eval(operand, env) if not device_named(atom)}
                 continue
             ref = info.resolve_ref(call.call.func)
             if ref is None:
@@ -479,18 +479,18 @@ class Evaluator(StructureReads):
 
 
 def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
-    """What a call's text and place alone decide about its result, worked out once per call (the
-    summary walk, each pass of the dataflow and the guards evaluate the same calls): a fixed result,
-    its arguments (seen through a transform, if one is given), its first argument, a uniform
-    collective ``(group, spec)``, or :data:`_OPEN` with what evaluating it needs (the builtin it
-    names, its last name, its text)."""
+    """What a call's text and place alone decide about its result, worked out once per call (the summary
+    walk, each pass of the dataflow and the guards evaluate the same calls): a fixed result, its arguments
+    (seen through a transform, if one is given), its first argument, a uniform collective ``(group, spec)``,
+    or :data:`_OPEN` with what evaluating it needs (the builtin it names, its last name, its text)."""
     ctx = evaluator.ctx
     info = evaluator.info
     raw = dotted(call.func)
     if raw is not None:
         canon = canonical_text(raw, ctx.imports)
         norm = info.normalise_self(raw)
-        match = match_call(info, call, raw, canon)
+        if (match := match_call(info, call, raw, canon)) is None and (probed := probed_text(info, call.func)):
+            raw, canon, norm = probed, canonical_text(probed, ctx.imports), probed  # a feature probe's function
         if match is not None:
             spec = match.spec
             if spec is None or spec.result == "uniform":

@@ -21,14 +21,28 @@ that declare it ``global``) is a plain reference to a function of the module,
 an imported name or an attribute of an imported module; the call is read as
 each of those calls in turn (:func:`alias_calls`), their results together.
 Any other binding (a call's result, an unpacking, an import of the name, a
-``def``) leaves the name as it was."""
+``def``) leaves the name as it was.
+
+A function probes for a library's function, private or newer than some
+installs, and calls it through a local::
+
+    index_of = getattr(torch.cuda, "_get_nvml_device_index", None)
+    if index_of is None:
+        return None
+    index = index_of(0)
+
+Such a call ran an unknown library function, which may fail on one rank
+only.  Where every binding of the local is such a probe of one module's
+attribute (:func:`probed_functions`), the call is read as that function
+(:func:`probed_text`) for what its text decides: a preset source, a query
+answered alike on every rank, whether it can raise."""
 
 from __future__ import annotations
 
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import CHILDREN, walk as fast_walk
 from .syntax import dotted
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -179,3 +193,84 @@ def _names_function(expr: ast.AST, module_functions, imports) -> bool:
         text = dotted(expr)
         return bool(text) and "()" not in text and text.split(".")[0] in imports
     return False
+
+
+#: the calls that read a module's function by its name, where it is there
+_NAMED_READS = frozenset({"getattr"})
+
+
+def probed_text(info, func: ast.expr) -> Optional[str]:
+    """``module.attr`` where the callee is a local name of the function
+    that holds a module's function picked by name (:func:`probed_functions`):
+    ``index_of(0)`` after ``index_of = getattr(torch.cuda, "_index_of",
+    None)`` calls ``torch.cuda._index_of`` (on the ranks past the test of the
+    default, which every rank takes alike: the module is the same
+    everywhere); None for any other callee.  What the call's text decides
+    (a preset source, a query answered alike, a call that cannot raise) is
+    read through it; which collective a call is stays with its own text."""
+    if type(func) is not ast.Name or _NAMED_READS.isdisjoint(info.callee_names) \
+            or func.id not in info.local_names:
+        return None
+    found = info.__dict__.get("_probed_functions")
+    if found is None:
+        found = info._probed_functions = probed_functions(info.func, info.params, info.ctx.imports)
+    return found.get(func.id)
+
+
+def probed_functions(func: ast.AST, params, imports) -> dict:
+    """name -> ``module.attr`` for the local names of ``func`` every binding
+    of which is ``name = getattr(module, "attr")`` or ``getattr(module,
+    "attr", None)``, ``module`` an imported module or an attribute of one
+    (``torch.cuda``): a feature probe, which holds the module's function
+    where it has one and None where not.  A parameter, a name declared
+    ``global``/``nonlocal``, or any other binding (another value, a loop,
+    ``with``, an import, a definition, a walrus, ``del``) leaves the name
+    out."""
+    texts: dict = {}
+    spoilt = {name.lstrip("*") for name in params}
+    probes: set = set()
+    stack = list(func.body) if type(func.body) is list else [func.body]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _DEFINITIONS or kind is ast.ClassDef:
+            spoilt.add(node.name)
+            continue
+        if kind is ast.Lambda:
+            continue
+        if kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            text = _probed_attribute(node.value, imports)
+            if text is not None:
+                name = node.targets[0].id
+                probes.add(id(node.targets[0]))
+                if texts.setdefault(name, text) != text:
+                    spoilt.add(name)
+        elif kind is ast.Name and type(node.ctx) is not ast.Load and id(node) not in probes:
+            spoilt.add(node.id)
+        elif kind in (ast.Global, ast.Nonlocal):
+            spoilt.update(node.names)
+        elif kind in (ast.Import, ast.ImportFrom):
+            spoilt.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif kind is ast.ExceptHandler and node.name:
+            spoilt.add(node.name)
+        read = CHILDREN[kind]
+        if read is not None:
+            stack += read(node)
+    return {name: text for name, text in texts.items() if name not in spoilt}
+
+
+def _probed_attribute(value: ast.expr, imports) -> Optional[str]:
+    """``module.attr`` for ``getattr(module, "attr")`` or ``getattr(module,
+    "attr", None)`` with ``module`` an imported module's dotted text."""
+    if type(value) is not ast.Call or type(value.func) is not ast.Name or value.func.id not in _NAMED_READS \
+            or value.keywords or not 2 <= len(value.args) <= 3:
+        return None
+    owner, name = value.args[0], value.args[1]
+    if type(name) is not ast.Constant or type(name.value) is not str or not name.value.isidentifier():
+        return None
+    if len(value.args) == 3 and not (type(value.args[2]) is ast.Constant and value.args[2].value is None):
+        return None
+    text = dotted(owner)
+    if not text or "()" in text or text.split(".")[0] not in imports:
+        return None
+    return text + "." + name.value

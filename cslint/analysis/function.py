@@ -18,6 +18,7 @@ from . import cfg as cfgmod
 from .astwalk import BLOCKS_OF, CHILDREN, children_into, walk as fast_walk
 from .callfacts import payload_argument
 from .classargs import parameter_call_ref
+from .funcaliases import probed_text
 from .atoms import (
     EMPTY, class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
     typed_method_ref,
@@ -577,7 +578,10 @@ class FunctionInfo:
                 for call, inline in calls_in_order(expr):
                     raw = dotted(call.func)
                     canon = canonical_text(raw, ctx.imports) if raw else None
-                    calls.append(CallInfo(call, inline, raw, canon, match_call(self, call, raw, canon)))
+                    match = match_call(self, call, raw, canon)
+                    if type(call.func) is ast.Name and (probed := probed_text(self, call.func)):
+                        raw, canon = probed, canonical_text(probed, ctx.imports)  # a probed module function
+                    calls.append(CallInfo(call, inline, raw, canon, match))
                 if ctx.may_hold_walrus:  # most files have none: no second walk of the expression
                     for sub in fast_walk(expr):
                         if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):

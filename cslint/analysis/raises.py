@@ -34,7 +34,7 @@ from .logs import logging_call
 from .receivers import bound_names, other_bindings, param_names
 from .scope import canonical_text
 from .syntax import dotted
-from .unfailing import cannot_raise
+from .unfailing import DEVICE_ID, cannot_raise
 from .vocabulary import (
     BUILTINS_FAILING_BY_ARGUMENTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, INTROSPECTION_CALLS, LIBRARY_LOADS,
     LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, SIZED_TENSOR_FACTORIES, TEXT_COMPUTATIONS,
@@ -297,6 +297,17 @@ def fails_by_operands(call, info, ctx) -> bool:
     if computes_from_operands(call) or reads_host_tensor(call, info):
         return True
     return any(ctx.knowledge.is_uniform(text) for text in (call.canonical, raw) if text)
+
+
+def device_named(atom) -> bool:
+    """Whether an operand's atom is this rank's device id (a ``device id``
+    source: ``torch.cuda.current_device()``, the device-management index of
+    this rank's device): a device the runtime already found for this rank,
+    so a call failing by its operands (a hardware query,
+    :func:`fails_by_operands`) fails for it as for any other rank's device,
+    of the same kind on nodes of one kind.  A rank id is no such operand: it
+    may name a device the node does not have."""
+    return atom.tag == "S" and atom.kind == DEVICE_ID
 
 
 def computes_from_operands(call) -> bool:

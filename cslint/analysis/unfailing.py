@@ -34,6 +34,7 @@ from __future__ import annotations
 import ast
 
 from ..presets.rank_names import size_name_is_uniform
+from .funcaliases import probed_text
 from .receivers import bound_names, other_bindings, param_names
 from .scope import canonical_text
 from .syntax import dotted
@@ -67,6 +68,8 @@ _DISPLAYS = {ast.List: "list", ast.ListComp: "list", ast.Dict: "dict", ast.DictC
 
 #: the kind of a preset source that is this rank's id in a group
 RANK_ID = "rank id"
+#: the kind of one that is this rank's device, a device the runtime found for it
+DEVICE_ID = "device id"
 
 #: the methods that wake a condition's waiters
 CONDITION_NOTIFIES = frozenset({"notify", "notify_all", "notifyAll"})
@@ -98,19 +101,20 @@ def cannot_raise(call: ast.Call, stmt, info) -> bool:
 
 
 def asks_the_setup(call: ast.Call, info) -> bool:
-    """Whether the call asks for this rank's id or a group's size, by its
-    text (``ModuleContext.call_text_verdicts``: a preset source of kind
-    rank id, a rank getter by its name; a size getter by its name,
-    ``get_world_size``).  A query about the hardware
+    """Whether the call asks for this rank's id, its device or a group's
+    size, by its text (``ModuleContext.call_text_verdicts``: a preset source
+    of kind rank id or device id, a rank getter by its name; a size getter by
+    its name, ``get_world_size``), read through a local holding a module's
+    function (``funcaliases.probed_text``).  A query about the hardware
     (``get_device_properties(index)``) is not one: it fails where its
     operand names no device, which may be this rank's own."""
-    raw = dotted(call.func)
+    raw = probed_text(info, call.func) or dotted(call.func)
     if not raw or "()" in raw:
         return False
     _configured, source, by_name = info.ctx.call_text_verdicts(
         raw, canonical_text(raw, info.ctx.imports), info.normalise_self(raw))
     if source is not None:
-        return source[0] == RANK_ID
+        return source[0] in (RANK_ID, DEVICE_ID)
     if by_name == "uniform":
         last = raw.rsplit(".", 1)[-1]
         return last.startswith("get_") and size_name_is_uniform(last[4:])

@@ -134,6 +134,10 @@ _sources = [
     SourceSpec("*.get_group_rank", "rank id"),
     SourceSpec("torch.cuda.current_device", "device id"),
     SourceSpec("*.cuda.current_device", "device id"),
+    # the device-management (NVML) index of a device torch numbers (through
+    # the visible-device list this rank was given): which device it is
+    SourceSpec("torch.cuda._get_nvml_device_index", "device id"),
+    SourceSpec("*.cuda._get_nvml_device_index", "device id"),
     SourceSpec("torch.cuda.mem_get_info", "local memory state"),
     SourceSpec("torch.cuda.memory_allocated", "local memory state"),
     SourceSpec("torch.cuda.memory_reserved", "local memory state"),
@@ -228,16 +232,17 @@ _uniform = [
     "*.cuda.get_device_properties", "*.cuda.get_device_capability", "*.cuda.get_device_name",
     "*.cuda.device_count", "*.cuda.get_arch_list", "*.cuda.is_bf16_supported",
     # The same asked of the vendors' device-management libraries (NVML, AMD
-    # SMI): the driver starting, a device's handle by its index, and the
-    # node's topology between two given devices (peer-to-peer status,
+    # SMI): the driver starting and stopping, a device's handle by its index,
+    # and the node's topology between two given devices (peer-to-peer status,
     # NVLink/XGMI link type).  Nodes of one kind give the same answer for
     # the same devices, and a query fails by its operands, alike everywhere;
     # what a device holds now (memory, utilisation) is not among these.
     *(prefix + name for prefix in ("", "*.") for name in (
-        "nvmlInit", "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetHandleByPciBusId",
+        "nvmlInit", "nvmlShutdown", "nvmlDeviceGetCount", "nvmlDeviceGetHandleByIndex",
+        "nvmlDeviceGetHandleByPciBusId",
         "nvmlDeviceGetP2PStatus", "nvmlDeviceGetNvLinkState", "nvmlDeviceGetTopologyCommonAncestor",
         "nvmlDeviceGetCudaComputeCapability", "nvmlDeviceGetName",
-        "amdsmi_init", "amdsmi_get_processor_handles", "amdsmi_topo_get_link_type",
+        "amdsmi_init", "amdsmi_shut_down", "amdsmi_get_processor_handles", "amdsmi_topo_get_link_type",
         "amdsmi_topo_get_link_weight")),
 ]
 
