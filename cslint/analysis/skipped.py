@@ -32,6 +32,25 @@ apart by it, and where it agrees on it first (gathers the failures and
 raises alike: :mod:`cslint.analysis.recorded`) what the failure skipped is
 alike past that agreement.  The bindings of such a ``try`` are read as the
 body made them; the record speaks for the failure.
+
+A wait that found nothing yet skips nothing that differs where a thread
+the file starts runs it in a loop (:func:`idle_wait`)::
+
+    while True:                          # the target of threading.Thread
+        tickets = []
+        try:
+            tickets = [self.commands.get(timeout=60)]
+        except Empty:                    # nothing put yet: go round again
+            pass
+
+Whether the wait timed out is when another thread of the process put the
+item, which the analysis does not model (nor a field another thread writes
+between two statements): the k-th item the loop handles is the k-th one put,
+on every rank, however many idle passes each thread made before it.  What
+the handler itself does (its bindings, its field writes, its sites) still
+reads the failure, and so does a site whose way it decides (a ``continue``
+in the handler).  Not seen: an idle pass that issues a collective over a
+group whose ranks' threads time out each at its own pace.
 """
 
 from __future__ import annotations
@@ -42,7 +61,10 @@ from . import cfg as cfgmod
 from .arms import names_bound
 from .astwalk import walk as fast_walk
 from .atoms import EMPTY, whole
+from .raises import exception_names
 from .recorded import keeps_caught
+from .threads import thread_targets
+from .vocabulary import WAIT_TIMEOUTS
 
 #: statements whose binding a failure of their own value leaves undone
 _BINDINGS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
@@ -67,14 +89,47 @@ class SkippedBindings:
 
     def bind(self, dataflow, n: int, flow) -> None:
         """Entering the handler at node ``n``: each name of :meth:`at_handler`
-        also holds the failures that may have skipped its binding."""
-        guarded = dataflow.info.parents.get(id(dataflow.graph.nodes[n].stmt))
+        also holds the failures that may have skipped its binding (none
+        where the handler catches a thread's idle wait, :func:`idle_wait`)."""
+        handler = dataflow.graph.nodes[n].stmt
+        guarded = dataflow.info.parents.get(id(handler))
+        if idle_wait(dataflow.info, handler, guarded):
+            return
         for name, bindings in self.at_handler(dataflow, n):
             atoms = EMPTY
             for m in bindings:
                 atoms = atoms | _skipping(dataflow, m, guarded)
             if atoms:
                 flow.write(name, flow.current().get(name, EMPTY) | whole(atoms))
+
+
+def idle_wait(info, handler, guarded) -> bool:
+    """Whether ``handler`` catches only that a wait found nothing yet
+    (:data:`~cslint.analysis.vocabulary.WAIT_TIMEOUTS`: ``queue.Empty``,
+    ``TimeoutError``) from a ``try`` whose body is that one binding, inside
+    a ``while`` loop of a function the file starts as a thread's target
+    (:func:`~cslint.analysis.threads.thread_targets`): the failure is the
+    timing of the thread that feeds the wait, not a divergence (see the
+    module)."""
+    if not isinstance(guarded, ast.Try) or len(guarded.body) != 1 or not isinstance(guarded.body[0], _BINDINGS):
+        return False
+    names = exception_names(handler.type)
+    if not names or not all(name in WAIT_TIMEOUTS for name in names):
+        return False
+    if not _inside_while(guarded, info.parents):
+        return False
+    name = info.qualname.rsplit(".", 1)[-1]
+    return (info.class_key if info.self_name else None, name) in thread_targets(info.ctx)
+
+
+def _inside_while(stmt, parents) -> bool:
+    """Whether ``stmt`` lies in the body of a ``while`` loop of its function."""
+    child, parent = stmt, parents.get(id(stmt))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if isinstance(parent, ast.While) and any(child is s for s in parent.body):
+            return True
+        child, parent = parent, parents.get(id(parent))
+    return False
 
 
 def _skipping(dataflow, m: int, guarded) -> frozenset:

@@ -181,6 +181,13 @@ UNIFORM_EXCEPTIONS = frozenset({
     "DeprecationWarning", "UserWarning",
 })
 
+#: Exceptions that say a wait found nothing yet (``queue.get(timeout=...)``,
+#: ``get_nowait()``, ``future.result(timeout=...)``): when another thread or
+#: process hands the item over, not a failure of this rank's own work
+#: (:func:`~cslint.analysis.skipped.idle_wait`).  ``Full`` is not one: a put
+#: that gave up drops the item.
+WAIT_TIMEOUTS = frozenset({"Empty", "TimeoutError"})
+
 #: Modules of host-side numerical functions (canonical dotted prefixes): a
 #: call of one computes from its operands alone, so whether it fails
 #: (``LinAlgError`` of a singular system, a shape mismatch) follows them, the
