@@ -26,6 +26,7 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
@@ -276,6 +277,35 @@ def load_settings(start: str = ".", config_file: Optional[str] = None, memo: Opt
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.cslint] must be a table")
     return settings_from_table(table, root=str(path.parent.resolve()), config_file=str(path))
+
+
+#: wildcard pattern(s) -> the match of their compiled translation (:func:`text_matches`, :func:`pattern_matches`)
+_MATCHERS: dict = {}
+
+
+def _matcher(patterns: tuple):
+    """``fnmatch.fnmatchcase`` of one of ``patterns`` as one compiled match (each translation is anchored at
+    both ends, so the alternation matches a text where one of them matches it)."""
+    found = _MATCHERS.get(patterns)
+    if found is None:
+        found = _MATCHERS[patterns] = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns)).match
+    return found
+
+
+def text_matches(texts, pattern: str) -> bool:
+    """``any(fnmatch.fnmatchcase(text, pattern) for text in texts)``, the pattern compiled once (not a call to
+    ``fnmatchcase`` and its cache a text)."""
+    match = _MATCHERS.get((pattern,)) or _matcher((pattern,))
+    for text in texts:
+        if match(text) is not None:
+            return True
+    return False
+
+
+def pattern_matches(text: str, patterns) -> bool:
+    """``any(fnmatch.fnmatchcase(text, p) for p in patterns)``, as one match of the patterns compiled together."""
+    key = tuple(patterns)
+    return bool(key) and (_MATCHERS.get(key) or _matcher(key))(text) is not None
 
 
 def matches_any(dotted: str, patterns: Iterable[str]) -> bool:

@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from cslint.analysis.astwalk import children_into, iter_children, walk
+from cslint.analysis.astwalk import children_into, iter_children, walk, walked
 
 #: node kinds the fast walk leaves out (read through their parent's fields)
 _NOT_VISITED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.alias)
@@ -73,6 +73,11 @@ def _trees():
 @pytest.mark.parametrize("name,tree", list(_trees()), ids=lambda value: value if isinstance(value, str) else "")
 def test_walk_matches_ast_walk_less_contexts_and_operators(name, tree):
     assert [id(node) for node in walk(tree)] == [id(node) for node in _slow(tree)], name
+
+
+@pytest.mark.parametrize("name,tree", list(_trees())[:8], ids=lambda value: value if isinstance(value, str) else "")
+def test_walked_is_walk_as_one_list(name, tree):
+    assert [id(node) for node in walked(tree)] == [id(node) for node in walk(tree)], name
 
 
 def test_children_are_ast_children_less_contexts_and_operators():

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import walk as fast_walk
+from .astwalk import walked
 from .function import FunctionInfo
 from .roles import groups_handed_out
 from .syntax import negation_text
@@ -59,7 +59,7 @@ class Alternatives:
         if cached is not None and cached[0] is node:
             return cached[1]
         index = self.index
-        found = [sub for sub in fast_walk(node) if type(sub) is ast.Call and id(sub) in index]
+        found = [sub for sub in walked(node) if type(sub) is ast.Call and id(sub) in index]
         found.sort(key=lambda c: (c.lineno, c.col_offset))
         result = tuple(index[id(c)] for c in found)
         self._cache[key] = (node, result)
@@ -98,22 +98,23 @@ class Alternatives:
         return result
 
     def _stmt_paths_uncached(self, s):
-        if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        t = type(s)  # (the parser makes no subclasses of node types)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
             return [((), False)]
-        if isinstance(s, ast.If):
+        if t is ast.If:
             prefix = self._ordered_sites(s.test)
             a = self._paths(s.body)
             b = self._paths(s.orelse)
             if a is None or b is None:
                 return None
             return [(prefix + seq, term) for seq, term in a + b]
-        if isinstance(s, (ast.Return, ast.Raise)):
+        if t is ast.Return or t is ast.Raise:
             return [(self._ordered_sites(s), True)]
-        if isinstance(s, (ast.Break, ast.Continue)):
+        if t is ast.Break or t is ast.Continue:
             return [((), True)]
-        if isinstance(s, (ast.For, ast.AsyncFor, ast.While)):
+        if t is ast.For or t is ast.AsyncFor or t is ast.While:
             inner = self._ordered_sites(s)
-            head = self._ordered_sites(s.iter if not isinstance(s, ast.While) else s.test)
+            head = self._ordered_sites(s.iter if t is not ast.While else s.test)
             if len(inner) <= len(head):
                 return [(head, False)]
             # A loop whose body issues calls becomes one element of the
@@ -127,11 +128,11 @@ class Alternatives:
                 return None
             token = LoopToken(frozenset(seq for seq, _ in body))
             return [(head + (token,), False)]
-        if isinstance(s, (ast.With, ast.AsyncWith)):
+        if t is ast.With or t is ast.AsyncWith:
             prefix = tuple(i for item in s.items for i in self._ordered_sites(item.context_expr))
             body = self._paths(s.body)
             return None if body is None else [(prefix + seq, term) for seq, term in body]
-        if isinstance(s, ast.Try) or type(s).__name__ == "TryStar":
+        if t is ast.Try or t.__name__ == "TryStar":
             body = self._paths(list(s.body) + list(s.orelse) + list(s.finalbody))
             if body is None or not any(self._ordered_sites(h) for h in s.handlers):
                 return body
@@ -304,13 +305,13 @@ class Alternatives:
         found = []
         nested: set = set()
         for stmt in stmts:
-            for sub in fast_walk(stmt):
+            for sub in walked(stmt):
                 kind = type(sub)
                 if kind is ast.Call:
                     if id(sub) in index:
                         found.append(sub)
                 elif kind in _DEFINITIONS:
-                    nested.update(id(inner) for inner in fast_walk(sub) if type(inner) is ast.Call)
+                    nested.update(id(inner) for inner in walked(sub) if type(inner) is ast.Call)
         if nested:
             found = [call for call in found if id(call) not in nested]
         found.sort(key=lambda c: (c.lineno, c.col_offset))
@@ -386,7 +387,7 @@ class Alternatives:
         index = self.index
         out = []
         for stmt in stmts:
-            for sub in fast_walk(stmt):
+            for sub in walked(stmt):
                 if type(sub) is ast.Call and id(sub) in index:
                     out.append(index[id(sub)])
         return tuple(sorted(out))

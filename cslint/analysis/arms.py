@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import CHILDREN, walk as fast_walk
+from .astwalk import CHILDREN, children_into, walk as fast_walk, walked
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .complements import leader_first
 from .membership import selects_listed_group, selects_own_pass, tests_own_index
@@ -351,7 +351,7 @@ class ArmReads:
         info = self.info
         for lambdas in info.lambdas_by_statement.values():
             for lam in lambdas:
-                nested.update(sub.id for sub in fast_walk(lam) if type(sub) is ast.Name)
+                nested.update(sub.id for sub in walked(lam) if type(sub) is ast.Name)
         live = self.live
         for node in self.graph.nodes:
             stmt = node.stmt
@@ -363,7 +363,7 @@ class ArmReads:
             for name in names:
                 readers.setdefault(name, []).append(node.id)
             if isinstance(stmt, _DEFINITIONS):
-                nested.update(sub.id for sub in fast_walk(stmt) if type(sub) is ast.Name)
+                nested.update(sub.id for sub in walked(stmt) if type(sub) is ast.Name)
         for name in nested:
             readers[name] = ()
         return readers
@@ -467,7 +467,7 @@ class ArmLocals:
         for holder in holders:  # grows: the statements inside each one
             kind = type(holder)
             if kind in _DEFINITIONS:
-                nested.update(sub.id for sub in fast_walk(holder) if type(sub) is ast.Name)
+                nested.update(sub.id for sub in walked(holder) if type(sub) is ast.Name)
                 nested.add(holder.name)
                 continue
             if kind is ast.Global or kind is ast.Nonlocal:
@@ -487,7 +487,7 @@ class ArmLocals:
                 if kind is ast.Name:
                     mentions.setdefault(node.id, []).append(holder)
                 elif kind is ast.Lambda:
-                    nested.update(sub.id for sub in fast_walk(node) if type(sub) is ast.Name)
+                    nested.update(sub.id for sub in walked(node) if type(sub) is ast.Name)
                 read = table[kind]
                 if read is not None:
                     todo += read(node)
@@ -503,7 +503,7 @@ def mentioned_names(node, exprs: list) -> frozenset:
     stmt = node.stmt
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
         roots.append(stmt.target)
-    return frozenset(sub.id for root in roots for sub in fast_walk(root) if type(sub) is ast.Name)
+    return frozenset(sub.id for root in roots for sub in walked(root) if type(sub) is ast.Name)
 
 
 
@@ -525,7 +525,7 @@ def names_bound(stmt) -> frozenset:
         roots = [stmt]
     names = set()
     for root in roots:
-        for sub in fast_walk(root):
+        for sub in walked(root):
             if type(sub) is ast.Name and type(sub.ctx) is not ast.Load:
                 names.add(sub.id)
             elif type(sub) is ast.Call and type(sub.func) is ast.Attribute and type(sub.func.value) is ast.Name \
@@ -593,7 +593,7 @@ def _calls_of(stmt: ast.AST) -> list:
         parts = [stmt]
     out = []
     for part in parts:
-        out.extend(node for node in fast_walk(part) if isinstance(node, ast.Call))
+        out.extend(node for node in walked(part) if isinstance(node, ast.Call))
     return out
 
 
@@ -669,7 +669,7 @@ def rebuilt_names(func: ast.AST, parents: dict, candidates: frozenset = None) ->
         elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
                 and type(node.value) is ast.Call:
             made.setdefault(node.targets[0].id, []).append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        children_into(node, stack)
     out = {}
     for name, statements in made.items():
         if candidates is not None and name not in candidates or len(statements) < 2 or name in params or name in other or stores.get(name) != len(statements):

@@ -167,6 +167,18 @@ def walk(node: ast.AST):
         yield current
 
 
+def walked(node: ast.AST) -> list:
+    """:func:`walk` as one list, for a reader that takes every node (a loop
+    with no exit, a comprehension): no generator resumed per node."""
+    todo = [node]
+    table = CHILDREN
+    for current in todo:  # grows behind the loop, as in walk
+        read = table[type(current)]
+        if read is not None:
+            todo += read(current)
+    return todo
+
+
 #: the fields that hold statements (of a statement, an ``except`` handler or a ``case``)
 BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
 

@@ -37,7 +37,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .astwalk import iter_children, walk as fast_walk
+from .astwalk import iter_children, walked
 
 # node kinds
 ENTRY, EXIT, STMT, TEST, LOOP, EXCEPT, CASE, ASSERT = (
@@ -103,7 +103,7 @@ def parent_process_names(func: ast.AST) -> frozenset:
     (``parent = psutil.Process().parent()``): a call of a method ``parent``
     with no arguments."""
     names = set()
-    for node in fast_walk(func):
+    for node in walked(func):
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
                 and _is_parent_call(node.value):
             names.add(node.targets[0].id)

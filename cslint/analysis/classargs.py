@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import walked
 from .atoms import THROUGH_INSTANCE, ParamCallRef, class_ref, param_call_ref, qual_ref
 from .wrappers import own_nodes
 
@@ -108,7 +108,7 @@ def class_arguments(info) -> tuple:
     calls = [node for nodes in info.calls_by_statement.values() for node in nodes]
     for lambdas in info.lambdas_by_statement.values():
         for lam in lambdas:
-            calls.extend(node for node in fast_walk(lam.body) if type(node) is ast.Call and (node.args or node.keywords))
+            calls.extend(node for node in walked(lam.body) if type(node) is ast.Call and (node.args or node.keywords))
     ctx = info.ctx
     if not _passes_a_class(ctx, calls):
         return ()

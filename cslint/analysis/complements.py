@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import children_into, walk as fast_walk, walked
 from .syntax import unparse
 
 _COMPLEMENTS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -94,7 +94,7 @@ def _call_binding(statements: list, name: str) -> Optional[ast.Assign]:
 def _stores(node) -> set:
     """The names a statement binds, anywhere inside it."""
     out = set()
-    for sub in fast_walk(node):
+    for sub in walked(node):
         t = type(sub)
         if t is ast.Name and type(sub.ctx) is not ast.Load:
             out.add(sub.id)
@@ -138,7 +138,7 @@ def leader_first(block: list, second: ast.If) -> Optional[LeaderFirst]:
             early = _call_binding(first.body, name)
             if late is None or early is None or unparse(late.value) != unparse(early.value):
                 continue
-            reads = {sub.id for sub in fast_walk(late.value) if type(sub) is ast.Name}
+            reads = {sub.id for sub in walked(late.value) if type(sub) is ast.Name}
             if name in reads or any(type(sub) is ast.NamedExpr for sub in fast_walk(late.value)):
                 continue
             after_early = first.body[first.body.index(early) + 1:]
@@ -191,7 +191,7 @@ def _own_statements(statements: list):
         node = stack.pop()
         yield node
         if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
-            stack.extend(ast.iter_child_nodes(node))
+            children_into(node, stack)
 
 
 def none_wherever_several_ranks(func, named, job_tests: frozenset, world_sizes: frozenset) -> bool:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from . import cfg as cfgmod
-from .astwalk import iter_children, walk as fast_walk
+from .astwalk import iter_children, walked
 from .membership import skips_own_pass
 
 _NEGATED = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.Eq: ast.NotEq, ast.NotEq: ast.Eq,
@@ -45,10 +45,16 @@ def _conjuncts(test) -> list:
 def _plain(expr) -> bool:
     """Whether ``expr`` reads only names and constants (no call, attribute,
     subscript or walrus can change what it reads between two tests)."""
-    for node in ast.walk(expr):
-        if not isinstance(node, (ast.Name, ast.Constant, ast.Load, ast.UnaryOp, ast.Not, ast.Compare,
-                                 ast.cmpop, ast.BoolOp, ast.boolop)):
-            return False
+    for node in walked(expr):  # (no context or operator node: each is read on its parent)
+        t = type(node)
+        if t is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                return False
+        elif t is ast.UnaryOp:
+            if type(node.op) is not ast.Not:
+                return False
+        elif t is not ast.Constant and t is not ast.Compare and t is not ast.BoolOp:
+            return False  # (a comparison's operators and a short-circuit's are all plain)
     return True
 
 
@@ -68,11 +74,11 @@ def _negation(expr):
 
 
 def _names(expr) -> set:
-    return {node.id for node in fast_walk(expr) if isinstance(node, ast.Name)}
+    return {node.id for node in walked(expr) if isinstance(node, ast.Name)}
 
 
 def _stored(owner) -> set:
-    return {node.id for node in fast_walk(owner)
+    return {node.id for node in walked(owner)
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
 
 
@@ -87,8 +93,8 @@ def _declared(info) -> set:
     may rebind)."""
     func = info.func
     params = _params(info)
-    read = {node.id for node in fast_walk(func) if isinstance(node, ast.Name)}
-    return ({name for node in fast_walk(func) if isinstance(node, (ast.Global, ast.Nonlocal))
+    read = {node.id for node in walked(func) if isinstance(node, ast.Name)}
+    return ({name for node in walked(func) if isinstance(node, (ast.Global, ast.Nonlocal))
              for name in node.names}
             | (read - params - _stored(func)))
 
@@ -98,7 +104,7 @@ def _bound_once(info) -> set:
     parameter counts as a binding): every read after the binding sees it."""
     counts = dict.fromkeys(_params(info), 1)
     looped = set()
-    for node in fast_walk(info.func):
+    for node in walked(info.func):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):
             looped |= _stored(node)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -151,7 +157,7 @@ def _scalar_names(info) -> set:
     constant, ``all(...)``, ``len(...)``.  Nothing done to another object
     changes what such a value tests as, as it may a list's."""
     out = {name for name, text in info.annotations.items() if text in _SCALAR_TYPES}
-    for node in fast_walk(info.func):
+    for node in walked(info.func):
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             value = node.value
             kind = type(value)

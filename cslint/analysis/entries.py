@@ -41,7 +41,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import walked
 from .atoms import EMPTY, OWN_PART, call_result, element, entry_field, field_read, own_results, part_ref, whole
 from .localdicts import key_read_local_own
 from .records import FieldWrite
@@ -92,7 +92,7 @@ def positional_fields(tree: ast.Module) -> dict:
     appended: dict = {}
     empty_lists: dict = {}
     changed_entries: set = set()  # ``obj.attr[i][k] = v``, ``obj.attr[i].pop(k)``: an entry changed in place
-    for node in fast_walk(tree):
+    for node in walked(tree):
         t = type(node)
         if t is ast.Attribute:
             if type(node.ctx) is ast.Store:
@@ -260,7 +260,7 @@ def loop_element_field(info, name: str) -> Optional[str]:
     if name in found:
         return found[name]
     attr, bindings = None, 0
-    for node in fast_walk(info.func):
+    for node in walked(info.func):
         t = type(node)
         if t is ast.Name and type(node.ctx) is not ast.Load and node.id == name:
             bindings += 1

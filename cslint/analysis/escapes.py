@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import children_into, walk as fast_walk
+from .astwalk import children_into, walk as fast_walk, walked
 from .cfg import FAILING_CALL, LOCAL_WORK, raises_exit
 from .vocabulary import LOCAL_IO_CALLS
 
@@ -118,7 +118,7 @@ def failing_functions(ctx) -> frozenset:
     modules = _imported_modules(ctx)
     calls: dict = {}  # function name -> names it calls outside a try
     failing = set()
-    for node in fast_walk(ctx.tree):
+    for node in walked(ctx.tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         called = set()
@@ -154,7 +154,7 @@ def _calls_to(failing: frozenset, stmt: ast.AST) -> list:
     if not failing:
         return []
     out = []
-    for node in fast_walk(stmt):
+    for node in walked(stmt):
         if isinstance(node, ast.Call) and _call_name(node) in failing and (
                 isinstance(node.func, ast.Name) or (isinstance(node.func, ast.Attribute)
                                                     and isinstance(node.func.value, ast.Name))):

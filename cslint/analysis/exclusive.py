@@ -46,7 +46,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
-from .astwalk import walk as fast_walk
+from .astwalk import walk as fast_walk, walked
 from .atoms import EMPTY
 from .correlated import held_where, reads_fixed_names
 from .scope import UNIFORM_TEXT, canonical_text
@@ -223,13 +223,13 @@ def _touched(stmts) -> set:
     receivers and every name a nested definition mentions)."""
     out = _rebound(stmts)
     for stmt in stmts:
-        for sub in fast_walk(stmt):
+        for sub in walked(stmt):
             kind = type(sub)
             if kind in (ast.Attribute, ast.Subscript) and type(sub.value) is ast.Name \
                     and (type(sub.ctx) is not ast.Load or kind is ast.Attribute):
                 out.add(sub.value.id)
             elif kind in _DEFINITIONS:
-                out.update(node.id for node in fast_walk(sub) if type(node) is ast.Name)
+                out.update(node.id for node in walked(sub) if type(node) is ast.Name)
     return out
 
 
@@ -239,7 +239,7 @@ def _rebound(stmts) -> set:
     ``nonlocal``), declares or is called, imports and handlers."""
     out = set()
     for stmt in stmts:
-        for sub in fast_walk(stmt):
+        for sub in walked(stmt):
             kind = type(sub)
             if kind is ast.Name and type(sub.ctx) is not ast.Load:
                 out.add(sub.id)
@@ -370,7 +370,7 @@ def ruled_out_walk(block: list, info, in_loop: bool, statement):
     pairs, firsts = {}, {}
     for at, (first, names) in ruled_out_in_block(block, info).items():
         second = block[at]
-        read = {node.id for node in fast_walk(second.test) if type(node) is ast.Name}
+        read = {node.id for node in walked(second.test) if type(node) is ast.Name}
         if not second.orelse and not read & set(names):
             pairs[id(second)] = (id(block[first]), names)
             firsts[id(block[first])] = tuple(sorted(set(firsts.get(id(block[first]), ())) | set(names)))

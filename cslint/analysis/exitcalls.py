@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import walk as fast_walk, walked
 from .syntax import unparse
 
 _WITH = (ast.With, ast.AsyncWith)
@@ -292,7 +292,7 @@ def _called(node: ast.AST, holds: dict) -> dict:
     if known is not None and known[0] is node:
         return known[1]
     out: dict = {}
-    for sub in fast_walk(node):
+    for sub in walked(node):
         if type(sub) is ast.Call:
             func = sub.func
             name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None

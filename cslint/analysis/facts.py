@@ -31,7 +31,7 @@ from typing import Optional
 
 from ..config import Settings
 from ..presets import Knowledge, group_from_text
-from .astwalk import walk as fast_walk
+from .astwalk import walked
 from .atoms import class_ref, qual_ref
 from .classargs import class_arguments
 from .deep import deep_variant
@@ -176,7 +176,7 @@ def _passing_refs(info: FunctionInfo) -> tuple:
     calls = [node for nodes in info.calls_by_statement.values() for node in nodes]
     for lambdas in info.lambdas_by_statement.values():
         for lam in lambdas:
-            calls.extend(node for node in fast_walk(lam.body) if type(node) is ast.Call and (node.args or node.keywords))
+            calls.extend(node for node in walked(lam.body) if type(node) is ast.Call and (node.args or node.keywords))
     calls.sort(key=lambda node: (node.lineno, node.col_offset))
     refs = (info.resolve_ref(node.func) for node in calls)
     return tuple(dict.fromkeys(ref for ref in refs if ref is not None))
@@ -191,7 +191,7 @@ def _bare_refs(info: FunctionInfo) -> tuple:
         calls = list(calls)
         for lambdas in info.lambdas_by_statement.values():
             for lam in lambdas:
-                calls.extend(node for node in fast_walk(lam.body)
+                calls.extend(node for node in walked(lam.body)
                              if type(node) is ast.Call and not node.args and not node.keywords)
     refs: dict = {}  # (in the order of the walk that found them: the same on every run)
     for node in calls:
@@ -367,7 +367,7 @@ def _method_values(ctx: ModuleContext, self_name: str) -> dict:
         return cache[self_name]
     skip = set()
     out: dict = {}
-    for node in fast_walk(ctx.tree):
+    for node in walked(ctx.tree):
         t = type(node)
         if t is ast.Call:
             skip.add(id(node.func))
@@ -406,11 +406,13 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
     free variables, :func:`~cslint.analysis.function.enclosing_params`)."""
     local_defs = {}
     for stmt in body:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        t = type(stmt)  # (the parser makes no subclasses of node types)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             qual = f"{prefix}{stmt.name}"
             local_defs[stmt.name] = qual
     for stmt in _nested_defs(body) if defs is None else defs:
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        t = type(stmt)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             qual = f"{prefix}{stmt.name}"
             is_method = class_key is not None and not in_function
             decorators = {dotted(d) for d in stmt.decorator_list}
@@ -418,7 +420,7 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             inner_defs = _nested_defs(stmt.body)
             nested = {}
             for inner in inner_defs:
-                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if type(inner) is ast.FunctionDef or type(inner) is ast.AsyncFunctionDef:
                     nested[inner.name] = f"{qual}.<locals>.{inner.name}"
             visible = dict(local_defs if in_function else {})
             visible.update(nested)
@@ -427,7 +429,7 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             out_funcs.append(made)
             _walk_defs(ctx, stmt.body, f"{qual}.<locals>.", class_key if is_method else None,
                        out_funcs, out_classes, True, inner_defs, made)
-        elif isinstance(stmt, ast.ClassDef):
+        elif t is ast.ClassDef:
             qual = f"{prefix}{stmt.name}"
             key = f"{ctx.module}:{qual}"
             bases = []
@@ -451,16 +453,16 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             if made_init is not None:
                 body = body + [made_init]
             for inner in body:
-                if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                kind = type(inner)
+                if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                     methods[inner.name] = f"{ctx.module}:{qual}.{inner.name}"
                     if any((dotted(d) or "").rsplit(".", 1)[-1] in PROPERTY_DECORATORS for d in inner.decorator_list):
                         properties.append(inner.name)
-                elif isinstance(inner, ast.AnnAssign) and isinstance(inner.target, ast.Name):
+                elif kind is ast.AnnAssign and type(inner.target) is ast.Name:
                     terms = annotation_terms(inner.annotation, ctx)
                     if terms:
                         field_terms.append((inner.target.id, terms))
-                elif isinstance(inner, ast.Assign) and len(inner.targets) == 1 \
-                        and isinstance(inner.targets[0], ast.Name):
+                elif kind is ast.Assign and len(inner.targets) == 1 and type(inner.targets[0]) is ast.Name:
                     terms = class_attribute_terms(inner.value, ctx)
                     if terms:
                         field_terms.append((inner.targets[0].id, terms))

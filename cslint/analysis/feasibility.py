@@ -41,7 +41,7 @@ import itertools
 from typing import NamedTuple, Optional
 
 from . import cfg as cfgmod
-from .astwalk import CHILDREN, walk as fast_walk
+from .astwalk import CHILDREN, walk as fast_walk, walked
 from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
 from ..presets.rank_names import rank_name_dims
@@ -187,7 +187,7 @@ class Feasibility:
         """Names the function's tests read, through local aliases too."""
         names = set()
         for test in self._all_tests():
-            for sub in fast_walk(test):
+            for sub in walked(test):
                 if isinstance(sub, ast.Name):
                     names.add(sub.id)
         frontier = [n for n in names if n in self.aliases]
@@ -197,7 +197,7 @@ class Feasibility:
             if name in seen:
                 continue
             seen.add(name)
-            for sub in fast_walk(self.aliases[name]):
+            for sub in walked(self.aliases[name]):
                 if isinstance(sub, ast.Name) and sub.id not in names:
                     names.add(sub.id)
                     if sub.id in self.aliases:
@@ -381,7 +381,7 @@ def _local_bindings(func: ast.AST, params: tuple, tests: list) -> dict:
 
 
 def _bind_other(target: ast.AST, out: dict) -> None:
-    for sub in fast_walk(target):
+    for sub in walked(target):
         if isinstance(sub, ast.Name):
             out.setdefault(sub.id, []).append(None)
         elif isinstance(sub, ast.Starred) and isinstance(sub.value, ast.Name):
@@ -419,7 +419,7 @@ def _constant_flags(graph: cfgmod.CFG, flags: frozenset) -> dict:
         node = graph.nodes[n]
         if node.kind not in (cfgmod.TEST, cfgmod.LOOP) or not isinstance(node.stmt, (ast.If, ast.While)):
             continue
-        for sub in fast_walk(node.stmt.test):
+        for sub in walked(node.stmt.test):
             if isinstance(sub, ast.Name) and sub.id in flags:
                 values = env.get(sub.id, ())
                 if len(values) == 1:

@@ -42,7 +42,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import CHILDREN, walk as fast_walk
+from .astwalk import CHILDREN, walked
 from .syntax import dotted
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -72,7 +72,7 @@ def function_aliases(tree: ast.Module, module_functions, imports) -> dict:
     spoilt: set = set()
     # the rest of the module: a walrus binding one, a function declaring one ``global``
     rebinding = []
-    for node in fast_walk(tree):
+    for node in walked(tree):
         kind = type(node)
         if kind is ast.NamedExpr and node.target.id in candidates:
             spoilt.add(node.target.id)
@@ -175,7 +175,7 @@ def _note_binding(stmt, values: dict, spoilt: set, only: Optional[set] = None) -
             [item.optional_vars for item in stmt.items if item.optional_vars is not None] \
             if kind in (ast.With, ast.AsyncWith) else [stmt.target]
         for target in targets:
-            bound.extend(n.id for n in ast.walk(target) if type(n) is ast.Name)
+            bound.extend(n.id for n in walked(target) if type(n) is ast.Name)
     elif kind in (ast.Import, ast.ImportFrom):
         bound.extend((a.asname or a.name).split(".")[0] for a in stmt.names)
     elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):

@@ -15,7 +15,7 @@ from ..config import matches_any
 from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any
 from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
-from .astwalk import BLOCKS_OF, CHILDREN, children_into, walk as fast_walk
+from .astwalk import BLOCKS_OF, CHILDREN, children_into, walk as fast_walk, walked
 from .callfacts import payload_argument
 from .classargs import parameter_call_ref
 from .funcaliases import probed_text
@@ -72,17 +72,6 @@ def _subclasses(node_type: type) -> set:
 
 #: every statement node type (a set lookup per node of :meth:`FunctionInfo.scan_calls`' walk, not an isinstance call)
 _STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
-
-
-class _OwnerMark:
-    """On the :meth:`FunctionInfo.scan_calls` stack (one object,
-    :data:`_OWNER_MARK`): the statement whose subtree ends here hands
-    ownership back to the owner pushed just under the mark."""
-
-    __slots__ = ()
-
-
-_OWNER_MARK = _OwnerMark()
 
 
 def rank_param_sources(info) -> tuple:
@@ -258,8 +247,8 @@ def _plain_bindings(target: ast.AST, value: ast.AST) -> list:
 def _data_names(expr: ast.AST) -> set:
     """The names whose values an expression computes with: not the ones it
     only calls (``model(**batch)`` computes with ``batch``, not ``model``)."""
-    called = {id(node.func) for node in fast_walk(expr) if isinstance(node, ast.Call)}
-    return {node.id for node in fast_walk(expr) if isinstance(node, ast.Name) and id(node) not in called}
+    called = {id(node.func) for node in walked(expr) if isinstance(node, ast.Call)}
+    return {node.id for node in walked(expr) if isinstance(node, ast.Name) and id(node) not in called}
 
 
 def index_parents(body: list) -> tuple:
@@ -428,8 +417,8 @@ class FunctionInfo:
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
         # The calls with arguments that each statement makes itself, for the summary walk (which would otherwise
-        # walk every statement again). A marker pushed under a statement's children comes back once the whole
-        # subtree is done, and restores the enclosing owner.
+        # walk every statement again). A marker ``(owner,)`` pushed under a statement's children comes back once
+        # the whole subtree is done, and restores the enclosing owner.
         calls_by_statement: dict = {}
         bare_calls: list = []  # the calls without arguments (facts._run_refs)
         lambdas_by_statement: dict = {}
@@ -444,21 +433,23 @@ class FunctionInfo:
         while stack:
             node = stack.pop()
             t = type(node)
-            # the commonest nodes first: no statement, nothing to note
-            if t is Attribute or t is keyword:
-                if t is keyword or type(node.value) is not Name or node.value.id != self_name:
-                    stack.append(node.value)  # their one child (``attr``/``arg`` are strings); ``self.x`` hands nothing
-                elif type(node.ctx) is not Load:
-                    may_write_field = True  # ``self.x = ...``, ``del self.x``
+            # the commonest nodes first: no statement, nothing to note.  An attribute or a keyword has one child
+            # (``attr``/``arg`` are strings), the node the stack would hand back next: it is taken at once.
+            while t is Attribute or t is keyword:
+                value = node.value
+                if t is Attribute and type(value) is Name and value.id == self_name:
+                    may_write_field = may_write_field or type(node.ctx) is not Load  # ``self.x = ...``, ``del self.x``
+                    t = None  # ``self.x`` hands nothing
+                    break
+                node = value
+                t = type(node)
+            if t is None or t is Constant:
                 continue
-            if t is Constant:
-                continue
-            if t is _OwnerMark:
-                owner = stack.pop()
+            if t is tuple:  # ``(owner,)``: the statement whose subtree ends here hands ownership back
+                owner = node[0]
                 continue
             if t in statement_types:
-                stack.append(owner)
-                stack.append(_OWNER_MARK)
+                stack.append((owner,))
                 owner = node
             if t is Name:
                 if type(node.ctx) is Store or type(node.ctx) is Del:
@@ -583,7 +574,7 @@ class FunctionInfo:
                         raw, canon = probed, canonical_text(probed, ctx.imports)  # a probed module function
                     calls.append(CallInfo(call, inline, raw, canon, match))
                 if ctx.may_hold_walrus:  # most files have none: no second walk of the expression
-                    for sub in fast_walk(expr):
+                    for sub in walked(expr):
                         if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
                             walrus.append(sub)
             info = NodeInfo(exprs, calls, walrus)
@@ -688,10 +679,11 @@ def own_exprs(node: cfgmod.Node) -> list:
     if s is None:
         return []
     kind = node.kind
-    if kind in (cfgmod.TEST,) and isinstance(s, ast.If):
+    t = type(s)  # (the parser makes no subclasses of node types)
+    if kind in (cfgmod.TEST,) and t is ast.If:
         return [s.test]
     if kind == cfgmod.LOOP:
-        if isinstance(s, ast.While):
+        if t is ast.While:
             return [s.test]
         return [s.iter]
     if kind == cfgmod.ASSERT:
@@ -703,13 +695,13 @@ def own_exprs(node: cfgmod.Node) -> list:
         if s.guard is not None:
             out.append(s.guard)
         return out
-    if isinstance(s, (ast.With, ast.AsyncWith)):
+    if t is ast.With or t is ast.AsyncWith:
         return [item.context_expr for item in s.items]
-    if isinstance(s, ast.Match):
+    if t is ast.Match:
         return [s.subject]
-    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
         return list(s.decorator_list) + list(s.args.defaults) + [d for d in s.args.kw_defaults if d is not None]
-    if isinstance(s, ast.ClassDef):
+    if t is ast.ClassDef:
         return list(s.decorator_list) + list(s.bases)
     return [s]
 

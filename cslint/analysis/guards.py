@@ -20,7 +20,7 @@ from typing import Optional
 from ..model import Span
 from . import cfg as cfgmod
 from .alternatives import Alternatives
-from .astwalk import walk as fast_walk
+from .astwalk import walk as fast_walk, walked
 from .atoms import EMPTY, escaped_by
 from .correlated import deciding
 from .dataflow import Dataflow
@@ -255,7 +255,7 @@ class Guards:
         atoms = frozenset()
         first = None
         for stmt in owner.body:
-            for inner in fast_walk(stmt):
+            for inner in walked(stmt):
                 if not isinstance(inner, ast.stmt) or isinstance(inner, cfgmod.COMPOUND_STATEMENTS):
                     continue
                 inner_node = flow.graph.node_of(inner)

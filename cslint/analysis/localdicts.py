@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import walked
 from .atoms import EMPTY, whole
 from .environment import fork
 from .syntax import constant_keyed
@@ -78,7 +78,7 @@ def plain_dicts(reads) -> dict:
     spoilt: set = {p.lstrip("*") for p in info.params}
     allowed: set = set()  # id() of the Name nodes that are allowed mentions
     names = []
-    for node in fast_walk(func):
+    for node in walked(func):
         t = type(node)
         if t is ast.Assign:
             value = node.value
@@ -119,7 +119,7 @@ def keyed_containers(reads) -> frozenset:
     out, spoilt = set(), set()
     if dicts:
         containers = set()  # id() of the names bound to a container
-        for node in fast_walk(info.func):
+        for node in walked(info.func):
             t = type(node)
             if t is ast.Name and type(node.ctx) is not ast.Load and id(node) not in containers:
                 spoilt.add(node.id)  # bound to anything else too: ``xs = by_op["k"]; xs = xs[0]``

@@ -29,11 +29,11 @@ from __future__ import annotations
 import ast
 
 from ..presets.rank_names import rank_name_dims
-from .astwalk import walk as fast_walk
+from .astwalk import walk as fast_walk, walked
 from .syntax import dotted, is_size_expr
 
 def _names(node: ast.AST) -> set:
-    return {n.id for n in fast_walk(node) if type(n) is ast.Name}
+    return {n.id for n in walked(node) if type(n) is ast.Name}
 
 
 def _is_none(node: ast.AST) -> bool:
@@ -136,7 +136,7 @@ def skips_own_pass(stmt: ast.AST, parents: dict, sizes=()) -> bool:
     rank = sides[1] if type(sides[0]) is ast.Name and sides[0].id == index else sides[0]
     if not _names_this_rank(rank):
         return False
-    rebound = {node.id for part in loop.body for node in fast_walk(part)
+    rebound = {node.id for part in loop.body for node in walked(part)
                if type(node) is ast.Name and type(node.ctx) is not ast.Load}
     return index not in rebound and not (_names(rank) & rebound)
 
@@ -227,7 +227,7 @@ def selects_own_pass(stmt: ast.AST, parents: dict, sizes=()) -> bool:
     else:
         listed = None
     rank = stmt.test.comparators[0] if side is stmt.test.left else stmt.test.left
-    bindings = [node for part in loop.body for node in fast_walk(part)
+    bindings = [node for part in loop.body for node in walked(part)
                 if type(node) is ast.Name and type(node.ctx) is not ast.Load]
     if _names(rank) & {node.id for node in bindings}:
         return False

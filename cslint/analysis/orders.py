@@ -31,7 +31,7 @@ import re
 from typing import Optional
 
 from ..presets import KIND_ITERATION_ORDER
-from .astwalk import walk as fast_walk
+from .astwalk import walk as fast_walk, walked
 from .atoms import EMPTY, source
 from .syntax import dotted, short, unparse
 from .vocabulary import ALL_MODES_ALL_DIMS
@@ -184,15 +184,15 @@ def reads_element(loop, stmt) -> bool:
         targets = [gen.target for gen in loop.generators]
         body = []
         stmt = loop.elt if type(loop) is not ast.DictComp else ast.Tuple(elts=[loop.key, loop.value])
-    bound = {sub.id for target in targets for sub in fast_walk(target) if type(sub) is ast.Name}
-    assignments = [(node.targets, node.value) for part in body for node in fast_walk(part) if type(node) is ast.Assign]
+    bound = {sub.id for target in targets for sub in walked(target) if type(sub) is ast.Name}
+    assignments = [(node.targets, node.value) for part in body for node in walked(part) if type(node) is ast.Assign]
     changed = True
     while changed:
         changed = False
         for targets_of, value in assignments:
             if any(type(sub) is ast.Name and sub.id in bound for sub in fast_walk(value)):
                 for target in targets_of:
-                    for sub in fast_walk(target):
+                    for sub in walked(target):
                         if type(sub) is ast.Name and sub.id not in bound:
                             bound.add(sub.id)
                             changed = True
@@ -266,7 +266,7 @@ def _bound_names(node) -> list:
         targets = [item.optional_vars for item in node.items if item.optional_vars is not None]
     out = []
     for target in targets:
-        for sub in fast_walk(target):
+        for sub in walked(target):
             if type(sub) is ast.Name:
                 out.append(sub.id)
     return out

@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .astwalk import walk as fast_walk
 from .syntax import dotted
 
 #: calls whose result is a path under their first argument's directory, or that directory
@@ -74,7 +75,7 @@ def _bindings(scope, name: str, top_level: bool = False) -> Optional[list]:
     if not top_level and name in _parameters(scope):
         return None
     values = []
-    nodes = scope.body if top_level else ast.walk(scope)
+    nodes = scope.body if top_level else fast_walk(scope)
     for node in nodes:
         t = type(node)
         if t is ast.Assign:

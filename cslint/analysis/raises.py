@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from .astwalk import walk as fast_walk
+from .astwalk import children_into, walk as fast_walk
 from .atoms import RaisedBy, made
 from .cfg import CATCH_ALL
 from .logs import logging_call
@@ -225,7 +225,7 @@ def tree_calls_raise(info, stmts, path: str) -> tuple:
                 out.add(raised_tree_by(ref, path, node.lineno, dotted(node.func) or "call"))
             elif not library_call(node.func, info):
                 opaque = True
-        stack.extend(ast.iter_child_nodes(node))
+        children_into(node, stack)
     return frozenset(out), opaque
 
 

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import walk as fast_walk
+from .astwalk import iter_children, walk as fast_walk, walked
 from .receivers import bound_names, declares_one_object, other_bindings
 from .presence import none_test
 
@@ -151,14 +151,14 @@ def _binds_never_none(info, try_stmt: ast.Try, name: str) -> bool:
     """The ``try``'s body binds ``name`` exactly once, by a top-level
     assignment of a value that is never None; its handlers, ``else`` and
     ``finally`` do not bind it."""
-    bindings = [node for part in try_stmt.body for node in fast_walk(part) if _binds(node, name)]
+    bindings = [node for part in try_stmt.body for node in walked(part) if _binds(node, name)]
     if len(bindings) != 1 or not any(bindings[0] is stmt for stmt in try_stmt.body):
         return False
     value = _assigned_value(bindings[0], name)
     if value is None or not _never_none(info, value):
         return False
-    rest = [node for handler in try_stmt.handlers for part in handler.body for node in fast_walk(part)]
-    rest += [node for part in try_stmt.orelse + try_stmt.finalbody for node in fast_walk(part)]
+    rest = [node for handler in try_stmt.handlers for part in handler.body for node in walked(part)]
+    rest += [node for part in try_stmt.orelse + try_stmt.finalbody for node in walked(part)]
     return not any(_binds(node, name) for node in rest)
 
 
@@ -219,7 +219,7 @@ def _only_records_between(stmts, record: str, name: str) -> bool:
             caught = node.name
         elif _binds(node, record) and not (caught and _records(node, record, caught)):
             return False
-        stack.extend((child, caught) for child in ast.iter_child_nodes(node))
+        stack.extend((child, caught) for child in iter_children(node))
     return True
 
 

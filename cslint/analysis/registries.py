@@ -24,7 +24,7 @@ import ast
 from typing import Optional
 
 from ..presets import KIND_LAZY_REGISTRY
-from .astwalk import walk as fast_walk
+from .astwalk import walk as fast_walk, walked
 from .atoms import EMPTY, source
 from .scope import canonical_text
 from .syntax import dotted
@@ -45,7 +45,7 @@ def lazy_registries(ctx) -> dict:
         return found
     found = {}
     empty = _empty_globals(ctx)
-    for func in fast_walk(ctx.tree):
+    for func in walked(ctx.tree):
         if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
             continue
         for node in own_nodes(func):

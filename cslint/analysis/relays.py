@@ -38,7 +38,7 @@ from typing import Optional
 
 from ..presets import group_from_text
 from ..presets.rank_names import first_rank_dims, names_neighbour_rank
-from .astwalk import BLOCKS_OF, walk as fast_walk
+from .astwalk import BLOCKS_OF, walk as fast_walk, walked
 from .cfg import TEST
 from .syntax import dotted, is_size_expr, unparse
 
@@ -181,7 +181,7 @@ def _packing_arm(stmt: ast.stmt, wire: str) -> Optional[frozenset]:
         bound.update(targets)
     if len(packing) != 1:
         return None
-    read = {node.id for node in fast_walk(packing[0]) if type(node) is ast.Name}
+    read = {node.id for node in walked(packing[0]) if type(node) is ast.Name}
     packed = frozenset(bound & read)
     return packed or None
 
@@ -282,7 +282,7 @@ def _sends(func: ast.AST, send_names: frozenset, peer_keywords: frozenset) -> di
     the call names none)."""
     senders = send_names | _send_aliases(func, send_names)
     found: dict = {}
-    for node in fast_walk(func):
+    for node in walked(func):
         if type(node) is not ast.Call or not node.args or type(node.args[0]) is not ast.Name:
             continue
         if _last_name(node.func) not in senders:
@@ -300,7 +300,7 @@ def _send_aliases(func: ast.AST, send_names: frozenset) -> frozenset:
     sends (``send = dist.isend_object if overlap else dist.send_object``)."""
     sending: dict = {}
     plain: dict = {}  # id of an assignment's one target -> whether it binds a send
-    for node in fast_walk(func):
+    for node in walked(func):
         if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
             plain[id(node.targets[0])] = _is_send(node.value, send_names)
         elif type(node) is ast.Name and type(node.ctx) is ast.Store:
@@ -424,7 +424,7 @@ def _several_ranks(test: ast.expr) -> Optional[tuple]:
 
 def _stored_names(stmts: list) -> set:
     """The names the statements bind, ``with`` blocks and nested arms included."""
-    return {node.id for stmt in stmts for node in fast_walk(stmt)
+    return {node.id for stmt in stmts for node in walked(stmt)
             if type(node) is ast.Name and type(node.ctx) is ast.Store}
 
 

@@ -10,7 +10,7 @@ import os
 from fnmatch import fnmatchcase
 from typing import Optional
 
-from ..config import Settings, matches_any
+from ..config import Settings, matches_any, pattern_matches, text_matches
 from ..presets import Knowledge, group_from_text
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .astwalk import children_into
@@ -390,7 +390,7 @@ class ModuleContext:
         for name in names:
             matched = known.get(name)
             if matched is None:
-                matched = known[name] = any(fnmatchcase(name, pattern) for pattern in wild)
+                matched = known[name] = pattern_matches(name, wild)
             if matched:
                 return True
         return False
@@ -423,7 +423,7 @@ class ModuleContext:
         last = raw.rsplit(".", 1)[-1]
         source = None
         for spec in self.knowledge.candidates("sources", last):
-            if spec.what == "call" and any(fnmatchcase(t, spec.pattern) for t in texts):
+            if spec.what == "call" and text_matches(texts, spec.pattern):
                 source = (spec.kind, spec.dims)
                 break
         by_name = None
@@ -505,14 +505,14 @@ class ModuleContext:
         receiver = raw.rsplit(".", 1)[0] if "." in raw else ""
         for pattern in self.user_collectives:
             pat, _, group = pattern.partition(":")
-            if any(fnmatchcase(t, pat) for t in texts):
+            if text_matches(texts, pat):
                 return (None, group or None)
         tail = raw.rsplit(".", 1)[-1]
         if self.knowledge.is_not_collective(raw):
             return False
         matching = []
         for spec in self.knowledge.candidates("collectives", tail):
-            if not any(fnmatchcase(t, spec.pattern) for t in texts):
+            if not text_matches(texts, spec.pattern):
                 continue
             if spec.receiver == "comm" and not looks_like_communicator(receiver) and receiver not in self.comm_names:
                 continue

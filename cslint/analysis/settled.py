@@ -36,6 +36,7 @@ import ast
 from typing import Optional
 
 from ..presets import ALL_DIMS
+from .astwalk import children_into
 from .atoms import func_ref, whole
 from .cfg import TEST
 from .correlated import decided_by, held_where, reads_fixed_names
@@ -340,5 +341,5 @@ def _certain_calls(stmt) -> list:
             continue
         if type(node) is ast.Call:
             out.append(node)
-        stack.extend(ast.iter_child_nodes(node))
+        children_into(node, stack)
     return out

@@ -59,7 +59,7 @@ import ast
 
 from . import cfg as cfgmod
 from .arms import names_bound
-from .astwalk import walk as fast_walk
+from .astwalk import walked
 from .atoms import EMPTY, whole
 from .raises import exception_names
 from .recorded import keeps_caught
@@ -170,8 +170,8 @@ def _at_handler(dataflow, n: int) -> tuple:
 
 def names_read_outside(body: list, inside: list) -> frozenset:
     """The plain names the statements of ``body`` read outside the nodes ``inside``."""
-    within = {id(sub) for part in inside for sub in fast_walk(part)}
-    return frozenset(sub.id for stmt in body for sub in fast_walk(stmt)
+    within = {id(sub) for part in inside for sub in walked(part)}
+    return frozenset(sub.id for stmt in body for sub in walked(stmt)
                      if type(sub) is ast.Name and type(sub.ctx) is ast.Load and id(sub) not in within)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk
+from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk, walked
 from .atoms import EMPTY, SIZED, project
 from .vocabulary import ARRAY_TYPES, PIECE_CALLS
 
@@ -85,7 +85,7 @@ def bound_once(body, walrus: bool) -> dict:
         elif t is ast.Global or t is ast.Nonlocal:
             changed.update(node.names)
         elif t is ast.Match:
-            for inner in fast_walk(node):
+            for inner in walked(node):
                 name = getattr(inner, "name", None) or getattr(inner, "rest", None)
                 if type(name) is str:
                     changed.add(name)
@@ -96,7 +96,7 @@ def bound_once(body, walrus: bool) -> dict:
                 stack.extend(block)
     if walrus:  # an expression binds only by ``:=``, whose target is a plain name
         for statement in (statements if type(statements) is list else ()):
-            for node in fast_walk(statement):
+            for node in walked(statement):
                 if type(node) is ast.NamedExpr:
                     changed.add(node.target.id)
     return _bound_and_changed(bound, changed)
@@ -107,7 +107,7 @@ _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _note_names(target, out: set) -> None:
-    for inner in fast_walk(target):
+    for inner in walked(target):
         if type(inner) is ast.Name:
             out.add(inner.id)
 
@@ -347,7 +347,7 @@ class PieceLists:
         self.functions = self.fields = frozenset()
         definitions = []
         cuts = []  # the lines of the calls that cut a piece
-        for node in fast_walk(tree):
+        for node in walked(tree):
             t = type(node)
             if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
                 definitions.append(node)
@@ -412,13 +412,13 @@ def _piece_locals(func, walrus: bool) -> frozenset:
     allowed: dict = {}
     receivers: dict = {}
     nested = set()
-    for node in fast_walk(func):
+    for node in walked(func):
         t = type(node)
         if t is ast.Name and node.id in candidates:
             mentions[node.id] = mentions.get(node.id, 0) + 1
         elif t in _FUNCTION_DEFS or t is ast.Lambda or t is ast.ClassDef:
             if node is not func:
-                nested.update(n.id for n in fast_walk(node) if type(n) is ast.Name and n.id in candidates)
+                nested.update(n.id for n in walked(node) if type(n) is ast.Name and n.id in candidates)
             continue
         allowed_name = _allowed_mention(node, t, candidates, receivers)
         if allowed_name is not None:
@@ -498,7 +498,7 @@ def _piece_fields(definitions: list, lists: PieceLists, walrus: bool) -> frozens
                     elif type(target) is ast.Subscript and type(target.value) is ast.Attribute:
                         bad.add(target.value.attr)
                     else:  # unpacking into fields: ``self.parts, n = ...``
-                        bad.update(n.attr for n in fast_walk(target) if type(n) is ast.Attribute)
+                        bad.update(n.attr for n in walked(target) if type(n) is ast.Attribute)
             elif t is ast.Delete:
                 for target in node.targets:
                     if type(target) is ast.Subscript and type(target.value) is ast.Attribute:

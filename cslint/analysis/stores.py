@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, walk as fast_walk
+from .astwalk import BLOCKS_OF, walk as fast_walk, walked
 from .syntax import dotted, unparse
 from .vocabulary import ELEMENT_ADDERS, SPLITTING_CALLS
 
@@ -121,7 +121,7 @@ def _containers_stored(node) -> set:
     """The container texts any store below ``node`` names (another key into
     the same container makes its paths unknown)."""
     out = set()
-    for sub in fast_walk(node):
+    for sub in walked(node):
         if type(sub) is ast.Call:
             key = call_key(sub)
             if key is not None:

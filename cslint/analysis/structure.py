@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, walk as fast_walk
+from .astwalk import BLOCKS_OF, walk as fast_walk, walked
 from .entries import dict_view_own, key_read_own, parted_by
 from .environment import fork
 from .atoms import (
@@ -441,7 +441,7 @@ class StructureReads:
         marker = source("rank id", "<element>", self.ctx.path, comp.lineno, (), whole=False)
         env: dict = {}
         for gen in comp.generators:
-            for node in fast_walk(gen.target):
+            for node in walked(gen.target):
                 if type(node) is ast.Name:
                     env[node.id] = frozenset({marker})
         memo, self.args_memo = self.args_memo, None

@@ -21,7 +21,7 @@ from typing import Optional
 from ..model import Span
 from . import cfg as cfgmod
 from .arms import ArmLocals, assigned_past_return, may_select_own_part, selects_own_part
-from .astwalk import walk as fast_walk
+from .astwalk import walk as fast_walk, walked
 from .atoms import CONTENTS, EMPTY, escaped_by, project, whole
 from .cfg import FAILING_CALL, always_raises, raises_exit
 from .escapes import escaping_kind, failing_calls
@@ -505,7 +505,7 @@ class SummaryWalk:
             return found
         calls = list(own or ())
         for lam in lambdas or ():
-            calls.extend(node for node in fast_walk(lam.body)
+            calls.extend(node for node in walked(lam.body)
                          if type(node) is ast.Call and (node.args or node.keywords))
         calls.sort(key=lambda node: (node.lineno, node.col_offset))
         found = []

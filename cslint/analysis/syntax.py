@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..presets import group_from_text
 from ..presets.rank_names import size_name_is_uniform
-from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk
+from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk, walked
 from .cfg import TEST, is_process_exit
 
 
@@ -196,23 +196,25 @@ def assigned_names(node: ast.AST) -> list:
 
 
 def target_names(target: ast.AST) -> list:
-    if isinstance(target, ast.Name):
+    t = type(target)  # (the parser makes no subclasses of node types)
+    if t is ast.Name:
         return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
+    if t is ast.Tuple or t is ast.List:
         out = []
         for elt in target.elts:
             out.extend(target_names(elt))
         return out
-    if isinstance(target, ast.Starred):
+    if t is ast.Starred:
         return target_names(target.value)
     return []
 
 
 def flatten_targets(target):
-    if isinstance(target, (ast.Tuple, ast.List)):
+    t = type(target)
+    if t is ast.Tuple or t is ast.List:
         for elt in target.elts:
             yield from flatten_targets(elt)
-    elif isinstance(target, ast.Starred):
+    elif t is ast.Starred:
         yield from flatten_targets(target.value)
     else:
         yield target
@@ -497,10 +499,10 @@ def tests_membership(text: str, members: str) -> bool:
 def plain_dotted(node: ast.expr) -> Optional[str]:
     """``a.b.c`` for a chain of names and attributes without calls."""
     parts = []
-    while isinstance(node, ast.Attribute):
+    while type(node) is _Attribute:
         parts.append(node.attr)
         node = node.value
-    if not isinstance(node, ast.Name):
+    if type(node) is not _Name:
         return None
     parts.append(node.id)
     return ".".join(reversed(parts))
@@ -526,7 +528,7 @@ class ReadNames:
         found = self._by_node.get(id(root))
         if found is None:
             found = self._by_node[id(root)] = frozenset(
-                plain_dotted(node) for node in fast_walk(root)
+                plain_dotted(node) for node in walked(root)
                 if type(node) in (ast.Name, ast.Attribute) and type(node.ctx) is ast.Load) - {None}
         return found
 
@@ -645,7 +647,7 @@ def _local_size_groups(graph) -> dict:
             if kind in (ast.With, ast.AsyncWith) else [stmt.test] if kind in (ast.If, ast.While) else \
             [] if kind in (ast.Try, ast.Match) else [stmt]
         for part in parts:
-            for sub in fast_walk(part):
+            for sub in walked(part):
                 if type(sub) is ast.Name and type(sub.ctx) is not ast.Load:
                     spoilt.add(sub.id)
     return {name: group for name, group in found.items() if group is not None and name not in spoilt}

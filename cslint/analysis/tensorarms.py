@@ -26,7 +26,8 @@ from __future__ import annotations
 import ast
 
 from . import cfg as cfgmod
-from .astwalk import children_into
+from .astwalk import children_into, walked
+from .astwalk import walk as fast_walk
 from .scope import canonical_text
 from .syntax import dotted
 from .vocabulary import SIZE_ONLY_FACTORIES
@@ -110,8 +111,8 @@ class TensorArms:
         guarded = self._guarded
         if guarded is None:
             guarded = self._guarded = frozenset(
-                id(node) for outer in ast.walk(self._func) if type(outer) in _TRIES
-                for node in ast.walk(outer) if type(node) is ast.If)
+                id(node) for outer in walked(self._func) if type(outer) in _TRIES
+                for node in walked(outer) if type(node) is ast.If)
         return guarded
 
     def _every_path_binds(self, stmts: list, name: str) -> bool:
@@ -132,7 +133,7 @@ class TensorArms:
 
     def _only_tensor_bindings(self, decision: ast.If, name: str) -> bool:
         stores = tensors = 0
-        for node in ast.walk(decision):
+        for node in fast_walk(decision):
             t = type(node)
             if t is ast.Name:
                 if node.id == name and type(node.ctx) is not ast.Load:
@@ -184,7 +185,7 @@ _MADE = (ast.Call, ast.Subscript, ast.Name)
 
 def _leaves(stmt: ast.AST) -> bool:
     """Whether a ``return``/``raise``/``break``/``continue`` lies anywhere in ``stmt``."""
-    return any(type(node) in _EXITS for node in ast.walk(stmt))
+    return any(type(node) in _EXITS for node in fast_walk(stmt))
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue)

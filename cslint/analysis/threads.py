@@ -22,7 +22,7 @@ from typing import Optional
 
 from ..model import Span
 from ..presets import KIND_THREAD_TIMING
-from .astwalk import walk as fast_walk
+from .astwalk import walked
 from .atoms import source
 from .records import Cond
 from .scope import canonical_text
@@ -73,7 +73,7 @@ def thread_targets(ctx) -> dict:
         ctx.__dict__["_thread_targets"] = found  # no ``Thread`` can be named without importing it
         return found
     for cls_key, func in _functions_with_class(ctx):
-        for node in fast_walk(func):
+        for node in walked(func):
             if type(node) is not ast.Call or canonical_text(dotted(node.func), ctx.imports) != "threading.Thread":
                 continue
             for keyword in node.keywords:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import block_fields, walk as fast_walk
+from .astwalk import block_fields, walked
 from .atoms import CONTENTS, EMPTY, SIZED, element, own_field, project, qual_ref
 from .copies import copies_itself, rebinding_reach
 from .entries import (
@@ -198,21 +198,21 @@ def loop_rebinds(loop) -> frozenset:
     found: set = set()
     header = (loop.target, loop.iter) if type(loop) is not ast.While else (loop.test,)
     for node in header:
-        seen.update(n.id for n in fast_walk(node) if type(n) is ast.Name)
+        seen.update(n.id for n in walked(node) if type(n) is ast.Name)
     for s in loop.body:
         t = type(s)
         if t is ast.Assign or (t is ast.AnnAssign and s.value is not None):
             targets = s.targets if t is ast.Assign else (s.target,)
-            value_names = {n.id for n in fast_walk(s.value) if type(n) is ast.Name}
+            value_names = {n.id for n in walked(s.value) if type(n) is ast.Name}
             for target in targets:
-                for n in fast_walk(target):
+                for n in walked(target):
                     if type(n) is ast.Name and n.id not in seen and n.id not in value_names:
                         found.add(n.id)
-        for n in fast_walk(s):
+        for n in walked(s):
             if type(n) is ast.Name:
                 seen.add(n.id)
             elif type(n) in _NESTED_SCOPES and found:
-                found.difference_update(m.id for m in fast_walk(n) if type(m) is ast.Name)
+                found.difference_update(m.id for m in walked(n) if type(m) is ast.Name)
             elif type(n) is ast.Global or type(n) is ast.Nonlocal:
                 found.difference_update(n.names)
     return frozenset(found)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import walk as fast_walk, walked
 from .scope import canonical_text
 from .syntax import dotted, unparse
 
@@ -63,7 +63,7 @@ def _compared(call: ast.AST) -> Optional[tuple]:
 
 
 def _names(expr: ast.AST) -> set:
-    return {node.id for node in fast_walk(expr) if type(node) is ast.Name}
+    return {node.id for node in walked(expr) if type(node) is ast.Name}
 
 
 def unanimity_read(reader, name: str, call: ast.Call, env) -> Optional[frozenset]:

@@ -13,7 +13,7 @@ import ast
 from typing import Optional
 
 from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
-from .astwalk import own_nodes, walk as fast_walk
+from .astwalk import own_nodes, walk as fast_walk, walked
 from .communicators import assigned_fields, group_holding_locals, registry_lookup_key, with_copies
 from .fallbacks import fallback_candidates, param_fallbacks
 from .records import CollectiveMatch
@@ -167,7 +167,7 @@ def _registry_key(info, name: str) -> Optional[str]:
             if any(type(t) is ast.Name and t.id == name for t in node.targets):
                 keys.add(registry_lookup_key(node.value) if len(node.targets) == 1 else None)
         elif kind is not ast.Name and kind is not ast.Global and kind is not ast.Nonlocal:
-            if name in {n.id for n in fast_walk(node.target) if type(n) is ast.Name}:
+            if name in {n.id for n in walked(node.target) if type(n) is ast.Name}:
                 return None  # a loop or comprehension target
         elif kind is not ast.Name and name in node.names:
             return None
@@ -654,7 +654,7 @@ def wrapped_received_fields(ctx) -> dict:
     if found is not None:
         return found
     found = {}
-    for node in fast_walk(ctx.tree):
+    for node in walked(ctx.tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         args = node.args

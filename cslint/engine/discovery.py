@@ -369,6 +369,7 @@ class ModuleNames:
     def __init__(self):
         self._packages: dict = {}  # directory -> the package names it is (outermost first), () if none
         self._settled: dict = {}  # path -> its name among the run's files, where the package name is shared
+        self._named: dict = {}  # path as asked -> its name (asked several times per file; emptied when settled)
 
     def settle(self, paths) -> None:
         """Give files of the run that the package structure names alike
@@ -404,6 +405,7 @@ class ModuleNames:
             if prefix:
                 # a directory name with ':' would break the module:qualname keys
                 self._settled[path] = f"{prefix}.{name}".replace(":", "_")
+        self._named.clear()
 
     def _package(self, directory: str) -> tuple:
         """A directory is a package when it holds ``__init__.py``, or when
@@ -425,6 +427,12 @@ class ModuleNames:
         return found
 
     def __call__(self, path: str) -> str:
+        found = self._named.get(path)
+        if found is None:
+            found = self._named[path] = self._name(path)
+        return found
+
+    def _name(self, path: str) -> str:
         settled = self._settled.get(os.path.abspath(path))
         if settled is not None:
             return settled
