@@ -19,6 +19,7 @@ from .atoms import (
 )
 from .iteration import bind_iteration
 from .localdicts import keyed_containers
+from .mappings import holds_mapping
 from .spans import (
     CHANGED, PIECE_OF_CALLS, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, piece_arguments,
     single_bindings,
@@ -486,7 +487,7 @@ class StructureReads:
     def _eval_compare(self, expr: ast.Compare, env: dict) -> frozenset:
         """A comparison reads values, except ``is`` (identity, None-ness) and a
         key's membership in a key set (a string key, or any key of a mapping:
-        :func:`_mapping_param`), which read structure (and the key); its
+        :func:`_mapping_param`, :func:`~.mappings.holds_mapping`), which read structure (and the key); its
         result is a bool, whose own structure is the same everywhere."""
         atoms = EMPTY
         left = expr.left
@@ -498,7 +499,8 @@ class StructureReads:
             if kind is ast.Is or kind is ast.IsNot:
                 atoms |= project(LENGTH, own(left, env)) | project(LENGTH, own(right, env))
             elif (kind is ast.In or kind is ast.NotIn) and (type(left) is ast.Constant and type(left.value) is str
-                                                             or _mapping_param(self.info.func, right)):
+                                                             or _mapping_param(self.info.func, right)
+                                                             or holds_mapping(self.ctx, self.info.func, right)):
                 atoms |= left_atoms | project(LENGTH, own(right, env))
             elif (kind is ast.Eq or kind is ast.NotEq) and (_is_unset_marker(left) or _is_unset_marker(right)):
                 # ``local_rank != -1``: no rank is negative, so this asks
