@@ -38,6 +38,7 @@ from .unfailing import DEVICE_ID, cannot_raise
 from .vocabulary import (
     BUILTINS_FAILING_BY_ARGUMENTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, INTROSPECTION_CALLS, LIBRARY_LOADS,
     LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, SIZED_TENSOR_FACTORIES, TEXT_COMPUTATIONS,
+    VIEW_METHODS,
 )
 
 #: the builtin exception classes: what they raise is never of a class the tree defines
@@ -439,14 +440,28 @@ def host_tensor_method(call, info) -> bool:
     """A method call (``CallInfo``) that reads or computes from a tensor the
     function made on the host (:data:`vocabulary.HOST_TENSOR_METHODS` of a
     name :func:`host_tensor_names` gives: ``packed = torch.tensor(hits);
-    ...; reduced = packed.tolist()``): no device, disk or peer takes part,
-    so whether it fails follows the tensor and the arguments, the same on
-    every rank given the same."""
+    ...; reduced = packed.tolist()``), or that makes a view of a library
+    object or reads its shape (:func:`views_a_tensor`): no device, disk or
+    peer takes part, so whether it fails follows the receiver and the
+    arguments, the same on every rank given the same."""
     func = call.call.func
-    if type(func) is not ast.Attribute or type(func.value) is not ast.Name \
-            or func.attr not in HOST_TENSOR_METHODS:
+    if type(func) is not ast.Attribute:
+        return False
+    if func.attr in VIEW_METHODS:
+        return views_a_tensor(call, info)
+    if type(func.value) is not ast.Name or func.attr not in HOST_TENSOR_METHODS:
         return False
     return func.value.id in host_tensor_names(info)
+
+
+def views_a_tensor(call, info) -> bool:
+    """A method of :data:`vocabulary.VIEW_METHODS` (``x.view(-1)``,
+    ``t.unsqueeze(1)``, ``t.dim()``) called on an object no function of the
+    tree answers for (no method of the tree by that name resolves it): a
+    tensor's metadata read or rewritten on the host, wherever its memory
+    lies, which fails as the receiver's shape and the arguments say."""
+    func = call.call.func
+    return not any(type(arg) is ast.Starred for arg in call.call.args) and info.resolve_ref(func) is None
 
 
 def host_tensor_names(info) -> frozenset:

@@ -23,7 +23,10 @@ from .positions import POSITION_PARAM, parameter_of
 from .selfcalls import by_method, split_by_method
 from .spreads import element_argument, positional_argument
 from .records import FuncFacts, Site, written_variants
+from .vocabulary import VIEW_METHODS
 
+#: the references of a method called on an object the whole-tree pass types (``x.name()``, ``self.attr.name()``)
+_RECEIVER_METHODS = frozenset({"typed", "fieldmethod"})
 
 @functools.lru_cache(maxsize=4096)
 def collecting_position(params: tuple) -> int:
@@ -251,12 +254,13 @@ class ProgramReads:
         return targets
 
     def _raised_by(self, atom, mode: frozenset) -> dict:
-        """Whether a call to an analysed function (or one read for what it
-        raises, :meth:`raising_targets`) raises on some ranks only: never
-        when it has no ``raise``; as the tests above its raises (and
-        what a re-raised exception came from) differ, when its summary
-        worked them out and it does no local I/O; else on any rank."""
+        """Whether a call to an analysed function (or one read for what it raises, :meth:`raising_targets`)
+        raises on some ranks only: never when it has no ``raise``, or is a library tensor's view; as the tests
+        above its raises (and what a re-raised exception came from) differ, when its summary worked them out
+        and it does no local I/O; else on any rank."""
         targets = self.raising_targets(atom.ref)
+        if not targets and atom.ref.tag in _RECEIVER_METHODS and atom.ref.name in VIEW_METHODS:
+            return {}  # no method of the tree answers: a tensor's view or shape read (raises.views_a_tensor)
         raising = [fn for fn in targets if fn.raises]
         if (targets or atom.tag == "T") and not raising:
             return {}  # (no library code raises an exception of a class the tree defines)

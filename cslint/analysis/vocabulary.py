@@ -266,6 +266,19 @@ HOST_TENSOR_METHODS = frozenset({
     "split", "chunk", "clone", "contiguous",
 })
 
+#: Methods of a tensor that make a view of it or read its shape: they read
+#: and write the tensor's metadata on the host (sizes, strides, offset), on
+#: whatever device its memory lies, touching neither that memory, nor a
+#: device, disk or peer, and allocating nothing, so they fail as the
+#: tensor's shape and the arguments say.  A reshape or flatten may copy (and
+#: allocate), and ``size`` and ``select`` are names other objects use (a
+#: queue's size, a selector waiting on sockets): none of them is here.  Read
+#: only where no function of the tree answers the call.
+VIEW_METHODS = frozenset({
+    "view", "view_as", "unsqueeze", "squeeze", "narrow", "transpose", "permute", "expand", "expand_as",
+    "unflatten", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
+})
+
 #: Calls that load a shared library (last dotted part): whether it loads
 #: follows the path and the node image, the same for every rank of a job
 #: launched on one software environment; a failure is not one rank's own.
