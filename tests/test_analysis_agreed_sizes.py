@@ -7,8 +7,9 @@ without an ``else``, the group has one rank, so what the arm assigns cannot
 differ within it.  Rank 0 works a request out, broadcasts the outcome when
 the group has several ranks, and every rank raises on the outcome's error:
 a caller that skips a collective when it catches that error stays in step.
-A name bound to anything else, or a size asked of another group, agrees
-nothing.  Each VALID shape sits beside the INVALID one that must still be
+The test may ask the group itself, ``if dist.get_world_size(group=
+self.tp_group) > 1:``.  A name bound to anything else, or a size asked of
+another group, agrees nothing.  Each VALID shape sits beside the INVALID one that must still be
 reported."""
 
 import textwrap
@@ -124,5 +125,125 @@ def test_a_local_size_names_the_group_it_was_asked_of(tmp_path):
     (tmp_path / "worker.py").write_text(source)
     findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
     flagged = sorted({f.line for f in findings if f.function.startswith("Worker.handle")})
+    assert flagged == _marked(source, "INVALID"), [(f.line, f.message) for f in findings]
+    assert _marked(source, "VALID")
+
+
+ASKED_INLINE = """
+    import os
+
+    import torch.distributed as dist
+
+
+    class Cache:
+        def __init__(self, tp_group, cp_group):
+            self.tp_group = tp_group
+            self.cp_group = cp_group
+
+        def _blocks(self, path):
+            blocks = len(os.listdir(path))
+            if dist.get_world_size(group=self.tp_group) > 1:
+                agreed = [blocks]
+                dist.broadcast_object_list(agreed, src=0, group=self.tp_group)
+                blocks = agreed[0]
+            return blocks
+
+        def _blocks_other(self, path):
+            blocks = len(os.listdir(path))
+            if dist.get_world_size(group=self.cp_group) > 1:
+                agreed = [blocks]
+                dist.broadcast_object_list(agreed, src=0, group=self.tp_group)
+                blocks = agreed[0]
+            return blocks
+
+        def fill(self, path, tensor):
+            if self._blocks(path) == 0:
+                return None
+            dist.all_reduce(tensor, group=self.tp_group)        # VALID: the tp group's size decides
+            return tensor
+
+        def fill_other(self, path, tensor):
+            if self._blocks_other(path) == 0:
+                return None
+            dist.all_reduce(tensor, group=self.tp_group)        # INVALID: the cp group's size
+            return tensor
+"""
+
+
+def test_a_size_asked_of_a_group_in_the_test_itself_names_that_group(tmp_path):
+    source = textwrap.dedent(ASKED_INLINE)
+    (tmp_path / "cache.py").write_text(source)
+    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
+    flagged = sorted({f.line for f in findings if f.function.startswith("Cache.fill")})
+    assert flagged == _marked(source, "INVALID"), [(f.line, f.message) for f in findings]
+    assert _marked(source, "VALID")
+
+
+IN_PLACE = """
+    import os
+
+    import torch
+    import torch.distributed as dist
+
+
+    class Sampler:
+        def __init__(self, tp_sync_group, cp_sync_group, group):
+            self.tp_sync_group = tp_sync_group
+            self.cp_sync_group = cp_sync_group
+            self.group = group
+
+        def _sized(self, path):
+            statuses = torch.tensor([len(os.listdir(path))])
+            if dist.get_world_size(self.tp_sync_group) > 1:
+                dist.all_reduce(statuses, op=dist.ReduceOp.MAX, group=self.tp_sync_group)
+            return statuses
+
+        def _present(self, path):
+            statuses = torch.tensor([len(os.listdir(path))])
+            if self.tp_sync_group is not None:
+                dist.all_reduce(statuses, op=dist.ReduceOp.MAX, group=self.tp_sync_group)
+            return statuses
+
+        def _other_present(self, path):
+            statuses = torch.tensor([len(os.listdir(path))])
+            if self.cp_sync_group is not None:
+                dist.all_reduce(statuses, op=dist.ReduceOp.MAX, group=self.tp_sync_group)
+            return statuses
+
+        def _unnamed_present(self, path):
+            statuses = torch.tensor([len(os.listdir(path))])
+            if self.group is not None:
+                dist.all_reduce(statuses, op=dist.ReduceOp.MAX, group=self.tp_sync_group)
+            return statuses
+
+        def step_sized(self, path, t):
+            if self._sized(path).item() > 0:
+                return
+            dist.all_reduce(t, group=self.tp_sync_group)        # VALID: reduced in place wherever tp has peers
+
+        def step_present(self, path, t):
+            if self._present(path).item() > 0:
+                return
+            dist.all_reduce(t, group=self.tp_sync_group)        # VALID: reduced wherever the tp group is set up
+
+        def step_other(self, path, t):
+            if self._other_present(path).item() > 0:
+                return
+            dist.all_reduce(t, group=self.tp_sync_group)        # INVALID: the cp group's presence
+            return t
+
+        def step_unnamed(self, path, t):
+            if self._unnamed_present(path).item() > 0:
+                return
+            dist.all_reduce(t, group=self.tp_sync_group)        # INVALID: a group no dimension names
+            return t
+"""
+
+
+def test_a_buffer_reduced_in_place_where_the_group_has_peers_agrees(tmp_path):
+    source = textwrap.dedent(IN_PLACE)
+    (tmp_path / "sampler.py").write_text(source)
+    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
+    flagged = sorted({f.line for f in findings if f.function.startswith("Sampler.step")})
     assert flagged == _marked(source, "INVALID"), [(f.line, f.message) for f in findings]
     assert _marked(source, "VALID")

@@ -27,13 +27,16 @@ from .exclusive import excluded_edges
 from .relays import relay_edges
 from .presence import none_test
 from .presentreturns import present, present_edges
-from .syntax import single_rank_edges, single_rank_side, target_names
+from ..presets import group_from_text
+from .astwalk import walked
+from .syntax import assigned_names, dotted, is_size_expr, single_rank_side, target_names
 from .transfer import agreed_within
+from .vocabulary import BUFFER_KEYWORDS
 
 
 class Refinements:
     """{(node, successor): (kind, data)} of one function's graph: "single"
-    (:func:`~cslint.analysis.syntax.single_rank_edges`), "loop"
+    (:func:`single_rank_edges`), "loop"
     (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`), "leader",
     "relay", "present" (:func:`~cslint.analysis.presentreturns.present_edges`,
     given way by any other on the same edge); and, before
@@ -50,7 +53,8 @@ class Refinements:
     @classmethod
     def find(cls, dataflow) -> Optional["Refinements"]:
         edges = {key: ("present", name) for key, name in present_edges(dataflow).items()}
-        edges.update((key, ("single", past)) for key, past in single_rank_edges(dataflow.graph).items())
+        edges.update((key, ("single", past))
+                     for key, past in single_rank_edges(dataflow.graph, _inplace_buffers(dataflow)).items())
         for key, keys in loop_exit_edges(dataflow.graph, dataflow.info).items():
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
@@ -106,6 +110,141 @@ class Refinements:
         if kind == "excluded":
             return excluded(data, dataflow.envs.get(data[0]), out)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
+
+
+def single_rank_edges(graph, buffers=None) -> dict:
+    """{(test node, successor): (group, names)} for the edge straight past
+    an ``if`` with no ``else`` that only runs where a parallel group has
+    more than one rank (``if get_tp_size() > 1: x = broadcast(x, tp)``):
+    that way the group has one rank, so the names the arm assigns cannot
+    differ within it.  Only a size named by a parallel dimension (the
+    world's own size or an unnamed group's may be any group's), a call asking
+    one such group for its size (``if get_world_size(group=self.tp_group) >
+    1:``, :func:`_asked_group`), or a local name every binding of which asks
+    one such group for its size or is a constant (``n = 1; n =
+    get_world_size(group=self.dp_tp_group)``, :func:`_local_size_groups`);
+    or a group named by a parallel dimension that is there (``if
+    self.tp_group is not None:``: where it is None it is not set up, so this
+    process has no peers in it, as :func:`single_rank_side` reads it).
+    ``buffers(stmt)``: the local names a statement's collectives write in
+    place (``dist.all_reduce(flags, group=g)``), which the arm changes as
+    its assignments do."""
+    out = {}
+    sizes = None
+    for node in graph.nodes:
+        stmt = node.stmt
+        if node.kind != cfgmod.TEST or type(stmt) is not ast.If or stmt.orelse \
+                or single_rank_side(stmt.test) is not False:
+            continue
+        sized = stmt.test.operand if type(stmt.test) is ast.UnaryOp else stmt.test
+        if type(sized) is not ast.Compare:
+            continue
+        size = sized.left if is_size_expr(sized.left) else sized.comparators[0]
+        text = dotted(size)
+        group = group_from_text(text) if text else None
+        if type(size) is ast.Constant and size.value is None:  # ``tp_group is not None``
+            group = group_from_text(dotted(sized.left).rsplit(".", 1)[-1])
+        if (group is None or group == "world") and type(size) is ast.Call:
+            group = _asked_group(size)  # the world's size asked of one group: that group's
+        if (group is None or group == "world") and type(size) is ast.Name:
+            if sizes is None:
+                sizes = _local_size_groups(graph)
+            group = sizes.get(size.id)
+        if group is None or group == "world":
+            continue
+        names = frozenset(name for s in stmt.body for name in assigned_names(s))
+        if buffers is not None:
+            names = names.union(*(buffers(s) for s in stmt.body))
+        if not names:
+            continue
+        labels: dict = {}
+        for succ, label in node.succs:
+            labels.setdefault(succ, set()).add(label)
+        for succ, seen in labels.items():
+            if seen == {False}:
+                out[node.id, succ] = (group, names)
+    return out
+
+
+#: calls that answer a group's size when asked with the group
+_GROUP_SIZE_CALLS = frozenset({"get_world_size", "get_group_size"})
+
+
+def _local_size_groups(graph) -> dict:
+    """{local name: group} for the names of a function whose every binding
+    is a constant or a call asking a group named by a parallel dimension for
+    its size (``group_world_size = dist.get_world_size(group=self.dp_tp_cpu_group)``,
+    a fallback ``group_world_size = 1``), all of the same group."""
+    found: dict = {}
+    spoilt = set()
+    for node in graph.nodes:
+        stmt = node.stmt
+        if stmt is None:
+            continue
+        if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
+            name, value = stmt.targets[0].id, stmt.value
+            if type(value) is ast.Constant and type(value.value) is int:
+                found.setdefault(name, None)
+                continue
+            group = _asked_group(value)
+            if group is not None and found.get(name) in (None, group):
+                found[name] = group
+                continue
+            spoilt.add(name)
+            continue
+        kind = type(stmt)
+        if kind is ast.ExceptHandler:
+            spoilt.add(stmt.name)
+            continue
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            spoilt.add(stmt.name)
+            continue
+        parts = [stmt.target] if kind in (ast.For, ast.AsyncFor) else \
+            [item.optional_vars for item in stmt.items if item.optional_vars is not None] \
+            if kind in (ast.With, ast.AsyncWith) else [stmt.test] if kind in (ast.If, ast.While) else \
+            [] if kind in (ast.Try, ast.Match) else [stmt]
+        for part in parts:
+            for sub in walked(part):
+                if type(sub) is ast.Name and type(sub.ctx) is not ast.Load:
+                    spoilt.add(sub.id)
+    return {name: group for name, group in found.items() if group is not None and name not in spoilt}
+
+
+def _asked_group(value) -> Optional[str]:
+    """The group ``get_world_size(group=g)`` (or ``(g)``) asks, by ``g``'s text; None otherwise."""
+    if type(value) is not ast.Call or (dotted(value.func) or "").rsplit(".", 1)[-1] not in _GROUP_SIZE_CALLS:
+        return None
+    args = [kw.value for kw in value.keywords if kw.arg == "group"] or value.args[:1]
+    text = dotted(args[0]) if args else None
+    group = group_from_text(text) if text else None
+    return None if group == "world" else group
+
+
+def _inplace_buffers(dataflow):
+    """``buffers(stmt)`` for :func:`single_rank_edges`:
+    the local names the collectives a statement of the graph makes write in
+    place, by their specs (``dist.all_reduce(flags)``, ``object_list=box``),
+    as :meth:`~cslint.analysis.transfer.Transfer.inplace_collectives` writes
+    them."""
+    graph, info = dataflow.graph, dataflow.info
+    nodes = {id(node.stmt): node for node in graph.nodes if node.stmt is not None and node.kind == cfgmod.STMT}
+
+    def buffers(stmt) -> frozenset:
+        node = nodes.get(id(stmt))
+        if node is None:
+            return frozenset()
+        found = set()
+        for call_info in info.node_info(node).calls:
+            match = call_info.match
+            if match is None or match.spec is None:
+                continue
+            call = call_info.call
+            found.update(call.args[index].id for index in match.spec.inplace
+                         if index < len(call.args) and type(call.args[index]) is ast.Name)
+            found.update(kw.value.id for kw in call.keywords
+                         if kw.arg in BUFFER_KEYWORDS and type(kw.value) is ast.Name)
+        return frozenset(found)
+    return buffers
 
 
 def _empty_test(test: ast.expr, sizes, containers) -> Optional[tuple]:

@@ -11,7 +11,7 @@ from typing import Optional
 from ..presets import group_from_text
 from ..presets.rank_names import size_name_is_uniform
 from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk, walked
-from .cfg import TEST, is_process_exit
+from .cfg import is_process_exit
 
 
 MAX_TEXT = 120
@@ -565,102 +565,6 @@ def tests_own_group(text: str, groups) -> bool:
                     return True
                 break
     return False
-
-
-
-def single_rank_edges(graph) -> dict:
-    """{(test node, successor): (group, names)} for the edge straight past
-    an ``if`` with no ``else`` that only runs where a parallel group has
-    more than one rank (``if get_tp_size() > 1: x = broadcast(x, tp)``):
-    that way the group has one rank, so the names the arm assigns cannot
-    differ within it.  Only a size named by a parallel dimension (the
-    world's own size or an unnamed group's may be any group's), or a local
-    name every binding of which asks one such group for its size or is a
-    constant (``n = 1; n = get_world_size(group=self.dp_tp_group)``,
-    :func:`_local_size_groups`)."""
-    out = {}
-    sizes = None
-    for node in graph.nodes:
-        stmt = node.stmt
-        if node.kind != TEST or type(stmt) is not ast.If or stmt.orelse \
-                or single_rank_side(stmt.test) is not False:
-            continue
-        sized = stmt.test.operand if type(stmt.test) is ast.UnaryOp else stmt.test
-        if type(sized) is not ast.Compare:
-            continue
-        size = sized.left if is_size_expr(sized.left) else sized.comparators[0]
-        text = dotted(size)
-        group = group_from_text(text) if text else None
-        if (group is None or group == "world") and type(size) is ast.Name:
-            if sizes is None:
-                sizes = _local_size_groups(graph)
-            group = sizes.get(size.id)
-        if group is None or group == "world":
-            continue
-        names = frozenset(name for s in stmt.body for name in assigned_names(s))
-        if not names:
-            continue
-        labels: dict = {}
-        for succ, label in node.succs:
-            labels.setdefault(succ, set()).add(label)
-        for succ, seen in labels.items():
-            if seen == {False}:
-                out[node.id, succ] = (group, names)
-    return out
-
-
-#: calls that answer a group's size when asked with the group
-_GROUP_SIZE_CALLS = frozenset({"get_world_size", "get_group_size"})
-
-
-def _local_size_groups(graph) -> dict:
-    """{local name: group} for the names of a function whose every binding
-    is a constant or a call asking a group named by a parallel dimension for
-    its size (``group_world_size = dist.get_world_size(group=self.dp_tp_cpu_group)``,
-    a fallback ``group_world_size = 1``), all of the same group."""
-    found: dict = {}
-    spoilt = set()
-    for node in graph.nodes:
-        stmt = node.stmt
-        if stmt is None:
-            continue
-        if type(stmt) is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name:
-            name, value = stmt.targets[0].id, stmt.value
-            if type(value) is ast.Constant and type(value.value) is int:
-                found.setdefault(name, None)
-                continue
-            group = _asked_group(value)
-            if group is not None and found.get(name) in (None, group):
-                found[name] = group
-                continue
-            spoilt.add(name)
-            continue
-        kind = type(stmt)
-        if kind is ast.ExceptHandler:
-            spoilt.add(stmt.name)
-            continue
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            spoilt.add(stmt.name)
-            continue
-        parts = [stmt.target] if kind in (ast.For, ast.AsyncFor) else \
-            [item.optional_vars for item in stmt.items if item.optional_vars is not None] \
-            if kind in (ast.With, ast.AsyncWith) else [stmt.test] if kind in (ast.If, ast.While) else \
-            [] if kind in (ast.Try, ast.Match) else [stmt]
-        for part in parts:
-            for sub in walked(part):
-                if type(sub) is ast.Name and type(sub.ctx) is not ast.Load:
-                    spoilt.add(sub.id)
-    return {name: group for name, group in found.items() if group is not None and name not in spoilt}
-
-
-def _asked_group(value) -> Optional[str]:
-    """The group ``get_world_size(group=g)`` (or ``(g)``) asks, by ``g``'s text; None otherwise."""
-    if type(value) is not ast.Call or (dotted(value.func) or "").rsplit(".", 1)[-1] not in _GROUP_SIZE_CALLS:
-        return None
-    args = [kw.value for kw in value.keywords if kw.arg == "group"] or value.args[:1]
-    text = dotted(args[0]) if args else None
-    group = group_from_text(text) if text else None
-    return None if group == "world" else group
 
 
 def _iterated_keys_of(loop) -> Optional[tuple]:

@@ -728,7 +728,7 @@ _MADE_FROM_DEPTH = 6
 
 def agreed_within(past: tuple, out: dict, collective) -> dict:
     """``out`` along an edge only a group of one rank takes, ``past`` =
-    ``(group, names)`` (:func:`~cslint.analysis.syntax.single_rank_edges`):
+    ``(group, names)`` (:func:`~cslint.analysis.edges.single_rank_edges`):
     those names cannot differ within the group there, nor can what the
     dataflow keeps apart for them (a dict's key ``("key", name, k)``, a
     container's own structure ``("own", name)``)."""
