@@ -3,7 +3,10 @@ returns (issue 14 §2.1): ``span, rank = ring_ctx()``, where every
 ``return`` of ``ring_ctx`` writes out a pair, binds ``span`` to what
 the first elements hold (a group's size, alike on its ranks) and ``rank``
 to the second (this rank); a callee whose returns do not all write out one
-tuple shape still hands its whole result to every name."""
+tuple shape still hands its whole result to every name.  A ``return`` of a
+conditional expression each arm of which writes out a tuple of that length
+(``(1, 0) if not ready else (size, rank)``) is one such tuple, each element
+chosen between the arms' elements at its position."""
 
 import textwrap
 
@@ -30,6 +33,14 @@ PARALLEL = """
         return dist.get_world_size(), dist.get_rank()
 
 
+    def chosen_ctx():
+        return (1, 0) if not initialized() else (dist.get_world_size(), dist.get_rank())
+
+
+    def uneven_ctx():
+        return (1, 0) if not initialized() else (dist.get_world_size(), dist.get_rank(), 0)
+
+
     def settle(t):
         dist.barrier()
         return t
@@ -39,7 +50,7 @@ USER = """
     import torch
     import torch.distributed as dist
 
-    from pkg.parallel import loose_ctx, ring_ctx
+    from pkg.parallel import chosen_ctx, loose_ctx, ring_ctx, uneven_ctx
 
 
     def step(t):
@@ -51,6 +62,14 @@ USER = """
         width, _ = loose_ctx()
         if width > 1:
             dist.all_reduce(t)      # 16: one return is a list: the whole result
+        size, own = chosen_ctx()
+        if size > 1:
+            dist.all_reduce(t)      # 19: a pair either way: the sizes, alike on every rank
+        if own == 0:
+            dist.all_reduce(t)      # 21: this rank
+        count, _ = uneven_ctx()
+        if count > 1:
+            dist.all_reduce(t)      # 24: tuples of two lengths: the whole result
 """
 
 
@@ -72,3 +91,10 @@ def test_an_imported_function_s_tuple_is_read_element_by_element(tmp_path):
 
 def test_an_imported_function_returning_other_shapes_hands_back_its_whole_result(tmp_path):
     assert 16 in _lines(tmp_path)
+
+
+def test_a_tuple_chosen_by_a_test_is_read_element_by_element(tmp_path):
+    lines = _lines(tmp_path)
+    assert 19 not in lines
+    assert 21 in lines
+    assert 24 in lines

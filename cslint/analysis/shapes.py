@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import weakref
 from typing import Optional
 
 from .astwalk import BLOCKS_OF, iter_children
@@ -50,9 +51,37 @@ def _one_return_shape(function, shape_of):
 
 
 def _tuple_length(value) -> Optional[int]:
+    if type(value) is ast.IfExp:  # ``(0, 1) if group is None else (group.rank, group.size)``
+        length = _tuple_length(value.body)
+        return length if length is not None and length == _tuple_length(value.orelse) else None
     if type(value) is not ast.Tuple or not value.elts or any(type(e) is ast.Starred for e in value.elts):
         return None
     return len(value.elts)
+
+
+#: the elements :func:`tuple_elements` made for a conditional expression, kept while it lives
+_CHOSEN_ELEMENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def tuple_elements(value) -> Optional[list]:
+    """The elements, by position, of a tuple a ``return`` writes out: a
+    display's own, or, for a conditional expression each arm of which
+    writes out a tuple of one length (``(0, 1) if group is None else
+    (group.rank_in_group, group.world_size)``), one conditional expression
+    per position choosing between the arms' elements there (``1 if group is
+    None else group.world_size``): each element holds what its arms hold
+    and reads the test, never the other positions.  None for any other
+    value."""
+    if type(value) is ast.Tuple:
+        return None if _tuple_length(value) is None else value.elts
+    if type(value) is not ast.IfExp or _tuple_length(value) is None:
+        return None
+    found = _CHOSEN_ELEMENTS.get(value)
+    if found is None:
+        found = _CHOSEN_ELEMENTS[value] = [
+            ast.copy_location(ast.IfExp(test=value.test, body=body, orelse=orelse), value)
+            for body, orelse in zip(tuple_elements(value.body), tuple_elements(value.orelse))]
+    return found
 
 
 def _constant_keys(value) -> Optional[frozenset]:

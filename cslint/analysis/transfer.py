@@ -35,7 +35,7 @@ from .records import FieldType, FieldWrite
 from .presentfields import writes_none
 from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
-from .shapes import settled_returned_name
+from .shapes import settled_returned_name, tuple_elements
 from .complements import none_wherever_several_ranks
 from .iteration import bind_iteration
 from .localdicts import display_keys, key_own_entry
@@ -442,14 +442,14 @@ class Transfer:
             return implicit, None, None  # a caller that unpacks the result never reads this path's elements
         if implicit and t is ast.Name and settled_returned_name(self.info.func) == value.id:
             implicit = EMPTY if self.hands_back_a_value_everywhere() else implicit  # one value, whichever way out
-        if (t is ast.Tuple or t is ast.List) and not any(type(e) is ast.Starred for e in value.elts):
-            evaluate = self.evaluator.eval
-            elements = [evaluate(e, flow.env) for e in value.elts]
+        written = value.elts if t is ast.Tuple or t is ast.List else tuple_elements(value)  # (or a tuple either way)
+        if written is not None and not any(type(e) is ast.Starred for e in written):
+            elements = [self.evaluator.eval(e, flow.env) for e in written]
             # an element is chosen as a return of its value is; the tuple as
             # a whole, and its length, keep the tests
             parts = tuple(atoms | self.choice_reaching(atoms, implicit) for atoms in elements)
             atoms = frozenset().union(implicit, *parts)
-            return atoms, parts if t is ast.Tuple and parts else (), implicit
+            return atoms, parts if t is not ast.List and parts else (), implicit
         if implicit and self.declares_one_object():
             # a test choosing between objects of the one class the function
             # declares: which object (what it was built with, its contents),

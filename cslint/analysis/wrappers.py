@@ -408,8 +408,10 @@ def _unpacked_group(ctx, target, value, name: str, depth: int):
     for node in own_nodes(callee):
         if type(node) is not ast.Return or node.value is None:
             continue
-        if not isinstance(node.value, ast.Tuple):
+        if type(node.value) is ast.Constant and node.value.value is None:
             continue  # `return None`: nothing unpacked
+        if not isinstance(node.value, ast.Tuple):
+            return None  # a tuple chosen by a test (`a if t else b`): not read here
         elts = node.value.elts
         if len(elts) != len(target.elts):
             return None

@@ -28,6 +28,14 @@ _collectives = [
     # given first, whose result every member receives.
     CollectiveSpec("*in_the_same_node_as", _T, group_arg=0, group_kw="pg", result="uniform"),
     CollectiveSpec("vllm.distributed.*.in_the_same_node_as", _T, group_arg=0, group_kw="pg", result="uniform"),
+    # A ``StatelessProcessGroup`` (a group over a TCP store, made outside
+    # torch.distributed): ``broadcast_obj(obj, src)`` hands every member the
+    # source's object (the source gets back what it passed), and
+    # ``all_gather_obj(obj)`` every member the list of all of them; the
+    # receivers wait in the store for the source's post.  Over the group the
+    # receiver names (``pg.broadcast_obj``: ``group:pg``), as ``pg.barrier()``.
+    CollectiveSpec("*.broadcast_obj", _T, result="uniform", root_arg=1, root_kw=("src",), operation="broadcast"),
+    CollectiveSpec("*.all_gather_obj", _T, result="uniform", operation="all_gather"),
 ]
 
 # This rank's schedule.  Under data parallelism every DP rank runs its own
