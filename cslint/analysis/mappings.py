@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 
 from .astwalk import BLOCKS_OF, walk as fast_walk
-from .syntax import dotted
+from .syntax import dotted, target_names
 
 #: calls that make a mapping (by their text, or the last name of it)
 MAPPING_FACTORIES = frozenset({"dict", "defaultdict", "OrderedDict", "Counter"})
@@ -151,7 +151,7 @@ def local_mapping(func, name: str) -> bool:
                     if len(node.targets) != 1 or not builds_mapping(node.value):
                         return False
                     found = True
-                elif _binds(target, name):
+                elif name in target_names(target):
                     return False
         elif t is ast.AnnAssign:
             if type(node.target) is ast.Name and node.target.id == name:
@@ -159,10 +159,10 @@ def local_mapping(func, name: str) -> bool:
                     return False
                 found = True
         elif t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
-            if _binds(node.target, name):
+            if name in target_names(node.target):
                 return False
         elif t is ast.With or t is ast.AsyncWith:
-            if any(item.optional_vars is not None and _binds(item.optional_vars, name) for item in node.items):
+            if any(item.optional_vars is not None and name in target_names(item.optional_vars) for item in node.items):
                 return False
         elif t is ast.Import or t is ast.ImportFrom:
             if any((alias.asname or alias.name.partition(".")[0]) == name for alias in node.names):
@@ -176,17 +176,6 @@ def local_mapping(func, name: str) -> bool:
         for field in BLOCKS_OF[t]:
             stack.extend(getattr(node, field))
     return found and not _walrus_binds(func, name)
-
-
-def _binds(target, name: str) -> bool:
-    t = type(target)
-    if t is ast.Name:
-        return target.id == name
-    if t is ast.Tuple or t is ast.List:
-        return any(_binds(elt, name) for elt in target.elts)
-    if t is ast.Starred:
-        return _binds(target.value, name)
-    return False
 
 
 def _walrus_binds(func, name: str) -> bool:

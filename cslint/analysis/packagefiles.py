@@ -23,7 +23,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .syntax import dotted
+from .syntax import dotted, target_names
 
 #: calls whose result is a path under their first argument's directory, or that directory
 _PATH_CALLS = frozenset({
@@ -82,7 +82,7 @@ def _bindings(scope, name: str, top_level: bool = False) -> Optional[list]:
             for target in node.targets:
                 if type(target) is ast.Name and target.id == name:
                     values.append(node.value)
-                elif _names(target, name):
+                elif name in target_names(target):
                     return None
         elif t is ast.AnnAssign and type(node.target) is ast.Name and node.target.id == name:
             if node.value is None:
@@ -104,16 +104,6 @@ def _parameters(func) -> set:
     return out
 
 
-def _names(target, name: str) -> bool:
-    """Whether the assignment target ``target`` binds ``name`` (not an element or an attribute of it)."""
-    t = type(target)
-    if t is ast.Name:
-        return target.id == name
-    if t is ast.Tuple or t is ast.List:
-        return any(_names(element, name) for element in target.elts)
-    return t is ast.Starred and _names(target.value, name)
-
-
 def _binds(node, name: str) -> bool:
     t = type(node)
     if t is ast.Global or t is ast.Nonlocal:
@@ -121,7 +111,7 @@ def _binds(node, name: str) -> bool:
     if t is ast.Import or t is ast.ImportFrom:
         return any((alias.asname or alias.name).split(".")[0] == name for alias in node.names)
     if t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
-        return _names(node.target, name)
+        return name in target_names(node.target)
     if t is ast.NamedExpr:
         return node.target.id == name
-    return any(item.optional_vars is not None and _names(item.optional_vars, name) for item in node.items)
+    return any(item.optional_vars is not None and name in target_names(item.optional_vars) for item in node.items)
