@@ -78,3 +78,40 @@ def test_a_copy_on_this_ranks_device_may_fail_there_alone():
 
 def test_a_reshape_may_copy_and_fail_there_alone():
     assert _codes(ids="ids.reshape(-1)") == [("CSL101", 35)]
+
+
+_SHARDED = """
+    import torch.distributed as dist
+
+
+    def shard(x, tp_size):
+        rank = dist.get_rank()
+        chunk = x.shape[0] // tp_size
+        return x[ROWS]
+
+
+    def fused_path_applies(h):
+        if not h.is_cuda or h.dim() != 2 or not h.is_contiguous() or h.stride(0) != h.shape[1]:
+            return False
+        return True
+
+
+    def reduce_norm(x, tp_size):
+        part = shard(x, tp_size)
+        if fused_path_applies(part):
+            return part
+        dist.all_reduce(part)
+        return part
+"""
+
+
+def test_the_layout_of_a_ranks_slice_of_rows_is_every_ranks():
+    # strides and contiguity are structure (shape and how it was made), not
+    # contents: a slice of one width at this rank's offset is laid out alike
+    source = textwrap.dedent(_SHARDED.replace("ROWS", "rank * chunk : (rank + 1) * chunk"))
+    assert [(f.code, f.line) for f in check_source(source).findings] == []
+
+
+def test_the_layout_of_a_slice_as_wide_as_the_rank_still_differs():
+    source = textwrap.dedent(_SHARDED.replace("ROWS", ": rank + 1"))
+    assert [(f.code, f.line) for f in check_source(source).findings] == [("CSL102", 21)]

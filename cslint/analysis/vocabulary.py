@@ -114,8 +114,12 @@ WHOLLY_HELD_CLASSES = PLACE_CLASSES | GROUP_CLASSES
 WHOLLY_HELD_NAMES = frozenset(name.rpartition(".")[2] for name in WHOLLY_HELD_CLASSES)
 
 # Methods and attributes of a library object (a tensor, a dict) that read its
-# structure: its shape, size, rank, element type or key set.
-STRUCTURE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension", "keys", "__len__"})
+# structure: its shape, size, rank, layout, element type or key set.  A
+# tensor's layout (its strides, whether they are contiguous) follows its shape
+# and how it was made, never what it holds: a rank's slice of the rows of a
+# contiguous tensor, at whatever offset, is contiguous as every rank's is.
+STRUCTURE_METHODS = frozenset({"size", "numel", "nelement", "dim", "ndimension", "keys", "__len__",
+                               "stride", "is_contiguous"})
 STRUCTURE_ATTRIBUTES = frozenset({"shape", "ndim", "dtype"})
 # Methods of a tensor that read its kind (element type), never its length or
 # contents (``atoms.KIND_ATTRIBUTES`` are the attributes); called through the
