@@ -11,7 +11,7 @@ import pickle
 import textwrap
 from collections import Counter
 
-from cslint.analysis import atoms
+from cslint.analysis import atoms, callrefs
 from cslint.analysis.facts import extract_file_facts
 from cslint.config import Settings
 from cslint.presets import load_presets
@@ -48,7 +48,7 @@ def _atoms_in(value, out: list, seen: set) -> list:
         return out
     seen.add(id(value))
     if isinstance(value, tuple) and value and isinstance(value[0], str) and hasattr(type(value), "_fields") \
-            and type(value).__module__ == atoms.__name__:
+            and type(value).__module__ in (atoms.__name__, callrefs.__name__):
         out.append(value)
     if isinstance(value, (tuple, list, set, frozenset)):
         for item in value:
@@ -104,7 +104,7 @@ def test_the_worker_pipe_writes_records_with_their_own_reducers_and_keeps_them()
 
     from cslint.engine import reducers, workers  # noqa: F401 (workers registers the reducers with the pipe's pickler)
 
-    assert set(atoms.ATOM_CLASSES) <= set(reducers.FACT_REDUCERS)
+    assert set(atoms.ATOM_CLASSES + callrefs.REF_CLASSES) <= set(reducers.FACT_REDUCERS)
     assert all(ForkingPickler._extra_reducers[cls] is reduce for cls, reduce in reducers.FACT_REDUCERS.items())
     facts = _facts()
     data = bytes(ForkingPickler.dumps(facts))

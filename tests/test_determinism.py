@@ -121,7 +121,8 @@ def test_output_is_identical_for_any_hash_seed_and_jobs(tmp_path, fmt):
 
 
 ORDER_PROBE = textwrap.dedent("""\
-    from cslint.analysis.atoms import call_result, collective_result, field_read, name_ref, param, source
+    from cslint.analysis.atoms import call_result, collective_result, field_read, param, source
+    from cslint.analysis.callrefs import name_ref
     from cslint.analysis.divergence import canonical_order
 
     inner_a = frozenset({source("rank id", "a", "f.py", 1, (("*", frozenset({"tp", "pp"})),))})

@@ -203,7 +203,8 @@ def test_each_room_imports_only_what_it_may():
 ANALYSIS_PHASES = [
     ("astwalk", "atoms", "environment", "modulenames", "groupgetters"),  # tree walking, typed atoms and their
     # transforms, environments; the dotted name a file has from its packages; what a tree's group getters return
-    ("divergence", "results"),  # divergence maps, over the atoms' sources; call results and their nesting
+    ("divergence", "results", "callrefs"),  # divergence maps, over the atoms' sources; call results and their
+    # nesting; references to functions, what a call calls
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "shapes", "records", "callfacts", "escapes", "spans", "positions"),  # what the syntax says; the per-file
     # records; failing work; what a slice's bounds leave of its width; a display's elements kept apart at a parameter

@@ -3,7 +3,7 @@ self.pending = os.listdir(root), None``) gives each field its own element,
 as it does to local names: the field set to None is not the directory
 listing beside it.  A call handing back a pair gives each field its own
 element where every ``return`` of the callee writes out one tuple shape
-(``atoms.element``, as for local names ``a, b = f()``); of any other call,
+(``callrefs.element``, as for local names ``a, b = f()``); of any other call,
 each field still gets the whole value."""
 
 import textwrap

@@ -3,7 +3,7 @@ A function that fills a list by ``append`` and hands it back returns a list
 of one length on every rank, whatever each rank's elements are (a rank's own
 entry picked by ``t if member == rank else h``): a caller testing whether the
 result is None, how long it is or looping over it reads that own structure
-(``Variant.return_own``, ``atoms.OWN_PART``), while a read of an element
+(``Variant.return_own``, ``callrefs.OWN_PART``), while a read of an element
 still sees the elements.  Each shape is paired with the reads that must still
 be reported: a store on some ranks only, a rank-local early return, the list
 bound anew by a rank test, an element read."""

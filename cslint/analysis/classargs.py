@@ -5,7 +5,7 @@ Called, such a parameter builds an object of whatever class the caller
 chose.  Where every call of the function in the tree passes a class of the
 tree there (``self.collect(reqs, PushEntry)``, ``self.collect(reqs,
 entry_cls=RemoteEntry)``), the call is one of those classes' constructors
-(:class:`~cslint.analysis.atoms.ParamCallRef`): a new object of one of
+(:class:`~cslint.analysis.callrefs.ParamCallRef`): a new object of one of
 them, each argument reaching the field it is stored in, as a call naming
 the class does; not an object made of all its arguments at once.
 
@@ -21,7 +21,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walked
-from .atoms import THROUGH_INSTANCE, ParamCallRef, class_ref, param_call_ref, qual_ref
+from .callrefs import THROUGH_INSTANCE, ParamCallRef, class_ref, param_call_ref, qual_ref
 from .wrappers import own_nodes
 
 
@@ -156,7 +156,7 @@ def _may_name_class(ctx, expr) -> bool:
 
 
 class ParamClasses:
-    """Which classes a :class:`~cslint.analysis.atoms.ParamCallRef` builds:
+    """Which classes a :class:`~cslint.analysis.callrefs.ParamCallRef` builds:
     those every call of its function in the tree passes for the parameter,
     or none at all where some call passes something else (or passes it
     unpacked, or the tree holds no call of it)."""

@@ -36,7 +36,8 @@ still reads the whole table: which construction made it is not known.
 
 from __future__ import annotations
 
-from .atoms import OWN_PARAM, THROUGH_INSTANCE, field_name
+from .atoms import OWN_PARAM, field_name
+from .callrefs import THROUGH_INSTANCE
 from .divergence import extend_via, merge, substituted
 from .positions import parameter_of
 from .records import written_variants

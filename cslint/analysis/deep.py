@@ -15,7 +15,8 @@ from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .feasibility import constant_arguments
 from .guards import Guards
-from .atoms import EMPTY, field_method_ref, raised_by
+from .atoms import EMPTY, raised_by
+from .callrefs import field_method_ref
 from .positions import own_arguments
 from .presentreturns import add_returned
 from .raises import computes_from_operands, may_raise_own_class, raised_tree_by, reads_host_tensor, swallowed_here

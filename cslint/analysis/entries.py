@@ -42,7 +42,8 @@ import ast
 from typing import Optional
 
 from .astwalk import walked
-from .atoms import EMPTY, OWN_PART, call_result, element, entry_field, field_read, own_results, part_ref, whole
+from .atoms import EMPTY, call_result, entry_field, field_read, whole
+from .callrefs import OWN_PART, element, own_results, part_ref
 from .localdicts import key_read_local_own
 from .records import FieldWrite
 from .shapes import loop_values_name
@@ -157,7 +158,7 @@ _ANY_KEY = "*"
 #: the positions of such a field that hold, of the appended results of a
 #: function writing out dict displays with computed keys, the whole dicts
 #: (read with a key's position), and apart the dicts' own structure
-#: (``atoms.own_results``; of constant-keyed ones too) and their values' own
+#: (``callrefs.own_results``; of constant-keyed ones too) and their values' own
 #: structure (:data:`ANY_VALUE_OWN`), read through a name a loop over the
 #: field binds to its elements (:func:`element_own`)
 _KEYED_WHOLE, DICT_OWN, VALUES_OWN = "dicts", "dicts#own", "values#own"
@@ -172,7 +173,7 @@ def appended_entry_writes(info, attr: str, call: ast.Call, atoms: frozenset, lin
     result of a call in ``v`` of a function that writes out dict displays
     with constant keys (``ModuleContext.returns_dicts``) writes each key a
     position of the field's entries, holding what the function returns
-    under it (``atoms.element``); the rest of ``atoms`` (the implicit flow,
+    under it (``callrefs.element``); the rest of ``atoms`` (the implicit flow,
     another value ``v`` may be, any other call) goes to the position read
     with every key (``_ANY_KEY``)."""
     if call.func.attr != "append" or info.ctx.positional_fields.get(attr) != APPENDED:
@@ -204,7 +205,7 @@ def appended_entry_writes(info, attr: str, call: ast.Call, atoms: frozenset, lin
 
 
 def _parts(results: frozenset, index) -> frozenset:
-    """Each call result of ``results`` read as its part ``index`` (``atoms.part_ref``)."""
+    """Each call result of ``results`` read as its part ``index`` (``callrefs.part_ref``)."""
     return frozenset(call_result(part_ref(index, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text,
                                  a.depth) for a in results)
 
@@ -423,7 +424,7 @@ def dict_view_own(reads, view: ast.Call, env) -> Optional[frozenset]:
     ``d.values()``, ``d`` a call or a name never stored into, that holds the
     result of a function every ``return`` of which writes out a dict display
     (``ModuleContext.returns_dicts``, ``returns_keyed_values``): as many
-    entries as that dict, so its own part (``atoms.own_results``); anything
+    entries as that dict, so its own part (``callrefs.own_results``); anything
     else ``d`` holds stays whole.  None for another call."""
     func = view.func
     if type(func) is not ast.Attribute or func.attr not in _DICT_VIEWS or view.args or view.keywords:
@@ -483,7 +484,7 @@ def key_read_own(evaluator, value: ast.Subscript, env, stored: frozenset) -> Opt
 
 def parted_by(ctx, index):
     """Which callees a constant ``index`` reads one part of what they return
-    (``atoms.element``): those returning tuples by an int position, dict
+    (``callrefs.element``): those returning tuples by an int position, dict
     displays by a string key; None for any other index."""
     if type(index) is not ast.Constant:
         return None

@@ -32,7 +32,7 @@ from typing import Optional
 from ..config import Settings
 from ..presets import Knowledge, group_from_text
 from .astwalk import walked
-from .atoms import class_ref, qual_ref
+from .callrefs import class_ref, qual_ref
 from .classargs import class_arguments
 from .deep import deep_variant
 from .typedcalls import calls_typed_wrapper, typed_entries

@@ -19,9 +19,9 @@ from .astwalk import BLOCKS_OF, CHILDREN, children_into, walk as fast_walk, walk
 from .callfacts import payload_argument
 from .classargs import parameter_call_ref
 from .funcaliases import probed_text
-from .atoms import (
-    EMPTY, class_ref, field_method_ref, func_ref, method_ref, name_ref, param_atoms, qual_ref, source, super_ref,
-    typed_method_ref,
+from .atoms import EMPTY, param_atoms, source
+from .callrefs import (
+    class_ref, field_method_ref, func_ref, method_ref, name_ref, qual_ref, super_ref, typed_method_ref,
 )
 from .logs import quiet_calls
 from .receivers import ReceiverTypes, is_library

@@ -25,11 +25,12 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .astwalk import block_fields, own_nodes
-from .atoms import EMPTY, call_result, part_ref
+from .atoms import EMPTY, call_result
+from .callrefs import part_ref
 from .environment import fork
 from .presence import none_test
 
-#: the first item of a part index (``atoms.PartRef.index``) that stands for
+#: the first item of a part index (``callrefs.PartRef.index``) that stands for
 #: what a result holds where it is not None: ``(PRESENT, i)`` for element
 #: ``i`` of a returned tuple, ``(PRESENT, None)`` for the whole result
 PRESENT = "present"

@@ -21,7 +21,8 @@ import functools
 from typing import Optional
 
 from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_from_text
-from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, THROUGH_INSTANCE, field_name
+from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, field_name
+from .callrefs import THROUGH_INSTANCE
 from .callfacts import translate
 from .callercontext import pass_calling_context, reads_no_context
 from .constructions import BUILT_APART, built_reads, constructor_fields, stored_apart

@@ -14,9 +14,10 @@ from ..presets import ALL_DIMS
 from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
 from .presentfields import PRESENT_FIELD, present_field, present_read
 from .atoms import (
-    BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, IDENT, OWN_ARG, OWN_FIELD, OWN_PARAM, OWN_PART, SHAPE, SPREAD_OWN,
-    THROUGH_INSTANCE, ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
+    BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, IDENT, OWN_ARG, OWN_FIELD, OWN_PARAM, SHAPE, SPREAD_OWN,
+    ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
 )
+from .callrefs import OWN_PART, THROUGH_INSTANCE
 from .constructions import built_apart, constructed_by, field_of
 from .divergence import extend_via, merge, transformed
 from .positions import POSITION_PARAM, parameter_of
@@ -147,7 +148,7 @@ class ProgramReads:
 
     def _returned(self, atom, mode: frozenset) -> dict:
         """What the call ``atom`` returns, its parameters bound to the
-        arguments; one element of it for a :class:`~cslint.analysis.atoms.PartRef`
+        arguments; one element of it for a :class:`~cslint.analysis.callrefs.PartRef`
         (of a callee whose returns all write out a tuple long enough)."""
         ref = atom.ref
         index = None

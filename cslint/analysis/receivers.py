@@ -46,7 +46,7 @@ import weakref
 from typing import Optional
 
 from .astwalk import CHILDREN
-from .atoms import func_ref, method_ref, super_ref
+from .callrefs import func_ref, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted, flatten_targets
 

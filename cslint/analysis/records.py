@@ -190,7 +190,7 @@ class Variant:
     #: depends on where some ``return`` hands back a container whose own
     #: structure is kept apart from its elements' (a list filled by
     #: ``append``, a tuple written out): a caller reading only that reads
-    #: this (``atoms.OWN_PART``); None where it is the whole result
+    #: this (``callrefs.OWN_PART``); None where it is the whole result
     return_own: Optional[frozenset] = None
     #: ``unhandled-exceptions = "hang"``: what decides whether the function
     #: fails on this rank with an error it does not catch (the tests above

@@ -474,7 +474,7 @@ def issued_collective(resolver: Resolver, site):
     or None.  ``self.all_reduce(x)``, where the field ``all_reduce`` holds an
     object of classes of the tree each of which defines or inherits a
     ``__call__`` of the tree (the site's reference a
-    :class:`~cslint.analysis.atoms.FieldMethodRef` to it,
+    :class:`~cslint.analysis.callrefs.FieldMethodRef` to it,
     :func:`~cslint.analysis.deep.called_field`), runs that ``__call__``
     whatever the field is called: the call reaches what it issues, over the
     group it names, and is no collective of the field's name over the world;

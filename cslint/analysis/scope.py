@@ -14,7 +14,7 @@ from ..config import Settings, matches_any, pattern_matches, text_matches
 from ..presets import Knowledge, group_from_text
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .astwalk import children_into
-from .atoms import func_ref, method_ref
+from .callrefs import func_ref, method_ref
 from .modulenames import module_name_for
 from .results import AtomBuilder
 from .cfg import exit_exceptions
@@ -252,7 +252,7 @@ class ModuleContext:
 
     def returns_own_structure(self, ref) -> bool:
         """Whether some ``return`` of ``ref``, of this module, hands back a container whose own structure is kept
-        apart (``syntax.returns_own_structure``): a read of the result's own reads that part (``atoms.OWN_PART``)."""
+        apart (``syntax.returns_own_structure``): a read of the result's own reads that part (``callrefs.OWN_PART``)."""
         return _returns_shape(self, ref, self._own_returns, _returns_own_structure)
 
     def definitions(self) -> dict:

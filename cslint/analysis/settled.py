@@ -37,7 +37,8 @@ from typing import Optional
 
 from ..presets import ALL_DIMS
 from .astwalk import children_into
-from .atoms import func_ref, whole
+from .atoms import whole
+from .callrefs import func_ref
 from .cfg import TEST
 from .correlated import decided_by, held_where, reads_fixed_names
 from .results import issues_itself

@@ -15,8 +15,9 @@ from .entries import dict_view_own, key_read_own, parted_by
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute,
-    element, field_read, own_field, own_params, own_results, project, source, whole,
+    field_read, own_field, own_params, project, source, whole,
 )
+from .callrefs import element, own_results
 from .iteration import bind_iteration
 from .localdicts import keyed_containers
 from .mappings import holds_mapping
@@ -313,8 +314,8 @@ class StructureReads:
 
     def kept_apart(self, expr, env: dict, params: bool = True) -> Optional[frozenset]:
         """The own structure of a local container stored into (``("own", name)``, :meth:`Flow.write`), of a field of
-        this class (``atoms.own_field``), of what a call hands back (``atoms.own_results``, also through a name bound to
-        it), of a parameter (``atoms.own_params``, unless not ``params``); None for anything else."""
+        this class (``atoms.own_field``), of what a call hands back (``callrefs.own_results``, also through a name
+        bound to it), of a parameter (``atoms.own_params``, unless not ``params``); None for anything else."""
         t = type(expr)
         if t is ast.Name:
             name = expr.id
@@ -760,7 +761,7 @@ def _mentions(atom, key) -> bool:
 def _name_own(reads, value: frozenset, params: bool, name: str) -> Optional[frozenset]:
     """The own structure of a name holding ``value`` with none kept apart
     in the environment: the own part of each result of a call that keeps
-    one (``atoms.own_results``) and of each parameter (``params_own``);
+    one (``callrefs.own_results``) and of each parameter (``params_own``);
     None for a name a loop or comprehension binds (an element: not its
     container's own structure, though its atoms are the container's)."""
     parted = own_results(value, reads.ctx.returns_own_structure)

@@ -22,7 +22,8 @@ import ast
 from typing import Optional
 
 from .astwalk import block_fields, walked
-from .atoms import CONTENTS, EMPTY, SIZED, element, own_field, project, qual_ref
+from .atoms import CONTENTS, EMPTY, SIZED, own_field, project
+from .callrefs import element, qual_ref
 from .copies import copies_itself, rebinding_reach
 from .entries import (
     appended_entry_writes, empty_table, entry_parts, entry_writes, key_read_own, keyed_entry_read, returned_by_key,
@@ -316,7 +317,7 @@ class Transfer:
         elif not augmented and type(value) in (ast.Call, ast.Subscript) and flow.element_stores and any(
                 type(target) is ast.Name and target.id in flow.element_stores for target in targets):
             # what a call hands back with its own structure kept apart
-            # (``atoms.own_results``), stored into here, or the value under a
+            # (``callrefs.own_results``), stored into here, or the value under a
             # constant key of a dict display one hands back: both parts kept apart
             own = self.evaluator.kept_apart(value, env) if type(value) is ast.Call else \
                 key_read_own(self.evaluator, value, env, flow.element_stores)
@@ -740,7 +741,7 @@ def agreed_within(past: tuple, out: dict, collective) -> dict:
 def _returned_dict_keys(info, targets, value, atoms: frozenset, flow: Flow) -> None:
     """``name = f()`` where every return of ``f`` writes out a dict display
     with constant keys (``ModuleContext.returns_dicts``): each key read later
-    gets the value ``f`` returns under it (``atoms.element``); so does
+    gets the value ``f`` returns under it (``callrefs.element``); so does
     ``name = self.plans[i]`` of a field such results are appended to
     (``entries.keyed_entry_read``)."""
     call = type(value) is ast.Call

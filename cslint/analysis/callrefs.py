@@ -1,0 +1,225 @@
+"""References to functions: what a call or a collective site calls.
+
+A call's ``ref`` (:class:`~cslint.analysis.records.Site`,
+:class:`~cslint.analysis.atoms.CallResult`, :class:`~cslint.analysis.atoms.RaisedBy`)
+names its callee as far as one file can tell; the whole-tree pass
+(:mod:`cslint.analysis.resolution`) resolves it to the functions of the tree
+it may run.  Each reference is a ``NamedTuple`` whose first item is its kind
+as a word (``"func"``, ``"method"``, ...), made like the value atoms
+(:func:`cslint.analysis.atoms.made`: one object per distinct reference while
+a file is extracted, built and unpickled from one tuple of its items), so it
+is picklable, hashable and read by name:
+
+============================  ==============================================
+reference                     what is called
+============================  ==============================================
+:class:`FuncRef`              a function of a module
+:class:`ClassRef`             a class of the same file (its constructor)
+:class:`QualRef`              a dotted name through the imports
+:class:`MethodRef`            ``self.name()``, overrides included
+:class:`SuperRef`             ``super().name()``
+:class:`FieldMethodRef`       ``self.attr.name()``
+:class:`TypedMethodRef`       ``x.name()`` where the function shows what ``x`` is
+:class:`PartRef`              one element of what calling another reference
+                              returns, or its own structure (:data:`OWN_PART`)
+:class:`ParamCallRef`         a parameter holding a class, called
+:class:`NameRef`              ``anything.name()``: the one method of that name
+============================  ==============================================
+
+:func:`element` and :func:`own_results` read a value's call results by part
+(:class:`PartRef`).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Optional
+
+from .atoms import call_result, made, made_from_one_tuple
+
+
+class FuncRef(NamedTuple):
+    """A function of a module (``module``, its qualified name)."""
+
+    tag: str  # "func"
+    module: str
+    qualname: str
+
+
+class ClassRef(NamedTuple):
+    """A class of the same file, by key (a call constructs it)."""
+
+    tag: str  # "class"
+    key: str
+
+
+class QualRef(NamedTuple):
+    """A dotted name through the imports (a function, or a class's constructor)."""
+
+    tag: str  # "qual"
+    dotted: str
+
+
+class MethodRef(NamedTuple):
+    """``self.name()`` inside the class ``class_key`` (overrides included)."""
+
+    tag: str  # "method"
+    class_key: str
+    name: str
+
+
+class SuperRef(NamedTuple):
+    """``super().name()`` inside the class ``class_key``."""
+
+    tag: str  # "super"
+    class_key: str
+    name: str
+
+
+class FieldMethodRef(NamedTuple):
+    """``self.attr.name()``: a method of whatever class ``self.attr`` holds."""
+
+    tag: str  # "fieldmethod"
+    class_key: str
+    attr: str
+    name: str
+
+
+class TypedMethodRef(NamedTuple):
+    """``x.name()`` where the function shows what ``x`` is: ``terms`` are its
+    type terms (:mod:`cslint.analysis.receivers`), resolved to classes by the
+    whole-tree pass."""
+
+    tag: str  # "typed"
+    name: str
+    terms: tuple
+
+
+class PartRef(NamedTuple):
+    """Element ``index`` of what calling ``ref`` returns (``a, b = f()``,
+    ``f()[1]``): the callee's returns at that position where every return
+    of its writes out a tuple of that length, else its whole result."""
+
+    tag: str  # "part"
+    index: int
+    ref: tuple
+
+
+class ParamCallRef(NamedTuple):
+    """``factory(...)`` where ``factory`` is parameter ``index`` of the
+    function ``key``: the constructors of the classes of the tree that
+    every call of that function passes there, if each does pass one
+    (:mod:`cslint.analysis.classargs`)."""
+
+    tag: str  # "paramcall"
+    key: str
+    index: int
+
+
+class NameRef(NamedTuple):
+    """``anything.name()`` on a receiver nothing is known about: the one
+    method of that name in the tree, if unique."""
+
+    tag: str  # "name"
+    name: str
+    #: the positional arguments the call passes (-1: unpacked, not known):
+    #: a method that cannot take that many is not the one called
+    positional: int = -1
+
+
+#: The reference classes, made from one tuple of their items as the value atoms are.
+REF_CLASSES = (FuncRef, ClassRef, QualRef, MethodRef, SuperRef, FieldMethodRef, TypedMethodRef, PartRef,
+               ParamCallRef, NameRef)
+made_from_one_tuple(REF_CLASSES)
+
+
+def func_ref(module: str, qualname: str) -> FuncRef:
+    return made(FuncRef, ("func", module, qualname))
+
+
+def class_ref(key: str) -> ClassRef:
+    return made(ClassRef, ("class", key))
+
+
+def qual_ref(dotted: str) -> QualRef:
+    return made(QualRef, ("qual", dotted))
+
+
+def param_call_ref(key: str, index: int) -> ParamCallRef:
+    return made(ParamCallRef, ("paramcall", key, index))
+
+
+def method_ref(class_key: str, name: str) -> MethodRef:
+    return made(MethodRef, ("method", class_key, name))
+
+
+def super_ref(class_key: str, name: str) -> SuperRef:
+    return made(SuperRef, ("super", class_key, name))
+
+
+def field_method_ref(class_key: str, attr: str, name: str) -> FieldMethodRef:
+    return made(FieldMethodRef, ("fieldmethod", class_key, attr, name))
+
+
+def typed_method_ref(name: str, terms: tuple) -> TypedMethodRef:
+    return made(TypedMethodRef, ("typed", name, terms))
+
+
+def name_ref(name: str, positional: int = -1) -> NameRef:
+    return made(NameRef, ("name", name, positional))
+
+
+#: The index of a :class:`PartRef` that stands for the own structure of what
+#: the call returns (its None-ness, length, kind), not an element of it: a
+#: function handing back a list it filled by ``append`` returns a list of
+#: the same length on every rank whatever each element is
+#: (``Variant.return_own``); the whole result where nothing is kept apart.
+OWN_PART = -1
+
+
+def part_ref(index: int, ref) -> PartRef:
+    return made(PartRef, ("part", index, ref))
+
+
+def element(index: int, atoms: frozenset, splits) -> frozenset:
+    """Element ``index`` of a value (a tuple unpacked, or indexed with a
+    constant): the result of a call whose callee writes out the tuples it
+    returns (``splits(ref)``) becomes that element of what the call returns;
+    everything else keeps what the whole value depends on.  (One atom per
+    element costs the whole-tree pass as much as a call of its own, so only
+    the calls that can tell their elements apart get them.)"""
+    parted = _results_part(atoms, splits, index)
+    return atoms if parted is None else parted
+
+
+def own_results(atoms: frozenset, returns_own) -> Optional[frozenset]:
+    """``atoms`` with each result of a call of a function that hands back a
+    container whose own structure is kept apart (``returns_own(ref)``:
+    ``ModuleContext.returns_own_structure``) read as that own structure alone
+    (``part_ref(OWN_PART, ref)``: its None-ness and length, not its
+    elements'); None where ``atoms`` holds no such result."""
+    return _results_part(atoms, returns_own, OWN_PART)
+
+
+def _results_part(atoms: frozenset, has_parts, part) -> Optional[frozenset]:
+    """``atoms`` with each result of a call whose callee ``has_parts(ref)``
+    read as its ``part`` (``part_ref``); None where there is none."""
+    split = None
+    for atom in atoms:
+        if atom.tag == "R" and atom.ref.tag not in _WHOLE_RESULTS and has_parts(atom.ref):
+            if split is None:
+                split = []
+            split.append(atom)
+    if split is None:
+        return None
+    return atoms.difference(split).union([
+        call_result(part_ref(part, atom.ref), atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
+                    atom.depth) for atom in split])
+
+
+#: Call references whose result :func:`element` and :func:`own_results` leave whole.
+_WHOLE_RESULTS = frozenset({"class", "part"})
+
+
+#: Reference kinds whose call passes the receiver as the first parameter
+#: (or builds it: a parameter holding a class, called).
+THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name", "paramcall"})
