@@ -77,10 +77,11 @@ def arm_exits(dataflow) -> tuple:
                 arms.setdefault((d, label), {}).setdefault(name, []).append(n)
     skips: dict = {}
     gates: dict = {}
+    bound_at: dict = {}  # node -> names_bound of its statement (nested arms share nodes)
     for (d, label), bound in arms.items():
         stmt = nodes[d].stmt
         inside = _arm_nodes(graph, stmt.body if label else stmt.orelse)
-        names = frozenset(bound) - _bound_without(dataflow, d, inside, bound)
+        names = frozenset(bound) - _bound_without(dataflow, d, inside, bound, bound_at)
         if not names:
             continue
         for name in names:
@@ -101,7 +102,7 @@ def _if_arm(node, label) -> bool:
     return (label is True or label is False) and node.kind == cfgmod.TEST and type(node.stmt) is ast.If
 
 
-def _bound_without(dataflow, d: int, inside: frozenset, bound: dict) -> frozenset:
+def _bound_without(dataflow, d: int, inside: frozenset, bound: dict, bound_at: dict) -> frozenset:
     """The names of ``bound`` some other binding in the arm (``inside``)
     binds without test ``d`` in what it binds (a binding both arms make
     alike, one every reader took alike, one only a group of one rank
@@ -112,7 +113,10 @@ def _bound_without(dataflow, d: int, inside: frozenset, bound: dict) -> frozense
     for m in inside:
         if m not in live:
             continue
-        for name in names_bound(nodes[m].stmt) & bound.keys():
+        names = bound_at.get(m)
+        if names is None:
+            names = bound_at[m] = names_bound(nodes[m].stmt)
+        for name in names & bound.keys():
             if m in bound[name]:
                 continue
             if dataflow.single_rank(m) or d in dataflow.tests_read_alike(m) \

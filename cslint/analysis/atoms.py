@@ -493,8 +493,8 @@ def project(transform: str, atoms: frozenset) -> frozenset:
                 out.append(made(CollectiveResult, ("C", atom.group, inner, atom.depth)))
         else:
             rest.append(atom)
-    for atom in rest:  # one each, so that a reader can tell them apart (a field's own old value)
-        out.append(made(Projection, ("J", transform, frozenset((atom,)))))
+    for atom in rest:  # one each, so that a reader can tell them apart (a field's own old value); most made before
+        out.append(_known(items := ("J", transform, frozenset((atom,)))) or made(Projection, items))
     found = frozenset(out)
     if len(_projected) >= _PROJECTED_LIMIT:
         _projected.clear()

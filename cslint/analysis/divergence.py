@@ -66,7 +66,10 @@ def substituted(value: dict, argument) -> dict:
     out: dict = {}
     for k, (dims, via) in value.items():
         if k.tag != "PARAM":
-            merge(out, k, dims, via)
+            if len(out) < MAX_SOURCES and k not in out:
+                out[k] = (dims, via)  # what merge does with a new key below the cap
+            else:
+                merge(out, k, dims, via)
             continue
         passed = argument(k)
         if not passed:

@@ -139,13 +139,13 @@ class Evaluator(StructureReads):
         else:
             if self._uniform_texts and ast.unparse(expr) in self._uniform_texts:
                 return EMPTY
-            cached = self._static.get(id(expr))
+            cached = self._static.get(key := id(expr))
             if cached is not None:
                 return cached
             before = self._env_reads
             result = self._eval(expr, env, t)
             if self._env_reads == before:
-                self._static[id(expr)] = result
+                self._static[key] = result
             return result
         return self._eval(expr, env, t)
 

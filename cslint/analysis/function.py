@@ -256,18 +256,20 @@ def index_parents(body: list) -> tuple:
     parents, blocks = {}, {}
     for stmt in body:
         blocks[id(stmt)] = body
-    stack = [(s, None) for s in body]
+        parents[id(stmt)] = None
+    stack = list(body)
     while stack:
-        node, parent = stack.pop()
-        parents[id(node)] = parent
+        node = stack.pop()
         kind = type(node)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
             continue
         for name in BLOCKS_OF[kind]:
             block = getattr(node, name, None) or []
             for child in block:
-                stack.append((child, node))
-                blocks[id(child)] = block
+                key = id(child)
+                parents[key] = node  # (noted as the statement holding it is taken, not as it is)
+                blocks[key] = block
+            stack += block
     return parents, blocks
 
 
@@ -575,7 +577,7 @@ class FunctionInfo:
                     calls.append(CallInfo(call, inline, raw, canon, match))
                 if ctx.may_hold_walrus:  # most files have none: no second walk of the expression
                     for sub in walked(expr):
-                        if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                        if type(sub) is ast.NamedExpr and type(sub.target) is ast.Name:
                             walrus.append(sub)
             info = NodeInfo(exprs, calls, walrus)
             self._node_infos[key] = info
@@ -619,11 +621,11 @@ class FunctionInfo:
         """The typed reference a callee expression leads to, or None for a call nothing in the tree can be (a
         builtin, a generic method name).  Kept per expression: the summary walk, the dataflow (once per pass over
         a statement) and the guards all ask about the same calls."""
-        known = self._refs.get(id(func))
+        known = self._refs.get(key := id(func))
         if known is not None and known[0] is func:
             return known[1]
         found = self._resolve_ref(func)
-        self._refs[id(func)] = (func, found)
+        self._refs[key] = (func, found)
         return found
 
     def _resolve_ref(self, func: ast.AST) -> Optional[tuple]:

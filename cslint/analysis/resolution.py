@@ -168,9 +168,8 @@ class Resolver:
         if found is not None or depth > 3 or "." not in dotted:
             return found
         # re-exports: `pkg.Name` where pkg/__init__ imports Name from elsewhere
-        module, _, name = dotted.rpartition(".")
-        for split in range(dotted.count("."), 0, -1):
-            parts = dotted.split(".")
+        parts = dotted.split(".")
+        for split in range(len(parts) - 1, 0, -1):
             mod = ".".join(parts[:split])
             rest = parts[split:]
             ff = self.modules.get(mod)

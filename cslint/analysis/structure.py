@@ -256,7 +256,8 @@ def _collect_containers(statements: list, index: dict, stored: set) -> set:
             index[id(node.body)] = frozenset(names)
             out |= names
             continue
-        _note_container(node, out)
+        if t is ast.Assign or t is ast.AnnAssign:  # (the statements _note_container reads)
+            _note_container(node, out)
         if t is ast.Expr or t is ast.Assign or t is ast.AugAssign or t is ast.AnnAssign:
             _note_element_store(node, t, stored)
             if t is ast.Assign and makes_slice(node.value):

@@ -259,10 +259,10 @@ class SummaryWalk:
                    rebinds: Optional[LoopRebinds] = None) -> frozenset:
         """Handle one statement; returns the atoms of a condition under which
         the rest of the block may be skipped (an early exit inside it)."""
-        t = type(s)
+        t, key = type(s), id(s)
         if self._alike:
-            implicit = self._alike.get(id(s), implicit)
-        local_implicit = implicit if self._in_loop or self._in_try or id(s) in self._alike \
+            implicit = self._alike.get(key, implicit)
+        local_implicit = implicit if self._in_loop or self._in_try or key in self._alike \
             else self._arms.binding_implicit(s, implicit)
         transfer = self.transfer
         watch = self._watch
@@ -287,7 +287,7 @@ class SummaryWalk:
         evaluate = self.evaluator.eval
         self.evaluator.args_memo = {}
         carrying = self._carrying
-        walrus = self.info.walrus_by_statement.get(id(s))
+        walrus = self.info.walrus_by_statement.get(key)
         if not carrying:
             self._calls(s, env, variant, implicit)
         elif walrus or _reads_arguments_after_binding(s, t, self._in_try > 0):

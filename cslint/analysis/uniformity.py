@@ -227,15 +227,15 @@ class UniformityInfo:
         ``groups`` (every group when None; :func:`_names_reached`); a loop
         (:class:`~cslint.analysis.alternatives.LoopToken`) is one element:
         the set of what one iteration may issue."""
-        sequence = []
+        sequence, sites, count = [], variant.sites, len(variant.sites)
         for index in indices:
             if type(index) is LoopToken:
                 bodies = frozenset(self.sequence(variant, body, mode, groups) for body in index.bodies)
                 if any(bodies):
                     sequence.append(("loop", bodies))
                 continue
-            if index < len(variant.sites):
-                for name, group in _names_reached(self, variant.sites[index], mode):
+            if index < count:
+                for name, group in _names_reached(self, sites[index], mode):
                     if groups is None or any(may_be_one_group(group, g) for g in groups):
                         sequence.append((name, group))
         return tuple(sequence)
