@@ -36,6 +36,12 @@ from typing import NamedTuple, Optional
 
 from .atoms import call_result, made, made_from_one_tuple
 
+#: The arguments of a call as a method found by its name alone is matched
+#: against them (``receivers.binds``): ``(positional, keywords)``, the number
+#: of positional arguments (-1 where it unpacks some) and the keyword names,
+#: sorted (None where it spreads a mapping); this one says nothing.
+ANY_ARGUMENTS = (-1, None)
+
 
 class FuncRef(NamedTuple):
     """A function of a module (``module``, its qualified name)."""
@@ -82,6 +88,9 @@ class FieldMethodRef(NamedTuple):
     class_key: str
     attr: str
     name: str
+    #: what the call passes (:data:`ANY_ARGUMENTS`, ``call_shape``): where
+    #: nothing types the field, a method found by its name alone must bind it
+    shape: tuple = ANY_ARGUMENTS
 
 
 class TypedMethodRef(NamedTuple):
@@ -92,6 +101,9 @@ class TypedMethodRef(NamedTuple):
     tag: str  # "typed"
     name: str
     terms: tuple
+    #: what the call passes: where the terms say nothing, a method found by
+    #: its name alone must bind it
+    shape: tuple = ANY_ARGUMENTS
 
 
 class PartRef(NamedTuple):
@@ -121,9 +133,9 @@ class NameRef(NamedTuple):
 
     tag: str  # "name"
     name: str
-    #: the positional arguments the call passes (-1: unpacked, not known):
-    #: a method that cannot take that many is not the one called
-    positional: int = -1
+    #: what the call passes (:data:`ANY_ARGUMENTS`): a method that cannot be
+    #: called so is not the one called
+    shape: tuple = ANY_ARGUMENTS
 
 
 #: The reference classes, made from one tuple of their items as the value atoms are.
@@ -156,16 +168,16 @@ def super_ref(class_key: str, name: str) -> SuperRef:
     return made(SuperRef, ("super", class_key, name))
 
 
-def field_method_ref(class_key: str, attr: str, name: str) -> FieldMethodRef:
-    return made(FieldMethodRef, ("fieldmethod", class_key, attr, name))
+def field_method_ref(class_key: str, attr: str, name: str, shape: tuple = ANY_ARGUMENTS) -> FieldMethodRef:
+    return made(FieldMethodRef, ("fieldmethod", class_key, attr, name, shape))
 
 
-def typed_method_ref(name: str, terms: tuple) -> TypedMethodRef:
-    return made(TypedMethodRef, ("typed", name, terms))
+def typed_method_ref(name: str, terms: tuple, shape: tuple = ANY_ARGUMENTS) -> TypedMethodRef:
+    return made(TypedMethodRef, ("typed", name, terms, shape))
 
 
-def name_ref(name: str, positional: int = -1) -> NameRef:
-    return made(NameRef, ("name", name, positional))
+def name_ref(name: str, shape: tuple = ANY_ARGUMENTS) -> NameRef:
+    return made(NameRef, ("name", name, shape))
 
 
 #: The index of a :class:`PartRef` that stands for the own structure of what

@@ -135,7 +135,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      _field_params(info) if deep else (), () if deep else _passing_refs(info),
                      class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info),
                      () if deep else _bare_refs(info),
-                     _handed_methods(info) if single or several else frozenset())
+                     _handed_methods(info) if single or several else frozenset(), info.arity)
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

@@ -294,6 +294,7 @@ class FunctionInfo:
             if args.kwarg:
                 params.append("**" + args.kwarg.arg)
         self.params = tuple(params)
+        self.arity = call_arity(args)  # FuncFacts.arity: which calls can bind its parameters
         self.self_name = params[0] if (is_method and not is_static and params) else None
         self.self_offset = 1 if self.self_name else 0
         #: ``@contextmanager``: its ``yield`` value is what ``with f() as v`` binds
@@ -650,7 +651,7 @@ class FunctionInfo:
                 return super_ref(self.class_key, func.attr)
             attr = self.self_attr(value)
             if attr is not None:
-                return field_method_ref(self.class_key, attr, func.attr)
+                return field_method_ref(self.class_key, attr, func.attr, receiver_types(self).call_shape(value))
             text = dotted(value)
             if text and "()" not in text:
                 head = text.split(".")[0]
@@ -658,21 +659,36 @@ class FunctionInfo:
                     return qual_ref(canonical_text(text, ctx.imports) + "." + func.attr)
                 if head in ctx.module_classes and "." not in text:
                     return qual_ref(f"{ctx.module}.{text}.{func.attr}")
-            return self._receiver_ref(value, func.attr)
+            return receiver_ref(self, value, func.attr)
         return None
 
-    def _receiver_ref(self, receiver: ast.AST, name: str) -> Optional[tuple]:
-        """``receiver.name()`` on a receiver that is neither ``self`` nor an import: typed by what the function
-        shows of the receiver, else by the name alone (which the whole-tree pass follows only when one method in
-        the tree has it).  A standard-library receiver is never a project class."""
-        if name.startswith("__"):
-            return None
-        if self._receivers is None:
-            self._receivers = ReceiverTypes(self)
-        terms = self._receivers.terms(receiver)
-        if terms:
-            return None if is_library(terms) else typed_method_ref(name, terms)
-        return None if name in GENERIC_METHODS else name_ref(name, self._receivers.positional_count(receiver))
+def receiver_types(info: FunctionInfo) -> ReceiverTypes:
+    """The function's :class:`ReceiverTypes`, made on first use."""
+    if info._receivers is None:
+        info._receivers = ReceiverTypes(info)
+    return info._receivers
+
+
+def receiver_ref(info: FunctionInfo, receiver: ast.AST, name: str) -> Optional[tuple]:
+    """``receiver.name()`` on a receiver that is neither ``self`` nor an import: typed by what the function
+    shows of the receiver, else by the name alone (which the whole-tree pass follows only when one method in
+    the tree has it, and the call's arguments bind it).  A standard-library receiver is never a project class."""
+    if name.startswith("__"):
+        return None
+    receivers = receiver_types(info)
+    terms = receivers.terms(receiver)
+    if terms:
+        return None if is_library(terms) else typed_method_ref(name, terms, receivers.call_shape(receiver))
+    return None if name in GENERIC_METHODS else name_ref(name, receivers.call_shape(receiver))
+
+
+def call_arity(args) -> tuple:
+    """``FuncFacts.arity`` of a definition's arguments (() for the module body)."""
+    if args is None:
+        return ()
+    positional = len(args.posonlyargs) + len(args.args)
+    return (positional, len(args.posonlyargs), positional - len(args.defaults),
+            tuple(a.arg for a, default in zip(args.kwonlyargs, args.kw_defaults) if default is None))
 
 
 def own_exprs(node: cfgmod.Node) -> list:

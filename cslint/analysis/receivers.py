@@ -46,7 +46,7 @@ import weakref
 from typing import Optional
 
 from .astwalk import CHILDREN
-from .callrefs import func_ref, method_ref, super_ref
+from .callrefs import ANY_ARGUMENTS, func_ref, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted, flatten_targets
 
@@ -344,9 +344,11 @@ class ReceiverTypes:
             return inner
         return (("method", inner, func.attr),)
 
-    def positional_count(self, receiver: ast.AST) -> int:
-        """How many positional arguments the call of a method on ``receiver``
-        passes (-1 where it unpacks some)."""
+    def call_shape(self, receiver: ast.AST) -> tuple:
+        """What the call of a method on ``receiver`` passes
+        (:data:`~cslint.analysis.callrefs.ANY_ARGUMENTS`): how many positional
+        arguments (-1 where it unpacks some) and which keywords (None where
+        it spreads a mapping)."""
         calls = self._calls
         if calls is None:
             info = self.info
@@ -354,11 +356,12 @@ class ReceiverTypes:
             calls = self._calls = {id(call.func.value): call for found in info.calls_by_statement.values()
                                    for call in found if type(call.func) is ast.Attribute}
         call = calls.get(id(receiver))
-        if call is None:
-            return 0  # a call with no arguments
-        if call.func.value is not receiver:
-            return -1
-        return -1 if any(type(arg) is ast.Starred for arg in call.args) else len(call.args)
+        if call is None or call.func.value is not receiver:
+            # a call with no arguments, or one the scan does not note (in a lambda): either may bind
+            return ANY_ARGUMENTS
+        positional = -1 if any(type(arg) is ast.Starred for arg in call.args) else len(call.args)
+        names = [kw.arg for kw in call.keywords]
+        return positional, (None if None in names else tuple(sorted(names)))
 
     def _imported_here(self, name: str) -> bool:
         """Whether the body binds ``name`` by import statements alone."""
@@ -589,3 +592,36 @@ def _declares_one_class(node: ast.AST, ctx) -> bool:
         return False
     terms = annotation_terms(node, ctx)
     return bool(terms) and not any(term[0] == "library" for term in terms)
+
+
+def binds(fn, shape: tuple) -> bool:
+    """Whether a call passing ``shape`` (:data:`~cslint.analysis.callrefs.ANY_ARGUMENTS`)
+    can call ``fn`` through an instance, as Python binds arguments: a method
+    found by its name alone that takes fewer positional arguments, needs one
+    more the call leaves out, or has no parameter of a keyword the call
+    names is some other object's method of that name (a module's
+    ``register_buffer(name, tensor)``, never a communicator's one-argument
+    ``register_buffer(inp)``; a device event's ``record(stream)``, never a
+    stream's ``record(output, update)``; a metrics writer's ``log(row,
+    commit=True)``, never a timer table's ``log(names, normalizer=1.0)``)."""
+    arity = fn.arity
+    positional, keywords = shape
+    if not arity or (positional < 0 and keywords is None):
+        return True
+    count, posonly, required, required_keywords = arity
+    params = fn.params
+    offset = fn.self_offset
+    collects = any(p.startswith("*") and not p.startswith("**") for p in params)
+    if positional >= 0 and not collects and positional > count - offset:
+        return False
+    if keywords is None:
+        return True
+    named = params[posonly:count] + tuple(p for p in params[count:] if not p.startswith("*"))
+    taken = params[posonly:offset + positional] if positional >= 0 else ()
+    spread = params[-1].startswith("**") if params else False
+    for keyword in keywords:
+        if keyword in taken or (keyword not in named and not spread):
+            return False
+    if positional >= 0 and any(p not in keywords for p in params[offset + positional:required]):
+        return False
+    return all(p in keywords for p in required_keywords)

@@ -312,6 +312,10 @@ class FuncFacts:
     #: (:func:`~cslint.analysis.facts._handed_methods`): a method so handed
     #: may run wherever the value goes (:mod:`~cslint.analysis.processes`)
     handed_methods: frozenset = frozenset()
+    #: how its parameters bind (``FunctionInfo.arity``): ``(positional,
+    #: position-only, required positional, required keyword-only names)``,
+    #: the counts including ``self``; () where not known
+    arity: tuple = ()
 
 
 @dataclass

@@ -16,8 +16,9 @@ from __future__ import annotations
 from typing import Optional
 
 from .atoms import BY_METHOD, EMPTY, field_name
+from .callrefs import ANY_ARGUMENTS
 from .classargs import ParamClasses
-from .receivers import CONTAINER_ACCESSORS
+from .receivers import CONTAINER_ACCESSORS, binds
 from .records import written_variants
 from .vocabulary import GENERIC_METHODS
 
@@ -403,14 +404,16 @@ class Resolver:
                     out = self._by_methods_asked(family, ref.attr, ref.name)
                 # Found by its name alone: a field of an object rarely holds another object of its
                 # own class (``self.logger.log()`` inside a logger adapter's ``log`` is the wrapped
-                # logger's), so the name-only match never lands back in the caller's class family.
-                out = [fn for fn in out if fn.class_key is None or self.family(fn.class_key) != family]
+                # logger's), so the name-only match never lands back in the caller's class family;
+                # nor is it a method the call's arguments cannot bind.
+                out = [fn for fn in out if (fn.class_key is None or self.family(fn.class_key) != family)
+                       and binds(fn, ref.shape)]
         elif tag == "typed":
-            out = self.receivers.methods_on(self.receivers.receiver_types(ref.terms), ref.name)
+            out = self.receivers.methods_on(self.receivers.receiver_types(ref.terms), ref.name, ref.shape)
         elif tag == "class":
             out = self.lookup_method(ref.key, "__init__", include_overrides=False)
         elif tag == "name":
-            out = [fn for fn in self.receivers.method_by_name(ref.name) if _takes(fn, ref.positional)]
+            out = [fn for fn in self.receivers.method_by_name(ref.name) if binds(fn, ref.shape)]
         elif tag == "part":
             out = self.resolve(ref.ref)
         elif tag == "paramcall":
@@ -531,11 +534,12 @@ class ReceiverClasses:
                 for write in variant.fields:
                     self.assigned_fields.add((resolver.family(write.class_key), write.attr))
 
-    def methods_on(self, types: tuple, name: str) -> list:
+    def methods_on(self, types: tuple, name: str, shape: tuple = ANY_ARGUMENTS) -> list:
         """The methods ``name`` of a receiver of ``types`` (see
         :meth:`receiver_types`): those of its classes; none when the
         receiver is known to be something else (a library object, a class
-        the tree holds no facts for); by the name alone when nothing is known."""
+        the tree holds no facts for); by the name alone when nothing is
+        known, if the call's arguments (``shape``) bind it."""
         classes, known = types
         if classes:
             out: list = []
@@ -546,7 +550,7 @@ class ReceiverClasses:
             return out
         if known:
             return []
-        return self.method_by_name(name)
+        return [fn for fn in self.method_by_name(name) if binds(fn, shape)]
 
     def method_by_name(self, name: str) -> list:
         """A method found by its name alone: only when the tree's analysed
@@ -780,15 +784,3 @@ def _add_term(table: dict, key: tuple, term: tuple) -> None:
     terms = table.setdefault(key, [])
     if term not in terms:
         terms.append(term)
-
-
-def _takes(fn, positional: int) -> bool:
-    """Whether ``fn`` can be called with ``positional`` arguments besides its
-    instance (-1: not known): a method found by its name alone that takes
-    fewer is some other object's method of that name (``obj.register_buffer(name,
-    tensor)`` on a module, never a one-argument ``register_buffer(inp)``)."""
-    params = fn.params
-    if positional < 0 or any(p.startswith("*") and not p.startswith("**") for p in params):
-        return True
-    return positional <= sum(1 for p in params if not p.startswith("**")) - fn.self_offset
-
