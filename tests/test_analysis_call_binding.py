@@ -9,7 +9,9 @@ leaves out (a device event's ``record(stream)`` is not a stream's
 ``record(output, update)``), a positional argument for a keyword-only
 parameter, or a parameter given twice.  That holds for a receiver nothing is
 known about, for a field nothing types and for an attribute of a typed object
-whose own type is unknown alike."""
+whose own type is unknown alike.  A field a method assigns with a declared
+type (``self.scheduler: SchedulerBase = make()``) holds an object of that
+type, as one the class body declares does."""
 
 import textwrap
 
@@ -105,3 +107,34 @@ RECORD = """
 def test_a_required_parameter_left_out_or_one_bound_the_wrong_way_rules_it_out():
     assert _lines(RECORD) == [18, 20, 22, 24]
 
+
+DECLARED_FIELD = """
+    import torch.distributed as dist
+    from vendor.sched import SchedulerBase
+
+
+    class Engine:
+        def has_unfinished_requests(self):
+            flag = dist.get_rank() == 0
+            dist.all_reduce(flag)
+            return flag
+
+
+    class Core:
+        def __init__(self, config):
+            Scheduler = config.scheduler_cls()
+            self.scheduler{annotation} = Scheduler(config)
+
+        def step(self):
+            if dist.get_rank() == 0:
+                return
+            self.scheduler.has_unfinished_requests()
+"""
+
+
+def test_a_field_declared_where_a_method_assigns_it_has_the_declared_class():
+    # ``self.scheduler: SchedulerBase = Scheduler(config)``: a library class, never Engine
+    assert _lines(DECLARED_FIELD.replace("{annotation}", ": SchedulerBase")) == []
+    # undeclared, the call goes by its name alone; declared as the tree's own class, to that class
+    assert _lines(DECLARED_FIELD.replace("{annotation}", "")) == [21]
+    assert _lines(DECLARED_FIELD.replace("{annotation}", ': "Engine"')) == [21]

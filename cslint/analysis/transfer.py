@@ -23,7 +23,7 @@ from typing import Optional
 
 from .astwalk import block_fields, walked
 from .atoms import CONTENTS, EMPTY, SIZED, own_field, project
-from .callrefs import element, qual_ref
+from .callrefs import class_ref, element, qual_ref
 from .copies import copies_itself, rebinding_reach
 from .entries import (
     appended_entry_writes, empty_table, entry_parts, entry_writes, key_read_own, keyed_entry_read, returned_by_key,
@@ -31,7 +31,7 @@ from .entries import (
 )
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
-from .receivers import declared_object_names, declares_one_object
+from .receivers import annotation_terms, declared_object_names, declares_one_object
 from .records import FieldType, FieldWrite
 from .presentfields import writes_none
 from .roots import payload_name, rank_tested, root_constant
@@ -567,6 +567,8 @@ class Transfer:
                     if attr and isinstance(value, ast.Name) and value.id in info.annotations:
                         field_types.append(FieldType(info.class_key, attr, qual_ref(
                             canonical_text(info.annotations[value.id], info.ctx.imports))))
+                    if attr and t is ast.AnnAssign:
+                        field_types.extend(declared_field_types(info, attr, s.annotation))
         if t is ast.Expr or ((t is ast.Assign or t is ast.AnnAssign) and type(s.value) is ast.Call):
             # ``self.xs.append(v)``, and a mutator whose result is kept:
             # ``entry = self.metrics.setdefault(name, {...})`` adds the key too
@@ -784,3 +786,10 @@ def _paired_targets(targets: list, target: ast.AST, value: ast.AST):
                 for position, elt in enumerate(target.elts) for sub in flatten_targets(elt)]
     return [(sub, value, None) for sub in flatten_targets(target)]
 
+
+def declared_field_types(info, attr: str, annotation: ast.AST) -> list:
+    """The field types an annotated field assignment in a method declares
+    (``self.scheduler: Base = make()``): the classes it names, whatever the
+    call hands back (a class of no analysed module reaches no collective)."""
+    return [FieldType(info.class_key, attr, class_ref(term[1]) if term[0] == "class" else qual_ref(term[1]))
+            for term in annotation_terms(annotation, info.ctx) if term[0] == "class" or term[0] == "named"]
