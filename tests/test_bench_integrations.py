@@ -7,31 +7,21 @@ compared cslint with a semgrep run that had read none of the torch package).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
-import sys
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def _bench():
-    spec = importlib.util.spec_from_file_location("bench_integrations", os.path.join(REPO_ROOT, "bench", "integrations.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from bench_scripts import load_bench
 
 
 def test_semgrep_note_counts_scanned_files():
-    bench = _bench()
+    bench = load_bench("integrations")
     output = json.dumps({"results": [{}, {}], "paths": {"scanned": ["a.py", "b.py", "c.py"]}})
     assert bench.semgrep_note(output) == (3, "3 files scanned, 2 matches")
     assert bench.semgrep_note("not json") == (None, "no JSON output")
 
 
 def test_a_semgrep_run_that_scanned_nothing_is_not_compared():
-    bench = _bench()
+    bench = load_bench("integrations")
     cold = bench.Row("torch", "cslint cold (--no-cache)", wall=3.0)
     empty = bench.Row("torch", "semgrep (1 pattern rule)", wall=1.5, extra={"scanned": 0})
     lines = bench.verdicts([cold, empty])
@@ -45,7 +35,7 @@ def test_a_semgrep_run_that_scanned_nothing_is_not_compared():
 
 
 def test_sources_are_copied_out_of_the_tree(tmp_path):
-    bench = _bench()
+    bench = load_bench("integrations")
     tree = tmp_path / "site-packages" / "pkg"
     (tree / "sub").mkdir(parents=True)
     (tree / "a.py").write_text("x = 1\n")
@@ -58,7 +48,7 @@ def test_sources_are_copied_out_of_the_tree(tmp_path):
 
 
 def test_the_semgrep_verdict_uses_the_paired_ratio_when_there_is_one():
-    bench = _bench()
+    bench = load_bench("integrations")
     cold = bench.Row("vllm", "cslint cold (--no-cache)", wall=5.2)
     semgrep = bench.Row("vllm", "semgrep (1 pattern rule)", wall=5.0, extra={"scanned": 3604})
     paired = bench.Row("vllm", bench.PAIRED_SEMGREP, extra={"ratio": 0.93},

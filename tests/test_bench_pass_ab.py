@@ -4,13 +4,13 @@ facts it extracted are loaded as objects of that package."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import pickle
 import shutil
 import sys
 
-REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from bench_scripts import REPO_ROOT, load_bench
+
 HAZARD = """\
 import torch.distributed as dist
 
@@ -21,23 +21,12 @@ def step(t):
 """
 
 
-def _bench():
-    bench_dir = os.path.join(REPO_ROOT, "bench")
-    if bench_dir not in sys.path:
-        sys.path.insert(0, bench_dir)  # its siblings (commit_speed, realtree), as when run as a script
-    spec = importlib.util.spec_from_file_location("bench_pass_ab", os.path.join(bench_dir, "pass_ab.py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_a_renamed_package_runs_the_pass_on_its_own_facts(tmp_path):
     from cslint.analysis.records import Collective
     from cslint.api import check_paths
     from cslint.engine import run
 
-    bench = _bench()
+    bench = load_bench("pass_ab")
     packages = tmp_path / "packages"
     shutil.copytree(os.path.join(REPO_ROOT, "cslint"), packages / "cslint_abtest")
     sys.path.insert(0, str(packages))
@@ -96,7 +85,7 @@ def test_saved_facts_hold_no_summary_left_for_the_run_that_made_them(tmp_path):
     # could not read them
     from cslint.api import check_paths
 
-    bench = _bench()
+    bench = load_bench("pass_ab")
     packages = tmp_path / "packages"
     shutil.copytree(os.path.join(REPO_ROOT, "cslint"), packages / "cslint_abpending")
     tree = tmp_path / "tree"

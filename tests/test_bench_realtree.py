@@ -7,11 +7,8 @@ labels file is written by the test. No network.
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
-import os
-import sys
 import tarfile
 import textwrap
 import zipfile
@@ -19,6 +16,7 @@ from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+from bench_scripts import load_bench
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -48,11 +46,7 @@ HEADER = "tree@version\tpath\tline\tcode\tverdict\tcategory\treason\n"
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_realtree", REPO_ROOT / "bench" / "realtree.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("realtree")
 
 
 @pytest.fixture()

@@ -4,7 +4,6 @@ it timed, and nothing is timed or written unless asked."""
 
 from __future__ import annotations
 
-import importlib.util
 import io
 import json
 import os
@@ -12,6 +11,8 @@ import subprocess
 import sys
 import textwrap
 from contextlib import redirect_stdout
+
+from bench_scripts import load_bench
 
 from cslint.engine import timeline
 from cslint.engine.workers import PARALLEL_THRESHOLD
@@ -66,13 +67,7 @@ def test_each_process_of_a_run_writes_its_spans(tmp_path):
     assert {span["what"] for span in by_who["helper"]} >= {"readers"}
 
     # bench/timeline.py's table, from the same spans
-    spec = importlib.util.spec_from_file_location("bench_timeline", os.path.join(REPO_ROOT, "bench", "timeline.py"))
-    bench = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, os.path.join(REPO_ROOT, "bench"))
-    try:
-        spec.loader.exec_module(bench)
-    finally:
-        sys.path.remove(os.path.join(REPO_ROOT, "bench"))
+    bench = load_bench("timeline")
     launch = min(span["start"] for span in spans)
     printed = io.StringIO()
     with redirect_stdout(printed):
