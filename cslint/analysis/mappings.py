@@ -31,8 +31,8 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import BLOCKS_OF, walk as fast_walk
-from .syntax import dotted, target_names
+from .astwalk import BLOCKS_OF
+from .syntax import dotted, local_values
 
 #: calls that make a mapping (by their text, or the last name of it)
 MAPPING_FACTORIES = frozenset({"dict", "defaultdict", "OrderedDict", "Counter"})
@@ -132,55 +132,5 @@ def local_mapping(func, name: str) -> bool:
     """Whether every binding of the local ``name`` in ``func`` (its own
     body, nested definitions aside) is an assignment building a mapping,
     and there is at least one; a parameter of that name is no such local."""
-    args = getattr(func, "args", None)
-    if args is None or any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
-                                                   args.kwarg) if a is not None):
-        return False
-    found = False
-    stack = list(func.body)
-    while stack:
-        node = stack.pop()
-        t = type(node)
-        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
-            if node.name == name:
-                return False
-            continue
-        if t is ast.Assign:
-            for target in node.targets:
-                if type(target) is ast.Name and target.id == name:
-                    if len(node.targets) != 1 or not builds_mapping(node.value):
-                        return False
-                    found = True
-                elif name in target_names(target):
-                    return False
-        elif t is ast.AnnAssign:
-            if type(node.target) is ast.Name and node.target.id == name:
-                if node.value is None or not builds_mapping(node.value):
-                    return False
-                found = True
-        elif t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
-            if name in target_names(node.target):
-                return False
-        elif t is ast.With or t is ast.AsyncWith:
-            if any(item.optional_vars is not None and name in target_names(item.optional_vars) for item in node.items):
-                return False
-        elif t is ast.Import or t is ast.ImportFrom:
-            if any((alias.asname or alias.name.partition(".")[0]) == name for alias in node.names):
-                return False
-        elif t is ast.Global or t is ast.Nonlocal:
-            if name in node.names:
-                return False
-        elif t is ast.Try or t is getattr(ast, "TryStar", None):
-            if any(handler.name == name for handler in node.handlers):
-                return False
-        for field in BLOCKS_OF[t]:
-            stack.extend(getattr(node, field))
-    return found and not _walrus_binds(func, name)
-
-
-def _walrus_binds(func, name: str) -> bool:
-    """Whether a ``:=`` in ``func`` binds ``name`` (rare: one walk of the function, asked last)."""
-    for node in fast_walk(func):
-        if type(node) is ast.NamedExpr and node.target.id == name:
-            return True
-    return False
+    values = local_values(func, name)
+    return bool(values) and all(builds_mapping(value) for value in values)

@@ -22,8 +22,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
-from .syntax import dotted, target_names
+from .syntax import dotted, local_values, target_names
 
 #: calls whose result is a path under their first argument's directory, or that directory
 _PATH_CALLS = frozenset({
@@ -46,9 +45,9 @@ def in_package(expr, canonical, func, module: ast.Module, depth: int = 0) -> boo
     if t is ast.Name:
         if expr.id == "__file__":
             return True
-        values = _bindings(func, expr.id) if func is not None and func is not module else None
+        values = local_values(func, expr.id) if func is not None and func is not module else None
         if not values:
-            values = _bindings(module, expr.id, top_level=True)
+            values = _module_bindings(module, expr.id)
         return bool(values) and all(in_package(v, canonical, func, module, depth + 1) for v in values)
     if t is ast.Call:
         name = dotted(expr.func)
@@ -67,16 +66,12 @@ def in_package(expr, canonical, func, module: ast.Module, depth: int = 0) -> boo
     return False
 
 
-def _bindings(scope, name: str, top_level: bool = False) -> Optional[list]:
-    """The values every binding of ``name`` in ``scope`` assigns (its own
-    body, or the module's top-level statements), or None where some binding
-    is not a plain assignment of one name (a loop, a parameter, ``global``,
-    an augmented assignment, a ``with`` or an import)."""
-    if not top_level and name in _parameters(scope):
-        return None
+def _module_bindings(module, name: str) -> Optional[list]:
+    """The values every top-level binding of ``name`` in ``module`` assigns,
+    or None where one is not a plain assignment of one name (a loop,
+    ``global``, an augmented assignment, a ``with`` or an import)."""
     values = []
-    nodes = scope.body if top_level else fast_walk(scope)
-    for node in nodes:
+    for node in module.body:
         t = type(node)
         if t is ast.Assign:
             for target in node.targets:
@@ -93,15 +88,6 @@ def _bindings(scope, name: str, top_level: bool = False) -> Optional[list]:
             if _binds(node, name):
                 return None
     return values
-
-
-def _parameters(func) -> set:
-    args = getattr(func, "args", None)
-    if args is None:
-        return set()
-    out = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-    out.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-    return out
 
 
 def _binds(node, name: str) -> bool:

@@ -209,6 +209,59 @@ def target_names(target: ast.AST) -> list:
     return []
 
 
+def local_values(func, name: str) -> Optional[list]:
+    """The values every binding of the local ``name`` in ``func`` assigns
+    (its own body, nested definitions aside; ``name = value`` with one target
+    and ``name: T = value``), or None where ``name`` is a parameter or some
+    binding is of another form (a tuple or chained target, a loop, ``with``,
+    augmented or annotated-only assignment, an import, ``global``/``nonlocal``,
+    an ``except`` name, a definition, a ``:=``)."""
+    args = getattr(func, "args", None)
+    if args is None or any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                                                   args.kwarg) if a is not None):
+        return None
+    values = []
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            if node.name == name:
+                return None
+            continue
+        if t is ast.Assign:
+            for target in node.targets:
+                if type(target) is ast.Name and target.id == name and len(node.targets) == 1:
+                    values.append(node.value)
+                elif name in target_names(target):
+                    return None
+        elif t is ast.AnnAssign:
+            if type(node.target) is ast.Name and node.target.id == name:
+                if node.value is None:
+                    return None
+                values.append(node.value)
+        elif t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
+            if name in target_names(node.target):
+                return None
+        elif t is ast.With or t is ast.AsyncWith:
+            if any(item.optional_vars is not None and name in target_names(item.optional_vars) for item in node.items):
+                return None
+        elif t is ast.Import or t is ast.ImportFrom:
+            if any((alias.asname or alias.name.partition(".")[0]) == name for alias in node.names):
+                return None
+        elif t is ast.Global or t is ast.Nonlocal:
+            if name in node.names:
+                return None
+        elif t is ast.Try or t is getattr(ast, "TryStar", None):
+            if any(handler.name == name for handler in node.handlers):
+                return None
+        stack.extend(child for field in BLOCKS_OF[t] for child in getattr(node, field))
+    # (a ``:=`` is rare: one walk of the function, asked last)
+    if values and any(type(node) is ast.NamedExpr and node.target.id == name for node in fast_walk(func)):
+        return None
+    return values
+
+
 def flatten_targets(target):
     t = type(target)
     if t is ast.Tuple or t is ast.List:
