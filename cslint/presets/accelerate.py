@@ -32,7 +32,7 @@ process's list, which is then the same everywhere.
 
 from __future__ import annotations
 
-from . import KIND_DATA_SHARD, CollectiveSpec, Preset, SourceSpec
+from .specs import KIND_DATA_SHARD, CollectiveSpec, Preset, SourceSpec
 
 _A = "accelerate"
 

@@ -13,7 +13,7 @@ model-parallel ranks of one stage: ``tp`` (the dimension words of
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset, SourceSpec
+from .specs import CollectiveSpec, Preset, SourceSpec
 from .torch_distributed import GROUP_POSITIONS
 
 _T = "torch"

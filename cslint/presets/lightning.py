@@ -28,7 +28,7 @@ from its own refresh thread on a timer: a ``ProgressColumn`` subclass's
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset, SourceSpec
+from .specs import CollectiveSpec, Preset, SourceSpec
 
 _L = "lightning"
 

@@ -10,7 +10,7 @@ this data-parallel rank's own.
 
 from __future__ import annotations
 
-from . import Preset, SourceSpec
+from .specs import Preset, SourceSpec
 
 _PP = (("*", frozenset({"pp"})),)
 

@@ -7,7 +7,14 @@ since ``torch.gather`` and ``tensor.gather`` are not collectives.
 
 from __future__ import annotations
 
-from . import PREDICATE, AgreementTemplate, CollectiveSpec, NeutralTable, Preset, SourceSpec
+from .specs import (
+    PREDICATE,
+    AgreementTemplate,
+    CollectiveSpec,
+    NeutralTable,
+    Preset,
+    SourceSpec,
+)
 
 _M = "mpi"
 

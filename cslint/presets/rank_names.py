@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from . import ALL_DIMS, group_from_text, group_span
+from .groups import ALL_DIMS, group_from_text, group_span
 
 # Prefixes of ``*_rank`` identifiers that denote *this process's* position.
 # Names such as ``src_rank``, ``root_rank`` or ``kv_lora_rank`` are agreed

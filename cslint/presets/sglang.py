@@ -19,7 +19,7 @@ differs between CP peers (tests/test_analysis_group_getters.py).
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset, SourceSpec
+from .specs import CollectiveSpec, Preset, SourceSpec
 
 _T = "torch"
 

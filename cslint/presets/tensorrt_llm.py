@@ -10,7 +10,16 @@ progress is local to every rank in either mode.
 
 from __future__ import annotations
 
-from . import PREDICATE, AgreementTemplate, CollectiveSpec, ModeSpec, NeutralTable, Preset, SourceSpec, World
+from .groups import World
+from .specs import (
+    PREDICATE,
+    AgreementTemplate,
+    CollectiveSpec,
+    ModeSpec,
+    NeutralTable,
+    Preset,
+    SourceSpec,
+)
 
 _A = "trtllm"
 

@@ -10,7 +10,7 @@ stay out.
 
 from __future__ import annotations
 
-from . import (
+from .specs import (
     FLAG,
     KIND_DATA_SHARD,
     KIND_FILESYSTEM,

@@ -19,7 +19,7 @@ the analysis (``uniformity._arm_joins``).
 
 from __future__ import annotations
 
-from . import CollectiveSpec, Preset, SourceSpec
+from .specs import CollectiveSpec, Preset, SourceSpec
 
 _T = "torch"
 

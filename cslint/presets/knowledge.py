@@ -1,0 +1,252 @@
+"""The loaded packs merged (:class:`Knowledge`, with fast lookups), and the
+collective names too common in ordinary code to select a file or a function
+by."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+from typing import Iterable, Optional
+
+from .groups import GENERIC_WORLD, GROUP_SPANS, World, group_from_text
+from .specs import Preset
+
+
+@dataclass
+class Knowledge:
+    """All loaded presets merged, with fast lookups."""
+
+    names: list
+    collectives: list
+    not_collectives: list
+    sources: list
+    uniform: list
+    modes: list
+    #: collective names that are also ordinary method names (``gather``,
+    #: ``reduce``): a function of such a name is not followed across files by
+    #: its name alone
+    ambiguous_names: frozenset = frozenset()
+    #: see :attr:`Preset.relative_ranks`
+    relative_ranks: frozenset = frozenset()
+    #: ``hang`` when a loaded preset says so, else ``crash`` (see :attr:`Preset.unhandled_exceptions`)
+    unhandled_exceptions: str = "crash"
+    #: see :attr:`Preset.rendezvous` (call names, last dotted part)
+    rendezvous: frozenset = frozenset()
+    #: see :attr:`Preset.local_failures` (call names, last dotted part)
+    local_failures: frozenset = frozenset()
+    #: see :attr:`Preset.job_tests` (canonical dotted names)
+    job_tests: frozenset = frozenset()
+    #: see :attr:`Preset.world_sizes` (canonical dotted names)
+    world_sizes: frozenset = frozenset()
+    #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
+    data_parallel_wrappers: tuple = ()
+    #: see :attr:`Preset.partitioning_contexts` (canonical dotted patterns)
+    partitioning_contexts: tuple = ()
+    #: see :attr:`Preset.batch_hooks` (canonical dotted base patterns)
+    batch_hooks: tuple = ()
+    #: see :attr:`Preset.thread_callbacks` (canonical dotted base patterns)
+    thread_callbacks: tuple = ()
+    #: the loaded presets' world (:attr:`Preset.world`): the one they declare, or
+    #: the generic lattice where none or several different ones are declared
+    world: World = GENERIC_WORLD
+    #: see :attr:`Preset.p2p_receives`, :attr:`Preset.p2p_sends` (call names, last
+    #: dotted part) and :attr:`Preset.p2p_peer_keywords`
+    p2p_receives: frozenset = frozenset()
+    p2p_sends: frozenset = frozenset()
+    p2p_peer_keywords: frozenset = frozenset()
+
+    @property
+    def has_payload_local(self) -> bool:
+        """Whether some collective gathers per-process data (:attr:`CollectiveSpec.payload_local`)."""
+        return bool(self.payload_local_names)
+
+    @property
+    def payload_local_names(self) -> frozenset:
+        """The last names of the collectives that gather per-process data."""
+        memo = self.__dict__.get("_payload_local_names")
+        if memo is None:
+            memo = self.__dict__["_payload_local_names"] = frozenset(
+                spec.pattern.rsplit(".", 1)[-1] for spec in self.collectives if spec.payload_local)
+        return memo
+
+    @property
+    def job_test_names(self) -> frozenset:
+        """The last names of :attr:`job_tests` (a cheap first look at a call)."""
+        memo = self.__dict__.get("_job_test_names")
+        if memo is None:
+            memo = self.__dict__["_job_test_names"] = frozenset(name.rsplit(".", 1)[-1] for name in self.job_tests)
+        return memo
+
+    def operation(self, name: str) -> str:
+        """The operation a collective of this last name performs
+        (:attr:`CollectiveSpec.operation`): ``name`` itself unless a spec
+        of that name says otherwise."""
+        memo = self.__dict__.get("_operations")
+        if memo is None:
+            memo = self.__dict__["_operations"] = {
+                spec.pattern.rsplit(".", 1)[-1].lstrip("*"): spec.operation
+                for spec in self.collectives if spec.operation}
+        return memo.get(name, name)
+
+    def relative_rank_dims(self, receiver: str, member: str) -> Optional[frozenset]:
+        """Dimensions a rank identity read from a group object differs along:
+        those of the group the receiver's text names, when ``member`` is
+        relative to its group (``get_pp_group().is_first_rank``: ``pp``);
+        None when the member is not relative or the receiver names no group."""
+        if member not in self.relative_ranks or not receiver:
+            return None
+        group = group_from_text(receiver)
+        if group is None or group == "world" or group not in GROUP_SPANS:
+            return None
+        return self.world.span(group)
+
+    def _index(self, specs: list) -> tuple:
+        """(tail -> [(order, spec)] of the exact tails, [(order, spec)] of the
+        tails ``*`` that every tail matches, [(order, spec, match)] of the
+        other wildcard tails, a match of any of those or None)."""
+        exact: dict = {}
+        every: list = []
+        wild: list = []
+        for order, spec in enumerate(specs):
+            tail = spec.pattern.rsplit(".", 1)[-1]
+            if tail == "*":
+                every.append((order, spec))  # ``random.*``: any tail
+            elif any(ch in tail for ch in "*?["):
+                # matched as fnmatch.fnmatchcase matches, compiled once
+                wild.append((order, spec, fnmatch.translate(tail)))
+            else:
+                exact.setdefault(tail, []).append((order, spec))
+        # most tails match no other wildcard: one combined match rules them all out
+        any_wild = re.compile("|".join(f"(?:{pattern})" for _order, _spec, pattern in wild)).match if wild else None
+        return exact, every, [(order, spec, re.compile(pattern).match) for order, spec, pattern in wild], any_wild
+
+    def candidates(self, kind: str, tail: str) -> list:
+        """Specs (``kind`` = ``collectives`` or ``sources``) whose pattern may
+        match a dotted text ending in ``tail``, in declaration order."""
+        memo = self.__dict__.get("_candidates")
+        if memo is None:
+            memo = self.__dict__["_candidates"] = {}
+        result = memo.get((kind, tail))
+        if result is not None:
+            return result
+        cache = self.__dict__.setdefault("_indexes", {})
+        if kind not in cache:
+            cache[kind] = self._index(getattr(self, kind))
+        exact, every, wild, any_wild = cache[kind]
+        found = exact.get(tail, [])
+        if every or wild:
+            matched = [(order, spec) for order, spec, match in wild if match(tail) is not None] \
+                if wild and any_wild(tail) is not None else []
+            found = sorted(found + every + matched, key=lambda pair: pair[0])
+        result = [spec for _, spec in found]
+        memo[(kind, tail)] = result
+        return result
+
+    def is_uniform(self, text: str) -> bool:
+        """Whether a dotted text matches a preset ``uniform`` pattern."""
+        rx = self.__dict__.get("_uniform_rx")
+        if rx is None:
+            rx = _compile_patterns(self.uniform)
+            self.__dict__["_uniform_rx"] = rx
+        return bool(rx.match(text)) if rx is not False else False
+
+    def is_not_collective(self, text: str) -> bool:
+        rx = self.__dict__.get("_notc_rx")
+        if rx is None:
+            rx = _compile_patterns(self.not_collectives)
+            self.__dict__["_notc_rx"] = rx
+        return bool(rx.match(text)) if rx is not False else False
+
+    def mode_assignments(self) -> list:
+        """Every combination of mode flags (empty set = all modes off)."""
+        assignments = [frozenset()]
+        for mode in self.modes:
+            assignments = assignments + [a | {mode.name} for a in assignments]
+        return assignments
+
+
+def _last_identifier(pattern: str) -> str:
+    tail = pattern.split(":", 1)[0].rsplit(".", 1)[-1]
+    return tail
+
+
+def merge_presets(presets: Iterable[Preset]) -> Knowledge:
+    """The knowledge of ``presets`` together (a custom API's own pack beside the shipped ones)."""
+    merged = Knowledge([], [], [], [], [], [])
+    relative: set = set()
+    rendezvous: set = set()
+    worlds: set = set()
+    for preset in presets:
+        merged.names.append(preset.name)
+        merged.collectives.extend(preset.collectives)
+        merged.not_collectives.extend(preset.not_collectives)
+        merged.sources.extend(preset.sources)
+        merged.uniform.extend(preset.uniform)
+        merged.modes.extend(preset.modes)
+        relative.update(preset.relative_ranks)
+        if preset.unhandled_exceptions == "hang":
+            merged.unhandled_exceptions = "hang"
+        rendezvous.update(preset.rendezvous)
+        if preset.world is not None:
+            worlds.add(preset.world)
+        merged.local_failures |= frozenset(preset.local_failures)
+        merged.job_tests |= frozenset(preset.job_tests)
+        merged.world_sizes |= frozenset(preset.world_sizes)
+        merged.p2p_receives |= frozenset(preset.p2p_receives)
+        merged.p2p_sends |= frozenset(preset.p2p_sends)
+        merged.p2p_peer_keywords |= frozenset(preset.p2p_peer_keywords)
+        merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
+        merged.partitioning_contexts += tuple(preset.partitioning_contexts)
+        merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)
+        merged.thread_callbacks += tuple((base, tuple(methods)) for base, methods in preset.thread_callbacks)
+    merged.relative_ranks = frozenset(relative)
+    merged.rendezvous = frozenset(rendezvous)
+    if len(worlds) == 1:  # presets that lay the ranks out differently leave the generic lattice
+        merged.world = next(iter(worlds))
+    strong, weak = set(), set()
+    for spec in merged.collectives:
+        tail = _last_identifier(spec.pattern).replace("*", "")
+        if not tail or tail in _WEAK_NEEDLES:
+            continue
+        receiver = spec.pattern.rsplit(".", 1)[0] if "." in spec.pattern else ""
+        fixed_prefix = bool(receiver) and "*" not in receiver
+        ambiguous = tail in AMBIGUOUS_NAMES
+        (weak if spec.receiver in ("comm", "named") or fixed_prefix or ambiguous else strong).add(tail)
+    merged.ambiguous_names = frozenset(minimal_needles(weak) - minimal_needles(strong))
+    return merged
+
+
+# MPI names too common in ordinary code (``str.split``, ``ir.Scan``) to say
+# anything about a function named after them.
+_WEAK_NEEDLES = {"Split", "Split_type", "Scan", "Exscan"}
+
+
+# Capitalised MPI names that also occur in ordinary identifiers (ReduceOp, GatherND).
+_AMBIGUOUS_NAMES = {"Gather", "Reduce", "Scatter", "Alltoall", "Alltoallv", "Gatherv", "Scatterv"}
+
+#: Collective names that are also ordinary names (``threading.Barrier``,
+#: ``ir.Scan``, ``onnx.Gather``): the byte prefilter takes them only on a
+#: communicator-looking receiver.
+AMBIGUOUS_NAMES = frozenset(_AMBIGUOUS_NAMES | _WEAK_NEEDLES | {"Barrier"})
+
+
+def minimal_needles(needles: set) -> set:
+    """Drop needles that contain a shorter needle (the shorter one already
+    selects every file the longer one would); str or bytes."""
+    ordered = sorted(needles, key=len)
+    kept: list = []
+    for needle in ordered:
+        if not any(short in needle for short in kept):
+            kept.append(needle)
+    return set(kept)
+
+
+def _compile_patterns(patterns: list):
+    if not patterns:
+        return False
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+def fnmatch_any(text: str, patterns: Iterable[str]) -> bool:
+    return any(fnmatch.fnmatchcase(text, p) for p in patterns)
