@@ -9,6 +9,12 @@ run's process is what a cold run loses to the serial part.  Ratios of
 phases within one run hold on a loaded machine; seconds do not.
 
     .venv/bin/python bench/timeline.py [TREE] [--jobs N] [--config FILE] [--spans] [--keep FILE]
+    .venv/bin/python bench/timeline.py --load FILE      (the spans a --keep kept, reported again)
+
+Last, the wall by how many of the run's processes work at once, and where
+fewer than the machine's cores do (the run's process waiting on its
+workers is not working; a worker is working only within a task): on an
+idle machine, the seconds a core sits idle, phase by phase.
 
 Default tree: vLLM as bench/realtree.py pins it.
 """
@@ -156,6 +162,82 @@ def _inner_rows(inner: list, start: float, end: float, others: list, by_who: dic
         yield kind, first, last, spent, busy
 
 
+#: the spans of the run's process in which it waits for the workers (the
+#: rest of its wall, from launch to exit, it works)
+WAITS = ("wait for the round's last tasks",)
+
+
+def working_intervals(launch: float, ended: float, spans: list) -> dict:
+    """who -> the intervals in which that process works, merged and in
+    order: a worker or the helper within its tasks, the run's process from
+    launch to exit but for its waits on the workers (a round's last tasks,
+    a request for pending summaries)."""
+    by_who: dict = {}
+    for s in spans:
+        if s["who"] != "run" and s["end"] > s["start"]:
+            by_who.setdefault(s["who"], []).append((s["start"], s["end"]))
+    waits = sorted((s["start"], s["end"]) for s in spans if s["who"] == "run" and s["end"] > s["start"]
+                   and (s["what"] in WAITS or s["what"].startswith("fill ")))
+    own = []
+    at = launch
+    for start, end in _merged(waits):
+        if start > at:
+            own.append((at, min(start, ended)))
+        at = max(at, end)
+    if ended > at:
+        own.append((at, ended))
+    by_who["run"] = own
+    return {who: _merged(intervals) for who, intervals in by_who.items()}
+
+
+def _merged(intervals: list) -> list:
+    out: list = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def concurrency(launch: float, ended: float, spans: list, cores: int) -> tuple:
+    """(seconds of the run by how many of its processes work at once,
+    {TOP phase or "(between)": seconds in it with fewer than ``cores``
+    working}): the wall a core sits idle in, phase by phase."""
+    working = working_intervals(launch, ended, spans)
+    phases = sorted((s["start"], s["end"], s["what"]) for s in spans
+                    if s["who"] == "run" and s["what"] in TOP)
+    edges = sorted(t for t in {launch, ended} | {t for intervals in working.values() for interval in intervals
+                                                 for t in interval} | {t for phase in phases for t in phase[:2]}
+                   if launch <= t <= ended)
+    by_count: dict = {}
+    short: dict = {}
+    cursors = {who: 0 for who in working}
+    for start, end in zip(edges, edges[1:]):
+        middle = (start + end) / 2
+        count = 0
+        for who, intervals in working.items():
+            i = cursors[who]
+            while i < len(intervals) and intervals[i][1] <= middle:
+                i += 1
+            cursors[who] = i
+            count += i < len(intervals) and intervals[i][0] <= middle
+        by_count[count] = by_count.get(count, 0.0) + end - start
+        if count < cores:
+            phase = next((what for first, last, what in phases if first <= middle < last), "(between)")
+            short[phase] = short.get(phase, 0.0) + end - start
+    return by_count, short
+
+
+def report_concurrency(launch: float, ended: float, spans: list, cores: int) -> None:
+    by_count, short = concurrency(launch, ended, spans, cores)
+    print("processes working at once (the run's process but for its waits on the workers, each worker"
+          " within its tasks, the helper): " + ", ".join(
+              f"{count}: {seconds:.2f} s" for count, seconds in sorted(by_count.items())))
+    print(f"with fewer than {cores} working (a core idle, or more): " + ", ".join(
+        f"{phase} {seconds:.2f} s" for phase, seconds in sorted(short.items(), key=lambda item: -item[1])))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tree", nargs="?")
@@ -164,10 +246,21 @@ def main(argv=None) -> int:
     parser.add_argument("--spans", action="store_true", help="list every task of the workers and the helper")
     parser.add_argument("--keep", help="keep the spans in this file (JSON lines)")
     parser.add_argument("--findings", help="write the run's JSON report to this file")
+    parser.add_argument("--cores", type=int, default=len(os.sched_getaffinity(0)),
+                        help="cores of the machine, for the idle-core summary (default: this process's)")
+    parser.add_argument("--load", help="report the spans kept in this file instead of running (with --keep's format;"
+                        " launch and exit taken as the first span's start and the exit mark)")
     args = parser.parse_args(argv)
-    tree = args.tree or pinned("vllm")
-    launch, ended, spans = run(tree, args.jobs, args.config, args.keep, args.findings)
+    if args.load:
+        with open(args.load) as handle:
+            spans = [json.loads(line) for line in handle]
+        launch = min(s["start"] for s in spans)
+        ended = max(s["end"] for s in spans)
+    else:
+        tree = args.tree or pinned("vllm")
+        launch, ended, spans = run(tree, args.jobs, args.config, args.keep, args.findings)
     report(launch, ended, spans, args.spans)
+    report_concurrency(launch, ended, spans, args.cores)
     return 0
 
 

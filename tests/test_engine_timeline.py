@@ -88,3 +88,22 @@ def test_without_the_variable_nothing_is_timed_or_written(tmp_path, monkeypatch)
     timeline.mark("exit")
     timeline.write()
     assert not timeline._spans
+
+
+def test_the_wall_by_how_many_processes_work_at_once():
+    # the run's process waits for a round's last tasks and for one fill; a
+    # worker works only within its tasks, the helper within its own
+    def span(who, what, start, end):
+        return {"who": who, "pid": 1, "what": what, "start": start, "end": end, "cpu": 0.0}
+
+    spans = [span("run", "gather", 0, 10), span("run", "wait for the round's last tasks", 5, 10),
+             span("run", "whole-tree pass", 10, 14), span("run", "fill 3", 12, 13),
+             span("worker-0", "batch 8", 1, 9), span("worker-0", "fill 3", 12, 13),
+             span("worker-1", "batch 8", 2, 10), span("helper", "readers", 11, 12)]
+    bench = load_bench("timeline")
+    assert bench.working_intervals(0, 15, spans)["run"] == [(0, 5), (10, 12), (13, 15)]
+    by_count, short = bench.concurrency(0, 15, spans, 2)
+    assert by_count == {1: 6, 2: 6, 3: 3}
+    # fewer than two at work: the first second of the gather and its last,
+    # the pass but while the helper or the fill works, and the exit after it
+    assert short == {"gather": 2, "whole-tree pass": 3, "(between)": 1}
