@@ -35,7 +35,7 @@ _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
     ARRAY_TYPES, CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, KIND_METHODS, LOOKUP_METHODS, MAPPING_TYPES,
     PADDINGS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, SIZE_ONLY_FACTORIES,
-    STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
+    NUMBER_CONVERSIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
 )
 
 #: what counting an iterable's elements makes of its structure: a length alone, never a kind (``atoms.SIZED``)
@@ -557,6 +557,8 @@ class StructureReads:
                 rest |= a
             own = self.kept_apart(call.args[0], env)
             return project(STRUCTURE_BUILTINS[name], args[0] if own is None else own) | rest
+        if name in NUMBER_CONVERSIONS and call.args and not any(type(a) is ast.Starred for a in call.args):
+            return project(NUMBER_CONVERSIONS[name], arg_atoms)  # a number, whatever it converts
         if name == "bool" and len(call.args) == 1 and not kwargs and type(call.args[0]) is not ast.Starred:
             # ``bool(x)`` is ``x``'s truth: a container's, whether it is empty
             return self.truth(call.args[0], env)

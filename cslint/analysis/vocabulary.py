@@ -38,6 +38,13 @@ BUILTINS_FAILING_BY_ARGUMENTS = {
 STRUCTURE_BUILTINS = {"len": "C--", "isinstance": "K--", "issubclass": "K--", "hasattr": "K--",
                       "callable": "K--", "id": "C--", "type": "W--"}
 
+# The builtin conversions to a number, by the transform they apply to what they
+# convert: the result is a number whatever it was made from (or the call
+# raises), so no structure of the argument -- its None-ness, its kind, a
+# container's length -- is any structure of the result; it decides the
+# number's value (``int(poller.poll())`` of a poll that may be None or an enum).
+NUMBER_CONVERSIONS = {"int": "CCH", "float": "CCH", "complex": "CCH"}
+
 # Builtins whose result's structure is made from their arguments' values:
 # ``range(n)`` has ``n`` elements, ``set(xs)`` as many as ``xs`` has distinct ones.
 SHAPING_BUILTINS = frozenset({"range", "set", "frozenset"})
