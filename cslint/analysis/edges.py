@@ -2,7 +2,9 @@
 refines what the names hold (:class:`Refinements`, which
 :class:`~cslint.analysis.dataflow.VouchedEdges` applies): the edge straight
 past an ``if`` that only runs where a group has several ranks (the names
-its arm assigns are agreed within that group, which has one rank there);
+its arm assigns are agreed within that group, which has one rank there; a
+preset's parallel setting or a communicator tested for being there names
+the group its arm's collectives are over, :func:`switched_group`);
 the ways out of a ``for`` loop (its target also holds what it held before
 the loop); the edge of an ``if`` where a local container is empty or None
 (it holds only its own structure); the way past the others' turn of a
@@ -15,6 +17,8 @@ the edge of an ``if x is None`` on which a call result ``x`` is not None
 from __future__ import annotations
 
 import ast
+import re
+from fnmatch import fnmatchcase
 from typing import Optional
 
 from . import cfg as cfgmod
@@ -33,11 +37,14 @@ from .syntax import assigned_names, dotted, is_size_expr, single_rank_side, targ
 from .transfer import agreed_within
 from .vocabulary import BUFFER_KEYWORDS
 
+_split_words = re.compile(r"[^a-z0-9]+").split
+
 
 class Refinements:
     """{(node, successor): (kind, data)} of one function's graph: "single"
     (:func:`single_rank_edges`), "loop"
-    (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`), "leader",
+    (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`; "empty-single"
+    where the edge is a single-rank one too: both apply), "leader",
     "relay", "present" (:func:`~cslint.analysis.presentreturns.present_edges`,
     given way by any other on the same edge); and, before
     any of those, the ways out of ``if`` arms that add their test back to
@@ -53,12 +60,14 @@ class Refinements:
     @classmethod
     def find(cls, dataflow) -> Optional["Refinements"]:
         edges = {key: ("present", name) for key, name in present_edges(dataflow).items()}
-        edges.update((key, ("single", past))
-                     for key, past in single_rank_edges(dataflow.graph, _inplace_buffers(dataflow)).items())
+        edges.update((key, ("single", past)) for key, past in single_rank_edges(
+            dataflow.graph, _inplace_buffers(dataflow), _switched_groups(dataflow)).items())
         for key, keys in loop_exit_edges(dataflow.graph, dataflow.info).items():
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
-            edges[key] = ("empty", name)
+            single = edges.get(key)  # (``if group is not None:``: None there, and what its arm agrees agreed)
+            edges[key] = ("empty-single", (name, single[1])) if single is not None and single[0] == "single" \
+                else ("empty", name)
         for key, pair in leader_first_edges(dataflow).items():
             edges[key] = ("leader", pair)
         for key, relayed in relay_edges(dataflow.graph, dataflow.info.func, dataflow.info.ctx.knowledge,
@@ -99,6 +108,8 @@ class Refinements:
             return out if dataflow.single_rank(p) else restored(data, dataflow.envs.get(p), out)
         if kind == "empty":
             return emptied(data, out, dataflow.info)
+        if kind == "empty-single":
+            return agreed_within(data[1], emptied(data[0], out, dataflow.info), dataflow.info.ctx.atoms.collective)
         if kind == "leader":  # past the others' turn: the leader's call, from its own turn
             refined = fork(out)
             refined[data.name] = dataflow.evaluator.eval(data.second.value, out) | dataflow.binding_implicit(p)
@@ -112,7 +123,7 @@ class Refinements:
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
 
 
-def single_rank_edges(graph, buffers=None) -> dict:
+def single_rank_edges(graph, buffers=None, switched=None) -> dict:
     """{(test node, successor): (group, names)} for the edge straight past
     an ``if`` with no ``else`` that only runs where a parallel group has
     more than one rank (``if get_tp_size() > 1: x = broadcast(x, tp)``):
@@ -128,13 +139,19 @@ def single_rank_edges(graph, buffers=None) -> dict:
     process has no peers in it, as :func:`single_rank_side` reads it).
     ``buffers(stmt)``: the local names a statement's collectives write in
     place (``dist.all_reduce(flags, group=g)``), which the arm changes as
-    its assignments do."""
+    its assignments do.  ``switched(stmt)``: the group a test of a preset's
+    parallel setting says has one rank where the arm is skipped
+    (:func:`switched_group`), for a test that reads no group's size."""
     out = {}
     sizes = None
     for node in graph.nodes:
         stmt = node.stmt
-        if node.kind != cfgmod.TEST or type(stmt) is not ast.If or stmt.orelse \
-                or single_rank_side(stmt.test) is not False:
+        if node.kind != cfgmod.TEST or type(stmt) is not ast.If or stmt.orelse:
+            continue
+        if single_rank_side(stmt.test) is not False:
+            group = switched(stmt) if switched is not None else None
+            if group is not None:
+                _past_arm(node, stmt, group, buffers, out)
             continue
         sized = stmt.test.operand if type(stmt.test) is ast.UnaryOp else stmt.test
         if type(sized) is not ast.Compare:
@@ -152,18 +169,113 @@ def single_rank_edges(graph, buffers=None) -> dict:
             group = sizes.get(size.id)
         if group is None or group == "world":
             continue
-        names = frozenset(name for s in stmt.body for name in assigned_names(s))
-        if buffers is not None:
-            names = names.union(*(buffers(s) for s in stmt.body))
-        if not names:
-            continue
-        labels: dict = {}
-        for succ, label in node.succs:
-            labels.setdefault(succ, set()).add(label)
-        for succ, seen in labels.items():
-            if seen == {False}:
-                out[node.id, succ] = (group, names)
+        _past_arm(node, stmt, group, buffers, out)
     return out
+
+
+def _past_arm(node, stmt: ast.If, group: str, buffers, out: dict) -> None:
+    """Record in ``out`` the edge straight past ``stmt``'s arm, where ``group``
+    has one rank, with the names the arm assigns or writes in place."""
+    names = frozenset(name for s in stmt.body for name in assigned_names(s))
+    if buffers is not None:
+        names = names.union(*(buffers(s) for s in stmt.body))
+    if not names:
+        return
+    labels: dict = {}
+    for succ, label in node.succs:
+        labels.setdefault(succ, set()).add(label)
+    for succ, seen in labels.items():
+        if seen == {False}:
+            out[node.id, succ] = (group, names)
+
+
+#: ``(operator, number)`` of a comparison of a parallel degree that holds only where its group has several ranks
+_SEVERAL_WHEN_TRUE = frozenset({(ast.Gt, 1), (ast.GtE, 2), (ast.NotEq, 1)})
+
+
+def switch_word(test: ast.expr, switches: tuple) -> Optional[str]:
+    """The word of the groups a test says have several ranks where it
+    holds, read from a preset's parallel setting (:attr:`Preset.group_switches`):
+    the setting itself (``if args.enable_cfg_parallel:``) or its comparison
+    with a number that holds only above one (``if args.sp_degree != 1:``,
+    ``> 1``, ``>= 2``); None for any other test."""
+    setting = test
+    if type(test) is ast.Compare:
+        if len(test.ops) != 1 or type(test.comparators[0]) is not ast.Constant \
+                or (type(test.ops[0]), test.comparators[0].value) not in _SEVERAL_WHEN_TRUE:
+            return None
+        setting = test.left
+    if type(setting) is not ast.Attribute and type(setting) is not ast.Name:
+        return None
+    text = dotted(setting)
+    if not text:
+        return None
+    return next((word for pattern, word in switches if fnmatchcase(text, pattern)), None)
+
+
+def switched_group(stmt: ast.If, switches: tuple, arm_calls) -> Optional[str]:
+    """The group the ``if`` says has one rank, or no member at all, where
+    its arm is skipped, read from the arm's collectives (``arm_calls(s)``:
+    ``(group, receiver text)`` of each collective a statement makes): a test
+    of a preset's parallel setting (:func:`switch_word`) whose arm's
+    collectives are over one group whose name carries the setting's word
+    (``if args.enable_cfg_parallel: data = broadcast_pyobj(data, r,
+    self.cfg_cpu_group)``: where the setting is false or 1 that group has one
+    rank); or a test that a communicator is there whose arm calls its
+    collectives on it (``if group is not None: data =
+    group.broadcast_object(data, src=0)``: where it is None this process has
+    no such communicator, so no collective over it follows -- a group passed
+    as an argument is another matter, as None there names the default
+    group).  What the arm would have agreed within that group cannot differ
+    within it there.  None for any other ``if``."""
+    test = stmt.test
+    if type(test) is ast.Compare:
+        receiver = _tested_present(test)
+        if receiver is not None:
+            groups = {group for s in stmt.body for group, on in arm_calls(s) if on == receiver}
+            return next(iter(groups)) if len(groups) == 1 else None
+    if not switches:
+        return None
+    word = switch_word(test, switches)
+    if word is None:
+        return None
+    groups = {group for s in stmt.body for group, _ in arm_calls(s) if word in _name_words(group)}
+    return next(iter(groups)) if len(groups) == 1 else None
+
+
+def _tested_present(test: ast.Compare) -> Optional[str]:
+    """The text of ``x`` in ``x is not None``; None for any other comparison."""
+    if len(test.ops) != 1 or type(test.ops[0]) is not ast.IsNot:
+        return None
+    right = test.comparators[0]
+    if type(right) is not ast.Constant or right.value is not None:
+        return None
+    return dotted(test.left) or None
+
+
+def _name_words(text: str) -> frozenset:
+    """The words of a group's name, split at every character other than a letter or digit."""
+    return frozenset(_split_words(text.lower()))
+
+
+def _switched_groups(dataflow):
+    """``switched(stmt)`` for :func:`single_rank_edges` (:func:`switched_group`)."""
+    switches = dataflow.info.ctx.knowledge.group_switches
+    graph, info = dataflow.graph, dataflow.info
+    nodes = None
+
+    def arm_calls(stmt) -> list:
+        nonlocal nodes
+        if nodes is None:
+            nodes = {id(node.stmt): node for node in graph.nodes
+                     if node.stmt is not None and node.kind == cfgmod.STMT}
+        node = nodes.get(id(stmt))
+        if node is None:
+            return []
+        return [(call_info.match.group,
+                 dotted(call_info.call.func.value) if type(call_info.call.func) is ast.Attribute else None)
+                for call_info in info.node_info(node).calls if call_info.match is not None]
+    return lambda stmt: switched_group(stmt, switches, arm_calls)
 
 
 #: calls that answer a group's size when asked with the group

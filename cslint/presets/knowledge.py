@@ -39,6 +39,8 @@ class Knowledge:
     job_tests: frozenset = frozenset()
     #: see :attr:`Preset.world_sizes` (canonical dotted names)
     world_sizes: frozenset = frozenset()
+    #: see :attr:`Preset.group_switches`
+    group_switches: tuple = ()
     #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
     data_parallel_wrappers: tuple = ()
     #: see :attr:`Preset.partitioning_contexts` (canonical dotted patterns)
@@ -193,6 +195,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         merged.local_failures |= frozenset(preset.local_failures)
         merged.job_tests |= frozenset(preset.job_tests)
         merged.world_sizes |= frozenset(preset.world_sizes)
+        merged.group_switches += tuple(preset.group_switches)
         merged.p2p_receives |= frozenset(preset.p2p_receives)
         merged.p2p_sends |= frozenset(preset.p2p_sends)
         merged.p2p_peer_keywords |= frozenset(preset.p2p_peer_keywords)

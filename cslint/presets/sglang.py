@@ -59,4 +59,10 @@ PRESET = Preset(
     p2p_peer_keywords=["src", "dst"],
     # a process group made outside the default world (weight sync, RL)
     rendezvous=["init_custom_process_group"],
+    # The diffusion runtime's degrees: the server arguments resolve
+    # ``enable_cfg_parallel`` false exactly where the classifier-free-guidance
+    # degree is 1, and ``sp_degree`` is the sequence-parallel group's size, so
+    # where either says one rank the CFG or SP groups (``cfg_cpu_group``,
+    # ``sp_cpu_group``) have no peers.
+    group_switches=[("*.enable_cfg_parallel", "cfg"), ("*.sp_degree", "sp")],
 )

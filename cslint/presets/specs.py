@@ -234,6 +234,10 @@ class Preset:
     #: the default group's size), so ``> 1`` of one holds wherever the job has
     #: several ranks
     world_sizes: list = field(default_factory=list)
+    #: ``(pattern, word)``: settings (dotted patterns) read as a group's parallel degree: where one is false or 1
+    #: (``enable_cfg_parallel``, ``sp_degree``), the groups whose names carry ``word`` have one rank
+    #: (:func:`~cslint.analysis.edges.switched_group`)
+    group_switches: list = field(default_factory=list)
     #: ``(pattern, methods)``: calls that wrap a module for data parallelism
     #: (``DistributedDataParallel(m)``, ``FullyShardedDataParallel(m)``,
     #: ``fully_shard(m)`` in place).  Calling the wrapped module runs its
