@@ -1,7 +1,8 @@
 """The communicators a module makes, read from its assignment statements:
 their names, the color of each split, and the text of each group's own list
-of ranks (:class:`Communicators`); and the names its assignments bind to a
-group (:func:`group_holding_locals`).
+of ranks (:class:`Communicators`); the names its assignments bind to a
+group (:func:`group_holding_locals`); and the group fields set together from
+groups of one rank list (:func:`same_rank_fields`).
 
 A group's own list is what the group was made from (``g =
 new_group(ranks)``), or, for a factory that makes one group per rank list
@@ -18,7 +19,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
-from .syntax import dotted, unparse
+from .syntax import dotted, local_values, unparse
 from .vocabulary import COMM_FACTORIES, GROUP_FROM_RANKS, GROUPS_BY_ENUMERATION
 
 
@@ -225,3 +226,108 @@ def registry_lookup_key(value) -> Optional[str]:
     if type(value) is ast.Subscript and type(value.value) is ast.Name and type(value.slice) is ast.Name:
         return value.slice.id
     return None
+
+
+def same_rank_field(ctx, text: str) -> str:
+    """``text`` of a group, a field of ``self`` holding the same ranks as
+    another named by the first of them (:func:`same_rank_fields`)."""
+    if not text.startswith("self.") or text.count(".") != 1:
+        return text
+    attr = text[len("self."):]
+    return f"self.{same_rank_fields(ctx).get(attr, attr)}"
+
+
+def same_rank_fields(ctx) -> dict:
+    """attr -> the field (its name) that holds a group of the same ranks: two
+    group fields of an object set in one block from two groups made over one
+    rank list (``device_group = new_group(ranks, backend="nccl")``,
+    ``cpu_group = new_group(ranks, backend="gloo")``, then ``self.device_group
+    = device_group; self.cpu_group = cpu_group``) hold the same members, so a
+    collective over either is over one group (:meth:`ModuleContext.group_of_text`
+    names both by the first field's name).  Every write of such a field
+    (``None`` aside) is one of those; worked out once per file."""
+    found = ctx.__dict__.get("_same_rank_fields")
+    if found is not None:
+        return found
+    found = {}
+    members = ctx.group_members
+    candidates = {attr for attr, value in ctx.field_writes if type(value) is ast.Name and value.id in members}
+    if len(candidates) > 1:
+        found = _fields_made_together(ctx, candidates)
+    ctx.__dict__["_same_rank_fields"] = found
+    return found
+
+
+def _fields_made_together(ctx, candidates: set) -> dict:
+    together: dict = {}  # attr -> the first field of each block it is set in beside another
+    writes: dict = {}  # attr -> how many of its writes such a block makes
+    for func in ast.walk(ctx.tree):
+        if type(func) is not ast.FunctionDef and type(func) is not ast.AsyncFunctionDef:
+            continue
+        for block in _blocks(func):
+            cohorts: dict = {}  # rank list text -> the fields a block sets from groups made over it
+            for stmt in block:
+                attr = _field_set_from_name(stmt, candidates)
+                if attr is not None:
+                    ranks = _made_over(func, stmt.value.id)
+                    if ranks is not None:
+                        cohorts.setdefault(ranks, []).append(attr)
+            for fields in cohorts.values():
+                if len(set(fields)) < 2 or len(set(fields)) != len(fields):
+                    continue
+                first = min(fields)
+                for attr in fields:
+                    together.setdefault(attr, set()).add(first)
+                    writes[attr] = writes.get(attr, 0) + 1
+    made = {}
+    for attr, value in ctx.field_writes:
+        if not (type(value) is ast.Constant and value.value is None):
+            made[attr] = made.get(attr, 0) + 1
+    return {attr: next(iter(firsts)) for attr, firsts in sorted(together.items())
+            if len(firsts) == 1 and writes[attr] == made.get(attr)}
+
+
+def _blocks(func):
+    """The statement lists of ``func``'s own body (nested definitions aside)."""
+    stack = [func.body]
+    while stack:
+        block = stack.pop()
+        yield block
+        for stmt in block:
+            if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                continue
+            for name in ("body", "orelse", "finalbody"):
+                inner = getattr(stmt, name, None)
+                if type(inner) is list and inner and isinstance(inner[0], ast.stmt):
+                    stack.append(inner)
+            for handler in getattr(stmt, "handlers", ()):
+                stack.append(handler.body)
+            for case in getattr(stmt, "cases", ()):
+                stack.append(case.body)
+
+
+def _field_set_from_name(stmt, candidates: set) -> Optional[str]:
+    """``attr`` of ``self.attr = name`` (one target, a plain name), where ``attr`` is a candidate."""
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.value) is not ast.Name:
+        return None
+    target = stmt.targets[0]
+    if type(target) is ast.Attribute and type(target.value) is ast.Name and target.value.id == "self" \
+            and target.attr in candidates:
+        return target.attr
+    return None
+
+
+def _made_over(func, name: str) -> Optional[str]:
+    """The text of the one rank list every binding of the local ``name`` in
+    ``func`` makes a group from (``new_group(ranks, ...)``), else None."""
+    values = local_values(func, name)
+    texts = set()
+    for value in values or ():
+        if type(value) is not ast.Call or not value.args:
+            return None
+        func_node = value.func
+        last = func_node.attr if type(func_node) is ast.Attribute else func_node.id if type(func_node) is ast.Name else ""
+        if last not in GROUP_FROM_RANKS:
+            return None
+        texts.add(unparse(value.args[0]))
+    return next(iter(texts)) if len(texts) == 1 else None

@@ -18,7 +18,7 @@ from .callrefs import func_ref, method_ref
 from .modulenames import module_name_for
 from .results import AtomBuilder
 from .cfg import exit_exceptions
-from .communicators import Communicators, built_over_fields
+from .communicators import Communicators, built_over_fields, same_rank_field
 from .entries import positional_fields
 from .packagefiles import in_package
 from .records import CollectiveMatch
@@ -561,7 +561,8 @@ class ModuleContext:
         say (``get_tp_group().cpu_group``: ``tp``), or for a field
         (``self.sync_group``) the one group every assignment of that field
         in this file names (``self.sync_group = scheduler.tp_cpu_group``;
-        ``None`` aside); else ``group:<text>``."""
+        ``None`` aside); else ``group:<text>``, a field of the same ranks as
+        another named by the first (:func:`~.communicators.same_rank_field`)."""
         group = group_from_text(text)
         if group is not None:
             return group
@@ -571,8 +572,9 @@ class ModuleContext:
                 return group
             over = built_over_fields(self).get(text[len("self."):])
             if over:  # a communicator built over another group field of the object (``group=self.cpu_group``)
-                return group_from_text(over) or self._field_groups().get(over[len("self."):]) or f"group:{over}"
-        return f"group:{text}"
+                return group_from_text(over) or self._field_groups().get(over[len("self."):]) \
+                    or f"group:{same_rank_field(self, over)}"
+        return f"group:{same_rank_field(self, text)}"
 
     def _field_groups(self) -> dict:
         """attr -> the group every ``self.attr = ...`` of this file names
@@ -632,9 +634,9 @@ def named_group(ctx: ModuleContext, call: ast.Call, spec) -> Optional[str]:
         if keyword.arg in (kw, "group", "process_group", "comm", "pg"):
             if isinstance(keyword.value, ast.Constant) and keyword.value.value is None:
                 return "world"
-            return ctx.group_of_text(unparse(keyword.value))
+            return ctx.group_of_text(spec.group_object(unparse(keyword.value)) if spec else unparse(keyword.value))
     if spec is not None and spec.group_arg is not None and len(call.args) > spec.group_arg:
-        return ctx.group_of_text(unparse(call.args[spec.group_arg]))
+        return ctx.group_of_text(spec.group_object(unparse(call.args[spec.group_arg])))
     return None
 
 

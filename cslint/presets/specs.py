@@ -70,6 +70,17 @@ class CollectiveSpec:
     #: operation's (``tensor_model_parallel_all_reduce`` all-reduces over
     #: tp): two arms issuing the helper and the operation are in step
     operation: str = ""
+    #: the attribute by which a group object gives the name it is registered
+    #: under, where the call is told its group by that name
+    #: (``torch.ops.symm_mem.multimem_all_reduce_(t, "sum", group.group_name)``):
+    #: the call runs over the group the attribute is read from
+    group_by_name: str = ""
+
+    def group_object(self, text: str) -> str:
+        """The text of the group a group argument's text ``text`` names: the
+        object it reads the group's name from (:attr:`group_by_name`), else ``text``."""
+        suffix = f".{self.group_by_name}" if self.group_by_name else ""
+        return text[:-len(suffix)] if suffix and text.endswith(suffix) and len(text) > len(suffix) else text
 
 
 #: Source kinds the analysis treats specially (see analysis/program.py).

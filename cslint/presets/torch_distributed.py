@@ -106,6 +106,30 @@ for _name, _result, _operation in (
     _collectives.append(CollectiveSpec(_name, _T, group="tp", result=_result, operation=_operation))
     _collectives.append(CollectiveSpec("*." + _name.lstrip("*"), _T, group="tp", result=_result,
                                        operation=_operation))
+# torch's symmetric-memory collectives, each told its group by the name the
+# group is registered under (``group.group_name``): the kernels of every
+# member read and write one another's buffers, so each waits for all of them.
+# (name, result, in-place positions, where the group's name is passed, the operation)
+for _name, _result, _inplace, _position, _operation in (
+    ("multimem_all_reduce_", "uniform", (0,), 2, "all_reduce"),
+    ("multimem_one_shot_all_reduce", "uniform", (), 2, "all_reduce"),
+    ("one_shot_all_reduce", "uniform", (), 2, "all_reduce"),
+    ("one_shot_all_reduce_out", "uniform", (3,), 2, "all_reduce"),
+    ("two_shot_all_reduce_", "uniform", (0,), 2, "all_reduce"),
+    ("two_shot_all_reduce_out", "uniform", (3,), 2, "all_reduce"),
+    ("multimem_all_gather_out", "uniform", (2,), 1, "all_gather"),
+    ("reduce_scatter_out", "shard", (), 1, "reduce_scatter"),
+    ("_low_contention_all_gather", "uniform", (), 1, "all_gather"),
+    ("_low_contention_reduce_scatter", "shard", (), 2, "reduce_scatter"),
+    # the all-gathered input comes back beside its products with this rank's weights
+    ("fused_all_gather_matmul", "local", (), 3, "all_gather"),
+    ("fused_all_gather_scaled_matmul", "local", (), 5, "all_gather"),
+    ("fused_matmul_reduce_scatter", "shard", (), 4, "reduce_scatter"),
+    ("fused_scaled_matmul_reduce_scatter", "shard", (), 7, "reduce_scatter"),
+):
+    _collectives.append(CollectiveSpec("torch.ops.symm_mem." + _name, _T, result=_result, inplace=_inplace,
+                                       group_arg=_position, group_kw="group_name", group_by_name="group_name",
+                                       operation=_operation))
 for _name in ("broadcast_tensor_dict", "all_gather_object", "broadcast_object_list"):
     _collectives.append(CollectiveSpec(_name, _T))
 # Wrapping a module in DDP checks the parameter shapes across the group (an

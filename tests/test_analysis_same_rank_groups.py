@@ -1,0 +1,89 @@
+"""Collectives over the same ranks by different spellings (issue 14): a
+symmetric-memory collective told its group by name (``group.group_name``)
+runs over that group object, and two group fields set together from groups
+made over one rank list (a device group and a CPU group of the same ranks)
+name one group, so arms that reach the same operation through either stay
+in step (cslint/analysis/communicators.py ``same_rank_fields``,
+cslint/analysis/scope.py ``named_group``, ``CollectiveSpec.group_by_name``)."""
+
+import textwrap
+
+from cslint.api import check_source
+
+
+def _lines(source):
+    return sorted(f.line for f in check_source(textwrap.dedent(source), report="per-site").findings)
+
+
+_COORDINATOR = """
+    import torch
+    import torch.distributed as dist
+
+
+    class PairComm:
+        def __init__(self, group, device):
+            self.group = group
+            self.disabled = False
+
+        def all_reduce(self, tensor):
+            dist.all_reduce(tensor, group=self.group)
+
+
+    class Coordinator:
+        def __init__(self, group_ranks, rank):
+            self.rank = rank
+            self.device_group = None
+            self.cpu_group = None
+            for ranks in group_ranks:
+                device_group = dist.new_group(ranks, backend="nccl")
+                cpu_group = dist.new_group(OTHER, backend="gloo")
+                if self.rank in ranks:
+                    self.ranks = ranks
+                    self.device_group = device_group
+                    self.cpu_group = cpu_group
+            self.fast_comm = PairComm(group=self.cpu_group, device=rank)
+
+        def all_reduce(self, tensor):
+            fast_comm = self.fast_comm
+            if fast_comm is not None and tensor.numel() > self.rank:
+                fast_comm.all_reduce(tensor)
+            else:
+                dist.all_reduce(tensor, group=self.device_group)
+"""
+
+
+def test_a_device_group_and_a_cpu_group_of_one_rank_list_are_one_group():
+    # Either arm all-reduces over the coordinator's ranks: one through a
+    # communicator built over the CPU group, the other over the device group
+    # made from the same list.
+    assert _lines(_COORDINATOR.replace("OTHER", "ranks")) == []
+
+
+def test_groups_made_over_different_rank_lists_stay_apart():
+    assert _lines(_COORDINATOR.replace("OTHER", "sorted(ranks)[::-1][:1]")) == [32, 34]
+
+
+_SYMMETRIC = """
+    import torch
+    import torch.distributed as dist
+
+
+    def reduce(buf, group, rank, use_multicast):
+        if use_multicast and buf.numel() > rank:
+            torch.ops.symm_mem.multimem_all_reduce_(buf, "sum", group.group_name)
+        else:
+            group.all_reduce(buf)
+        return buf
+
+
+    def scatter(buf, out, group, rank):
+        if rank == 0:
+            torch.ops.symm_mem.reduce_scatter_out(buf, group.group_name, True, out)
+        return out
+"""
+
+
+def test_a_symmetric_memory_collective_runs_over_the_group_it_is_named_by():
+    # The first function's arms all-reduce over `group` either way; the second
+    # reduce-scatters on rank 0 alone.
+    assert _lines(_SYMMETRIC) == [16]
