@@ -6,7 +6,8 @@ import textwrap
 
 from cslint.analysis.facts import extract_file_facts, summarised
 from cslint.analysis.hazards import find_hazards
-from cslint.analysis.program import Program, stepped
+from cslint.analysis.program import Program
+from cslint.analysis.stepreads import stepped
 from cslint.analysis.records import is_pending
 from cslint.analysis.uniformity import UniformityInfo
 from cslint.config import Settings

@@ -251,8 +251,10 @@ ANALYSIS_PHASES = [
     # binds it
     ("constructions",),  # fields of an object the reader sees built
     ("reads",),  # call results and attributes over the whole-tree tables
+    ("tablevalues",),  # the value of an atom set over the whole-tree tables
     ("callercontext",),  # a summarised function's calling conditions, handed to every function it calls
     ("demand",),  # which functions the fixpoint steps
+    ("stepreads",),  # what a step of the fixpoint reads
     ("program",),  # the fixpoint
     ("uniformity", "contexts"),  # the query object; a case parameter's site judged in its calling contexts
     ("hazards",),  # the decisions made from its answers

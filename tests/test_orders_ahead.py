@@ -12,7 +12,8 @@ import pytest
 from cslint.analysis.divergence import canonical_order
 from cslint.analysis.facts import extract_file_facts
 from cslint.analysis.hazards import find_hazards
-from cslint.analysis.program import CONDITION_SETS, STEP_SETS, Program, atom_sets, readers_of
+from cslint.analysis.program import Program
+from cslint.analysis.stepreads import CONDITION_SETS, STEP_SETS, atom_sets, readers_of
 from cslint.analysis.uniformity import UniformityInfo
 from cslint.config import Settings
 from cslint.engine.ordering import OrdersAhead

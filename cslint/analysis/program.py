@@ -20,31 +20,29 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from ..presets import ALL_DIMS, KIND_FILESYSTEM, Knowledge, group_from_text
-from .atoms import BY_METHOD, ENTRY_FIELD, IDENT, OWN_FIELD, OWN_PARAM, field_name
+from ..presets import KIND_FILESYSTEM, Knowledge, group_from_text
+from .atoms import BY_METHOD, field_name
 from .callrefs import THROUGH_INSTANCE
 from .callfacts import translate
-from .callercontext import pass_calling_context, reads_no_context
-from .constructions import BUILT_APART, built_reads, constructor_fields, stored_apart
-from .presentfields import absent_written_fields, present_read
-from .demand import demanded
-from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
+from .callercontext import pass_calling_context
+from .constructions import BUILT_APART, constructor_fields, stored_apart
+from .presentfields import absent_written_fields
+from .divergence import extend_via, merge
 from .feasibility import call_allows, passed_values
-from .positions import parameter_table
 from .processes import marked, runs_only_where
-from .reads import CALLEE_REFS, ProgramReads, by_method_tables, element_stored_fields, entry_fields
+from .reads import CALLEE_REFS, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
 from .selfcalls import SELF_REFS, MethodWrites, note_self_call
+from .stepreads import EMPTY_ATOMS, fixpoint_readers, property_readers, stepped
 from .syntax import CONSTRUCTORS
+from .tablevalues import TableValues
 
 MAX_ROUNDS = 40
 #: the most names a group's access path may have where a call binds it
 #: (``self.module.pg.group``: 4); a longer one keeps the callee's own text
 MAX_GROUP_PATH_NAMES = 4
 
-
-EMPTY_ATOMS: frozenset = frozenset()
 
 #: Source kinds that count where they decide a collective directly, but do
 #: not make everything a callee assigns divergent when they decide the call:
@@ -53,7 +51,7 @@ EMPTY_ATOMS: frozenset = frozenset()
 DIRECT_ONLY_KINDS = frozenset({KIND_FILESYSTEM})
 
 
-class Program(ProgramReads):
+class Program(TableValues):
     """Solve the summaries of a tree to a fixpoint (see the module docstring)."""
 
     def __init__(self, files: list, knowledge: Knowledge, callee_files: tuple = (), discovered: frozenset = frozenset()):
@@ -90,7 +88,7 @@ class Program(ProgramReads):
         #: confidence (UniformityInfo.flow_facts) and the downstream fold (hazards._field_writes).
         self.link_functions: dict = {}
         self._ordered: dict = {}  # atom set -> its atoms in canonical order
-        #: canonical orders worked out ahead of need by another process (see :func:`atom_sets`):
+        #: canonical orders worked out ahead of need by another process (see :func:`~cslint.analysis.stepreads.atom_sets`):
         #: ``get(atoms)`` gives the positions :func:`~cslint.analysis.divergence.canonical_positions`
         #: finds for a set, or None; the order is a function of the set alone, so it does not
         #: matter which process worked it out
@@ -134,183 +132,6 @@ class Program(ProgramReads):
         called = self.resolver.callers()
         return frozenset(atom[:6] for key, atoms in named.items() if key in called for atom in atoms)
 
-    # -- values --------------------------------------------------------------------
-    def variant(self, fn: FuncFacts, mode: frozenset):
-        """The function's facts under a mode assignment (its only variant
-        when its tests name no mode)."""
-        v = fn.variants.get(None)
-        if v is None:
-            v = fn.variants.get(mode)
-        return v
-
-    def eval(self, atoms: frozenset, mode: frozenset) -> dict:
-        """The divergence map of an atom set (parameters left symbolic)."""
-        if not atoms:
-            return {}
-        key = (atoms, mode)
-        cached = self.memo.get(key)
-        if cached is not None:
-            return cached
-        self.memo[key] = {}  # recursion guard
-        out: dict = {}
-        known = out.get
-        for atom in (atoms if len(atoms) == 1 else self._in_order(atoms)):
-            for k, entry in self.eval_atom(atom, mode).items():
-                # merge(out, k, *entry), its common cases inline
-                old = known(k)
-                if old is None:
-                    if len(out) < MAX_SOURCES:
-                        out[k] = entry
-                    else:
-                        merge(out, k, entry[0], entry[1])
-                elif not entry[0] <= old[0]:
-                    out[k] = (old[0] | entry[0], old[1])
-        self.memo[key] = out
-        return out
-
-    def seen_through(self, value: dict, transform: str) -> dict:
-        """``transformed(value, transform)`` of a map :meth:`eval` returned.
-        Those maps are never changed once made (the memo hands the same map
-        to every reader in a round), so the projection of one is made once:
-        a projection of a shared set is read from every set that holds it."""
-        if transform == IDENT or not value:
-            return value
-        key = (id(value), transform)
-        known = self._projections.get(key)
-        if known is not None and known[0] is value:
-            return known[1]
-        out = transformed(value, transform)
-        self._projections[key] = (value, out)  # the map kept: its id stays its own
-        return out
-
-    def _in_order(self, atoms: frozenset) -> tuple:
-        """``atoms`` in a canonical order.  A divergence map keeps the first
-        explanation it is given and stops taking sources past its cap, so the
-        order atoms are evaluated in picks the sources and flows a finding
-        cites; a frozenset's own order follows the hash seed and how the set
-        was built (a set unpickled from a worker iterates differently)."""
-        found = self._ordered.get(atoms)
-        if found is None:
-            positions = self.orders_ahead.get(atoms) if self.orders_ahead is not None else None
-            if positions is None:
-                found = canonical_order(atoms, self._digests)
-            else:
-                listed = list(atoms)
-                found = tuple(listed[i] for i in positions)
-            self._ordered[atoms] = found
-        return found
-
-    def eval_atom(self, atom: tuple, mode: frozenset) -> dict:
-        # the most common tags first: projections, calls, fields, parameters
-        tag = atom.tag
-        if tag == "J":
-            return self.seen_through(self.eval(atom.inner, mode), atom.transform)
-        if tag == "R":
-            return self._returned(atom, mode)
-        if tag == "F":
-            return self._field_value(atom, mode)
-        if tag == "P":
-            return {param_slot(atom.index): (ALL_DIMS, ())}
-        if tag == "A":
-            return self._attribute_value(atom, mode)
-        if tag == "S":
-            if self._passed_rank_params and atom[:6] in self._passed_rank_params:
-                return {}  # what the callers pass, read through the parameter itself, also seen through a transform
-            dims = dims_in(atom.dims, mode)
-            if self._inside_dims is not None and dims:
-                dims = self._inside_dims(dims)
-            return {atom: (dims, ())} if dims else {}
-        if tag == "G":
-            return self.global_value(atom.module, atom.name, mode)
-        if tag == "C":
-            world = self.knowledge.world
-            span = world.span(atom.group)
-            out = {}
-            for k, (dims, via) in self.eval(atom.inner, mode).items():
-                rest = world.residual(dims, span)
-                if rest:
-                    out[k] = (rest, via)
-            return out
-        if tag == "E" or tag == "T":
-            return self._raised_by(atom, mode)
-        if tag == "X":
-            return self._escaped_by(atom, mode)
-        return {}
-
-    def _with_properties(self, value: dict, readers: list, attr: str, mode: frozenset) -> dict:
-        """A field's value joined with what the properties of that name
-        return: reading a property runs it."""
-        out = dict(value)
-        for fn in readers:
-            link = (fn.path, fn.line, f"`{fn.qualname}` is a property: reading it returns this")
-            self.link_functions[link] = ("return", (fn.key,), f"self.{attr}")
-            for k, (dims, via) in self.rets.get((fn.key, mode), {}).items():
-                if k.tag != "PARAM":
-                    merge(out, k, dims, extend_via(via, link))
-        return out
-
-    def global_value(self, module: str, name: str, mode: frozenset) -> dict:
-        key = (module, name, mode)
-        if key in self.globals:
-            return self.globals[key]
-        if key in self._globals_busy:
-            return {}
-        ff = self.modules.get(module)
-        atoms = ff.globals.get(name) if ff else None
-        if not atoms:
-            self.globals[key] = {}
-            return {}
-        self._globals_busy.add(key)
-        value = self.concrete(self.eval(atoms, mode), None, mode)
-        self._globals_busy.discard(key)
-        self.globals[key] = value
-        return value
-
-    def concrete(self, value: dict, fn: Optional[FuncFacts], mode: frozenset) -> dict:
-        """Replace symbolic parameters by what callers pass (and, while a function that runs only where a
-        group has several ranks is stepped, mark the sources it writes out: processes.py)."""
-        out = self._concrete(value, fn, mode)
-        return out if self._marking is None or not out else marked(out, self._marking)
-
-    def _concrete(self, value: dict, fn: Optional[FuncFacts], mode: frozenset) -> dict:
-        for k in value:
-            if k.tag == "PARAM":
-                break
-        else:
-            return value
-        if fn is None:
-            return substituted(value, lambda k: None)
-        params = self.params
-
-        def passed(k):
-            table = params.get((fn.key, k.index, mode))
-            return table if table is not None or k.index < OWN_PARAM else parameter_table(params, fn.key, k.index, mode)
-
-        return substituted(value, passed)
-
-    def _collective_span(self, atoms: frozenset, mode: frozenset) -> frozenset:
-        """The dimensions every rank that computes ``atoms`` has just synchronised
-        along: each atom is a collective's result, or the result of a call that
-        reaches collectives (their groups' spans); empty when some atom is
-        neither."""
-        if not atoms:
-            return frozenset()
-        spans = []
-        for atom in atoms:
-            if atom.tag == "C":
-                spans.append(self.knowledge.world.span(atom.group))
-            elif atom.tag == "R":
-                groups = {group for target in self.resolver.resolve(atom.ref)
-                          for (_name, group) in self.reach.get((target.key, mode), {})}
-                if not groups:
-                    return frozenset()
-                spans.append(frozenset.intersection(*(self.knowledge.world.span(g) for g in groups)))
-            elif atom.tag == "J" and self._collective_span(atom.inner, mode):  # a length, a test of such a result
-                spans.append(self._collective_span(atom.inner, mode))
-            else:
-                return frozenset()
-        return frozenset.intersection(*spans)
-
     # -- fixpoint --------------------------------------------------------------------
     def solve(self) -> None:
         """Semi-naive fixpoint: a function is re-evaluated only when a table
@@ -331,7 +152,7 @@ class Program(ProgramReads):
             if dirty is None:
                 due = funcs
             else:  # the readers of what changed, in the order of the first round
-                readers = readers or _readers(self, funcs)
+                readers = readers or fixpoint_readers(self, funcs)
                 positions = set()
                 for key in dirty:
                     positions.update(readers.get(key, ()))
@@ -453,242 +274,6 @@ class Program(ProgramReads):
                         changed = True
                         self.changed_keys.add(("reach", fn.key))
         return pass_calling_context(self, fn, v, calling_ctx, mode, DIRECT_ONLY_KINDS) or changed
-
-
-#: the parts of :func:`atom_sets`: what a step of the fixpoint evaluates,
-#: then what the hazards ask after it
-STEP_SETS, CONDITION_SETS = "steps", "conditions"
-
-
-def atom_sets(program: Program, parts=(STEP_SETS, CONDITION_SETS), seen: Optional[set] = None, reached=None):
-    """The sets of several atoms that the fixpoint and the questions after it
-    put in canonical order (:meth:`Program._in_order`), each once, in about
-    the order they first meet them: the first round steps every function in
-    order (its returns, field writes and calls: a set before the sets its
-    atoms read), then the hazards ask about the conditions of the call
-    sites.  ``parts``: which of the two; ``seen``: the ids of the sets
-    given already (by an earlier call for another part); ``reached()``: the
-    position of the function the first round steps now (the step sets of
-    the functions before it are not given: they were needed already).  What a call reads follows the references resolved so far
-    (:meth:`~cslint.analysis.resolution.Resolver.resolved`): the arguments
-    of a call that runs a function of the tree, the fallback of one that
-    runs none; nothing is resolved here, so the resolver's memo stays as the
-    fixpoint would find it."""
-    seen = set() if seen is None else seen
-    modules = program.modules
-    resolved = program.resolver.resolved
-
-    def reads(atom) -> list:
-        """The atom sets the evaluation of ``atom`` reads (``Program.eval_atom``)."""
-        tag = atom.tag
-        if tag == "J" or tag == "C" or tag == "A":
-            return [atom.inner]
-        if tag == "R":  # ProgramReads._returned
-            targets = resolved(atom.ref)
-            if targets is not None and (not targets or atom.ref.tag == "class"
-                                        or any(fn.qualname.endswith("__init__") for fn in targets)):
-                return [atom.fallback]
-            out = list(atom.args)  # bound to the callees' parameters
-            out.extend(arg for _, arg in atom.kwargs)
-            if targets is None:  # not resolved yet: either
-                out.append(atom.fallback)
-            return out
-        if tag == "G":
-            module = modules.get(atom.module)
-            found = module.globals.get(atom.name) if module is not None else None
-            return [found] if found else []
-        if tag == "E" or tag == "T":
-            return [found for fn in resolved(atom.ref) or () if fn.raises for v in fn.variants.values()
-                    for found in (v.raised, v.raised_tree if tag == "T" else None) if found]
-        return []
-
-    def in_step(v):
-        yield v.returns
-        for write in v.fields:
-            yield write.atoms
-        for site in v.sites:
-            if resolved(site.ref):  # a call that runs nothing of the tree passes nothing on
-                yield getattr(site, "ctx_atoms", EMPTY_ATOMS)
-                yield from site.args
-                for _, arg in site.kwargs:
-                    yield arg
-
-    def conditions(v):
-        for site in v.sites:
-            for cond in site.conds:
-                yield cond.atoms
-                for _span, atoms, _presence in cond.operands:
-                    yield atoms
-
-    for walk in [{STEP_SETS: in_step, CONDITION_SETS: conditions}[part] for part in parts]:
-        # (a summary's call sites carry no conditions: SummaryWalk._calls)
-        functions = stepped(program) if walk is in_step else [fn for fn in program.funcs.values() if fn.deep]
-        for position, fn in enumerate(functions):
-            if reached is not None and walk is in_step and position < reached():
-                continue
-            for v in fn.variants.values():
-                for top in walk(v):
-                    stack = [top]
-                    while stack:  # depth first, a set before the sets its atoms read
-                        atoms = stack.pop()
-                        if not atoms or id(atoms) in seen:
-                            continue
-                        seen.add(id(atoms))
-                        if len(atoms) > 1:
-                            yield atoms
-                        below = []
-                        for atom in atoms:
-                            below.extend(reads(atom))
-                        stack.extend(reversed(below))
-
-
-def stepped(program: Program) -> list:
-    """The functions the fixpoint steps, in order: those whose tables the hazards may read (demand.py)."""
-    if program.demanded is None:
-        program.demanded = demanded(program, table_reads)
-    return program.demanded
-
-
-def _readers(program: Program, funcs: list) -> dict:
-    """:func:`readers_of` ``funcs`` (a position may be listed twice for an
-    entry), with the helper that orders atom sets ahead, if one runs (it
-    answers what this process would: the resolver's answers do not depend
-    on the order of the questions)."""
-    if program.orders_ahead is not None:
-        return program.orders_ahead.readers(program, funcs)
-    return readers_of(program, funcs)
-
-
-def readers_of(program: Program, funcs: list, positions=None, into: Optional[dict] = None) -> dict:
-    """Table entry -> the positions in ``funcs`` of the functions whose step
-    may read it (:func:`table_reads`); of the functions at ``positions``
-    only (default: all, in increasing order), added to ``into``."""
-    readers: dict = {} if into is None else into
-    known = program.step_reads
-    for position in range(len(funcs)) if positions is None else positions:
-        for needed in known.get(funcs[position].key) or table_reads(program, funcs[position]):
-            readers.setdefault(needed, []).append(position)
-    return readers
-
-
-def table_reads(program: Program, fn: FuncFacts, conditions: Optional[set] = None) -> set:
-    """The table entries a step of ``fn`` may read: its parameters and
-    calling context, the returns of what its calls and property reads may
-    run, the fields it reads, the collectives its callees reach (keys of
-    ``Program.changed_keys``); ``conditions`` gets what its sites' conditions read besides."""
-    out = {("param", fn.key)} if reads_no_context(fn) else {("param", fn.key), ("ctx", fn.key)}
-    seen = set()
-    family_of = program.resolver.family
-    resolve = program.resolver.resolve
-    field_families = program.resolver.receivers.field_families
-    properties = program.properties
-    modules = program.modules
-
-    def atoms_deps(atoms):
-        for atom in atoms:
-            tag = atom.tag
-            if tag == "J" or tag == "C":
-                # Collective results and projections nest (a loop re-reads
-                # its own allreduce): the atom graph is a DAG with shared
-                # parts, so visit each one once or the walk is exponential.
-                key = id(atom)
-                if key not in seen:
-                    seen.add(key)
-                    atoms_deps(atom.inner)
-            elif tag == "R":
-                key = id(atom)
-                if key in seen:
-                    continue
-                seen.add(key)
-                for target in resolve(atom.ref):
-                    out.add(("ret", target.key))
-                for arg in atom.args:
-                    atoms_deps(arg)
-                for _, arg in atom.kwargs:
-                    atoms_deps(arg)
-                atoms_deps(atom.fallback)
-            elif tag == "F":
-                family = family_of(atom.class_key)
-                out.add(("field", family, atom.attr))
-                attr = atom.attr
-                if BY_METHOD in attr:
-                    out.update(("field", family, table) for table in by_method_tables(program, family, attr))
-                    continue
-                if attr.endswith(OWN_FIELD) or ENTRY_FIELD in attr:
-                    attr = field_name(attr)
-                    out.add(("field", family, attr))  # (the field itself where no element or position is apart)
-                for reader in properties.get((family, attr), ()):
-                    out.add(("ret", reader.key))
-            elif tag == "A":
-                key = id(atom)
-                if key in seen:
-                    continue
-                seen.add(key)
-                atoms_deps(atom.inner)
-                for inner in atom.inner:
-                    if (held := present_read(inner, program.absent_fields, family_of)) is not inner:
-                        out.add(("field", family_of(inner.class_key), held.attr))
-                    families = field_families(inner, atom.attr)
-                    out.update(("field", family, atom.attr) for family in families)
-                    for table, stored in built_reads(program, inner, atom.attr, families):  # constructions.py
-                        out.add(table)
-                        atoms_deps(stored)
-            elif tag == "G":
-                # a module-level value depends on what its own atoms read
-                key = ("G", atom.module, atom.name)
-                if key in seen:
-                    continue
-                seen.add(key)
-                module = modules.get(atom.module)
-                atoms_deps((module.globals.get(atom.name) if module else None) or ())
-            elif (tag == "E" or tag == "T") and id(atom) not in seen:
-                seen.add(id(atom))  # what decides that a callee raises (ProgramReads._raised_by)
-                for target in program.raising_targets(atom.ref):
-                    out.add(("param", target.key))
-                    for variant in target.variants.values():
-                        atoms_deps(variant.raised or ())
-                        atoms_deps(variant.raised_tree or ())
-            elif tag == "X" and id(atom) not in seen:
-                seen.add(id(atom))  # what decides that a callee fails on this rank (ProgramReads._escaped_by)
-                for target in resolve(atom.ref):
-                    out.add(("param", target.key))
-                    for variant in target.variants.values():
-                        atoms_deps(variant.escapes or ())
-
-    for v in fn.variants.values():
-        atoms_deps(v.returns)
-        for write in v.fields:
-            atoms_deps(write.atoms)
-        for site in v.sites:
-            atoms_deps(getattr(site, "ctx_atoms", EMPTY_ATOMS))
-            for arg in site.args:
-                atoms_deps(arg)
-            for _, arg in site.kwargs:
-                atoms_deps(arg)
-            if site.ref is not None:
-                for target in resolve(site.ref):
-                    out.add(("reach", target.key))
-    if conditions is not None:  # what the walk below adds goes to ``conditions``
-        step, out = out, conditions
-        for cond in (cond for v in fn.variants.values() for site in v.sites for cond in site.conds):
-            atoms_deps(cond.atoms)
-            for _span, atoms, _presence in cond.operands:
-                atoms_deps(atoms)
-        out = step
-    atoms_deps = None  # noqa: F841  the nested function refers to itself: without this, a reference cycle per call
-    return out
-
-
-def property_readers(resolver: Resolver) -> dict:
-    """(family, attr) -> the property methods a read of ``self.attr`` may run
-    in that class family: the attribute's value is what they return."""
-    out: dict = {}
-    for cls in resolver.classes.values():
-        for name in cls.properties:
-            fn = resolver.funcs.get(cls.methods.get(name))
-            if fn is not None:
-                out.setdefault((resolver.family(cls.key), name), []).append(fn)
-    return out
 
 
 def call_reaches(program: Program, site: Site, target: FuncFacts, mode: frozenset, ckey: tuple) -> bool:

@@ -8,7 +8,7 @@ good part of its work is putting atom sets in canonical order
 atom structures where ranks tie), a function of each set alone.  A helper
 forked once the facts are in shares every set with the run's process, works
 the orders out in about the order the fixpoint meets the sets
-(:func:`~cslint.analysis.program.atom_sets`) and sends each back as
+(:func:`~cslint.analysis.stepreads.atom_sets`) and sends each back as
 positions in the set's own iteration order, named by the set's ``id``: the
 run's process holds every one of those sets until the helper is closed, so
 no other object can carry that ``id`` meanwhile.  The fixpoint takes an
@@ -16,7 +16,7 @@ order from the helper when it has come, and works it out itself otherwise:
 the result is the same either way, only the time differs.
 
 First of all, the helper works out which functions read each table entry
-(:func:`~cslint.analysis.program.readers_of`, a walk over every atom): the
+(:func:`~cslint.analysis.stepreads.readers_of`, a walk over every atom): the
 fixpoint steps every function in its first round and needs them only from
 its second, so the helper's core does that walk while the first round runs,
 from the first function on.  If the first round ends before the helper
@@ -50,7 +50,8 @@ except ImportError:  # not on every system; nor is a helper forked there
 
 from . import timeline
 from ..analysis.divergence import canonical_positions
-from ..analysis.program import CONDITION_SETS, STEP_SETS, Program, atom_sets, readers_of, stepped
+from ..analysis.program import Program
+from ..analysis.stepreads import CONDITION_SETS, STEP_SETS, atom_sets, readers_of, stepped
 
 #: orders per message from the helper
 CHUNK = 256
@@ -125,7 +126,7 @@ class OrdersAhead:
         return found
 
     def readers(self, program: Program, funcs: list) -> dict:
-        """:func:`~cslint.analysis.program.readers_of` ``funcs`` (a position
+        """:func:`~cslint.analysis.stepreads.readers_of` ``funcs`` (a position
         may be listed twice for an entry): the helper's walk from the first
         function, and this process's from the last one down, until they meet."""
         shared = self.shared

@@ -17,7 +17,8 @@ import os
 from typing import Optional
 
 from ..analysis.hazards import find_hazards
-from ..analysis.program import Program, stepped
+from ..analysis.program import Program
+from ..analysis.stepreads import stepped
 from ..analysis.uniformity import UniformityInfo
 from ..config import ConfigError, Settings
 from ..decoding import SourceDecodeError, decode_source, utf8_source
