@@ -191,26 +191,27 @@ class Program(TableValues):
                 continue
             own = self.eval(atoms, mode) if atoms else {}
             value = dict(self.concrete(own, fn, mode))
+            family = self.resolver.family(class_key)
+            own_value = dict(value)  # without the callers' conditions: the by-method tables (selfcalls.py)
+            if write_ctx:
+                # A value that is the result of collectives this function issues (or
+                # is decided by calls that issue them) is written by every rank of
+                # their groups alike: a rank that did not run the function skipped the
+                # collective too, a hazard of its own at the call.  So the calling
+                # conditions only count along the dimensions those groups do not span
+                # (the field's own earlier value, read by the test guarding the write, adds no rank).
+                synced = self._collective_span(frozenset(a for a in atoms if not any(
+                    f.tag == "F" and f.attr == attr and self.resolver.family(f.class_key) == family
+                    for f in (a.inner if a.tag == "J" else (a,)))), mode)
+                for k, (dims, via) in write_ctx.items():
+                    rest = self.knowledge.world.residual(dims, synced)
+                    if rest and k not in value:
+                        value[k] = (rest, via)
+            if not value and not own_value:
+                continue
             apart = stored_apart(fn, write, own, self.resolver.family)  # constructions.py
             if apart and self._marking is not None:
                 apart = marked(apart, self._marking)
-            # A value that is the result of collectives this function issues (or
-            # is decided by calls that issue them) is written by every rank of
-            # their groups alike: a rank that did not run the function skipped the
-            # collective too, a hazard of its own at the call.  So the calling
-            # conditions only count along the dimensions those groups do not span
-            # (the field's own earlier value, read by the test guarding the write, adds no rank).
-            family = self.resolver.family(class_key)
-            synced = self._collective_span(frozenset(a for a in atoms if not any(
-                f.tag == "F" and f.attr == attr and self.resolver.family(f.class_key) == family
-                for f in (a.inner if a.tag == "J" else (a,)))), mode)
-            own_value = dict(value)  # without the callers' conditions: the by-method tables (selfcalls.py)
-            for k, (dims, via) in write_ctx.items():
-                rest = self.knowledge.world.residual(dims, synced)
-                if rest and k not in value:
-                    value[k] = (rest, via)
-            if not value and not own_value:
-                continue
             named = field_name(attr)
             link = (fn.path, line, f"`self.{named}` is assigned from it in `{fn.qualname}`")
             self.link_functions[link] = ("field", (fn.key,), f"self.{named}")

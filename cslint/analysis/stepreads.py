@@ -170,11 +170,15 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                 seen.add(key)
                 for target in resolve(atom.ref):
                     out.add(("ret", target.key))
+                # (an empty set reads nothing: most arguments are constants)
                 for arg in atom.args:
-                    atoms_deps(arg)
+                    if arg:
+                        atoms_deps(arg)
                 for _, arg in atom.kwargs:
-                    atoms_deps(arg)
-                atoms_deps(atom.fallback)
+                    if arg:
+                        atoms_deps(arg)
+                if atom.fallback:
+                    atoms_deps(atom.fallback)
             elif tag == "F":
                 family = family_of(atom.class_key)
                 out.add(("field", family, atom.attr))
@@ -224,24 +228,31 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                         atoms_deps(variant.escapes or ())
 
     for v in fn.variants.values():
-        atoms_deps(v.returns)
+        if v.returns:
+            atoms_deps(v.returns)
         for write in v.fields:
-            atoms_deps(write.atoms)
+            if write.atoms:
+                atoms_deps(write.atoms)
         for site in v.sites:
-            atoms_deps(getattr(site, "ctx_atoms", EMPTY_ATOMS))
+            if site_ctx := getattr(site, "ctx_atoms", EMPTY_ATOMS):
+                atoms_deps(site_ctx)
             for arg in site.args:
-                atoms_deps(arg)
+                if arg:
+                    atoms_deps(arg)
             for _, arg in site.kwargs:
-                atoms_deps(arg)
+                if arg:
+                    atoms_deps(arg)
             if site.ref is not None:
                 for target in resolve(site.ref):
                     out.add(("reach", target.key))
     if conditions is not None:  # what the walk below adds goes to ``conditions``
         step, out = out, conditions
         for cond in (cond for v in fn.variants.values() for site in v.sites for cond in site.conds):
-            atoms_deps(cond.atoms)
+            if cond.atoms:
+                atoms_deps(cond.atoms)
             for _span, atoms, _presence in cond.operands:
-                atoms_deps(atoms)
+                if atoms:
+                    atoms_deps(atoms)
         out = step
     atoms_deps = None  # noqa: F841  the nested function refers to itself: without this, a reference cycle per call
     return out
