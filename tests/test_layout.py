@@ -235,6 +235,7 @@ ANALYSIS_PHASES = [
     ("iteration",),  # what each name of a loop's target takes from its iterable (enumerate, zip)
     ("unanimity",),  # a test that every rank gathered this rank's own value
     ("structure",),  # reads of a value's structure
+    ("callplans",),  # what a call's text alone decides about its result
     ("evaluator",),  # expressions
     ("transfer",),  # statements
     ("armexits", "exclusive"),  # the ways out of an if's arm, where the names it bound take its test back; a later

@@ -15,19 +15,18 @@ from fnmatch import fnmatchcase as _fnmatch
 from typing import Optional
 
 from ..config import matches_any
-from ..presets import KIND_FILESYSTEM, group_from_text
 from ..presets.rank_names import rank_name_dims
 from .astwalk import iter_children, walk as fast_walk
 from .callfacts import payload_argument
+from .callplans import ARGUMENTS, FIRST_ARGUMENT, FIXED, OPEN, plan_call
 from .atoms import (
     ATTRIBUTE_KEEPS, CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SHAPE, WHOLE, attribute, field_read, global_read, hold,
     project, raised_by, source, whole,
 )
 from .environment import fork
 from .function import FunctionInfo
-from .funcaliases import alias_calls, probed_text
+from .funcaliases import alias_calls
 from .iteration import zip_arguments
-from .wrappers import WRAPPED_FORWARD, local_group, match_call
 from .positions import own_arguments
 from .spreads import call_arguments
 from .raises import awaits_tree_call, device_named, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
@@ -39,8 +38,8 @@ from .structure import StructureReads, builds_library_object, containers_held, r
 from .syntax import dotted, scalar_kind, short, single_rank_side, target_names, unparse
 from .unanimity import unanimous_values
 from .vocabulary import (
-    ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LIBRARY_PART_CALLS,
-    PARTIAL_APPLICATIONS, PLACEMENT_KEYWORDS, PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS, SEEDED_GENERATORS,
+    ALL_MODES_ALL_DIMS, LOCAL_FAILURE_WORDS, LOCAL_IO_CALLS, LIBRARY_PART_CALLS, PLACEMENT_KEYWORDS,
+    PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS,
     STRUCTURE_ATTRIBUTES, UNIFORM_EXCEPTIONS, WHOLLY_HELD_CLASSES, WHOLLY_HELD_NAMES,
 )
 
@@ -48,12 +47,6 @@ _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.
 #: the last names of library calls whose result may only hold its arguments (:func:`_held`)
 _HOLDING_NAMES = PLACEMENT_METHODS | WHOLLY_HELD_NAMES
 
-# What a call's text decides about its result (_plan_call)
-_OPEN = "open"  # evaluated from its receiver, arguments and reference
-_FIXED = "fixed"  # the same whatever the variables hold
-_ARGUMENTS = "arguments"  # what its arguments hold
-_FIRST_ARGUMENT = "first argument"  # what its first argument holds
-_COLLECTIVE = "collective"  # uniform over a group: what each rank contributes
 
 
 class ReadWatch:
@@ -96,7 +89,7 @@ class Evaluator(StructureReads):
         self.args_memo: Optional[dict] = None
         self._containers: Optional[frozenset] = None  # see StructureReads
         self._alike: Optional[frozenset] = None  # see StructureReads.picks_alike
-        self._call_plans: dict = {}  # id(call) -> what its text decides (_plan_call)
+        self._call_plans: dict = {}  # id(call) -> what its text decides (plan_call)
         self._read_through: set = set()  # id(attribute) of those whose text decides nothing
         self._local_names: Optional[set] = None  # the function's local names, once scanned
         self._differences: dict = {}  # (id(upper), id(lower)) -> their linear difference (StructureReads.span)
@@ -341,7 +334,7 @@ class Evaluator(StructureReads):
     def _eval_call(self, call: ast.Call, env) -> frozenset:
         plan = self._call_plans.get(id(call))
         if plan is None:
-            plan = self._call_plans[id(call)] = _plan_call(self, call)
+            plan = self._call_plans[id(call)] = plan_call(self, call)
         args, kwargs = self.args(call, env)
         if kwargs:
             arg_atoms = EMPTY.union(*args, *[a for _, a in kwargs])
@@ -350,10 +343,10 @@ class Evaluator(StructureReads):
         else:
             arg_atoms = EMPTY
         verdict = plan[0]
-        if verdict is _OPEN and type(call.func) is ast.Name and call.func.id not in env \
+        if verdict is OPEN and type(call.func) is ast.Name and call.func.id not in env \
                 and (aliased := alias_calls(self.ctx, call)) is not None:  # a name only ever holding functions
             return EMPTY.union(*[self._eval_call(alternative, env) for alternative in aliased])
-        if verdict is _OPEN:
+        if verdict is OPEN:
             _, builtin, last, raw = plan
             if builtin is not None:
                 read = self.builtin_read(builtin, call, args, kwargs, arg_atoms, env)
@@ -382,11 +375,11 @@ class Evaluator(StructureReads):
                 kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind)
             return fallback
-        if verdict is _FIXED:
+        if verdict is FIXED:
             return plan[1]
-        if verdict is _ARGUMENTS:
+        if verdict is ARGUMENTS:
             return arg_atoms if len(plan) == 1 else project(plan[1], arg_atoms)
-        if verdict is _FIRST_ARGUMENT:
+        if verdict is FIRST_ARGUMENT:
             return args[0]
         # a uniform collective
         spec = plan[2]
@@ -476,97 +469,6 @@ class Evaluator(StructureReads):
                     atoms |= self.eval(sub.value, env) | self.eval(sub.slice, env)
         # operands that may differ make the exception (and the path) differ
         return frozenset(atoms)
-
-
-def _plan_call(evaluator: Evaluator, call: ast.Call) -> tuple:
-    """What a call's text and place alone decide about its result, worked out once per call (the summary
-    walk, each pass of the dataflow and the guards evaluate the same calls): a fixed result, its arguments
-    (seen through a transform, if one is given), its first argument, a uniform collective ``(group, spec)``,
-    or :data:`_OPEN` with what evaluating it needs (the builtin it names, its last name, its text)."""
-    ctx = evaluator.ctx
-    info = evaluator.info
-    raw = dotted(call.func)
-    if raw is not None:
-        canon = canonical_text(raw, ctx.imports)
-        norm = info.normalise_self(raw)
-        if (match := match_call(info, call, raw, canon)) is None and (probed := probed_text(info, call.func)):
-            raw, canon, norm = probed, canonical_text(probed, ctx.imports), probed  # a feature probe's function
-        if match is not None:
-            spec = match.spec
-            if spec is None or spec.result == "uniform":
-                return (_COLLECTIVE, match.group, spec)
-            kind = "this rank's output of a data-parallel module" if spec is WRAPPED_FORWARD \
-                else "per-rank result of a collective"
-            # an ``object`` result exists on every rank alike, and a ``shard``
-            # (a reduce-scatter's part) has one shape on every rank: only what
-            # it holds is this rank's own
-            return (_FIXED, frozenset({source(kind, raw, ctx.path, call.lineno, (("*", ctx.knowledge.world.span(match.group)),),
-                                              whole=False if spec.result in ("object", "shard") else None)}))
-        configured, named_source, by_name = ctx.call_text_verdicts(raw, canon, norm)
-        if configured is not None:
-            return (_FIXED, EMPTY if configured == "uniform" else frozenset(
-                {source("rank-local (configured)", raw, ctx.path, call.lineno, ALL_MODES_ALL_DIMS)}))
-        if raw.rsplit(".", 1)[-1] in SEEDED_GENERATORS and (call.args or call.keywords):
-            return (_ARGUMENTS,)  # a generator seeded alike on every rank draws alike
-        if raw.rsplit(".", 1)[-1] in ctx.knowledge.rendezvous or (canon in COPIES_WITH_CHANGES and call.args) \
-                or canon in PARTIAL_APPLICATIONS:
-            # a group met alike, a copy, a partial application: a rank's rank, socket, field or
-            # bound argument is no structure of it
-            return (_ARGUMENTS, CONTENTS)
-        if raw.rsplit(".", 1)[-1] in PROGRESS_WRAPPERS and call.args:
-            return (_FIRST_ARGUMENT,)  # a progress bar yields what it wraps; the rest is display
-        if named_source is not None:
-            kind, dims = named_source
-            if kind == KIND_FILESYSTEM and call.args and ctx.in_package(call.args[0], info.func):
-                return (_ARGUMENTS,)  # a file of the package itself, there alike on every rank (packagefiles.py)
-            if kind == "rank id":
-                if _asks_for_another_rank(call):
-                    return (_ARGUMENTS,)
-                dims = _rank_in_group(call, raw, ctx.knowledge.world, info) or dims
-            return (_FIXED, frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)}))
-        env_source = _env_rank(call, canon, ctx.path)
-        if env_source is not None:
-            return (_FIXED, env_source)
-        if by_name is not None:
-            if by_name == "uniform":
-                return (_FIXED, EMPTY)
-            if _asks_for_another_rank(call):
-                return (_ARGUMENTS,)
-            return (_FIXED, frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
-                                              _rank_in_group(call, raw, ctx.knowledge.world, info) or by_name)}))
-    func = call.func
-    builtin = func.id if type(func) is ast.Name and evaluator._is_builtin(func.id) else None
-    last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
-    return (_OPEN, builtin, last, raw)
-
-def _rank_in_group(call: ast.Call, raw: str, world, info=None) -> Optional[tuple]:
-    """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,
-    ``pp_group.rank()``: it differs only along the dimensions of that
-    group (``None`` when no group with known dimensions is named).  A local
-    every binding of which names one group (``process_group =
-    self.real_dp_process_group[i]; get_rank(group=process_group)``) names
-    that group (:func:`wrappers.local_group`)."""
-    group_text = next((unparse(kw.value) for kw in call.keywords if kw.arg in ("group", "process_group")), None)
-    if group_text is None and "." in raw and raw.rsplit(".", 1)[-1] in ("rank", "Get_rank", "get_rank"):
-        receiver = raw.rsplit(".", 1)[0]
-        if receiver not in ("dist", "torch.distributed", "c10d"):
-            group_text = receiver
-    if not group_text:
-        return None
-    group = group_from_text(group_text)
-    if group is None and info is not None and group_text.isidentifier():
-        group = local_group(info, group_text)
-    if group is None or group == "world":
-        return None
-    return (("*", world.span(group)),)
-
-def _env_rank(call: ast.Call, canon: Optional[str], path: str):
-    if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:
-        first = call.args[0]
-        if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value in RANK_ENV_VARS:
-            return frozenset({source("rank id", f"environment variable {first.value}", path,
-                                     call.lineno, ALL_MODES_ALL_DIMS)})
-    return None
 
 
 def _contributed(evaluate, call: ast.Call, spec, env, arg_atoms: frozenset) -> frozenset:
@@ -701,9 +603,6 @@ def _rank_presence_operand(compare: ast.Compare):
 
 #: keywords that name the group (or mesh dimension) a rank getter answers
 #: for: with only these, the answer is this process's own rank in it
-_OWN_RANK_KEYWORDS = frozenset({"group", "process_group", "pg", "comm", "mesh_dim", "dim", "device_mesh"})
-
-
 def _picked(expr: ast.IfExp) -> str:
     """What the test of ``a if test else b`` decides of its value: which
     value comes out, hence its structure; only its contents where both are
@@ -759,19 +658,6 @@ def _held(func, last: Optional[str], ref, arg_atoms: frozenset, imports: dict) -
     if builds_library_object(last, ref):
         return hold(arg_atoms)
     return arg_atoms
-
-
-def _asks_for_another_rank(call: ast.Call) -> bool:
-    """Whether a rank getter is asked for the rank of given coordinates or
-    of a given index rather than this process's own: ``get_global_rank(group,
-    i)``, ``get_group_rank(group, global_rank)``, ``topo.get_rank(pipe=s,
-    data=d)`` translate through a table every rank holds alike; ``get_rank()``,
-    ``get_rank(group)``, ``get_rank(group=g)`` answer for this process."""
-    if len(call.args) >= 2:
-        return True
-    # ``**coords`` passes coordinates too; what they hold (this rank's own,
-    # for one) comes with the arguments' atoms
-    return any(kw.arg is None or kw.arg not in _OWN_RANK_KEYWORDS for kw in call.keywords)
 
 
 def _always_reraises(body: list) -> bool:
