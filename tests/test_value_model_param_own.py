@@ -218,9 +218,10 @@ def test_store_into_a_dict_under_a_rank_local_test_still_differs():
 
 
 def test_a_name_also_bound_to_a_dict_is_no_list():
+    # the dict binding reaches the store (one after the loop would not: tests/test_analysis_marked_lists.py)
     source = _STORES.replace("{bind}", "poll(items)").replace("{key}", "item").replace(
         "raw[i] == 1 and item.ready()", "random.random() < 0.5").replace(
-        "        if len(raw)", "        if not items:\n            raw = {}\n        if len(raw)")
+        "        for i, item", "        if not items:\n            raw = {}\n        for i, item")
     assert _codes(source) != []
 
 

@@ -10,12 +10,18 @@ test around the store reads::
         if raw[i] == SUCCESS and not r.done():
             raw[i] = TRANSFERRING       # the same length on every rank
 
-A local counts as a list when every binding of it in the function is an
-assignment to it alone from a list written out (a display, a comprehension,
-``[x] * n``, ``list(...)``) or from a call of a function of the same module
-every ``return`` of which writes out one (``ModuleContext.returns_lists``,
-``shapes.returns_only_lists``), or
-it is a parameter annotated as a list.  Such stores join
+A local counts as a list at a store when every binding of it in the
+function that can reach the store is an assignment to it alone from a list
+written out (a display, a comprehension, ``[x] * n``, ``list(...)``) or from
+a call of a function of the same module every ``return`` of which writes out
+one (``ModuleContext.returns_lists``, ``shapes.returns_only_lists``), or it
+is a parameter annotated as a list; any other kind of binding anywhere (a
+loop target, ``with``, ``del``, an unannotated parameter) leaves it unknown.
+An assignment reaches a store that it ends before, or that a loop holding
+both carries it round to: the list a rank marks its own entries in, then
+hands to a helper that agrees it, ``marked = [0] * n; for i ...: if ...:
+marked[i] = 1``, then ``marked = agree(marked, group)`` after the loop, is a
+list at every store, whatever the helper returns.  Such stores join
 ``FunctionInfo.existing_key_stores``: the dataflow keeps the container's own
 structure as it was before the store (``Transfer._bind``).
 """
@@ -53,8 +59,10 @@ def list_index_stores(info, stores: list) -> list:
     names = {store.value.id for store in stores}
     func = info.func
     args = getattr(func, "args", None)
-    good: set = set()
+    good: set = set()  # the parameters annotated as lists
     bad: set = set()
+    assigned: dict = {}  # name -> [(assignment, whether its value is a list)]
+    loops: list = []
     if args is not None:
         for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
             if arg is not None and arg.arg in names:
@@ -71,12 +79,17 @@ def list_index_stores(info, stores: list) -> list:
             targets = node.targets if t is ast.Assign else [node.target]
             if len(targets) == 1 and type(targets[0]) is ast.Name:
                 if targets[0].id in names:
-                    (good if node.value is not None and _builds_list(info, node.value) else bad).add(targets[0].id)
+                    assigned.setdefault(targets[0].id, []).append(
+                        (node, node.value is not None and _builds_list(info, node.value)))
             else:
                 for target in targets:
                     bad.update(target_names(target))
         elif t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
             bad.update(target_names(node.target))
+            if t is not ast.AugAssign:
+                loops.append(node)
+        elif t is ast.While:
+            loops.append(node)
         elif t is ast.With or t is ast.AsyncWith:
             for item in node.items:
                 if item.optional_vars is not None:
@@ -97,8 +110,26 @@ def list_index_stores(info, stores: list) -> list:
             return []  # (its patterns bind names: not followed)
         for field in block_fields(t):
             stack.extend(getattr(node, field))
-    lists = names & good - bad
-    return [id(store) for store in stores if store.value.id in lists] if lists else []
+    out = []
+    for store in stores:
+        name = store.value.id
+        if name in bad:
+            continue
+        at = (store.lineno, store.col_offset)
+        around = [loop for loop in loops if (loop.lineno, loop.col_offset) <= at < (loop.end_lineno, loop.end_col_offset)]
+        reaching = [built for node, built in assigned.get(name, ()) if _may_reach(node, at, around)]
+        if (reaching or name in good) and all(reaching):
+            out.append(id(store))
+    return out
+
+
+def _may_reach(assignment, at: tuple, loops: list) -> bool:
+    """Whether ``assignment`` can reach the store at ``at``: it ends before
+    it, or one of ``loops`` (those holding the store) holds it too."""
+    start = (assignment.lineno, assignment.col_offset)
+    if any((loop.lineno, loop.col_offset) <= start < (loop.end_lineno, loop.end_col_offset) for loop in loops):
+        return True
+    return (assignment.end_lineno, assignment.end_col_offset) <= at
 
 
 def _builds_list(info, value) -> bool:

@@ -32,6 +32,8 @@ from .unanimity import unanimity_read, unanimous_values
 
 #: operands that make ``operand * n`` a sequence of length ``n``
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
+#: displays ``display * n`` repeats into a container of their kind
+_REPEATED = (ast.List, ast.Tuple, ast.ListComp)
 from .vocabulary import (
     ARRAY_TYPES, CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS, KIND_METHODS, LOOKUP_METHODS, MAPPING_TYPES,
     PADDINGS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, SIZE_ONLY_FACTORIES,
@@ -152,6 +154,8 @@ def _builds_container(value) -> bool:
     t = type(value)
     if t in (ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp, ast.DictComp, ast.SetComp):
         return True
+    if t is ast.BinOp and type(value.op) is ast.Mult:  # ``[0] * n``: a list of ``n`` elements
+        return type(value.left) in _REPEATED or type(value.right) in _REPEATED
     if t is ast.Call:
         func = value.func
         name = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
