@@ -310,6 +310,10 @@ def field_name(attr: str) -> str:
 #: an entry reads ``entry_field("pending", 0)`` into the job
 #: (``analysis/entries.py``); the whole field still holds every position.
 ENTRY_FIELD = "#at"
+#: The entry position of a table filled by entry stores alone that holds the
+#: own structure (None-ness, length, kind) of the values stored into it
+#: (``analysis/entries.py``): ``entry_field(attr, STORED_OWN)``
+STORED_OWN = "stored-own"
 
 
 def entry_field(attr: str, index: int) -> str:

@@ -42,7 +42,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walked
-from .atoms import EMPTY, call_result, entry_field, field_read, whole
+from .atoms import EMPTY, STORED_OWN, call_result, entry_field, field_read, own_field, whole
 from .callrefs import OWN_PART, element, own_results, part_ref
 from .localdicts import key_read_local_own
 from .records import FieldWrite
@@ -52,7 +52,7 @@ from .syntax import constant_key_read, constant_keyed
 #: the calls on a table that hand back one of its entries as it was stored
 _ENTRY_READERS = frozenset({"pop", "get", "__getitem__"})
 #: the calls on a table that remove entries or read it, and store nothing
-_NON_STORING = _ENTRY_READERS | frozenset({"clear", "keys", "values", "items", "copy", "__contains__"})
+_NON_STORING = _ENTRY_READERS | frozenset({"clear", "keys", "values", "items", "copy", "__contains__", "popitem"})
 #: the calls on a table, or on one of its entries, that change nothing in it
 _READING = frozenset({"get", "__getitem__", "keys", "values", "items", "copy", "__contains__"})
 #: calls that make an empty table
@@ -85,9 +85,15 @@ def positional_fields(tree: ast.Module) -> dict:
     with at least one entry store, and which no other call than a lookup,
     a removal or a read (:data:`_NON_STORING`) is made on; ``APPENDED`` for
     those every store into which is ``obj.attr.append(v)`` or a new empty
-    list or table (:func:`appended_entry_writes`)."""
+    list or table (:func:`appended_entry_writes`); ``KEYED`` for the other
+    tables every store into which is one entry (``obj.attr[k] = v``) or a
+    new empty table, on whose entries nothing is changed in place
+    (:func:`entry_store_writes`)."""
     lengths: dict = {}
     spoilt: set = set()
+    called: set = set()  # spoilt by a call that stores (``.update``, ``.setdefault``)
+    empties: dict = {}
+    keyed: dict = {}
     stores: dict = {}
     accepted: dict = {}
     appended: dict = {}
@@ -112,6 +118,7 @@ def positional_fields(tree: ast.Module) -> dict:
                 appended[func.value.attr] = appended.get(func.value.attr, 0) + 1
             elif type(func) is ast.Attribute and type(func.value) is ast.Attribute and func.attr not in _NON_STORING:
                 spoilt.add(func.value.attr)  # ``obj.attr.update(...)``, ``.setdefault``: filled another way
+                called.add(func.value.attr)
             elif type(func) is ast.Attribute and func.attr not in _READING \
                     and (entry := _entry_of(func.value)) is not None:
                 changed_entries.add(entry)
@@ -121,11 +128,13 @@ def positional_fields(tree: ast.Module) -> dict:
         target = node.targets[0]
         if type(target) is ast.Attribute and empty_table(node.value):
             accepted[target.attr] = accepted.get(target.attr, 0) + 1
+            empties[target.attr] = empties.get(target.attr, 0) + 1
         elif type(target) is ast.Attribute and type(node.value) is ast.List and not node.value.elts:
             empty_lists[target.attr] = empty_lists.get(target.attr, 0) + 1
         elif type(target) is ast.Subscript and type(target.value) is ast.Attribute \
                 and type(target.slice) is not ast.Slice:
             attr = target.value.attr
+            keyed[attr] = keyed.get(attr, 0) + 1
             length = _record_length(node.value)
             if length is None or lengths.setdefault(attr, length) != length:
                 spoilt.add(attr)
@@ -136,6 +145,9 @@ def positional_fields(tree: ast.Module) -> dict:
     found.update((attr, APPENDED) for attr in appended if attr not in spoilt and attr not in lengths
                  and attr not in changed_entries
                  and accepted.get(attr, 0) + empty_lists.get(attr, 0) == stores.get(attr, 0))
+    found.update((attr, KEYED) for attr, count in keyed.items() if attr not in found and attr not in called
+                 and attr not in appended and attr not in changed_entries
+                 and count + empties.get(attr, 0) == stores.get(attr, 0))
     return found
 
 
@@ -151,6 +163,8 @@ def _entry_of(value) -> Optional[str]:
 
 #: :func:`positional_fields` of a field filled by ``append`` alone
 APPENDED = -1
+#: :func:`positional_fields` of a table filled by entry stores alone (``obj.attr[k] = v``)
+KEYED = -2
 #: the position of such a field that every ``append`` writes with what is not
 #: a dict a function returns (the implicit flow, another value, a result of
 #: any other call): a key's position is read together with it
@@ -307,9 +321,69 @@ def entry_writes(info, evaluate, attr: str, value, key: frozenset, env, implicit
     if length is None:
         return []
     record = type(value) is ast.Tuple
+    if length == KEYED:  # (its entry stores: entry_store_writes)
+        return [] if record else [FieldWrite(info.class_key, entry_field(attr, STORED_OWN), implicit, line, True)]
     return [FieldWrite(info.class_key, entry_field(attr, index),
                        (evaluate(value.elts[index], env) | key if record else EMPTY) | implicit, line, True)
             for index in range(length)]
+
+
+def entry_store_writes(evaluator, attr: str, value, env, assigned: bool, keyed: frozenset, line: int) -> list:
+    """What ``self.attr[k] = v`` writes beside the whole field: the table's
+    own structure changes by the key and the implicit flow alone
+    (``keyed``); into a table filled by entry stores alone (``KEYED``,
+    ``assigned``: a plain ``=``), the position of the stored values' own
+    structure gets what ``v``'s own structure depends on (kept apart where
+    the dataflow keeps it: a list a function fills by ``append``, a
+    parameter's own part; else its whole value) with the same.  A lookup
+    reads it (:func:`keyed_lookup_own`)."""
+    info = evaluator.info
+    writes = [FieldWrite(info.class_key, own_field(attr), keyed, line)]
+    if assigned and info.ctx.positional_fields.get(attr) == KEYED:
+        own = evaluator.kept_apart(value, env)
+        writes.append(FieldWrite(info.class_key, entry_field(attr, STORED_OWN),
+                                 (evaluator.eval(value, env) if own is None else own) | keyed, line, True))
+    return writes
+
+
+def keyed_lookup_own(info, atoms: frozenset) -> Optional[frozenset]:
+    """The own structure (None-ness, length, kind) of what ``atoms`` holds,
+    where it holds a lookup ``self.attr.get(k)`` or ``self.attr.pop(k)`` of
+    a table of this class filled by entry stores alone (``KEYED``): None
+    where the key is missing, else a value stored there, so whether the key
+    is there (the table's own structure) and the own structure of the
+    values stored into it (:func:`entry_store_writes`), beside what else the
+    lookup depends on (the key and a default, whole: which entry it finds
+    follows what the key holds) -- never what the stored values hold.  None
+    where ``atoms`` holds no such lookup."""
+    class_key = info.class_key
+    found = None
+    for atom in atoms:
+        if atom.tag == "R" and atom.ref.tag == "fieldmethod" and atom.ref.name in KEYED_LOOKUPS \
+                and atom.ref.class_key == class_key:
+            if found is None:
+                found = []
+            found.append(atom)
+    if found is None:
+        return None
+    positions = info.ctx.positional_fields  # (worked out for a file only once a lookup of a field is met)
+    found = [atom for atom in found if positions.get(atom.ref.attr) == KEYED]
+    if not found:
+        return None
+    out = set(atoms.difference(found))
+    for atom in found:
+        attr = atom.ref.attr
+        # the key (and a default): which value it finds, so whether it finds one, follows what the key holds
+        out.update(whole(frozenset(a for a in atom.fallback
+                                   if not (a.tag == "F" and a.class_key == class_key and a.attr == attr))))
+        out.add(field_read(class_key, own_field(attr)))
+        out.add(field_read(class_key, entry_field(attr, STORED_OWN)))
+    return frozenset(out)
+
+
+#: the lookups of a keyed table that hand back one of its stored values or None (``get`` with no default of
+#: its own is None where the key is missing; a default given is among the call's other arguments)
+KEYED_LOOKUPS = frozenset({"get", "pop"})
 
 
 def entry_parts(info, target: ast.Tuple, value, atoms: frozenset) -> Optional[list]:

@@ -14,7 +14,7 @@ from ..presets import ALL_DIMS
 from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
 from .presentfields import PRESENT_FIELD, present_field, present_read
 from .atoms import (
-    BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, IDENT, OWN_ARG, OWN_FIELD, OWN_PARAM, SHAPE, SPREAD_OWN,
+    BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, IDENT, OWN_ARG, OWN_FIELD, OWN_PARAM, SHAPE, SPREAD_OWN, STORED_OWN,
     ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
 )
 from .callrefs import OWN_PART, THROUGH_INSTANCE
@@ -69,11 +69,12 @@ def entry_fields(funcs, family_of) -> set:
             for write in v.fields:
                 base = entry_base(write.attr)
                 family = family_of(write.class_key)
-                if base is not None:
-                    positions.setdefault((family, base), set()).add(write.class_key)
+                if base is not None:  # (the stored values' own structure: a position of its own kind)
+                    key = (family, write.attr) if write.attr.endswith(STORED_OWN) else (family, base)
+                    positions.setdefault(key, set()).add(write.class_key)
                 else:
                     writers.setdefault((family, field_name(write.attr)), set()).add(write.class_key)
-    return {key for key, classes in positions.items() if writers.get(key, set()) <= classes}
+    return {key for key, classes in positions.items() if writers.get((key[0], field_name(key[1])), set()) <= classes}
 
 
 def _split_parts(variant) -> list:
@@ -330,7 +331,7 @@ class ProgramReads:
             named = field_name(attr)
         elif ENTRY_FIELD in attr:
             named = field_name(attr)
-            if (family, named) not in self.entry_fields:
+            if (family, attr if attr.endswith(STORED_OWN) else named) not in self.entry_fields:
                 attr = named  # another store may put anything in: the whole field
         elif attr.endswith(PRESENT_FIELD):  # where it is not None (presentfields.py)
             named = attr[:-len(PRESENT_FIELD)]

@@ -11,7 +11,7 @@ import ast
 from typing import Optional
 
 from .astwalk import BLOCKS_OF, walk as fast_walk, walked
-from .entries import dict_view_own, key_read_own, parted_by
+from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_own, parted_by
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_ARG, OWN_PARAM, SHAPE, SIZED, SPREAD_OWN, attribute,
@@ -335,6 +335,9 @@ class StructureReads:
         elif t is ast.Call:
             if self.ctx.returns_own_structure(self.info.resolve_ref(expr.func)):
                 return own_results(self.eval(expr, env), self.ctx.returns_own_structure)
+            func = expr.func
+            if type(func) is ast.Attribute and func.attr in KEYED_LOOKUPS and self.info.self_attr(func.value):
+                return keyed_lookup_own(self.info, self.eval(expr, env))  # ``self.cache.get(k)``
             return dict_view_own(self, expr, env)  # ``plan.items()``: as long as the returned dict
         elif t is ast.Subscript:  # ``maps["k"]``, ``f()["k"]``: the value a call returns under a constant key
             return key_read_own(self, expr, env, self.info.element_stores)
@@ -771,6 +774,9 @@ def _name_own(reads, value: frozenset, params: bool, name: str) -> Optional[froz
     one (``callrefs.own_results``) and of each parameter (``params_own``);
     None for a name a loop or comprehension binds (an element: not its
     container's own structure, though its atoms are the container's)."""
+    keyed = keyed_lookup_own(reads.info, value)  # ``found = self.cache.get(key)``
+    if keyed is not None:
+        return None if name in reads.info.iteration_targets else keyed
     parted = own_results(value, reads.ctx.returns_own_structure)
     owned = params_own(reads.info, value if parted is None else parted) if params else None
     found = parted if owned is None else owned

@@ -26,8 +26,8 @@ from .atoms import CONTENTS, EMPTY, SIZED, own_field, project
 from .callrefs import class_ref, element, qual_ref
 from .copies import copies_itself, rebinding_reach
 from .entries import (
-    appended_entry_writes, empty_table, entry_parts, entry_writes, key_read_own, keyed_entry_read, returned_by_key,
-    values_own,
+    appended_entry_writes, empty_table, entry_parts, entry_store_writes, entry_writes, key_read_own,
+    keyed_entry_read, returned_by_key, values_own,
 )
 from .environment import fork
 from .evaluator import Evaluator, unwrapped_iterable
@@ -556,10 +556,9 @@ class Transfer:
                                                                   or attr and empty_table(value)):
                         fields.extend(entry_writes(info, evaluate, attr or base_attr, value, extra, flow.env,
                                                    flow.implicit, s.lineno))
-                    if stored:
-                        # the container itself changes by the key alone
-                        fields.append(FieldWrite(info.class_key, own_field(base_attr), extra | flow.implicit,
-                                                 s.lineno))
+                    if stored:  # the container itself changes by the key alone (entries.entry_store_writes)
+                        fields.extend(entry_store_writes(self.evaluator, base_attr, value, env, t is ast.Assign,
+                                                         extra | flow.implicit, s.lineno))
                     if attr and isinstance(value, ast.Call):
                         ref = info.resolve_ref(value.func)
                         if ref is not None:
