@@ -11,12 +11,17 @@ Per tree, in rounds (the rows of a round run one after another, the columns
 are medians over rounds, the ratios medians of same-round ratios):
 
 * read + ``ast.parse`` of every file, one process (the speed bar's baseline);
-* ``cslint check --no-cache`` as a fresh process (default ``--jobs``);
+* ``cslint check --no-cache`` as a fresh process (default ``--jobs``), as an
+  installed cslint runs: its byte code compiled ahead (``pip install`` does
+  that; here into a ``PYTHONPYCACHEPREFIX`` folder of this run), and beside it
+  the same run with no byte code at all (``PYTHONDONTWRITEBYTECODE`` with no
+  cache, as in a checkout on a machine that sets it): every cslint module is
+  compiled at start-up there, serial time a user's run does not pay;
 * read + ``ast.parse`` of only the files cslint does not parse, one process;
 * "every file checked": cslint plus that rest spread over cslint's workers,
   the least a full syntax check could cost (perfect parallelism, no overhead).
 
-Bar: cold lint <= 1.0x read + parse.
+Bar: cold lint (as installed) <= 1.0x read + parse.
 
     .venv/bin/python bench/syntax_coverage.py [TREE ...] [--rounds 3]
 
@@ -29,9 +34,11 @@ import argparse
 import ast
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -93,10 +100,31 @@ def read_and_parse(files: list) -> tuple:
     return time.perf_counter() - start, failures
 
 
-def cslint_cold(tree: str) -> float:
+def bytecode_environments(prefix: str) -> tuple:
+    """(as installed, no byte code): the environments of the two cold runs.
+
+    The first reads byte code from ``prefix``: cslint's, compiled ahead
+    (compileall, as ``pip install`` does), and that of the standard library
+    and packages it imports, written there by one warm-up check of the bundled
+    example (a ``PYTHONPYCACHEPREFIX`` hides the ``__pycache__`` folders that
+    an installation holds).  The second writes and reads none."""
+    installed = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    installed["PYTHONPYCACHEPREFIX"] = prefix
+    compiled = subprocess.run([sys.executable, "-c", "import compileall, sys; sys.exit(not compileall.compile_dir("
+                               "sys.argv[1], quiet=1))", os.path.join(ROOT, "cslint")],
+                              env=installed, capture_output=True)
+    if compiled.returncode != 0:
+        raise SystemExit(f"compileall failed:\n{compiled.stdout.decode(errors='replace')[-2000:]}")
+    cslint_cold(os.path.join(ROOT, "examples"), installed)
+    uncompiled = {key: value for key, value in os.environ.items() if key != "PYTHONPYCACHEPREFIX"}
+    uncompiled["PYTHONDONTWRITEBYTECODE"] = "1"
+    return installed, uncompiled
+
+
+def cslint_cold(tree: str, environment: dict) -> float:
     start = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", LAUNCH, ROOT, "check", "--no-cache", "--no-respect-gitignore",
-                           "--format", "json", tree], capture_output=True, cwd=ROOT)
+                           "--format", "json", tree], capture_output=True, cwd=ROOT, env=environment)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"cslint failed on {tree}:\n{done.stderr.decode(errors='replace')[-2000:]}")
@@ -117,6 +145,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     jobs = default_jobs()
     rows = []
+    bytecode_prefix = tempfile.mkdtemp(prefix="cslint-bytecode-")
+    installed, uncompiled = bytecode_environments(bytecode_prefix)
     for tree in args.trees or default_trees():
         tree = os.path.realpath(tree)
         files = python_files(tree)
@@ -126,14 +156,15 @@ def main(argv=None) -> int:
         record = json.loads(recorded.stdout)
         parsed = set(record["parsed"])
         rest = [path for path in files if os.path.realpath(path) not in parsed]
-        baseline, lint, remainder, ratios, full_ratios = [], [], [], [], []
+        baseline, lint, lint_uncompiled, remainder, ratios, full_ratios = [], [], [], [], [], []
         failures_all = failures_rest = 0
         for round_ in range(args.rounds):
             # alternate the order: the machine's speed drifts
             first_parse = round_ % 2 == 0
             if first_parse:
                 seconds, failures_all = read_and_parse(files)
-            cold = cslint_cold(tree)
+            cold = cslint_cold(tree, installed)
+            lint_uncompiled.append(cslint_cold(tree, uncompiled))
             if not first_parse:
                 seconds, failures_all = read_and_parse(files)
             rest_seconds, failures_rest = read_and_parse(rest)
@@ -146,16 +177,18 @@ def main(argv=None) -> int:
             "tree": tree, "files": len(files), "parsed": len(parsed), "unparsable": failures_all,
             "unparsable_unparsed": failures_rest, "csl001": record["csl001"],
             "parse": statistics.median(baseline), "cold": statistics.median(lint),
-            "rest": statistics.median(remainder), "ratio": statistics.median(ratios),
+            "cold_uncompiled": statistics.median(lint_uncompiled), "rest": statistics.median(remainder), "ratio": statistics.median(ratios),
             "full_ratio": statistics.median(full_ratios),
         })
-    print(f"{args.rounds} rounds, --jobs {jobs} (cslint's default here), medians; ratios: medians of same-round ratios")
-    header = ("tree", "files", "parsed by cslint", "read+parse all", "cslint cold", "ratio",
+    shutil.rmtree(bytecode_prefix, ignore_errors=True)
+    print(f"{args.rounds} rounds, --jobs {jobs} (cslint's default here), medians; ratios: medians of same-round ratios;"
+          " cslint cold as installed (byte code compiled ahead), and with no byte code")
+    header = ("tree", "files", "parsed by cslint", "read+parse all", "cslint cold", "ratio", "no byte code",
               "parse of the rest", "every file checked (at least)", "ratio", "unparsable: all / not parsed")
     table = [header]
     for r in rows:
         table.append((r["tree"], str(r["files"]), str(r["parsed"]), f"{r['parse']:.2f} s", f"{r['cold']:.2f} s",
-                      f"{r['ratio']:.2f}x", f"{r['rest']:.2f} s", f"{r['cold'] + r['rest'] / jobs:.2f} s",
+                      f"{r['ratio']:.2f}x", f"{r['cold_uncompiled']:.2f} s", f"{r['rest']:.2f} s", f"{r['cold'] + r['rest'] / jobs:.2f} s",
                       f"{r['full_ratio']:.2f}x", f"{r['unparsable']} / {r['unparsable_unparsed']}"))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     for row in table:
