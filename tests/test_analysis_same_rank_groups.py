@@ -87,3 +87,8 @@ def test_a_symmetric_memory_collective_runs_over_the_group_it_is_named_by():
     # The first function's arms all-reduce over `group` either way; the second
     # reduce-scatters on rank 0 alone.
     assert _lines(_SYMMETRIC) == [16]
+
+
+def test_the_fix_facts_name_the_group_object_not_its_name():
+    (finding,) = check_source(textwrap.dedent(_SYMMETRIC), report="per-site").findings
+    assert finding.group == "group:group" and finding.fix_facts.group_expr == "group"

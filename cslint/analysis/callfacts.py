@@ -52,6 +52,8 @@ def collective_facts(call: ast.Call, raw: str, spec, api: str, is_global=lambda 
     else:
         if spec is not None and spec.group_arg is not None and len(call.args) > spec.group_arg:
             group_expr = ast.unparse(call.args[spec.group_arg])
+    if group_expr and spec is not None:  # a group told by its name: the group object the name is read from
+        group_expr = spec.group_object(group_expr)
     position = spec.payload if spec is not None else 0
     names = spec.payload_kw if spec is not None else ()
     payload, keyword = argument(call, position, names)
