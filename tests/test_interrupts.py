@@ -74,14 +74,19 @@ def _signal_once_working(argv: list[str], cwd: Path, signum: int) -> tuple[subpr
         pytest.skip("needs /proc/PID/task/PID/children to see the worker processes")
     process = subprocess.Popen(argv, cwd=str(cwd), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                start_new_session=True, preexec_fn=_terminal_signals)
-    deadline = time.monotonic() + 60
+    # generous: on a loaded 2-core machine start-up, discovery and the prefilter of 600 files took over a minute
+    deadline = time.monotonic() + 240
     workers: list[str] = []
     while time.monotonic() < deadline and process.poll() is None:
         workers = _children(process.pid)
         if workers:
             break
         time.sleep(0.01)
-    assert workers, "the run ended or never started its workers: nothing was interrupted"
+    if not workers:
+        process.kill()
+        out, err = process.communicate(timeout=60)
+        ended = "ended with status %s" % process.returncode if process.returncode not in (-9, None) else "timed out"
+        pytest.fail(f"the run {ended} before starting its workers: nothing was interrupted\n{err[-2000:]}")
     os.killpg(process.pid, signum)
     out, err = process.communicate(timeout=120)
     return subprocess.CompletedProcess(argv, process.returncode, out, err), workers
