@@ -237,6 +237,7 @@ ANALYSIS_PHASES = [
     ("structure",),  # reads of a value's structure
     ("callplans",),  # what a call's text alone decides about its result
     ("evaluator",),  # expressions
+    ("flows",),  # the variables a walker carries through statements
     ("transfer",),  # statements
     ("armexits", "exclusive"),  # the ways out of an if's arm, where the names it bound take its test back; a later
     # arm whose test rules out an earlier one, where those names hold what they held before it

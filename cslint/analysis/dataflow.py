@@ -27,7 +27,8 @@ from .syntax import single_rank_side
 from .tensorarms import tensor_arms, tensor_deciders
 from .skipped import SkippedBindings, names_read_outside
 from .stores import AlikeStores, store_alike
-from .transfer import Flow, RecordingFlow, Transfer
+from .flows import Flow, RecordingFlow
+from .transfer import Transfer
 
 
 #: Steps per node the fixpoint takes before it watches for its state coming

@@ -11,7 +11,7 @@ A function often sorts a list into a few named lists and tests each one::
         tune(gathers)
 
 The dataflow already keeps one value per key read with a constant key
-(``("key", name, k)``, :class:`~cslint.analysis.transfer.Flow`), but that
+(``("key", name, k)``, :class:`~cslint.analysis.flows.Flow`), but that
 value is all of it: the elements' contents too, so a candidate that holds
 this rank's id makes ``if gathers:`` differ.  Here each such key also keeps
 its value's own structure apart, ``(KEY_OWN, name, k)``: what decides its

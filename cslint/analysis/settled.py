@@ -44,7 +44,7 @@ from .correlated import decided_by, held_where, reads_fixed_names
 from .results import issues_itself
 from .scope import canonical_text
 from .syntax import dotted, first_exit
-from .transfer import Flow
+from .flows import Flow
 
 #: how many calls deep :func:`_always_issued` follows the file's functions
 _CALL_DEPTH = 3

@@ -322,7 +322,7 @@ class AlikeStores:
 
 def store_alike(dataflow, n: int):
     """For the CFG dataflow's node ``n`` (a store in ``dataflow.stores``'
-    containers): the :attr:`~cslint.analysis.transfer.Flow.alike` of its
+    containers): the :attr:`~cslint.analysis.flows.Flow.alike` of its
     walk, which gives its own store key the implicit flow into the names it
     binds (``binding_implicit``) without the tests of its region
     (:meth:`AlikeStores.region`); None where none is left out."""

@@ -8,7 +8,7 @@ held (``items = local(); items = received``: later reads see ``received``): a
 read sees the assignments before it, and inside a loop those of the whole
 loop, whose body is walked twice (the first walk only carries the values it
 assigns round to the next iteration), except for a name the body binds anew
-before anything in the loop reads it (:class:`~cslint.analysis.transfer.LoopRebinds`).  Implicit flow comes from the enclosing
+before anything in the loop reads it (:class:`~cslint.analysis.flows.LoopRebinds`).  Implicit flow comes from the enclosing
 tests and from earlier rank-local exits in the same block.  Sound for
 summaries, much cheaper than the dataflow.
 """
@@ -36,7 +36,8 @@ from .records import Site, Variant
 from .stores import alike_tests, in_loop_body, tests_around_stores
 from .cfg import leaves_function
 from .syntax import dotted, first_exit_in, target_names
-from .transfer import Flow, LoopRebinds, Transfer, _mutator_call as mutator_call, loop_rebinds
+from .flows import Flow, LoopRebinds, loop_rebinds
+from .transfer import Transfer, _mutator_call as mutator_call
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
