@@ -148,3 +148,62 @@ def test_the_decision_behind_an_agreed_none_test_no_longer_counts():
     invalid = [i + 1 for i, text in enumerate(source) if "# INVALID" in text]
     assert not set(valid) & set(found), found
     assert set(invalid) <= set(found), found
+
+
+PRESET = """
+    import torch
+    import torch.distributed as dist
+
+    def all_ranks(flag):
+        value = torch.tensor(int(flag))
+        dist.all_reduce(value, op=dist.ReduceOp.MIN)
+        return bool(value.item())
+
+    def only_here(flag):
+        return flag
+
+    def opaque_check(handle):
+        return handle.ready()
+
+    def agreed(create, share, x):
+        buffer = None
+        try:
+            buffer = create()
+        except RuntimeError:
+            pass
+        if not all_ranks(buffer is not None):
+            return
+        handle = None
+        try:
+            handle = share(buffer)
+        except RuntimeError:
+            pass
+        if not all_ranks(handle is not None and bool(handle.address)):
+            return
+        if opaque_check(handle):
+            dist.all_reduce(x)             # VALID: every rank past the verdicts holds both
+
+    def local(create, share, x):
+        buffer = None
+        try:
+            buffer = create()
+        except RuntimeError:
+            pass
+        if not only_here(buffer is not None):
+            return
+        if opaque_check(buffer):
+            dist.all_reduce(x)             # INVALID: the verdict is this rank's own
+"""
+
+
+def test_an_agreed_none_test_vouches_for_a_name_a_failure_left_as_it_was_before_the_try():
+    # `x = None` before the `try` and a handler that falls through: the failure that
+    # skipped the body's binding is what left the name None (skipped.py), and the
+    # agreed verdict speaks for it as for a `x = None` in the handler
+    found = _lines(PRESET)
+    source = textwrap.dedent(PRESET).splitlines()
+    valid = [i + 1 for i, text in enumerate(source) if "# VALID" in text]
+    invalid = [i + 1 for i, text in enumerate(source) if "# INVALID" in text]
+    assert valid and invalid
+    assert not set(valid) & set(found), found
+    assert set(invalid) <= set(found), found

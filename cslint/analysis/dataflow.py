@@ -482,7 +482,8 @@ class VouchedEdges:
                 label = next(iter(seen))
                 if label not in (True, False):
                     continue
-                kept = tuple((name, binders[name][0], binders[name][1])
+                kept = tuple((name, binders[name][0], binders[name][1],
+                              dataflow.skipped.handlers_binding_only(dataflow, name, binders[name][1]))
                              for name in sorted(names[label == verdict_label]) if name in binders and binders[name][0])
                 if kept:
                     edges[node.id, succ] = (call, kept)
@@ -514,13 +515,16 @@ class VouchedEdges:
         call, names = found
         verdict = project(WHOLE, dataflow.evaluator.eval(call, dataflow.envs.get(p, {})))
         refined = None
-        for name, setters, others in names:
+        for name, setters, others, skipping in names:
             atoms = out.get(name)
             if atoms is None:
                 continue
             decided = EMPTY
             for m in setters:
                 decided |= dataflow.binding_implicit(m, arms=False)  # the gates out of its arm add what it left out
+            for handler, bindings in skipping:
+                # a failure that skipped every other binding left it as the setter made it
+                decided |= dataflow.skipped.skipping_failures(dataflow, handler, bindings)
             decided &= atoms
             for m in others:
                 if not decided:

@@ -96,11 +96,42 @@ class SkippedBindings:
         if idle_wait(dataflow.info, handler, guarded):
             return
         for name, bindings in self.at_handler(dataflow, n):
-            atoms = EMPTY
-            for m in bindings:
-                atoms = atoms | _skipping(dataflow, m, guarded)
+            atoms = _skipping_all(dataflow, bindings, guarded)
             if atoms:
                 flow.write(name, flow.current().get(name, EMPTY) | whole(atoms))
+
+    def handlers_binding_only(self, dataflow, name: str, others) -> tuple:
+        """``(handler node, binding nodes)`` of each handler that falls
+        through where its ``try`` body (or ``else`` clause) makes every
+        binding ``others`` of ``name``: a failure skipping them leaves the
+        name as it was before the ``try``, which no binding but those not
+        in ``others`` (``name = None``) can have made."""
+        wanted = frozenset(others)
+        found = []
+        live = dataflow.live
+        for n in [node.id for node in dataflow.graph.nodes if node.kind == cfgmod.EXCEPT and node.id in live]:
+            for bound_name, bindings in self.at_handler(dataflow, n):
+                if bound_name == name and wanted <= frozenset(bindings):
+                    found.append((n, bindings))
+        return tuple(found)
+
+    def skipping_failures(self, dataflow, n: int, bindings) -> frozenset:
+        """What entering the handler at node ``n`` adds to a name bound at
+        ``bindings`` in its ``try`` (:meth:`bind`): the failures that may
+        skip them, whole."""
+        handler = dataflow.graph.nodes[n].stmt
+        guarded = dataflow.info.parents.get(id(handler))
+        if idle_wait(dataflow.info, handler, guarded):
+            return EMPTY
+        atoms = _skipping_all(dataflow, bindings, guarded)
+        return whole(atoms) if atoms else EMPTY
+
+
+def _skipping_all(dataflow, bindings, guarded) -> frozenset:
+    atoms = EMPTY
+    for m in bindings:
+        atoms = atoms | _skipping(dataflow, m, guarded)
+    return atoms
 
 
 def idle_wait(info, handler, guarded) -> bool:
