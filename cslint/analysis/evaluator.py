@@ -31,7 +31,7 @@ from .positions import own_arguments
 from .spreads import call_arguments
 from .raises import awaits_tree_call, device_named, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
 from .unfailing import cannot_raise
-from .results import issues_itself
+from .results import keeps_arguments_bound
 from .scope import UNIFORM_TEXT, canonical_text
 from .setfields import field_key
 from .structure import StructureReads, builds_library_object, containers_held, rows_alike
@@ -371,7 +371,7 @@ class Evaluator(StructureReads):
             fallback = receiver | arg_atoms
             if ref is not None:
                 # (a class of the file too: each argument reaches its own field)
-                bind = ref.tag == "class" or issues_itself(ref, self.ctx, self.info.class_key)
+                bind = ref.tag == "class" or keeps_arguments_bound(ref, self.ctx, self.info.class_key)
                 kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind)
             return fallback

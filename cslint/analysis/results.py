@@ -228,3 +228,53 @@ def issues_itself(ref, ctx, class_key) -> bool:
         owner = ref.class_key.rpartition(":")[2]
         return f"{owner}.{ref.name}" in ctx.issuing_functions
     return False
+
+
+def keeps_arguments_bound(ref, ctx, class_key) -> bool:
+    """Whether a call of ``ref`` keeps its arguments bound to the callee's
+    parameters past the nesting limit (``AtomBuilder.call``): a function of
+    this file that reaches a collective (:func:`issues_itself`), or a
+    method of the calling class that the class inherits from a base another
+    file defines (a mixin's ``self._broadcast(reqs)``).  Whether that one
+    reaches a collective is known only to the whole-tree pass, which reads
+    the callee's parameters where they are bound; spilt, its arguments would
+    decide its result whatever it agreed before returning."""
+    tag = ref.tag
+    if tag == "func":
+        return ref.qualname in ctx.issuing_functions
+    if tag != "method" or class_key is None or ref.class_key != class_key:
+        return False
+    name = ref.name
+    if f"{class_key.rpartition(':')[2]}.{name}" in ctx.issuing_functions:
+        return True
+    memo = ctx.__dict__.setdefault("_inherited_methods", {})  # worked out once per class and name
+    known = memo.get(key := (class_key, name))
+    if known is None:
+        known = memo[key] = inherited_from_another_file(ctx, class_key, name)
+    return known
+
+
+def inherited_from_another_file(ctx, class_key: str, name: str) -> bool:
+    """Whether the class ``class_key`` of this file runs a method ``name``
+    it inherits from a base another file defines: neither it nor a base of
+    this file (followed base by base) defines one, and some base is not a
+    class of this file (``object`` aside)."""
+    definitions = ctx.definitions()
+    module = ctx.module
+    stack = [class_key]
+    seen = set()
+    elsewhere = False
+    while stack:
+        key = stack.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        owner = key.partition(":")[2]
+        if f"{owner}.{name}" in definitions:
+            return False
+        for base in reversed(ctx.class_bases.get(key, ())):
+            if base in ctx.module_classes:
+                stack.append(f"{module}:{base}")
+            elif base not in ("object", "builtins.object"):
+                elsewhere = True
+    return elsewhere
