@@ -527,8 +527,10 @@ def _fold_downstream(info: UniformityInfo, found: dict) -> None:
     already part, so the hazard reads that divergence downstream and the
     guard where it starts is the root cause, reported once.  A condition
     that also differs through a flow of its own (a source whose flow passes
-    no such field) is not marked.  A site is marked when it is in every mode
-    it is a hazard in."""
+    no such field) is not marked, and so is one whose list of flows the cap
+    on explanations may have cut (:meth:`UniformityInfo.sources_complete`):
+    the flow it dropped may be such a flow of its own.  A site is marked
+    when it is in every mode it is a hazard in."""
     guards: dict = {}
     for per_mode in found.values():
         for hazard, _mode in per_mode:
@@ -553,6 +555,8 @@ def _fold_downstream(info: UniformityInfo, found: dict) -> None:
         span = info.knowledge.world.span(hazard.group) - single
         ignore = SAME_LENGTH_KINDS if hazard.cond.kind == "loop" else frozenset()
         own = id(hazard.cond)
+        if not info.sources_complete(hazard.cond, fn, mode):
+            return False  # a flow the cap dropped may pass no parted field
         return not any(found_.dims & span and found_.source.kind not in ignore
                        and not apart_from(found_.source, single)
                        and not upstream_flow(found_.via, own)

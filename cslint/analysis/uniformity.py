@@ -25,7 +25,7 @@ from ..presets import KIND_ITERATION_ORDER, Knowledge
 from .alternatives import LoopToken
 from .atoms import EMPTY, Source, calls_read
 from .processes import apart_from
-from .divergence import fewest_links_first, is_cut, shown_links
+from .divergence import MAX_SOURCES, fewest_links_first, is_cut, shown_links
 from .program import Program, bound_group, call_offset, call_reaches, seen_from
 from .records import Cond, FuncFacts, Site
 from .resolution import issued_collective
@@ -108,6 +108,26 @@ class ScheduleCarrier(NamedTuple):
 _BROADCAST_WORDS = ("broadcast", "bcast")
 
 
+def _explained_sources(program: Program, condition: Cond, function: FuncFacts, mode: frozenset) -> tuple:
+    """``([Divergence], complete)`` for ``condition``: its explanations, the
+    shortest flow first, and whether they may be taken to be every flow.  A
+    map drops a new explanation only once it holds
+    :data:`~cslint.analysis.divergence.MAX_SOURCES` of them (its dimensions
+    stay exact, its list of flows does not), so a map of the condition
+    holding that many may have lost, here or in a value it was built from, a
+    flow none of the kept ones stands for.  (A value cut upstream and
+    narrowed since, by a collective removing dimensions, can hold fewer and
+    still have lost one: the sign is the map's own size.)  A conclusion about
+    *every* flow (a hazard read only downstream) is drawn only from a
+    complete list."""
+    if not condition.atoms:
+        return [], True
+    value = program.concrete(program.eval(condition.atoms, mode), function, mode)
+    found = [Divergence(origin, dims, via) for origin, (dims, via) in sorted(value.items(), key=fewest_links_first)
+             if origin.tag == "S" and origin.whole is not None]  # what a value only holds decides nothing
+    return found, len(value) < MAX_SOURCES
+
+
 class UniformityInfo:
     """Answers about a solved :class:`~cslint.analysis.program.Program`."""
 
@@ -116,7 +136,7 @@ class UniformityInfo:
         self.knowledge: Knowledge = program.knowledge
         #: the mode assignments the analysis distinguishes (one, empty, without modes)
         self.modes: list = program.modes
-        self._sources: dict = {}  # (id(condition), function key, mode) -> (condition, [Divergence])
+        self._sources: dict = {}  # (id(condition), function key, mode) -> (condition, [Divergence], complete)
         self._receivers: Optional[dict] = None
         self._sites_at: Optional[dict] = None
         self._conds_at: Optional[dict] = None
@@ -244,22 +264,21 @@ class UniformityInfo:
     def sources(self, condition: Cond, function: FuncFacts, mode: frozenset = frozenset()) -> list:
         """Every explanation of how ``condition`` may differ between ranks
         ([:class:`Divergence`]), the shortest flow first; empty when the
-        condition is the same on every rank."""
+        condition is the same on every rank (the cap may have cut the list:
+        :meth:`sources_complete`)."""
+        return self._explained(condition, function, mode)[0]
+
+    def sources_complete(self, condition: Cond, function: FuncFacts, mode: frozenset = frozenset()) -> bool:
+        """Whether :meth:`sources` may be taken to list every flow by which
+        ``condition`` may differ (:func:`_explained_sources`)."""
+        return self._explained(condition, function, mode)[1]
+
+    def _explained(self, condition: Cond, function: FuncFacts, mode: frozenset) -> tuple:
         key = (id(condition), function.key, mode)
         known = self._sources.get(key)
-        if known is not None:
-            seen, found = known
-            if seen is condition:
-                return found
-        found = []
-        if condition.atoms:
-            program = self.program
-            value = program.concrete(program.eval(condition.atoms, mode), function, mode)
-            for origin, (dims, via) in sorted(value.items(), key=fewest_links_first):
-                if origin.tag == "S" and origin.whole is not None:  # what a value only holds decides nothing
-                    found.append(Divergence(origin, dims, via))
-        self._sources[key] = (condition, found)
-        return found
+        if known is None or known[0] is not condition:
+            known = self._sources[key] = (condition, *_explained_sources(self.program, condition, function, mode))
+        return known[1], known[2]
 
     def divergence(self, condition: Cond, function: FuncFacts, group: str, mode: frozenset = frozenset(),
                    *, ignore_kinds=frozenset()) -> Optional[Divergence]:
