@@ -218,3 +218,54 @@ def test_the_classes_deep_sites_construct_fill_the_returns_they_follow_a_level_a
     assert made == {"pkg.conf.Settings.for_model", "pkg.conf.Plan"}
     # both helpers the condition calls in one request (in file order), then what one of them returns
     assert filler.requests == [["settings", "layout"], ["plan"]]
+
+
+RETURNING = textwrap.dedent("""
+    import torch.distributed as dist
+
+    class Mailbox:
+        def size(self):
+            return 4
+
+    def open_mailbox() -> Mailbox:
+        box = Mailbox()
+        return box
+
+    def make_mailbox():
+        return Mailbox()
+
+    def describe(x):
+        return open_mailbox().size() + make_mailbox().size() + x
+
+    def relay(t, src_rank):
+        dist.broadcast(t, src=src_rank)
+
+    def step(t):
+        if dist.get_rank() == 0:
+            relay(t, 0)
+""")
+
+
+def test_what_an_annotated_function_returns_is_typed_without_its_summary():
+    # typing ``open_mailbox().size()`` (the callers of every call, read for
+    # ``relay``'s rank parameter) asks both factories what they return: the
+    # annotation says it before any walk; ``make_mailbox``'s ``return`` is
+    # typed as its walk types it
+    deferred: dict = {}
+    facts = extract_file_facts("pkg/mail.py", RETURNING.encode(), Settings(), KNOWLEDGE, module="pkg.mail",
+                               deferred=deferred)
+    filler = _Filler(deferred)
+    for fn in facts.functions:
+        if is_pending(fn):
+            fn.filler = filler
+    assert [fn.qualname for fn in facts.functions if is_pending(fn)] == [
+        "Mailbox.size", "open_mailbox", "make_mailbox", "describe"]
+    program = Program([facts], KNOWLEDGE)
+    program.solve()
+    found = [repr(h) for h in find_hazards(UniformityInfo(program))]
+    assert filler.filled == ["make_mailbox"]
+    eager = extract_file_facts("pkg/mail.py", RETURNING.encode(), Settings(), KNOWLEDGE, module="pkg.mail")
+    program = Program([eager], KNOWLEDGE)
+    program.solve()
+    assert found == [repr(h) for h in find_hazards(UniformityInfo(program))]
+    assert len(found) == 1

@@ -118,6 +118,8 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
         info._refs, info._receivers = refs, receivers
     facts.__class__ = PendingFuncFacts
     facts.__dict__["position"] = position
+    if getattr(info.func, "returns", None) is not None or not info.returned_values:
+        facts.__dict__["returns_known"] = True  # not typed by the walk (_returns_terms)
     return facts
 
 

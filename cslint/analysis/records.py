@@ -386,6 +386,20 @@ class _WalkPart:
         fn.__dict__[self.name] = value
 
 
+class _ReturnsPart(_WalkPart):
+    """The type terms of what a pending function returns: the walk's only
+    where they come from its ``return`` values, typed as the walk types
+    receivers; from a return annotation, or with no value returned, they
+    are what the function's extraction found already (``returns_known``),
+    read without working the summary out (the typing of a call's result
+    asks them of many functions whose summary nothing else reads)."""
+
+    def __get__(self, fn, owner=None):
+        if fn is not None and fn.__dict__.get("returns_known"):
+            return fn.__dict__[self.name]
+        return super().__get__(fn, owner)
+
+
 class PendingFuncFacts(FuncFacts):
     """A summarised function whose summary walk has not run yet: every part
     of :class:`FuncFacts` but its variants, which are worked out where its
@@ -407,7 +421,7 @@ class PendingFuncFacts(FuncFacts):
     #: read by a caller's step (what it passes for each), and by the typing
     #: of a call's result: the walk notes both as it goes
     own_params = _WalkPart("own_params")
-    returns_terms = _WalkPart("returns_terms")
+    returns_terms = _ReturnsPart("returns_terms")
 
     def __eq__(self, other) -> bool:
         # two functions of different keys differ whatever their summaries
@@ -422,7 +436,7 @@ class PendingFuncFacts(FuncFacts):
         """These facts with ``variants``, as a plain FuncFacts."""
         facts = FuncFacts.__new__(FuncFacts)
         facts.__dict__.update(self.__dict__)
-        for name in ("filler", "position"):
+        for name in ("filler", "position", "returns_known"):
             facts.__dict__.pop(name, None)
         facts.variants = variants
         return facts
