@@ -269,3 +269,40 @@ def test_what_an_annotated_function_returns_is_typed_without_its_summary():
     program.solve()
     assert found == [repr(h) for h in find_hazards(UniformityInfo(program))]
     assert len(found) == 1
+
+
+CARRYING = textwrap.dedent("""
+    import torch.distributed as dist
+
+    class Worker:
+        def label(self, x):
+            return "step %d" % x
+
+        def sync(self, t):
+            if dist.get_rank() == 0:
+                dist.all_reduce(t)
+""")
+
+
+def test_a_summary_is_not_worked_out_to_look_for_a_broadcast_in_it():
+    # a branch hazard in a method looks through the other methods of its
+    # class for a broadcast carrying the condition's object
+    # (UniformityInfo.schedule_carrier): a summarised method issues no
+    # collective, so nothing of its summary is read there
+    deferred: dict = {}
+    facts = extract_file_facts("pkg/carry.py", CARRYING.encode(), Settings(), KNOWLEDGE, module="pkg.carry",
+                               deferred=deferred)
+    filler = _Filler(deferred)
+    for fn in facts.functions:
+        if is_pending(fn):
+            fn.filler = filler
+    assert [fn.qualname for fn in facts.functions if is_pending(fn)] == ["Worker.label"]
+    program = Program([facts], KNOWLEDGE)
+    program.solve()
+    found = [repr(h) for h in find_hazards(UniformityInfo(program))]
+    assert filler.filled == []
+    eager = extract_file_facts("pkg/carry.py", CARRYING.encode(), Settings(), KNOWLEDGE, module="pkg.carry")
+    program = Program([eager], KNOWLEDGE)
+    program.solve()
+    assert found == [repr(h) for h in find_hazards(UniformityInfo(program))]
+    assert len(found) == 1
