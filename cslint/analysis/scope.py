@@ -28,6 +28,9 @@ from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, retu
 from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, ELEMENT_ADDERS, looks_like_communicator
 
 
+#: references the whole-tree pass resolves by what their receiver holds (``self.sharder.shard()``, ``engine.step()``)
+_RESOLVED_BY_RECEIVER = frozenset({"fieldmethod", "typed"})
+
 def _returns_own_structure(function) -> bool:
     return returns_own_structure(function, ELEMENT_ADDERS)
 
@@ -230,10 +233,11 @@ class ModuleContext:
     def returns_tuples(self, ref) -> bool:
         """Whether ``ref`` is a function or method of this module each of whose ``return`` statements with a value
         writes out a tuple of one length (``return count, agreed``): its elements can be read apart.  Each function
-        is looked at once, when a caller first unpacks it.  A name imported from another module of the project's
-        own package may be one too (``ws, rank = get_ring_ctx()``): the whole-tree pass reads its returns by
-        position where they all write out one tuple shape, else its whole result (``ProgramReads._returned_part``)."""
-        if ref is not None and ref.tag == "qual" and ref.dotted.partition(".")[0] == self.module.partition(".")[0]:
+        is looked at once, when a caller first unpacks it.  A name imported from the project's own package, or a
+        method found by what the receiver holds (``ws, rank = get_ring_ctx()``, ``self.splitter.split(batch)``),
+        the whole-tree pass reads by position where its returns write out one tuple shape, else whole."""
+        if ref is not None and (ref.tag in _RESOLVED_BY_RECEIVER or ref.tag == "qual"
+                                and ref.dotted.partition(".")[0] == self.module.partition(".")[0]):
             return True
         return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
 
