@@ -219,6 +219,24 @@ def own_nodes(func: ast.AST):
             stack += read(node)
 
 
+def statement_lists(body: list):
+    """Every statement list of a function body (``func.body``), nested
+    functions and classes left out.  A handler or a case is walked like a
+    statement: the ``handlers`` and ``cases`` lists come out too, and hold
+    no statements."""
+    stack = [body]
+    while stack:
+        stmts = stack.pop()
+        yield stmts
+        for stmt in stmts:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            for field in BLOCKS_OF[type(stmt)]:
+                inner = getattr(stmt, field, None)
+                if inner:
+                    stack.append(inner)
+
+
 def block_fields(node_type: type) -> tuple:
     """The fields of :data:`BLOCK_FIELDS` a node type has, in that order,
     worked out once per type: a statement walk reads those alone instead of

@@ -19,6 +19,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
+from .astwalk import statement_lists
 from .syntax import dotted, local_values, unparse
 from .vocabulary import COMM_FACTORIES, GROUP_FROM_RANKS, GROUPS_BY_ENUMERATION
 
@@ -264,7 +265,7 @@ def _fields_made_together(ctx, candidates: set) -> dict:
     for func in ast.walk(ctx.tree):
         if type(func) is not ast.FunctionDef and type(func) is not ast.AsyncFunctionDef:
             continue
-        for block in _blocks(func):
+        for block in statement_lists(func.body):
             cohorts: dict = {}  # rank list text -> the fields a block sets from groups made over it
             for stmt in block:
                 attr = _field_set_from_name(stmt, candidates)
@@ -285,25 +286,6 @@ def _fields_made_together(ctx, candidates: set) -> dict:
             made[attr] = made.get(attr, 0) + 1
     return {attr: next(iter(firsts)) for attr, firsts in sorted(together.items())
             if len(firsts) == 1 and writes[attr] == made.get(attr)}
-
-
-def _blocks(func):
-    """The statement lists of ``func``'s own body (nested definitions aside)."""
-    stack = [func.body]
-    while stack:
-        block = stack.pop()
-        yield block
-        for stmt in block:
-            if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-                continue
-            for name in ("body", "orelse", "finalbody"):
-                inner = getattr(stmt, name, None)
-                if type(inner) is list and inner and isinstance(inner[0], ast.stmt):
-                    stack.append(inner)
-            for handler in getattr(stmt, "handlers", ()):
-                stack.append(handler.body)
-            for case in getattr(stmt, "cases", ()):
-                stack.append(case.body)
 
 
 def _field_set_from_name(stmt, candidates: set) -> Optional[str]:

@@ -38,7 +38,7 @@ from typing import Optional
 
 from ..presets import group_from_text
 from ..presets.rank_names import first_rank_dims, names_neighbour_rank
-from .astwalk import BLOCKS_OF, walk as fast_walk, walked
+from .astwalk import statement_lists, walk as fast_walk, walked
 from .cfg import TEST
 from .syntax import dotted, is_size_expr, unparse
 
@@ -78,7 +78,7 @@ def relay_edges(graph, func: ast.AST, knowledge, callee_names=None) -> dict:
     if not sends:
         return {}
     out: dict = {}
-    for stmts in _blocks(body):
+    for stmts in statement_lists(body):
         for index, stmt in enumerate(stmts):
             received = _relay_receive(stmt, sends, receives, peer_keywords)
             if received is None:
@@ -258,21 +258,6 @@ def _edges_past(graph, stmt: ast.If, groups: tuple, names: frozenset, out: dict)
     for succ, seen in labels.items():
         if seen == {False}:
             out[node, succ] = (groups, names, False)
-
-
-def _blocks(body: list):
-    """Every statement list of the function, nested functions and classes left out."""
-    stack = [body]
-    while stack:
-        stmts = stack.pop()
-        yield stmts
-        for stmt in stmts:
-            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                continue
-            for field in BLOCKS_OF[type(stmt)]:  # a handler or a case is walked like a statement
-                inner = getattr(stmt, field, None)
-                if inner:
-                    stack.append(inner)
 
 
 def _sends(func: ast.AST, send_names: frozenset, peer_keywords: frozenset) -> dict:
