@@ -239,8 +239,9 @@ ANALYSIS_PHASES = [
     ("evaluator",),  # expressions
     ("flows",),  # the variables a walker carries through statements
     ("transfer",),  # statements
-    ("armexits", "exclusive"),  # the ways out of an if's arm, where the names it bound take its test back; a later
-    # arm whose test rules out an earlier one, where those names hold what they held before it
+    ("armexits", "exclusive", "mirrors"),  # the ways out of an if's arm, where the names it bound take its test back;
+    # a later arm whose test rules out an earlier one, where those names hold what they held before it; the root's
+    # own copy of what it broadcast
     ("edges", "settled", "skipped"),  # what the dataflow refines along an edge; exits a collective settles; bindings
     # a failure in a try body leaves undone
     ("summary", "dataflow"),  # the two walkers

@@ -350,16 +350,31 @@ UNHOLD = "WCC"  # what an object was placed by, read back: ``x.device``
 ELEMENTS_HELD = "HHH"  # a container's elements, inside an object built from the container
 KIND = "K--"  # a type test: a number read from the kind (see Kinds and lengths)
 SIZED = "LL-"  # a length made from values: a slice's width, ``range(n)``
+#: ``Source.whole`` of a source that makes only the kinds of what a value
+#: holds differ, never its size, keys or None-ness: the root of an object
+#: broadcast holds the tree it mapped into the payload (its tensors where the
+#: others got placeholders), the same containers as the others got back
+#: (:mod:`cslint.analysis.mirrors`).  A value keeps it as it is passed on
+#: (``IDENT``: an element, an attribute of the tree's object), a type test
+#: read straight from it (``K``, ``Q``) reads it as a whole source's kind, and
+#: every other read drops it: a length, a key, a None test, a comparison, or a
+#: type test of something made from it (``k``, ``q``).
+KINDS_ONLY = "K"
+#: ``Source.whole`` of the sources that decide no test that reads a value as
+#: it is: what a value only holds, and a kind only a type test reads
+DECIDES_NO_TEST = frozenset({None, KINDS_ONLY})
 
 _LEVEL = {"W": 0, "C": 1, "H": 2}
 #: ``Source.whole`` of each part, and back (which part of a value a source
 #: makes rank-local, as an index into a transform: 0 its structure, 1 its
 #: contents, 2 only what it holds)
 _WHOLE_OF = {"W": True, "C": False, "H": None, "L": "L"}
-_LEVEL_OF_WHOLE = {True: 0, "L": 0, False: 1, None: 2}
+_LEVEL_OF_WHOLE = {True: 0, "L": 0, False: 1, None: 2, KINDS_ONLY: 1}
 #: :func:`strength` by ``Source.whole``: a transform that keeps a part keeps
 #: the parts before it, so a part counts as much as its place in a transform
-STRENGTH_OF_WHOLE = {True: 0, "L": 0.5, False: 1, None: 2}
+#: (a kinds-only source survives a type test alone, which only a whole
+#: source survives too: it covers no other, :func:`~cslint.analysis.divergence.merge`)
+STRENGTH_OF_WHOLE = {True: 0, KINDS_ONLY: 0.25, "L": 0.5, False: 1, None: 2}
 
 
 def strength(atom: Source) -> int:
@@ -405,6 +420,11 @@ def compose(first: str, then: str) -> str:
 def project_source(atom: Source, transform: str):
     """A source seen through a transform (None: it no longer counts)."""
     part = _LEVEL_OF_WHOLE[atom.whole]
+    if atom.whole == KINDS_ONLY:  # kept as it is (IDENT) or read by a type test, and by nothing else
+        first = transform[0]
+        if first == "K" or first == "Q":
+            return _new(Source, atom[:6] + (first == "Q",))
+        return atom if transform == IDENT else None
     becomes = transform[part]
     if becomes == "-":
         return None

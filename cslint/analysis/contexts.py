@@ -20,7 +20,7 @@ reaches a collective is.
 
 from __future__ import annotations
 
-from .atoms import base_field
+from .atoms import DECIDES_NO_TEST, base_field
 from .divergence import merge, substituted, transformed
 from .feasibility import call_allows, passed_values
 from .program import Program, call_offset
@@ -87,7 +87,7 @@ class CallingContext:
         fields = {} if in_loop else {attr: value for attr, value in self._fields.items()
                                      if not self._set_first(attr, cond)}
         value = self._eval(cond.atoms, fields)
-        return any(k.tag == "S" and k.whole is not None and dims & span and k.kind not in ignore
+        return any(k.tag == "S" and k.whole not in DECIDES_NO_TEST and dims & span and k.kind not in ignore
                    for k, (dims, _via) in value.items())
 
     # -- the parts of the context ---------------------------------------------------

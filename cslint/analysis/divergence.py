@@ -19,7 +19,7 @@ import hashlib
 import os
 from typing import NamedTuple, Optional
 
-from .atoms import DROP, IDENT, STRENGTH_OF_WHOLE, compose, project_source
+from .atoms import DROP, IDENT, KINDS_ONLY, STRENGTH_OF_WHOLE, compose, project_source
 from .modulenames import module_name_for
 
 #: flow links kept per entry (the first ones: from the source onwards)
@@ -134,6 +134,7 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
             unmarked = not several_ranks_only(key)
             covered = frozenset().union(*(d for k, (d, _v) in target.items()
                                           if k.tag == "S" and STRENGTH_OF_WHOLE[k.whole] <= part
+                                          and k.whole != KINDS_ONLY
                                           and not (unmarked and several_ranks_only(k))))
             if dims <= covered:
                 return False

@@ -12,7 +12,9 @@ name one rank binds first (:func:`leader_first_edges`); the edges into an
 arm whose test rules out an earlier arm, where the names that arm binds hold
 what they held before it (:func:`~cslint.analysis.exclusive.excluded_edges`);
 the edge of an ``if x is None`` on which a call result ``x`` is not None
-(:mod:`cslint.analysis.presentreturns`)."""
+(:mod:`cslint.analysis.presentreturns`); the edge into the root's arm past
+an object broadcast, where what the root stored into the payload holds what
+the others got back (:mod:`cslint.analysis.mirrors`)."""
 
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ from .localdicts import key_own_entry
 from .atoms import EMPTY, OWN_PARAM, SHAPE, WHOLE, project
 from .structure import params_own
 from .exclusive import excluded_edges
+from .mirrors import mirror_edges, mirrored
 from .relays import relay_edges
 from .presence import none_test
 from .presentreturns import present, present_edges
@@ -45,7 +48,8 @@ class Refinements:
     (:func:`single_rank_edges`), "loop"
     (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`; "empty-single"
     where the edge is a single-rank one too: both apply), "leader",
-    "relay", "present" (:func:`~cslint.analysis.presentreturns.present_edges`,
+    "relay", "mirror" (:func:`~cslint.analysis.mirrors.mirror_edges`),
+    "present" (:func:`~cslint.analysis.presentreturns.present_edges`,
     given way by any other on the same edge); and, before
     any of those, the ways out of ``if`` arms that add their test back to
     the names the arm bound (``gates``, :mod:`cslint.analysis.armexits`)."""
@@ -75,6 +79,8 @@ class Refinements:
             edges[key] = ("relay", relayed)
         for key, excluded in excluded_edges(dataflow).items():
             edges.setdefault(key, ("excluded", excluded))
+        for key, mirror in mirror_edges(dataflow).items():
+            edges.setdefault(key, ("mirror", mirror))
         gates = dataflow.arm_gates
         return cls(edges, gates) if edges or gates else None
 
@@ -120,6 +126,8 @@ class Refinements:
             return relayed(data, dataflow.envs.get(p), out, dataflow.info.ctx.atoms.collective)
         if kind == "excluded":
             return excluded(data, dataflow.envs.get(data[0]), out)
+        if kind == "mirror":
+            return mirrored(data, out, dataflow)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
 
 

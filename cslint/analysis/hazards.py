@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..presets import KIND_DATA_SHARD, Knowledge
-from .atoms import Source, calls_read
+from .atoms import DECIDES_NO_TEST, Source, calls_read
 from .processes import apart_from
 from .contexts import decided_by_callers
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
@@ -392,7 +392,7 @@ def _local_argument(program, caller, site, target, params: dict, span: frozenset
         value = program.concrete(symbolic, caller, mode)
         for transform, dims in params[index]:
             for k, (d2, via) in sorted(transformed(value, transform).items(), key=fewest_links_first):
-                if k.tag == "S" and k.whole is not None and d2 & dims & span and k.kind not in ignore:
+                if k.tag == "S" and k.whole not in DECIDES_NO_TEST and d2 & dims & span and k.kind not in ignore:
                     name = target.params[parameter_of(index)]  # (a parameter's own part: that parameter)
                     link = (caller.path, site.span.line,
                             f"passed as `{name}` to `{target.qualname}` in `{caller.qualname}`")
@@ -408,7 +408,7 @@ def _upward(symbolic: dict, span: frozenset, ignore) -> Optional[dict]:
     for k, (dims, _via) in symbolic.items():
         if k.tag == "PARAM":
             params.setdefault(k.index, []).append((k.transform, dims))
-        elif k.tag == "S" and k.whole is not None and dims & span and k.kind not in ignore:
+        elif k.tag == "S" and k.whole not in DECIDES_NO_TEST and dims & span and k.kind not in ignore:
             return None
     return params or None
 
@@ -625,7 +625,7 @@ def _roles_agree(info: UniformityInfo, fn, variant, cond, group: str, mode, grou
     divergent = []
     for atoms in operands:
         value = program.concrete(program.eval(atoms, mode), fn, mode) if atoms else {}
-        divergent.append(any(origin.tag == "S" and origin.whole is not None and dims & span
+        divergent.append(any(origin.tag == "S" and origin.whole not in DECIDES_NO_TEST and dims & span
                              and not apart_from(origin, single)
                              for origin, (dims, _via) in value.items()))
     # a test that differs for another reason than its operands (none of which differs) is no role's

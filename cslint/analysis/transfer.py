@@ -22,7 +22,7 @@ import ast
 from typing import Optional
 
 from .astwalk import block_fields
-from .atoms import CONTENTS, EMPTY, SIZED, own_field, project
+from .atoms import CONTENTS, EMPTY, KINDS_ONLY, SIZED, own_field, project
 from .callrefs import class_ref, element, qual_ref
 from .copies import copies_itself, rebinding_reach
 from .entries import (
@@ -524,9 +524,14 @@ def agreed_group(atoms: frozenset) -> Optional[str]:
     (``Transfer.choice_reaching``).  Where another way out hands back None
     (a bare ``return``, the end of the body) those tests also say whether
     there is a result, and that return carries them
-    (:func:`hands_back_a_value_everywhere`)."""
+    (:func:`hands_back_a_value_everywhere`).  A kinds-only source
+    (:data:`~cslint.analysis.atoms.KINDS_ONLY`) stays in the value and
+    leaves the rest agreed: the root's own tree, mapped into the payload,
+    has the containers the others got back."""
     found: set = set()
     for atom in atoms:
+        if atom.tag == "S" and atom.whole == KINDS_ONLY:
+            continue  # the kinds of the leaves of a tree a broadcast's root mapped into its payload (mirrors.py)
         if not _made_from_collectives(atom, found) or len(found) > 1:
             return None
     return next(iter(found)) if found else None

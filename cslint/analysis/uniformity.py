@@ -23,7 +23,7 @@ from typing import NamedTuple, Optional
 
 from ..presets import KIND_ITERATION_ORDER, Knowledge
 from .alternatives import LoopToken
-from .atoms import EMPTY, Source, calls_read
+from .atoms import DECIDES_NO_TEST, EMPTY, Source, calls_read
 from .processes import apart_from
 from .divergence import MAX_SOURCES, fewest_links_first, is_cut, shown_links
 from .program import Program, bound_group, call_offset, call_reaches, seen_from
@@ -124,7 +124,7 @@ def _explained_sources(program: Program, condition: Cond, function: FuncFacts, m
         return [], True
     value = program.concrete(program.eval(condition.atoms, mode), function, mode)
     found = [Divergence(origin, dims, via) for origin, (dims, via) in sorted(value.items(), key=fewest_links_first)
-             if origin.tag == "S" and origin.whole is not None]  # what a value only holds decides nothing
+             if origin.tag == "S" and origin.whole not in DECIDES_NO_TEST]  # what a value only holds decides nothing
     return found, len(value) < MAX_SOURCES
 
 
@@ -312,7 +312,7 @@ class UniformityInfo:
         out = []
         for _span, atoms, _presence in condition.operands:
             value = program.concrete(program.eval(atoms, mode), function, mode) if atoms else {}
-            out.append(any(origin.tag == "S" and origin.whole is not None and dims & span
+            out.append(any(origin.tag == "S" and origin.whole not in DECIDES_NO_TEST and dims & span
                            for origin, (dims, _via) in value.items()))
         return tuple(out)
 

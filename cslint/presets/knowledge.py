@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from .groups import GENERIC_WORLD, GROUP_SPANS, World, group_from_text
@@ -41,6 +41,8 @@ class Knowledge:
     world_sizes: frozenset = frozenset()
     #: see :attr:`Preset.group_switches`
     group_switches: tuple = ()
+    #: see :attr:`Preset.structure_maps`: {canonical name: position of the tree}
+    structure_maps: dict = field(default_factory=dict)
     #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
     data_parallel_wrappers: tuple = ()
     #: see :attr:`Preset.partitioning_contexts` (canonical dotted patterns)
@@ -196,6 +198,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         merged.job_tests |= frozenset(preset.job_tests)
         merged.world_sizes |= frozenset(preset.world_sizes)
         merged.group_switches += tuple(preset.group_switches)
+        merged.structure_maps.update(preset.structure_maps)
         merged.p2p_receives |= frozenset(preset.p2p_receives)
         merged.p2p_sends |= frozenset(preset.p2p_sends)
         merged.p2p_peer_keywords |= frozenset(preset.p2p_peer_keywords)

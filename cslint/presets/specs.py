@@ -249,6 +249,10 @@ class Preset:
     #: (``enable_cfg_parallel``, ``sp_degree``), the groups whose names carry ``word`` have one rank
     #: (:func:`~cslint.analysis.edges.switched_group`)
     group_switches: list = field(default_factory=list)
+    #: ``(name, position)``: calls (canonical dotted names) that map the tree passed at ``position`` leaf by leaf,
+    #: rebuilding its containers as they are (torch's ``tree_map_only``): the result has the tree's containers,
+    #: their types, keys and lengths, with other leaves (:mod:`~cslint.analysis.mirrors`)
+    structure_maps: list = field(default_factory=list)
     #: ``(pattern, methods)``: calls that wrap a module for data parallelism
     #: (``DistributedDataParallel(m)``, ``FullyShardedDataParallel(m)``,
     #: ``fully_shard(m)`` in place).  Calling the wrapped module runs its

@@ -69,12 +69,14 @@ GROUP_POSITIONS = {
 _JOIN = {"all_reduce": "torch.reduce", "barrier": "none", "monitored_barrier": "none"}
 
 _collectives = []
+# where a broadcast that fills its payload list in place with the root's list names its root
+_ROOTS = {"broadcast_object_list": {"root_arg": 1, "root_kw": ("src", "group_src")}}
 for _name, (_result, _inplace) in _FUNCTIONAL.items():
     for _prefix in ("torch.distributed.", "dist.", "torch.distributed.distributed_c10d.", "c10d."):
         _collectives.append(
             CollectiveSpec(_prefix + _name, _T, result=_result, inplace=_inplace, payload_kw=("tensor",),
                            join=_JOIN.get(_name, ""), agreement="torch.distributed",
-                           group_arg=GROUP_POSITIONS.get(_name))
+                           group_arg=GROUP_POSITIONS.get(_name), **_ROOTS.get(_name, {}))
         )
 
 # Group-coordinator and helper methods (receiver any: the names are distinctive).
@@ -321,4 +323,8 @@ PRESET = Preset(
                 "init_device_mesh"],
     job_tests=["torch.distributed.is_initialized", "torch.distributed.is_available"],
     world_sizes=["torch.distributed.get_world_size"],
+    # maps over a pytree that rebuild its containers as they are (same types, keys and lengths) and replace
+    # only its leaves: (canonical name, position of the tree)
+    structure_maps=[("torch.utils._pytree.tree_map", 1), ("torch.utils._pytree.tree_map_only", 2),
+                    ("torch.utils._pytree.tree_map_with_path", 1)],
 )
