@@ -11,9 +11,22 @@ from .atoms import EMPTY, AttributeRead, Projection, attribute, call_result, col
 
 # Nesting limit for call/collective result atoms.  A loop such as
 # ``x = f(x)`` would otherwise build ever deeper atoms; past the limit a call
-# result is approximated by its callee's own result plus everything its
-# arguments depend on (sound, less precise).
+# keeps its arguments bound to its callee's parameters, each flattened
+# (:meth:`AtomBuilder.flatten`), so the whole-tree pass still reads only what
+# the callee returns of them: an argument it never returns (a batch whose
+# random token ids its size test does not read) stays out of its result.
 MAX_NESTING = 3
+
+# Levels of agreement helpers' calls (``bind`` in :meth:`AtomBuilder.call`)
+# that a flattened argument keeps, each bound to its own arguments, flattened
+# one level less (:meth:`AtomBuilder.flatten`); any other call inside, and one
+# below those levels, becomes its callee's own result plus what its arguments
+# depend on.  Polls agreed over one group and then another and then relayed,
+# ``relay(agree_cp(agree_tp(draw(pollers))))``, stay agreed over both: with
+# one level, the inner agreement became its own result beside its argument,
+# and the raw draws reached the outer one as if agreed over ``cp`` only.  The
+# atoms stay at most ``MAX_NESTING + 1`` deep, so a loop still settles.
+BOUND_LEVELS = 2
 
 
 def nesting(atoms: frozenset) -> int:
@@ -81,62 +94,66 @@ class AtomBuilder:
 
     def __init__(self):
         self._flat: dict = {}
-        self._bound: set = set()  # the callees whose calls keep their arguments bound (call's ``bind``)
+        self._bound: set = set()  # the callees whose calls flattened keep their arguments bound (call's ``bind``)
         start_file()
 
-    def flatten(self, atoms: frozenset, within: bool = False, keep: bool = True) -> frozenset:
-        """``atoms`` with no call or collective result inside another: a call
-        result becomes its callee's own result plus what its arguments
-        depend on, and a collective inside a collective (``within``) gives
-        up its own group (its inputs count whole), which only makes values
-        less uniform."""
+    def flatten(self, atoms: frozenset, within: bool = False, levels: int = 1) -> frozenset:
+        """``atoms`` with no call or collective result inside another, but for
+        ``levels`` levels of calls of agreement helpers (``bind`` in
+        :meth:`call`): such a call stays, bound to its arguments, each
+        flattened one level less; any other call result becomes its callee's
+        own result plus what its arguments depend on; and a collective inside
+        a collective (``within``) gives up its own group (its inputs count
+        whole), which only makes values less uniform."""
         out = set()
         for atom in atoms:
             tag = atom.tag
             if tag == "R" or tag == "C" or tag == "J" or tag == "A":
-                out |= self._flatten_atom(atom, within, keep)
+                out |= self._flatten_atom(atom, within, levels)
             else:
                 out.add(atom)
         return frozenset(out)
 
-    def _flatten_atom(self, atom, within: bool, keep: bool = True) -> frozenset:
+    def _flatten_atom(self, atom, within: bool, levels: int = 1) -> frozenset:
         """:meth:`flatten` of one nested atom.  Atom sets are rebuilt all
         the time (every evaluation of an expression unions its parts anew),
         but the atoms in them are shared objects: the memo is per atom."""
-        memo_key = (id(atom), within, keep)
+        memo_key = (id(atom), within, levels)
         known = self._flat.get(memo_key)
         if known is not None and known[0] is atom:
             return known[1]
         tag = atom.tag
-        if tag == "R" and keep and atom.ref in self._bound and (atom.args or atom.kwargs):
-            # an agreement helper's call stays bound to its arguments, flattened all
-            # the way (no call kept inside), so what it agrees stays agreed (see call)
+        if tag == "R" and levels and atom.ref in self._bound and (atom.args or atom.kwargs):
+            # an agreement helper's call stays bound to its arguments, so what
+            # it agrees stays agreed (see call)
             flatten = self.flatten
-            args = tuple([flatten(a, within, False) for a in atom.args])
-            kwargs = tuple([(k, flatten(a, within, False)) for k, a in atom.kwargs])
-            fallback = flatten(atom.fallback, within, False)
+            inner = levels - 1
+            args = tuple([flatten(a, within, inner) for a in atom.args])
+            kwargs = tuple([(k, flatten(a, within, inner)) for k, a in atom.kwargs])
+            fallback = flatten(atom.fallback, within, inner)
             depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
             result = frozenset((call_result(atom.ref, args, kwargs, fallback, atom.path, atom.line, atom.text,
                                             depth),))
         elif tag == "R":
             result = frozenset((call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1),)) \
-                | self.flatten(atom.fallback, within, keep)
+                | self.flatten(atom.fallback, within, levels)
         elif tag == "C":
             if within:
-                result = self.flatten(atom.inner, True, False)
+                result = self.flatten(atom.inner, True, 0)
             else:
-                result = frozenset((collective_result(atom.group, self.flatten(atom.inner, True, False), 1),))
+                result = frozenset((collective_result(atom.group, self.flatten(atom.inner, True, 0), 1),))
         elif tag == "J":
-            result = project(atom.transform, self.flatten(atom.inner, within, keep))
+            result = project(atom.transform, self.flatten(atom.inner, within, levels))
         else:
-            result = attribute(self.flatten(atom.inner, within, keep), atom.attr)
+            result = attribute(self.flatten(atom.inner, within, levels), atom.attr)
         self._flat[memo_key] = (atom, result)
         return result
 
     def call(self, ref, args, kwargs, fallback, path, line, text, bind: bool = False) -> frozenset:
         """The result of a call to ``ref`` (resolved by the whole-tree pass);
-        ``bind``: past the nesting limit, keep the arguments bound to the
-        callee's parameters (flattened) rather than spill them into the result."""
+        ``bind``: an agreement helper (:func:`keeps_arguments_bound`), whose
+        results flattened inside another call's arguments (:meth:`flatten`)
+        keep their own arguments bound rather than spill them out."""
         # A loop that passes a call's result back into the same call
         # (``ok = gate(batch, ok)``) would nest it once per pass until the
         # nesting limit, where its arguments spill out whole: an argument the
@@ -167,19 +184,18 @@ class AtomBuilder:
                 deepest = max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
         depth = 1 + deepest
         if depth > MAX_NESTING:
-            if bind:
-                # a function of this file that issues a collective itself
-                # (an agreement helper): its parameters stay bound to the
-                # flattened arguments, so an argument its result does not
-                # depend on (a flag it all-reduces before returning) stays
-                # out of the result
-                flatten = self.flatten
-                args = tuple([flatten(a) for a in args])
-                kwargs = tuple([(k, flatten(a)) for k, a in kwargs])
-                fallback = flatten(fallback)
-                depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
-                return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})
-            return frozenset({call_result(ref, (), (), EMPTY, path, line, text, 1)}) | self.flatten(fallback)
+            # the callee's parameters stay bound to the flattened arguments:
+            # an argument its result does not depend on (a batch whose random
+            # token ids a size test never reads, a flag an agreement helper
+            # all-reduces before returning) stays out of the result, where
+            # spilling every argument into the result handed it to every
+            # reader (a callee the whole-tree pass cannot resolve reads the
+            # flattened fallback, as any unresolved call does)
+            flatten = self.flatten
+            args = tuple([flatten(a, False, BOUND_LEVELS) for a in args])
+            kwargs = tuple([(k, flatten(a, False, BOUND_LEVELS)) for k, a in kwargs])
+            fallback = flatten(fallback, False, BOUND_LEVELS)
+            depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
         return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})
 
     def collective(self, group: str, inner: frozenset) -> frozenset:
@@ -218,9 +234,7 @@ def issues_itself(ref, ctx, class_key) -> bool:
     """Whether ``ref`` calls a function of this file that reaches a
     collective (itself, or through the functions it calls: the file's deep
     functions): a module-level function, or a method of the class the call
-    is made in (``self._broadcast(reqs, extra)``), whose arguments
-    then stay bound to its parameters past the nesting limit
-    (``AtomBuilder.call``): what it agrees before returning stays agreed."""
+    is made in (``self._broadcast(reqs, extra)``)."""
     tag = ref.tag
     if tag == "func":
         return ref.qualname in ctx.issuing_functions
@@ -231,8 +245,9 @@ def issues_itself(ref, ctx, class_key) -> bool:
 
 
 def keeps_arguments_bound(ref, ctx, class_key) -> bool:
-    """Whether a call of ``ref`` keeps its arguments bound to the callee's
-    parameters past the nesting limit (``AtomBuilder.call``): a function of
+    """Whether a call of ``ref``, flattened inside the arguments of a call
+    past the nesting limit, keeps its own arguments bound to the callee's
+    parameters (``AtomBuilder.flatten``): a function of
     this file that reaches a collective (:func:`issues_itself`), or a
     method of the calling class that the class inherits from a base another
     file defines (a mixin's ``self._broadcast(reqs)``).  Whether that one
