@@ -143,3 +143,93 @@ def test_a_field_set_past_an_exit_inside_a_loop_is_still_reported(tmp_path):
                 self.disabled = False
 """)
     assert _lines(tmp_path, text) == [("CSL102", 14), ("CSL102", 20), ("CSL102", 26)]
+
+
+HOPS = """
+    import os
+
+    import torch.distributed as dist
+
+
+    def stop_requested():
+        return os.path.exists("/tmp/stop")
+
+
+    def first_hop():
+        return stop_requested()
+
+
+    def second_hop():
+        return first_hop()
+
+
+    def third_hop():
+        return second_hop()
+
+
+    def fourth_hop():
+        return third_hop()
+
+
+    class Worker:
+        def __init__(self):
+            self.stopping = False
+
+        def poll(self):
+            if fourth_hop():
+                self.stopping = True
+                dist.barrier()
+
+        def sync(self, t):
+            if not self.stopping:
+                dist.all_reduce(t)
+"""
+
+
+def test_a_field_set_where_the_ranks_part_past_the_links_an_explanation_shows_still_folds(tmp_path):
+    # the barrier's test reads the filesystem through four returns, as many links as an explanation
+    # shows; the reader's flow is those four and the field set under that test: a fifth link, which
+    # its explanation leaves out but the pass keeps, so the reader still folds under the barrier
+    assert _lines(tmp_path, HOPS) == [("CSL101", 34)]
+    (tmp_path / "worker.py").write_text(textwrap.dedent(HOPS))
+    findings = check_paths([str(tmp_path)], report="per-site").findings
+    (reader,) = [f for f in findings if f.line == 38]
+    assert {d.kind for d in reader.confidence.doubts} >= {"flow-cut", "reported-upstream", "read-downstream"}
+    assert len([link for link in reader.chain if "returned by" in link.note]) == 4  # the links shown
+
+
+
+def test_of_two_flows_longer_than_an_explanation_the_shorter_explains_the_finding(tmp_path):
+    # seven links from the filesystem test, six from the rank: both are shown cut, and the one with
+    # fewer links is cited (the pass keeps their lengths), not the one whose source sorts first
+    hops = "".join(f"""
+
+    def hop_{n}():
+        return {f"hop_{n - 1}" if n > 1 else "stop_requested"}()
+""" for n in range(1, 7))
+    ranks = "".join(f"""
+
+    def rank_{n}():
+        return {f"rank_{n - 1}" if n > 1 else "own_rank"}()
+""" for n in range(1, 6))
+    text = """
+    import os
+
+    import torch.distributed as dist
+
+
+    def stop_requested():
+        return os.path.exists("/tmp/stop")
+
+
+    def own_rank():
+        return dist.get_rank()
+""" + hops + ranks + """
+
+    def step(t):
+        if hop_6() or rank_5() > 3:
+            dist.all_reduce(t)
+"""
+    (tmp_path / "worker.py").write_text(textwrap.dedent(text))
+    (finding,) = check_paths([str(tmp_path)]).findings
+    assert finding.source == "dist.get_rank()"

@@ -951,17 +951,21 @@ def test_name_rebound_on_one_arm_keeps_both_values():
 
 
 def test_a_flow_of_as_many_links_as_an_explanation_keeps_is_not_cut():
-    from cslint.analysis.divergence import MAX_VIA, extend_via, is_cut, shown_links
+    from cslint.analysis.divergence import MAX_KEPT_VIA, MAX_VIA, extend_via, is_cut, links_dropped, shown_links
 
-    links = [("m.py", line, f"step {line}") for line in range(1, MAX_VIA + 3)]
+    links = [("m.py", line, f"step {line}") for line in range(1, MAX_KEPT_VIA + 3)]
     via = ()
     for link in links[:MAX_VIA]:
         via = extend_via(via, link)
     assert not is_cut(via) and shown_links(via) == tuple(links[:MAX_VIA])
-    for link in links[MAX_VIA:]:
+    via = extend_via(via, links[MAX_VIA])
+    # shown cut, kept whole: the pass still reads the link an explanation leaves out
+    assert is_cut(via) and shown_links(via) == tuple(links[:MAX_VIA]) and not links_dropped(via)
+    assert via == tuple(links[:MAX_VIA + 1])
+    for link in links[MAX_VIA + 1:]:
         via = extend_via(via, link)
-    assert is_cut(via) and shown_links(via) == tuple(links[:MAX_VIA])
-    assert len(via) == MAX_VIA + 1  # one mark, however many links were dropped
+    assert links_dropped(via) and via[:-1] == tuple(links[:MAX_KEPT_VIA])
+    assert len(via) == MAX_KEPT_VIA + 1  # one mark, however many links were dropped
 
 
 def test_value_a_loop_carries_survives_a_straight_line_assignment_before_it():

@@ -22,10 +22,16 @@ from typing import NamedTuple, Optional
 from .atoms import DROP, IDENT, KINDS_ONLY, STRENGTH_OF_WHOLE, compose, project_source
 from .modulenames import module_name_for
 
-#: flow links kept per entry (the first ones: from the source onwards)
+#: flow links an explanation shows (the first ones: from the source onwards);
+#: a longer flow is shown cut
 MAX_VIA = 4
-#: the link a flow ends with when links past MAX_VIA were dropped: a flow of
-#: MAX_VIA links without it is complete
+#: flow links kept per entry: what the whole-tree pass reads of a flow past
+#: what an explanation shows -- how long it is (the shortest flow explains a
+#: finding) and which fields it passes (the root-cause report's downstream
+#: fold, ``hazards._fold_downstream``)
+MAX_KEPT_VIA = 32
+#: the link a flow ends with when links past MAX_KEPT_VIA were dropped: a
+#: flow of MAX_KEPT_VIA links without it is complete
 CUT_LINK = ("", 0, "")
 
 
@@ -148,21 +154,28 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
 
 
 def extend_via(via: tuple, link: tuple) -> tuple:
-    """The flow ``via`` continued by ``link`` (up to :data:`MAX_VIA` links;
-    past them it ends with :data:`CUT_LINK`)."""
-    if len(via) >= MAX_VIA:
+    """The flow ``via`` continued by ``link`` (up to :data:`MAX_KEPT_VIA`
+    links; past them it ends with :data:`CUT_LINK`)."""
+    if len(via) >= MAX_KEPT_VIA:
         return via if via[-1] == CUT_LINK else via + (CUT_LINK,)
     return via + (link,)
 
 
 def is_cut(via: tuple) -> bool:
-    """Whether links of the flow ``via`` were dropped."""
+    """Whether an explanation of the flow ``via`` leaves links out (it has
+    more than :data:`MAX_VIA`)."""
+    return len(via) > MAX_VIA
+
+
+def links_dropped(via: tuple) -> bool:
+    """Whether links of the flow ``via`` were dropped (past :data:`MAX_KEPT_VIA`):
+    what the pass knows of the flow is not all of it."""
     return bool(via) and via[-1] == CUT_LINK
 
 
 def shown_links(via: tuple) -> tuple:
     """The links of ``via`` an explanation shows."""
-    return via[:-1] if is_cut(via) else via
+    return via[:MAX_VIA]
 
 
 def dims_in(spec: tuple, mode: frozenset) -> frozenset:

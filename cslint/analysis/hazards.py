@@ -20,7 +20,7 @@ from ..presets import KIND_DATA_SHARD, Knowledge
 from .atoms import DECIDES_NO_TEST, Source, calls_read
 from .processes import apart_from
 from .contexts import decided_by_callers
-from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
+from .divergence import extend_via, fewest_links_first, is_cut, links_dropped, shown_links, transformed
 from .feasibility import FIRST_RANK_ROOT
 from .positions import parameter_of
 from .program import bound_group, call_offset
@@ -47,7 +47,7 @@ class Hazard:
     reach_chain: tuple  # ((path, line, note), ...) from the call down to the collective
     source: Source  # where the divergence comes from
     source_dims: frozenset
-    via: tuple  # ((path, line, note), ...) flows from the source to the condition
+    via: tuple  # ((path, line, note), ...) flows from the source to the condition, as an explanation shows them
     modes: tuple = ()  # mode names the hazard needs (empty: in every configuration)
     region_collectives: int = 1
     direct: bool = True
@@ -61,6 +61,10 @@ class Hazard:
     constructed: bool = False
     #: the flow is longer than its explanation (MAX_VIA links)
     flow_cut: bool = False
+    #: the flow as the pass keeps it (up to MAX_KEPT_VIA links, past the
+    #: explanation's): the fields it passes beyond the links shown decide
+    #: whether it reads a divergence reported upstream
+    flow: tuple = ()
     #: some call between the site and the collective is itself conditional
     conditional_reach: bool = False
     #: the flow went through a field only other event loops write (see FlowFacts)
@@ -254,7 +258,7 @@ def _report_at_callers(info: UniformityInfo, found: list) -> list:
         moved[key] = dataclasses.replace(
             hazard, path=caller.path, function=caller.qualname, site=site, function_key=caller.key, group=group,
             reached_groups=reached, cond_path=hazard.path, cond_function=hazard.function, direct=False,
-            source=source, source_dims=dims, via=shown_links(via), flow_cut=is_cut(via), agreed=(),
+            source=source, source_dims=dims, via=shown_links(via), flow_cut=is_cut(via), flow=via, agreed=(),
             collective_facts=None, carrier=None,
             reach_chain=steps + ((fn.path, fn.line, f"`{fn.qualname}` decides it"),) + reach
             + (() if hazard.direct else hazard.reach_chain))
@@ -434,7 +438,7 @@ def _mark_reported_upstream(info: UniformityInfo, hazards: list) -> None:
     links = info.program.link_functions
 
     def upstream(hazard, places):
-        for _link, text, where in _field_writes(hazard.via, links):
+        for _link, text, where in _field_writes(hazard.flow or hazard.via, links):
             found = next(((text, guard_line, site_line, path, not _inside(line, regions[:1]))
                           for path, line, called in places(where)
                           for cond, (regions, arms, guard_line, site_line) in guards.get(path, {}).items()
@@ -571,10 +575,12 @@ def _fold_downstream(info: UniformityInfo, found: dict) -> None:
 def _in_doubt(hazard: Hazard) -> bool:
     """Whether the flow that explains ``hazard`` raises a strong doubt (see
     :meth:`cslint.rules.base.Rule.doubts`): a call on it may have agreed the
-    value, it enters an object through its constructor, it is cut, or it
-    comes from another event loop."""
+    value, it enters an object through its constructor, the pass dropped
+    links of it (an explanation that shows only its first links is no doubt
+    here: the pass read the rest), or it comes from another event loop."""
     agreed = bool(hazard.agreed) and not hazard.agreed[0].stored
-    return agreed or hazard.constructed or hazard.flow_cut or hazard.other_loop is not None
+    cut = links_dropped(hazard.flow) if hazard.flow else hazard.flow_cut
+    return agreed or hazard.constructed or cut or hazard.other_loop is not None
 
 
 def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -> Optional[Hazard]:
@@ -604,7 +610,7 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
             return Hazard(cond.kind, fn.path, fn.qualname, site, cond, name, group, api, chain,
                           why.source, why.dims, shown_links(why.via), (), max(region, 1), direct, facts,
                           agreed=info.agreed_by_calls(cond, fn, group, mode) + flow.agreed,
-                          constructed=flow.constructed, flow_cut=flow.cut, other_loop=flow.other_loop,
+                          constructed=flow.constructed, flow_cut=flow.cut, flow=why.via, other_loop=flow.other_loop,
                           conditional_reach=not direct and info.reach_is_conditional(chain, mode),
                           reached_groups=tuple(sorted({r.group for r in reached})),
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),
