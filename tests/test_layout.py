@@ -208,10 +208,11 @@ ANALYSIS_PHASES = [
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("syntax", "shapes", "records", "callfacts", "escapes", "spans", "positions"),  # what the syntax says; the per-file
     # records; failing work; what a slice's bounds leave of its width; a display's elements kept apart at a parameter
-    ("presence", "localdicts", "complements", "funcaliases", "spreads", "packagefiles", "mappings"),  # tests that only ask whether
-    # a value is there; a local dict display's values kept apart per key; one rank first, then the others, binding a
-    # name to one call; module-level names that only ever hold a function; arguments a call spreads; paths of the
-    # package's own files; names that hold a mapping wherever they are read
+    ("presence", "localdicts", "tuplelists", "complements", "funcaliases", "spreads", "packagefiles", "mappings"),  # tests
+    # that only ask whether a value is there; a local dict display's values kept apart per key; a local list's tuples
+    # kept apart per position; one rank first, then the others, binding a name to one call; module-level names that
+    # only ever hold a function; arguments a call spreads; paths of the package's own files; names that hold a
+    # mapping wherever they are read
     ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls", "presentreturns", "presentfields"),  # a rank list
     # picked by membership in it; where a rank is a broadcast's root; a value relayed stage to stage; the groups a
     # module makes and their own rank lists; locals holding a group parameter with a fallback; what a method's calls

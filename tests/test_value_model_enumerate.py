@@ -51,7 +51,10 @@ def test_a_rank_local_start_still_differs():
 
 
 def test_a_pair_that_is_not_enumerate_s_still_differs():
-    source = _LOOP.replace("enumerate(reqs)", "reqs").replace("{test}", "i[1] == 'node0'")
+    # the first name unpacks the element's first part (here the host), not a count of elements before it
+    source = _LOOP.replace("enumerate(reqs)", "reqs").replace("reqs.append((item, host))", "reqs.append((host, item))") \
+        .replace("{test}", "i[1] == 'node0'")
+    assert "(host, item)" in source
     assert _codes(source) == _barrier(source)
 
 

@@ -334,6 +334,7 @@ class FunctionInfo:
         # indexed with other constants: name -> those (positions.read_positions).
         self.dict_keys, self.position_reads = {}, {}
         self.element_stores: frozenset = frozenset()  # local containers stored into: see Flow.write
+        self.tuple_appended: frozenset = frozenset()  # names a tuple written out is appended to (tuplelists.py)
         self.own_params: set = set()  # the parameters whose own part it reads (StructureReads.params_own)
         self.existing_key_stores: frozenset = frozenset()  # id() of stores under a drawn key: see syntax
         self.entry_drawn_loops: frozenset = frozenset()  # id() of loops that draw what d held on entry
@@ -414,6 +415,7 @@ class FunctionInfo:
         local.discard(self.self_name)
         dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)
         element_stores: set = set()  # xs[k] = v, xs.append(v)
+        tuple_appended: set = set()  # xs.append((a, b))
         existing_key_stores, entry_drawn_loops, iteration_targets = set(), set(), set()
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
         self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
@@ -482,6 +484,8 @@ class FunctionInfo:
                     names.add(name)
                     if name in ELEMENT_ADDERS and type(func) is Attribute and type(func.value) is Name:
                         element_stores.add(func.value.id)
+                        if name == "append" and len(node.args) == 1 and type(node.args[0]) is ast.Tuple:
+                            tuple_appended.add(func.value.id)
                     if name in LOCAL_IO_CALLS:
                         self.raises = self.local_io = True  # I/O fails on one rank's disk or network only
                     if not collective and name in tails:
@@ -552,6 +556,7 @@ class FunctionInfo:
         self.walrus_by_statement = walrus_by_statement
         self.dict_keys, self.position_reads = dict_keys, position_reads
         self.element_stores = frozenset(element_stores)
+        self.tuple_appended = frozenset(tuple_appended)
         self.existing_key_stores = frozenset(existing_key_stores.union(list_index_stores(self, index_stores)))
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
         self.iteration_targets = frozenset(iteration_targets)

@@ -19,7 +19,9 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .atoms import EMPTY
 from .syntax import target_names
+from .tuplelists import position_entry, tuple_lists
 
 
 def zip_arguments(iterable, evaluator) -> Optional[list]:
@@ -50,6 +52,13 @@ def bind_iteration(evaluator, target, iterable, env: dict, extra: frozenset, bin
 def _parts(evaluator, target, iterable, env: dict, count_env: dict, extra: frozenset, bound: list) -> None:
     elts = target.elts if type(target) in (ast.Tuple, ast.List) else None
     if elts is not None and not any(type(t) is ast.Starred for t in elts):
+        if type(iterable) is ast.Name and iterable.id in evaluator.info.tuple_appended \
+                and tuple_lists(evaluator.info).get(iterable.id) == len(elts):
+            # each target takes what the list's tuples hold at its position (tuplelists.py)
+            for position, part in enumerate(elts):
+                atoms = env.get(position_entry(iterable.id, position), EMPTY) | extra
+                bound.extend((name, atoms) for name in target_names(part))
+            return
         if len(elts) == 2:
             position = evaluator.enumerate_position(iterable, count_env)
             if position is not None:

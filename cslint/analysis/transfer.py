@@ -42,6 +42,7 @@ from .iteration import bind_iteration
 from .localdicts import display_keys
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
 from .syntax import dotted, flatten_targets, pairwise, target_names
+from .tuplelists import write_appended_positions
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -84,6 +85,7 @@ class Transfer:
                 name = call.func.value.id
                 atoms = self._mutator_atoms(call, flow)
                 flow.write(name, atoms, strong=False, own=self._stored_own(call, name, atoms, flow))
+                write_appended_positions(self.evaluator, call, name, flow)  # xs.append((a, b)): tuplelists.py
 
     def assign(self, s, flow: Flow) -> None:
         """``a = v``, ``a: T = v``, ``a += v``: the targets get the value's

@@ -1,0 +1,173 @@
+"""Local lists of tuples written out: what sits at each position kept apart.
+
+A function often queues what it will finish later as tuples, then reads
+them back by unpacking each one::
+
+    pending = []
+    for key, size in metadata:
+        tensor = torch.empty(size)
+        use_all_gather = tensor.numel() % group.world_size == 0
+        if use_all_gather:
+            tensor = tensor.reshape(group.world_size, -1)[group.rank_in_group]
+        pending.append((key, tensor, use_all_gather))
+    ...
+    for key, tensor, use_all_gather in pending:
+        if use_all_gather:
+            tensor = group.all_gather(tensor, dim=0)
+
+The list holds every element's whole value, so each name a loop unpacks an
+element into took all of it: the flag took on the rank that picked this
+rank's row beside it.  Here each position of the tuples also keeps what was
+appended at it, :func:`position_entry` (``(POSITION, name, i)`` in the
+dataflow): an append writes position ``i`` with the tuple's ``i``-th element
+and the implicit flow (``Transfer.simple_statement``), and a loop or a
+comprehension unpacking an element into as many targets binds the names of
+the ``i``-th target to position ``i`` (``iteration._parts``).  The list's own
+structure (how many elements, the trip count) is read as before.
+
+Only a name that :func:`tuple_lists` accepts counts: no parameter, no
+``global``/``nonlocal``, no mention in a nested function, class or lambda;
+every binding a plain ``name = []`` (or ``list()``); every append a
+statement ``name.append((a, b, ...))`` of one length, and at least one; every
+other mention the iterable of a ``for`` or a comprehension unpacking into
+that many targets (at least one), ``len(name)``, or a test of its truth.
+Nothing else changes the list (no ``extend``, ``+=``, element store,
+``del``, other method, other name or callee it is handed to), so what sits at
+a position is what an append put there.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from .astwalk import CHILDREN
+
+#: the first item of the dataflow key of what a list's tuples hold at a position
+POSITION = "tuple-position"
+
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+_LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
+
+
+def position_entry(name: str, position: int) -> tuple:
+    """The dataflow key of what the tuples of list ``name`` hold at ``position``."""
+    return (POSITION, name, position)
+
+
+def appended_tuple(call: ast.Call):
+    """The tuple written out that ``name.append((a, b, ...))`` appends
+    (no ``*`` element, no keyword), else None."""
+    if len(call.args) != 1 or call.keywords or type(call.func) is not ast.Attribute or call.func.attr != "append":
+        return None
+    value = call.args[0]
+    if type(value) is not ast.Tuple or any(type(e) is ast.Starred for e in value.elts):
+        return None
+    return value
+
+
+def write_appended_positions(evaluator, call: ast.Call, name: str, flow) -> None:
+    """``name.append((a, b))`` (``call``) to a list that keeps its tuples'
+    positions apart: each position also holds its element, with the implicit
+    flow (``flow``: the :class:`~cslint.analysis.flows.Flow` of the statement)."""
+    if name not in evaluator.info.tuple_appended:
+        return
+    value = appended_tuple(call)
+    if value is None or name not in tuple_lists(evaluator.info):
+        return
+    implicit = flow.implicit
+    for position, element in enumerate(value.elts):
+        flow.write(position_entry(name, position), evaluator.eval(element, flow.env) | implicit, strong=False)
+
+
+def unpacked_length(target):
+    """How many targets ``target`` unpacks an element into (no ``*``), else None."""
+    if type(target) not in (ast.Tuple, ast.List) or any(type(e) is ast.Starred for e in target.elts):
+        return None
+    return len(target.elts)
+
+
+def tuple_lists(info) -> dict:
+    """name -> the length of its tuples, for the local lists of the
+    function of ``info`` (a :class:`~cslint.analysis.function.FunctionInfo`)
+    that keep their positions apart (see the module text).  Computed once,
+    and only for a function that appends a tuple written out to a name
+    (``FunctionInfo.tuple_appended``, from its one walk)."""
+    found = info.__dict__.get("_tuple_lists")
+    if found is None:
+        candidates = info.tuple_appended
+        func = info.func
+        if not candidates or isinstance(func, ast.Module):
+            found = {}
+        else:
+            found = _accepted(func, candidates - {p.lstrip("*") for p in info.params})
+        info.__dict__["_tuple_lists"] = found
+    return found
+
+
+def _accepted(func, candidates: frozenset) -> dict:
+    lengths: dict = {}  # name -> {length}, appended and unpacked
+    appended, unpacked, spoilt = set(), set(), set()
+    body = func.body if isinstance(func.body, list) else [func.body]
+    stack = [(node, func, False) for node in body]
+    while stack:
+        node, parent, nested = stack.pop()
+        t = type(node)
+        if t is ast.Name:
+            name = node.id
+            if name in candidates and name not in spoilt:
+                kind = None if nested else _mention(node, parent)
+                if kind is None:
+                    spoilt.add(name)
+                elif kind != "read":
+                    unpacked.add(name)
+                    lengths.setdefault(name, set()).add(kind[1])
+            continue
+        if t is ast.Global or t is ast.Nonlocal:
+            spoilt.update(node.names)
+            continue
+        if t is ast.Expr and type(node.value) is ast.Call and type(node.value.func) is ast.Attribute \
+                and type(node.value.func.value) is ast.Name and node.value.func.value.id in candidates:
+            value = appended_tuple(node.value)
+            if value is not None:  # ``name.append((a, b, ...))``: the receiver is no other mention
+                name = node.value.func.value.id
+                if nested:
+                    spoilt.add(name)
+                appended.add(name)
+                lengths.setdefault(name, set()).add(len(value.elts))
+                stack.extend((child, value, nested) for child in value.elts)
+                continue
+        inner = nested or t in _NESTED
+        read = CHILDREN[t]
+        if read is not None:
+            stack.extend((child, node, inner) for child in read(node))
+    return {name: next(iter(lengths[name])) for name in sorted(appended & unpacked - spoilt)
+            if len(lengths[name]) == 1}
+
+
+def _mention(node: ast.Name, parent):
+    """What a mention of a candidate list (other than as the receiver of an
+    append statement, which the walk takes apart) does: ``("unpack", n)``,
+    ``"read"`` (a binding to an empty list, ``len``, a truth test), or None
+    for anything else.  ``parent`` is the node the walk reached it from."""
+    t = type(parent)
+    if type(node.ctx) is not ast.Load:
+        if t is ast.Assign and len(parent.targets) == 1 and parent.targets[0] is node \
+                or t is ast.AnnAssign and parent.target is node:
+            return "read" if _empty_list(parent.value) else None
+        return None
+    if t in _LOOPS and parent.iter is node:
+        length = unpacked_length(parent.target)
+        return None if length is None else ("unpack", length)
+    if t is ast.Call and type(parent.func) is ast.Name and parent.func.id == "len" and parent.args == [node]:
+        return "read"
+    if t in (ast.If, ast.While, ast.IfExp) and parent.test is node \
+            or t is ast.UnaryOp and type(parent.op) is ast.Not:
+        return "read"
+    return None
+
+
+def _empty_list(value) -> bool:
+    if type(value) is ast.List:
+        return not value.elts
+    return type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "list" \
+        and not value.args and not value.keywords
