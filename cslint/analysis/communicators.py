@@ -161,6 +161,48 @@ def group_holding_locals(ctx) -> frozenset:
     return found
 
 
+def attribute_bound_locals(ctx) -> frozenset:
+    """The names some assignment of the file ``ctx`` holds binds to an
+    attribute chain of another name than ``self`` (``cpu_group =
+    group.cpu_group``): the only locals a call's argument is worth asking
+    whether they hold a group the function was handed, which its callers
+    name (:func:`~cslint.analysis.wrappers.call_group_arguments`).  Worked
+    out once per file, from the assignments the walk collecting the imports
+    kept."""
+    found = ctx.__dict__.get("_attribute_bound_locals")
+    if found is None:
+        names = set()
+        for name, value in ctx.name_writes:
+            if type(value) is ast.Attribute:
+                text = dotted(value)
+                if text and not text.startswith("self."):
+                    names.add(name)
+        found = ctx.__dict__["_attribute_bound_locals"] = frozenset(names)
+    return found
+
+
+def param_chain_locals(info, bindings: tuple) -> frozenset:
+    """The locals of the function ``info`` some assignment of which (among
+    its binding nodes ``bindings``) binds them to an attribute chain of one
+    of its parameters other than ``self`` (``cpu_group = group.cpu_group``):
+    the only ones :func:`~cslint.analysis.wrappers.call_group_arguments`
+    asks whether they hold a group the caller names.  Once per function."""
+    found = info.__dict__.get("_param_chain_locals")
+    if found is None:
+        params = {p.lstrip("*") for p in info.params}
+        names = set()
+        for node in bindings:
+            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                    and type(node.value) is ast.Attribute and node.targets[0].id not in params:
+                head = node.value
+                while type(head) is ast.Attribute:
+                    head = head.value
+                if type(head) is ast.Name and head.id in params and head.id != info.self_name:
+                    names.add(node.targets[0].id)
+        found = info.__dict__["_param_chain_locals"] = frozenset(names)
+    return found
+
+
 def with_copies(names: set, copies: list) -> frozenset:
     """``names`` and every local bound from one of them through a chain of
     plain copies (``recv = group``; ``copies`` holds (source, target)

@@ -37,6 +37,7 @@ from .classargs import class_arguments
 from .deep import deep_variant
 from .typedcalls import calls_typed_wrapper, typed_entries
 from .evaluator import Evaluator
+from .fallbacks import default_groups
 from .feasibility import Feasibility
 from .function import FunctionInfo, mode_names_used, rank_param_sources
 from .orders import may_make_sets
@@ -47,7 +48,7 @@ from .setfields import fields_set_first
 from .spans import may_cut_pieces
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, several_rank_side, single_rank_side
-from .wrappers import own_nodes
+from .wrappers import binding_nodes, own_nodes
 
 
 #: decorators that make a method an attribute read (``self.name`` runs it)
@@ -137,7 +138,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      _field_params(info) if deep else (), () if deep else _passing_refs(info),
                      class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info),
                      () if deep else _bare_refs(info),
-                     _handed_methods(info) if single or several else frozenset(), info.arity)
+                     _handed_methods(info) if single or several else frozenset(), info.arity,
+                     default_groups(info, lambda: binding_nodes(info)) if deep else ())
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

@@ -15,6 +15,7 @@ import ast
 from typing import Optional
 
 from .presence import none_test
+from .syntax import dotted
 
 
 def fallback_candidates(ctx) -> frozenset:
@@ -93,3 +94,85 @@ def _preferred_param(value: ast.AST, params: Optional[set]) -> Optional[str]:
     name = test.left.id
     kept = body if type(test.ops[0]) is ast.IsNot else orelse if type(test.ops[0]) is ast.Is else None
     return name if (params is None or name in params) and type(kept) is ast.Name and kept.id == name else None
+
+
+def default_groups(info, bindings_of) -> tuple:
+    """``((parameter, group), ...)`` of the function ``info``: each parameter
+    whose default is None that the function binds once more, and only to a
+    group its text names where the caller's is None (``group =
+    get_tp_group() if group is None else group``, ``group = group or
+    get_tp_group()``, ``if group is None: group = get_tp_group()``): a call
+    that passes nothing or None there runs the function's collectives over
+    its parameter on that group (:func:`~cslint.analysis.program.bound_group`).
+    ``bindings_of()``: its binding nodes (stored names and assignments),
+    asked only where some parameter defaults to None."""
+    defaulted = _none_defaulted(info.func)
+    if not defaulted or defaulted.isdisjoint(_written_names(info.ctx)):
+        return ()
+    stores: dict = {}
+    chosen: dict = {}
+    parents = None
+    for node in bindings_of():
+        kind = type(node)
+        if kind is ast.Name:
+            if node.id in defaulted:
+                stores[node.id] = stores.get(node.id, 0) + 1
+        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                and node.targets[0].id in defaulted:
+            name, value = node.targets[0].id, node.value
+            fallback = _fallback_value(value, name)
+            if fallback is None:
+                if parents is None:
+                    parents = info.parents
+                parent = parents.get(id(node))
+                if type(parent) is ast.If and _tests_none(parent.test, name) \
+                        and any(stmt is node for stmt in parent.body):
+                    fallback = value
+            text = dotted(fallback) if isinstance(fallback, (ast.Name, ast.Attribute, ast.Call)) else None
+            group = info.ctx.group_of_text(text) if text else None
+            chosen[name] = group if group is not None and not group.startswith("group:") else None
+    return tuple(sorted((name, group) for name, group in chosen.items()
+                        if group is not None and stores.get(name) == 1))
+
+
+def _written_names(ctx) -> frozenset:
+    """The names some assignment of the file binds to a name, an attribute
+    or call chain, or a choice (the walk collecting the imports kept them):
+    a parameter rebound to a group's text is among them.  Once per file."""
+    found = ctx.__dict__.get("_written_names")
+    if found is None:
+        found = ctx.__dict__["_written_names"] = frozenset(name for name, _value in ctx.name_writes)
+    return found
+
+
+def _none_defaulted(func) -> frozenset:
+    """The parameters of a function node whose default is None."""
+    args = getattr(func, "args", None)
+    if args is None:
+        return frozenset()
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) \
+        + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return frozenset(a.arg for a, d in pairs if type(d) is ast.Constant and d.value is None)
+
+
+def _fallback_value(value: ast.AST, name: str) -> Optional[ast.AST]:
+    """``q`` of ``q if name is None else name``, ``name if name is not None
+    else q`` and ``name or q``; else None."""
+    if type(value) is ast.BoolOp and type(value.op) is ast.Or and len(value.values) == 2:
+        first = value.values[0]
+        return value.values[1] if type(first) is ast.Name and first.id == name else None
+    if type(value) is not ast.IfExp:
+        return None
+    test = value.test
+    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.left) is not ast.Name \
+            or test.left.id != name or type(test.comparators[0]) is not ast.Constant \
+            or test.comparators[0].value is not None:
+        return None
+    if type(test.ops[0]) is ast.Is:
+        kept, fallback = value.orelse, value.body
+    elif type(test.ops[0]) is ast.IsNot:
+        kept, fallback = value.body, value.orelse
+    else:
+        return None
+    return fallback if type(kept) is ast.Name and kept.id == name else None

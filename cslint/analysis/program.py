@@ -308,10 +308,13 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
     the group the call passes for it (``get_tp_group().cpu_group``: ``tp``);
     where it is a parameter's attribute (``self.device_group`` in a method
     of a group coordinator, ``group.cpu_group``), that attribute of what the
-    call passes there (``get_tp_group().all_reduce(x)``: ``tp``); ``group``
-    itself where the call passes nothing there or nothing a group can be
-    read from.  ``offset``: 1 where the call does not pass the instance."""
-    if not site.group_args or not group.startswith("group:"):
+    call passes there (``get_tp_group().all_reduce(x)``: ``tp``); the group
+    the target falls back on where the call passes nothing or None for a
+    parameter it binds to one then (``group = get_tp_group() if group is
+    None else group``: ``FuncFacts.default_groups``); ``group`` itself where
+    the call passes nothing there or nothing a group can be read from.
+    ``offset``: 1 where the call does not pass the instance."""
+    if not group.startswith("group:") or not site.group_args and not target.default_groups:
         return group
     name, dot, rest = group[len("group:"):].partition(".")
     if name not in target.params:
@@ -328,9 +331,13 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
         name, dot, rest = param, ".", deeper
         dot = dot if deeper else ""
         found = passed.get(name)
+    position = target.params.index(name) - (target.self_offset if offset else 0)
     if found is None and not site.star:
-        position = target.params.index(name) - (target.self_offset if offset else 0)
         found = passed.get(position) if position >= 0 else None
+    if (found == "" or found is None and _passes_nothing(site, name, position)) and target.default_groups:
+        fallback = dict(target.default_groups).get(name)
+        if fallback is not None:
+            return fallback  # nothing or None passed where the callee falls back on a group its text names
     if found is None:
         return group
     found = text_group(found) if found else "world"  # ``None`` passed is the world
@@ -343,6 +350,13 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
         # lengthen the path on every round of the fixpoint
         return group
     return bound
+
+
+def _passes_nothing(site: Site, name: str, position: int) -> bool:
+    """Whether the call ``site`` passes nothing for the parameter ``name``
+    at ``position`` (the callee's default then holds)."""
+    return not site.star and not 0 <= position < len(site.args) \
+        and all(keyword != name for keyword, _value in site.kwargs)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -316,6 +316,11 @@ class FuncFacts:
     #: position-only, required positional, required keyword-only names)``,
     #: the counts including ``self``; () where not known
     arity: tuple = ()
+    #: ``((parameter, group), ...)``: parameters defaulting to None that it
+    #: binds to a named group where they are None
+    #: (:func:`~cslint.analysis.fallbacks.default_groups`): a call passing
+    #: nothing or None there runs its collectives over that group
+    default_groups: tuple = ()
 
 
 @dataclass

@@ -14,7 +14,8 @@ from typing import Optional
 
 from ..presets import GROUP_SPANS, CollectiveSpec, covering_group, fnmatch_any, group_from_text
 from .astwalk import own_nodes, walk as fast_walk, walked
-from .communicators import assigned_fields, group_holding_locals, registry_lookup_key, with_copies
+from .communicators import (assigned_fields, attribute_bound_locals, group_holding_locals, param_chain_locals,
+                             registry_lookup_key, with_copies)
 from .fallbacks import fallback_candidates, param_fallbacks
 from .records import CollectiveMatch
 from .scope import canonical_text, runs_over_receiver
@@ -134,6 +135,11 @@ def call_group_arguments(info, call: ast.Call) -> tuple:
                 out = out or list(passed)
                 out[index] = (key, f"{param}{dot}{rest}")
                 continue
+            handed = _handed_group(info, head, call)
+            if handed is not None:  # ``cpu_group = group.cpu_group``: what the caller passes for ``group``
+                out = out or list(passed)
+                out[index] = (key, f"{handed}{dot}{rest}")
+                continue
         if head not in info.local_names or head in info.params or head == info.self_name \
                 or head not in group_holding_locals(info.ctx) or group_from_text(text) is not None:
             continue
@@ -150,6 +156,27 @@ def call_group_arguments(info, call: ast.Call) -> tuple:
             out = out or list(passed)
             out[index] = (key, group)
     return passed if out is None else tuple(out)
+
+
+def _handed_group(info, name: str, call: ast.Call) -> Optional[str]:
+    """The text, from one of the function's parameters, of the group the
+    local ``name`` holds, where every binding of it is the same attribute
+    chain of a parameter the function never rebinds (``cpu_group =
+    group.cpu_group``: ``group.cpu_group``, :func:`_bound_group`); None
+    otherwise.  Only a name the file binds to an attribute chain somewhere,
+    and the function to one of a parameter, is asked about
+    (:func:`~cslint.analysis.communicators.attribute_bound_locals`, ``param_chain_locals``)."""
+    if name not in attribute_bound_locals(info.ctx) \
+            or name not in param_chain_locals(info, _binding_nodes(info.ctx, info.func)[1]):
+        return None
+    held = local_group(info, name)  # (every binding of it: once per function and name)
+    if held is None or not held.startswith("group:"):
+        return None
+    text = held[len("group:"):]
+    head = text.partition(".")[0]
+    if head == info.self_name or head not in {p.lstrip("*") for p in info.params}:
+        return None
+    return text
 
 
 def _registry_key(info, name: str) -> Optional[str]:
@@ -291,6 +318,13 @@ def _bound_group(ctx, func, params, name: str, depth: int, at: Optional[tuple] =
                 groups.add(group)
                 continue
             head = text.partition(".")[0]  # a local holding a group: its attributes are that group
+            if head in params and head != "self" and group == f"group:{text}" \
+                    and head not in _stored_names(ctx, func, binding_nodes):
+                # a parameter the function never rebinds, or its attribute (``cpu_group =
+                # group.cpu_group``): what each call passes there, as a collective over the
+                # text itself (:func:`~cslint.analysis.program.bound_group`)
+                groups.add(group)
+                continue
             if depth >= _UNPACK_DEPTH or head == name or head == "self" or not head.isidentifier():
                 return None
             group = _bound_group(ctx, func, params, head, depth + 1, at)
@@ -305,6 +339,20 @@ def _bound_group(ctx, func, params, name: str, depth: int, at: Optional[tuple] =
 #: the nodes of a function that may bind a name :func:`_bound_group` asks about
 _BINDING_TYPES = (ast.Assign, ast.For, ast.AsyncFor, ast.comprehension, ast.Global, ast.Nonlocal)
 _LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
+
+
+def _stored_names(ctx, func, bindings: tuple) -> frozenset:
+    """The names a function node stores to (``bindings``: its binding nodes); once per function."""
+    memo = ctx.__dict__.setdefault("_stored_names", {})
+    found = memo.get(id(func))
+    if found is None:
+        found = memo[id(func)] = frozenset(node.id for node in bindings if type(node) is ast.Name)
+    return found
+
+
+def binding_nodes(info) -> tuple:
+    """The nodes of the function ``info`` that may bind a name (:func:`_binding_nodes`)."""
+    return _binding_nodes(info.ctx, info.func)[1]
 
 
 def _binding_nodes(ctx, func) -> tuple:
