@@ -18,6 +18,8 @@ from typing import Any, NamedTuple, Optional
 
 JSON_VERSION = 1
 
+_new_object = object.__new__
+
 
 @dataclass(frozen=True)
 class Span:
@@ -37,12 +39,22 @@ class Span:
 
     @classmethod
     def of(cls, node: Any) -> "Span":
-        """The span of an ``ast`` node (ast columns are 0-based)."""
+        """The span of an ``ast`` node (ast columns are 0-based).  Made for
+        most call sites of every analysed function: its fields are set as the
+        frozen class's own ``__init__`` sets them (in order, into the
+        instance's ``__dict__``, so it compares, hashes and pickles alike),
+        without a ``object.__setattr__`` call per field."""
         end_line = getattr(node, "end_lineno", None) or node.lineno
         end_col = getattr(node, "end_col_offset", None)
         if end_col is None:
             end_col = node.col_offset
-        return cls(node.lineno, node.col_offset + 1, end_line, end_col + 1)
+        span = _new_object(cls)
+        fields = span.__dict__
+        fields["line"] = node.lineno
+        fields["column"] = node.col_offset + 1
+        fields["end_line"] = end_line
+        fields["end_column"] = end_col + 1
+        return span
 
 
 @dataclass(frozen=True)

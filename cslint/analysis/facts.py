@@ -126,7 +126,7 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
 
 def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variants: dict,
                 case_params: tuple) -> FuncFacts:
-    single, several = _single_rank_bindings(info), _several_rank_bindings(info)
+    single, several = _side_bindings(info)
     return FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                      info.params, info.self_offset, variants, deep,
                      # a function that reaches a collective also raises what the calls it makes raise
@@ -274,23 +274,26 @@ class _BodiesOf(dict):
 _BODIES_OF = _BodiesOf()
 
 
-def _single_rank_bindings(info: FunctionInfo) -> tuple:
-    """``((method, group), ...)``: the methods of its class this method binds
-    only on the side of a size test that a group of one rank takes
-    (``if self.dist.pp_size > 1: self.loop = self._loop_pp`` / ``else:
-    self.loop = self._loop``), where that binding is the only way the
-    method's own class hands it on in the file (no other ``self._loop``
-    read as a value).  Such a method runs only where the group has one rank
-    (see :attr:`Program.single_rank_dims`)."""
-    return _side_bindings(info, several=False)
-
-
-def _several_rank_bindings(info: FunctionInfo) -> tuple:
-    """The same as :func:`_single_rank_bindings`, of the side where the
-    group has several ranks (``self._loop_pp`` above; a plain size
-    comparison, :func:`~cslint.analysis.syntax.several_rank_side`): such a
-    method runs only there (see :mod:`cslint.analysis.processes`)."""
-    return _side_bindings(info, several=True)
+def _side_bindings(info: FunctionInfo) -> tuple:
+    """(single, several): ``((method, group), ...)`` of the methods of its
+    class this method binds only on the side of a size test that a group
+    of one rank takes (``if self.dist.pp_size > 1: self.loop =
+    self._loop_pp`` / ``else: self.loop = self._loop``), where that binding
+    is the only way the method's own class hands it on in the file (no
+    other ``self._loop`` read as a value): such a method runs only where
+    the group has one rank (see :attr:`Program.single_rank_dims`); and the
+    same of the side where the group has several ranks (``self._loop_pp``
+    above; a plain size comparison,
+    :func:`~cslint.analysis.syntax.several_rank_side`): such a method runs
+    only there (see :mod:`cslint.analysis.processes`).  One walk of the
+    body finds both."""
+    if not info.class_key or info.self_offset != 1 or not info.params:
+        return (), ()
+    self_name = info.params[0]
+    single: list = []
+    several: list = []
+    _scan_bindings(info, self_name, info.body, "", "", single, several)
+    return _handed_only_there(info, self_name, single), _handed_only_there(info, self_name, several)
 
 
 def _handed_methods(info: FunctionInfo) -> frozenset:
@@ -300,12 +303,9 @@ def _handed_methods(info: FunctionInfo) -> frozenset:
     return frozenset(attr for attr, reads in _method_values(info.ctx, info.params[0]).items() if reads)
 
 
-def _side_bindings(info: FunctionInfo, several: bool) -> tuple:
-    if not info.class_key or info.self_offset != 1 or not info.params:
-        return ()
-    self_name = info.params[0]
-    found: list = []
-    _scan_bindings(info, self_name, info.body, "", found, several)
+def _handed_only_there(info: FunctionInfo, self_name: str, found: list) -> tuple:
+    """The ``(attr, group)`` of the bindings ``found`` whose attribute the
+    module reads as a value nowhere but in them."""
     if not found:
         return ()
     escapes = _method_values(info.ctx, self_name)
@@ -314,16 +314,18 @@ def _side_bindings(info: FunctionInfo, several: bool) -> tuple:
                          if all(other in bound for other in escapes.get(node.attr, ()))}))
 
 
-def _scan_bindings(info: FunctionInfo, self_name: str, stmts, group: str, found: list, several: bool) -> None:
+def _scan_bindings(info: FunctionInfo, self_name: str, stmts, single_group: str, several_group: str,
+                   single: list, several: list) -> None:
     """Append ``(self.attr node, group)`` for each ``x = self.attr`` among
-    ``stmts`` on the single-rank side of a size test of ``group`` (with
-    ``several``: on its several-rank side)."""
+    ``stmts`` on the single-rank side of a size test of ``group`` to
+    ``single``, and on its several-rank side to ``several`` (``*_group``:
+    the group of the side the statements are on, "" for none)."""
     for stmt in stmts:
         t = type(stmt)
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             continue
         if t is ast.Assign:
-            if group:
+            if single_group or several_group:
                 # ``self._loop``, or either of ``self._a if flag else self._b``
                 values = [stmt.value]
                 while values:
@@ -332,20 +334,26 @@ def _scan_bindings(info: FunctionInfo, self_name: str, stmts, group: str, found:
                         values += [value.body, value.orelse]
                     elif type(value) is ast.Attribute and type(value.value) is ast.Name \
                             and value.value.id == self_name:
-                        found.append((value, group))
+                        if single_group:
+                            single.append((value, single_group))
+                        if several_group:
+                            several.append((value, several_group))
             continue
         if t is ast.If:
-            side = several_rank_side(stmt.test, info.ctx.size_fields) if several \
-                else single_rank_side(stmt.test, info.ctx.size_fields)
-            named = _sized_group(stmt.test) if side is not None else None
-            _scan_bindings(info, self_name, stmt.body, group or (named if side is True else ""), found, several)
-            _scan_bindings(info, self_name, stmt.orelse, group or (named if side is False else ""), found, several)
+            sizes = info.ctx.size_fields
+            one = single_rank_side(stmt.test, sizes)
+            many = several_rank_side(stmt.test, sizes)
+            named = _sized_group(stmt.test) if one is not None or many is not None else None
+            _scan_bindings(info, self_name, stmt.body, single_group or (named if one is True else ""),
+                           several_group or (named if many is True else ""), single, several)
+            _scan_bindings(info, self_name, stmt.orelse, single_group or (named if one is False else ""),
+                           several_group or (named if many is False else ""), single, several)
             continue
         for name in _BODIES_OF[t]:
             inner = getattr(stmt, name)
             if inner:
                 inner = inner if name != "handlers" else [h for handler in inner for h in handler.body]
-                _scan_bindings(info, self_name, inner, group, found, several)
+                _scan_bindings(info, self_name, inner, single_group, several_group, single, several)
 
 
 def _sized_group(test: ast.expr) -> Optional[str]:

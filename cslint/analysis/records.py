@@ -270,10 +270,10 @@ class FuncFacts:
     #: calls local I/O (its disk, its network peers): it can fail on one rank
     local_io: bool = False
     #: ``((method, group), ...)``: methods of its class it binds only where a
-    #: parallel group has one rank (:func:`~cslint.analysis.facts._single_rank_bindings`)
+    #: parallel group has one rank (:func:`~cslint.analysis.facts._side_bindings`)
     single_rank_bindings: tuple = ()
     #: the same, of the methods it binds only where the group has several ranks
-    #: (:func:`~cslint.analysis.facts._several_rank_bindings`)
+    #: (:func:`~cslint.analysis.facts._side_bindings`)
     several_rank_bindings: tuple = ()
     #: fields a context manager puts back after its ``yield`` (:func:`~cslint.analysis.facts._restored_fields`):
     #: the calling conditions do not reach what it sets there

@@ -149,18 +149,16 @@ class Knowledge:
 
     def is_uniform(self, text: str) -> bool:
         """Whether a dotted text matches a preset ``uniform`` pattern."""
-        rx = self.__dict__.get("_uniform_rx")
-        if rx is None:
-            rx = _compile_patterns(self.uniform)
-            self.__dict__["_uniform_rx"] = rx
-        return bool(rx.match(text)) if rx is not False else False
+        matcher = self.__dict__.get("_uniform_rx")
+        if matcher is None:
+            matcher = self.__dict__["_uniform_rx"] = _PatternMatcher(self.uniform)
+        return matcher.matches(text)
 
     def is_not_collective(self, text: str) -> bool:
-        rx = self.__dict__.get("_notc_rx")
-        if rx is None:
-            rx = _compile_patterns(self.not_collectives)
-            self.__dict__["_notc_rx"] = rx
-        return bool(rx.match(text)) if rx is not False else False
+        matcher = self.__dict__.get("_notc_rx")
+        if matcher is None:
+            matcher = self.__dict__["_notc_rx"] = _PatternMatcher(self.not_collectives)
+        return matcher.matches(text)
 
     def mode_assignments(self) -> list:
         """Every combination of mode flags (empty set = all modes off)."""
@@ -252,6 +250,34 @@ def _compile_patterns(patterns: list):
     if not patterns:
         return False
     return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
+class _PatternMatcher:
+    """Whether a dotted text matches one of a list of fnmatch patterns, as
+    one combined regex of them all says, without running it for most texts.
+    A pattern whose last part (past its last ``.``) has no wildcard matches
+    only a text whose last part is that very word (a ``.`` in a pattern is
+    a ``.`` in the text, and the text's last part holds no ``.``); the
+    others (``get_*_world_size``: a ``*`` may span dots) are kept in a
+    regex of their own.  So a text whose last part no such word is needs
+    only that one, which is tried for every text the analysis asks about
+    (a few hundred thousand on a large tree), most of them matching
+    nothing."""
+
+    __slots__ = ("_every", "_words", "_wild")
+
+    def __init__(self, patterns: list):
+        self._every = _compile_patterns(patterns)
+        tails = [p.rsplit(".", 1)[-1] for p in patterns]
+        self._words = frozenset(tail for tail in tails if not any(ch in tail for ch in "*?["))
+        self._wild = _compile_patterns([p for p, tail in zip(patterns, tails) if tail not in self._words])
+
+    def matches(self, text: str) -> bool:
+        if self._every is False:
+            return False
+        if text.rsplit(".", 1)[-1] in self._words:
+            return bool(self._every.match(text))
+        return self._wild is not False and bool(self._wild.match(text))
 
 
 def fnmatch_any(text: str, patterns: Iterable[str]) -> bool:
