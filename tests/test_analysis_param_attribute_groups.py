@@ -124,6 +124,16 @@ DEFAULTS = """
         return out
 
 
+    def agree(value, what, group=None):
+        values = gather_reasons(value, group=group)
+        return [v for v in values if v != value]
+
+
+    def agree_with_barrier(value, group=None):
+        dist.barrier(group=group)
+        return gather_reasons(value, group=group)
+
+
     class KernelInstall:
         def __init__(self):
             self.first_stage = get_pp_group().is_first_rank
@@ -137,10 +147,19 @@ DEFAULTS = """
                 gather_reasons(reasons, get_pp_group())          # INVALID: handed the pipeline group
             if self.first_stage:
                 gather_sizes(reasons)          # INVALID: the helper binds the parameter again
+            if self.first_stage:
+                agree(reasons, "widths")          # VALID: handed on unbound to the helper's TP fallback
+            if self.first_stage:
+                agree_with_barrier(reasons)          # INVALID: its own barrier over None is the world's
 """
 
 
 def test_a_call_passing_nothing_runs_over_the_group_the_helper_falls_back_on(tmp_path):
+    """``group = get_tp_group() if group is None else group`` (and the ``if``
+    form): a call passing nothing or None runs the helper's collectives over
+    TP (``fallbacks.default_groups``); so does a call of a function that hands
+    its own None-default parameter on unbound to such a helper
+    (``program.handed_default``), but not one that also uses it itself."""
     source = textwrap.dedent(DEFAULTS)
     (tmp_path / "module.py").write_text(source)
     findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings

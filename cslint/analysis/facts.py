@@ -37,7 +37,7 @@ from .classargs import class_arguments
 from .deep import deep_variant
 from .typedcalls import calls_typed_wrapper, typed_entries
 from .evaluator import Evaluator
-from .fallbacks import default_groups
+from .fallbacks import default_groups, none_defaulted
 from .feasibility import Feasibility
 from .function import FunctionInfo, mode_names_used, rank_param_sources
 from .orders import may_make_sets
@@ -139,7 +139,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info),
                      () if deep else _bare_refs(info),
                      _handed_methods(info) if single or several else frozenset(), info.arity,
-                     default_groups(info, lambda: binding_nodes(info)) if deep else ())
+                     default_groups(info, lambda: binding_nodes(info)) if deep else (),
+                     none_defaulted(info.func) - info.rebound_params if deep else frozenset())
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

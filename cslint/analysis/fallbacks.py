@@ -106,7 +106,7 @@ def default_groups(info, bindings_of) -> tuple:
     its parameter on that group (:func:`~cslint.analysis.program.bound_group`).
     ``bindings_of()``: its binding nodes (stored names and assignments),
     asked only where some parameter defaults to None."""
-    defaulted = _none_defaulted(info.func)
+    defaulted = none_defaulted(info.func)
     if not defaulted or defaulted.isdisjoint(_written_names(info.ctx)):
         return ()
     stores: dict = {}
@@ -145,7 +145,7 @@ def _written_names(ctx) -> frozenset:
     return found
 
 
-def _none_defaulted(func) -> frozenset:
+def none_defaulted(func) -> frozenset:
     """The parameters of a function node whose default is None."""
     args = getattr(func, "args", None)
     if args is None:

@@ -413,6 +413,7 @@ class FunctionInfo:
         may_write_field = decorated = False  # decorated: a nested definition's decorators were walked too
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
+        params, rebound = frozenset(local), set()  # rebound: the parameters a store binds again
         dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)
         element_stores: set = set()  # xs[k] = v, xs.append(v)
         tuple_appended: set = set()  # xs.append((a, b))
@@ -459,6 +460,8 @@ class FunctionInfo:
             if t is Name:
                 if type(node.ctx) is Store or type(node.ctx) is Del:
                     local.add(node.id)
+                    if node.id in params:
+                        rebound.add(node.id)
                 elif node.id == self_name:
                     hands_self = True  # ``self`` itself handed on, bound to another name, returned
                 continue
@@ -548,6 +551,7 @@ class FunctionInfo:
             collective = any(match_call(self, node, dotted(node.func), None) is not None
                              for node in own_nodes(self.func) if isinstance(node, ast.Call))
         self._local = local
+        self.rebound_params = frozenset(rebound)
         self.callee_names = frozenset(names)
         self.returned_values = returned
         self.calls_by_statement = calls_by_statement

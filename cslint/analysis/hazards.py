@@ -251,8 +251,8 @@ def _report_at_callers(info: UniformityInfo, found: list) -> list:
         group, reached = hazard.group, hazard.reached_groups
         for between, call, target in reversed(calls):  # bound from the collective's side up
             offset = call_offset(call, target)
-            group = bound_group(call, target, offset, group)
-            reached = tuple(sorted({bound_group(call, target, offset, g) for g in reached}))
+            group = bound_group(call, target, offset, group, program)
+            reached = tuple(sorted({bound_group(call, target, offset, g, program) for g in reached}))
         steps = tuple((between.path, call.span.line, f"`{call.callee}()` calls `{target.qualname}`")
                       for between, call, target in calls[1:])
         moved[key] = dataclasses.replace(

@@ -266,7 +266,7 @@ class Program(TableValues):
                 for ckey, (api, chain, facts) in list(self.reach.get((target.key, mode), {}).items()):
                     if not call_reaches(self, site, target, mode, ckey):
                         continue
-                    bound = bound_group(site, target, offset, ckey[1])
+                    bound = bound_group(site, target, offset, ckey[1], self)
                     if bound != ckey[1]:
                         ckey = (ckey[0], bound)
                     if _add_reach(reach, reach_when, ckey, site.when, lambda: (
@@ -301,7 +301,7 @@ def call_offset(site: Site, target: FuncFacts) -> int:
     return 1 if target.qualname.endswith("__init__") and site.ref.tag == "qual" else 0
 
 
-def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
+def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=None) -> str:
     """The group a collective of ``target`` over ``group`` runs over when
     ``site`` calls it: where ``group`` is one of the target's parameters
     (``def all_reduce_flags(flags, group): dist.all_reduce(t, group=group)``),
@@ -313,8 +313,11 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
     parameter it binds to one then (``group = get_tp_group() if group is
     None else group``: ``FuncFacts.default_groups``); ``group`` itself where
     the call passes nothing there or nothing a group can be read from.
-    ``offset``: 1 where the call does not pass the instance."""
-    if not group.startswith("group:") or not site.group_args and not target.default_groups:
+    ``offset``: 1 where the call does not pass the instance; with
+    ``program``, a parameter the target hands on unbound to such fallbacks
+    falls back on their group too (:func:`handed_default`)."""
+    if not group.startswith("group:") or not site.group_args and not target.default_groups \
+            and not (program is not None and target.unbound_none_params):
         return group
     name, dot, rest = group[len("group:"):].partition(".")
     if name not in target.params:
@@ -334,8 +337,10 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
     position = target.params.index(name) - (target.self_offset if offset else 0)
     if found is None and not site.star:
         found = passed.get(position) if position >= 0 else None
-    if (found == "" or found is None and _passes_nothing(site, name, position)) and target.default_groups:
-        fallback = dict(target.default_groups).get(name)
+    if found == "" or found is None and _passes_nothing(site, name, position):
+        fallback = dict(target.default_groups).get(name) if target.default_groups else None
+        if fallback is None and program is not None and name in target.unbound_none_params:
+            fallback = handed_default(program, target, name)
         if fallback is not None:
             return fallback  # nothing or None passed where the callee falls back on a group its text names
     if found is None:
@@ -350,6 +355,68 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str) -> str:
         # lengthen the path on every round of the fixpoint
         return group
     return bound
+
+
+#: how many functions deep a parameter handed on unbound is followed to a fallback
+MAX_HANDED_DEPTH = 3
+
+
+def handed_default(program, target: FuncFacts, name: str, depth: int = 0) -> Optional[str]:
+    """The group the collectives of ``target`` over its parameter ``name``
+    run over where a call passes nothing or None there: ``name`` defaults to
+    None, ``target`` never rebinds it (``FuncFacts.unbound_none_params``),
+    issues no collective over it itself and hands it on, as it is and only
+    so, to callees each of which falls back on one same group where it is
+    None (``agree(value, group=None)`` calling ``gather(value, group=group)``,
+    which binds ``group = get_tp_group() if group is None else group``:
+    ``FuncFacts.default_groups``, or such a hand-on of its own, up to
+    :data:`MAX_HANDED_DEPTH` deep); None otherwise.  Read from the facts
+    alone, so the answer is the same in every round of the fixpoint;
+    worked out once per function and parameter."""
+    memo = program.__dict__.setdefault("_handed_defaults", {})
+    key = (target.key, name)
+    if key in memo:
+        return memo[key]
+    memo[key] = None  # (a call back into it while it is worked out hands on nothing known)
+    groups: set = set()
+    mine, inner = f"group:{name}", f"group:{name}."
+    for variant in target.variants.values():
+        for site in variant.sites:
+            if site.collective is not None and (site.collective.group == mine
+                                                or site.collective.group.startswith(inner)):
+                return None  # over the parameter itself: None there is the world
+            handed = [k for k, text in site.group_args if text == name or text.startswith(name + ".")]
+            if not handed:
+                continue
+            if site.star or site.ref is None or depth >= MAX_HANDED_DEPTH \
+                    or any(text != name for k, text in site.group_args if k in handed):
+                return None
+            callees = program.resolver.resolve(site.ref)
+            if not callees:
+                return None
+            for callee in callees:
+                offset = call_offset(site, callee)
+                for passed_as in handed:
+                    param = passed_as if type(passed_as) is str else \
+                        _param_at(callee, passed_as + (callee.self_offset if offset else 0))
+                    if param is None or param == "self":
+                        return None
+                    fallback = dict(callee.default_groups).get(param) if callee.default_groups else None
+                    if fallback is None and param in callee.unbound_none_params:
+                        fallback = handed_default(program, callee, param, depth + 1)
+                    if fallback is None:
+                        return None
+                    groups.add(fallback)
+    found = memo[key] = next(iter(groups)) if len(groups) == 1 else None
+    return found
+
+
+def _param_at(target: FuncFacts, index: int) -> Optional[str]:
+    """The name of ``target``'s parameter at ``index`` (a plain positional one), or None."""
+    if not 0 <= index < len(target.params):
+        return None
+    name = target.params[index]
+    return None if name.startswith("*") else name
 
 
 def _passes_nothing(site: Site, name: str, position: int) -> bool:

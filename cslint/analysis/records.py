@@ -321,6 +321,9 @@ class FuncFacts:
     #: (:func:`~cslint.analysis.fallbacks.default_groups`): a call passing
     #: nothing or None there runs its collectives over that group
     default_groups: tuple = ()
+    #: the parameters defaulting to None that it never rebinds
+    #: (:func:`~cslint.analysis.program.handed_default` reads what it hands them on to)
+    unbound_none_params: frozenset = frozenset()
 
 
 @dataclass

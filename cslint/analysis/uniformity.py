@@ -182,7 +182,7 @@ class UniformityInfo:
                 for (name, group), (api, chain, facts) in sorted(reach.items(), key=lambda item: item[0]):
                     if not call_reaches(program, site, target, mode, (name, group)):
                         continue  # what the call passes rules out every path to it
-                    group = bound_group(site, target, offset, group)
+                    group = bound_group(site, target, offset, group, program)
                     link = (target.path, target.line, f"`{target.qualname}` issues a collective")
                     seen = seen_from(facts, site, target, caller) if caller is not None else None
                     out.append(Reached(name, group, api, (link,) + chain, False, seen))
