@@ -214,3 +214,53 @@ def none_wherever_several_ranks(func, named, job_tests: frozenset, world_sizes: 
             return all(_returns_none(node) if type(node) is ast.Return else type(node) not in (ast.Yield, ast.YieldFrom)
                        for node in _own_statements(body[:index]))
     return False
+
+
+def names_none_wherever_several_ranks(func, none_wherever_several) -> frozenset:
+    """The local names of ``func`` every binding of which is ``name = None``
+    or ``name = call(...)`` of a function that hands back None wherever the
+    world has several ranks (``none_wherever_several(call)``:
+    :func:`none_wherever_several_ranks` of what it calls), at least one
+    such call: in a world of several ranks the name is None on every rank,
+    whichever binding a rank ran last (``if count is None: store =
+    self.store_for(key)`` under a rank-decided test), and in a world of one
+    nothing differs, so no test deciding which binding ran reaches it.
+    Only where the name is no parameter and nothing else binds it (a loop,
+    ``with ... as``, ``except ... as``, an import, a walrus, ``+=``, a
+    definition, ``global`` or ``nonlocal``)."""
+    args = getattr(func, "args", None)
+    if args is None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return frozenset()
+    stores: dict = {}
+    plain: dict = {}  # name -> [(is a call, the value)] of the ``name = value`` statements
+    other = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+    other.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                stores[node.id] = stores.get(node.id, 0) + 1
+            continue
+        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+            other.add(node.name)
+        elif kind is ast.ExceptHandler and node.name:
+            other.add(node.name)
+        elif kind in (ast.Global, ast.Nonlocal):
+            other.update(node.names)
+        elif kind in (ast.Import, ast.ImportFrom):
+            other.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            value = node.value
+            if type(value) is ast.Call or type(value) is ast.Constant and value.value is None:
+                plain.setdefault(node.targets[0].id, []).append(value)
+        children_into(node, stack)
+    out = []
+    for name, values in plain.items():
+        if name in other or stores.get(name) != len(values):
+            continue
+        calls = [value for value in values if type(value) is ast.Call]
+        if calls and all(none_wherever_several(call) for call in calls):
+            out.append(name)
+    return frozenset(out)

@@ -37,7 +37,7 @@ from .presentfields import writes_none
 from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
 from .shapes import settled_returned_name, tuple_elements
-from .complements import none_wherever_several_ranks
+from .complements import names_none_wherever_several_ranks, none_wherever_several_ranks
 from .iteration import bind_iteration
 from .localdicts import display_keys
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
@@ -97,8 +97,8 @@ class Transfer:
         env = flow.env
         kind = type(s)
         targets = s.targets if kind is ast.Assign else [s.target]
-        if flow.single_rank:
-            # only one rank runs here: nothing can differ
+        if flow.single_rank or _none_wherever_several_ranks_target(self.info, targets):
+            # only one rank runs here, or the name is None on every rank wherever several run: nothing can differ
             for target in targets:
                 self._bind(target, EMPTY, flow, False)
             return
@@ -466,6 +466,51 @@ def _none_wherever_several_ranks(info) -> bool:
             info.func, lambda call: canonical_text(dotted(call.func), imports),
             knowledge.job_tests, knowledge.world_sizes)
     return found
+
+
+def _none_wherever_several_ranks_target(info, targets: list) -> bool:
+    """Whether an assignment binds one local name that is None on every rank wherever several run."""
+    return len(targets) == 1 and type(targets[0]) is ast.Name \
+        and targets[0].id in _names_none_wherever_several_ranks(info)
+
+
+def _names_none_wherever_several_ranks(info) -> frozenset:
+    """:func:`~cslint.analysis.complements.names_none_wherever_several_ranks` of the function (once): a call
+    counts where it calls a function or method of this module that hands back None wherever the world has
+    several ranks (most modules have none, and their functions are not walked)."""
+    found = info.__dict__.get("_names_none_several")
+    if found is None:
+        callees = _none_wherever_several_ranks_definitions(info.ctx)
+        found = info.__dict__["_names_none_several"] = names_none_wherever_several_ranks(
+            info.func, lambda call: _qualname_called(info, call) in callees) if callees else frozenset()
+    return found
+
+
+def _none_wherever_several_ranks_definitions(ctx) -> frozenset:
+    """The qualified names of the module's functions and methods that hand back None wherever the world has
+    several ranks (:func:`~cslint.analysis.complements.none_wherever_several_ranks`), found once per module."""
+    found = ctx.__dict__.get("_none_several_definitions")
+    if found is None:
+        knowledge = ctx.knowledge
+        imports = ctx.imports
+        found = ctx.__dict__["_none_several_definitions"] = frozenset(
+            qualname for qualname, function in ctx.definitions().items()
+            if none_wherever_several_ranks(function, lambda c: canonical_text(dotted(c.func), imports),
+                                           knowledge.job_tests, knowledge.world_sizes))
+    return found
+
+
+def _qualname_called(info, call: ast.Call) -> Optional[str]:
+    """The qualified name, in this module, of the function or method ``call`` calls; None for any other."""
+    ref = info.resolve_ref(call.func)
+    tag = ref.tag if ref is not None else None
+    if tag == "func" and ref.module == info.ctx.module:
+        return ref.qualname
+    if tag == "method":
+        module, _, cls = ref.class_key.partition(":")
+        if module == info.ctx.module:
+            return f"{cls}.{ref.name}"
+    return None
 
 
 def hands_back_a_value_everywhere(func) -> bool:
