@@ -230,6 +230,7 @@ ANALYSIS_PHASES = [
     ("orders", "registries", "threads", "raises", "recorded", "classargs"),  # loops over a set, in each process's
     # order; over a registry filled lazily; code a background thread runs; exceptions of the tree's own classes;
     # failures recorded in a name; classes handed in
+    ("converging",),  # a statement whose failure ends its function as its success does
     ("function",),  # one function's walk and references
     ("typedcalls",),  # calls of another file's typed wrapper, by the receiver's class
     ("feasibility",),  # which paths run under the configuration every rank shares

@@ -29,6 +29,7 @@ from .funcaliases import alias_calls
 from .iteration import zip_arguments
 from .positions import own_arguments
 from .spreads import call_arguments
+from .converging import ends_alike_if_raised
 from .raises import awaits_tree_call, device_named, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised
 from .unfailing import cannot_raise
 from .results import keeps_arguments_bound
@@ -427,8 +428,8 @@ class Evaluator(StructureReads):
         ``raise`` (decided by the whole-tree pass, atom ``E``)."""
         env = env or {}
         stmt = node.stmt
-        if stmt is None or isinstance(stmt, (ast.Raise, ast.Assert)):
-            return EMPTY  # explicit raises are steered by their own conditions
+        if stmt is None or isinstance(stmt, (ast.Raise, ast.Assert)) or ends_alike_if_raised(self.info, stmt):
+            return EMPTY  # explicit raises are steered by their own conditions; raising or not, one constant returned
         info = self.info
         ctx = self.ctx
         text = short(unparse(stmt).split("\n")[0])

@@ -23,7 +23,15 @@ rank holds:
   preset's rank source, a rank or size getter by its name): it fails only
   where the group was never set up, which the job does alike on every
   rank, so no rank goes into a handler its peers skip
-  (``try: if dist.get_rank(g) == 0: ...`` decides no exit by a failure).
+  (``try: if dist.get_rank(g) == 0: ...`` decides no exit by a failure);
+* seeding the process's generator from entropy
+  (``random.seed(int.from_bytes(os.urandom(16), "big"))``): ``random.seed``
+  and ``int.from_bytes`` fail only on an operand of another kind (no
+  number, string or bytes; an unknown byte order), never by the value a
+  rank holds, and every rank passes the same kinds (it runs the same code);
+  ``os.urandom`` of a constant size fails only where the platform has no
+  entropy source, which is the job's platform, alike on every rank
+  (:data:`FAILING_BY_KIND`).
 
 ``Evaluator.raised_atoms`` leaves such a call out of what decides that its
 statement raises, so a chain never cites it as a rank-local failure.
@@ -74,6 +82,11 @@ DEVICE_ID = "device id"
 #: the methods that wake a condition's waiters
 CONDITION_NOTIFIES = frozenset({"notify", "notify_all", "notifyAll"})
 
+#: library calls (canonical names) that fail only on operands of another kind,
+#: or where the platform lacks what they ask for, never by the values a rank
+#: holds; True: only with constant operands (``os.urandom(-1)`` fails by its value)
+FAILING_BY_KIND = {"random.seed": False, "int.from_bytes": False, "os.urandom": True}
+
 
 def cannot_raise(call: ast.Call, stmt, info) -> bool:
     """Whether the call made by ``stmt`` cannot raise itself on some ranks
@@ -81,7 +94,7 @@ def cannot_raise(call: ast.Call, stmt, info) -> bool:
     of a builtin container that does not fail on its arguments, or a
     condition's notify inside its own ``with``."""
     func = call.func
-    if asks_the_setup(call, info):
+    if asks_the_setup(call, info) or _fails_by_kind(call, info):
         return True
     if type(func) is not ast.Attribute:
         return False
@@ -98,6 +111,21 @@ def cannot_raise(call: ast.Call, stmt, info) -> bool:
         return False
     count = len(call.args)
     return count in arity if type(arity) is tuple else count == arity
+
+
+def _fails_by_kind(call: ast.Call, info) -> bool:
+    """Whether the call is one of :data:`FAILING_BY_KIND` (the constant
+    operands it needs written out), not a name the module binds itself."""
+    raw = dotted(call.func)
+    if not raw or "()" in raw or raw.split(".", 1)[0] in info.local_names:
+        return False
+    constants_only = FAILING_BY_KIND.get(canonical_text(raw, info.ctx.imports))
+    if constants_only is None:
+        return False
+    if not constants_only:
+        return True
+    operands = list(call.args) + [keyword.value for keyword in call.keywords]
+    return all(type(operand) is ast.Constant for operand in operands)
 
 
 def asks_the_setup(call: ast.Call, info) -> bool:

@@ -36,6 +36,17 @@ _collectives = [
     # receiver names (``pg.broadcast_obj``: ``group:pg``), as ``pg.barrier()``.
     CollectiveSpec("*.broadcast_obj", _T, result="uniform", root_arg=1, root_kw=("src",), operation="broadcast"),
     CollectiveSpec("*.all_gather_obj", _T, result="uniform", operation="all_gather"),
+    # FlashInfer's all-reduce fusion workspace, made over the group it is
+    # handed (``group=``, wrapped in the ``comm_backend`` too): the members
+    # allocate their buffers and exchange the IPC (or multicast) handles
+    # through that group, so every member must enter it, and what it hands
+    # back -- a workspace, or the failure of one the topology cannot give
+    # (no NVSwitch multicast) -- is the same on every member.  A member that
+    # failed alone inside it would leave its peers waiting in the exchange,
+    # not at a later collective.  What each member puts in is the shape
+    # asked for (``max_token_num``); its ``rank`` only places it.
+    CollectiveSpec("flashinfer.comm.create_allreduce_fusion_workspace", _T, group_kw="group", result="uniform",
+                   payload=None, payload_kw=("max_token_num",)),
 ]
 
 # This rank's schedule.  Under data parallelism every DP rank runs its own
@@ -46,10 +57,17 @@ _sources = [SourceSpec(pattern, "per-rank schedule", what="value", dims=_DP) for
     "*input_batch.num_reqs", "*.num_reqs", "*.total_num_scheduled_tokens",
 )]
 
+# vLLM's logger (``init_logger``) adds once-per-process variants of the
+# emitting methods, which log through the standard ones: like those they
+# raise nothing (a failing handler reports and returns), so a ``try`` body's
+# ``logger.warning_once(...)`` sends no rank into a handler of its own.
+_uniform = ["*.debug_once", "*.info_once", "*.warning_once", "*.error_once"]
+
 PRESET = Preset(
     name="vllm",
     collectives=_collectives,
     sources=_sources,
+    uniform=_uniform,
     relative_ranks=["is_first_rank", "is_last_rank", "rank_in_group"],
     # a group coordinator's point-to-point calls between ranks of its group
     not_collectives=["*.send_object", "*.recv_object"],
