@@ -408,11 +408,14 @@ class Transfer:
             if call is not None:
                 attr = info.self_attr(call.func.value)
                 if attr is not None:
+                    # a method called on the field never rebinds it (mutated_parts)
                     own = self._added_element_own(call, flow)
-                    fields.append(FieldWrite(info.class_key, attr, self._mutator_atoms(call, flow), s.lineno,
-                                             own is not None))
-                    if own is not None:
-                        fields.append(FieldWrite(info.class_key, own_field(attr), own, s.lineno))
+                    if own is None:
+                        held, own = mutated_parts(self.evaluator, call, flow)
+                    else:
+                        held = self._mutator_atoms(call, flow)
+                    fields.append(FieldWrite(info.class_key, attr, held, s.lineno, True))
+                    fields.append(FieldWrite(info.class_key, own_field(attr), own, s.lineno))
                     fields.extend(appended_entry_writes(info, attr, call, self._mutator_atoms(call, flow), s.lineno))
 
     def own_before(self, container: ast.Name, flow: Flow) -> frozenset:
@@ -450,10 +453,26 @@ class Transfer:
         return own
 
     def _mutator_atoms(self, call: ast.Call, flow: Flow) -> frozenset:
-        atoms = flow.implicit
-        for arg in call.args:
-            atoms = atoms | self.evaluator.eval(arg, flow.env)
-        return atoms
+        return flow.implicit | _argument_atoms(self.evaluator, call, flow)
+
+
+def mutated_parts(evaluator, call: ast.Call, flow: Flow) -> tuple:
+    """(what the field holds, its own structure) after ``self.xs.clear()``,
+    ``.pop()``, ``.extend(ys)`` and the like: the call never rebinds the
+    field, so whether it ran (the implicit flow) decides only how many it
+    holds and which of the elements it already held are where, a length
+    (:data:`SIZED`), never its kind nor the kind of what it holds; what
+    it adds (the arguments) is held as it is, and makes the length too."""
+    arguments = _argument_atoms(evaluator, call, flow)
+    how_many = project(SIZED, flow.implicit)
+    return arguments | how_many, project(SIZED, arguments) | how_many
+
+
+def _argument_atoms(evaluator, call: ast.Call, flow: Flow) -> frozenset:
+    atoms = EMPTY
+    for arg in call.args:
+        atoms = atoms | evaluator.eval(arg, flow.env)
+    return atoms
 
 
 def _none_wherever_several_ranks(info) -> bool:
