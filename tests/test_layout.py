@@ -240,6 +240,7 @@ ANALYSIS_PHASES = [
     ("callplans",),  # what a call's text alone decides about its result
     ("evaluator",),  # expressions
     ("flows",),  # the variables a walker carries through statements
+    ("fieldwrites",),  # what a statement writes into the fields of self
     ("transfer",),  # statements
     ("armexits", "exclusive", "mirrors"),  # the ways out of an if's arm, where the names it bound take its test back;
     # a later arm whose test rules out an earlier one, where those names hold what they held before it; the root's

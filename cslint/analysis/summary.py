@@ -37,7 +37,8 @@ from .stores import alike_tests, in_loop_body, tests_around_stores
 from .cfg import leaves_function
 from .syntax import dotted, first_exit_in, target_names
 from .flows import Flow, LoopRebinds, loop_rebinds
-from .transfer import Transfer, _mutator_call as mutator_call
+from .fieldwrites import mutator_call
+from .transfer import Transfer
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)

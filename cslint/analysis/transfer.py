@@ -22,18 +22,17 @@ import ast
 from typing import Optional
 
 from .astwalk import block_fields
-from .atoms import CONTENTS, EMPTY, KINDS_ONLY, SIZED, own_field, project
-from .callrefs import class_ref, element, qual_ref
-from .copies import copies_itself, rebinding_reach
+from .atoms import CONTENTS, EMPTY, KINDS_ONLY, SIZED, project
+from .callrefs import element
+from .copies import rebinding_reach
 from .entries import (
-    appended_entry_writes, empty_table, entry_parts, entry_store_writes, entry_writes, key_read_own,
+    entry_parts, key_read_own,
     keyed_entry_read, returned_by_key, values_own,
 )
+from .fieldwrites import argument_atoms, field_writes, mutator_call
 from .flows import Flow
 from .evaluator import Evaluator, unwrapped_iterable
-from .receivers import annotation_terms, declared_object_names, declares_one_object
-from .records import FieldType, FieldWrite
-from .presentfields import writes_none
+from .receivers import declared_object_names, declares_one_object
 from .roots import payload_name, rank_tested, root_constant
 from .scope import canonical_text, passed_names
 from .shapes import settled_returned_name, tuple_elements
@@ -41,9 +40,9 @@ from .complements import names_none_wherever_several_ranks, none_wherever_severa
 from .iteration import bind_iteration
 from .localdicts import display_keys
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
-from .syntax import dotted, flatten_targets, pairwise, target_names
+from .syntax import dotted, pairwise, target_names
 from .tuplelists import write_appended_positions
-from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS, MUTATORS
+from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -80,7 +79,7 @@ class Transfer:
         elif t in _DEFINITIONS:
             flow.write(s.name, EMPTY)
         elif t is ast.Expr:
-            call = _mutator_call(s)
+            call = mutator_call(s)
             if call is not None and isinstance(call.func.value, ast.Name):
                 name = call.func.value.id
                 atoms = self._mutator_atoms(call, flow)
@@ -340,83 +339,8 @@ class Transfer:
         return self.evaluator.eval(s.value.value, flow.env) | flow.implicit
 
     def field_writes(self, s: ast.stmt, flow: Flow, fields: list, field_types: list) -> None:
-        """``self.x = v``, ``self.x[k] = v`` and ``self.xs.append(v)``: the field holds the value (with the implicit
-        flow) in every instance of the class; ``self.x = Cls(...)`` also says what ``self.x`` holds."""
-        info = self.info
-        evaluate = self.evaluator.eval
-        env = flow.env
-        t = type(s)
-        if t is ast.Assign or ((t is ast.AnnAssign or t is ast.AugAssign) and s.value is not None):
-            value = s.value
-            targets = s.targets if t is ast.Assign else [s.target]
-            whole, whole_value = None, value
-            implicit = project(CONTENTS, flow.implicit) if flow.implicit and len(targets) == 1 and t is not \
-                ast.AugAssign and copies_itself(value, targets[0], info.ctx.imports) else flow.implicit  # copies.py
-            for target in targets:
-                if type(target) is ast.Name:
-                    continue  # a local variable (most targets): no field
-                for sub, value, position in _paired_targets(targets, target, whole_value):
-                    attr = info.self_attr(sub)
-                    base_attr = info.self_attr(sub.value) if attr is None and isinstance(sub, ast.Subscript) else None
-                    if attr is None and base_attr is None:
-                        continue
-                    if value is not whole_value:
-                        atoms = evaluate(value, env) | flow.implicit  # its own element
-                    else:
-                        atoms = whole = whole if whole is not None else evaluate(value, env) | implicit
-                    if position is not None:  # ``self.a, self.b = f()``: its own element of what f returns
-                        atoms = element(position, atoms, info.ctx.returns_tuples)
-                    extra = evaluate(sub.slice, env) if base_attr else EMPTY
-                    stored = base_attr is not None and type(sub.slice) is not ast.Slice
-                    if attr and type(value) is ast.ListComp and t is not ast.AugAssign:
-                        # the list's own structure is its generators' (Evaluator.comprehension_length)
-                        fields.append(FieldWrite(info.class_key, attr, atoms, s.lineno, True))
-                        fields.append(FieldWrite(info.class_key, own_field(attr),
-                                                 self.evaluator.comprehension_length(value, env) | flow.implicit,
-                                                 s.lineno))
-                        continue
-                    if attr and type(value) is ast.Name and t is not ast.AugAssign:
-                        own = self.evaluator.kept_apart(value, env, params=False)
-                        if own is not None:
-                            # a local container whose own structure the dataflow keeps apart
-                            # (filled by element stores) hands both parts on as they are
-                            fields.append(FieldWrite(info.class_key, attr, atoms, s.lineno, True))
-                            fields.append(FieldWrite(info.class_key, own_field(attr), own | flow.implicit, s.lineno))
-                            continue
-                    fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, stored,
-                                             attr is not None and writes_none(value)))
-                    if t is ast.Assign and len(targets) == 1 and (stored and type(value) is ast.Tuple
-                                                                  or attr and empty_table(value)):
-                        fields.extend(entry_writes(info, evaluate, attr or base_attr, value, extra, flow.env,
-                                                   flow.implicit, s.lineno))
-                    if stored:  # the container itself changes by the key alone (entries.entry_store_writes)
-                        fields.extend(entry_store_writes(self.evaluator, base_attr, value, env, t is ast.Assign,
-                                                         extra | flow.implicit, s.lineno))
-                    if attr and isinstance(value, ast.Call):
-                        ref = info.resolve_ref(value.func)
-                        if ref is not None:
-                            field_types.append(FieldType(info.class_key, attr, ref))
-                    if attr and isinstance(value, ast.Name) and value.id in info.annotations:
-                        field_types.append(FieldType(info.class_key, attr, qual_ref(
-                            canonical_text(info.annotations[value.id], info.ctx.imports))))
-                    if attr and t is ast.AnnAssign:
-                        field_types.extend(declared_field_types(info, attr, s.annotation))
-        if t is ast.Expr or ((t is ast.Assign or t is ast.AnnAssign) and type(s.value) is ast.Call):
-            # ``self.xs.append(v)``, and a mutator whose result is kept:
-            # ``entry = self.metrics.setdefault(name, {...})`` adds the key too
-            call = _mutator_call(s)
-            if call is not None:
-                attr = info.self_attr(call.func.value)
-                if attr is not None:
-                    # a method called on the field never rebinds it (mutated_parts)
-                    own = self._added_element_own(call, flow)
-                    if own is None:
-                        held, own = mutated_parts(self.evaluator, call, flow)
-                    else:
-                        held = self._mutator_atoms(call, flow)
-                    fields.append(FieldWrite(info.class_key, attr, held, s.lineno, True))
-                    fields.append(FieldWrite(info.class_key, own_field(attr), own, s.lineno))
-                    fields.extend(appended_entry_writes(info, attr, call, self._mutator_atoms(call, flow), s.lineno))
+        """What ``s`` writes into the fields of ``self`` (:func:`cslint.analysis.fieldwrites.field_writes`)."""
+        field_writes(self, s, flow, fields, field_types)
 
     def own_before(self, container: ast.Name, flow: Flow) -> frozenset:
         """What the container's own structure depended on before this
@@ -453,26 +377,7 @@ class Transfer:
         return own
 
     def _mutator_atoms(self, call: ast.Call, flow: Flow) -> frozenset:
-        return flow.implicit | _argument_atoms(self.evaluator, call, flow)
-
-
-def mutated_parts(evaluator, call: ast.Call, flow: Flow) -> tuple:
-    """(what the field holds, its own structure) after ``self.xs.clear()``,
-    ``.pop()``, ``.extend(ys)`` and the like: the call never rebinds the
-    field, so whether it ran (the implicit flow) decides only how many it
-    holds and which of the elements it already held are where, a length
-    (:data:`SIZED`), never its kind nor the kind of what it holds; what
-    it adds (the arguments) is held as it is, and makes the length too."""
-    arguments = _argument_atoms(evaluator, call, flow)
-    how_many = project(SIZED, flow.implicit)
-    return arguments | how_many, project(SIZED, arguments) | how_many
-
-
-def _argument_atoms(evaluator, call: ast.Call, flow: Flow) -> frozenset:
-    atoms = EMPTY
-    for arg in call.args:
-        atoms = atoms | evaluator.eval(arg, flow.env)
-    return atoms
+        return flow.implicit | argument_atoms(self.evaluator, call, flow)
 
 
 def _none_wherever_several_ranks(info) -> bool:
@@ -658,39 +563,3 @@ def _returned_dict_keys(info, targets, value, atoms: frozenset, flow: Flow) -> N
                 if read is not None:
                     flow.write(("key", target.id, key), read)
 
-
-def _mutator_call(s) -> Optional[ast.Call]:
-    """The call of ``xs.append(x)`` (awaited or not) as a statement, or as
-    the value an assignment keeps (``entry = xs.setdefault(k, v)``)."""
-    call = s.value.value if type(s.value) is ast.Await else s.value
-    if type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in MUTATORS:
-        return call
-    return None
-
-
-def _paired_targets(targets: list, target: ast.AST, value: ast.AST):
-    """(name or field, the value it gets, the position of its element in
-    that value or None) for each one ``target`` assigns: its own element of
-    a tuple or list written out (``self.found, self.pending =
-    os.listdir(root), None``, as :func:`pairwise` pairs local names), else
-    the whole value, of which an element of an unpacking of one level and no
-    ``*`` takes the element at its position (``self.a, self.b = f()``, as
-    ``Transfer._bind`` reads it for local names)."""
-    if type(target) is ast.Attribute or type(target) is ast.Subscript:
-        return ((target, value, None),)  # (most field writes)
-    pairs = pairwise(targets, value)
-    if pairs is not None:
-        return [(sub, part, None) for element, part in pairs for sub in flatten_targets(element)]
-    if (type(target) is ast.Tuple or type(target) is ast.List) and len(targets) == 1 \
-            and not any(type(e) is ast.Starred for e in target.elts):
-        return [(sub, value, position if sub is elt else None)
-                for position, elt in enumerate(target.elts) for sub in flatten_targets(elt)]
-    return [(sub, value, None) for sub in flatten_targets(target)]
-
-
-def declared_field_types(info, attr: str, annotation: ast.AST) -> list:
-    """The field types an annotated field assignment in a method declares
-    (``self.scheduler: Base = make()``): the classes it names, whatever the
-    call hands back (a class of no analysed module reaches no collective)."""
-    return [FieldType(info.class_key, attr, class_ref(term[1]) if term[0] == "class" else qual_ref(term[1]))
-            for term in annotation_terms(annotation, info.ctx) if term[0] == "class" or term[0] == "named"]
