@@ -327,7 +327,7 @@ DEEP_RECURSION_LIMIT = 100_000
 DEEP_STACK_BYTES = 512 * 1024 * 1024
 
 
-def _check_with_deep_stack(check_paths: Any, args: list[str], settings: Any, jobs: int | None):
+def _check_with_deep_stack(check_paths: Any, args: list[str], settings: Any, jobs: int | None, discovery: Any):
     """Run the analysis in a thread with a large stack and recursion limit.
 
     Long def-use chains in an 8,000-line executor can take the analysis past
@@ -341,7 +341,8 @@ def _check_with_deep_stack(check_paths: Any, args: list[str], settings: Any, job
 
     def work() -> None:
         try:
-            outcome["result"] = check_paths(args, settings=settings, jobs=jobs, cache=False, report="per-site")
+            outcome["result"] = check_paths(args, settings=settings, jobs=jobs, cache=False, report="per-site",
+                                            discovery=discovery)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the calling thread
             outcome["error"] = exc
 
@@ -364,13 +365,20 @@ def _check_with_deep_stack(check_paths: Any, args: list[str], settings: Any, job
 def run_check(paths: list[Path], settings: Settings, jobs: int | None = None) -> CheckResult:
     """cslint over ``paths``; an analysis crash becomes a PatchError, never a traceback."""
     from cslint.api import check_paths
+    from cslint.engine.discovery import DiscoveryOptions
 
     args = [str(p) for p in paths]
+    # The tree handed over is analysed whole, whatever a repository around it
+    # ignores: a patched copy in an ignored output folder (``demo-out/patch``)
+    # is exactly what ``verify`` must lint again, and skipping its files would
+    # make every fixed site look gone.
+    whole_tree = DiscoveryOptions(respect_gitignore=False)
     try:
         try:
-            return check_paths(args, settings=settings, jobs=jobs, cache=False, report="per-site")
+            return check_paths(args, settings=settings, jobs=jobs, cache=False, report="per-site",
+                               discovery=whole_tree)
         except RecursionError:
-            return _check_with_deep_stack(check_paths, args, settings, jobs)
+            return _check_with_deep_stack(check_paths, args, settings, jobs, whole_tree)
     except Exception as exc:
         raise PatchError("analysis", f"analysis failed: {type(exc).__name__}: {exc}") from exc
 
