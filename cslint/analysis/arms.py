@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import CHILDREN, children_into, walk as fast_walk, walked
+from .astwalk import CHILDREN, plain_bindings, walk as fast_walk, walked
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .complements import leader_first
 from .membership import selects_listed_group, selects_own_pass, tests_own_index
@@ -643,36 +643,10 @@ def rebuilt_names(func: ast.AST, parents: dict, candidates: frozenset = None) ->
     if args is None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or candidates is not None \
             and not candidates:
         return {}
-    params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-    params.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-    stores: dict = {}
-    made: dict = {}
-    other: set = set()
-    stack = list(func.body)
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind in _DEFINITIONS:
-            if kind is not ast.Lambda:
-                other.add(node.name)
-            continue
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
-                stores[node.id] = stores.get(node.id, 0) + 1
-            continue
-        if kind is ast.ExceptHandler and node.name:
-            other.add(node.name)
-        elif kind in (ast.Global, ast.Nonlocal):
-            other.update(node.names)
-        elif kind in (ast.Import, ast.ImportFrom):
-            other.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
-        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
-                and type(node.value) is ast.Call:
-            made.setdefault(node.targets[0].id, []).append(node)
-        children_into(node, stack)
+    made = plain_bindings(func, lambda value: type(value) is ast.Call)
     out = {}
     for name, statements in made.items():
-        if candidates is not None and name not in candidates or len(statements) < 2 or name in params or name in other or stores.get(name) != len(statements):
+        if candidates is not None and name not in candidates or len(statements) < 2:
             continue
         key = _assignment_key(statements[0])
         if key is None or any(_assignment_key(stmt) != key for stmt in statements[1:]):

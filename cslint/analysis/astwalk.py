@@ -242,3 +242,42 @@ def block_fields(node_type: type) -> tuple:
     worked out once per type: a statement walk reads those alone instead of
     asking every statement for all five."""
     return BLOCKS_OF[node_type]
+
+
+def plain_bindings(func: ast.AST, accept) -> dict:
+    """``{name: [statements]}``: the local names of ``func`` every binding of
+    which is a plain ``name = value`` statement with ``accept(value)`` true,
+    each with those statements (in walk order).  A name is left out where
+    anything else binds it: a parameter, another assignment, a loop or
+    ``with`` target, a walrus, ``except ... as``, an import, a definition,
+    ``global`` or ``nonlocal`` (a nested definition's ``nonlocal`` too: its
+    stores are this function's).  Nested definitions are another scope."""
+    args = func.args
+    spoilt = {arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs) + tuple(
+        filter(None, (args.vararg, args.kwarg)))}
+    stores: dict = {}
+    found: dict = {}
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in _DEFINITIONS:
+            if kind is not ast.Lambda:
+                spoilt.add(node.name)
+            spoilt.update(name for inner in walk(node) if type(inner) is ast.Nonlocal for name in inner.names)
+            continue
+        if kind is ast.Name:
+            if type(node.ctx) is not ast.Load:
+                stores[node.id] = stores.get(node.id, 0) + 1
+            continue
+        if kind is ast.ExceptHandler and node.name:
+            spoilt.add(node.name)
+        elif kind is ast.Global or kind is ast.Nonlocal:
+            spoilt.update(node.names)
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            spoilt.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name and accept(node.value):
+            found.setdefault(node.targets[0].id, []).append(node)
+        children_into(node, stack)
+    return {name: statements for name, statements in found.items()
+            if name not in spoilt and stores.get(name) == len(statements)}

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from .astwalk import children_into, walk as fast_walk, walked
+from .astwalk import children_into, plain_bindings, walk as fast_walk, walked
 from .syntax import unparse
 
 _COMPLEMENTS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -228,39 +228,13 @@ def names_none_wherever_several_ranks(func, none_wherever_several) -> frozenset:
     Only where the name is no parameter and nothing else binds it (a loop,
     ``with ... as``, ``except ... as``, an import, a walrus, ``+=``, a
     definition, ``global`` or ``nonlocal``)."""
-    args = getattr(func, "args", None)
-    if args is None or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return frozenset()
-    stores: dict = {}
-    plain: dict = {}  # name -> [(is a call, the value)] of the ``name = value`` statements
-    other = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
-    other.update(a.arg for a in (args.vararg, args.kwarg) if a is not None)
-    stack = list(func.body)
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is ast.Name:
-            if type(node.ctx) is not ast.Load:
-                stores[node.id] = stores.get(node.id, 0) + 1
-            continue
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            other.add(node.name)
-        elif kind is ast.ExceptHandler and node.name:
-            other.add(node.name)
-        elif kind in (ast.Global, ast.Nonlocal):
-            other.update(node.names)
-        elif kind in (ast.Import, ast.ImportFrom):
-            other.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
-        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
-            value = node.value
-            if type(value) is ast.Call or type(value) is ast.Constant and value.value is None:
-                plain.setdefault(node.targets[0].id, []).append(value)
-        children_into(node, stack)
+    bound = plain_bindings(func, lambda value: type(value) is ast.Call
+                           or type(value) is ast.Constant and value.value is None)
     out = []
-    for name, values in plain.items():
-        if name in other or stores.get(name) != len(values):
-            continue
-        calls = [value for value in values if type(value) is ast.Call]
+    for name, statements in bound.items():
+        calls = [stmt.value for stmt in statements if type(stmt.value) is ast.Call]
         if calls and all(none_wherever_several(call) for call in calls):
             out.append(name)
     return frozenset(out)

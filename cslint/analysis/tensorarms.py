@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from . import cfg as cfgmod
-from .astwalk import children_into, walked
+from .astwalk import plain_bindings, walked
 from .astwalk import walk as fast_walk
 from .scope import canonical_text
 from .syntax import dotted
@@ -200,34 +200,9 @@ def _parameters(func) -> frozenset:
     every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg, args.kwarg))]
     return frozenset(arg.arg for arg in every)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _names_made(func: ast.AST, imports: dict) -> frozenset:
     """The local names every binding of which in ``func`` (its own scope) is
     a call making a tensor (:func:`made_tensor_call`)."""
-    stores: dict = {}
-    made: dict = {}
-    spoilt: set = set(_parameters(func))
-    todo = list(func.body)
-    while todo:
-        node = todo.pop()
-        t = type(node)
-        if t is ast.Name:
-            if type(node.ctx) is not ast.Load:
-                stores[node.id] = stores.get(node.id, 0) + 1
-            continue
-        if t in _DEFINITIONS:
-            spoilt.add(getattr(node, "name", None))  # a definition binds its name; its body is another scope
-            continue
-        if t is ast.ExceptHandler:
-            spoilt.add(node.name)
-        elif t is ast.Assign:
-            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and made_tensor_call(node.value, imports):
-                made[node.targets[0].id] = made.get(node.targets[0].id, 0) + 1
-        elif t is ast.Import or t is ast.ImportFrom:
-            spoilt.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
-        elif t is ast.Global or t is ast.Nonlocal:
-            spoilt.update(node.names)
-        children_into(node, todo)
-    return frozenset(name for name, count in made.items() if stores.get(name) == count and name not in spoilt)
+    return frozenset(plain_bindings(func, lambda value: made_tensor_call(value, imports)))
