@@ -219,3 +219,50 @@ def test_an_equality_that_is_not_this_ranks_own_pass_still_differs():
                 if i == rank:
                     dist.barrier()                                         # reported
     """) == [13, 24, 35, 46, 53]
+
+
+def test_membership_in_any_list_a_group_is_made_from_when_the_group_name_is_rebound():
+    # one local holds the groups of two partitions in turn: the row loop's
+    # test asks about the first list, which the name no longer holds at the end
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        class Mesh:
+            def __init__(self, rows, width):
+                self.rank = dist.get_rank()
+                self.row_group = None
+                for row in range(rows):
+                    ranks = list(range(row * width, (row + 1) * width))
+                    made = dist.new_group(ranks=ranks)
+                    if self.rank in ranks:
+                        self.row_group = made
+                for col in range(width):
+                    column = list(range(col, rows * width, width))
+                    made = dist.new_group(ranks=column)
+                    if self.rank in column:
+                        self.col_group = made
+
+            def get_row_group(self):
+                return self.row_group
+
+
+        class Reducer:
+            def __init__(self, mesh):
+                self.row_group = mesh.get_row_group()
+
+            def reduce(self, t):
+                first = dist.get_global_rank(self.row_group, 0)
+                if first % 2 == 0:
+                    dist.all_reduce(t, group=self.row_group)
+                return t
+
+
+        def build(rows, width):
+            return Reducer(Mesh(rows, width))
+
+
+        def listed_apart_from_any_group(writers, t):
+            if dist.get_rank() in writers:
+                dist.all_reduce(t)                                         # reported
+    """) == [41]

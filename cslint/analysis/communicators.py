@@ -38,6 +38,11 @@ class Communicators:
         self.names: set = set()
         self.colors: dict = {}  # communicator text -> color expression
         self.members: dict = {}  # group text -> text of its own list of ranks (see the module docstring)
+        #: the text of every list of ranks the module makes a group from: a name rebound to
+        #: the groups of several partitions in turn (``g = new_group(ranks)`` in one loop,
+        #: ``g = new_group(others)`` in the next) keeps only its last list in ``members``,
+        #: while a test of membership in any of them asks about a group of the module
+        self.member_texts: set = set()
         #: ``(attr, value)`` of each ``self.attr = value`` of the module, in statement order (value
         #: None for an augmented assignment), kept by the same walk: read by the field tables
         #: (``ModuleContext._field_groups``, ``size_fields_of``) instead of a walk of their own
@@ -86,7 +91,8 @@ class Communicators:
                 ranks = node.value.args[0] if node.value.args else next(
                     (kw.value for kw in node.value.keywords if kw.arg == "ranks"), None)
                 if ranks is not None:
-                    self.members[text] = unparse(ranks)
+                    self.members[text] = listed = unparse(ranks)
+                    self.member_texts.add(listed)
 
     def _note_enumeration(self, node: ast.Assign, last: str) -> None:
         """``g, _ = new_subgroups_by_enumeration(lists)`` and ``mine =
@@ -109,6 +115,7 @@ class Communicators:
         group, own = self._enumerated.get(listed), self._own_lists.get(listed)
         if group is not None and own is not None:
             self.members[group] = own
+            self.member_texts.add(own)
 
 
 def _list_holding_this_rank(expr) -> Optional[str]:

@@ -318,7 +318,7 @@ class ModuleContext:
         self.comm_names = communicators.names
         self.comm_colors = communicators.colors
         self.group_members = communicators.members
-        self.group_member_texts = frozenset(communicators.members.values())
+        self.group_member_texts = frozenset(communicators.member_texts)
         self.field_writes = communicators.field_writes
         self.name_writes = communicators.name_writes
         self.atoms = AtomBuilder()  # the call/collective result atoms of this file
