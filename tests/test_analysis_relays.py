@@ -326,3 +326,121 @@ def test_the_rebuilt_names_are_agreed_over_the_stages_on_the_edges_past_the_rebu
     assert rebuilt("_shared_plan") == [(22, ("pp",)), (23, ("pp",))]  # the test (plan kept) and the unpacking
     assert rebuilt("_leader_plan") == [(37, ("pp",)), (38, ("pp",))]
     assert rebuilt("_replaced_plan") == []
+
+
+STAGE_INDEX = """
+    import torch.distributed as dist
+
+
+    class ReadyPoller:
+        def __init__(self, tp_group, tp_size, pp_group, pp_rank, pp_size):
+            self.tp_group = tp_group
+            self.tp_size = tp_size
+            self.pp_group = pp_group
+            self.pp_rank = pp_rank
+            self.pp_size = pp_size
+            self.waiting = []
+            self.pending_sends = []
+
+        def _hand_down(self, ready, failed):
+            if self.pp_size <= 1 or self.pp_group is None:
+                return ready, failed
+            data = (ready, failed)
+            if self.pp_rank > 0:
+                data = self.pp_group.recv_object(src=self.pp_rank - 1, tag=3)
+            if self.pp_rank + 1 < self.pp_size:
+                self.pending_sends.extend(self.pp_group.send_object(data, dst=self.pp_rank + 1, tag=3))
+            return data
+
+        def _merge_down(self, ready, failed):
+            data = (ready, failed)
+            if self.pp_rank > 0:
+                data = self.pp_group.recv_object(src=self.pp_rank - 1, tag=4)
+            data = (data[0] | ready, data[1] | failed)  # each stage adds its own before handing on
+            if self.pp_rank + 1 < self.pp_size:
+                self.pending_sends.extend(self.pp_group.send_object(data, dst=self.pp_rank + 1, tag=4))
+            return data
+
+        def _poll_first_stage(self):
+            ready, failed = set(), set()
+            if self.pp_rank == 0:
+                for i, item in enumerate(self.waiting):
+                    if item.done():
+                        ready.add(i)
+                gathered = [None] * self.tp_size
+                dist.all_gather_object(gathered, (ready, failed), group=self.tp_group)
+                ready = set.intersection(*[g[0] for g in gathered])
+                failed = set.union(*[g[1] for g in gathered])
+            return ready, failed
+
+        def take_ready(self):
+            ready, failed = self._poll_first_stage()
+            ready, failed = self._hand_down(ready, failed)
+            return [self.waiting[i] for i in ready]
+
+        def take_merged(self):
+            ready, failed = self._poll_first_stage()
+            ready, failed = self._merge_down(ready, failed)
+            return [self.waiting[i] for i in ready]
+
+        def step(self, flags):
+            if self.take_ready():
+                dist.all_reduce(flags)
+
+        def step_merged(self, flags):
+            if self.take_merged():
+                dist.all_reduce(flags)  # reported: each stage merged its own poll into what it hands on
+"""
+
+
+def test_a_value_handed_down_by_stage_index_from_a_helper_with_no_collective_is_the_first_stages():
+    """``if pp_rank > 0: data = recv_object(src=pp_rank - 1)`` and a send to
+    ``pp_rank + 1``: every later stage holds what the first stage decided (its
+    TP ranks agreed by the gather), though the helper itself reaches no
+    collective (so its dataflow, not the summary walk, reads it); a stage that
+    adds its own result before handing the value on holds its own."""
+    found = check_source(textwrap.dedent(STAGE_INDEX), presets=["torch_distributed", "sglang"], report="per-site")
+    assert sorted(f.line for f in found.findings) == _reported(STAGE_INDEX)
+
+
+STAGE_INDEX_TESTS = """
+    def past_first(group, data, pp_rank, pp_size):
+        if pp_rank != 0:
+            data = group.recv_object(src=pp_rank - 1)
+        if pp_rank < pp_size - 1:
+            group.send_object(data, dst=pp_rank + 1)
+        return data
+
+    def flipped(group, data, pp_rank, pp_size):
+        if 1 <= pp_rank:
+            data = group.recv_object(src=pp_rank - 1)
+        group.send_object(data, dst=1 + pp_rank)
+        return data
+
+    def from_the_next(group, data, pp_rank, pp_size):
+        if pp_rank > 0:
+            data = group.recv_object(src=pp_rank + 1)
+        group.send_object(data, dst=pp_rank + 1)
+        return data
+
+    def past_the_second(group, data, pp_rank, pp_size):
+        if pp_rank > 1:
+            data = group.recv_object(src=pp_rank - 1)
+        group.send_object(data, dst=pp_rank + 1)
+        return data
+
+    def by_tp_index(group, data, tp_rank, pp_size):
+        if tp_rank > 0:
+            data = group.recv_object(src=tp_rank - 1)
+        group.send_object(data, dst=tp_rank + 1)
+        return data
+"""
+
+
+def test_the_later_stages_and_their_neighbours_by_the_stage_index():
+    knowledge = load_presets(["torch_distributed", "sglang"])
+    assert _edge_lines(STAGE_INDEX_TESTS, "past_first", knowledge) == [(3, ("pp",)), (4, ("pp",))]
+    assert _edge_lines(STAGE_INDEX_TESTS, "flipped", knowledge) == [(10, ("pp",)), (11, ("pp",))]
+    assert _edge_lines(STAGE_INDEX_TESTS, "from_the_next", knowledge) == []  # the peer is no stage before
+    assert _edge_lines(STAGE_INDEX_TESTS, "past_the_second", knowledge) == []  # the second stage receives nothing
+    assert _edge_lines(STAGE_INDEX_TESTS, "by_tp_index", knowledge) == []  # a TP index is no stage

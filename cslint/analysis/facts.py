@@ -43,6 +43,7 @@ from .function import FunctionInfo, mode_names_used, rank_param_sources
 from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
+from .relays import relay_receives
 from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
 from .spans import may_cut_pieces
@@ -747,6 +748,9 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         # they call: past the nesting limit a call of one keeps its arguments bound (results.py),
         # so what a helper agrees and hands on through another stays agreed
         ctx.issuing_functions = frozenset(info.qualname for info, is_deep in zip(everyone, deep) if is_deep)
+        # a pipeline relay (no collective) agrees what it hands on, which only the dataflow reads (relays.py)
+        deep = [deep[i] or bool(relay_receives(info.func, ctx.knowledge, scans[i].names))
+                for i, info in enumerate(everyone)]
         if not any(deep):
             # Nothing here can reach a collective: keep the class structure
             # (for method resolution) and skip the value summaries, which only

@@ -9,6 +9,14 @@ the first stage held::
     if not is_last_pp_rank:
         isend_object(count, dest=next_pp_rank)   # and hand it on
 
+The stages may be named by their index as well::
+
+    data = (ready, failed)                       # the first stage's own
+    if pp_rank > 0:
+        data = recv_object(src=pp_rank - 1)
+    if pp_rank + 1 < pp_size:
+        send_object(data, dst=pp_rank + 1)
+
 Point-to-point calls are no collectives, so without this the dataflow reads
 the received value as a new one and the test choosing between the first
 stage's value and the received one as a rank-local choice.  A relay makes the
@@ -37,7 +45,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
-from ..presets.rank_names import first_rank_dims, names_neighbour_rank
+from ..presets.rank_names import first_rank_dims, names_neighbour_rank, rank_name_dims
 from .astwalk import statement_lists, walk as fast_walk, walked
 from .cfg import TEST
 from .syntax import dotted, is_size_expr, unparse
@@ -67,39 +75,51 @@ def relay_edges(graph, func: ast.AST, knowledge, callee_names=None) -> dict:
     point-to-point receive or send; ``callee_names``: the last name of every
     callee of ``func``, where known (a function that calls no receive has no
     relay)."""
+    out: dict = {}
+    for stmts, index, name, assign in relay_receives(func, knowledge, callee_names):
+        stmt = stmts[index]
+        names = frozenset({name})
+        _edges_past(graph, stmt, (STAGES,), names, out)
+        node = graph.node_of(assign)
+        if node is not None:
+            for succ, _label in graph.nodes[node].succs:
+                out[node, succ] = ((STAGES,), names, True)
+        for earlier in reversed(stmts[:index]):
+            groups = _first_stage_arm(earlier, name)
+            if groups is None:
+                if _reads(earlier, name):
+                    break
+                continue
+            _edges_past(graph, earlier, groups, names, out)
+            break
+        _rebuilt_edges(graph, stmts, index, name, out)
+    return out
+
+
+def relay_receives(func: ast.AST, knowledge, callee_names=None) -> list:
+    """(block, index, name, assignment) of each relay's receive in ``func``:
+    ``block[index]`` is the ``if`` of the later stages whose one assignment
+    binds ``name`` to what the stage before sends, ``name`` being what the
+    function sends on to the stage after.  A function with one has its
+    dataflow worked out whether or not it reaches a collective
+    (``facts.extract_file``): the summary walk reads no relay."""
     receives = knowledge.p2p_receives
     if not receives or (callee_names is not None and receives.isdisjoint(callee_names)):
-        return {}
+        return []
     body = getattr(func, "body", None)
     if not isinstance(body, list):
-        return {}
+        return []
     peer_keywords = knowledge.p2p_peer_keywords
     sends = _sends(func, knowledge.p2p_sends, peer_keywords)
     if not sends:
-        return {}
-    out: dict = {}
+        return []
+    found = []
     for stmts in statement_lists(body):
         for index, stmt in enumerate(stmts):
             received = _relay_receive(stmt, sends, receives, peer_keywords)
-            if received is None:
-                continue
-            name, assign = received
-            names = frozenset({name})
-            _edges_past(graph, stmt, (STAGES,), names, out)
-            node = graph.node_of(assign)
-            if node is not None:
-                for succ, _label in graph.nodes[node].succs:
-                    out[node, succ] = ((STAGES,), names, True)
-            for earlier in reversed(stmts[:index]):
-                groups = _first_stage_arm(earlier, name)
-                if groups is None:
-                    if _reads(earlier, name):
-                        break
-                    continue
-                _edges_past(graph, earlier, groups, names, out)
-                break
-            _rebuilt_edges(graph, stmts, index, name, out)
-    return out
+            if received is not None:
+                found.append((stmts, index, *received))
+    return found
 
 
 def _rebuilt_edges(graph, stmts: list, index: int, wire: str, out: dict) -> None:
@@ -273,7 +293,7 @@ def _sends(func: ast.AST, send_names: frozenset, peer_keywords: frozenset) -> di
         if _last_name(node.func) not in senders:
             continue
         dest = _argument(node, peer_keywords, 1)
-        if dest is None or not names_neighbour_rank(dotted(dest) or "", "next"):
+        if dest is None or not _names_neighbour(dest, "next"):
             continue
         tag = _argument(node, _TAG, 2)
         found.setdefault(node.args[0].id, set()).add(unparse(tag) if tag is not None else None)
@@ -326,7 +346,7 @@ def _relay_receive(stmt: ast.stmt, sends: dict, receives: frozenset, peer_keywor
     if _last_name(call.func) not in receives:
         return None
     src = _argument(call, peer_keywords, 0)
-    if src is None or not names_neighbour_rank(dotted(src) or "", "previous"):
+    if src is None or not _names_neighbour(src, "previous"):
         return None
     name = assign.targets[0].id
     tags = sends.get(name)
@@ -351,8 +371,46 @@ def _first_stage(test: ast.expr) -> bool:
     return bool(text) and first_rank_dims(text.rsplit(".", 1)[-1]) == _STAGE_DIMS
 
 
+def _stage_rank(expr: ast.expr) -> bool:
+    """``pp_rank`` (any receiver): this rank's index among the stages, 0 on
+    the first (a test for one, ``is_first_pp_rank``, is no index)."""
+    last = (dotted(expr) or "").rsplit(".", 1)[-1]
+    return bool(last) and not last.lower().lstrip("_").startswith("is_") and rank_name_dims(last) == _STAGE_DIMS
+
+
+#: ``index OP bound`` tests holding on every stage but the first (``pp_rank > 0``)
+_PAST_FIRST = {ast.Gt: 0, ast.NotEq: 0, ast.GtE: 1}
+#: the same tests written the other way round (``0 < pp_rank``)
+_PAST_FIRST_FLIPPED = {ast.Lt: 0, ast.NotEq: 0, ast.LtE: 1}
+
+
 def _is_not_first_stage(test: ast.expr) -> bool:
-    return type(test) is ast.UnaryOp and isinstance(test.op, ast.Not) and _first_stage(test.operand)
+    """``not is_first_pp_rank``, or the stage index compared past the first
+    stage's 0 (``pp_rank > 0``, ``pp_rank != 0``, ``pp_rank >= 1``)."""
+    if type(test) is ast.UnaryOp and isinstance(test.op, ast.Not):
+        return _first_stage(test.operand)
+    if type(test) is not ast.Compare or len(test.ops) != 1:
+        return False
+    left, op, right = test.left, type(test.ops[0]), test.comparators[0]
+    bounds = _PAST_FIRST
+    if type(left) is ast.Constant:
+        left, right, bounds = right, left, _PAST_FIRST_FLIPPED
+    return (op in bounds and _stage_rank(left) and type(right) is ast.Constant and type(right.value) is int
+            and right.value == bounds[op])
+
+
+def _names_neighbour(peer: ast.expr, side: str) -> bool:
+    """Whether a point-to-point call's peer is the stage before this one
+    (``side`` "previous") or after it ("next"): a name saying so
+    (``prev_pp_rank``), or the stage index minus or plus one (``pp_rank -
+    1``, ``pp_rank + 1``, ``1 + pp_rank``)."""
+    if type(peer) is not ast.BinOp:
+        return names_neighbour_rank(dotted(peer) or "", side)
+    index, one = peer.left, peer.right
+    if side == "next" and type(index) is ast.Constant:
+        index, one = one, index
+    return (isinstance(peer.op, ast.Sub if side == "previous" else ast.Add) and _stage_rank(index)
+            and type(one) is ast.Constant and type(one.value) is int and one.value == 1)
 
 
 def _first_stage_arm(stmt: ast.stmt, name: str) -> Optional[tuple]:
