@@ -236,7 +236,7 @@ class FactGatherer:
                 if id(atoms) not in seen:
                     seen.add(id(atoms))
                     values.append(atoms)
-        constructed_classes(values, functions, made, seen)
+        constructed_classes(values, functions, made, seen, _MethodsCalled(self.facts.values()))
         if not made:
             return {}
         unparsed = self._unparsed_modules(by_path)
@@ -530,13 +530,15 @@ def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> No
             deciding_definitions(atom.inner, out, seen, False)
 
 
-def constructed_classes(values: list, functions: dict, out: set, seen: set) -> None:
+def constructed_classes(values: list, functions: dict, out: set, seen: set,
+                        methods: Optional["_MethodsCalled"] = None) -> None:
     """Add to ``out`` the dotted names of the unresolved calls among the
     atom sets ``values`` whose name has a capitalised part: a class's
     construction or one of its classmethods (``pkg.conf.Settings.for_model``),
     however deep in attribute reads, projections and collective results,
     and in the returns of the analysed functions (``functions``: (module,
-    qualified name) -> FuncFacts) the atoms call (a helper building the
+    qualified name) -> FuncFacts; ``methods``: what a ``self.m()`` call
+    runs, :class:`_MethodsCalled`) the atoms call (a helper building the
     object).  The returns are followed a level at a time: the pending
     summaries of one level are worked out together, one request per worker,
     in file order (one at a time, the pass waited on a round trip per
@@ -544,7 +546,7 @@ def constructed_classes(values: list, functions: dict, out: set, seen: set) -> N
     while values:
         targets: dict = {}  # id -> function called
         for atoms in values:
-            _constructed_calls(atoms, functions, out, seen, targets)
+            _constructed_calls(atoms, functions, out, seen, targets, methods)
         level = sorted(targets.values(), key=lambda fn: (fn.path, fn.line, fn.key))
         fill_pending(level)
         values = []
@@ -555,7 +557,48 @@ def constructed_classes(values: list, functions: dict, out: set, seen: set) -> N
                     values.append(variant.returns)
 
 
-def _constructed_calls(atoms, functions: dict, out: set, seen: set, targets: dict) -> None:
+class _MethodsCalled:
+    """The methods a ``self.m()`` call of a class may run: the class's own
+    ``m``, and where it defines none (a mixin calling what the class it is
+    mixed into defines), the ``m`` of each class of the analysed files
+    naming it as a base.  A helper method handing back a new object
+    (``return Plan(batch=...)``) is then followed as a module-level helper
+    is.  The tables are made when the first method call is met."""
+
+    def __init__(self, all_facts):
+        self.all_facts = all_facts
+        self.methods: Optional[dict] = None  # (class key, name) -> [FuncFacts]
+        self.derived: dict = {}  # class key -> the keys of the classes naming it as a base
+
+    def _made(self) -> dict:
+        methods: dict = {}
+        keys: dict = {}  # (module, class name) -> class key
+        for facts in self.all_facts:
+            for cls in facts.classes:
+                keys[(cls.module, cls.name)] = cls.key
+        for facts in self.all_facts:
+            for fn in facts.functions:
+                if fn.class_key is not None:
+                    methods.setdefault((fn.class_key, fn.qualname.rpartition(".")[2]), []).append(fn)
+            for cls in facts.classes:
+                for base in cls.bases:
+                    key = base.key if base.tag == "class" else \
+                        keys.get(tuple(base.dotted.rsplit(".", 1))) if base.tag == "qual" else None
+                    if key is not None:
+                        self.derived.setdefault(key, []).append(cls.key)
+        return methods
+
+    def get(self, class_key: str, name: str) -> list:
+        methods = self.methods
+        if methods is None:
+            methods = self.methods = self._made()
+        found = methods.get((class_key, name))
+        if found is not None:
+            return found
+        return [fn for sub in sorted(self.derived.get(class_key, ())) for fn in methods.get((sub, name), ())]
+
+
+def _constructed_calls(atoms, functions: dict, out: set, seen: set, targets: dict, methods) -> None:
     """:func:`constructed_classes` within one atom set: the class names go
     to ``out``, the analysed functions called to ``targets``."""
     for atom in atoms:
@@ -565,6 +608,8 @@ def _constructed_calls(atoms, functions: dict, out: set, seen: set, targets: dic
             found = ()
             if ref.tag == "func":
                 found = functions.get((ref.module, ref.qualname), ())
+            elif ref.tag == "method" and methods is not None:
+                found = methods.get(ref.class_key, ref.name)
             elif ref.tag == "qual":
                 head, _, name = ref.dotted.rpartition(".")
                 found = functions.get((head, name), ())
@@ -574,4 +619,4 @@ def _constructed_calls(atoms, functions: dict, out: set, seen: set, targets: dic
                 targets.setdefault(id(fn), fn)
         elif (tag == "J" or tag == "C" or tag == "A") and id(atom.inner) not in seen:
             seen.add(id(atom.inner))
-            _constructed_calls(atom.inner, functions, out, seen, targets)
+            _constructed_calls(atom.inner, functions, out, seen, targets, methods)
