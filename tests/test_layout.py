@@ -238,6 +238,7 @@ ANALYSIS_PHASES = [
     ("unanimity",),  # a test that every rank gathered this rank's own value
     ("structure",),  # reads of a value's structure
     ("callplans",),  # what a call's text alone decides about its result
+    ("exceptionreads",),  # what an exception a statement raises or a handler catches depends on
     ("evaluator",),  # expressions
     ("flows",),  # the variables a walker carries through statements
     ("fieldwrites",),  # what a statement writes into the fields of self
