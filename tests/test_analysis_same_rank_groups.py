@@ -4,7 +4,7 @@ runs over that group object, and two group fields set together from groups
 made over one rank list (a device group and a CPU group of the same ranks)
 name one group, so arms that reach the same operation through either stay
 in step (cslint/analysis/communicators.py ``same_rank_fields``,
-cslint/analysis/scope.py ``named_group``, ``CollectiveSpec.group_by_name``)."""
+cslint/analysis/collectivegroups.py ``named_group``, ``CollectiveSpec.group_by_name``)."""
 
 import textwrap
 

@@ -222,6 +222,7 @@ ANALYSIS_PHASES = [
     # of an if/else make alike; tests storing alike; index stores into a list; tables whose entries are tuples of one
     # length; fields a method sets; tests of one chain that decide each other; a call every way out of a decision
     # makes once
+    ("collectivegroups",),  # which call is a collective and over which group
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers", "copies", "tensorarms"),  # what a method call's receiver is, by type terms; a name or field
     # rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor

@@ -11,20 +11,20 @@ from fnmatch import fnmatchcase
 from typing import Optional
 
 from ..config import Settings, matches_any, pattern_matches, text_matches
-from ..presets import Knowledge, group_from_text
+from ..presets import Knowledge
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .astwalk import children_into
 from .callrefs import func_ref, method_ref
 from .modulenames import module_name_for
 from .results import AtomBuilder
 from .cfg import exit_exceptions
-from .communicators import Communicators, built_over_fields, same_rank_field
+from .collectivegroups import CollectiveGroups
+from .communicators import Communicators
 from .entries import positional_fields
 from .packagefiles import in_package
-from .records import CollectiveMatch
 from .shapes import returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
-                     top_level_definitions, unparse)
+                     top_level_definitions)
 from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, ELEMENT_ADDERS, looks_like_communicator
 
 
@@ -176,28 +176,6 @@ def canonical_text(text: Optional[str], imports: dict) -> Optional[str]:
     return text
 
 
-def _group_argument(node: ast.AST) -> Optional[str]:
-    """The text of an argument that may be a process group (a name, an
-    attribute or call chain), ``""`` for ``None``; None for anything else."""
-    t = type(node)
-    if t is ast.Name or t is ast.Attribute or t is ast.Call:
-        return dotted(node)
-    if t is ast.Constant and node.value is None:
-        return ""
-    return None
-
-
-def _field_group_name(ctx, text: str) -> str:
-    """``text``, or for ``self.attr`` that names no group itself the name of
-    the one group every assignment of the field in the file names
-    (``ModuleContext._field_groups``)."""
-    if text.startswith("self.") and text.count(".") == 1:
-        group = ctx._field_groups().get(text[len("self."):])
-        if group and group_from_text(text) is None:
-            return group
-    return text
-
-
 #: statements whose bodies run at module level when they stand there
 _MODULE_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match) + tuple(
     getattr(ast, name) for name in ("TryStar",) if hasattr(ast, name))
@@ -227,7 +205,7 @@ def _preset_collective_tails(knowledge: Knowledge) -> frozenset:
     return found
 
 
-class ModuleContext:
+class ModuleContext(CollectiveGroups):
     """Module-wide state shared by the function extractors."""
 
     def returns_tuples(self, ref) -> bool:
@@ -479,125 +457,6 @@ class ModuleContext:
         self._attribute_verdicts[key] = found
         return found
 
-    # -- collectives --------------------------------------------------------
-    def match_collective(self, call: ast.Call, raw: Optional[str], canon: Optional[str]):
-        """A :class:`CollectiveMatch` when the call is a collective, else None."""
-        if not raw:
-            return None
-        key = (raw, canon)
-        cached = self._collective_cache.get(key)
-        if cached is None:
-            cached = self._collective_spec(raw, canon)
-            self._collective_cache[key] = cached
-        if cached is False:
-            return None
-        spec, user_group = cached
-        name = raw.rsplit(".", 1)[-1]
-        receiver = raw.rsplit(".", 1)[0] if "." in raw else ""
-        if spec is None:
-            return CollectiveMatch(name, user_group or self._infer_group(call, receiver, None) or "world", "unknown",
-                                   None)
-        group = spec.group or self._infer_group(call, receiver, spec) or "world"
-        api = spec.api
-        if api == "torch" and receiver.startswith("self") and receiver.rsplit(".", 1)[-1] in ("dist", "_dist") \
-                and "tensorrt_llm" in self.knowledge.names:
-            api = "trtllm"
-        return CollectiveMatch(name, group, api, spec)
-
-    def _collective_spec(self, raw: str, canon: Optional[str]):
-        texts = (raw, canon) if canon and canon != raw else (raw,)
-        receiver = raw.rsplit(".", 1)[0] if "." in raw else ""
-        for pattern in self.user_collectives:
-            pat, _, group = pattern.partition(":")
-            if text_matches(texts, pat):
-                return (None, group or None)
-        tail = raw.rsplit(".", 1)[-1]
-        if self.knowledge.is_not_collective(raw):
-            return False
-        matching = []
-        for spec in self.knowledge.candidates("collectives", tail):
-            if not text_matches(texts, spec.pattern):
-                continue
-            if spec.receiver == "comm" and not looks_like_communicator(receiver) and receiver not in self.comm_names:
-                continue
-            if receiver in ("np", "numpy", "torch", "jnp", "tf", "F", "functools", "operator", "math", "itertools"):
-                if not (canon or "").startswith("torch.distributed"):
-                    continue
-            matching.append(spec)
-        if not matching:
-            return False
-        # The most specific pattern names the API (`*.dist.allreduce`, TensorRT-LLM's Distributed, over
-        # `*.allreduce`, any mpi4py communicator); declaration order breaks ties.
-        return (max(matching, key=lambda spec: len(spec.pattern.replace("*", ""))), None)
-
-    def group_arguments(self, call: ast.Call) -> tuple:
-        """((position or keyword, text), ...) for the arguments of a call
-        that may be a process group: names, attribute and call chains as
-        their dotted text, ``None`` (the world) as ``""``; the receiver of a
-        method call under the keyword ``self``.  Nothing after ``*args``.
-        Only texts: what group one names is worked out where a callee's
-        collective is over that parameter (:func:`program.bound_group`);
-        a field of this class (``self.gloo_group``) whose text names no
-        group but every assignment of which in this file names one
-        (:meth:`_field_groups`) is passed as that group's name, as the
-        field's collectives read it (:meth:`group_of_text`)."""
-        out = []
-        for position, arg in enumerate(call.args):
-            if type(arg) is ast.Starred:
-                break
-            text = _group_argument(arg)
-            if text is not None:
-                out.append((position, _field_group_name(self, text)))
-        for keyword in call.keywords:
-            if keyword.arg is not None:
-                text = _group_argument(keyword.value)
-                if text is not None:
-                    out.append((keyword.arg, _field_group_name(self, text)))
-        func = call.func
-        if type(func) is ast.Attribute and type(func.value) in (ast.Name, ast.Attribute, ast.Call):
-            receiver = dotted(func.value)
-            if receiver and receiver != "self":  # the instance a method runs on
-                out.append(("self", receiver))
-        return tuple(out)
-
-    def group_of_text(self, text: str) -> str:
-        """The group an expression's text names: a dimension its words
-        say (``get_tp_group().cpu_group``: ``tp``), or for a field
-        (``self.sync_group``) the one group every assignment of that field
-        in this file names (``self.sync_group = scheduler.tp_cpu_group``;
-        ``None`` aside); else ``group:<text>``, a field of the same ranks as
-        another named by the first (:func:`~.communicators.same_rank_field`)."""
-        group = group_from_text(text)
-        if group is not None:
-            return group
-        if text.startswith("self.") and text.count(".") == 1:
-            group = self._field_groups().get(text[len("self."):])
-            if group:
-                return group
-            over = built_over_fields(self).get(text[len("self."):])
-            if over:  # a communicator built over another group field of the object (``group=self.cpu_group``)
-                return group_from_text(over) or self._field_groups().get(over[len("self."):]) \
-                    or f"group:{same_rank_field(self, over)}"
-        return f"group:{same_rank_field(self, text)}"
-
-    def _field_groups(self) -> dict:
-        """attr -> the group every ``self.attr = ...`` of this file names
-        ("" where some assignment names none or they differ); worked out on
-        first use."""
-        table = self.__dict__.get("_field_group_table")
-        if table is not None:
-            return table
-        table = {}
-        for attr, value in self.field_writes:
-            if isinstance(value, ast.Constant) and value.value is None:
-                continue  # not set up (yet): no group at all
-            text = dotted(value) if isinstance(value, (ast.Name, ast.Attribute, ast.Call)) else None
-            group = (group_from_text(text) or "") if text else ""
-            known = table.get(attr)
-            table[attr] = group if known is None or known == group else ""
-        self.__dict__["_field_group_table"] = table
-        return table
-
     @property
     def size_fields(self) -> frozenset:
         """The fields every ``self.attr = ...`` of this file sets to a
@@ -619,40 +478,6 @@ class ModuleContext:
         if found is None:
             found = self.__dict__["_positional_fields"] = positional_fields(self.tree)
         return found
-
-    def _infer_group(self, call: ast.Call, receiver: str, spec) -> Optional[str]:
-        argument = named_group(self, call, spec)
-        if argument is not None:
-            return argument
-        if receiver and receiver not in ("dist", "torch.distributed", "c10d"):
-            return group_from_text(receiver)
-        return None
-
-
-def named_group(ctx: ModuleContext, call: ast.Call, spec) -> Optional[str]:
-    """The group a collective call names by an argument (its keyword, or
-    the position the library's signature gives it); None where it names
-    none."""
-    kw = spec.group_kw if spec else "group"
-    for keyword in call.keywords:
-        if keyword.arg in (kw, "group", "process_group", "comm", "pg"):
-            if isinstance(keyword.value, ast.Constant) and keyword.value.value is None:
-                return "world"
-            return ctx.group_of_text(spec.group_object(unparse(keyword.value)) if spec else unparse(keyword.value))
-    if spec is not None and spec.group_arg is not None and len(call.args) > spec.group_arg:
-        return ctx.group_of_text(spec.group_object(unparse(call.args[spec.group_arg])))
-    return None
-
-
-def runs_over_receiver(ctx: ModuleContext, call: ast.Call, match) -> bool:
-    """Whether a group-coordinator method collective (``group.all_gather(t)``:
-    a torch-API method of no fixed group, called on a name) runs over the
-    object it is called on: no argument names its group, and the receiver's
-    text names none either (read as the world until then)."""
-    spec = match.spec
-    return spec is not None and spec.group is None and spec.api == "torch" and match.group == "world" \
-        and type(call.func) is ast.Attribute and type(call.func.value) is ast.Name \
-        and named_group(ctx, call, spec) is None
 
 
 def size_fields_of(tree: ast.Module, field_writes=None) -> frozenset:

@@ -18,7 +18,8 @@ from .communicators import (assigned_fields, attribute_bound_locals, group_holdi
                              registry_lookup_key, with_copies)
 from .fallbacks import fallback_candidates, param_fallbacks
 from .records import CollectiveMatch
-from .scope import canonical_text, runs_over_receiver
+from .collectivegroups import runs_over_receiver
+from .scope import canonical_text
 from .shapes import returns_one_tuple_shape
 from .syntax import dotted, unparse
 
