@@ -232,7 +232,8 @@ ANALYSIS_PHASES = [
     # order; over a registry filled lazily; code a background thread runs; exceptions of the tree's own classes;
     # failures recorded in a name; classes handed in
     ("converging",),  # a statement whose failure ends its function as its success does
-    ("function",),  # one function's walk and references
+    ("functionscan",),  # the one cheap walk of a function body
+    ("function",),  # one function's facts and references
     ("typedcalls",),  # calls of another file's typed wrapper, by the receiver's class
     ("feasibility",),  # which paths run under the configuration every rank shares
     ("iteration",),  # what each name of a loop's target takes from its iterable (enumerate, zip)

@@ -3,7 +3,8 @@ and receiver, the names it binds, the calls each statement makes, the modes
 its tests name, and where a callee expression leads (a typed reference that
 the whole-tree pass resolves).
 
-One cheap walk (:meth:`FunctionInfo.scan_calls`) notes all of it for the summary walk, the dataflow and the guards.
+One cheap walk (``FunctionInfo.scan_calls``, from :class:`~cslint.analysis.functionscan.FunctionScan`) notes all of
+it for the summary walk, the dataflow and the guards.
 """
 
 from __future__ import annotations
@@ -15,10 +16,11 @@ from ..config import matches_any
 from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any
 from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
-from .astwalk import BLOCKS_OF, CHILDREN, children_into, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, children_into, walk as fast_walk, walked
 from .callfacts import payload_argument
 from .classargs import parameter_call_ref
 from .funcaliases import probed_text
+from .functionscan import FunctionScan
 from .atoms import EMPTY, param_atoms, source
 from .callrefs import (
     class_ref, field_method_ref, func_ref, method_ref, name_ref, qual_ref, super_ref, typed_method_ref,
@@ -26,22 +28,12 @@ from .callrefs import (
 from .logs import quiet_calls
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
-from .shapes import loop_values_name
-from .stores import built_comprehension, split_sizes
-from .lists import list_index_stores
 from .positions import entry_positions
 from .syntax import (
-    calls_in_order, constant_key_read, dotted, existing_key_stores_of, params_that_may_be_none, target_names,
+    calls_in_order, dotted, params_that_may_be_none,
 )
-from .vocabulary import ELEMENT_ADDERS, GENERIC_METHODS, LOCAL_IO_CALLS
-from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
-
-
-class CallScan(NamedTuple):
-    """What :meth:`FunctionInfo.scan_calls` found."""
-
-    names: frozenset  # the last component of every callee
-    has_collective: bool  # a call the presets or the configuration call a collective
+from .vocabulary import GENERIC_METHODS
+from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, match_call, wrapped_models
 
 
 class CallInfo(NamedTuple):
@@ -61,17 +53,6 @@ class NodeInfo(NamedTuple):
     exprs: list
     calls: list  # [CallInfo]
     walrus: list  # [ast.NamedExpr] with a plain name target
-
-
-def _subclasses(node_type: type) -> set:
-    found = {node_type}
-    for sub in node_type.__subclasses__():
-        found |= _subclasses(sub)
-    return found
-
-
-#: every statement node type (a set lookup per node of :meth:`FunctionInfo.scan_calls`' walk, not an isinstance call)
-_STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
 
 
 def rank_param_sources(info) -> tuple:
@@ -273,7 +254,7 @@ def index_parents(body: list) -> tuple:
     return parents, blocks
 
 
-class FunctionInfo:
+class FunctionInfo(FunctionScan):
     """The static facts of one function body (or of the module body)."""
 
     def __init__(self, ctx: ModuleContext, func: ast.AST, qualname: str, class_key: Optional[str],
@@ -401,172 +382,6 @@ class FunctionInfo:
             if text == self.self_name or text.startswith(self.self_name + "."):
                 return "self" + text[len(self.self_name):]
         return text
-
-    # -- the one walk ----------------------------------------------------------
-    def scan_calls(self) -> CallScan:
-        """Callee names and whether a call is a collective, from one cheap walk, which also notes raises, loops
-        and the function's local names (the summary walk needs them and a second walk cost as much again)."""
-        names, collective = set(), False
-        self.raises = False
-        self.local_io = False
-        self.signal_handlers = []
-        may_write_field = decorated = False  # decorated: a nested definition's decorators were walked too
-        local = {p.lstrip("*") for p in self.params}
-        local.discard(self.self_name)
-        params, rebound = frozenset(local), set()  # rebound: the parameters a store binds again
-        dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)
-        element_stores: set = set()  # xs[k] = v, xs.append(v)
-        tuple_appended: set = set()  # xs.append((a, b))
-        existing_key_stores, entry_drawn_loops, iteration_targets = set(), set(), set()
-        returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
-        self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
-        body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
-        stack = list(body)
-        # The calls with arguments that each statement makes itself, for the summary walk (which would otherwise
-        # walk every statement again). A marker ``(owner,)`` pushed under a statement's children comes back once
-        # the whole subtree is done, and restores the enclosing owner.
-        calls_by_statement: dict = {}
-        bare_calls: list = []  # the calls without arguments (facts._run_refs)
-        lambdas_by_statement: dict = {}
-        walrus_by_statement: dict = {}
-        owner = None
-        statement_types = _STATEMENT_TYPES
-        ctx = self.ctx
-        tails = ctx.collective_tails
-        Call, Name, Attribute, Store, Del, Load = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del, ast.Load
-        nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-        Constant, keyword = ast.Constant, ast.keyword
-        while stack:
-            node = stack.pop()
-            t = type(node)
-            # the commonest nodes first: no statement, nothing to note.  An attribute or a keyword has one child
-            # (``attr``/``arg`` are strings), the node the stack would hand back next: it is taken at once.
-            while t is Attribute or t is keyword:
-                value = node.value
-                if t is Attribute and type(value) is Name and value.id == self_name:
-                    may_write_field = may_write_field or type(node.ctx) is not Load  # ``self.x = ...``, ``del self.x``
-                    t = None  # ``self.x`` hands nothing
-                    break
-                node = value
-                t = type(node)
-            if t is None or t is Constant:
-                continue
-            if t is tuple:  # ``(owner,)``: the statement whose subtree ends here hands ownership back
-                owner = node[0]
-                continue
-            if t in statement_types:
-                stack.append((owner,))
-                owner = node
-            if t is Name:
-                if type(node.ctx) is Store or type(node.ctx) is Del:
-                    local.add(node.id)
-                    if node.id in params:
-                        rebound.add(node.id)
-                elif node.id == self_name:
-                    hands_self = True  # ``self`` itself handed on, bound to another name, returned
-                continue
-            if t is Call:
-                if node.args or node.keywords:
-                    calls_by_statement.setdefault(id(owner), []).append(node)
-                else:
-                    bare_calls.append(node)
-                func = node.func
-                name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
-                if type(func) is Attribute and type(func.value) is Attribute and type(func.value.value) is Name \
-                        and func.value.value.id == self_name:
-                    may_write_field = True  # ``self.x.update(...)``
-                if name == "signal" and len(node.args) >= 2 and \
-                        canonical_text(dotted(func), ctx.imports) == "signal.signal":
-                    handler = self.resolve_ref(node.args[1])
-                    if handler is not None:
-                        self.signal_handlers.append(handler)
-                if name and type(func) is Attribute and (type(func.value) is Name and func.value.id == self_name or (
-                        type(func.value) is Call and dotted(func.value.func) == "super")):
-                    self_calls.append(name)
-                if name:
-                    names.add(name)
-                    if name in ELEMENT_ADDERS and type(func) is Attribute and type(func.value) is Name:
-                        element_stores.add(func.value.id)
-                        if name == "append" and len(node.args) == 1 and type(node.args[0]) is ast.Tuple:
-                            tuple_appended.add(func.value.id)
-                    if name in LOCAL_IO_CALLS:
-                        self.raises = self.local_io = True  # I/O fails on one rank's disk or network only
-                    if not collective and name in tails:
-                        raw = dotted(func)
-                        if raw and (ctx.match_collective(node, raw, canonical_text(raw, ctx.imports))
-                                    or raw.startswith("super().") and inherited_collective(self, node, raw)):
-                            collective = True
-            elif t in nested:
-                local.add(node.name)
-                hands_self = True
-                decorated = decorated or bool(node.decorator_list)
-                stack.extend(node.decorator_list)
-                continue
-            elif t is ast.Lambda:
-                lambdas_by_statement.setdefault(id(owner), []).append(node)
-                hands_self = True
-                continue
-            elif t is ast.Await:
-                hands_self = True  # other coroutines run while it waits (a generator's consumer is its caller)
-            elif t is ast.Raise or t is ast.Assert:
-                self.raises = True
-            elif t is ast.Return:
-                if node.value is not None:
-                    returned.append(node.value)
-            elif t is ast.NamedExpr:
-                if type(node.target) is Name:
-                    walrus_by_statement.setdefault(id(owner), []).append(node)
-            elif t is ast.Subscript:
-                if type(node.ctx) is not Load and type(node.value) is Attribute:
-                    may_write_field = True  # ``self.x[k] = ...`` (any attribute's element, as writes_no_field reads it)
-                if type(node.value) is Name and type(node.slice) is ast.Constant:
-                    keyed = dict_keys if type(node.slice.value) is str else position_reads
-                    keyed.setdefault(node.value.id, set()).add(node.slice.value)
-                if type(node.value) is Name and type(node.ctx) is Store and type(node.slice) is not ast.Slice:
-                    element_stores.add(node.value.id)
-                    index_stores.append(node)
-            elif (t is ast.Assign or t is ast.AnnAssign) and (built_comprehension(node.value) or split_sizes(node.value)):
-                element_stores.update(_comprehension_bound(node))  # own structure kept apart: Transfer.assign
-            elif t is ast.Assign and (type(node.value) is ast.Subscript or any(type(x) is not Name for x in node.targets)):
-                iteration_targets.update(name for target in node.targets for name in target_names(target))
-                element_stores.update(_comprehension_bound(node) if constant_key_read(node.value) else ())  # Transfer.assign
-            elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
-                iteration_targets.update(target_names(node.target))
-                element_stores.update(target_names(node.target) if loop_values_name(node) else ())  # Transfer.loop_target
-                stores, drawn_at_entry = existing_key_stores_of(node)
-                existing_key_stores.update(stores)
-                if drawn_at_entry:
-                    entry_drawn_loops.add(id(node))
-            elif t is ast.comprehension:
-                iteration_targets.update(target_names(node.target))
-            elif t is ast.ExceptHandler:
-                if node.name:
-                    local.add(node.name)
-            elif t is ast.Import or t is ast.ImportFrom:
-                for alias in node.names:
-                    local.add((alias.asname or alias.name).split(".")[0])
-                continue
-            stack += read(node) if (read := CHILDREN[t]) is not None else ()  # (children_into, a call fewer)
-        if not collective and imports_a_wrapper(ctx) and wrapped_models(self)[0]:
-            collective = any(match_call(self, node, dotted(node.func), None) is not None
-                             for node in own_nodes(self.func) if isinstance(node, ast.Call))
-        self._local = local
-        self.rebound_params = frozenset(rebound)
-        self.callee_names = frozenset(names)
-        self.returned_values = returned
-        self.calls_by_statement = calls_by_statement
-        self.bare_calls = bare_calls
-        self.lambdas_by_statement = lambdas_by_statement
-        self.walrus_by_statement = walrus_by_statement
-        self.dict_keys, self.position_reads = dict_keys, position_reads
-        self.element_stores = frozenset(element_stores)
-        self.tuple_appended = frozenset(tuple_appended)
-        self.existing_key_stores = frozenset(existing_key_stores.union(list_index_stores(self, index_stores)))
-        self.entry_drawn_loops = frozenset(entry_drawn_loops)
-        self.iteration_targets = frozenset(iteration_targets)
-        self.self_calls, self.hands_self = tuple(dict.fromkeys(self_calls)), hands_self
-        self.may_write_field = may_write_field if not decorated else (None if may_write_field else False)
-        return CallScan(frozenset(names), collective)
 
     def node_info(self, node: cfgmod.Node) -> NodeInfo:
         """The expressions a CFG node evaluates, its calls (with their collective match) and walruses; once."""
@@ -762,10 +577,3 @@ def mode_predicate_value(info: FunctionInfo, test, specs, modes) -> Optional[boo
         if fnmatch_any(text, spec.predicates):
             return spec.name in modes
     return None
-
-
-def _comprehension_bound(node) -> list:
-    """The names an assignment of a list comprehension (or ``tuple(...)`` of a generator) binds (their own structure
-    is the comprehension's generators', kept apart from its elements: :meth:`~cslint.analysis.transfer.Transfer.assign`)."""
-    return [t.id for t in (node.targets if type(node) is ast.Assign else (node.target,)) if type(t) is ast.Name]
-
