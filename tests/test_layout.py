@@ -259,6 +259,7 @@ ANALYSIS_PHASES = [
     ("resolution", "processes"),  # names across the tree; which processes a method runs in, by how its class
     # binds it
     ("constructions",),  # fields of an object the reader sees built
+    ("fieldreads",),  # fields of an object over the whole-tree tables
     ("reads",),  # call results and attributes over the whole-tree tables
     ("tablevalues",),  # the value of an atom set over the whole-tree tables
     ("callercontext",),  # a summarised function's calling conditions, handed to every function it calls

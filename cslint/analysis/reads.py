@@ -1,7 +1,8 @@
 """What a call's result and an attribute of an object read in the whole-tree
 pass: the callee's return summary with its parameters bound to the call's
-arguments, the field of the classes an object may be an instance of, and
-whether a call raises on some ranks only.
+arguments, the field of the classes an object may be an instance of
+(:class:`~cslint.analysis.fieldreads.FieldReads`, mixed in), and whether a
+call raises on some ranks only.
 Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
 (``rets``, ``fields``) and ``eval``.
 """
@@ -12,16 +13,14 @@ import functools
 
 from ..presets import ALL_DIMS
 from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
-from .presentfields import PRESENT_FIELD, present_field, present_read
 from .atoms import (
-    BY_METHOD, CONTENTS, DROP, EMPTY, ENTRY_FIELD, IDENT, OWN_ARG, OWN_FIELD, OWN_PARAM, SHAPE, SPREAD_OWN, STORED_OWN,
-    ATTRIBUTE_KEEPS, base_field, entry_base, field_name, own_field, param, project, source,
+    CONTENTS, DROP, EMPTY, IDENT, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, STORED_OWN,
+    base_field, entry_base, field_name, param, project, source,
 )
 from .callrefs import OWN_PART, THROUGH_INSTANCE
-from .constructions import built_apart, constructed_by, field_of
+from .fieldreads import FieldReads
 from .divergence import extend_via, merge, transformed
 from .positions import POSITION_PARAM, parameter_of
-from .selfcalls import by_method, split_by_method
 from .spreads import element_argument, positional_argument
 from .records import FuncFacts, Site, written_variants
 from .vocabulary import VIEW_METHODS
@@ -103,7 +102,7 @@ def _keeps_part(variant, index) -> bool:
     return bool(variant.return_parts) and not variant.return_keys and index < len(variant.return_parts)
 
 
-class ProgramReads:
+class ProgramReads(FieldReads):
     """Reads of call results and attributes over the program's tables."""
 
     def _record_returns(self, fn, v, mode: frozenset) -> bool:
@@ -301,99 +300,6 @@ class ProgramReads:
                 merge(out, k, dims, extend_via(via, link))
         return out
 
-    def _seed_signal_handler_fields(self) -> None:
-        """Fields a signal handler assigns differ between ranks: the signal
-        reaches one process (a SIGTERM from a node's scheduler, a Ctrl-C)."""
-        for fn in self.funcs.values():
-            for ref in fn.signal_handlers:
-                for handler in self.resolver.resolve(ref):
-                    for v in written_variants(handler):
-                        for write in v.fields:
-                            named = field_name(write.attr)
-                            origin = source("set by a signal handler", f"self.{named}", handler.path,
-                                            write.line, (("*", ALL_DIMS),))
-                            merge(self.signal_fields.setdefault(named, {}), origin, ALL_DIMS, ())
-                            family = self.resolver.family(write.class_key)
-                            for attr in self._written_tables(family, write.attr, write.element):
-                                for mode in self.modes:
-                                    merge(self.fields.setdefault((family, attr, mode), {}), origin, ALL_DIMS, ())
-
-    def _field_value(self, atom, mode: frozenset) -> dict:
-        """``self.attr``: the field's table (of its own structure: the table
-        :meth:`_field_table` names), joined with what the properties of that
-        name return."""
-        family = self.resolver.family(atom.class_key)
-        attr = named = atom.attr
-        if BY_METHOD in attr:  # what a method may write to the field (selfcalls.py)
-            return written_by_methods(self, family, attr, mode)
-        if attr.endswith(OWN_FIELD):
-            attr = self._field_table(family, attr)
-            named = field_name(attr)
-        elif ENTRY_FIELD in attr:
-            named = field_name(attr)
-            if (family, attr if attr.endswith(STORED_OWN) else named) not in self.entry_fields:
-                attr = named  # another store may put anything in: the whole field
-        elif attr.endswith(PRESENT_FIELD):  # where it is not None (presentfields.py)
-            named = attr[:-len(PRESENT_FIELD)]
-        value = self.fields.get((family, attr, mode), {})
-        readers = self.properties.get((family, named))
-        return self._with_properties(value, readers, named, mode) if readers else value
-
-    def _written_tables(self, family, attr: str, element: bool, fn=None, absent: bool = False) -> tuple:
-        """The field tables a write of ``attr`` (by ``fn``) goes to: the field, and its
-        own structure where an element is stored into it (see
-        :func:`~cslint.analysis.atoms.own_field`); an element store's own
-        part goes to that table alone, its element to the field alone; and
-        the by-method tables of ``fn``'s name (:mod:`cslint.analysis.selfcalls`); and
-        the table of what is not a constructor's store from its parameters, for a
-        field some constructor stores (:mod:`cslint.analysis.constructions`); and,
-        for a field some method sets to None, unless this write (``absent``) is
-        one of those, the table of what it holds where it is not None
-        (:mod:`cslint.analysis.presentfields`)."""
-        if element or not self.own_fields or (family, attr) not in self.own_fields or attr.endswith(OWN_FIELD):
-            tables = (attr,)
-        else:
-            tables = (attr, own_field(attr))
-        method = None if fn is None else self.method_writes.method_of(fn)
-        if method is not None:
-            tables += tuple(by_method(table, method) for table in tables)
-        if not absent and (family, attr) in self.absent_fields:
-            tables += (present_field(attr),)
-        return tables + (built_apart(attr),) if (family, attr) in self.built_fields else tables
-
-    def _field_table(self, family, attr: str) -> str:
-        """The table a read of the field ``attr`` reads: the field's own
-        structure is the field itself where no element is stored into it."""
-        base = base_field(attr)
-        return base if base is not None and (family, base) not in self.own_fields else attr
-
-    def _attribute_value(self, atom, mode: frozenset) -> dict:
-        """``obj.attr``: the field ``attr`` of the classes ``obj`` may hold, plus
-        what makes ``obj`` a different object on some ranks (its structure;
-        of a field some method sets to None, where it is not None:
-        presentfields.py); of an object of unknown class, what
-        :func:`~cslint.analysis.atoms.attribute` keeps."""
-        out: dict = {}
-        keep = ATTRIBUTE_KEEPS.get(atom.attr, SHAPE)
-        family_of = self.resolver.family
-        for inner in self._in_order(atom.inner):
-            families = self.resolver.receivers.field_families(inner, atom.attr)
-            built = constructed_by(self.resolver, inner) if families else ()  # the object a call built
-            for family in families:
-                for k, (dims, via) in field_of(self, inner, built, family, atom.attr, mode).items():
-                    merge(out, k, dims, via)
-            if not families:
-                # an object of unknown class: a flag of that name that a signal
-                # handler sets may be the one read (a connector handed in as a
-                # parameter); the signal reaches one process, so it differs
-                for k, (dims, via) in self.signal_fields.get(atom.attr, {}).items():
-                    merge(out, k, dims, via)
-            held = present_read(inner, self.absent_fields, family_of) if self.absent_fields else inner
-            for k, (dims, via) in self.seen_through(self.eval(frozenset({held}), mode),
-                                                      SHAPE if families else keep).items():
-                merge(out, k, dims, via)
-        return out
-
     def _pass_arguments(self, fn: FuncFacts, site: Site, target: FuncFacts, offset: int, mode: frozenset) -> bool:
         """Merge what the call ``site`` of ``fn`` passes into the parameter
         tables of ``target`` (``offset``: 1 where the call does not pass the
@@ -503,29 +409,3 @@ class ProgramReads:
             collecting = collecting_position(fn.params)  # (a keyword-only parameter past ``*args``: no positional)
             return args[position] if 0 <= position < len(args) and (collecting < 0 or index < collecting) else None
         return positional_argument(fn.params, index, position, collecting_position(fn.params), args, kwargs)
-
-
-def by_method_tables(reads: ProgramReads, family, attr: str) -> tuple:
-    """The tables a read of what a method may write to a field reads (``attr``:
-    :func:`~cslint.analysis.selfcalls.by_method` of a field's table), that
-    table taken as ``_field_value`` takes it (an own structure kept apart or
-    the field itself, an entry position or the whole field)."""
-    table, method = split_by_method(attr)
-    if table.endswith(OWN_FIELD):
-        table = reads._field_table(family, table)
-    elif ENTRY_FIELD in table and (family, field_name(table)) not in reads.entry_fields:
-        table = field_name(table)
-    return reads.method_writes.tables(family, table, method)
-
-
-def written_by_methods(reads: ProgramReads, family, attr: str, mode: frozenset) -> dict:
-    """What the methods a by-method table ``attr`` stands for may write to the
-    field, and the conditions of the calls that run them (:func:`by_method_tables`),
-    joined with what the properties of the field's name return."""
-    out: dict = {}
-    for table in by_method_tables(reads, family, attr):
-        for k, (dims, via) in reads.fields.get((family, table, mode), {}).items():
-            merge(out, k, dims, via)
-    named = field_name(attr)
-    readers = reads.properties.get((family, named))
-    return reads._with_properties(out, readers, named, mode) if readers else out

@@ -16,7 +16,7 @@ from .callercontext import reads_no_context
 from .constructions import built_reads
 from .demand import demanded
 from .presentfields import present_read
-from .reads import by_method_tables
+from .fieldreads import by_method_tables
 from .records import FuncFacts
 from .resolution import Resolver
 
