@@ -266,6 +266,7 @@ ANALYSIS_PHASES = [
     ("demand",),  # which functions the fixpoint steps
     ("stepreads",),  # what a step of the fixpoint reads
     ("program",),  # the fixpoint
+    ("carriers",),  # broadcasts a fix can carry a condition in
     ("uniformity", "contexts"),  # the query object; a case parameter's site judged in its calling contexts
     ("hazards",),  # the decisions made from its answers
 ]
