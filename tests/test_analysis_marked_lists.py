@@ -2,7 +2,7 @@
 ``marked[i] = 1`` under a rank-local test, then the list handed to a helper
 that agrees it (issue 14, object-taint-spread).
 
-- ``[x] * n`` is a container (``structure._builds_container``): its truth is
+- ``[x] * n`` is a container (``containers._builds_container``): its truth is
   its length, ``n``, not what the marks hold;
 - an index store into a list replaces an element, so the list is as long as
   before whoever stores (``lists.list_index_stores``); a binding counts

@@ -302,7 +302,7 @@ class ModuleContext(CollectiveGroups):
         self.atoms = AtomBuilder()  # the call/collective result atoms of this file
         #: class key -> the fields its methods assign a container to (filled on first use)
         self.container_fields: dict = {}
-        #: id(node) -> container names of each definition (structure.container_index, on first use)
+        #: id(node) -> container names of each definition (containers.container_index, on first use)
         self.container_index = None
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
