@@ -3,9 +3,9 @@ group.cpu_group``, then ``dist.all_gather_object(..., group=cpu_group)``;
 SGLang's expert-weight transport exchanging its peers' handle counts; issue
 14) runs its collective over what each call passes for that parameter, as a
 collective over ``group.cpu_group`` written out does
-(``wrappers._bound_group``, ``program.bound_group``), and so does a
+(``localgroups._bound_group``, ``program.bound_group``), and so does a
 helper it hands the local to (``swap_handles(names, cpu_group)``:
-``wrappers._handed_group``).  A caller handing the
+``localgroups._handed_group``).  A caller handing the
 TP coordinator makes it a TP collective, harmless under a stage predicate;
 one handing the pipeline group, or a function that rebinds the parameter
 before reading it, still endangers the call.

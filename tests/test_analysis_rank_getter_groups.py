@@ -1,7 +1,7 @@
 """A rank asked of a group held by a local name (``process_group =
 self.real_dp_process_group[i]; rank = dist.get_rank(group=process_group)``,
 as DeepSpeed's ZeRO optimizers ask it) differs only along the dimensions of
-the group every binding of that local names (``wrappers.local_group``; an
+the group every binding of that local names (``localgroups.local_group``; an
 element of a container of groups names the group its text names), so a test
 of it is harmless under a collective over another dimension's group (issue
 14).  A local bound to an element of a container whose name says no group

@@ -227,6 +227,7 @@ ANALYSIS_PHASES = [
     ("receivers", "copies", "tensorarms"),  # what a method call's receiver is, by type terms; a name or field
     # rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)
+    ("localgroups",),  # the group a call's communicator argument holds, through what the function binds
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record
     ("orders", "registries", "threads", "raises", "recorded", "classargs"),  # loops over a set, in each process's
     # order; over a registry filled lazily; code a background thread runs; exceptions of the tree's own classes;

@@ -20,7 +20,8 @@ from .syntax import dotted, unparse
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, PARTIAL_APPLICATIONS, PROGRESS_WRAPPERS, RANK_ENV_VARS, SEEDED_GENERATORS,
 )
-from .wrappers import WRAPPED_FORWARD, local_group, match_call
+from .localgroups import local_group
+from .wrappers import WRAPPED_FORWARD, match_call
 
 #: what a call's text decides about its result (:func:`plan_call`)
 OPEN = "open"  # evaluated from its receiver, arguments and reference
@@ -97,7 +98,7 @@ def _rank_in_group(call: ast.Call, raw: str, world, info=None) -> Optional[tuple
     group (``None`` when no group with known dimensions is named).  A local
     every binding of which names one group (``process_group =
     self.real_dp_process_group[i]; get_rank(group=process_group)``) names
-    that group (:func:`wrappers.local_group`)."""
+    that group (:func:`localgroups.local_group`)."""
     group_text = next((unparse(kw.value) for kw in call.keywords if kw.arg in ("group", "process_group")), None)
     if group_text is None and "." in raw and raw.rsplit(".", 1)[-1] in ("rank", "Get_rank", "get_rank"):
         receiver = raw.rsplit(".", 1)[0]

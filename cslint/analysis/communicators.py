@@ -173,7 +173,7 @@ def attribute_bound_locals(ctx) -> frozenset:
     attribute chain of another name than ``self`` (``cpu_group =
     group.cpu_group``): the only locals a call's argument is worth asking
     whether they hold a group the function was handed, which its callers
-    name (:func:`~cslint.analysis.wrappers.call_group_arguments`).  Worked
+    name (:func:`~cslint.analysis.localgroups.call_group_arguments`).  Worked
     out once per file, from the assignments the walk collecting the imports
     kept."""
     found = ctx.__dict__.get("_attribute_bound_locals")
@@ -192,7 +192,7 @@ def param_chain_locals(info, bindings: tuple) -> frozenset:
     """The locals of the function ``info`` some assignment of which (among
     its binding nodes ``bindings``) binds them to an attribute chain of one
     of its parameters other than ``self`` (``cpu_group = group.cpu_group``):
-    the only ones :func:`~cslint.analysis.wrappers.call_group_arguments`
+    the only ones :func:`~cslint.analysis.localgroups.call_group_arguments`
     asks whether they hold a group the caller names.  Once per function."""
     found = info.__dict__.get("_param_chain_locals")
     if found is None:

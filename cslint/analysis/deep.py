@@ -25,7 +25,7 @@ from .records import Site, Variant
 from .settled import settled_call_implicit, settled_flow
 from .syntax import unparse
 from .astwalk import walk as fast_walk
-from .wrappers import call_group_arguments
+from .localgroups import call_group_arguments
 
 
 def called_field(info, func):

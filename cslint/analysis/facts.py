@@ -49,7 +49,8 @@ from .setfields import fields_set_first
 from .spans import may_cut_pieces
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, several_rank_side, single_rank_side
-from .wrappers import binding_nodes, own_nodes
+from .localgroups import binding_nodes
+from .wrappers import own_nodes
 
 
 #: decorators that make a method an attribute read (``self.name`` runs it)

@@ -5,7 +5,7 @@ process_group or default``, ``group = cpu_group`` then ``if group is None:
 group = get_tp_group().cpu_group``).  Wherever a caller passes that
 parameter, the local is what it passed, so a collective over the local runs
 over the caller's group (:func:`~cslint.analysis.program.bound_group` binds
-it at each call; :func:`~cslint.analysis.wrappers.param_with_fallback` asks).
+it at each call; :func:`~cslint.analysis.localgroups.param_with_fallback` asks).
 A caller passing nothing there leaves the parameter's name, an unknown
 group; one passing None, the world."""
 
@@ -22,7 +22,7 @@ def fallback_candidates(ctx) -> frozenset:
     """The names some assignment of the file binds to another name or to a
     choice of a name with a fallback (``p if p is not None else q``, ``p or
     q``): the only locals whose function's bindings
-    :func:`~cslint.analysis.wrappers.param_with_fallback` reads.  Once per
+    :func:`~cslint.analysis.localgroups.param_with_fallback` reads.  Once per
     file, from the assignments the walk collecting the imports kept."""
     found = ctx.__dict__.get("_fallback_candidates")
     if found is None:
