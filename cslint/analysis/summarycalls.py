@@ -1,0 +1,109 @@
+"""What a statement of a summarised function hands the whole-tree pass, mixed into the summary walk
+(:class:`SummaryCalls`): a call site for each call with arguments that resolves to a function of the tree (its
+arguments, its own-part keywords, its group arguments and the implicit flow it runs under), and what decides that a
+statement fails with an error nothing there catches (its local work, the callee's own tests) or that a ``try``
+body raises."""
+
+from __future__ import annotations
+
+import ast
+from ..model import Span
+from . import cfg as cfgmod
+from .astwalk import walk as fast_walk, walked
+from .atoms import EMPTY, escaped_by
+from .cfg import FAILING_CALL
+from .escapes import escaping_kind, failing_calls
+from .positions import own_arguments
+from .records import Site
+from .syntax import dotted
+
+#: definitions a ``try`` body holds, which raise nothing where they stand
+_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+class SummaryCalls:
+    """Mixed into :class:`~cslint.analysis.summary.SummaryWalk`: reads ``self.info`` (the function's facts, whose
+    walk found each statement's calls) and ``self.evaluator``, and keeps each statement's resolved calls in
+    ``self._calls_memo``."""
+
+    def _escapes(self, s, implicit) -> frozenset:
+        """What decides whether a simple statement fails on this rank with an
+        error nothing here catches: the tests above its local work, and the
+        callee's own for a call to a function that can fail (escapes.py)."""
+        ctx = self.info.ctx
+        kind = escaping_kind(ctx)(s)
+        if not kind:
+            return EMPTY
+        out = implicit
+        if kind & FAILING_CALL:
+            for call in failing_calls(ctx, s):
+                ref = self.info.resolve_ref(call.func)
+                if ref is not None:
+                    out = out | {escaped_by(ref, ctx.path, call.lineno, dotted(call.func) or "call")}
+        return out
+
+    def _raised_in(self, body, env, implicit) -> frozenset:
+        """What makes a ``try`` body raise: its statements' exceptions, its
+        own ``raise`` statements (under the implicit flow) and the tests of
+        the ``if`` statements that raise."""
+        raised = EMPTY
+        for inner in body:
+            if isinstance(inner, _DEFINITIONS):
+                continue
+            raised |= self.evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, inner), env)
+            if isinstance(inner, ast.Raise):
+                raised |= implicit
+            if isinstance(inner, ast.If) and any(isinstance(x, ast.Raise) for x in fast_walk(inner)):
+                raised |= self.evaluator.eval(inner.test, env)
+        return raised
+
+    def _calls(self, s, env, variant, implicit=EMPTY) -> None:
+        """Calls to analysed functions made by this statement (for parameter flow)."""
+        for node, ref in self._resolved_calls(s):
+            args, kwargs = self.evaluator.args(node, env)
+            if not implicit and not any(args) and not any(a for _, a in kwargs):
+                continue
+            owned = own_arguments(self.evaluator, node, args, env)
+            if owned:
+                kwargs = kwargs + owned  # what the callee's parameter own parts read
+            raw = dotted(node.func) or "call"
+            site = Site(Span.of(node), raw, None, ref, args, kwargs, ())
+            site.ctx_atoms = implicit
+            site.group_args = self.info.ctx.group_arguments(node)
+            variant.sites.append(site)
+
+    def _fill_args_memo(self, s, env) -> None:
+        """What :meth:`_calls` leaves in the statement's argument memo,
+        without the call sites: the statement's later evaluations read
+        the arguments as they were before its own bindings."""
+        args = self.evaluator.args
+        for node, _ref in self._resolved_calls(s):
+            args(node, env)
+
+    def _resolved_calls(self, s) -> list:
+        """(call, ref) for the calls with arguments that a statement makes
+        itself (not in nested blocks or nested definitions; lambdas
+        included) and that resolve to a function, in source order; found by
+        the walk of :meth:`FunctionInfo.scan_calls`."""
+        memo = self._calls_memo
+        key = id(s)
+        found = memo.get(key)
+        if found is not None:
+            return found
+        own = self.info.calls_by_statement.get(key)
+        lambdas = self.info.lambdas_by_statement.get(key)
+        if not own and not lambdas:
+            found = memo[key] = ()  # most statements call nothing with arguments
+            return found
+        calls = list(own or ())
+        for lam in lambdas or ():
+            calls.extend(node for node in walked(lam.body)
+                         if type(node) is ast.Call and (node.args or node.keywords))
+        calls.sort(key=lambda node: (node.lineno, node.col_offset))
+        found = []
+        for node in calls:
+            ref = self.info.resolve_ref(node.func)
+            if ref is not None:
+                found.append((node, ref))
+        memo[key] = found
+        return found
