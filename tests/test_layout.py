@@ -256,6 +256,7 @@ ANALYSIS_PHASES = [
     ("summary", "dataflow"),  # the two walkers
     ("roles",),  # decisions of equality tests that split the ranks into roles; chains that hand a group out by role
     ("alternatives",),  # site sequences of both arms
+    ("exceptionguards",),  # the conditions a failure puts on a call site
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator

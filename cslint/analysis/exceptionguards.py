@@ -1,0 +1,179 @@
+"""The conditions a failure puts on a call site, mixed into the guard classification (:class:`ExceptionGuards`): an
+exception edge from a statement before the site (unless every way from it to the site goes through a rendezvous
+every member joins: ``_joined_after``), a call of a function of the file that can fail on this rank on the way to
+the site (``callee_escapes``, under ``unhandled-exceptions = "hang"``), and a ``finally`` body that also runs on the
+rank whose ``try`` body raised (``_finally_cond``)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from ..model import Span
+from . import cfg as cfgmod
+from .astwalk import walk as fast_walk, walked
+from .atoms import escaped_by
+from .escapes import failing_calls, failing_functions
+from .records import Cond
+from .syntax import dotted, short, unparse
+
+
+class ExceptionGuards:
+    """Mixed into :class:`~cslint.analysis.guards.Guards`: reads ``self.info`` (the function), ``self.flow`` (its
+    dataflow), ``self.evaluator`` and ``self.alternatives``, and keeps its answers per statement in
+    ``self._callee_escapes`` and per ``try`` in ``self._finally``."""
+
+    def callee_escapes(self, stmt) -> tuple:
+        """Under ``unhandled-exceptions = "hang"``: a condition per earlier
+        statement on the way to ``stmt`` (in its own block or an enclosing
+        one, outside any ``try``) that calls a function of the file that can
+        fail on this rank: the rank it fails on leaves, the others go on to
+        the site.  The callee's own tests above its failing work decide
+        (escapes.py); kept per statement."""
+        known = self._callee_escapes.get(id(stmt))
+        if known is not None and known[0] is stmt:
+            return known[1]
+        info = self.info
+        out = []
+        if failing_functions(info.ctx):
+            child = stmt
+            while child is not None:
+                block = info.blocks.get(id(child), ())
+                for i in range(len(block) - 1, -1, -1):
+                    if block[i] is child:
+                        for earlier in reversed(block[:i]):
+                            if isinstance(earlier, cfgmod.COMPOUND_STATEMENTS) or info.enclosing_try(earlier):
+                                continue
+                            escapes = self._escapes_of(earlier)
+                            if escapes:
+                                out.append(self._exception(earlier, escapes, "escape-callee"))
+                        break
+                child = info.parents.get(id(child))
+        result = tuple(out)
+        self._callee_escapes[id(stmt)] = (stmt, result)
+        return result
+
+    def _escapes_of(self, stmt) -> frozenset:
+        """Whether the calls of ``stmt`` to functions of the file that can
+        fail on this rank do fail here (EscapedBy atoms, one per call)."""
+        info = self.info
+        out = set()
+        for call in failing_calls(info.ctx, stmt):
+            ref = info.resolve_ref(call.func)
+            if ref is not None:
+                out.add(escaped_by(ref, info.ctx.path, call.lineno, dotted(call.func) or "call"))
+        return frozenset(out)
+
+    # -- rendezvous ---------------------------------------------------------------------
+    def _joined_after(self, raising, site_stmt) -> bool:
+        """Whether every way from ``raising`` to ``site_stmt`` goes through a
+        call that makes a process group every member joins together
+        (``init_process_group``, ``new_group``; the presets name them),
+        ``raising`` itself included.  A rank that fails there, or before it,
+        leaves its peers waiting inside that rendezvous: none of them reaches
+        the collective without it, so the failure does not split the group
+        at the collective."""
+        names = self.info.ctx.knowledge.rendezvous
+        if not names or raising is None or site_stmt is None:
+            return False
+        parents = self.info.parents
+        node = site_stmt
+        while node is not None and node is not self.info.func:
+            parent = parents.get(id(node))
+            for block in _blocks_of(parent):
+                if not any(b is node for b in block):
+                    continue
+                for before in block:
+                    if before is node:
+                        break
+                    if (before.lineno >= raising.lineno or self.info.inside(raising, before)) \
+                            and _joins_surely(before, names):
+                        return True
+            node = parent
+        return False
+
+    def _exception(self, dstmt, atoms, statement: str = "try") -> Cond:
+        try_stmt = self.info.enclosing_try(dstmt)
+        text = "exception raised by `" + unparse(dstmt).split("\n")[0] + "`"
+        return Cond("exception", atoms, short(text), getattr(dstmt, "lineno", 0),
+                    Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt), statement=statement)
+
+    def _finally_cond(self, node: cfgmod.Node) -> Optional[Cond]:
+        """A call in a ``finally`` body also runs on the rank whose ``try``
+        body raised, on its way out, while the other ranks are still in the
+        ``try`` body's collectives: the sequences differ, and that rank can
+        wait in it without exiting for a launcher to notice.  The exceptions that reach the
+        ``finally`` (none when a handler swallows everything) decide it; the
+        two paths are the ``try`` body then the ``finally``, and the
+        ``finally`` alone, so a ``try`` body without collectives leaves the
+        ranks in step."""
+        owner = self.flow.graph.finally_owner.get(node.id)
+        if owner is None:
+            return None
+        # the same for every call of the ``finally`` body: made once, shared
+        known = self._finally.get(id(owner))
+        if known is not None and known[0] is owner:
+            return known[1]
+        cond = self._finally_cond_uncached(owner)
+        self._finally[id(owner)] = (owner, cond)
+        return cond
+
+    def _finally_cond_uncached(self, owner: ast.Try) -> Optional[Cond]:
+        if any(handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id in cfgmod.CATCH_ALL)
+               for handler in owner.handlers if not _reraises(handler)):
+            return None
+        evaluator, flow = self.evaluator, self.flow
+        atoms = frozenset()
+        first = None
+        for stmt in owner.body:
+            for inner in walked(stmt):
+                if not isinstance(inner, ast.stmt) or isinstance(inner, cfgmod.COMPOUND_STATEMENTS):
+                    continue
+                inner_node = flow.graph.node_of(inner)
+                env = flow.envs.get(inner_node, {}) if inner_node is not None else {}
+                raised = evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, inner), env)
+                if raised and first is None:
+                    first = inner
+                atoms |= raised
+        if not atoms:
+            return None
+        text = "exception raised by `" + unparse(first).split("\n")[0] + "` reaches its `finally`"
+        finally_sites = self.alternatives.sites_in(owner.finalbody)
+        alternatives = (self.alternatives.sites_in(owner.body) + finally_sites, finally_sites)
+        return Cond("exception", atoms, short(text), getattr(first, "lineno", 0), Span.of(owner),
+                    statement="finally", two_sided=True, alternatives=alternatives)
+
+
+def _reraises(handler: ast.ExceptHandler) -> bool:
+    return bool(handler.body) and isinstance(handler.body[-1], ast.Raise)
+
+
+def _blocks_of(node) -> list:
+    """The statement lists directly under a compound statement (or a function)."""
+    if node is None:
+        return []
+    out = [getattr(node, name) for name in ("body", "orelse", "finalbody")
+           if isinstance(getattr(node, name, None), list)]
+    out += [handler.body for handler in getattr(node, "handlers", ())]
+    out += [case.body for case in getattr(node, "cases", ())]
+    return out
+
+
+def _joins_surely(stmt, names: frozenset) -> bool:
+    """Whether running ``stmt`` surely calls one of the rendezvous ``names``
+    (in both arms of an ``if``; in the body of a ``try`` or ``with``)."""
+    if isinstance(stmt, ast.If):
+        return bool(stmt.orelse) and any(_joins_surely(s, names) for s in stmt.body) \
+            and any(_joins_surely(s, names) for s in stmt.orelse)
+    if isinstance(stmt, (ast.Try, ast.With, ast.AsyncWith)) or type(stmt).__name__ == "TryStar":
+        return any(_joins_surely(s, names) for s in stmt.body)
+    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.Match, ast.FunctionDef, ast.AsyncFunctionDef,
+                         ast.ClassDef)):
+        return False
+    for sub in fast_walk(stmt):
+        if isinstance(sub, ast.Call):
+            func = sub.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if name in names:
+                return True
+    return False
