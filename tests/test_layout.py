@@ -252,6 +252,7 @@ ANALYSIS_PHASES = [
     # own copy of what it broadcast
     ("edges", "settled", "skipped"),  # what the dataflow refines along an edge; exits a collective settles; bindings
     # a failure in a try body leaves undone
+    ("bindingflow",),  # implicit flow into the names a node binds, less the tests their readers took alike
     ("summarycalls",),  # the call sites and failures a summarised statement hands on
     ("summary", "dataflow"),  # the two walkers
     ("roles",),  # decisions of equality tests that split the ranks into roles; chains that hand a group out by role
