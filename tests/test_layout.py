@@ -261,6 +261,7 @@ ANALYSIS_PHASES = [
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
     ("facts",),  # the per-file orchestrator
+    ("receiverclasses",),  # which classes a receiver may be an instance of
     ("resolution", "processes"),  # names across the tree; which processes a method runs in, by how its class
     # binds it
     ("constructions",),  # fields of an object the reader sees built
