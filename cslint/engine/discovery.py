@@ -185,23 +185,26 @@ class GitIgnore:
         prefix = top.rstrip(os.sep) + os.sep
         relative = {p: p[len(prefix):].replace(os.sep, "/") for p in paths}
         # the deepest directories holding every path asked about limit git's walk
-        scopes = sorted({os.path.dirname(rel) for rel in relative.values()})
-        kept: list = []
-        for scope in scopes:
-            if not kept or not (scope == kept[-1] or scope.startswith(kept[-1] + "/") or kept[-1] == ""):
-                kept.append(scope)
-        pathspecs = [f":(literal){scope}" if scope else "." for scope in kept]
-        try:
-            done = subprocess.run(
-                ["git", "-C", top, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
-                 "--", *pathspecs],
-                capture_output=True, timeout=120, check=False,
-            )
-        except (OSError, subprocess.SubprocessError) as exc:
-            self.warnings.append(f"{top}: cannot ask git which files it ignores ({exc}); .gitignore not applied "
-                                 f"(--no-respect-gitignore silences this)")
-            return set()
-        if done.returncode != 0:
+        kept = _outermost_scopes(os.path.dirname(rel) for rel in relative.values())
+        while True:
+            pathspecs = [f":(literal){scope}" if scope else "." for scope in kept]
+            try:
+                done = subprocess.run(
+                    ["git", "-C", top, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory",
+                     "--", *pathspecs],
+                    capture_output=True, timeout=120, check=False,
+                )
+            except (OSError, subprocess.SubprocessError) as exc:
+                self.warnings.append(f"{top}: cannot ask git which files it ignores ({exc}); .gitignore not applied "
+                                     f"(--no-respect-gitignore silences this)")
+                return set()
+            if done.returncode == 0:
+                break
+            if _NOT_SUPERSET in done.stderr and kept != [""]:
+                # git (2.39) fails where the scopes' common prefix lies inside an ignored directory: ask again one
+                # level up, until the scope holds the ignored directory, which git then lists whole
+                kept = _outermost_scopes(os.path.dirname(scope) for scope in kept)
+                continue
             reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
             self.warnings.append(f"{top}: git ls-files failed ({reason[0] if reason else done.returncode}); "
                                  f".gitignore not applied (--no-respect-gitignore silences this)")
@@ -210,6 +213,19 @@ class GitIgnore:
         files = {e for e in entries if not e.endswith("/")}
         directories = tuple(e for e in entries if e.endswith("/"))
         return {path for path, rel in relative.items() if rel in files or rel.startswith(directories)}
+
+
+#: what ``git ls-files`` says where a pathspec's prefix lies inside a directory it lists as ignored
+_NOT_SUPERSET = b"directory entry not superset of prefix"
+
+
+def _outermost_scopes(scopes) -> list:
+    """The scopes (directories relative to the work tree, "" for its top) none of the others holds, sorted."""
+    kept: list = []
+    for scope in sorted(set(scopes)):
+        if not kept or not (scope == kept[-1] or scope.startswith(kept[-1] + "/") or kept[-1] == ""):
+            kept.append(scope)
+    return kept
 
 
 # -- the walk ----------------------------------------------------------------------
