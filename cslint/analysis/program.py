@@ -36,7 +36,7 @@ from .resolution import Resolver, issued_collective
 from .selfcalls import SELF_REFS, MethodWrites, note_self_call
 from .stepreads import EMPTY_ATOMS, fixpoint_readers, property_readers, stepped
 from .syntax import CONSTRUCTORS
-from .tablevalues import TableValues
+from .tablevalues import UNREAD, TableValues
 
 MAX_ROUNDS = 40
 #: the most names a group's access path may have where a call binds it
@@ -136,39 +136,90 @@ class Program(TableValues):
     def solve(self) -> None:
         """Semi-naive fixpoint: a function is re-evaluated only when a table
         entry it reads (its parameters, the fields, returns and collective
-        reach it refers to) changed in the previous round."""
+        reach it refers to) changed in the previous round, after the tables
+        its last step read stood as they did: a step reads what earlier steps
+        of its round wrote, and maps memoised earlier in the round, so each
+        step notes the earliest step whose tables it read (``_read_since``),
+        and each table entry the step that last changed it.  A reader stepped
+        after the change, through no map memoised before it, saw it already:
+        it is stepped again only where an entry it reads changed earlier in
+        this round (as it was before), and otherwise the maps its last step
+        used go back into the round's memo, where the later steps find them
+        as its step would have left them."""
         funcs = stepped(self)
         # table entry -> the positions of the functions that read it; the
         # first round steps every function, so they are needed from the
         # second round on (and worked out ahead by the helper, if one runs)
         readers: Optional[dict] = None
-        self.changed_keys = set()
+        read_since = [0] * len(funcs)  # position -> the earliest step whose tables its last step read
+        changed_in: dict = {}  # table entry -> the step that last changed it
+        touched: list = [None] * len(funcs)  # position -> the memoised maps and globals its last step used
+        changed = self.changed_keys = set()
+        step_reads = self.step_reads
         dirty = None
+        tick = 0
         for _round in range(MAX_ROUNDS):
             self.memo = {}
             self._projections = {}
             self.globals = {}
-            self.changed_keys = set()
+            rerun = None
             if dirty is None:
-                due = funcs
+                due = range(len(funcs))
             else:  # the readers of what changed, in the order of the first round
                 readers = readers or fixpoint_readers(self, funcs)
-                positions = set()
+                positions, rerun = set(), set()
                 for key in dirty:
-                    positions.update(readers.get(key, ()))
-                due = [funcs[position] for position in sorted(positions)]
+                    since = changed_in[key]
+                    for position in readers.get(key, ()):
+                        positions.add(position)
+                        if read_since[position] <= since:
+                            rerun.add(position)
+                due = sorted(positions)
             ahead = self.orders_ahead if dirty is None else None
-            for position, fn in enumerate(due):
+            round_changed: set = set()
+            memo, known_globals = self.memo, self.globals
+            for position in due:
+                if rerun is not None and position not in rerun:
+                    reads = step_reads.get(funcs[position].key)
+                    if reads is None or not reads.isdisjoint(round_changed):
+                        rerun.add(position)  # what it reads changed earlier in this round
+                if rerun is not None and position not in rerun:
+                    # what it read stands as it did: the maps its step would make are
+                    # those it made then, which later steps of the round may use
+                    for key, made in touched[position][0].items():
+                        if key not in memo:
+                            memo[key] = made
+                    for key, made in touched[position][1].items():
+                        if key not in known_globals:
+                            known_globals[key] = made
+                    continue
+                fn = funcs[position]
                 if ahead is not None:
                     ahead.stepping(position)
+                tick += 1
+                self._step_tick = self._read_since = tick
+                self._read_marked = False
+                touched[position] = self._touched, self._touched_globals = {}, {}
                 for mode in self.modes:
                     v = self.variant(fn, mode)
                     if v is None:
                         continue
                     self._step(fn, v, mode)
-            if not self.changed_keys:
+                # a step that used a map made under another function's marking (or marks itself) is
+                # stepped again whenever it is due: its maps are not those it would make now
+                read_since[position] = 0 if self._read_marked or fn.key in self.several_rank_dims \
+                    else self._read_since
+                if changed:
+                    for key in changed:
+                        changed_in[key] = tick
+                    round_changed |= changed
+                    changed = self.changed_keys = set()
+            self._read_since = UNREAD
+            self._touched = self._touched_globals = None
+            if not round_changed:
                 break
-            dirty = self.changed_keys
+            dirty = round_changed
+        self.changed_keys = round_changed
 
     def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
         self._marking = self.several_rank_dims.get(fn.key)

@@ -19,8 +19,24 @@ from .reads import ProgramReads
 from .records import FuncFacts
 
 
+#: the step a computation read the tables in, where it read none (later than every step)
+UNREAD = 1 << 62
+
+
 class TableValues(ProgramReads):
     """What an atom set evaluates to over the fixpoint's tables (see the module docstring)."""
+
+    #: the fixpoint's step now under way (one count per function stepped), and the
+    #: earliest step whose tables the computation under way read (itself or
+    #: through a map memoised then): :meth:`Program.solve` skips a step none of
+    #: whose reads changed since
+    _step_tick = 0
+    _read_since = UNREAD
+    #: while a step is under way: the memoised maps (and module globals) it used, by key, and whether
+    #: one of them was made while a function that runs only where a group has several ranks was stepped
+    #: (its sources marked so: processes.py), which a step of another function would not make alike
+    _touched = _touched_globals = None
+    _read_marked = False
 
     def variant(self, fn: FuncFacts, mode: frozenset):
         """The function's facts under a mode assignment (its only variant
@@ -31,14 +47,25 @@ class TableValues(ProgramReads):
         return v
 
     def eval(self, atoms: frozenset, mode: frozenset) -> dict:
-        """The divergence map of an atom set (parameters left symbolic)."""
+        """The divergence map of an atom set (parameters left symbolic).
+        The memo keeps, beside each map, the earliest step (``_step_tick``)
+        whose tables it read and the marking it was made under (``_marking``),
+        and :attr:`_read_since` takes the earliest of the maps a computation
+        uses (see :meth:`Program.solve`)."""
         if not atoms:
             return {}
         key = (atoms, mode)
         cached = self.memo.get(key)
         if cached is not None:
-            return cached
-        self.memo[key] = {}  # recursion guard
+            if self._touched is not None:
+                self._touched[key] = cached
+            if cached[1] < self._read_since:
+                self._read_since = cached[1]
+            if cached[2] is not None:
+                self._read_marked = True
+            return cached[0]
+        self.memo[key] = ({}, UNREAD, None)  # recursion guard
+        outer, self._read_since = self._read_since, UNREAD
         out: dict = {}
         known = out.get
         for atom in (atoms if len(atoms) == 1 else self._in_order(atoms)):
@@ -52,7 +79,12 @@ class TableValues(ProgramReads):
                         merge(out, k, entry[0], entry[1])
                 elif not entry[0] <= old[0]:
                     out[k] = (old[0] | entry[0], old[1])
-        self.memo[key] = out
+        read_since = self._read_since
+        self.memo[key] = made = (out, read_since, self._marking)
+        if self._touched is not None:
+            self._touched[key] = made
+        if outer < read_since:
+            self._read_since = outer
         return out
 
     def seen_through(self, value: dict, transform: str) -> dict:
@@ -92,14 +124,8 @@ class TableValues(ProgramReads):
         tag = atom.tag
         if tag == "J":
             return self.seen_through(self.eval(atom.inner, mode), atom.transform)
-        if tag == "R":
-            return self._returned(atom, mode)
-        if tag == "F":
-            return self._field_value(atom, mode)
         if tag == "P":
             return {param_slot(atom.index): (ALL_DIMS, ())}
-        if tag == "A":
-            return self._attribute_value(atom, mode)
         if tag == "S":
             if self._passed_rank_params and atom[:6] in self._passed_rank_params:
                 return {}  # what the callers pass, read through the parameter itself, also seen through a transform
@@ -118,6 +144,15 @@ class TableValues(ProgramReads):
                 if rest:
                     out[k] = (rest, via)
             return out
+        # the others read the tables as they stand in this step
+        if self._step_tick < self._read_since:
+            self._read_since = self._step_tick
+        if tag == "R":
+            return self._returned(atom, mode)
+        if tag == "F":
+            return self._field_value(atom, mode)
+        if tag == "A":
+            return self._attribute_value(atom, mode)
         if tag == "E" or tag == "T":
             return self._raised_by(atom, mode)
         if tag == "X":
@@ -137,20 +172,36 @@ class TableValues(ProgramReads):
         return out
 
     def global_value(self, module: str, name: str, mode: frozenset) -> dict:
+        """A module global's value, memoised per round as :meth:`eval` is (with the earliest step it read)."""
         key = (module, name, mode)
         if key in self.globals:
-            return self.globals[key]
+            known = self.globals[key]
+            if self._touched_globals is not None:
+                self._touched_globals[key] = known
+            if known[1] < self._read_since:
+                self._read_since = known[1]
+            if known[2] is not None:
+                self._read_marked = True
+            return known[0]
         if key in self._globals_busy:
             return {}
         ff = self.modules.get(module)
         atoms = ff.globals.get(name) if ff else None
         if not atoms:
-            self.globals[key] = {}
+            self.globals[key] = made = ({}, UNREAD, None)
+            if self._touched_globals is not None:
+                self._touched_globals[key] = made
             return {}
         self._globals_busy.add(key)
+        outer, self._read_since = self._read_since, UNREAD
         value = self.concrete(self.eval(atoms, mode), None, mode)
+        read_since = self._read_since
         self._globals_busy.discard(key)
-        self.globals[key] = value
+        self.globals[key] = made = (value, read_since, self._marking)
+        if self._touched_globals is not None:
+            self._touched_globals[key] = made
+        if outer < read_since:
+            self._read_since = outer
         return value
 
     def concrete(self, value: dict, fn: Optional[FuncFacts], mode: frozenset) -> dict:
@@ -167,6 +218,8 @@ class TableValues(ProgramReads):
             return value
         if fn is None:
             return substituted(value, lambda k: None)
+        if self._step_tick < self._read_since:
+            self._read_since = self._step_tick
         params = self.params
 
         def passed(k):
