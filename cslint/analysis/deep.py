@@ -90,6 +90,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             site.consts, site.star = constant_arguments(call)
             if ref is not None and ref.tag == "method":
                 site.set_before = fields_set_before(info, flow.graph, node, call)
+                site.handed = flow.fields.handed_at(ref.name, env)
             if ref is not None:
                 site.group_args = call_group_arguments(info, call)
             site_index_of_call[id(call)] = len(variant.sites)

@@ -16,7 +16,7 @@ from .scope import canonical_text
 from .shapes import loop_values_name
 from .stores import built_comprehension, split_sizes
 from .syntax import constant_key_read, dotted, existing_key_stores_of, target_names
-from .vocabulary import ELEMENT_ADDERS, LOCAL_IO_CALLS
+from .vocabulary import ELEMENT_ADDERS, LOCAL_IO_CALLS, OBJECT_READERS, reads_object_only
 from .wrappers import imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 
 
@@ -56,7 +56,7 @@ class FunctionScan:
         dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)
         element_stores: set = set()  # xs[k] = v, xs.append(v)
         tuple_appended: set = set()  # xs.append((a, b))
-        existing_key_stores, entry_drawn_loops, iteration_targets = set(), set(), set()
+        existing_key_stores, entry_drawn_loops, iteration_targets, read_only = set(), set(), set(), set()
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
         self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
@@ -101,7 +101,7 @@ class FunctionScan:
                     local.add(node.id)
                     if node.id in params:
                         rebound.add(node.id)
-                elif node.id == self_name:
+                elif node.id == self_name and id(node) not in read_only:
                     hands_self = True  # ``self`` itself handed on, bound to another name, returned
                 continue
             if t is Call:
@@ -114,6 +114,8 @@ class FunctionScan:
                 if type(func) is Attribute and type(func.value) is Attribute and type(func.value.value) is Name \
                         and func.value.value.id == self_name:
                     may_write_field = True  # ``self.x.update(...)``
+                if name in OBJECT_READERS and type(func) is Name and reads_object_only(node):
+                    read_only.add(id(node.args[0]))  # ``getattr(self, "x", None)`` reads it, hands it nowhere
                 if name == "signal" and len(node.args) >= 2 and \
                         canonical_text(dotted(func), ctx.imports) == "signal.signal":
                     handler = self.resolve_ref(node.args[1])

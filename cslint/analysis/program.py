@@ -33,7 +33,7 @@ from .processes import marked, runs_only_where
 from .reads import CALLEE_REFS, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
-from .selfcalls import SELF_REFS, MethodWrites, note_self_call
+from .selfcalls import SELF_REFS, MethodWrites, note_handed, note_self_call
 from .stepreads import EMPTY_ATOMS, fixpoint_readers, property_readers, stepped
 from .syntax import CONSTRUCTORS
 from .tablevalues import UNREAD, TableValues
@@ -66,7 +66,7 @@ class Program(TableValues):
         self.callees = Resolver(callee_files) if callee_files else None
         self.funcs = self.resolver.funcs
         self.modules = self.resolver.modules
-        self.method_writes = MethodWrites(self.funcs, self.resolver.family)  # what a method writes through self calls
+        self.method_writes = MethodWrites(self.funcs, self.resolver.family, self.resolver)  # what a method writes through self calls
         # fixpoint tables
         self.rets: dict = {}  # (fkey, mode) -> divergence map (may hold PARAM keys)
         self.ret_parts: dict = {}  # (fkey, mode, index) -> the same, of one element of a tuple returned
@@ -293,6 +293,8 @@ class Program(TableValues):
             ctx_value = dict(self.concrete(self.eval(site_ctx, mode), fn, mode)) if site_ctx else {}
             if ctx_value and site.ref.tag in SELF_REFS:
                 changed = note_self_call(self, fn, site, ctx_value, mode) or changed
+            if site.handed:
+                changed = note_handed(self, fn, site, mode) or changed
             for k, entry in calling_ctx.items():
                 ctx_value.setdefault(k, entry)
             if ctx_value:

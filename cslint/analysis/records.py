@@ -160,6 +160,11 @@ class Site:
     #: right before it set, nothing called in between, ``((attr, line), ...)``
     #: (:func:`~cslint.analysis.deep.fields_set_before`)
     set_before: tuple = ()
+    #: a call of a method of ``self`` that reads fields its callers set
+    #: (:func:`~cslint.analysis.setfields.handed_fields`): what each held at the
+    #: call, ``((attr, atoms), ...)``, for the callee's entry
+    #: (:func:`~cslint.analysis.selfcalls.note_handed`)
+    handed: tuple = ()
 
 
 @dataclass

@@ -52,12 +52,29 @@ KEPT = "#unless:"
 #: spelt between a by-method table's method and the name of the method that
 #: calls it: the conditions of that call count where the method may write the field
 CALLED_IN = "#in:"
+#: spelt as a by-method table's method before the name of a method: what the
+#: field holds on entry to that method, which its callers set before calling it
+#: (:func:`handed_table`)
+HANDED = "#handed:"
 
 
 def by_method(attr: str, method: str) -> str:
     """The table of what the methods named ``method`` write to ``attr`` (a
     field's table: the field, or its own structure, ``atoms.own_field``)."""
     return attr + BY_METHOD + method
+
+
+def handed_read(attr: str, method: str) -> str:
+    """What the field ``attr`` holds on entry to the methods named ``method``:
+    what their callers hand them there where every call of the tree does
+    (:meth:`MethodWrites.hands_every_call`), else the field's table."""
+    return by_method(attr, HANDED + method)
+
+
+def handed_table(attr: str, method: str) -> str:
+    """The table of what the callers of the methods named ``method`` hold in
+    the field ``attr`` at their calls (:func:`note_handed`)."""
+    return attr + HANDED + method
 
 
 def split_by_method(attr: str):
@@ -76,19 +93,26 @@ class MethodWrites:
     """The by-method tables of one tree: which methods write them, and which
     tables a read of one stands for."""
 
-    def __init__(self, funcs: dict, family_of):
+    def __init__(self, funcs: dict, family_of, resolver=None):
         by_name: dict = {}  # (family, method name) -> the tree's methods of that name
+        by_family: dict = {}  # family -> its methods
         called = set()  # names of methods some method calls on self
         for fn in funcs.values():
             if fn.class_key is None:
                 continue
-            by_name.setdefault((family_of(fn.class_key), method_name(fn)), []).append(fn)
+            family = family_of(fn.class_key)
+            by_name.setdefault((family, method_name(fn)), []).append(fn)
+            by_family.setdefault(family, []).append(fn)
             called.update(fn.self_calls)
         self._by_name = by_name
+        self._by_family = by_family
+        self._handed_objects: dict = {}  # (family, field) -> whether it holds only what constructors are handed
         self._called = frozenset(called)
         self._closures: dict = {}
         self._written: dict = {}  # (family, method name) -> the fields its methods write themselves
         self._tables: dict = {}  # (family, table, method) -> the tables a read of the by-method table reads
+        self._resolver = resolver
+        self._handed: dict = {}  # (family, method name, field) -> whether every call hands the field
 
     def method_of(self, fn) -> "str | None":
         """``fn``'s name where its field writes also go to by-method tables
@@ -108,8 +132,11 @@ class MethodWrites:
             names, opaque = {method}, False
             stack = [method]
             while stack:
-                defined = self._by_name.get((family, stack.pop()))
-                opaque = opaque or defined is None  # a library base's method, or a callable field: unknown
+                name = stack.pop()
+                defined = self._by_name.get((family, name))
+                # a library base's method, or a callable field: unknown, but for a field holding
+                # another object (as a call of another object's method, taken not to write this one)
+                opaque = opaque or defined is None and not self.holds_handed_object(family, name)
                 for fn in defined or ():
                     opaque = opaque or fn.hands_self
                     for callee in fn.self_calls:
@@ -117,6 +144,21 @@ class MethodWrites:
                             names.add(callee)
                             stack.append(callee)
             found = self._closures[key] = (frozenset(names), opaque)
+        return found
+
+    def holds_handed_object(self, family, field: str) -> bool:
+        """Whether every write of ``field`` in ``family`` is a constructor's
+        store of what it was handed (a parameter, as it is): an object its
+        caller made before this one existed, never one of this object's own
+        bound methods."""
+        key = (family, field)
+        found = self._handed_objects.get(key)
+        if found is None:
+            writes = [(fn, write) for fn in self._by_family.get(family, ()) for v in written_variants(fn)
+                      for write in v.fields if write.attr == field]
+            found = self._handed_objects[key] = bool(writes) and all(
+                method_name(fn) == "__init__" and not write.element and write.atoms
+                and all(atom.tag == "P" for atom in write.atoms) for fn, write in writes)
         return found
 
     def _writes_itself(self, family, method: str) -> frozenset:
@@ -156,6 +198,10 @@ class MethodWrites:
             if defined and all(field in fn.sets_first for fn in defined):
                 return ()
             return self.tables(family, table, earlier) if earlier else (table,)
+        if method.startswith(HANDED):
+            method = method[len(HANDED):]
+            handed = table == field and self.hands_every_call(family, method, field)
+            return (handed_table(field, method),) if handed else (table,)
         method, _, reader = method.partition(CALLED_IN)
         names, opaque = self.closure(family, method)
         out = [by_method(table, name) for name in sorted(names)]
@@ -168,6 +214,33 @@ class MethodWrites:
                         opaque = opaque or not fn.deep  # a summary's calls carry no conditions
                         out.append(calls_table(callee, caller))
         return tuple(dict.fromkeys(out)) + ((table,) if opaque else ())
+
+
+    def hands_every_call(self, family, method: str, field: str) -> bool:
+        """Whether every call of the tree of a method named ``method`` in
+        ``family`` hands it ``field`` (``Site.handed``: a call on ``self`` of a
+        function that tracks the field); False where one of them has no call
+        in the tree (it is called from outside, with anything in the field)."""
+        key = (family, method, field)
+        found = self._handed.get(key)
+        if found is None:
+            found = self._handed[key] = self._hands_every_call(family, method, field)
+        return found
+
+    def _hands_every_call(self, family, method: str, field: str) -> bool:
+        defined = self._by_name.get((family, method))
+        if not defined or self._resolver is None:
+            return False
+        callers = self._resolver.callers()
+        for fn in defined:
+            calls = callers.get(fn.key)
+            if not calls:
+                return False
+            for caller, ref in calls:
+                sites = [site for v in written_variants(caller) for site in v.sites if site.ref == ref]
+                if not sites or any(all(attr != field for attr, _ in site.handed) for site in sites):
+                    return False
+        return True
 
 
 def method_name(fn) -> str:
@@ -195,7 +268,33 @@ def note_self_call(program, fn, site, conditions: dict, mode) -> bool:
     return changed
 
 
+def note_handed(program, fn, site, mode) -> bool:
+    """Add what ``fn`` holds in the fields its call ``site`` on ``self`` hands
+    the callee (``Site.handed``) to the tables of that callee's name
+    (:func:`handed_table`); whether a table changed."""
+    family = program.resolver.family(fn.class_key)
+    callee = site.ref.name
+    changed = False
+    for attr, atoms in site.handed:
+        value = program.concrete(program.eval(atoms, mode), fn, mode) if atoms else {}
+        if not value:
+            continue
+        written = handed_table(attr, callee)
+        table = program.fields.setdefault((family, written, mode), {})
+        link = (fn.path, site.span.line, f"`self.{attr}` holds it where `{fn.qualname}` calls `{site.callee}()`")
+        program.link_functions[link] = ("field", (fn.key,), f"self.{attr}")
+        for k, (dims, via) in value.items():
+            if merge(table, k, dims, extend_via(via, link)):
+                changed = True
+                program.changed_keys.add(("field", family, written))
+    return changed
+
+
 def self_calls_written(program, fn) -> tuple:
-    """The condition tables ``fn``'s calls on ``self`` write (for the demand)."""
+    """The condition tables ``fn``'s calls on ``self`` write, and the tables of
+    what they hand their callees (for the demand)."""
     method = method_name(fn)
-    return tuple(calls_table(callee, method) for callee in fn.self_calls)
+    written = [calls_table(callee, method) for callee in fn.self_calls]
+    written.extend(handed_table(attr, site.ref.name) for v in written_variants(fn) for site in v.sites
+                   for attr, _ in site.handed)
+    return tuple(dict.fromkeys(written))

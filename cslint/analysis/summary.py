@@ -28,6 +28,7 @@ from .presentreturns import add_returned
 from .raises import reraised_tree, swallowed_here, tree_raise
 from .recorded import assert_holds_where_reached
 from .records import Variant
+from .setfields import summary_entry
 from .summarycalls import SummaryCalls
 from .stores import alike_tests, in_loop_body, tests_around_stores
 from .cfg import leaves_function
@@ -123,10 +124,9 @@ class SummaryWalk(SummaryCalls):
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)]
         self.exit_env: dict = {}
         self._in_loop = False
-        # The first walk of an outermost loop only carries values round once
-        # its facts are known to be dropped (:meth:`_outermost_loop`): what
-        # it would pass on (call sites, returns, field writes, raises) is
-        # then not worked out.
+        # The first walk of an outermost loop only carries values round once its facts are known
+        # to be dropped (:meth:`_outermost_loop`): what it would pass on (call sites, returns,
+        # field writes, raises) is then not worked out.
         self._carrying = False
         self._watch = None  # the reads of a first walk that may keep its facts
         self._in_try = 0
@@ -151,6 +151,7 @@ class SummaryWalk(SummaryCalls):
         """Field writes, returns and argument flows of the function."""
         variant = Variant()
         env = self.info.entry_env()
+        env.update(summary_entry(self.evaluator))  # the fields its callers hand it (setfields.py)
         for name in self._element_stores & env.keys():
             # a parameter stored into: its own structure, kept apart (Flow.write), is its own part (what the caller keeps apart)
             env[("own", name)] = params_own(self.info, env[name]) or env[name]

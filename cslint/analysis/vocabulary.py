@@ -5,6 +5,8 @@ method names too generic to resolve by name alone."""
 
 from __future__ import annotations
 
+import ast
+
 from ..presets import ALL_DIMS
 
 #: every dimension in every mode: what a rank id of unknown extent differs along
@@ -381,3 +383,21 @@ LIBRARY_PART_CALLS = LOOKUP_METHODS | STRUCTURE_METHODS | SHAPING_CALLS | KIND_M
 #: the result is a ``partial`` object on every rank, never None, whatever it binds; what the
 #: callable and the bound arguments hold is its contents (they decide what calling it does)
 PARTIAL_APPLICATIONS = frozenset({"functools.partial"})
+
+
+#: builtins that read an object they are handed and hand back none of its
+#: methods (:func:`reads_object_only`): ``self`` passed to one is not handed on
+OBJECT_READERS = frozenset({"getattr", "hasattr", "isinstance", "callable", "id"})
+
+
+def reads_object_only(call) -> bool:
+    """Whether ``call`` of an :data:`OBJECT_READERS` builtin reads its first
+    argument only: ``hasattr(x, "a")``, ``isinstance(x, T)``, and
+    ``getattr(x, "a", default)`` of a named attribute with a default (a
+    value read: a method fetched by name to call has no default)."""
+    func = call.func
+    if not call.args or call.keywords or any(type(arg) is ast.Starred for arg in call.args):
+        return False
+    if func.id == "getattr":
+        return len(call.args) == 3 and type(call.args[1]) is ast.Constant and type(call.args[1].value) is str
+    return len(call.args) <= 2
