@@ -233,6 +233,7 @@ ANALYSIS_PHASES = [
     # order; over a registry filled lazily; code a background thread runs; exceptions of the tree's own classes;
     # failures recorded in a name; classes handed in
     ("converging",),  # a statement whose failure ends its function as its success does
+    ("classreads",),  # the classes a function reads as a value; a classmethod's calls of its own class
     ("functionscan",),  # the one cheap walk of a function body
     ("function",),  # one function's facts and references
     ("typedcalls",),  # calls of another file's typed wrapper, by the receiver's class
@@ -265,7 +266,8 @@ ANALYSIS_PHASES = [
     ("receiverclasses",),  # which classes a receiver may be an instance of
     ("resolution", "processes"),  # names across the tree; which processes a method runs in, by how its class
     # binds it
-    ("constructions",),  # fields of an object the reader sees built
+    ("constructions", "constructiongroups"),  # fields of an object the reader sees built; the group every
+    # construction of a class hands a field
     ("fieldreads",),  # fields of an object over the whole-tree tables
     ("reads",),  # call results and attributes over the whole-tree tables
     ("tablevalues",),  # the value of an atom set over the whole-tree tables

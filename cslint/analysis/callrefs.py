@@ -235,3 +235,11 @@ _WHOLE_RESULTS = frozenset({"class", "part"})
 #: Reference kinds whose call passes the receiver as the first parameter
 #: (or builds it: a parameter holding a class, called).
 THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name", "paramcall"})
+
+
+def call_offset(site, target) -> int:
+    """1 where the call ``site`` does not pass ``target`` (a function's
+    facts) its instance (``obj.method()``, ``Cls()`` for ``__init__``), else 0."""
+    if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class":
+        return 1
+    return 1 if target.qualname.endswith("__init__") and site.ref.tag == "qual" else 0

@@ -31,7 +31,7 @@ from typing import Optional
 
 from ..config import Settings
 from ..presets import Knowledge, group_from_text
-from .astwalk import walked
+from .astwalk import statement_lists, walked
 from .callrefs import class_ref, qual_ref
 from .classargs import class_arguments
 from .deep import deep_variant
@@ -138,12 +138,13 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      case_params, tuple(atom for _index, atom in rank_param_sources(info)),
                      info.local_io, single, several,
                      _restored_fields(info), tuple(sorted(info.own_params)),
-                     _field_params(info) if deep else (), () if deep else _passing_refs(info),
+                     _field_params(info), () if deep else _passing_refs(info),
                      class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info),
                      () if deep else _bare_refs(info),
                      _handed_methods(info) if single or several else frozenset(), info.arity,
                      default_groups(info, lambda: binding_nodes(info)) if deep else (),
-                     none_defaulted(info.func) - info.rebound_params if deep else frozenset())
+                     none_defaulted(info.func) - info.rebound_params if deep else frozenset(),
+                     info.handed_classes, info.built_own_class)
 
 
 def writes_no_field(info: FunctionInfo) -> bool:
@@ -212,27 +213,34 @@ def _bare_refs(info: FunctionInfo) -> tuple:
 def _field_params(info: FunctionInfo) -> tuple:
     """``((field, parameter), ...)`` of an ``__init__``: each field every
     assignment of which in it is a bare parameter, the same one, never
-    rebound there (``self.group = group``).  A constructor call's own
+    rebound there (``self.group = group``; a field among the targets of an
+    unpacking is assigned something else).  A constructor call's own
     collectives over ``self.group`` run over the group it passes for
-    ``group`` (:func:`~cslint.analysis.program.bound_group`)."""
+    ``group`` (:func:`~cslint.analysis.program.bound_group`); the methods
+    of its class run theirs over the group every construction of the tree
+    names there (:mod:`~cslint.analysis.constructiongroups`), so a
+    summarised ``__init__`` keeps them too: its statements are read, not
+    every node of it (the parameters it rebinds, ``rebound_params``, come
+    from the walk of :meth:`FunctionInfo.scan_calls`)."""
     if not info.self_name or not info.qualname.endswith(".__init__"):
         return ()
     params = {p.lstrip("*") for p in info.params[1:]}
     sources: dict = {}
-    rebound: set = set()
-    for node in own_nodes(info.func):
-        kind = type(node)
-        if kind is ast.Name and type(node.ctx) is not ast.Load:
-            rebound.add(node.id)
-        elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.AugAssign:
-            targets = node.targets if kind is ast.Assign else (node.target,)
-            for target in targets:
-                attr = info.self_attr(target)
-                if attr is not None:
-                    value = node.value
-                    sources.setdefault(attr, set()).add(
-                        value.id if kind is not ast.AugAssign and type(value) is ast.Name and value.id in params
-                        else None)
+    for statements in statement_lists(info.func.body):
+        for node in statements:
+            kind = type(node)
+            if kind is not ast.Assign and kind is not ast.AnnAssign and kind is not ast.AugAssign:
+                continue
+            value = node.value
+            stored = value.id if kind is not ast.AugAssign and type(value) is ast.Name and value.id in params \
+                else None
+            for target in node.targets if kind is ast.Assign else (node.target,):
+                unpacked = type(target) is ast.Tuple or type(target) is ast.List
+                for part in target.elts if unpacked else (target,):
+                    attr = info.self_attr(part)
+                    if attr is not None:
+                        sources.setdefault(attr, set()).add(None if unpacked else stored)
+    rebound = info.rebound_params
     return tuple(sorted((attr, next(iter(names))) for attr, names in sources.items()
                         if len(names) == 1 and None not in names and next(iter(names)) not in rebound))
 

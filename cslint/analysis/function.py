@@ -19,6 +19,7 @@ from . import cfg as cfgmod
 from .astwalk import BLOCKS_OF, children_into, walk as fast_walk, walked
 from .callfacts import payload_argument
 from .classargs import parameter_call_ref
+from .classreads import NO_NAMES
 from .funcaliases import probed_text
 from .functionscan import FunctionScan
 from .atoms import EMPTY, param_atoms, source
@@ -265,6 +266,8 @@ class FunctionInfo(FunctionScan):
         self.class_key = class_key
         self.local_defs = local_defs  # nested function name -> qualname
         self.enclosing = None  # the function a nested one is defined in (facts._walk_defs)
+        self.handed_classes = NO_NAMES  # the classes it reads as a value (scan_calls)
+        self.built_own_class = ()  # a classmethod: the group arguments of each ``cls(...)`` (scan_calls)
         args = getattr(func, "args", None)
         params = []
         if args is not None:

@@ -2,8 +2,8 @@
 names and whether a call is a collective (:class:`CallScan`), and on the way what the summary walk, the dataflow and
 the guards read of the body without walking it again: its local names and rebound parameters, raises and local I/O,
 signal handlers, whether it may write a field of ``self``, its returned values, the calls, lambdas and walruses each
-statement makes itself, local dicts read with constant keys, containers stored into, loop and unpacking targets, and
-what it does to ``self``."""
+statement makes itself, local dicts read with constant keys, containers stored into, loop and unpacking targets,
+what it does to ``self``, the classes it reads as a value and a classmethod's calls of ``cls`` (constructiongroups.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import ast
 from typing import NamedTuple
 
 from .astwalk import CHILDREN
+from .classreads import TYPE_TESTS, class_names_of, handed_classes, is_classmethod, type_tested
 from .lists import list_index_stores
 from .scope import canonical_text
 from .shapes import loop_values_name
@@ -47,6 +48,7 @@ class FunctionScan:
         and the function's local names (the summary walk needs them and a second walk cost as much again)."""
         names, collective = set(), False
         self.raises = False
+        self.built_own_class = ()
         self.local_io = False
         self.signal_handlers = []
         may_write_field = decorated = False  # decorated: a nested definition's decorators were walked too
@@ -75,9 +77,16 @@ class FunctionScan:
         Call, Name, Attribute, Store, Del, Load = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del, ast.Load
         nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
         Constant, keyword = ast.Constant, ast.keyword
+        # a class named as a value, not called nor read an attribute of (FuncFacts.handed_classes)
+        try:
+            class_names = ctx._class_names  # (once per module: class_names_of)
+        except AttributeError:
+            class_names = class_names_of(ctx)
+        class_reads, class_calls = [], []
         while stack:
             node = stack.pop()
             t = type(node)
+            based = False  # reached as the object of an attribute read
             # the commonest nodes first: no statement, nothing to note.  An attribute or a keyword has one child
             # (``attr``/``arg`` are strings), the node the stack would hand back next: it is taken at once.
             while t is Attribute or t is keyword:
@@ -86,6 +95,7 @@ class FunctionScan:
                     may_write_field = may_write_field or type(node.ctx) is not Load  # ``self.x = ...``, ``del self.x``
                     t = None  # ``self.x`` hands nothing
                     break
+                based = t is Attribute
                 node = value
                 t = type(node)
             if t is None or t is Constant:
@@ -103,6 +113,8 @@ class FunctionScan:
                         rebound.add(node.id)
                 elif node.id == self_name and id(node) not in read_only:
                     hands_self = True  # ``self`` itself handed on, bound to another name, returned
+                elif node.id in class_names and not based:
+                    class_reads.append(node)
                 continue
             if t is Call:
                 if node.args or node.keywords:
@@ -111,6 +123,12 @@ class FunctionScan:
                     bare_calls.append(node)
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
+                if type(func) is Name and func.id in class_names:
+                    class_calls.append(func)
+                elif type(func) is Name and func.id == self_name and is_classmethod(self.func):
+                    self.built_own_class += (ctx.group_arguments(node),)  # ``cls(...)`` (constructiongroups.py)
+                elif name in TYPE_TESTS:
+                    class_calls.extend(type_tested(node))
                 if type(func) is Attribute and type(func.value) is Attribute and type(func.value.value) is Name \
                         and func.value.value.id == self_name:
                     may_write_field = True  # ``self.x.update(...)``
@@ -192,6 +210,8 @@ class FunctionScan:
             collective = any(match_call(self, node, dotted(node.func), None) is not None
                              for node in own_nodes(self.func) if isinstance(node, ast.Call))
         self._local = local
+        if class_reads:
+            self.handed_classes = handed_classes(class_names, class_reads, class_calls)
         self.rebound_params = frozenset(rebound)
         self.callee_names = frozenset(names)
         self.returned_values = returned

@@ -22,9 +22,10 @@ from typing import Optional
 
 from ..presets import KIND_FILESYSTEM, Knowledge, group_from_text
 from .atoms import BY_METHOD, field_name
-from .callrefs import THROUGH_INSTANCE
+from .callrefs import THROUGH_INSTANCE, call_offset  # (call_offset: read through here too)
 from .callfacts import translate
 from .callercontext import pass_calling_context
+from .constructiongroups import construction_groups
 from .constructions import BUILT_APART, constructor_fields, stored_apart
 from .presentfields import absent_written_fields
 from .divergence import extend_via, merge
@@ -109,6 +110,8 @@ class Program(TableValues):
         #: (family, attr) of the fields constructors store (constructions.py)
         self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
         self.absent_fields = absent_written_fields(self.funcs.values(), self.resolver.family)  # presentfields.py
+        #: id(site) -> the group every construction hands the field a collective runs over (constructiongroups.py)
+        self.construction_groups = construction_groups(self)
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
         self.single_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,
@@ -131,6 +134,13 @@ class Program(TableValues):
             return frozenset()
         called = self.resolver.callers()
         return frozenset(atom[:6] for key, atoms in named.items() if key in called for atom in atoms)
+
+    def issued(self, site: Site) -> tuple:
+        """(name, group, api) of the collective ``site`` issues itself, its
+        group as every construction of its object names it where one does
+        (:mod:`~cslint.analysis.constructiongroups`)."""
+        name, group, api = site.collective
+        return name, self.construction_groups.get(id(site), group), api
 
     # -- fixpoint --------------------------------------------------------------------
     def solve(self) -> None:
@@ -277,7 +287,7 @@ class Program(TableValues):
         reach_when = self.reach_when.setdefault((fn.key, mode), {})
         for site in v.sites:
             if issued_collective(self.resolver, site) is not None:
-                name, group, api = site.collective
+                name, group, api = self.issued(site)
                 if _add_reach(reach, reach_when, (name, group), site.when, lambda: (
                         api, ((fn.path, site.span.line, f"`{site.callee}` is a collective over {group}"),), site.fix)):
                     changed = True
@@ -344,14 +354,6 @@ def call_reaches(program: Program, site: Site, target: FuncFacts, mode: frozense
     passed = passed_values(target.params, target.case_params, target.self_offset if offset else 0,
                            site.consts, site.star, site.args, site.kwargs)
     return call_allows(target.case_params, cases, passed)
-
-
-def call_offset(site: Site, target: FuncFacts) -> int:
-    """1 where the call ``site`` does not pass ``target`` its instance
-    (``obj.method()``, ``Cls()`` for ``__init__``), else 0."""
-    if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class":
-        return 1
-    return 1 if target.qualname.endswith("__init__") and site.ref.tag == "qual" else 0
 
 
 def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=None) -> str:

@@ -329,6 +329,16 @@ class FuncFacts:
     #: the parameters defaulting to None that it never rebinds
     #: (:func:`~cslint.analysis.program.handed_default` reads what it hands them on to)
     unbound_none_params: frozenset = frozenset()
+    #: the names of classes it reads as a value, not to call or to read an
+    #: attribute of them (``return Impl``, ``pick(Impl)``;
+    #: ``FunctionInfo.handed_classes``): an object of such a class may be
+    #: built where no call names it (:mod:`~cslint.analysis.constructiongroups`)
+    handed_classes: frozenset = frozenset()
+    #: a classmethod: ``Site.group_args`` of each call of its own first
+    #: parameter, ``cls(t, group=group)``, which builds an object of its
+    #: class (:mod:`~cslint.analysis.constructiongroups`; the call itself
+    #: stays unresolved)
+    built_own_class: tuple = ()
 
 
 @dataclass

@@ -152,7 +152,7 @@ class UniformityInfo(BroadcastCarriers):
         program = self.program
         out = []
         if issued_collective(program.resolver, site) is not None:
-            name, group, api = site.collective
+            name, group, api = program.issued(site)
             out.append(Reached(name, group, api, (), True, site.fix))
         if site.ref is not None:
             for target in program.resolver.resolve(site.ref):
