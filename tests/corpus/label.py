@@ -26,6 +26,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -69,10 +70,13 @@ def run_program(path: Path, nprocs: int, timeout: float = DEFAULT_TIMEOUT) -> tu
     """Run one program on `nprocs` ranks; returns (outcome, seconds).
 
     The launcher runs in its own session so a hang is ended by killing the
-    whole process group: no rank is left spinning."""
+    whole process group: no rank is left spinning.  That kill runs in this
+    process, so the launcher also runs under coreutils ``timeout`` (where there
+    is one): when this process is killed first (a test run stopped with
+    SIGKILL), a hung program's ranks would otherwise spin on, out of reach."""
     start = time.monotonic()
     process = subprocess.Popen(
-        [str(mpi_launcher()), "-n", str(nprocs), sys.executable, str(path)],
+        [*_bounded(timeout), str(mpi_launcher()), "-n", str(nprocs), sys.executable, str(path)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         start_new_session=True, cwd=str(path.parent),
     )
@@ -88,6 +92,15 @@ def run_program(path: Path, nprocs: int, timeout: float = DEFAULT_TIMEOUT) -> tu
         # a Python error outside MPI means the generator wrote a broken program
         print(f"warning: {path.name} n={nprocs} raised:\n{stderr[-600:]}", file=sys.stderr)
     return outcome, time.monotonic() - start
+
+
+def _bounded(seconds: float) -> list[str]:
+    """A command prefix that ends the launcher a little after ``seconds`` on
+    its own (TERM, which the launcher passes to its ranks, then KILL)."""
+    timeout_command = shutil.which("timeout")
+    if timeout_command is None:
+        return []
+    return [timeout_command, "-k", "5", f"{seconds + 10:.0f}"]
 
 
 def _kill_group(process: subprocess.Popen) -> None:
