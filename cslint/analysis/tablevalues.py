@@ -57,6 +57,8 @@ class TableValues(ProgramReads):
         key = (atoms, mode)
         cached = self.memo.get(key)
         if cached is not None:
+            # the memo-hit bookkeeping is written out here and in global_value, not shared:
+            # eval is the most called function of the whole-tree pass, and a call per hit costs more
             if self._touched is not None:
                 self._touched[key] = cached
             if cached[1] < self._read_since:
@@ -175,7 +177,7 @@ class TableValues(ProgramReads):
         """A module global's value, memoised per round as :meth:`eval` is (with the earliest step it read)."""
         key = (module, name, mode)
         if key in self.globals:
-            known = self.globals[key]
+            known = self.globals[key]  # the bookkeeping of a memo hit, as in eval
             if self._touched_globals is not None:
                 self._touched_globals[key] = known
             if known[1] < self._read_since:
