@@ -115,3 +115,45 @@ def test_the_dict_rebound_on_some_ranks_still_differs():
 def test_the_list_read_appended_to_on_some_ranks_still_differs():
     read = 'gathers = by_op["gather"]\n            if self.rank == 0:\n                gathers.append(1)'
     assert _codes(_tuner(read=read)) == [("CSL101", 26)]
+
+
+# A nested definition that binds the name itself has a name of its own: its
+# binding is not the outer one's, and what it does with its own dict leaves the
+# outer dict plain.  One that declares the name ``nonlocal`` shares it.
+
+def _with_nested(nested: str, read=_READ):
+    body = "\n".join("            " + line for line in textwrap.dedent(nested).strip().splitlines())
+    return _tuner(read=read + "\n" + body)
+
+
+_OWN_DICT = """
+def summary():
+    by_op = {"count": 2}
+    return by_op
+"""
+
+
+def test_a_nested_function_s_own_dict_of_the_same_name_is_not_the_outer_one():
+    assert _codes(_with_nested(_OWN_DICT)) == []
+
+
+def test_a_nested_function_s_parameter_of_the_same_name_is_not_the_outer_one():
+    assert _codes(_with_nested("def report(by_op):\n    print(by_op)")) == []
+
+
+def test_a_nested_lambda_s_parameter_of_the_same_name_is_not_the_outer_one():
+    assert _codes(_with_nested("show = lambda by_op: print(by_op)")) == []
+
+
+def test_a_nested_function_declaring_the_name_nonlocal_shares_it():
+    nested = 'def reset():\n    nonlocal by_op\n    by_op = {"gather": list(range(self.rank))}'
+    assert _codes(_with_nested(nested)) == [("CSL101", 27)]
+
+
+def test_a_nested_function_handing_the_outer_dict_elsewhere_still_differs():
+    assert _codes(_with_nested("def dump():\n    print(by_op)")) == [("CSL101", 26)]
+
+
+def test_a_nested_function_whose_comprehension_target_shares_the_name_still_differs():
+    nested = "def dump():\n    print(by_op)\n    return [by_op for by_op in range(2)]"
+    assert _codes(_with_nested(nested)) == [("CSL101", 27)]

@@ -281,3 +281,58 @@ def plain_bindings(func: ast.AST, accept) -> dict:
         children_into(node, stack)
     return {name: statements for name, statements in found.items()
             if name not in spoilt and stores.get(name) == len(statements)}
+
+
+_FUNCTION_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def scoped_walk(func: ast.AST, names: frozenset):
+    """``(node, visible)`` for every node of ``func``'s body, nested
+    definitions included, ``visible`` the ``names`` that mean ``func``'s own
+    names there: inside a nested function or lambda that binds one itself (a
+    parameter, a store of its own body, a ``global``) without declaring it
+    ``nonlocal``, that name is the nested one's.  A nested definition's
+    decorators, defaults and annotations are read where it stands.  A class
+    body and a comprehension's target count as mentions (a reader of
+    ``visible`` finds more of them, never fewer)."""
+    stack = [(node, names) for node in reversed(func.body)]
+    while stack:
+        node, visible = stack.pop()
+        yield node, visible
+        kind = type(node)
+        if kind in _FUNCTION_SCOPES and visible:
+            inner = visible - _binds_itself(node)
+            parts = [(node.args, visible)]
+            if kind is ast.Lambda:
+                parts.append((node.body, inner))
+            else:
+                parts += [(part, visible) for part in (*node.decorator_list, node.returns) if part is not None]
+                parts += [(statement, inner) for statement in node.body]
+            stack += reversed(parts)
+            continue
+        read = CHILDREN[kind]
+        if read is not None:
+            stack += [(child, visible) for child in reversed(read(node))]
+
+
+def _binds_itself(func: ast.AST) -> frozenset:
+    """The names a function or lambda binds in its own scope: its parameters,
+    the names its own body stores (a comprehension's target aside: that one
+    is the comprehension's) and those it declares ``global``; not those it
+    declares ``nonlocal``."""
+    args = func.args
+    bound = {arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs) + tuple(
+        filter(None, (args.vararg, args.kwarg)))}
+    targets: set = set()  # id() of the names a comprehension's target binds
+    shared: set = set()
+    for node in own_nodes(func):
+        kind = type(node)
+        if kind is ast.comprehension:
+            targets.update(id(inner) for inner in walk(node.target))
+        elif kind is ast.Name and type(node.ctx) is not ast.Load and id(node) not in targets:
+            bound.add(node.id)
+        elif kind is ast.Global:
+            bound.update(node.names)
+        elif kind is ast.Nonlocal:
+            shared.update(node.names)
+    return frozenset(bound - shared)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walked
+from .astwalk import plain_bindings, scoped_walk, walked
 from .atoms import EMPTY, whole
 from .environment import fork
 from .syntax import constant_keyed
@@ -42,8 +42,7 @@ KEY_OWN = "key-own"
 
 _BUILT = (ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp, ast.DictComp, ast.SetComp)
 _DISPLAYS = (ast.Dict, ast.DictComp)
-#: the nodes that bind the name they carry as a string
-_NAMED = frozenset({ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.MatchAs, ast.MatchStar})
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def key_own_entry(name: str, key: str) -> tuple:
@@ -59,51 +58,50 @@ def _constant_key(node) -> Optional[str]:
 def plain_dicts(reads) -> dict:
     """name -> the displays it is bound to: the local names of the function
     ``reads`` (a :class:`~cslint.analysis.structure.StructureReads`) reads,
-    every binding of which (nested definitions included) is a plain
-    ``name = {...}`` or ``name = {k: v for ...}`` and every other mention of
-    which is the value of an assignment ``x = name["k"]`` (a constant string
-    key); no parameter, ``global`` or ``nonlocal`` name.  Computed once."""
+    every binding of which is a plain ``name = {...}`` or
+    ``name = {k: v for ...}`` statement of its own body
+    (:func:`~cslint.analysis.astwalk.plain_bindings`: no parameter, ``global``
+    or ``nonlocal`` name, a ``nonlocal`` of a nested definition too) and every
+    other mention of which is the value of an assignment ``x = name["k"]`` (a
+    constant string key), in a nested definition too where that one reads
+    this function's name.  A nested definition that binds the name itself (a
+    parameter, an assignment) has a name of its own: its bindings are not
+    this function's and its mentions are of its own.  Computed once."""
     info = reads.info
     found = info.__dict__.get("_plain_dicts")
     if found is not None:
         return found
     func = info.func
-    # (a module's names: other functions may change them; a name read with a
-    # constant key and bound to a container somewhere, else none: no walk)
-    if isinstance(func, ast.Module) or not info.dict_keys or info.dict_keys.keys().isdisjoint(
+    # (a module's names: other functions may change them; a lambda binds
+    # nothing; a name read with a constant key and bound to a container
+    # somewhere, else none: no walk)
+    if type(func) not in _FUNCTIONS or not info.dict_keys or info.dict_keys.keys().isdisjoint(
             reads._own_containers()):
         found = info.__dict__["_plain_dicts"] = {}
         return found
-    bindings: dict = {}
-    spoilt: set = {p.lstrip("*") for p in info.params}
-    allowed: set = set()  # id() of the Name nodes that are allowed mentions
-    names = []
-    for node in walked(func):
-        t = type(node)
-        if t is ast.Assign:
-            value = node.value
-            if len(node.targets) == 1 and type(node.targets[0]) is ast.Name and type(value) in _DISPLAYS:
-                bindings.setdefault(node.targets[0].id, []).append(value)
-                allowed.add(id(node.targets[0]))
-            elif type(value) is ast.Subscript and type(value.value) is ast.Name and type(value.ctx) is ast.Load \
-                    and _constant_key(value) is not None:
-                allowed.add(id(value.value))
-        elif t is ast.Global or t is ast.Nonlocal:
-            spoilt.update(node.names)
-        elif t is ast.Name:
-            names.append(node)
-        elif t is ast.arg:
-            spoilt.add(node.arg)  # a nested definition's or a lambda's parameter of the same name
-        elif t is ast.alias:
-            spoilt.add((node.asname or node.name).split(".")[0])
-        elif t in _NAMED and node.name:
-            spoilt.add(node.name)  # ``except E as d``, ``def d():``, a match capture
-    for node in names:
-        if id(node) not in allowed:
-            spoilt.add(node.id)
-    found = {name: tuple(values) for name, values in bindings.items() if name not in spoilt}
+    bound = plain_bindings(func, _is_display)
+    found = {}
+    if bound:
+        allowed = {id(statement.targets[0]) for statements in bound.values() for statement in statements}
+        mentions = []
+        for node, visible in scoped_walk(func, frozenset(bound)):
+            t = type(node)
+            if t is ast.Name:
+                if node.id in visible:
+                    mentions.append(node)
+            elif t is ast.Assign:
+                value = node.value
+                if type(value) is ast.Subscript and type(value.value) is ast.Name and _constant_key(value) is not None:
+                    allowed.add(id(value.value))
+        spoilt = {node.id for node in mentions if id(node) not in allowed}
+        found = {name: tuple(statement.value for statement in statements)
+                 for name, statements in bound.items() if name not in spoilt}
     info.__dict__["_plain_dicts"] = found
     return found
+
+
+def _is_display(value) -> bool:
+    return type(value) in _DISPLAYS
 
 
 def keyed_containers(reads) -> frozenset:
