@@ -36,7 +36,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -47,6 +46,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "examples" / "trtllm_replica"))
+
+from cslint.boundedruns import fork_ranks, start_bounded, wait_bounded
 
 GOAL = 1.10
 LARGE = 1 << 20  # bytes of the large object payload; floats of the large all_reduce
@@ -178,14 +179,9 @@ def run_mpi(world: int, calls: int, rounds: int) -> dict:
     cmd = [mpiexec, *mpiexec_flags(mpiexec), "-n", str(world), sys.executable, __file__, "--worker", "mpi",
            "--calls", str(calls), "--rounds", str(rounds), "--out", out]
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.Popen(cmd, env=env, start_new_session=True)
-    try:
-        proc.wait(timeout=900)
-    finally:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)  # no rank outlives the measurement
-        except ProcessLookupError:
-            pass
+    proc = start_bounded(cmd, 900, env=env)
+    if wait_bounded(proc, 900):  # no rank outlives the measurement, nor this process
+        raise subprocess.TimeoutExpired(cmd, 900)
     with open(out) as fh:
         return json.load(fh)
 
@@ -246,10 +242,8 @@ def run_gloo(world: int, calls: int, rounds: int) -> dict:
     ctx = mp.get_context("fork")
     tmp = tempfile.mkdtemp(prefix="bench-gloo-")
     out = os.path.join(tmp, "res.json")
-    procs = [ctx.Process(target=_gloo_child, args=(r, world, os.path.join(tmp, "store"), calls, rounds, out))
-             for r in range(world)]
-    for p in procs:
-        p.start()
+    procs = fork_ranks(ctx, _gloo_child, [(r, world, os.path.join(tmp, "store"), calls, rounds, out)
+                                          for r in range(world)])
     for p in procs:
         p.join(timeout=900)
         if p.is_alive():

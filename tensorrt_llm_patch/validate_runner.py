@@ -2,8 +2,9 @@
 
 A run is the replica's ``run_gen_server.py`` under ``mpiexec -n N`` (MPI) or
 forking N ranks itself (gloo, NCCL), in its own process group, under a hard
-timeout; whatever is left of the group afterwards is killed, so no rank
-outlives its run.  With the sanitizer on, a divergence aborts the job within
+timeout; whatever is left of the group afterwards is killed, and the group
+ends by itself a little later should the runner be killed first
+(``cslint.boundedruns``), so no rank outlives its run.  With the sanitizer on, a divergence aborts the job within
 seconds and the per-rank state files are merged into a diagnosis.
 """
 
@@ -12,12 +13,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from cslint.boundedruns import run_bounded, start_bounded, wait_bounded
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_TREE = REPO_ROOT / "examples" / "trtllm_replica"
@@ -167,25 +169,10 @@ def run_in_group(cmd: list[str], *, timeout: float, **kwargs) -> subprocess.Comp
     """`subprocess.run` with text output in a new process group that is killed afterwards.
 
     On timeout the whole group dies (``mpiexec`` and every rank it started), and the
-    result has returncode -9 instead of raising.
+    result has returncode -9 instead of raising; the group also ends by itself a
+    little later should this process be killed first (``cslint.boundedruns``).
     """
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            **kwargs)
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        _kill_group(proc)
-        out, err = proc.communicate()
-    finally:
-        _kill_group(proc)
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    return run_bounded(cmd, timeout, **kwargs)
 
 
 def run_config(cfg: RunConfig, tree: Path, out_dir: Path, *, model: str = "numpy", requests: int = 8,
@@ -207,16 +194,8 @@ def run_config(cfg: RunConfig, tree: Path, out_dir: Path, *, model: str = "numpy
     log_path = out_dir / "run.log"
     started = time.monotonic()
     with open(log_path, "w") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(out_dir),
-                                start_new_session=True)
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
-            _kill_group(proc)
-            proc.wait()
+        proc = start_bounded(cmd, timeout, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=str(out_dir))
+        timed_out = wait_bounded(proc, timeout)
     seconds = time.monotonic() - started
     log_text = log_path.read_text(errors="replace")
     outputs: dict[str, list[int]] = {}

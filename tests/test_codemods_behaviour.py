@@ -1,15 +1,15 @@
 """Fixed seed fixtures run on MPI: the original hangs on divergent inputs, the fix completes,
 and on inputs where the original completes both give the same results on every rank.
 
-Every run sits under MPIEXEC_TIMEOUT (hydra kills the job) and a subprocess
-timeout that kills the whole process group, so no rank is left behind.
+Every run sits under MPIEXEC_TIMEOUT (hydra kills the job) and a timeout that
+kills the whole process group, from here and, should this process be killed
+first, by itself (``cslint.boundedruns``), so no rank is left behind.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures", "codemods
 from codemod_cases import BEHAVIOUR_CASES, fixture_path, seed_findings
 
 from codemods.driver import fix_source
+from cslint.boundedruns import start_bounded, wait_bounded
 
 BIN = os.path.dirname(sys.executable)
 MPIEXEC = os.path.join(BIN, "mpiexec")
@@ -36,15 +37,9 @@ def run_mpi(path: str, scenario: str, ranks: int, out_dir, limit: int = RUN_SECO
     for stale in out_dir.glob("rank*.json"):
         stale.unlink()
     env = dict(os.environ, MPIEXEC_TIMEOUT=str(limit), FIXTURE_OUT=str(out_dir))
-    proc = subprocess.Popen(
-        [MPIEXEC, "-n", str(ranks), sys.executable, path, scenario],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True,
-    )
-    try:
-        proc.wait(timeout=limit + 20)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    proc = start_bounded([MPIEXEC, "-n", str(ranks), sys.executable, path, scenario], limit + 20,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    wait_bounded(proc, limit + 20)
     results = {}
     for item in out_dir.glob("rank*.json"):
         data = json.loads(item.read_text())

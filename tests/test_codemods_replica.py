@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 
@@ -22,6 +21,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "fixtures", "codemods
 from codemod_findings import make_finding
 
 from codemods.driver import fix_source
+from cslint.boundedruns import start_bounded, wait_bounded
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 REPLICA = os.path.join(ROOT, "examples", "trtllm_replica")
@@ -79,13 +79,9 @@ def _run(tree, out, args, ranks=None):
         command = [MPIEXEC, "-n", str(ranks), *command, "--backend", "mpi", "--hang-timeout", "20"]
     else:
         command += ["--backend", "local"]
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
-                            env=dict(os.environ, MPIEXEC_TIMEOUT="40"))
-    try:
-        proc.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    proc = start_bounded(command, 60, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         env=dict(os.environ, MPIEXEC_TIMEOUT="40"))
+    wait_bounded(proc, 60)
     outputs = {}
     for name in sorted(os.listdir(out)) if os.path.isdir(out) else []:
         with open(os.path.join(out, name), encoding="utf-8") as handle:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 
@@ -29,6 +28,7 @@ from fix_behaviour import gloo_rank  # noqa: E402
 
 from codemods.driver import fix_source  # noqa: E402
 from cslint.api import check_source  # noqa: E402
+from cslint.boundedruns import fork_ranks, kill_session, start_bounded  # noqa: E402
 from cslint.rules import all_rules  # noqa: E402
 
 RANKS = 2
@@ -86,10 +86,7 @@ def test_safe_fix_keeps_every_rank_s_values_on_gloo(behaviour, original, fixed, 
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     store = str(tmp_path / "store")
-    procs = [context.Process(target=gloo_rank, args=(r, RANKS, store, original, fixed, behaviour, queue))
-             for r in range(RANKS)]
-    for proc in procs:
-        proc.start()
+    procs = fork_ranks(context, gloo_rank, [(r, RANKS, store, original, fixed, behaviour, queue) for r in range(RANKS)])
     results = {}
     try:
         for _ in range(RANKS):
@@ -115,14 +112,15 @@ def test_safe_fix_keeps_every_rank_s_values_on_mpi(behaviour, original, fixed, t
                                 "observe": behaviour.observe,
                                 "scenarios": [[s.setup, list(s.takes)] for s in behaviour.scenarios]}))
     env = dict(os.environ, MPIEXEC_TIMEOUT="60")
-    proc = subprocess.Popen([MPIEXEC, "-n", str(RANKS), sys.executable, os.path.join(HERE, "fix_behaviour.py"),
-                             str(case), str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env=env, start_new_session=True)
+    proc = start_bounded([MPIEXEC, "-n", str(RANKS), sys.executable, os.path.join(HERE, "fix_behaviour.py"),
+                          str(case), str(tmp_path)], 90, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
     try:
         output, _ = proc.communicate(timeout=90)
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
+        kill_session(proc)
         output, _ = proc.communicate()
+    finally:
+        kill_session(proc)
     results = {}
     for rank in range(RANKS):
         path = tmp_path / f"rank{rank}.json"

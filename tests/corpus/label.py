@@ -25,9 +25,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -38,6 +35,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import generate
+
+from cslint.boundedruns import kill_session, start_bounded
 
 MANIFEST = generate.DEFAULT_OUT / "manifest.json"
 RANK_COUNTS = (2, 3)
@@ -71,15 +70,12 @@ def run_program(path: Path, nprocs: int, timeout: float = DEFAULT_TIMEOUT) -> tu
 
     The launcher runs in its own session so a hang is ended by killing the
     whole process group: no rank is left spinning.  That kill runs in this
-    process, so the launcher also runs under coreutils ``timeout`` (where there
-    is one): when this process is killed first (a test run stopped with
-    SIGKILL), a hung program's ranks would otherwise spin on, out of reach."""
+    process, so the session also ends by itself a little later
+    (``cslint.boundedruns``): when this process is killed first (a test run
+    stopped with SIGKILL), a hung program's ranks would otherwise spin on."""
     start = time.monotonic()
-    process = subprocess.Popen(
-        [*_bounded(timeout), str(mpi_launcher()), "-n", str(nprocs), sys.executable, str(path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        start_new_session=True, cwd=str(path.parent),
-    )
+    process = start_bounded([str(mpi_launcher()), "-n", str(nprocs), sys.executable, str(path)], timeout,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(path.parent))
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -94,20 +90,8 @@ def run_program(path: Path, nprocs: int, timeout: float = DEFAULT_TIMEOUT) -> tu
     return outcome, time.monotonic() - start
 
 
-def _bounded(seconds: float) -> list[str]:
-    """A command prefix that ends the launcher a little after ``seconds`` on
-    its own (TERM, which the launcher passes to its ranks, then KILL)."""
-    timeout_command = shutil.which("timeout")
-    if timeout_command is None:
-        return []
-    return [timeout_command, "-k", "5", f"{seconds + 10:.0f}"]
-
-
 def _kill_group(process: subprocess.Popen) -> None:
-    try:
-        os.killpg(process.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    kill_session(process)
     try:
         process.communicate(timeout=5)
     except (subprocess.TimeoutExpired, ValueError):

@@ -19,15 +19,15 @@ Used by ``tests/test_accuracy.py`` and ``bench/accuracy.py``.
 from __future__ import annotations
 
 import json
-import os
 import pickle
 import re
-import signal
 import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from cslint.boundedruns import kill_session, start_bounded
 
 CORPUS = Path(__file__).resolve().parent
 REAL_SHAPES = CORPUS / "real_shapes"
@@ -223,12 +223,12 @@ def score_all_in_subprocess(timeout: float) -> dict:
     non-terminating analysis fails the caller instead of stalling it."""
     code = ("import pickle, sys; sys.path.insert(0, sys.argv[1]); import scoring; "
             "sys.stdout.buffer.write(pickle.dumps(scoring.score_all()))")
-    process = subprocess.Popen([sys.executable, "-c", code, str(CORPUS)], cwd=str(CORPUS.parent.parent),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    process = start_bounded([sys.executable, "-c", code, str(CORPUS)], timeout, cwd=str(CORPUS.parent.parent),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        kill_session(process)
         process.communicate()
         raise AnalysisTimeout(f"cslint did not finish analysing the corpus within {timeout:.0f}s") from None
     if process.returncode != 0:

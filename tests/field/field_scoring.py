@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import pickle
 import re
-import signal
 import subprocess
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
+
+from cslint.boundedruns import kill_session, start_bounded
 
 FIELD = Path(__file__).resolve().parent
 MANIFEST = FIELD / "MANIFEST.tsv"
@@ -329,12 +329,12 @@ def score_field_in_subprocess(timeout: float) -> FieldScore:
     """`score_field()` in a child process killed after `timeout` seconds."""
     code = ("import pickle, sys; sys.path.insert(0, sys.argv[1]); import field_scoring; "
             "sys.stdout.buffer.write(pickle.dumps(field_scoring.score_field()))")
-    process = subprocess.Popen([sys.executable, "-c", code, str(FIELD)], cwd=str(FIELD.parent.parent),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    process = start_bounded([sys.executable, "-c", code, str(FIELD)], timeout, cwd=str(FIELD.parent.parent),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        kill_session(process)
         process.communicate()
         raise AnalysisTimeout(f"cslint did not finish analysing the field corpus within {timeout:.0f}s") from None
     if process.returncode != 0:
