@@ -26,6 +26,7 @@ from .settled import settled_call_implicit, settled_flow
 from .syntax import unparse
 from .astwalk import walk as fast_walk
 from .localgroups import call_group_arguments
+from .neighbours import neighbour_exchange
 
 
 def called_field(info, func):
@@ -57,6 +58,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
     info = evaluator.info
     variant = Variant(raised=EMPTY, raised_tree=EMPTY)
     site_index_of_call: dict = {}
+    pair_exchanges = info.ctx.knowledge.pair_exchanges
     pending = []
     for node in flow.graph.nodes:
         if node.id not in flow.live or node.stmt is None:
@@ -93,6 +95,9 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 site.handed = flow.fields.handed_at(ref.name, env)
             if ref is not None:
                 site.group_args = call_group_arguments(info, call)
+            exchange = pair_exchanges.get(call_info.canonical) if pair_exchanges and call_info.canonical else None
+            if exchange is not None:
+                site.neighbour = neighbour_exchange(info, call, node.stmt, exchange)
             site_index_of_call[id(call)] = len(variant.sites)
             variant.sites.append(site)
             pending.append((site, node, call_info.inline, env, call))

@@ -587,7 +587,7 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
     groups = frozenset(r.group for r in reached)
     for cond in site.conds:
         if not cond.atoms or info.same_collectives_either_way(cond, variant, mode, groups) \
-                or info.matching_roles(cond, variant, reached, mode):
+                or info.matching_roles(cond, variant, reached, mode) or _neighbours_meet(variant, site, cond):
             continue  # every rank issues the same collectives, whichever way it goes
         ignore = SAME_LENGTH_KINDS if cond.kind == "loop" else frozenset()  # the elements differ, not their number
         for name, group, api, chain, direct, facts in reached:
@@ -616,6 +616,21 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                           operands_divergent=info.operands_divergent(cond, fn, group, mode),
                           carrier=_carrier(info, fn, cond, reached, mode), other_exits=others)
     return None
+
+
+def _neighbours_meet(variant, site, cond) -> bool:
+    """Whether ``cond`` only lets ``site``, an exchange over the pair of this
+    stage and its neighbour, run where that neighbour is there, and the
+    function also makes the other half of such exchanges: for a send to the
+    stage after, a receive from the stage before under the test that it is
+    there (``neighbours.py``).  Of each pair group {s, s + 1}, stage s then
+    enters by the one and stage s + 1 by the other, each exactly where the
+    pair is there, so the test parts no member of the pair's group."""
+    mine = site.neighbour
+    if mine is None or cond.kind != "branch" or cond.guard != mine.guard:
+        return False
+    return any(other.neighbour is not None and other.neighbour.direction != mine.direction
+               and other.neighbour.side != mine.side for other in variant.sites)
 
 
 def _roles_agree(info: UniformityInfo, fn, variant, cond, group: str, mode, groups: frozenset) -> bool:

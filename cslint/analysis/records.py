@@ -125,6 +125,17 @@ class FieldType(NamedTuple):
     ref: tuple
 
 
+class NeighbourExchange(NamedTuple):
+    """A call of an exchange between two pipeline stages (the presets'
+    ``pair_exchanges``) whose peer is this stage's neighbour, under an ``if``
+    that lets it run exactly where that neighbour is there
+    (:func:`cslint.analysis.neighbours.neighbour_exchange`)."""
+
+    direction: str  # send | recv
+    side: str  # next | previous: the peer stage
+    guard: Span  # the ``if`` (a branch condition's ``guard``)
+
+
 @dataclass
 class Site:
     """A call that is a collective or may lead to one."""
@@ -165,6 +176,9 @@ class Site:
     #: call, ``((attr, atoms), ...)``, for the callee's entry
     #: (:func:`~cslint.analysis.selfcalls.note_handed`)
     handed: tuple = ()
+    #: a call of an exchange with the stage before or after this one, under
+    #: the test that this stage has that neighbour (:class:`NeighbourExchange`)
+    neighbour: Optional[NeighbourExchange] = None
 
 
 @dataclass

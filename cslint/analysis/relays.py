@@ -293,7 +293,7 @@ def _sends(func: ast.AST, send_names: frozenset, peer_keywords: frozenset) -> di
         if _last_name(node.func) not in senders:
             continue
         dest = _argument(node, peer_keywords, 1)
-        if dest is None or not _names_neighbour(dest, "next"):
+        if dest is None or not names_neighbour(dest, "next"):
             continue
         tag = _argument(node, _TAG, 2)
         found.setdefault(node.args[0].id, set()).add(unparse(tag) if tag is not None else None)
@@ -335,7 +335,7 @@ def _relay_receive(stmt: ast.stmt, sends: dict, receives: frozenset, peer_keywor
     <receive>(src=<previous stage>)`` (``with`` blocks around the assignment
     allowed) and the function sends ``name`` on to the next stage with the
     same tag."""
-    if type(stmt) is not ast.If or stmt.orelse or not _is_not_first_stage(stmt.test):
+    if type(stmt) is not ast.If or stmt.orelse or not is_not_first_stage(stmt.test):
         return None
     assign = _only_statement(stmt.body)
     if type(assign) is not ast.Assign or len(assign.targets) != 1 or type(assign.targets[0]) is not ast.Name:
@@ -346,7 +346,7 @@ def _relay_receive(stmt: ast.stmt, sends: dict, receives: frozenset, peer_keywor
     if _last_name(call.func) not in receives:
         return None
     src = _argument(call, peer_keywords, 0)
-    if src is None or not _names_neighbour(src, "previous"):
+    if src is None or not names_neighbour(src, "previous"):
         return None
     name = assign.targets[0].id
     tags = sends.get(name)
@@ -384,7 +384,7 @@ _PAST_FIRST = {ast.Gt: 0, ast.NotEq: 0, ast.GtE: 1}
 _PAST_FIRST_FLIPPED = {ast.Lt: 0, ast.NotEq: 0, ast.LtE: 1}
 
 
-def _is_not_first_stage(test: ast.expr) -> bool:
+def is_not_first_stage(test: ast.expr) -> bool:
     """``not is_first_pp_rank``, or the stage index compared past the first
     stage's 0 (``pp_rank > 0``, ``pp_rank != 0``, ``pp_rank >= 1``)."""
     if type(test) is ast.UnaryOp and isinstance(test.op, ast.Not):
@@ -399,7 +399,7 @@ def _is_not_first_stage(test: ast.expr) -> bool:
             and right.value == bounds[op])
 
 
-def _names_neighbour(peer: ast.expr, side: str) -> bool:
+def names_neighbour(peer: ast.expr, side: str) -> bool:
     """Whether a point-to-point call's peer is the stage before this one
     (``side`` "previous") or after it ("next"): a name saying so
     (``prev_pp_rank``), or the stage index minus or plus one (``pp_rank -

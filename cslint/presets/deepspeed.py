@@ -55,6 +55,18 @@ _PARTITIONING = [
     ("deepspeed.runtime.zero.partition_parameters.Init", ("state_dict",)),
 ]
 
+# The pipeline engine's ``p2p.send(tensor, dest_stage)`` / ``p2p.recv(tensor,
+# src_stage)`` (``deepspeed/runtime/pipe/p2p.py``) move a tensor between two
+# stages; where torch cannot send point-to-point, each is a broadcast from the
+# sending stage over the two-rank group of the pair of stages
+# (``_get_send_recv_group``: the group of the lower stage and the one after
+# it), so the sender's send and the receiver's receive are one collective of
+# those two ranks alone.
+_PAIR_EXCHANGES = [
+    ("deepspeed.runtime.pipe.p2p.send", "send", 1, "dest_stage"),
+    ("deepspeed.runtime.pipe.p2p.recv", "recv", 1, "src_stage"),
+]
+
 PRESET = Preset(
     name="deepspeed",
     collectives=_collectives,
@@ -63,4 +75,5 @@ PRESET = Preset(
     job_tests=["deepspeed.comm.is_initialized"],
     # with no group, the size of the default group: the whole job (torch's signature)
     world_sizes=["deepspeed.comm.get_world_size", "deepspeed.comm.comm.get_world_size"],
+    pair_exchanges=_PAIR_EXCHANGES,
 )

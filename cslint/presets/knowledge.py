@@ -59,6 +59,8 @@ class Knowledge:
     p2p_receives: frozenset = frozenset()
     p2p_sends: frozenset = frozenset()
     p2p_peer_keywords: frozenset = frozenset()
+    #: see :attr:`Preset.pair_exchanges`: {canonical name: (direction, position, keyword)}
+    pair_exchanges: dict = field(default_factory=dict)
 
     @property
     def has_payload_local(self) -> bool:
@@ -200,6 +202,8 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         merged.p2p_receives |= frozenset(preset.p2p_receives)
         merged.p2p_sends |= frozenset(preset.p2p_sends)
         merged.p2p_peer_keywords |= frozenset(preset.p2p_peer_keywords)
+        merged.pair_exchanges.update((name, (direction, position, keyword))
+                                     for name, direction, position, keyword in preset.pair_exchanges)
         merged.data_parallel_wrappers += tuple(preset.data_parallel_wrappers)
         merged.partitioning_contexts += tuple(preset.partitioning_contexts)
         merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)

@@ -8,7 +8,8 @@ differs, and that a name ending in ``_rank`` that is not one (``src_rank``,
 a group's first rank (``is_first_pp_rank``); ``size_name_is_uniform`` says
 which sizes (``world_size``, ``tp_size``) are the same on every rank; and
 ``names_neighbour_rank`` reads a point-to-point call's peer as the rank
-before or after this one (``prev_pp_rank``, ``next_pp_rank``).  These are
+before or after this one (``prev_pp_rank``, ``next_pp_rank``); ``pipeline_end``
+the tests of the pipeline's first and last stage (``is_last_stage``).  These are
 naming conventions shared by the distributed frameworks, not one API's
 calls, so they sit beside the packs rather than in one of them.
 """
@@ -82,6 +83,22 @@ def names_neighbour_rank(text: str, side: str) -> bool:
     """Whether a peer's text names this rank's ``side`` neighbour (``previous`` or ``next``)."""
     lowered = text.lower()
     return any(word in lowered for word in NEIGHBOUR_RANK_WORDS[side])
+
+
+_PIPELINE_DIMS = frozenset({"pp"})
+
+
+def pipeline_end(identifier: str) -> Optional[str]:
+    """``first`` or ``last`` where ``identifier`` tests whether this rank runs
+    the pipeline's first or last stage (``is_first_stage``,
+    ``is_pipeline_last_stage``, ``is_last_pp_rank``); None for any other name."""
+    name = identifier.lower().lstrip("_")
+    for end in ("first", "last"):
+        if name in (f"is_{end}_stage", f"is_pipeline_{end}_stage"):
+            return end
+        if name.startswith(f"is_{end}_") and name.endswith("rank") and rank_name_dims(name) == _PIPELINE_DIMS:
+            return end
+    return None
 
 
 def first_rank_dims(identifier: str) -> Optional[frozenset]:

@@ -288,5 +288,12 @@ class Preset:
     #: the keywords naming a point-to-point call's peer (``src``, ``dst``);
     #: passed by position, it is a receive's first argument, a send's second
     p2p_peer_keywords: list = field(default_factory=list)
+    #: ``(name, direction, position, keyword)``: a framework's exchange between
+    #: two pipeline stages (a canonical dotted name), run as a collective over
+    #: the two ranks of this stage and the peer stage it names, and over them
+    #: alone (DeepSpeed's ``p2p.send(t, dest_stage)``: a broadcast over the
+    #: group of the two stages); ``direction``: ``send`` or ``recv``; the peer
+    #: is passed at ``position`` or as ``keyword``
+    pair_exchanges: list = field(default_factory=list)
     #: how the framework lays its ranks out (:class:`World`); None: the generic lattice
     world: Optional[World] = None
