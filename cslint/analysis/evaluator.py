@@ -373,7 +373,8 @@ class Evaluator(StructureReads, ExceptionReads):
                 # (a class of the file too: each argument reaches its own field)
                 bind = ref.tag == "class" or keeps_arguments_bound(ref, self.ctx, self.info.class_key)
                 kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
-                return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind)
+                return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind,
+                                       receiver)
             return fallback
         if verdict is FIXED:
             return plan[1]

@@ -126,14 +126,7 @@ class AtomBuilder:
         if tag == "R" and levels and atom.ref in self._bound and (atom.args or atom.kwargs):
             # an agreement helper's call stays bound to its arguments, so what
             # it agrees stays agreed (see call)
-            flatten = self.flatten
-            inner = levels - 1
-            args = tuple([flatten(a, within, inner) for a in atom.args])
-            kwargs = tuple([(k, flatten(a, within, inner)) for k, a in atom.kwargs])
-            fallback = flatten(atom.fallback, within, inner)
-            depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
-            result = frozenset((call_result(atom.ref, args, kwargs, fallback, atom.path, atom.line, atom.text,
-                                            depth),))
+            result = frozenset((self._kept_bound(atom, within, levels),))
         elif tag == "R":
             result = frozenset((call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1),)) \
                 | self.flatten(atom.fallback, within, levels)
@@ -149,11 +142,42 @@ class AtomBuilder:
         self._flat[memo_key] = (atom, result)
         return result
 
-    def call(self, ref, args, kwargs, fallback, path, line, text, bind: bool = False) -> frozenset:
+    def _kept_bound(self, atom, within: bool, levels: int):
+        """The call result ``atom`` still bound to its arguments, each
+        flattened one level less than ``levels``."""
+        flatten = self.flatten
+        inner = levels - 1
+        args = tuple([flatten(a, within, inner) for a in atom.args])
+        kwargs = tuple([(k, flatten(a, within, inner)) for k, a in atom.kwargs])
+        fallback = flatten(atom.fallback, within, inner)
+        depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
+        return call_result(atom.ref, args, kwargs, fallback, atom.path, atom.line, atom.text, depth)
+
+    def _flattened_fallback(self, fallback: frozenset, receiver: frozenset) -> frozenset:
+        """A method call's fallback past the nesting limit: the object it is
+        called on, where a call of the tree made it (``workspace =
+        get_workspace(rank=r, group=g)``, then ``workspace.fits(n)``), stays
+        that call bound to its arguments, so the whole-tree pass reads of them
+        only what the callee hands back; spilt, the rank and the group it was
+        given read as what the object is.  The rest is flattened as any
+        argument is (and so is a receiver holding this very call, which
+        :meth:`call` replaced in ``fallback`` by the callee's own result)."""
+        kept = [atom for atom in receiver if atom.tag == "R" and (atom.args or atom.kwargs) and atom in fallback]
+        if not kept:
+            return self.flatten(fallback, False, BOUND_LEVELS)
+        out = set(self.flatten(fallback.difference(kept), False, BOUND_LEVELS))
+        for atom in kept:
+            out.add(self._kept_bound(atom, False, BOUND_LEVELS))
+        return frozenset(out)
+
+    def call(self, ref, args, kwargs, fallback, path, line, text, bind: bool = False,
+             receiver: frozenset = EMPTY) -> frozenset:
         """The result of a call to ``ref`` (resolved by the whole-tree pass);
         ``bind``: an agreement helper (:func:`keeps_arguments_bound`), whose
         results flattened inside another call's arguments (:meth:`flatten`)
-        keep their own arguments bound rather than spill them out."""
+        keep their own arguments bound rather than spill them out;
+        ``receiver``: what the object a method is called on holds (a part of
+        ``fallback``)."""
         # A loop that passes a call's result back into the same call
         # (``ok = gate(batch, ok)``) would nest it once per pass until the
         # nesting limit, where its arguments spill out whole: an argument the
@@ -194,7 +218,7 @@ class AtomBuilder:
             flatten = self.flatten
             args = tuple([flatten(a, False, BOUND_LEVELS) for a in args])
             kwargs = tuple([(k, flatten(a, False, BOUND_LEVELS)) for k, a in kwargs])
-            fallback = flatten(fallback, False, BOUND_LEVELS)
+            fallback = self._flattened_fallback(fallback, receiver)
             depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
         return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})
 
