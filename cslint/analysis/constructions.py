@@ -221,14 +221,21 @@ def stored_apart(fn, write, stored: dict, family_of):
 def built_reads(program, atom, attr: str, families) -> list:
     """(table entry, atoms) that a read of ``attr`` of the object ``atom``
     depends on beyond the field's tables, where a call built it
-    (:func:`constructed_by`): the :data:`BUILT_APART` tables and what the
-    constructors store (for ``table_reads``)."""
+    (:func:`constructed_by`): the :data:`BUILT_APART` tables, what the
+    constructors store and, through a factory, what its construction passes
+    them (for ``table_reads``)."""
     built = constructed_by(program.resolver, atom) if families else ()
     out = []
+    # through a factory, the constructors' parameters take the construction's
+    # arguments, in the factory's own terms (its fields, its calls): read
+    # where the object is read, not through what the factory returns
+    made = None if not built or _builds(program.resolver, atom) else factory_construction(program.resolver, atom)
+    passed = () if made is None else [*made[1].args, *(arg for _, arg in made[1].kwargs)]
     for family in families if built else ():
         out.append((("field", family, built_apart(attr)), ()))
         out.extend((("field", family, built_apart(attr)), write.atoms)
                    for _fn, _v, write in constructor_stores(program, built, family, attr))
+        out.extend((("field", family, built_apart(attr)), arg) for arg in passed if arg)
     return out
 
 

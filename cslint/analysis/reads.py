@@ -157,7 +157,7 @@ class ProgramReads(FieldReads):
         targets = self.resolver.resolve(ref)
         summarised_only = False
         if not targets and (index is None or index == WHOLE_PRESENT):  # (what it holds where it is not None)
-            targets = self._summarised_callees(ref)
+            targets = self.summarised_callees(ref)
             summarised_only = bool(targets)
         if not targets:
             return self.eval(atom.fallback, mode)
@@ -200,7 +200,7 @@ class ProgramReads(FieldReads):
                     merge(out, k, dims, extend_via(via, link))
         return out
 
-    def _summarised_callees(self, ref) -> list:
+    def summarised_callees(self, ref) -> list:
         """The module-level functions of the files read only for their
         summaries (:attr:`callees`) that a call through ``ref`` runs, where
         it runs none of the program's: a helper in a file with nothing that

@@ -19,6 +19,7 @@ from .presentfields import present_read
 from .fieldreads import by_method_tables
 from .records import FuncFacts
 from .resolution import Resolver
+from .syntax import CONSTRUCTORS
 
 EMPTY_ATOMS: frozenset = frozenset()
 
@@ -168,8 +169,14 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                 if key in seen:
                     continue
                 seen.add(key)
-                for target in resolve(atom.ref):
+                targets = resolve(atom.ref)
+                for target in targets:
                     out.add(("ret", target.key))
+                if not targets:  # a function of the files read for their summaries: its returns read here
+                    for callee in program.summarised_callees(atom.ref.ref if atom.ref.tag == "part" else atom.ref):
+                        for variant in callee.variants.values():
+                            if variant.returns:
+                                atoms_deps(variant.returns)
                 # (an empty set reads nothing: most arguments are constants)
                 for arg in atom.args:
                     if arg:
@@ -227,15 +234,30 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                     for variant in target.variants.values():
                         atoms_deps(variant.escapes or ())
 
+    def collective_reach(atoms):
+        """What ``Program._collective_span`` reads of a field write's atoms: the collectives its calls reach."""
+        for atom in atoms:
+            if atom.tag == "R":
+                out.update(("reach", target.key) for target in resolve(atom.ref))
+            elif atom.tag == "J":
+                collective_reach(atom.inner)
+
+    # a constructor's field writes take no calling conditions (Program._step_marked), so no span is asked
+    spans_asked = fn.qualname.rsplit(".", 1)[-1] not in CONSTRUCTORS
     for v in fn.variants.values():
         if v.returns:
             atoms_deps(v.returns)
         for write in v.fields:
             if write.atoms:
                 atoms_deps(write.atoms)
+                if spans_asked:
+                    collective_reach(write.atoms)
         for site in v.sites:
             if site_ctx := getattr(site, "ctx_atoms", EMPTY_ATOMS):
                 atoms_deps(site_ctx)
+            for _attr, handed in site.handed:  # what it holds in the fields the call hands (selfcalls.note_handed)
+                if handed:
+                    atoms_deps(handed)
             for arg in site.args:
                 if arg:
                     atoms_deps(arg)
@@ -254,7 +276,7 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                 if atoms:
                     atoms_deps(atoms)
         out = step
-    atoms_deps = None  # noqa: F841  the nested function refers to itself: without this, a reference cycle per call
+    atoms_deps = collective_reach = None  # noqa: F841  the nested functions refer to themselves: without this, a reference cycle per call
     return out
 
 
