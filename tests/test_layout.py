@@ -261,7 +261,8 @@ ANALYSIS_PHASES = [
     ("exceptionguards",),  # the conditions a failure puts on a call site
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
-    ("recordinits",),  # the __init__ a dataclass or a record class is given
+    ("recordinits", "sidebindings"),  # the __init__ a dataclass or a record class is given; methods bound on one
+    # side of a group-size test
     ("facts",),  # the per-file orchestrator
     ("receiverclasses",),  # which classes a receiver may be an instance of
     ("resolution", "processes"),  # names across the tree; which processes a method runs in, by how its class

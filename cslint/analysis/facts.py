@@ -30,7 +30,7 @@ import os
 from typing import Optional
 
 from ..config import Settings
-from ..presets import Knowledge, group_from_text
+from ..presets import Knowledge
 from .astwalk import statement_lists, walked
 from .callrefs import class_ref, qual_ref
 from .classargs import class_arguments
@@ -47,9 +47,10 @@ from .recordinits import dataclass_init
 from .relays import relay_receives
 from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
+from .sidebindings import handed_methods, side_bindings
 from .spans import may_cut_pieces
 from .summary import SummaryWalk
-from .syntax import CONSTRUCTORS, called_as, dotted, is_size_expr, several_rank_side, single_rank_side
+from .syntax import CONSTRUCTORS, called_as, dotted
 from .localgroups import binding_nodes
 from .wrappers import own_nodes
 
@@ -129,7 +130,7 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
 
 def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variants: dict,
                 case_params: tuple) -> FuncFacts:
-    single, several = _side_bindings(info)
+    single, several = side_bindings(info)
     return FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                      info.params, info.self_offset, variants, deep,
                      # a function that reaches a collective also raises what the calls it makes raise
@@ -141,7 +142,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      _field_params(info), () if deep else _passing_refs(info),
                      class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info),
                      () if deep else _bare_refs(info),
-                     _handed_methods(info) if single or several else frozenset(), info.arity,
+                     handed_methods(info) if single or several else frozenset(), info.arity,
                      default_groups(info, lambda: binding_nodes(info)) if deep else (),
                      none_defaulted(info.func) - info.rebound_params if deep else frozenset(),
                      info.handed_classes, info.built_own_class)
@@ -268,143 +269,6 @@ def _restored_fields(info: FunctionInfo) -> frozenset:
                     if attr is not None and saved.get(last.value.id) == attr:
                         restored.add(attr)
     return frozenset(restored)
-
-
-_BODIES = ("body", "orelse", "handlers", "finalbody")
-
-
-class _BodiesOf(dict):
-    """node type -> the fields of :data:`_BODIES` it has, in that order
-    (worked out on a type's first use: most statements have none)."""
-
-    def __missing__(self, node_type: type) -> tuple:
-        fields = getattr(node_type, "_fields", ())
-        found = self[node_type] = tuple(name for name in _BODIES if name in fields)
-        return found
-
-
-_BODIES_OF = _BodiesOf()
-
-
-def _side_bindings(info: FunctionInfo) -> tuple:
-    """(single, several): ``((method, group), ...)`` of the methods of its
-    class this method binds only on the side of a size test that a group
-    of one rank takes (``if self.dist.pp_size > 1: self.loop =
-    self._loop_pp`` / ``else: self.loop = self._loop``), where that binding
-    is the only way the method's own class hands it on in the file (no
-    other ``self._loop`` read as a value): such a method runs only where
-    the group has one rank (see :attr:`Program.single_rank_dims`); and the
-    same of the side where the group has several ranks (``self._loop_pp``
-    above; a plain size comparison,
-    :func:`~cslint.analysis.syntax.several_rank_side`): such a method runs
-    only there (see :mod:`cslint.analysis.processes`).  One walk of the
-    body finds both."""
-    if not info.class_key or info.self_offset != 1 or not info.params:
-        return (), ()
-    self_name = info.params[0]
-    single: list = []
-    several: list = []
-    _scan_bindings(info, self_name, info.body, "", "", single, several)
-    return _handed_only_there(info, self_name, single), _handed_only_there(info, self_name, several)
-
-
-def _handed_methods(info: FunctionInfo) -> frozenset:
-    """The names of the ``self`` attributes the function's module reads as
-    a value (``Thread(target=self._poll)``, ``self.loop = self._loop_pp``):
-    a method read so may be called from anywhere the value reaches."""
-    return frozenset(attr for attr, reads in _method_values(info.ctx, info.params[0]).items() if reads)
-
-
-def _handed_only_there(info: FunctionInfo, self_name: str, found: list) -> tuple:
-    """The ``(attr, group)`` of the bindings ``found`` whose attribute the
-    module reads as a value nowhere but in them."""
-    if not found:
-        return ()
-    escapes = _method_values(info.ctx, self_name)
-    bound = {id(node) for node, _group in found}
-    return tuple(sorted({(node.attr, group) for node, group in found
-                         if all(other in bound for other in escapes.get(node.attr, ()))}))
-
-
-def _scan_bindings(info: FunctionInfo, self_name: str, stmts, single_group: str, several_group: str,
-                   single: list, several: list) -> None:
-    """Append ``(self.attr node, group)`` for each ``x = self.attr`` among
-    ``stmts`` on the single-rank side of a size test of ``group`` to
-    ``single``, and on its several-rank side to ``several`` (``*_group``:
-    the group of the side the statements are on, "" for none)."""
-    for stmt in stmts:
-        t = type(stmt)
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
-            continue
-        if t is ast.Assign:
-            if single_group or several_group:
-                # ``self._loop``, or either of ``self._a if flag else self._b``
-                values = [stmt.value]
-                while values:
-                    value = values.pop()
-                    if type(value) is ast.IfExp:
-                        values += [value.body, value.orelse]
-                    elif type(value) is ast.Attribute and type(value.value) is ast.Name \
-                            and value.value.id == self_name:
-                        if single_group:
-                            single.append((value, single_group))
-                        if several_group:
-                            several.append((value, several_group))
-            continue
-        if t is ast.If:
-            sizes = info.ctx.size_fields
-            one = single_rank_side(stmt.test, sizes)
-            many = several_rank_side(stmt.test, sizes)
-            named = _sized_group(stmt.test) if one is not None or many is not None else None
-            _scan_bindings(info, self_name, stmt.body, single_group or (named if one is True else ""),
-                           several_group or (named if many is True else ""), single, several)
-            _scan_bindings(info, self_name, stmt.orelse, single_group or (named if one is False else ""),
-                           several_group or (named if many is False else ""), single, several)
-            continue
-        for name in _BODIES_OF[t]:
-            inner = getattr(stmt, name)
-            if inner:
-                inner = inner if name != "handlers" else [h for handler in inner for h in handler.body]
-                _scan_bindings(info, self_name, inner, single_group, several_group, single, several)
-
-
-def _sized_group(test: ast.expr) -> Optional[str]:
-    """The named parallel group whose size a single-rank test reads (``pp``
-    for ``self.dist.pp_size > 1``); None for the world or an unnamed one."""
-    sized = test.operand if type(test) is ast.UnaryOp else test
-    if type(sized) is not ast.Compare:
-        return None
-    text = dotted(sized.left if is_size_expr(sized.left) else sized.comparators[0])
-    group = group_from_text(text) if text else None
-    return None if group == "world" else group
-
-
-def _method_values(ctx: ModuleContext, self_name: str) -> dict:
-    """attr -> ids of the ``self.attr`` reads of the module that hand the
-    attribute on as a value (not a call of it, not a read of one of its own
-    attributes): worked out once per module, and only for a module where a
-    method is bound on a single-rank side."""
-    cache = getattr(ctx, "_method_values", None)
-    if cache is None:
-        cache = ctx._method_values = {}
-    if self_name in cache:
-        return cache[self_name]
-    skip = set()
-    out: dict = {}
-    for node in walked(ctx.tree):
-        t = type(node)
-        if t is ast.Call:
-            skip.add(id(node.func))
-        elif t is ast.Attribute:
-            skip.add(id(node.value))
-            inner = node.value
-            if type(inner) is ast.Attribute and type(inner.value) is ast.Name and inner.value.id == self_name:
-                continue
-        if t is ast.Attribute and type(node.value) is ast.Name and node.value.id == self_name \
-                and type(node.ctx) is ast.Load:
-            out.setdefault(node.attr, []).append(node)
-    cache[self_name] = {attr: [id(n) for n in nodes if id(n) not in skip] for attr, nodes in out.items()}
-    return cache[self_name]
 
 
 def _returns_terms(info: FunctionInfo) -> tuple:

@@ -289,10 +289,10 @@ class FuncFacts:
     #: calls local I/O (its disk, its network peers): it can fail on one rank
     local_io: bool = False
     #: ``((method, group), ...)``: methods of its class it binds only where a
-    #: parallel group has one rank (:func:`~cslint.analysis.facts._side_bindings`)
+    #: parallel group has one rank (:func:`~cslint.analysis.sidebindings.side_bindings`)
     single_rank_bindings: tuple = ()
     #: the same, of the methods it binds only where the group has several ranks
-    #: (:func:`~cslint.analysis.facts._side_bindings`)
+    #: (:func:`~cslint.analysis.sidebindings.side_bindings`)
     several_rank_bindings: tuple = ()
     #: fields a context manager puts back after its ``yield`` (:func:`~cslint.analysis.facts._restored_fields`):
     #: the calling conditions do not reach what it sets there
@@ -328,7 +328,7 @@ class FuncFacts:
     bare_refs: tuple = ()
     #: a method binding others on one side of a size test: the names of the
     #: ``self`` attributes its module reads as a value, not as a call
-    #: (:func:`~cslint.analysis.facts._handed_methods`): a method so handed
+    #: (:func:`~cslint.analysis.sidebindings.handed_methods`): a method so handed
     #: may run wherever the value goes (:mod:`~cslint.analysis.processes`)
     handed_methods: frozenset = frozenset()
     #: how its parameters bind (``FunctionInfo.arity``): ``(positional,
