@@ -19,6 +19,11 @@ from typing import Iterable, Optional
 
 ALL_DIMS = frozenset({"tp", "pp", "cp", "dp", "ep", "x"})
 
+#: groups cut out of another group's ranks (a DCP group is some of the TP
+#: ranks): they span the dimensions their ranks differ along, but never hold
+#: every rank of a group spanning those, so they cover no other group
+SLICE_GROUPS = frozenset({"dcp"})
+
 #: group name -> the dimensions its ranks differ along
 GROUP_SPANS: dict[str, frozenset] = {
     "world": ALL_DIMS,
@@ -31,6 +36,11 @@ GROUP_SPANS: dict[str, frozenset] = {
     # the data-parallel attention ranks and the tensor-parallel ranks of one
     # stage together (SGLang's ``dp_tp`` groups)
     "dp_tp": frozenset({"dp", "tp"}),
+    # a decode-context-parallel group is cut out of the TP ranks: consecutive
+    # ranks of one TP group (SGLang), or of TP x PCP with prefill context
+    # parallelism (vLLM), so its ranks differ along ``tp`` as well as ``cp``
+    # (torch and Megatron say "DCP" for the distributed checkpoint, never a group)
+    "dcp": frozenset({"tp", "cp"}),
 }
 
 
@@ -126,7 +136,7 @@ _DIM_TOKENS = [
     ("slice_parallel", "tp"),
     ("pipeline_model_parallel", "pp"), ("pipeline_parallel", "pp"), ("pipe_parallel", "pp"), ("pipeline", "pp"),
     ("pp", "pp"),
-    ("context_parallel", "cp"), ("cp", "cp"), ("dcp", "cp"), ("pcp", "cp"),
+    ("context_parallel", "cp"), ("cp", "cp"), ("dcp", "dcp"), ("pcp", "cp"),
     ("data_parallel", "dp"), ("dp", "dp"),
     ("expert_model_parallel", "ep"), ("expert_parallel", "ep"), ("expert", "ep"), ("ep", "ep"), ("moe", "ep"),
 ]
@@ -176,7 +186,7 @@ def covering_group(groups: Iterable[str], candidates: Iterable[str], world: Worl
     if len(groups) == 1 and next(iter(groups)) in set(candidates):
         return next(iter(groups))
     needed = frozenset().union(*(world.span(g) for g in groups)) if groups else frozenset()
-    fitting = [c for c in candidates if c in GROUP_SPANS and world.span(c) >= needed]
+    fitting = [c for c in candidates if c in GROUP_SPANS and c not in SLICE_GROUPS and world.span(c) >= needed]
     if not fitting:
         return None
     return min(fitting, key=lambda c: (len(world.span(c)), c))

@@ -33,7 +33,7 @@ _RANK_PREFIX_DIMS = {
     "slice_parallel": frozenset({"tp"}),
     "attn_tp": frozenset({"tp"}), "moe_tp": frozenset({"tp", "ep"}), "tp_cp": frozenset({"tp", "cp"}),
     "pp": frozenset({"pp"}), "pipeline_model_parallel": frozenset({"pp"}), "pipeline_parallel": frozenset({"pp"}),
-    "cp": frozenset({"cp"}), "context_parallel": frozenset({"cp"}), "dcp": frozenset({"cp"}), "pcp": frozenset({"cp"}),
+    "cp": frozenset({"cp"}), "context_parallel": frozenset({"cp"}), "dcp": frozenset({"tp", "cp"}), "pcp": frozenset({"cp"}),
     "dp": frozenset({"dp"}), "data_parallel": frozenset({"dp"}), "attn_dp": frozenset({"dp", "tp"}),
     "ep": frozenset({"ep"}), "moe_ep": frozenset({"ep"}), "expert_model_parallel": frozenset({"ep"}),
     "expert_parallel": frozenset({"ep"}), "moe": frozenset({"ep"}), "sp": frozenset({"tp"}),
