@@ -218,10 +218,11 @@ ANALYSIS_PHASES = [
     # module makes and their own rank lists; locals holding a group parameter with a fallback; what a method's calls
     # on self write; a result that tells a function's ways apart only by its None-ness; what a field holds where it is
     # not None
-    ("arms", "stores", "lists", "entries", "setfields", "correlated", "exitcalls", "neighbours"),  # calls and
-    # assignments both arms of an if/else make alike; tests storing alike; index stores into a list; tables whose
-    # entries are tuples of one length; fields a method sets; tests of one chain that decide each other; a call every
-    # way out of a decision makes once; an exchange with a neighbouring stage under the test that it is there
+    ("arms", "armlocals", "stores", "lists", "entries", "setfields", "correlated", "exitcalls", "neighbours"),  # calls
+    # and assignments both arms of an if/else make alike; the tests a local the summary walk binds leaves out; tests
+    # storing alike; index stores into a list; tables whose entries are tuples of one length; fields a method sets;
+    # tests of one chain that decide each other; a call every way out of a decision makes once; an exchange with a
+    # neighbouring stage under the test that it is there
     ("collectivegroups",),  # which call is a collective and over which group
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers", "copies", "tensorarms"),  # what a method call's receiver is, by type terms; a name or field

@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import CHILDREN, plain_bindings, walk as fast_walk, walked
+from .astwalk import plain_bindings, walk as fast_walk, walked
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .complements import leader_first
 from .membership import selects_listed_group, selects_own_pass, tests_own_index
@@ -48,8 +48,6 @@ from .vocabulary import MUTATORS
 _WITH = (ast.With, ast.AsyncWith)
 _LOOPS = (ast.For, ast.AsyncFor, ast.While)
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-#: what holds statements or is one: a statement's own expressions are read apart from theirs
-_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -367,133 +365,6 @@ class ArmReads:
         for name in nested:
             readers[name] = ()
         return readers
-
-
-class ArmLocals:
-    """The summary walk's twin of :meth:`ArmReads.read_only_in_arm`, read
-    off the syntax: the ``if`` arms being walked, and what a local name an
-    arm binds holds (:meth:`binding_implicit`).  Asked only outside loops
-    and ``try`` statements."""
-
-    __slots__ = ("info", "_arms", "_mentions")
-
-    def __init__(self, info):
-        self.info = info
-        #: outermost first: [the ``if``, its test's atoms, the flow before it, the exits met in its arms]
-        self._arms: list = []
-        self._mentions = None  # name -> the statements mentioning it (_index)
-
-    def entered(self, decision: ast.If, cond: frozenset, implicit: frozenset) -> None:
-        self._arms.append((decision, cond, implicit, []))
-
-    def left(self) -> None:
-        self._arms.pop()
-
-    def exited(self, atoms: frozenset) -> None:
-        """An exit met in the innermost arm: what its test brings stays in what the arm binds after it."""
-        if self._arms:
-            self._arms[-1][3].append(atoms)
-
-    def binding_implicit(self, s, implicit: frozenset) -> frozenset:
-        """The implicit flow into the local names an assignment ``s`` binds
-        (every target a plain name), walked with ``implicit``: without the
-        test of an enclosing ``if`` every mention of those names is inside
-        the arms of (its body or its ``else``, none in a nested function,
-        class or lambda, none ``global`` or ``nonlocal``), as
-        :class:`ArmReads` decides for a deep function.  Every rank reading
-        what the arm binds took that arm, so its test does not make the
-        names differ between them (``if not last_stage: first = outputs[0];
-        part = Part(first)``: the part's fields hold what every rank
-        building one computed alike).  What leaves the arm keeps the test:
-        the calls, returns and field writes of a statement read the full flow."""
-        kind = type(s)
-        if not implicit or (kind is not ast.Assign and kind is not ast.AnnAssign) \
-                or not any(cond for _, cond, _, _ in self._arms):
-            return implicit  # no test of an arm to leave out
-        names = set()
-        for target in (s.targets if kind is ast.Assign else (s.target,)):
-            if type(target) is ast.Name:
-                names.add(target.id)
-            elif type(target) is ast.Tuple and all(type(elt) is ast.Name for elt in target.elts):
-                names.update(elt.id for elt in target.elts)
-            else:
-                return implicit
-        if self.info.walrus_by_statement.get(id(s)):
-            return implicit
-        skipped = kept = frozenset()
-        outermost = None
-        for decision, cond, before, exits in self._arms:
-            if self._only_inside(decision, names):
-                skipped = skipped | cond
-                if outermost is None:
-                    outermost = before
-            else:
-                kept = kept | cond
-            for atoms in exits:
-                kept = kept | atoms
-        if not skipped:
-            return implicit
-        # only the tests left out go: an atom a kept test, an exit met in an
-        # arm or the flow before the outermost arm also brings stays
-        return implicit - (skipped - kept - outermost)
-
-    def _only_inside(self, decision: ast.If, names) -> bool:
-        mentions = self._mentions
-        if mentions is None:
-            mentions = self._mentions = self._index()
-        parents = self.info.parents
-        for name in names:
-            found = mentions.get(name)
-            if found is None:
-                continue
-            if not found:
-                return False
-            for holder in found:
-                # the test itself, or a statement no arm of the decision holds
-                parent = parents.get(id(holder)) if holder is not decision else None
-                while parent is not None and parent is not decision:
-                    parent = parents.get(id(parent))
-                if parent is None:
-                    return False
-        return True
-
-    def _index(self) -> dict:
-        """name -> the statements (or handlers, cases) whose own expressions
-        mention it; () for a name nested code mentions or declares."""
-        mentions: dict = {}
-        nested = set()
-        table = CHILDREN
-        holders = list(self.info.body)
-        for holder in holders:  # grows: the statements inside each one
-            kind = type(holder)
-            if kind in _DEFINITIONS:
-                nested.update(sub.id for sub in walked(holder) if type(sub) is ast.Name)
-                nested.add(holder.name)
-                continue
-            if kind is ast.Global or kind is ast.Nonlocal:
-                nested.update(holder.names)
-                continue
-            read = table[kind]
-            if read is None:
-                continue
-            todo = []
-            for child in read(holder):
-                if isinstance(child, _HOLDERS):
-                    holders.append(child)
-                else:
-                    todo.append(child)
-            for node in todo:  # grows: each expression's nodes
-                kind = type(node)
-                if kind is ast.Name:
-                    mentions.setdefault(node.id, []).append(holder)
-                elif kind is ast.Lambda:
-                    nested.update(sub.id for sub in walked(node) if type(sub) is ast.Name)
-                read = table[kind]
-                if read is not None:
-                    todo += read(node)
-        for name in nested:
-            mentions[name] = ()
-        return mentions
 
 
 def mentioned_names(node, exprs: list) -> frozenset:

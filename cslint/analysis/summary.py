@@ -9,8 +9,11 @@ read sees the assignments before it, and inside a loop those of the whole
 loop, whose body is walked twice (the first walk only carries the values it
 assigns round to the next iteration), except for a name the body binds anew
 before anything in the loop reads it (:class:`~cslint.analysis.flows.LoopRebinds`).  Implicit flow comes from the enclosing
-tests and from earlier rank-local exits in the same block.  Sound for
-summaries, much cheaper than the dataflow.
+tests and from earlier rank-local exits in the same block; what a local
+name holds leaves out the tests of the exits gone past outside loops and
+``try`` (the ranks they held for left the function) and of the ``if`` arms
+every mention of it lies in (:class:`~cslint.analysis.armlocals.ArmLocals`).
+Sound for summaries, much cheaper than the dataflow.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .arms import ArmLocals, assigned_past_return, may_select_own_part, selects_own_part
+from .armlocals import ArmLocals
+from .arms import assigned_past_return, may_select_own_part, selects_own_part
 from .atoms import CONTENTS, EMPTY, project, whole
 from .cfg import always_raises, raises_exit
 from .exclusive import ruled_out_walk
@@ -173,6 +177,9 @@ class SummaryWalk(SummaryCalls):
         top = stmts is self.info.body
         until_end = None  # the store keys decided alike from a test of this block to its end
         statement = ruled_out_walk(stmts, self.info, self._in_loop, self._statement)  # (exclusive.py)
+        frames = self._arms.frames  # the exits met in this block (ArmLocals.frames)
+        gone, stayed = frame = ([], [])
+        frames.append(frame)
         for index, s in enumerate(stmts):
             if top and type(s) is ast.If and not s.orelse:
                 for made in assigned_past_return(stmts, s).values():
@@ -194,11 +201,17 @@ class SummaryWalk(SummaryCalls):
             for key in after or ():
                 del self._alike_implicit[key]
             if exit_atoms:
+                if self._in_loop or self._in_try:
+                    self._arms.exited(exit_atoms)
+                    stayed.append(exit_atoms)
+                else:
+                    # every exit here leaves the function: a local written past it is read by the ranks that stayed
+                    gone.append(exit_atoms - implicit)
                 implicit = implicit | exit_atoms
                 exits = exits | exit_atoms
-                self._arms.exited(exit_atoms)
         for key in until_end or ():
             del self._alike_implicit[key]
+        frames.pop()
         return exits
 
     def _store_tests(self) -> frozenset:
@@ -261,7 +274,7 @@ class SummaryWalk(SummaryCalls):
         t, key = type(s), id(s)
         if self._alike:
             implicit = self._alike.get(key, implicit)
-        local_implicit = implicit if self._in_loop or self._in_try or key in self._alike \
+        local_implicit = self._arms.without_exits(s, implicit) if self._in_loop or self._in_try or key in self._alike \
             else self._arms.binding_implicit(s, implicit)
         transfer = self.transfer
         watch = self._watch
@@ -332,14 +345,18 @@ class SummaryWalk(SummaryCalls):
             # once the loop is done (no trip)
             held = _unbind(env, target_names(s.target))
             trips = whole(transfer.loop_target(s, flow))
+            self._arms.hold(trips)
             self._loop_body(s, env, implicit | trips, variant)
             self._bind_back(env, held)
             self._block(s.orelse, env, implicit | trips, variant)
+            self._arms.release()
             return EMPTY
         if t is ast.While:
             cond = whole(self.evaluator.truth(s.test, env))
+            self._arms.hold(cond)
             self._loop_body(s, env, implicit | cond, variant)
             self._block(s.orelse, env, implicit | cond, variant)
+            self._arms.release()
             return EMPTY
         if t is ast.Try or type(s).__name__ == "TryStar":
             # what fails in the body or a handler may be handled: escapes.py looks no further
@@ -348,9 +365,11 @@ class SummaryWalk(SummaryCalls):
                 self._block(s.body, env, implicit, variant)
                 raised = whole(self._raised_in(s.body, env, implicit))
                 self._caught.append((raised, reraised_tree(self.info, s.body, raised)))
+                self._arms.hold(raised)
                 for handler in s.handlers:
                     transfer.exception_name(handler, raised, flow)
                     self._block(handler.body, env, implicit | raised, variant)
+                self._arms.release()
             finally:
                 self._in_try -= 1
                 del self._caught[len(self._caught) - 1:]
@@ -363,8 +382,10 @@ class SummaryWalk(SummaryCalls):
             return EMPTY
         if t is ast.Match:
             subject = whole(evaluate(s.subject, env))
+            self._arms.hold(subject)
             for case in s.cases:
                 self._block(case.body, env, implicit | subject, variant)
+            self._arms.release()
             return EMPTY
         if carrying:
             # nothing below but the statement's own bindings reaches the variables
