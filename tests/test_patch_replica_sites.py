@@ -34,7 +34,9 @@ def test_the_replica_patch_rewrites_its_hazards_and_nothing_else(tmp_path):
     assert changed == {"tensorrt_llm/_torch/pyexecutor/py_executor.py",
                        "tensorrt_llm/_torch/pyexecutor/scheduler/scheduler.py"}  # the carried field
     patched = (tmp_path / "out" / "tensorrt_llm/_torch/pyexecutor/py_executor.py").read_text()
-    assert "op=ReduceOp.MIN" in patched and "op=ReduceOp.MAX" in patched  # the file's own reduce op
+    assert "op=ReduceOp.MAX" in patched  # the file's own reduce op (H8)
+    # H4: `_executor_loop` runs only where the pipeline has one stage, so the stage's TP x CP group is every rank
+    assert "if all(self.dist.tp_cp_allgather(bool(self._should_stop_processing()))):" in patched
     assert "mpi4py" not in patched
     checked = verify_tree(tmp_path / "out")
     assert checked.ok and checked.left

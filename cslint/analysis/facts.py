@@ -130,7 +130,7 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
 
 def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variants: dict,
                 case_params: tuple) -> FuncFacts:
-    single, several = side_bindings(info)
+    single, several, calls = side_bindings(info)
     return FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                      info.params, info.self_offset, variants, deep,
                      # a function that reaches a collective also raises what the calls it makes raise
@@ -145,7 +145,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      handed_methods(info) if single or several else frozenset(), info.arity,
                      default_groups(info, lambda: binding_nodes(info)) if deep else (),
                      none_defaulted(info.func) - info.rebound_params if deep else frozenset(),
-                     info.handed_classes, info.built_own_class)
+                     info.handed_classes, info.built_own_class, calls)
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

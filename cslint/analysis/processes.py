@@ -1,5 +1,5 @@
-"""Which processes a function runs in, told by how its class binds it
-(issue 14).
+"""Which processes a function runs in, told by how its class binds it, or
+by where every call of it is made (issue 14).
 
 A class that picks its event loop by a group's size,
 
@@ -16,7 +16,10 @@ nothing the first writes or hands on reaches what the second reads.  What
 such a method calls runs there too, where nothing else runs it
 (:func:`closed_over_calls`): the first stage's ``_schedule_and_propagate()``,
 called only from ``_loop_pp``, writes out only where the group has several
-ranks.
+ranks.  A method every call of which is made on the single-rank side alone
+(``elif get_parallel().pp_size > 1: scheduler.event_loop_pp() else:
+scheduler.event_loop()``, :func:`called_methods`) runs only where the group
+has one rank as well.
 
 The whole-tree pass keeps one table per field or parameter for the whole
 tree, so what such a function writes out carries that fact on its sources
@@ -36,12 +39,52 @@ from .divergence import SEVERAL_RANKS, several_ranks_only
 
 def runs_only_where(funcs, files, resolver, bindings: str, world=GENERIC_WORLD) -> dict:
     """function key -> dimensions: the methods bound only on one side of a
-    size test (:func:`bound_methods`) and the methods only they call
-    (:func:`closed_over_calls`)."""
+    size test (:func:`bound_methods`), for the single-rank side the methods
+    called only there (:func:`called_methods`), and the methods only they
+    call (:func:`closed_over_calls`)."""
     several = bindings == "several_rank_bindings"
     funcs = list(funcs)
-    return closed_over_calls(bound_methods(funcs, resolver, bindings, world, several), funcs, files, resolver,
-                             several)
+    found = bound_methods(funcs, resolver, bindings, world, several)
+    if not several:
+        for key, dims in called_methods(funcs, files, resolver, world).items():
+            found[key] = found[key] & dims if key in found else dims
+    return closed_over_calls(found, funcs, files, resolver, several)
+
+
+def called_methods(funcs, files, resolver, world=GENERIC_WORLD) -> dict:
+    """function key -> dimensions: a method that every function naming it in
+    a call calls only on the side of a size test where the group has one
+    rank (``FuncFacts.single_rank_calls``: the stage-count dispatch of an
+    event loop, ``elif get_parallel().pp_size > 1: scheduler.event_loop_pp()
+    else: scheduler.event_loop()``) runs only where that group has one rank:
+    no condition in it can differ along the group's dimensions.  Told by the
+    name alone, as :func:`closed_over_calls` tells them: every method of that
+    name; no dunder or property, and no skipped file names it in a call."""
+    sides: dict = {}  # method name -> caller key -> the groups of the sides it is called on
+    for fn in funcs:
+        for name, group in fn.single_rank_calls:
+            sides.setdefault(name, {}).setdefault(fn.key, []).append(group)
+    if not sides:
+        return {}
+    skipped = frozenset().union(*(f.called_names for f in files if f.skipped))
+    naming: dict = {}  # method name -> the keys of the functions with a call naming it
+    for fn in funcs:
+        for name in sides.keys() & fn.called_names:
+            naming.setdefault(name, set()).add(fn.key)
+    out: dict = {}
+    for name in sorted(sides):
+        callers = sides[name]
+        if name.startswith("__") or name in skipped or not naming.get(name, set()) <= callers.keys():
+            continue
+        dims = _joined([world.span(group) for key in sorted(callers) for group in callers[key]], False)
+        if not dims:
+            continue
+        for class_key in sorted(resolver.classes):
+            cls = resolver.classes[class_key]
+            fkey = cls.methods.get(name)
+            if fkey is not None and name not in cls.properties:
+                out[fkey] = dims
+    return out
 
 
 def bound_methods(funcs, resolver, bindings: str, world=GENERIC_WORLD, several: bool = False) -> dict:

@@ -353,6 +353,11 @@ class FuncFacts:
     #: class (:mod:`~cslint.analysis.constructiongroups`; the call itself
     #: stays unresolved)
     built_own_class: tuple = ()
+    #: ``((method, group), ...)``: methods it calls, as a statement of their
+    #: own, only on the side of a size test that a group of one rank takes
+    #: and nowhere else in its body (:func:`~cslint.analysis.sidebindings.side_bindings`;
+    #: :func:`~cslint.analysis.processes.called_methods`)
+    single_rank_calls: tuple = ()
 
 
 @dataclass

@@ -39,7 +39,7 @@ _BODIES_OF = _BodiesOf()
 
 
 def side_bindings(info: FunctionInfo) -> tuple:
-    """(single, several): ``((method, group), ...)`` of the methods of its
+    """(single, several, calls): ``((method, group), ...)`` of the methods of its
     class this method binds only on the side of a size test that a group
     of one rank takes (``if self.dist.pp_size > 1: self.loop =
     self._loop_pp`` / ``else: self.loop = self._loop``), where that binding
@@ -49,15 +49,39 @@ def side_bindings(info: FunctionInfo) -> tuple:
     same of the side where the group has several ranks (``self._loop_pp``
     above; a plain size comparison,
     :func:`~cslint.analysis.syntax.several_rank_side`): such a method runs
-    only there (see :mod:`cslint.analysis.processes`).  One walk of the
-    body finds both."""
-    if not info.class_key or info.self_offset != 1 or not info.params:
-        return (), ()
-    self_name = info.params[0]
+    only there (see :mod:`cslint.analysis.processes`); and, of any function,
+    the methods it calls as a statement of their own on the single-rank side
+    only (``elif get_parallel().pp_size > 1: scheduler.event_loop_pp() else:
+    scheduler.event_loop()``; :func:`_called_only_there`).  One walk of the
+    body finds all three."""
+    method = bool(info.class_key) and info.self_offset == 1 and bool(info.params)
+    self_name = info.params[0] if method else None
     single: list = []
     several: list = []
-    _scan_bindings(info, self_name, info.body, "", "", single, several)
-    return _handed_only_there(info, self_name, single), _handed_only_there(info, self_name, several)
+    calls: list = []
+    _scan_bindings(info, self_name, info.body, "", "", single, several, calls)
+    if not method:
+        return (), (), _called_only_there(info, calls)
+    return (_handed_only_there(info, self_name, single), _handed_only_there(info, self_name, several),
+            _called_only_there(info, calls))
+
+
+def _called_only_there(info: FunctionInfo, calls: list) -> tuple:
+    """The ``(method, group)`` of the calls ``calls`` (found on a single-rank
+    side) whose method the function names nowhere else, nested functions
+    included: no other call of it, and no read of it as a value
+    (``target=scheduler.loop``).  Walked only where such a call was found."""
+    if not calls:
+        return ()
+    wanted = {name for name, _group in calls}
+    named: dict = {}
+    for node in walked(info.func):  # nested functions and lambdas too: a mention there counts
+        if type(node) is ast.Attribute and node.attr in wanted:
+            named[node.attr] = named.get(node.attr, 0) + 1
+    counts: dict = {}
+    for name, _group in calls:
+        counts[name] = counts.get(name, 0) + 1
+    return tuple(sorted({(name, group) for name, group in calls if named.get(name) == counts[name]}))
 
 
 def handed_methods(info: FunctionInfo) -> frozenset:
@@ -78,18 +102,25 @@ def _handed_only_there(info: FunctionInfo, self_name: str, found: list) -> tuple
                          if all(other in bound for other in escapes.get(node.attr, ()))}))
 
 
-def _scan_bindings(info: FunctionInfo, self_name: str, stmts, single_group: str, several_group: str,
-                   single: list, several: list) -> None:
+def _scan_bindings(info: FunctionInfo, self_name: Optional[str], stmts, single_group: str, several_group: str,
+                   single: list, several: list, calls: list) -> None:
     """Append ``(self.attr node, group)`` for each ``x = self.attr`` among
     ``stmts`` on the single-rank side of a size test of ``group`` to
     ``single``, and on its several-rank side to ``several`` (``*_group``:
-    the group of the side the statements are on, "" for none)."""
+    the group of the side the statements are on, "" for none); and
+    ``(method, group)`` for each ``recv.method(...)`` made as a statement of
+    its own (or returned) on the single-rank side to ``calls``."""
     for stmt in stmts:
         t = type(stmt)
         if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             continue
+        if t is ast.Expr or t is ast.Return:
+            value = stmt.value
+            if single_group and type(value) is ast.Call and type(value.func) is ast.Attribute:
+                calls.append((value.func.attr, single_group))
+            continue
         if t is ast.Assign:
-            if single_group or several_group:
+            if self_name is not None and (single_group or several_group):
                 # ``self._loop``, or either of ``self._a if flag else self._b``
                 values = [stmt.value]
                 while values:
@@ -109,15 +140,15 @@ def _scan_bindings(info: FunctionInfo, self_name: str, stmts, single_group: str,
             many = several_rank_side(stmt.test, sizes)
             named = _sized_group(stmt.test) if one is not None or many is not None else None
             _scan_bindings(info, self_name, stmt.body, single_group or (named if one is True else ""),
-                           several_group or (named if many is True else ""), single, several)
+                           several_group or (named if many is True else ""), single, several, calls)
             _scan_bindings(info, self_name, stmt.orelse, single_group or (named if one is False else ""),
-                           several_group or (named if many is False else ""), single, several)
+                           several_group or (named if many is False else ""), single, several, calls)
             continue
         for name in _BODIES_OF[t]:
             inner = getattr(stmt, name)
             if inner:
                 inner = inner if name != "handlers" else [h for handler in inner for h in handler.body]
-                _scan_bindings(info, self_name, inner, single_group, several_group, single, several)
+                _scan_bindings(info, self_name, inner, single_group, several_group, single, several, calls)
 
 
 def _sized_group(test: ast.expr) -> Optional[str]:

@@ -1,0 +1,96 @@
+"""A method called only on the single-stage side of a stage-count test runs
+where the pipeline has one stage (issue 14): an event-loop dispatcher that
+picks ``scheduler.loop_stages()`` where the pipeline group has several
+ranks and ``scheduler.loop_single()`` otherwise runs ``loop_single`` where
+nothing differs along ``pp``, so a stage test reaching its collective's
+guard decides nothing there (``FuncFacts.single_rank_calls``,
+``processes.called_methods``).  The several-stage loop keeps its finding, and
+a method some other function also calls, or reads as a value, runs wherever
+that caller runs."""
+
+import textwrap
+
+from cslint.api import check_paths
+
+_PARALLEL = """
+    class _Parallel:
+        pp_size = 1
+        pp_rank = 0
+
+
+    _STATE = _Parallel()
+
+
+    def get_parallel():
+        return _STATE
+"""
+
+_LOOPS = """
+    import torch.distributed as dist
+
+    from .parallel import get_parallel
+
+
+    class Scheduler:
+        def __init__(self):
+            self.queue = []
+            self.flags = None
+
+        def intake(self):
+            if get_parallel().pp_rank == 0:
+                self.queue.append(object())
+            return self.queue
+
+        def loop_single(self):
+            while True:
+                batch = self.intake()
+                if batch:
+                    dist.all_reduce(self.flags)
+
+        def loop_stages(self):
+            while True:
+                batch = self.intake()
+                if batch:
+                    dist.all_reduce(self.flags)
+
+
+    def dispatch(scheduler):
+        if get_parallel().pp_size > 1:
+            scheduler.loop_stages()
+        else:
+            scheduler.loop_single()
+"""
+
+
+def _lines(tmp_path, loops: str) -> list:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "parallel.py").write_text(textwrap.dedent(_PARALLEL))
+    (package / "loops.py").write_text(textwrap.dedent(loops))
+    return sorted(f.line for f in check_paths([str(package)], report="per-site").findings
+                  if f.path.endswith("loops.py"))
+
+
+def test_a_loop_called_only_where_the_pipeline_has_one_stage_sees_no_stage_difference(tmp_path):
+    assert _lines(tmp_path, _LOOPS) == [27]
+
+
+def test_a_loop_also_called_elsewhere_keeps_its_finding(tmp_path):
+    loops = _LOOPS + """
+
+    def warm_up(scheduler):
+        scheduler.loop_single()
+"""
+    assert _lines(tmp_path, loops) == [21, 27]
+
+
+def test_a_loop_also_read_as_a_value_keeps_its_finding(tmp_path):
+    loops = _LOOPS.replace("            scheduler.loop_single()",
+                           "            scheduler.loop_single()\n            hook = scheduler.loop_single")
+    assert _lines(tmp_path, loops) == [21, 27]
+
+
+def test_the_side_the_test_gives_decides_which_loop_sees_one_stage(tmp_path):
+    loops = _LOOPS.replace("if get_parallel().pp_size > 1:", "if get_parallel().pp_size == 1:")
+    assert _lines(tmp_path, loops) == [21]
