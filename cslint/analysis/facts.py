@@ -393,7 +393,8 @@ def _nested_defs(body, out: Optional[list] = None) -> list:
 def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Knowledge,
                        tree: Optional[ast.Module] = None, module: Optional[str] = None,
                        deep_names: Optional[set] = None, already_deep: Optional[frozenset] = None,
-                       raising: Optional[frozenset] = None, deferred: Optional[dict] = None) -> FileFacts:
+                       raising: Optional[frozenset] = None, deferred: Optional[dict] = None,
+                       scanned: Optional[list] = None) -> FileFacts:
     """Parse (unless given a tree) and extract one file's facts.  Errors
     (syntax, encoding) come back in ``FileFacts.error``; never raises for bad
     input.
@@ -413,7 +414,13 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     write a field are left pending
     (:class:`~cslint.analysis.records.PendingFuncFacts`): their positions
     in ``functions`` -> (:class:`FunctionInfo`, the names they call) go
-    there, for :func:`summarised` when something reads them."""
+    there, for :func:`summarised` when something reads them.
+
+    ``scanned``: a list kept with the syntax tree of the file: empty, it
+    gets what the call scans of this extraction found (one entry per
+    function, in order); filled by an earlier extraction of the same tree
+    (a re-analysis patch), the scans are taken from it instead of walking
+    every function again."""
     module = module or module_name_for(path)
     facts = FileFacts(path=path, module=module)
     if tree is None:
@@ -456,7 +463,12 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         module_body = FunctionInfo(ctx, tree, "<module>", None, False, False, {n: n for n in ctx.module_functions})
         facts.classes = classes
         everyone = extractors + [module_body]
-        scans = [info.scan_calls() for info in everyone]
+        if scanned and len(scanned) == len(everyone):  # a patch on the tree an earlier extraction scanned
+            scans = [info.restore_scan(state) for info, state in zip(everyone, scanned)]
+        else:
+            scans = [info.scan_calls() for info in everyone]
+            if scanned is not None:
+                scanned[:] = [info.scan_state(scan) for info, scan in zip(everyone, scans)]
         deep_names = set(ctx.deep_names)
         deep = [scan.has_collective for scan in scans]
         # matched once per function, not once per round of the loop below

@@ -28,6 +28,13 @@ class CallScan(NamedTuple):
     has_collective: bool  # a call the presets or the configuration call a collective
 
 
+#: the attributes :meth:`FunctionScan.scan_calls` notes on its function
+SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", "callee_names", "returned_values",
+           "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
+           "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
+           "iteration_targets", "self_calls", "hands_self", "may_write_field")
+
+
 def _subclasses(node_type: type) -> set:
     found = {node_type}
     for sub in node_type.__subclasses__():
@@ -42,6 +49,20 @@ _STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
 class FunctionScan:
     """Mixed into :class:`~cslint.analysis.function.FunctionInfo`: walks ``self.func`` once, reading its parameters,
     ``self_name`` and module context, and notes what it finds on ``self``."""
+
+    def scan_state(self, scan: CallScan) -> tuple:
+        """What :meth:`scan_calls` found and noted on this function (``scan`` its answer), to be put on
+        another extractor of the same definition of the same tree (:meth:`restore_scan`)."""
+        noted = self.__dict__
+        return scan, {name: noted[name] for name in SCANNED}
+
+    def restore_scan(self, state: tuple) -> CallScan:
+        """Note what :meth:`scan_state` kept of another extractor's scan of the same definition, as
+        :meth:`scan_calls` would note it, and give its answer.  Nothing a scan notes is changed
+        afterwards (its containers are only read), so the two extractors may share them."""
+        scan, noted = state
+        self.__dict__.update(noted)
+        return scan
 
     def scan_calls(self) -> CallScan:
         """Callee names and whether a call is a collective, from one cheap walk, which also notes raises, loops

@@ -129,16 +129,24 @@ def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
              deferred: Optional[dict] = None) -> FileFacts:
     path, data, module = job.path, job.data, job.module
     kept = trees.get(path) if trees is not None else None
+    scanned = None  # the call scans kept with the tree (extract_file_facts)
     try:
         if kept is not None and (kept[0] is data or kept[0] == data):
             # A re-analysis patch on the tree of the file's first extraction:
             # extraction reads a tree and never changes it (the patch starts
-            # from a fresh ModuleContext, as on a fresh parse).
+            # from a fresh ModuleContext, as on a fresh parse), and the call
+            # scans of its functions are those the first extraction made.
             tree = kept[1]
+            if job.already_deep is not None:
+                scanned = kept[2]
+            else:  # extracted again with the group spans learnt since: scanned anew
+                scanned = []
+                trees[path] = (data, tree, scanned)
         else:
             tree = ast.parse(data, filename=path)
             if trees is not None and job.raising is None:
-                trees[path] = (data, tree)
+                scanned = []
+                trees[path] = (data, tree, scanned)
     except SyntaxError as exc:
         facts = FileFacts(path=path, module=module)
         facts.error = describe_syntax_error(exc)
@@ -164,7 +172,7 @@ def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
     try:
         facts = extract_file_facts(path, data, job.settings, context.knowledge, tree=tree, module=module,
                                    deep_names=job.deep_names, already_deep=job.already_deep,
-                                   raising=job.raising, deferred=pending)
+                                   raising=job.raising, deferred=pending, scanned=scanned)
         if pending:
             deferred[path] = pending
         return facts
@@ -199,7 +207,7 @@ def describe_syntax_error(exc: SyntaxError) -> str:
 class _WorkerProcess:
     """A worker's own state: the run's context and the syntax trees of the
     files it parsed that a re-analysis patch may come for (resolved path ->
-    (bytes, tree); see :meth:`Workers.keep_trees`)."""
+    (bytes, tree, the call scans of its functions); see :meth:`Workers.keep_trees`)."""
 
     def __init__(self, context: RunContext):
         self.context = context
