@@ -8,20 +8,14 @@ waits for them, as ``mpiexec`` does; the forked ranks are those of
 """
 from __future__ import annotations
 
-import os
 import shutil
 import signal
-import subprocess
 import sys
-import textwrap
 import time
-from pathlib import Path
 
 import pytest
 
-from test_label_runner_orphans import _spinning
-
-ROOT = Path(__file__).resolve().parent.parent
+from orphans import run_killed, spinning
 
 _LAUNCHER = """
 import subprocess, sys
@@ -31,40 +25,18 @@ for rank in ranks:
 """
 
 
-def _run_killed(tmp_path, runner_code: str, program: Path, within: float) -> None:
-    """Start a runner, wait for ``program``'s ranks, kill the runner with
-    SIGKILL and check that no process running ``program`` is left after
-    ``within`` seconds."""
-    runner = subprocess.Popen([sys.executable, "-c", textwrap.dedent(runner_code)], cwd=str(ROOT),
-                              env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    try:
-        deadline = time.monotonic() + 30
-        while len(_spinning(program)) < 2 and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert len(_spinning(program)) >= 2, "the ranks never started"
-        runner.send_signal(signal.SIGKILL)  # as a stopped test run: no finally, no kill of the session
-        runner.wait()
-        deadline = time.monotonic() + within
-        while _spinning(program) and time.monotonic() < deadline:
-            time.sleep(0.5)
-        assert not _spinning(program), "ranks still spinning after the runner was killed"
-    finally:
-        for pid in _spinning(program):
-            os.kill(pid, signal.SIGKILL)
-
-
 @pytest.mark.skipif(shutil.which("timeout") is None, reason="needs coreutils timeout")
 def test_a_launched_job_ends_by_itself_after_its_runner_is_killed(tmp_path):
     program = tmp_path / "hang_forever_rank.py"
     program.write_text("while True:\n    pass\n")
     launcher = tmp_path / "launcher.py"
     launcher.write_text(_LAUNCHER)
-    _run_killed(tmp_path, f"""
+    run_killed(f"""
         import subprocess, sys
         from cslint.boundedruns import start_bounded, wait_bounded
         process = start_bounded([sys.executable, {str(launcher)!r}, {str(program)!r}], 2.0)
         wait_bounded(process, 600)  # the runner's own deadline is never reached: it is killed first
-    """, program, within=30)  # the session ends 2 + 10 s after it started, then KILL 5 s later
+    """, program, ranks=2, within=30)  # the session ends 2 + 10 s after it started, then KILL 5 s later
 
 
 def test_the_runner_s_own_deadline_kills_the_whole_job(tmp_path):
@@ -77,15 +49,15 @@ def test_the_runner_s_own_deadline_kills_the_whole_job(tmp_path):
     done = run_bounded([sys.executable, str(launcher), str(program)], timeout=3.0)
     assert done.returncode == -signal.SIGKILL
     deadline = time.monotonic() + 10
-    while _spinning(program) and time.monotonic() < deadline:
+    while spinning(program) and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not _spinning(program)
+    assert not spinning(program)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
 def test_forked_ranks_die_with_the_runner(tmp_path):
     marker = tmp_path / "forked_rank_marker"
-    _run_killed(tmp_path, f"""
+    run_killed(f"""
         import multiprocessing, os
         from cslint.boundedruns import fork_ranks
 
@@ -95,4 +67,4 @@ def test_forked_ranks_die_with_the_runner(tmp_path):
         ranks = fork_ranks(multiprocessing.get_context("fork"), spin, [(r, {str(marker)!r}) for r in range(2)])
         for rank in ranks:
             rank.join(600)
-    """, marker, within=10)
+    """, marker, ranks=2, within=10)
