@@ -94,3 +94,22 @@ def test_a_loop_also_read_as_a_value_keeps_its_finding(tmp_path):
 def test_the_side_the_test_gives_decides_which_loop_sees_one_stage(tmp_path):
     loops = _LOOPS.replace("if get_parallel().pp_size > 1:", "if get_parallel().pp_size == 1:")
     assert _lines(tmp_path, loops) == [21]
+
+
+def test_a_loop_called_in_a_match_case_on_the_single_stage_side_sees_no_stage_difference(tmp_path):
+    # the dispatcher picks the loop inside a ``match`` arm: the case's body is walked like any block
+    loops = _LOOPS.replace('''    def dispatch(scheduler):
+        if get_parallel().pp_size > 1:
+            scheduler.loop_stages()
+        else:
+            scheduler.loop_single()''', '''    def dispatch(scheduler, mode):
+        match mode:
+            case "serve":
+                if get_parallel().pp_size > 1:
+                    scheduler.loop_stages()
+                else:
+                    scheduler.loop_single()
+            case _:
+                pass''')
+    assert "match mode:" in loops
+    assert _lines(tmp_path, loops) == [27]

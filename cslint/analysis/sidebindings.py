@@ -17,25 +17,10 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
-from .astwalk import walked
+from .astwalk import BLOCKS_OF, walked
 from .function import FunctionInfo
 from .scope import ModuleContext
 from .syntax import dotted, is_size_expr, several_rank_side, single_rank_side
-
-_BODIES = ("body", "orelse", "handlers", "finalbody")
-
-
-class _BodiesOf(dict):
-    """node type -> the fields of :data:`_BODIES` it has, in that order
-    (worked out on a type's first use: most statements have none)."""
-
-    def __missing__(self, node_type: type) -> tuple:
-        fields = getattr(node_type, "_fields", ())
-        found = self[node_type] = tuple(name for name in _BODIES if name in fields)
-        return found
-
-
-_BODIES_OF = _BodiesOf()
 
 
 def side_bindings(info: FunctionInfo) -> tuple:
@@ -144,10 +129,10 @@ def _scan_bindings(info: FunctionInfo, self_name: Optional[str], stmts, single_g
             _scan_bindings(info, self_name, stmt.orelse, single_group or (named if one is False else ""),
                            several_group or (named if many is False else ""), single, several, calls)
             continue
-        for name in _BODIES_OF[t]:
+        # an ``except`` handler or a ``match`` case is walked like a statement: its body is its block
+        for name in BLOCKS_OF[t]:
             inner = getattr(stmt, name)
             if inner:
-                inner = inner if name != "handlers" else [h for handler in inner for h in handler.body]
                 _scan_bindings(info, self_name, inner, single_group, several_group, single, several, calls)
 
 
