@@ -18,8 +18,10 @@ def _findings(source):
 
 # a loader that returns early where this rank sees no checkpoint files, then
 # hands a parameter list it builds past that test to a context object whose
-# exit broadcasts each parameter (the with-statement's __exit__ is read as a
-# method of its own: no caller reaches it)
+# exit broadcasts each parameter.  The with-statement runs that __exit__
+# (analysis/managed.py), so the early exit skips the broadcast on the ranks
+# that saw no files: reported at the skipped call (line 21, the local file
+# view); the local's own reading at the broadcast (line 11) stays alike
 LOADER = """
     import glob
     import torch.distributed as dist
@@ -104,11 +106,11 @@ REACHES = LOADER.replace("""            self.load_module(fetch)
 
 
 def test_local_built_past_an_early_exit_is_alike_where_it_is_read():
-    assert _findings(LOADER) == []  # flagged at line 11 without the change
+    assert _findings(LOADER) == [(21, "CSL102")]  # (11, "CSL103") too without the change
 
 
 def test_local_bound_past_an_early_exit_is_alike_where_it_is_read():
-    assert _findings(BOUND_ONLY) == []
+    assert _findings(BOUND_ONLY) == [(19, "CSL102")]
 
 
 def test_exit_a_handler_may_catch_still_decides_the_local():
@@ -116,7 +118,7 @@ def test_exit_a_handler_may_catch_still_decides_the_local():
 
 
 def test_local_filled_from_what_the_exit_tested_still_differs():
-    assert _findings(FILLED_FROM_FILES) == [(11, "CSL103")]
+    assert _findings(FILLED_FROM_FILES) == [(11, "CSL103"), (21, "CSL102")]
 
 
 def test_field_written_past_an_early_exit_still_differs():
@@ -124,4 +126,4 @@ def test_field_written_past_an_early_exit_still_differs():
 
 
 def test_exit_skipping_a_collective_is_reported_at_the_exit():
-    assert [code for _, code in _findings(REACHES)] == ["CSL102"]
+    assert [code for _, code in _findings(REACHES)] == ["CSL102", "CSL102"]  # the barrier and the with's exit

@@ -26,6 +26,7 @@ from .settled import settled_call_implicit, settled_flow
 from .syntax import unparse
 from .astwalk import walk as fast_walk
 from .localgroups import call_group_arguments
+from .managed import CONTEXT_METHODS
 from .neighbours import neighbour_exchange
 
 
@@ -64,7 +65,10 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
         if node.id not in flow.live or node.stmt is None:
             continue
         env = flow.envs.get(node.id, {})
-        for call_info in info.node_info(node).calls:
+        calls = info.node_info(node).calls
+        if node.kind == cfgmod.STMT and (type(node.stmt) is ast.With or type(node.stmt) is ast.AsyncWith):
+            calls = calls + info.context_calls(node)  # ``with X(...):`` runs X.__enter__, X.__exit__ (managed.py)
+        for call_info in calls:
             call, match = call_info.call, call_info.match
             if id(call) in site_index_of_call:
                 continue  # duplicated finally body: first (normal-path) copy wins
@@ -73,7 +77,10 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                 continue
             when = None
             if live is not None:
-                indices = live.get(id(call), frozenset())
+                # a context method runs where the item's constructor call does
+                made = call.func.value if call_info.raw is None and type(call.func) is ast.Attribute \
+                    and type(call.func.value) is ast.Call and call.func.attr in CONTEXT_METHODS else call
+                indices = live.get(id(made), frozenset())
                 if not indices:
                     continue  # no assignment of the case parameters runs it
                 if len(indices) < len(cases):

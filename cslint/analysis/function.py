@@ -27,6 +27,7 @@ from .callrefs import (
     class_ref, field_method_ref, func_ref, method_ref, name_ref, qual_ref, super_ref, typed_method_ref,
 )
 from .logs import quiet_calls
+from .managed import CONTEXT_METHODS, context_calls, context_method_ref
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .positions import entry_positions
@@ -411,6 +412,17 @@ class FunctionInfo(FunctionScan):
             self._node_infos[key] = info
         return info
 
+    def context_calls(self, node: cfgmod.Node) -> list:
+        """The ``X(...).__enter__()`` and ``X(...).__exit__()`` calls a ``with`` statement's node makes beside its
+        own (:func:`~cslint.analysis.managed.context_calls`): call sites alone, no local work of the statement."""
+        if node.kind != cfgmod.STMT or (type(node.stmt) is not ast.With and type(node.stmt) is not ast.AsyncWith):
+            return []
+        key = (id(node.stmt), "with")
+        found = self._node_infos.get(key)
+        if found is None:
+            found = self._node_infos[key] = [CallInfo(call, [], None, None, None) for call in context_calls(node.stmt)]
+        return found
+
     # -- values at entry and references ---------------------------------------------
     def entry_env(self) -> dict:
         """Parameter name -> atoms: the parameter itself, the rank-id source of :func:`rank_param_sources` for a
@@ -476,6 +488,8 @@ class FunctionInfo(FunctionScan):
             if type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "super" \
                     and self.class_key:
                 return super_ref(self.class_key, func.attr)
+            if type(value) is ast.Call and func.attr in CONTEXT_METHODS:
+                return context_method_ref(self.resolve_ref(value.func), func.attr)
             attr = self.self_attr(value)
             if attr is not None:
                 return field_method_ref(self.class_key, attr, func.attr, receiver_types(self).call_shape(value))
@@ -500,10 +514,12 @@ def receiver_ref(info: FunctionInfo, receiver: ast.AST, name: str) -> Optional[t
     """``receiver.name()`` on a receiver that is neither ``self`` nor an import: typed by what the function
     shows of the receiver, else by the name alone (which the whole-tree pass follows only when one method in
     the tree has it, and the call's arguments bind it).  A standard-library receiver is never a project class."""
-    if name.startswith("__"):
+    if name.startswith("__") and name not in CONTEXT_METHODS:
         return None
     receivers = receiver_types(info)
     terms = receivers.terms(receiver)
+    if name in CONTEXT_METHODS and not terms:
+        return None  # ``g.__exit__()`` is followed only where the function shows what ``g`` is (managed.py)
     if terms:
         return None if is_library(terms) else typed_method_ref(name, terms, receivers.call_shape(receiver))
     return None if name in GENERIC_METHODS else name_ref(name, receivers.call_shape(receiver))

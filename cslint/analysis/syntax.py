@@ -80,6 +80,8 @@ def dotted(node: ast.AST) -> Optional[str]:
 
 #: the methods that make a new object (``Cls(...)`` runs them)
 CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
+#: the methods ``with Cls(...):`` runs (analysis/managed.py): a call of the class is written with its name too
+_CONTEXT_METHODS = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
 
 
 def called_as(qualname: str) -> tuple:
@@ -90,7 +92,7 @@ def called_as(qualname: str) -> tuple:
     short = parts[-1]
     if short.startswith("<"):
         return ()
-    if short in CONSTRUCTORS and len(parts) > 1 and not parts[-2].startswith("<"):
+    if (short in CONSTRUCTORS or short in _CONTEXT_METHODS) and len(parts) > 1 and not parts[-2].startswith("<"):
         return (short, parts[-2])
     return (short,)
 
