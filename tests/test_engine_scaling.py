@@ -97,7 +97,7 @@ def test_wrapper_names_match_whole_identifiers_only():
     assert not regex.search(b"my_sync_all(c); sync_allx(d)")
 
 
-def test_ambiguous_collective_names_do_not_spread_as_wrappers(tmp_path):
+def test_ambiguous_collective_names_spread_only_with_their_module(tmp_path):
     facts = _facts(tmp_path / "m.py", """
         import torch.distributed as dist
         def reduce(t):
@@ -107,7 +107,8 @@ def test_ambiguous_collective_names_do_not_spread_as_wrappers(tmp_path):
     """)
     ambiguous = KNOWLEDGE.ambiguous_names
     assert wrapper_names(facts) == {"reduce", "sync_grads"}
-    assert wrapper_names(facts, ambiguous) == {"sync_grads"}
+    # ``reduce`` spreads only with its module (``m.reduce``): ``functools.reduce`` deepens nothing
+    assert wrapper_names(facts, ambiguous) == {"m.reduce", "sync_grads"}
 
 
 def test_partial_re_extraction_equals_a_full_one(tmp_path):

@@ -35,7 +35,7 @@ from .astwalk import statement_lists, walked
 from .callrefs import class_ref, qual_ref
 from .classargs import class_arguments
 from .deep import deep_variant
-from .typedcalls import calls_typed_wrapper, typed_entries
+from .typedcalls import calls_module_wrapper, calls_typed_wrapper, module_entries, typed_entries
 from .evaluator import Evaluator
 from .fallbacks import default_groups, none_defaulted
 from .feasibility import Feasibility
@@ -476,6 +476,10 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         typed = typed_entries(deep_names)
         if typed:  # another file's method reaching a collective through its own class's helper
             calls_wild = [wild or (not deep[i] and calls_typed_wrapper(everyone[i], scans[i].names, typed))
+                          for i, wild in enumerate(calls_wild)]
+        qualified = module_entries(deep_names)
+        if qualified:  # another module's short-named function, called through that module
+            calls_wild = [wild or (not deep[i] and calls_module_wrapper(everyone[i], scans[i].names, qualified))
                           for i, wild in enumerate(calls_wild)]
         # a class with no constructor of its own runs the one it inherits: ``Sub(group)`` is
         # deep when its base's constructor is (the base named as the file writes it)

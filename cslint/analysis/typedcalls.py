@@ -38,6 +38,45 @@ def typed_entry(class_key: str, method: str) -> str:
     return f"{class_key}.{method}"
 
 
+def module_entry(module: str, function: str) -> str:
+    """The deep-name entry of a module-level function whose name is too
+    short or too common to spread alone (``send``): ``pkg.p2p.send``, the
+    dotted name a call of it is written as once the caller's imports are
+    read (a ``.`` and no ``:``, unlike a plain or a typed entry)."""
+    return f"{module}.{function}"
+
+
+def module_entries(deep_names) -> dict:
+    """function name -> the dotted names (``pkg.p2p.send``) of the
+    :func:`module_entry` entries among ``deep_names``."""
+    out: dict = {}
+    for entry in deep_names:
+        if "." in entry and ":" not in entry:
+            out.setdefault(entry.rpartition(".")[2], set()).add(entry)
+    return out
+
+
+def calls_module_wrapper(info, names: frozenset, qualified: dict) -> bool:
+    """Whether function ``info`` (callee names ``names``) calls one of the
+    ``qualified`` module functions through its module (``p2p.send(...)``)
+    or by a name imported from it (``from .p2p import send``): a ``send``
+    of any other receiver is another function."""
+    wanted = names & qualified.keys()
+    if not wanted:
+        return False
+    imports = info.ctx.imports
+    for calls in info.calls_by_statement.values():
+        for call in calls:
+            func = call.func
+            name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+            if name not in wanted:
+                continue
+            text = dotted(func)
+            if text and canonical_text(text, imports) in qualified[name]:
+                return True
+    return False
+
+
 def calls_typed_wrapper(info, names: frozenset, typed: dict) -> bool:
     """Whether function ``info`` (a scanned :class:`FunctionInfo`, callee
     names ``names``) calls a typed wrapper of ``typed`` on a receiver of its

@@ -22,7 +22,7 @@ from typing import Optional
 from ..analysis.groupgetters import GetterScan
 from ..analysis.records import FileFacts, fill_pending, is_pending, merge_partial
 from ..analysis.syntax import CONSTRUCTORS, called_as
-from ..analysis.typedcalls import typed_entry
+from ..analysis.typedcalls import module_entry, typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
 from . import timeline
 from .discovery import read_file
@@ -115,8 +115,10 @@ class FactGatherer:
             # a typed wrapper is no needle: its method name alone would select
             # every file calling a method of that name, and the files the
             # rounds parse for their own collectives get their deeper look
-            fresh = {n.encode() for n in new_names
-                     if ":" not in n and may_hold_site.needs_comm(n) is not False} - needles
+            # a module's short-named function is a needle by its name, judged by its module
+            # (WrapperDefinitions.function_modules)
+            fresh = {n.rpartition(".")[2].encode() for n in new_names
+                     if ":" not in n and may_hold_site.needs_comm(n.rpartition(".")[2]) is not False} - needles
             if not fresh:
                 break
             needles |= fresh
@@ -396,11 +398,15 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
         if not written:
             continue
         name = written[-1]
-        if name.startswith("<") or name.startswith("__") or name in GENERIC_METHODS or len(name) < 6 \
-                or name in ambiguous:
+        if name.startswith("<") or name.startswith("__"):
+            continue
+        short = len(name) < 6 or name in GENERIC_METHODS or name in ambiguous
+        if short and (fn.class_key or "." in fn.qualname):
             continue
         if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
-            out.add(name)
+            # a short, common or ambiguous name (``send``) spreads only with its module:
+            # a call another file makes of it through that module, ``p2p.send``
+            out.add(module_entry(facts.module, name) if short else name)
     return out
 
 
@@ -457,12 +463,15 @@ class KnownWrappers:
     the classes whose entries have it."""
 
     def __init__(self, names):
-        self.plain = frozenset(name for name in names if ":" not in name)
-        typed: dict = {}  # method name -> the class names (bytes) of its typed entries
+        self.plain = frozenset(name for name in names if ":" not in name and "." not in name)
+        typed: dict = {}  # method name -> the class (or module) names (bytes) of its typed entries
         for name in names:
             if ":" in name:
                 cls, _, method = name.rpartition(".")
                 typed.setdefault(method, set()).add(cls.rpartition(":")[2].encode())
+            elif "." in name:  # a module's short-named function: the file must name the module
+                module, _, function = name.rpartition(".")
+                typed.setdefault(function, set()).add(module.rpartition(".")[2].encode())
         self.typed = typed
 
     def called(self, called_names, data: Optional[bytes]) -> bool:

@@ -461,6 +461,10 @@ class WrapperDefinitions:
                         owners.setdefault(name.encode(), set()).add(owner)
                 else:
                     functions.setdefault(name.encode(), set()).add(module_last)
+        for entry in names:  # a short-named function spreads with its module alone (gather.wrapper_names)
+            if "." in entry and ":" not in entry:
+                module, _, function = entry.rpartition(".")
+                functions.setdefault(function.encode(), set()).add(module.rpartition(".")[2].encode())
         self.function_modules = {name: modules for name, modules in functions.items()
                                  if name.decode() not in methods}
         subclasses = _subclasses_by_base_name(facts_list)
