@@ -23,10 +23,9 @@ from .raises import computes_from_operands, may_raise_own_class, raised_tree_by,
 from .recorded import assert_holds_where_reached
 from .records import Site, Variant
 from .settled import settled_call_implicit, settled_flow
-from .syntax import unparse
+from .syntax import CONTEXT_METHODS, unparse
 from .astwalk import walk as fast_walk
 from .localgroups import call_group_arguments
-from .managed import CONTEXT_METHODS
 from .neighbours import neighbour_exchange
 
 

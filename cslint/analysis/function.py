@@ -27,12 +27,12 @@ from .callrefs import (
     class_ref, field_method_ref, func_ref, method_ref, name_ref, qual_ref, super_ref, typed_method_ref,
 )
 from .logs import quiet_calls
-from .managed import CONTEXT_METHODS, context_calls, context_method_ref
+from .managed import context_calls, context_method_ref
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .positions import entry_positions
 from .syntax import (
-    calls_in_order, dotted, params_that_may_be_none,
+    CONTEXT_METHODS, calls_in_order, dotted, params_that_may_be_none,
 )
 from .vocabulary import GENERIC_METHODS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, match_call, wrapped_models

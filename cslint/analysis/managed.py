@@ -16,9 +16,6 @@ from typing import Optional
 
 from .callrefs import qual_ref
 
-#: the methods a ``with`` (``async with``) statement runs on the object its item made
-CONTEXT_METHODS = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
-
 _PAIRS = {ast.With: ("__enter__", "__exit__"), ast.AsyncWith: ("__aenter__", "__aexit__")}
 
 
@@ -44,7 +41,7 @@ def _method_call(expr: ast.Call, name: str) -> ast.Call:
 
 
 def context_method_ref(constructor, name: str) -> Optional[tuple]:
-    """The reference ``X(...).name()`` leads to, for one of :data:`CONTEXT_METHODS`, given the reference of the
+    """The reference ``X(...).name()`` leads to, for one of :data:`~cslint.analysis.syntax.CONTEXT_METHODS`, given the reference of the
     constructor call ``X(...)``: the method of that class (a class of the file, or one the imports name);
     None for anything else (a function returning a context manager, a class a caller hands in)."""
     if constructor is None:

@@ -80,19 +80,21 @@ def dotted(node: ast.AST) -> Optional[str]:
 
 #: the methods that make a new object (``Cls(...)`` runs them)
 CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
-#: the methods ``with Cls(...):`` runs (analysis/managed.py): a call of the class is written with its name too
-_CONTEXT_METHODS = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
+#: the methods ``with Cls(...):`` runs on the object it makes (analysis/managed.py): a call of one is written with
+#: the class's name too
+CONTEXT_METHODS = frozenset({"__enter__", "__exit__", "__aenter__", "__aexit__"})
 
 
 def called_as(qualname: str) -> tuple:
     """The names a call of the function is written with: its own, and for a
-    constructor its class's too (``Exchange(group)`` runs
-    ``Exchange.__init__``); none for ``<module>`` and the like."""
+    constructor or a context method its class's too (``Exchange(group)``
+    runs ``Exchange.__init__``, ``with Exchange(group):`` its
+    ``__enter__``); none for ``<module>`` and the like."""
     parts = qualname.rsplit(".", 2)
     short = parts[-1]
     if short.startswith("<"):
         return ()
-    if (short in CONSTRUCTORS or short in _CONTEXT_METHODS) and len(parts) > 1 and not parts[-2].startswith("<"):
+    if (short in CONSTRUCTORS or short in CONTEXT_METHODS) and len(parts) > 1 and not parts[-2].startswith("<"):
         return (short, parts[-2])
     return (short,)
 

@@ -46,13 +46,23 @@ def module_entry(module: str, function: str) -> str:
     return f"{module}.{function}"
 
 
+def module_entry_parts(entry: str) -> Optional[tuple]:
+    """``(module, function)`` of a :func:`module_entry` entry (``pkg.p2p.send``:
+    ``("pkg.p2p", "send")``); None for a plain or a typed entry."""
+    if "." not in entry or ":" in entry:
+        return None
+    module, _, function = entry.rpartition(".")
+    return module, function
+
+
 def module_entries(deep_names) -> dict:
     """function name -> the dotted names (``pkg.p2p.send``) of the
     :func:`module_entry` entries among ``deep_names``."""
     out: dict = {}
     for entry in deep_names:
-        if "." in entry and ":" not in entry:
-            out.setdefault(entry.rpartition(".")[2], set()).add(entry)
+        parts = module_entry_parts(entry)
+        if parts is not None:
+            out.setdefault(parts[1], set()).add(entry)
     return out
 
 

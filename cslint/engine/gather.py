@@ -22,7 +22,7 @@ from typing import Optional
 from ..analysis.groupgetters import GetterScan
 from ..analysis.records import FileFacts, fill_pending, is_pending, merge_partial
 from ..analysis.syntax import CONSTRUCTORS, called_as
-from ..analysis.typedcalls import module_entry, typed_entry
+from ..analysis.typedcalls import module_entry, module_entry_parts, typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
 from . import timeline
 from .discovery import read_file
@@ -469,8 +469,8 @@ class KnownWrappers:
             if ":" in name:
                 cls, _, method = name.rpartition(".")
                 typed.setdefault(method, set()).add(cls.rpartition(":")[2].encode())
-            elif "." in name:  # a module's short-named function: the file must name the module
-                module, _, function = name.rpartition(".")
+            elif (parts := module_entry_parts(name)) is not None:  # a module's short-named function:
+                module, function = parts                                # the file must name the module
                 typed.setdefault(function, set()).add(module.rpartition(".")[2].encode())
         self.typed = typed
 

@@ -36,6 +36,7 @@ import itertools
 import re
 from typing import Iterable, Optional
 
+from ..analysis.typedcalls import module_entry_parts
 from ..presets import AMBIGUOUS_NAMES, Knowledge
 
 _IDENTIFIER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -462,8 +463,9 @@ class WrapperDefinitions:
                 else:
                     functions.setdefault(name.encode(), set()).add(module_last)
         for entry in names:  # a short-named function spreads with its module alone (gather.wrapper_names)
-            if "." in entry and ":" not in entry:
-                module, _, function = entry.rpartition(".")
+            parts = module_entry_parts(entry)
+            if parts is not None:
+                module, function = parts
                 functions.setdefault(function.encode(), set()).add(module.rpartition(".")[2].encode())
         self.function_modules = {name: modules for name, modules in functions.items()
                                  if name.decode() not in methods}
