@@ -91,7 +91,7 @@ PARTS = (
     ("  deep dataflow and sites (deep_variant)", "analysis/deep.py deep_variant"),
     ("    dataflow (Dataflow.__init__)", "analysis/dataflow.py __init__"),
     ("  summary walk (SummaryWalk.variant)", "analysis/summary.py variant"),
-    ("  scan_calls", "analysis/function.py scan_calls"),
+    ("  scan_calls", "analysis/functionscan.py scan_calls"),
     ("  _func_facts", "analysis/facts.py _func_facts"),
     ("  guards.conds_of", "analysis/guards.py conds_of"),
     ("whole-tree pass", "engine/run.py _analysis_findings"),
@@ -146,7 +146,8 @@ def tables(sample: dict, top: int) -> str:
     rows += ["", "part (inclusive; parts overlap)"]
     for name, suffix in PARTS:
         count = sum(c for stack, c in stacks.items() if any(_matches(key, suffix) for key in stack))
-        rows.append(f"{share(count)}  {name}")
+        # no sample under a part's function: most likely it was moved or renamed, and its row would read 0 %
+        rows.append(f"{share(count)}  {name}" + ("" if count else f"  (no frame is {suffix!r}: moved or renamed?)"))
 
     leaf: dict = {}
     inclusive: dict = {}

@@ -52,3 +52,24 @@ def test_a_run_is_sampled(tmp_path):
     sample = bench.sample_run(REPO_ROOT, str(tmp_path), sys.executable, interval_ms=0.5)
     assert sample["cpu"] > 0
     assert sum(sample["stacks"].values()) >= 1
+
+
+def test_every_named_function_exists_in_the_checkout():
+    # a part named after a function that moved reads 0 % (scan_calls did, once it left function.py)
+    import os
+    import re
+
+    bench = load_bench("sample_cpu")
+    for _name, suffix in bench.PARTS + bench.PHASES:
+        where, _, function = suffix.rpartition(" ")
+        if not where.startswith(("analysis/", "engine/")):
+            continue
+        with open(os.path.join(REPO_ROOT, "cslint", where)) as handle:
+            assert re.search(rf"^\s*def {function}\(", handle.read(), re.M), suffix
+
+
+def test_a_part_no_sample_is_under_is_marked():
+    bench = load_bench("sample_cpu")
+    table = bench.tables({"cpu": 1.0, "stacks": {"cli.py:1 main;engine/workers.py:128 _extract": 1}}, top=3)
+    assert "   0.0 %    scan_calls  (no frame is 'analysis/functionscan.py scan_calls': moved or renamed?)" in table
+    assert " 100.0 %  extraction\n" in table
