@@ -225,8 +225,9 @@ ANALYSIS_PHASES = [
     # neighbouring stage under the test that it is there
     ("collectivegroups",),  # which call is a collective and over which group
     ("scope",),  # one module's imports, communicators, call texts
-    ("receivers", "copies", "tensorarms"),  # what a method call's receiver is, by type terms; a name or field
-    # rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor
+    ("receivers", "copies", "tensorarms", "pairpayload"),  # what a method call's receiver is, by type terms; a name
+    # or field rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor; the structure of
+    # what a pair of stages exchanges
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)
     ("localgroups",),  # the group a call's communicator argument holds, through what the function binds
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record

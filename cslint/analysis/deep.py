@@ -27,6 +27,7 @@ from .syntax import CONTEXT_METHODS, unparse
 from .astwalk import walk as fast_walk
 from .localgroups import call_group_arguments
 from .neighbours import neighbour_exchange
+from .pairpayload import agreed_structure
 
 
 def called_field(info, func):
@@ -104,6 +105,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             exchange = pair_exchanges.get(call_info.canonical) if pair_exchanges and call_info.canonical else None
             if exchange is not None:
                 site.neighbour = neighbour_exchange(info, call, node.stmt, exchange)
+                site.agreed_structure = agreed_structure(info.ctx, call, pair_exchanges)
             site_index_of_call[id(call)] = len(variant.sites)
             variant.sites.append(site)
             pending.append((site, node, call_info.inline, env, call))

@@ -587,7 +587,8 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
     groups = frozenset(r.group for r in reached)
     for cond in site.conds:
         if not cond.atoms or info.same_collectives_either_way(cond, variant, mode, groups) \
-                or info.matching_roles(cond, variant, reached, mode) or _neighbours_meet(variant, site, cond):
+                or info.matching_roles(cond, variant, reached, mode) or _neighbours_meet(variant, site, cond) \
+                or cond.guard in site.agreed_structure:
             continue  # every rank issues the same collectives, whichever way it goes
         ignore = SAME_LENGTH_KINDS if cond.kind == "loop" else frozenset()  # the elements differ, not their number
         for name, group, api, chain, direct, facts in reached:

@@ -179,6 +179,9 @@ class Site:
     #: a call of an exchange with the stage before or after this one, under
     #: the test that this stage has that neighbour (:class:`NeighbourExchange`)
     neighbour: Optional[NeighbourExchange] = None
+    #: such an exchange: the ``guard`` spans of the tests of the exchanged
+    #: value's structure that the pair agrees on (``pairpayload.py``)
+    agreed_structure: frozenset = frozenset()
 
 
 @dataclass
