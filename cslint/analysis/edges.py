@@ -38,6 +38,7 @@ from ..presets import group_from_text
 from .astwalk import walked
 from .syntax import assigned_names, dotted, is_size_expr, single_rank_side, target_names
 from .transfer import agreed_within
+from .twostage import agreed_twice, two_stage_edges
 from .vocabulary import BUFFER_KEYWORDS
 
 _split_words = re.compile(r"[^a-z0-9]+").split
@@ -49,6 +50,7 @@ class Refinements:
     (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`; "empty-single"
     where the edge is a single-rank one too: both apply), "leader",
     "relay", "mirror" (:func:`~cslint.analysis.mirrors.mirror_edges`),
+    "two-stage" (:func:`~cslint.analysis.twostage.two_stage_edges`),
     "present" (:func:`~cslint.analysis.presentreturns.present_edges`,
     given way by any other on the same edge); and, before
     any of those, the ways out of ``if`` arms that add their test back to
@@ -81,6 +83,8 @@ class Refinements:
             edges.setdefault(key, ("excluded", excluded))
         for key, mirror in mirror_edges(dataflow).items():
             edges.setdefault(key, ("mirror", mirror))
+        for key, twice in two_stage_edges(dataflow).items():
+            edges[key] = ("two-stage", twice)  # (agreed over the second stage's group too: what "single" gives)
         gates = dataflow.arm_gates
         return cls(edges, gates) if edges or gates else None
 
@@ -128,6 +132,8 @@ class Refinements:
             return excluded(data, dataflow.envs.get(data[0]), out)
         if kind == "mirror":
             return mirrored(data, out, dataflow)
+        if kind == "two-stage":
+            return agreed_twice(data, out, dataflow.info.ctx.atoms.collective)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
 
 

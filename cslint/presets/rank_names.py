@@ -120,3 +120,15 @@ def size_name_is_uniform(identifier: str) -> bool:
         prefix = name[: -len("_size")]
         return prefix in ("tp", "pp", "cp", "dp", "ep", "tp_cp", "moe_tp", "moe_ep", "attn_tp", "attn_dp", "sp", "dcp", "pcp")
     return False
+
+
+#: A group object's members that name its first member (a rank id of the
+#: world, as a broadcast's root is given): ``group.first_rank``, and the first
+#: of its member list, ``group.ranks[0]``.
+FIRST_MEMBER_FIELDS = frozenset({"first_rank"})
+MEMBER_LISTS = frozenset({"ranks"})
+#: A group object's members that say this rank is its first member
+#: (``group.is_first_rank``), and those giving this rank's position in the
+#: group, first where it is 0 (``group.rank_in_group == 0``).
+FIRST_RANK_FLAGS = frozenset({"is_first_rank"})
+GROUP_POSITIONS = frozenset({"rank_in_group"})

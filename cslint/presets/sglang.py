@@ -28,8 +28,9 @@ _collectives = [
     # on every rank of dist_group (a size broadcast, then the payload).  The
     # name itself, not a suffix: a helper named after it (one that broadcasts
     # over groups of its own choosing, ``attn_cp_tp_broadcast_pyobj(data)``)
-    # is followed into its body, where the groups are.
-    CollectiveSpec(name, _T, group_arg=2, group_kw="dist_group", result="uniform")
+    # is followed into its body, where the groups are.  ``src`` is the root,
+    # a rank id of the world (``group.ranks[0]``: the group's first member).
+    CollectiveSpec(name, _T, group_arg=2, group_kw="dist_group", result="uniform", root_arg=3, root_kw=("src",))
     for name in ("broadcast_pyobj", "*.broadcast_pyobj")
 ]
 
