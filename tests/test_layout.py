@@ -235,8 +235,8 @@ ANALYSIS_PHASES = [
     # order; over a registry filled lazily; code a background thread runs; exceptions of the tree's own classes;
     # failures recorded in a name; classes handed in
     ("converging",),  # a statement whose failure ends its function as its success does
-    ("classreads", "managed"),  # the classes a function reads as a value; a classmethod's calls of its own class;
-    # the __enter__/__exit__ calls a with statement makes
+    ("classreads", "managed", "attached"),  # the classes a function reads as a value; a classmethod's calls of its
+    # own class; the __enter__/__exit__ calls a with statement makes; the functions it attaches to objects it holds
     ("functionscan",),  # the one cheap walk of a function body
     ("function",),  # one function's facts and references
     ("typedcalls",),  # calls of another file's typed wrapper, by the receiver's class

@@ -32,6 +32,7 @@ from typing import Optional
 from ..config import Settings
 from ..presets import Knowledge
 from .astwalk import statement_lists, walked
+from .attached import attached_functions
 from .callrefs import class_ref, qual_ref
 from .classargs import class_arguments
 from .deep import deep_variant
@@ -145,7 +146,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      handed_methods(info) if single or several else frozenset(), info.arity,
                      default_groups(info, lambda: binding_nodes(info)) if deep else (),
                      none_defaulted(info.func) - info.rebound_params if deep else frozenset(),
-                     info.handed_classes, info.built_own_class, calls)
+                     info.handed_classes, info.built_own_class, calls, attached_functions(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

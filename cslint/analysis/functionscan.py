@@ -32,7 +32,7 @@ class CallScan(NamedTuple):
 SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", "callee_names", "returned_values",
            "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
            "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
-           "iteration_targets", "self_calls", "hands_self", "may_write_field")
+           "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates")
 
 
 def _subclasses(node_type: type) -> set:
@@ -81,6 +81,7 @@ class FunctionScan:
         tuple_appended: set = set()  # xs.append((a, b))
         existing_key_stores, entry_drawn_loops, iteration_targets, read_only = set(), set(), set(), set()
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
+        attach_candidates = []  # ``obj.attr = name_or_attribute`` (attached.py)
         self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
@@ -210,6 +211,8 @@ class FunctionScan:
             elif t is ast.Assign and (type(node.value) is ast.Subscript or any(type(x) is not Name for x in node.targets)):
                 iteration_targets.update(name for target in node.targets for name in target_names(target))
                 element_stores.update(_comprehension_bound(node) if constant_key_read(node.value) else ())  # Transfer.assign
+                if type(node.value) is Name or type(node.value) is Attribute:
+                    attach_candidates.append(node)
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
                 iteration_targets.update(target_names(node.target))
                 element_stores.update(target_names(node.target) if loop_values_name(node) else ())  # Transfer.loop_target
@@ -248,6 +251,7 @@ class FunctionScan:
         self.iteration_targets = frozenset(iteration_targets)
         self.self_calls, self.hands_self = tuple(dict.fromkeys(self_calls)), hands_self
         self.may_write_field = may_write_field if not decorated else (None if may_write_field else False)
+        self.attach_candidates = attach_candidates
         return CallScan(frozenset(names), collective)
 
 

@@ -48,6 +48,7 @@ class ReceiverClasses:
         self._receiver_memo: dict = {}  # terms -> answer, the same wherever asked
         self._receiver_top: dict = {}  # terms -> answer, asked with no question open (see OpenQuestions)
         self._classes_memo: dict = {}
+        self._attached: Optional[dict] = None  # see attached_by_name
         #: (family, attr) of every field some method of the tree assigns
         self.assigned_fields: set = set()
         for fn in resolver.funcs.values():
@@ -76,13 +77,39 @@ class ReceiverClasses:
     def method_by_name(self, name: str) -> list:
         """A method found by its name alone: only when the tree's analysed
         code defines exactly one method of that name, and never for names
-        every other class has (``get``, ``run``, ``close``...)."""
+        every other class has (``get``, ``run``, ``close``...); and every
+        function the tree attaches to objects under that name
+        (:mod:`~cslint.analysis.attached`), which an untyped receiver may be."""
         if name.startswith("__") or name in GENERIC_METHODS:
             return []
         candidates = self.resolver.methods_by_name.get(name, [])
-        if len(candidates) == 1 and candidates[0] in self.resolver.funcs:
-            return [self.resolver.funcs[candidates[0]]]
-        return []
+        found = [self.resolver.funcs[candidates[0]]] if len(candidates) == 1 and candidates[0] in self.resolver.funcs \
+            else []
+        attached = self.attached_by_name().get(name)
+        if not attached:
+            return found
+        return found + [fn for fn in attached if fn.key != candidates[0]] if found else list(attached)
+
+    def attached_by_name(self) -> dict:
+        """attr -> the functions the tree attaches under that name (``FuncFacts.attached``), by key; made on
+        first use."""
+        table = self._attached
+        if table is None:
+            by_key: dict = {}  # attr -> {key: function}
+            resolver = self.resolver
+            for fn in resolver.funcs.values():
+                for attr, ref in fn.attached:
+                    if ref.tag == "func":
+                        found = resolver.funcs.get(f"{ref.module}:{ref.qualname}")
+                        targets = [found] if found is not None else []
+                    else:
+                        targets = resolver.lookup_method(ref.class_key, ref.name)
+                    held = by_key.setdefault(attr, {})
+                    for target in targets:
+                        held[target.key] = target
+            # by key, whatever order the files came in
+            table = self._attached = {attr: [held[key] for key in sorted(held)] for attr, held in by_key.items()}
+        return table
 
     def field_receiver_types(self, family: Optional[str], attr: str) -> tuple:
         """:meth:`receiver_types` of what the field ``attr`` of a class family holds."""

@@ -361,6 +361,10 @@ class FuncFacts:
     #: and nowhere else in its body (:func:`~cslint.analysis.sidebindings.side_bindings`;
     #: :func:`~cslint.analysis.processes.called_methods`)
     single_rank_calls: tuple = ()
+    #: ``((attr, ref), ...)``: functions it attaches to an object it holds, ``obj.attr = helper`` of a
+    #: nested definition or of a method bound to ``self`` (:func:`~cslint.analysis.attached.attached_functions`):
+    #: a call of ``attr`` on a receiver nothing types may run them
+    attached: tuple = ()
 
 
 @dataclass

@@ -19,6 +19,7 @@ import itertools
 import re
 from typing import Optional
 
+from ..analysis.attached import attached_reaching, calls_attached
 from ..analysis.groupgetters import GetterScan
 from ..analysis.records import FileFacts, fill_pending, is_pending, merge_partial
 from ..analysis.syntax import CONSTRUCTORS, called_as
@@ -379,8 +380,12 @@ def _top_definition(keyword: bytes, name: str):
 
 
 def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
-    """Names of the functions of a file that issue a collective directly:
-    their callers elsewhere must be analysed in depth too.  Only direct
+    """Names of the functions of a file that issue a collective directly
+    (a call, on a receiver the file does not type, of a name under which the
+    file attaches one of its deep functions to objects counts as one:
+    :func:`~cslint.analysis.attached.attached_reaching`, a context manager's
+    ``self.params[0].all_gather(...)``): their callers elsewhere must be
+    analysed in depth too.  Only direct
     wrappers spread across files (deeper chains are followed within a file):
     following every transitive caller by name would pull in most of a large
     tree through names such as ``state_dict``.  ``ambiguous`` names (the
@@ -389,6 +394,7 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
     every caller of ``functools.reduce`` and ``Tensor.gather``; calls through
     a communicator are still recognised as collectives directly."""
     out = set()
+    attached = attached_reaching(facts.functions)
     for fn in facts.functions:
         if not fn.deep:
             continue
@@ -403,7 +409,8 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
         short = len(name) < 6 or name in GENERIC_METHODS or name in ambiguous
         if short and (fn.class_key or "." in fn.qualname):
             continue
-        if any(site.collective is not None for v in fn.variants.values() for site in v.sites):
+        if any(site.collective is not None or attached and calls_attached(site, attached)
+               for v in fn.variants.values() for site in v.sites):
             # a short, common or ambiguous name (``send``) spreads only with its module:
             # a call another file makes of it through that module, ``p2p.send``
             out.add(module_entry(facts.module, name) if short else name)
