@@ -7,7 +7,9 @@ the field names no group, so the gather spans every dimension and a stage
 test parting the ranks seems to part its members.  Where the tree builds
 such objects only over one named group (``Part(t, group=grid.get_tp_group())``
 at each construction), every object of the class holds that group, and a
-collective over the field runs over it (:func:`construction_groups`):
+collective over the field runs over it, as does one a callee runs over the
+parameter a method of the class hands the field to (``_all_true(self.group,
+ok)``) (:func:`construction_groups`):
 
 - the constructor stores the field from one parameter and nothing else
   (``FuncFacts.field_params``), and no other function of the class family
@@ -43,12 +45,17 @@ from .records import written_variants
 MAX_CONSTRUCTION_DEPTH = 2
 
 
-def construction_groups(program) -> dict:
-    """``id(site) -> group`` for the collectives issued over a field of
-    their own object (``group:self.<attr>``, or an attribute of it) whose
-    every construction hands it one named group (see the module
-    docstring)."""
+def construction_groups(program) -> tuple:
+    """``(issued, passed)``: ``id(site) -> group`` for the collectives
+    issued over a field of their own object (``group:self.<attr>``, or an
+    attribute of it) whose every construction hands it one named group (see
+    the module docstring); and ``id(site) -> {"self.<attr>": group}`` for
+    the calls in the same class family that pass such a field on
+    (``_all_ranks_true(self.group, ok)``), read where the callee's
+    collectives over that parameter are bound to the call
+    (:func:`~cslint.analysis.program.bound_group`)."""
     wanted: dict = {}  # (class key, attr) -> [the sites over that field alone]
+    handing: list = []  # (class key, site) of the calls passing a field of ``self`` on
     for fn in program.funcs.values():
         if not fn.deep or fn.class_key is None:
             continue  # (a summary's call sites issue no collective)
@@ -58,8 +65,10 @@ def construction_groups(program) -> dict:
                 if found is not None and found.group.startswith("group:self.") and found.group.count(".") == 1:
                     # (``group:self.<attr>.<more>``: a named group's own process groups are that group)
                     wanted.setdefault((fn.class_key, found.group[len("group:self."):]), []).append(site)
+                elif site.ref is not None and site.group_args:
+                    handing.append((fn.class_key, site))
     if not wanted:
-        return {}
+        return {}, {}
     resolver = program.resolver
     family_of = resolver.family
     families = {family_of(key) for key, _attr in wanted}
@@ -75,7 +84,7 @@ def construction_groups(program) -> dict:
         if family is not None:
             members.setdefault(family, []).append(fn)
     out: dict = {}
-    fields: dict = {}
+    fields: dict = {}  # (family, attr) -> the group its constructions name, or None
     for (key, attr), sites in sorted(wanted.items(), key=lambda item: item[0]):
         family = family_of(key)
         if (family, attr) not in fields:
@@ -84,7 +93,15 @@ def construction_groups(program) -> dict:
         group = fields[family, attr]
         for site in sites if group is not None else ():
             out[id(site)] = group
-    return out
+    passed: dict = {}
+    for key, site in handing if any(fields.values()) else ():
+        family = family_of(key)
+        for _where, text in site.group_args:
+            if text.startswith("self.") and text.count(".") == 1:
+                group = fields.get((family, text[len("self."):]))
+                if group is not None:  # (only a field some collective of the family runs over directly)
+                    passed.setdefault(id(site), {})[text] = group
+    return out, passed
 
 
 def _field_group(program, members, class_keys, family: str, attr: str) -> Optional[str]:

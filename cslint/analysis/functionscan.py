@@ -156,6 +156,7 @@ class FunctionScan:
                     may_write_field = True  # ``self.x.update(...)``
                 if name in OBJECT_READERS and type(func) is Name and reads_object_only(node):
                     read_only.add(id(node.args[0]))  # ``getattr(self, "x", None)`` reads it, hands it nowhere
+                    class_calls.append(node.args[0])  # ``hasattr(Impl, "x")``: an attribute of the class read
                 if name == "signal" and len(node.args) >= 2 and \
                         canonical_text(dotted(func), ctx.imports) == "signal.signal":
                     handler = self.resolve_ref(node.args[1])

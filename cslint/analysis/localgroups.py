@@ -14,6 +14,7 @@ from .astwalk import own_nodes, walked
 from .communicators import (assigned_fields, attribute_bound_locals, group_holding_locals, param_chain_locals,
                              registry_lookup_key, with_copies)
 from .fallbacks import fallback_candidates, param_fallbacks
+from .namedgroups import name_tested_group
 from .shapes import returns_one_tuple_shape
 from .syntax import dotted, unparse
 
@@ -77,8 +78,15 @@ def call_group_arguments(info, call: ast.Call) -> tuple:
     if not passed:
         return passed
     out = None
+    named = info.ctx.knowledge.group_names
     for index, (key, text) in enumerate(passed):
         head, dot, rest = text.partition(".")
+        if named and key != "self" and group_from_text(text) is None:
+            group = name_tested_group(info, call, text)
+            if group is not None:  # ``Impl(group=self.cpu_group)`` where the object's name says ``tp``
+                out = out or list(passed)
+                out[index] = (key, group)
+                continue
         if key != "self" and group_from_text(text) is None:
             param = param_with_fallback(info, head)
             if param is not None:

@@ -110,8 +110,9 @@ class Program(TableValues):
         #: (family, attr) of the fields constructors store (constructions.py)
         self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
         self.absent_fields = absent_written_fields(self.funcs.values(), self.resolver.family)  # presentfields.py
-        #: id(site) -> the group every construction hands the field a collective runs over (constructiongroups.py)
-        self.construction_groups = construction_groups(self)
+        #: id(site) -> the group every construction hands the field a collective runs over, and id(site) ->
+        #: {"self.<attr>": group} for a call passing such a field on (constructiongroups.py)
+        self.construction_groups, self.construction_passed = construction_groups(self)
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
         self.single_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,
@@ -400,7 +401,11 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=
             return fallback  # nothing or None passed where the callee falls back on a group its text names
     if found is None:
         return group
-    found = text_group(found) if found else "world"  # ``None`` passed is the world
+    held = program.construction_passed.get(id(site)) if program is not None and found else None
+    if held is not None and found in held:
+        found = held[found]  # a field of the caller's object every construction hands one group
+    else:
+        found = text_group(found) if found else "world"  # ``None`` passed is the world
     if not found.startswith("group:") or not dot:
         return found  # a group's own process groups are that group (``get_tp_group().device_group``)
     bound = f"{found}.{rest}"

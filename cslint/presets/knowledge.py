@@ -41,6 +41,8 @@ class Knowledge:
     world_sizes: frozenset = frozenset()
     #: see :attr:`Preset.group_switches`
     group_switches: tuple = ()
+    #: see :attr:`Preset.group_names`: ``((name, separator, frozenset(fields)), ...)``
+    group_names: tuple = ()
     #: see :attr:`Preset.structure_maps`: {canonical name: position of the tree}
     structure_maps: dict = field(default_factory=dict)
     #: see :attr:`Preset.data_parallel_wrappers` (canonical dotted patterns)
@@ -198,6 +200,8 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         merged.job_tests |= frozenset(preset.job_tests)
         merged.world_sizes |= frozenset(preset.world_sizes)
         merged.group_switches += tuple(preset.group_switches)
+        merged.group_names += tuple((name, separator, frozenset(fields))
+                                    for name, separator, fields in preset.group_names)
         merged.structure_maps.update(preset.structure_maps)
         merged.p2p_receives |= frozenset(preset.p2p_receives)
         merged.p2p_sends |= frozenset(preset.p2p_sends)

@@ -295,5 +295,11 @@ class Preset:
     #: group of the two stages); ``direction``: ``send`` or ``recv``; the peer
     #: is passed at ``position`` or as ``keyword``
     pair_exchanges: list = field(default_factory=list)
+    #: ``(name, separator, fields)``: a group coordinator's name, made from the name of the group it
+    #: was created as (vLLM's ``unique_name``, ``"tp:0"`` for ``group_name="tp"``: the part before
+    #: ``separator``), and its fields holding that group's process groups (``cpu_group``,
+    #: ``device_group``), the same in an object the coordinator hands its name and groups to
+    #: together (its device communicator); :mod:`~cslint.analysis.namedgroups`
+    group_names: list = field(default_factory=list)
     #: how the framework lays its ranks out (:class:`World`); None: the generic lattice
     world: Optional[World] = None

@@ -76,4 +76,8 @@ PRESET = Preset(
     p2p_peer_keywords=["src", "dst"],
     # a process group made from a TCP rendezvous of the given ranks
     rendezvous=["stateless_init_torch_distributed_process_group"],
+    # ``GroupCoordinator(group_name=n)`` is named ``f"{n}:{k}"`` (``_get_unique_name``) and hands that
+    # name with its groups to the device communicator it builds (``cpu_group=``, ``device_group=``,
+    # ``unique_name=``)
+    group_names=[("unique_name", ":", ("cpu_group", "device_group"))],
 )
