@@ -444,3 +444,43 @@ def test_the_later_stages_and_their_neighbours_by_the_stage_index():
     assert _edge_lines(STAGE_INDEX_TESTS, "from_the_next", knowledge) == []  # the peer is no stage before
     assert _edge_lines(STAGE_INDEX_TESTS, "past_the_second", knowledge) == []  # the second stage receives nothing
     assert _edge_lines(STAGE_INDEX_TESTS, "by_tp_index", knowledge) == []  # a TP index is no stage
+
+
+STAGE_METHOD_TESTS = """
+    def by_method(self, group, data):
+        if not self.is_first_stage():
+            data = group.recv_object(src=self.prev_pp_rank)
+        group.send_object(data, dst=self.next_pp_rank)
+        return data
+
+    def by_pipeline_name(self, group, data):
+        if not self.is_pipeline_first_stage:
+            data = group.recv_object(src=self.prev_pp_rank)
+        group.send_object(data, dst=self.next_pp_rank)
+        return data
+
+    def method_with_arguments(self, group, data):
+        if not self.is_first_stage(ignore_virtual=False):
+            data = group.recv_object(src=self.prev_pp_rank)
+        group.send_object(data, dst=self.next_pp_rank)
+        return data
+
+    def by_last_stage(self, group, data):
+        if not self.is_last_stage():
+            data = group.recv_object(src=self.prev_pp_rank)
+        group.send_object(data, dst=self.next_pp_rank)
+        return data
+"""
+
+
+def test_the_first_stage_is_named_as_the_neighbour_exchanges_name_it():
+    """The relays read a first-stage test as ``neighbours.py`` does
+    (``rank_names.pipeline_end``): ``is_first_stage()`` called with no
+    arguments and ``is_pipeline_first_stage`` name the first stage as
+    ``is_first_pp_rank`` does; a call with arguments (which may narrow it to
+    one virtual stage) and the last stage's test do not."""
+    knowledge = load_presets(["torch_distributed", "sglang"])
+    assert _edge_lines(STAGE_METHOD_TESTS, "by_method", knowledge) == [(3, ("pp",)), (4, ("pp",))]
+    assert _edge_lines(STAGE_METHOD_TESTS, "by_pipeline_name", knowledge) == [(9, ("pp",)), (10, ("pp",))]
+    assert _edge_lines(STAGE_METHOD_TESTS, "method_with_arguments", knowledge) == []
+    assert _edge_lines(STAGE_METHOD_TESTS, "by_last_stage", knowledge) == []

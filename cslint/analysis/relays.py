@@ -29,7 +29,7 @@ loaded presets' knowledge (``Knowledge.p2p_receives``, ``p2p_sends``, and
 the keywords naming the peer, ``p2p_peer_keywords``: ``dest=``, ``dst=``); which
 peer is the stage before or after this one, and which name tests for the
 first stage, the presets' rank words (``presets.rank_names``:
-``names_neighbour_rank``, ``first_rank_dims``).
+``names_neighbour_rank``, ``pipeline_end``).
 
 The first stage's own value is agreed where an ``if`` of the first stage
 before the receive assigns the name (a collective over the stage's group);
@@ -45,7 +45,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
-from ..presets.rank_names import first_rank_dims, names_neighbour_rank, rank_name_dims
+from ..presets.rank_names import names_neighbour_rank, pipeline_end, rank_name_dims
 from .astwalk import statement_lists, walk as fast_walk, walked
 from .cfg import TEST
 from .syntax import dotted, is_size_expr, unparse
@@ -366,9 +366,16 @@ def _only_statement(stmts: list) -> Optional[ast.stmt]:
 
 
 def _first_stage(test: ast.expr) -> bool:
-    """``is_first_pp_rank`` (any receiver): a name that holds on the first stage only."""
+    """A name that holds on the first stage only, read as neighbours.py reads
+    it (``rank_names.pipeline_end``): ``is_first_pp_rank`` or
+    ``is_first_stage`` (any receiver), also called with no arguments
+    (``self.is_first_stage()``)."""
+    if type(test) is ast.Call:
+        if test.args or test.keywords:
+            return False
+        test = test.func
     text = dotted(test)
-    return bool(text) and first_rank_dims(text.rsplit(".", 1)[-1]) == _STAGE_DIMS
+    return bool(text) and pipeline_end(text.rsplit(".", 1)[-1]) == "first"
 
 
 def _stage_rank(expr: ast.expr) -> bool:

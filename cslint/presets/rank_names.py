@@ -4,12 +4,12 @@ position among the ranks, where no preset pattern names the value.
 ``rank_name_dims`` answers along which parallel dimensions a name for this
 rank's id (``rank``, ``tp_rank``, ``rank_in_group``, ``is_main_process``)
 differs, and that a name ending in ``_rank`` that is not one (``src_rank``,
-``kv_lora_rank``) is none; ``first_rank_dims`` narrows it to the tests for
-a group's first rank (``is_first_pp_rank``); ``size_name_is_uniform`` says
+``kv_lora_rank``) is none; ``size_name_is_uniform`` says
 which sizes (``world_size``, ``tp_size``) are the same on every rank; and
 ``names_neighbour_rank`` reads a point-to-point call's peer as the rank
 before or after this one (``prev_pp_rank``, ``next_pp_rank``); ``pipeline_end``
-the tests of the pipeline's first and last stage (``is_last_stage``).  These are
+the tests of the pipeline's first and last stage (``is_first_pp_rank``,
+``is_last_stage``), read alike by the relays and the neighbour exchanges.  These are
 naming conventions shared by the distributed frameworks, not one API's
 calls, so they sit beside the packs rather than in one of them.
 """
@@ -99,12 +99,6 @@ def pipeline_end(identifier: str) -> Optional[str]:
         if name.startswith(f"is_{end}_") and name.endswith("rank") and rank_name_dims(name) == _PIPELINE_DIMS:
             return end
     return None
-
-
-def first_rank_dims(identifier: str) -> Optional[frozenset]:
-    """Dimensions of the group whose first rank ``identifier`` tests for
-    (``is_first_pp_rank``: ``pp``); None for any other name."""
-    return rank_name_dims(identifier) if identifier.lower().lstrip("_").startswith("is_first") else None
 
 
 @functools.lru_cache(maxsize=65536)
