@@ -211,7 +211,7 @@ def test_a_group_bound_through_the_same_objects_attributes_stays_finite():
 
     from cslint.analysis.program import MAX_GROUP_PATH_NAMES, bound_group
 
-    step = SimpleNamespace(params=("self",), self_offset=1)
+    step = SimpleNamespace(params=("self",), self_offset=1, free_names=frozenset())
     group = "group:self.averager.process_group"
     through = SimpleNamespace(group_args=(("self", "self.optim"),), star=False)
     seen = [group]
@@ -223,7 +223,7 @@ def test_a_group_bound_through_the_same_objects_attributes_stays_finite():
     assert seen == ["group:self.averager.process_group", "group:self.optim.averager.process_group"]
     assert all(g[len("group:"):].count(".") < MAX_GROUP_PATH_NAMES for g in seen)
     # a group a caller passes by its own name is still bound (the k-limit does not apply to short paths)
-    helper = SimpleNamespace(params=("t", "group"), self_offset=0)
+    helper = SimpleNamespace(params=("t", "group"), self_offset=0, free_names=frozenset())
     assert bound_group(SimpleNamespace(group_args=(("group", "self.pg"),), star=False), helper, 0,
                        "group:group.cpu_group") == "group:self.pg.cpu_group"
 

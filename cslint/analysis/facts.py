@@ -40,7 +40,7 @@ from .typedcalls import calls_module_wrapper, calls_typed_wrapper, module_entrie
 from .evaluator import Evaluator
 from .fallbacks import default_groups, none_defaulted
 from .feasibility import Feasibility
-from .function import FunctionInfo, mode_names_used, rank_param_sources
+from .function import FunctionInfo, free_names, mode_names_used, rank_param_sources
 from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
@@ -146,7 +146,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      handed_methods(info) if single or several else frozenset(), info.arity,
                      default_groups(info, lambda: binding_nodes(info)) if deep else (),
                      none_defaulted(info.func) - info.rebound_params if deep else frozenset(),
-                     info.handed_classes, info.built_own_class, calls, attached_functions(info))
+                     info.handed_classes, info.built_own_class, calls, attached_functions(info),
+                     free_names(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

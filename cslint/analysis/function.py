@@ -117,6 +117,23 @@ def enclosing_params(info) -> dict:
     return out
 
 
+def free_names(info) -> frozenset:
+    """The names a nested function may read that an enclosing function binds (a parameter, the enclosing
+    method's ``self`` included, or a local name) and that it does not bind itself: what they hold is the
+    enclosing call's, which only a call from inside that scope shares (``FuncFacts.free_names``); empty for a
+    function defined at a module's or a class's top level."""
+    outer = info.enclosing
+    if outer is None:
+        return frozenset()
+    own = {name.lstrip("*") for name in info.params} | info.local_names
+    out = set()
+    while outer is not None:
+        out.update(name.lstrip("*") for name in outer.params)
+        out |= outer.local_names
+        outer = outer.enclosing
+    return frozenset(out - own)
+
+
 def step_batch_param(info) -> Optional[int]:
     """The index of the parameter that holds this rank's own batch, when
     the function is a step hook a framework calls with it

@@ -371,7 +371,11 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=
     the call passes nothing there or nothing a group can be read from.
     ``offset``: 1 where the call does not pass the instance; with
     ``program``, a parameter the target hands on unbound to such fallbacks
-    falls back on their group too (:func:`handed_default`)."""
+    falls back on their group too (:func:`handed_default`).  A group a nested
+    function reads from its enclosing scope is that scope's
+    (:func:`closure_group`)."""
+    if target.free_names and group.startswith("group:"):
+        group = closure_group(site, target, group)
     if not group.startswith("group:") or not site.group_args and not target.default_groups \
             and not (program is not None and target.unbound_none_params):
         return group
@@ -415,6 +419,30 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=
         # lengthen the path on every round of the fixpoint
         return group
     return bound
+
+
+def closure_group(site: Site, target: FuncFacts, group: str) -> str:
+    """The group ``group`` (``group:<text>``) of a collective that the nested
+    function ``target`` reaches, as the call ``site`` sees it, where the
+    text's first name is one of the closure's free variables
+    (``FuncFacts.free_names``: the enclosing method's ``self``, a parameter
+    or a local of an enclosing function).  A call by the closure's own name
+    is made inside the scope that defines it (a sibling, the enclosing
+    function, the closure itself), which shares those names, so the text
+    stays the caller's to bind.  Any other call -- through an object the
+    closure was attached to (``param.gather_all = gather_all``), a value it
+    was returned or handed as -- runs it with the enclosing call's values,
+    which the caller's names of the same spelling are not: its ``self`` is
+    another object.  The group is then unknown to the caller, named after
+    the defining scope in a form no parameter can spell (``<Owner.convert>.
+    self.group``), so no call binds it and it spans every dimension."""
+    text = group[len("group:"):]
+    if text.partition(".")[0] not in target.free_names:
+        return group
+    ref = site.ref
+    if ref is not None and ref.tag == "func" and ref.qualname == target.qualname and ref.module == target.module:
+        return group
+    return f"group:<{target.qualname.rpartition('.<locals>.')[0]}>.{text}"
 
 
 #: how many functions deep a parameter handed on unbound is followed to a fallback

@@ -365,6 +365,10 @@ class FuncFacts:
     #: nested definition or of a method bound to ``self`` (:func:`~cslint.analysis.attached.attached_functions`):
     #: a call of ``attr`` on a receiver nothing types may run them
     attached: tuple = ()
+    #: a nested function: the names it reads that an enclosing function binds (its free variables, the
+    #: enclosing method's ``self`` included; :func:`~cslint.analysis.function.free_names`): a call from outside
+    #: the scope that defines it cannot name what they hold (:func:`~cslint.analysis.program.closure_group`)
+    free_names: frozenset = frozenset()
 
 
 @dataclass
