@@ -110,7 +110,8 @@ def failing_functions(ctx) -> frozenset:
     any ``try`` (a builtin or module function of :data:`LOCAL_FAILURES`, or a
     call a preset names in ``local_failures``) or raise an error there
     (:func:`_raises_unguarded`), or call (by a plain or ``self.`` name) one
-    that does; computed once per file."""
+    that does; a class of the file whose own ``__init__`` does, by its name
+    (a call of the class runs it); computed once per file."""
     found = ctx.__dict__.get("_failing_functions")
     if found is not None:
         return found
@@ -119,21 +120,14 @@ def failing_functions(ctx) -> frozenset:
     calls: dict = {}  # function name -> names it calls outside a try
     failing = set()
     for node in walked(ctx.tree):
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            continue
-        called = set()
-        if _raises_unguarded(node, ctx.exit_exceptions):
-            failing.add(node.name)
-        for call in _unguarded_calls(node):
-            if _fails_here(call, presets, modules):
-                failing.add(node.name)
-                continue
-            name = _call_name(call)
-            if isinstance(call.func, ast.Name) or (isinstance(call.func, ast.Attribute)
-                                                     and isinstance(call.func.value, ast.Name)
-                                                     and call.func.value.id == "self"):
-                called.add(name)
-        calls.setdefault(node.name, set()).update(called)
+        kind = type(node)
+        if kind is ast.ClassDef:
+            # a call of the class runs its own ``__init__``: the class fails where that does
+            for init in node.body:
+                if type(init) in (ast.FunctionDef, ast.AsyncFunctionDef) and init.name == "__init__":
+                    _note_failing(node.name, init, ctx, presets, modules, calls, failing)
+        elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+            _note_failing(node.name, node, ctx, presets, modules, calls, failing)
     changed = True
     while changed:
         changed = False
@@ -143,6 +137,23 @@ def failing_functions(ctx) -> frozenset:
                 changed = True
     found = ctx.__dict__["_failing_functions"] = frozenset(failing)
     return found
+
+
+def _note_failing(name: str, node: ast.AST, ctx, presets, modules, calls: dict, failing: set) -> None:
+    """Note under ``name`` whether the function ``node`` fails on this rank itself, and the names it calls
+    (by a plain or ``self.`` name) outside any ``try``."""
+    called = set()
+    if _raises_unguarded(node, ctx.exit_exceptions):
+        failing.add(name)
+    for call in _unguarded_calls(node):
+        if _fails_here(call, presets, modules):
+            failing.add(name)
+            continue
+        if isinstance(call.func, ast.Name) or (isinstance(call.func, ast.Attribute)
+                                                 and isinstance(call.func.value, ast.Name)
+                                                 and call.func.value.id == "self"):
+            called.add(_call_name(call))
+    calls.setdefault(name, set()).update(called)
 
 
 def failing_calls(ctx, stmt: ast.AST) -> list:
