@@ -329,6 +329,12 @@ def global_read(module: str, name: str) -> GlobalRead:
     return made(GlobalRead, ("G", module, name))
 
 
+#: the part of a call's result (``callrefs.PartRef``) that a non-constant index picks from what a function of
+#: the tree returns (``split_last(x, n)[rank]``): nothing more than the index's size where every return of the
+#: callee hands back pieces of one value (``FuncFacts.returns_pieces``), else the index whole (its fallback)
+PIECE_PICK = -2
+
+
 def call_result(ref, args, kwargs, fallback, path, line, text, depth) -> CallResult:
     return made(CallResult, ("R", ref, args, kwargs, fallback, path, line, text, depth))
 

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from .atoms import call_result, made, made_from_one_tuple
+from .atoms import PIECE_PICK, call_result, made, made_from_one_tuple
 
 #: The arguments of a call as a method found by its name alone is matched
 #: against them (``receivers.binds``): ``(positional, keywords)``, the number

@@ -49,7 +49,7 @@ from .relays import relay_receives
 from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
 from .sidebindings import handed_methods, side_bindings
-from .spans import may_cut_pieces
+from .spans import may_cut_pieces, returns_pieces
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted
 from .localgroups import binding_nodes
@@ -147,7 +147,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      default_groups(info, lambda: binding_nodes(info)) if deep else (),
                      none_defaulted(info.func) - info.rebound_params if deep else frozenset(),
                      info.handed_classes, info.built_own_class, calls, attached_functions(info),
-                     free_names(info))
+                     free_names(info), returns_pieces(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

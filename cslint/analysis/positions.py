@@ -29,7 +29,7 @@ from typing import Optional
 
 from .astwalk import walk as fast_walk
 from .atoms import EMPTY, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, param, project
-from .divergence import transformed
+from .divergence import merge, transformed
 
 #: Added to ``parameter index * POSITIONS + position``, the index of a
 #: parameter's part at one position (``param(...)``): far above the own
@@ -79,8 +79,21 @@ def parameter_table(params: dict, key: str, index: int, mode) -> Optional[dict]:
     table = params.get((key, index, mode))
     if table is None and index >= OWN_PARAM:
         whole = params.get((key, parameter_of(index), mode))
-        return whole if index >= POSITION_PARAM else transformed(whole or {}, SHAPE)
+        return whole if index >= POSITION_PARAM else own_structure(whole or {})
     return table
+
+
+def own_structure(value: dict) -> dict:
+    """The own structure of what a divergence map ``value`` stands for: its structure (``SHAPE``), but for a
+    source that makes only a length (``Source.whole`` "L": the piece an index picks, a slice's width), which
+    stays one, its kind the same on every rank: a type test of a parameter forgives it, as the caller's would."""
+    if not any(k.tag == "S" and k.whole == "L" for k in value):
+        return transformed(value, SHAPE)
+    lengths = {k: entry for k, entry in value.items() if k.tag == "S" and k.whole == "L"}
+    out = transformed({k: entry for k, entry in value.items() if k not in lengths}, SHAPE)
+    for k, (dims, via) in lengths.items():
+        merge(out, k, dims, via)
+    return out
 
 
 def display_positions(evaluator, arg: ast.expr, key: str, env: dict, out: Optional[list]) -> Optional[list]:

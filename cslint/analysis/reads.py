@@ -17,7 +17,7 @@ from .atoms import (
     CONTENTS, DROP, EMPTY, IDENT, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, STORED_OWN,
     base_field, entry_base, field_name, param, project, source,
 )
-from .callrefs import OWN_PART, THROUGH_INSTANCE
+from .callrefs import OWN_PART, PIECE_PICK, THROUGH_INSTANCE
 from .fieldreads import FieldReads
 from .divergence import extend_via, merge, transformed
 from .positions import POSITION_PARAM, parameter_of
@@ -155,6 +155,11 @@ class ProgramReads(FieldReads):
         if ref.tag == "part":
             index, ref = ref.index, ref.ref
         targets = self.resolver.resolve(ref)
+        if index == PIECE_PICK:  # the element an index picks: of one kind where every callee cuts pieces
+            if not targets and ref.tag == "qual":
+                targets = self.resolver.function_under_package(ref.dotted) or self.summarised_callees(ref)
+            pieces = targets and all(fn.returns_pieces for fn in targets)
+            return self.eval(atom.args[0] if pieces else atom.fallback, mode)
         summarised_only = False
         if not targets and (index is None or index == WHOLE_PRESENT):  # (what it holds where it is not None)
             targets = self.summarised_callees(ref)

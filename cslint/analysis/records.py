@@ -369,6 +369,10 @@ class FuncFacts:
     #: enclosing method's ``self`` included; :func:`~cslint.analysis.function.free_names`): a call from outside
     #: the scope that defines it cannot name what they hold (:func:`~cslint.analysis.program.closure_group`)
     free_names: frozenset = frozenset()
+    #: every ``return`` hands back the pieces one library call cut a value
+    #: into (:func:`~cslint.analysis.spans.returns_pieces`): the element an
+    #: index picks from its result is of that value's kind whatever the index
+    returns_pieces: bool = False
 
 
 @dataclass

@@ -216,6 +216,27 @@ class Resolver:
         found = [cls for cls in self._by_name().get(name, ()) if cls.module.startswith(package + ".")]
         return found[0] if len(found) == 1 else None
 
+    def function_under_package(self, dotted: str) -> list:
+        """``pkg.name`` that no analysed module defines or imports by name
+        (``pkg/__init__.py`` was not analysed, or re-exports ``name`` with
+        ``from .utils import *``): the one analysed module-level function
+        named ``name`` in a module under ``pkg``, as
+        :meth:`class_under_package` reads a class ([] when there is none or
+        several).  Asked only of what an index picks from a call's result
+        (:meth:`~cslint.analysis.reads.ProgramReads._returned`)."""
+        package, _, name = dotted.rpartition(".")
+        if not package or package.partition(".")[0] not in self.project_packages \
+                or package in self.modules and name in self.modules[package].imports:
+            return []
+        by_name = self.__dict__.get("_functions_by_name")
+        if by_name is None:
+            by_name = self._functions_by_name = {}
+            for fn in self.funcs.values():
+                if fn.class_key is None and "." not in fn.qualname:
+                    by_name.setdefault(fn.qualname, []).append(fn)
+        found = [fn for fn in by_name.get(name, ()) if fn.module.startswith(package + ".")]
+        return found if len(found) == 1 else []
+
     def has_class_named(self, name: str) -> bool:
         """Whether an analysed class bears ``name``."""
         return name in self._by_name()

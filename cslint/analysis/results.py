@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from .atoms import EMPTY, AttributeRead, Projection, attribute, call_result, collective_result, made, project, start_file
+from .atoms import (
+    EMPTY, PIECE_PICK, AttributeRead, Projection, attribute, call_result, collective_result, made, project, start_file,
+)
 
 
 
@@ -127,6 +129,13 @@ class AtomBuilder:
             # an agreement helper's call stays bound to its arguments, so what
             # it agrees stays agreed (see call)
             result = frozenset((self._kept_bound(atom, within, levels),))
+        elif tag == "R" and atom.ref.tag == "part" and atom.ref.index == PIECE_PICK:
+            # what an index picks from a call's result (structure._piece_picks): the index as a length, or where
+            # the callee cuts no pieces its fallback, the index whole; neither is part of what the callee returns
+            sized = self.flatten(atom.args[0], within, levels)
+            fallback = self.flatten(atom.fallback, within, levels)
+            result = frozenset((call_result(atom.ref, (sized,), (), fallback, atom.path, atom.line, atom.text,
+                                            1 + max(nesting(sized), nesting(fallback))),))
         elif tag == "R":
             result = frozenset((call_result(atom.ref, (), (), EMPTY, atom.path, atom.line, atom.text, 1),)) \
                 | self.flatten(atom.fallback, within, levels)

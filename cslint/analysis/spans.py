@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, iter_children, own_nodes, walk as fast_walk, walked
 from .atoms import EMPTY, SIZED, project
 from .vocabulary import ARRAY_TYPES, PIECE_CALLS
 
@@ -230,7 +230,7 @@ def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref, ctx=None, func
     cut = expr.value
     if type(cut) is ast.Name:
         cut = bindings.get(cut.id)
-    if type(cut) is not ast.Call or type(cut.func) is not ast.Attribute or cut.func.attr not in PIECE_CALLS:
+    if not cuts_pieces(cut, resolve_ref, ctx.module if ctx is not None else None):
         if ctx is None or not ctx.may_cut_pieces:
             return False
         lists = ctx.piece_lists
@@ -240,11 +240,108 @@ def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref, ctx=None, func
                 ctx.may_cut_pieces = False
                 return False
         return picks_listed_piece(expr, bindings, lists, func)
+    return True
+
+
+def cuts_pieces(cut, resolve_ref, module) -> bool:
+    """Whether ``cut`` is a library call that cuts a value into pieces of its
+    own kind (:data:`~cslint.analysis.vocabulary.PIECE_CALLS`): a method of a
+    value (``x.tensor_split(n)``) whose class nothing here knows, or that is
+    annotated as an array, or a function of a library module, the value its
+    first argument (``torch.split(x, n)``: a dotted name through the imports
+    outside the file's own top-level package, ``module``).  A call
+    ``resolve_ref`` resolves to a function or a method of the tree hands back
+    what its own code says."""
+    if type(cut) is not ast.Call or type(cut.func) is not ast.Attribute or cut.func.attr not in PIECE_CALLS:
+        return False
     ref = resolve_ref(cut.func)
     if ref is None or ref.tag == "name":
         return True
+    if ref.tag == "qual":
+        return bool(cut.args) and type(cut.args[0]) is not ast.Starred and module is not None \
+            and ref.dotted.partition(".")[0] != module.partition(".")[0]
     return ref.tag == "typed" and all(type(term) is tuple and len(term) == 2 and term[0] == "named"
                                       and str(term[1]).rpartition(".")[2] in ARRAY_TYPES for term in ref.terms)
+
+
+#: builtins that hand back the elements of what they are given, in a container of their own
+_ELEMENT_KEEPERS = frozenset({"tuple", "list"})
+
+
+def returns_pieces(info) -> bool:
+    """Whether every ``return`` of the function ``info`` (a ``FunctionInfo``)
+    hands back the pieces one library call cut a value into
+    (:func:`cuts_pieces`): the call itself, a name the function binds once to
+    it, ``tuple(...)`` or ``list(...)`` of either, or a comprehension over
+    either whose element is the piece itself or one of the tensor methods
+    that keep a tensor a tensor (``tuple(p.contiguous() for p in pieces)``).
+    Each piece is of the cut value's kind, so the element an index picks from
+    what the function returns is of one kind whatever the index (a caller's
+    ``split_last(x, n)[rank]`` is a tensor on every rank:
+    :meth:`~cslint.analysis.reads.ProgramReads._returned`, ``PIECE_PICK``).
+    A bare ``return`` or any other value answers no."""
+    values = info.returned_values
+    func = info.func
+    body = getattr(func, "body", None)
+    if not values or type(body) is not list or not body or type(body[-1]) is not ast.Return \
+            or PIECE_CALLS.isdisjoint(info.callee_names):
+        return False  # (it may run off its end: None; it cuts nothing)
+    if not all(_may_hand_back_pieces(value) for value in values):
+        return False  # (most answer here: ``return text.split(".")[0]``, before the names are read)
+    bindings = bound_once(func, True)
+    module = info.ctx.module
+    for value in values:
+        if not _hands_back_pieces(value, bindings, info.resolve_ref, module, 0):
+            return False
+    for node in own_nodes(func):
+        t = type(node)
+        if t is ast.Return and node.value is None or t is ast.Yield or t is ast.YieldFrom:
+            return False
+    return True
+
+
+def _may_hand_back_pieces(value) -> bool:
+    """The shapes :func:`_hands_back_pieces` takes, read from ``value`` alone."""
+    t = type(value)
+    if t is ast.Name or t is ast.ListComp or t is ast.GeneratorExp:
+        return True
+    if t is not ast.Call:
+        return False
+    func = value.func
+    return type(func) is ast.Name and func.id in _ELEMENT_KEEPERS \
+        or type(func) is ast.Attribute and func.attr in PIECE_CALLS
+
+
+def _hands_back_pieces(value, bindings: dict, resolve_ref, module, depth: int) -> bool:
+    if depth > 3:
+        return False
+    t = type(value)
+    if t is ast.Name:
+        bound = bindings.get(value.id)
+        return isinstance(bound, ast.expr) and _hands_back_pieces(bound, bindings, resolve_ref, module, depth + 1)
+    if t is ast.ListComp or t is ast.GeneratorExp:
+        if len(value.generators) != 1:
+            return False
+        gen = value.generators[0]
+        if gen.ifs or gen.is_async or type(gen.target) is not ast.Name:
+            return False
+        piece, elt = gen.target.id, value.elt
+        while type(elt) is ast.Call and type(elt.func) is ast.Attribute and elt.func.attr in _KEEP_TENSOR \
+                and not elt.args and not elt.keywords:
+            elt = elt.func.value
+        return type(elt) is ast.Name and elt.id == piece \
+            and _hands_back_pieces(gen.iter, bindings, resolve_ref, module, depth + 1)
+    if t is not ast.Call:
+        return False
+    func = value.func
+    if type(func) is ast.Name and func.id in _ELEMENT_KEEPERS and resolve_ref(func) is None:
+        return len(value.args) == 1 and not value.keywords \
+            and _hands_back_pieces(value.args[0], bindings, resolve_ref, module, depth + 1)
+    return cuts_pieces(value, resolve_ref, module)
+
+
+#: tensor methods that, called with no argument, make a tensor of a tensor (a copy, a laid-out copy)
+_KEEP_TENSOR = frozenset({"contiguous", "clone", "detach"})
 
 
 def _reads_stable_names(value, bindings: dict) -> bool:

@@ -13,10 +13,11 @@ from typing import Optional
 from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_own, parted_by
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, SHAPE, SIZED, attribute,
+    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, SHAPE, SIZED, attribute, call_result,
     field_read, own_field, own_params, project, whole,
 )
-from .callrefs import element, own_results
+from .callrefs import PIECE_PICK, element, own_results, part_ref
+from .results import nesting
 from .iteration import bind_iteration
 from .containers import ELEMENT_STORED, SLICE_NAMES, ContainerNames, annotation_is_container, container_index
 from .mappings import holds_mapping
@@ -31,7 +32,7 @@ from .unanimity import unanimity_read, unanimous_values
 #: operands that make ``operand * n`` a sequence of length ``n``
 _SEQUENCE_LITERALS = (ast.List, ast.Tuple, ast.ListComp, ast.JoinedStr)
 from .vocabulary import (
-    ARRAY_TYPES, CONTAINER_FACTORIES, KIND_METHODS, LOOKUP_METHODS, MAPPING_TYPES,
+    ARRAY_TYPES, CONTAINER_FACTORIES, KIND_METHODS, LOOKUP_METHODS, MAPPING_TYPES, PIECE_CALLS,
     PADDINGS, SHAPING_BUILTINS, SHAPING_CALLS, SHAPING_KEYWORDS, SHAPING_POSITIONS, SIZE_ONLY_FACTORIES,
     NUMBER_CONVERSIONS, STRUCTURE_BUILTINS, STRUCTURE_METHODS, TENSOR_FIRST_SHAPING_CALLS,
 )
@@ -128,6 +129,52 @@ def _is_unset_marker(node) -> bool:
         return node.value is None or (type(node.value) is int and node.value < 0)
     return type(node) is ast.UnaryOp and type(node.op) is ast.USub and type(node.operand) is ast.Constant \
         and type(node.operand.value) is int and node.operand.value > 0
+
+
+#: call references whose callee the whole-tree pass finds among the functions of the tree
+_PICKED_FROM = frozenset({"func", "qual"})
+
+
+def _piece_picks(expr: ast.Subscript, value: frozenset, index: frozenset, ctx) -> Optional[frozenset]:
+    """``f(...)[i]`` or ``pieces[i]`` of ``pieces = f(...)``, ``i`` no slice, where the results of calls
+    ``value`` holds (beside what decided that the binding ran) are all of functions of the file's module or
+    of its own top-level package: one ``PIECE_PICK`` part of each
+    (:data:`~cslint.analysis.atoms.PIECE_PICK`), its one argument the index read as a length (``SIZED``),
+    its fallback ``index`` (what the index decides of another object), which the whole-tree pass reads as
+    the first where the callee hands back pieces of one value, else as the second.  None for any other
+    subscript."""
+    t = type(expr.slice)
+    if t is ast.Slice or t is ast.Tuple or makes_slice(expr.slice):
+        return None
+    package = ctx.module.partition(".")[0]
+    picks = []
+    sized = None
+    for atom in value:
+        if atom.tag != "R":
+            continue
+        ref = atom.ref
+        if ref.tag not in _PICKED_FROM or ref.tag == "qual" and ref.dotted.partition(".")[0] != package:
+            return None
+        if ref.tag == "func" and not _may_cut(ctx, ref.qualname):
+            return None  # (a function of this file that calls no cutting method: the index as it is)
+        if sized is None:
+            sized = project(SIZED, index)
+        picks.append(call_result(part_ref(PIECE_PICK, ref), (sized,), (), index, atom.path, atom.line, atom.text,
+                                 1 + nesting(index)))
+    return frozenset(picks) if picks else None
+
+
+def _may_cut(ctx, qualname: str) -> bool:
+    """Whether the function ``qualname`` of ``ctx``'s module calls a method named like a cut
+    (:data:`~cslint.analysis.vocabulary.PIECE_CALLS`): else none of its returns hands back pieces."""
+    known = ctx.__dict__.setdefault("_may_cut", {})
+    found = known.get(qualname)
+    if found is None:
+        function = ctx.definitions().get(qualname)
+        found = known[qualname] = function is not None and any(
+            type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in PIECE_CALLS
+            for node in ast.walk(function))
+    return found
 
 
 class StructureReads(ContainerNames):
@@ -366,7 +413,15 @@ class StructureReads(ContainerNames):
         value = self.eval(expr.value, env)
         if picks_piece(expr, self.bindings(), self.info.resolve_ref, self.ctx, self.info.func):
             return value | project(SIZED, self.eval(expr.slice, env))
-        return value | self.index(expr.slice, env)
+        index = self.index(expr.slice, env)
+        picks = _piece_picks(expr, value, index, self.ctx) if index and self._call_value(expr.value) else None
+        return value | (index if picks is None else picks)
+
+    def _call_value(self, value) -> bool:
+        """Whether ``value`` is a call, or a name the function binds once, to a call."""
+        if type(value) is ast.Name:
+            value = self.bindings().get(value.id)
+        return type(value) is ast.Call
 
     def index(self, index, env) -> frozenset:
         """What ``x[index]`` depends on besides ``x``: the element a rank-local
