@@ -280,14 +280,14 @@ def returns_pieces(info) -> bool:
     ``split_last(x, n)[rank]`` is a tensor on every rank:
     :meth:`~cslint.analysis.reads.ProgramReads._returned`, ``PIECE_PICK``).
     A bare ``return`` or any other value answers no."""
-    values = info.returned_values
     func = info.func
     body = getattr(func, "body", None)
-    if not values or type(body) is not list or not body or type(body[-1]) is not ast.Return \
-            or PIECE_CALLS.isdisjoint(info.callee_names):
-        return False  # (it may run off its end: None; it cuts nothing)
-    if not all(_may_hand_back_pieces(value) for value in values):
-        return False  # (most answer here: ``return text.split(".")[0]``, before the names are read)
+    if type(body) is not list or not body or type(body[-1]) is not ast.Return \
+            or not _may_hand_back_pieces(body[-1].value):
+        return False  # (it may run off its end: None; most answer here, before the function is scanned)
+    values = info.returned_values
+    if PIECE_CALLS.isdisjoint(info.callee_names) or not all(_may_hand_back_pieces(value) for value in values):
+        return False  # (it cuts nothing: ``return text.split(".")[0]``)
     bindings = bound_once(func, True)
     module = info.ctx.module
     for value in values:
@@ -303,6 +303,8 @@ def returns_pieces(info) -> bool:
 def _may_hand_back_pieces(value) -> bool:
     """The shapes :func:`_hands_back_pieces` takes, read from ``value`` alone."""
     t = type(value)
+    if value is None:
+        return False
     if t is ast.Name or t is ast.ListComp or t is ast.GeneratorExp:
         return True
     if t is not ast.Call:
