@@ -46,13 +46,18 @@ PIECES = """
         if parts > 1:
             return torch.split(tensor, tensor.size()[-1] // parts, dim=-1)
         return [tensor, (tensor, tensor)]
+
+
+    def agree(tensor, group):
+        torch.distributed.all_reduce(tensor, group=group)
+        return tensor
 """
 
 LAYER = """
     import torch
     import torch.distributed as dist
 
-    from pkg.pieces import chunks_of, mixed, pieces_or_whole, split_last
+    from pkg.pieces import agree, chunks_of, mixed, pieces_or_whole, split_last
 
 
     class Fp4Method:
@@ -73,6 +78,9 @@ LAYER = """
         def forward_handed(self, x):
             mine = split_last(x, self.size, contiguous=True)[self.rank].contiguous()
             return self.method.apply(self, mine)
+
+        def sync(self, x):
+            return agree(x, self.group)
 
         def forward(self, x):
             mine = split_last(x, self.size)[self.rank]
@@ -153,9 +161,8 @@ def test_a_piece_picked_from_a_helpers_cut_is_of_one_kind(tmp_path):
     assert _marked(layer, "VALID")
 
 
-def test_a_helper_of_an_analysed_module_is_read_the_same(tmp_path):
-    """The helpers' module also holds a collective, so the whole-tree pass
-    analyses it rather than reading it for its summaries: the same answer."""
+def test_a_helper_module_with_another_collective_is_read_the_same(tmp_path):
+    """The helpers' module holds one more collective: the same answer."""
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")
@@ -177,7 +184,7 @@ def test_a_helper_of_an_analysed_module_is_read_the_same(tmp_path):
 HANDED = """
     import torch.distributed as dist
 
-    from pkg.pieces import mixed, split_last
+    from pkg.pieces import agree, mixed, split_last
 
 
     class Fp4Method:
@@ -209,14 +216,16 @@ HANDED = """
 
         def forward_mixed(self, x):
             return self.other.apply(self, mixed(x, self.size)[self.rank])
+
+        def sync(self, x):
+            return agree(x, self.group)
 """
 
 
-def test_a_piece_handed_on_reads_the_helpers_summary(tmp_path):
+def test_a_piece_handed_on_to_a_method(tmp_path):
     """No condition of the layer's own reads the piece: it is handed to a
-    method whose type test does, and the helpers' module holds no collective.
-    The helpers are read for their summaries all the same (a deep call's
-    argument holds the pick: ``engine/gather.picked_definitions``)."""
+    method whose type test does (the parameter's own structure is what the
+    call passes: the piece's size, never its kind)."""
     package = tmp_path / "pkg"
     package.mkdir()
     (package / "__init__.py").write_text("")

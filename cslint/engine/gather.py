@@ -20,7 +20,6 @@ import re
 from typing import Optional
 
 from ..analysis.attached import attached_reaching, calls_attached
-from ..analysis.callrefs import PIECE_PICK
 from ..analysis.groupgetters import GetterScan
 from ..analysis.records import FileFacts, fill_pending, is_pending, merge_partial
 from ..analysis.syntax import CONSTRUCTORS, called_as
@@ -196,16 +195,11 @@ class FactGatherer:
         level: ``[(SourceFile, the qualified names)]``, in path order."""
         wanted: set = set()
         seen: set = set()
-        picked_seen: set = set()
         for site in self._deep_sites():
             for cond in site.conds:
                 if id(cond.atoms) not in seen:
                     seen.add(id(cond.atoms))
                     deciding_definitions(cond.atoms, wanted, seen)
-            for atoms in list(site.args) + [atoms for _keyword, atoms in site.kwargs]:
-                if atoms and id(atoms) not in picked_seen:
-                    picked_seen.add(id(atoms))
-                    picked_definitions(atoms, wanted, picked_seen)
         if not wanted:
             return []
         unparsed = self._unparsed_modules(by_path)
@@ -536,8 +530,6 @@ def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> No
                 head, _, name = ref.dotted.rpartition(".")
                 if head:
                     out.add((head, name))
-            elif ref.tag == "part" and ref.index == PIECE_PICK and ref.ref.tag == "qual":
-                _add_picked(ref.ref, out)
         elif tag == "E" or tag == "T":
             ref = atom.ref
             if ref.tag == "qual":
@@ -552,29 +544,6 @@ def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> No
         elif (tag == "J" or tag == "C" or tag == "A") and id(atom.inner) not in seen:
             seen.add(id(atom.inner))
             deciding_definitions(atom.inner, out, seen, False)
-
-
-def _add_picked(ref, out: set) -> None:
-    """Where the function an index picks from the result of (``split_last(x, n)[rank]``) may be defined:
-    whether it cuts pieces decides what the pick reads (``atoms.PIECE_PICK``)."""
-    head, _, name = ref.dotted.rpartition(".")
-    if head:
-        out.add((head, name))
-
-
-def picked_definitions(atoms, out: set, seen: set) -> None:
-    """Add to ``out`` where the functions an index picks from the results of may be defined, for
-    ``PIECE_PICK`` parts in ``atoms`` or in what they project (a call's argument hands the piece to a
-    callee's test); not inside another call's arguments."""
-    for atom in atoms:
-        tag = atom.tag
-        if tag == "R":
-            ref = atom.ref
-            if ref.tag == "part" and ref.index == PIECE_PICK and ref.ref.tag == "qual":
-                _add_picked(ref.ref, out)
-        elif (tag == "J" or tag == "A") and id(atom.inner) not in seen:
-            seen.add(id(atom.inner))
-            picked_definitions(atom.inner, out, seen)
 
 
 def constructed_classes(values: list, functions: dict, out: set, seen: set,
