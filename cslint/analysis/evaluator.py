@@ -370,8 +370,11 @@ class Evaluator(StructureReads, ExceptionReads):
                 arg_atoms = _held(func, last, ref, arg_atoms, self.ctx.imports)
             fallback = receiver | arg_atoms
             if ref is not None:
-                # (a class of the file too: each argument reaches its own field)
-                bind = ref.tag == "class" or keeps_arguments_bound(ref, self.ctx, self.info.class_key)
+                # (a class of the file too: each argument reaches its own field; and any function
+                # of the file, which the whole-tree pass always resolves: flattened inside a later
+                # call, its result is what its summary returns of its arguments, never all of them)
+                bind = ref.tag == "class" or ref.tag == "func" \
+                    or keeps_arguments_bound(ref, self.ctx, self.info.class_key)
                 kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind,
                                        receiver)
