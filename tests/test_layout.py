@@ -252,9 +252,10 @@ ANALYSIS_PHASES = [
     ("flows",),  # the variables a walker carries through statements
     ("fieldwrites",),  # what a statement writes into the fields of self
     ("transfer",),  # statements
-    ("armexits", "exclusive", "mirrors", "twostage"),  # the ways out of an if's arm, where the names it bound take
+    ("armexits", "exclusive", "mirrors", "twostage", "padding"),  # the ways out of an if's arm, where the names it bound take
     # its test back; a later arm whose test rules out an earlier one, where those names hold what they held before
     # it; the root's own copy of what it broadcast; a broadcast over one group by another's leaders, then over that one
+    # (and a length padded up to the group's agreed maximum, past the padding if)
     ("edges", "settled", "skipped"),  # what the dataflow refines along an edge; exits a collective settles; bindings
     # a failure in a try body leaves undone
     ("bindingflow",),  # implicit flow into the names a node binds, less the tests their readers took alike

@@ -12,7 +12,9 @@ name one rank binds first (:func:`leader_first_edges`); the edges into an
 arm whose test rules out an earlier arm, where the names that arm binds hold
 what they held before it (:func:`~cslint.analysis.exclusive.excluded_edges`);
 the edge of an ``if x is None`` on which a call result ``x`` is not None
-(:mod:`cslint.analysis.presentreturns`); the edge into the root's arm past
+(:mod:`cslint.analysis.presentreturns`); the edges past an ``if`` that
+pads a name up to the group's agreed maximum length, where its length is
+that maximum (:mod:`cslint.analysis.padding`); the edge into the root's arm past
 an object broadcast, where what the root stored into the payload holds what
 the others got back (:mod:`cslint.analysis.mirrors`)."""
 
@@ -31,6 +33,7 @@ from .atoms import EMPTY, OWN_PARAM, SHAPE, WHOLE, project
 from .structure import params_own
 from .exclusive import excluded_edges
 from .mirrors import mirror_edges, mirrored
+from .padding import padded, padded_edges
 from .relays import relay_edges
 from .presence import none_test
 from .presentreturns import present, present_edges
@@ -50,6 +53,7 @@ class Refinements:
     (:func:`loop_exit_edges`), "empty" (:func:`empty_edges`; "empty-single"
     where the edge is a single-rank one too: both apply), "leader",
     "relay", "mirror" (:func:`~cslint.analysis.mirrors.mirror_edges`),
+    "padded" (:func:`~cslint.analysis.padding.padded_edges`),
     "two-stage" (:func:`~cslint.analysis.twostage.two_stage_edges`),
     "present" (:func:`~cslint.analysis.presentreturns.present_edges`,
     given way by any other on the same edge); and, before
@@ -66,8 +70,9 @@ class Refinements:
     @classmethod
     def find(cls, dataflow) -> Optional["Refinements"]:
         edges = {key: ("present", name) for key, name in present_edges(dataflow).items()}
+        buffers = _inplace_buffers(dataflow)
         edges.update((key, ("single", past)) for key, past in single_rank_edges(
-            dataflow.graph, _inplace_buffers(dataflow), _switched_groups(dataflow)).items())
+            dataflow.graph, buffers, _switched_groups(dataflow)).items())
         for key, keys in loop_exit_edges(dataflow.graph, dataflow.info).items():
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
@@ -83,6 +88,8 @@ class Refinements:
             edges.setdefault(key, ("excluded", excluded))
         for key, mirror in mirror_edges(dataflow).items():
             edges.setdefault(key, ("mirror", mirror))
+        for key, pad in padded_edges(dataflow, buffers).items():
+            edges.setdefault(key, ("padded", pad))
         for key, twice in two_stage_edges(dataflow).items():
             edges[key] = ("two-stage", twice)  # (agreed over the second stage's group too: what "single" gives)
         gates = dataflow.arm_gates
@@ -132,6 +139,8 @@ class Refinements:
             return excluded(data, dataflow.envs.get(data[0]), out)
         if kind == "mirror":
             return mirrored(data, out, dataflow)
+        if kind == "padded":
+            return padded(data, out, dataflow.evaluator, fork)
         if kind == "two-stage":
             return agreed_twice(data, out, dataflow.info.ctx.atoms.collective)
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)

@@ -401,3 +401,6 @@ def reads_object_only(call) -> bool:
     if func.id == "getattr":
         return len(call.args) == 3 and type(call.args[1]) is ast.Constant and type(call.args[1].value) is str
     return len(call.args) <= 2
+
+#: the reduction op names that make a reduced value the largest any rank gave (``op=ReduceOp.MAX``)
+MAX_REDUCTIONS = frozenset({"MAX"})
