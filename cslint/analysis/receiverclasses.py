@@ -83,12 +83,10 @@ class ReceiverClasses:
         if name.startswith("__") or name in GENERIC_METHODS:
             return []
         candidates = self.resolver.methods_by_name.get(name, [])
-        found = [self.resolver.funcs[candidates[0]]] if len(candidates) == 1 and candidates[0] in self.resolver.funcs \
-            else []
-        attached = self.attached_by_name().get(name)
-        if not attached:
-            return found
-        return found + [fn for fn in attached if fn.key != candidates[0]] if found else list(attached)
+        only = self.resolver.funcs.get(candidates[0]) if len(candidates) == 1 else None
+        found = [only] if only is not None else []
+        # (the one method a name finds first; then the attached functions that are not it)
+        return found + [fn for fn in self.attached_by_name().get(name, ()) if only is None or fn.key != candidates[0]]
 
     def attached_by_name(self) -> dict:
         """attr -> the functions the tree attaches under that name (``FuncFacts.attached``), by key; made on

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .astwalk import walked
 from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_own, parted_by
 from .environment import fork
 from .atoms import (
@@ -173,7 +174,7 @@ def _may_cut(ctx, qualname: str) -> bool:
         function = ctx.definitions().get(qualname)
         found = known[qualname] = function is not None and any(
             type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in PIECE_CALLS
-            for node in ast.walk(function))
+            for node in walked(function))
     return found
 
 
