@@ -248,6 +248,7 @@ ANALYSIS_PHASES = [
     ("structure",),  # reads of a value's structure
     ("callplans",),  # what a call's text alone decides about its result
     ("exceptionreads",),  # what an exception a statement raises or a handler catches depends on
+    ("typetests",),  # the reads of a name inside the arm of a type test for a class no data is of
     ("evaluator",),  # expressions
     ("flows",),  # the variables a walker carries through statements
     ("fieldwrites",),  # what a statement writes into the fields of self

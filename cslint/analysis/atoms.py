@@ -356,6 +356,11 @@ UNHOLD = "WCC"  # what an object was placed by, read back: ``x.device``
 ELEMENTS_HELD = "HHH"  # a container's elements, inside an object built from the container
 KIND = "K--"  # a type test: a number read from the kind (see Kinds and lengths)
 SIZED = "LL-"  # a length made from values: a slice's width, ``range(n)``
+#: Spelt after a transform's three parts, what a value is where a type test for a class no data is of (a model, an
+#: optimizer: ``Preset.no_data_classes``) has passed: this rank's share of the data (``KIND_ALIKE_KINDS``) is not
+#: what it holds there, every other source is kept as the three parts say (:mod:`cslint.analysis.typetests`)
+NO_DATA = "n"
+PASSED_NO_DATA_TEST = IDENT + NO_DATA
 #: ``Source.whole`` of a source that makes only the kinds of what a value
 #: holds differ, never its size, keys or None-ness: the root of an object
 #: broadcast holds the tree it mapped into the payload (its tensors where the
@@ -393,6 +398,9 @@ def strength(atom: Source) -> int:
 def _composed(first: str, then: str) -> str:
     if then == IDENT:
         return first
+    if first[3:] or then[3:]:  # a type test passed, before or after: it drops what it drops either way
+        base = _composed(first[:3], then[:3])
+        return base if base == DROP else base + NO_DATA
     out = "".join(_after(part, then) for part in first)
     # a length ``first`` reads as a structure (a W of any transform but IDENT) is a length no more: a kind read
     # after it (``k``, ``q``) does not forgive it, as reading the two in turn does not (project_source)
@@ -425,6 +433,10 @@ def compose(first: str, then: str) -> str:
 
 def project_source(atom: Source, transform: str):
     """A source seen through a transform (None: it no longer counts)."""
+    if transform[3:]:  # (NO_DATA) a test for a class no data is of passed: this rank's share of the data failed it
+        if atom.kind in KIND_ALIKE_KINDS:
+            return None
+        transform = transform[:3]
     part = _LEVEL_OF_WHOLE[atom.whole]
     if atom.whole == KINDS_ONLY:  # kept as it is (IDENT) or read by a type test, and by nothing else
         first = transform[0]

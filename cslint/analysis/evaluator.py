@@ -21,8 +21,8 @@ from .astwalk import iter_children
 from .callfacts import payload_argument
 from .callplans import ARGUMENTS, FIRST_ARGUMENT, FIXED, OPEN, plan_call
 from .atoms import (
-    ATTRIBUTE_KEEPS, CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, SHAPE, WHOLE, attribute, field_read, global_read, hold,
-    project, source, whole,
+    ATTRIBUTE_KEEPS, CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, PASSED_NO_DATA_TEST, SHAPE, WHOLE, attribute, field_read,
+    global_read, hold, project, source, whole,
 )
 from .environment import fork
 from .exceptionreads import ExceptionReads
@@ -36,6 +36,7 @@ from .scope import UNIFORM_TEXT, canonical_text
 from .setfields import field_key
 from .structure import StructureReads, builds_library_object, containers_held, rows_alike
 from .syntax import dotted, scalar_kind, single_rank_side, unparse
+from .typetests import NOTHING_NARROWED, narrowed_reads
 from .unanimity import unanimous_values
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, LIBRARY_PART_CALLS, PLACEMENT_KEYWORDS,
@@ -95,6 +96,7 @@ class Evaluator(StructureReads, ExceptionReads):
         self._differences: dict = {}  # (id(upper), id(lower)) -> their linear difference (StructureReads.span)
         self._bindings: Optional[dict] = None  # names bound once and their values (StructureReads.span)
         self._same_branches: dict = {}  # id(``a if c else b``) -> whether a and b yield the same elements
+        self._narrowed: Optional[frozenset] = None  # the reads a type test narrows (typetests.py), once scanned
 
     @contextlib.contextmanager
     def uniform(self, texts: set):
@@ -128,6 +130,13 @@ class Evaluator(StructureReads, ExceptionReads):
                 if self.watch is not None:
                     self.watch.read(name, env.get(name))
                 if name in env:
+                    narrowed = self._narrowed
+                    if narrowed is None:
+                        narrowed = self._narrowed = (
+                            narrowed_reads(self.info) if "isinstance" in self.info.callee_names
+                            else NOTHING_NARROWED)
+                    if narrowed and id(expr) in narrowed:
+                        return project(PASSED_NO_DATA_TEST, env[name])
                     return env[name]
         else:
             if self._uniform_texts and ast.unparse(expr) in self._uniform_texts:

@@ -39,6 +39,8 @@ class Knowledge:
     job_tests: frozenset = frozenset()
     #: see :attr:`Preset.world_sizes` (canonical dotted names)
     world_sizes: frozenset = frozenset()
+    #: see :attr:`Preset.no_data_classes` (canonical dotted names)
+    no_data_classes: frozenset = frozenset()
     #: see :attr:`Preset.group_switches`
     group_switches: tuple = ()
     #: see :attr:`Preset.group_names`: ``((name, separator, frozenset(fields)), ...)``
@@ -199,6 +201,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         merged.local_failures |= frozenset(preset.local_failures)
         merged.job_tests |= frozenset(preset.job_tests)
         merged.world_sizes |= frozenset(preset.world_sizes)
+        merged.no_data_classes |= frozenset(preset.no_data_classes)
         merged.group_switches += tuple(preset.group_switches)
         merged.group_names += tuple((name, separator, frozenset(fields))
                                     for name, separator, fields in preset.group_names)

@@ -245,6 +245,10 @@ class Preset:
     #: the default group's size), so ``> 1`` of one holds wherever the job has
     #: several ranks
     world_sizes: list = field(default_factory=list)
+    #: classes (canonical dotted names) no value of this rank's share of the data is an instance of (a model,
+    #: an optimizer, a learning-rate scheduler): where ``isinstance(x, C)`` passed, ``x`` is not such data
+    #: (:mod:`~cslint.analysis.typetests`)
+    no_data_classes: list = field(default_factory=list)
     #: ``(pattern, word)``: settings (dotted patterns) read as a group's parallel degree: where one is false or 1
     #: (``enable_cfg_parallel``, ``sp_degree``), the groups whose names carry ``word`` have one rank
     #: (:func:`~cslint.analysis.edges.switched_group`)

@@ -323,6 +323,10 @@ PRESET = Preset(
                 "init_device_mesh"],
     job_tests=["torch.distributed.is_initialized", "torch.distributed.is_available"],
     world_sizes=["torch.distributed.get_world_size"],
+    # a model, an optimizer and a learning-rate scheduler are never a rank's data (a loader, a batch)
+    no_data_classes=["torch.nn.Module", "torch.nn.modules.module.Module", "torch.optim.Optimizer",
+                     "torch.optim.optimizer.Optimizer", "torch.optim.lr_scheduler.LRScheduler",
+                     "torch.optim.lr_scheduler._LRScheduler"],
     # maps over a pytree that rebuild its containers as they are (same types, keys and lengths) and replace
     # only its leaves: (canonical name, position of the tree)
     structure_maps=[("torch.utils._pytree.tree_map", 1), ("torch.utils._pytree.tree_map_only", 2),
