@@ -206,8 +206,9 @@ ANALYSIS_PHASES = [
     ("divergence", "results", "callrefs"),  # divergence maps, over the atoms' sources; call results and their
     # nesting; references to functions, what a call calls
     ("cfg", "vocabulary"),  # control flow; names known without presets
-    ("syntax", "shapes", "records", "callfacts", "escapes", "spans", "positions"),  # what the syntax says; the per-file
-    # records; failing work; what a slice's bounds leave of its width; a display's elements kept apart at a parameter
+    ("syntax", "shapes", "records", "callfacts", "escapes", "spans", "positions", "spreadlengths"),  # what the syntax
+    # says; the per-file records; failing work; what a slice's bounds leave of its width; a display's elements kept
+    # apart at a parameter; how many elements a spread sequence holds, through the binding reaching it
     ("presence", "localdicts", "tuplelists", "complements", "funcaliases", "spreads", "packagefiles", "mappings"),  # tests
     # that only ask whether a value is there; a local dict display's values kept apart per key; a local list's tuples
     # kept apart per position; one rank first, then the others, binding a name to one call; module-level names that

@@ -30,6 +30,7 @@ from .function import FunctionInfo
 from .funcaliases import alias_calls
 from .iteration import zip_arguments
 from .positions import own_arguments
+from .spreadlengths import statement_holding, written_length
 from .spreads import call_arguments
 from .results import keeps_arguments_bound
 from .scope import UNIFORM_TEXT, canonical_text
@@ -97,6 +98,7 @@ class Evaluator(StructureReads, ExceptionReads):
         self._bindings: Optional[dict] = None  # names bound once and their values (StructureReads.span)
         self._same_branches: dict = {}  # id(``a if c else b``) -> whether a and b yield the same elements
         self._narrowed: Optional[frozenset] = None  # the reads a type test narrows (typetests.py), once scanned
+        self._spread_lengths: dict = {}  # id(``*xs`` in a call) -> how many elements xs holds on every rank, or None
 
     @contextlib.contextmanager
     def uniform(self, texts: set):
@@ -335,10 +337,22 @@ class Evaluator(StructureReads, ExceptionReads):
                 return found[0], found[1]
         before = self._env_reads
         evaluate = self.eval
-        args, kwargs = call_arguments(call, env, evaluate, self.info)  # (a spread's start marked: spreads.py)
+        args, kwargs = call_arguments(call, env, evaluate, self.info, self.spread_length)  # (spreads.py)
         if memo is not None:
             memo[id(call)] = (args, kwargs, self._env_reads - before)
         return args, kwargs
+
+    def spread_length(self, spread: ast.Starred, call: ast.Call) -> Optional[int]:
+        """How many elements the sequence ``call`` spreads at ``spread``
+        holds on every rank, where the syntax writes it out
+        (:func:`~cslint.analysis.spreadlengths.written_length`); else None."""
+        lengths = self._spread_lengths
+        key = id(spread)
+        if key not in lengths:
+            statement = statement_holding(self.info, call)
+            lengths[key] = None if statement is None else \
+                written_length(spread.value, self.info, statement, self._is_builtin)
+        return lengths[key]
 
     def _eval_call(self, call: ast.Call, env) -> frozenset:
         plan = self._call_plans.get(id(call))

@@ -170,12 +170,24 @@ def own_arguments(reads, call: ast.Call, args: tuple, env: dict) -> tuple:
     out = None
     for index, arg in enumerate(call.args):
         if type(arg) is ast.Starred:
-            # (the positions past it are not the callee's; every sequence spread from here on counts)
+            # (the positions past it are not the callee's; every sequence spread from here on counts, but one
+            # whose length the syntax writes out, up to the first other one: ``args`` holds it laid out, one
+            # entry per element, spreads.call_arguments)
             spread = EMPTY
-            for later in range(index, min(len(call.args), len(args))):
-                if type(call.args[later]) is ast.Starred:
-                    own = _argument_own(reads, call.args[later].value, env)
-                    spread |= project(SHAPE, args[later]) if own is None else own
+            place = index  # (``later``'s place among ``args``)
+            laid = True
+            for later in range(index, len(call.args)):
+                inner = call.args[later]
+                if type(inner) is ast.Starred:
+                    count = reads.spread_length(inner, call) if laid else None
+                    if count is not None:
+                        place += count
+                        continue
+                    laid = False
+                    own = _argument_own(reads, inner.value, env)
+                    if place < len(args):
+                        spread |= project(SHAPE, args[place]) if own is None else own
+                place += 1
             out = [*(out or ()), (SPREAD_OWN, spread)]
             break
         if type(arg) is ast.List or type(arg) is ast.Tuple:  # (most arguments: no display)

@@ -38,26 +38,40 @@ SPREAD_MAPPING = "**"
 OTHER_MAPPING = "**?"
 
 
-def call_arguments(call: ast.Call, env, evaluate, info) -> tuple:
+def call_arguments(call: ast.Call, env, evaluate, info, length) -> tuple:
     """``(atoms per positional argument, (keyword, atoms) pairs)`` of a call,
-    a spread sequence's start marked (:data:`SPREAD_FROM`).  A parameter of
-    ``info``'s function spread last as it is (``f(*args)``) passes each
-    parameter of the callee it reaches the element at its place
+    a spread sequence's start marked (:data:`SPREAD_FROM`).  A spread whose
+    length ``length(starred, call)`` knows (``spreadlengths.py``) is laid out
+    as that many arguments, each holding the whole sequence, so the
+    arguments after it keep their places.  A parameter of ``info``'s
+    function spread last as it is (``f(*args)``) passes each parameter of
+    the callee it reaches the element at its place
     (:func:`positional_argument`): the function reads the parameter's parts
     at those positions (``FunctionInfo.own_params``), which the whole-tree
     pass fills from what its own callers pass there."""
     args = tuple([evaluate(a.value if type(a) is ast.Starred else a, env) for a in call.args])
     kwargs = tuple([(kw.arg, evaluate(kw.value, env)) if kw.arg else _mapping(kw.value, env, evaluate, info)
                     for kw in call.keywords])
+    laid = None  # the positional arguments laid out so far, once a spread of a known length was met
     for position, arg in enumerate(call.args):
         if type(arg) is ast.Starred:
+            count = length(arg, call)
+            if count is not None:
+                if laid is None:
+                    laid = list(args[:position])
+                laid += [args[position]] * count
+                continue
+            if laid is not None:
+                args, position = (*laid, *args[position:]), len(laid)
             spread = args[position]
             if position == len(args) - 1 and len(spread) == 1:
                 (atom,) = spread
                 if atom.tag == "P" and atom.index < OWN_PARAM:
                     info.own_params.update(position_param(atom.index, i).index for i in range(POSITIONS))
             return args, kwargs + ((SPREAD_FROM + str(position), EMPTY.union(*args[position:])),)
-    return args, kwargs
+        if laid is not None:
+            laid.append(args[position])
+    return (args if laid is None else tuple(laid)), kwargs
 
 
 def _mapping(value: ast.expr, env, evaluate, info) -> tuple:
