@@ -214,11 +214,12 @@ ANALYSIS_PHASES = [
     # kept apart per position; one rank first, then the others, binding a name to one call; module-level names that
     # only ever hold a function; arguments a call spreads; paths of the package's own files; names that hold a
     # mapping wherever they are read
-    ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls", "presentreturns", "presentfields"),  # a rank list
+    ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls", "presentreturns", "presentfields",
+     "rebuilds"),  # a rank list
     # picked by membership in it; where a rank is a broadcast's root; a value relayed stage to stage; the groups a
     # module makes and their own rank lists; locals holding a group parameter with a fallback; what a method's calls
     # on self write; a result that tells a function's ways apart only by its None-ness; what a field holds where it is
-    # not None
+    # not None; a field rebuilt from its own settings
     ("arms", "armlocals", "stores", "lists", "entries", "setfields", "correlated", "exitcalls", "neighbours"),  # calls
     # and assignments both arms of an if/else make alike; the tests a local the summary walk binds leaves out; tests
     # storing alike; index stores into a list; tables whose entries are tuples of one length; fields a method sets;

@@ -286,6 +286,9 @@ def own_field(attr: str) -> str:
     return attr + OWN_FIELD
 
 
+#: Spelt after a field's name (never a Python name): the table of every write
+#: of the field but those rebuilding it from its own settings (rebuilds.py)
+REBUILT_APART = "#unrebuilt"
 BY_METHOD = "#by:"  # between a field's table and a method's name: what it writes there (selfcalls.py)
 
 
@@ -301,6 +304,8 @@ def field_name(attr: str) -> str:
         attr = attr.partition(BY_METHOD)[0]
     if attr.endswith(OWN_FIELD):
         return attr[:-len(OWN_FIELD)]
+    if REBUILT_APART in attr:  # (only ever spelt last)
+        return attr[:-len(REBUILT_APART)]
     return attr.partition(ENTRY_FIELD)[0] if ENTRY_FIELD in attr else attr
 
 

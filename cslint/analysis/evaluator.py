@@ -32,6 +32,7 @@ from .iteration import zip_arguments
 from .positions import own_arguments
 from .spreadlengths import statement_holding, written_length
 from .spreads import call_arguments
+from .rebuilds import rebuilds_of, rebuilt_apart
 from .results import keeps_arguments_bound
 from .scope import UNIFORM_TEXT, canonical_text
 from .setfields import field_key
@@ -313,7 +314,11 @@ class Evaluator(StructureReads, ExceptionReads):
         if (attr := self.info.self_attr(expr)) is not None:
             held = env.get(field_key(attr)) if attr in self.set_fields else None  # what it set (setfields)
             self._env_reads += held is not None
-            return frozenset({field_read(self.info.class_key, attr)}) if held is None else held
+            if held is not None:
+                return held
+            if attr in self.info.rebuild_fields and id(expr) in rebuilds_of(self.info).reads:
+                attr = rebuilt_apart(attr)  # in the construction of the object the field is rebuilt with
+            return frozenset({field_read(self.info.class_key, attr)})
         # nothing in the text decides: the next evaluation goes straight to the object
         self._read_through.add(id(expr))
         return self._attribute_of(expr, env)

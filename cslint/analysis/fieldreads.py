@@ -7,18 +7,20 @@ from __future__ import annotations
 
 from ..presets import ALL_DIMS
 from .atoms import (
-    ATTRIBUTE_KEEPS, BY_METHOD, ENTRY_FIELD, OWN_FIELD, SHAPE, STORED_OWN, base_field, field_name, own_field, source,
+    ATTRIBUTE_KEEPS, BY_METHOD, ENTRY_FIELD, OWN_FIELD, REBUILT_APART, SHAPE, STORED_OWN, base_field, field_name,
+    own_field, source,
 )
 from .constructions import built_apart, constructed_by, field_of
 from .divergence import merge
 from .presentfields import PRESENT_FIELD, present_field, present_read
+from .rebuilds import rebuilt_apart
 from .records import written_variants
 from .selfcalls import by_method, split_by_method
 
 
 class FieldReads:
     """Mixed into :class:`~cslint.analysis.reads.ProgramReads`: reads the program's field tables (``fields``,
-    ``own_fields``, ``entry_fields``, ``absent_fields``, ``built_fields``, ``signal_fields``, ``method_writes``,
+    ``own_fields``, ``entry_fields``, ``absent_fields``, ``rebuilt_fields``, ``built_fields``, ``signal_fields``, ``method_writes``,
     ``properties``) through its ``resolver`` and ``eval``."""
 
     def _seed_signal_handler_fields(self) -> None:
@@ -55,11 +57,16 @@ class FieldReads:
                 attr = named  # another store may put anything in: the whole field
         elif attr.endswith(PRESENT_FIELD):  # where it is not None (presentfields.py)
             named = attr[:-len(PRESENT_FIELD)]
+        elif REBUILT_APART in attr:  # but its rebuilds (rebuilds.py)
+            named = field_name(attr)
+            if (family, named) not in self.rebuilt_fields:
+                attr = named  # (a rebuild in a file read only for its summaries: every write)
         value = self.fields.get((family, attr, mode), {})
         readers = self.properties.get((family, named))
         return self._with_properties(value, readers, named, mode) if readers else value
 
-    def _written_tables(self, family, attr: str, element: bool, fn=None, absent: bool = False) -> tuple:
+    def _written_tables(self, family, attr: str, element: bool, fn=None, absent: bool = False,
+                        rebuilt: bool = False) -> tuple:
         """The field tables a write of ``attr`` (by ``fn``) goes to: the field, and its
         own structure where an element is stored into it (see
         :func:`~cslint.analysis.atoms.own_field`); an element store's own
@@ -69,7 +76,9 @@ class FieldReads:
         field some constructor stores (:mod:`cslint.analysis.constructions`); and,
         for a field some method sets to None, unless this write (``absent``) is
         one of those, the table of what it holds where it is not None
-        (:mod:`cslint.analysis.presentfields`)."""
+        (:mod:`cslint.analysis.presentfields`); and, for a field some method
+        rebuilds from its own settings, unless this write (``rebuilt``) is one
+        of those, the table of its other writes (:mod:`cslint.analysis.rebuilds`)."""
         if element or not self.own_fields or (family, attr) not in self.own_fields or attr.endswith(OWN_FIELD):
             tables = (attr,)
         else:
@@ -79,6 +88,8 @@ class FieldReads:
             tables += tuple(by_method(table, method) for table in tables)
         if not absent and (family, attr) in self.absent_fields:
             tables += (present_field(attr),)
+        if not rebuilt and (family, attr) in self.rebuilt_fields:
+            tables += (rebuilt_apart(attr),)
         return tables + (built_apart(attr),) if (family, attr) in self.built_fields else tables
 
     def _field_table(self, family, attr: str) -> str:

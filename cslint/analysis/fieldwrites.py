@@ -19,6 +19,7 @@ from .copies import copies_itself
 from .entries import appended_entry_writes, empty_table, entry_store_writes, entry_writes
 from .flows import Flow
 from .receivers import annotation_terms
+from .rebuilds import rebuilds_of
 from .records import FieldType, FieldWrite
 from .presentfields import writes_none
 from .scope import canonical_text
@@ -71,7 +72,8 @@ def field_writes(transfer, s: ast.stmt, flow: Flow, fields: list, field_types: l
                         fields.append(FieldWrite(info.class_key, own_field(attr), own | flow.implicit, s.lineno))
                         continue
                 fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, stored,
-                                         attr is not None and writes_none(value)))
+                                         attr is not None and writes_none(value), attr in info.rebuild_fields
+                                         and id(s) in rebuilds_of(info).writes))
                 if t is ast.Assign and len(targets) == 1 and (stored and type(value) is ast.Tuple
                                                               or attr and empty_table(value)):
                     fields.extend(entry_writes(info, evaluate, attr or base_attr, value, extra, flow.env,

@@ -285,6 +285,9 @@ class FunctionInfo(FunctionScan):
         self.local_defs = local_defs  # nested function name -> qualname
         self.enclosing = None  # the function a nested one is defined in (facts._walk_defs)
         self.handed_classes = NO_NAMES  # the classes it reads as a value (scan_calls)
+        self.rebuild_candidates: list = []  # ``self.attr = local`` or ``= call(...)`` (scan_calls; rebuilds.py)
+        self.rebuild_fields = NO_NAMES  # their fields' names (scan_calls)
+        self._rebuilds = None  # rebuilds.rebuilds_of, once asked
         self.built_own_class = ()  # a classmethod: the group arguments of each ``cls(...)`` (scan_calls)
         args = getattr(func, "args", None)
         params = []

@@ -11,8 +11,9 @@ import ast
 from typing import NamedTuple
 
 from .astwalk import CHILDREN
-from .classreads import TYPE_TESTS, class_names_of, handed_classes, is_classmethod, type_tested
+from .classreads import NO_NAMES, TYPE_TESTS, class_names_of, handed_classes, is_classmethod, type_tested
 from .lists import list_index_stores
+from .rebuilds import candidate as rebuild_candidate
 from .scope import canonical_text
 from .shapes import loop_values_name
 from .stores import built_comprehension, split_sizes
@@ -32,7 +33,8 @@ class CallScan(NamedTuple):
 SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", "callee_names", "returned_values",
            "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
            "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
-           "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates")
+           "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
+           "rebuild_candidates", "rebuild_fields")
 
 
 def _subclasses(node_type: type) -> set:
@@ -82,6 +84,7 @@ class FunctionScan:
         existing_key_stores, entry_drawn_loops, iteration_targets, read_only = set(), set(), set(), set()
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
         attach_candidates = []  # ``obj.attr = name_or_attribute`` (attached.py)
+        rebuild_candidates = []  # ``self.attr = local`` or ``self.attr = call(...)`` (rebuilds.py)
         self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
@@ -214,6 +217,8 @@ class FunctionScan:
                 element_stores.update(_comprehension_bound(node) if constant_key_read(node.value) else ())  # Transfer.assign
                 if type(node.value) is Name or type(node.value) is Attribute:
                     attach_candidates.append(node)
+                if self_name and rebuild_candidate(node, self_name, params):
+                    rebuild_candidates.append(node)
             elif t is ast.For or t is ast.AsyncFor:  # ``for k in d: d[k] = v`` keeps d's keys
                 iteration_targets.update(target_names(node.target))
                 element_stores.update(target_names(node.target) if loop_values_name(node) else ())  # Transfer.loop_target
@@ -253,6 +258,10 @@ class FunctionScan:
         self.self_calls, self.hands_self = tuple(dict.fromkeys(self_calls)), hands_self
         self.may_write_field = may_write_field if not decorated else (None if may_write_field else False)
         self.attach_candidates = attach_candidates
+        self.rebuild_candidates = rebuild_candidates
+        self.rebuild_fields = frozenset(node.targets[0].attr for node in rebuild_candidates) \
+            if rebuild_candidates else NO_NAMES
+        self._rebuilds = None
         return CallScan(frozenset(names), collective)
 
 

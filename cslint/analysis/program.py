@@ -28,6 +28,7 @@ from .callercontext import pass_calling_context
 from .constructiongroups import construction_groups
 from .constructions import BUILT_APART, constructor_fields, stored_apart
 from .presentfields import absent_written_fields
+from .rebuilds import rebuilt_written_fields
 from .divergence import extend_via, merge
 from .feasibility import call_allows, passed_values
 from .processes import marked, runs_only_where
@@ -110,6 +111,7 @@ class Program(TableValues):
         #: (family, attr) of the fields constructors store (constructions.py)
         self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
         self.absent_fields = absent_written_fields(self.funcs.values(), self.resolver.family)  # presentfields.py
+        self.rebuilt_fields = rebuilt_written_fields(self.funcs.values(), self.resolver.family)  # rebuilds.py
         #: id(site) -> the group every construction hands the field a collective runs over, and id(site) ->
         #: {"self.<attr>": group} for a call passing such a field on (constructiongroups.py)
         self.construction_groups, self.construction_passed = construction_groups(self)
@@ -247,7 +249,7 @@ class Program(TableValues):
         # (the implicit flow of the assignment), its own fields do not.
         field_ctx = {} if fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS else calling_ctx
         for write in v.fields:
-            class_key, attr, atoms, line, element, absent = write
+            class_key, attr, atoms, line, element, absent, rebuilt = write
             write_ctx = {} if attr in fn.restored_fields else field_ctx  # put back past the caller's ``with``
             if not atoms and not write_ctx:
                 continue
@@ -277,7 +279,7 @@ class Program(TableValues):
             named = field_name(attr)
             link = (fn.path, line, f"`self.{named}` is assigned from it in `{fn.qualname}`")
             self.link_functions[link] = ("field", (fn.key,), f"self.{named}")
-            for written in self._written_tables(family, attr, element, fn, absent):
+            for written in self._written_tables(family, attr, element, fn, absent, rebuilt):
                 table = self.fields.setdefault((family, written, mode), {})
                 for k, (dims, via) in (own_value if BY_METHOD in written else value if apart is None
                                        or not written.endswith(BUILT_APART) else apart).items():

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .atoms import BY_METHOD, EMPTY, field_name
+from .atoms import BY_METHOD, EMPTY, REBUILT_APART, field_name
 from .callrefs import ANY_ARGUMENTS
 from .receivers import CONTAINER_ACCESSORS, binds
 from .records import written_variants
@@ -260,7 +260,9 @@ class ReceiverClasses:
         tag = atom.tag
         resolver = self.resolver
         if tag == "F":
-            attr = atom.attr if BY_METHOD not in atom.attr else field_name(atom.attr)  # what a method wrote to it
+            attr = atom.attr
+            if BY_METHOD in attr or REBUILT_APART in attr:  # what a method wrote to it; all but its rebuilds
+                attr = field_name(attr)
             out = set(self.field_receiver_types(resolver.family(atom.class_key), attr)[0])
         elif tag == "R":
             built = resolver.built_classes(atom.ref)

@@ -115,6 +115,8 @@ class FieldWrite(NamedTuple):
     element: bool = False
     #: the value written is None itself (``self.x = None``): presentfields.py
     absent: bool = False
+    #: the field rebuilt with an object built from its own settings (rebuilds.py)
+    rebuilt: bool = False
 
 
 class FieldType(NamedTuple):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .atoms import BY_METHOD, ENTRY_FIELD, OWN_FIELD, field_name
+from .atoms import BY_METHOD, ENTRY_FIELD, OWN_FIELD, REBUILT_APART, field_name
 from .callercontext import reads_no_context
 from .constructions import built_reads
 from .demand import demanded
@@ -193,7 +193,7 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                 if BY_METHOD in attr:
                     out.update(("field", family, table) for table in by_method_tables(program, family, attr))
                     continue
-                if attr.endswith(OWN_FIELD) or ENTRY_FIELD in attr:
+                if attr.endswith(OWN_FIELD) or ENTRY_FIELD in attr or REBUILT_APART in attr:
                     attr = field_name(attr)
                     out.add(("field", family, attr))  # (the field itself where no element or position is apart)
                 for reader in properties.get((family, attr), ()):
