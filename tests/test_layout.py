@@ -246,7 +246,7 @@ ANALYSIS_PHASES = [
     ("feasibility",),  # which paths run under the configuration every rank shares
     ("iteration",),  # what each name of a loop's target takes from its iterable (enumerate, zip)
     ("unanimity",),  # a test that every rank gathered this rank's own value
-    ("containers",),  # which names of a function hold a container
+    ("containers", "noneness"),  # which names of a function hold a container; whether a value is None
     ("structure",),  # reads of a value's structure
     ("callplans",),  # what a call's text alone decides about its result
     ("exceptionreads",),  # what an exception a statement raises or a handler catches depends on

@@ -252,6 +252,13 @@ OWN_ARG = "#own:"
 #: structure under: what a ``*args`` parameter's own part (its length) reads.  A call without it writes every
 #: positional argument out, so such a parameter collects as many on every rank
 SPREAD_OWN = OWN_ARG + "*"
+#: Added to a parameter's index, the index of whether the parameter is None (``noneness.py``): what the caller's
+#: argument's None-ness depends on where the call passes it apart (``NONE_ARG + position`` or ``NONE_ARG + name``:
+#: nothing, for a value that is never None), else the parameter's own part.  Above every own part, below the parts
+#: at a position (``positions.POSITION_PARAM``)
+NONE_PARAM = 1 << 15
+#: the keyword prefix a call passes an argument's None-ness under
+NONE_ARG = "#none:"
 
 
 _OWN_PARAMS = tuple(_new(Param, ("P", OWN_PARAM + index)) for index in range(64))

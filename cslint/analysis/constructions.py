@@ -36,7 +36,7 @@ still reads the whole table: which construction made it is not known.
 
 from __future__ import annotations
 
-from .atoms import OWN_PARAM, field_name
+from .atoms import field_name
 from .callrefs import THROUGH_INSTANCE
 from .divergence import extend_via, merge, substituted
 from .positions import parameter_of
@@ -170,7 +170,7 @@ def built_field(program, atom, targets, family, attr: str, mode: frozenset) -> d
             arg = program.arg_for_param(fn, k.index, call.args, call.kwargs, 1)
             if arg is None:
                 return None
-            name = fn.params[k.index - OWN_PARAM if k.index >= OWN_PARAM else k.index]
+            name = fn.params[parameter_of(k.index)]
             link = (call.path, call.line, f"passed as `{name}` to `{fn.qualname}`")
             program.link_functions[link] = ("param", (fn.key,), name)
             value = program.eval(arg, mode)

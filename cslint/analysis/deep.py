@@ -113,7 +113,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             node_flow = settled_flow(flow, node.id, env)
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
             if isinstance(node.stmt, ast.Return):
-                add_returned(variant, evaluator, node.stmt, node_flow.env, flow.transfer.returned(node.stmt, node_flow))
+                add_returned(variant, evaluator, node.stmt, node_flow.env, flow.transfer.returned(node.stmt, node_flow),
+                             flow.transfer.returned_none(node.stmt, node_flow))
             elif isinstance(node.stmt, ast.Expr):
                 variant.add_return(flow.transfer.yielded(node.stmt, node_flow))
         elif node.kind == cfgmod.ASSERT and not swallowed_here(info, node.stmt) \

@@ -330,6 +330,7 @@ class FunctionInfo(FunctionScan):
         self.signal_handlers: list = []
         self.may_write_field = None  # whether a node of its own writes a field of self (None: unknown; writes_no_field)
         self.returned_values: list = []  # the values of its ``return`` statements
+        self.bare_return = False  # some ``return`` gives no value
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
         self.bare_calls: list = []  # the calls without arguments it makes itself (lambdas aside)
         self.lambdas_by_statement: dict = {}  # id(statement) -> [lambda]

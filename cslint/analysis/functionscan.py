@@ -31,6 +31,7 @@ class CallScan(NamedTuple):
 
 #: the attributes :meth:`FunctionScan.scan_calls` notes on its function
 SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", "callee_names", "returned_values",
+           "bare_return",
            "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
            "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
@@ -73,6 +74,7 @@ class FunctionScan:
         self.raises = False
         self.built_own_class = ()
         self.local_io = False
+        self.bare_return = False
         self.signal_handlers = []
         may_write_field = decorated = False  # decorated: a nested definition's decorators were walked too
         local = {p.lstrip("*") for p in self.params}
@@ -198,6 +200,8 @@ class FunctionScan:
             elif t is ast.Return:
                 if node.value is not None:
                     returned.append(node.value)
+                else:
+                    self.bare_return = True
             elif t is ast.NamedExpr:
                 if type(node.target) is Name:
                     walrus_by_statement.setdefault(id(owner), []).append(node)

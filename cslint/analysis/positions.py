@@ -28,7 +28,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walk as fast_walk
-from .atoms import EMPTY, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, param, project
+from .atoms import EMPTY, NONE_PARAM, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, param, project
 from .divergence import merge, transformed
 
 #: Added to ``parameter index * POSITIONS + position``, the index of a
@@ -51,6 +51,8 @@ def parameter_of(index: int) -> int:
     part (``atoms.OWN_PARAM``) or its part at a position."""
     if index >= POSITION_PARAM:
         return (index - POSITION_PARAM) // POSITIONS
+    if index >= NONE_PARAM:
+        return index - NONE_PARAM
     return index - OWN_PARAM if index >= OWN_PARAM else index
 
 
@@ -77,6 +79,8 @@ def parameter_table(params: dict, key: str, index: int, mode) -> Optional[dict]:
     for a part no call passes apart, the whole parameter's (its structure,
     for an own part)."""
     table = params.get((key, index, mode))
+    if table is None and NONE_PARAM <= index < POSITION_PARAM:  # whether it is None: its own part's table
+        table = params.get((key, OWN_PARAM + parameter_of(index), mode))
     if table is None and index >= OWN_PARAM:
         whole = params.get((key, parameter_of(index), mode))
         return whole if index >= POSITION_PARAM else own_structure(whole or {})

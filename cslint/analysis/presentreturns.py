@@ -121,11 +121,14 @@ def present_returned(evaluator, s: ast.Return, env: dict, whole: bool, regular: 
     return (atoms if whole else None), parts
 
 
-def add_returned(variant, evaluator, s: ast.Return, env: dict, returned: tuple) -> None:
+def add_returned(variant, evaluator, s: ast.Return, env: dict, returned: tuple,
+                 none: Optional[frozenset] = None) -> None:
     """Add to ``variant`` what ``return`` statement ``s`` hands back
-    (``returned``: :meth:`~cslint.analysis.transfer.Transfer.returned`) and,
+    (``returned``: :meth:`~cslint.analysis.transfer.Transfer.returned`), what
+    decides whether that is None (``none``: :meth:`~cslint.analysis.transfer.Transfer.returned_none`) and,
     where it is the one return of a value (:func:`value_return`), that
     value as a caller that finds it not None reads it."""
+    variant.add_return_none(none, returned[0], returned[2] if len(returned) > 2 else None)
     variant.add_return(*returned)
     found = value_return(evaluator.info)
     if found is not None and found[0] is s:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 
 from ..presets import ALL_DIMS
+from .noneness import NONE_PART
 from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
 from .atoms import (
-    CONTENTS, DROP, EMPTY, IDENT, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, STORED_OWN,
+    CONTENTS, DROP, EMPTY, IDENT, NONE_ARG, NONE_PARAM, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, STORED_OWN,
     base_field, entry_base, field_name, param, project, source,
 )
 from .callrefs import OWN_PART, PIECE_PICK, THROUGH_INSTANCE
@@ -83,6 +84,8 @@ def _split_parts(variant) -> list:
     out = (list(zip(variant.return_keys, parts)) if variant.return_keys else list(enumerate(parts))) if parts else []
     if variant.return_own is not None:
         out.append((OWN_PART, variant.return_own))
+    if variant.return_none is not None:
+        out.append((NONE_PART, variant.return_none))
     present = variant.return_present
     if present is not None:
         if present[0] is not None:
@@ -95,6 +98,8 @@ def _keeps_part(variant, index) -> bool:
     """Whether ``variant`` keeps part ``index`` of its result apart (:meth:`ProgramReads._returned_part`)."""
     if index == OWN_PART:
         return variant.return_own is not None
+    if index == NONE_PART:
+        return variant.return_none is not None
     if is_present_index(index):  # where the caller found it not None (presentreturns)
         return present_part(variant, index) is not None
     if type(index) is str or type(index) is tuple:  # a key, or its value's own structure (shapes.key_own)
@@ -161,7 +166,8 @@ class ProgramReads(FieldReads):
             pieces = targets and all(fn.returns_pieces for fn in targets)
             return self.eval(atom.args[0] if pieces else atom.fallback, mode)
         summarised_only = False
-        if not targets and (index is None or index == WHOLE_PRESENT):  # (what it holds where it is not None)
+        if not targets and (index is None or index == WHOLE_PRESENT or index == NONE_PART):
+            # (what it holds where it is not None; whether it is None: the whole result of a summarised callee)
             targets = self.summarised_callees(ref)
             summarised_only = bool(targets)
         if not targets:
@@ -186,6 +192,8 @@ class ProgramReads(FieldReads):
                 ret = self._returned_part(fn, mode, index)
                 if ret is None and type(index) is tuple and index[1] is not None:  # the whole value under the key
                     ret = self._returned_part(fn, mode, index[1])  # (or the element) where nothing is kept apart
+                elif ret is None and index == NONE_PART:  # whether it is None: its own structure, else whole
+                    ret = self._returned_part(fn, mode, OWN_PART)
             if ret is None:
                 ret = self._callee_returns(fn, mode) if summarised_only else self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():
@@ -366,7 +374,7 @@ class ProgramReads(FieldReads):
             return False
         for atom in kept:
             if atom.tag == "P" and atom.index >= OWN_PARAM:
-                if (fn.key, atom.index, mode) in self.params or param(atom.index - OWN_PARAM) not in whole:
+                if (fn.key, atom.index, mode) in self.params or param(parameter_of(atom.index)) not in whole:
                     return False
             elif atom not in whole:
                 return False
@@ -381,6 +389,15 @@ class ProgramReads(FieldReads):
         if index >= POSITION_PARAM:
             passed = element_argument(fn, index, args, kwargs, offset)  # (a display's, or of ``*args``: spreads.py)
             return passed if passed is not None or kept else self.arg_for_param(fn, parameter_of(index), args, kwargs, offset)
+        if index >= NONE_PARAM:  # whether it is None: what the call passes apart, else the own part
+            position = index - NONE_PARAM
+            if kwargs:
+                keys = (NONE_ARG + fn.params[position] if position < len(fn.params) else None,
+                        NONE_ARG + str(position - (fn.self_offset if offset else 0)))
+                for kw, atoms in kwargs:
+                    if kw in keys:
+                        return atoms
+            return self.arg_for_param(fn, OWN_PARAM + position, args, kwargs, offset, kept)
         if index >= OWN_PARAM:
             index -= OWN_PARAM
             if index == collecting_position(fn.params):

@@ -227,6 +227,21 @@ class Variant:
     #: function whose returns but one hand back None
     #: (:mod:`cslint.analysis.presentreturns`); None where that is not so
     return_present: Optional[tuple] = None
+    #: what decides whether the result is None, where some ``return`` hands
+    #: back a value whose None-ness is read apart from its own structure
+    #: (:mod:`cslint.analysis.noneness`): a caller's ``x is None`` reads
+    #: this (``noneness.NONE_PART``); None where it is the own structure
+    return_none: Optional[frozenset] = None
+
+    def add_return_none(self, none: Optional[frozenset], atoms: frozenset, own: Optional[frozenset]) -> None:
+        """Join what decides whether one ``return`` hands back None (``none``;
+        None: its own structure, ``own``, else its whole value, ``atoms``),
+        before :meth:`add_return` joins that return's value."""
+        if none is None and self.return_none is None:
+            return
+        known = self.return_none if self.return_none is not None else \
+            (self.returns if self.return_own is None else self.return_own)
+        self.return_none = known | (none if none is not None else atoms if own is None else own)
 
     def add_present(self, whole: Optional[frozenset], parts: Optional[tuple]) -> None:
         """Join one visit of the one ``return`` of a value as read where

@@ -18,6 +18,7 @@ from .atoms import (
     field_read, own_field, own_params, project, whole,
 )
 from .callrefs import PIECE_PICK, element, own_results, part_ref
+from .noneness import none_of
 from .results import nesting
 from .iteration import bind_iteration
 from .containers import ELEMENT_STORED, SLICE_NAMES, ContainerNames, annotation_is_container, container_index
@@ -300,7 +301,7 @@ class StructureReads(ContainerNames):
             right_atoms = self.eval(right, env)
             kind = type(op)
             if kind is ast.Is or kind is ast.IsNot:
-                atoms |= project(LENGTH, own(left, env)) | project(LENGTH, own(right, env))
+                atoms |= project(LENGTH, self._none_ness(left, right, env))
             elif (kind is ast.In or kind is ast.NotIn) and (type(left) is ast.Constant and type(left.value) is str
                                                              or _mapping_param(self.info.func, right)
                                                              or holds_mapping(self.ctx, self.info.func, right)):
@@ -313,6 +314,17 @@ class StructureReads(ContainerNames):
                 atoms |= left_atoms | right_atoms
             left, left_atoms = right, right_atoms
         return project(CONTENTS, atoms)
+
+    def _none_ness(self, left, right, env: dict) -> frozenset:
+        """What ``left is right`` reads of its operands: their own structure,
+        or, where one is None, whether the other is None alone
+        (:func:`~cslint.analysis.noneness.none_of`), where that is narrower."""
+        own = self.own_structure
+        for tested, other in ((left, right), (right, left)):
+            if type(other) is ast.Constant and other.value is None:
+                found = none_of(self, tested, env)
+                return own(tested, env) if found is None else found
+        return own(left, env) | own(right, env)
 
     def _tests_group_membership(self, test: ast.Compare) -> bool:
         """``rank in ranks`` where this module builds a group from ``ranks``

@@ -392,7 +392,7 @@ class SummaryWalk(SummaryCalls):
             transfer.simple_statement(s, flow)
             return EMPTY
         if t is ast.Return:
-            add_returned(variant, self.evaluator, s, env, transfer.returned(s, flow))
+            add_returned(variant, self.evaluator, s, env, transfer.returned(s, flow), transfer.returned_none(s, flow))
             return EMPTY
         if t is ast.Expr:
             variant.add_return(transfer.yielded(s, flow))
@@ -481,12 +481,13 @@ class _FactsMark:
     """What a :class:`Variant` held at one point, to go back to."""
 
     __slots__ = ("sites", "fields", "field_types", "returns", "return_parts", "return_keys", "return_own", "raised",
-                 "raised_tree", "escapes", "return_present")
+                 "raised_tree", "escapes", "return_present", "return_none")
 
     def __init__(self, variant: Variant):
         self.sites, self.fields, self.field_types = len(variant.sites), len(variant.fields), len(variant.field_types)
         self.returns, self.return_parts, self.return_own = variant.returns, variant.return_parts, variant.return_own
         self.return_keys, self.return_present = variant.return_keys, variant.return_present
+        self.return_none = variant.return_none
         self.raised, self.raised_tree, self.escapes = variant.raised, variant.raised_tree, variant.escapes
 
     def restore(self, variant: Variant) -> None:
@@ -495,4 +496,5 @@ class _FactsMark:
         del variant.field_types[self.field_types:]
         variant.returns, variant.return_parts, variant.return_own = self.returns, self.return_parts, self.return_own
         variant.return_keys, variant.return_present = self.return_keys, self.return_present
+        variant.return_none = self.return_none
         variant.raised, variant.raised_tree, variant.escapes = self.raised, self.raised_tree, self.escapes

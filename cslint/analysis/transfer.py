@@ -39,6 +39,7 @@ from .shapes import settled_returned_name, tuple_elements
 from .complements import names_none_wherever_several_ranks, none_wherever_several_ranks
 from .iteration import bind_iteration
 from .localdicts import display_keys
+from .noneness import none_of, returns_none_somewhere
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
 from .syntax import dotted, pairwise, target_names
 from .tuplelists import write_appended_positions
@@ -300,6 +301,26 @@ class Transfer:
         atoms = self.evaluator.eval(value, env)
         implicit = self.choice_reaching(atoms, implicit)
         return atoms | implicit, (), None if own is None else own | implicit
+
+    def returned_none(self, s: ast.Return, flow: Flow) -> Optional[frozenset]:
+        """What decides whether ``return value`` hands back None, where that
+        is narrower than the value's own structure (:mod:`~cslint.analysis.noneness`):
+        the tests choosing this return and :func:`~cslint.analysis.noneness.none_of`
+        the value; None where it is not (a return of None: the tests alone,
+        as :meth:`returned` gives them), or where the function has no
+        ``return None`` to tell apart from its values."""
+        value = s.value
+        if value is None or (type(value) is ast.Constant and value.value is None) or flow.single_rank \
+                or not returns_none_somewhere(self.info) or _none_wherever_several_ranks(self.info):
+            return None
+        none = none_of(self.evaluator, value, flow.env)
+        if none is None:
+            return None
+        implicit = flow.implicit
+        if implicit and type(value) is ast.Name and settled_returned_name(self.info.func) == value.id \
+                and self.hands_back_a_value_everywhere():
+            implicit = EMPTY  # one value, whichever way out (as :meth:`returned` reads it)
+        return none | implicit
 
     def choice_reaching(self, atoms: frozenset, implicit: frozenset) -> frozenset:
         """What the tests choosing a return (``implicit``) add to a value of

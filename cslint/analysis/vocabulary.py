@@ -292,6 +292,13 @@ VIEW_METHODS = frozenset({
     "unflatten", "dim", "ndimension", "numel", "nelement", "stride", "is_contiguous",
 })
 
+#: Methods of a tensor that hand back a tensor (a view, a copy, a layout
+#: change): never None, whatever the tensor holds (``noneness.tensor_valued``).
+TENSOR_MAKING_METHODS = frozenset({
+    "view", "view_as", "unsqueeze", "squeeze", "narrow", "transpose", "permute", "expand", "expand_as",
+    "unflatten", "flatten", "reshape", "contiguous", "clone",
+})
+
 #: Calls that load a shared library (last dotted part): whether it loads
 #: follows the path and the node image, the same for every rank of a job
 #: launched on one software environment; a failure is not one rank's own.
