@@ -228,9 +228,9 @@ ANALYSIS_PHASES = [
     ("collectivegroups", "namedgroups"),  # which call is a collective and over which group; the group an object's
     # own process group is where a test of its name says so
     ("scope",),  # one module's imports, communicators, call texts
-    ("receivers", "copies", "tensorarms", "pairpayload"),  # what a method call's receiver is, by type terms; a name
+    ("receivers", "copies", "tensorarms", "pairpayload", "rootkept"),  # what a method call's receiver is, by type terms; a name
     # or field rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor; the structure of
-    # what a pair of stages exchanges
+    # what a pair of stages exchanges; the payload a helper's broadcast hands back on its root
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)
     ("localgroups",),  # the group a call's communicator argument holds, through what the function binds
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record

@@ -115,6 +115,18 @@ class ArmIndex:
             return True
         return self._assigns_on_every_path(decision.body, key) and self._assigns_on_every_path(decision.orelse, key)
 
+    def other_arm_statements(self, decision: ast.If, stmt: ast.AST) -> Optional[tuple]:
+        """``(in_body, statements)``: the statements of the other arm of
+        ``decision`` than ``stmt``'s, under the same conditions as ``stmt``,
+        and whether that arm is the ``if``'s body; None where ``stmt`` is in
+        neither arm."""
+        placed = self._place(decision, stmt)
+        if placed is None:
+            return None
+        arm, path = placed
+        other = _other(arm)
+        return other == "body", [s for p, s in self._statements(decision, other) if p == path]
+
     def rebuilt_alike(self, func: ast.AST, stmt: ast.AST) -> bool:
         """Whether ``stmt`` binds a local name from a call every binding of
         that name in ``func`` repeats (:func:`rebuilt_names`): whichever of

@@ -24,6 +24,7 @@ from .structure import params_own
 from .function import FunctionInfo
 from .edges import Refinements
 from .presence import vouched_presence
+from .rootkept import has_root_returns, root_arm_assigns_alike
 from .syntax import single_rank_side
 from .tensorarms import tensor_arms, tensor_deciders
 from .skipped import SkippedBindings
@@ -303,8 +304,17 @@ class Dataflow(BindingFlow):
         past an ``if`` that returns; :mod:`cslint.analysis.arms`); asked
         once per pair, by :meth:`_deciders_of`."""
         decision, node = self.graph.nodes[d], self.graph.nodes[n]
-        return decision.kind == cfgmod.TEST and isinstance(decision.stmt, ast.If) and node.kind == cfgmod.STMT \
-            and self.arms.assignment_in_both_arms(decision.stmt, node.stmt)
+        if not (decision.kind == cfgmod.TEST and isinstance(decision.stmt, ast.If) and node.kind == cfgmod.STMT):
+            return False
+        if self.arms.assignment_in_both_arms(decision.stmt, node.stmt):
+            return True
+        # the root of a helper's broadcast keeps what it sent (rootkept.py)
+        ctx = self.info.ctx
+        if type(node.stmt) is not ast.Assign or not decision.stmt.orelse or not has_root_returns(ctx):
+            return False
+        other = self.arms.other_arm_statements(decision.stmt, node.stmt)
+        return other is not None and root_arm_assigns_alike(ctx, self.info, self.evaluator, decision.stmt, node.stmt,
+                                                            other[1], other[0])
 
     # -- the fixpoint ----------------------------------------------------------------
     def flow_at(self, n: int, env: dict, implicit: Optional[frozenset] = None) -> Flow:

@@ -34,6 +34,7 @@ from .flows import Flow
 from .evaluator import Evaluator, unwrapped_iterable
 from .receivers import declared_object_names, declares_one_object
 from .roots import payload_name, rank_tested, root_constant
+from .rootkept import has_root_returns, root_kept_target, root_returned
 from .scope import canonical_text, passed_names
 from .shapes import settled_returned_name, tuple_elements
 from .complements import names_none_wherever_several_ranks, none_wherever_several_ranks
@@ -228,12 +229,17 @@ class Transfer:
         (:meth:`~cslint.analysis.scope.ModuleContext.agreed_in_place`);
         ``calls`` are the statement's :class:`~cslint.analysis.function.CallInfo`.
         So does a broadcast's payload on its root (:mod:`~cslint.analysis.roots`:
-        node ``node`` of ``dataflow`` runs only where this rank is tested equal to it)."""
+        node ``node`` of ``dataflow`` runs only where this rank is tested equal to it),
+        and, there, the names handed to a helper of the module that broadcasts
+        them from that root (:mod:`~cslint.analysis.rootkept`)."""
         info = self.info
         collective = info.ctx.atoms.collective
+        root_helpers = dataflow is not None and calls and has_root_returns(info.ctx)
         for call_info in calls:
             match = call_info.match
             if match is None:
+                if root_helpers and call_info.raw:
+                    self._root_kept(call_info.call, flow, dataflow, node)
                 if call_info.raw and info.ctx.agreeing_callees:
                     ref = info.resolve_ref(call_info.call.func)
                     if ref is not None and (ref.tag == "func" or ref.tag == "method"):
@@ -255,6 +261,19 @@ class Transfer:
             for kw in call.keywords:
                 if kw.arg in BUFFER_KEYWORDS and isinstance(kw.value, ast.Name):
                     flow.write(kw.value.id, collective(match.group, flow.current().get(kw.value.id, EMPTY)))
+
+    def _root_kept(self, call: ast.Call, flow: Flow, dataflow, node: int) -> None:
+        """A call of a helper of the module that broadcasts the names it is
+        passed from a root (:mod:`~cslint.analysis.rootkept`), made where
+        this rank is that root: the names hold what the call hands back, as
+        the other ranks' ``names = call`` binds them."""
+        info = self.info
+        ref = info.resolve_ref(call.func)
+        if ref is None or (ref.tag != "func" and ref.tag != "method"):
+            return
+        target = root_kept_target(info.ctx, call, ref)
+        if target is not None and root_returned(info.ctx, ref).root in rank_tested(dataflow, node, flow.current()):
+            self._bind(target, self.evaluator.eval(call, flow.env), flow, False)
 
     # -- what the statement passes on to the rest of the tree -------------------------
     def returned(self, s: ast.Return, flow: Flow) -> tuple:
