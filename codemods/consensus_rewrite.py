@@ -20,7 +20,12 @@ group covering them (the presets' group lattice).  If any rank's ``P``
 holds, every rank takes the branch (or the exit).  Ranks whose local ``P``
 was false now run the guarded code too, so the rules label these fixes
 unsafe: review that the guarded code copes with a rank that has nothing to
-do.  The agreed predicate is the result of a collective, hence uniform, so a
+do.  Two kinds are agreed the other way round, holding on every rank: an
+exit that leaves an event loop (the ranks leave together), and a branch
+whose condition says a rank may act (``FixFacts.every_rank_may``: a
+permission such as ``self._can_pause()``, which a rank that may not simply
+skips), which the rules label safe: a rank held back takes the path a rank
+that may not takes anyway.  The agreed predicate is the result of a collective, hence uniform, so a
 re-lint reports nothing at the rewritten site.
 
 The libcst command (``python -m libcst.tool codemod consensus_gate.ConsensusGateCommand PATH``)
@@ -121,8 +126,11 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
     # the condition holds on every rank (said as "not (any rank's `not P`)" where the API has no test for it).
     together = all(s.finding.guard_kind == "early-exit" and s.finding.fix_facts.leaves_unbounded_loop for s in sites)
     callers_loop = together and all(s.finding.fix_facts.ends_callers_loop for s in sites)
-    template_test = agreement.all_test if together and agreement.all_test else agreement.test
-    negate = together and not agreement.all_test
+    # A branch whose condition says a rank may act (a permission) runs only where every rank may.
+    every = all(s.finding.guard_kind == "branch" and s.finding.fix_facts.every_rank_may for s in sites)
+    on_every_rank = together or every
+    template_test = agreement.all_test if on_every_rank and agreement.all_test else agreement.test
+    negate = on_every_rank and not agreement.all_test
     predicate = parenthesize(test)
     if negate:
         predicate = cst.UnaryOperation(operator=cst.Not(), expression=cst.parse_expression(f"({code_of(test)})"))
@@ -153,6 +161,8 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
         + ("which the ranks take together once every rank's condition holds (a rank whose own condition holds "
            + ("goes on with the rest of the function, idle, and its caller stays in its event loop" if callers_loop
               else "runs the loop's passes, idle,") + " until then); " if together else
+           "which the ranks take only where it holds on every rank (it says a rank may act: a rank that may "
+           "but is held back takes the path of a rank that may not); " if every else
            "which every rank takes when any rank's condition holds; ")
         + "covers collective "
         f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
@@ -168,8 +178,9 @@ def plan_consensus(sites: list[Site], index: SourceIndex, scope: FunctionScope) 
                  if callers_loop else
                  (f"all leave the loop together once it holds on every rank; until then a rank for which it holds "
                   f"runs the passes with nothing to do") if together else
+                 f"all take the {what} only where it holds on every rank, or all go on" if every else
                  f"all take the {what} when any rank's condition holds, or all go on"))
-    return Plan(edit=edit, strategy="consensus", safe=False, reason=reason, effect=effect)
+    return Plan(edit=edit, strategy="consensus", safe=every, reason=reason, effect=effect)
 
 
 def _agreement_for(sites: list[Site], index: SourceIndex) -> tuple[Agreement, str]:

@@ -296,6 +296,12 @@ class FixFacts:
     #: an existing broadcast that carries an object to every rank of the
     #: group, in which the condition can travel (the propagate strategy)
     carrier: Optional["Carrier"] = None
+    #: the rank-local part of the condition says this rank may do what the
+    #: branch does (``self._can_pause()``: a permission, the presets'
+    #: ``permission_test``): a consensus lets the branch run only where it
+    #: holds on every rank, and a rank that may but is held back takes the
+    #: path a rank that may not takes anyway
+    every_rank_may: bool = False
 
     def to_json(self) -> dict:
         return {
@@ -315,6 +321,7 @@ class FixFacts:
                              "uniform_operands": [span.to_json() for span in uniform]}
                             for guard, text, uniform, operator in self.other_exits],
             "carrier": self.carrier.to_json() if self.carrier else None,
+            "every_rank_may": self.every_rank_may,
         }
 
     @classmethod
@@ -340,6 +347,7 @@ class FixFacts:
                                str(e.get("operator", "")))
                               for e in data.get("other_exits", ())),
             carrier=Carrier.from_json(data["carrier"]) if data.get("carrier") else None,
+            every_rank_may=bool(data.get("every_rank_may", False)),
         )
 
 

@@ -187,6 +187,89 @@ def test_consensus_covers_every_group_keeps_the_configuration_in_front_and_uses_
     assert "cost: one more collective" in applied.reason
 
 
+# -- consensus on a permission: a pause gate proceeds only where every rank may ----------------------
+
+PAUSE_GATE = {
+    "executor.py": """\
+        from .communicator import ReduceOp
+
+
+        class Executor:
+            def __init__(self, dist, enabled):
+                self.dist = dist
+                self.enable_rebalance = enabled
+                self.local_transfers = []
+                self.paused = 0
+
+            def _can_pause_for_rebalance(self):
+                return not self.local_transfers
+
+            def step(self):
+                if self.enable_rebalance and self._can_pause_for_rebalance():
+                    self._agreed_rebalance()
+
+            def _agreed_rebalance(self):
+                self.paused += 1
+                return self.dist.tp_allreduce(1, op=ReduceOp.MAX)
+        """,
+    "communicator.py": REBALANCE["communicator.py"],
+    "__init__.py": "",
+}
+
+
+def test_consensus_on_a_permission_gate_proceeds_only_where_every_rank_may(tmp_path):
+    """`_can_pause_for_rebalance()` says this rank may pause: the agreed gate is a MIN over the group
+    (every rank may), labelled safe, and a rank that may pause is held back while a peer may not."""
+    root = _write(tmp_path / "pausegate", PAUSE_GATE)
+    (tmp_path / "pausegate" / "pyproject.toml").write_text(
+        '[tool.cslint]\npresets = ["tensorrt_llm"]\nuniform = ["self.enable_rebalance"]\n'
+        'rank-local = ["self.local_*"]\n')
+    result = check_paths([str(root)], jobs=1)
+    (finding,) = result.findings
+    assert finding.fix_facts.every_rank_may and finding.fix.safe
+    plan = plan_fixes(result, unsafe=False)
+    (applied,) = plan.applied
+    assert (applied.strategy, applied.safe) == ("consensus", True)
+    text = _fixed_text(plan, "executor.py")
+    assert ("if self.enable_rebalance and bool(self.dist.tp_allreduce(int(bool(self._can_pause_for_rebalance())), "
+            "op=ReduceOp.MIN)):") in text
+    assert "only where it holds on every rank" in applied.reason
+    _apply(plan)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        module = importlib.import_module("pausegate.executor")
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in ("pausegate", "pausegate.executor", "pausegate.communicator"):
+            sys.modules.pop(name, None)
+    held = Recorder(others=[0])  # a peer with a transfer in flight may not pause
+    executor = module.Executor(held, True)
+    executor.step()
+    assert executor.paused == 0 and held.calls == ["tp_allreduce:MIN"]
+    every = Recorder(others=[1])
+    executor = module.Executor(every, True)
+    executor.step()
+    assert executor.paused == 1 and every.calls == ["tp_allreduce:MIN", "tp_allreduce:MAX"]
+
+
+def test_consensus_on_a_need_any_rank_may_trigger_stays_an_any(tmp_path):
+    """A gate that asks whether the rank has something to do (`_needs_rebalance()`) is any rank's:
+    MAX, and unsafe as before (a rank without the need now runs the branch too)."""
+    files = dict(PAUSE_GATE)
+    files["executor.py"] = PAUSE_GATE["executor.py"].replace("_can_pause_for_rebalance", "_needs_rebalance")
+    root = _write(tmp_path / "pkg", files)
+    (tmp_path / "pkg" / "pyproject.toml").write_text(
+        '[tool.cslint]\npresets = ["tensorrt_llm"]\nuniform = ["self.enable_rebalance"]\n'
+        'rank-local = ["self.local_*"]\n')
+    result = check_paths([str(root)], jobs=1)
+    (finding,) = result.findings
+    assert not finding.fix_facts.every_rank_may and not finding.fix.safe
+    plan = plan_fixes(result)
+    (applied,) = plan.applied
+    assert (applied.strategy, applied.safe) == ("consensus", False)
+    assert "op=ReduceOp.MAX)):" in _fixed_text(plan, "executor.py")
+
+
 SEVERAL_EXITS = {
     "executor.py": """\
         class Executor:
@@ -689,3 +772,13 @@ def test_min_confidence_is_validated(tmp_path, level):
     apply_tree(root, require_trtllm=False, include=["*"], settings=SETTINGS, min_confidence=level)
     with pytest.raises(PatchError):
         apply_tree(root, require_trtllm=False, include=["*"], settings=SETTINGS, min_confidence="sure")
+
+
+def test_permission_tests_are_read_from_the_predicates_last_name():
+    from cslint.presets import permission_test
+
+    assert permission_test("self._can_pause_for_rebalance()") is True
+    assert permission_test("not self.may_evict") is False
+    assert permission_test("self._needs_rebalance()") is None
+    assert permission_test("self.cancelled") is None  # a word, not the permission `can`
+    assert permission_test("self.can_serve(request)") is None  # asks about an argument, not this rank

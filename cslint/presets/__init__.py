@@ -24,6 +24,7 @@ from .fixes import (
     agreement_template,
     is_communicating_name,
     neutral_table,
+    permission_test,
     render_agreement,
     render_single_rank_test,
 )
@@ -73,5 +74,5 @@ __all__ = [
     "PREDICATE", "PURE_BUILTINS", "TENSOR", "AgreementTemplate", "CollectiveSpec", "Knowledge", "ModeSpec",
     "NeutralTable", "Preset", "SourceSpec", "World", "agreement_groups", "agreement_template", "covering_group",
     "fnmatch_any", "group_from_text", "group_span", "is_communicating_name", "load_presets", "merge_presets",
-    "minimal_needles", "neutral_table", "render_agreement", "render_single_rank_test",
+    "minimal_needles", "neutral_table", "permission_test", "render_agreement", "render_single_rank_test",
 ]

@@ -5,6 +5,7 @@ packs are enabled, and the names that mark a call as communicating."""
 from __future__ import annotations
 
 import functools
+import re
 from typing import Optional
 
 from .registry import PACKS, pack
@@ -27,6 +28,32 @@ PURE_BUILTINS = frozenset({
 #: ``wait_for_everyone``, Lightning's ``fit`` hold none of the words).
 COMMUNICATION_WORDS = ("send", "recv", "broadcast", "bcast", "gather", "allreduce", "all_reduce", "reduce",
                        "scatter", "barrier", "alltoall", "all_to_all", "publish")
+
+
+#: The first words of a predicate saying that this rank is able, or allowed,
+#: to do something (``_can_pause_for_rebalance()``, ``may_evict``): what it
+#: guards is optional for a rank, since a rank that cannot skips it, so a gate
+#: the ranks agree on lets it run only where every rank may (MIN, ``all``),
+#: and its false side is a path any rank may take.  Any other predicate asks
+#: whether the rank has something to do, which any rank may trigger (MAX, ``any``).
+PERMISSION_WORDS = ("can", "may")
+
+_PERMISSION_TEST = re.compile(r"^((?:not\s+)*)\(?\s*([A-Za-z_][\w.]*)(\(\s*\))?\s*\)?$")
+
+
+def permission_test(text: str) -> Optional[bool]:
+    """True where a test's text says this rank may do something (a name, an
+    attribute or a call without arguments whose last name starts with one of
+    :data:`PERMISSION_WORDS`: ``self._can_pause_for_rebalance()``), False
+    where it says the opposite (``not self.can_evict``), None for any other
+    test."""
+    found = _PERMISSION_TEST.match(text.strip())
+    if found is None:
+        return None
+    words = found.group(2).rsplit(".", 1)[-1].lower().lstrip("_").split("_")
+    if len(words) < 2 or words[0] not in PERMISSION_WORDS:
+        return None
+    return found.group(1).count("not") % 2 == 0
 
 
 def is_communicating_name(name: str) -> bool:

@@ -35,7 +35,7 @@ from ..model import (
     Span,
     UpstreamRef,
 )
-from ..presets import ALL_DIMS, neutral_table, render_agreement, render_single_rank_test
+from ..presets import ALL_DIMS, neutral_table, permission_test, render_agreement, render_single_rank_test
 from .rootcause import READ_DOWNSTREAM
 
 ALWAYS_ENTER = "always-enter"
@@ -327,6 +327,11 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
     raises = getattr(cond, "exit_text", "").startswith("raise") or getattr(cond, "statement", "") == "assert"
     agreed_by = next((f"`{a.call}` (line {a.line}), which reaches `{a.collective}` over {a.group}"
                       for a in getattr(hazard, "agreed", ())), "")
+    # a branch whose rank-local part says this rank may act (a permission) runs only where every rank may
+    whole = getattr(cond, "text", "")
+    local_texts = [text_of(entry[0]) for entry in local] if local else [whole] if whole and not operands else []
+    every_rank_may = getattr(hazard, "kind", "") == "branch" and bool(local_texts) and operator in ("", "and") \
+        and all(permission_test(text) is True for text in local_texts)
     return FixFacts(receiver=receiver, group_expr=group_expr, api=api, payload=payload, agreement=agreement,
                     direct=hazard.direct, join=join, neutral=neutral, statement=getattr(cond, "statement", ""),
                     leaves_loop=getattr(cond, "leaves_loop", False) or ends_loop, region=hazard.region_collectives,
@@ -339,7 +344,7 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
                          tuple(span for (span, _atoms, _presence), differs in zip(other.operands, divergent)
                                if not differs), other.operator)
                         for other, divergent in getattr(hazard, "other_exits", ())),
-                    carrier=_carrier(hazard, text_of))
+                    carrier=_carrier(hazard, text_of), every_rank_may=every_rank_may)
 
 
 def _carrier(hazard, text_of: Callable[[Span], str]):
@@ -450,6 +455,11 @@ def _consensus(finding: Finding, facts: FixFacts, exit_mode: str):
                                            "holds on every rank (one more collective each pass); a rank whose "
                                            "own condition holds keeps running passes, with nothing to do, until "
                                            "then")
+    if kind == "branch" and facts.every_rank_may:
+        return FixOption(CONSENSUS, True, f"the ranks agree on `{finding.condition}` first (one more collective "
+                                          "each time the code runs) and take the branch only where it holds on "
+                                          "every rank: it says a rank may act, so a rank that may but is held "
+                                          "back takes the path a rank that may not takes anyway")
     what = {"early-exit": "exit", "branch": "branch", "loop": "loop"}[kind]
     return FixOption(CONSENSUS, False, f"the ranks agree on `{finding.condition}` first (one more collective "
                                        f"each time the code runs); ranks whose own condition was false now take "
