@@ -106,12 +106,24 @@ def test_the_caller_passing_the_flag_under_a_rank_local_test_is_reported_there(t
     assert ("CSL101", _line(text, "dist.all_gather_object")) in found
 
 
-def test_a_field_the_handler_sets_before_its_test_is_not_the_callers(tmp_path):
-    # the handler overwrites the fault field from the message before testing it: the caller's value is
-    # not what the test reads
-    text = ENGINE.replace("        is_fatal = self.failed is not None", "        self.failed = self.failed or None\n"
-                          "        is_fatal = self.failed is not None")
+def test_a_field_the_handler_sets_before_its_test_from_a_rank_local_record_is_not_the_callers(tmp_path):
+    # the handler overwrites the fault field from the last error this rank recorded before testing it:
+    # what the test reads is that record where the caller's value is None
+    text = ENGINE.replace("        is_fatal = self.failed is not None",
+                          "        self.failed = self.failed or self.last_error\n"
+                          "        is_fatal = self.failed is not None") \
+        .replace("        except OSError as e:\n", "        except OSError as e:\n            self.last_error = e\n")
     assert ("CSL101", _line(text, "dist.all_gather_object")) in _lines(tmp_path, text, "per-site")
+
+
+def test_a_field_the_handler_sets_before_its_test_from_agreed_values_stays_the_callers(tmp_path):
+    # the handler's own write of the fault field writes, in the agreed calling context, the caller's
+    # fault or the message the caller passed: the same on every rank (a handler that records the fault
+    # only where none is set yet, as the gather's context already has it)
+    text = ENGINE.replace("        is_fatal = self.failed is not None",
+                          "        self.failed = self.failed or RuntimeError(msg)\n"
+                          "        is_fatal = self.failed is not None")
+    assert ("CSL101", _line(text, "dist.all_gather_object")) not in _lines(tmp_path, text, "per-site")
 
 
 def test_the_readers_downstream_keep_one_root_cause(tmp_path):
@@ -127,3 +139,73 @@ def test_the_readers_downstream_keep_one_root_cause(tmp_path):
     assert (reader.upstream.guard_line, reader.upstream.line) == (_line(text, "if not self.stopping"), STEP)
     (note,) = [d.note for d in reader.confidence.doubts if d.kind == "reported-upstream"]
     assert f"line {_line(text, 'if is_fatal:')} parts the ranks" in note
+
+
+PUBLISHER = """\
+class Executor:
+    def __init__(self, dist, enable_attention_dp):
+        self.dist = dist
+        self.enable_attention_dp = enable_attention_dp
+        self.fault = None
+        self.stopping = False
+        self.pending = []
+
+    def handle(self, msg, *, aligned=False):
+        multi_rank_adp = self.enable_attention_dp and self.dist.world_size != 1
+        is_fatal = self.fault is not None or msg.startswith("fatal")
+        if is_fatal:
+            if self.fault is None:
+                self.fault = RuntimeError(f"fatal: {msg}")
+            self.stopping = True
+        publish = False
+        if is_fatal:
+            if multi_rank_adp:
+                if aligned:
+                    publish = True
+            else:
+                publish = True
+        elif multi_rank_adp:
+            self.pending.append(msg)
+        else:
+            publish = True
+        if publish:
+            self.publish([msg])
+
+    def publish(self, replies):
+        if self.enable_attention_dp and self.dist.world_size != 1:
+            self.dist.tp_gather(replies)
+
+    def load(self, path):
+        try:
+            with open(path) as f:
+                return f.read()
+        except OSError as e:
+            self.handle(str(e))
+        return None
+
+    def check_poisoned(self, local_bad):
+        if self.dist.allreduce(int(local_bad)):
+            self.fault = RuntimeError("poisoned")
+            self.stopping = True
+            self.handle("poisoned", aligned=True)
+"""
+
+
+def _publisher_lines(tmp_path, text: str) -> list:
+    (tmp_path / "executor.py").write_text(text)
+    (tmp_path / "pyproject.toml").write_text('[tool.cslint]\npresets = ["tensorrt_llm"]\n')
+    return sorted((f.code, f.line) for f in check_paths([str(tmp_path)], report="per-site").findings)
+
+
+def test_a_publish_flag_set_only_in_the_agreed_context_under_attention_dp_is_no_hazard(tmp_path):
+    # under multi-rank attention-DP `publish` holds only for a fatal error with aligned=True, which the one
+    # caller passing it set right before the call after a world reduction; the handler's own write of the
+    # fault field there writes the caller's fault or the message it passed, the same on every rank
+    assert _publisher_lines(tmp_path, PUBLISHER) == []
+
+
+def test_a_publish_flag_whose_fault_the_handler_rewrites_from_this_rank_stays_a_hazard(tmp_path):
+    # the handler replaces the caller's fault with this rank's own record before deciding: the flag differs
+    text = PUBLISHER.replace("            if self.fault is None:\n                self.fault = RuntimeError(f\"fatal: {msg}\")\n",
+                             "            self.fault = self.fault if self.dist.rank == 0 else None\n")
+    assert ("CSL101", _line(text, "self.publish([msg])")) in _publisher_lines(tmp_path, text)

@@ -9,8 +9,11 @@ contexts the site runs in, and its conditions are asked again in each of
 them (:func:`decided_by_callers`): the parameters read as what that call
 passes, and a field of ``self`` that the caller sets in the statements right
 before the call (nothing called in between, ``Site.set_before``) as what the
-caller wrote there.  A condition that every rank agrees on in every such
-context makes no hazard at the site: the rank-local values other calls hand
+caller wrote there, together with what the function's own plain writes of
+it write in that context (a handler recording the fault only where none is
+set yet, or from the message the caller passed).  A condition that every
+rank agrees on in every such context makes no hazard at the site: the
+rank-local values other calls hand
 the function never reach it, because those calls rule the site out
 (``_handle(msg)`` raising a budget on one rank, ``_handle(msg,
 aligned=True)`` only after a world reduction agreed on the fault).  The calls
@@ -19,6 +22,8 @@ reaches a collective is.
 """
 
 from __future__ import annotations
+
+from typing import Optional
 
 from .atoms import DECIDES_NO_TEST, base_field
 from .divergence import merge, substituted, transformed
@@ -67,8 +72,9 @@ def decided_by_callers(program: Program, fn: FuncFacts, site: Site, span: frozen
 class CallingContext:
     """What ``fn``'s atoms hold when ``call`` (a call site of ``caller``)
     runs it: its parameters what the call passes, the fields the caller set
-    right before the call (and ``fn`` does not set before reading them) what
-    the caller wrote."""
+    right before the call (and ``fn`` sets before reading them only by plain
+    writes of its own) what the caller wrote, with what those writes write
+    in this context."""
 
     def __init__(self, program: Program, fn: FuncFacts, caller: FuncFacts, call: Site, offset: int, mode):
         self.program = program
@@ -84,8 +90,8 @@ class CallingContext:
         """Whether ``cond`` of ``fn`` may differ over ``span`` in this context
         (``in_loop``: the site is in a loop, where a field set in the body of
         ``cond`` reaches its next test)."""
-        fields = {} if in_loop else {attr: value for attr, value in self._fields.items()
-                                     if not self._set_first(attr, cond)}
+        fields = {} if in_loop else {attr: kept for attr, value in self._fields.items()
+                                     if (kept := self._kept(attr, value, cond)) is not None}
         value = self._eval(cond.atoms, fields)
         return any(k.tag == "S" and k.whole not in DECIDES_NO_TEST and dims & span and k.kind not in ignore
                    for k, (dims, _via) in value.items())
@@ -107,21 +113,45 @@ class CallingContext:
                                               self.mode)
         return out
 
-    def _set_first(self, attr: str, cond) -> bool:
-        """Whether ``fn`` may set ``attr`` itself before ``cond`` reads it: a
-        write of its own outside the body of ``cond``'s statement, or a call
-        before that statement of a function that writes it."""
+    def _kept(self, attr: str, value: dict, cond) -> Optional[dict]:
+        """What field ``attr`` holds where ``cond`` reads it, the caller
+        having written ``value`` right before the call: that value, together
+        with what each plain write of ``fn``'s own outside the body of
+        ``cond``'s statement writes in this context (read with the caller's
+        value for the field: a handler that records a fault only where none
+        is set, or from the message the caller passed, keeps the caller's
+        fault); None where ``fn`` may set it otherwise first (a call before
+        that statement of a function that writes it, an element store, a
+        guard other than a branch)."""
+        writes = self._own_writes(attr, cond)
+        if writes is None:
+            return None
+        out = dict(value)
+        for write in writes:
+            for k, (dims, via) in self._eval(write.atoms, {attr: value}).items():
+                merge(out, k, dims, via)
+        return out
+
+    def _own_writes(self, attr: str, cond) -> Optional[list]:
+        """The plain writes of ``attr`` in ``fn`` outside the body of
+        ``cond``'s statement (which may run before ``cond`` reads it); None
+        where ``fn`` may set it in another way before: an element store or
+        a write of a part of it, a call before that statement of a function
+        that writes it, or a guard other than a branch."""
         program = self.program
         variant = program.variant(self.fn, self.mode)
         if variant is None:
-            return True
+            return None
         guard = cond.guard
         if cond.kind != "branch":
-            return True
+            return None
+        own = []
         for write in variant.fields:
             if write.attr == attr or base_field(write.attr) == attr:
                 if not guard.line < write.line <= guard.end_line:
-                    return True
+                    if write.attr != attr or write.element:
+                        return None
+                    own.append(write)
         for site in variant.sites:
             if site.ref is None or site.span.line >= guard.line:
                 continue
@@ -129,8 +159,8 @@ class CallingContext:
                 written = program.variant(target, self.mode)
                 if written is not None and any(w.attr == attr or base_field(w.attr) == attr
                                                for w in written.fields):
-                    return True
-        return False
+                    return None
+        return own
 
     def _argument(self, index: int) -> dict:
         """What the call passes for parameter ``index`` (or its own part), in
