@@ -337,6 +337,9 @@ GENERIC_METHODS = {
     # than the one project class that happens to define ``narrow``
     "narrow", "chunk", "expand", "permute", "transpose", "contiguous", "flatten", "squeeze", "unsqueeze",
     "clone", "detach", "repeat",
+    # a namedtuple's own methods: ``coord._replace(stage=s)`` is a namedtuple far more often than the
+    # one project class that happens to define ``_replace``
+    "_replace", "_asdict", "_make",
 }
 
 #: Calls that make a communicator (the names they are assigned to are communicators).
