@@ -32,6 +32,7 @@ from .iteration import zip_arguments
 from .positions import own_arguments
 from .spreadlengths import statement_holding, written_length
 from .spreads import call_arguments
+from .raises import of_own_package
 from .rebuilds import rebuilds_of, rebuilt_apart
 from .results import keeps_arguments_bound
 from .scope import UNIFORM_TEXT, canonical_text
@@ -400,8 +401,11 @@ class Evaluator(StructureReads, ExceptionReads):
             if ref is not None:
                 # (a class of the file too: each argument reaches its own field; and any function
                 # of the file, which the whole-tree pass always resolves: flattened inside a later
-                # call, its result is what its summary returns of its arguments, never all of them)
+                # call, its result is what its summary returns of its arguments, never all of them; and a
+                # function of another module of the tree, read likewise where the whole-tree pass resolves
+                # it and from its fallback, the arguments as passed, where it does not)
                 bind = ref.tag == "class" or ref.tag == "func" \
+                    or (ref.tag == "qual" and may_resolve_in_tree(ref, self.ctx)) \
                     or keeps_arguments_bound(ref, self.ctx, self.info.class_key)
                 kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind,
@@ -570,3 +574,20 @@ def _held(func, last: Optional[str], ref, arg_atoms: frozenset, imports: dict) -
     if builds_library_object(last, ref):
         return hold(arg_atoms)
     return arg_atoms
+
+
+def may_resolve_in_tree(ref, ctx) -> bool:
+    """Whether the whole-tree pass may resolve the call of another module's function ``ref`` (a
+    ``QualRef``) to a function of the tree: a name in the file's own top-level package
+    (:func:`~cslint.analysis.raises.of_own_package`), or any name where the file is in no package (its
+    neighbours are top-level modules too).  A library's function never is; bound or spilt, its call
+    reads its arguments as passed, so keeping them bound would only cost."""
+    if "." not in ctx.module:
+        return True
+    dotted = ref.dotted
+    head = tuple(dotted.split(".", 2)[:2])  # its first two names: all the answer reads
+    memo = ctx.__dict__.setdefault("_own_heads", {})  # worked out once per file and head
+    known = memo.get(head)
+    if known is None:
+        known = memo[head] = of_own_package(dotted, ctx)
+    return known

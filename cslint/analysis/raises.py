@@ -106,8 +106,15 @@ def project_class(name: str, ctx) -> bool:
     if name in ctx.module_classes:
         return True
     target = ctx.imports.get(name)
+    return bool(target) and of_own_package(target, ctx)
+
+
+def of_own_package(target: str, ctx) -> bool:
+    """Whether the dotted name ``target`` (a name in a module, ``pkg.moe.utils.f``) lies in the file's
+    own top-level package, also reached through the folder that holds the package where that folder is a
+    namespace package (:func:`project_class`); never for a file outside any package."""
     package, dot, _ = ctx.module.partition(".")
-    if not (target and dot and "." in target):
+    if not (dot and "." in target):
         return False
     head, _, rest = target.partition(".")
     return head == package or (rest.partition(".")[0] == package and head == _folder_above(ctx, package))
