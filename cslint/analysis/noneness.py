@@ -44,7 +44,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import block_fields
+from .astwalk import BLOCKS_OF
 from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, call_result, param
 from .callrefs import OWN_PART, part_ref
 from .receivers import bound_names, other_bindings, param_names
@@ -65,6 +65,15 @@ _TENSOR_FACTORIES = frozenset(SIZED_TENSOR_FACTORIES) | LIKE_TENSOR_FACTORIES | 
 #: Expressions whose value is never None whatever their operands hold.
 _NEVER_NONE_NODES = (ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp,
                      ast.GeneratorExp, ast.BinOp, ast.UnaryOp, ast.Compare, ast.JoinedStr, ast.Lambda)
+
+#: The statements other than an assignment that bind a name of the function's own scope
+#: (:func:`~cslint.analysis.receivers.other_bindings`; a nested definition is left out, another scope).
+_OTHER_BINDING_STATEMENTS = frozenset({
+    ast.AugAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Delete, ast.Import, ast.ImportFrom,
+    ast.Global, ast.Nonlocal, ast.ExceptHandler})
+
+#: ``none_of``'s ``kept`` where its caller has not read ``kept_apart`` (which may give None)
+_NOT_READ = object()
 
 #: Call references whose result is read whole (a class's object is never None
 #: already; an element read by position keeps its own reading).
@@ -90,24 +99,12 @@ def _is_none(value) -> bool:
     return type(value) is ast.Constant and value.value is None
 
 
-def _own_statements(function):
-    """The statements of ``function``'s body (nested definitions left out)."""
-    stack = list(getattr(function, "body", ()))
-    while stack:
-        node = stack.pop()
-        t = type(node)
-        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
-            continue
-        yield node
-        for name in block_fields(t):
-            stack.extend(getattr(node, name))
-
-
 def _plain_bindings(info) -> dict:
     """name -> the values of its bindings, for the local names every binding
     of which in the function is a plain assignment to the name alone
     (``name = value``, ``name: T = value``); no parameter, no name bound any
-    other way, none where an expression may bind (``:=``).  Once per function."""
+    other way, none where an expression may bind (``:=``).  Once per function,
+    in one walk of its statements (nested definitions left out)."""
     found = info.__dict__.get("_plain_bindings")
     if found is not None:
         return found
@@ -116,30 +113,41 @@ def _plain_bindings(info) -> dict:
     if info.binds_in_expressions():
         info.__dict__["_plain_bindings"] = {}
         return {}
-    for stmt in _own_statements(info.func):
+    stack = list(getattr(info.func, "body", ()))
+    while stack:
+        stmt = stack.pop()
         t = type(stmt)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            continue  # (another scope)
+        for field in BLOCKS_OF[t]:
+            stack.extend(getattr(stmt, field))
         if t is ast.Assign:
-            single = len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name
-            for target in stmt.targets:
-                for name in bound_names(target):
-                    if single:
-                        values.setdefault(name, []).append(stmt.value)
-                    else:
-                        spoilt.add(name)
+            targets = stmt.targets
+            if len(targets) == 1 and type(targets[0]) is ast.Name:
+                values.setdefault(targets[0].id, []).append(stmt.value)
+            else:
+                for target in targets:
+                    spoilt.update(bound_names(target))
         elif t is ast.AnnAssign:
-            if type(stmt.target) is ast.Name:
-                if stmt.value is None:
-                    continue
+            if type(stmt.target) is ast.Name and stmt.value is not None:
                 values.setdefault(stmt.target.id, []).append(stmt.value)
         elif t is ast.Match:
             info.__dict__["_plain_bindings"] = {}  # (a pattern may bind any name)
             return {}
-        else:
+        elif t in _OTHER_BINDING_STATEMENTS:
             spoilt.update(other_bindings(stmt))
-            if t is ast.ExceptHandler and stmt.name:
-                spoilt.add(stmt.name)
     found = info.__dict__["_plain_bindings"] = {name: tuple(v) for name, v in values.items() if name not in spoilt}
     return found
+
+
+def _plain_values(info, name: str) -> Optional[tuple]:
+    """The values of the plain bindings of the local ``name``
+    (:func:`_plain_bindings`); None where it has another binding or none.
+    A parameter, or a name no statement of the function binds, is answered
+    without walking the function's statements (most names a test reads)."""
+    if name not in info.local_names or name in info.params:
+        return None
+    return _plain_bindings(info).get(name)
 
 
 def tensor_valued(info, expr, visiting: frozenset = frozenset()) -> bool:
@@ -186,7 +194,7 @@ def _every_binding(info, name: str, visiting: frozenset, test) -> bool:
     key = (name, test)
     if key in visiting:
         return True
-    values = _plain_bindings(info).get(name)
+    values = _plain_values(info, name)
     if not values:
         return False
     visiting = visiting | {key}
@@ -212,13 +220,17 @@ def none_results(atoms: frozenset, own: bool = False, passed: tuple = ()) -> Opt
                     atom.fallback, atom.path, atom.line, atom.text, atom.depth) for atom in split])
 
 
-def none_of(evaluator, expr, env: dict) -> Optional[frozenset]:
+def none_of(evaluator, expr, env: dict, value: Optional[frozenset] = None,
+            kept=_NOT_READ) -> Optional[frozenset]:
     """What decides whether ``expr`` is None, where that is narrower than
     its own structure: nothing for a value that is never None
     (:func:`never_none`), a call's None part for a call or a local name
     bound by plain assignments (:func:`none_results`), the test and the
     arms' for a conditional expression; None for anything else (read its
-    own structure)."""
+    own structure).  ``value`` and ``kept``: what ``evaluator.eval`` and
+    ``evaluator.kept_apart`` already gave for ``expr`` in ``env``, where the
+    caller read them (a comparison its operands, a ``return`` its value),
+    so that they are not worked out again."""
     info = evaluator.info
     if never_none(info, expr):
         return EMPTY
@@ -231,12 +243,15 @@ def none_of(evaluator, expr, env: dict) -> Optional[frozenset]:
             found = none_of(evaluator, arm, env)
             arms |= evaluator.own_structure(arm, env) if found is None else found
         return evaluator.eval(expr.test, env) | arms
-    if t is ast.Call or (t is ast.Name and expr.id in _plain_bindings(info)):
-        kept = evaluator.kept_apart(expr, env)  # (its own structure, where narrower than its whole value)
+    if t is ast.Call or (t is ast.Name and _plain_values(info, expr.id) is not None):
+        if kept is _NOT_READ:
+            kept = evaluator.kept_apart(expr, env)  # (its own structure, where narrower than its whole value)
         if kept is not None:
             found = none_results(kept, own=True)
             return kept if found is None else found
-        return none_results(evaluator.eval(expr, env), passed=_never_none_arguments(info, expr) if t is ast.Call else ())
+        if value is None:
+            value = evaluator.eval(expr, env)
+        return none_results(value, passed=_never_none_arguments(info, expr) if t is ast.Call else ())
     if t is ast.Name and info.local_names is not None and expr.id not in info.rebound_params:  # (scanned)
         held = env.get(expr.id)
         if held is not None and len(held) == 1:

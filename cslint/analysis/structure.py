@@ -301,7 +301,7 @@ class StructureReads(ContainerNames):
             right_atoms = self.eval(right, env)
             kind = type(op)
             if kind is ast.Is or kind is ast.IsNot:
-                atoms |= project(LENGTH, self._none_ness(left, right, env))
+                atoms |= project(LENGTH, self._none_ness(left, right, env, left_atoms, right_atoms))
             elif (kind is ast.In or kind is ast.NotIn) and (type(left) is ast.Constant and type(left.value) is str
                                                              or _mapping_param(self.info.func, right)
                                                              or holds_mapping(self.ctx, self.info.func, right)):
@@ -315,14 +315,15 @@ class StructureReads(ContainerNames):
             left, left_atoms = right, right_atoms
         return project(CONTENTS, atoms)
 
-    def _none_ness(self, left, right, env: dict) -> frozenset:
+    def _none_ness(self, left, right, env: dict, left_atoms: frozenset, right_atoms: frozenset) -> frozenset:
         """What ``left is right`` reads of its operands: their own structure,
         or, where one is None, whether the other is None alone
-        (:func:`~cslint.analysis.noneness.none_of`), where that is narrower."""
+        (:func:`~cslint.analysis.noneness.none_of`), where that is narrower.
+        ``left_atoms``, ``right_atoms``: the operands' values, as read already."""
         own = self.own_structure
-        for tested, other in ((left, right), (right, left)):
+        for tested, other, value in ((left, right, left_atoms), (right, left, right_atoms)):
             if type(other) is ast.Constant and other.value is None:
-                found = none_of(self, tested, env)
+                found = none_of(self, tested, env, value)
                 return own(tested, env) if found is None else found
         return own(left, env) | own(right, env)
 

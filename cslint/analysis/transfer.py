@@ -61,6 +61,8 @@ class Transfer:
     def __init__(self, evaluator: Evaluator):
         self.evaluator = evaluator
         self.info = evaluator.info
+        #: (return statement, env, its value's kept_apart, its value's atoms), as :meth:`returned` last read them
+        self._returned_read = None
 
     # -- statements that bind names --------------------------------------------------
     def simple_statement(self, s: ast.stmt, flow: Flow) -> None:
@@ -287,6 +289,7 @@ class Transfer:
         (``comprehension_length``), a container an element is stored into
         what the dataflow keeps apart (``StructureReads.kept_apart``)."""
         value = s.value
+        self._returned_read = None
         if value is None or flow.single_rank or _none_wherever_several_ranks(self.info):
             return EMPTY, None, None  # (the last: None in a world of several ranks, anything in a world of one)
         implicit = flow.implicit
@@ -318,6 +321,7 @@ class Transfer:
         else:
             own = self.evaluator.kept_apart(value, env)
         atoms = self.evaluator.eval(value, env)
+        self._returned_read = (s, env, own, atoms)  # (for :meth:`returned_none`, next, on the same flow)
         implicit = self.choice_reaching(atoms, implicit)
         return atoms | implicit, (), None if own is None else own | implicit
 
@@ -332,7 +336,11 @@ class Transfer:
         if value is None or (type(value) is ast.Constant and value.value is None) or flow.single_rank \
                 or not returns_none_somewhere(self.info) or _none_wherever_several_ranks(self.info):
             return None
-        none = none_of(self.evaluator, value, flow.env)
+        read = self._returned_read
+        if read is not None and read[0] is s and read[1] is flow.env and type(value) is not ast.ListComp:
+            none = none_of(self.evaluator, value, flow.env, read[3], read[2])  # (what :meth:`returned` read)
+        else:
+            none = none_of(self.evaluator, value, flow.env)
         if none is None:
             return None
         implicit = flow.implicit
