@@ -148,24 +148,27 @@ def _marked(source, word):
                   or f"# {word}:" in line)
 
 
+def _layer_lines_flagged(root, files: dict) -> list:
+    """Write ``files`` (path under ``root`` -> source) and lint ``root`` whole:
+    the lines flagged in ``pkg/layer.py``."""
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    findings = check_paths([str(root)], cache=False, jobs=1, report="per-site").findings
+    return sorted({f.line for f in findings if f.path.endswith("layer.py")})
+
+
 def test_a_piece_picked_from_a_helpers_cut_is_of_one_kind(tmp_path):
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "pieces.py").write_text(textwrap.dedent(PIECES))
     layer = textwrap.dedent(LAYER)
-    (package / "layer.py").write_text(layer)
-    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
-    flagged = sorted({f.line for f in findings if f.path.endswith("layer.py")})
+    flagged = _layer_lines_flagged(tmp_path, {"pkg/__init__.py": "", "pkg/pieces.py": textwrap.dedent(PIECES),
+                                              "pkg/layer.py": layer})
     assert flagged == _marked(layer, "INVALID")
     assert _marked(layer, "VALID")
 
 
 def test_a_helper_module_with_another_collective_is_read_the_same(tmp_path):
     """The helpers' module holds one more collective: the same answer."""
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
     pieces = textwrap.dedent(PIECES) + textwrap.dedent("""
 
         def gather_rows(tensor, group):
@@ -173,11 +176,8 @@ def test_a_helper_module_with_another_collective_is_read_the_same(tmp_path):
             torch.distributed.all_gather(out, tensor, group=group)
             return out
     """)
-    (package / "pieces.py").write_text(pieces)
     layer = textwrap.dedent(LAYER)
-    (package / "layer.py").write_text(layer)
-    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
-    flagged = sorted({f.line for f in findings if f.path.endswith("layer.py")})
+    flagged = _layer_lines_flagged(tmp_path, {"pkg/__init__.py": "", "pkg/pieces.py": pieces, "pkg/layer.py": layer})
     assert flagged == _marked(layer, "INVALID")
 
 
@@ -226,14 +226,9 @@ def test_a_piece_handed_on_to_a_method(tmp_path):
     """No condition of the layer's own reads the piece: it is handed to a
     method whose type test does (the parameter's own structure is what the
     call passes: the piece's size, never its kind)."""
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "pieces.py").write_text(textwrap.dedent(PIECES))
     layer = textwrap.dedent(HANDED)
-    (package / "layer.py").write_text(layer)
-    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
-    flagged = sorted({f.line for f in findings if f.path.endswith("layer.py")})
+    flagged = _layer_lines_flagged(tmp_path, {"pkg/__init__.py": "", "pkg/pieces.py": textwrap.dedent(PIECES),
+                                              "pkg/layer.py": layer})
     assert flagged == _marked(layer, "INVALID")
 
 
@@ -264,20 +259,15 @@ def test_a_helper_re_exported_by_a_star_import(tmp_path):
     analysed: the layer calls its all-reduce helper too): the one function
     of that name under the package is the one called
     (``Resolver.function_under_package``)."""
-    package = tmp_path / "pkg"
-    (package / "comm").mkdir(parents=True)
-    (package / "__init__.py").write_text("")
-    (package / "comm" / "__init__.py").write_text("from pkg.comm.utils import *  # noqa\n")
     utils = textwrap.dedent(PIECES) + textwrap.dedent("""
 
         def agree(tensor, group):
             torch.distributed.all_reduce(tensor, group=group)
             return tensor
     """)
-    (package / "comm" / "utils.py").write_text(utils)
     layer = textwrap.dedent(REEXPORTED)
-    (package / "layer.py").write_text(layer)
-    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
-    flagged = sorted({f.line for f in findings if f.path.endswith("layer.py")})
+    flagged = _layer_lines_flagged(tmp_path, {"pkg/__init__.py": "",
+                                              "pkg/comm/__init__.py": "from pkg.comm.utils import *  # noqa\n",
+                                              "pkg/comm/utils.py": utils, "pkg/layer.py": layer})
     assert flagged == []
     assert _marked(layer, "VALID")

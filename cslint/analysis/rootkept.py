@@ -68,9 +68,7 @@ def _root_returned(ctx: ModuleContext, function, is_method: bool) -> Optional[Ro
     params = [a.arg for a in args.posonlyargs + args.args]
     if is_method and not any(dotted(d) in ("staticmethod", "classmethod") for d in function.decorator_list):
         params = params[1:]
-    first = function.body[0] if function.body else None
-    if type(first) is ast.Expr and type(first.value) is ast.Constant:
-        first = function.body[1] if len(function.body) > 1 else None  # the docstring
+    first = _first_statement(function)
     payload, parts = _packed(first, params)
     if payload is None:
         return None
@@ -188,18 +186,6 @@ def root_kept_target(ctx: ModuleContext, call: ast.Call, ref) -> Optional[ast.ex
     return ast.Tuple(elts=[ast.Name(id=n.id, ctx=ast.Store()) for n in nodes], ctx=ast.Store())
 
 
-def module_ref(ctx: ModuleContext, call: ast.Call, self_name: Optional[str], class_name: str):
-    """The reference of a call of a function of the module, or of a method
-    of ``class_name`` through ``self_name``; None otherwise."""
-    func = call.func
-    if type(func) is ast.Name and func.id in ctx.module_functions:
-        return func_ref(ctx.module, func.id)
-    if type(func) is ast.Attribute and self_name and type(func.value) is ast.Name and func.value.id == self_name \
-            and class_name:
-        return method_ref(f"{ctx.module}:{class_name}", func.attr)
-    return None
-
-
 def rank_equal_side(evaluator, test: ast.expr, env: dict) -> Optional[tuple]:
     """``(K, side)`` of a test comparing a rank id with the constant ``K``:
     the side of the ``if`` on which this rank equals ``K`` (True for
@@ -264,8 +250,14 @@ def has_root_returns(ctx: ModuleContext) -> bool:
 def _packs_first(function) -> bool:
     """Whether the first statement past a docstring assigns one name (what
     :func:`_packed` then reads), the cheap test that rules out most functions."""
+    first = _first_statement(function)
+    return type(first) is ast.Assign and len(first.targets) == 1 and type(first.targets[0]) is ast.Name
+
+
+def _first_statement(function) -> Optional[ast.stmt]:
+    """The first statement of ``function`` past its docstring; None where there is none."""
     body = function.body
     first = body[0] if body else None
     if type(first) is ast.Expr and type(first.value) is ast.Constant:
         first = body[1] if len(body) > 1 else None
-    return type(first) is ast.Assign and len(first.targets) == 1 and type(first.targets[0]) is ast.Name
+    return first
