@@ -16,9 +16,7 @@ every return of which builds the object (``return Request(*args, **kwargs)``)
 hands its call's arguments to the constructor: by position, and by the
 keyword of a parameter's name through its own ``**kwargs``."""
 
-import textwrap
-
-from cslint.api import check_paths
+from package_findings import package_findings, write_package
 
 REQUEST = """
     import os
@@ -123,12 +121,8 @@ SERVER = """
 
 
 def _findings(tmp_path, server=SERVER):
-    package = tmp_path / "app"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    for name, text in {"request.py": REQUEST, "bench.py": BENCH, "server.py": server}.items():
-        (package / name).write_text(textwrap.dedent(text))
-    findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
+    package = write_package(tmp_path, "app", {"request.py": REQUEST, "bench.py": BENCH, "server.py": server})
+    findings = package_findings(package)
     return sorted((f.function, f.condition) for f in findings)
 
 

@@ -11,7 +11,9 @@ only imports the subclass (``gather.inherited_wrapper_names``)."""
 
 import textwrap
 
-from cslint.api import check_paths, check_source
+from package_findings import package_findings, write_package
+
+from cslint.api import check_source
 
 
 def _lines(source):
@@ -184,12 +186,8 @@ def build():
 def test_a_file_that_imports_the_subclass_reaches_the_inherited_collective(tmp_path):
     """Base, subclass and caller in three files: the subclass's name spreads
     to other files as its base's does (a constructor that issues directly)."""
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    for name, text in (("base", _BASE), ("sub", _SUBCLASS), ("caller", _CALLER)):
-        (package / f"{name}.py").write_text(text)
-    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
+    write_package(tmp_path, "pkg", {"base.py": _BASE, "sub.py": _SUBCLASS, "caller.py": _CALLER})
+    findings = package_findings(tmp_path)
     found = sorted((f.path.rsplit("/", 1)[-1], f.line) for f in findings)
     assert found == [("caller.py", _CALLER.splitlines().index(next(
         line for line in _CALLER.splitlines() if "# the call" in line)) + 1)]

@@ -16,9 +16,7 @@ handler that catches a failure of this rank's own work (``OSError``), a wait
 outside any loop (the thread gives up), and a ``try`` whose body does more
 than wait."""
 
-import textwrap
-
-from cslint.api import check_paths
+from package_findings import package_findings, write_package
 
 DRAINER = """
     import queue
@@ -88,12 +86,8 @@ STEPPER = """
 
 
 def _findings(tmp_path, drainer=DRAINER):
-    package = tmp_path / "app"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    for name, text in {"utils.py": UTILS, "drainer.py": drainer, "stepper.py": STEPPER}.items():
-        (package / name).write_text(textwrap.dedent(text))
-    findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
+    package = write_package(tmp_path, "app", {"utils.py": UTILS, "drainer.py": drainer, "stepper.py": STEPPER})
+    findings = package_findings(package)
     return sorted((f.function, f.condition) for f in findings)
 
 

@@ -20,7 +20,7 @@ index picks, and so does a helper that cuts pieces only on some of its returns.
 
 import textwrap
 
-from cslint.api import check_paths
+from package_findings import package_findings, write_files
 
 PIECES = """
     import torch
@@ -151,11 +151,7 @@ def _marked(source, word):
 def _layer_lines_flagged(root, files: dict) -> list:
     """Write ``files`` (path under ``root`` -> source) and lint ``root`` whole:
     the lines flagged in ``pkg/layer.py``."""
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    findings = check_paths([str(root)], cache=False, jobs=1, report="per-site").findings
+    findings = package_findings(write_files(root, files))
     return sorted({f.line for f in findings if f.path.endswith("layer.py")})
 
 
