@@ -25,7 +25,11 @@ the rank continues past the collective and decides from the gathered result
 like every other rank (the shape of a status allgather that every rank always
 enters).  That changes the exiting rank's result, so those fixes are unsafe,
 and they are refused when code after the collective reads locals only the
-participating ranks computed.
+participating ranks computed.  With ``keep-local`` it is still taken for an
+exit that returns a value some caller tests before a collective
+(``fix_facts.result_decides_callers``: ``insufficient = self.sync(); if
+insufficient: return None``): there a rank keeping its own value would part
+from the others at that caller; where it is refused, the exit is deferred.
 
 For a guarded single collective (CSL101) the branch is split around it::
 
@@ -89,6 +93,14 @@ def plan_always_enter(sites: list[Site], index: SourceIndex, scope: FunctionScop
     if exit_mode not in EXIT_MODES:
         raise ValueError(f"exit_mode must be one of {', '.join(EXIT_MODES)}, not {exit_mode!r}")
     kinds = {s.finding.guard_kind for s in sites}
+    if kinds == {"early-exit"} and exit_mode == "keep-local" and all(
+            s.finding.fix_facts is not None and s.finding.fix_facts.result_decides_callers for s in sites):
+        # a caller tests the result: a rank keeping its own value would part from the others there,
+        # so it decides from the gathered result too where it can (else its own result, as before)
+        try:
+            return plan_always_enter(sites, index, scope, "decide-from-gathered")
+        except Refused:
+            pass
     if kinds == {"early-exit"}:
         others = _other_exit_sites(sites, index)
         if others:

@@ -287,6 +287,11 @@ class FixFacts:
     #: ... through a caller: the exit returns nothing, and a caller leaves its
     #: event loop when the call's result is missing (then both flags above hold)
     ends_callers_loop: bool = False
+    #: the exit returns a value, and a caller tests the function's result in
+    #: a condition that decides a collective: always-enter lets the exiting
+    #: rank decide from the gathered result too (``decide-from-gathered``),
+    #: since keeping its own value would part the ranks at that caller
+    result_decides_callers: bool = False
     #: early exits: the other exits of the same kind before the collective
     #: whose conditions also differ between ranks (the finding names the
     #: nearest): ``((guard span, condition text, uniform operand spans,
@@ -317,6 +322,7 @@ class FixFacts:
             "presence": list(self.presence) if self.presence else None,
             "leaves_unbounded_loop": self.leaves_unbounded_loop,
             "ends_callers_loop": self.ends_callers_loop,
+            "result_decides_callers": self.result_decides_callers,
             "other_exits": [{"guard": guard.to_json(), "condition": text, "operator": operator,
                              "uniform_operands": [span.to_json() for span in uniform]}
                             for guard, text, uniform, operator in self.other_exits],
@@ -342,6 +348,7 @@ class FixFacts:
             if data.get("presence") else None,
             leaves_unbounded_loop=bool(data.get("leaves_unbounded_loop", False)),
             ends_callers_loop=bool(data.get("ends_callers_loop", False)),
+            result_decides_callers=bool(data.get("result_decides_callers", False)),
             other_exits=tuple((Span.from_json(e["guard"]), str(e["condition"]),
                                tuple(Span.from_json(u) for u in e.get("uniform_operands", ())),
                                str(e.get("operator", "")))

@@ -86,6 +86,11 @@ class Hazard:
     #: call's result is missing (``batch = self.f(); if batch is None: break``
     #: in a ``while True``), so the exit leaves that loop through the caller
     ends_callers_event_loop: bool = False
+    #: early exits: the exit returns a value, and some caller tests the
+    #: call's result in a condition that decides a collective: a rank that
+    #: keeps its own result where the others return the gathered verdict
+    #: parts from them at that caller
+    result_decides_callers: bool = False
     #: the flow went through a field written where another hazard's
     #: condition has parted the ranks (inside its body, or past its early
     #: exit: :func:`_parted`), one whose own explanation raises no strong
@@ -110,7 +115,7 @@ def find_hazards(info: UniformityInfo) -> list:
     """Every hazard of the tree, in (path, line, column) order; a site that
     is a hazard under some mode assignments only names them."""
     found: dict = {}
-    loop_deciders = _event_loop_deciders(info)
+    loop_deciders, deciders = _result_deciders(info)
     for fn, mode, variant in info.functions():
         for site in variant.sites:
             reached = info.collectives_reached(site, mode, caller=fn)
@@ -120,6 +125,7 @@ def find_hazards(info: UniformityInfo) -> list:
             if hazard is None:
                 continue
             hazard.ends_callers_event_loop = fn.key in loop_deciders and _returns_nothing(hazard.cond)
+            hazard.result_decides_callers = fn.key in deciders and _returns_value(hazard.cond)
             hazard.function_key = fn.key
             key = (fn.path, site.span.line, site.span.column, fn.key)
             found.setdefault(key, []).append((hazard, mode))
@@ -694,24 +700,27 @@ def _other_exits(info: UniformityInfo, fn, variant, site, cond, group: str, reac
     return tuple(out)
 
 
-def _event_loop_deciders(info: UniformityInfo) -> frozenset:
-    """Keys of the functions whose missing result makes a caller leave its
-    event loop: some exit that leaves a ``while True`` tests, for presence,
-    a value that is the result of calling the function."""
+def _result_deciders(info: UniformityInfo) -> tuple:
+    """Keys of the functions whose result a condition that decides a
+    collective tests: ``(those whose missing result makes a caller leave
+    its event loop -- some exit that leaves a ``while True`` tests, for
+    presence, a value that is the result of calling the function --, all
+    of them)``."""
     resolve = info.program.resolver.resolve
     seen: set = set()
-    out: set = set()
+    loop_deciders: set = set()
+    deciders: set = set()
     for _fn, _mode, variant in info.functions():
         for site in variant.sites:
             for cond in site.conds:
                 if id(cond) in seen:
                     continue
                 seen.add(id(cond))
-                if cond.kind != "early-exit" or not cond.leaves_unbounded_loop or cond.presence is None:
-                    continue
-                for atom in calls_read(cond.atoms):
-                    out.update(target.key for target in resolve(atom.ref))
-    return frozenset(out)
+                keys = [target.key for atom in calls_read(cond.atoms) for target in resolve(atom.ref)]
+                deciders.update(keys)
+                if cond.kind == "early-exit" and cond.leaves_unbounded_loop and cond.presence is not None:
+                    loop_deciders.update(keys)
+    return frozenset(loop_deciders), frozenset(deciders)
 
 
 def _returns_nothing(cond) -> bool:
@@ -721,6 +730,11 @@ def _returns_nothing(cond) -> bool:
         return False
     value = cond.exit_text[len("return"):].strip().strip("()")
     return all(part.strip() in ("", "None") for part in value.split(","))
+
+
+def _returns_value(cond) -> bool:
+    """Whether an early exit is a ``return`` of a value (not of nothing)."""
+    return cond.kind == "early-exit" and cond.exit_text.startswith("return") and not _returns_nothing(cond)
 
 
 def _carrier(info: UniformityInfo, fn, cond, reached: list, mode):

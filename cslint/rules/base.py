@@ -339,6 +339,7 @@ def fix_facts(hazard, text_of: Callable[[Span], str]) -> FixFacts:
                     uniform_operands=uniform, agreed_by=agreed_by, presence=presence,
                     leaves_unbounded_loop=(getattr(cond, "leaves_unbounded_loop", False) and not raises) or ends_loop,
                     ends_callers_loop=ends_loop,
+                    result_decides_callers=getattr(hazard, "result_decides_callers", False),
                     other_exits=tuple(
                         (other.guard, other.text,
                          tuple(span for (span, _atoms, _presence), differs in zip(other.operands, divergent)
@@ -414,6 +415,11 @@ def _always_enter(finding: Finding, facts: FixFacts, exit_mode: str):
     if exit_mode == "decide-from-gathered" and kind == "early-exit":
         return FixOption(ALWAYS_ENTER, False, "every rank enters the collective; the rank that would have "
                                               "exited decides from the gathered result instead of its own")
+    if kind == "early-exit" and facts.result_decides_callers:
+        return FixOption(ALWAYS_ENTER, False, "every rank enters the collective; the rank that would have "
+                                              "exited decides from the gathered result instead of its own, "
+                                              "since a caller tests the result before a collective and a rank "
+                                              "keeping its own value would part from the others there")
     if not facts.direct:
         return FixOption(ALWAYS_ENTER, False, f"every rank enters `{finding.callee}`: the rest of its body now "
                                               "also runs on ranks that skipped it")
