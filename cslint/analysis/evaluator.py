@@ -39,7 +39,7 @@ from .scope import UNIFORM_TEXT, canonical_text
 from .setfields import field_key
 from .structure import StructureReads, builds_library_object, containers_held, rows_alike
 from .syntax import dotted, scalar_kind, single_rank_side, unparse
-from .typetests import NOTHING_NARROWED, narrowed_reads
+from .typetests import NOTHING_NARROWED, TYPE_TEST_CALLEES, narrowed_reads
 from .unanimity import unanimous_values
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, LIBRARY_PART_CALLS, PLACEMENT_KEYWORDS,
@@ -137,7 +137,7 @@ class Evaluator(StructureReads, ExceptionReads):
                     narrowed = self._narrowed
                     if narrowed is None:
                         narrowed = self._narrowed = (
-                            narrowed_reads(self.info) if "isinstance" in self.info.callee_names
+                            narrowed_reads(self.info) if not self.info.callee_names.isdisjoint(TYPE_TEST_CALLEES)
                             else NOTHING_NARROWED)
                     if narrowed and id(expr) in narrowed:
                         return project(PASSED_NO_DATA_TEST, env[name])

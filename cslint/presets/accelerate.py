@@ -87,4 +87,8 @@ PRESET = Preset(
     collectives=_collectives,
     sources=_sources,
     uniform=["*.num_processes", "*.state.num_processes", "*.distributed_type", "*.use_distributed"],
+    # the stand-ins a DeepSpeed configuration's own optimizer and scheduler are prepared through: never a
+    # rank's data (a loader, a batch)
+    no_data_classes=["accelerate.utils.DummyOptim", "accelerate.utils.DummyScheduler",
+                     "accelerate.utils.deepspeed.DummyOptim", "accelerate.utils.deepspeed.DummyScheduler"],
 )

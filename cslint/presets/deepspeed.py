@@ -76,4 +76,7 @@ PRESET = Preset(
     # with no group, the size of the default group: the whole job (torch's signature)
     world_sizes=["deepspeed.comm.get_world_size", "deepspeed.comm.comm.get_world_size"],
     pair_exchanges=_PAIR_EXCHANGES,
+    # the class names of DeepSpeed's learning-rate schedulers (``type(x).__name__ in VALID_LR_SCHEDULES``):
+    # a scheduler is never a rank's data (a loader, a batch)
+    no_data_class_names=["deepspeed.runtime.lr_schedules.VALID_LR_SCHEDULES"],
 )

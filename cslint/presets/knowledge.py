@@ -41,6 +41,8 @@ class Knowledge:
     world_sizes: frozenset = frozenset()
     #: see :attr:`Preset.no_data_classes` (canonical dotted names)
     no_data_classes: frozenset = frozenset()
+    #: see :attr:`Preset.no_data_class_names` (canonical dotted names)
+    no_data_class_names: frozenset = frozenset()
     #: see :attr:`Preset.group_switches`
     group_switches: tuple = ()
     #: see :attr:`Preset.group_names`: ``((name, separator, frozenset(fields)), ...)``
@@ -202,6 +204,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         merged.job_tests |= frozenset(preset.job_tests)
         merged.world_sizes |= frozenset(preset.world_sizes)
         merged.no_data_classes |= frozenset(preset.no_data_classes)
+        merged.no_data_class_names |= frozenset(preset.no_data_class_names)
         merged.group_switches += tuple(preset.group_switches)
         merged.group_names += tuple((name, separator, frozenset(fields))
                                     for name, separator, fields in preset.group_names)

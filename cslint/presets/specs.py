@@ -249,6 +249,10 @@ class Preset:
     #: an optimizer, a learning-rate scheduler): where ``isinstance(x, C)`` passed, ``x`` is not such data
     #: (:mod:`~cslint.analysis.typetests`)
     no_data_classes: list = field(default_factory=list)
+    #: collections (canonical dotted names) that hold only the names of such classes (a library's list of
+    #: its learning-rate schedulers' class names): where ``type(x).__name__ in NAMES`` passed, ``x`` is not
+    #: such data either (:mod:`~cslint.analysis.typetests`)
+    no_data_class_names: list = field(default_factory=list)
     #: ``(pattern, word)``: settings (dotted patterns) read as a group's parallel degree: where one is false or 1
     #: (``enable_cfg_parallel``, ``sp_degree``), the groups whose names carry ``word`` have one rank
     #: (:func:`~cslint.analysis.edges.switched_group`)
