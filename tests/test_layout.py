@@ -225,8 +225,9 @@ ANALYSIS_PHASES = [
     # storing alike; index stores into a list; tables whose entries are tuples of one length; fields a method sets;
     # tests of one chain that decide each other; a call every way out of a decision makes once; an exchange with a
     # neighbouring stage under the test that it is there
-    ("collectivegroups", "namedgroups"),  # which call is a collective and over which group; the group an object's
-    # own process group is where a test of its name says so
+    ("collectivegroups", "namedgroups", "agreedbuffers"),  # which call is a collective and over which group; the
+    # group an object's own process group is where a test of its name says so; a helper's buffer agreed where only a
+    # group of one rank skips its collective, or relayed down the stages in place
     ("scope",),  # one module's imports, communicators, call texts
     ("receivers", "copies", "tensorarms", "pairpayload", "rootkept"),  # what a method call's receiver is, by type terms; a name
     # or field rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor; the structure of

@@ -13,7 +13,9 @@ from typing import Optional
 from ..config import Settings, matches_any, pattern_matches, text_matches
 from ..presets import Knowledge
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
-from .astwalk import children_into
+from .agreedbuffers import (LOOP_GROUP, first_stage_only, loop_over_groups, passes_group, relayed_in_place,
+                            several_ranks_group)
+from .astwalk import children_into, walked
 from .callrefs import func_ref, method_ref
 from .modulenames import module_name_for
 from .results import AtomBuilder
@@ -543,6 +545,7 @@ def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
     statements = []  # the straight-line body, through ``with``
     last = -1  # the last of them that hands a parameter to what agrees it in place
     candidates: dict = {}  # position -> [(parameter, group)] its call agrees
+    staged: dict = {}  # parameter -> the group a first stage's ``if`` agrees it over
     stack = list(reversed(function.body))
     while stack:
         stmt = stack.pop()
@@ -551,13 +554,10 @@ def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
             stack.extend(reversed(stmt.body))
             continue
         statements.append(stmt)
-        call = stmt.value if t is ast.Expr or t is ast.Assign else None
-        if type(call) is ast.Call and any(type(a) is ast.Name and a.id in open_params
-                                          for a in call.args + [kw.value for kw in call.keywords]):
-            found = [pair for pair in _buffers_agreed(ctx, call, self_name, class_name) if pair[0] in open_params]
-            if found:
-                candidates[len(statements) - 1] = found
-                last = len(statements) - 1
+        found = _statement_agrees(ctx, stmt, open_params, self_name, class_name, staged)
+        if found:
+            candidates[len(statements) - 1] = found
+            last = len(statements) - 1
     for index, stmt in enumerate(statements[:last + 1]):
         if not open_params:
             break
@@ -570,6 +570,111 @@ def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
         if _returns_in(stmt) and not _single_rank_exit(ctx, stmt):
             break
     return agreed
+
+
+def _statement_agrees(ctx: ModuleContext, stmt: ast.stmt, open_params: set, self_name, class_name: str,
+                      staged: dict) -> list:
+    """[(parameter, group)] a statement of a helper's straight-line body
+    agrees in place on every way through it: a call (:func:`_buffers_agreed`),
+    the relay of a parameter a first stage's ``if`` before it agreed
+    (``staged``), an ``if`` with no ``else`` whose arm agrees it over the
+    group the test says has one rank where the arm is skipped, a loop over
+    groups written out each of which it agrees so (``agreedbuffers``).  An
+    ``if`` of the first stage alone records its arm's agreements in
+    ``staged`` instead."""
+    t = type(stmt)
+    if t is ast.Expr or t is ast.Assign:
+        call = stmt.value
+        if type(call) is not ast.Call or not any(type(a) is ast.Name and a.id in open_params
+                                                 for a in call.args + [kw.value for kw in call.keywords]):
+            return []
+        found = [pair for pair in _buffers_agreed(ctx, call, self_name, class_name) if pair[0] in open_params]
+        if staged:
+            found += [(name, staged[name]) for name in _relayed_names(ctx, call, self_name, class_name)
+                      if name in staged and name in open_params]
+        return found
+    if t is ast.If and not stmt.orelse:
+        first_stage = first_stage_only(stmt.test)
+        group = None if first_stage else several_ranks_group(stmt.test, ctx.size_fields)
+        if not first_stage and group is None:
+            return []  # the test first: most ``if``s are of neither kind, and their arms need no walk
+        arm = [pair for inner in stmt.body
+               for pair in _statement_agrees(ctx, inner, open_params, self_name, class_name, {})
+               if first_stage or pair[1] == group]
+        if not arm or _returns_in(stmt):
+            return []
+        spoilt = {name for inner in stmt.body for name in assigned_names(inner)}
+        arm = [pair for pair in arm if pair[0] not in spoilt]
+        if first_stage:
+            staged.update(arm)
+            return []
+        return arm
+    if t is ast.For:
+        return _loop_agrees(ctx, stmt, open_params)
+    return []
+
+
+def _loop_agrees(ctx: ModuleContext, stmt: ast.For, open_params: set) -> list:
+    """[(parameter, group)] of ``for g in (self.cp_group, self.tp_group):``
+    whose body agrees the parameter over ``g`` wherever ``g`` has several
+    ranks (``if g is not None and get_world_size(group=g) > 1:
+    dist.all_reduce(t, group=g)``), returns, breaks and continues nowhere
+    and rebinds neither:
+    agreed over the group spanning them all."""
+    spanning = loop_over_groups(stmt)
+    if spanning is None or _returns_in(stmt) or any(type(node) in (ast.Break, ast.Continue) for node in walked(stmt)):
+        return []  # a ``break`` or ``continue`` may skip a group's collective
+    loop_name = stmt.target.id
+    found: set = set()
+    spoilt = {loop_name}
+    for inner in stmt.body:
+        calls = [inner.value] if type(inner) is ast.Expr else []
+        if type(inner) is ast.If and not inner.orelse \
+                and several_ranks_group(inner.test, ctx.size_fields, loop_name) == LOOP_GROUP:
+            calls = [s.value for s in inner.body if type(s) is ast.Expr]
+        for call in calls:
+            if type(call) is not ast.Call or not passes_group(call, loop_name):
+                continue
+            raw = dotted(call.func)
+            match = ctx.match_collective(call, raw, canonical_text(raw, ctx.imports)) if raw else None
+            if match is None or match.spec is None:
+                continue
+            found.update(call.args[index].id for index in match.spec.inplace
+                         if index < len(call.args) and type(call.args[index]) is ast.Name)
+            found.update(kw.value.id for kw in call.keywords
+                         if kw.arg in BUFFER_KEYWORDS and type(kw.value) is ast.Name)
+        for node in walked(inner):
+            if type(node) is ast.Name and type(node.ctx) is not ast.Load:
+                spoilt.add(node.id)
+    return [(name, spanning) for name in sorted(found - spoilt) if name in open_params]
+
+
+def _relayed_names(ctx: ModuleContext, call: ast.Call, self_name, class_name: str) -> list:
+    """The plain names a call of a function of the module (or a method
+    through ``self``) passes for the parameters it relays down the pipeline
+    in place (:func:`agreedbuffers.relayed_in_place`)."""
+    func = call.func
+    if type(func) is ast.Name and func.id in ctx.module_functions:
+        qualname, skip = func.id, 0
+    elif type(func) is ast.Attribute and self_name and type(func.value) is ast.Name and func.value.id == self_name:
+        qualname, skip = f"{class_name}.{func.attr}", 1
+    else:
+        return []
+    target = ctx.definitions().get(qualname)
+    if target is None:
+        return []
+    memo = ctx.__dict__.setdefault("_relayed_in_place", {})
+    relayed = memo.get(qualname)
+    if relayed is None:
+        params = [a.arg for a in target.args.posonlyargs + target.args.args + target.args.kwonlyargs]
+        relayed = memo[qualname] = relayed_in_place(target, frozenset(params[skip:]), ctx.knowledge,
+                                                    lambda s: _single_rank_exit(ctx, s))
+    if not relayed:
+        return []
+    params = [a.arg for a in target.args.posonlyargs + target.args.args][skip:]
+    out = [arg.id for index, arg in enumerate(call.args)
+           if type(arg) is ast.Name and index < len(params) and params[index] in relayed]
+    return out + [kw.value.id for kw in call.keywords if kw.arg in relayed and type(kw.value) is ast.Name]
 
 
 def _buffers_agreed(ctx: ModuleContext, call: ast.Call, self_name, class_name: str) -> list:

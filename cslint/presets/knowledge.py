@@ -63,6 +63,7 @@ class Knowledge:
     #: see :attr:`Preset.p2p_receives`, :attr:`Preset.p2p_sends` (call names, last
     #: dotted part) and :attr:`Preset.p2p_peer_keywords`
     p2p_receives: frozenset = frozenset()
+    p2p_filling_receives: frozenset = frozenset()
     p2p_sends: frozenset = frozenset()
     p2p_peer_keywords: frozenset = frozenset()
     #: see :attr:`Preset.pair_exchanges`: {canonical name: (direction, position, keyword)}
@@ -210,6 +211,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
                                     for name, separator, fields in preset.group_names)
         merged.structure_maps.update(preset.structure_maps)
         merged.p2p_receives |= frozenset(preset.p2p_receives)
+        merged.p2p_filling_receives |= frozenset(preset.p2p_filling_receives)
         merged.p2p_sends |= frozenset(preset.p2p_sends)
         merged.p2p_peer_keywords |= frozenset(preset.p2p_peer_keywords)
         merged.pair_exchanges.update((name, (direction, position, keyword))

@@ -291,6 +291,12 @@ class Preset:
     #: sent (``x = dist.recv_object(src=prev_pp_rank)``); a receive into a
     #: buffer the caller passes (``pp_recv(tensor)``) is none
     p2p_receives: list = field(default_factory=list)
+    #: point-to-point receives (last dotted part) that fill the buffer passed
+    #: as their first argument with what one peer sent (``dist.recv(t,
+    #: group_src=pp_rank - 1)``): a helper that receives a parameter so from
+    #: the stage before and sends it on to the stage after relays it in place
+    #: (``agreedbuffers.relayed_in_place``)
+    p2p_filling_receives: list = field(default_factory=list)
     #: point-to-point sends (last dotted part): the first argument goes to the peer
     p2p_sends: list = field(default_factory=list)
     #: the keywords naming a point-to-point call's peer (``src``, ``dst``);

@@ -314,8 +314,9 @@ PRESET = Preset(
                      "*.batch_isend_irecv", "*.P2POp"],
     # ``recv`` fills the tensor passed and hands back the sender's rank, ``recv_object_list`` fills the
     # list passed: no receive hands back the data
+    p2p_filling_receives=["recv"],
     p2p_sends=["send", "isend"],
-    p2p_peer_keywords=["src", "dst"],
+    p2p_peer_keywords=["src", "dst", "group_src", "group_dst"],
     sources=_sources,
     uniform=_uniform,
     data_parallel_wrappers=_WRAPPERS,
