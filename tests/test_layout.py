@@ -242,6 +242,7 @@ ANALYSIS_PHASES = [
     ("classreads", "managed", "attached"),  # the classes a function reads as a value; a classmethod's calls of its
     # own class; the __enter__/__exit__ calls a with statement makes; the functions it attaches to objects it holds
     ("functionscan",),  # the one cheap walk of a function body
+    ("memosyntax",),  # a function's memo fills, the module globals it rebinds, its leading calls
     ("function",),  # one function's facts and references
     ("typedcalls",),  # calls of another file's typed wrapper, by the receiver's class
     ("feasibility",),  # which paths run under the configuration every rank shares
@@ -284,6 +285,7 @@ ANALYSIS_PHASES = [
     ("callercontext",),  # a summarised function's calling conditions, handed to every function it calls
     ("demand",),  # which functions the fixpoint steps
     ("stepreads",),  # what a step of the fixpoint reads
+    ("memofills",),  # module memos a class's constructors fill
     ("program",),  # the fixpoint
     ("carriers",),  # broadcasts a fix can carry a condition in
     ("uniformity", "contexts"),  # the query object; a case parameter's site judged in its calling contexts

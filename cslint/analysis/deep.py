@@ -26,6 +26,7 @@ from .settled import settled_call_implicit, settled_flow
 from .syntax import CONTEXT_METHODS, unparse
 from .astwalk import walk as fast_walk
 from .localgroups import call_group_arguments
+from .memosyntax import memo_fill_calls
 from .neighbours import neighbour_exchange
 from .pairpayload import agreed_structure
 
@@ -61,6 +62,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
     site_index_of_call: dict = {}
     pair_exchanges = info.ctx.knowledge.pair_exchanges
     pending = []
+    fills = None  # id(call) -> the global it fills (memofills.py), worked out at the first collective assigned
     for node in flow.graph.nodes:
         if node.id not in flow.live or node.stmt is None:
             continue
@@ -96,6 +98,11 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             site.fix = collective_facts(call, raw, match.spec, match.api, info.ctx.is_module_level) \
                 if match else wrapper_facts(call)
             site.when = when
+            if match is not None and info.declared_globals and type(node.stmt) is ast.Assign \
+                    and node.stmt.value is call:
+                if fills is None:
+                    fills = memo_fill_calls(info.func, info.declared_globals)
+                site.memo_global = fills.get(id(call), "")
             site.consts, site.star = constant_arguments(call)
             if ref is not None and ref.tag == "method":
                 site.set_before = fields_set_before(info, flow.graph, node, call)

@@ -48,6 +48,7 @@ from .recordinits import dataclass_init
 from .relays import relay_receives
 from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
+from .memosyntax import first_call_ref, global_stores, leading_calls
 from .sidebindings import handed_methods, side_bindings
 from .spans import may_cut_pieces, returns_pieces
 from .summary import SummaryWalk
@@ -147,7 +148,12 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      default_groups(info, lambda: binding_nodes(info)) if deep else (),
                      none_defaulted(info.func) - info.rebound_params if deep else frozenset(),
                      info.handed_classes, info.built_own_class, calls, attached_functions(info),
-                     free_names(info), returns_pieces(info))
+                     free_names(info), returns_pieces(info),
+                     global_stores(info),
+                     leading_calls(info) if deep and info.class_key else frozenset(),
+                     # (a summarised constructor counts only by running another: super().__init__(...))
+                     first_call_ref(info) if not deep and info.qualname.endswith(".__init__")
+                     and "__init__" in info.callee_names else ())
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

@@ -3,7 +3,9 @@ names and whether a call is a collective (:class:`CallScan`), and on the way wha
 the guards read of the body without walking it again: its local names and rebound parameters, raises and local I/O,
 signal handlers, whether it may write a field of ``self``, its returned values, the calls, lambdas and walruses each
 statement makes itself, local dicts read with constant keys, containers stored into, loop and unpacking targets,
-what it does to ``self``, the classes it reads as a value and a classmethod's calls of ``cls`` (constructiongroups.py)."""
+what it does to ``self``, the classes it reads as a value and a classmethod's calls of ``cls`` (constructiongroups.py),
+the globals it declares, the attributes of imported names it stores and the first line of a return, yield or await
+of its own (memosyntax.py)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
            "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
-           "rebuild_candidates", "rebuild_fields")
+           "rebuild_candidates", "rebuild_fields", "declared_globals", "module_stores", "leaves_at")
 
 
 def _subclasses(node_type: type) -> set:
@@ -76,6 +78,10 @@ class FunctionScan:
         self.local_io = False
         self.bare_return = False
         self.signal_handlers = []
+        declared_globals: set = set()  # ``global G`` (memosyntax.global_stores)
+        module_stores = []  # ``mod.G = ...`` of an imported name: (name, attribute, line)
+        leaves_at = None  # the first line of a return, yield or await of its own (memosyntax.leading_calls)
+        imports = self.ctx.imports
         may_write_field = decorated = False  # decorated: a nested definition's decorators were walked too
         local = {p.lstrip("*") for p in self.params}
         local.discard(self.self_name)
@@ -122,6 +128,8 @@ class FunctionScan:
                     may_write_field = may_write_field or type(node.ctx) is not Load  # ``self.x = ...``, ``del self.x``
                     t = None  # ``self.x`` hands nothing
                     break
+                if t is Attribute and node.ctx.__class__ is not Load and value.__class__ is Name and value.id in imports:
+                    module_stores.append((value.id, node.attr, node.lineno))
                 based = t is Attribute
                 node = value
                 t = type(node)
@@ -195,9 +203,16 @@ class FunctionScan:
                 continue
             elif t is ast.Await:
                 hands_self = True  # other coroutines run while it waits (a generator's consumer is its caller)
+                if leaves_at is None or node.lineno < leaves_at:
+                    leaves_at = node.lineno
+            elif t is ast.Yield or t is ast.YieldFrom:
+                if leaves_at is None or node.lineno < leaves_at:
+                    leaves_at = node.lineno
             elif t is ast.Raise or t is ast.Assert:
                 self.raises = True
             elif t is ast.Return:
+                if leaves_at is None or node.lineno < leaves_at:
+                    leaves_at = node.lineno
                 if node.value is not None:
                     returned.append(node.value)
                 else:
@@ -235,6 +250,8 @@ class FunctionScan:
             elif t is ast.ExceptHandler:
                 if node.name:
                     local.add(node.name)
+            elif t is ast.Global:
+                declared_globals.update(node.names)
             elif t is ast.Import or t is ast.ImportFrom:
                 for alias in node.names:
                     local.add((alias.asname or alias.name).split(".")[0])
@@ -244,6 +261,7 @@ class FunctionScan:
             collective = any(match_call(self, node, dotted(node.func), None) is not None
                              for node in own_nodes(self.func) if isinstance(node, ast.Call))
         self._local = local
+        self.declared_globals, self.module_stores, self.leaves_at = declared_globals, module_stores, leaves_at
         if class_reads:
             self.handed_classes = handed_classes(class_names, class_reads, class_calls)
         self.rebound_params = frozenset(rebound)

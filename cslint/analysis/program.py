@@ -31,6 +31,7 @@ from .presentfields import absent_written_fields
 from .rebuilds import rebuilt_written_fields
 from .divergence import extend_via, merge
 from .feasibility import call_allows, passed_values
+from .memofills import memo_covered
 from .processes import marked, runs_only_where
 from .reads import CALLEE_REFS, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
@@ -124,6 +125,9 @@ class Program(TableValues):
         self.several_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,
                                                  "several_rank_bindings", knowledge.world)
         self._marking = None  # while such a function is stepped: those dimensions
+        #: id(site) -> the keys of its targets that reach only module memos every constructor of the
+        #: calling method's family filled: the call reaches no collective through them (memofills.py)
+        self.memo_covered = memo_covered(self)
 
     def _rank_params_callers_pass(self) -> frozenset:
         """The rank-id sources of parameters named like a rank
@@ -347,7 +351,11 @@ def call_reaches(program: Program, site: Site, target: FuncFacts, mode: frozense
     """Whether a call can reach the collective ``ckey`` of ``target``: always,
     unless the target reaches it only under some assignments of its case
     parameters and the call's arguments (or the defaults it leaves) select
-    none of them."""
+    none of them, or the target reaches only module memos the constructors
+    of the calling method's family filled (:mod:`~cslint.analysis.memofills`)."""
+    covered = program.memo_covered.get(id(site))
+    if covered is not None and target.key in covered:
+        return False
     cases = program.reach_when.get((target.key, mode), {}).get(ckey)
     if cases is None:
         return True

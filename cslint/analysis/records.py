@@ -184,6 +184,10 @@ class Site:
     #: such an exchange: the ``guard`` spans of the tests of the exchanged
     #: value's structure that the pair agrees on (``pairpayload.py``)
     agreed_structure: frozenset = frozenset()
+    #: a collective whose result the function stores into the module global
+    #: it names, in the body of ``if <that global> is None:`` (a memo fill,
+    #: :mod:`~cslint.analysis.memofills`); "" for any other call
+    memo_global: str = ""
 
 
 @dataclass
@@ -390,6 +394,15 @@ class FuncFacts:
     #: into (:func:`~cslint.analysis.spans.returns_pieces`): the element an
     #: index picks from its result is of that value's kind whatever the index
     returns_pieces: bool = False
+    #: ``((module, name, line), ...)``: the module globals it rebinds
+    #: (:func:`~cslint.analysis.memosyntax.global_stores`)
+    global_stores: tuple = ()
+    #: analysed in depth: ``(line, column)`` of the calls that are a statement
+    #: of its body before anything can return (:func:`~cslint.analysis.memosyntax.leading_calls`)
+    leading_calls: frozenset = frozenset()
+    #: a summarised constructor: its first call, where nothing runs before it
+    #: (:func:`~cslint.analysis.memosyntax.first_call_ref`)
+    first_call: tuple = ()
 
 
 @dataclass

@@ -1,0 +1,139 @@
+"""What :mod:`~cslint.analysis.memofills` reads of one function's syntax,
+in the file's pass: the memo fills it makes (``if G is None: G = call()``
+of a global it declares), the module globals it rebinds, and the calls that
+are a statement of its body before anything can return."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody")
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _statements(func):
+    """Every statement of a function's own body, nested blocks included (not
+    nested definitions)."""
+    body = func.body
+    stack = list(body) if type(body) is list else []
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _NESTED):
+            continue
+        for name in _BLOCK_FIELDS:
+            block = getattr(node, name, None)
+            if block:
+                stack.extend(block)
+        for handler in getattr(node, "handlers", ()):
+            stack.extend(handler.body)
+        for case in getattr(node, "cases", ()):
+            stack.extend(case.body)
+
+
+def _none_tested(test) -> Optional[str]:
+    """``G`` of a test ``G is None``."""
+    if type(test) is ast.Compare and type(test.left) is ast.Name and len(test.ops) == 1 \
+            and type(test.ops[0]) is ast.Is and type(test.comparators[0]) is ast.Constant \
+            and test.comparators[0].value is None:
+        return test.left.id
+    return None
+
+
+def memo_fill_calls(func, declared) -> dict:
+    """id(call) -> ``G`` for each ``G = call(...)`` directly in the body of
+    ``if G is None:`` of a function declaring ``global G`` (``declared``:
+    the names it declares so)."""
+    fills = {}
+    for stmt in _statements(func):
+        if type(stmt) is not ast.If:
+            continue
+        name = _none_tested(stmt.test)
+        if name is None or name not in declared:
+            continue
+        for inner in stmt.body:
+            if type(inner) is ast.Assign and len(inner.targets) == 1 and type(inner.targets[0]) is ast.Name \
+                    and inner.targets[0].id == name and type(inner.value) is ast.Call:
+                fills[id(inner.value)] = name
+    return fills
+
+
+def global_stores(info) -> tuple:
+    """``((module, name, line), ...)``: the module globals a function
+    rebinds, its own (``global G`` then ``G = ...``) and those of imported
+    modules (``mod.G = ...``), from what its scan noted
+    (:meth:`~cslint.analysis.functionscan.FunctionScan.scan_calls`)."""
+    imports = info.ctx.imports
+    out = {(imports[name], attr, line) for name, attr, line in info.module_stores}
+    if info.declared_globals:
+        module, declared, targets = info.ctx.module, info.declared_globals, []
+        for stmt in _statements(info.func):
+            t = type(stmt)
+            if t is ast.Assign or t is ast.Delete:
+                targets.extend(stmt.targets)
+            elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor:
+                targets.append(stmt.target)
+            elif t is ast.With or t is ast.AsyncWith:
+                targets.extend(item.optional_vars for item in stmt.items if item.optional_vars is not None)
+        while targets:
+            target = targets.pop()
+            t = type(target)
+            if t is ast.Tuple or t is ast.List:
+                targets.extend(target.elts)
+            elif t is ast.Starred:
+                targets.append(target.value)
+            elif t is ast.Name and target.id in declared:
+                out.add((module, target.id, target.lineno))
+    return tuple(sorted(out)) if out else ()
+
+
+def leading_calls(info) -> frozenset:
+    """``(line, column)`` (1-based column, as :class:`~cslint.model.Span`) of
+    the calls that are a whole statement of the function's body, or the
+    value it assigns, before the first statement that can return (or yield,
+    or await)."""
+    return frozenset((call.lineno, call.col_offset + 1) for call in _leading_call_nodes(info))
+
+
+def first_call_ref(info) -> tuple:
+    """A summarised constructor: ``((reference, bare),)`` of its first call
+    (``bare``: it passes nothing), where that call is a whole statement of
+    its body before anything can return and every statement before it is a
+    simple one that calls nothing; else ().  (Its summary keeps no call
+    sites by position.)"""
+    leaves_at = info.leaves_at
+    body = info.func.body
+    for stmt in body if type(body) is list else ():
+        if type(stmt) not in _SIMPLE or (leaves_at is not None and stmt.end_lineno >= leaves_at):
+            return ()
+        calls = [node for node in ast.walk(stmt) if type(node) is ast.Call]
+        if not calls:
+            continue
+        value = stmt.value if type(stmt) in _CALL_STATEMENTS else None
+        if type(value) is not ast.Call:
+            return ()
+        receiver = {id(node) for node in ast.walk(value.func)}  # ``super()`` of ``super().__init__(...)``
+        if any(call is not value and id(call) not in receiver for call in calls):
+            return ()
+        ref = info.resolve_ref(value.func)
+        return ((ref, not (value.args or value.keywords)),) if ref is not None else ()
+    return ()
+
+
+def _leading_call_nodes(info) -> list:
+    out = []
+    leaves_at = info.leaves_at
+    body = info.func.body
+    for stmt in body if type(body) is list else ():
+        if leaves_at is not None and stmt.end_lineno >= leaves_at:
+            break
+        if stmt.__class__ in _CALL_STATEMENTS and stmt.value.__class__ is ast.Call:
+            out.append(stmt.value)
+    return out
+
+
+#: the statements whose value may be a call that is all they do
+_CALL_STATEMENTS = frozenset({ast.Expr, ast.Assign, ast.AnnAssign})
+#: statements that run nothing but their own expressions
+_SIMPLE = _CALL_STATEMENTS | {ast.AugAssign, ast.Pass, ast.Global, ast.Nonlocal, ast.Delete}
