@@ -220,11 +220,12 @@ ANALYSIS_PHASES = [
     # module makes and their own rank lists; locals holding a group parameter with a fallback; what a method's calls
     # on self write; a result that tells a function's ways apart only by its None-ness; what a field holds where it is
     # not None; a field rebuilt from its own settings
-    ("arms", "armlocals", "stores", "lists", "entries", "setfields", "correlated", "exitcalls", "neighbours"),  # calls
+    ("arms", "armlocals", "stores", "lists", "entries", "setfields", "correlated", "exitcalls", "neighbours",
+     "lackednames"),  # calls
     # and assignments both arms of an if/else make alike; the tests a local the summary walk binds leaves out; tests
     # storing alike; index stores into a list; tables whose entries are tuples of one length; fields a method sets;
     # tests of one chain that decide each other; a call every way out of a decision makes once; an exchange with a
-    # neighbouring stage under the test that it is there
+    # neighbouring stage under the test that it is there; an attribute the object a field is rebuilt with lacks
     ("collectivegroups", "namedgroups", "agreedbuffers"),  # which call is a collective and over which group; the
     # group an object's own process group is where a test of its name says so; a helper's buffer agreed where only a
     # group of one rank skips its collective, or relayed down the stages in place

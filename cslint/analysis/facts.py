@@ -41,6 +41,7 @@ from .evaluator import Evaluator
 from .fallbacks import default_groups, none_defaulted
 from .feasibility import Feasibility
 from .function import FunctionInfo, free_names, mode_names_used, rank_param_sources
+from .lackednames import class_body_names, file_foreign_stores, fill_bound_names
 from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
@@ -330,6 +331,7 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             key = f"{ctx.module}:{qual}"
             bases = []
             base_texts = []
+            ctx.class_body_names[key] = class_body_names(stmt.body) if all(map(dotted, stmt.bases)) else None
             for base in stmt.bases:
                 text = dotted(base)
                 if not text:
@@ -477,6 +479,8 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
             scans = [info.scan_calls() for info in everyone]
             if scanned is not None:
                 scanned[:] = [info.scan_state(scan) for info, scan in zip(everyone, scans)]
+        fill_bound_names(classes, ctx.class_body_names, everyone)
+        facts.foreign_stores = file_foreign_stores(everyone)
         deep_names = set(ctx.deep_names)
         deep = [scan.has_collective for scan in scans]
         # matched once per function, not once per round of the loop below

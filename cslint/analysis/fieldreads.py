@@ -102,7 +102,8 @@ class FieldReads:
         """``obj.attr``: the field ``attr`` of the classes ``obj`` may hold, plus
         what makes ``obj`` a different object on some ranks (its structure;
         of a field some method sets to None, where it is not None:
-        presentfields.py); of an object of unknown class, what
+        presentfields.py; of a field rebuilt with objects lacking ``attr``,
+        where it holds another: lackednames.py); of an object of unknown class, what
         :func:`~cslint.analysis.atoms.attribute` keeps."""
         out: dict = {}
         keep = ATTRIBUTE_KEEPS.get(atom.attr, SHAPE)
@@ -119,7 +120,9 @@ class FieldReads:
                 # parameter); the signal reaches one process, so it differs
                 for k, (dims, via) in self.signal_fields.get(atom.attr, {}).items():
                     merge(out, k, dims, via)
-            held = present_read(inner, self.absent_fields, family_of) if self.absent_fields else inner
+            held = self.lacked_names.held_read(inner, atom.attr) if self.rebuilt_fields else None
+            if held is None:  # (a rebuilt object lacking the attribute: lackednames.py)
+                held = present_read(inner, self.absent_fields, family_of) if self.absent_fields else inner
             for k, (dims, via) in self.seen_through(self.eval(frozenset({held}), mode),
                                                       SHAPE if families else keep).items():
                 merge(out, k, dims, via)

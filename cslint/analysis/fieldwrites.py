@@ -72,8 +72,8 @@ def field_writes(transfer, s: ast.stmt, flow: Flow, fields: list, field_types: l
                         fields.append(FieldWrite(info.class_key, own_field(attr), own | flow.implicit, s.lineno))
                         continue
                 fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, stored,
-                                         attr is not None and writes_none(value), attr in info.rebuild_fields
-                                         and id(s) in rebuilds_of(info).writes))
+                                         attr is not None and writes_none(value),
+                                         rebuilds_of(info).writes.get(id(s)) if attr in info.rebuild_fields else None))
                 if t is ast.Assign and len(targets) == 1 and (stored and type(value) is ast.Tuple
                                                               or attr and empty_table(value)):
                     fields.extend(entry_writes(info, evaluate, attr or base_attr, value, extra, flow.env,

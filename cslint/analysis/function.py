@@ -288,6 +288,8 @@ class FunctionInfo(FunctionScan):
         self.rebuild_candidates: list = []  # ``self.attr = local`` or ``= call(...)`` (scan_calls; rebuilds.py)
         self.rebuild_fields = NO_NAMES  # their fields' names (scan_calls)
         self._rebuilds = None  # rebuilds.rebuilds_of, once asked
+        self.self_stores = self.foreign_stores = NO_NAMES  # attribute names stored by name (scan_calls)
+        self.binds_computed_names = False  # on ``self`` (scan_calls; lackednames.py)
         self.built_own_class = ()  # a classmethod: the group arguments of each ``cls(...)`` (scan_calls)
         args = getattr(func, "args", None)
         params = []

@@ -37,7 +37,8 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
            "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
-           "rebuild_candidates", "rebuild_fields", "declared_globals", "module_stores", "leaves_at")
+           "rebuild_candidates", "rebuild_fields", "declared_globals", "module_stores", "leaves_at", "self_stores",
+           "foreign_stores", "binds_computed_names")
 
 
 def _subclasses(node_type: type) -> set:
@@ -45,6 +46,12 @@ def _subclasses(node_type: type) -> set:
     for sub in node_type.__subclasses__():
         found |= _subclasses(sub)
     return found
+
+
+#: calls that bind an attribute named by an argument: (the receiver's position or None for the method's own
+#: receiver, the name's position) (lackednames.py)
+_NAME_BINDERS = {"setattr": (0, 1), "register_parameter": (None, 0), "register_buffer": (None, 0),
+                 "add_module": (None, 0), "register_module": (None, 0)}
 
 
 #: every statement node type (a set lookup per node of :meth:`FunctionInfo.scan_calls`' walk, not an isinstance call)
@@ -93,6 +100,8 @@ class FunctionScan:
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
         attach_candidates = []  # ``obj.attr = name_or_attribute`` (attached.py)
         rebuild_candidates = []  # ``self.attr = local`` or ``self.attr = call(...)`` (rebuilds.py)
+        self_stores, foreign_stores = set(), set()  # attribute names stored on ``self``, on anything else (held_store)
+        binds_computed_names = False  # ``setattr(self, name, v)``, ``self.__dict__.update(...)`` (lackednames.py)
         self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
         stack = list(body)
@@ -120,6 +129,12 @@ class FunctionScan:
             node = stack.pop()
             t = type(node)
             based = False  # reached as the object of an attribute read
+            if t is Attribute and type(node.ctx) is Store:
+                value = node.value
+                if type(value) is Name and value.id == self_name:
+                    self_stores.add(node.attr)
+                else:
+                    foreign_stores.add(held_store(value, node.attr))
             # the commonest nodes first: no statement, nothing to note.  An attribute or a keyword has one child
             # (``attr``/``arg`` are strings), the node the stack would hand back next: it is taken at once.
             while t is Attribute or t is keyword:
@@ -175,6 +190,12 @@ class FunctionScan:
                     handler = self.resolve_ref(node.args[1])
                     if handler is not None:
                         self.signal_handlers.append(handler)
+                if name in _NAME_BINDERS:
+                    binds_computed_names = _note_bound_name(node, name, self_name, self_stores,
+                                                            foreign_stores) or binds_computed_names
+                elif name == "update" and type(func) is Attribute and type(func.value) is Attribute \
+                        and func.value.attr == "__dict__":
+                    binds_computed_names = True
                 if name and type(func) is Attribute and (type(func.value) is Name and func.value.id == self_name or (
                         type(func.value) is Call and dotted(func.value.func) == "super")):
                     self_calls.append(name)
@@ -284,6 +305,8 @@ class FunctionScan:
         self.rebuild_fields = frozenset(node.targets[0].attr for node in rebuild_candidates) \
             if rebuild_candidates else NO_NAMES
         self._rebuilds = None
+        self.self_stores, self.foreign_stores = frozenset(self_stores), frozenset(foreign_stores)
+        self.binds_computed_names = binds_computed_names
         return CallScan(frozenset(names), collective)
 
 
@@ -291,3 +314,35 @@ def _comprehension_bound(node) -> list:
     """The names an assignment of a list comprehension (or ``tuple(...)`` of a generator) binds (their own structure
     is the comprehension's generators', kept apart from its elements: :meth:`~cslint.analysis.transfer.Transfer.assign`)."""
     return [t.id for t in (node.targets if type(node) is ast.Assign else (node.target,)) if type(t) is ast.Name]
+
+
+def _note_bound_name(call: ast.Call, name: str, self_name, self_stores: set, foreign_stores: set) -> bool:
+    """Note the attribute name a call of :data:`_NAME_BINDERS` binds (``setattr(obj, "x", v)``,
+    ``obj.register_buffer("x", t)``) with the stores on ``self`` or on another object; whether it binds a
+    name it computes on ``self``."""
+    receiver_at, name_at = _NAME_BINDERS[name]
+    args = call.args
+    if receiver_at is None:
+        if type(call.func) is not ast.Attribute:
+            return False
+        receiver = call.func.value
+    elif len(args) > receiver_at:
+        receiver = args[receiver_at]
+    else:
+        return False
+    key = args[name_at] if len(args) > name_at else next((kw.value for kw in call.keywords if kw.arg == "name"), None)
+    on_self = type(receiver) is ast.Name and receiver.id == self_name
+    if type(key) is ast.Constant and type(key.value) is str:
+        if on_self:
+            self_stores.add(key.value)
+        else:
+            foreign_stores.add(held_store(receiver, key.value))
+        return False
+    return on_self
+
+
+def held_store(receiver: ast.AST, name: str) -> str:
+    """How a store of the attribute ``name`` on ``receiver`` (not a method's ``self``) is noted in
+    :attr:`FunctionInfo.foreign_stores`: ``"F.name"`` on what a field ``F`` holds (``x.F.name = v``),
+    ``"name"`` on any other object (a local, a parameter, an element)."""
+    return f"{receiver.attr}.{name}" if type(receiver) is ast.Attribute else name

@@ -28,7 +28,7 @@ from .callercontext import pass_calling_context
 from .constructiongroups import construction_groups
 from .constructions import BUILT_APART, constructor_fields, stored_apart
 from .presentfields import absent_written_fields
-from .rebuilds import rebuilt_written_fields
+from .lackednames import LackedNames
 from .divergence import extend_via, merge
 from .feasibility import call_allows, passed_values
 from .memofills import memo_covered
@@ -112,7 +112,8 @@ class Program(TableValues):
         #: (family, attr) of the fields constructors store (constructions.py)
         self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
         self.absent_fields = absent_written_fields(self.funcs.values(), self.resolver.family)  # presentfields.py
-        self.rebuilt_fields = rebuilt_written_fields(self.funcs.values(), self.resolver.family)  # rebuilds.py
+        self.lacked_names = LackedNames(self.files, self.funcs.values(), self.resolver, knowledge)  # lackednames.py
+        self.rebuilt_fields = frozenset(self.lacked_names.rebuilt)  # (family, attr) some method rebuilds (rebuilds.py)
         #: id(site) -> the group every construction hands the field a collective runs over, and id(site) ->
         #: {"self.<attr>": group} for a call passing such a field on (constructiongroups.py)
         self.construction_groups, self.construction_passed = construction_groups(self)

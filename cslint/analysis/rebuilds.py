@@ -22,21 +22,33 @@ registry) is not looked for: the callee may be a library's.
 from __future__ import annotations
 
 import ast
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 from .astwalk import BLOCKS_OF, walked
 from .atoms import REBUILT_APART
-from .records import written_variants
 
 
 class Rebuilds(NamedTuple):
     """The rebuilds of a method's fields (:func:`rebuilds_of`)."""
 
     reads: frozenset  # id() of the ``self.F`` reads in a rebuild's construction
-    writes: frozenset  # id() of the rebuilding ``self.F = ...`` statements
+    #: id() of the rebuilding ``self.F = ...`` statements -> the :class:`RebuiltObject` each writes
+    writes: dict
 
 
-NO_REBUILDS = Rebuilds(frozenset(), frozenset())
+class RebuiltObject(NamedTuple):
+    """What a rebuild writes to its field (``FieldWrite.rebuilt``): the object ``built`` (a callee reference,
+    ``Impl``) makes, as it is (``wrapper`` None) or handed first to ``wrapper`` (a callee reference; ``UNKNOWN``
+    where it is handed otherwise) (lackednames.py)."""
+
+    built: Optional[tuple]
+    wrapper: object
+
+
+#: the wrapper of a rebuilt object handed to the write's call otherwise than as its first argument
+UNKNOWN = "?"
+
+NO_REBUILDS = Rebuilds(frozenset(), {})
 
 _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
@@ -106,14 +118,17 @@ def _find(info) -> Rebuilds:
             mentions.setdefault(node.id, []).append(node)
         elif t is ast.Attribute and type(node.ctx) is ast.Store and type(node.value) is ast.Name:
             stored_on.add(id(node.value))
-    reads, writes = set(), set()
+    reads, writes = set(), {}
     for write, node, construction, own in found:
         allowed = {id(construction.targets[0]), id(node)}
         if any(id(m) not in allowed and id(m) not in stored_on for m in mentions.get(node.id, ())):
             continue  # read elsewhere, rebound, or handed on twice
         reads.update(id(n) for n in own)
-        writes.add(id(write))
-    return Rebuilds(frozenset(reads), frozenset(writes)) if writes else NO_REBUILDS
+        value = write.value
+        wrapper = None if value is node else info.resolve_ref(value.func) if value.args and value.args[0] is node \
+            else UNKNOWN
+        writes[id(write)] = RebuiltObject(info.resolve_ref(construction.value.func), wrapper)
+    return Rebuilds(frozenset(reads), writes) if writes else NO_REBUILDS
 
 
 def _constructions(body: list, names: dict) -> dict:
@@ -151,8 +166,3 @@ def _builds_object(info, call: ast.Call) -> bool:
     name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else ""
     return name[:1].isupper() and not name.isupper()
 
-
-def rebuilt_written_fields(funcs, family_of) -> frozenset:
-    """(family, attr) of the fields some method rebuilds from their own settings."""
-    return frozenset((family_of(write.class_key), write.attr)
-                     for fn in funcs for v in written_variants(fn) for write in v.fields if write.rebuilt)

@@ -115,8 +115,8 @@ class FieldWrite(NamedTuple):
     element: bool = False
     #: the value written is None itself (``self.x = None``): presentfields.py
     absent: bool = False
-    #: the field rebuilt with an object built from its own settings (rebuilds.py)
-    rebuilt: bool = False
+    #: the field rebuilt with an object built from its own settings: the object (rebuilds.RebuiltObject), else None
+    rebuilt: Optional[tuple] = None
 
 
 class FieldType(NamedTuple):
@@ -417,6 +417,10 @@ class ClassFacts:
     #: names of its methods read as attributes (``@property``,
     #: ``@functools.cached_property``): a read of one runs the method
     properties: tuple = ()
+    #: every name an instance may hold by the class's own doing: its class body's and methods' names, what
+    #: its methods store or register on ``self`` by name; None where one binds a name it computes
+    #: (:mod:`~cslint.analysis.lackednames`)
+    bound_names: Optional[frozenset] = None
 
 
 @dataclass
@@ -437,6 +441,10 @@ class FileFacts:
     # A re-extraction that deepened only some functions: their positions in
     # the earlier facts' ``functions`` (see :func:`merge_partial`), else None.
     partial: Optional[tuple] = None
+    #: attribute names the file stores or registers by name on another object than a method's ``self``
+    #: (``layer.weight = w``, ``layer.register_parameter("bias", None)``), as ``"F.name"`` on what a field ``F``
+    #: holds (``x.F.name = v``; :func:`~cslint.analysis.functionscan.held_store`, :mod:`~cslint.analysis.lackednames`)
+    foreign_stores: frozenset = frozenset()
 
 
 def merge_partial(earlier: FileFacts, patch: FileFacts) -> FileFacts:
@@ -449,7 +457,7 @@ def merge_partial(earlier: FileFacts, patch: FileFacts) -> FileFacts:
     merged = FileFacts(path=earlier.path, module=earlier.module, functions=functions,
                        classes=earlier.classes, globals=earlier.globals, defined_names=earlier.defined_names,
                        collective_functions=earlier.collective_functions | patch.collective_functions,
-                       imports=earlier.imports)
+                       imports=earlier.imports, foreign_stores=earlier.foreign_stores)
     if patch.globals:
         merged.globals = patch.globals
     return merged

@@ -320,6 +320,7 @@ class ModuleContext(CollectiveGroups):
         self.module_globals = module_level_names(tree)
         #: class key -> the canonical dotted texts of its bases (filled as the classes are walked)
         self.class_bases: dict = {}
+        self.class_body_names: dict = {}  # class key -> the names its body binds (lackednames.class_body_names)
         #: ``unhandled-exceptions``: "hang" when an exception that leaves one rank is not torn down
         self.exceptions_hang = (settings.unhandled_exceptions or knowledge.unhandled_exceptions) == "hang"
         self.user_collectives = [c for c in settings.collectives]

@@ -207,6 +207,8 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                 for inner in atom.inner:
                     if (held := present_read(inner, program.absent_fields, family_of)) is not inner:
                         out.add(("field", family_of(inner.class_key), held.attr))
+                    if program.rebuilt_fields and (held := program.lacked_names.held_read(inner, atom.attr)):
+                        out.add(("field", family_of(inner.class_key), held.attr))  # (lackednames.py)
                     families = field_families(inner, atom.attr)
                     out.update(("field", family, atom.attr) for family in families)
                     for table, stored in built_reads(program, inner, atom.attr, families):  # constructions.py

@@ -268,6 +268,15 @@ class Preset:
     #: on this rank's own batch; the backward of what it computed all-reduces
     #: the gradients; ``methods`` are its other methods that communicate
     data_parallel_wrappers: list = field(default_factory=list)
+    #: ``(pattern, names)``: calls that hand back the module passed first, changed in place, its class
+    #: extended by ``names`` (``fully_shard(m)``): the result holds ``m``'s attributes and those names
+    #: (:mod:`~cslint.analysis.lackednames`)
+    in_place_wrappers: list = field(default_factory=list)
+    #: ``(pattern, names)``: library base classes whose instances hold ``names`` and, beside them, only what
+    #: their subclasses bind (``torch.nn.Module``: its methods and ``training``; parameters, buffers and
+    #: submodules are bound by the subclass, by name): an attribute a subclass never binds is not there
+    #: (:mod:`~cslint.analysis.lackednames`)
+    attribute_bases: list = field(default_factory=list)
     #: ``(pattern, methods)``: context managers under which the modules a
     #: function builds are partitioned over the ranks (``with
     #: deepspeed.zero.Init(): model = Model(config)``, ZeRO-3): calling such a

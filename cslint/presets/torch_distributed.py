@@ -240,6 +240,30 @@ _WRAPPERS = [
     ("colossalai.zero.GeminiDDP", ("state_dict",)),
 ]
 
+# A module's own attributes: its public methods and ``training``; every other attribute (its parameters,
+# buffers, submodules, settings) is one its class binds, by name.
+_MODULE_NAMES = (
+    "T_destination", "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu",
+    "cuda", "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "training", "type", "xpu", "zero_grad",
+)
+# What ``fully_shard`` adds to the class of the module it shards in place (``FSDPModule``'s methods).
+_FULLY_SHARDED_NAMES = (
+    "reset_iter_state", "reshard", "set_all_reduce_hook", "set_allocate_memory_from_process_group_for_comm",
+    "set_custom_all_gather", "set_custom_reduce_scatter", "set_force_sum_reduction_for_comms",
+    "set_gradient_divide_factor", "set_is_last_backward", "set_modules_to_backward_prefetch",
+    "set_modules_to_forward_prefetch", "set_post_optim_event", "set_reduce_scatter_divide_factor",
+    "set_reduce_scatter_max_input_buffers", "set_reduce_scatter_unused_params", "set_requires_all_reduce",
+    "set_requires_gradient_sync", "set_reshard_after_backward", "set_reshard_after_forward",
+    "set_separate_reduce_scatter_group", "set_symm_mem_for_comm", "set_unshard_in_backward", "unshard",
+)
+
 _uniform = [
     "torch.distributed.get_world_size", "dist.get_world_size", "*.get_world_size", "get_world_size",
     "*.get_*_world_size", "get_*_world_size", "*.is_initialized", "torch.distributed.is_available",
@@ -320,6 +344,9 @@ PRESET = Preset(
     sources=_sources,
     uniform=_uniform,
     data_parallel_wrappers=_WRAPPERS,
+    in_place_wrappers=[("torch.distributed.fsdp.fully_shard", _FULLY_SHARDED_NAMES),
+                       ("torch.distributed._composable.fsdp.fully_shard", _FULLY_SHARDED_NAMES)],
+    attribute_bases=[("torch.nn.Module", _MODULE_NAMES), ("torch.nn.modules.module.Module", _MODULE_NAMES)],
     rendezvous=["init_process_group", "new_group", "new_subgroups", "new_subgroups_by_enumeration",
                 "init_device_mesh"],
     job_tests=["torch.distributed.is_initialized", "torch.distributed.is_available"],
