@@ -89,6 +89,21 @@ def test_an_early_exit_before_another_files_class_with_a_sending_helper_is_repor
         [("executor.py", "CSL102", 14)]
 
 
+@pytest.mark.xfail(strict=True, reason="typedcalls.calls_typed_wrapper reads calls_by_statement, which holds only "
+                                       "the calls with arguments (functionscan keeps the others in bare_calls)")
+def test_an_argument_free_call_of_a_typed_wrapper_is_reached(tmp_path):
+    # the function scan keeps the calls without arguments apart from the
+    # others; ``self.broadcaster.share_requests()`` calls the typed wrapper
+    # as surely as ``share_requests([])`` does
+    (tmp_path / "broadcaster.py").write_text(textwrap.dedent(BROADCASTER).replace(
+        "def share_requests(self, items):", "def share_requests(self, items=None):"))
+    (tmp_path / "executor.py").write_text(textwrap.dedent(EXECUTOR).replace(
+        "share_requests([])", "share_requests()") + OWN_BARRIER)
+    result = check_paths([str(tmp_path)])
+    assert sorted((f.path.rsplit("/", 1)[-1], f.code, f.line) for f in result.findings) == \
+        [("executor.py", "CSL102", 14)]
+
+
 @pytest.mark.xfail(strict=True, reason="a typed wrapper is no needle: a caller whose file holds no collective "
                                        "of its own is never parsed (engine/gather.py)")
 def test_a_caller_file_without_collectives_of_its_own_is_looked_at(tmp_path):
