@@ -100,3 +100,61 @@ def test_a_parameter_handed_back_is_none_where_the_callers_argument_is():
     assert _found(**AGREED) == []
     found = _found(**{**AGREED, "reference": "self.cache.get(self.rank)"})
     assert {code for _, code in found} >= {"CSL102", "CSL101"}
+
+
+REBOUND = HELPER + """
+
+    def attention_core(ex, x, key, result, compressed):
+        if not compressed:
+            out = ex.pipelined(x, key)
+            {between}
+            if out is not None:
+                return out
+        if compressed:
+            out, lse = result
+        else:
+            out = result
+        dist.all_reduce(out, group=ex.group)
+        return out
+"""
+
+
+def _found_rebound(between="pass", **parts):
+    source = textwrap.dedent(REBOUND.format(between=between, **{**AGREED, **parts}))
+    return sorted({(f.line, f.code) for f in check_source(source, report="per-site").findings
+                   if f.function == "attention_core"})
+
+
+def test_a_name_bound_otherwise_elsewhere_reads_the_none_part_of_the_binding_reaching_the_test():
+    # ``out`` is also unpacked on another path; the one binding reaching the
+    # test is the helper's result, and reads or calls between change which
+    # object it is no more than nothing does
+    assert _found_rebound() == []
+    assert _found_rebound(between="ex.checked.add(out.shape)") == []
+
+
+def test_a_binding_between_or_none_chosen_by_the_rank_still_parts_the_ranks():
+    assert {code for _, code in _found_rebound(declined="self.rank == 0")} == {"CSL102"}
+    # a second binding reaching the test: its own structure, as before
+    rebound = _found_rebound(between="out = ex.cache.get(ex.rank) if key else out")
+    assert {code for _, code in rebound} == {"CSL102"}
+
+
+LOOPED = HELPER + """
+
+    def attention_retried(ex, x, key, tries):
+        out = ex.pipelined(x, key)
+        for _ in range(tries):
+            if out is not None:
+                return out
+            out = ex.cache.get(ex.rank)
+        dist.all_reduce(x, group=ex.group)
+        return x
+"""
+
+
+def test_a_binding_later_in_a_loop_reaches_its_test_on_the_next_pass():
+    source = textwrap.dedent(LOOPED.format(**AGREED))
+    found = {f.code for f in check_source(source, report="per-site").findings if f.function == "attention_retried"}
+    assert "CSL102" in found or "CSL101" in found
+

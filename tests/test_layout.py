@@ -209,6 +209,7 @@ ANALYSIS_PHASES = [
     ("syntax", "shapes", "records", "callfacts", "escapes", "spans", "positions", "spreadlengths"),  # what the syntax
     # says; the per-file records; failing work; what a slice's bounds leave of its width; a display's elements kept
     # apart at a parameter; how many elements a spread sequence holds, through the binding reaching it
+    ("namereach",),  # which binding of a name reaches a read of it, as far as whether it is None goes
     ("presence", "localdicts", "tuplelists", "complements", "funcaliases", "spreads", "packagefiles", "mappings"),  # tests
     # that only ask whether a value is there; a local dict display's values kept apart per key; a local list's tuples
     # kept apart per position; one rank first, then the others, binding a name to one call; module-level names that

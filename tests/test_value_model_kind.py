@@ -49,7 +49,14 @@ def test_the_size_of_this_ranks_slice_still_differs():
 
 
 def test_whether_this_ranks_share_is_there_still_differs():
-    assert _codes(_SPLIT.replace("{test}", "if result is not None:")) == [("CSL101", 9)]
+    # whether this rank's slice holds a first element: None where it is empty
+    assert _codes(_SPLIT.replace("{test}", "if next(iter(result), None) is not None:")) == [("CSL101", 9)]
+
+
+def test_a_slice_reaching_a_none_test_is_never_none():
+    # ``result`` is also rebound to the padded result, after the test: the
+    # binding that reaches the test is the slice, which is never None
+    assert _codes(_SPLIT.replace("{test}", "if result is not None:")) == []
 
 
 def test_dispatch_on_the_kind_of_the_inputs_is_alike():

@@ -37,6 +37,12 @@ factories) and what indexing or viewing a tensor makes of it
 assignments alone: no parameter, loop, ``with``, unpacking or walrus) is
 one of these.  A name bound to a call reads the call's own None part; a
 parameter, or anything else, is read as before: its own structure.
+
+Where a name has other bindings, the one reaching the read decides
+(``namereach.py``): a read reached by one plain assignment reads what that
+assignment's value says (never None, or the call's None part), whatever
+the name's other bindings are (``out = helper(x)`` tested at once while
+``out, extra = result`` binds it on another path).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from typing import Optional
 from .astwalk import BLOCKS_OF
 from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, call_result, param
 from .callrefs import OWN_PART, part_ref
+from .namereach import binding_reaching
 from .receivers import bound_names, other_bindings, param_names
 from .scope import canonical_text
 from .syntax import dotted
@@ -243,7 +250,19 @@ def none_of(evaluator, expr, env: dict, value: Optional[frozenset] = None,
             found = none_of(evaluator, arm, env)
             arms |= evaluator.own_structure(arm, env) if found is None else found
         return evaluator.eval(expr.test, env) | arms
-    if t is ast.Call or (t is ast.Name and _plain_values(info, expr.id) is not None):
+    passed = ()
+    plain = None
+    if t is ast.Name:
+        plain = _plain_values(info, expr.id)
+        if (plain is None or len(plain) > 1) and info.local_names is not None and expr.id in info.local_names:
+            binding = binding_reaching(info, expr)  # (the one binding of several that reaches this read)
+            if binding is not None:
+                if never_none(info, binding.value):
+                    return EMPTY
+                if type(binding.value) is ast.Call:
+                    plain = (binding.value,)  # its None part, as a call's
+                    passed = _never_none_arguments(info, binding.value)
+    if t is ast.Call or plain is not None:
         if kept is _NOT_READ:
             kept = evaluator.kept_apart(expr, env)  # (its own structure, where narrower than its whole value)
         if kept is not None:
@@ -251,7 +270,7 @@ def none_of(evaluator, expr, env: dict, value: Optional[frozenset] = None,
             return kept if found is None else found
         if value is None:
             value = evaluator.eval(expr, env)
-        return none_results(value, passed=_never_none_arguments(info, expr) if t is ast.Call else ())
+        return none_results(value, passed=_never_none_arguments(info, expr) if t is ast.Call else passed)
     if t is ast.Name and info.local_names is not None and expr.id not in info.rebound_params:  # (scanned)
         held = env.get(expr.id)
         if held is not None and len(held) == 1:

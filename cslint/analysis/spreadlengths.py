@@ -52,10 +52,10 @@ _MOST_ELEMENTS = 64
 
 _DISPLAYS = (ast.List, ast.Tuple, ast.Set)
 #: blocks a name's binding before them reaches through: a branch, a ``with`` and a ``try`` body
-_STRAIGHT_BLOCKS = {ast.If: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",), ast.Try: ("body",)}
+STRAIGHT_BLOCKS = {ast.If: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",), ast.Try: ("body",)}
 _TRY_STAR = getattr(ast, "TryStar", None)
 if _TRY_STAR is not None:
-    _STRAIGHT_BLOCKS[_TRY_STAR] = ("body",)
+    STRAIGHT_BLOCKS[_TRY_STAR] = ("body",)
 
 
 def written_length(expr: ast.expr, info, statement: ast.stmt, is_builtin, depth: int = 0) -> Optional[int]:
@@ -122,21 +122,21 @@ def reaching_assignment(mention: ast.Name, info, statement: ast.stmt):
         for before in reversed(block[:place]):
             if not _mentions(before, name):
                 continue
-            if _assigns(before, name) and not _closed_over(func, name):
+            if assigns_name(before, name) and not _closed_over(func, name):
                 return before
             return None
         holder = parents[id(node)]
         if holder is None:
             return None  # (a parameter, a global or nothing yet)
-        if not any(getattr(holder, field, None) is block for field in _STRAIGHT_BLOCKS.get(type(holder), ())):
+        if not any(getattr(holder, field, None) is block for field in STRAIGHT_BLOCKS.get(type(holder), ())):
             return None  # a loop, a handler, a try's else or finally, a match
-        for header in _headers(holder):
+        for header in headers_of(holder):
             if _mentions(header, name):
                 return None
         node = holder
 
 
-def _assigns(stmt: ast.stmt, name: str) -> bool:
+def assigns_name(stmt: ast.stmt, name: str) -> bool:
     """``name = value`` or ``name: T = value``, one plain target."""
     t = type(stmt)
     if t is ast.Assign:
@@ -145,8 +145,8 @@ def _assigns(stmt: ast.stmt, name: str) -> bool:
         and stmt.target.id == name
 
 
-def _headers(holder: ast.stmt) -> list:
-    """What a compound statement of :data:`_STRAIGHT_BLOCKS` evaluates before its block."""
+def headers_of(holder: ast.stmt) -> list:
+    """What a compound statement of :data:`STRAIGHT_BLOCKS` evaluates before its block."""
     t = type(holder)
     if t is ast.If:
         return [holder.test]
