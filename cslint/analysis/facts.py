@@ -50,7 +50,7 @@ from .relays import relay_receives
 from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
 from .memosyntax import first_call_ref, global_stores, leading_calls
-from .sidebindings import handed_methods, side_bindings
+from .sidebindings import asserted_single_groups, handed_methods, side_bindings
 from .spans import may_cut_pieces, returns_pieces
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted
@@ -154,7 +154,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      leading_calls(info) if deep and info.class_key else frozenset(),
                      # (a summarised constructor counts only by running another: super().__init__(...))
                      first_call_ref(info) if not deep and info.qualname.endswith(".__init__")
-                     and "__init__" in info.callee_names else ())
+                     and "__init__" in info.callee_names else (),
+                     asserted_single_groups(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

@@ -51,6 +51,18 @@ def runs_only_where(funcs, files, resolver, bindings: str, world=GENERIC_WORLD) 
     return closed_over_calls(found, funcs, files, resolver, several)
 
 
+def asserted_single_rank(found: dict, funcs, world=GENERIC_WORLD) -> None:
+    """Add to ``found`` (function key -> dimensions) the dimensions of the
+    groups a function's opening asserts say have one rank
+    (``FuncFacts.asserted_single_groups``): past them it runs only there,
+    so these join what is already known of it as a union (each group has
+    one rank there)."""
+    for fn in funcs:
+        if fn.asserted_single_groups:
+            dims = frozenset().union(*(world.span(g) for g in fn.asserted_single_groups))
+            found[fn.key] = found.get(fn.key, frozenset()) | dims
+
+
 def called_methods(funcs, files, resolver, world=GENERIC_WORLD) -> dict:
     """function key -> dimensions: a method that every function naming it in
     a call calls only on the side of a size test where the group has one

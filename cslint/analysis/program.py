@@ -32,7 +32,7 @@ from .lackednames import LackedNames
 from .divergence import extend_via, merge
 from .feasibility import call_allows, passed_values
 from .memofills import memo_covered
-from .processes import marked, runs_only_where
+from .processes import asserted_single_rank, marked, runs_only_where
 from .reads import CALLEE_REFS, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
@@ -121,6 +121,7 @@ class Program(TableValues):
         #: function key -> the dimensions no two ranks running it differ along
         self.single_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,
                                                 "single_rank_bindings", knowledge.world)
+        asserted_single_rank(self.single_rank_dims, self.funcs.values(), knowledge.world)
         #: function key -> the dimensions of a group that has several ranks wherever it runs: the sources
         #: of what it writes out are marked so (processes.py)
         self.several_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,

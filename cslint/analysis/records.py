@@ -403,6 +403,10 @@ class FuncFacts:
     #: a summarised constructor: its first call, where nothing runs before it
     #: (:func:`~cslint.analysis.memosyntax.first_call_ref`)
     first_call: tuple = ()
+    #: the named groups its opening ``assert`` statements say have one rank
+    #: (:func:`~cslint.analysis.sidebindings.asserted_single_groups`): past them
+    #: it runs only where those groups have one rank (:attr:`Program.single_rank_dims`)
+    asserted_single_groups: tuple = ()
 
 
 @dataclass

@@ -51,6 +51,29 @@ def side_bindings(info: FunctionInfo) -> tuple:
             _called_only_there(info, calls))
 
 
+def asserted_single_groups(info: FunctionInfo) -> tuple:
+    """The named parallel groups the function asserts to have one rank
+    before it does anything else (``assert self.pp_group.world_size == 1``
+    among the ``assert`` statements that open its body, a docstring
+    aside): a group's size is the same on every rank, so where the group
+    has several ranks every rank raises there, and whatever the rest of the
+    body runs, it runs only where the group has one rank (see
+    :attr:`Program.single_rank_dims`).  An assert after any other statement
+    guards only what follows it, so it is not read."""
+    body = info.body
+    start = 1 if body and type(body[0]) is ast.Expr and type(body[0].value) is ast.Constant \
+        and isinstance(body[0].value.value, str) else 0
+    groups = []
+    for stmt in body[start:]:
+        if type(stmt) is not ast.Assert:
+            break
+        if single_rank_side(stmt.test, info.ctx.size_fields) is True:
+            group = _sized_group(stmt.test)
+            if group is not None:
+                groups.append(group)
+    return tuple(sorted(set(groups)))
+
+
 def _called_only_there(info: FunctionInfo, calls: list) -> tuple:
     """The ``(method, group)`` of the calls ``calls`` (found on a single-rank
     side) whose method the function names nowhere else, nested functions
