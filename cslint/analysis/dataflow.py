@@ -10,6 +10,7 @@ import heapq
 from functools import partial
 from typing import Optional
 
+from .jobkills import exceptions_hang
 from . import cfg as cfgmod
 from .armexits import arm_exits, leaving_tests, rejoining_tests
 from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
@@ -47,7 +48,7 @@ class Dataflow(BindingFlow):
 
     def __init__(self, info: FunctionInfo, evaluator: Evaluator, fold):
         self.info, self.evaluator, self.fold = info, evaluator, fold
-        graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if info.ctx.exceptions_hang else None,
+        graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if exceptions_hang(info) else None,
                                 exits=info.ctx.exit_exceptions, quiet=info.cfg_quiet)
         cd = cfgmod.control_dependence(graph, cfgmod.postdominators(graph))
         self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)

@@ -17,6 +17,7 @@ import ast
 import dataclasses
 from typing import Optional
 
+from .jobkills import exceptions_hang
 from ..model import Span
 from . import cfg as cfgmod
 from .alternatives import Alternatives
@@ -62,7 +63,7 @@ class Guards(ExceptionGuards):
         """Every condition deciding whether ``site`` (made at ``node``) runs,
         innermost inline conditions first."""
         conds = tuple(self._inline_conds(inline, env, node.stmt)) + tuple(self._node_conds(node))
-        if self.info.ctx.exceptions_hang:
+        if exceptions_hang(self.info):
             # the outermost reasons: the site's own tests decide first
             conds = conds + self.callee_escapes(node.stmt)
         escaped = self._finally_cond(node)

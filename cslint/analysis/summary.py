@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .jobkills import exceptions_hang
 from .armlocals import ArmLocals
 from .arms import assigned_past_return, may_select_own_part, selects_own_part
 from .atoms import CONTENTS, EMPTY, project, whole
@@ -320,7 +321,7 @@ class SummaryWalk(SummaryCalls):
             else_leaves = not self._in_try and leaves_function(s.orelse)
             # an arm that can only raise ends the process (a crash, not a skip): its test decides nothing
             # (cfg._if); where the launcher leaves the other ranks running, it is an exit like any other
-            crashes = not self._in_try and not self.info.ctx.exceptions_hang
+            crashes = not self._in_try and not exceptions_hang(self.info)
             crashing = _crashing_arm(s, self.info.ctx.exit_exceptions) if crashes else None
             before = dict(env) if body_leaves or else_leaves else None
             self._arms.entered(s, cond, implicit)

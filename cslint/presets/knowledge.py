@@ -35,6 +35,8 @@ class Knowledge:
     rendezvous: frozenset = frozenset()
     #: see :attr:`Preset.local_failures` (call names, last dotted part)
     local_failures: frozenset = frozenset()
+    #: see :attr:`Preset.job_ending_calls` (call names, last dotted part)
+    job_ending_calls: frozenset = frozenset()
     #: see :attr:`Preset.job_tests` (canonical dotted names)
     job_tests: frozenset = frozenset()
     #: see :attr:`Preset.world_sizes` (canonical dotted names)
@@ -206,6 +208,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         if preset.world is not None:
             worlds.add(preset.world)
         merged.local_failures |= frozenset(preset.local_failures)
+        merged.job_ending_calls |= frozenset(preset.job_ending_calls)
         merged.job_tests |= frozenset(preset.job_tests)
         merged.world_sizes |= frozenset(preset.world_sizes)
         merged.no_data_classes |= frozenset(preset.no_data_classes)

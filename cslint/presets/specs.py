@@ -235,6 +235,12 @@ class Preset:
     #: rank's own resources (a KV-cache allocation refused on a full rank):
     #: under ``unhandled-exceptions = "hang"``, like local I/O
     local_failures: list = field(default_factory=list)
+    #: calls (last dotted part) that tear every rank of the job down (a
+    #: world kill after a rank's crash): a ``try`` whose handler calls one,
+    #: or whose ``finally`` does under a flag that handler sets, turns an
+    #: exception out of its body into the end of the job, not a hang
+    #: (analysis/jobkills.py)
+    job_ending_calls: list = field(default_factory=list)
     #: calls (canonical dotted names) that, made with no arguments, say
     #: whether this process is part of a distributed job
     #: (``torch.distributed.is_initialized()``): True in a world of several

@@ -153,6 +153,10 @@ PRESET = Preset(
     # Executors run under mpirun/MPIPoolExecutor: a rank that raises leaves the others
     # blocked in their next collective instead of ending the job.
     unhandled_exceptions="hang",
+    # the executor's rank-crash kill: the event loop's wrapper calls it (in its
+    # ``finally``, under the flag its ``except Exception`` sets) to end the
+    # whole world when an exception left the loop on one rank
+    job_ending_calls=["hard_kill_on_rank_crash"],
     # KV blocks for a (dummy) request come from this rank's own cache: a full
     # rank's manager refuses them (None, or an out-of-pages error)
     local_failures=["add_dummy_requests"],
