@@ -89,8 +89,6 @@ def test_an_early_exit_before_another_files_class_with_a_sending_helper_is_repor
         [("executor.py", "CSL102", 14)]
 
 
-@pytest.mark.xfail(strict=True, reason="typedcalls.calls_typed_wrapper reads calls_by_statement, which holds only "
-                                       "the calls with arguments (functionscan keeps the others in bare_calls)")
 def test_an_argument_free_call_of_a_typed_wrapper_is_reached(tmp_path):
     # the function scan keeps the calls without arguments apart from the
     # others; ``self.broadcaster.share_requests()`` calls the typed wrapper

@@ -4,10 +4,9 @@ A function that issues a collective itself spreads to the other files of
 the run as a wrapper name (``engine/gather.py``, ``wrapper_names``); one
 whose name is too short or too common to spread alone spreads with its
 module (``typedcalls.module_entry``), and a caller's call counts only where
-it goes through that module (``calls_module_wrapper``).  An argument-free
-call of one (``groups.sync()``) is not seen yet: ``calls_module_wrapper``
-reads ``FunctionInfo.calls_by_statement``, which holds only the calls with
-arguments (the scan keeps the others in ``bare_calls``).
+it goes through that module (``calls_module_wrapper``), an argument-free
+call (``groups.sync()``) as well as one with arguments: the function scan
+keeps the two apart (``bare_calls``, ``calls_by_statement``).
 
 A function that only reaches a collective through a helper of its own file
 (``def make_group(): return _plain_group()``) is deep in its file, where
@@ -96,8 +95,6 @@ def test_a_short_named_module_function_is_reached_through_its_module(tmp_path):
     assert _reported(tmp_path, imports, call) == [("caller.py", "CSL101", CALL_LINE)]
 
 
-@pytest.mark.xfail(strict=True, reason="typedcalls.calls_module_wrapper reads calls_by_statement, which holds only "
-                                       "the calls with arguments (functionscan keeps the others in bare_calls)")
 def test_an_argument_free_call_of_a_short_named_module_function_is_reached(tmp_path):
     imports, call = _through_module_and_by_name("sync")[0]
     assert _reported(tmp_path, imports, call) == [("caller.py", "CSL101", CALL_LINE)]

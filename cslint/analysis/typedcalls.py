@@ -75,15 +75,14 @@ def calls_module_wrapper(info, names: frozenset, qualified: dict) -> bool:
     if not wanted:
         return False
     imports = info.ctx.imports
-    for calls in info.calls_by_statement.values():
-        for call in calls:
-            func = call.func
-            name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
-            if name not in wanted:
-                continue
-            text = dotted(func)
-            if text and canonical_text(text, imports) in qualified[name]:
-                return True
+    for call in _own_calls(info):
+        func = call.func
+        name = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+        if name not in wanted:
+            continue
+        text = dotted(func)
+        if text and canonical_text(text, imports) in qualified[name]:
+            return True
     return False
 
 
@@ -95,16 +94,25 @@ def calls_typed_wrapper(info, names: frozenset, typed: dict) -> bool:
     if not wanted:
         return False
     receivers = None
-    for calls in info.calls_by_statement.values():
-        for call in calls:
-            func = call.func
-            if type(func) is not ast.Attribute or func.attr not in wanted:
-                continue
-            if receivers is None:
-                receivers = ReceiverTypes(info)
-            if _classes(info, receivers, func.value) & typed[func.attr]:
-                return True
+    for call in _own_calls(info):
+        func = call.func
+        if type(func) is not ast.Attribute or func.attr not in wanted:
+            continue
+        if receivers is None:
+            receivers = ReceiverTypes(info)
+        if _classes(info, receivers, func.value) & typed[func.attr]:
+            return True
     return False
+
+
+def _own_calls(info):
+    """Every call the scan of ``info`` noted: those with arguments (by
+    statement) and the argument-free ones, which the scan keeps apart
+    (``group = comm.get_group()`` calls a wrapper as surely as
+    ``comm.get_group(0)`` does)."""
+    for calls in info.calls_by_statement.values():
+        yield from calls
+    yield from info.bare_calls
 
 
 def _classes(info, receivers: ReceiverTypes, receiver: ast.AST) -> set:
