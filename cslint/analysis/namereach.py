@@ -35,7 +35,7 @@ import ast
 from typing import Optional
 
 from .astwalk import BLOCKS_OF, walked
-from .spreadlengths import STRAIGHT_BLOCKS, assigns_name, headers_of, statement_holding
+from .spreadlengths import assigns_name, statement_holding, straight_line_before
 
 _TRY_STAR = getattr(ast, "TryStar", None)
 #: statements holding a read in a part evaluated after a block that may bind the name (handlers, case guards)
@@ -76,22 +76,13 @@ def _binding_reaching(info, mention: ast.Name) -> Optional[ast.stmt]:
         read_first = _header_parts(statement)
     if any(name in bound_names(part) for part in read_first):
         return None
-    parents, blocks = info.parents, info.blocks
-    node = statement
-    while True:
-        block = blocks[id(node)]
-        place = next(i for i, stmt in enumerate(block) if stmt is node)
-        for before in reversed(block[:place]):
-            if name in _bound_in(info, before):
-                return before if assigns_name(before, name) else None
-        holder = parents[id(node)]
-        if holder is None:
-            return None  # (a parameter, a global or nothing yet)
-        if not any(getattr(holder, field, None) is block for field in STRAIGHT_BLOCKS.get(type(holder), ())):
-            return None  # a loop, a handler, a try's else or finally, a match
-        if any(name in bound_names(header) for header in headers_of(holder)):
-            return None
-        node = holder
+    for is_header, before in straight_line_before(info, statement):
+        if is_header:
+            if name in bound_names(before):
+                return None
+        elif name in _bound_in(info, before):
+            return before if assigns_name(before, name) else None
+    return None  # (a parameter, a global or nothing yet; or a block that does not run straight)
 
 
 def _header_parts(statement: ast.stmt) -> list:

@@ -114,25 +114,37 @@ def reaching_assignment(mention: ast.Name, info, statement: ast.stmt):
         return None
     if not _only_read_in_place(statement, mention):
         return None
+    for is_header, before in straight_line_before(info, statement):
+        if not _mentions(before, name):
+            continue
+        if not is_header and assigns_name(before, name) and not _closed_over(func, name):
+            return before
+        return None
+    return None  # (a parameter, a global or nothing yet; or a block that does not run straight)
+
+
+def straight_line_before(info, statement: ast.stmt):
+    """What runs before ``statement`` on every way to it, nearest first:
+    yields ``(False, stmt)`` for each earlier statement of its block, then
+    ``(True, part)`` for each header part of the compound statement holding
+    that block (:func:`headers_of`), and so on outward while the block is one
+    that runs straight into the next statement (:data:`STRAIGHT_BLOCKS`); it
+    stops at the function's body or at a loop, a handler, a ``try``'s
+    ``else`` or ``finally`` or a ``match``, where other ways in join."""
     parents, blocks = info.parents, info.blocks
     node = statement
     while True:
         block = blocks[id(node)]
         place = next(i for i, stmt in enumerate(block) if stmt is node)
         for before in reversed(block[:place]):
-            if not _mentions(before, name):
-                continue
-            if assigns_name(before, name) and not _closed_over(func, name):
-                return before
-            return None
+            yield False, before
         holder = parents[id(node)]
         if holder is None:
-            return None  # (a parameter, a global or nothing yet)
+            return
         if not any(getattr(holder, field, None) is block for field in STRAIGHT_BLOCKS.get(type(holder), ())):
-            return None  # a loop, a handler, a try's else or finally, a match
+            return
         for header in headers_of(holder):
-            if _mentions(header, name):
-                return None
+            yield True, header
         node = holder
 
 
