@@ -39,7 +39,8 @@ from typing import Optional
 from ..presets import group_from_text
 from ..presets.groups import GROUP_SPANS, covering_group
 from .astwalk import walked
-from .relays import _first_stage_only, _stage_rank, is_not_first_stage, names_neighbour
+from .relays import compared_equal_to_zero, is_not_first_stage, names_neighbour, stage_rank
+from .relays import first_stage_only as relays_first_stage_only
 from .syntax import assigned_names, dotted, single_rank_side
 
 #: what :func:`several_ranks_group` answers for a test of the loop's own group
@@ -126,14 +127,10 @@ def passes_group(call: ast.Call, name: str) -> bool:
 def first_stage_only(test: ast.expr) -> bool:
     """A test holding on ranks of the first stage alone: as the relays read
     it, or the stage index compared equal to 0 (``self.pp_rank == 0``)."""
-    if _first_stage_only(test):
+    if relays_first_stage_only(test):
         return True
-    if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
-        return False
-    left, right = test.left, test.comparators[0]
-    if type(left) is ast.Constant:
-        left, right = right, left
-    return type(right) is ast.Constant and type(right.value) is int and right.value == 0 and _stage_rank(left)
+    compared = compared_equal_to_zero(test)
+    return compared is not None and stage_rank(compared)
 
 
 def relayed_in_place(function, params: frozenset, knowledge, is_exit) -> frozenset:

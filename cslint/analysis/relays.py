@@ -184,7 +184,7 @@ def _packing_arm(stmt: ast.stmt, wire: str) -> Optional[frozenset]:
     """The names an ``if`` of first-stage ranks alone (no ``else``) binds
     and packs into ``wire``: its one binding of ``wire`` reads them, and
     each is bound by a plain assignment (a name or a tuple of names)."""
-    if type(stmt) is not ast.If or stmt.orelse or not _first_stage_only(stmt.test):
+    if type(stmt) is not ast.If or stmt.orelse or not first_stage_only(stmt.test):
         return None
     bound: set = set()
     packing = []
@@ -249,23 +249,28 @@ def _none_before(stmts: list, name: str) -> bool:
     return False
 
 
-def _first_stage_only(test: ast.expr) -> bool:
+def first_stage_only(test: ast.expr) -> bool:
     """Whether ``test`` holds on ranks of the first stage alone:
     ``is_first_pp_rank``, the global rank compared equal to 0 (rank 0 is on
     the first stage), a conjunction one of whose parts is such a test, or a
     disjunction all of whose parts are."""
     if type(test) is ast.BoolOp:
-        parts = [_first_stage_only(value) for value in test.values]
+        parts = [first_stage_only(value) for value in test.values]
         return any(parts) if isinstance(test.op, ast.And) else all(parts)
     if _first_stage(test):
         return True
+    compared = compared_equal_to_zero(test)
+    return compared is not None and _last_name(compared) in _GLOBAL_RANK_NAMES
+
+
+def compared_equal_to_zero(test: ast.expr) -> Optional[ast.expr]:
+    """``X`` of a test ``X == 0`` or ``0 == X`` (the integer 0), else None."""
     if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.Eq:
-        return False
+        return None
     left, right = test.left, test.comparators[0]
     if type(left) is ast.Constant:
         left, right = right, left
-    return (type(right) is ast.Constant and right.value == 0 and type(right.value) is int
-            and _last_name(left) in _GLOBAL_RANK_NAMES)
+    return left if type(right) is ast.Constant and type(right.value) is int and right.value == 0 else None
 
 
 def _edges_past(graph, stmt: ast.If, groups: tuple, names: frozenset, out: dict) -> None:
@@ -378,7 +383,7 @@ def _first_stage(test: ast.expr) -> bool:
     return bool(text) and pipeline_end(text.rsplit(".", 1)[-1]) == "first"
 
 
-def _stage_rank(expr: ast.expr) -> bool:
+def stage_rank(expr: ast.expr) -> bool:
     """``pp_rank`` (any receiver): this rank's index among the stages, 0 on
     the first (a test for one, ``is_first_pp_rank``, is no index)."""
     last = (dotted(expr) or "").rsplit(".", 1)[-1]
@@ -402,7 +407,7 @@ def is_not_first_stage(test: ast.expr) -> bool:
     bounds = _PAST_FIRST
     if type(left) is ast.Constant:
         left, right, bounds = right, left, _PAST_FIRST_FLIPPED
-    return (op in bounds and _stage_rank(left) and type(right) is ast.Constant and type(right.value) is int
+    return (op in bounds and stage_rank(left) and type(right) is ast.Constant and type(right.value) is int
             and right.value == bounds[op])
 
 
@@ -416,7 +421,7 @@ def names_neighbour(peer: ast.expr, side: str) -> bool:
     index, one = peer.left, peer.right
     if side == "next" and type(index) is ast.Constant:
         index, one = one, index
-    return (isinstance(peer.op, ast.Sub if side == "previous" else ast.Add) and _stage_rank(index)
+    return (isinstance(peer.op, ast.Sub if side == "previous" else ast.Add) and stage_rank(index)
             and type(one) is ast.Constant and type(one.value) is int and one.value == 1)
 
 
