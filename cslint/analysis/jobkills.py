@@ -39,8 +39,8 @@ from __future__ import annotations
 import ast
 
 from .astwalk import walked
+from .cfg import CATCH_ALL
 
-CATCHING_EVERYTHING = frozenset({"Exception", "BaseException"})
 
 
 def exceptions_hang(info) -> bool:
@@ -62,19 +62,14 @@ def killed_functions(ctx) -> frozenset:
     return found
 
 
-def _call_name(call: ast.Call):
-    func = call.func
-    return func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
-
-
 def _calls_ending(stmts, ends) -> bool:
-    return any(type(node) is ast.Call and _call_name(node) in ends for stmt in stmts for node in walked(stmt))
+    return any(type(node) is ast.Call and _named(node.func) in ends for stmt in stmts for node in walked(stmt))
 
 
 def _catches_everything(handler: ast.ExceptHandler) -> bool:
     kind = handler.type
-    return kind is None or (type(kind) is ast.Name and kind.id in CATCHING_EVERYTHING) or (
-        type(kind) is ast.Attribute and kind.attr in CATCHING_EVERYTHING)
+    return kind is None or (type(kind) is ast.Name and kind.id in CATCH_ALL) or (
+        type(kind) is ast.Attribute and kind.attr in CATCH_ALL)
 
 
 def _assigned_names(stmts) -> frozenset:
@@ -151,9 +146,7 @@ def _killed_in_class(cls: ast.ClassDef, ends, elsewhere: frozenset) -> set:
                 parents[id(child)] = node
         for node in walked(method):
             if type(node) is ast.Call:
-                called = _self_attr(node.func) if type(node.func) is ast.Attribute else _call_name(node)
-                if called is None and type(node.func) is ast.Attribute:
-                    called = node.func.attr
+                called = _named(node.func)  # ``self.m()`` and any ``x.m()`` alike: by the method's name
                 if called is not None:
                     calls.setdefault(called, []).append((name, id(node) in inside))
             elif type(node) is ast.Assign and len(node.targets) == 1 and _self_attr(node.targets[0]):

@@ -8,37 +8,24 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-_BLOCK_FIELDS = ("body", "orelse", "finalbody")
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+from .astwalk import statement_lists
+from .presence import none_test
 
 
 def _statements(func):
     """Every statement of a function's own body, nested blocks included (not
-    nested definitions)."""
+    the bodies of nested definitions); a handler or a case comes out too,
+    which no reader here matches."""
     body = func.body
-    stack = list(body) if type(body) is list else []
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, _NESTED):
-            continue
-        for name in _BLOCK_FIELDS:
-            block = getattr(node, name, None)
-            if block:
-                stack.extend(block)
-        for handler in getattr(node, "handlers", ()):
-            stack.extend(handler.body)
-        for case in getattr(node, "cases", ()):
-            stack.extend(case.body)
+    if type(body) is list:
+        for stmts in statement_lists(body):
+            yield from stmts
 
 
 def _none_tested(test) -> Optional[str]:
     """``G`` of a test ``G is None``."""
-    if type(test) is ast.Compare and type(test.left) is ast.Name and len(test.ops) == 1 \
-            and type(test.ops[0]) is ast.Is and type(test.comparators[0]) is ast.Constant \
-            and test.comparators[0].value is None:
-        return test.left.id
-    return None
+    found = none_test(test)
+    return found[0] if found is not None and found[1] else None
 
 
 def memo_fill_calls(func, declared) -> dict:
