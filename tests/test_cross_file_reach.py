@@ -9,7 +9,9 @@ own class that issues a collective spreads as a typed wrapper instead
 (``typed_wrapper_names``, ``analysis/typedcalls.py``): a caller in another
 file that a round parses for collectives of its own is analysed in depth
 only where the receiver is an instance of that class as the caller's file
-shows it.  A typed wrapper is no needle, so a caller whose file holds no
+shows it (a class named through a package that re-exports it, ``from
+..comm import Broadcaster``, as the one of that name under the package).  A
+typed wrapper is no needle, so a caller whose file holds no
 collective of its own is not looked at.  TensorRT-LLM's executor has this shape:
 ``_fetch_and_enqueue_requests`` returns before
 ``self.request_broadcaster.broadcast()`` while a control request is parked,
@@ -180,3 +182,42 @@ def test_a_summarised_caller_of_a_wrapper_needs_a_deeper_look(tmp_path):
         assert needs_deeper_look(facts, {"share_requests"}, data) is True
         assert needs_deeper_look(facts, {"fetch_all_things"}, data) is False
         assert needs_deeper_look(facts, KnownWrappers(set()), data) is False
+
+
+def _package_findings(tmp_path, files: dict, caller_import: str) -> list:
+    # (a package of our own: the executor in one subpackage, the broadcaster
+    # in another whose ``__init__.py`` re-exports it)
+    from package_findings import package_findings, write_files
+
+    executor = textwrap.dedent(EXECUTOR).replace("from broadcaster import Broadcaster", caller_import) + OWN_BARRIER
+    write_files(tmp_path, {"pkg/__init__.py": "", "pkg/exe/__init__.py": "", "pkg/exe/executor.py": executor,
+                           **files})
+    return sorted((f.path.rsplit("/", 1)[-1], f.code, f.line) for f in package_findings(tmp_path))
+
+
+RE_EXPORTING = {"pkg/comm/__init__.py": "from .broadcaster import Broadcaster\n",
+                "pkg/comm/broadcaster.py": BROADCASTER}
+
+
+@pytest.mark.parametrize("caller_import", ["from ..comm import Broadcaster", "from pkg.comm import Broadcaster"])
+def test_a_typed_wrapper_re_exported_by_its_package_is_reached(tmp_path, caller_import):
+    # the caller names the class through the package (``pkg.comm.Broadcaster``),
+    # the typed entry through the module defining it (``pkg.comm.broadcaster``)
+    assert _package_findings(tmp_path, RE_EXPORTING, caller_import) == [("executor.py", "CSL102", 14)]
+
+
+def test_a_class_of_that_name_under_another_package_is_not_the_typed_wrapper(tmp_path):
+    # INVALID for the spread: ``pkg.local`` re-exports a Broadcaster of its own
+    # whose share_requests sends nothing; the one that sends lives under ``pkg.comm``
+    mailbox = """
+        class Broadcaster:
+            def share_requests(self, items):
+                return self._keep(items)
+
+            def _keep(self, items):
+                return list(items)
+    """
+    files = {**RE_EXPORTING, "pkg/local/__init__.py": "from .mailbox import Broadcaster\n",
+             "pkg/local/mailbox.py": mailbox}
+    assert _package_findings(tmp_path, files, "from ..local import Broadcaster") == []
+    assert _package_findings(tmp_path, files, "from ..comm import Broadcaster") == [("executor.py", "CSL102", 14)]

@@ -100,9 +100,26 @@ def calls_typed_wrapper(info, names: frozenset, typed: dict) -> bool:
             continue
         if receivers is None:
             receivers = ReceiverTypes(info)
-        if _classes(info, receivers, func.value) & typed[func.attr]:
+        if any(_names_class(named, typed[func.attr]) for named in _classes(info, receivers, func.value)):
             return True
     return False
+
+
+def _names_class(named: str, classes: set) -> bool:
+    """Whether ``named`` (``module.Class`` as a caller's imports spell it)
+    is one of ``classes`` (``module.Class`` where each is defined): that
+    very name, or the class's own name under a package of its module
+    (``pkg.comm.Broadcaster`` for ``pkg.comm.broadcaster.Broadcaster``: the
+    package's ``__init__.py`` re-exports it, ``from ..comm import
+    Broadcaster``), as the whole-tree pass resolves it
+    (:meth:`~cslint.analysis.resolution.Resolver.class_under_package`)."""
+    if named in classes:
+        return True
+    package, _, name = named.rpartition(".")
+    if not package:
+        return False
+    under = package + "."
+    return any(defined.startswith(under) and defined.rpartition(".")[2] == name for defined in classes)
 
 
 def _own_calls(info):

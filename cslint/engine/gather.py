@@ -386,7 +386,9 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
     :func:`~cslint.analysis.attached.attached_reaching`, a context manager's
     ``self.params[0].all_gather(...)``): their callers elsewhere must be
     analysed in depth too.  Only direct
-    wrappers spread across files (deeper chains are followed within a file):
+    wrappers spread across files by name (deeper chains are followed within
+    a file; a module-level function calling one of its file's on every run
+    spreads with its module, :func:`_module_functions_calling`):
     following every transitive caller by name would pull in most of a large
     tree through names such as ``state_dict``.  ``ambiguous`` names (the
     collective names that are also ordinary methods: ``gather``, ``reduce``)
@@ -395,6 +397,7 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
     a communicator are still recognised as collectives directly."""
     out = set()
     attached = attached_reaching(facts.functions)
+    issuing: set = set()  # the qualified names of the file's direct wrappers
     for fn in facts.functions:
         if not fn.deep:
             continue
@@ -406,14 +409,43 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
         name = written[-1]
         if name.startswith("<") or name.startswith("__"):
             continue
+        if not any(site.collective is not None or attached and calls_attached(site, attached)
+                   for v in fn.variants.values() for site in v.sites):
+            continue
+        issuing.add(fn.qualname)
         short = len(name) < 6 or name in GENERIC_METHODS or name in ambiguous
         if short and (fn.class_key or "." in fn.qualname):
             continue
-        if any(site.collective is not None or attached and calls_attached(site, attached)
-               for v in fn.variants.values() for site in v.sites):
-            # a short, common or ambiguous name (``send``) spreads only with its module:
-            # a call another file makes of it through that module, ``p2p.send``
-            out.add(module_entry(facts.module, name) if short else name)
+        # a short, common or ambiguous name (``send``) spreads only with its module:
+        # a call another file makes of it through that module, ``p2p.send``
+        out.add(module_entry(facts.module, name) if short else name)
+    out.update(module_entry(facts.module, name) for name in _module_functions_calling(facts, issuing))
+    return out
+
+
+def _module_functions_calling(facts: FileFacts, issuing: set) -> list:
+    """The names of the module-level functions of a file that issue no
+    collective themselves but call, on every run, a function of the file
+    that does (``def make_group(): return _plain_group()``: a call no
+    condition of the function decides).  They spread with their module only
+    (:func:`~cslint.analysis.typedcalls.module_entry`): a call another file
+    makes through that module or by a name imported from it.  One level,
+    not every transitive caller: by name alone, the callers of the callers
+    pull in most of a large tree; and not a function that reaches the
+    helper on some paths only (a launcher's set-up that discovers its peers
+    over MPI where the environment names none): that made DeepSpeed's
+    ``initialize`` deep, whose configuration, read from a file only where
+    the path exists, then reached every engine field (96 findings more)."""
+    module = facts.module
+    out = []
+    for fn in facts.functions:
+        name = fn.qualname
+        if not fn.deep or fn.class_key or "." in name or name in issuing \
+                or name.startswith("<") or name.startswith("__"):
+            continue
+        if any(not site.conds and site.ref is not None and site.ref[0] == "func" and site.ref[1] == module
+               and site.ref[2] in issuing for v in fn.variants.values() for site in v.sites):
+            out.append(name)
     return out
 
 
