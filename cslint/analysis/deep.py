@@ -14,7 +14,9 @@ from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .feasibility import constant_arguments
+from .escapes import escaped_calls, escaping_kind
 from .guards import Guards
+from .jobkills import exceptions_hang
 from .atoms import EMPTY, raised_by
 from .callrefs import field_method_ref
 from .positions import own_arguments
@@ -129,6 +131,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
             variant.raised = variant.raised | flow.implicit(node.id) | evaluator.truth(node.stmt.test, env)
     raised, variant.raised_tree = _raised(evaluator, flow)
     variant.raised = variant.raised | raised
+    if info.ctx.exceptions_hang:
+        variant.escapes = _escaped(evaluator, flow) if exceptions_hang(info) else EMPTY
     guards = Guards(evaluator, flow, site_index_of_call)
     for site, node, inline, env, call in pending:
         site.ctx_atoms = settled_call_implicit(flow, node.id, call)
@@ -229,6 +233,42 @@ def _raised(evaluator: Evaluator, flow: Dataflow) -> tuple:
                 tests.append(parent.test)
             parent = parents.get(id(parent))
     return raised, tree
+
+
+def _escaped(evaluator: Evaluator, flow: Dataflow) -> frozenset:
+    """What decides that the function fails on this rank with an error it
+    does not catch (``unhandled-exceptions = "hang"``), as the summary walk
+    says for a summarised one (``Variant.escapes``): the decisions above
+    each statement doing local work, each ``raise`` of an error and each
+    failing ``assert`` outside any ``try``, and for a call of a function of
+    the file that can fail, that callee's own (escapes.py).  A caller reads
+    it where it calls the function (``guards.Guards.callee_escapes``), so a
+    failure deep down a chain of functions that reach collectives leaves
+    the rank it happens on while its peers go on to the caller's next
+    collective."""
+    info = evaluator.info
+    ctx = info.ctx
+    failing_work = escaping_kind(ctx)
+    out = EMPTY
+    for node in flow.graph.nodes:
+        stmt = node.stmt
+        if node.id not in flow.live or stmt is None or info.enclosing_try(stmt) is not None:
+            continue  # what fails inside a ``try`` may be handled: escapes.py looks no further
+        if node.kind == cfgmod.ASSERT:
+            if not assert_holds_where_reached(info, stmt):
+                out = out | flow.implicit(node.id) | evaluator.truth(stmt.test, flow.envs.get(node.id, {}))
+        elif node.kind != cfgmod.STMT or isinstance(stmt, cfgmod.COMPOUND_STATEMENTS):
+            continue
+        elif type(stmt) is ast.Raise:
+            if stmt.exc is not None and not cfgmod.raises_exit(stmt, ctx.exit_exceptions):
+                out = out | flow.implicit(node.id)
+        else:
+            kind = failing_work(stmt)
+            if kind:
+                out = out | flow.implicit(node.id)
+                if kind & cfgmod.FAILING_CALL:
+                    out = out | escaped_calls(info, stmt)
+    return out
 
 
 def _may_be_caught(info, stmt) -> bool:

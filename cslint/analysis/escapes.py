@@ -20,7 +20,9 @@ from __future__ import annotations
 import ast
 
 from .astwalk import children_into, walk as fast_walk, walked
+from .atoms import EMPTY, escaped_by
 from .cfg import FAILING_CALL, LOCAL_WORK, raises_exit
+from .syntax import dotted
 from .vocabulary import LOCAL_IO_CALLS
 
 #: Calls whose failure is this rank's own: its disk, its network peers, the end of its own iterator.
@@ -159,6 +161,19 @@ def _note_failing(name: str, node: ast.AST, ctx, presets, modules, calls: dict, 
 def failing_calls(ctx, stmt: ast.AST) -> list:
     """The calls of a simple statement to functions of the file that can fail on this rank."""
     return _calls_to(failing_functions(ctx), stmt)
+
+
+def escaped_calls(info, stmt: ast.AST) -> frozenset:
+    """Whether the calls of ``stmt`` to functions of the file that can fail
+    on this rank do fail there (an :func:`~cslint.analysis.atoms.escaped_by`
+    atom per call ``info``, the calling function's facts, resolves): the
+    callee's own tests decide."""
+    out = EMPTY
+    for call in failing_calls(info.ctx, stmt):
+        ref = info.resolve_ref(call.func)
+        if ref is not None:
+            out = out | {escaped_by(ref, info.ctx.path, call.lineno, dotted(call.func) or "call")}
+    return out
 
 
 def _calls_to(failing: frozenset, stmt: ast.AST) -> list:

@@ -12,10 +12,9 @@ from typing import Optional
 from ..model import Span
 from . import cfg as cfgmod
 from .astwalk import walk as fast_walk, walked
-from .atoms import escaped_by
-from .escapes import failing_calls, failing_functions
+from .escapes import escaped_calls, failing_functions
 from .records import Cond
-from .syntax import dotted, short, unparse
+from .syntax import short, unparse
 
 
 class ExceptionGuards:
@@ -44,7 +43,7 @@ class ExceptionGuards:
                         for earlier in reversed(block[:i]):
                             if isinstance(earlier, cfgmod.COMPOUND_STATEMENTS) or info.enclosing_try(earlier):
                                 continue
-                            escapes = self._escapes_of(earlier)
+                            escapes = escaped_calls(info, earlier)
                             if escapes:
                                 out.append(self._exception(earlier, escapes, "escape-callee"))
                         break
@@ -52,17 +51,6 @@ class ExceptionGuards:
         result = tuple(out)
         self._callee_escapes[id(stmt)] = (stmt, result)
         return result
-
-    def _escapes_of(self, stmt) -> frozenset:
-        """Whether the calls of ``stmt`` to functions of the file that can
-        fail on this rank do fail here (EscapedBy atoms, one per call)."""
-        info = self.info
-        out = set()
-        for call in failing_calls(info.ctx, stmt):
-            ref = info.resolve_ref(call.func)
-            if ref is not None:
-                out.add(escaped_by(ref, info.ctx.path, call.lineno, dotted(call.func) or "call"))
-        return frozenset(out)
 
     # -- rendezvous ---------------------------------------------------------------------
     def _joined_after(self, raising, site_stmt) -> bool:

@@ -10,9 +10,9 @@ import ast
 from ..model import Span
 from . import cfg as cfgmod
 from .astwalk import walk as fast_walk, walked
-from .atoms import EMPTY, escaped_by
+from .atoms import EMPTY
 from .cfg import FAILING_CALL
-from .escapes import escaping_kind, failing_calls
+from .escapes import escaped_calls, escaping_kind
 from .positions import own_arguments
 from .records import Site
 from .syntax import dotted
@@ -30,17 +30,10 @@ class SummaryCalls:
         """What decides whether a simple statement fails on this rank with an
         error nothing here catches: the tests above its local work, and the
         callee's own for a call to a function that can fail (escapes.py)."""
-        ctx = self.info.ctx
-        kind = escaping_kind(ctx)(s)
+        kind = escaping_kind(self.info.ctx)(s)
         if not kind:
             return EMPTY
-        out = implicit
-        if kind & FAILING_CALL:
-            for call in failing_calls(ctx, s):
-                ref = self.info.resolve_ref(call.func)
-                if ref is not None:
-                    out = out | {escaped_by(ref, ctx.path, call.lineno, dotted(call.func) or "call")}
-        return out
+        return implicit | escaped_calls(self.info, s) if kind & FAILING_CALL else implicit
 
     def _raised_in(self, body, env, implicit) -> frozenset:
         """What makes a ``try`` body raise: its statements' exceptions, its
