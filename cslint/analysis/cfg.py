@@ -87,11 +87,12 @@ CATCH_ALL = ("Exception", "BaseException")
 ModeFold = Callable[[ast.expr], Optional[bool]]
 
 
-def _handler_swallows(handler: ast.ExceptHandler, parents=frozenset) -> bool:
+def handler_swallows(handler: ast.ExceptHandler, parents=frozenset) -> bool:
     """False when every path through the handler re-raises, or when it
     ends the whole job (:func:`ends_job`; ``parents``: what gives the
     function's names bound to its parent process)."""
-    return not always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents)
+    return not always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents) \
+        and not (handler.body and exits_failing(handler.body[-1]))
 
 
 #: Signals whose default action ends the process they are sent to.
@@ -174,6 +175,26 @@ def is_process_exit(stmt: ast.AST) -> bool:
     if type(func) is ast.Attribute and type(func.value) is ast.Name:
         return f"{func.value.id}.{func.attr}" in PROCESS_EXITS
     return False
+
+
+def exits_failing(stmt: ast.AST) -> bool:
+    """A process exit with a failure status written out: ``os._exit(1)``,
+    ``sys.exit(2)``, ``sys.exit("message")`` (printed, status 1),
+    ``os.abort()``.  The launcher sees it as it sees a crash -- a worker
+    that ended with a failure -- and tears the job down; an exit with status
+    0, none or one a variable holds may be the clean way out, which a
+    launcher waits for the others after."""
+    if not is_process_exit(stmt):
+        return False
+    call = stmt.value
+    func = call.func
+    name = func.attr if type(func) is ast.Attribute else func.id
+    if name == "abort":
+        return True
+    if len(call.args) != 1 or call.keywords or type(call.args[0]) is not ast.Constant:
+        return False
+    status = call.args[0].value
+    return (type(status) is int and status != 0) or (type(status) is str and name != "_exit")
 
 
 #: Exceptions that end the process the way ``sys.exit`` does: ``SystemExit``
@@ -504,7 +525,7 @@ class _Builder:
             handler_entries.append(entry)
             if handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id in CATCH_ALL):
                 catch_all = True
-            if _handler_swallows(handler, self.parent_names):
+            if handler_swallows(handler, self.parent_names):
                 swallowing.append(entry)
         orelse = self.seq(s.orelse, after)
         self.handler_stack.append(swallowing)
