@@ -84,6 +84,13 @@ class CFG:
 
 CATCH_ALL = ("Exception", "BaseException")
 
+
+def catches_everything(handler: ast.ExceptHandler) -> bool:
+    """A bare ``except:``, or one naming a catch-all class (``Exception``, ``builtins.BaseException``)."""
+    kind = handler.type
+    return kind is None or (type(kind) is ast.Name and kind.id in CATCH_ALL) or (
+        type(kind) is ast.Attribute and kind.attr in CATCH_ALL)
+
 ModeFold = Callable[[ast.expr], Optional[bool]]
 
 

@@ -133,12 +133,26 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
     variant.raised = variant.raised | raised
     if info.ctx.exceptions_hang:
         variant.escapes = _escaped(evaluator, flow) if exceptions_hang(info) else EMPTY
+    variant.tail = _tail(evaluator, flow, site_index_of_call)
     guards = Guards(evaluator, flow, site_index_of_call)
     for site, node, inline, env, call in pending:
         site.ctx_atoms = settled_call_implicit(flow, node.id, call)
         site.conds = guards.conds_of(site, node, inline, env)
     return variant
 
+
+def _tail(evaluator: Evaluator, flow: Dataflow, index: dict):
+    """``Variant.tail``: where the function's last statement returns (or is)
+    one call, its site indices and what decides that it raises."""
+    body = evaluator.info.func.body
+    last = body[-1] if type(body) is list and body else None
+    if type(last) not in (ast.Return, ast.Expr) or type(last.value) is not ast.Call:
+        return None
+    node = flow.graph.node_of(last)
+    if node is None or node not in flow.live:
+        return None
+    sites = tuple(sorted(index[id(call)] for call in fast_walk(last) if type(call) is ast.Call and id(call) in index))
+    return sites, evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, last), flow.envs.get(node, {}))
 
 
 #: how many statements back :func:`fields_set_before` looks

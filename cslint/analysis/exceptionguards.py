@@ -14,13 +14,14 @@ from . import cfg as cfgmod
 from .astwalk import walk as fast_walk, walked
 from .escapes import escaped_calls, failing_functions
 from .records import Cond
+from .retries import retry_facts
 from .syntax import short, unparse
 
 
 class ExceptionGuards:
     """Mixed into :class:`~cslint.analysis.guards.Guards`: reads ``self.info`` (the function), ``self.flow`` (its
     dataflow), ``self.evaluator`` and ``self.alternatives``, and keeps its answers per statement in
-    ``self._callee_escapes`` and per ``try`` in ``self._finally``."""
+    ``self._callee_escapes``, per failing statement in ``self._retries`` and per ``try`` in ``self._finally``."""
 
     def callee_escapes(self, stmt) -> tuple:
         """Under ``unhandled-exceptions = "hang"``: a condition per earlier
@@ -84,7 +85,40 @@ class ExceptionGuards:
         try_stmt = self.info.enclosing_try(dstmt)
         text = "exception raised by `" + unparse(dstmt).split("\n")[0] + "`"
         return Cond("exception", atoms, short(text), getattr(dstmt, "lineno", 0),
-                    Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt), statement=statement)
+                    Span.of(try_stmt) if try_stmt is not None else Span.of(dstmt), statement=statement,
+                    retry=self._retry(dstmt) if statement == "try" and atoms else None)
+
+    def _arms_retry(self, dstmt: ast.If) -> Optional[tuple]:
+        """An ``if`` with no exit of its own decides a site after it only
+        through the failures of its arms' statements: where an unbounded loop
+        retries each of them (retries.py), what all of them need together."""
+        graph = self.flow.graph
+        quiet, own, found = [], [], False
+        for stmt in walked(dstmt):
+            if stmt is dstmt or not isinstance(stmt, ast.stmt):
+                continue
+            node = graph.node_of(stmt)
+            if node is None:
+                continue
+            labels = [label for _, label in graph.nodes[node].succs]
+            if cfgmod.ESCAPE in labels:
+                return None
+            if "raise" in labels:
+                retry = self._retry(stmt)
+                if retry is None:
+                    return None
+                quiet += retry[0]
+                own += retry[1]
+                found = True
+        return (tuple(dict.fromkeys(quiet)), tuple(dict.fromkeys(own))) if found else None
+
+    def _retry(self, dstmt) -> Optional[tuple]:
+        """What an unbounded loop's retry of ``dstmt``'s failure needs to stay in step (retries.py); kept per
+        statement, as every site after it asks."""
+        known = self._retries.get(id(dstmt))
+        if known is None or known[0] is not dstmt:
+            known = self._retries[id(dstmt)] = (dstmt, retry_facts(self.info, self.alternatives, dstmt))
+        return known[1]
 
     def _finally_cond(self, node: cfgmod.Node) -> Optional[Cond]:
         """A call in a ``finally`` body also runs on the rank whose ``try``

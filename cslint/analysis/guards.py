@@ -56,6 +56,7 @@ class Guards(ExceptionGuards):
         self._tests: dict = {}  # (test's CFG node, whether the site is in its arms) -> Cond
         self._finally: dict = {}  # id(try statement) -> the condition of a call in its ``finally`` (or None)
         self._callee_escapes: dict = {}  # id(statement) -> (it, callee_escapes' answer)
+        self._retries: dict = {}  # id(failing statement) -> (it, retry_facts' answer)
         self._set_orders = None  # SetOrders of the function, made when a loop first asks
         self._threads = BackgroundThreads(self.info)  # what a background thread adds to the sites
 
@@ -190,7 +191,8 @@ class Guards(ExceptionGuards):
                     unhandled=type(exit_stmt) is ast.Raise and graph.leaves_uncaught(graph.node_of(exit_stmt)),
                     presence=self._presence(dstmt.test, (), skipped),
                     operator=operator, operands=self._with_presence(operands, (), skipped),
-                    first_rank=first_rank, role_arms=alternatives.role_arms(dstmt))
+                    first_rank=first_rank, role_arms=alternatives.role_arms(dstmt),
+                    retry=self._arms_retry(dstmt) if exit_stmt is None else None)
 
     # -- what a consensus on the test would change (facts for the fix rules) -----------
     def _operands(self, test, env) -> tuple:

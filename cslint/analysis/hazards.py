@@ -25,6 +25,7 @@ from .feasibility import FIRST_RANK_ROOT
 from .positions import parameter_of
 from .program import bound_group, call_offset
 from .records import Cond, Site, fill_pending, is_pending
+from .retries import retried_in_step
 from .roles import roles_agree
 from .uniformity import UniformityInfo, own_field
 
@@ -600,7 +601,8 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
         for name, group, api, chain, direct, facts in reached:
             why = info.divergence(cond, fn, group, mode, ignore_kinds=ignore)
             if why is None or _first_rank_decides(info, fn, cond, group, mode) \
-                    or _roles_agree(info, fn, variant, cond, group, mode, groups):
+                    or _roles_agree(info, fn, variant, cond, group, mode, groups) \
+                    or retried_in_step(info, variant, cond, group, mode):
                 continue
             region = len(cond.body_sites) + len(cond.else_sites) if cond.kind == "branch" else 0
             if not direct and facts is not None and (not facts.receiver or (

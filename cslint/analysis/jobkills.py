@@ -39,7 +39,7 @@ from __future__ import annotations
 import ast
 
 from .astwalk import walked
-from .cfg import CATCH_ALL
+from .cfg import catches_everything
 
 
 
@@ -66,12 +66,6 @@ def _calls_ending(stmts, ends) -> bool:
     return any(type(node) is ast.Call and _named(node.func) in ends for stmt in stmts for node in walked(stmt))
 
 
-def _catches_everything(handler: ast.ExceptHandler) -> bool:
-    kind = handler.type
-    return kind is None or (type(kind) is ast.Name and kind.id in CATCH_ALL) or (
-        type(kind) is ast.Attribute and kind.attr in CATCH_ALL)
-
-
 def _assigned_names(stmts) -> frozenset:
     return frozenset(target.id for stmt in stmts for node in walked(stmt) if type(node) is ast.Assign
                      for target in node.targets if type(target) is ast.Name)
@@ -96,7 +90,7 @@ def _finally_kills(finalbody, flags: frozenset, ends) -> bool:
 def kills_job(node: ast.Try, ends) -> bool:
     """Whether an exception leaving ``node``'s body ends the job."""
     for handler in node.handlers:
-        if not _catches_everything(handler):
+        if not catches_everything(handler):
             continue
         if _calls_ending(handler.body, ends):
             return True

@@ -79,6 +79,12 @@ class Cond:
     #: and agreed ones (``roles.equality_tree``: ``if me == target: ...
     #: elif src == me: ...``): ``(tree, constants, atoms)``; None otherwise
     equality_tree: Optional[tuple] = None
+    #: an exception an unbounded loop retries (:mod:`cslint.analysis.retries`):
+    #: ``(quiet, own)``, the site indices that must issue no collective for the
+    #: failing rank to meet its peers in step, and the failing statement's own
+    #: sites, whose callees must communicate only after they can fail; None
+    #: for anything else
+    retry: Optional[tuple] = None
 
 
 class Collective(NamedTuple):
@@ -236,6 +242,11 @@ class Variant:
     #: (:mod:`cslint.analysis.noneness`): a caller's ``x is None`` reads
     #: this (``noneness.NONE_PART``); None where it is the own structure
     return_none: Optional[frozenset] = None
+    #: where the function's last statement returns (or is) one call:
+    #: ``(its site indices, what decides that the statement raises)``, which
+    #: a caller retrying the function's failures reads (``retries.py``);
+    #: None otherwise
+    tail: Optional[tuple] = None
 
     def add_return_none(self, none: Optional[frozenset], atoms: frozenset, own: Optional[frozenset]) -> None:
         """Join what decides whether one ``return`` hands back None (``none``;
