@@ -5,7 +5,8 @@ signal handlers, whether it may write a field of ``self``, its returned values, 
 statement makes itself, local dicts read with constant keys, containers stored into, loop and unpacking targets,
 what it does to ``self``, the classes it reads as a value and a classmethod's calls of ``cls`` (constructiongroups.py),
 the globals it declares, the attributes of imported names it stores and the first line of a return, yield or await
-of its own (memosyntax.py)."""
+of its own (memosyntax.py), the names it declares ``global`` or ``nonlocal`` and the definitions nested in its body
+(namereach.py)."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
            "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
-           "rebuild_candidates", "rebuild_fields", "declared_globals", "module_stores", "leaves_at", "self_stores",
+           "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
+           "module_stores", "leaves_at", "self_stores",
            "foreign_stores", "binds_computed_names")
 
 
@@ -86,6 +88,8 @@ class FunctionScan:
         self.bare_return = False
         self.signal_handlers = []
         declared_globals: set = set()  # ``global G`` (memosyntax.global_stores)
+        declared_shared: set = set()  # ``global G`` and ``nonlocal n`` of its own (namereach.py)
+        nested_definitions = []  # the functions and classes defined in its own body (their bodies not walked here)
         module_stores = []  # ``mod.G = ...`` of an imported name: (name, attribute, line)
         leaves_at = None  # the first line of a return, yield or await of its own (memosyntax.leading_calls)
         imports = self.ctx.imports
@@ -214,6 +218,7 @@ class FunctionScan:
                             collective = True
             elif t in nested:
                 local.add(node.name)
+                nested_definitions.append(node)
                 hands_self = True
                 decorated = decorated or bool(node.decorator_list)
                 stack.extend(node.decorator_list)
@@ -273,6 +278,9 @@ class FunctionScan:
                     local.add(node.name)
             elif t is ast.Global:
                 declared_globals.update(node.names)
+                declared_shared.update(node.names)
+            elif t is ast.Nonlocal:
+                declared_shared.update(node.names)
             elif t is ast.Import or t is ast.ImportFrom:
                 for alias in node.names:
                     local.add((alias.asname or alias.name).split(".")[0])
@@ -283,6 +291,7 @@ class FunctionScan:
                              for node in own_nodes(self.func) if isinstance(node, ast.Call))
         self._local = local
         self.declared_globals, self.module_stores, self.leaves_at = declared_globals, module_stores, leaves_at
+        self.declared_shared, self.nested_definitions = frozenset(declared_shared), tuple(nested_definitions)
         if class_reads:
             self.handed_classes = handed_classes(class_names, class_reads, class_calls)
         self.rebound_params = frozenset(rebound)

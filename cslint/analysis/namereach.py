@@ -102,14 +102,19 @@ def _header_parts(statement: ast.stmt) -> list:
 
 def _declared_shared(info) -> frozenset:
     """The names ``info``'s function, or a function nested in it, declares
-    ``global`` or ``nonlocal``; once per function."""
+    ``global`` or ``nonlocal``; once per function.  Its own declarations and
+    its nested definitions come from the call scan's walk
+    (:meth:`~cslint.analysis.functionscan.FunctionScan.scan_calls`): only the
+    nested definitions are walked here."""
     found = info.__dict__.get("_declared_shared")
     if found is None:
-        names = set()
-        for node in walked(info.func):
-            t = type(node)
-            if t is ast.Global or t is ast.Nonlocal:
-                names.update(node.names)
+        info.local_names  # noqa: B018 - runs the call scan if it has not run
+        names = set(info.declared_shared)
+        for definition in info.nested_definitions:
+            for node in walked(definition):
+                t = type(node)
+                if t is ast.Global or t is ast.Nonlocal:
+                    names.update(node.names)
         found = info.__dict__["_declared_shared"] = frozenset(names)
     return found
 
