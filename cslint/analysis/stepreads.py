@@ -147,6 +147,11 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
     ``Program.changed_keys``); ``conditions`` gets what its sites' conditions read besides."""
     out = {("param", fn.key)} if reads_no_context(fn) else {("param", fn.key), ("ctx", fn.key)}
     seen = set()
+    # the atom sets already read: they share parts (one local's set handed to several calls, tested and
+    # returned), and what a set adds, which its atoms alone decide, an equal set added the first time (to
+    # ``out``: a condition's set read before adds to the step's reads, not to ``conditions``, and
+    # demand.want reads the two together).  A dict, not a set: a store into it is not a call.
+    visited: dict = {}
     family_of = program.resolver.family
     resolve = program.resolver.resolve
     field_families = program.resolver.receivers.field_families
@@ -154,6 +159,9 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
     modules = program.modules
 
     def atoms_deps(atoms):
+        if atoms in visited:
+            return
+        visited[atoms] = None
         for atom in atoms:
             tag = atom.tag
             if tag == "J" or tag == "C":
