@@ -18,6 +18,7 @@ from .callrefs import class_ref, element, qual_ref
 from .copies import copies_itself
 from .entries import appended_entry_writes, empty_table, entry_store_writes, entry_writes
 from .flows import Flow
+from .function import receiver_types
 from .receivers import annotation_terms
 from .rebuilds import rebuilds_of
 from .records import FieldType, FieldWrite
@@ -85,9 +86,8 @@ def field_writes(transfer, s: ast.stmt, flow: Flow, fields: list, field_types: l
                     ref = info.resolve_ref(value.func)
                     if ref is not None:
                         field_types.append(FieldType(info.class_key, attr, ref))
-                if attr and isinstance(value, ast.Name) and value.id in info.annotations:
-                    field_types.append(FieldType(info.class_key, attr, qual_ref(
-                        canonical_text(info.annotations[value.id], info.ctx.imports))))
+                if attr and type(value) is ast.Name:
+                    field_types.extend(handed_field_types(info, attr, value.id))
                 if attr and t is ast.AnnAssign:
                     field_types.extend(declared_field_types(info, attr, s.annotation))
     if t is ast.Expr or ((t is ast.Assign or t is ast.AnnAssign) and type(s.value) is ast.Call):
@@ -160,5 +160,30 @@ def declared_field_types(info, attr: str, annotation: ast.AST) -> list:
     """The field types an annotated field assignment in a method declares
     (``self.scheduler: Base = make()``): the classes it names, whatever the
     call hands back (a class of no analysed module reaches no collective)."""
+    return _named_class_types(info, attr, annotation_terms(annotation, info.ctx))
+
+
+def handed_field_types(info, attr: str, name: str) -> list:
+    """The field types of ``self.attr = name`` where ``name`` is an annotated
+    parameter (``def __init__(self, receiver: Optional[Receiver])``): the
+    classes its annotation names, as a construction of one would type the
+    field -- a class of this file by its bare name, an imported one by what
+    the import names, each member of ``Optional``/``Union``/``X | None``;
+    a standard-library type (``Any``) types it as no class of the tree.
+    An annotation that names nothing the file can tell (a name neither
+    defined here nor imported) keeps its text as a dotted name, which names
+    no analysed class: the field is something else, never a same-named
+    class of another module."""
+    declared = receiver_types(info).declared_terms(name)
+    if declared:
+        # a standard-library type (``Any``, ``int``) says the field holds no class of the tree: its module's
+        # name is a dotted name outside the analysed code, which a method found by its name alone never is
+        return _named_class_types(info, attr, declared) + [
+            FieldType(info.class_key, attr, qual_ref(term[1])) for term in declared if term[0] == "library"]
+    text = info.annotations.get(name)
+    return [FieldType(info.class_key, attr, qual_ref(canonical_text(text, info.ctx.imports)))] if text else []
+
+
+def _named_class_types(info, attr: str, terms: tuple) -> list:
     return [FieldType(info.class_key, attr, class_ref(term[1]) if term[0] == "class" else qual_ref(term[1]))
-            for term in annotation_terms(annotation, info.ctx) if term[0] == "class" or term[0] == "named"]
+            for term in terms if term[0] == "class" or term[0] == "named"]

@@ -191,13 +191,27 @@ class ReceiverTypes:
         # a name the body binds by import statements alone names what the
         # module's imports name (``import socket as socket_mod`` in a function)
         self._imported = frozenset(name for name in imported if name not in assignments)
-        annotations: dict = {}
-        args = getattr(func, "args", None)
-        if args is not None:
-            for a in args.posonlyargs + args.args + args.kwonlyargs:
-                if a.annotation is not None:
-                    annotations[a.arg] = a.annotation
-        self._param_annotations = annotations
+
+    def _parameter_annotations(self) -> dict:
+        """Parameter name -> its annotation node; read apart from the body's
+        walk (:meth:`_index`), which a declared type alone does not need."""
+        annotations = self._param_annotations
+        if annotations is None:
+            annotations = self._param_annotations = {}
+            args = getattr(self.info.func, "args", None)
+            if args is not None:
+                for a in args.posonlyargs + args.args + args.kwonlyargs:
+                    if a.annotation is not None:
+                        annotations[a.arg] = a.annotation
+        return annotations
+
+    def declared_terms(self, name: str) -> tuple:
+        """The type terms a parameter's annotation declares
+        (``receiver: Optional[Receiver]``: a ``Receiver`` of this file or
+        imported); () for a name that is no annotated parameter, or whose
+        annotation names nothing the file can tell."""
+        annotation = self._parameter_annotations().get(name)
+        return self.annotation_terms(annotation) if annotation is not None else ()
 
     # -- terms ---------------------------------------------------------------------------
     def terms(self, expr: ast.AST, depth: int = 0) -> tuple:
@@ -259,7 +273,7 @@ class ReceiverTypes:
         ``List[Shard]``): what the annotation says its entries are."""
         if self._assignments is None:
             self._index()
-        annotation = self._param_annotations.get(name)
+        annotation = self._parameter_annotations().get(name)
         if annotation is None or name in self._assignments:
             return ()
         return element_annotation_terms(annotation, self.ctx)
@@ -270,7 +284,7 @@ class ReceiverTypes:
             self._index()
         if name == info.self_name and info.class_key:
             return (("class", info.class_key),)
-        annotation = self._param_annotations.get(name)
+        annotation = self._parameter_annotations().get(name)
         if annotation is not None:
             return self.annotation_terms(annotation)
         values = self._assignments.get(name)
