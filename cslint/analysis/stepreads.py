@@ -146,7 +146,9 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
     run, the fields it reads, the collectives its callees reach (keys of
     ``Program.changed_keys``); ``conditions`` gets what its sites' conditions read besides."""
     out = {("param", fn.key)} if reads_no_context(fn) else {("param", fn.key), ("ctx", fn.key)}
-    seen = set()
+    # the atoms already read (and ("G", module, name) of the module globals): an equal atom adds what it
+    # added, so they are kept by value, which also spares an id() and a set.add call per atom
+    seen: dict = {}
     # the atom sets already read: they share parts (one local's set handed to several calls, tested and
     # returned), and what a set adds, which its atoms alone decide, an equal set added the first time (to
     # ``out``: a condition's set read before adds to the step's reads, not to ``conditions``, and
@@ -168,15 +170,13 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                 # Collective results and projections nest (a loop re-reads
                 # its own allreduce): the atom graph is a DAG with shared
                 # parts, so visit each one once or the walk is exponential.
-                key = id(atom)
-                if key not in seen:
-                    seen.add(key)
+                if atom not in seen:
+                    seen[atom] = None
                     atoms_deps(atom.inner)
             elif tag == "R":
-                key = id(atom)
-                if key in seen:
+                if atom in seen:
                     continue
-                seen.add(key)
+                seen[atom] = None
                 targets = resolve(atom.ref)
                 for target in targets:
                     out.add(("ret", target.key))
@@ -207,10 +207,9 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                 for reader in properties.get((family, attr), ()):
                     out.add(("ret", reader.key))
             elif tag == "A":
-                key = id(atom)
-                if key in seen:
+                if atom in seen:
                     continue
-                seen.add(key)
+                seen[atom] = None
                 atoms_deps(atom.inner)
                 for inner in atom.inner:
                     if (held := present_read(inner, program.absent_fields, family_of)) is not inner:
@@ -227,18 +226,18 @@ def table_reads(program, fn: FuncFacts, conditions: Optional[set] = None) -> set
                 key = ("G", atom.module, atom.name)
                 if key in seen:
                     continue
-                seen.add(key)
+                seen[key] = None
                 module = modules.get(atom.module)
                 atoms_deps((module.globals.get(atom.name) if module else None) or ())
-            elif (tag == "E" or tag == "T") and id(atom) not in seen:
-                seen.add(id(atom))  # what decides that a callee raises (ProgramReads._raised_by)
+            elif (tag == "E" or tag == "T") and atom not in seen:
+                seen[atom] = None  # what decides that a callee raises (ProgramReads._raised_by)
                 for target in program.raising_targets(atom.ref):
                     out.add(("param", target.key))
                     for variant in target.variants.values():
                         atoms_deps(variant.raised or ())
                         atoms_deps(variant.raised_tree or ())
-            elif tag == "X" and id(atom) not in seen:
-                seen.add(id(atom))  # what decides that a callee fails on this rank (ProgramReads._escaped_by)
+            elif tag == "X" and atom not in seen:
+                seen[atom] = None  # what decides that a callee fails on this rank (ProgramReads._escaped_by)
                 for target in resolve(atom.ref):
                     out.add(("param", target.key))
                     for variant in target.variants.values():
