@@ -210,7 +210,8 @@ ANALYSIS_PHASES = [
     # what the syntax says; the per-file records; the methods a job-killing wrapper runs; what a slice's bounds leave
     # of its width; a display's elements kept apart at a parameter; how many elements a spread sequence holds,
     # through the binding reaching it
-    ("escapes",),  # failing work, and the calls that fail where their callee's own tests say
+    ("escapes", "retries"),  # failing work, and the calls that fail where their callee's own tests say; failures an
+    # event loop retries before its iteration communicates
     ("namereach",),  # which binding of a name reaches a read of it, as far as whether it is None goes
     ("presence", "localdicts", "tuplelists", "complements", "funcaliases", "spreads", "packagefiles", "mappings"),  # tests
     # that only ask whether a value is there; a local dict display's values kept apart per key; a local list's tuples
