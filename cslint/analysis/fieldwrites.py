@@ -24,7 +24,7 @@ from .rebuilds import rebuilds_of
 from .records import FieldType, FieldWrite
 from .presentfields import writes_none
 from .scope import canonical_text
-from .syntax import flatten_targets, pairwise
+from .syntax import annotation_text, flatten_targets, pairwise
 from .vocabulary import MUTATORS
 
 
@@ -158,29 +158,35 @@ def _paired_targets(targets: list, target: ast.AST, value: ast.AST):
 
 def declared_field_types(info, attr: str, annotation: ast.AST) -> list:
     """The field types an annotated field assignment in a method declares
-    (``self.scheduler: Base = make()``): the classes it names, whatever the
-    call hands back (a class of no analysed module reaches no collective)."""
-    return _named_class_types(info, attr, annotation_terms(annotation, info.ctx))
+    (``self.scheduler: Base = make()``), read as :func:`handed_field_types`
+    reads a parameter's annotation, whatever the call hands back: a class
+    of no analysed module reaches no collective, and a field declared
+    ``Any`` or ``socket.socket`` holds no class of the tree."""
+    return _annotated_types(info, attr, annotation_terms(annotation, info.ctx), annotation_text(annotation))
 
 
 def handed_field_types(info, attr: str, name: str) -> list:
     """The field types of ``self.attr = name`` where ``name`` is an annotated
     parameter (``def __init__(self, receiver: Optional[Receiver])``): the
     classes its annotation names, as a construction of one would type the
-    field -- a class of this file by its bare name, an imported one by what
-    the import names, each member of ``Optional``/``Union``/``X | None``;
-    a standard-library type (``Any``) types it as no class of the tree.
-    An annotation that names nothing the file can tell (a name neither
-    defined here nor imported) keeps its text as a dotted name, which names
-    no analysed class: the field is something else, never a same-named
-    class of another module."""
-    declared = receiver_types(info).declared_terms(name)
+    field (:func:`_annotated_types`)."""
+    return _annotated_types(info, attr, receiver_types(info).declared_terms(name), info.annotations.get(name))
+
+
+def _annotated_types(info, attr: str, declared: tuple, text: Optional[str]) -> list:
+    """The field types an annotation gives ``attr``, by its type terms
+    ``declared`` and its dotted ``text``: a class of this file by its bare
+    name, an imported one by what the import names, each member of
+    ``Optional``/``Union``/``X | None``; a standard-library type (``Any``)
+    types it as no class of the tree.  An annotation that names nothing the
+    file can tell (a name neither defined here nor imported, ``object``)
+    keeps its text as a dotted name, which names no analysed class: the
+    field is something else, never a same-named class of another module."""
     if declared:
         # a standard-library type (``Any``, ``int``) says the field holds no class of the tree: its module's
         # name is a dotted name outside the analysed code, which a method found by its name alone never is
         return _named_class_types(info, attr, declared) + [
             FieldType(info.class_key, attr, qual_ref(term[1])) for term in declared if term[0] == "library"]
-    text = info.annotations.get(name)
     return [FieldType(info.class_key, attr, qual_ref(canonical_text(text, info.ctx.imports)))] if text else []
 
 

@@ -32,7 +32,7 @@ from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .positions import entry_positions
 from .syntax import (
-    CONTEXT_METHODS, calls_in_order, dotted, params_that_may_be_none,
+    CONTEXT_METHODS, annotation_text, calls_in_order, dotted, params_that_may_be_none,
 )
 from .vocabulary import GENERIC_METHODS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, match_call, wrapped_models
@@ -312,9 +312,7 @@ class FunctionInfo(FunctionScan):
         if args is not None:
             for a in args.posonlyargs + args.args + args.kwonlyargs:
                 if a.annotation is not None:
-                    text = dotted(a.annotation) or (
-                        a.annotation.value if isinstance(a.annotation, ast.Constant)
-                        and isinstance(a.annotation.value, str) else None)
+                    text = annotation_text(a.annotation)
                     if text:
                         self.annotations[a.arg] = text
         self._node_infos: dict = {}

@@ -77,6 +77,15 @@ def dotted(node: ast.AST) -> Optional[str]:
     return ".".join(reversed(parts))
 
 
+def annotation_text(annotation: ast.AST) -> Optional[str]:
+    """The dotted name an annotation writes (``Foo``, ``zmq.Socket``), out
+    or as a string (``"Foo"``); None for another form (``List[Foo]``)."""
+    text = dotted(annotation)
+    if text is None and type(annotation) is ast.Constant and isinstance(annotation.value, str):
+        return annotation.value
+    return text
+
+
 
 #: the methods that make a new object (``Cls(...)`` runs them)
 CONSTRUCTORS = frozenset({"__init__", "__new__", "__post_init__"})
