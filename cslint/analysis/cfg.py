@@ -69,6 +69,8 @@ class CFG:
     test_of: dict = field(default_factory=dict)
     #: built with ``escaping`` (exceptions leaving one rank are paths)
     escaping: bool = False
+    #: node id -> the header of the innermost loop whose body built it
+    loop_of: dict = field(default_factory=dict)
 
     def node_of(self, stmt: ast.AST) -> Optional[int]:
         ids = self.stmt_nodes.get(id(stmt))
@@ -334,9 +336,10 @@ class _Builder:
         self.stmt_nodes: dict = {}
         self.finally_owner: dict = {}
         self.test_of: dict = {}
+        self.loop_stack: list[tuple[int, int]] = []  # (continue target, break target)
+        self.loop_of: dict = {}  # node id -> the header of the innermost loop around it
         self.entry = self._new(ENTRY)
         self.exit = self._new(EXIT)
-        self.loop_stack: list[tuple[int, int]] = []  # (continue target, break target)
         self.handler_stack: list[list[int]] = []  # handler entry nodes, innermost last
         self.handler_catch_all: list[bool] = []
         self.finally_stack: list[ast.Try] = []
@@ -344,6 +347,8 @@ class _Builder:
     def _new(self, kind: str, stmt: Optional[ast.AST] = None) -> int:
         node = Node(len(self.nodes), kind, stmt)
         self.nodes.append(node)
+        if self.loop_stack:
+            self.loop_of[node.id] = self.loop_stack[-1][0]
         if stmt is not None:
             self.stmt_nodes.setdefault(id(stmt), []).append(node.id)
             if self.finally_stack:
@@ -584,6 +589,7 @@ def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional
     cfg = CFG(builder.nodes, builder.entry, builder.exit, builder.stmt_nodes,
               builder.finally_owner, builder.test_of)
     cfg.escaping = escaping is not None
+    cfg.loop_of = builder.loop_of
     _connect_endless_loops(cfg)
     return cfg
 

@@ -18,6 +18,7 @@ from .bindingflow import BindingFlow
 from .atoms import CONTENTS, EMPTY, SIZED, WHOLE, project, whole
 from .environment import EnvNumbers, fork, merge_into, snapshot
 from .escapes import escaping_kind
+from .exitarms import exit_arm_deciders
 from .exitcalls import ExitCalls
 from .evaluator import Evaluator
 from .setfields import SetFields
@@ -50,8 +51,10 @@ class Dataflow(BindingFlow):
         self.info, self.evaluator, self.fold = info, evaluator, fold
         graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if exceptions_hang(info) else None,
                                 exits=info.ctx.exit_exceptions, quiet=info.cfg_quiet)
-        cd = cfgmod.control_dependence(graph, cfgmod.postdominators(graph))
+        ipdom = cfgmod.postdominators(graph)
+        cd = cfgmod.control_dependence(graph, ipdom)
         self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)
+        self._ipdom, self._exit_arms = ipdom, None  # exit_arm_deciders, made when first asked
         self.handler_nodes = handler_entries(graph, info.parents)  # node -> the handlers around it
         self._cond_cache, self._implicit_cache = {}, {}  # node -> (what it was worked out from, its atoms)
         self._parts: dict = {}  # decision -> whether it selects this rank's part (selects_own_part)
@@ -91,6 +94,12 @@ class Dataflow(BindingFlow):
         self.exit_env = self.envs.get(graph.exit, {})
 
     # -- control dependence ------------------------------------------------------
+    def exit_arm_deciders(self) -> dict:
+        """node -> [(test, label, loop header)]: :func:`exitarms.exit_arm_deciders`, once."""
+        if self._exit_arms is None:
+            self._exit_arms = exit_arm_deciders(self.graph, self._ipdom)
+        return self._exit_arms
+
     def _finally_closure(self, n, owner, closure):
         graph, cd = self.graph, self.cd
         try_entry = None

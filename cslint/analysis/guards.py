@@ -119,7 +119,11 @@ class Guards(ExceptionGuards):
         flow = self.flow
         conds = []
         stmt = node.stmt
-        for d, label in deciding(self.info, stmt, flow.graph.nodes, flow.closures.get(node.id, ())):
+        closure = flow.closures.get(node.id, ())
+        going_on = self._going_on(node.id, closure)
+        if going_on:
+            closure = list(closure) + list(going_on)
+        for d, label in deciding(self.info, stmt, flow.graph.nodes, closure):
             dnode = flow.graph.nodes[d]
             if dnode.kind == cfgmod.STMT and any(out == cfgmod.ESCAPE for _, out in dnode.succs):
                 # the failing work runs only where its enclosing ``if`` arms hold
@@ -134,7 +138,13 @@ class Guards(ExceptionGuards):
             elif dnode.kind == cfgmod.TEST:
                 if flow.graph.escaping and not self.info.inside(stmt, dnode.stmt) and first_exit(dnode.stmt) is None:
                     continue  # decided by the failing work in its arm (an ``escape`` condition), not by an exit
-                conds.append(self._test(stmt, d, dnode.stmt, atoms))
+                cond = self._test(stmt, d, dnode.stmt, atoms)
+                if going_on and (d, label) in going_on:
+                    # the ranks taking the arm leave for good: no pairing of this pass's arms (by role, or
+                    # by the sequences of its two sides) meets the next pass's collectives the others run
+                    cond = dataclasses.replace(cond, going_on_sites=going_on[(d, label)], role_arms=None,
+                                               alternatives=None)
+                conds.append(cond)
             elif dnode.kind == cfgmod.LOOP:
                 conds.append(self._loop(stmt, dnode.stmt, atoms))
             elif dnode.kind == cfgmod.ASSERT:
@@ -148,6 +158,27 @@ class Guards(ExceptionGuards):
                 if not self._joined_after(dnode.stmt, stmt):
                     conds.append(self._exception(dnode.stmt, atoms))
         return conds
+
+    def _going_on(self, n: int, closure) -> dict:
+        """(test, label) -> the loop's other sites, for the tests whose arm leaving their loop holds
+        node ``n`` on every path out (:func:`exitarms.exit_arm_deciders`): the ranks that take the arm
+        run it on this pass, the others go on to those sites.  Whether any of them issues a
+        collective is the whole-tree pass's question (where none does, every rank runs the arm once,
+        on whichever pass it leaves, and the sequences agree)."""
+        leaving = self.flow.exit_arm_deciders().get(n)
+        if not leaving:
+            return {}
+        nodes, sites_in = self.flow.graph.nodes, self.alternatives.sites_in
+        found = {}
+        for d, label, header in leaving:
+            if (d, label) in closure:
+                continue
+            test = nodes[d].stmt
+            arm = set(sites_in(test.body if label else test.orelse))
+            others = tuple(site for site in sites_in(nodes[header].stmt.body) if site not in arm)
+            if others:
+                found[(d, label)] = others
+        return found
 
     def _test(self, stmt, d: int, dstmt: ast.If, atoms) -> Cond:
         """The condition of the ``if`` at CFG node ``d`` for a site at ``stmt``: made once per test and

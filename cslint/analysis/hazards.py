@@ -597,6 +597,9 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
                 or info.matching_roles(cond, variant, reached, mode) or _neighbours_meet(variant, site, cond) \
                 or cond.guard in site.agreed_structure:
             continue  # every rank issues the same collectives, whichever way it goes
+        if cond.going_on_sites is not None and not any(
+                info.collectives_reached(variant.sites[i], mode, caller=fn) for i in cond.going_on_sites):
+            continue  # every rank runs the arm once, on the pass it leaves, and nothing else
         ignore = SAME_LENGTH_KINDS if cond.kind == "loop" else frozenset()  # the elements differ, not their number
         for name, group, api, chain, direct, facts in reached:
             why = info.divergence(cond, fn, group, mode, ignore_kinds=ignore)

@@ -85,6 +85,10 @@ class Cond:
     #: sites, whose callees must communicate only after they can fail; None
     #: for anything else
     retry: Optional[tuple] = None
+    #: a test whose arm leaves its loop on every path out of it (``if done: flush(); break`` in
+    #: ``while True``), for a site of that arm: the loop's other sites, where the ranks that stay go
+    #: on; the test decides only if one of them reaches a collective.  None for any other decision
+    going_on_sites: Optional[tuple] = None
 
 
 class Collective(NamedTuple):
