@@ -125,38 +125,6 @@ def several_ranks_only(source) -> frozenset:
     return frozenset(last[1]) if last[0] == SEVERAL_RANKS else frozenset()
 
 
-#: the prefix of the ``dims`` entry that marks a source read as the index
-#: of an element picked from a parameter (``lens[1 - rank]``), with the
-#: parameter's index and its function's key: a call that passes a display of
-#: one expression written several times there (``positions.ALIKE_ARG``)
-#: gets the same element on every rank, whichever the index picks
-PICKS_FROM = "@picks:"
-
-
-def picking_mark(key: str, index: int) -> tuple:
-    """The ``dims`` entry marking a source as the index of a pick from
-    parameter ``index`` of the function ``key``."""
-    return (f"{PICKS_FROM}{index}:{key}", frozenset())
-
-
-def picked_parameter(source) -> Optional[tuple]:
-    """``(function key, parameter index)`` of the pick a source (a divergence
-    map's key) was marked as the index of (:func:`picking_mark`), else None."""
-    if source.tag != "S":
-        return None
-    for mode, _dims in source.dims:
-        if mode[:7] == PICKS_FROM:
-            index, key = mode[7:].split(":", 1)
-            return key, int(index)
-    return None
-
-
-def unpicked(source):
-    """``source`` without its pick mark: past the call that binds the
-    parameter, a rank-local index as any other."""
-    return source._replace(dims=tuple(entry for entry in source.dims if entry[0][:7] != PICKS_FROM))
-
-
 def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
     """Add ``key``'s dimensions to a map; whether the map changed."""
     old = target.get(key)

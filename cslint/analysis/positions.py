@@ -39,14 +39,6 @@ POSITION_PARAM = 1 << 16
 POSITIONS = 8
 #: the keyword prefix a call passes a display element under
 POSITION_ARG = "#pos"
-#: the keyword prefix a call passes, with no atoms, for an argument written out
-#: as one expression several times (:func:`repeats_one_expression`): an
-#: element the callee picks from it by any index is that expression's value
-ALIKE_ARG = "#alike:"
-#: what makes two writings of one expression two values: a call, an await, a
-#: yield, an assignment inside the expression, a new object built
-_MAKES_ANEW = frozenset({ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.ListComp,
-                         ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Starred})
 
 
 def position_param(index: int, position: int):
@@ -124,56 +116,6 @@ def display_positions(evaluator, arg: ast.expr, key: str, env: dict, out: Option
     return [*(out or ()), *((f"{POSITION_ARG}{position}:{key}", value) for position, value in enumerate(values))]
 
 
-def repeats_one_expression(display) -> bool:
-    """Whether ``display`` is a list or tuple written out as one expression
-    two or more times (``[n, n]``, ``(x.shape[1], x.shape[1])``), a read
-    with no call in it (:data:`_MAKES_ANEW`), so that every element is one
-    value and an index picks that value whichever element it picks."""
-    t = type(display)
-    if (t is not ast.List and t is not ast.Tuple) or len(display.elts) < 2:
-        return False
-    first, rest = display.elts[0], display.elts[1:]
-    kind = type(first)
-    if kind is ast.Name:  # (the commonest element: no walk, no dump)
-        return all(type(element) is ast.Name and element.id == first.id for element in rest)
-    width = _width(first)
-    if any(type(element) is not kind or _width(element) != width for element in rest) \
-            or any(type(node) in _MAKES_ANEW for node in fast_walk(first)):
-        return False
-    text = ast.dump(first)
-    return all(ast.dump(element) == text for element in rest)
-
-
-def _width(node) -> Optional[int]:
-    """How many characters ``node`` is written in, where it is written on one line (else None)."""
-    return node.end_col_offset - node.col_offset if node.lineno == node.end_lineno else None
-
-
-def passes_alike(fn, index: int, kwargs: tuple, offset: int) -> bool:
-    """Whether a call passes parameter ``index`` of ``fn`` a display of one
-    expression repeated (:data:`ALIKE_ARG`), by the parameter's name or by
-    its position (``offset``: 1 where the call does not pass the instance)."""
-    if not kwargs or index >= len(fn.params):
-        return False
-    keys = (ALIKE_ARG + fn.params[index], ALIKE_ARG + str(index - (fn.self_offset if offset else 0)))
-    return any(kw in keys for kw, _atoms in kwargs)
-
-
-def picks_in_place(info, name: str) -> bool:
-    """Whether ``name`` is a parameter of the function of ``info`` that holds
-    its elements in place (never rebound, stored into or reordered, see the
-    module text), so that an element picked from it is one of what the
-    caller passed."""
-    known = info.__dict__.get("_picks_in_place")
-    if known is None:
-        known = info._picks_in_place = {}
-    found = known.get(name)
-    if found is None:
-        found = known[name] = name in info.params and name != info.self_name and name not in info.element_stores \
-            and bool(_held_in_place(info, {name: True}))
-    return found
-
-
 def read_positions(info) -> dict:
     """Parameter name -> the constant positions the function reads it at
     (``buffers[0]``), for each parameter that holds its elements in place
@@ -185,13 +127,6 @@ def read_positions(info) -> dict:
             wanted[name] = positions
     if not wanted:
         return wanted
-    return _held_in_place(info, wanted)
-
-
-def _held_in_place(info, wanted: dict) -> dict:
-    """``wanted`` (parameter name -> anything) less the parameters the
-    function rebinds, stores into, calls a method of that moves elements,
-    or shadows in a nested function."""
     for node in fast_walk(info.func):
         t = type(node)
         if t is ast.Name and type(node.ctx) is not ast.Load:
@@ -261,8 +196,6 @@ def own_arguments(reads, call: ast.Call, args: tuple, env: dict) -> tuple:
             break
         if type(arg) is ast.List or type(arg) is ast.Tuple:  # (most arguments: no display)
             out = display_positions(reads, arg, str(index), env, out)
-            if repeats_one_expression(arg):
-                out = [*(out or ()), (ALIKE_ARG + str(index), EMPTY)]
         own = _argument_own(reads, arg, env)
         if own is None or (index < len(args) and own == args[index]):
             continue
@@ -274,8 +207,6 @@ def own_arguments(reads, call: ast.Call, args: tuple, env: dict) -> tuple:
             continue
         if type(kw.value) is ast.List or type(kw.value) is ast.Tuple:
             out = display_positions(reads, kw.value, kw.arg, env, out)
-            if repeats_one_expression(kw.value):
-                out = [*(out or ()), (ALIKE_ARG + kw.arg, EMPTY)]
         own = _argument_own(reads, kw.value, env)
         if own is None:
             continue

@@ -20,8 +20,8 @@ from .atoms import (
 )
 from .callrefs import OWN_PART, PIECE_PICK, THROUGH_INSTANCE
 from .fieldreads import FieldReads
-from .divergence import extend_via, merge, picked_parameter, transformed, unpicked
-from .positions import POSITION_PARAM, parameter_of, passes_alike
+from .divergence import extend_via, merge, transformed
+from .positions import POSITION_PARAM, parameter_of
 from .spreads import element_argument, positional_argument
 from .records import FuncFacts, Site, written_variants
 from .vocabulary import VIEW_METHODS
@@ -206,11 +206,6 @@ class ProgramReads(FieldReads):
                         if d:
                             merge(out, k2, d, v2)
                 else:
-                    picked = picked_parameter(k) if k.tag == "S" and len(k.dims) > 1 else None  # (a mark and a mode)
-                    if picked is not None:
-                        if picked[0] == fn.key and passes_alike(fn, picked[1], atom.kwargs, offset_for_call):
-                            continue  # the index picks from one expression repeated: one element on every rank
-                        k = unpicked(k)
                     if link is None:  # the same link for every entry: made once per call
                         link = (atom.path, atom.line, f"returned by `{atom.text}()`")
                         self.link_functions[link] = ("return", tuple(target.key for target in targets),

@@ -14,8 +14,8 @@ from .astwalk import walked
 from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_own, parted_by
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, SHAPE, SIZED, Source, attribute, call_result,
-    field_read, made, own_field, own_params, project, whole,
+    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, SHAPE, SIZED, attribute, call_result,
+    field_read, own_field, own_params, project, whole,
 )
 from .callrefs import PIECE_PICK, element, own_results, part_ref
 from .noneness import none_of
@@ -23,9 +23,6 @@ from .results import nesting
 from .iteration import bind_iteration
 from .containers import ELEMENT_STORED, SLICE_NAMES, ContainerNames, annotation_is_container, container_index
 from .mappings import holds_mapping
-from .divergence import picking_mark
-from .function import rank_param_sources
-from .positions import picks_in_place, repeats_one_expression
 from .spans import (
     PIECE_OF_CALLS, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, piece_arguments,
 )
@@ -76,23 +73,6 @@ def rows_alike(reads, expr: ast.Subscript) -> Optional[str]:
             and index_numbers(index, reads.bindings()):
         return IDENT  # ``full[coords[0, 0]]`` of ``full: torch.Tensor``
     return None
-
-
-def _marked_as_pick(index: frozenset, info, name: str) -> frozenset:
-    """``index`` (what an index into the parameter ``name`` depends on) with
-    each rank-local source in it marked as picking from that parameter
-    (:func:`~.divergence.picking_mark`): a call that passes a display of one
-    expression repeated there gets the same element on every rank
-    (``lens[1 - rank]`` of ``f(x, [n, n])``), any other call an element
-    the index decides.  A parameter named like a rank (``tp_rank``) stays
-    as it is: what the callers pass there decides it
-    (:func:`~.function.rank_param_sources`)."""
-    if not any(atom.tag == "S" for atom in index):
-        return index
-    passed = {atom[:6] for _position, atom in rank_param_sources(info)}  # (read whole or not)
-    mark = picking_mark(info.key, info.params.index(name))
-    return frozenset(made(Source, atom[:5] + (atom.dims + (mark,),) + atom[6:])
-                     if atom.tag == "S" and atom[:6] not in passed else atom for atom in index)
 
 
 def _through_import(reads, func) -> bool:
@@ -447,12 +427,7 @@ class StructureReads(ContainerNames):
         value = self.eval(expr.value, env)
         if picks_piece(expr, self.bindings(), self.info.resolve_ref, self.ctx, self.info.func):
             return value | project(SIZED, self.eval(expr.slice, env))
-        if repeats_one_expression(expr.value):
-            return value  # ``[n, n][rank]``: every element is the one value
         index = self.index(expr.slice, env)
-        if index and type(expr.value) is ast.Name and type(expr.slice) is not ast.Constant \
-                and picks_in_place(self.info, expr.value.id):
-            index = _marked_as_pick(index, self.info, expr.value.id)
         picks = _piece_picks(expr, value, index, self.ctx) if index and self._call_value(expr.value) else None
         return value | (index if picks is None else picks)
 
