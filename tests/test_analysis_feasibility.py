@@ -5,7 +5,7 @@ caller's path is no hazard; the same call on a path that can reach it is."""
 
 import textwrap
 
-from cslint.api import check_source
+from cslint.api import check_paths, check_source
 
 
 def _lines(source, presets=("tensorrt_llm",)):
@@ -157,3 +157,141 @@ KEYWORD_ONLY = """
 
 def test_a_positional_argument_never_sets_a_keyword_only_parameter():
     assert _lines(KEYWORD_ONLY, presets=()) == [15]
+
+
+# -- a case parameter handed on as it is --------------------------------------------------
+
+HANDED_ON = """
+    import torch.distributed as dist
+
+    def local_flag():
+        return dist.get_rank() == 0
+
+    def shuffle(weights, group, dry_run=False):
+        if dry_run:
+            dist.barrier()                     # the world, on the dry run only
+            return
+        weights.mul_(group.size())
+
+    class Balancer:
+        def __init__(self, group):
+            self.group = group
+            self.weights = None
+
+        def rebalance(self, dry_run: bool = False):
+            if not dry_run:
+                self.weights = self.weights * 2
+            shuffle(self.weights, self.group, dry_run)
+
+        def rebalance_by_name(self, dry_run: bool = False):
+            if not dry_run:
+                self.weights = self.weights * 2
+            shuffle(self.weights, self.group, dry_run=dry_run)
+
+        def step(self):
+            if local_flag():
+                self.rebalance()                       # line 30: a real step, no collective
+            if local_flag():
+                self.rebalance_by_name()               # line 32: the same, the flag passed by keyword
+            if local_flag():
+                self.rebalance(True)                   # line 34: the dry run: the world barrier
+            if local_flag():
+                self.rebalance_by_name(dry_run=True)   # line 36: the same by keyword
+            if local_flag():
+                self.tick()                            # line 38: a real step through a relay
+            if local_flag():
+                self.tick(dry_run=True)                # line 40: the dry run through the relay
+
+        def tick(self, dry_run=False):
+            # no test reads the flag here: it is only handed on
+            self.rebalance(dry_run)
+"""
+
+
+def _barriers(source):
+    result = check_source(textwrap.dedent(source), report="per-site", presets=[])
+    return sorted(f.line for f in result.findings if f.collective == "barrier")
+
+
+def test_a_default_handed_on_keeps_the_callee_off_its_other_case():
+    # `rebalance()` hands its own `dry_run` (False by default) on to `shuffle`, whose world
+    # barrier runs only when it is True: the real step reaches no collective
+    assert _barriers(HANDED_ON) == [34, 36, 40]
+
+
+def test_a_parameter_handed_on_inverted_is_not_read_as_the_case():
+    # `not dry_run` is not the caller's case value as it is: the real step barriers (line 30)
+    source = HANDED_ON.replace("shuffle(self.weights, self.group, dry_run)\n",
+                               "shuffle(self.weights, self.group, not dry_run)\n")
+    barriers = _barriers(source)
+    assert 30 in barriers and 34 in barriers and 38 in barriers
+
+
+# -- the same flag handed on by a relay in another module (a summarised function) ----------
+
+RELAY_STATE = """
+import torch.distributed as dist
+
+
+def shuffle(weights, dry_run=False):
+    if dry_run:
+        dist.barrier()                     # the world, on the dry run only
+        return
+    weights.mul_(2)
+
+
+class State:
+    def __init__(self):
+        self.weights = None
+
+    def step(self, is_dummy: bool = False, dry_run: bool = False):
+        if is_dummy:
+            self.weights = None
+        shuffle(self.weights, dry_run)
+"""
+
+RELAY_RUNNER = """
+import torch.distributed as dist
+
+from pkg.state import State
+
+
+class Runner:
+    def __init__(self):
+        self.state: State = State()
+        self.enabled = True
+
+    def tick(self, is_dummy: bool = False, dry_run: bool = False):
+        if not self.enabled:
+            return
+        self.state.step(is_dummy, dry_run)
+
+    def run(self, x):
+        if dist.get_rank() == 0:
+            self.tick()                        # line 19: a real step
+        if dist.get_rank() == 0:
+            self.tick(dry_run=True)            # line 21: the dry run: the world barrier
+        dist.all_reduce(x)
+"""
+
+
+def _relay_barriers(tmp_path, runner):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "state.py").write_text(RELAY_STATE)
+    (package / "runner.py").write_text(runner)
+    result = check_paths([str(tmp_path)], report="per-site")
+    return sorted(f.line for f in result.findings if f.path.endswith("runner.py") and f.collective == "barrier")
+
+
+def test_a_relay_in_another_module_hands_its_default_on(tmp_path):
+    # `tick` is summarised (what it calls reaches a collective only through a field typed by a class
+    # of another module): its own `dry_run`, handed on as it is, still says which calls reach the barrier
+    assert _relay_barriers(tmp_path, RELAY_RUNNER) == [21]
+
+
+def test_a_relay_that_rebinds_its_flag_hands_on_no_case(tmp_path):
+    runner = RELAY_RUNNER.replace("        self.state.step(is_dummy, dry_run)\n",
+                                  "        dry_run = dry_run or not self.enabled\n        self.state.step(is_dummy, dry_run)\n")
+    assert _relay_barriers(tmp_path, runner) == [20, 22]  # (one line more above them)

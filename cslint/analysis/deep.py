@@ -13,7 +13,7 @@ from .callfacts import collective_facts, wrapper_facts
 from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
-from .feasibility import constant_arguments
+from .feasibility import constant_arguments, forwarded_case_parameters
 from .escapes import escaped_calls, escaping_kind
 from .guards import Guards
 from .jobkills import exceptions_hang
@@ -50,15 +50,16 @@ def called_field(info, func):
     return field_method_ref(info.class_key, func.attr, "__call__")
 
 
-def deep_variant(evaluator: Evaluator, fold, live=None, cases=()) -> tuple:
+def deep_variant(evaluator: Evaluator, fold, live=None, cases=(), case_params=()) -> tuple:
     """(the :class:`Variant` of one mode fold, the variables at the exit).
     ``live``: id(call) -> the indices of the parameter ``cases`` (value
-    tuples) under which it can run (:meth:`Feasibility.live_calls`), or None."""
+    tuples of ``case_params``) under which it can run
+    (:meth:`Feasibility.live_calls`), or None."""
     flow = Dataflow(evaluator.info, evaluator, fold)
-    return _collect(evaluator, flow, live, cases), flow.exit_env
+    return _collect(evaluator, flow, live, cases, case_params), flow.exit_env
 
 
-def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Variant:
+def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=(), case_params=()) -> Variant:
     info = evaluator.info
     variant = Variant(raised=EMPTY, raised_tree=EMPTY)
     site_index_of_call: dict = {}
@@ -106,6 +107,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=()) -> Varia
                     fills = memo_fill_calls(info.func, info.declared_globals)
                 site.memo_global = fills.get(id(call), "")
             site.consts, site.star = constant_arguments(call)
+            if case_params and ref is not None:
+                site.forwarded = forwarded_case_parameters(call, case_params)
             if ref is not None and ref.tag == "method":
                 site.set_before = fields_set_before(info, flow.graph, node, call)
                 site.handed = flow.fields.handed_at(ref.name, env)

@@ -39,7 +39,7 @@ from .deep import deep_variant
 from .typedcalls import calls_module_wrapper, calls_typed_wrapper, module_entries, typed_entries
 from .evaluator import Evaluator
 from .fallbacks import default_groups, none_defaulted
-from .feasibility import Feasibility
+from .feasibility import Feasibility, handed_flags
 from .function import FunctionInfo, free_names, mode_names_used, rank_param_sources
 from .lackednames import class_body_names, file_foreign_stores, fill_bound_names
 from .orders import may_make_sets
@@ -80,12 +80,13 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
         if mode_names_used(info):
             for modes in info.ctx.knowledge.mode_assignments():
                 variants[modes], exit_env = deep_variant(evaluator, feasible.fold(modes),
-                                                         feasible.live_calls(modes), cases)
+                                                         feasible.live_calls(modes), cases, case_params)
         elif feasible.needed():
-            variants[None], exit_env = deep_variant(evaluator, feasible.fold(None), feasible.live_calls(None), cases)
+            variants[None], exit_env = deep_variant(evaluator, feasible.fold(None), feasible.live_calls(None), cases,
+                                                  case_params)
         else:
-            variants[None], exit_env = deep_variant(evaluator, None)
-    return _func_facts(info, deep, called_names, variants, case_params if deep else ()), exit_env
+            variants[None], exit_env = deep_variant(evaluator, None, case_params=case_params)
+    return _func_facts(info, deep, called_names, variants, case_params if deep else walk.case_params), exit_env
 
 
 def summarised(info: FunctionInfo, called_names: frozenset) -> FuncFacts:
@@ -121,7 +122,7 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
     info._refs = dict(refs)
     info._receivers = receivers.copy() if receivers is not None else None
     try:
-        facts = _func_facts(info, False, called_names, {}, ())
+        facts = _func_facts(info, False, called_names, {}, handed_flags(info))
     finally:
         info._refs, info._receivers = refs, receivers
     facts.__class__ = PendingFuncFacts

@@ -21,8 +21,12 @@ which tests fold:
 * a local bound once to a foldable expression
   (``multi_rank = self.enable_attention_dp and world_size != 1``);
 * a parameter with a constant default (``aligned: bool = False``), under one
-  assignment of such parameters, a :class:`ParamCase` -- what a call passes
-  says which assignments it can be in (see :func:`call_allows`);
+  assignment of such parameters, a :class:`CaseParam` -- what a call passes
+  says which assignments it can be in (see :func:`call_allows`); a flag with
+  a constant default that no test reads but a call is handed as it is
+  (``step(is_profile)``) is one too, after those tests read: it folds
+  nothing, but what the callee reaches under each of its values is what the
+  caller reaches under that value (``program.handed_cases``);
 * a local flag assigned nothing but constants, where every definition that
   reaches the test gives the same value (``publish = False`` ... ``if
   publish:``): a sparse conditional constant propagation that rebuilds the
@@ -152,6 +156,7 @@ class Feasibility:
         self.aliases = {name: values[0] for name, values in self._bindings.items()
                         if len(values) == 1 and values[0] is not None}
         tested = self._tested_names()
+        self.tested_count = 0  # how many of the case parameters (the first) a test reads
         self.flags = frozenset(name for name, values in self._bindings.items()
                                if name in tested and values and all(isinstance(v, ast.Constant) for v in values))
         self.case_params = self._case_params(tested)
@@ -171,16 +176,25 @@ class Feasibility:
             if d is not None:
                 defaults[a.arg] = d
         out = []
+        handed = []  # flags no test reads, which a call may be handed as they are
         for index, name in enumerate(self.info.params):
             d = defaults.get(name)
             if d is None or not isinstance(d, ast.Constant) or d.value not in (True, False, None) \
                     or type(d.value) not in (bool, type(None)):
                 continue
-            if name in self._bindings or name not in tested:
-                continue  # rebound in the body, or no test reads it
+            if name in self._bindings:
+                continue  # rebound in the body
+            if name not in tested:
+                if type(d.value) is bool:
+                    handed.append(CaseParam(name, index, d.value, name not in keyword_only))
+                continue
             out.append(CaseParam(name, index, d.value, name not in keyword_only))
             if len(out) == MAX_CASE_PARAMS:
                 break
+        self.tested_count = len(out)
+        if handed and len(out) < MAX_CASE_PARAMS:
+            passed = _passed_names(self.info, {param.name for param in handed})
+            out.extend([param for param in handed if param.name in passed][:MAX_CASE_PARAMS - len(out)])
         return tuple(out)
 
     def _tested_names(self) -> set:
@@ -210,7 +224,7 @@ class Feasibility:
 
     def needed(self) -> bool:
         """Whether any test of the function folds beyond its mode predicates."""
-        if self.case_params:
+        if self.tested_count:
             return True
         for test in self._all_tests():
             for sub in fast_walk(test):
@@ -247,16 +261,22 @@ class Feasibility:
     def cases(self) -> list:
         """Every assignment of the case parameters, as ``{name: value}``."""
         params = self.case_params
-        return [dict(zip((p.name for p in params), values))
-                for values in itertools.product(*(p.values for p in params))]
+        return [dict(zip((p.name for p in params), values)) for values in case_assignments(params)]
 
     def live_calls(self, modes: Optional[frozenset]) -> Optional[dict]:
         """id(call) -> the indices of the cases (:meth:`cases`) under which
-        its statement can run; None when the function has no case parameter."""
-        if not self.case_params:
+        its statement can run; None when no test reads a case parameter (every
+        call runs under every case)."""
+        if not self.tested_count:
             return None
         out: dict = {}
-        for index, case in enumerate(self.cases()):
+        tested = self.tested_count
+        cases = self.cases()
+        graphs: dict = {}  # the tested parameters' values -> the indices of their cases (a flag only handed on folds nothing)
+        for index, case in enumerate(cases):
+            graphs.setdefault(tuple(case.values())[:tested], []).append(index)
+        for indices in graphs.values():
+            case = cases[indices[0]]
             graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case), exits=self.info.ctx.exit_exceptions,
                                      quiet=self.info.cfg_quiet)
             for n in cfgmod.reachable(graph):
@@ -264,8 +284,56 @@ class Feasibility:
                 if node.stmt is None:
                     continue
                 for call_info in self.info.node_info(node).calls:
-                    out.setdefault(id(call_info.call), set()).add(index)
+                    out.setdefault(id(call_info.call), set()).update(indices)
         return {key: frozenset(value) for key, value in out.items()}
+
+
+def handed_flags(info: FunctionInfo) -> tuple:
+    """The case parameters of a summarised function, whose tests fold
+    nothing: its flags with a constant ``True``/``False`` default that it
+    never rebinds and hands a call as they are (at most
+    ``MAX_CASE_PARAMS``).  Each call's reach of a collective is then known
+    for each of their values (``program.handed_cases``): ``def
+    eplb_step(self, is_profile=False): self.state.step(is_profile)``."""
+    args = getattr(info.func, "args", None)
+    if args is None or not (args.defaults or any(d is not None for d in args.kw_defaults)):
+        return ()  # (most functions)
+    positional = args.posonlyargs + args.args
+    flags = {a.arg: (d.value, True) for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)
+             if type(d) is ast.Constant and type(d.value) is bool}
+    flags.update({a.arg: (d.value, False) for a, d in zip(args.kwonlyargs, args.kw_defaults)
+                  if type(d) is ast.Constant and type(d.value) is bool})
+    if not flags:
+        return ()
+    info.local_names  # (its scan notes the rebound parameters and the calls)
+    passed = _passed_names(info, set(flags) - info.rebound_params)
+    out = [CaseParam(name, index, *flags[name]) for index, name in enumerate(info.params) if name in passed]
+    return tuple(out[:MAX_CASE_PARAMS])
+
+
+def _passed_names(info: FunctionInfo, names: set) -> set:
+    """Those of ``names`` that some call the function makes is handed bare,
+    as an argument of its own (:func:`forwarded_case_parameters` reads
+    which), from the calls its scan noted."""
+    out = set()
+    if not names:
+        return out
+    info.local_names  # (its scan notes the calls)
+    for calls in info.calls_by_statement.values():
+        for node in calls:
+            for arg in node.args:
+                if type(arg) is ast.Name and arg.id in names:
+                    out.add(arg.id)
+            for keyword in node.keywords:
+                if type(keyword.value) is ast.Name and keyword.value.id in names:
+                    out.add(keyword.value.id)
+    return out
+
+
+def case_assignments(case_params: tuple) -> list:
+    """Every assignment of ``case_params``, as value tuples in their order
+    (the cases ``Site.when`` holds some of)."""
+    return list(itertools.product(*(p.values for p in case_params)))
 
 
 def call_allows(params: tuple, cases: frozenset, passed) -> bool:
@@ -297,22 +365,60 @@ def constant_arguments(call: ast.Call) -> tuple:
     return tuple(consts), star
 
 
+def forwarded_case_parameters(call: ast.Call, case_params: tuple) -> tuple:
+    """``((position or keyword, index), ...)``: the arguments of ``call``
+    that hand one of the calling function's case parameters on as it is (its
+    bare name; a case parameter is never rebound in the body), ``index`` its
+    place in ``case_params``.  The callee's parameter there then holds the
+    caller's case value: ``def rearrange(self, is_profile=False): ...
+    move(w, is_profile)`` passes ``move`` False wherever ``rearrange`` runs
+    with its default."""
+    if not case_params:
+        return ()
+    index = {param.name: i for i, param in enumerate(case_params)}
+    out = []
+    for position, arg in enumerate(call.args):
+        if type(arg) is ast.Starred:
+            break  # (the positions after it are not known)
+        if type(arg) is ast.Name and arg.id in index:
+            out.append((position, index[arg.id]))
+    for keyword in call.keywords:
+        if keyword.arg is not None and type(keyword.value) is ast.Name and keyword.value.id in index:
+            out.append((keyword.arg, index[keyword.value.id]))
+    return tuple(out)
+
+
+def _forwarded_value(param: CaseParam, value) -> object:
+    """The case value of ``param`` where the caller hands it its own case
+    parameter holding ``value``: a value that is not None has no known truth."""
+    if value == NOT_NONE:
+        return NOT_NONE if param.default is None else ...
+    return param.value_of(value)
+
+
 def passed_values(params: tuple, case_params: tuple, self_offset: int, consts: tuple, star: bool,
-                  args: tuple, kwargs: tuple) -> tuple:
+                  args: tuple, kwargs: tuple, forwarded: tuple = (), case: tuple = ()) -> tuple:
     """For each case parameter, the case value a call selects: the constant
     it passes, the default when it passes nothing there, ``...`` when it
-    passes something else (or unpacks arguments)."""
+    passes something else (or unpacks arguments).  With ``case``, the
+    calling function's case values: what the call hands on of them
+    (``forwarded``, :func:`forwarded_case_parameters`) selects theirs."""
     constant = dict(consts)
+    handed = dict(forwarded) if case else {}
     given_keywords = {name for name, _ in kwargs}
     out = []
     for param in case_params:
+        position = param.index - self_offset if param.positional else -1
+        at = param.name if param.name in handed else position
+        if at in handed:
+            out.append(_forwarded_value(param, case[handed[at]]))
+            continue
         if param.name in constant and isinstance(param.name, str):
             out.append(param.value_of(constant[param.name]))
             continue
         if param.name in given_keywords:
             out.append(...)
             continue
-        position = param.index - self_offset if param.positional else -1
         if 0 <= position < len(args):
             out.append(param.value_of(constant[position]) if position in constant else ...)
         elif star:

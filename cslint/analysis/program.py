@@ -30,7 +30,7 @@ from .constructions import BUILT_APART, constructor_fields, stored_apart
 from .presentfields import absent_written_fields
 from .lackednames import LackedNames
 from .divergence import extend_via, merge
-from .feasibility import call_allows, passed_values
+from .feasibility import call_allows, case_assignments, passed_values
 from .memofills import memo_covered
 from .processes import asserted_single_rank, marked, runs_only_where
 from .reads import CALLEE_REFS, element_stored_fields, entry_fields
@@ -338,10 +338,13 @@ class Program(TableValues):
                 for ckey, (api, chain, facts) in list(self.reach.get((target.key, mode), {}).items()):
                     if not call_reaches(self, site, target, mode, ckey):
                         continue
+                    when = handed_cases(self, fn, site, target, offset, mode, ckey)
+                    if when is not None and not when:
+                        continue  # reached only where a case parameter it hands on holds what no case of fn gives
                     bound = bound_group(site, target, offset, ckey[1], self)
                     if bound != ckey[1]:
                         ckey = (ckey[0], bound)
-                    if _add_reach(reach, reach_when, ckey, site.when, lambda: (
+                    if _add_reach(reach, reach_when, ckey, when, lambda: (
                             api, ((fn.path, site.span.line, f"`{site.callee}()` calls `{target.qualname}`"),) + chain[:6],
                             seen_from(facts, site, target, fn))):
                         changed = True
@@ -367,6 +370,27 @@ def call_reaches(program: Program, site: Site, target: FuncFacts, mode: frozense
     passed = passed_values(target.params, target.case_params, target.self_offset if offset else 0,
                            site.consts, site.star, site.args, site.kwargs)
     return call_allows(target.case_params, cases, passed)
+
+
+def handed_cases(program: Program, fn: FuncFacts, site: Site, target: FuncFacts, offset: int, mode: frozenset,
+                 ckey: tuple) -> Optional[frozenset]:
+    """The assignments of ``fn``'s case parameters under which its call
+    ``site`` reaches the collective ``ckey`` of ``target`` (None: all): those
+    under which the site runs (``Site.when``), less those whose values of the
+    case parameters the call hands on as they are (``Site.forwarded``)
+    select none of the assignments under which ``target`` reaches it.
+    ``def rearrange(self, is_profile=False): move(w, is_profile)``, with
+    ``move`` reaching a barrier only ``if is_profile:``, reaches it only where
+    ``rearrange``'s own ``is_profile`` is True, so ``self.rearrange()``
+    reaches none."""
+    cases = program.reach_when.get((target.key, mode), {}).get(ckey) if site.forwarded else None
+    if cases is None:
+        return site.when
+    entered = site.when if site.when is not None else case_assignments(fn.case_params)
+    kept = frozenset(case for case in entered if call_allows(target.case_params, cases, passed_values(
+        target.params, target.case_params, target.self_offset if offset else 0, site.consts, site.star,
+        site.args, site.kwargs, site.forwarded, case)))
+    return None if site.when is None and len(kept) == len(entered) else kept
 
 
 def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=None) -> str:

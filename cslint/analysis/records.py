@@ -198,6 +198,10 @@ class Site:
     #: it names, in the body of ``if <that global> is None:`` (a memo fill,
     #: :mod:`~cslint.analysis.memofills`); "" for any other call
     memo_global: str = ""
+    #: the arguments that hand one of the calling function's case parameters
+    #: on as it is: ((position or keyword, index in its ``case_params``), ...)
+    #: (:func:`~cslint.analysis.feasibility.forwarded_case_parameters`)
+    forwarded: tuple = ()
 
 
 @dataclass

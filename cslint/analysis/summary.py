@@ -27,6 +27,7 @@ from .arms import assigned_past_return, may_select_own_part, selects_own_part
 from .atoms import CONTENTS, EMPTY, project, whole
 from .cfg import always_raises, raises_exit
 from .exclusive import ruled_out_walk
+from .feasibility import handed_flags
 from .evaluator import Evaluator, ReadWatch
 from .structure import params_own
 from .presentreturns import add_returned
@@ -127,6 +128,7 @@ class SummaryWalk(SummaryCalls):
         self.info = evaluator.info
         self.transfer = Transfer(evaluator)
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)]
+        self.case_params = handed_flags(self.info)  # what its calls may hand on (Site.forwarded)
         self.exit_env: dict = {}
         self._in_loop = False
         # The first walk of an outermost loop only carries values round once its facts are known

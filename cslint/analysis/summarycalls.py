@@ -13,6 +13,7 @@ from .astwalk import walk as fast_walk, walked
 from .atoms import EMPTY
 from .cfg import FAILING_CALL
 from .escapes import escaped_calls, escaping_kind
+from .feasibility import forwarded_case_parameters
 from .positions import own_arguments
 from .records import Site
 from .syntax import dotted
@@ -63,6 +64,8 @@ class SummaryCalls:
             site = Site(Span.of(node), raw, None, ref, args, kwargs, ())
             site.ctx_atoms = implicit
             site.group_args = self.info.ctx.group_arguments(node)
+            if self.case_params:
+                site.forwarded = forwarded_case_parameters(node, self.case_params)
             variant.sites.append(site)
 
     def _fill_args_memo(self, s, env) -> None:
