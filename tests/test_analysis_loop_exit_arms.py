@@ -71,3 +71,15 @@ def test_the_same_collective_on_the_staying_path_does_not_pair_with_the_flush():
     # the staying ranks gather too, then come back for the next pass: the arms are no sender/receiver pair
     source = DRAIN.replace("dist.all_reduce(batch)", "dist.all_gather_object(out, batch)")
     assert FLUSH in _found(source)
+
+
+def test_the_finding_says_that_the_ranks_that_stay_go_on_to_the_next_pass():
+    findings = check_source(textwrap.dedent(DRAIN), settings=Settings()).findings
+    flush = next(f for f in findings if (f.line, f.code) == FLUSH)
+    assert flush.message.startswith("collective `dist.all_gather_object` over all ranks runs only when `batch is None`, "
+                                    "which differs between ranks: the ranks that take this arm run it and leave the "
+                                    "loop, while the others go on to its next pass (source: `dist.get_rank()`")
+    assert "go on to its next pass" in next(link.note for link in flush.chain if link.line == 8)
+    # a branch that does not leave the loop reads as before
+    plain = DRAIN.replace("                break\n", "")
+    assert not any("next pass" in f.message for f in check_source(textwrap.dedent(plain), settings=Settings()).findings)

@@ -110,6 +110,11 @@ class Rule:
         raise NotImplementedError
 
     @classmethod
+    def condition_note(cls, cond) -> str:
+        """How the chain's condition step reads for this rule (after "the call ")."""
+        return cls.CONDITION_NOTE.format(text=cond.text, exit=cond.exit_text or "an exit")
+
+    @classmethod
     def chain(cls, hazard) -> list:
         """The "why" steps: the collective, the calls down to it, the
         condition, the flows and the rank-local source."""
@@ -125,7 +130,7 @@ class Rule:
                 kind = "collective" if "is a collective" in note else "call"
                 links.append(ChainLink(link_path or path, line, note, kind))
         cond = hazard.cond
-        note = cls.CONDITION_NOTE.format(text=cond.text, exit=cond.exit_text or "an exit")
+        note = cls.condition_note(cond)
         links.append(ChainLink(getattr(hazard, "cond_path", "") or path, cond.line, f"the call {note}", "condition"))
         for link_path, line, note in reversed(hazard.via):
             links.append(ChainLink(link_path, line, note, "flow"))

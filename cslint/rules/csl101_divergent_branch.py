@@ -239,8 +239,20 @@ def report(value):
         ),
     ]
 
+    #: the part of the wording for a collective in the arm of a loop's only exit
+    #: (``analysis/exitarms.py``): the test decides on which pass a rank runs it
+    LEAVING_ARM = "the ranks that take this arm run it and leave the loop, while the others go on to its next pass"
+
+    @classmethod
+    def condition_note(cls, cond) -> str:
+        note = super().condition_note(cond)
+        return f"{note}: {cls.LEAVING_ARM}" if cond.going_on_sites is not None else note
+
     @classmethod
     def message(cls, hazard) -> str:
+        if hazard.cond.going_on_sites is not None:
+            return (f"{collective_phrase(hazard)} runs only when `{hazard.cond.text}`, which differs between "
+                    f"ranks: {cls.LEAVING_ARM} (source: {describe_source(hazard)}){mode_suffix(hazard)}")
         if hazard.cond.statement == "thread":
             return (f"{collective_phrase(hazard)} runs on a background thread (`{hazard.source.text}`), at a "
                     f"point of the parent communicator's traffic that each process's thread scheduling decides "
