@@ -40,7 +40,7 @@ from ..presets import group_from_text
 from ..presets.groups import GROUP_SPANS, covering_group
 from .astwalk import walked
 from .relays import compared_equal_to_zero, is_not_first_stage, names_neighbour, stage_rank
-from .relays import first_stage_only as relays_first_stage_only
+from .relays import call_argument, first_stage_only as relays_first_stage_only
 from .syntax import assigned_names, dotted, single_rank_side
 
 #: what :func:`several_ranks_group` answers for a test of the loop's own group
@@ -124,7 +124,7 @@ def passes_group(call: ast.Call, name: str) -> bool:
                for value in call.args[1:] + [kw.value for kw in call.keywords if kw.arg == "group"])
 
 
-def first_stage_only(test: ast.expr) -> bool:
+def first_stage_test(test: ast.expr) -> bool:
     """A test holding on ranks of the first stage alone: as the relays read
     it, or the stage index compared equal to 0 (``self.pp_rank == 0``)."""
     if relays_first_stage_only(test):
@@ -164,7 +164,7 @@ def relayed_in_place(function, params: frozenset, knowledge, is_exit) -> frozens
             call = stmt.body[0].value if type(stmt.body[0]) is ast.Expr else None
             if type(call) is ast.Call and (dotted(call.func) or "").rsplit(".", 1)[-1] in receives \
                     and call.args and type(call.args[0]) is ast.Name and call.args[0].id in params:
-                peer = _peer(call, keywords)
+                peer = call_argument(call, keywords, 1)
                 if peer is not None and names_neighbour(peer, "previous"):
                     received.add(call.args[0].id)
                     continue
@@ -181,18 +181,11 @@ def relayed_in_place(function, params: frozenset, knowledge, is_exit) -> frozens
                     copies[name] = copied if copies.get(name, copied) == copied else None
         elif type(node) is ast.Call and (dotted(node.func) or "").rsplit(".", 1)[-1] in knowledge.p2p_sends \
                 and node.args and _copied(node.args[0]) is not None:
-            peer = _peer(node, keywords, 1)
+            peer = call_argument(node, keywords, 1)
             if peer is not None and names_neighbour(peer, "next"):
                 sends.append(_copied(node.args[0]))
     sent = {name if name in params else copies.get(name) for name in sends}
     return frozenset(received & sent & params)
-
-
-def _peer(call: ast.Call, keywords, position: int = 1) -> Optional[ast.expr]:
-    for kw in call.keywords:
-        if kw.arg in keywords:
-            return kw.value
-    return call.args[position] if len(call.args) > position else None
 
 
 def _copied(value: ast.expr) -> Optional[str]:

@@ -155,7 +155,7 @@ def _tail(evaluator: Evaluator, flow: Dataflow, index: dict):
     if node is None or node not in flow.live:
         return None
     sites = tuple(sorted(index[id(call)] for call in fast_walk(last) if type(call) is ast.Call and id(call) in index))
-    return sites, evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, last), flow.envs.get(node, {}))
+    return sites, evaluator.raised_atoms(flow.graph.nodes[node], flow.envs.get(node, {}))
 
 
 #: how many statements back :func:`fields_set_before` looks

@@ -156,17 +156,20 @@ class Feasibility:
         self.aliases = {name: values[0] for name, values in self._bindings.items()
                         if len(values) == 1 and values[0] is not None}
         tested = self._tested_names()
-        self.tested_count = 0  # how many of the case parameters (the first) a test reads
         self.flags = frozenset(name for name, values in self._bindings.items()
                                if name in tested and values and all(isinstance(v, ast.Constant) for v in values))
-        self.case_params = self._case_params(tested)
+        #: the case parameters a test reads, then those only handed on to a call (they fold nothing)
+        self.tested_params, handed_params = self._case_params(tested)
+        self.case_params = self.tested_params + handed_params
 
     # -- what there is to fold ----------------------------------------------------------
     def _case_params(self, tested: set) -> tuple:
+        """``(the case parameters a test reads, those a call is only handed)``, at most
+        ``MAX_CASE_PARAMS`` in all, the tested first."""
         func = self.info.func
         args = getattr(func, "args", None)
         if args is None:
-            return ()
+            return (), ()
         defaults = {}
         positional = args.posonlyargs + args.args
         for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
@@ -191,11 +194,10 @@ class Feasibility:
             out.append(CaseParam(name, index, d.value, name not in keyword_only))
             if len(out) == MAX_CASE_PARAMS:
                 break
-        self.tested_count = len(out)
-        if handed and len(out) < MAX_CASE_PARAMS:
-            passed = _passed_names(self.info, {param.name for param in handed})
-            out.extend([param for param in handed if param.name in passed][:MAX_CASE_PARAMS - len(out)])
-        return tuple(out)
+        if not handed or len(out) == MAX_CASE_PARAMS:
+            return tuple(out), ()
+        passed = _passed_names(self.info, {param.name for param in handed})
+        return tuple(out), tuple([param for param in handed if param.name in passed][:MAX_CASE_PARAMS - len(out)])
 
     def _tested_names(self) -> set:
         """Names the function's tests read, through local aliases too."""
@@ -224,7 +226,7 @@ class Feasibility:
 
     def needed(self) -> bool:
         """Whether any test of the function folds beyond its mode predicates."""
-        if self.tested_count:
+        if self.tested_params:
             return True
         for test in self._all_tests():
             for sub in fast_walk(test):
@@ -267,10 +269,10 @@ class Feasibility:
         """id(call) -> the indices of the cases (:meth:`cases`) under which
         its statement can run; None when no test reads a case parameter (every
         call runs under every case)."""
-        if not self.tested_count:
+        if not self.tested_params:
             return None
         out: dict = {}
-        tested = self.tested_count
+        tested = len(self.tested_params)
         cases = self.cases()
         graphs: dict = {}  # the tested parameters' values -> the indices of their cases (a flag only handed on folds nothing)
         for index, case in enumerate(cases):

@@ -229,16 +229,13 @@ class FunctionScan:
                 continue
             elif t is ast.Await:
                 hands_self = True  # other coroutines run while it waits (a generator's consumer is its caller)
-                if leaves_at is None or node.lineno < leaves_at:
-                    leaves_at = node.lineno
+                leaves_at = _earlier_line(leaves_at, node)
             elif t is ast.Yield or t is ast.YieldFrom:
-                if leaves_at is None or node.lineno < leaves_at:
-                    leaves_at = node.lineno
+                leaves_at = _earlier_line(leaves_at, node)
             elif t is ast.Raise or t is ast.Assert:
                 self.raises = True
             elif t is ast.Return:
-                if leaves_at is None or node.lineno < leaves_at:
-                    leaves_at = node.lineno
+                leaves_at = _earlier_line(leaves_at, node)
                 if node.value is not None:
                     returned.append(node.value)
                 else:
@@ -355,3 +352,8 @@ def held_store(receiver: ast.AST, name: str) -> str:
     :attr:`FunctionInfo.foreign_stores`: ``"F.name"`` on what a field ``F`` holds (``x.F.name = v``),
     ``"name"`` on any other object (a local, a parameter, an element)."""
     return f"{receiver.attr}.{name}" if type(receiver) is ast.Attribute else name
+
+
+def _earlier_line(line, node: ast.AST):
+    """The earlier of ``line`` (None: none yet) and ``node``'s line."""
+    return node.lineno if line is None or node.lineno < line else line

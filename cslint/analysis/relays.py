@@ -297,10 +297,10 @@ def _sends(func: ast.AST, send_names: frozenset, peer_keywords: frozenset) -> di
             continue
         if _last_name(node.func) not in senders:
             continue
-        dest = _argument(node, peer_keywords, 1)
+        dest = call_argument(node, peer_keywords, 1)
         if dest is None or not names_neighbour(dest, "next"):
             continue
-        tag = _argument(node, _TAG, 2)
+        tag = call_argument(node, _TAG, 2)
         found.setdefault(node.args[0].id, set()).add(unparse(tag) if tag is not None else None)
     return found
 
@@ -328,7 +328,8 @@ def _last_name(expr: ast.expr) -> str:
     return (dotted(expr) or "").rsplit(".", 1)[-1]
 
 
-def _argument(call: ast.Call, keywords: frozenset, position: int) -> Optional[ast.expr]:
+def call_argument(call: ast.Call, keywords: frozenset, position: int) -> Optional[ast.expr]:
+    """The argument of ``call`` passed by one of ``keywords``, else the one at ``position``; None if neither."""
     for kw in call.keywords:
         if kw.arg in keywords:
             return kw.value
@@ -350,14 +351,14 @@ def _relay_receive(stmt: ast.stmt, sends: dict, receives: frozenset, peer_keywor
         return None
     if _last_name(call.func) not in receives:
         return None
-    src = _argument(call, peer_keywords, 0)
+    src = call_argument(call, peer_keywords, 0)
     if src is None or not names_neighbour(src, "previous"):
         return None
     name = assign.targets[0].id
     tags = sends.get(name)
     if not tags:
         return None
-    tag = _argument(call, _TAG, 1)
+    tag = call_argument(call, _TAG, 1)
     if tag is not None and None not in tags and unparse(tag) not in tags:
         return None
     return name, assign

@@ -13,7 +13,7 @@ from typing import Optional
 from ..config import Settings, matches_any, pattern_matches, text_matches
 from ..presets import Knowledge
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
-from .agreedbuffers import (LOOP_GROUP, first_stage_only, loop_over_groups, passes_group, relayed_in_place,
+from .agreedbuffers import (LOOP_GROUP, first_stage_test, loop_over_groups, passes_group, relayed_in_place,
                             several_ranks_group)
 from .astwalk import children_into, walked
 from .callrefs import func_ref, method_ref
@@ -595,7 +595,7 @@ def _statement_agrees(ctx: ModuleContext, stmt: ast.stmt, open_params: set, self
                       if name in staged and name in open_params]
         return found
     if t is ast.If and not stmt.orelse:
-        first_stage = first_stage_only(stmt.test)
+        first_stage = first_stage_test(stmt.test)
         group = None if first_stage else several_ranks_group(stmt.test, ctx.size_fields)
         if not first_stage and group is None:
             return []  # the test first: most ``if``s are of neither kind, and their arms need no walk
