@@ -14,7 +14,7 @@ from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .feasibility import constant_arguments, forwarded_case_parameters
-from .escapes import escaped_calls, escaping_kind
+from .escapes import statement_escapes
 from .guards import Guards
 from .jobkills import exceptions_hang
 from .atoms import EMPTY, raised_by
@@ -265,7 +265,6 @@ def _escaped(evaluator: Evaluator, flow: Dataflow) -> frozenset:
     collective."""
     info = evaluator.info
     ctx = info.ctx
-    failing_work = escaping_kind(ctx)
     out = EMPTY
     for node in flow.graph.nodes:
         stmt = node.stmt
@@ -280,11 +279,7 @@ def _escaped(evaluator: Evaluator, flow: Dataflow) -> frozenset:
             if stmt.exc is not None and not cfgmod.raises_exit(stmt, ctx.exit_exceptions):
                 out = out | flow.implicit(node.id)
         else:
-            kind = failing_work(stmt)
-            if kind:
-                out = out | flow.implicit(node.id)
-                if kind & cfgmod.FAILING_CALL:
-                    out = out | escaped_calls(info, stmt)
+            out = out | statement_escapes(info, stmt, flow.implicit(node.id))
     return out
 
 

@@ -176,6 +176,18 @@ def escaped_calls(info, stmt: ast.AST) -> frozenset:
     return out
 
 
+def statement_escapes(info, stmt: ast.AST, implicit: frozenset) -> frozenset:
+    """What decides whether a simple statement fails on this rank with an
+    error nothing in its function catches: the tests above it (``implicit``)
+    where it does local work, and the callee's own (:func:`escaped_calls`)
+    for a call to a function of the file that can fail.  The summary walk
+    and the in-depth analysis both ask it."""
+    kind = escaping_kind(info.ctx)(stmt)
+    if not kind:
+        return EMPTY
+    return implicit | escaped_calls(info, stmt) if kind & FAILING_CALL else implicit
+
+
 def _calls_to(failing: frozenset, stmt: ast.AST) -> list:
     if not failing:
         return []

@@ -26,6 +26,7 @@ from .armlocals import ArmLocals
 from .arms import assigned_past_return, may_select_own_part, selects_own_part
 from .atoms import CONTENTS, EMPTY, project, whole
 from .cfg import always_raises, raises_exit
+from .escapes import statement_escapes
 from .exclusive import ruled_out_walk
 from .feasibility import handed_flags
 from .evaluator import Evaluator, ReadWatch
@@ -413,7 +414,7 @@ class SummaryWalk(SummaryCalls):
             if variant.escapes is not None and not self._in_try:
                 variant.escapes = variant.escapes | failing
         if variant.escapes is not None and not self._in_try:
-            variant.escapes = variant.escapes | self._escapes(s, implicit)
+            variant.escapes = variant.escapes | statement_escapes(self.info, s, implicit)
         transfer.simple_statement(s, flow)
         transfer.field_writes(s, flow, variant.fields, variant.field_types)
         return EMPTY

@@ -11,8 +11,6 @@ from ..model import Span
 from . import cfg as cfgmod
 from .astwalk import walk as fast_walk, walked
 from .atoms import EMPTY
-from .cfg import FAILING_CALL
-from .escapes import escaped_calls, escaping_kind
 from .feasibility import forwarded_case_parameters
 from .positions import own_arguments
 from .records import Site
@@ -26,15 +24,6 @@ class SummaryCalls:
     """Mixed into :class:`~cslint.analysis.summary.SummaryWalk`: reads ``self.info`` (the function's facts, whose
     walk found each statement's calls) and ``self.evaluator``, and keeps each statement's resolved calls in
     ``self._calls_memo``."""
-
-    def _escapes(self, s, implicit) -> frozenset:
-        """What decides whether a simple statement fails on this rank with an
-        error nothing here catches: the tests above its local work, and the
-        callee's own for a call to a function that can fail (escapes.py)."""
-        kind = escaping_kind(self.info.ctx)(s)
-        if not kind:
-            return EMPTY
-        return implicit | escaped_calls(self.info, s) if kind & FAILING_CALL else implicit
 
     def _raised_in(self, body, env, implicit) -> frozenset:
         """What makes a ``try`` body raise: its statements' exceptions, its
