@@ -47,6 +47,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .constructions import is_constructor
 from .resolution import called_refs, issued_collective
 
 #: calls a memo's path test may make on module globals and constants
@@ -302,7 +303,7 @@ def memo_covered(program) -> dict:
     out: dict = {}
     for family in sorted(members):
         methods = members[family]
-        ctors = [fn for fn in methods if fn.qualname.count(".") == 1 and fn.qualname.endswith(".__init__")]
+        ctors = [fn for fn in methods if fn.qualname.count(".") == 1 and is_constructor(fn)]
         if not ctors or not any(fn.leading_calls or fn.first_call for fn in ctors):
             continue
         if cover is None:
@@ -320,7 +321,7 @@ def memo_covered(program) -> dict:
         early.update(key for t0 in fills for ctor in ctors for key, _line in cover.chain(ctor.key, family, t0))
         for fn in methods:
             if not fn.deep or fn.key in early or fn.self_offset != 1 or fn.qualname.count(".") != 1 \
-                    or fn.qualname.endswith(".__init__"):
+                    or is_constructor(fn):
                 continue
             for site in cover.sites(fn):
                 if site.ref is None:
