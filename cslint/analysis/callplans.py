@@ -70,8 +70,11 @@ def plan_call(evaluator, call: ast.Call) -> tuple:
             return (FIRST_ARGUMENT,)  # a progress bar yields what it wraps; the rest is display
         if named_source is not None:
             kind, dims = named_source
-            if kind == KIND_FILESYSTEM and call.args and ctx.in_package(call.args[0], info.func):
-                return (ARGUMENTS,)  # a file of the package itself, there alike on every rank (packagefiles.py)
+            if kind == KIND_FILESYSTEM and call.args and (ctx.in_package(call.args[0], info.func)
+                                                          or ctx.read_configuration(call, info.func)):
+                # a file of the package itself (packagefiles.py) or a configuration file the job was
+                # handed (configfiles.py): there alike on every rank given the same name
+                return (ARGUMENTS,)
             if kind == "rank id":
                 if _asks_for_another_rank(call):
                     return (ARGUMENTS,)

@@ -23,6 +23,7 @@ from .cfg import exit_exceptions
 from .collectivegroups import CollectiveGroups
 from .communicators import Communicators
 from .entries import positional_fields
+from .configfiles import read_configuration
 from .packagefiles import in_package
 from .shapes import returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
@@ -384,6 +385,11 @@ class ModuleContext(CollectiveGroups):
     def in_package(self, expr, func) -> bool:
         """Whether ``expr`` in ``func`` names a file of the package itself (:mod:`~cslint.analysis.packagefiles`)."""
         return in_package(expr, lambda text: canonical_text(text, self.imports), func, self.tree)
+
+    def read_configuration(self, call: ast.Call, func) -> bool:
+        """Whether ``call`` in ``func`` tests for a configuration file the function was handed whole and only
+        reads (:mod:`~cslint.analysis.configfiles`)."""
+        return read_configuration(call, lambda text: canonical_text(text, self.imports), func)
 
     def call_text_verdicts(self, raw: str, canon: Optional[str], norm: Optional[str]) -> tuple:
         """(configured, source, by_name) for a call that is not a collective,

@@ -1,0 +1,96 @@
+"""A configuration file a function is handed by a path given whole, tests
+for and then only reads is there alike on every rank (issue 14,
+shared-config-file-read; ``analysis/configfiles.py``).
+
+Whether a path exists may differ from node to node: a file on one node's
+disk, a checkpoint's ``latest`` file rank 0 writes while the others look for
+it.  A path a function is handed whole (a parameter, ``args.config``,
+``cfg["path"]``) and only reads is the job's input, named alike on every
+rank, so the test decides what the name decides.  Each VALID shape sits
+beside INVALID ones that must still be reported: a fixed file name under a
+directory (the saver's ``latest``), a path the function also writes, a path
+it never opens (a marker another rank may leave), a constant path, and a
+configuration path a caller builds from this rank's id."""
+
+import textwrap
+
+from cslint.api import check_paths
+
+LOADERS = """
+    import json
+    import os
+
+    import torch.distributed as dist
+
+
+    def load_config(config):
+        if isinstance(config, dict):
+            return config
+        if os.path.exists(config):
+            with open(config, "r") as handle:
+                return json.load(handle)
+        return json.loads(config)
+
+
+    def exchange_configured(tensor, config):
+        if load_config(config).get("sync"):               # VALID: a configuration file every rank is handed
+            dist.all_reduce(tensor)
+
+
+    def exchange_setting(tensor, args):
+        if os.path.isfile(args.config_file):              # VALID: a setting's file, only read
+            settings = json.load(open(args.config_file))
+            dist.broadcast(tensor, src=settings["src"])
+
+
+    def exchange_keyed(tensor, options):
+        path = options["config"]
+        if os.path.exists(path):                          # VALID: a mapping's setting, only read
+            with open(path) as handle:
+                handle.read()
+            dist.all_reduce(tensor)
+
+
+    def exchange_latest(tensor, load_dir):
+        latest = os.path.join(load_dir, "latest")
+        if os.path.isfile(latest):                        # INVALID: a name under a directory, the saver's output
+            with open(latest, "r") as handle:
+                handle.read()
+            dist.barrier()
+
+
+    def exchange_written(tensor, path):
+        if os.path.exists(path):                          # INVALID: the function writes that file too
+            dist.all_reduce(tensor)
+        else:
+            with open(path, "w") as handle:
+                handle.write("done")
+
+
+    def exchange_marker(tensor, path):
+        if os.path.exists(path):                          # INVALID: a marker it never reads, another rank's to leave
+            dist.all_reduce(tensor)
+
+
+    def exchange_constant(tensor):
+        path = "/data/shard.json"
+        if os.path.exists(path):                          # INVALID: this node's disk
+            with open(path) as handle:
+                handle.read()
+            dist.all_reduce(tensor)
+
+
+    def exchange_own(tensor):
+        if load_config(f"/tmp/config_{dist.get_rank()}.json").get("sync"):   # INVALID: named by this rank's id
+            dist.all_reduce(tensor)
+"""
+
+
+def test_a_configuration_file_a_function_is_handed_and_only_reads_is_there_alike(tmp_path):
+    package = tmp_path / "app"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "loaders.py").write_text(textwrap.dedent(LOADERS))
+    findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
+    assert sorted(f.function for f in findings) == ["exchange_constant", "exchange_latest", "exchange_marker",
+                                                     "exchange_own", "exchange_written"]
