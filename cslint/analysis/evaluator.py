@@ -21,8 +21,8 @@ from .astwalk import iter_children
 from .callfacts import payload_argument
 from .callplans import ARGUMENTS, FIRST_ARGUMENT, FIXED, OPEN, plan_call
 from .atoms import (
-    ATTRIBUTE_KEEPS, CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, PASSED_NO_DATA_TEST, SHAPE, WHOLE, attribute, field_read,
-    global_read, hold, project, source, whole,
+    ATTRIBUTE_KEEPS, CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, PASSED_NO_DATA_TEST, PLACED, SHAPE, WHOLE, attribute,
+    field_read, global_read, hold, project, source, whole,
 )
 from .environment import fork
 from .exceptionreads import ExceptionReads
@@ -536,7 +536,9 @@ def _placed(args: tuple, kwargs: tuple, arg_atoms: frozenset) -> tuple:
     call, with the device it is told to put its result on only held by the
     result (``torch.empty(n, device=dev)`` is made of ``n``, on ``dev``).  A
     rank's device places a value; what the value is, and its structure, are
-    the same on every rank."""
+    the same on every rank, whatever the device argument is: one a rank
+    index picks from a list (``devices[local_rank]``) differs whole, and
+    still only places the value (:data:`~cslint.analysis.atoms.PLACED`)."""
     if not kwargs or not arg_atoms:
         return kwargs, arg_atoms
     for name, atoms in kwargs:
@@ -544,7 +546,7 @@ def _placed(args: tuple, kwargs: tuple, arg_atoms: frozenset) -> tuple:
             break
     else:
         return kwargs, arg_atoms
-    kwargs = tuple((name, hold(atoms) if name in PLACEMENT_KEYWORDS else atoms) for name, atoms in kwargs)
+    kwargs = tuple((name, project(PLACED, atoms) if name in PLACEMENT_KEYWORDS else atoms) for name, atoms in kwargs)
     out = EMPTY
     for atoms in args:
         out |= atoms
