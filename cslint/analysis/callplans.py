@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..presets import KIND_FILESYSTEM, group_from_text
+from ..presets import KIND_FILESYSTEM
 from .atoms import CONTENTS, EMPTY, source
 from .funcaliases import probed_text
 from .scope import canonical_text
@@ -78,7 +78,7 @@ def plan_call(evaluator, call: ast.Call) -> tuple:
             if kind == "rank id":
                 if _asks_for_another_rank(call):
                     return (ARGUMENTS,)
-                dims = _rank_in_group(call, raw, ctx.knowledge.world, info) or dims
+                dims = _rank_in_group(call, raw, ctx, info) or dims
             return (FIXED, frozenset({source(kind, raw + "()", ctx.path, call.lineno, dims)}))
         env_source = _env_rank(call, canon, ctx.path)
         if env_source is not None:
@@ -89,13 +89,13 @@ def plan_call(evaluator, call: ast.Call) -> tuple:
             if _asks_for_another_rank(call):
                 return (ARGUMENTS,)
             return (FIXED, frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
-                                              _rank_in_group(call, raw, ctx.knowledge.world, info) or by_name)}))
+                                              _rank_in_group(call, raw, ctx, info) or by_name)}))
     func = call.func
     builtin = func.id if type(func) is ast.Name and evaluator._is_builtin(func.id) else None
     last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
     return (OPEN, builtin, last, raw)
 
-def _rank_in_group(call: ast.Call, raw: str, world, info=None) -> Optional[tuple]:
+def _rank_in_group(call: ast.Call, raw: str, ctx, info=None) -> Optional[tuple]:
     """A rank asked of one group: ``get_rank(group=get_pp_group().cpu_group)``,
     ``pp_group.rank()``: it differs only along the dimensions of that
     group (``None`` when no group with known dimensions is named).  A local
@@ -109,12 +109,12 @@ def _rank_in_group(call: ast.Call, raw: str, world, info=None) -> Optional[tuple
             group_text = receiver
     if not group_text:
         return None
-    group = group_from_text(group_text)
+    group = ctx.group_word(group_text)  # (the module's world names its groups)
     if group is None and info is not None and group_text.isidentifier():
         group = local_group(info, group_text)
     if group is None or group == "world":
         return None
-    return (("*", world.span(group)),)
+    return (("*", ctx.knowledge.world.span(group)),)
 
 def _env_rank(call: ast.Call, canon: Optional[str], path: str):
     if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:

@@ -13,8 +13,13 @@ from ..config import text_matches
 from ..presets import group_from_text
 from .communicators import built_over_fields, same_rank_field
 from .records import CollectiveMatch
+from .astwalk import walked
 from .syntax import dotted, unparse
 from .vocabulary import looks_like_communicator
+
+
+#: how many assignments deep a text's group is followed to the world's words (``self.cpu = self.tp_group.cpu_group``)
+_WORLD_BINDING_DEPTH = 2
 
 
 class CollectiveGroups:
@@ -37,7 +42,10 @@ class CollectiveGroups:
         if spec is None:
             return CollectiveMatch(name, user_group or self._infer_group(call, receiver, None) or "world", "unknown",
                                    None)
-        group = spec.group or self._infer_group(call, receiver, spec) or "world"
+        # a library helper over a fixed group (``tensor_model_parallel_all_reduce``: TP) runs over
+        # the group the module's world names it by, where it names one (SGLang's helpers: its full TP group)
+        group = (self.world.own_group(raw) or spec.group) if spec.group else \
+            self._infer_group(call, receiver, spec) or "world"
         api = spec.api
         if api == "torch" and receiver.startswith("self") and receiver.rsplit(".", 1)[-1] in ("dist", "_dist") \
                 and "tensorrt_llm" in self.knowledge.names:
@@ -107,7 +115,7 @@ class CollectiveGroups:
         in this file names (``self.sync_group = scheduler.tp_cpu_group``;
         ``None`` aside); else ``group:<text>``, a field of the same ranks as
         another named by the first (:func:`~.communicators.same_rank_field`)."""
-        group = group_from_text(text)
+        group = self.group_word(text)
         if group is not None:
             return group
         if text.startswith("self.") and text.count(".") == 1:
@@ -116,7 +124,7 @@ class CollectiveGroups:
                 return group
             over = built_over_fields(self).get(text[len("self."):])
             if over:  # a communicator built over another group field of the object (``group=self.cpu_group``)
-                return group_from_text(over) or self._field_groups().get(over[len("self."):]) \
+                return self.group_word(over) or self._field_groups().get(over[len("self."):]) \
                     or f"group:{same_rank_field(self, over)}"
         return f"group:{same_rank_field(self, text)}"
 
@@ -132,7 +140,7 @@ class CollectiveGroups:
             if isinstance(value, ast.Constant) and value.value is None:
                 continue  # not set up (yet): no group at all
             text = dotted(value) if isinstance(value, (ast.Name, ast.Attribute, ast.Call)) else None
-            group = (group_from_text(text) or "") if text else ""
+            group = (self.group_word(text) or "") if text else ""
             known = table.get(attr)
             table[attr] = group if known is None or known == group else ""
         self.__dict__["_field_group_table"] = table
@@ -143,8 +151,53 @@ class CollectiveGroups:
         if argument is not None:
             return argument
         if receiver and receiver not in ("dist", "torch.distributed", "c10d"):
-            return group_from_text(receiver)
+            return self.group_word(receiver)
         return None
+
+    def group_word(self, text: str) -> Optional[str]:
+        """The group an expression's text names in this module: the one the
+        module's world names it by (:meth:`world_group`), else the generic
+        reading (:func:`~cslint.presets.group_from_text`)."""
+        # (asked of every group text of every module: the generic reading without a call more where no words apply)
+        return (self.world.words and self.world_group(text)) or group_from_text(text)
+
+    def _parameter_names(self) -> frozenset:
+        """The names of every function's parameters in this file (worked out on first use)."""
+        found = self.__dict__.get("_parameter_name_set")
+        if found is None:
+            found = self.__dict__["_parameter_name_set"] = frozenset(
+                node.arg for node in walked(self.tree) if type(node) is ast.arg)
+        return found
+
+    def world_group(self, text: str, depth: int = 0) -> Optional[str]:
+        """The group the module's world names ``text`` by (:attr:`~cslint.presets.World.words`),
+        or that it names what every assignment in this file of the name or the
+        field of ``self`` the text starts from holds (``tp_group =
+        get_parallel().tp_group``, then ``tp_group.cpu_group``); None where
+        it names none (a parameter's text, which callers bind)."""
+        world = self.world
+        if not world.words:
+            return None
+        found = world.own_group(text)
+        if found is not None or depth >= _WORLD_BINDING_DEPTH:
+            return found
+        memo = self.__dict__.setdefault("_world_groups", {})
+        key = (text, depth)
+        if key in memo:
+            return memo[key]
+        memo[key] = None  # (an assignment that reads itself names nothing)
+        head, _, rest = text.partition(".")
+        if head == "self":
+            head = rest.partition(".")[0]
+            values = [value for attr, value in self.field_writes if attr == head]
+        elif head in self._parameter_names():
+            return None  # a parameter somewhere in the file: what is handed there is the callers'
+        else:
+            values = [value for name, value in self.name_writes if name == head]
+        groups = {self.world_group(dotted(value) or "", depth + 1) if type(value) in (ast.Name, ast.Attribute, ast.Call)
+                  else None for value in values}
+        found = memo[key] = next(iter(groups)) if len(groups) == 1 else None
+        return found
 
 
 def _group_argument(node: ast.AST) -> Optional[str]:
@@ -161,12 +214,16 @@ def _group_argument(node: ast.AST) -> Optional[str]:
 def _field_group_name(ctx, text: str) -> str:
     """``text``, or for ``self.attr`` that names no group itself the name of
     the one group every assignment of the field in the file names
-    (``ModuleContext._field_groups``)."""
+    (``ModuleContext._field_groups``), or the group the module's world names
+    by a word of its own where it reads the text otherwise than the generic
+    words do (SGLang's ``tp_group``: :attr:`~cslint.presets.World.words`):
+    the callee binds what is passed by its text alone."""
     if text.startswith("self.") and text.count(".") == 1:
         group = ctx._field_groups().get(text[len("self."):])
         if group and group_from_text(text) is None:
             return group
-    return text
+    own = ctx.world_group(text) if ctx.world.words else None
+    return own if own is not None else text
 
 
 def named_group(ctx, call: ast.Call, spec) -> Optional[str]:

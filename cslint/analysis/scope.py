@@ -293,6 +293,8 @@ class ModuleContext(CollectiveGroups):
         self.module = module
         self.tree = tree
         self.knowledge = knowledge
+        #: the world whose words name this module's groups (a preset's world scoped to its package, or the run's)
+        self.world = knowledge.world_of(module)
         self.settings = settings
         communicators = Communicators()
         self.imports = collect_imports(tree, module, is_package, communicators, path)
@@ -331,8 +333,10 @@ class ModuleContext(CollectiveGroups):
         # (in a worker) that are configured alike
         self._text_verdicts: dict = knowledge.__dict__.setdefault("_call_text_verdicts", {}).setdefault(
             (tuple(settings.uniform), tuple(settings.rank_local)), {})
+        # (a rank read off a group object follows the group the module names it by: in a
+        # scoped world's package, through this file's own assignments too)
         self._attribute_verdicts: dict = knowledge.__dict__.setdefault("_attribute_text_verdicts", {}).setdefault(
-            (tuple(settings.uniform), tuple(settings.rank_local)), {})
+            (tuple(settings.uniform), tuple(settings.rank_local), self.path if self.world.words else None), {})
         self.deep_names: set = set()
         #: whether an expression of the file may bind a name (``name := value``):
         #: False once its source is known to hold no ``:=`` (facts.py)
@@ -451,7 +455,7 @@ class ModuleContext(CollectiveGroups):
         else:
             dims = rank_name_dims(attr)
             if dims is not None and "()" not in text.rsplit(".", 1)[-1]:
-                dims = knowledge.relative_rank_dims(text.rsplit(".", 1)[0], attr) or dims
+                dims = knowledge.relative_rank_dims(text.rsplit(".", 1)[0], attr, self.group_word) or dims
                 found = ("rank id", (("*", dims),))
             elif size_name_is_uniform(attr):
                 found = UNIFORM_TEXT

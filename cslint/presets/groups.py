@@ -24,6 +24,11 @@ ALL_DIMS = frozenset({"tp", "pp", "cp", "dp", "ep", "x"})
 #: every rank of a group spanning those, so they cover no other group
 SLICE_GROUPS = frozenset({"dcp"})
 
+#: groups no generic group word names: only a preset's scoped world reads a
+#: text of its own code as one (:attr:`World.words`), so elsewhere they hold
+#: no ranks a group of the tree is known to hold, and cover no other group
+DECLARED_GROUPS = frozenset({"tp_cp_dp_ep"})
+
 #: group name -> the dimensions its ranks differ along
 GROUP_SPANS: dict[str, frozenset] = {
     "world": ALL_DIMS,
@@ -41,6 +46,10 @@ GROUP_SPANS: dict[str, frozenset] = {
     # parallelism (vLLM), so its ranks differ along ``tp`` as well as ``cp``
     # (torch and Megatron say "DCP" for the distributed checkpoint, never a group)
     "dcp": frozenset({"tp", "cp"}),
+    # a tensor-parallel group that holds the context-, data- and expert-parallel
+    # ranks of its stage too, as factors of its own ranks (SGLang's TP group:
+    # attention TP x attention CP x attention DP, and MoE EP x DP x TP)
+    "tp_cp_dp_ep": frozenset({"tp", "cp", "dp", "ep"}),
 }
 
 
@@ -65,6 +74,16 @@ class World:
     inside them (``tp`` spans ``{tp, dp, ep}``), and every split, ``x``
     included, is a split along some factor: a value agreed over a group
     that leaves out some factors differs along those factors only.
+
+    A world scoped to ``packages`` says how the code of those packages names
+    its groups (:attr:`words`: SGLang's runtime reads the group of attention
+    TP x CP x DP ranks off its parallel state, ``get_parallel().tp_group``),
+    and applies there alone
+    (:meth:`~cslint.presets.Knowledge.world_of`): the same words elsewhere
+    keep the generic reading (vLLM's ``tp_group`` is a plain TP group).  It
+    names groups of the lattice, whose spans are the run's world's
+    everywhere, so a group word handed on to another module spans there
+    what it spans where it was read; it declares no factors of its own.
     """
 
     factors: tuple = ()
@@ -73,11 +92,44 @@ class World:
     #: (``get_dp_tp_group()`` returning a TP subgroup either way spans ``{tp}``
     #: there; :mod:`cslint.analysis.groupgetters`), read before :data:`GROUP_SPANS`
     named: tuple = ()
+    #: the packages (dotted module prefixes, ``("sglang.srt",)``) whose code this
+    #: world's :attr:`words` describe; empty: every module
+    packages: tuple = ()
+    #: ``(word, group)`` pairs: a dotted form (``get_tp_group``,
+    #: ``get_parallel.tp_group``) that names ``group`` where an expression's text
+    #: holds it in this world's packages (SGLang's TP group is ``tp_cp_dp_ep``),
+    #: read before the generic tokens (:meth:`own_group`)
+    words: tuple = ()
     _memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+    _word_memo: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def with_named(self, named: tuple) -> "World":
         """This world where the groups of ``named`` span what it says (a fresh memo)."""
-        return World(self.factors, self.inside, tuple(named))
+        return World(self.factors, self.inside, tuple(named), self.packages, self.words)
+
+    def describes(self, module: str) -> bool:
+        """Whether ``module``'s code is laid out as this world says (one of :attr:`packages` or inside one)."""
+        return any(module == package or module.startswith(package + ".") for package in self.packages)
+
+    def own_group(self, text: str) -> Optional[str]:
+        """The group one of :attr:`words` names in an expression's text, or None:
+        a word is a dotted form that the text holds as whole parts, calls'
+        parentheses left out (``get_parallel.tp_group`` in
+        ``get_parallel().tp_group.cpu_group``)."""
+        if not self.words:
+            return None
+        found = self._word_memo.get(text, False)
+        if found is False:
+            parts = "." + text.replace("()", "").lower() + "."
+            found = self._word_memo[text] = next(
+                (group for word, group in self.words if "." + word + "." in parts), None)
+        return found
+
+    def group_from_text(self, text: str) -> Optional[str]:
+        """The group an expression's text names in this world's code: the one
+        its :attr:`words` name (:meth:`own_group`), else the generic reading
+        (:func:`group_from_text`)."""
+        return self.own_group(text) or group_from_text(text)
 
     def asked(self) -> frozenset:
         """The groups this world was asked the span of since it was made
@@ -129,6 +181,7 @@ GENERIC_WORLD = World()
 # Tokens that name a parallel dimension inside identifiers (get_tp_group,
 # tensor_model_parallel_rank, pipeline_parallel_size, ...).
 _DIM_TOKENS = [
+    ("tp_cp_dp_ep", "tp_cp_dp_ep"),  # (a declared group's own word, as a world's words hand it on)
     ("tp_cp", "tp_cp"), ("cp_tp", "tp_cp"), ("dp_tp", "dp_tp"), ("tp_dp", "dp_tp"),
     ("tensor_model_parallel", "tp"), ("tensor_parallel", "tp"), ("tp", "tp"), ("tensor", "tp"),
     # DeepSpeed's pipeline grid calls its Megatron-style tensor-slicing group (the model-parallel ranks of one
@@ -186,7 +239,8 @@ def covering_group(groups: Iterable[str], candidates: Iterable[str], world: Worl
     if len(groups) == 1 and next(iter(groups)) in set(candidates):
         return next(iter(groups))
     needed = frozenset().union(*(world.span(g) for g in groups)) if groups else frozenset()
-    fitting = [c for c in candidates if c in GROUP_SPANS and c not in SLICE_GROUPS and world.span(c) >= needed]
+    fitting = [c for c in candidates if c in GROUP_SPANS and c not in SLICE_GROUPS and c not in DECLARED_GROUPS
+               and world.span(c) >= needed]
     if not fitting:
         return None
     return min(fitting, key=lambda c: (len(world.span(c)), c))

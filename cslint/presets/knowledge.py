@@ -66,6 +66,9 @@ class Knowledge:
     #: the loaded presets' world (:attr:`Preset.world`): the one they declare, or
     #: the generic lattice where none or several different ones are declared
     world: World = GENERIC_WORLD
+    #: the loaded presets' worlds scoped to their packages (:attr:`World.packages`):
+    #: how the code of those packages names its groups (:meth:`world_of`)
+    scoped_worlds: tuple = ()
     #: see :attr:`Preset.p2p_receives`, :attr:`Preset.p2p_sends` (call names, last
     #: dotted part) and :attr:`Preset.p2p_peer_keywords`
     p2p_receives: frozenset = frozenset()
@@ -108,14 +111,28 @@ class Knowledge:
                 for spec in self.collectives if spec.operation}
         return memo.get(name, name)
 
-    def relative_rank_dims(self, receiver: str, member: str) -> Optional[frozenset]:
+    def world_of(self, module: str) -> World:
+        """The world whose words name the groups of ``module``'s code: the scoped
+        world of a loaded preset that describes it, else :attr:`world`.  (The
+        spans of the groups are :attr:`world`'s everywhere: a scoped world only
+        reads its package's texts as other groups of the lattice.)"""
+        if not self.scoped_worlds:
+            return self.world
+        memo = self.__dict__.setdefault("_scoped_world_of", {})
+        found = memo.get(module, False)
+        if found is False:
+            found = memo[module] = next((w for w in self.scoped_worlds if w.describes(module)), None)
+        return self.world if found is None else found
+
+    def relative_rank_dims(self, receiver: str, member: str, group_of=group_from_text) -> Optional[frozenset]:
         """Dimensions a rank identity read from a group object differs along:
-        those of the group the receiver's text names, when ``member`` is
-        relative to its group (``get_pp_group().is_first_rank``: ``pp``);
-        None when the member is not relative or the receiver names no group."""
+        those of the group the receiver's text names (``group_of``: as the
+        module that reads it names its groups, :meth:`world_of`), when
+        ``member`` is relative to its group (``get_pp_group().is_first_rank``:
+        ``pp``); None when the member is not relative or the receiver names no group."""
         if member not in self.relative_ranks or not receiver:
             return None
-        group = group_from_text(receiver)
+        group = group_of(receiver)
         if group is None or group == "world" or group not in GROUP_SPANS:
             return None
         return self.world.span(group)
@@ -194,6 +211,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
     relative: set = set()
     rendezvous: set = set()
     worlds: set = set()
+    scoped: list = []
     for preset in presets:
         merged.names.append(preset.name)
         merged.collectives.extend(preset.collectives)
@@ -205,7 +223,11 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         if preset.unhandled_exceptions == "hang":
             merged.unhandled_exceptions = "hang"
         rendezvous.update(preset.rendezvous)
-        if preset.world is not None:
+        if preset.world is not None and preset.world.packages:
+            if preset.world.factors or preset.world.inside:
+                raise ValueError(f"preset {preset.name!r}: a world scoped to packages declares words only")
+            scoped.append(preset.world)
+        elif preset.world is not None:
             worlds.add(preset.world)
         merged.local_failures |= frozenset(preset.local_failures)
         merged.job_ending_calls |= frozenset(preset.job_ending_calls)
@@ -233,6 +255,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
     merged.rendezvous = frozenset(rendezvous)
     if len(worlds) == 1:  # presets that lay the ranks out differently leave the generic lattice
         merged.world = next(iter(worlds))
+    merged.scoped_worlds = tuple(scoped)
     strong, weak = set(), set()
     for spec in merged.collectives:
         tail = _last_identifier(spec.pattern).replace("*", "")
