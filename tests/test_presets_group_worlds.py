@@ -12,10 +12,13 @@ decided apart by the DP and CP peers.  The same words in another package
 name a plain TP group."""
 
 import ast
+import os
+import textwrap
 
 from cslint.analysis.scope import ModuleContext
+from cslint.api import check_paths
 from cslint.config import Settings
-from cslint.presets import GENERIC_WORLD, World, merge_presets
+from cslint.presets import GENERIC_WORLD, World, load_presets, merge_presets
 from cslint.presets.registry import pack
 from cslint.presets.specs import Preset
 
@@ -75,3 +78,141 @@ def test_a_module_of_a_scoped_world_follows_its_own_names_and_fields_to_the_worl
     elsewhere = _module("other.worker")
     assert elsewhere.group_word("group.cpu_group") is None
     assert elsewhere.group_word("parallel.tp_group.cpu_group") == "tp"
+
+
+_PARALLEL = """
+    class _Parallel:
+        tp_group = None
+        attn_tp_group = None
+        attn_cp_group = None
+        dp_group = None
+
+
+    _STATE = _Parallel()
+
+
+    def get_parallel():
+        return _STATE
+
+
+    def get_tp_group():
+        return get_parallel().tp_group
+
+
+    def get_attn_tp_group():
+        return get_parallel().attn_tp_group
+
+
+    def get_attn_cp_group():
+        return get_parallel().attn_cp_group
+
+
+    def get_dp_group():
+        return get_parallel().dp_group
+"""
+
+_WORKER = """
+    import time
+
+    import torch.distributed as dist
+
+    from ..utils import broadcast_pyobj
+    from ..distributed.communication_op import tensor_model_parallel_all_reduce
+    from ..offload import Offload
+    from ..parallel import get_attn_cp_group, get_attn_tp_group, get_dp_group, get_parallel, get_tp_group
+
+
+    def receive(inbox):
+        parallel = get_parallel()
+        local = inbox.poll(parallel.attn_dp_rank)
+        tp_group = parallel.tp_group
+        reqs = broadcast_pyobj(local, tp_group.rank, tp_group.cpu_group, src=tp_group.ranks[0])
+        if reqs:
+            dist.barrier(group=get_dp_group().cpu_group)                    # 18: agreed along DP in SGLang
+
+
+    def agreed_over_attention_tp():
+        started = time.perf_counter()
+        flag = broadcast_pyobj(started > 5.0, 0, get_attn_tp_group().cpu_group)
+        if flag:
+            dist.barrier(group=get_tp_group().cpu_group)                    # 25: the DP and CP peers decide apart
+        if flag:
+            dist.barrier(group=get_attn_cp_group().cpu_group)               # 27: the CP peers decide apart
+
+
+    def sync(group):
+        dist.barrier(group=group)
+
+
+    def agreed_over_attention_tp_then_a_helper():
+        parallel = get_parallel()
+        started = broadcast_pyobj(time.perf_counter() > 5.0, 0, parallel.attn_tp_group.cpu_group)
+        if started:
+            sync(parallel.tp_group.cpu_group)                               # 38: as at 25, through the helper
+
+
+    def drain_over_a_handed_group():
+        started = broadcast_pyobj(time.perf_counter() > 5.0, 0, get_attn_tp_group().cpu_group)
+        offload = Offload(tp_group=get_attn_tp_group().cpu_group)
+        if started:
+            offload.drain()                                                 # 45: the attention-TP group, agreed
+
+
+    def all_reduce_under_an_attention_tp_flag(x):
+        started = broadcast_pyobj(time.perf_counter() > 5.0, 0, get_attn_tp_group().cpu_group)
+        if started:
+            tensor_model_parallel_all_reduce(x)                             # 51: the runtime's helper, as at 25
+"""
+
+# a cache handed the group it drains over, under the name of the TP group
+_OFFLOAD = """
+    import torch.distributed as dist
+
+
+    class Offload:
+        def __init__(self, tp_group):
+            self.tp_group = tp_group
+
+        def drain(self):
+            dist.barrier(group=self.tp_group)
+"""
+
+
+def _findings(tmp_path, package: str) -> list:
+    base = tmp_path / package
+    for folder in (base, base / "srt", base / "srt" / "managers"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").write_text("")
+    (base / "srt" / "parallel.py").write_text(textwrap.dedent(_PARALLEL))
+    (base / "srt" / "offload.py").write_text(textwrap.dedent(_OFFLOAD))
+    (base / "srt" / "managers" / "worker.py").write_text(textwrap.dedent(_WORKER))
+    found = check_paths([str(base)], report="per-site").findings
+    return sorted((os.path.basename(f.path), f.line, f.code) for f in found)
+
+
+def test_sglang_reads_its_tp_group_as_the_attention_tp_cp_and_dp_ranks():
+    world = load_presets(["torch_distributed", "sglang"]).world_of("sglang.srt.managers.scheduler")
+    assert world.group_from_text("get_parallel().tp_group.cpu_group") == "tp_cp_dp_ep"
+    assert world.group_from_text("parallel.tp_group") == "tp_cp_dp_ep"
+    assert world.group_from_text("get_tp_group().cpu_group") == "tp_cp_dp_ep"
+    # a group handed on under the name (a layer's, a cache's ``self.tp_group``) may be the attention-TP one
+    assert world.group_from_text("self.tp_group") == "tp"
+    assert world.group_from_text("self.attn_tp_cpu_group") == "tp"
+    assert world.group_from_text("get_attention_tp_group()") == "tp"
+    assert world.group_from_text("get_dp_tp_group()") == "dp_tp"
+    # the diffusion runtime lays its ranks out otherwise, and vLLM's TP group is a plain one
+    knowledge = load_presets(["torch_distributed", "vllm", "sglang"])
+    assert knowledge.world_of("sglang.multimodal_gen.runtime.x").group_from_text("get_tp_group()") == "tp"
+    assert knowledge.world_of("vllm.distributed.parallel_state").group_from_text("get_tp_group()") == "tp"
+
+
+def test_a_value_broadcast_over_sglangs_tp_group_is_agreed_along_dp(tmp_path):
+    # 18 goes; the full-group collectives under a test agreed over attention TP alone stay (25, 38, 51), as
+    # does the CP barrier (27); the cache's drain over the attention-TP group it was handed stays clean (45)
+    assert _findings(tmp_path, "sglang") == [("worker.py", 25, "CSL101"), ("worker.py", 27, "CSL101"),
+                                             ("worker.py", 38, "CSL101"), ("worker.py", 51, "CSL101")]
+
+
+def test_the_same_code_in_another_package_reads_a_plain_tp_group(tmp_path):
+    # the DP peers' requests are still apart after a TP broadcast; the guard agreed over TP decides a TP barrier
+    assert _findings(tmp_path, "other") == [("worker.py", 18, "CSL101"), ("worker.py", 27, "CSL101")]

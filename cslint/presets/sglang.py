@@ -9,16 +9,22 @@ rank's transfer progress, and the checksum of the KV slice it received
 (``expected_kv_checksum``) is its own, which the ranks agree on before acting
 on them.
 
-SGLang's TP group holds the attention-CP and attention-DP ranks of a stage
-too, but its attention-TP group (which ``get_dp_tp_group()`` returns with
-attention DP, and which the group words read as ``tp``) holds none of the CP
-peers: the two are orthogonal factors of one DP shard.  So no wider span is
-declared for ``tp`` here; a value agreed over the attention-TP group still
-differs between CP peers (tests/test_analysis_group_getters.py).
+SGLang's TP group holds the attention-TP, attention-CP and attention-DP
+ranks of a stage (``tp_size == attn_tp_size * attn_cp_size * attn_dp_size``,
+and the MoE EP x DP x TP ranks, the same ranks factored otherwise), while
+its attention-TP group (which ``get_dp_tp_group()`` returns with attention
+DP, and which the group words read as ``tp``) holds none of the CP or DP
+peers.  So the runtime's code (``sglang.srt``: the diffusion runtime lays its
+groups out otherwise) names the TP group by words of its own
+(:data:`WORLD`): ``get_tp_group()`` and ``get_parallel().tp_group`` (and what
+a file binds to them) are the group spanning ``{tp, cp, dp, ep}``; a value agreed over the attention-TP
+group still differs between CP and DP peers
+(tests/test_presets_group_worlds.py, tests/test_analysis_group_getters.py).
 """
 
 from __future__ import annotations
 
+from .groups import World
 from .specs import CollectiveSpec, Preset, SourceSpec
 
 _T = "torch"
@@ -48,6 +54,18 @@ _sources = [SourceSpec(pattern, "per-rank KV transfer progress") for pattern in 
     SourceSpec("*.get_kv_checksum", "per-rank KV transfer checksum"),
 ]
 
+#: The runtime's words for its full TP group (see the module docstring): its
+#: getter, the parallel state's field (``get_parallel().tp_group``, or a
+#: local ``parallel = get_parallel()``) and the helpers over it.  Not the bare ``tp_group``: layers,
+#: caches and helpers name a group they are handed so, which may be the
+#: attention-TP group (``DecodeKVCacheOffloadManager(tp_group=self.dp_tp_cpu_group)``).
+WORLD = World(packages=("sglang.srt",), words=tuple((word, "tp_cp_dp_ep") for word in (
+    "get_tp_group", "get_parallel.tp_group", "parallel.tp_group",
+    # the runtime's tensor-parallel helpers (``distributed.communication_op``) run over it too,
+    # where the torch pack reads them over a plain TP group
+    "tensor_model_parallel_all_reduce", "tensor_model_parallel_all_gather", "tensor_model_parallel_gather",
+    "tensor_model_parallel_reduce_scatter")))
+
 PRESET = Preset(
     name="sglang",
     collectives=_collectives,
@@ -66,4 +84,5 @@ PRESET = Preset(
     # where either says one rank the CFG or SP groups (``cfg_cpu_group``,
     # ``sp_cpu_group``) have no peers.
     group_switches=[("*.enable_cfg_parallel", "cfg"), ("*.sp_degree", "sp")],
+    world=WORLD,
 )
