@@ -9,13 +9,11 @@ call (``groups.sync()``) as well as one with arguments: the function scan
 keeps the two apart (``bare_calls``, ``calls_by_statement``).
 
 A module-level function that only reaches a collective through a helper of
-its own file, called on every run (``def make_group(): return
-_plain_group()``), spreads with its module as well
+its own file (``def make_group(): return _plain_group()``, or on some paths
+only, ``if flag: barrier_all()``) spreads with its module as well
 (``gather._module_functions_calling``), whatever its name: a caller in
 another file calling it through that module or by a name imported from it
-is analysed in depth.  One that calls the helper on some paths only does
-not spread (the strict xfail below): its callers in other files are
-summarised and the collective is lost.
+is analysed in depth.
 """
 
 from __future__ import annotations
@@ -163,11 +161,79 @@ def test_a_function_of_that_name_in_another_module_is_not_followed(tmp_path, how
     assert found == [("caller.py", "CSL101", CALL_LINE + 1)]
 
 
-@pytest.mark.xfail(strict=True, reason="a module function reaching its file's wrapper on some paths only does not "
-                                       "spread (engine/gather.py _module_functions_calling: a call no condition "
-                                       "decides): spreading those made DeepSpeed's initialize deep, 96 findings "
-                                       "more, all from a configuration file read where its path exists")
 @pytest.mark.parametrize("how", [0, 1])
 def test_a_chain_across_modules_through_a_conditional_call_is_reached(tmp_path, how):
     imports, call = _through_module_and_by_name("maybe_sync", "True")[how]
     assert _reported(tmp_path, imports, call) == [("caller.py", "CSL101", CALL_LINE)]
+
+
+UNGUARDED = """
+    import torch.distributed as dist
+    {imports}
+
+
+    def run(flag):
+        {call}
+"""
+
+
+@pytest.mark.parametrize("how", [0, 1])
+def test_a_conditional_chain_every_rank_runs_alike_is_clean(tmp_path, how):
+    # VALID: the caller runs ``maybe_sync`` on every rank, with a flag every
+    # rank is handed alike; the spread makes it deep, not divergent
+    imports, call = _through_module_and_by_name("maybe_sync", "flag")[how]
+    write_package(tmp_path, "pkg", {"groups.py": GROUPS,
+                                    "caller.py": UNGUARDED.format(imports=imports, call=call)})
+    assert package_findings(tmp_path) == []
+
+
+SETUP = """
+    import json
+    import os
+
+    import torch.distributed as dist
+
+
+    def discover_peers():
+        dist.barrier()
+
+
+    def load_config(config):
+        if os.path.exists(config):
+            with open(config, "r") as handle:
+                return json.load(handle)
+        return json.loads(config)
+
+
+    def initialize(config, discover=False):
+        if discover:
+            discover_peers()
+        return load_config(config)
+"""
+
+TRAINER = """
+    import torch.distributed as dist
+    from .setup import initialize
+
+
+    def train(tensor, config):
+        settings = initialize(config)
+        if settings.get("sync"):
+            dist.all_reduce(tensor)
+
+
+    def train_own(tensor):
+        settings = initialize(f"/tmp/config_{dist.get_rank()}.json")
+        if settings.get("sync"):                          # INVALID: a configuration named by this rank's id
+            dist.all_reduce(tensor)
+"""
+
+
+def test_a_spread_set_up_reading_its_configuration_file_leaves_the_settings_alike(tmp_path):
+    # VALID: ``initialize`` spreads (it reaches ``discover_peers`` on some
+    # paths) and returns what a configuration file it is handed holds: the
+    # same on every rank, so a test of the settings decides nothing that
+    # differs (DeepSpeed's initialize and its config loader had this shape)
+    write_package(tmp_path, "pkg", {"setup.py": SETUP, "trainer.py": TRAINER})
+    found = sorted((f.path.rsplit("/", 1)[-1], f.function) for f in package_findings(tmp_path))
+    assert found == [("trainer.py", "train_own")]

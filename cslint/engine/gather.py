@@ -387,8 +387,8 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
     ``self.params[0].all_gather(...)``): their callers elsewhere must be
     analysed in depth too.  Only direct
     wrappers spread across files by name (deeper chains are followed within
-    a file; a module-level function calling one of its file's on every run
-    spreads with its module, :func:`_module_functions_calling`):
+    a file; a module-level function calling one of its file's spreads with
+    its module, :func:`_module_functions_calling`):
     following every transitive caller by name would pull in most of a large
     tree through names such as ``state_dict``.  ``ambiguous`` names (the
     collective names that are also ordinary methods: ``gather``, ``reduce``)
@@ -425,17 +425,18 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
 
 def _module_functions_calling(facts: FileFacts, issuing: set) -> list:
     """The names of the module-level functions of a file that issue no
-    collective themselves but call, on every run, a function of the file
-    that does (``def make_group(): return _plain_group()``: a call no
-    condition of the function decides).  They spread with their module only
-    (:func:`~cslint.analysis.typedcalls.module_entry`): a call another file
-    makes through that module or by a name imported from it.  One level,
-    not every transitive caller: by name alone, the callers of the callers
-    pull in most of a large tree; and not a function that reaches the
-    helper on some paths only (a launcher's set-up that discovers its peers
-    over MPI where the environment names none): that made DeepSpeed's
-    ``initialize`` deep, whose configuration, read from a file only where
-    the path exists, then reached every engine field (96 findings more)."""
+    collective themselves but call a function of the file that does
+    (``def make_group(): return _plain_group()``, and on some paths only,
+    ``if flag: barrier_all()``: a caller elsewhere running it under a
+    test that differs between ranks is as wrong).  They spread with their
+    module only (:func:`~cslint.analysis.typedcalls.module_entry`): a call
+    another file makes through that module or by a name imported from it.
+    One level, not every transitive caller: by name alone, the callers of
+    the callers pull in most of a large tree.  (A conditional call made
+    DeepSpeed's ``initialize`` deep, whose configuration, read from a file
+    only where its path exists, then reached every engine field, 96
+    findings more, until a configuration file the function is handed and
+    only reads counted as the same on every rank: analysis/configfiles.py.)"""
     module = facts.module
     out = []
     for fn in facts.functions:
@@ -443,7 +444,7 @@ def _module_functions_calling(facts: FileFacts, issuing: set) -> list:
         if not fn.deep or fn.class_key or "." in name or name in issuing \
                 or name.startswith("<") or name.startswith("__"):
             continue
-        if any(not site.conds and site.ref is not None and site.ref[0] == "func" and site.ref[1] == module
+        if any(site.ref is not None and site.ref[0] == "func" and site.ref[1] == module
                and site.ref[2] in issuing for v in fn.variants.values() for site in v.sites):
             out.append(name)
     return out
