@@ -406,7 +406,8 @@ class Evaluator(StructureReads, ExceptionReads):
                 # it and from its fallback, the arguments as passed, where it does not)
                 bind = ref.tag == "class" or ref.tag == "func" \
                     or (ref.tag == "qual" and may_resolve_in_tree(ref, self.ctx)) \
-                    or keeps_arguments_bound(ref, self.ctx, self.info.class_key)
+                    or keeps_arguments_bound(ref, self.ctx, self.info.class_key) \
+                    or receiver_of_tree(ref, self.ctx)
                 kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind,
                                        receiver)
@@ -584,12 +585,58 @@ def may_resolve_in_tree(ref, ctx) -> bool:
     (:func:`~cslint.analysis.raises.of_own_package`), or any name where the file is in no package (its
     neighbours are top-level modules too).  A library's function never is; bound or spilt, its call
     reads its arguments as passed, so keeping them bound would only cost."""
+    return _in_tree_package(ref.dotted, ctx)
+
+
+def _in_tree_package(dotted: str, ctx) -> bool:
+    """:func:`may_resolve_in_tree` of a canonical dotted name."""
     if "." not in ctx.module:
         return True
-    dotted = ref.dotted
     head = tuple(dotted.split(".", 2)[:2])  # its first two names: all the answer reads
     memo = ctx.__dict__.setdefault("_own_heads", {})  # worked out once per file and head
     known = memo.get(head)
     if known is None:
         known = memo[head] = of_own_package(dotted, ctx)
     return known
+
+
+def receiver_of_tree(ref, ctx) -> bool:
+    """Whether a method called through a typed receiver or a field (``TypedMethodRef``,
+    ``FieldMethodRef``) may be a method of a class of the tree, which the whole-tree pass resolves: the
+    receiver's type names a class of this file or a name in the tree's package (:func:`_in_tree_package`),
+    or the field is one some ``self.attr = C(...)`` of the file builds so (:func:`tree_built_fields`).
+    Flattened inside a call past the nesting limit, such a call keeps its arguments bound, as a function
+    of another module does: a helper object's method that gathers what it is handed hands back what it
+    agreed, not the caller's own value (``self.adapter.sync(batch)``).  A field only ever holding a
+    library object (``{}``, a queue) is not one: its method reads its arguments as passed either way."""
+    tag = ref.tag
+    if tag == "fieldmethod":
+        return ref.attr in tree_built_fields(ctx)
+    if tag != "typed":
+        return False
+    for term in ref.terms:
+        if term[0] == "class" or (term[0] == "named" and _in_tree_package(term[1], ctx)):
+            return True
+    return False
+
+
+def tree_built_fields(ctx) -> frozenset:
+    """The fields some ``self.attr = C(...)`` of the file ``ctx`` sets to what calling a class of the
+    file or a name in the tree's package makes (:func:`receiver_of_tree`); worked out once per file,
+    from the field writes the imports walk kept."""
+    found = ctx.__dict__.get("_tree_built_fields")
+    if found is not None:
+        return found
+    fields = set()
+    for attr, value in ctx.field_writes:
+        if attr in fields or type(value) is not ast.Call:
+            continue
+        text = dotted(value.func)
+        if not text or "()" in text:
+            continue
+        if text in ctx.module_classes:
+            fields.add(attr)
+        elif text.partition(".")[0] in ctx.imports and _in_tree_package(canonical_text(text, ctx.imports), ctx):
+            fields.add(attr)
+    found = ctx.__dict__["_tree_built_fields"] = frozenset(fields)
+    return found

@@ -30,6 +30,12 @@ MAX_NESTING = 3
 # atoms stay at most ``MAX_NESTING + 1`` deep, so a loop still settles.
 BOUND_LEVELS = 2
 
+#: the references whose calls keep their arguments bound only directly inside
+#: the arguments of a call past the limit (``AtomBuilder._bound_outer``): a
+#: function of another module, and a method through a field or a typed
+#: receiver (``evaluator.receiver_of_tree``), resolved by the whole-tree pass
+_BOUND_OUTER_ONLY = frozenset({"qual", "fieldmethod", "typed"})
+
 
 def nesting(atoms: frozenset) -> int:
     deepest = 0
@@ -97,9 +103,10 @@ class AtomBuilder:
     def __init__(self):
         self._flat: dict = {}
         self._bound: set = set()  # the callees whose calls flattened keep their arguments bound (call's ``bind``)
-        # the functions of other modules whose calls do so only where a call past the limit is given them,
-        # not inside such a call's arguments in turn (``bind`` of a ``QualRef``): bound at both levels, they
-        # cost 0.4 % more calls on vLLM than at this one
+        # the functions of other modules, and the methods through a field or a typed receiver, whose calls
+        # do so only where a call past the limit is given them, not inside such a call's arguments in turn
+        # (``bind`` of a reference in ``_BOUND_OUTER_ONLY``): bound at both levels, the functions of other
+        # modules cost 0.4 % more calls on vLLM than at this one
         self._bound_outer: set = set()
         start_file()
 
@@ -192,7 +199,8 @@ class AtomBuilder:
         another function the whole-tree pass may resolve, whose results
         flattened inside another call's arguments (:meth:`flatten`) keep their
         own arguments bound rather than spill them out (a function of another
-        module, ``QualRef``, only directly inside that call's arguments);
+        module, ``QualRef``, or a method through a field or a typed receiver,
+        only directly inside that call's arguments);
         ``receiver``: what the object a method is called on holds (a part of
         ``fallback``)."""
         # A loop that passes a call's result back into the same call
@@ -202,7 +210,7 @@ class AtomBuilder:
         # result of this very call stands for itself as the callee's own
         # result (its parameters still bound to this call's other arguments).
         if bind and ref.tag != "class":
-            (self._bound_outer if ref.tag == "qual" else self._bound).add(ref)
+            (self._bound_outer if ref.tag in _BOUND_OUTER_ONLY else self._bound).add(ref)
         deepest = nesting(fallback) if fallback else 0  # (most argument sets are empty or hold no result)
         for a in args:
             if a:
