@@ -279,6 +279,7 @@ ANALYSIS_PHASES = [
     ("deep",),  # a deep function's sites
     ("recordinits", "sidebindings"),  # the __init__ a dataclass or a record class is given; methods bound on one
     # side of a group-size test
+    ("rootside",),  # the fields a method fills only on one rank, the methods called only where a field is there
     ("facts",),  # the per-file orchestrator
     ("receiverclasses",),  # which classes a receiver may be an instance of
     ("resolution", "processes"),  # names across the tree; which processes a method runs in, by how its class
@@ -294,7 +295,8 @@ ANALYSIS_PHASES = [
     ("memofills",),  # module memos a class's constructors fill
     ("program",),  # the fixpoint
     ("carriers",),  # broadcasts a fix can carry a condition in
-    ("uniformity", "contexts"),  # the query object; a case parameter's site judged in its calling contexts
+    ("uniformity", "contexts", "announced"),  # the query object; a case parameter's site judged in its calling
+    # contexts; a decision one rank takes alone whose every way opens with the same announcement
     ("hazards",),  # the decisions made from its answers
 ]
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ..presets import KIND_DATA_SHARD, Knowledge
+from .announced import announced
 from .atoms import DECIDES_NO_TEST, Source, calls_read
 from .processes import apart_from
 from .contexts import decided_by_callers
@@ -605,7 +606,8 @@ def _site_hazard(info: UniformityInfo, fn, variant, site, reached: list, mode) -
             why = info.divergence(cond, fn, group, mode, ignore_kinds=ignore)
             if why is None or _first_rank_decides(info, fn, cond, group, mode) \
                     or _roles_agree(info, fn, variant, cond, group, mode, groups) \
-                    or retried_in_step(info, variant, cond, group, mode):
+                    or retried_in_step(info, variant, cond, group, mode) \
+                    or announced(info, fn, variant, site, cond, group, groups, mode):
                 continue
             region = len(cond.body_sites) + len(cond.else_sites) if cond.kind == "branch" else 0
             if not direct and facts is not None and (not facts.receiver or (

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from ..presets import GENERIC_WORLD
 from .divergence import SEVERAL_RANKS, several_ranks_only
+from .records import written_variants
 
 
 def runs_only_where(funcs, files, resolver, bindings: str, world=GENERIC_WORLD) -> dict:
@@ -76,26 +77,114 @@ def called_methods(funcs, files, resolver, world=GENERIC_WORLD) -> dict:
     for fn in funcs:
         for name, group in fn.single_rank_calls:
             sides.setdefault(name, {}).setdefault(fn.key, []).append(group)
+    out: dict = {}
+    for name in _named_only_there(sides, funcs, files):
+        callers = sides[name]
+        dims = _joined([world.span(group) for key in sorted(callers) for group in callers[key]], False)
+        if dims:
+            for fkey in _methods_named(resolver, name):
+                out[fkey] = dims
+    return out
+
+
+def _named_only_there(sides: dict, funcs, files) -> list:
+    """The method names of ``sides`` (name -> caller key -> what each call
+    there says) that no function but those callers names in a call, nor a
+    skipped file; no dunder (those run without a call naming them)."""
     if not sides:
-        return {}
+        return []
     skipped = frozenset().union(*(f.called_names for f in files if f.skipped))
     naming: dict = {}  # method name -> the keys of the functions with a call naming it
     for fn in funcs:
         for name in sides.keys() & fn.called_names:
             naming.setdefault(name, set()).add(fn.key)
+    return [name for name in sorted(sides) if not name.startswith("__") and name not in skipped
+            and naming.get(name, set()) <= sides[name].keys()]
+
+
+def _methods_named(resolver, name: str) -> list:
+    """The keys of the methods of that name of every class (no property)."""
+    out = []
+    for class_key in sorted(resolver.classes):
+        cls = resolver.classes[class_key]
+        fkey = cls.methods.get(name)
+        if fkey is not None and name not in cls.properties:
+            out.append(fkey)
+    return out
+
+
+def runs_only_on_root(funcs, files, resolver, rank_dims) -> dict:
+    """function key -> the dimensions of the groups of which it runs on one
+    rank alone (:mod:`~cslint.analysis.rootside`): a method every call naming
+    which is made only where a field of the caller's class is there, every
+    non-None store of which runs only where this rank's id equals one
+    constant ``K`` (:func:`root_fields`).  Told by the name, as
+    :func:`called_methods` tells them.  ``rank_dims(fn, text)``: the
+    dimensions along which ``text`` read in ``fn`` is this rank's id (empty
+    where it is not one)."""
+    roots = root_fields(funcs, files, resolver.family, rank_dims)
+    if not roots:
+        return {}
+    sides: dict = {}  # method name -> caller key -> [(K, dims)]
+    for fn in funcs:
+        for name, attr in fn.present_calls:
+            root = roots.get((resolver.family(fn.class_key), attr))
+            if root is not None:
+                sides.setdefault(name, {}).setdefault(fn.key, []).append(root)
     out: dict = {}
-    for name in sorted(sides):
-        callers = sides[name]
-        if name.startswith("__") or name in skipped or not naming.get(name, set()) <= callers.keys():
-            continue
-        dims = _joined([world.span(group) for key in sorted(callers) for group in callers[key]], False)
-        if not dims:
-            continue
-        for class_key in sorted(resolver.classes):
-            cls = resolver.classes[class_key]
-            fkey = cls.methods.get(name)
-            if fkey is not None and name not in cls.properties:
+    for name in _named_only_there(sides, funcs, files):
+        found = [root for key in sorted(sides[name]) for root in sides[name][key]]
+        if len({constant for constant, _dims in found}) != 1:
+            continue  # the root of one caller's field is not another's
+        dims = frozenset.intersection(*(dims for _constant, dims in found))
+        if dims:
+            for fkey in _methods_named(resolver, name):
                 out[fkey] = dims
+    return out
+
+
+def root_fields(funcs, files, family_of, rank_dims) -> dict:
+    """(family, attr) -> ``(K, dims)``: the fields that are there on one
+    rank alone, every non-None store of which (``self.attr = value`` of
+    the family's methods, no element store) runs where a test
+    ``text == K`` holds, ``text`` this rank's id along ``dims``
+    (``FuncFacts.rooted_writes``), no file storing that name on another
+    object."""
+    rooted: dict = {}  # (family, attr) -> {(function key, line): (function, tests)}
+    for fn in funcs:
+        for attr, line, tests in fn.rooted_writes:
+            rooted.setdefault((family_of(fn.class_key), attr), {})[(fn.key, line)] = (fn, tests)
+    if not rooted:
+        return {}
+    foreign = frozenset().union(*(f.foreign_stores for f in files))
+    families = frozenset(family for family, _attr in rooted)
+    stores: dict = {}  # (family, attr) -> every (function key, line) storing a value that is not None
+    for fn in funcs:
+        if fn.class_key is None or family_of(fn.class_key) not in families:
+            continue  # (a store into self is made by a method of the family)
+        for variant in written_variants(fn):
+            for write in variant.fields:
+                key = (family_of(write.class_key), write.attr)
+                if key in rooted and not write.absent and not write.element:
+                    stores.setdefault(key, set()).add((fn.key, write.line))
+    out: dict = {}
+    for key in sorted(rooted):
+        if key[1] in foreign or not stores.get(key):
+            continue
+        held = None  # K -> the dimensions along which every store so far holds it
+        for store in sorted(stores[key]):
+            fn, tests = rooted[key].get(store, (None, ()))
+            here: dict = {}
+            for text, constant in tests:
+                dims = rank_dims(fn, text)
+                if dims:
+                    here[constant] = here.get(constant, frozenset()) | dims
+            held = here if held is None else {k: held[k] & here[k] for k in held.keys() & here.keys()}
+            if not held:
+                break
+        found = [(constant, dims) for constant, dims in sorted(held.items(), key=lambda item: item[0]) if dims]
+        if len(found) == 1:
+            out[key] = found[0]
     return out
 
 

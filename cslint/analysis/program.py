@@ -21,7 +21,8 @@ import functools
 from typing import Optional
 
 from ..presets import KIND_FILESYSTEM, Knowledge, group_from_text
-from .atoms import BY_METHOD, field_name
+from ..presets.rank_names import rank_name_dims
+from .atoms import BY_METHOD, field_name, field_read
 from .callrefs import THROUGH_INSTANCE, call_offset  # (call_offset: read through here too)
 from .callfacts import translate
 from .callercontext import pass_calling_context
@@ -32,7 +33,7 @@ from .lackednames import LackedNames
 from .divergence import extend_via, merge
 from .feasibility import call_allows, case_assignments, passed_values
 from .memofills import memo_covered
-from .processes import asserted_single_rank, marked, runs_only_where
+from .processes import asserted_single_rank, marked, runs_only_on_root, runs_only_where
 from .reads import CALLEE_REFS, element_stored_fields, entry_fields
 from .records import FuncFacts, Site
 from .resolution import Resolver, issued_collective
@@ -40,6 +41,9 @@ from .selfcalls import SELF_REFS, MethodWrites, note_handed, note_self_call
 from .stepreads import EMPTY_ATOMS, fixpoint_readers, property_readers, stepped
 from .syntax import CONSTRUCTORS
 from .tablevalues import UNREAD, TableValues
+
+#: the kind of source a rank's own id is
+KIND_RANK_ID = "rank id"
 
 MAX_ROUNDS = 40
 #: the most names a group's access path may have where a call binds it
@@ -143,6 +147,27 @@ class Program(TableValues):
             return frozenset()
         called = self.resolver.callers()
         return frozenset(atom[:6] for key, atoms in named.items() if key in called for atom in atoms)
+
+    @functools.cached_property
+    def root_only(self) -> dict:
+        """function key -> the dimensions of the groups of which it runs on one
+        rank alone (:func:`~cslint.analysis.processes.runs_only_on_root`): read
+        once the fixpoint is solved, as whether a field holds this rank's id
+        is a question of its tables."""
+        return runs_only_on_root(self.funcs.values(), self.files, self.resolver, self._rank_id_dims)
+
+    def _rank_id_dims(self, fn: FuncFacts, text: str) -> frozenset:
+        """The dimensions along which ``text`` (a plain dotted name) read in
+        ``fn`` is this rank's id: a field of ``self`` by its table, another
+        name by what the presets' rank words say of it; empty elsewhere."""
+        owner, _, attr = text.partition(".")
+        if fn.self_offset == 1 and fn.params and owner == fn.params[0]:
+            if "." in attr or not attr:
+                return frozenset()
+            value = self.concrete(self.eval(frozenset({field_read(fn.class_key, attr)}), frozenset()), fn, frozenset())
+            return frozenset().union(*(dims for origin, (dims, _via) in value.items()
+                                       if origin.tag == "S" and origin.kind == KIND_RANK_ID))
+        return rank_name_dims(text) or frozenset()
 
     def issued(self, site: Site) -> tuple:
         """(name, group, api) of the collective ``site`` issues itself, its

@@ -426,6 +426,12 @@ class FuncFacts:
     #: (:func:`~cslint.analysis.sidebindings.asserted_single_groups`): past them
     #: it runs only where those groups have one rank (:attr:`Program.single_rank_dims`)
     asserted_single_groups: tuple = ()
+    #: a method: ``((attr, line, tests), ...)``, the non-None values it stores into fields of ``self`` only where
+    #: tests ``text == K`` hold, and their ``(text, K)`` (:func:`~cslint.analysis.rootside.rooted_writes`)
+    rooted_writes: tuple = ()
+    #: a method: ``((method, attr), ...)``, the methods it calls only where ``self.attr`` is there
+    #: (:func:`~cslint.analysis.rootside.present_calls`; :attr:`Program.root_only`)
+    present_calls: tuple = ()
 
 
 @dataclass

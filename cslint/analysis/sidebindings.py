@@ -37,7 +37,7 @@ def side_bindings(info: FunctionInfo) -> tuple:
     only there (see :mod:`cslint.analysis.processes`); and, of any function,
     the methods it calls as a statement of their own on the single-rank side
     only (``elif get_parallel().pp_size > 1: scheduler.event_loop_pp() else:
-    scheduler.event_loop()``; :func:`_called_only_there`).  One walk of the
+    scheduler.event_loop()``; :func:`called_only_there`).  One walk of the
     body finds all three."""
     method = bool(info.class_key) and info.self_offset == 1 and bool(info.params)
     self_name = info.params[0] if method else None
@@ -46,9 +46,9 @@ def side_bindings(info: FunctionInfo) -> tuple:
     calls: list = []
     _scan_bindings(info, self_name, info.body, "", "", single, several, calls)
     if not method:
-        return (), (), _called_only_there(info, calls)
+        return (), (), called_only_there(info, calls)
     return (_handed_only_there(info, self_name, single), _handed_only_there(info, self_name, several),
-            _called_only_there(info, calls))
+            called_only_there(info, calls))
 
 
 def asserted_single_groups(info: FunctionInfo) -> tuple:
@@ -74,11 +74,13 @@ def asserted_single_groups(info: FunctionInfo) -> tuple:
     return tuple(sorted(set(groups)))
 
 
-def _called_only_there(info: FunctionInfo, calls: list) -> tuple:
-    """The ``(method, group)`` of the calls ``calls`` (found on a single-rank
-    side) whose method the function names nowhere else, nested functions
-    included: no other call of it, and no read of it as a value
-    (``target=scheduler.loop``).  Walked only where such a call was found."""
+def called_only_there(info: FunctionInfo, calls: list) -> tuple:
+    """The ``(method, side)`` of the calls ``calls`` (found on one side of a
+    test: a single-rank side's group, or the field whose presence it tests,
+    :mod:`~cslint.analysis.rootside`) whose method the function names nowhere
+    else, nested functions included: no other call of it, and no read of it
+    as a value (``target=scheduler.loop``).  Walked only where such a call
+    was found."""
     if not calls:
         return ()
     wanted = {name for name, _group in calls}

@@ -124,6 +124,17 @@ class Knowledge:
             found = memo[module] = next((w for w in self.scoped_worlds if w.describes(module)), None)
         return self.world if found is None else found
 
+    def broadcasts(self, name: str) -> bool:
+        """Whether a collective of this last name (or operation) hands one
+        rank's payload to the others: a spec of that name names its root
+        (:attr:`CollectiveSpec.root_arg`), or the name says broadcast."""
+        memo = self.__dict__.get("_broadcasts")
+        if memo is None:
+            memo = self.__dict__["_broadcasts"] = frozenset(
+                named for spec in self.collectives if spec.root_arg is not None or spec.root_kw
+                for named in (spec.pattern.rsplit(".", 1)[-1].lstrip("*"), spec.operation) if named)
+        return name in memo or "broadcast" in name
+
     def relative_rank_dims(self, receiver: str, member: str, group_of=group_from_text) -> Optional[frozenset]:
         """Dimensions a rank identity read from a group object differs along:
         those of the group the receiver's text names (``group_of``: as the

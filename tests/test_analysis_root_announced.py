@@ -1,0 +1,131 @@
+"""A loop one rank of the group runs alone, whose every arm opens by
+announcing itself to the others (issue 14, complementary-role-arms).
+
+Rank 0 alone makes the queue its thread fills (``if self.rank != 0: return``
+before it), and the serving loop is entered only where that queue is there:
+no other rank runs it (``rootside.py``, ``processes.runs_only_on_root``).
+Which arm it takes depends on what rank 0 alone received, but each arm opens
+with the same broadcast of a payload the code fixes, which the others' loop
+takes, whatever it is, before anything else: their loop follows the root's
+choice (``announced.py``).  An arm that skips its announcement, one that
+announces a payload read from the message, a rank-local test around the
+announcement, and the same loop run on every rank stay reported."""
+
+import textwrap
+
+from cslint.api import check_paths
+
+_SERVER = """
+    import queue
+    import threading
+
+    import torch.distributed as dist
+
+
+    class Server:
+        def __init__(self, rank, group, inbox):
+            self.rank = rank
+            self.group = group
+            self.inbox = inbox
+            self.size = dist.get_world_size(group)
+            self._ready = None
+            self._running = True
+
+        def start(self):
+            MADE_WHERE
+            self._ready = queue.Queue(maxsize=4)
+            threading.Thread(target=self._fill, daemon=True).start()
+
+        def _fill(self):
+            while True:
+                self._ready.put(self.inbox.recv())
+
+        def _announce(self, header):
+            box = [header]
+            dist.broadcast_object_list(box, src=0, group=self.group)
+            return box[0]
+
+        def _share(self, job):
+            box = [job]
+            dist.broadcast_object_list(box, src=0, group=self.group)
+            return box[0]
+
+        def _compute(self, job):
+            out = job.run()
+            dist.all_reduce(out, group=self.group)
+            return out
+
+        def serve(self):
+            serving = self._ready is not None
+            if serving:
+                self._root_loop()
+                return
+            self._receiver_loop()
+
+        def _root_loop(self):
+            while self._running:
+                try:
+                    try:
+                        kind, job = self._ready.get(timeout=1.0)
+                    except queue.Empty:
+                        self._announce(("idle",))
+                        continue
+                    if kind == "work":
+                        WORK_HEADER
+                        job = self._share(job)
+                        self._compute(job)
+                    elif kind == "note":
+                        self._announce(("idle",))
+                        self.inbox.ack(job)
+                except Exception:
+                    self.inbox.report()
+            self._announce(None)
+
+        def _receiver_loop(self):
+            while True:
+                header = self._announce(None)
+                if header is None:
+                    break
+                if header[0] == "work":
+                    job = self._share(None)
+                    self._compute(job)
+"""
+
+_ROOT_ONLY = "if self.rank != 0:\n                return"
+_ANNOUNCED = 'self._announce(("work",))'
+
+
+def _lines(tmp_path, made_where: str = _ROOT_ONLY, work_header: str = _ANNOUNCED) -> list:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    source = _SERVER.replace("MADE_WHERE", made_where).replace("WORK_HEADER", work_header)
+    (package / "server.py").write_text(textwrap.dedent(source))
+    return sorted(f.line for f in check_paths([str(package)], report="per-site").findings
+                  if f.path.endswith("server.py"))
+
+
+def test_a_root_loop_announcing_every_arm_pairs_with_the_receivers(tmp_path):
+    assert _lines(tmp_path) == []
+
+
+def test_the_announcement_may_sit_under_a_test_every_rank_agrees_on(tmp_path):
+    header = 'if self.size > 1:\n                            self._announce(("work",))'
+    assert _lines(tmp_path, work_header=header) == []
+
+
+def test_an_arm_that_skips_its_announcement_stays(tmp_path):
+    assert _lines(tmp_path, work_header="pass") == [59, 60, 62]
+
+
+def test_an_announcement_read_from_the_message_stays(tmp_path):
+    assert _lines(tmp_path, work_header="self._announce(kind)") == [58, 59, 60, 62]
+
+
+def test_a_rank_local_test_around_the_announcement_stays(tmp_path):
+    header = 'if job.urgent:\n                            self._announce(("work",))'
+    assert _lines(tmp_path, work_header=header) == [59, 60, 61, 63]
+
+
+def test_the_same_loop_run_on_every_rank_stays(tmp_path):
+    assert _lines(tmp_path, made_where="pass") == [54, 57, 58, 59, 61]
