@@ -162,6 +162,15 @@ _WORKER = """
         started = broadcast_pyobj(time.perf_counter() > 5.0, 0, get_attn_tp_group().cpu_group)
         if started:
             tensor_model_parallel_all_reduce(x)                             # 51: the runtime's helper, as at 25
+
+
+    def receive_where_the_group_has_peers(inbox):
+        parallel = get_parallel()
+        reqs = inbox.poll(parallel.attn_dp_rank)
+        if parallel.tp_size > 1:
+            reqs = broadcast_pyobj(reqs, parallel.tp_group.rank, parallel.tp_group.cpu_group)
+        if reqs:
+            dist.barrier(group=get_dp_group().cpu_group)                    # 60: as at 18, the TP group's size read so too
 """
 
 # a cache handed the group it drains over, under the name of the TP group
@@ -207,7 +216,7 @@ def test_sglang_reads_its_tp_group_as_the_attention_tp_cp_and_dp_ranks():
 
 
 def test_a_value_broadcast_over_sglangs_tp_group_is_agreed_along_dp(tmp_path):
-    # 18 goes; the full-group collectives under a test agreed over attention TP alone stay (25, 38, 51), as
+    # 18 and 60 go; the full-group collectives under a test agreed over attention TP alone stay (25, 38, 51), as
     # does the CP barrier (27); the cache's drain over the attention-TP group it was handed stays clean (45)
     assert _findings(tmp_path, "sglang") == [("worker.py", 25, "CSL101"), ("worker.py", 27, "CSL101"),
                                              ("worker.py", 38, "CSL101"), ("worker.py", 51, "CSL101")]
@@ -215,4 +224,5 @@ def test_a_value_broadcast_over_sglangs_tp_group_is_agreed_along_dp(tmp_path):
 
 def test_the_same_code_in_another_package_reads_a_plain_tp_group(tmp_path):
     # the DP peers' requests are still apart after a TP broadcast; the guard agreed over TP decides a TP barrier
-    assert _findings(tmp_path, "other") == [("worker.py", 18, "CSL101"), ("worker.py", 27, "CSL101")]
+    assert _findings(tmp_path, "other") == [("worker.py", 18, "CSL101"), ("worker.py", 27, "CSL101"),
+                                            ("worker.py", 60, "CSL101")]

@@ -51,17 +51,20 @@ _GROUP_SIZE_CALLS = frozenset({"get_world_size", "get_group_size"})
 _SEVERAL_WHEN_TRUE = frozenset({(ast.Gt, 1), (ast.GtE, 2), (ast.NotEq, 1)})
 
 
-def several_ranks_group(test: ast.expr, sizes=(), loop_name: Optional[str] = None) -> Optional[str]:
+def several_ranks_group(test: ast.expr, sizes=(), loop_name: Optional[str] = None,
+                        group_of=group_from_text) -> Optional[str]:
     """The group that has one rank, or is not set up, wherever ``test``
     fails: ``self.tp_world_size > 1``, ``get_world_size(group=self.tp_group)
     > 1``, ``self.tp_group is not None``, a conjunction of such tests all
     of one group.  ``loop_name``: the target of a loop over groups, whose
     tests (``group is not None``, ``get_world_size(group=group) > 1``)
-    answer :data:`LOOP_GROUP`.  None for any other test."""
+    answer :data:`LOOP_GROUP`.  None for any other test.  ``group_of``: the
+    group a text names, as the module names its groups
+    (:meth:`~cslint.analysis.scope.ModuleContext.group_word`)."""
     if type(test) is ast.BoolOp:
         if not isinstance(test.op, ast.And):
             return None
-        found = {several_ranks_group(value, sizes, loop_name) for value in test.values}
+        found = {several_ranks_group(value, sizes, loop_name, group_of) for value in test.values}
         return found.pop() if len(found) == 1 and None not in found else None
     if type(test) is not ast.Compare or len(test.ops) != 1:
         return None
@@ -71,19 +74,19 @@ def several_ranks_group(test: ast.expr, sizes=(), loop_name: Optional[str] = Non
             return LOOP_GROUP
         if single_rank_side(test, sizes) is not False:
             return None
-        return _named(group_from_text((dotted(left) or "").rsplit(".", 1)[-1]))
+        return _named(group_of((dotted(left) or "").rsplit(".", 1)[-1]))
     if type(right) is not ast.Constant or (op, right.value) not in _SEVERAL_WHEN_TRUE:
         return None
-    asked = _asked(left, loop_name)
+    asked = _asked(left, loop_name, group_of)
     if asked is not None:
         return asked
     if single_rank_side(test, sizes) is not False:
         return None
     text = dotted(left)
-    return _named(group_from_text(text)) if text else None
+    return _named(group_of(text)) if text else None
 
 
-def _asked(size: ast.expr, loop_name: Optional[str]) -> Optional[str]:
+def _asked(size: ast.expr, loop_name: Optional[str], group_of=group_from_text) -> Optional[str]:
     """The group ``get_world_size(group=g)`` asks (:data:`LOOP_GROUP` for the loop's own)."""
     if type(size) is not ast.Call or (dotted(size.func) or "").rsplit(".", 1)[-1] not in _GROUP_SIZE_CALLS:
         return None
@@ -93,7 +96,7 @@ def _asked(size: ast.expr, loop_name: Optional[str]) -> Optional[str]:
     if loop_name is not None and type(args[0]) is ast.Name and args[0].id == loop_name:
         return LOOP_GROUP
     text = dotted(args[0])
-    return _named(group_from_text(text)) if text else None
+    return _named(group_of(text)) if text else None
 
 
 def _named(group: Optional[str]) -> Optional[str]:

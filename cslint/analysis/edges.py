@@ -72,7 +72,7 @@ class Refinements:
         edges = {key: ("present", name) for key, name in present_edges(dataflow).items()}
         buffers = _inplace_buffers(dataflow)
         edges.update((key, ("single", past)) for key, past in single_rank_edges(
-            dataflow.graph, buffers, _switched_groups(dataflow)).items())
+            dataflow.graph, buffers, _switched_groups(dataflow), dataflow.info.ctx.group_word).items())
         for key, keys in loop_exit_edges(dataflow.graph, dataflow.info).items():
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
@@ -146,7 +146,7 @@ class Refinements:
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
 
 
-def single_rank_edges(graph, buffers=None, switched=None) -> dict:
+def single_rank_edges(graph, buffers=None, switched=None, group_of=group_from_text) -> dict:
     """{(test node, successor): (group, names)} for the edge straight past
     an ``if`` with no ``else`` that only runs where a parallel group has
     more than one rank (``if get_tp_size() > 1: x = broadcast(x, tp)``):
@@ -164,7 +164,9 @@ def single_rank_edges(graph, buffers=None, switched=None) -> dict:
     place (``dist.all_reduce(flags, group=g)``), which the arm changes as
     its assignments do.  ``switched(stmt)``: the group a test of a preset's
     parallel setting says has one rank where the arm is skipped
-    (:func:`switched_group`), for a test that reads no group's size."""
+    (:func:`switched_group`), for a test that reads no group's size.
+    ``group_of``: the group a text names, as the module names its groups
+    (:meth:`~cslint.analysis.scope.ModuleContext.group_word`)."""
     out = {}
     sizes = None
     for node in graph.nodes:
@@ -181,14 +183,14 @@ def single_rank_edges(graph, buffers=None, switched=None) -> dict:
             continue
         size = sized.left if is_size_expr(sized.left) else sized.comparators[0]
         text = dotted(size)
-        group = group_from_text(text) if text else None
+        group = group_of(text) if text else None
         if type(size) is ast.Constant and size.value is None:  # ``tp_group is not None``
-            group = group_from_text(dotted(sized.left).rsplit(".", 1)[-1])
+            group = group_of(dotted(sized.left).rsplit(".", 1)[-1])
         if (group is None or group == "world") and type(size) is ast.Call:
-            group = _asked_group(size)  # the world's size asked of one group: that group's
+            group = _asked_group(size, group_of)  # the world's size asked of one group: that group's
         if (group is None or group == "world") and type(size) is ast.Name:
             if sizes is None:
-                sizes = _local_size_groups(graph)
+                sizes = _local_size_groups(graph, group_of)
             group = sizes.get(size.id)
         if group is None or group == "world":
             continue
@@ -305,7 +307,7 @@ def _switched_groups(dataflow):
 _GROUP_SIZE_CALLS = frozenset({"get_world_size", "get_group_size"})
 
 
-def _local_size_groups(graph) -> dict:
+def _local_size_groups(graph, group_of=group_from_text) -> dict:
     """{local name: group} for the names of a function whose every binding
     is a constant or a call asking a group named by a parallel dimension for
     its size (``group_world_size = dist.get_world_size(group=self.dp_tp_cpu_group)``,
@@ -321,7 +323,7 @@ def _local_size_groups(graph) -> dict:
             if type(value) is ast.Constant and type(value.value) is int:
                 found.setdefault(name, None)
                 continue
-            group = _asked_group(value)
+            group = _asked_group(value, group_of)
             if group is not None and found.get(name) in (None, group):
                 found[name] = group
                 continue
@@ -345,13 +347,13 @@ def _local_size_groups(graph) -> dict:
     return {name: group for name, group in found.items() if group is not None and name not in spoilt}
 
 
-def _asked_group(value) -> Optional[str]:
+def _asked_group(value, group_of=group_from_text) -> Optional[str]:
     """The group ``get_world_size(group=g)`` (or ``(g)``) asks, by ``g``'s text; None otherwise."""
     if type(value) is not ast.Call or (dotted(value.func) or "").rsplit(".", 1)[-1] not in _GROUP_SIZE_CALLS:
         return None
     args = [kw.value for kw in value.keywords if kw.arg == "group"] or value.args[:1]
     text = dotted(args[0]) if args else None
-    group = group_from_text(text) if text else None
+    group = group_of(text) if text else None
     return None if group == "world" else group
 
 

@@ -606,7 +606,7 @@ def _statement_agrees(ctx: ModuleContext, stmt: ast.stmt, open_params: set, self
         return found
     if t is ast.If and not stmt.orelse:
         first_stage = first_stage_test(stmt.test)
-        group = None if first_stage else several_ranks_group(stmt.test, ctx.size_fields)
+        group = None if first_stage else several_ranks_group(stmt.test, ctx.size_fields, group_of=ctx.group_word)
         if not first_stage and group is None:
             return []  # the test first: most ``if``s are of neither kind, and their arms need no walk
         arm = [pair for inner in stmt.body
@@ -641,7 +641,7 @@ def _loop_agrees(ctx: ModuleContext, stmt: ast.For, open_params: set) -> list:
     for inner in stmt.body:
         calls = [inner.value] if type(inner) is ast.Expr else []
         if type(inner) is ast.If and not inner.orelse \
-                and several_ranks_group(inner.test, ctx.size_fields, loop_name) == LOOP_GROUP:
+                and several_ranks_group(inner.test, ctx.size_fields, loop_name, ctx.group_word) == LOOP_GROUP:
             calls = [s.value for s in inner.body if type(s) is ast.Expr]
         for call in calls:
             if type(call) is not ast.Call or not passes_group(call, loop_name):

@@ -68,7 +68,7 @@ def asserted_single_groups(info: FunctionInfo) -> tuple:
         if type(stmt) is not ast.Assert:
             break
         if single_rank_side(stmt.test, info.ctx.size_fields) is True:
-            group = _sized_group(stmt.test)
+            group = _sized_group(stmt.test, info.ctx.group_word)
             if group is not None:
                 groups.append(group)
     return tuple(sorted(set(groups)))
@@ -148,7 +148,7 @@ def _scan_bindings(info: FunctionInfo, self_name: Optional[str], stmts, single_g
             sizes = info.ctx.size_fields
             one = single_rank_side(stmt.test, sizes)
             many = several_rank_side(stmt.test, sizes)
-            named = _sized_group(stmt.test) if one is not None or many is not None else None
+            named = _sized_group(stmt.test, info.ctx.group_word) if one is not None or many is not None else None
             _scan_bindings(info, self_name, stmt.body, single_group or (named if one is True else ""),
                            several_group or (named if many is True else ""), single, several, calls)
             _scan_bindings(info, self_name, stmt.orelse, single_group or (named if one is False else ""),
@@ -161,14 +161,14 @@ def _scan_bindings(info: FunctionInfo, self_name: Optional[str], stmts, single_g
                 _scan_bindings(info, self_name, inner, single_group, several_group, single, several, calls)
 
 
-def _sized_group(test: ast.expr) -> Optional[str]:
+def _sized_group(test: ast.expr, group_of=group_from_text) -> Optional[str]:
     """The named parallel group whose size a single-rank test reads (``pp``
     for ``self.dist.pp_size > 1``); None for the world or an unnamed one."""
     sized = test.operand if type(test) is ast.UnaryOp else test
     if type(sized) is not ast.Compare:
         return None
     text = dotted(sized.left if is_size_expr(sized.left) else sized.comparators[0])
-    group = group_from_text(text) if text else None
+    group = group_of(text) if text else None
     return None if group == "world" else group
 
 

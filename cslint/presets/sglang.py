@@ -61,6 +61,8 @@ _sources = [SourceSpec(pattern, "per-rank KV transfer progress") for pattern in 
 #: attention-TP group (``DecodeKVCacheOffloadManager(tp_group=self.dp_tp_cpu_group)``).
 WORLD = World(packages=("sglang.srt",), words=tuple((word, "tp_cp_dp_ep") for word in (
     "get_tp_group", "get_parallel.tp_group", "parallel.tp_group",
+    # its size, as a test that the group has several ranks reads it (``if get_parallel().tp_size > 1:``)
+    "get_parallel.tp_size", "parallel.tp_size", "get_tensor_model_parallel_world_size",
     # the runtime's tensor-parallel helpers (``distributed.communication_op``) run over it too,
     # where the torch pack reads them over a plain TP group
     "tensor_model_parallel_all_reduce", "tensor_model_parallel_all_gather", "tensor_model_parallel_gather",
