@@ -255,8 +255,11 @@ def element_own(info, base, atoms: frozenset, position: str) -> Optional[frozens
     if type(base) is not ast.Name:
         return None
     class_key = info.class_key
+    fields = [a for a in atoms if a.tag == "F" and a.class_key == class_key]
+    if not fields:  # (the file's positional fields are worked out only for a read of a field)
+        return None
     appended = info.ctx.positional_fields
-    if not any(a.tag == "F" and a.class_key == class_key and appended.get(a.attr) == APPENDED for a in atoms):
+    if not any(appended.get(a.attr) == APPENDED for a in fields):
         return None
     attr = loop_element_field(info, base.id)
     whole = [a for a in atoms if a.tag == "F" and a.class_key == class_key and a.attr == attr]
