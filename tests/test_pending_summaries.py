@@ -92,6 +92,24 @@ def test_a_summary_writing_no_field_waits_until_the_pass_reads_it():
     assert [h.split("function=", 1)[1].split(",", 1)[0] for h in found] == ["'Worker.sync'"]
 
 
+def test_a_filled_summary_reads_its_syntax_parts_once(monkeypatch):
+    # its facts are worked out twice (pending at once, whole once filled):
+    # what they read off the syntax alone is worked out the first time only
+    asked: list = []
+    real = facts_module.side_bindings
+
+    def counting(info):
+        asked.append(info.qualname)
+        return real(info)
+
+    monkeypatch.setattr(facts_module, "side_bindings", counting)
+    found, facts, filler, _at_first = _hazards(lazy=True)
+    assert filler.filled == ["scale"] and asked.count("scale") == 1
+    # ... and the facts filled are those the eager extraction gives
+    eager = {fn.qualname: fn for fn in _hazards(lazy=False)[1].functions}
+    assert [fn for fn in facts.functions if fn.qualname == "scale"] == [eager["scale"]]
+
+
 def _info(source: str) -> FunctionInfo:
     tree = ast.parse(textwrap.dedent(source))
     ctx = ModuleContext("m.py", "m", tree, KNOWLEDGE, Settings(), False)

@@ -133,9 +133,24 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
     return facts
 
 
+def _syntax_parts(info: FunctionInfo) -> tuple:
+    """(side bindings, fields set first, field parameters, asserted single
+    groups) of a function: what :func:`_func_facts` reads off its syntax
+    alone (and the module's, and its call scan), none of it of a reference
+    resolved or a receiver typed.  Kept on the function: a summary left
+    pending has its facts worked out twice, at once and after its walk when
+    something reads it (:func:`pending_function`, :func:`summarised`), and
+    these parts are the same both times."""
+    found = info.__dict__.get("_syntax_parts")
+    if found is None:
+        found = info.__dict__["_syntax_parts"] = (side_bindings(info), fields_set_first(info), _field_params(info),
+                                                  asserted_single_groups(info))
+    return found
+
+
 def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variants: dict,
                 case_params: tuple) -> FuncFacts:
-    single, several, calls = side_bindings(info)
+    (single, several, calls), set_first, field_params, asserted = _syntax_parts(info)
     return FuncFacts(info.key, info.qualname, info.ctx.module, info.ctx.path, info.line, info.class_key,
                      info.params, info.self_offset, variants, deep,
                      # a function that reaches a collective also raises what the calls it makes raise
@@ -144,8 +159,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      case_params, tuple(atom for _index, atom in rank_param_sources(info)),
                      info.local_io, single, several,
                      _restored_fields(info), tuple(sorted(info.own_params)),
-                     _field_params(info), () if deep else _passing_refs(info),
-                     class_arguments(info), info.self_calls, info.hands_self, fields_set_first(info),
+                     field_params, () if deep else _passing_refs(info),
+                     class_arguments(info), info.self_calls, info.hands_self, set_first,
                      () if deep else _bare_refs(info),
                      handed_methods(info) if single or several else frozenset(), info.arity,
                      default_groups(info, lambda: binding_nodes(info)) if deep else (),
@@ -157,7 +172,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      # (a summarised constructor counts only by running another: super().__init__(...))
                      first_call_ref(info) if not deep and info.qualname.endswith(".__init__")
                      and "__init__" in info.callee_names else (),
-                     asserted_single_groups(info), rooted_writes(info), present_calls(info))
+                     asserted, rooted_writes(info), present_calls(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:
