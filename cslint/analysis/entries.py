@@ -41,7 +41,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walked
+from .astwalk import CHILDREN, walked
 from .atoms import EMPTY, STORED_OWN, call_result, entry_field, field_read, own_field, whole
 from .callrefs import OWN_PART, element, own_results, part_ref
 from .localdicts import key_read_local_own
@@ -78,7 +78,7 @@ def _record_length(value) -> Optional[int]:
     return len(value.elts)
 
 
-def positional_fields(tree: ast.Module) -> dict:
+def positional_fields(nodes) -> dict:
     """attr -> length: the attributes every store into which in the file (on
     any object) is an entry written out as a tuple of that length
     (``obj.attr[k] = (a, b, c)``) or a new empty table (``obj.attr = {}``),
@@ -88,7 +88,10 @@ def positional_fields(tree: ast.Module) -> dict:
     list or table (:func:`appended_entry_writes`); ``KEYED`` for the other
     tables every store into which is one entry (``obj.attr[k] = v``) or a
     new empty table, on whose entries nothing is changed in place
-    (:func:`entry_store_writes`)."""
+    (:func:`entry_store_writes`).  ``nodes``: every node of the file
+    (``walked(tree)``), or at least, each once, every call and every store
+    into, deletion of and one-target assignment to an attribute or an
+    element of one (:func:`scanned_entry_nodes`)."""
     lengths: dict = {}
     spoilt: set = set()
     called: set = set()  # spoilt by a call that stores (``.update``, ``.setdefault``)
@@ -99,7 +102,7 @@ def positional_fields(tree: ast.Module) -> dict:
     appended: dict = {}
     empty_lists: dict = {}
     changed_entries: set = set()  # ``obj.attr[i][k] = v``, ``obj.attr[i].pop(k)``: an entry changed in place
-    for node in walked(tree):
+    for node in nodes:
         t = type(node)
         if t is ast.Attribute:
             if type(node.ctx) is ast.Store:
@@ -149,6 +152,68 @@ def positional_fields(tree: ast.Module) -> dict:
                  and attr not in appended and attr not in changed_entries
                  and count + empties.get(attr, 0) == stores.get(attr, 0))
     return found
+
+
+def scanned_entry_nodes(module_body, functions: dict) -> list:
+    """What :func:`positional_fields` reads of a file, each node once, from
+    the call scans of its functions (``FunctionScan.scan_calls``: their
+    stores and assignments into attributes and elements, ``entry_nodes``,
+    and their calls) in place of a walk of the whole module:
+    ``module_body`` is the module's own
+    :class:`~cslint.analysis.function.FunctionInfo`, ``functions`` the
+    scanned function of each definition (by the definition's ``id``).  What
+    no scan walks is walked here: the signatures of the functions
+    (defaults, annotations), the bodies of classes but their methods'
+    (bases, decorators, class attributes), lambdas, and a definition no
+    function was made for.  A function made for no definition of the tree
+    (a dataclass's ``__init__``, written from its fields) is never
+    reached."""
+    scanned, unscanned = [], []
+    _scanned_parts(module_body, functions, scanned, unscanned)
+    table = CHILDREN
+    for node in unscanned:  # (grows behind the loop, as in astwalk.walked)
+        t = type(node)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
+            inner = functions.get(id(node))
+            if inner is not None:  # a method: its body scanned, its signature and decorators not
+                unscanned += node.decorator_list
+                unscanned.append(node.args)
+                if node.returns is not None:
+                    unscanned.append(node.returns)
+                _scanned_parts(inner, functions, scanned, unscanned)
+                continue
+        read = table[t]
+        if read is not None:
+            unscanned += read(node)
+    return scanned + unscanned
+
+
+def _scanned_parts(function, functions: dict, scanned: list, unscanned: list) -> None:
+    """Add to ``scanned`` what the call scan of ``function`` and of the
+    functions defined in its body found, and to ``unscanned`` what those
+    scans leave out (:func:`scanned_entry_nodes`)."""
+    infos = [function]
+    for info in infos:  # (grows behind the loop)
+        scanned += info.entry_nodes
+        for calls in info.calls_by_statement.values():
+            scanned += calls
+        scanned += info.bare_calls
+        for lambdas in info.lambdas_by_statement.values():
+            unscanned += lambdas
+        for definition in info.nested_definitions:  # (their decorators scanned with the body holding them)
+            if type(definition) is ast.ClassDef:
+                unscanned += definition.bases
+                unscanned += definition.keywords
+                unscanned += definition.body
+                continue
+            unscanned.append(definition.args)
+            if definition.returns is not None:
+                unscanned.append(definition.returns)
+            inner = functions.get(id(definition))
+            if inner is not None:
+                infos.append(inner)
+            else:
+                unscanned += definition.body
 
 
 def _entry_of(value) -> Optional[str]:

@@ -497,6 +497,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
             scans = [info.scan_calls() for info in everyone]
             if scanned is not None:
                 scanned[:] = [info.scan_state(scan) for info, scan in zip(everyone, scans)]
+        ctx.scanned = (module_body, {id(info.func): info for info in extractors})
         fill_bound_names(classes, ctx.class_body_names, everyone)
         facts.foreign_stores = file_foreign_stores(everyone)
         deep_names = set(ctx.deep_names)

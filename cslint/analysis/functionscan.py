@@ -40,7 +40,7 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
            "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
            "module_stores", "leaves_at", "self_stores",
-           "foreign_stores", "binds_computed_names")
+           "foreign_stores", "binds_computed_names", "entry_nodes")
 
 
 def _subclasses(node_type: type) -> set:
@@ -105,6 +105,9 @@ class FunctionScan:
         attach_candidates = []  # ``obj.attr = name_or_attribute`` (attached.py)
         rebuild_candidates = []  # ``self.attr = local`` or ``self.attr = call(...)`` (rebuilds.py)
         self_stores, foreign_stores = set(), set()  # attribute names stored on ``self``, on anything else (held_store)
+        # stores into attributes and elements of attributes or elements, assignments to one such target:
+        # with the calls, what the file's positional fields are read from (entries.scanned_entry_nodes)
+        entry_nodes = []
         binds_computed_names = False  # ``setattr(self, name, v)``, ``self.__dict__.update(...)`` (lackednames.py)
         self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
@@ -134,6 +137,7 @@ class FunctionScan:
             t = type(node)
             based = False  # reached as the object of an attribute read
             if t is Attribute and type(node.ctx) is Store:
+                entry_nodes.append(node)
                 value = node.value
                 if type(value) is Name and value.id == self_name:
                     self_stores.add(node.attr)
@@ -160,6 +164,8 @@ class FunctionScan:
             if t in statement_types:
                 stack.append((owner,))
                 owner = node
+                if t is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is not Name:
+                    entry_nodes.append(node)
             if t is Name:
                 if type(node.ctx) is Store or type(node.ctx) is Del:
                     local.add(node.id)
@@ -244,8 +250,10 @@ class FunctionScan:
                 if type(node.target) is Name:
                     walrus_by_statement.setdefault(id(owner), []).append(node)
             elif t is ast.Subscript:
-                if type(node.ctx) is not Load and type(node.value) is Attribute:
-                    may_write_field = True  # ``self.x[k] = ...`` (any attribute's element, as writes_no_field reads it)
+                if type(node.ctx) is not Load and type(node.value) is not Name:
+                    entry_nodes.append(node)
+                    if type(node.value) is Attribute:
+                        may_write_field = True  # ``self.x[k] = ...`` (any attribute's element, as writes_no_field reads it)
                 if type(node.value) is Name and type(node.slice) is ast.Constant:
                     keyed = dict_keys if type(node.slice.value) is str else position_reads
                     keyed.setdefault(node.value.id, set()).add(node.slice.value)
@@ -313,6 +321,7 @@ class FunctionScan:
         self._rebuilds = None
         self.self_stores, self.foreign_stores = frozenset(self_stores), frozenset(foreign_stores)
         self.binds_computed_names = binds_computed_names
+        self.entry_nodes = entry_nodes
         return CallScan(frozenset(names), collective)
 
 

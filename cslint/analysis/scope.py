@@ -22,7 +22,7 @@ from .results import AtomBuilder
 from .cfg import exit_exceptions
 from .collectivegroups import CollectiveGroups
 from .communicators import Communicators
-from .entries import positional_fields
+from .entries import positional_fields, scanned_entry_nodes
 from .configfiles import read_configuration
 from .packagefiles import in_package
 from .shapes import returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
@@ -338,6 +338,9 @@ class ModuleContext(CollectiveGroups):
         self._attribute_verdicts: dict = knowledge.__dict__.setdefault("_attribute_text_verdicts", {}).setdefault(
             (tuple(settings.uniform), tuple(settings.rank_local), self.path if self.world.words else None), {})
         self.deep_names: set = set()
+        #: (the module body's FunctionInfo, {id(definition): its FunctionInfo}) once the extraction has
+        #: run the call scan of each (facts.extract_file_facts); None until then, or where it runs only some
+        self.scanned = None
         #: whether an expression of the file may bind a name (``name := value``):
         #: False once its source is known to hold no ``:=`` (facts.py)
         self.may_hold_walrus = True
@@ -486,10 +489,14 @@ class ModuleContext(CollectiveGroups):
     def positional_fields(self) -> dict:
         """attr -> length of the fields whose entries are tuples of one length
         (:func:`~cslint.analysis.entries.positional_fields`).  Worked out on
-        first use, which only an entry store or an unpacked entry read asks."""
+        first use, which only an entry store or an unpacked entry read asks,
+        from the call scans of the file's functions where every function was
+        scanned (:attr:`scanned`), else from a walk of the whole module."""
         found = self.__dict__.get("_positional_fields")
         if found is None:
-            found = self.__dict__["_positional_fields"] = positional_fields(self.tree)
+            scanned = self.scanned
+            found = self.__dict__["_positional_fields"] = positional_fields(
+                walked(self.tree) if scanned is None else scanned_entry_nodes(*scanned))
         return found
 
 
