@@ -8,7 +8,9 @@ the module asking (a tuning table shipped beside the code) is a file of the
 installed package, the same on every rank, so its existence decides nothing
 that differs.  Each VALID shape sits beside INVALID ones that must still be
 reported: a directory this rank was handed, a name that is the package's
-directory on some paths only, and a file name made from this rank's id."""
+directory on some paths only, and a file name made from this rank's id.  A
+constant path under ``/proc`` is the kernel's view, alike on every node; a
+process's entry there (``f"/proc/{pid}"``) says whether it is alive."""
 
 import textwrap
 
@@ -63,6 +65,16 @@ TABLES = """
             dist.all_reduce(tensor)
 
 
+    def exchange_kernel(tensor):
+        if os.path.isdir("/proc/self/fd"):                # VALID: the kernel's view, the same OS on every node
+            dist.all_reduce(tensor)
+
+
+    def exchange_alive(tensor, pid):
+        if os.path.exists(f"/proc/{pid}"):                # INVALID: whether that process is alive
+            dist.all_reduce(tensor)
+
+
     def exchange_own(tensor):
         path = os.path.join(_CONFIG_DIR, f"rank{dist.get_rank()}.json")
         if os.path.exists(path):                          # INVALID: a file name made from this rank's id
@@ -76,4 +88,5 @@ def test_a_file_of_the_package_itself_is_there_alike_on_every_rank(tmp_path):
     (package / "__init__.py").write_text("")
     (package / "tables.py").write_text(textwrap.dedent(TABLES))
     findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
-    assert sorted(f.function for f in findings) == ["exchange_given", "exchange_own", "exchange_rebound"]
+    assert sorted(f.function for f in findings) == ["exchange_alive", "exchange_given", "exchange_own",
+                                                     "exchange_rebound"]

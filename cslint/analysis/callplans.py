@@ -21,6 +21,7 @@ from .vocabulary import (
     ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, PARTIAL_APPLICATIONS, PROGRESS_WRAPPERS, RANK_ENV_VARS, SEEDED_GENERATORS,
 )
 from .localgroups import local_group
+from .packagefiles import in_kernel_view
 from .wrappers import WRAPPED_FORWARD, match_call
 
 #: what a call's text decides about its result (:func:`plan_call`)
@@ -71,9 +72,11 @@ def plan_call(evaluator, call: ast.Call) -> tuple:
         if named_source is not None:
             kind, dims = named_source
             if kind == KIND_FILESYSTEM and call.args and (ctx.in_package(call.args[0], info.func)
+                                                          or in_kernel_view(call.args[0])
                                                           or ctx.read_configuration(call, info.func)):
-                # a file of the package itself (packagefiles.py) or a configuration file the job was
-                # handed (configfiles.py): there alike on every rank given the same name
+                # a file of the package itself or the kernel's view of the process (packagefiles.py), or
+                # a configuration file the job was handed (configfiles.py): there alike on every rank
+                # given the same name
                 return (ARGUMENTS,)
             if kind == "rank id":
                 if _asks_for_another_rank(call):

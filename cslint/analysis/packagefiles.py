@@ -1,5 +1,6 @@
 """Files of the package itself: a path a module builds from its own
-``__file__``.
+``__file__``; and the kernel's own view of the process (a constant path
+under ``/proc``).
 
 A question to the file system (``os.path.exists(path)``, ``os.listdir(path)``:
 the presets' "local filesystem view") may be answered differently on each
@@ -15,6 +16,12 @@ the world size or the device's name still carries those).
 ``dirname``, ``abspath`` or ``pathlib.Path`` of one (``Path(__file__).parent
 / "x"``), an f-string or a concatenation that starts with one, or a name every
 binding of which in the function, else at the module's top level, is one.
+
+:func:`in_kernel_view` reads a constant path under ``/proc``
+(``os.path.isdir("/proc/self/fd")``): no disk holds it, the kernel answers
+it, and every node of a job runs the same operating system, so it is there
+alike on every rank.  Only a constant: ``f"/proc/{pid}"`` asks whether some
+process is alive, which its pid decides.
 """
 
 from __future__ import annotations
@@ -64,6 +71,15 @@ def in_package(expr, canonical, func, module: ast.Module, depth: int = 0) -> boo
     if t is ast.JoinedStr and expr.values and type(expr.values[0]) is ast.FormattedValue:
         return in_package(expr.values[0].value, canonical, func, module, depth)
     return False
+
+
+#: where the kernel shows the process and the machine it runs on
+_KERNEL_VIEW = "/proc/"
+
+
+def in_kernel_view(expr) -> bool:
+    """Whether ``expr`` is a constant path under ``/proc`` (see the module docstring)."""
+    return type(expr) is ast.Constant and type(expr.value) is str and expr.value.startswith(_KERNEL_VIEW)
 
 
 def _module_bindings(module, name: str) -> Optional[list]:
