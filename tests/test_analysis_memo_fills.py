@@ -157,6 +157,14 @@ UNBUILT = GROUPS + """
             self.group = data_group()
 """
 
+#: a path test longer than a condition's text (120 characters): what it reads is the test's own, not its text's
+LONG_NAME = "use_the_process_mesh_layout_for_every_data_parallel_group_that_this_module_builds_from_this_point_on_forward"
+LONG_TEST = FILLED.replace("layout = None\n", f"layout = None\n    {LONG_NAME} = False\n").replace(
+    "if layout is not None:", f"if layout is not None and {LONG_NAME}:")
+
+#: a path test that reads a part of a global: the part may change while the global is not rebound
+PART_TEST = FILLED.replace("if layout is not None:", "if layout is not None and layout.active:")
+
 
 def _codes_at(source, statement):
     """The codes of the findings on the line that is ``statement`` alone."""
@@ -188,3 +196,12 @@ def test_memo_reached_past_the_filled_call_is_still_reported():
 
 def test_class_built_without_the_constructor_is_still_reported():
     assert _codes_at(UNBUILT, "if data_rank() == 0:") == ["CSL101"]
+
+
+def test_memo_path_test_longer_than_its_text_is_read_whole():
+    assert len(f"layout is not None and {LONG_NAME}") > 120
+    assert _codes_at(LONG_TEST, "if data_rank() == 0:") == []
+
+
+def test_memo_path_test_reading_a_part_of_a_global_is_still_reported():
+    assert _codes_at(PART_TEST, "if data_rank() == 0:") == ["CSL101"]

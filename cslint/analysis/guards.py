@@ -27,6 +27,7 @@ from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .exceptionguards import ExceptionGuards
 from .feasibility import first_rank_facts
+from .memosyntax import names_only_test
 from .orders import SetOrders, reads_element
 from .records import Cond
 from .roles import equality_tree
@@ -111,7 +112,7 @@ class Guards(ExceptionGuards):
                               body_sites=body_sites, else_sites=else_sites, two_sided=two_sided,
                               alternatives=alternatives,
                               statement=_INLINE_STATEMENTS.get(type(owner), "comprehension"),
-                              arm_lines=_operand_arm_lines(owner, stmt)))
+                              arm_lines=_operand_arm_lines(owner, stmt), names_only=names_only_test(expr)))
         return conds
 
     # -- decisions of the CFG -------------------------------------------------------------
@@ -151,7 +152,8 @@ class Guards(ExceptionGuards):
                 dstmt = dnode.stmt
                 conds.append(Cond("early-exit", atoms, unparse(dstmt.test), dstmt.lineno, Span.of(dstmt),
                                   exit_text=unparse(dstmt).split("\n")[0],
-                                  statement="assert", unhandled=flow.graph.leaves_uncaught(d)))
+                                  statement="assert", unhandled=flow.graph.leaves_uncaught(d),
+                                  names_only=names_only_test(dstmt.test)))
             elif dnode.kind == cfgmod.CASE:
                 conds.append(self._case(stmt, dnode.stmt, atoms))
             elif dnode.stmt is not None:  # a statement with exception edges
@@ -207,7 +209,8 @@ class Guards(ExceptionGuards):
                         presence=self._presence(dstmt.test, dstmt.body, dstmt.orelse),
                         operator=operator, operands=self._with_presence(operands, dstmt.body, dstmt.orelse),
                         first_rank=first_rank, role_arms=alternatives.role_arms(dstmt),
-                        equality_tree=equality_tree(alternatives, self.evaluator, self.info, dstmt, env))
+                        equality_tree=equality_tree(alternatives, self.evaluator, self.info, dstmt, env),
+                        names_only=names_only_test(dstmt.test))
         exit_stmt = first_exit(dstmt)
         graph = self.flow.graph
         leaves_loop = self._leaves_loop(exit_stmt, dstmt)
@@ -223,7 +226,8 @@ class Guards(ExceptionGuards):
                     presence=self._presence(dstmt.test, (), skipped),
                     operator=operator, operands=self._with_presence(operands, (), skipped),
                     first_rank=first_rank, role_arms=alternatives.role_arms(dstmt),
-                    retry=self._arms_retry(dstmt) if exit_stmt is None else None)
+                    retry=self._arms_retry(dstmt) if exit_stmt is None else None,
+                    names_only=names_only_test(dstmt.test))
 
     # -- what a consensus on the test would change (facts for the fix rules) -----------
     def _operands(self, test, env) -> tuple:
@@ -288,18 +292,18 @@ class Guards(ExceptionGuards):
         return False
 
     def _loop(self, stmt, dstmt, atoms) -> Cond:
-        text = unparse(dstmt.test) if isinstance(dstmt, ast.While) else unparse(dstmt.iter)
-        line = dstmt.test.lineno if isinstance(dstmt, ast.While) else dstmt.iter.lineno
+        tested = dstmt.test if isinstance(dstmt, ast.While) else dstmt.iter
+        text, line, names_only = unparse(tested), tested.lineno, names_only_test(tested)
         if self.info.inside(stmt, dstmt) and stmt is not dstmt:
             order = self._set_order(dstmt.iter) if not isinstance(dstmt, ast.While) else None
             if order and reads_element(dstmt, stmt):
                 atoms = atoms | order
             return Cond("loop", atoms, text, line, Span.of(dstmt),
-                        statement="while" if isinstance(dstmt, ast.While) else "for")
+                        statement="while" if isinstance(dstmt, ast.While) else "for", names_only=names_only)
         exit_stmt = first_exit(dstmt, loop=True)
         return Cond("early-exit", atoms, text, line, Span.of(exit_stmt) if exit_stmt else Span.of(dstmt),
                     exit_text=unparse(exit_stmt).split("\n")[0] if exit_stmt else "",
-                    statement="while" if isinstance(dstmt, ast.While) else "for")
+                    statement="while" if isinstance(dstmt, ast.While) else "for", names_only=names_only)
 
     def _case(self, stmt, case: ast.match_case, atoms) -> Cond:
         text = unparse(case.pattern)

@@ -44,15 +44,11 @@ it (``FuncFacts.first_call``: ``super().__init__(*args, **kwargs)``).
 
 from __future__ import annotations
 
-import ast
 from typing import Optional
 
 from .constructions import is_constructor
 from .resolution import called_refs, issued_collective
 
-#: calls a memo's path test may make on module globals and constants
-_TEST_BUILTINS = frozenset({"hasattr", "isinstance"})
-_TEST_NAMES = frozenset({"None", "True", "False"}) | _TEST_BUILTINS
 #: how many calls deep a constructor's leading call is followed
 _MAX_CHAIN = 4
 
@@ -132,22 +128,10 @@ class MemoCover:
         for cond in site.conds:
             if cond.statement == "assert":
                 continue
-            if not _only_globals(cond.atoms):
+            names = cond.names_only
+            if names is None or not _only_globals(cond.atoms):
                 return None
-            try:
-                test = ast.parse(cond.text, mode="eval").body
-            except SyntaxError:
-                return None
-            for node in ast.walk(test):
-                t = type(node)
-                if t is ast.Name:
-                    if node.id not in _TEST_NAMES:
-                        out.add((fn.module, node.id))
-                elif t is ast.Call:
-                    if type(node.func) is not ast.Name or node.func.id not in _TEST_BUILTINS:
-                        return None
-                elif t in (ast.Attribute, ast.Subscript, ast.NamedExpr, ast.Lambda) or isinstance(node, ast.comprehension):
-                    return None
+            out.update((fn.module, name) for name in names)
         return frozenset(out)
 
     # -- what the constructors fill

@@ -8,8 +8,13 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import statement_lists
+from .astwalk import statement_lists, walk
 from .presence import none_test
+
+#: calls a memo's path test may make on module globals and constants
+TEST_BUILTINS = frozenset({"hasattr", "isinstance"})
+#: what such a test never holds: it reads an object's parts, binds or defines something
+_NOT_NAMES_ONLY = frozenset({ast.Attribute, ast.Subscript, ast.NamedExpr, ast.Lambda, ast.comprehension})
 
 
 def _statements(func):
@@ -26,6 +31,25 @@ def _none_tested(test) -> Optional[str]:
     """``G`` of a test ``G is None``."""
     found = none_test(test)
     return found[0] if found is not None and found[1] else None
+
+
+def names_only_test(test) -> Optional[frozenset]:
+    """The names ``test`` reads where it reads nothing but names and
+    constants, through operators, comparisons and calls of
+    :data:`TEST_BUILTINS` (``G is None and not hasattr(H, "x")``); None for
+    any other test.  (A memo's path test: an attribute or an element of a
+    global may change while the global is not rebound.)"""
+    names = set()
+    for node in walk(test):
+        t = type(node)
+        if t is ast.Name:
+            names.add(node.id)
+        elif t is ast.Call:
+            if type(node.func) is not ast.Name or node.func.id not in TEST_BUILTINS:
+                return None
+        elif t in _NOT_NAMES_ONLY:
+            return None
+    return frozenset(names - TEST_BUILTINS)
 
 
 def memo_fill_calls(func, declared) -> dict:

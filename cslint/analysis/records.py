@@ -89,6 +89,11 @@ class Cond:
     #: ``while True``), for a site of that arm: the loop's other sites, where the ranks that stay go
     #: on; the test decides only if one of them reaches a collective.  None for any other decision
     going_on_sites: Optional[tuple] = None
+    #: a test written as an expression (an ``if``/``while``/``assert`` test, a ``for`` loop's iterable, an
+    #: inline test) that reads nothing but names and constants, through operators and ``hasattr``/
+    #: ``isinstance`` (:func:`cslint.analysis.memosyntax.names_only_test`): the names it reads, as a module
+    #: memo's path test may (:mod:`cslint.analysis.memofills`); None for any other condition
+    names_only: Optional[frozenset] = None
 
 
 class Collective(NamedTuple):
