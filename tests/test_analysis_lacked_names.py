@@ -24,6 +24,7 @@ SOURCE = """
 
 
     class Replicated({base}):
+        {body}
         def __init__(self, size):
             super().__init__()
             self.size = size
@@ -56,8 +57,9 @@ SOURCE = """
 """
 
 
-def _flagged(base="nn.Module", own="self.rows = size", write="self.layer = fully_shard(full)", elsewhere=""):
-    source = textwrap.dedent(SOURCE.format(base=base, own=own, write=write, elsewhere=elsewhere))
+def _flagged(base="nn.Module", own="self.rows = size", write="self.layer = fully_shard(full)", elsewhere="",
+             body="pass"):
+    source = textwrap.dedent(SOURCE.format(base=base, own=own, write=write, elsewhere=elsewhere, body=body))
     line = next(i for i, text in enumerate(source.splitlines(), 1) if "dist.all_reduce" in text)
     return any(f.line == line for f in check_source(source, report="per-site").findings)
 
@@ -103,3 +105,12 @@ def test_the_attribute_stored_through_the_same_field_still_spreads():
 def test_the_attribute_stored_through_a_field_of_another_name_is_another_object():
     elsewhere = "\n    def tune(block):\n        block.proj.gather = True\n"
     assert not _flagged(elsewhere=elsewhere)
+
+
+def test_a_name_a_class_body_only_reads_in_a_target_is_not_bound():
+    # ``KINDS[gather] = ...`` stores into a module table under the key ``gather`` holds: it binds no ``gather``
+    assert not _flagged(body="KINDS[gather] = 'replicated'")
+
+
+def test_a_name_a_class_body_binds_still_spreads():
+    assert _flagged(body="gather = False")

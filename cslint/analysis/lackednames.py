@@ -40,6 +40,7 @@ from ..presets import fnmatch_any
 from .atoms import field_read
 from .rebuilds import UNKNOWN, rebuilt_apart
 from .records import written_variants
+from .syntax import assigned_names
 
 _BINDING_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Protocol", "Generic"})
@@ -54,10 +55,7 @@ def class_body_names(body: list) -> Optional[frozenset]:
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
             names.add(stmt.name)
         elif t in _BINDING_STATEMENTS:
-            for target in stmt.targets if t is ast.Assign else (stmt.target,):
-                for node in ast.walk(target):
-                    if type(node) is ast.Name:
-                        names.add(node.id)
+            names.update(assigned_names(stmt))  # (``KINDS[key] = v`` reads ``KINDS`` and ``key``: it binds neither)
         elif t is ast.Import or t is ast.ImportFrom:
             names.update((alias.asname or alias.name).split(".")[0] for alias in stmt.names)
         elif not (t is ast.Expr or t is ast.Pass):
