@@ -66,3 +66,13 @@ def test_a_wrapper_whose_handler_does_not_kill_leaves_the_raise_a_hang():
     logging_only = EXECUTOR.replace("hard_kill_on_rank_crash(self.world_size)", "log_crash(self.world_size)")
     # the assert on a rank-local state in the plain loop: the peers wait in its all_reduce
     assert _found(logging_only) == [(33, "CSL102")]
+
+
+def test_a_catch_all_class_in_a_tuple_catches_everything():
+    # ``except (KeyboardInterrupt, Exception):`` catches all a bare ``except Exception:`` does
+    assert _found(EXECUTOR.replace("except Exception:", "except (KeyboardInterrupt, Exception):")) == []
+
+
+def test_a_tuple_of_narrow_classes_does_not_catch_everything():
+    assert _found(EXECUTOR.replace("except Exception:", "except (KeyboardInterrupt, ValueError):")) == [(33, "CSL102")]
+

@@ -88,10 +88,16 @@ CATCH_ALL = ("Exception", "BaseException")
 
 
 def catches_everything(handler: ast.ExceptHandler) -> bool:
-    """A bare ``except:``, or one naming a catch-all class (``Exception``, ``builtins.BaseException``)."""
+    """A bare ``except:``, or one naming a catch-all class (``Exception``, ``builtins.BaseException``),
+    alone or in a tuple (``except (KeyboardInterrupt, Exception):``)."""
     kind = handler.type
-    return kind is None or (type(kind) is ast.Name and kind.id in CATCH_ALL) or (
-        type(kind) is ast.Attribute and kind.attr in CATCH_ALL)
+    if kind is None:
+        return True
+    for part in kind.elts if type(kind) is ast.Tuple else (kind,):
+        t = type(part)
+        if (t is ast.Name and part.id in CATCH_ALL) or (t is ast.Attribute and part.attr in CATCH_ALL):
+            return True
+    return False
 
 ModeFold = Callable[[ast.expr], Optional[bool]]
 
@@ -535,7 +541,7 @@ class _Builder:
             self.test_of[entry] = handler
             self._edge(entry, body)
             handler_entries.append(entry)
-            if handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id in CATCH_ALL):
+            if catches_everything(handler):
                 catch_all = True
             if handler_swallows(handler, self.parent_names):
                 swallowing.append(entry)

@@ -26,9 +26,8 @@ from __future__ import annotations
 
 import ast
 
-from .cfg import CATCH_ALL
+from .cfg import catches_everything
 from .logs import logging_call
-from .raises import exception_names
 from .syntax import dotted
 from .unfailing import cannot_raise
 
@@ -46,8 +45,7 @@ def ends_alike_if_raised(info, stmt) -> bool:
     try_stmt = info.enclosing_try(stmt)
     if try_stmt is None or not try_stmt.handlers or not any(info.inside(stmt, part) for part in try_stmt.body):
         return False
-    if not any(handler.type is None or any(name in CATCH_ALL for name in exception_names(handler.type))
-               for handler in try_stmt.handlers):
+    if not any(catches_everything(handler) for handler in try_stmt.handlers):
         return False
     tail = _tail_after(info, stmt)
     value = _returned_constant(tail, info)

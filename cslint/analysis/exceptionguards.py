@@ -141,8 +141,7 @@ class ExceptionGuards:
         return cond
 
     def _finally_cond_uncached(self, owner: ast.Try) -> Optional[Cond]:
-        if any(handler.type is None or (isinstance(handler.type, ast.Name) and handler.type.id in cfgmod.CATCH_ALL)
-               for handler in owner.handlers if not _reraises(handler)):
+        if any(cfgmod.catches_everything(handler) for handler in owner.handlers if not _reraises(handler)):
             return None
         evaluator, flow = self.evaluator, self.flow
         atoms = frozenset()

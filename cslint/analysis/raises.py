@@ -29,7 +29,7 @@ import builtins
 
 from .astwalk import children_into, walk as fast_walk
 from .atoms import RaisedBy, made
-from .cfg import CATCH_ALL
+from .cfg import catches_everything
 from .logs import logging_call
 from .receivers import bound_names, other_bindings, param_names
 from .scope import canonical_text
@@ -178,8 +178,7 @@ def swallowed_here(info, stmt) -> bool:
                    for part in handler.body for node in fast_walk(part)):
                 return False
             for handler in parent.handlers:
-                names = exception_names(handler.type)
-                if handler.type is None or any(name in CATCH_ALL or name == raised for name in names):
+                if catches_everything(handler) or raised in exception_names(handler.type):
                     return True
         child, parent = parent, info.parents.get(id(parent))
     return False
