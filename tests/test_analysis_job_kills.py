@@ -76,3 +76,20 @@ def test_a_catch_all_class_in_a_tuple_catches_everything():
 def test_a_tuple_of_narrow_classes_does_not_catch_everything():
     assert _found(EXECUTOR.replace("except Exception:", "except (KeyboardInterrupt, ValueError):")) == [(33, "CSL102")]
 
+
+def test_a_method_whose_object_goes_by_another_name_binds_its_fields_alike():
+    # the constructor's first parameter is its object, whatever it is called
+    renamed = EXECUTOR.replace("def __init__(self, overlap):", "def __init__(worker, overlap):").replace(
+        "self.event_loop = self._loop_overlap if overlap else self._loop_plain",
+        "worker.event_loop = worker._loop_overlap if overlap else worker._loop_plain").replace(
+        "self.event_loop = trace(self.event_loop)", "worker.event_loop = trace(worker.event_loop)")
+    assert "worker.event_loop = trace" in renamed
+    assert _found(renamed) == []
+
+
+def test_a_method_read_as_a_value_through_another_name_for_the_object_is_still_reported():
+    # ``worker._loop_plain`` read as a value may run the loop anywhere: its raise is a hang again
+    read = EXECUTOR.replace("def _next_request(self):",
+                            "def pick(worker):\n            return worker._loop_plain\n\n"
+                            "        def _next_request(self):")
+    assert _found(read) == [(36, "CSL102")]  # (the assert, three lines down)

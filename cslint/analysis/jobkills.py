@@ -37,6 +37,7 @@ callee escapes are (escapes.py)."""
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 from .astwalk import walked
 from .cfg import catches_everything
@@ -116,9 +117,18 @@ def _named(node):
     return node.attr if kind is ast.Attribute else node.id if kind is ast.Name else None
 
 
-def _self_attr(node) -> str:
+def _self_name(method) -> Optional[str]:
+    """The name a method's object goes by: its first parameter (none for a ``@staticmethod``)."""
+    if any(_named(d) == "staticmethod" for d in method.decorator_list):
+        return None
+    params = method.args.posonlyargs + method.args.args
+    return params[0].arg if params else None
+
+
+def _self_attr(node, self_name: Optional[str]) -> Optional[str]:
+    """``attr`` of ``self.attr`` (``self_name``: the method's name for its object)."""
     return node.attr if type(node) is ast.Attribute and type(node.value) is ast.Name \
-        and node.value.id == "self" else None
+        and node.value.id == self_name and self_name is not None else None
 
 
 def _killed_in_class(cls: ast.ClassDef, ends, elsewhere: frozenset) -> set:
@@ -134,6 +144,7 @@ def _killed_in_class(cls: ast.ClassDef, ends, elsewhere: frozenset) -> set:
     value_reads: dict = {}  # name -> the number of its reads as a value that bind no field, nor read its attributes
     bound: dict = {}  # field -> the methods bound to it
     for name, method in methods.items():
+        self_name = _self_name(method)
         parents = {}
         for node in walked(method):
             for child in ast.iter_child_nodes(node):
@@ -143,20 +154,20 @@ def _killed_in_class(cls: ast.ClassDef, ends, elsewhere: frozenset) -> set:
                 called = _named(node.func)  # ``self.m()`` and any ``x.m()`` alike: by the method's name
                 if called is not None:
                     calls.setdefault(called, []).append((name, id(node) in inside))
-            elif type(node) is ast.Assign and len(node.targets) == 1 and _self_attr(node.targets[0]):
+            elif type(node) is ast.Assign and len(node.targets) == 1 and _self_attr(node.targets[0], self_name):
                 field = node.targets[0].attr
                 for read in walked(node.value):
-                    attr = _self_attr(read)
+                    attr = _self_attr(read, self_name)
                     if attr in methods:
                         bound.setdefault(field, set()).add(attr)
-            attr = _self_attr(node)
+            attr = _self_attr(node, self_name)
             if attr is not None and type(node.ctx) is ast.Load:
                 parent = parents.get(id(node))
                 if type(parent) is ast.Call and parent.func is node:
                     continue
                 if type(parent) is ast.Attribute:
                     continue  # self.method.__name__
-                if _binds_field(node, parents):
+                if _binds_field(node, parents, self_name):
                     continue
                 value_reads[attr] = value_reads.get(attr, 0) + 1
     killed = set()
@@ -183,12 +194,12 @@ def _killed_in_class(cls: ast.ClassDef, ends, elsewhere: frozenset) -> set:
     return {id(methods[name]) for name in killed}
 
 
-def _binds_field(node, parents) -> bool:
+def _binds_field(node, parents, self_name: Optional[str]) -> bool:
     """Whether a read sits in the value bound to a ``self`` field."""
     parent = parents.get(id(node))
     while parent is not None:
         if type(parent) is ast.Assign:
-            return len(parent.targets) == 1 and _self_attr(parent.targets[0]) is not None
+            return len(parent.targets) == 1 and _self_attr(parent.targets[0], self_name) is not None
         if isinstance(parent, ast.stmt):
             return False
         parent = parents.get(id(parent))
