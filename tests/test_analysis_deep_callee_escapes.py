@@ -10,8 +10,10 @@ nothing."""
 
 import textwrap
 
+from cslint.analysis.facts import extract_file_facts
 from cslint.api import check_source
 from cslint.config import Settings
+from cslint.presets import load_presets
 
 TRT = Settings(unhandled_exceptions="hang", presets=["torch_distributed", "tensorrt_llm"])
 
@@ -73,3 +75,31 @@ def test_a_deep_callee_that_fails_alike_everywhere_decides_nothing():
 
 def test_under_a_job_killing_wrapper_the_deep_callee_failure_ends_the_job():
     assert _found(WORKER) == []
+
+
+NOTED = WORKER.replace("""        def _serve(self, t):
+            self._exchange(t)""", """        def _note(self, t):
+            if dist.get_rank() == 0:
+                open(self.path, "w").write(str(t))
+
+        def _serve(self, t):
+            self._note(t)
+            self._exchange(t)""")
+
+
+def _escapes(source):
+    """Each function's ``Variant.escapes`` (one variant each), by qualname."""
+    facts = extract_file_facts("pkg/work.py", textwrap.dedent(source).encode(), TRT,
+                               load_presets(TRT.presets), module="pkg.work")
+    return {fn.qualname: next(iter(fn.variants.values())).escapes for fn in facts.functions}
+
+
+def test_a_summarised_method_only_a_job_killing_wrapper_runs_records_no_failure():
+    # as a deep one: its raise ends the job, so nothing it fails on decides a caller's collectives
+    escapes = _escapes(NOTED)
+    assert not escapes["Worker._note"] and not escapes["Worker._serve"]
+
+
+def test_a_summarised_method_a_logging_wrapper_runs_records_its_failure():
+    escapes = _escapes(NOTED.replace("hard_kill_on_rank_crash(self.world_size)", "log_crash(self.world_size)"))
+    assert any(atom.text == "dist.get_rank()" for atom in escapes["Worker._note"])

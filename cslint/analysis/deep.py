@@ -134,8 +134,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=(), case_par
             variant.raised = variant.raised | flow.implicit(node.id) | evaluator.truth(node.stmt.test, env)
     raised, variant.raised_tree = _raised(evaluator, flow)
     variant.raised = variant.raised | raised
-    if info.ctx.exceptions_hang:
-        variant.escapes = _escaped(evaluator, flow) if exceptions_hang(info) else EMPTY
+    if exceptions_hang(info):  # (as the summary walk: not a method only a job-killing ``try`` runs)
+        variant.escapes = _escaped(evaluator, flow)
     variant.tail = _tail(evaluator, flow, site_index_of_call)
     guards = Guards(evaluator, flow, site_index_of_call)
     for site, node, inline, env, call in pending:

@@ -164,7 +164,7 @@ class SummaryWalk(SummaryCalls):
             # a parameter stored into: its own structure, kept apart (Flow.write), is its own part (what the caller keeps apart)
             env[("own", name)] = params_own(self.info, env[name]) or env[name]
         variant.raised = variant.raised_tree = EMPTY
-        if self.info.ctx.exceptions_hang:
+        if exceptions_hang(self.info):  # (not a method only a job-killing ``try`` runs: jobkills.py)
             variant.escapes = EMPTY
         self._block(self.info.body, env, EMPTY, variant, straight=True)
         self.evaluator.args_memo = None
