@@ -295,3 +295,25 @@ def test_a_relay_that_rebinds_its_flag_hands_on_no_case(tmp_path):
     runner = RELAY_RUNNER.replace("        self.state.step(is_dummy, dry_run)\n",
                                   "        dry_run = dry_run or not self.enabled\n        self.state.step(is_dummy, dry_run)\n")
     assert _relay_barriers(tmp_path, runner) == [20, 22]  # (one line more above them)
+
+
+# -- a flag handed on where no call can say which parameter takes it ------------------------
+
+def _case_params(source, qualname):
+    from cslint.analysis.facts import extract_file_facts
+    from cslint.config import Settings
+    from cslint.presets import load_presets
+    facts = extract_file_facts("pkg/work.py", textwrap.dedent(source).encode(), Settings(),
+                               load_presets(["torch_distributed"]), module="pkg.work")
+    return [param.name for fn in facts.functions if fn.qualname == qualname for param in fn.case_params]
+
+
+def test_a_flag_handed_past_a_spread_is_no_case_parameter():
+    # past `*self.extra` no call knows the flag's position: nothing selects the callee's case by it
+    source = HANDED_ON.replace("            self.rebalance(dry_run)\n", "            self.rebalance(*self.extra, dry_run)\n")
+    assert _case_params(source, "Balancer.tick") == []
+
+
+def test_a_flag_handed_before_a_spread_is_still_a_case_parameter():
+    source = HANDED_ON.replace("            self.rebalance(dry_run)\n", "            self.rebalance(dry_run, *self.extra)\n")
+    assert _case_params(source, "Balancer.tick") == ["dry_run"]

@@ -314,22 +314,31 @@ def handed_flags(info: FunctionInfo) -> tuple:
 
 
 def _passed_names(info: FunctionInfo, names: set) -> set:
-    """Those of ``names`` that some call the function makes is handed bare,
-    as an argument of its own (:func:`forwarded_case_parameters` reads
-    which), from the calls its scan noted."""
+    """Those of ``names`` that some call the function makes hands on bare,
+    where :func:`forwarded_case_parameters` reads it, from the calls its
+    scan noted."""
     out = set()
     if not names:
         return out
     info.local_names  # (its scan notes the calls)
     for calls in info.calls_by_statement.values():
         for node in calls:
-            for arg in node.args:
-                if type(arg) is ast.Name and arg.id in names:
-                    out.add(arg.id)
-            for keyword in node.keywords:
-                if type(keyword.value) is ast.Name and keyword.value.id in names:
-                    out.add(keyword.value.id)
+            out.update(name for _place, name in _bare_arguments(node) if name in names)
     return out
+
+
+def _bare_arguments(call: ast.Call):
+    """``(position or keyword, name)`` of each argument of ``call`` that is a
+    bare name, where its place is known: a position before any ``*``
+    spread, a named keyword (not ``**``)."""
+    for position, arg in enumerate(call.args):
+        if type(arg) is ast.Starred:
+            break  # (the positions after it are not known)
+        if type(arg) is ast.Name:
+            yield position, arg.id
+    for keyword in call.keywords:
+        if keyword.arg is not None and type(keyword.value) is ast.Name:
+            yield keyword.arg, keyword.value.id
 
 
 def case_assignments(case_params: tuple) -> list:
@@ -378,16 +387,7 @@ def forwarded_case_parameters(call: ast.Call, case_params: tuple) -> tuple:
     if not case_params:
         return ()
     index = {param.name: i for i, param in enumerate(case_params)}
-    out = []
-    for position, arg in enumerate(call.args):
-        if type(arg) is ast.Starred:
-            break  # (the positions after it are not known)
-        if type(arg) is ast.Name and arg.id in index:
-            out.append((position, index[arg.id]))
-    for keyword in call.keywords:
-        if keyword.arg is not None and type(keyword.value) is ast.Name and keyword.value.id in index:
-            out.append((keyword.arg, index[keyword.value.id]))
-    return tuple(out)
+    return tuple((place, index[name]) for place, name in _bare_arguments(call) if name in index)
 
 
 def _forwarded_value(param: CaseParam, value) -> object:
