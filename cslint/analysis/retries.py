@@ -60,7 +60,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
-from .astwalk import walked
+from .astwalk import BLOCKS_OF, walked
 from .syntax import ReadNames, flatten_targets, plain_dotted
 
 #: compound statements a failing statement may sit in on its way up to the loop, and what of them runs first
@@ -191,22 +191,26 @@ def _left_only_by_its_test(loop: ast.While) -> bool:
     return True
 
 
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+
+
 def _leaves(stmts) -> bool:
-    """A ``return`` anywhere in ``stmts``, or a ``break`` outside the loops nested in them."""
-    for stmt in stmts:
-        for node in walked(stmt):
-            if type(node) is ast.Return:
-                return True
-        if type(stmt) is ast.Break:
+    """A ``return`` anywhere in ``stmts``, or a ``break`` outside the loops
+    nested in them (a nested definition's own statements leave nothing)."""
+    stack = [(stmt, False) for stmt in stmts]  # (statement, inside a loop nested in stmts)
+    while stack:
+        stmt, nested = stack.pop()
+        t = type(stmt)
+        if t is ast.Return or (t is ast.Break and not nested):
             return True
-        if type(stmt) in (ast.For, ast.AsyncFor, ast.While):
-            if _leaves(stmt.orelse):
-                return True
+        if t in _DEFINITIONS:
             continue
-        if any(_leaves(getattr(stmt, name, None) or []) for name in ("body", "orelse", "finalbody")) \
-                or any(_leaves(handler.body) for handler in getattr(stmt, "handlers", ())) \
-                or any(_leaves(case.body) for case in getattr(stmt, "cases", ())):
-            return True
+        for field in BLOCKS_OF[t]:
+            inner = getattr(stmt, field, None)
+            if inner:
+                inside = nested or (field == "body" and t in _LOOPS)  # (a loop's ``else`` is not its own)
+                stack.extend((part, inside) for part in inner)
     return False
 
 
