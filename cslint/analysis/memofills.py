@@ -147,7 +147,7 @@ class MemoCover:
         fn = self.program.funcs.get(key)
         found: dict = {}
         if fn is not None and not fn.deep and depth < _MAX_CHAIN:
-            for ref, bare in fn.first_call:
+            for ref in fn.first_call:
                 targets = self.resolver.resolve(ref)
                 if targets and all(t.class_key is not None and self.resolver.family(t.class_key) == family
                                    for t in targets):
@@ -181,7 +181,7 @@ class MemoCover:
             return
         fn = self.program.funcs[key]
         if not fn.deep:  # its first call is the chain's: nothing runs before it
-            for ref, _bare in fn.first_call:
+            for ref in fn.first_call:
                 for target in self.resolver.resolve(ref):
                     yield from self.chain(target.key, family, t0, depth + 1)
             return

@@ -108,11 +108,10 @@ def leading_calls(info) -> frozenset:
 
 
 def first_call_ref(info) -> tuple:
-    """A summarised constructor: ``((reference, bare),)`` of its first call
-    (``bare``: it passes nothing), where that call is a whole statement of
-    its body before anything can return and every statement before it is a
-    simple one that calls nothing; else ().  (Its summary keeps no call
-    sites by position.)"""
+    """A summarised constructor: ``(reference,)`` of its first call, where
+    that call is a whole statement of its body before anything can return
+    and every statement before it is a simple one that calls nothing; else
+    ().  (Its summary keeps no call sites by position.)"""
     leaves_at = info.leaves_at
     body = info.func.body
     for stmt in body if type(body) is list else ():
@@ -128,7 +127,7 @@ def first_call_ref(info) -> tuple:
         if any(call is not value and id(call) not in receiver for call in calls):
             return ()
         ref = info.resolve_ref(value.func)
-        return ((ref, not (value.args or value.keywords)),) if ref is not None else ()
+        return (ref,) if ref is not None else ()
     return ()
 
 
