@@ -39,7 +39,6 @@ from typing import Optional
 from ..presets import fnmatch_any
 from .atoms import field_read
 from .rebuilds import UNKNOWN, rebuilt_apart
-from .records import written_variants
 from .syntax import assigned_names
 
 _BINDING_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
@@ -88,21 +87,12 @@ def file_foreign_stores(everyone: list) -> frozenset:
 class LackedNames:
     """Which attributes the objects a field is rebuilt with lack (:meth:`held_read`)."""
 
-    def __init__(self, files: list, funcs, resolver, knowledge):
+    def __init__(self, files: list, rebuilt: dict, resolver, knowledge):
         self.resolver = resolver
         self.knowledge = knowledge
         self.foreign = frozenset().union(*(f.foreign_stores for f in files))
-        #: (family, field) -> the objects its rebuilds write (rebuilds.RebuiltObject): its keys are the fields
-        #: some method rebuilds from their own settings (``Program.rebuilt_fields``)
-        self.rebuilt: dict = {}
-        for fn in funcs:
-            for v in written_variants(fn):
-                for write in v.fields:
-                    if write.rebuilt:
-                        family = resolver.family(write.class_key)
-                        objects = self.rebuilt.setdefault((family, write.attr), [])
-                        if write.rebuilt not in objects:
-                            objects.append(write.rebuilt)
+        #: (family, field) -> the objects its rebuilds write (:func:`~cslint.analysis.rebuilds.rebuilt_objects`)
+        self.rebuilt = rebuilt
         self._lacks: dict = {}  # (family, field, name) -> bool
 
     def held_read(self, atom, name: str):

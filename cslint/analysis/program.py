@@ -30,6 +30,7 @@ from .constructiongroups import construction_groups
 from .constructions import BUILT_APART, constructor_fields, stored_apart
 from .presentfields import absent_written_fields
 from .lackednames import LackedNames
+from .rebuilds import rebuilt_objects
 from .divergence import extend_via, merge
 from .feasibility import call_allows, case_assignments, passed_values
 from .memofills import memo_covered
@@ -116,8 +117,9 @@ class Program(TableValues):
         #: (family, attr) of the fields constructors store (constructions.py)
         self.built_fields = constructor_fields(self.funcs.values(), self.resolver.family)
         self.absent_fields = absent_written_fields(self.funcs.values(), self.resolver.family)  # presentfields.py
-        self.lacked_names = LackedNames(self.files, self.funcs.values(), self.resolver, knowledge)  # lackednames.py
-        self.rebuilt_fields = frozenset(self.lacked_names.rebuilt)  # (family, attr) some method rebuilds (rebuilds.py)
+        rebuilt = rebuilt_objects(self.funcs.values(), self.resolver.family)  # (family, attr) -> objects (rebuilds.py)
+        self.rebuilt_fields = frozenset(rebuilt)  # (family, attr) of the fields some method rebuilds
+        self.lacked_names = LackedNames(self.files, rebuilt, self.resolver, knowledge)  # lackednames.py
         #: id(site) -> the group every construction hands the field a collective runs over, and id(site) ->
         #: {"self.<attr>": group} for a call passing such a field on (constructiongroups.py)
         self.construction_groups, self.construction_passed = construction_groups(self)

@@ -26,6 +26,7 @@ from typing import NamedTuple, Optional
 
 from .astwalk import BLOCKS_OF, walked
 from .atoms import REBUILT_APART
+from .records import written_variants
 
 
 class Rebuilds(NamedTuple):
@@ -55,6 +56,21 @@ _DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 def rebuilt_apart(attr: str) -> str:
     return attr + REBUILT_APART
+
+
+def rebuilt_objects(funcs, family_of) -> dict:
+    """(family, attr) of each field some method rebuilds from its own
+    settings -> the objects its rebuilds write (:class:`RebuiltObject`, in
+    the order of ``funcs``)."""
+    out: dict = {}
+    for fn in funcs:
+        for v in written_variants(fn):
+            for write in v.fields:
+                if write.rebuilt:
+                    objects = out.setdefault((family_of(write.class_key), write.attr), [])
+                    if write.rebuilt not in objects:
+                        objects.append(write.rebuilt)
+    return out
 
 
 def candidate(node: ast.Assign, self_name, params) -> bool:
