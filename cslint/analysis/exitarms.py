@@ -28,13 +28,13 @@ def exit_arm_deciders(cfg: CFG, ipdom: list) -> dict:
             continue
         back = coming_back.get(header)
         if back is None:
-            back = coming_back[header] = _coming_back(cfg, header)
+            back = coming_back[header] = _linked(cfg, header, header, forward=False)
         if a.id not in back:
             continue  # no arm goes on: both leave
         for b, label in a.succs:
             if b in back or not _in_loop(loop_of, b, header):
                 continue
-            arm = _loop_nodes_from(cfg, b, header)
+            arm = _linked(cfg, b, header, forward=True) | {b}
             runner = ipdom[a.id]
             while runner is not None and runner in arm:
                 found.setdefault(runner, []).append((a.id, label, header))
@@ -50,29 +50,18 @@ def _in_loop(loop_of: dict, n: int, header: int) -> bool:
     return inner == header
 
 
-def _coming_back(cfg: CFG, header: int) -> set:
-    """The body nodes of the loop at ``header`` from which a path leads back to it."""
+def _linked(cfg: CFG, start: int, header: int, forward: bool) -> set:
+    """The body nodes of the loop at ``header`` that a path inside the body
+    links to ``start``: those it leads to from ``start`` (``forward``), or
+    those from which it leads to ``start`` (``start`` only where a path
+    comes back to it; the header never)."""
     loop_of, nodes = cfg.loop_of, cfg.nodes
     seen = set()
-    stack = [header]
-    while stack:
-        n = stack.pop()
-        for p in nodes[n].preds:
-            if p not in seen and p != header and _in_loop(loop_of, p, header):
-                seen.add(p)
-                stack.append(p)
-    return seen
-
-
-def _loop_nodes_from(cfg: CFG, start: int, header: int) -> set:
-    """The body nodes of the loop at ``header`` reachable from ``start`` inside it."""
-    loop_of, nodes = cfg.loop_of, cfg.nodes
-    seen = {start}
     stack = [start]
     while stack:
         n = stack.pop()
-        for s, _ in nodes[n].succs:
-            if s not in seen and s != header and _in_loop(loop_of, s, header):
-                seen.add(s)
-                stack.append(s)
+        for m in (s for s, _ in nodes[n].succs) if forward else nodes[n].preds:
+            if m not in seen and m != header and _in_loop(loop_of, m, header):
+                seen.add(m)
+                stack.append(m)
     return seen
