@@ -198,7 +198,9 @@ BLOCKS_OF = _BlockFields()
 
 
 #: the definitions whose bodies run later, elsewhere (own_nodes leaves them out)
-_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
+DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
+#: the loop statements (a body that runs again, and the one ``break`` and ``continue`` leave)
+LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
 
 
 def own_nodes(func: ast.AST):
@@ -207,7 +209,7 @@ def own_nodes(func: ast.AST):
     of them; the children are read in place, not through children_into.)"""
     body = func.body
     stack = list(body) if type(body) is list else [body]
-    table, definitions = CHILDREN, _DEFINITIONS
+    table, definitions = CHILDREN, DEFINITIONS
     while stack:
         node = stack.pop()
         t = type(node)
@@ -261,7 +263,7 @@ def plain_bindings(func: ast.AST, accept) -> dict:
     while stack:
         node = stack.pop()
         kind = type(node)
-        if kind in _DEFINITIONS:
+        if kind in DEFINITIONS:
             if kind is not ast.Lambda:
                 spoilt.add(node.name)
             spoilt.update(name for inner in walk(node) if type(inner) is ast.Nonlocal for name in inner.names)

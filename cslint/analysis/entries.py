@@ -89,9 +89,10 @@ def positional_fields(nodes) -> dict:
     tables every store into which is one entry (``obj.attr[k] = v``) or a
     new empty table, on whose entries nothing is changed in place
     (:func:`entry_store_writes`).  ``nodes``: every node of the file
-    (``walked(tree)``), or at least, each once, every call and every store
-    into, deletion of and one-target assignment to an attribute or an
-    element of one (:func:`scanned_entry_nodes`)."""
+    (``walked(tree)``), or at least, each once, every call, every store
+    into and one-target assignment to an attribute or an element of one,
+    and every deletion of an element (:func:`scanned_entry_nodes`; a
+    deleted attribute is never read here)."""
     lengths: dict = {}
     spoilt: set = set()
     called: set = set()  # spoilt by a call that stores (``.update``, ``.setdefault``)

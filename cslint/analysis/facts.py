@@ -136,7 +136,8 @@ def pending_function(info: FunctionInfo, called_names: frozenset, position: int)
 def _syntax_parts(info: FunctionInfo) -> tuple:
     """(side bindings, fields set first, field parameters, asserted single
     groups) of a function: what :func:`_func_facts` reads off its syntax
-    alone (and the module's, and its call scan), none of it of a reference
+    (and the module's, and its call scan) and the module's fixed facts (its
+    size fields, how its framework names groups), none of it of a reference
     resolved or a receiver typed.  Kept on the function: a summary left
     pending has its facts worked out twice, at once and after its walk when
     something reads it (:func:`pending_function`, :func:`summarised`), and

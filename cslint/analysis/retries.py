@@ -60,7 +60,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
-from .astwalk import BLOCKS_OF, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, walked
 from .syntax import ReadNames, flatten_targets, plain_dotted
 
 #: compound statements a failing statement may sit in on its way up to the loop, and what of them runs first
@@ -191,10 +191,6 @@ def _left_only_by_its_test(loop: ast.While) -> bool:
     return True
 
 
-_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
-_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
-
-
 def _leaves(stmts) -> bool:
     """A ``return`` anywhere in ``stmts``, or a ``break`` outside the loops
     nested in them (a nested definition's own statements leave nothing)."""
@@ -204,12 +200,12 @@ def _leaves(stmts) -> bool:
         t = type(stmt)
         if t is ast.Return or (t is ast.Break and not nested):
             return True
-        if t in _DEFINITIONS:
+        if t in DEFINITIONS:
             continue
         for field in BLOCKS_OF[t]:
             inner = getattr(stmt, field, None)
             if inner:
-                inside = nested or (field == "body" and t in _LOOPS)  # (a loop's ``else`` is not its own)
+                inside = nested or (field == "body" and t in LOOPS)  # (a loop's ``else`` is not its own)
                 stack.extend((part, inside) for part in inner)
     return False
 
