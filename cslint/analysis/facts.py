@@ -584,4 +584,8 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     except RecursionError:
         facts.error = "source nests too deeply to analyse"
         facts.functions = []
+    finally:
+        # the scanned functions hold the context: kept on it they would make a cycle, which the run's
+        # processes never collect (a pending summary filled later walks the module instead)
+        ctx.scanned = None
     return facts
