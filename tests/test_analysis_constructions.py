@@ -58,7 +58,8 @@ BENCH = """
     from app.request import Batch, Request, TracedRequest
 
 
-    def read_prompts(path):
+    def read_prompts(name):
+        path = os.path.join("/local_disk", name)                # this node's own disk
         if not os.path.exists(path):
             return []
         with open(path) as handle:
