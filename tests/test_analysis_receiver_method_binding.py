@@ -30,7 +30,7 @@ RECEIVER = """
     import time
     import torch.distributed as dist
 
-    from sharing import Sharer
+    from .sharing import Sharer
 
 
     class Receiver:
@@ -109,10 +109,14 @@ def _marked(source, word):
 
 
 def test_a_helper_objects_method_keeps_its_arguments_bound_past_the_nesting_limit(tmp_path):
-    (tmp_path / "sharing.py").write_text(textwrap.dedent(HELPER))
+    # in a package, as real code is: a file in none resolves any name in the tree
+    package = tmp_path / "serving"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "sharing.py").write_text(textwrap.dedent(HELPER))
     source = textwrap.dedent(RECEIVER)
-    (tmp_path / "receiver.py").write_text(source)
-    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
+    (package / "receiver.py").write_text(source)
+    findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
     flagged = sorted({f.line for f in findings if f.path.endswith("receiver.py")})
     assert len(_marked(source, "VALID")) == 2
     assert flagged == _marked(source, "INVALID")

@@ -15,6 +15,8 @@ import ast
 import os
 import textwrap
 
+import pytest
+
 from cslint.analysis.scope import ModuleContext
 from cslint.api import check_paths
 from cslint.config import Settings
@@ -78,6 +80,76 @@ def test_a_module_of_a_scoped_world_follows_its_own_names_and_fields_to_the_worl
     elsewhere = _module("other.worker")
     assert elsewhere.group_word("group.cpu_group") is None
     assert elsewhere.group_word("parallel.tp_group.cpu_group") == "tp"
+
+
+# each name below is bound once by a plain ``name = <the full group>``, and once otherwise elsewhere in the file
+_REBOUND = """
+from registry import imported
+
+
+def full(parallel):
+    plain = parallel.tp_group
+    handed = parallel.tp_group
+    looped = parallel.tp_group
+    held = parallel.tp_group
+    indexed = parallel.tp_group
+    walrus = parallel.tp_group
+    caught = parallel.tp_group
+    imported = parallel.tp_group
+    tupled = parallel.tp_group
+    grown = parallel.tp_group
+    return plain
+
+
+def others(groups, handed):
+    for looped in groups:
+        pass
+    with groups.opened() as held:
+        pass
+    indexed = groups[0]
+    if (walrus := groups.pop()):
+        pass
+    try:
+        pass
+    except ValueError as caught:
+        pass
+    first, tupled = groups
+    grown += groups
+
+
+class Cache:
+    def __init__(self):
+        self.late = None
+        self.mixed = None
+
+    def setup(self, handed):
+        self.late = state().parallel.tp_group
+        self.mixed = handed
+"""
+
+
+def test_a_name_bound_otherwise_anywhere_in_the_file_is_not_read_as_its_plain_writes_group():
+    knowledge = merge_presets([pack("torch_distributed"), Preset(name="mini", world=BOUND)])
+    ctx = ModuleContext("worker.py", "mini.worker", ast.parse(_REBOUND), knowledge, Settings(), False)
+    assert ctx.group_word("plain.cpu_group") == "tp_cp_dp_ep"  # every binding of the name holds the form
+    # a parameter elsewhere, a loop, ``with``, tuple or walrus target, an element, ``except ... as``, an import,
+    # an augmented assignment: the name may hold an attention-TP group there
+    for name in ("handed", "looped", "held", "indexed", "walrus", "caught", "imported", "tupled", "grown"):
+        assert ctx.group_word(name + ".cpu_group") is None, name
+    # a field first set to None, and then to the full group alone, is that group; one also set to a
+    # parameter is not
+    assert ctx.group_word("self.late.cpu_group") == "tp_cp_dp_ep"
+    assert ctx.group_word("self.mixed.cpu_group") is None
+
+
+def test_a_world_collective_stays_over_the_world_whatever_words_its_receiver_holds():
+    knowledge = merge_presets([pack("torch_distributed"), pack("accelerate"), Preset(name="mini", world=BOUND)])
+    ctx = ModuleContext("worker.py", "mini.worker", ast.parse(""), knowledge, Settings(), False)
+    over_world = ast.parse("parallel.tp_group.wait_for_everyone()").body[0].value
+    assert ctx.match_collective(over_world, "parallel.tp_group.wait_for_everyone", None).group == "world"
+    # a collective of no fixed group is still over the group its receiver's words name
+    over_group = ast.parse("parallel.tp_group.barrier()").body[0].value
+    assert ctx.match_collective(over_group, "parallel.tp_group.barrier", None).group == "tp_cp_dp_ep"
 
 
 _PARALLEL = """
@@ -226,3 +298,10 @@ def test_the_same_code_in_another_package_reads_a_plain_tp_group(tmp_path):
     # the DP peers' requests are still apart after a TP broadcast; the guard agreed over TP decides a TP barrier
     assert _findings(tmp_path, "other") == [("worker.py", 18, "CSL101"), ("worker.py", 27, "CSL101"),
                                             ("worker.py", 60, "CSL101")]
+
+
+def test_a_scoped_world_declaring_spans_of_its_own_is_refused():
+    # a scoped world names groups of the run's lattice: spans it declared would be silently ignored
+    spans = World(packages=("mini",), words=(("tp_group", "tp"),), named=(("tp", frozenset({"tp", "dp"})),))
+    with pytest.raises(ValueError):
+        merge_presets([pack("torch_distributed"), Preset(name="mini", world=spans)])

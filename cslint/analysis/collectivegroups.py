@@ -18,6 +18,10 @@ from .syntax import dotted, unparse
 from .vocabulary import looks_like_communicator
 
 
+#: the nodes that bind the name they carry (``except ... as name``, a definition, a ``match`` capture)
+_NAMED_BINDINGS = frozenset({ast.ExceptHandler, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef,
+                             ast.MatchAs, ast.MatchStar})
+
 #: how many assignments deep a text's group is followed to the world's words (``self.cpu = self.tp_group.cpu_group``)
 _WORLD_BINDING_DEPTH = 2
 
@@ -44,7 +48,8 @@ class CollectiveGroups:
                                    None)
         # a library helper over a fixed group (``tensor_model_parallel_all_reduce``: TP) runs over
         # the group the module's world names it by, where it names one (SGLang's helpers: its full TP group)
-        group = (self.world.own_group(raw) or spec.group) if spec.group else \
+        # (a helper over the whole world is over every rank in any world)
+        group = ((spec.group != "world" and self.world.own_group(raw)) or spec.group) if spec.group else \
             self._infer_group(call, receiver, spec) or "world"
         api = spec.api
         if api == "torch" and receiver.startswith("self") and receiver.rsplit(".", 1)[-1] in ("dist", "_dist") \
@@ -161,12 +166,36 @@ class CollectiveGroups:
         # (asked of every group text of every module: the generic reading without a call more where no words apply)
         return (self.world.words and self.world_group(text)) or group_from_text(text)
 
-    def _parameter_names(self) -> frozenset:
-        """The names of every function's parameters in this file (worked out on first use)."""
-        found = self.__dict__.get("_parameter_name_set")
-        if found is None:
-            found = self.__dict__["_parameter_name_set"] = frozenset(
-                node.arg for node in walked(self.tree) if type(node) is ast.arg)
+    def _unfollowed_names(self) -> frozenset:
+        """The names of this file whose group :meth:`world_group` does not follow (worked out on first use):
+        every function's parameters, and every name bound anywhere otherwise than by a ``name = value``
+        :attr:`name_writes` records (a loop, ``with`` or tuple target, a walrus, ``except ... as``, an
+        import, a definition, ``group = groups[i]``, an augmented assignment): what such a name holds is
+        not the value its recorded writes hold."""
+        found = self.__dict__.get("_unfollowed_name_set")
+        if found is not None:
+            return found
+        recorded: dict = {}
+        for name, _value in self.name_writes:
+            recorded[name] = recorded.get(name, 0) + 1
+        stores: dict = {}
+        unfollowed = set()
+        for node in walked(self.tree):
+            kind = type(node)
+            if kind is ast.Name:
+                if type(node.ctx) is not ast.Load:
+                    stores[node.id] = stores.get(node.id, 0) + 1
+            elif kind is ast.arg:
+                unfollowed.add(node.arg)
+            elif kind in _NAMED_BINDINGS:
+                if node.name:  # (``except E:``, a ``case _`` bind none)
+                    unfollowed.add(node.name)
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                unfollowed.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                unfollowed.update(node.names)
+        unfollowed.update(name for name, count in stores.items() if recorded.get(name) != count)
+        found = self.__dict__["_unfollowed_name_set"] = frozenset(unfollowed)
         return found
 
     def world_group(self, text: str, depth: int = 0) -> Optional[str]:
@@ -185,13 +214,14 @@ class CollectiveGroups:
         key = (text, depth)
         if key in memo:
             return memo[key]
-        memo[key] = None  # (an assignment that reads itself names nothing)
         head, _, rest = text.partition(".")
         if head == "self":
             head = rest.partition(".")[0]
-            values = [value for attr, value in self.field_writes if attr == head]
-        elif head in self._parameter_names():
-            return None  # a parameter somewhere in the file: what is handed there is the callers'
+            # a field not set up yet (``self.x = None``) holds no group at all, as in :meth:`_field_groups`
+            values = [value for attr, value in self.field_writes
+                      if attr == head and not (type(value) is ast.Constant and value.value is None)]
+        elif head in self._unfollowed_names():
+            return None  # a parameter, a loop target...: what it holds is not what its plain writes hold
         else:
             values = [value for name, value in self.name_writes if name == head]
         groups = {self.world_group(dotted(value) or "", depth + 1) if type(value) in (ast.Name, ast.Attribute, ast.Call)

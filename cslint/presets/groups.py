@@ -24,9 +24,10 @@ ALL_DIMS = frozenset({"tp", "pp", "cp", "dp", "ep", "x"})
 #: every rank of a group spanning those, so they cover no other group
 SLICE_GROUPS = frozenset({"dcp"})
 
-#: groups no generic group word names: only a preset's scoped world reads a
-#: text of its own code as one (:attr:`World.words`), so elsewhere they hold
-#: no ranks a group of the tree is known to hold, and cover no other group
+#: groups only a preset's scoped world reads a text of its own code as
+#: (:attr:`World.words`); the generic reading knows the group's own word alone
+#: (:data:`_DIM_TOKENS`), as a call hands the world's group on by it: so no
+#: group of the tree is known to hold the same ranks, and they cover no other group
 DECLARED_GROUPS = frozenset({"tp_cp_dp_ep"})
 
 #: group name -> the dimensions its ranks differ along

@@ -235,7 +235,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
             merged.unhandled_exceptions = "hang"
         rendezvous.update(preset.rendezvous)
         if preset.world is not None and preset.world.packages:
-            if preset.world.factors or preset.world.inside:
+            if preset.world.factors or preset.world.inside or preset.world.named:
                 raise ValueError(f"preset {preset.name!r}: a world scoped to packages declares words only")
             scoped.append(preset.world)
         elif preset.world is not None:
