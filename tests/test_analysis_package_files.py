@@ -9,8 +9,11 @@ installed package, the same on every rank, so its existence decides nothing
 that differs.  Each VALID shape sits beside INVALID ones that must still be
 reported: a directory this rank was handed, a name that is the package's
 directory on some paths only, and a file name made from this rank's id.  A
-constant path under ``/proc`` is the kernel's view, alike on every node; a
-process's entry there (``f"/proc/{pid}"``) says whether it is alive."""
+constant path under ``/proc`` is the kernel's view: whether it is there is
+alike on every node; what it lists (``os.listdir("/proc/self/fd")``, the files
+this process has open) is not, and a process's entry there (``f"/proc/{pid}"``,
+``/proc/1/...``, ``/proc/self/fd/7``) says whether that process is alive or
+that file open."""
 
 import textwrap
 
@@ -75,6 +78,21 @@ TABLES = """
             dist.all_reduce(tensor)
 
 
+    def exchange_open_files(tensor):
+        if len(os.listdir("/proc/self/fd")) > 8:         # INVALID: the files this process has open
+            dist.all_reduce(tensor)
+
+
+    def exchange_open_file(tensor):
+        if os.path.exists("/proc/self/fd/7"):             # INVALID: whether this process has that file open
+            dist.all_reduce(tensor)
+
+
+    def exchange_first_process(tensor):
+        if os.path.isdir("/proc/1/cwd"):                  # INVALID: one process's own entry
+            dist.all_reduce(tensor)
+
+
     def exchange_own(tensor):
         path = os.path.join(_CONFIG_DIR, f"rank{dist.get_rank()}.json")
         if os.path.exists(path):                          # INVALID: a file name made from this rank's id
@@ -88,5 +106,6 @@ def test_a_file_of_the_package_itself_is_there_alike_on_every_rank(tmp_path):
     (package / "__init__.py").write_text("")
     (package / "tables.py").write_text(textwrap.dedent(TABLES))
     findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
-    assert sorted(f.function for f in findings) == ["exchange_alive", "exchange_given", "exchange_own",
+    assert sorted(f.function for f in findings) == ["exchange_alive", "exchange_first_process", "exchange_given",
+                                                     "exchange_open_file", "exchange_open_files", "exchange_own",
                                                      "exchange_rebound"]

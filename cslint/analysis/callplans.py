@@ -72,9 +72,9 @@ def plan_call(evaluator, call: ast.Call) -> tuple:
         if named_source is not None:
             kind, dims = named_source
             if kind == KIND_FILESYSTEM and call.args and (ctx.in_package(call.args[0], info.func)
-                                                          or in_kernel_view(call.args[0])
-                                                          or ctx.read_configuration(call, info.func)):
-                # a file of the package itself or the kernel's view of the process (packagefiles.py), or
+                                                          or in_kernel_view(canon, call.args[0])
+                                                          or ctx.read_configuration(call, info.func, info.self_name)):
+                # a file of the package itself or whether the kernel shows a path (packagefiles.py), or
                 # a configuration file the job was handed (configfiles.py): there alike on every rank
                 # given the same name
                 return (ARGUMENTS,)

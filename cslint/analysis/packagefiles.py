@@ -17,11 +17,15 @@ the world size or the device's name still carries those).
 / "x"``), an f-string or a concatenation that starts with one, or a name every
 binding of which in the function, else at the module's top level, is one.
 
-:func:`in_kernel_view` reads a constant path under ``/proc``
-(``os.path.isdir("/proc/self/fd")``): no disk holds it, the kernel answers
-it, and every node of a job runs the same operating system, so it is there
-alike on every rank.  Only a constant: ``f"/proc/{pid}"`` asks whether some
-process is alive, which its pid decides.
+:func:`in_kernel_view` reads an existence test (``exists``, ``isfile``,
+``isdir``) of a constant path under ``/proc`` (``os.path.isdir("/proc/self/fd")``):
+no disk holds it, the kernel answers it, and every node of a job runs the
+same operating system, so whether it is there is alike on every rank.  Only
+whether it is there: what it lists or holds (``os.listdir("/proc/self/fd")``,
+the files this process has open) is this process's own.  Only a constant,
+and none of one process's own entries: ``f"/proc/{pid}"`` and ``/proc/1234``
+ask whether some process is alive, ``/proc/self/fd/7`` whether this process
+has that file open.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import ast
 from typing import Optional
 
 from .syntax import dotted, local_values, target_names
+from .vocabulary import EXISTENCE_TESTS
 
 #: calls whose result is a path under their first argument's directory, or that directory
 _PATH_CALLS = frozenset({
@@ -75,11 +80,19 @@ def in_package(expr, canonical, func, module: ast.Module, depth: int = 0) -> boo
 
 #: where the kernel shows the process and the machine it runs on
 _KERNEL_VIEW = "/proc/"
+#: under it, the files this process has open (which differ from process to process)
+_OPEN_FILES = "/proc/self/fd/"
 
 
-def in_kernel_view(expr) -> bool:
-    """Whether ``expr`` is a constant path under ``/proc`` (see the module docstring)."""
-    return type(expr) is ast.Constant and type(expr.value) is str and expr.value.startswith(_KERNEL_VIEW)
+def in_kernel_view(canonical_callee: str, expr) -> bool:
+    """Whether a call of ``canonical_callee`` (a canonical name) on ``expr``
+    tests whether a constant path under ``/proc`` is there, a path that names
+    none of one process's own entries (see the module docstring)."""
+    if canonical_callee not in EXISTENCE_TESTS or type(expr) is not ast.Constant or type(expr.value) is not str:
+        return False
+    path = expr.value
+    return path.startswith(_KERNEL_VIEW) and not path.startswith(_OPEN_FILES) \
+        and not path[len(_KERNEL_VIEW):].partition("/")[0].isdigit()
 
 
 def _module_bindings(module, name: str) -> Optional[list]:

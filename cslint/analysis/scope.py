@@ -393,10 +393,10 @@ class ModuleContext(CollectiveGroups):
         """Whether ``expr`` in ``func`` names a file of the package itself (:mod:`~cslint.analysis.packagefiles`)."""
         return in_package(expr, lambda text: canonical_text(text, self.imports), func, self.tree)
 
-    def read_configuration(self, call: ast.Call, func) -> bool:
-        """Whether ``call`` in ``func`` tests for a configuration file the function was handed whole and only
-        reads (:mod:`~cslint.analysis.configfiles`)."""
-        return read_configuration(call, lambda text: canonical_text(text, self.imports), func)
+    def read_configuration(self, call: ast.Call, func, self_name: Optional[str]) -> bool:
+        """Whether ``call`` in ``func`` (``self_name``: a method's object) tests for a configuration file the
+        function was handed whole and only reads (:mod:`~cslint.analysis.configfiles`)."""
+        return read_configuration(call, lambda text: canonical_text(text, self.imports), func, self_name)
 
     def call_text_verdicts(self, raw: str, canon: Optional[str], norm: Optional[str]) -> tuple:
         """(configured, source, by_name) for a call that is not a collective,

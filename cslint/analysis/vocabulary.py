@@ -241,6 +241,12 @@ TEXT_COMPUTATIONS = frozenset({
     "re.compile", "re.escape", "shlex.split", "shlex.quote", "shlex.join",
 })
 
+#: The standard library's tests of whether a path names a file or a
+#: directory (canonical names): what a configuration loader asks first
+#: (configfiles.py) and the one question about the kernel's view of the
+#: process answered alike on every node (packagefiles.in_kernel_view).
+EXISTENCE_TESTS = frozenset({"os.path.exists", "os.path.isfile", "os.path.isdir"})
+
 #: Tensor factories that copy their operands into a tensor (canonical names):
 #: made on the host (no ``device``, or ``device="cpu"``, and not pinned), one
 #: fails only as its operands say (a ragged list, a value out of the dtype's
