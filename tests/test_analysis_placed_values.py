@@ -1,10 +1,12 @@
-"""A value a library call is told to put on a device (``torch.tensor(x,
+"""A value a torch tensor maker is told to put on a device (``torch.tensor(x,
 device=dev)``) is the same kind of value, of the same shape, on every rank,
 whatever the device argument is: one a rank index picks from a list
 (``self.devices[self.local_rank]``) differs whole, and still only places it
 (cslint/analysis/atoms.py PLACED).  A type test of such a tensor decides
 nothing that differs; the device read back (``t.device``) and a shape made
-from a rank-picked number still do."""
+from a rank-picked number still do, and so does what any other library call
+builds on that device (``open_channel(device=dev)``: only held, its None-ness
+and type may follow the device)."""
 
 import textwrap
 
@@ -13,6 +15,7 @@ from cslint.api import check_paths
 STRATEGY = """
     import torch
     import torch.distributed as dist
+    from channels import open_channel
     from torch import Tensor
 
 
@@ -56,6 +59,18 @@ STRATEGY = """
             if flag.device == self.devices[0]:            # INVALID: the device read back
                 dist.all_reduce(flag)
 
+        def decide_channel(self, tensor):
+            channel = open_channel(group=None, device=self.root_device)
+            if channel is None:                           # INVALID: what a library call builds on the device
+                return tensor
+            dist.all_reduce(tensor)
+            return tensor
+
+        def decide_channel_kind(self, tensor):
+            channel = open_channel(group=None, device=self.root_device)
+            if isinstance(channel, Tensor):               # INVALID: what a library call builds on the device
+                dist.all_reduce(tensor)
+
         def decide_sized(self, decision):
             flags = torch.zeros(self.counts[self.local_rank], device=self.root_device)
             if len(flags) > 1:                            # INVALID: a shape this rank's count makes
@@ -69,4 +84,5 @@ def test_a_value_placed_on_a_rank_picked_device_is_alike_in_structure(tmp_path):
     (package / "__init__.py").write_text("")
     (package / "strategy.py").write_text(textwrap.dedent(STRATEGY))
     findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
-    assert sorted(f.function for f in findings) == ["Strategy.decide_on_first", "Strategy.decide_sized"]
+    assert sorted(f.function for f in findings) == ["Strategy.decide_channel", "Strategy.decide_channel_kind",
+                                                     "Strategy.decide_on_first", "Strategy.decide_sized"]

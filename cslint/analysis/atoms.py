@@ -366,10 +366,11 @@ DROP = "---"
 HOLD = "WHH"  # what an object is built with or placed by: held inside it
 UNHOLD = "WCC"  # what an object was placed by, read back: ``x.device``
 ELEMENTS_HELD = "HHH"  # a container's elements, inside an object built from the container
-#: the device a library call is told to put what it makes on (``torch.tensor(x, device=dev)``): held however it
-#: differs, whole too (``devices[local_rank]``, an element a rank index picks): a call makes the same kind of value
-#: of the same shape on any device, so the device never decides the value's structure; ``x.device`` reads it back
-PLACED = "HHH"
+#: the device a torch tensor maker is told to put what it makes on (``torch.tensor(x, device=dev)``): held however
+#: it differs, whole too (``devices[local_rank]``, an element a rank index picks): a maker makes the same kind of
+#: value of the same shape on any device, so the device never decides the value's structure; ``x.device`` reads it
+#: back.  (Held as a container's elements are: the same transform.)
+PLACED = ELEMENTS_HELD
 KIND = "K--"  # a type test: a number read from the kind (see Kinds and lengths)
 SIZED = "LL-"  # a length made from values: a slice's width, ``range(n)``
 #: Spelt after a transform's three parts, what a value is where a type test for a class no data is of (a model, an

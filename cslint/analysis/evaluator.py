@@ -39,6 +39,7 @@ from .scope import UNIFORM_TEXT, canonical_text
 from .setfields import field_key
 from .structure import StructureReads, builds_library_object, containers_held, rows_alike
 from .syntax import dotted, scalar_kind, single_rank_side, unparse
+from .tensorarms import made_tensor_call
 from .typetests import NOTHING_NARROWED, TYPE_TEST_CALLEES, narrowed_reads
 from .unanimity import unanimous_values
 from .vocabulary import (
@@ -390,7 +391,7 @@ class Evaluator(StructureReads, ExceptionReads):
             # from its own summary instead)
             kwargs_seen = kwargs
             if kwargs and arg_atoms:
-                kwargs_seen, arg_atoms = _placed(args, kwargs, arg_atoms)
+                kwargs_seen, arg_atoms = _placed(call, args, kwargs, arg_atoms, self.ctx.imports)
             if last in LIBRARY_PART_CALLS:
                 receiver, arg_atoms = self.library_call_parts(func, last, receiver, args, kwargs_seen, arg_atoms)
             if arg_atoms and last is not None and (last in _HOLDING_NAMES or "A" <= last.lstrip("_")[:1] <= "Z"):
@@ -532,14 +533,18 @@ def _picked(expr: ast.IfExp) -> str:
     return WHOLE
 
 
-def _placed(args: tuple, kwargs: tuple, arg_atoms: frozenset) -> tuple:
+def _placed(call: ast.Call, args: tuple, kwargs: tuple, arg_atoms: frozenset, imports: dict) -> tuple:
     """``(keyword arguments, what the arguments depend on)`` of a library
     call, with the device it is told to put its result on only held by the
     result (``torch.empty(n, device=dev)`` is made of ``n``, on ``dev``).  A
     rank's device places a value; what the value is, and its structure, are
-    the same on every rank, whatever the device argument is: one a rank
-    index picks from a list (``devices[local_rank]``) differs whole, and
-    still only places the value (:data:`~cslint.analysis.atoms.PLACED`)."""
+    the same on every rank.  A torch tensor maker (:func:`made_tensor_call`)
+    makes a tensor of the same shape on any device, whatever the device
+    argument is: one a rank index picks from a list (``devices[local_rank]``)
+    differs whole, and still only places the value
+    (:data:`~cslint.analysis.atoms.PLACED`).  Any other call (a communicator
+    built on the device) only holds it (:func:`hold`): a device that differs
+    whole may still decide what the object is."""
     if not kwargs or not arg_atoms:
         return kwargs, arg_atoms
     for name, atoms in kwargs:
@@ -547,7 +552,10 @@ def _placed(args: tuple, kwargs: tuple, arg_atoms: frozenset) -> tuple:
             break
     else:
         return kwargs, arg_atoms
-    kwargs = tuple((name, project(PLACED, atoms) if name in PLACEMENT_KEYWORDS else atoms) for name, atoms in kwargs)
+    if made_tensor_call(call, imports):
+        kwargs = tuple((name, project(PLACED, atoms) if name in PLACEMENT_KEYWORDS else atoms) for name, atoms in kwargs)
+    else:
+        kwargs = tuple((name, hold(atoms) if name in PLACEMENT_KEYWORDS else atoms) for name, atoms in kwargs)
     out = EMPTY
     for atoms in args:
         out |= atoms
