@@ -101,7 +101,7 @@ def _lines(tmp_path, made_where: str = _ROOT_ONLY, work_header: str = _ANNOUNCED
     (package / "__init__.py").write_text("")
     source = _SERVER.replace("MADE_WHERE", made_where).replace("WORK_HEADER", work_header)
     (package / "server.py").write_text(textwrap.dedent(source))
-    return sorted(f.line for f in check_paths([str(package)], report="per-site").findings
+    return sorted(f.line for f in check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
                   if f.path.endswith("server.py"))
 
 
