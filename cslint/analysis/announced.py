@@ -82,12 +82,20 @@ def _opens_every_arm(info, fn, variant, site, cond, group: str, groups: frozense
         heads = {first for first in firsts if first is not None and _announces(info, variant, first, mode, groups)}
         idle |= None in firsts
         others = {first for first in firsts if first is not None} - heads
-        if others and not any(_skipped_alike(info, fn, variant, head, cond, group, mode) for head in heads):
-            return False
+        if others and not (heads and all(_skipped_alike(info, fn, variant, head, cond, group, mode) for head in heads)):
+            return False  # (every announcement the arm makes, the others' only under tests every rank agrees on)
         openings |= heads
-    if not openings or (idle and not any(other.kind == "loop" for other in site.conds)):
+    if not openings or (idle and not _inside_loop(site, cond)):
         return False
     return len({(variant.sites[index].callee, variant.sites[index].ref) for index in openings}) == 1
+
+
+def _inside_loop(site, cond) -> bool:
+    """Whether a loop around ``site`` encloses the chain of ``cond`` too: a
+    way issuing nothing leaves the others waiting for the root's next
+    announcement only where the root goes on to make one."""
+    guard = cond.guard
+    return any(other.kind == "loop" and other.guard.line < guard.line <= other.guard.end_line for other in site.conds)
 
 
 def _skipped_alike(info, fn, variant, index: int, cond, group: str, mode) -> bool:
