@@ -11,7 +11,7 @@ on), and the field marks the methods of its own class's family alone."""
 import textwrap
 
 from cslint.api import check_paths
-from tests.test_analysis_root_announced import _lines
+from tests.test_analysis_root_announced import _ANNOUNCED, _ROOT_ONLY, _SERVER, _lines
 
 
 def _findings(tmp_path, source: str) -> list:
@@ -82,3 +82,30 @@ def test_an_idle_arm_with_no_loop_around_the_decision_stays(tmp_path):
     # the root takes one message per call: the loop inside the work arm does
     # not take it on to a next announcement where the note arm issues nothing
     assert _findings(tmp_path, _ONE_MESSAGE) == [39, 41]
+
+
+def _server(tmp_path, made_where: str, replaced: tuple = ("", "")) -> list:
+    source = _SERVER.replace("MADE_WHERE", made_where).replace("WORK_HEADER", _ANNOUNCED).replace(*replaced)
+    return _findings(tmp_path, source)
+
+
+def test_a_queue_made_where_the_rank_id_is_the_group_s_stays_paired(tmp_path):
+    assert _server(tmp_path, _ROOT_ONLY) == []
+
+
+def test_a_queue_made_on_local_rank_0_stays(tmp_path):
+    # one rank per node has local rank 0: several ranks of the group run the loop
+    made = "if self.local_rank != 0:\n                return"
+    lines = _server(tmp_path, made, ("self.inbox = inbox", "self.inbox = inbox\n            self.local_rank = inbox.local_rank"))
+    assert lines == [56, 59, 60, 61, 63]
+
+
+def test_a_queue_made_where_a_local_name_of_a_node_position_is_0_stays(tmp_path):
+    made = "local_rank = self.inbox.local_rank\n            if local_rank != 0:\n                return"
+    assert _server(tmp_path, made) == [56, 59, 60, 61, 63]
+
+
+def test_a_queue_made_where_a_rank_worked_on_is_0_stays(tmp_path):
+    # rank // 2 is 0 on two ranks
+    lines = _server(tmp_path, _ROOT_ONLY, ("self.rank = rank", "self.rank = rank // 2"))
+    assert lines == [55, 58, 59, 60, 62]

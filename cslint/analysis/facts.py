@@ -51,7 +51,7 @@ from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
 from .memosyntax import first_call_ref, global_stores, leading_calls
 from .sidebindings import asserted_single_groups, handed_methods, side_bindings
-from .rootside import present_calls, rooted_writes
+from .rootside import derived_stores, present_calls, rooted_writes
 from .spans import may_cut_pieces, returns_pieces
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted
@@ -173,7 +173,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      # (a summarised constructor counts only by running another: super().__init__(...))
                      first_call_ref(info) if not deep and info.qualname.endswith(".__init__")
                      and "__init__" in info.callee_names else (),
-                     asserted, rooted_writes(info), present_calls(info))
+                     asserted, rooted_writes(info), present_calls(info), derived_stores(info))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

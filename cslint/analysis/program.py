@@ -21,7 +21,7 @@ import functools
 from typing import Optional
 
 from ..presets import KIND_FILESYSTEM, Knowledge, group_from_text
-from ..presets.rank_names import rank_name_dims
+from ..presets.rank_names import names_node_position, rank_name_dims
 from .atoms import BY_METHOD, field_name, field_read
 from .callrefs import THROUGH_INSTANCE, call_offset  # (call_offset: read through here too)
 from .callfacts import translate
@@ -160,16 +160,28 @@ class Program(TableValues):
 
     def _rank_id_dims(self, fn: FuncFacts, text: str) -> frozenset:
         """The dimensions along which ``text`` (a plain dotted name) read in
-        ``fn`` is this rank's id: a field of ``self`` by its table, another
-        name by what the presets' rank words say of it; empty elsewhere."""
+        ``fn`` is this rank's id in a group: a field of ``self`` by its
+        table, where every source of it is a rank's id named by no word of a
+        position on one node and no store of it works on what it reads
+        (``FuncFacts.derived_stores``: ``self.rank = rank // tp``); another
+        name by what the presets' rank words say of it, no such word in it
+        (``local_rank`` holds on one rank per node); empty elsewhere."""
         owner, _, attr = text.partition(".")
         if fn.self_offset == 1 and fn.params and owner == fn.params[0]:
-            if "." in attr or not attr:
+            if "." in attr or not attr or (self.resolver.family(fn.class_key), attr) in self._derived_fields:
                 return frozenset()
             value = self.concrete(self.eval(frozenset({field_read(fn.class_key, attr)}), frozenset()), fn, frozenset())
-            return frozenset().union(*(dims for origin, (dims, _via) in value.items()
-                                       if origin.tag == "S" and origin.kind == KIND_RANK_ID))
-        return rank_name_dims(text) or frozenset()
+            origins = [(origin, dims) for origin, (dims, _via) in value.items() if origin.tag == "S"]
+            if any(origin.kind != KIND_RANK_ID or names_node_position(origin.text) for origin, _dims in origins):
+                return frozenset()
+            return frozenset().union(*(dims for _origin, dims in origins))
+        return frozenset() if names_node_position(text) else rank_name_dims(text) or frozenset()
+
+    @functools.cached_property
+    def _derived_fields(self) -> frozenset:
+        """(family, attr) of the fields some method stores a value worked on into (``FuncFacts.derived_stores``)."""
+        family = self.resolver.family
+        return frozenset((family(fn.class_key), attr) for fn in self.funcs.values() for attr in fn.derived_stores)
 
     def issued(self, site: Site) -> tuple:
         """(name, group, api) of the collective ``site`` issues itself, its

@@ -437,6 +437,10 @@ class FuncFacts:
     #: a method: ``((method, attr), ...)``, the methods it calls only where ``self.attr`` is there
     #: (:func:`~cslint.analysis.rootside.present_calls`; :attr:`Program.root_only`)
     present_calls: tuple = ()
+    #: a method: the fields of ``self`` it stores a value into that is more than a name or a call of one
+    #: (``self.rank = rank // tp``), sorted (:func:`~cslint.analysis.rootside.derived_stores`): such a field
+    #: holds no rank's id alone, whatever its table's sources are (:attr:`Program.root_only`)
+    derived_stores: tuple = ()
 
 
 @dataclass

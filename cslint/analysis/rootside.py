@@ -51,7 +51,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, plain_bindings
+from .astwalk import BLOCKS_OF, plain_bindings, statement_lists
 from .cfg import leaves_function
 from .function import FunctionInfo
 from .presence import presence_test
@@ -72,6 +72,38 @@ def rooted_writes(info: FunctionInfo) -> tuple:
     out: list = []
     _scan_writes(self_name, info.body, (), out)
     return tuple(sorted(out))
+
+
+def derived_stores(info: FunctionInfo) -> tuple:
+    """The fields of ``self`` a method stores a value into that is neither a
+    plain dotted name nor a call of one handed plain names and constants
+    alone (``self.rank = rank // tp``, ``self.rank = a if b else c``),
+    sorted: a rank's id worked on (a per-node index, a block's number)
+    keeps its table's sources but is no rank's id of the group."""
+    self_name = info.self_name
+    if not self_name or not info.class_key:
+        return ()
+    out = set()
+    for stmts in statement_lists(info.body):
+        for stmt in stmts:
+            t = type(stmt)
+            if (t is ast.Assign or t is ast.AnnAssign) and stmt.value is not None:
+                stored = [target.attr for target in (stmt.targets if t is ast.Assign else [stmt.target])
+                          if type(target) is ast.Attribute and type(target.value) is ast.Name
+                          and target.value.id == self_name]
+                if stored and not _plain_read(stmt.value):
+                    out.update(stored)
+    return tuple(sorted(out))
+
+
+def _plain_read(value: ast.expr) -> bool:
+    """A plain dotted name, a constant, or a call of a plain dotted name
+    handed those alone (``dist.get_rank(group)``)."""
+    if type(value) is ast.Call:
+        return plain_dotted(value.func) is not None \
+            and all(_plain_read(arg) and type(arg) is not ast.Call for arg in value.args) \
+            and all(_plain_read(kw.value) and type(kw.value) is not ast.Call for kw in value.keywords)
+    return type(value) is ast.Constant or plain_dotted(value) is not None
 
 
 def _rank_test(test: ast.expr) -> Optional[tuple]:

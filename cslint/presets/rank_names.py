@@ -17,6 +17,7 @@ calls, so they sit beside the packs rather than in one of them.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Optional
 
 from .groups import ALL_DIMS, group_from_text, group_span
@@ -72,6 +73,19 @@ def rank_name_dims(identifier: str) -> Optional[frozenset]:
             prefix = name[: -len(suffix)]
             return _RANK_PREFIX_DIMS.get(prefix)
     return None
+
+
+#: Words that make a rank word a position on one node (``local_rank``,
+#: ``node_rank``, ``gpu_id``, ``LOCAL_RANK``): one process per node holds
+#: each value, not one process of the group.
+_PER_NODE_WORDS = frozenset({"local", "node", "gpu", "device"})
+
+
+def names_node_position(text: str) -> bool:
+    """Whether ``text`` (a name, a dotted name, a source's description) has
+    a word naming a position on one node (``local_rank``,
+    ``environment variable LOCAL_RANK``, ``get_node_local_rank()``)."""
+    return not _PER_NODE_WORDS.isdisjoint(re.split(r"[^a-z0-9]+", text.lower()))
 
 
 #: Words that name a rank's neighbour along a pipeline or ring in a point-to-point
