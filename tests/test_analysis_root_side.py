@@ -109,3 +109,19 @@ def test_a_queue_made_where_a_rank_worked_on_is_0_stays(tmp_path):
     # rank // 2 is 0 on two ranks
     lines = _server(tmp_path, _ROOT_ONLY, ("self.rank = rank", "self.rank = rank // 2"))
     assert lines == [55, 58, 59, 60, 62]
+
+
+def test_a_method_of_the_same_name_in_another_class_stays(tmp_path):
+    # Replica runs its loop of the same name on every rank, handed to a thread:
+    # the server's field marks the server's own method alone
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    server = _SERVER.replace("MADE_WHERE", _ROOT_ONLY).replace("WORK_HEADER", _ANNOUNCED)
+    (package / "server.py").write_text(textwrap.dedent(server))
+    replica = _SERVER.replace("MADE_WHERE", "pass").replace("WORK_HEADER", _ANNOUNCED).replace(
+        "class Server:", "class Replica:").replace("self._root_loop()", "threading.Thread(target=self._root_loop).start()")
+    (package / "replica.py").write_text(textwrap.dedent(replica))
+    findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
+    assert sorted((f.path.rpartition("/")[2], f.line) for f in findings) == [
+        ("replica.py", 54), ("replica.py", 57), ("replica.py", 58), ("replica.py", 59), ("replica.py", 61)]

@@ -102,10 +102,13 @@ def _named_only_there(sides: dict, funcs, files) -> list:
             and naming.get(name, set()) <= sides[name].keys()]
 
 
-def _methods_named(resolver, name: str) -> list:
-    """The keys of the methods of that name of every class (no property)."""
+def _methods_named(resolver, name: str, families=None) -> list:
+    """The keys of the methods of that name of every class (no property),
+    or of the classes of ``families`` alone."""
     out = []
     for class_key in sorted(resolver.classes):
+        if families is not None and resolver.family(class_key) not in families:
+            continue
         cls = resolver.classes[class_key]
         fkey = cls.methods.get(name)
         if fkey is not None and name not in cls.properties:
@@ -125,20 +128,21 @@ def runs_only_on_root(funcs, files, resolver, rank_dims) -> dict:
     roots = root_fields(funcs, files, resolver.family, rank_dims)
     if not roots:
         return {}
-    sides: dict = {}  # method name -> caller key -> [(K, dims)]
+    sides: dict = {}  # method name -> caller key -> [(K, dims, the family of the field's class)]
     for fn in funcs:
         for name, attr in fn.present_calls:
-            root = roots.get((resolver.family(fn.class_key), attr))
+            family = resolver.family(fn.class_key)
+            root = roots.get((family, attr))
             if root is not None:
-                sides.setdefault(name, {}).setdefault(fn.key, []).append(root)
+                sides.setdefault(name, {}).setdefault(fn.key, []).append(root + (family,))
     out: dict = {}
     for name in _named_only_there(sides, funcs, files):
         found = [root for key in sorted(sides[name]) for root in sides[name][key]]
-        if len({constant for constant, _dims in found}) != 1:
+        if len({constant for constant, _dims, _family in found}) != 1:
             continue  # the root of one caller's field is not another's
-        dims = frozenset.intersection(*(dims for _constant, dims in found))
-        if dims:
-            for fkey in _methods_named(resolver, name):
+        dims = frozenset.intersection(*(dims for _constant, dims, _family in found))
+        if dims:  # (a self call: a method of that name of the callers' families, not of another class)
+            for fkey in _methods_named(resolver, name, frozenset(family for _constant, _dims, family in found)):
                 out[fkey] = dims
     return out
 
