@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..presets import KIND_FILESYSTEM
+from ..presets import KIND_FILESYSTEM, KIND_RANK_ID
 from .atoms import CONTENTS, EMPTY, source
 from .funcaliases import probed_text
 from .scope import canonical_text
@@ -78,7 +78,7 @@ def plan_call(evaluator, call: ast.Call) -> tuple:
                 # a configuration file the job was handed (configfiles.py): there alike on every rank
                 # given the same name
                 return (ARGUMENTS,)
-            if kind == "rank id":
+            if kind == KIND_RANK_ID:
                 if _asks_for_another_rank(call):
                     return (ARGUMENTS,)
                 dims = _rank_in_group(call, raw, ctx, info) or dims
@@ -91,7 +91,7 @@ def plan_call(evaluator, call: ast.Call) -> tuple:
                 return (FIXED, EMPTY)
             if _asks_for_another_rank(call):
                 return (ARGUMENTS,)
-            return (FIXED, frozenset({source("rank id", raw + "()", ctx.path, call.lineno,
+            return (FIXED, frozenset({source(KIND_RANK_ID, raw + "()", ctx.path, call.lineno,
                                               _rank_in_group(call, raw, ctx, info) or by_name)}))
     func = call.func
     builtin = func.id if type(func) is ast.Name and evaluator._is_builtin(func.id) else None
@@ -123,7 +123,7 @@ def _env_rank(call: ast.Call, canon: Optional[str], path: str):
     if canon in ("os.environ.get", "os.getenv", "os.environ.__getitem__") and call.args:
         first = call.args[0]
         if isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value in RANK_ENV_VARS:
-            return frozenset({source("rank id", f"environment variable {first.value}", path,
+            return frozenset({source(KIND_RANK_ID, f"environment variable {first.value}", path,
                                      call.lineno, ALL_MODES_ALL_DIMS)})
     return None
 

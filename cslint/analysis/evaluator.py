@@ -16,6 +16,7 @@ from fnmatch import fnmatchcase as _fnmatch
 from typing import Optional
 
 from ..config import matches_any
+from ..presets import KIND_RANK_ID
 from ..presets.rank_names import rank_name_dims
 from .astwalk import iter_children
 from .callfacts import payload_argument
@@ -181,7 +182,7 @@ class Evaluator(StructureReads, ExceptionReads):
                     # ``local_rank != -1``: a rank id is never negative, so the
                     # test only asks whether a rank was given at all, which the
                     # launcher decides alike for every process
-                    return frozenset(a for a in self.eval(tested, env) if not (a.tag == "S" and a.kind == "rank id"))
+                    return frozenset(a for a in self.eval(tested, env) if not (a.tag == "S" and a.kind == KIND_RANK_ID))
             return self._eval_compare(expr, env)
         if t is ast.IfExp:
             same = self._same_branches.get(id(expr))
@@ -245,7 +246,7 @@ class Evaluator(StructureReads, ExceptionReads):
             if isinstance(expr.slice, ast.Constant) and expr.slice.value in RANK_ENV_VARS:
                 base = canonical_text(dotted(expr.value), ctx.imports)
                 if base in ("os.environ", "environ"):
-                    return frozenset({source("rank id", f"environment variable {expr.slice.value}", ctx.path,
+                    return frozenset({source(KIND_RANK_ID, f"environment variable {expr.slice.value}", ctx.path,
                                              expr.lineno, ALL_MODES_ALL_DIMS)})
             if type(expr.value) is ast.Name and type(expr.slice) is ast.Constant:
                 entry = env.get(("key", expr.value.id, expr.slice.value))
@@ -299,7 +300,7 @@ class Evaluator(StructureReads, ExceptionReads):
             return frozenset({global_read(ctx.module, name)})
         dims = rank_name_dims(name)
         if dims is not None:
-            return frozenset({source("rank id", name, ctx.path, expr.lineno, (("*", dims),))})
+            return frozenset({source(KIND_RANK_ID, name, ctx.path, expr.lineno, (("*", dims),))})
         return EMPTY
 
     def _eval_attribute(self, expr: ast.Attribute, env: dict) -> frozenset:

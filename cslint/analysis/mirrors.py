@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
+from ..presets import KIND_RANK_ID
 from . import cfg as cfgmod
 from .astwalk import statement_lists, walked
 from .atoms import EMPTY, KINDS_ONLY
@@ -181,7 +182,7 @@ def mirrored(mirror: Mirror, out: dict, dataflow) -> dict:
     the group, its leaves' kinds and contents left to the rank test where a
     map made the payload (:data:`~cslint.analysis.atoms.KINDS_ONLY`)."""
     evaluator = dataflow.evaluator
-    compared = [a for a in evaluator.eval(mirror.compared, out) if a.tag == "S" and a.kind == "rank id"]
+    compared = [a for a in evaluator.eval(mirror.compared, out) if a.tag == "S" and a.kind == KIND_RANK_ID]
     if not compared:
         return out
     collective = dataflow.info.ctx.atoms.collective

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 from typing import Optional
 
-from ..presets import KIND_FILESYSTEM, Knowledge, group_from_text
+from ..presets import KIND_FILESYSTEM, KIND_RANK_ID, Knowledge, group_from_text
 from ..presets.rank_names import names_node_position, rank_name_dims
 from .atoms import BY_METHOD, field_name, field_read
 from .callrefs import THROUGH_INSTANCE, call_offset  # (call_offset: read through here too)
@@ -42,9 +42,6 @@ from .selfcalls import SELF_REFS, MethodWrites, note_handed, note_self_call
 from .stepreads import EMPTY_ATOMS, fixpoint_readers, property_readers, stepped
 from .syntax import CONSTRUCTORS
 from .tablevalues import UNREAD, TableValues
-
-#: the kind of source a rank's own id is
-KIND_RANK_ID = "rank id"
 
 MAX_ROUNDS = 40
 #: the most names a group's access path may have where a call binds it

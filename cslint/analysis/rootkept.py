@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
+from ..presets import KIND_RANK_ID
 from .astwalk import children_into
 from .callfacts import payload_argument
 from .callrefs import func_ref, method_ref
@@ -197,7 +198,7 @@ def rank_equal_side(evaluator, test: ast.expr, env: dict) -> Optional[tuple]:
         left, right = right, left
     if type(right) is not ast.Constant or type(right.value) is not int or type(right.value) is bool:
         return None
-    if not any(a.tag == "S" and a.kind == "rank id" for a in evaluator.eval(left, env)):
+    if not any(a.tag == "S" and a.kind == KIND_RANK_ID for a in evaluator.eval(left, env)):
         return None
     return right.value, type(test.ops[0]) is ast.Eq
 

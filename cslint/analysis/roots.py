@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..presets import KIND_RANK_ID
 from . import cfg as cfgmod
 from .callfacts import argument, payload_argument
 
@@ -55,6 +56,6 @@ def rank_tested(dataflow, n: int, env: dict) -> frozenset:
             left, right = right, left
         if type(right) is not ast.Constant or type(right.value) is not int:
             continue
-        if any(a.tag == "S" and a.kind == "rank id" for a in evaluator.eval(left, env)):
+        if any(a.tag == "S" and a.kind == KIND_RANK_ID for a in evaluator.eval(left, env)):
             out.append(right.value)
     return frozenset(out)
