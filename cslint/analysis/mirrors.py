@@ -39,7 +39,7 @@ from .astwalk import statement_lists, walked
 from .atoms import EMPTY, KINDS_ONLY
 from .roots import payload_name, root_constant
 from .scope import canonical_text
-from .syntax import dotted
+from .syntax import dotted, int_equality
 
 
 class Mirror(NamedTuple):
@@ -94,17 +94,10 @@ def _object_broadcast(call_info) -> Optional[tuple]:
 def _rank_side(test: ast.expr, root) -> Optional[tuple]:
     """(the compared side, the label of the edge where it equals ``root``) of
     ``<x> == root`` or ``<x> != root``."""
-    if type(test) is not ast.Compare or len(test.ops) != 1:
+    found = int_equality(test)
+    if found is None or found[1] != root:
         return None
-    op = type(test.ops[0])
-    if op is not ast.Eq and op is not ast.NotEq:
-        return None
-    left, right = test.left, test.comparators[0]
-    if type(left) is ast.Constant:
-        left, right = right, left
-    if type(right) is not ast.Constant or type(right.value) is not int or right.value != root:
-        return None
-    return left, op is ast.Eq
+    return found[0], found[2]
 
 
 def _stored(stmt: ast.stmt, payload: str, maps: dict, imports: dict) -> Optional[tuple]:

@@ -57,7 +57,7 @@ from .function import FunctionInfo
 from .presence import presence_test
 from .presentfields import writes_none
 from .sidebindings import called_only_there, handed_methods
-from .syntax import plain_dotted
+from .syntax import int_equality, plain_dotted
 
 
 def rooted_writes(info: FunctionInfo) -> tuple:
@@ -109,18 +109,11 @@ def _plain_read(value: ast.expr) -> bool:
 def _rank_test(test: ast.expr) -> Optional[tuple]:
     """``(text, K, holds_when_true)`` of ``text == K`` / ``text != K``, ``K``
     an int constant and ``text`` a plain dotted name; None for any other test."""
-    if type(test) is not ast.Compare or len(test.ops) != 1:
+    found = int_equality(test)
+    if found is None:
         return None
-    op = type(test.ops[0])
-    if op is not ast.Eq and op is not ast.NotEq:
-        return None
-    left, right = test.left, test.comparators[0]
-    if type(left) is ast.Constant:
-        left, right = right, left
-    if type(right) is not ast.Constant or type(right.value) is not int:
-        return None
-    text = plain_dotted(left)
-    return None if text is None else (text, right.value, op is ast.Eq)
+    text = plain_dotted(found[0])
+    return None if text is None else (text, found[1], found[2])
 
 
 def _scan_writes(self_name: str, stmts: list, held: tuple, out: list) -> None:

@@ -453,6 +453,23 @@ def scalar_kind(expr) -> Optional[str]:
     return None
 
 
+def int_equality(test: ast.expr) -> Optional[tuple]:
+    """``(side, K, holds_when_equal)`` of ``side == K`` / ``side != K`` (or
+    ``K == side``), ``K`` an int constant: the test a rank comparison is
+    written as; None for any other test."""
+    if type(test) is not ast.Compare or len(test.ops) != 1:
+        return None
+    op = type(test.ops[0])
+    if op is not ast.Eq and op is not ast.NotEq:
+        return None
+    left, right = test.left, test.comparators[0]
+    if type(left) is ast.Constant:
+        left, right = right, left
+    if type(right) is not ast.Constant or type(right.value) is not int:
+        return None
+    return left, right.value, op is ast.Eq
+
+
 def single_rank_side(test: ast.expr, sizes=(), fold=None):
     """The branch label (True/False) of a test that holds only when a group
     has one rank: ``size == 1`` -> True, ``world_size > 1`` -> False
