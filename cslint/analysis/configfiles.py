@@ -40,7 +40,7 @@ import ast
 from typing import Optional
 
 from .astwalk import own_nodes
-from .syntax import dotted, local_values
+from .syntax import dotted, local_values, param_names
 from .vocabulary import EXISTENCE_TESTS, STRUCTURE_BUILTINS
 
 #: the calls opening a file: ``open(path, mode)``
@@ -109,7 +109,7 @@ def _handed_whole(expr, func, self_name: Optional[str], params: set, depth: int)
     which is one; ``params`` gathers the parameters it reads."""
     t = type(expr)
     if t is ast.Name:
-        if _is_parameter(func, expr.id):
+        if expr.id in param_names(func):
             params.add(expr.id)
             return expr.id != self_name
         if depth >= _MAX_DEPTH:
@@ -123,12 +123,6 @@ def _handed_whole(expr, func, self_name: Optional[str], params: set, depth: int)
         return type(key) is ast.Constant and type(key.value) is str and _handed_whole(
             expr.value, func, self_name, params, depth)
     return False
-
-
-def _is_parameter(func, name: str) -> bool:
-    args = getattr(func, "args", None)
-    return args is not None and any(a is not None and a.arg == name for a in (
-        *args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg))
 
 
 def _open_mode(call: ast.Call) -> Optional[str]:

@@ -54,9 +54,9 @@ from .astwalk import BLOCKS_OF
 from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, call_result, param
 from .callrefs import OWN_PART, part_ref
 from .namereach import binding_reaching
-from .receivers import bound_names, other_bindings, param_names
+from .receivers import bound_names, other_bindings
 from .scope import canonical_text
-from .syntax import dotted
+from .syntax import dotted, param_names
 from .vocabulary import (
     HOST_TENSOR_FACTORIES, LIKE_TENSOR_FACTORIES, SIZED_TENSOR_FACTORIES, TENSOR_MAKING_METHODS,
 )

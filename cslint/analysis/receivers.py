@@ -48,7 +48,7 @@ from typing import Optional
 from .astwalk import CHILDREN
 from .callrefs import ANY_ARGUMENTS, func_ref, method_ref, super_ref
 from .scope import canonical_text
-from .syntax import dotted, flatten_targets
+from .syntax import dotted, flatten_targets, param_names
 
 #: Alternatives kept per receiver, and nesting of method/attribute terms.
 MAX_TERMS = 4
@@ -584,14 +584,6 @@ def other_bindings(stmt: ast.AST):
             yield stmt.name
     elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
         yield stmt.name
-
-
-def param_names(func) -> frozenset:
-    args = getattr(func, "args", None)
-    if args is None:
-        return frozenset()
-    every = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a is not None]
-    return frozenset(a.arg for a in every)
 
 
 def _declares_one_class(node: ast.AST, ctx) -> bool:

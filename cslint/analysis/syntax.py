@@ -453,6 +453,16 @@ def scalar_kind(expr) -> Optional[str]:
     return None
 
 
+def param_names(func) -> frozenset:
+    """Every parameter name of a function definition (``*args`` and
+    ``**kwargs`` by their bare names); empty for the module body."""
+    args = getattr(func, "args", None)
+    if args is None:
+        return frozenset()
+    every = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a is not None]
+    return frozenset(a.arg for a in every)
+
+
 def int_equality(test: ast.expr) -> Optional[tuple]:
     """``(side, K, holds_when_equal)`` of ``side == K`` / ``side != K`` (or
     ``K == side``), ``K`` an int constant: the test a rank comparison is

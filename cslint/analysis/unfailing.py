@@ -43,9 +43,9 @@ import ast
 
 from ..presets.rank_names import size_name_is_uniform
 from .funcaliases import probed_text
-from .receivers import bound_names, other_bindings, param_names
+from .receivers import bound_names, other_bindings
 from .scope import canonical_text
-from .syntax import dotted
+from .syntax import dotted, param_names
 
 #: the methods of each builtin container kind that cannot fail, by the
 #: number of positional arguments they take there (no keyword, no ``*args``);
