@@ -43,7 +43,7 @@ def _info(source: str) -> FunctionInfo:
     tree = ast.parse(textwrap.dedent(source))
     ctx = ModuleContext("m.py", "m", tree, KNOWLEDGE, Settings(), False)
     func = next(node for node in tree.body if type(node) is ast.FunctionDef)
-    return FunctionInfo(ctx, func, func.name, None, False, False, {})
+    return FunctionInfo(ctx, func, func.name, None, False, {})
 
 
 def test_the_call_scan_notes_its_own_declarations_and_its_nested_definitions():

@@ -93,3 +93,11 @@ def test_a_method_read_as_a_value_through_another_name_for_the_object_is_still_r
                             "def pick(worker):\n            return worker._loop_plain\n\n"
                             "        def _next_request(self):")
     assert _found(read) == [(36, "CSL102")]  # (the assert, three lines down)
+
+
+def test_a_method_read_as_a_value_through_a_classmethods_class_is_still_reported():
+    # ``cls._loop_plain`` is the method ``self._loop_plain`` reads: handed on, it may run anywhere
+    read = EXECUTOR.replace("def _next_request(self):",
+                            "@classmethod\n        def pick(cls):\n            return cls._loop_plain\n\n"
+                            "        def _next_request(self):")
+    assert _found(read) == [(37, "CSL102")]  # (the assert, four lines down)

@@ -114,7 +114,7 @@ def _info(source: str) -> FunctionInfo:
     tree = ast.parse(textwrap.dedent(source))
     ctx = ModuleContext("m.py", "m", tree, KNOWLEDGE, Settings(), False)
     cls = tree.body[0]
-    return FunctionInfo(ctx, cls.body[0], f"C.{cls.body[0].name}", "m:C", True, False, {})
+    return FunctionInfo(ctx, cls.body[0], f"C.{cls.body[0].name}", "m:C", True, {})
 
 
 def test_what_may_write_a_field_is_never_left_pending():

@@ -32,6 +32,7 @@ reference                     what is called
 
 from __future__ import annotations
 
+import ast
 from typing import NamedTuple, Optional
 
 from .atoms import PIECE_PICK, call_result, made, made_from_one_tuple
@@ -243,3 +244,31 @@ def call_offset(site, target) -> int:
     if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class":
         return 1
     return 1 if target.qualname.endswith("__init__") and site.ref.tag == "qual" else 0
+
+
+def _declared(func, decorator: str) -> bool:
+    """Whether ``func`` is decorated by the builtin ``decorator`` (a bare name)."""
+    return any(type(d) is ast.Name and d.id == decorator for d in getattr(func, "decorator_list", ()))
+
+
+def is_classmethod(func) -> bool:
+    """Whether a method is declared a ``classmethod``: its first parameter is its class."""
+    return _declared(func, "classmethod")
+
+
+def is_staticmethod(func) -> bool:
+    """Whether a method is declared a ``staticmethod``: a call through an object passes it no receiver."""
+    return _declared(func, "staticmethod")
+
+
+def receiver_param(func) -> Optional[str]:
+    """The parameter a call of the method ``func`` binds to what it is made
+    through, not to an argument: its first positional parameter, the object
+    (``self``) or, for a classmethod (:func:`is_classmethod`), the class
+    (``cls``); None for a ``staticmethod`` or one without parameters.  The
+    caller says whether ``func`` is a method (defined in a class body)."""
+    if is_staticmethod(func):
+        return None
+    args = func.args
+    first = args.posonlyargs[:1] or args.args[:1]
+    return first[0].arg if first else None

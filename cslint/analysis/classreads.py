@@ -12,13 +12,6 @@ from __future__ import annotations
 
 import ast
 
-from .syntax import dotted
-
-
-def is_classmethod(func) -> bool:
-    """Whether a method is declared a ``classmethod``: its first parameter is its class."""
-    return any(dotted(d) == "classmethod" for d in getattr(func, "decorator_list", ()))
-
 
 #: no class read as a value (``FunctionInfo.handed_classes``)
 NO_NAMES = frozenset()

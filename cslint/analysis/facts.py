@@ -331,8 +331,6 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             qual = f"{prefix}{stmt.name}"
             is_method = class_key is not None and not in_function
-            decorators = {dotted(d) for d in stmt.decorator_list}
-            is_static = "staticmethod" in decorators
             inner_defs = _nested_defs(stmt.body)
             nested = {}
             for inner in inner_defs:
@@ -340,7 +338,7 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
                     nested[inner.name] = f"{qual}.<locals>.{inner.name}"
             visible = dict(local_defs if in_function else {})
             visible.update(nested)
-            made = FunctionInfo(ctx, stmt, qual, class_key if is_method else None, is_method, is_static, visible)
+            made = FunctionInfo(ctx, stmt, qual, class_key if is_method else None, is_method, visible)
             made.enclosing = enclosing if in_function else None
             out_funcs.append(made)
             _walk_defs(ctx, stmt.body, f"{qual}.<locals>.", class_key if is_method else None,
@@ -489,7 +487,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
                     facts.functions.append(extract_function(info, False, info.scan_calls().names)[0])
                     facts.defined_names.add(info.qualname.rsplit(".", 1)[-1])
             return facts
-        module_body = FunctionInfo(ctx, tree, "<module>", None, False, False, {n: n for n in ctx.module_functions})
+        module_body = FunctionInfo(ctx, tree, "<module>", None, False, {n: n for n in ctx.module_functions})
         facts.classes = classes
         everyone = extractors + [module_body]
         if scanned and len(scanned) == len(everyone):  # a patch on the tree an earlier extraction scanned

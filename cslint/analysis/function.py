@@ -24,7 +24,8 @@ from .funcaliases import probed_text
 from .functionscan import FunctionScan
 from .atoms import EMPTY, param_atoms, source
 from .callrefs import (
-    class_ref, field_method_ref, func_ref, method_ref, name_ref, qual_ref, super_ref, typed_method_ref,
+    class_ref, field_method_ref, func_ref, is_staticmethod, method_ref, name_ref, qual_ref, receiver_param, super_ref,
+    typed_method_ref,
 )
 from .logs import quiet_calls
 from .managed import context_calls, context_method_ref
@@ -277,7 +278,7 @@ class FunctionInfo(FunctionScan):
     """The static facts of one function body (or of the module body)."""
 
     def __init__(self, ctx: ModuleContext, func: ast.AST, qualname: str, class_key: Optional[str],
-                 is_method: bool, is_static: bool, local_defs: dict):
+                 is_method: bool, local_defs: dict):
         self.ctx = ctx
         self.func = func
         self.qualname = qualname
@@ -302,8 +303,9 @@ class FunctionInfo(FunctionScan):
                 params.append("**" + args.kwarg.arg)
         self.params = tuple(params)
         self.arity = call_arity(args)  # FuncFacts.arity: which calls can bind its parameters
-        self.self_name = params[0] if (is_method and not is_static and params) else None
-        self.self_offset = 1 if self.self_name else 0
+        self.self_name = receiver_param(func) if is_method else None  # ``self``, or a classmethod's ``cls``
+        #: 1 where a call through an object passes it first (into ``*args`` too, unnamed there)
+        self.self_offset = 1 if is_method and params and not is_staticmethod(func) else 0
         #: ``@contextmanager``: its ``yield`` value is what ``with f() as v`` binds
         self.is_context_manager = any(
             (dotted(d) or "").rsplit(".", 1)[-1] in ("contextmanager", "asynccontextmanager")

@@ -14,7 +14,8 @@ import ast
 from typing import NamedTuple
 
 from .astwalk import CHILDREN
-from .classreads import NO_NAMES, TYPE_TESTS, class_names_of, handed_classes, is_classmethod, type_tested
+from .callrefs import is_classmethod
+from .classreads import NO_NAMES, TYPE_TESTS, class_names_of, handed_classes, type_tested
 from .lists import list_index_stores
 from .rebuilds import candidate as rebuild_candidate
 from .scope import canonical_text

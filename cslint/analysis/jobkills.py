@@ -40,6 +40,7 @@ import ast
 from typing import Optional
 
 from .astwalk import walked
+from .callrefs import receiver_param
 from .cfg import catches_everything
 
 
@@ -117,14 +118,6 @@ def _named(node):
     return node.attr if kind is ast.Attribute else node.id if kind is ast.Name else None
 
 
-def _self_name(method) -> Optional[str]:
-    """The name a method's object goes by: its first parameter (none for a ``@staticmethod``)."""
-    if any(_named(d) == "staticmethod" for d in method.decorator_list):
-        return None
-    params = method.args.posonlyargs + method.args.args
-    return params[0].arg if params else None
-
-
 def _self_attr(node, self_name: Optional[str]) -> Optional[str]:
     """``attr`` of ``self.attr`` (``self_name``: the method's name for its object)."""
     return node.attr if type(node) is ast.Attribute and type(node.value) is ast.Name \
@@ -144,7 +137,8 @@ def _killed_in_class(cls: ast.ClassDef, ends, elsewhere: frozenset) -> set:
     value_reads: dict = {}  # name -> the number of its reads as a value that bind no field, nor read its attributes
     bound: dict = {}  # field -> the methods bound to it
     for name, method in methods.items():
-        self_name = _self_name(method)
+        # a classmethod's ``cls`` too: what it reads of the class (``cls._loop``) is the methods ``self`` reads
+        self_name = receiver_param(method)
         parents = {}
         for node in walked(method):
             for child in ast.iter_child_nodes(node):

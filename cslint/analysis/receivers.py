@@ -46,7 +46,7 @@ import weakref
 from typing import Optional
 
 from .astwalk import CHILDREN
-from .callrefs import ANY_ARGUMENTS, func_ref, method_ref, super_ref
+from .callrefs import ANY_ARGUMENTS, func_ref, is_classmethod, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted, flatten_targets, param_names
 
@@ -312,7 +312,7 @@ class ReceiverTypes:
         func = call.func
         if type(func) is ast.Name:
             name = func.id
-            if name == info.self_name and info.class_key and self._in_classmethod():
+            if name == info.self_name and info.class_key and is_classmethod(info.func):
                 return (("class", info.class_key),)  # ``cls(...)``: the class's own constructor
             if name in ctx.imports and name not in info.local_defs:
                 return self._named(ctx.imports[name])  # imported here or at module level
@@ -383,15 +383,11 @@ class ReceiverTypes:
             self._index()
         return name in self._imported
 
-    def _in_classmethod(self) -> bool:
-        """Whether the function is a classmethod (its first parameter is the class)."""
-        return any(dotted(d) == "classmethod" for d in getattr(self.info.func, "decorator_list", ()))
-
     def _class_terms(self, expr) -> tuple:
         """An instance of the class ``expr`` names: a class of this file or
         of an import, or ``cls`` in a classmethod; () for anything else."""
         info = self.info
-        if type(expr) is ast.Name and expr.id == info.self_name and info.class_key and self._in_classmethod():
+        if type(expr) is ast.Name and expr.id == info.self_name and info.class_key and is_classmethod(info.func):
             return (("class", info.class_key),)
         if type(expr) is ast.Name and expr.id in info.local_names:
             return ()

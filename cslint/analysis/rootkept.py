@@ -26,7 +26,7 @@ from typing import NamedTuple, Optional
 from ..presets import KIND_RANK_ID
 from .astwalk import children_into
 from .callfacts import payload_argument
-from .callrefs import func_ref, method_ref
+from .callrefs import func_ref, method_ref, receiver_param
 from .neighbours import stage_end_test
 from .roots import root_constant
 from .scope import ModuleContext, canonical_text
@@ -67,8 +67,8 @@ def _root_returned(ctx: ModuleContext, function, is_method: bool) -> Optional[Ro
     if args.vararg or args.kwarg:
         return None
     params = [a.arg for a in args.posonlyargs + args.args]
-    if is_method and not any(dotted(d) in ("staticmethod", "classmethod") for d in function.decorator_list):
-        params = params[1:]
+    if is_method and receiver_param(function) is not None:
+        params = params[1:]  # what the call is made through (a classmethod's class too), no argument of it
     first = _first_statement(function)
     payload, parts = _packed(first, params)
     if payload is None:

@@ -16,7 +16,7 @@ from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .agreedbuffers import (LOOP_GROUP, first_stage_test, loop_over_groups, passes_group, relayed_in_place,
                             several_ranks_group)
 from .astwalk import children_into, walked
-from .callrefs import func_ref, method_ref
+from .callrefs import func_ref, is_classmethod, method_ref, receiver_param
 from .modulenames import module_name_for
 from .results import AtomBuilder
 from .cfg import exit_exceptions
@@ -556,8 +556,8 @@ def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
     params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
     if not params:
         return {}
-    self_name = params[0] if class_name and not any(
-        dotted(d) in ("staticmethod", "classmethod") for d in function.decorator_list) else None
+    # the object whose methods the body calls; not a classmethod's class: a call through it passes no object
+    self_name = receiver_param(function) if class_name and not is_classmethod(function) else None
     open_params = set(params) - {self_name}
     agreed: dict = {}
     statements = []  # the straight-line body, through ``with``
