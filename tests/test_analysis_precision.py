@@ -261,6 +261,21 @@ def test_uniform_exceptions_are_not_rank_local():
     """) == [37, 44]
 
 
+def test_a_class_known_only_at_run_time_beside_a_uniform_one_may_be_rank_local():
+    # ``except (ImportError, errors.pick()):`` may catch an OSError of this rank's disk: it still counts
+    assert _lines("""
+        import importlib
+        import torch.distributed as dist
+
+        def load_plugin(t, errors):
+            try:
+                importlib.import_module("fastcomm")
+            except (ImportError, errors.pick()):
+                return
+            dist.all_reduce(t)
+    """) == [10]
+
+
 def test_a_uniform_exception_from_rank_local_data_still_counts():
     assert _lines("""
         import torch.distributed as dist

@@ -65,17 +65,19 @@ def may_raise_own_class(stmt: ast.Raise) -> bool:
 
 
 def exception_names(node) -> tuple:
-    """The class names an ``except`` clause names (last dotted part); empty
-    for a bare ``except`` or a form that is not a plain name or tuple."""
+    """The class names an ``except`` clause names (last dotted part), one
+    per element of a tuple; None for an element that is no plain dotted name
+    (``errors()``, ``*ERRORS``): a class known only at run time, which may
+    be any, so a test that every class caught is of a kind fails on it,
+    while the names beside it are still surely caught.  Empty for a bare
+    ``except``."""
     if node is None:
         return ()
     parts = node.elts if isinstance(node, ast.Tuple) else [node]
     names = []
     for part in parts:
         text = dotted(part)
-        if not text or "()" in text:
-            return ()
-        names.append(text.rsplit(".", 1)[-1])
+        names.append(None if not text or "()" in text else text.rsplit(".", 1)[-1])
     return tuple(names)
 
 
