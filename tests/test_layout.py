@@ -309,3 +309,39 @@ def test_the_analysis_phases_depend_one_way():
     backwards = [f"{module} -> {target}" for module in sorted(analysis) for target in sorted(graph[module])
                  if target in phase_of and phase_of[target] >= phase_of[module]]
     assert backwards == []
+
+
+#: The node kinds astwalk names once (``DEFINITIONS``, ``LOOPS``).
+_NAMED_ONCE = {
+    frozenset({"FunctionDef", "AsyncFunctionDef", "ClassDef", "Lambda"}): "astwalk.DEFINITIONS",
+    frozenset({"For", "AsyncFor", "While"}): "astwalk.LOOPS",
+}
+
+
+def _node_kinds(display) -> frozenset:
+    """``{"For", ...}`` of a tuple or set display of ``ast.X`` names only; empty for anything else."""
+    if not isinstance(display, (ast.Tuple, ast.Set)) or not display.elts:
+        return frozenset()
+    if not all(isinstance(e, ast.Attribute) and isinstance(e.value, ast.Name) and e.value.id == "ast"
+               for e in display.elts):
+        return frozenset()
+    return frozenset(e.attr for e in display.elts)
+
+
+def test_the_analysis_asks_astwalk_for_definitions_and_loops():
+    """A module of the analysis tests for a definition or a loop with
+    ``astwalk.DEFINITIONS``/``astwalk.LOOPS`` (``type(node) in ...``), not a
+    copy of its own that may drift; the modules of astwalk's own phase
+    cannot import it."""
+    first_phase = {f"cslint.analysis.{name}" for name in ANALYSIS_PHASES[0]}
+    copies = []
+    for module, path in sorted(_modules().items()):
+        if not module.startswith("cslint.analysis.") or module in first_phase:
+            continue
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        for node in ast.walk(tree):
+            named = _NAMED_ONCE.get(_node_kinds(node))
+            if named:
+                copies.append(f"{module}:{node.lineno} copies {named}")
+    assert copies == []

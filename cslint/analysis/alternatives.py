@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import walked
+from .astwalk import DEFINITIONS, walked
 from .function import FunctionInfo
 from .roles import groups_handed_out
 from .syntax import negation_text
@@ -18,7 +18,6 @@ from .syntax import negation_text
 #: (paths that issue the same sites are one path: an arm of a few
 #: independent ``if``s without calls stays small)
 MAX_PATHS = 64
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 class LoopToken(tuple):
@@ -310,7 +309,7 @@ class Alternatives:
                 if kind is ast.Call:
                     if id(sub) in index:
                         found.append(sub)
-                elif kind in _DEFINITIONS:
+                elif kind in DEFINITIONS:
                     nested.update(id(inner) for inner in walked(sub) if type(inner) is ast.Call)
         if nested:
             found = [call for call in found if id(call) not in nested]

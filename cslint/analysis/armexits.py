@@ -37,7 +37,7 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .arms import names_bound
-from .astwalk import BLOCKS_OF
+from .astwalk import BLOCKS_OF, LOOPS
 from .atoms import CONTENTS, SIZED, project, whole
 from .copies import copies_itself, resizes_itself
 from .evaluator import unwrapped_iterable
@@ -275,7 +275,7 @@ def leaving_tests(info, graph) -> dict:
                     and any(child is stmt for stmt in parent.body):
                 break  # a handler here may catch the raise: those ranks stay
             child = parent
-            if loop is None and isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            if loop is None and type(parent) in LOOPS:
                 loop = parent
             parent = info.parents.get(id(parent))
         else:
@@ -360,7 +360,7 @@ def _jumps_in_loop(stmt: ast.AST) -> bool:
     """A ``break``/``continue`` of the enclosing loop within ``stmt`` (not of a loop nested in it)."""
     if isinstance(stmt, (ast.Break, ast.Continue)):
         return True
-    if isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)):
+    if type(stmt) in LOOPS:
         return any(_jumps_in_loop(s) for s in stmt.orelse)
     if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return False

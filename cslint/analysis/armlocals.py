@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import CHILDREN, walked
+from .astwalk import CHILDREN, DEFINITIONS, walked
 from .atoms import EMPTY
 from .vocabulary import MUTATORS
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 #: what holds statements or is one: a statement's own expressions are read apart from theirs
 _HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
 
@@ -208,7 +207,7 @@ class ArmLocals:
         holders = list(self.info.body)
         for holder in holders:  # grows: the statements inside each one
             kind = type(holder)
-            if kind in _DEFINITIONS:
+            if kind in DEFINITIONS:
                 nested.update(sub.id for sub in walked(holder) if type(sub) is ast.Name)
                 nested.add(holder.name)
                 continue

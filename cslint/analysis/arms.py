@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import plain_bindings, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, LOOPS, plain_bindings, walk as fast_walk, walked
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .complements import leader_first
 from .membership import selects_listed_group, selects_own_pass, tests_own_index
@@ -46,8 +46,6 @@ from .syntax import target_names, unparse
 from .vocabulary import MUTATORS
 
 _WITH = (ast.With, ast.AsyncWith)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
@@ -218,7 +216,7 @@ class ArmIndex:
         child = stmt
         parent = self.parents.get(id(child))
         while parent is not None and parent is not decision:
-            if isinstance(parent, _DEFINITIONS):
+            if type(parent) in DEFINITIONS:
                 return None
             step = self._step(parent, self.blocks.get(id(child)))
             if step is not None:
@@ -310,7 +308,7 @@ class ArmReads:
         if in_loop is None:
             parents = self.info.parents
             parent = parents.get(id(self.graph.nodes[d].stmt))
-            while parent is not None and not isinstance(parent, _LOOPS):
+            while parent is not None and type(parent) not in LOOPS:
                 parent = parents.get(id(parent))
             in_loop = self._in_loop[d] = parent is not None
         return in_loop
@@ -372,7 +370,7 @@ class ArmReads:
                 names = known[node.id] = mentioned_names(node, info.node_info(node).exprs)
             for name in names:
                 readers.setdefault(name, []).append(node.id)
-            if isinstance(stmt, _DEFINITIONS):
+            if type(stmt) in DEFINITIONS:
                 nested.update(sub.id for sub in walked(stmt) if type(sub) is ast.Name)
         for name in nested:
             readers[name] = ()
@@ -443,7 +441,7 @@ def _collect(block: list, path: tuple, out: list) -> None:
     """Every statement of ``block`` with the steps that lead to it from the
     arm, nested blocks included, nested definitions left out."""
     for stmt in block:
-        if isinstance(stmt, _DEFINITIONS):
+        if type(stmt) in DEFINITIONS:
             continue
         out.append((path, stmt))
         for name in _BLOCKS:
@@ -470,7 +468,7 @@ def _calls_of(stmt: ast.AST) -> list:
         parts = [item.context_expr for item in stmt.items]
     elif isinstance(stmt, ast.Match):
         parts = [stmt.subject]
-    elif any(getattr(stmt, name, None) for name in _BLOCKS) or isinstance(stmt, _DEFINITIONS):
+    elif any(getattr(stmt, name, None) for name in _BLOCKS) or type(stmt) in DEFINITIONS:
         return []
     else:
         parts = [stmt]
@@ -609,7 +607,7 @@ def _in_partition_loop(stmt: ast.If, parents: dict) -> bool:
     part = stmt.test.comparators[0].id
     loop = parents.get(id(stmt))
     while loop is not None and not isinstance(loop, (ast.For, ast.AsyncFor)):
-        if isinstance(loop, _DEFINITIONS):
+        if type(loop) in DEFINITIONS:
             return False
         loop = parents.get(id(loop))
     if loop is None:

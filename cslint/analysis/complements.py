@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from .astwalk import children_into, plain_bindings, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, children_into, plain_bindings, walk as fast_walk, walked
 from .syntax import unparse
 
 _COMPLEMENTS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -190,7 +190,7 @@ def _own_statements(statements: list):
     while stack:
         node = stack.pop()
         yield node
-        if type(node) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+        if type(node) not in DEFINITIONS:
             children_into(node, stack)
 
 

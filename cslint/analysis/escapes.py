@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import children_into, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, children_into, walk as fast_walk, walked
 from .atoms import EMPTY, escaped_by
 from .cfg import FAILING_CALL, LOCAL_WORK, raises_exit
 from .syntax import dotted
@@ -32,7 +32,6 @@ LOCAL_FAILURES = LOCAL_IO_CALLS | {"next"}
 # work itself (it differs where its ``if`` arms hold); FAILING_CALL, it calls a function of the file
 # that can fail on this rank (the callee's tests decide).
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _call_name(node: ast.Call):
@@ -45,7 +44,7 @@ def _unguarded_calls(func: ast.AST):
     stack = list(func.body)
     while stack:
         node = stack.pop()
-        if isinstance(node, _DEFINITIONS):
+        if type(node) in DEFINITIONS:
             continue
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             stack.extend(node.orelse)  # only what its handlers do not guard
@@ -69,7 +68,7 @@ def _raises_unguarded(func: ast.AST, exits: frozenset) -> bool:
             continue
         if kind is ast.Assert:
             return True
-        if isinstance(node, _DEFINITIONS) or not isinstance(node, ast.stmt):
+        if type(node) in DEFINITIONS or not isinstance(node, ast.stmt):
             continue
         if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
             stack.extend(node.orelse)

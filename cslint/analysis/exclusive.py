@@ -46,7 +46,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
-from .astwalk import walk as fast_walk, walked
+from .astwalk import DEFINITIONS, walk as fast_walk, walked
 from .atoms import EMPTY
 from .correlated import held_where, reads_fixed_names
 from .scope import UNIFORM_TEXT, canonical_text
@@ -57,7 +57,6 @@ FIXED_KINDS = frozenset({"rank id", "pipeline stage"})
 
 #: a negated comparison -> the comparison it negates
 _POSITIVE = {ast.IsNot: ast.Is, ast.NotEq: ast.Eq, ast.NotIn: ast.In}
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _conjuncts(test) -> list:
@@ -212,7 +211,7 @@ def _bound(stmts) -> Optional[set]:
             kind = type(sub)
             if kind is ast.Name and type(sub.ctx) is not ast.Load:
                 out.add(sub.id)
-            elif kind in (ast.Global, ast.Nonlocal) or kind in _DEFINITIONS:
+            elif kind in (ast.Global, ast.Nonlocal) or kind in DEFINITIONS:
                 return None
     return out
 
@@ -228,7 +227,7 @@ def _touched(stmts) -> set:
             if kind in (ast.Attribute, ast.Subscript) and type(sub.value) is ast.Name \
                     and (type(sub.ctx) is not ast.Load or kind is ast.Attribute):
                 out.add(sub.value.id)
-            elif kind in _DEFINITIONS:
+            elif kind in DEFINITIONS:
                 out.update(node.id for node in walked(sub) if type(node) is ast.Name)
     return out
 

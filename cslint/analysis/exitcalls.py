@@ -38,12 +38,10 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk, walked
+from .astwalk import DEFINITIONS, LOOPS, walk as fast_walk, walked
 from .syntax import unparse
 
 _WITH = (ast.With, ast.AsyncWith)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 _TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind is not None)
 _CALLING = (ast.Expr, ast.Assign, ast.AnnAssign, ast.Return)
 #: a count past one: a path that calls twice
@@ -218,10 +216,10 @@ def _walk(block: list, running, left: set, callee: str, holds: dict) -> Optional
             if running is None:
                 return None
             continue
-        if kind in _DEFINITIONS:
+        if kind in DEFINITIONS:
             continue
-        if kind in _LOOPS or kind is ast.Match or kind is ast.Break or kind is ast.Continue:
-            if kind in _LOOPS and not _calls(stmt, callee, holds) and not _leaves(stmt):
+        if kind in LOOPS or kind is ast.Match or kind is ast.Break or kind is ast.Continue:
+            if kind in LOOPS and not _calls(stmt, callee, holds) and not _leaves(stmt):
                 continue  # neither calls it nor leaves: the count goes on as it was
             return None
         if _calls(stmt, callee, holds):

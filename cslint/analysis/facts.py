@@ -31,7 +31,7 @@ from typing import Optional
 
 from ..config import Settings
 from ..presets import Knowledge
-from .astwalk import statement_lists, walked
+from .astwalk import DEFINITIONS, statement_lists, walked
 from .attached import attached_functions
 from .callrefs import class_ref, qual_ref
 from .classargs import class_arguments
@@ -386,7 +386,6 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             _walk_defs(ctx, body, f"{qual}.", key, out_funcs, out_classes, False)
 
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 #: the statements whose blocks :func:`_nested_defs` looks into
 _TRIES = tuple(t for t in (ast.Try, getattr(ast, "TryStar", None)) if t is not None)
 _DEF_HOLDERS = (ast.If, ast.With, ast.AsyncWith, ast.For, ast.While) + _TRIES
@@ -400,7 +399,7 @@ def _nested_defs(body, out: Optional[list] = None) -> list:
         out = []
     for stmt in body:
         t = type(stmt)
-        if t in _DEFINITIONS:
+        if t in DEFINITIONS:
             out.append(stmt)
         elif t in _DEF_HOLDERS:
             _nested_defs(stmt.body, out)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walked
+from .astwalk import DEFINITIONS, walked
 from .environment import fork
 from .localdicts import key_own_entry
 
@@ -175,11 +175,10 @@ def loop_rebinds(loop) -> frozenset:
         for n in walked(s):
             if type(n) is ast.Name:
                 seen.add(n.id)
-            elif type(n) in _NESTED_SCOPES and found:
+            elif type(n) in DEFINITIONS and found:
                 found.difference_update(m.id for m in walked(n) if type(m) is ast.Name)
             elif type(n) is ast.Global or type(n) is ast.Nonlocal:
                 found.difference_update(n.names)
     return frozenset(found)
 
 
-_NESTED_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)

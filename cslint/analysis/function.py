@@ -16,7 +16,7 @@ from ..config import matches_any
 from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any
 from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
-from .astwalk import BLOCKS_OF, children_into, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, children_into, walk as fast_walk, walked
 from .callfacts import payload_argument
 from .classargs import parameter_call_ref
 from .classreads import NO_NAMES
@@ -176,11 +176,10 @@ def gathered_params(info) -> dict:
     # the model's own dtype and device is not the model's data)
     inputs: dict = {}
     body = info.func.body if isinstance(info.func.body, list) else [info.func.body]
-    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
     stack = list(body)
     while stack:
         node = stack.pop()
-        if isinstance(node, nested):
+        if type(node) in DEFINITIONS:
             continue
         if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]

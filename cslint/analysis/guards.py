@@ -21,6 +21,7 @@ from .jobkills import exceptions_hang
 from ..model import Span
 from . import cfg as cfgmod
 from .alternatives import Alternatives
+from .astwalk import LOOPS
 from .atoms import EMPTY
 from .correlated import deciding
 from .dataflow import Dataflow
@@ -274,7 +275,7 @@ class Guards(ExceptionGuards):
                     skipped.extend(block[i + 1:])
                     break
             parent = info.parents.get(id(node))
-            if stop_at_loop and isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            if stop_at_loop and type(parent) in LOOPS:
                 break
             node = parent
         return skipped
@@ -330,7 +331,7 @@ class Guards(ExceptionGuards):
             return False
         parent = self.info.parents.get(id(guard))
         while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)):
+            if type(parent) in LOOPS:
                 return True
             parent = self.info.parents.get(id(parent))
         return False

@@ -30,11 +30,10 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import block_fields
+from .astwalk import DEFINITIONS, block_fields
 from .shapes import displays_list
 from .syntax import target_names
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _LIST_BUILTINS = frozenset({"list", "sorted"})
 _TRY_STAR = getattr(ast, "TryStar", None)
 _MATCH = getattr(ast, "Match", None)
@@ -101,7 +100,7 @@ def list_index_stores(info, stores: list) -> list:
             bad.update(node.names)
         elif t is ast.Import or t is ast.ImportFrom:
             bad.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
-        elif t in _DEFINITIONS:
+        elif t in DEFINITIONS:
             bad.add(node.name)
             continue
         elif t is ast.Try or t is _TRY_STAR:

@@ -10,7 +10,7 @@ import ast
 from typing import Optional
 
 from ..presets import GROUP_SPANS, covering_group, group_from_text
-from .astwalk import own_nodes, walked
+from .astwalk import LOOPS, own_nodes, walked
 from .communicators import (assigned_fields, attribute_bound_locals, group_holding_locals, param_chain_locals,
                              registry_lookup_key, with_copies)
 from .fallbacks import fallback_candidates, param_fallbacks
@@ -296,7 +296,6 @@ def _bound_group(ctx, func, params, name: str, depth: int, at: Optional[tuple] =
 
 #: the nodes of a function that may bind a name :func:`_bound_group` asks about
 _BINDING_TYPES = (ast.Assign, ast.For, ast.AsyncFor, ast.comprehension, ast.Global, ast.Nonlocal)
-_LOOP_TYPES = (ast.For, ast.AsyncFor, ast.While)
 
 
 def _stored_names(ctx, func, bindings: tuple) -> frozenset:
@@ -329,7 +328,7 @@ def _binding_nodes(ctx, func) -> tuple:
                 if type(node.ctx) is not ast.Load:
                     bindings.append(node)
                 continue
-            if kind in _LOOP_TYPES:
+            if kind in LOOPS:
                 loops.append(node)
             if kind in _BINDING_TYPES:
                 bindings.append(node)

@@ -34,13 +34,12 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, walked
+from .astwalk import BLOCKS_OF, LOOPS, walked
 from .spreadlengths import assigns_name, statement_holding, straight_line_before
 
 _TRY_STAR = getattr(ast, "TryStar", None)
 #: statements holding a read in a part evaluated after a block that may bind the name (handlers, case guards)
 _NOT_FOLLOWED = frozenset(filter(None, (ast.Try, _TRY_STAR, ast.Match)))
-_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
 #: nodes that bind the name they carry in ``name``
 _NAMED_BINDINGS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler,
                              ast.MatchAs, ast.MatchStar})
@@ -68,7 +67,7 @@ def _binding_reaching(info, mention: ast.Name) -> Optional[ast.stmt]:
     if statement is None or info.blocks.get(id(statement)) is None:
         return None
     t = type(statement)
-    if t in _NOT_FOLLOWED or (t in _LOOPS and name in _bound_in(info, statement)):
+    if t in _NOT_FOLLOWED or (t in LOOPS and name in _bound_in(info, statement)):
         return None
     if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
         read_first = [statement.value] if statement.value is not None else []

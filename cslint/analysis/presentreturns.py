@@ -24,7 +24,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
-from .astwalk import block_fields, own_nodes
+from .astwalk import DEFINITIONS, block_fields, own_nodes
 from .atoms import EMPTY, call_result
 from .callrefs import part_ref
 from .environment import fork
@@ -38,7 +38,6 @@ PRESENT = "present"
 #: the part index of the whole result where it is not None
 WHOLE_PRESENT = (PRESENT, None)
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def present_index(index) -> tuple:
@@ -82,7 +81,7 @@ def _value_return(function) -> Optional[tuple]:
     while stack:
         node = stack.pop()
         t = type(node)
-        if t in _DEFINITIONS:
+        if t in DEFINITIONS:
             continue
         if t is ast.Return:
             kind = _none_kind(node.value)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import builtins
 
-from .astwalk import children_into, walk as fast_walk
+from .astwalk import DEFINITIONS, children_into, walk as fast_walk
 from .atoms import RaisedBy, made
 from .cfg import catches_everything
 from .logs import logging_call
@@ -226,7 +226,7 @@ def tree_calls_raise(info, stmts, path: str) -> tuple:
     while stack:
         node = stack.pop()
         kind = type(node)
-        if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda):
+        if kind in DEFINITIONS:
             continue
         if kind is ast.Call:
             ref = info.resolve_ref(node.func)

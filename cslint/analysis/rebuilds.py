@@ -24,7 +24,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from .astwalk import BLOCKS_OF, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, walked
 from .atoms import REBUILT_APART
 from .records import written_variants
 
@@ -51,7 +51,6 @@ UNKNOWN = "?"
 
 NO_REBUILDS = Rebuilds(frozenset(), {})
 
-_DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 
 
 def rebuilt_apart(attr: str) -> str:
@@ -163,7 +162,7 @@ def _constructions(body: list, names: dict) -> dict:
                         and type(stmt.value) is ast.Call:
                     out.setdefault(targets[0].id, []).append(stmt)
                 continue
-            if t in _DEFINITIONS:
+            if t in DEFINITIONS:
                 continue
             for field in BLOCKS_OF[t]:
                 inner = getattr(stmt, field)

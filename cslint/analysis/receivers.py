@@ -45,7 +45,7 @@ import sys
 import weakref
 from typing import Optional
 
-from .astwalk import CHILDREN
+from .astwalk import CHILDREN, DEFINITIONS
 from .callrefs import ANY_ARGUMENTS, func_ref, is_classmethod, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted, flatten_targets, param_names
@@ -153,11 +153,10 @@ class ReceiverTypes:
         body = func.body if isinstance(getattr(func, "body", None), list) else []
         stack = list(body)
         is_part = _IS_BINDING_PART if self.info.binds_in_expressions() else _IS_STATEMENT_PART
-        nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
         while stack:
             node = stack.pop()
             t = type(node)
-            if t in nested:
+            if t in DEFINITIONS:
                 continue
             if t is ast.Assign:
                 for target in node.targets:

@@ -24,7 +24,7 @@ import ast
 from typing import NamedTuple, Optional
 
 from ..presets import KIND_RANK_ID
-from .astwalk import children_into
+from .astwalk import DEFINITIONS, children_into
 from .callfacts import payload_argument
 from .callrefs import func_ref, method_ref, receiver_param
 from .neighbours import stage_end_test
@@ -32,7 +32,6 @@ from .roots import root_constant
 from .scope import ModuleContext, canonical_text
 from .syntax import dotted
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
 class RootReturn(NamedTuple):
@@ -99,7 +98,7 @@ def _root_returned(ctx: ModuleContext, function, is_method: bool) -> Optional[Ro
 def _children(node) -> list:
     out: list = []
     children_into(node, out)
-    return [c for c in out if not isinstance(c, _NESTED) and not isinstance(c, ast.expr_context)]
+    return [c for c in out if type(c) not in DEFINITIONS and not isinstance(c, ast.expr_context)]
 
 
 def _packed(stmt, params: list) -> tuple:

@@ -15,7 +15,7 @@ from ..presets import Knowledge
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .agreedbuffers import (LOOP_GROUP, first_stage_test, loop_over_groups, passes_group, relayed_in_place,
                             several_ranks_group)
-from .astwalk import children_into, walked
+from .astwalk import DEFINITIONS, children_into, walked
 from .callrefs import func_ref, is_classmethod, method_ref, receiver_param
 from .modulenames import module_name_for
 from .results import AtomBuilder
@@ -520,7 +520,6 @@ def size_fields_of(tree: ast.Module, field_writes=None) -> frozenset:
     return frozenset(attr for attr, sized in table.items() if sized)
 
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _returns_in(stmt: ast.stmt) -> bool:
@@ -532,7 +531,7 @@ def _returns_in(stmt: ast.stmt) -> bool:
         t = type(node)
         if t is ast.Return or t is ast.Yield or t is ast.YieldFrom:
             return True
-        if t in _NESTED or isinstance(node, ast.expr_context):
+        if t in DEFINITIONS or isinstance(node, ast.expr_context):
             continue
         children_into(node, stack)
     return False

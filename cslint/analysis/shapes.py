@@ -18,9 +18,8 @@ import functools
 import weakref
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, iter_children
+from .astwalk import BLOCKS_OF, DEFINITIONS, iter_children
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def _one_return_shape(function, shape_of):
@@ -153,7 +152,7 @@ def returns_only_lists(function) -> bool:
     while stack:
         node = stack.pop()
         t = type(node)
-        if t in _DEFINITIONS:
+        if t in DEFINITIONS:
             continue
         if t is ast.Return:
             if node.value is None or not displays_list(node.value):
@@ -192,7 +191,7 @@ def settled_returned_name(function) -> Optional[str]:
     while stack:
         node, parent = stack.pop()
         t = type(node)
-        if t in _DEFINITIONS:
+        if t in DEFINITIONS:
             continue
         if t is ast.Name:
             names.append((node, parent))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import BLOCKS_OF, iter_children, own_nodes, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, iter_children, own_nodes, walk as fast_walk, walked
 from .atoms import EMPTY, SIZED, project
 from .vocabulary import ARRAY_TYPES, PIECE_CALLS
 
@@ -74,7 +74,7 @@ def bound_once(body, walrus: bool) -> dict:
         elif t is ast.Delete:
             for target in node.targets:
                 _note_names(target, changed)
-        elif t in _DEFINITIONS:
+        elif t in DEFINITIONS:
             changed.add(node.name)
         elif t is ast.ExceptHandler:
             if node.name:
@@ -103,7 +103,6 @@ def bound_once(body, walrus: bool) -> dict:
 
 
 _TARGET_STATEMENTS = (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor)
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _note_names(target, out: set) -> None:

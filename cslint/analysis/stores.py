@@ -30,14 +30,12 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, walk as fast_walk, walked
 from .syntax import dotted, unparse
 from .vocabulary import ELEMENT_ADDERS, SPLITTING_CALLS
 
 _WITH = (ast.With, ast.AsyncWith)
 _LEAVES = (ast.Break, ast.Return, ast.Raise)
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: the most paths a test's arms are followed along (past it: not alike)
 MAX_PATHS = 16
 
@@ -164,14 +162,14 @@ def _statement_paths(stmt, key) -> Optional[set]:
         return None if body is None or orelse is None or key[0] in _stored_in(stmt.test) else body | orelse
     if t in _WITH:
         return _paths(stmt.body, key, {(0, False)})
-    if t in _DEFINITIONS:
+    if t in DEFINITIONS:
         return {(0, False)}
     own = statement_key(stmt)
     if own is not None and own == key:
         return {(1, False)}
     if key[0] in _stored_in(stmt):
         return None  # another store into it, or one inside a loop or a try
-    if t in _LOOPS or t is ast.Try or t.__name__ in ("TryStar", "Match"):
+    if t in LOOPS or t is ast.Try or t.__name__ in ("TryStar", "Match"):
         return None if _exits(stmt) else {(0, False)}
     return {(0, False)}
 
@@ -206,7 +204,7 @@ def _statements(stmts: list):
         stmt = stack.pop()
         yield stmt
         t = type(stmt)
-        if t in _DEFINITIONS:
+        if t in DEFINITIONS:
             continue
         fields = BLOCKS_OF[t]
         for field in fields:
@@ -259,7 +257,7 @@ def tests_around_stores(body: list, parents: dict, containers: frozenset) -> fro
             key = statement_key(node)
             if key is not None and key[0] in containers:
                 parent = parents.get(id(node))
-                while parent is not None and not isinstance(parent, _DEFINITIONS) and id(parent) not in out:
+                while parent is not None and type(parent) not in DEFINITIONS and id(parent) not in out:
                     if type(parent) is ast.If:
                         out.add(id(parent))
                     parent = parents.get(id(parent))
@@ -269,7 +267,7 @@ def tests_around_stores(body: list, parents: dict, containers: frozenset) -> fro
 def in_loop_body(block: list, parents: dict) -> bool:
     """Whether ``block`` is a loop's own body."""
     parent = parents.get(id(block[0])) if block else None
-    return isinstance(parent, _LOOPS) and block is parent.body
+    return type(parent) in LOOPS and block is parent.body
 
 
 class AlikeStores:
@@ -301,7 +299,7 @@ class AlikeStores:
             block = self.blocks.get(id(child))
             if block is None:
                 break
-            loop_body = isinstance(parent, _LOOPS) and block is parent.body
+            loop_body = type(parent) in LOOPS and block is parent.body
             position = next((i for i, s in enumerate(block) if s is child), None)
             for index in range(0, len(block) if position is None else position + 1):
                 if type(block[index]) is not ast.If or (index != position and not loop_body):

@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .astwalk import DEFINITIONS, LOOPS
 from .jobkills import exceptions_hang
 from .armlocals import ArmLocals
 from .arms import assigned_past_return, may_select_own_part, selects_own_part
@@ -44,8 +45,6 @@ from .flows import Flow, LoopRebinds, loop_rebinds
 from .fieldwrites import mutator_call
 from .transfer import Transfer
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-_LOOPS = (ast.For, ast.AsyncFor, ast.While)
 #: statements that bind no variable
 _BINDS_NOTHING = frozenset({ast.Return, ast.Raise, ast.Assert, ast.Pass, ast.Break, ast.Continue, ast.Delete,
                             ast.Global, ast.Nonlocal})
@@ -193,7 +192,7 @@ class SummaryWalk(SummaryCalls):
             if type(s) is ast.If and self._element_stores and id(s) in self._store_tests():
                 after, rest = self._stores_alike(stmts, index, implicit)
                 until_end = rest if until_end is None else until_end + rest
-            if type(s) in _LOOPS and not self._in_loop:
+            if type(s) in LOOPS and not self._in_loop:
                 self._in_loop = True
                 try:
                     exit_atoms = self._outermost_loop(s, env, implicit, variant, straight)
@@ -297,7 +296,7 @@ class SummaryWalk(SummaryCalls):
         else:
             flow = _WatchedFlow(env, local_implicit, watch, accumulate=not straight, rebinds=rebinds,
                                 element_stores=self._element_stores, alike=alike)
-        if t in _DEFINITIONS:
+        if t in DEFINITIONS:
             transfer.simple_statement(s, flow)
             return EMPTY
         evaluate = self.evaluator.eval

@@ -9,15 +9,13 @@ from __future__ import annotations
 import ast
 from ..model import Span
 from . import cfg as cfgmod
-from .astwalk import walk as fast_walk, walked
+from .astwalk import DEFINITIONS, walk as fast_walk, walked
 from .atoms import EMPTY
 from .feasibility import forwarded_case_parameters
 from .positions import own_arguments
 from .records import Site
 from .syntax import dotted
 
-#: definitions a ``try`` body holds, which raise nothing where they stand
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 class SummaryCalls:
@@ -31,8 +29,8 @@ class SummaryCalls:
         the ``if`` statements that raise."""
         raised = EMPTY
         for inner in body:
-            if isinstance(inner, _DEFINITIONS):
-                continue
+            if type(inner) in DEFINITIONS:
+                continue  # a definition raises nothing where it stands
             raised |= self.evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, inner), env)
             if isinstance(inner, ast.Raise):
                 raised |= implicit

@@ -10,7 +10,7 @@ from typing import Optional
 
 from ..presets import group_from_text
 from ..presets.rank_names import size_name_is_uniform
-from .astwalk import BLOCKS_OF, iter_children, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, iter_children, walk as fast_walk, walked
 from .cfg import is_process_exit
 
 
@@ -298,7 +298,6 @@ def pairwise(targets, value):
     return list(zip(target.elts, value.elts))
 
 
-_LATER = frozenset({ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 
 
@@ -311,7 +310,7 @@ def calls_in_order(expr: ast.AST):
 
     def visit(node, conds):
         t = type(node)  # (the parser makes no subclasses of its node types)
-        if t in _LATER or t is ast.Name or t is ast.Constant:  # (a name or a constant holds no call)
+        if t in DEFINITIONS or t is ast.Name or t is ast.Constant:  # (a name or a constant holds no call)
             return
         if t is ast.BoolOp:
             for index, value in enumerate(node.values):
@@ -699,14 +698,14 @@ def existing_key_stores_of(loop) -> tuple:
     while stack:
         node, loops = stack.pop()
         t = type(node)
-        if t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef):
+        if t in DEFINITIONS:
             return (), False
         if t is ast.Name and type(node.ctx) is not ast.Load and node.id in names:
             rebinds.append((node.lineno, node.col_offset))
         if t is ast.Subscript and type(node.ctx) is ast.Store and type(node.value) is ast.Name \
                 and node.value.id == container and type(node.slice) is ast.Name and node.slice.id == key:
             stores.append((node, loops))
-        inner = loops + (node,) if t in (ast.For, ast.AsyncFor, ast.While) else loops
+        inner = loops + (node,) if t in LOOPS else loops
         stack.extend((child, inner) for child in iter_children(node))
     out = []
     for store, loops in stores:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import block_fields
+from .astwalk import DEFINITIONS, block_fields
 from .atoms import CONTENTS, EMPTY, KINDS_ONLY, SIZED, project
 from .callrefs import element
 from .copies import rebinding_reach
@@ -46,7 +46,6 @@ from .syntax import dotted, pairwise, target_names
 from .tuplelists import write_appended_positions
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS
 
-_DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _is_name(node, name: str) -> bool:
@@ -80,7 +79,7 @@ class Transfer:
         elif t is ast.Import or t is ast.ImportFrom:
             for alias in s.names:
                 flow.write((alias.asname or alias.name).split(".")[0], EMPTY)
-        elif t in _DEFINITIONS:
+        elif t in DEFINITIONS:
             flow.write(s.name, EMPTY)
         elif t is ast.Expr:
             call = mutator_call(s)
@@ -499,7 +498,7 @@ def hands_back_a_value_everywhere(func) -> bool:
             value = stmt.value
             if value is None or (type(value) is ast.Constant and value.value is None):
                 return False
-        elif kind not in _DEFINITIONS:
+        elif kind not in DEFINITIONS:
             for name in block_fields(kind):
                 todo.extend(getattr(stmt, name))
     return True

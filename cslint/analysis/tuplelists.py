@@ -40,12 +40,11 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import CHILDREN
+from .astwalk import CHILDREN, DEFINITIONS
 
 #: the first item of the dataflow key of what a list's tuples hold at a position
 POSITION = "tuple-position"
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 _LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
 
 
@@ -136,7 +135,7 @@ def _accepted(func, candidates: frozenset) -> dict:
                 lengths.setdefault(name, set()).add(len(value.elts))
                 stack.extend((child, value, nested) for child in value.elts)
                 continue
-        inner = nested or t in _NESTED
+        inner = nested or t in DEFINITIONS
         read = CHILDREN[t]
         if read is not None:
             stack.extend((child, node, inner) for child in read(node))

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import ast
 
+from .astwalk import DEFINITIONS
 from .scope import canonical_text
 from .syntax import dotted
 
@@ -32,7 +33,6 @@ NOTHING_NARROWED = frozenset()
 #: the calls a type test makes (``isinstance(x, C)``, ``type(x).__name__``): a function calling neither has none
 TYPE_TEST_CALLEES = frozenset({"isinstance", "type"})
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def narrowed_reads(info) -> frozenset:
@@ -49,7 +49,7 @@ def narrowed_reads(info) -> frozenset:
     stack = list(body)
     while stack:
         node = stack.pop()
-        if isinstance(node, _NESTED):
+        if type(node) in DEFINITIONS:
             continue
         if isinstance(node, (ast.If, ast.IfExp)):
             name, passed = _tested_name(node.test, known)
@@ -176,7 +176,7 @@ def _note_reads(name: str, arm: list, found: list) -> None:
     stack = list(arm)
     while stack:
         node = stack.pop()
-        if isinstance(node, _NESTED):
+        if type(node) in DEFINITIONS:
             if not isinstance(node, ast.Lambda) and node.name == name:
                 return  # (a definition of that name binds it)
             continue
