@@ -133,3 +133,99 @@ def test_a_container_changed_between_the_two_tests_does_not_contradict():
     # still reads one value at both
     marked = [n for n, text in enumerate(textwrap.dedent(MUTATED).splitlines(), 1) if "# reported" in text]
     assert _lines(MUTATED) == marked
+
+
+ELSE_ARMS = """
+    import torch.distributed as dist
+
+
+    def attend(t, cache, sharded_mode=False):
+        sharded = cache is not None and sharded_mode and dist.get_world_size() > 1
+        if not sharded and cache.fits(t.shape[dist.get_rank()]):
+            return t
+        if not sharded:
+            out = t
+        else:
+            out = t.clone()
+            dist.all_reduce(out)
+        return out
+
+
+    def attend_in_an_elif(t, cache, sharded_mode=False):
+        sharded = cache is not None and sharded_mode and dist.get_world_size() > 1
+        if not sharded and cache.fits(t.shape[dist.get_rank()]):
+            return t
+        if not sharded:
+            out = t
+        elif cache.mode == "ring":
+            out = t.clone()
+            dist.all_reduce(out)
+        else:
+            out = t
+        return out
+
+
+    def attend_present(t, cache, window=None):
+        if window is None and cache.fits(t.shape[dist.get_rank()]):
+            return t
+        if window is None:
+            out = t
+        else:
+            out = t.clone()
+            dist.all_reduce(out)
+        return out
+
+
+    def exit_needs_the_else(t, cache, sharded_mode=False):
+        sharded = cache is not None and sharded_mode and dist.get_world_size() > 1
+        if sharded and cache.fits(t.shape[dist.get_rank()]):
+            return t
+        if not sharded:
+            out = t
+        else:
+            out = t.clone()
+            dist.all_reduce(out)  # reported: the ranks that left had the setting the else arm needs
+
+
+    def rebound_between(t, cache, sharded_mode=False):
+        sharded = cache is not None and sharded_mode and dist.get_world_size() > 1
+        if not sharded and cache.fits(t.shape[dist.get_rank()]):
+            return t
+        sharded = cache.fits(t.shape[0])
+        if not sharded:
+            out = t
+        else:
+            out = t.clone()
+            dist.all_reduce(out)  # reported: the else arm reads another value than the exit did
+
+
+    def through_a_field(self, t, cache):
+        if not self.sharded and cache.fits(t.shape[dist.get_rank()]):
+            return t
+        if not self.sharded:
+            out = t
+        else:
+            self.refresh()
+            out = t.clone()
+            dist.all_reduce(out)  # reported: a field the call in between may set
+
+
+    def else_of_a_rank_test(t, cache):
+        is_root = dist.get_rank() == 0
+        if is_root and cache.fits(t.shape[0]):
+            return t
+        if not is_root:
+            out = t
+        else:
+            out = t.clone()
+            dist.all_reduce(out)  # reported: the else arm itself is the root's alone
+"""
+
+
+def test_an_else_arm_that_contradicts_a_conjunct_of_an_early_exit_before_it():
+    # the ranks that leave at the exit had ``not sharded``, a setting read
+    # once; the collective lies in the ``else`` of ``if not sharded``, so no
+    # rank reaching it saw the exit's test hold, and the ranks part over the
+    # setting itself or not at all (the ``if not sharded`` test is kept)
+    marked = [n for n, text in enumerate(textwrap.dedent(ELSE_ARMS).splitlines(), 1) if "# reported" in text]
+    assert _lines(ELSE_ARMS) == marked

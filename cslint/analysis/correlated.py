@@ -6,7 +6,22 @@ hold where the second does: its conjunct ``not in_order`` is false there, so
 whatever ``should_log()`` is on each rank, every rank with ``in_order`` set
 reaches the arm.  A test on whose false side a site lies is left out of the
 site's conditions when a test on whose true side the site also lies holds a
-conjunct that contradicts one of the first test's conjuncts.
+conjunct that contradicts one of the first test's conjuncts.  An early exit
+is also left out where the false test of an ``if`` whose ``else`` holds the
+site says the contrary of one of its conjuncts (what :func:`held_where` finds
+there)::
+
+    sharded = cache is not None and sharded_mode
+    if not sharded and cache.fits(rows):   # rows: this rank's own
+        return out
+    if not sharded:
+        ...
+    else:
+        dist.all_reduce(out)
+
+The ranks that leave had ``not sharded``; every rank reaching the gather
+has ``sharded``: where the setting is alike no rank leaves before it, and
+where it is not, the ``if not sharded`` test, which is kept, parts them.
 
 Both conjuncts read the function's own local names only (no call, attribute
 or subscript), none of which it declares ``global`` or ``nonlocal`` or the
@@ -18,8 +33,9 @@ None:``).  Only where nothing done to the object in between can change the
 test: an identity test (``is None``), or names bound to a truth value, a
 number or a string, or read nowhere but in tests (``not pending`` of a list
 the function appends to between the tests is true at one and false at the
-other).  A test on whose true side the site lies is never left out, so no
-two tests can leave each other out.
+other).  A test on whose true side the site lies is never left out, nor is
+one whose ``else`` holds it left out by another such, so no two tests can
+leave each other out.
 """
 from __future__ import annotations
 
@@ -254,6 +270,10 @@ def deciding(info, stmt, nodes, closures) -> list:
             if label != "never" and not (dropped and id(nodes[d].stmt) in dropped)]
 
 
+#: where a site lies of an ``if`` deciding it: in its body, in its ``else``, past it (an early exit)
+_BODY, _ORELSE, _PAST = "body", "orelse", "past"
+
+
 def contradicted(info, stmt, nodes, closures) -> set:
     """The ids of the ``if`` statements among the tests of ``closures`` (the
     decisions of the site at ``stmt``, over the CFG's ``nodes``) on whose
@@ -267,31 +287,46 @@ def contradicted(info, stmt, nodes, closures) -> set:
     while parent is not None:
         below[id(parent)] = child
         child, parent = parent, info.parents.get(id(parent))
-    arms = []  # (if statement, whether the site is in its body)
+    arms = []  # (if statement, where the site lies: _BODY, _ORELSE or _PAST)
     for test in tests:
         if type(test) is ast.If and test is not stmt:
             inner = below.get(id(test))
-            arms.append((test, inner is not None and any(s is inner for s in test.body)))
-    if len(arms) < 2 or all(body for _, body in arms) or not any(body for _, body in arms):
+            arms.append((test, _PAST if inner is None else _BODY if any(s is inner for s in test.body) else _ORELSE))
+    sides = {side for _, side in arms}
+    if len(arms) < 2 or not ((_BODY in sides and sides != {_BODY}) or {_ORELSE, _PAST} <= sides):
         return set()
     facts = info.name_facts
     names_of = {}
-    for test, _body in arms:
+    for test, _side in arms:
         found = names_of[id(test)] = facts.get(id(test.test))
         if found is None:
             names_of[id(test)] = facts[id(test.test)] = _names(test.test)
-    held = set().union(*(names_of[id(test)] for test, body in arms if body))
-    if not any(names_of[id(test)] & held for test, body in arms if not body):
+
+    def shared(providers, ruled_out) -> bool:
+        held = set().union(*(names_of[id(test)] for test, side in arms if side in providers))
+        return any(names_of[id(test)] & held for test, side in arms if side in ruled_out)
+
+    if not (shared((_BODY,), (_ORELSE, _PAST)) or shared((_ORELSE,), (_PAST,))):
         return set()  # (the cheap part: no name read on both sides)
     known = {}  # key of a conjunct that holds at the site -> (it, its if statement)
-    for test, body in arms:
-        if body:
+    for test, side in arms:
+        if side == _BODY:
             for conj in _conjuncts(test.test):
                 if _plain(conj):
                     known.setdefault(_key(conj), (conj, test))
+    # what the false test of an ``if`` whose ``else`` holds the site says there
+    # (``if not sharded: ... else: <site>``: ``sharded`` holds), which rules out
+    # only an early exit before it: such a test is left out of the site's
+    # conditions by a test on whose true side the site lies alone, so no two
+    # tests can leave each other out
+    known_else = {}  # key of a plain part -> (its truth at the site, its if statement)
+    for test, side in arms:
+        if side == _ORELSE:
+            for key, (_part, truth) in held_where(test.test, False).items():
+                known_else.setdefault(key, (truth, test))
     dropped = set()
-    for test, body in arms:
-        if body:
+    for test, side in arms:
+        if side == _BODY:
             continue
         for conj in _conjuncts(test.test):
             if not _plain(conj):
@@ -300,6 +335,10 @@ def contradicted(info, stmt, nodes, closures) -> set:
             if hit is None:
                 # ``not x`` known at the site contradicts the conjunct ``x``
                 hit = next((h for h in known.values() if _negation(h[0]) == _key(conj)), None)
+            if hit is None and side == _PAST:
+                # the conjunct false at the site, or its negation true there
+                hit = next((h for key, truth in ((_key(conj), False), (_negation(conj), True))
+                            for h in (known_else.get(key or ""),) if h is not None and h[0] is truth), None)
             if hit is None:
                 continue
             other, names = hit[1], _names(conj)
