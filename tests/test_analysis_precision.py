@@ -601,6 +601,22 @@ def test_membership_in_the_collectives_group_is_uniform_within_it():
     """) == [38]
 
 
+def test_membership_in_the_collectives_group_is_dropped_from_a_test_too_long_to_show_whole():
+    # the condition's text is cut at 120 characters; the operands are read off the test itself
+    lines = _lines("""
+        import torch.distributed as dist
+
+        def members_only(t, expert_parallel_process_group):
+            if dist.get_world_size(expert_parallel_process_group) > 1 and dist.get_rank() in dist.get_process_group_ranks(expert_parallel_process_group):
+                dist.all_reduce(t, group=expert_parallel_process_group)
+
+        def other_group(t, expert_parallel_process_group, world_process_group):
+            if dist.get_world_size(expert_parallel_process_group) > 1 and dist.get_rank() in dist.get_process_group_ranks(expert_parallel_process_group):
+                dist.all_reduce(t, group=world_process_group)                # reported, another group
+    """)
+    assert lines == [10]
+
+
 def test_a_failure_before_a_rendezvous_leaves_no_peer_past_it():
     assert _lines("""
         import torch.distributed as dist

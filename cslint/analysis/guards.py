@@ -35,7 +35,7 @@ from .roles import equality_tree
 from .presence import presence_test
 from .registries import first_use_source, registry_of
 from .syntax import (
-    ReadNames, calls_in_order, first_exit, first_exit_in, tests_membership, tests_own_group, unparse,
+    ReadNames, calls_in_order, first_exit, first_exit_in, tests_membership, tests_own_group, unparse, whole_text,
 )
 from .threads import BackgroundThreads
 
@@ -56,6 +56,7 @@ class Guards(ExceptionGuards):
         self.alternatives = Alternatives(self.info, index)
         self.read_names = ReadNames()
         self._tests: dict = {}  # (test's CFG node, whether the site is in its arms) -> Cond
+        self._if_tests: dict = {}  # (line, text) of an ``if``'s Cond -> its test (the text may be cut short)
         self._finally: dict = {}  # id(try statement) -> the condition of a call in its ``finally`` (or None)
         self._callee_escapes: dict = {}  # id(statement) -> (it, callee_escapes' answer)
         self._retries: dict = {}  # id(failing statement) -> (it, retry_facts' answer)
@@ -86,7 +87,8 @@ class Guards(ExceptionGuards):
             own = {text for text in (site.fix.group_expr, site.fix.receiver)
                    if text and text not in ("dist", "torch.distributed", "c10d")}
             if own:
-                conds = tuple(c for c in (without_own_group_operand(c, own) for c in conds) if c is not None)
+                conds = tuple(c for c in (without_own_group_operand(c, own, self._if_tests.get((c.line, c.text)))
+                                          for c in conds) if c is not None)
         return conds
 
     # -- inline: ternaries, short-circuits, comprehensions ------------------------------
@@ -192,6 +194,7 @@ class Guards(ExceptionGuards):
         if found is None:
             atoms = atoms | first_use_source(self.info.ctx, dstmt)
             found = self._tests[key] = self._if(stmt, dstmt, atoms, self.flow.envs.get(d, {}))
+            self._if_tests[found.line, found.text] = dstmt.test
         return found
 
     def _if(self, stmt, dstmt: ast.If, atoms, env) -> Cond:
@@ -361,24 +364,20 @@ class Guards(ExceptionGuards):
             return tuple(out)
 
 
-def without_own_group_operand(cond: Cond, own: set) -> Optional[Cond]:
+def without_own_group_operand(cond: Cond, own: set, test: Optional[ast.expr]) -> Optional[Cond]:
     """``cond`` without the operands of its ``and``/``or`` test that only
     ask whether this rank belongs to the collective's own group (every
     member answers alike, a non-member takes no part): what the other
-    operands read decides; None when the whole test asks only that."""
-    if tests_own_group(cond.text, own):
+    operands read decides; None when the whole test asks only that.
+    ``test``: the ``if`` test ``cond`` was made of, read whole (``cond.text``
+    is cut short), None for any other condition (which has no operands)."""
+    if tests_own_group(cond.text if test is None else whole_text(test), own):
         return None
-    if not cond.operands:
-        return cond
-    try:
-        test = ast.parse(cond.text, mode="eval").body
-    except SyntaxError:
-        return cond
-    if not isinstance(test, ast.BoolOp) or len(test.values) != len(cond.operands):
+    if not cond.operands or type(test) is not ast.BoolOp or len(test.values) != len(cond.operands):
         return cond
     kept, dropped = [], EMPTY
     for value, operand in zip(test.values, cond.operands):
-        if tests_own_group(unparse(value), own):
+        if tests_own_group(whole_text(value), own):
             dropped = dropped | operand[1]
         else:
             kept.append(operand)

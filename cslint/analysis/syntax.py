@@ -22,6 +22,12 @@ def short(text: str) -> str:
     return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 3] + "..."
 
 
+def whole_text(node: ast.AST) -> str:
+    """:func:`unparse`'s text of a node, not cut short: what a test of its text alone must read."""
+    text = unparse(node)
+    return text if len(text) < MAX_TEXT or not text.endswith("...") else " ".join(ast.unparse(node).split())
+
+
 def unparse(node: ast.AST) -> str:
     """The short text of a node.  Kept on the node once made: a quarter of
     the texts asked for are asked again (a test's text by its condition and
