@@ -118,16 +118,24 @@ def pipeline_end(identifier: str) -> Optional[str]:
 @functools.lru_cache(maxsize=65536)
 def size_name_is_uniform(identifier: str) -> bool:
     """World and group sizes are the same on every rank (``world_size``,
-    ``tp_size``, ``pipeline_model_parallel_size``)."""
+    ``tp_size``, ``pipeline_model_parallel_size``, ``num_dp_ranks``)."""
     name = identifier.lower().lstrip("_")
     if name in ("world_size", "num_ranks", "nranks", "n_ranks", "group_size"):
         return True
     if name.endswith("world_size") or name.endswith("parallel_size"):
         return True
     if name.endswith("_size"):
-        prefix = name[: -len("_size")]
-        return prefix in ("tp", "pp", "cp", "dp", "ep", "tp_cp", "moe_tp", "moe_ep", "attn_tp", "attn_dp", "sp", "dcp", "pcp")
+        return name[: -len("_size")] in _SIZED_DIMS
+    # a count of one dimension's ranks (``num_dp_ranks``, ``n_tp_ranks``) is that group's size
+    for head in ("num_", "n_"):
+        if name.startswith(head) and name.endswith("_ranks"):
+            return name[len(head): -len("_ranks")] in _SIZED_DIMS
     return False
+
+
+#: the dimension prefixes of group-size names (``tp_size``, ``num_tp_ranks``)
+_SIZED_DIMS = frozenset({"tp", "pp", "cp", "dp", "ep", "tp_cp", "moe_tp", "moe_ep", "attn_tp", "attn_dp", "sp", "dcp",
+                         "pcp"})
 
 
 #: A group object's members that name its first member (a rank id of the
