@@ -137,3 +137,39 @@ def test_a_helper_whose_skip_or_relay_is_not_a_single_rank_group_agrees_nothing(
                 dist.barrier(group=self.tp_group)          # reported: the relay may return first
     """)
     assert lines == [86, 90, 94, 98, 102]
+
+
+def test_a_staticmethod_called_through_self_agrees_the_argument_its_own_parameter_takes():
+    # ``self._agree(local, counts)`` binds ``local`` to a staticmethod's first parameter, not to ``counts``
+    lines = _lines("""
+        import torch
+        import torch.distributed as dist
+
+
+        class Pool:
+            @staticmethod
+            def _agree(local, counts):
+                dist.all_reduce(counts)
+
+            def _agree_method(self, local, counts):
+                dist.all_reduce(counts)
+
+            def step(self):
+                local = torch.tensor([dist.get_rank()])
+                counts = torch.tensor([dist.get_rank()])
+                self._agree(local, counts)
+                if local.item() > 0:
+                    dist.barrier()                  # reported: the helper agrees counts, not local
+                if counts.item() > 0:
+                    dist.barrier()                  # agreed
+
+            def step_method(self):
+                local = torch.tensor([dist.get_rank()])
+                counts = torch.tensor([dist.get_rank()])
+                self._agree_method(local, counts)
+                if local.item() > 0:
+                    dist.barrier()                  # reported
+                if counts.item() > 0:
+                    dist.barrier()                  # agreed
+    """)
+    assert lines == [19, 28]

@@ -7,7 +7,7 @@ classmethod's class; none for a staticmethod."""
 import ast
 import textwrap
 
-from cslint.analysis.callrefs import is_classmethod, is_staticmethod, receiver_param
+from cslint.analysis.callrefs import is_classmethod, is_staticmethod, positional_params, receiver_param
 
 CLASS = """
     class Box:
@@ -51,3 +51,13 @@ def test_a_staticmethod_and_a_method_without_a_positional_parameter_have_none():
     assert is_staticmethod(methods["helper"])
     # ``*args`` takes the object unnamed; a keyword-only parameter is never bound to it
     assert [receiver_param(methods[n]) for n in ("helper", "spread", "keywords", "bare")] == [None] * 4
+
+
+def test_a_call_through_an_object_binds_its_arguments_past_the_receiver_only():
+    methods = _methods()
+    assert positional_params(methods["plain"], True) == ["x"]
+    assert positional_params(methods["make"], True) == ["x"]  # ``cls`` is bound by the call as ``self`` is
+    assert positional_params(methods["only"], True) == ["x"]
+    # a staticmethod called through ``self`` binds its first parameter to the first argument
+    assert positional_params(methods["helper"], True) == ["x"]
+    assert positional_params(methods["plain"], False) == ["self", "x"]  # ``Box.plain(box, 1)``, or a function

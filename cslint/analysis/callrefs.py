@@ -272,3 +272,12 @@ def receiver_param(func) -> Optional[str]:
     args = func.args
     first = args.posonlyargs[:1] or args.args[:1]
     return first[0].arg if first else None
+
+
+def positional_params(func, through_object: bool) -> list:
+    """The names of ``func``'s positional parameters that a call's
+    positional arguments bind, in order: past its receiver
+    (:func:`receiver_param`) where the call is made through an object or
+    class (``self.m(x)``), from the first for a staticmethod or a plain call."""
+    names = [a.arg for a in func.args.posonlyargs + func.args.args]
+    return names[1:] if through_object and receiver_param(func) is not None else names

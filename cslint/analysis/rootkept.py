@@ -26,7 +26,7 @@ from typing import NamedTuple, Optional
 from ..presets import KIND_RANK_ID
 from .astwalk import DEFINITIONS, children_into
 from .callfacts import payload_argument
-from .callrefs import func_ref, method_ref, receiver_param
+from .callrefs import func_ref, method_ref, positional_params
 from .neighbours import stage_end_test
 from .roots import root_constant
 from .scope import ModuleContext, canonical_text
@@ -65,9 +65,7 @@ def _root_returned(ctx: ModuleContext, function, is_method: bool) -> Optional[Ro
     args = function.args
     if args.vararg or args.kwarg:
         return None
-    params = [a.arg for a in args.posonlyargs + args.args]
-    if is_method and receiver_param(function) is not None:
-        params = params[1:]  # what the call is made through (a classmethod's class too), no argument of it
+    params = positional_params(function, is_method)  # what a caller passes: no receiver (a classmethod's class)
     first = _first_statement(function)
     payload, parts = _packed(first, params)
     if payload is None:
@@ -174,7 +172,7 @@ def root_kept_target(ctx: ModuleContext, call: ast.Call, ref) -> Optional[ast.ex
     if found is None or any(type(a) is ast.Starred for a in call.args):
         return None
     target = ctx.definitions()[ref.qualname if ref.tag == "func" else f"{ref.class_key.partition(':')[2]}.{ref.name}"]
-    params = [a.arg for a in target.args.posonlyargs + target.args.args][0 if ref.tag == "func" else 1:]
+    params = positional_params(target, ref.tag != "func")
     passed = {params[i]: arg for i, arg in enumerate(call.args) if i < len(params)}
     passed.update((kw.arg, kw.value) for kw in call.keywords if kw.arg is not None)
     names = found.parts if type(found.parts) is tuple else (found.parts,)

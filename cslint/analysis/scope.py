@@ -16,7 +16,7 @@ from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .agreedbuffers import (LOOP_GROUP, first_stage_test, loop_over_groups, passes_group, relayed_in_place,
                             several_ranks_group)
 from .astwalk import DEFINITIONS, children_into, walked
-from .callrefs import func_ref, is_classmethod, method_ref, receiver_param
+from .callrefs import func_ref, is_classmethod, method_ref, positional_params, receiver_param
 from .modulenames import module_name_for
 from .results import AtomBuilder
 from .cfg import exit_exceptions
@@ -672,23 +672,22 @@ def _relayed_names(ctx: ModuleContext, call: ast.Call, self_name, class_name: st
     in place (:func:`agreedbuffers.relayed_in_place`)."""
     func = call.func
     if type(func) is ast.Name and func.id in ctx.module_functions:
-        qualname, skip = func.id, 0
+        qualname, through_self = func.id, False
     elif type(func) is ast.Attribute and self_name and type(func.value) is ast.Name and func.value.id == self_name:
-        qualname, skip = f"{class_name}.{func.attr}", 1
+        qualname, through_self = f"{class_name}.{func.attr}", True
     else:
         return []
     target = ctx.definitions().get(qualname)
     if target is None:
         return []
+    params = positional_params(target, through_self)
     memo = ctx.__dict__.setdefault("_relayed_in_place", {})
     relayed = memo.get(qualname)
     if relayed is None:
-        params = [a.arg for a in target.args.posonlyargs + target.args.args + target.args.kwonlyargs]
-        relayed = memo[qualname] = relayed_in_place(target, frozenset(params[skip:]), ctx.knowledge,
-                                                    lambda s: _single_rank_exit(ctx, s))
+        passed = frozenset(params) | {a.arg for a in target.args.kwonlyargs}
+        relayed = memo[qualname] = relayed_in_place(target, passed, ctx.knowledge, lambda s: _single_rank_exit(ctx, s))
     if not relayed:
         return []
-    params = [a.arg for a in target.args.posonlyargs + target.args.args][skip:]
     out = [arg.id for index, arg in enumerate(call.args)
            if type(arg) is ast.Name and index < len(params) and params[index] in relayed]
     return out + [kw.value.id for kw in call.keywords if kw.arg in relayed and type(kw.value) is ast.Name]
@@ -731,7 +730,7 @@ def passed_names(ctx: ModuleContext, call: ast.Call, ref) -> list:
     if not agreed:
         return []
     target = ctx.definitions()[ref.qualname if ref.tag == "func" else f"{ref.class_key.partition(':')[2]}.{ref.name}"]
-    params = [a.arg for a in target.args.posonlyargs + target.args.args][0 if ref.tag == "func" else 1:]
+    params = positional_params(target, ref.tag != "func")
     out = []
     for index, arg in enumerate(call.args):
         if type(arg) is ast.Starred:
