@@ -266,3 +266,33 @@ def test_membership_in_any_list_a_group_is_made_from_when_the_group_name_is_rebo
             if dist.get_rank() in writers:
                 dist.all_reduce(t)                                         # reported
     """) == [41]
+
+
+def test_membership_of_a_group_decides_collectives_over_other_groups():
+    # membership in a group's own list is alike on the group's members only:
+    # a collective over that group under it is not reported, one over the
+    # world or over a group made from another list still is (the test parts
+    # their ranks), whole or as an operand of an ``and``, as an exit too
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        def reduce_in_pair(t, flag):
+            rank = dist.get_rank()
+            ranks = [0, 1]
+            pair = dist.new_group(ranks)
+            others = [2, 3]
+            rest = dist.new_group(others)
+            if rank in ranks:
+                dist.all_reduce(t, group=pair)
+                dist.all_reduce(t)                                         # reported
+                dist.all_reduce(t, group=rest)                             # reported
+            if rank in ranks and flag:
+                dist.all_reduce(t, group=pair)
+                dist.barrier()                                             # reported
+            if rank not in ranks:
+                return t
+            dist.broadcast(t, src=0, group=pair)
+            dist.broadcast(t, src=0)                                       # reported
+            return t
+    """) == [13, 14, 17, 21]

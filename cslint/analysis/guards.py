@@ -82,7 +82,8 @@ class Guards(ExceptionGuards):
         if site.collective and site.collective.group.startswith("group:"):
             members = ctx.group_members.get(site.collective.group[len("group:"):])
             if members is not None:
-                conds = tuple(c for c in conds if not tests_membership(c.text, members))
+                conds = tuple(c for c in (without_membership_operand(c, members, self._if_tests.get((c.line, c.text)))
+                                          for c in conds) if c is not None)
         if site.collective and site.fix is not None:
             own = {text for text in (site.fix.group_expr, site.fix.receiver)
                    if text and text not in ("dist", "torch.distributed", "c10d")}
@@ -192,8 +193,9 @@ class Guards(ExceptionGuards):
         key = (d, self.info.inside(stmt, dstmt) and stmt is not dstmt)
         found = self._tests.get(key)
         if found is None:
-            atoms = atoms | first_use_source(self.info.ctx, dstmt)
-            found = self._tests[key] = self._if(stmt, dstmt, atoms, self.flow.envs.get(d, {}))
+            env = self.flow.envs.get(d, {})
+            atoms = atoms | first_use_source(self.info.ctx, dstmt) | self.evaluator.membership_reads(dstmt.test, env)
+            found = self._tests[key] = self._if(stmt, dstmt, atoms, env)
             self._if_tests[found.line, found.text] = dstmt.test
         return found
 
@@ -239,7 +241,9 @@ class Guards(ExceptionGuards):
         (the node is replaced by the operand's presence facts below)."""
         if not isinstance(test, ast.BoolOp):
             return "", (), ()
-        operands = tuple((Span.of(value), self.evaluator.eval(value, env), value) for value in test.values)
+        evaluator = self.evaluator
+        operands = tuple((Span.of(value), evaluator.eval(value, env) | evaluator.membership_reads(value, env), value)
+                         for value in test.values)
         return "and" if isinstance(test.op, ast.And) else "or", operands, first_rank_facts(test, self.flow.fold)
 
     def _with_presence(self, operands, when_true, when_false) -> tuple:
@@ -371,13 +375,28 @@ def without_own_group_operand(cond: Cond, own: set, test: Optional[ast.expr]) ->
     operands read decides; None when the whole test asks only that.
     ``test``: the ``if`` test ``cond`` was made of, read whole (``cond.text``
     is cut short), None for any other condition (which has no operands)."""
-    if tests_own_group(cond.text if test is None else whole_text(test), own):
+    return _without_operands(cond, test, lambda text: tests_own_group(text, own))
+
+
+def without_membership_operand(cond: Cond, members: str, test: Optional[ast.expr]) -> Optional[Cond]:
+    """``cond`` without the operands of its test (or None for the whole
+    test) that ask whether this rank is in ``members``, the text of the
+    list the collective's group was made from (``rank in ranks`` of
+    ``new_group(ranks)``): alike on every member, and a non-member takes
+    no part.  ``test`` as for :func:`without_own_group_operand`."""
+    return _without_operands(cond, test, lambda text: tests_membership(text, members))
+
+
+def _without_operands(cond: Cond, test: Optional[ast.expr], asks_membership) -> Optional[Cond]:
+    """``cond`` without the operands of its ``and``/``or`` test ``test``
+    whose text ``asks_membership``; None when the whole test does."""
+    if asks_membership(cond.text if test is None else whole_text(test)):
         return None
     if not cond.operands or type(test) is not ast.BoolOp or len(test.values) != len(cond.operands):
         return cond
     kept, dropped = [], EMPTY
     for value, operand in zip(test.values, cond.operands):
-        if tests_own_group(whole_text(value), own):
+        if asks_membership(whole_text(value)):
             dropped = dropped | operand[1]
         else:
             kept.append(operand)

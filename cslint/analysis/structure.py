@@ -342,6 +342,28 @@ class StructureReads(ContainerNames):
         right = unparse(test.comparators[0])
         return right in self.ctx.group_member_texts
 
+    def membership_reads(self, test, env: dict) -> frozenset:
+        """What the tests of membership in a group's own list that ``test``
+        makes (the whole test, under ``not``, or an operand of its
+        ``and``/``or``) read as a guard: the rank and the list.  As a value
+        such a test is uniform (:meth:`_tests_group_membership`: what it
+        picks is used inside the group), but whether a collective runs under
+        it is the same only among the group's members: a collective over
+        another group under it still parts that group's ranks, and only a
+        collective over the group made from the list drops it
+        (:func:`~cslint.analysis.syntax.tests_membership`)."""
+        t = type(test)
+        if t is ast.UnaryOp and type(test.op) is ast.Not:
+            return self.membership_reads(test.operand, env)
+        if t is ast.BoolOp:
+            atoms = EMPTY
+            for value in test.values:
+                atoms |= self.membership_reads(value, env)
+            return atoms
+        if t is ast.Compare and self._tests_group_membership(test):
+            return self._eval_compare(test, env)
+        return EMPTY
+
     def display(self, expr, env) -> frozenset:
         """A dict display, whose keys make its key set, or ``[x] * n``, whose repeat count is its length."""
         if type(expr) is ast.Dict:
