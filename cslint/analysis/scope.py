@@ -25,7 +25,8 @@ from .communicators import Communicators
 from .entries import positional_fields, scanned_entry_nodes
 from .configfiles import read_configuration
 from .packagefiles import in_package
-from .shapes import returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape, returns_only_lists
+from .shapes import (returned_tuple_length, returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape,
+                     returns_only_lists)
 from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
                      top_level_definitions)
 from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, ELEMENT_ADDERS, looks_like_communicator
@@ -221,6 +222,11 @@ class ModuleContext(CollectiveGroups):
                                 and ref.dotted.partition(".")[0] == self.module.partition(".")[0]):
             return True
         return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
+
+    def returned_tuple_length(self, ref) -> int:
+        """The length of the tuple each ``return`` with a value of ``ref``, a function or method of this module,
+        writes out (``shapes.returned_tuple_length``); 0 where they do not, or ``ref`` is not of this module."""
+        return _returns_shape(self, ref, self.__dict__.setdefault("_tuple_lengths", {}), returned_tuple_length) or 0
 
     def returns_dicts(self, ref):
         """The keys where each ``return`` with a value of ``ref``, a function or method of this module, writes out

@@ -97,6 +97,13 @@ def returns_one_tuple_shape(function) -> bool:
     return _one_return_shape(function, _tuple_length) is not None
 
 
+def returned_tuple_length(function) -> int:
+    """The length of the tuple every ``return`` statement of ``function``
+    with a value writes out (:func:`returns_one_tuple_shape`); 0 where they
+    do not."""
+    return _one_return_shape(function, _tuple_length) or 0
+
+
 def returns_one_dict_shape(function) -> frozenset:
     """The keys, where each ``return`` statement of ``function`` with a
     value (``None`` aside) writes out a dict display with the same constant

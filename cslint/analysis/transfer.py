@@ -321,8 +321,22 @@ class Transfer:
             own = self.evaluator.kept_apart(value, env)
         atoms = self.evaluator.eval(value, env)
         self._returned_read = (s, env, own, atoms)  # (for :meth:`returned_none`, next, on the same flow)
+        parts = self._forwarded_elements(atoms, implicit) if t is ast.Call else ()
         implicit = self.choice_reaching(atoms, implicit)
-        return atoms | implicit, (), None if own is None else own | implicit
+        return atoms | implicit, parts, None if own is None else own | implicit
+
+    def _forwarded_elements(self, atoms: frozenset, implicit: frozenset) -> tuple:
+        """The elements of ``return split(x, rank)``, ``atoms`` its value, where
+        ``split`` is a function of this module each of whose returns writes
+        out a tuple of one length: each that element of the call's result
+        (``callrefs.element``, as ``a, b = split(x, rank)`` reads it), with
+        the tests choosing this return, as for a tuple written out; ``()``
+        (none apart) for any other call."""
+        ctx = self.info.ctx
+        lengths = {ctx.returned_tuple_length(atom.ref) for atom in atoms if atom.tag == "R"}
+        length = lengths.pop() if len(lengths) == 1 else 0
+        return tuple(part | self.choice_reaching(part, implicit)
+                     for part in (element(index, atoms, ctx.returns_tuples) for index in range(length)))
 
     def returned_none(self, s: ast.Return, flow: Flow) -> Optional[frozenset]:
         """What decides whether ``return value`` hands back None, where that
