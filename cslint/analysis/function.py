@@ -289,6 +289,7 @@ class FunctionInfo(FunctionScan):
         self.rebuild_fields = NO_NAMES  # their fields' names (scan_calls)
         self._rebuilds = None  # rebuilds.rebuilds_of, once asked
         self.self_stores = self.foreign_stores = NO_NAMES  # attribute names stored by name (scan_calls)
+        self.self_assignments = None  # the assignments storing into ``self.attr`` (scan_calls), None before it
         self.binds_computed_names = False  # on ``self`` (scan_calls; lackednames.py)
         self.built_own_class = ()  # a classmethod: the group arguments of each ``cls(...)`` (scan_calls)
         args = getattr(func, "args", None)

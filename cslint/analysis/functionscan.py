@@ -40,7 +40,7 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
            "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
-           "module_stores", "leaves_at", "self_stores",
+           "module_stores", "leaves_at", "self_stores", "self_assignments",
            "foreign_stores", "binds_computed_names", "entry_nodes")
 
 
@@ -106,6 +106,7 @@ class FunctionScan:
         attach_candidates = []  # ``obj.attr = name_or_attribute`` (attached.py)
         rebuild_candidates = []  # ``self.attr = local`` or ``self.attr = call(...)`` (rebuilds.py)
         self_stores, foreign_stores = set(), set()  # attribute names stored on ``self``, on anything else (held_store)
+        self_assignments = []  # the assignment statements with a ``self.attr`` target (rootside.derived_stores)
         # stores into attributes and elements of attributes or elements, assignments to one such target:
         # with the calls, what the file's positional fields are read from (entries.scanned_entry_nodes)
         entry_nodes = []
@@ -142,6 +143,8 @@ class FunctionScan:
                 value = node.value
                 if type(value) is Name and value.id == self_name:
                     self_stores.add(node.attr)
+                    if type(owner) is ast.Assign or type(owner) is ast.AnnAssign:
+                        self_assignments.append(owner)  # (a target of its own, or a comprehension's in its value)
                 else:
                     foreign_stores.add(held_store(value, node.attr))
             # the commonest nodes first: no statement, nothing to note.  An attribute or a keyword has one child
@@ -321,6 +324,7 @@ class FunctionScan:
             if rebuild_candidates else NO_NAMES
         self._rebuilds = None
         self.self_stores, self.foreign_stores = frozenset(self_stores), frozenset(foreign_stores)
+        self.self_assignments = self_assignments
         self.binds_computed_names = binds_computed_names
         self.entry_nodes = entry_nodes
         return CallScan(frozenset(names), collective)

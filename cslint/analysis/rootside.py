@@ -84,15 +84,17 @@ def derived_stores(info: FunctionInfo) -> tuple:
     if not self_name or not info.class_key:
         return ()
     out = set()
-    for stmts in statement_lists(info.body):
-        for stmt in stmts:
-            t = type(stmt)
-            if (t is ast.Assign or t is ast.AnnAssign) and stmt.value is not None:
-                stored = [target.attr for target in (stmt.targets if t is ast.Assign else [stmt.target])
-                          if type(target) is ast.Attribute and type(target.value) is ast.Name
-                          and target.value.id == self_name]
-                if stored and not _plain_read(stmt.value):
-                    out.update(stored)
+    assignments = info.self_assignments  # noted by the call scan, which walks the same statements
+    if assignments is None:
+        assignments = [stmt for stmts in statement_lists(info.body) for stmt in stmts]
+    for stmt in assignments:
+        t = type(stmt)
+        if (t is ast.Assign or t is ast.AnnAssign) and stmt.value is not None:
+            stored = [target.attr for target in (stmt.targets if t is ast.Assign else [stmt.target])
+                      if type(target) is ast.Attribute and type(target.value) is ast.Name
+                      and target.value.id == self_name]
+            if stored and not _plain_read(stmt.value):
+                out.update(stored)
     return tuple(sorted(out))
 
 
