@@ -67,8 +67,8 @@ def rooted_writes(info: FunctionInfo) -> tuple:
     missing here runs under no such test); () for a function that is no
     method."""
     self_name = info.self_name
-    if not self_name or not info.class_key:
-        return ()
+    if not self_name or not info.class_key or info.self_assignments == []:
+        return ()  # (the call scan met no assignment to a field of ``self``)
     out: list = []
     _scan_writes(self_name, info.body, (), out)
     return tuple(sorted(out))
@@ -154,8 +154,8 @@ def present_calls(info: FunctionInfo) -> tuple:
     :func:`~cslint.analysis.presence.presence_test`, or of a local name bound
     once to one) and that it names nowhere else, nor its module as a value."""
     self_name = info.self_name
-    if not self_name or not info.class_key:
-        return ()
+    if not self_name or not info.class_key or not info.self_calls:
+        return ()  # (the call scan met no call of a method of ``self``)
     calls: list = []
     _scan_calls(self_name, _Aliases(info.func), info.body, "", calls)
     if calls:
