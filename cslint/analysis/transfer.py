@@ -400,8 +400,12 @@ class Transfer:
         return self.evaluator.eval(s.value.value, flow.env) | flow.implicit
 
     def field_writes(self, s: ast.stmt, flow: Flow, fields: list, field_types: list) -> None:
-        """What ``s`` writes into the fields of ``self`` (:func:`cslint.analysis.fieldwrites.field_writes`)."""
-        field_writes(self, s, flow, fields, field_types)
+        """What ``s`` writes into the fields of ``self`` (:func:`cslint.analysis.fieldwrites.field_writes`):
+        nothing in a function the call scan saw write no field (``may_write_field``, which every shape
+        ``field_writes`` records makes true: a store into or a deletion of ``self.attr``, a store into an
+        attribute's element, a method called on ``self.attr``; a module function's is never true)."""
+        if self.info.may_write_field is not False:
+            field_writes(self, s, flow, fields, field_types)
 
     def own_before(self, container: ast.Name, flow: Flow) -> frozenset:
         """What the container's own structure depended on before this
