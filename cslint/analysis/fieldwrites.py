@@ -39,8 +39,6 @@ def field_writes(transfer, s: ast.stmt, flow: Flow, fields: list, field_types: l
         value = s.value
         targets = s.targets if t is ast.Assign else [s.target]
         whole, whole_value = None, value
-        implicit = project(CONTENTS, flow.implicit) if flow.implicit and len(targets) == 1 and t is not \
-            ast.AugAssign and copies_itself(value, targets[0], info.ctx.imports) else flow.implicit  # copies.py
         for target in targets:
             if type(target) is ast.Name:
                 continue  # a local variable (most targets): no field
@@ -52,7 +50,12 @@ def field_writes(transfer, s: ast.stmt, flow: Flow, fields: list, field_types: l
                 if value is not whole_value:
                     atoms = evaluate(value, env) | flow.implicit  # its own element
                 else:
-                    atoms = whole = whole if whole is not None else evaluate(value, env) | implicit
+                    if whole is None:  # (the implicit flow is worked out only for a statement that writes a field)
+                        implicit = project(CONTENTS, flow.implicit) if flow.implicit and len(targets) == 1 \
+                            and t is not ast.AugAssign and copies_itself(value, targets[0], info.ctx.imports) \
+                            else flow.implicit  # copies.py
+                        whole = evaluate(value, env) | implicit
+                    atoms = whole
                 if position is not None:  # ``self.a, self.b = f()``: its own element of what f returns
                     atoms = element(position, atoms, info.ctx.returns_tuples)
                 extra = evaluate(sub.slice, env) if base_attr else EMPTY
