@@ -247,7 +247,10 @@ def canonical_positions(listed: list, digests: Optional[dict] = None) -> list:
         if end - start > 1:
             if memo is None:
                 memo = {} if digests is None else digests
-            order[start:end] = sorted(order[start:end], key=lambda i: structure_digest(listed[i], memo))
+            # (the run holds its positions in ascending order, as the stable sort
+            # by rank left them: a digest tie keeps that order either way)
+            run = order[start:end]
+            order[start:end] = [i for _digest, i in sorted(zip([structure_digest(listed[i], memo) for i in run], run))]
         start = end
     return order
 
@@ -282,6 +285,12 @@ def structure_digest(value, memo: dict) -> bytes:
         if found is None:
             found = memo[value] = hashlib.blake2b(repr(_portable(value)).encode("utf-8", "surrogateescape"),
                                                   digest_size=12).digest()
+        return found
+    if t is int or t is bool:  # leaves met again and again: kept under (type, value), no part's key (1 == True)
+        found = memo.get((t, value))
+        if found is None:
+            found = memo[(t, value)] = hashlib.blake2b(repr(value).encode("utf-8", "surrogateescape"),
+                                                     digest_size=12).digest()
         return found
     is_set = t is frozenset  # (no frozenset is of a class of its own)
     if is_set or t is tuple or isinstance(value, tuple):  # typed atoms and refs are tuples
