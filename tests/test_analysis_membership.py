@@ -296,3 +296,49 @@ def test_membership_of_a_group_decides_collectives_over_other_groups():
             dist.broadcast(t, src=0)                                       # reported
             return t
     """) == [13, 14, 17, 21]
+
+
+def test_a_world_rank_below_n_is_membership_in_a_group_of_the_first_n_ranks():
+    # a world rank is never negative, so ``rank < 2`` holds exactly on the
+    # members of ``new_group([0, 1])``: the list of the groups this rank is in
+    # is alike on each group's members, and a collective over the pair under
+    # it is not reported; a collective over the world under it, a rank on a
+    # node, and a bound other than the list's length still are
+    assert _lines("""
+        import torch.distributed as dist
+
+
+        def _check(group, group_rank, t):
+            dist.all_gather_object([None], (group_rank, t), group=group)
+
+
+        def worker(rank, t):
+            pair = dist.new_group([0, 1])
+            groups = [(dist.group.WORLD, rank)]
+            if rank < 2:
+                groups.append((pair, rank))
+            for group, group_rank in groups:
+                _check(group, group_rank, t)
+            if 2 > rank:
+                dist.all_reduce(t, group=pair)
+                dist.all_reduce(t)                                         # reported
+            if rank >= 2:
+                return t
+            dist.barrier(group=pair)
+            dist.barrier()                                                 # reported
+
+
+        def by_node(local_rank, t):
+            pair = dist.new_group(list(range(2)))
+            groups = [(dist.group.WORLD, local_rank)]
+            if local_rank < 2:
+                groups.append((pair, local_rank))
+            for group, group_rank in groups:
+                _check(group, group_rank, t)                               # reported
+
+
+        def past_the_list(rank, t):
+            pair = dist.new_group([0, 1])
+            if rank < 3:
+                dist.all_reduce(t, group=pair)                             # reported
+    """) == [18, 22, 31, 37]
