@@ -12,7 +12,9 @@ atom                          tag   meaning
 :class:`Source`               S     a rank-local source; ``dims`` is a tuple of
                                     ``(mode, frozenset(dims))`` pairs (``'*'`` =
                                     every mode); ``whole``: whether the value's
-                                    *structure* differs too (see below)
+                                    *structure* differs too (see below);
+                                    ``picks_from``: read only as the index of
+                                    a pick from a parameter
 :class:`Projection`           J     what ``inner``'s divergence becomes through
                                     an operation that reads or builds structure
 :class:`AttributeRead`        A     ``obj.attr`` of an object that may be of a
@@ -133,6 +135,11 @@ class Source(NamedTuple):
     line: int
     dims: tuple  # ((mode, frozenset(dims)), ...)
     whole: bool  # the structure differs too (else only the contents)
+    #: ``(function key, parameter index)`` where the source was read only as
+    #: the index of an element picked from that parameter (``lens[1 - rank]``,
+    #: :func:`picking_from`), else ``()``: a call handing the function a
+    #: display of one value repeated there picks that value on every rank
+    picks_from: tuple
 
 
 class Param(NamedTuple):
@@ -162,6 +169,10 @@ class CallResult(NamedTuple):
     line: int
     text: str
     depth: int
+    #: the arguments (positions before any spread, keyword names) written out
+    #: as a display of one value repeated (``positions.alike_displays``):
+    #: whichever element the callee picks from one, it is that value
+    alike_displays: tuple
 
 
 class CollectiveResult(NamedTuple):
@@ -222,7 +233,21 @@ IDENTITY_KINDS = frozenset({"rank id", "device id", "process id", "host name"})
 def source(kind: str, text: str, path: str, line: int, dims: tuple, whole: Optional[bool] = None) -> Source:
     if whole is None:
         whole = kind not in CONTENTS_KINDS
-    return made(Source, ("S", kind, text, path, line, dims, whole))
+    return made(Source, ("S", kind, text, path, line, dims, whole, ()))
+
+
+def picking_from(atoms: frozenset, key: str, index: int) -> frozenset:
+    """``atoms`` (what an index depends on) with each source marked as read
+    only to pick an element from parameter ``index`` of the function ``key``
+    (:attr:`Source.picks_from`)."""
+    mark = (key, index)
+    return frozenset(made(Source, atom[:7] + (mark,)) if atom.tag == "S" else atom for atom in atoms)
+
+
+def unpicked(atom: Source) -> Source:
+    """A source without its pick mark: past the call that binds the
+    parameter, an index read as any other."""
+    return made(Source, atom[:7] + ((),))
 
 
 #: the parameter atoms and their one-atom sets, made once: every function's
@@ -347,8 +372,8 @@ def global_read(module: str, name: str) -> GlobalRead:
 PIECE_PICK = -2
 
 
-def call_result(ref, args, kwargs, fallback, path, line, text, depth) -> CallResult:
-    return made(CallResult, ("R", ref, args, kwargs, fallback, path, line, text, depth))
+def call_result(ref, args, kwargs, fallback, path, line, text, depth, alike_displays: tuple = ()) -> CallResult:
+    return made(CallResult, ("R", ref, args, kwargs, fallback, path, line, text, depth, alike_displays))
 
 
 def collective_result(group: str, inner: frozenset, depth: int) -> CollectiveResult:
@@ -458,22 +483,22 @@ def project_source(atom: Source, transform: str):
     if atom.whole == KINDS_ONLY:  # kept as it is (IDENT) or read by a type test, and by nothing else
         first = transform[0]
         if first == "K" or first == "Q":
-            return _new(Source, atom[:6] + (first == "Q",))
+            return _new(Source, atom[:6] + (first == "Q",) + atom[7:])
         return atom if transform == IDENT else None
     becomes = transform[part]
     if becomes == "-":
         return None
     if becomes == "L":
-        return atom if atom.whole == "L" else _new(Source, atom[:6] + ("L",))
+        return atom if atom.whole == "L" else _new(Source, atom[:6] + ("L",) + atom[7:])
     if becomes in "KQkq":
         if part == 0 and (atom.whole == "L" and becomes in "KQ" or atom.kind in KIND_ALIKE_KINDS):
             return None  # a kind test of a length (not read as a structure before: k, q), or of this rank's share
         becomes = "C" if becomes in "Kk" else "W"
     if becomes == "W" and atom.whole == "L":
-        return _new(Source, atom[:6] + (True,))  # read as a structure: no longer a length only
+        return _new(Source, atom[:6] + (True,) + atom[7:])  # read as a structure: no longer a length only
     if _LEVEL[becomes] == part or becomes == "H" and part == 1 and atom.kind not in IDENTITY_KINDS:
         return atom  # (only a rank's or a device's identity is held: data stays contents)
-    return _new(Source, atom[:6] + (_WHOLE_OF[becomes],))
+    return _new(Source, atom[:6] + (_WHOLE_OF[becomes],) + atom[7:])
 
 
 #: Projections already made: (transform, atoms) -> the atoms seen through it. Most repeat one seen before (the

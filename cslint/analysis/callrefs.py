@@ -226,7 +226,7 @@ def _results_part(atoms: frozenset, has_parts, part) -> Optional[frozenset]:
         return None
     return atoms.difference(split).union([
         call_result(part_ref(part, atom.ref), atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
-                    atom.depth) for atom in split])
+                    atom.depth, atom.alike_displays) for atom in split])
 
 
 #: Call references whose result :func:`element` and :func:`own_results` leave whole.

@@ -19,7 +19,7 @@ import hashlib
 import os
 from typing import NamedTuple, Optional
 
-from .atoms import DROP, IDENT, KINDS_ONLY, STRENGTH_OF_WHOLE, compose, project_source
+from .atoms import DROP, IDENT, KINDS_ONLY, STRENGTH_OF_WHOLE, compose, project_source, unpicked
 from .modulenames import module_name_for
 
 #: flow links an explanation shows (the first ones: from the source onwards);
@@ -125,6 +125,22 @@ def several_ranks_only(source) -> frozenset:
     return frozenset(last[1]) if last[0] == SEVERAL_RANKS else frozenset()
 
 
+def read_as_stored(value: dict) -> dict:
+    """A divergence map read back from where a function stored it (a field):
+    a source marked as the index of a pick from a parameter
+    (:attr:`~.atoms.Source.picks_from`) no longer is one, since what a later
+    call passes there says nothing of the list the stored pick came from."""
+    for k in value:  # (a loop, not a generator: a field is read very often, almost never with a mark)
+        if k.tag == "S" and k.picks_from:
+            break
+    else:
+        return value
+    out: dict = {}
+    for k, (dims, via) in value.items():
+        merge(out, unpicked(k) if k.tag == "S" and k.picks_from else k, dims, via)
+    return out
+
+
 def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
     """Add ``key``'s dimensions to a map; whether the map changed."""
     old = target.get(key)
@@ -135,12 +151,14 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
             # structure differs (a structure read drops the rest); that are
             # not only held, for one of contents (a test drops what is held)
             # (and one marked as written out only where a group has several
-            # ranks covers no unmarked one, which reaches where it does not)
+            # ranks covers no unmarked one, which reaches where it does not;
+            # one read only as a pick's index covers none, as a call handing
+            # an alike display drops it: atoms.Source.picks_from)
             part = STRENGTH_OF_WHOLE[key.whole]
             unmarked = not several_ranks_only(key)
             covered = frozenset().union(*(d for k, (d, _v) in target.items()
                                           if k.tag == "S" and STRENGTH_OF_WHOLE[k.whole] <= part
-                                          and k.whole != KINDS_ONLY
+                                          and k.whole != KINDS_ONLY and not k.picks_from
                                           and not (unmarked and several_ranks_only(k))))
             if dims <= covered:
                 return False

@@ -287,7 +287,7 @@ def appended_entry_writes(info, attr: str, call: ast.Call, atoms: frozenset, lin
 def _parts(results: frozenset, index) -> frozenset:
     """Each call result of ``results`` read as its part ``index`` (``callrefs.part_ref``)."""
     return frozenset(call_result(part_ref(index, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text,
-                                 a.depth) for a in results)
+                                 a.depth, a.alike_displays) for a in results)
 
 
 def keyed_entry_read(info, value, atoms: frozenset, key: str) -> Optional[frozenset]:
@@ -554,8 +554,8 @@ def values_own(evaluator, loop, env, stored: frozenset) -> tuple:
         own = element_own(evaluator.info, base, atoms, VALUES_OWN)  # ``for maps in self.ranges:``
         return (None, None) if own is None else (name, own)
     return name, atoms.difference(keyed).union([
-        call_result(part_ref(ANY_VALUE_OWN, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text, a.depth)
-        for a in keyed])
+        call_result(part_ref(ANY_VALUE_OWN, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text, a.depth,
+                    a.alike_displays) for a in keyed])
 
 
 #: the views of a dict as many as its entries
@@ -622,7 +622,7 @@ def key_read_own(evaluator, value: ast.Subscript, env, stored: frozenset) -> Opt
         return None
     return read.difference(keyed).union([
         call_result(part_ref(key_own(key), a.ref.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text,
-                    a.depth) for a in keyed])
+                    a.depth, a.alike_displays) for a in keyed])
 
 
 def parted_by(ctx, index):

@@ -30,7 +30,7 @@ from .exceptionreads import ExceptionReads
 from .function import FunctionInfo
 from .funcaliases import alias_calls
 from .iteration import zip_arguments
-from .positions import own_arguments
+from .positions import alike_displays, own_arguments
 from .spreadlengths import statement_holding, written_length
 from .spreads import call_arguments
 from .raises import of_own_package
@@ -412,7 +412,7 @@ class Evaluator(StructureReads, ExceptionReads):
                     or receiver_of_tree(ref, self.ctx)
                 kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
                 return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind,
-                                       receiver)
+                                       receiver, alike_displays(call))
             return fallback
         if verdict is FIXED:
             return plan[1]

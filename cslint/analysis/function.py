@@ -324,6 +324,7 @@ class FunctionInfo(FunctionScan):
         self._refs: dict = {}  # id(callee expression) -> (it, resolve_ref's answer)
         self._gathered = self._wrapped = None  # gathered_params(), wrapped_models()
         self._rank_params = None  # rank_param_sources()
+        self.held_in_place = None  # parameter name -> positions.picks_in_place(), made when asked
         #: what correlated.py found of its own names (bound once, declared, scalar; names of a test), made when asked
         self.name_facts: dict = {}
         self.callee_names: frozenset = frozenset()  # the last name of every callee (scan_calls)

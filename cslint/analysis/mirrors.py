@@ -179,7 +179,7 @@ def mirrored(mirror: Mirror, out: dict, dataflow) -> dict:
     if not compared:
         return out
     collective = dataflow.info.ctx.atoms.collective
-    leaves = frozenset(tuple.__new__(type(a), a[:6] + (KINDS_ONLY,)) for a in compared) if mirror.mapped else EMPTY
+    leaves = frozenset(tuple.__new__(type(a), a[:6] + (KINDS_ONLY,) + a[7:]) for a in compared) if mirror.mapped else EMPTY
     name = mirror.name
     return {key: collective(mirror.group, atoms) | leaves if (key if type(key) is str else key[1]) == name
             else atoms for key, atoms in out.items()}

@@ -224,7 +224,8 @@ def none_results(atoms: frozenset, own: bool = False, passed: tuple = ()) -> Opt
     passed = passed if len(split) == 1 else ()
     return atoms.difference(split).union([
         call_result(part_ref(NONE_PART, atom.ref.ref if own else atom.ref), atom.args, atom.kwargs + passed,
-                    atom.fallback, atom.path, atom.line, atom.text, atom.depth) for atom in split])
+                    atom.fallback, atom.path, atom.line, atom.text, atom.depth, atom.alike_displays)
+        for atom in split])
 
 
 def none_of(evaluator, expr, env: dict, value: Optional[frozenset] = None,

@@ -116,6 +116,74 @@ def display_positions(evaluator, arg: ast.expr, key: str, env: dict, out: Option
     return [*(out or ()), *((f"{POSITION_ARG}{position}:{key}", value) for position, value in enumerate(values))]
 
 
+#: what makes two writings of one expression two values: a call, an await, a
+#: yield, an assignment inside it, a new object built, an element spread
+_MAKES_ANEW = frozenset({ast.Call, ast.Await, ast.Yield, ast.YieldFrom, ast.NamedExpr, ast.Lambda, ast.ListComp,
+                         ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Starred, ast.List, ast.Set, ast.Dict})
+
+
+def repeats_one_value(display) -> bool:
+    """Whether ``display`` is a list or tuple written out as one expression
+    two or more times (``[n, n]``, ``(x.shape[1], x.shape[1])``) with nothing
+    in it that makes a new value each time it runs (:data:`_MAKES_ANEW`): every
+    element is one value, so an element picked by any index is that value."""
+    t = type(display)
+    if (t is not ast.List and t is not ast.Tuple) or len(display.elts) < 2:
+        return False
+    first, rest = display.elts[0], display.elts[1:]
+    if type(first) is ast.Name:  # (the commonest element: no walk, no dump)
+        return all(type(element) is ast.Name and element.id == first.id for element in rest)
+    if any(type(element) is not type(first) for element in rest) \
+            or any(type(node) in _MAKES_ANEW for node in fast_walk(first)):
+        return False
+    text = ast.dump(first)
+    return all(ast.dump(element) == text for element in rest)
+
+
+def alike_displays(call: ast.Call) -> tuple:
+    """The arguments of ``call`` written out as a display of one value
+    repeated (:func:`repeats_one_value`): their positions, up to the first
+    spread, and their keywords (:attr:`~.atoms.CallResult.alike_displays`)."""
+    out = None
+    for index, arg in enumerate(call.args):
+        t = type(arg)
+        if t is ast.Starred:
+            break
+        if (t is ast.List or t is ast.Tuple) and repeats_one_value(arg):
+            out = [*(out or ()), index]
+    for kw in call.keywords:
+        t = type(kw.value)
+        if kw.arg is not None and (t is ast.List or t is ast.Tuple) and repeats_one_value(kw.value):
+            out = [*(out or ()), kw.arg]
+    return tuple(out) if out else ()
+
+
+def passes_alike(fn, index: int, alike: tuple, offset: int) -> bool:
+    """Whether a call whose :attr:`~.atoms.CallResult.alike_displays` are
+    ``alike`` passes parameter ``index`` of ``fn`` such a display, by the
+    parameter's name or by its position among the call's positional
+    arguments (``offset``: 1 where the call does not pass the instance, as
+    :func:`position_argument`)."""
+    if not alike or index >= len(fn.params):
+        return False
+    return fn.params[index] in alike or index - (fn.self_offset if offset else 0) in alike
+
+
+def picks_in_place(info, name: str) -> bool:
+    """Whether ``name`` is a parameter of the function of ``info`` that holds
+    its elements in place (never rebound, stored into, deleted from, moved by
+    a method, or shadowed by a nested function's parameter), so that an
+    element picked from it is one of those the caller passed."""
+    known = info.held_in_place
+    if known is None:
+        known = info.held_in_place = {}
+    found = known.get(name)
+    if found is None:
+        found = known[name] = name in info.params and name != info.self_name and name not in info.element_stores \
+            and bool(_held_in_place(info, {name: True}))
+    return found
+
+
 def read_positions(info) -> dict:
     """Parameter name -> the constant positions the function reads it at
     (``buffers[0]``), for each parameter that holds its elements in place
@@ -127,6 +195,13 @@ def read_positions(info) -> dict:
             wanted[name] = positions
     if not wanted:
         return wanted
+    return _held_in_place(info, wanted)
+
+
+def _held_in_place(info, wanted: dict) -> dict:
+    """``wanted`` (parameter name -> anything) less the parameters the
+    function rebinds, stores into, calls a method on that moves elements,
+    or shadows in a nested function."""
     for node in fast_walk(info.func):
         t = type(node)
         if t is ast.Name and type(node.ctx) is not ast.Load:

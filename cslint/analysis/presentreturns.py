@@ -186,7 +186,7 @@ def present(name: str, out: dict) -> dict:
         if changed is None:
             changed = {}
         changed[atom] = call_result(new_ref, atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
-                                    atom.depth)
+                                    atom.depth, atom.alike_displays)
     if changed is None:
         return out
     refined = fork(out)

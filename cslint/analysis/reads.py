@@ -16,12 +16,12 @@ from .noneness import NONE_PART
 from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
 from .atoms import (
     CONTENTS, DROP, EMPTY, IDENT, NONE_ARG, NONE_PARAM, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, STORED_OWN,
-    base_field, entry_base, field_name, param, project, source,
+    base_field, entry_base, field_name, param, project, source, unpicked,
 )
 from .callrefs import OWN_PART, PIECE_PICK, THROUGH_INSTANCE
 from .fieldreads import FieldReads
 from .divergence import extend_via, merge, transformed
-from .positions import POSITION_PARAM, parameter_of
+from .positions import POSITION_PARAM, parameter_of, passes_alike
 from .spreads import element_argument, positional_argument
 from .records import FuncFacts, Site, written_variants
 from .vocabulary import VIEW_METHODS
@@ -206,6 +206,11 @@ class ProgramReads(FieldReads):
                         if d:
                             merge(out, k2, d, v2)
                 else:
+                    if k.tag == "S" and k.picks_from:  # (read only as the index of a pick from a parameter)
+                        if k.picks_from[0] == fn.key and passes_alike(fn, k.picks_from[1], atom.alike_displays,
+                                                                      offset_for_call):
+                            continue  # the caller's display holds one value: the same element on every rank
+                        k = unpicked(k)
                     if link is None:  # the same link for every entry: made once per call
                         link = (atom.path, atom.line, f"returned by `{atom.text}()`")
                         self.link_functions[link] = ("return", tuple(target.key for target in targets),

@@ -173,7 +173,7 @@ class AtomBuilder:
         kwargs = tuple([(k, flatten(a, within, inner)) for k, a in atom.kwargs])
         fallback = flatten(atom.fallback, within, inner)
         depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
-        return call_result(atom.ref, args, kwargs, fallback, atom.path, atom.line, atom.text, depth)
+        return call_result(atom.ref, args, kwargs, fallback, atom.path, atom.line, atom.text, depth, atom.alike_displays)
 
     def _flattened_fallback(self, fallback: frozenset, receiver: frozenset) -> frozenset:
         """A method call's fallback past the nesting limit: the object it is
@@ -193,7 +193,7 @@ class AtomBuilder:
         return frozenset(out)
 
     def call(self, ref, args, kwargs, fallback, path, line, text, bind: bool = False,
-             receiver: frozenset = EMPTY) -> frozenset:
+             receiver: frozenset = EMPTY, alike_displays: tuple = ()) -> frozenset:
         """The result of a call to ``ref`` (resolved by the whole-tree pass);
         ``bind``: an agreement helper (:func:`keeps_arguments_bound`), or
         another function the whole-tree pass may resolve, whose results
@@ -202,7 +202,7 @@ class AtomBuilder:
         module, ``QualRef``, or a method through a field or a typed receiver,
         only directly inside that call's arguments);
         ``receiver``: what the object a method is called on holds (a part of
-        ``fallback``)."""
+        ``fallback``); ``alike_displays``: :attr:`~.atoms.CallResult.alike_displays`."""
         # A loop that passes a call's result back into the same call
         # (``ok = gate(batch, ok)``) would nest it once per pass until the
         # nesting limit, where its arguments spill out whole: an argument the
@@ -245,7 +245,7 @@ class AtomBuilder:
             kwargs = tuple([(k, flatten(a, False, BOUND_LEVELS)) for k, a in kwargs])
             fallback = self._flattened_fallback(fallback, receiver)
             depth = 1 + max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
-        return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth)})
+        return frozenset({call_result(ref, args, kwargs, fallback, path, line, text, depth, alike_displays)})
 
     def collective(self, group: str, inner: frozenset) -> frozenset:
         """The result of a collective over ``group`` of values ``inner``."""

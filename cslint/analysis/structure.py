@@ -15,7 +15,7 @@ from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_ow
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, SHAPE, SIZED, attribute, call_result,
-    field_read, own_field, own_params, project, whole,
+    field_read, own_field, own_params, picking_from, project, whole,
 )
 from .callrefs import PIECE_PICK, element, own_results, part_ref
 from .noneness import none_of
@@ -23,6 +23,7 @@ from .results import nesting
 from .iteration import bind_iteration
 from .containers import ELEMENT_STORED, SLICE_NAMES, ContainerNames, annotation_is_container, container_index
 from .mappings import holds_mapping
+from .positions import picks_in_place, repeats_one_value
 from .spans import (
     PIECE_OF_CALLS, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, piece_arguments,
 )
@@ -454,9 +455,21 @@ class StructureReads(ContainerNames):
         value = self.eval(expr.value, env)
         if picks_piece(expr, self.bindings(), self.info.resolve_ref, self.ctx, self.info.func):
             return value | project(SIZED, self.eval(expr.slice, env))
+        if repeats_one_value(expr.value) and self._picks_one(expr.slice):
+            return value  # ``[n, n][rank]``: every element is the one value
         index = self.index(expr.slice, env)
+        if index and type(expr.value) is ast.Name and type(expr.slice) is not ast.Constant \
+                and picks_in_place(self.info, expr.value.id) and self._picks_one(expr.slice):
+            # (``lens[1 - rank]`` of a parameter: a caller handing a display of one value repeated gets that value)
+            index = picking_from(index, self.info.key, self.info.params.index(expr.value.id))
         picks = _piece_picks(expr, value, index, self.ctx) if index and self._call_value(expr.value) else None
         return value | (index if picks is None else picks)
+
+    def _picks_one(self, index) -> bool:
+        """Whether ``x[index]`` picks one element (not a slice, nor several keys)."""
+        t = type(index)
+        return t is not ast.Slice and t is not ast.Tuple and not makes_slice(index) \
+            and not (t is ast.Name and self._names_slice(index.id))
 
     def _call_value(self, value) -> bool:
         """Whether ``value`` is a call, or a name the function binds once, to a call."""

@@ -12,7 +12,9 @@ from typing import Optional
 
 from ..presets import ALL_DIMS
 from .atoms import IDENT, OWN_PARAM
-from .divergence import MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, substituted, transformed
+from .divergence import (
+    MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, read_as_stored, substituted, transformed,
+)
 from .positions import parameter_table
 from .processes import marked
 from .reads import ProgramReads
@@ -152,9 +154,9 @@ class TableValues(ProgramReads):
         if tag == "R":
             return self._returned(atom, mode)
         if tag == "F":
-            return self._field_value(atom, mode)
+            return read_as_stored(self._field_value(atom, mode))
         if tag == "A":
-            return self._attribute_value(atom, mode)
+            return read_as_stored(self._attribute_value(atom, mode))
         if tag == "E" or tag == "T":
             return self._raised_by(atom, mode)
         if tag == "X":
