@@ -113,3 +113,93 @@ def test_a_loop_called_in_a_match_case_on_the_single_stage_side_sees_no_stage_di
                 pass''')
     assert "match mode:" in loops
     assert _lines(tmp_path, loops) == [27]
+
+
+# A method run without a call naming it (processes._named_only_there, _reached_families; review of f7fd924):
+# read as a value elsewhere, handed to a thread, fetched by getattr, run by a library's protocol, or another
+# class's method of that name that the single-stage call does not reach: each runs on every stage, and the
+# stage test in it keeps its finding.
+
+def test_a_loop_handed_on_as_a_value_in_another_function_keeps_its_finding(tmp_path):
+    loops = _LOOPS + """
+
+    def warm_up(scheduler):
+        run = scheduler.loop_single
+        run()
+"""
+    assert _lines(tmp_path, loops) == [21, 27]
+
+
+def test_a_loop_handed_to_a_thread_in_another_function_keeps_its_finding(tmp_path):
+    loops = _LOOPS + """
+
+    def serve(scheduler):
+        import threading
+        threading.Thread(target=scheduler.loop_single).start()
+"""
+    assert _lines(tmp_path, loops) == [21, 27]
+
+
+def test_a_loop_fetched_by_getattr_keeps_its_finding(tmp_path):
+    loops = _LOOPS + """
+
+    def serve(scheduler):
+        getattr(scheduler, "loop_single")()
+"""
+    assert _lines(tmp_path, loops) == [21, 27]
+
+
+def test_a_forward_run_by_the_module_call_keeps_its_finding(tmp_path):
+    # ``self.inner.forward(x)`` only where tp has one rank, but ``Reducer(...)(x)`` runs forward on every rank
+    loops = """
+    import torch.distributed as dist
+    from torch import nn
+
+
+    class Reducer(nn.Module):
+        def __init__(self, tp_rank, tp_group):
+            super().__init__()
+            self.tp_rank = tp_rank
+            self.tp_group = tp_group
+
+        def forward(self, x):
+            if self.tp_rank % 2:
+                dist.all_reduce(x, group=self.tp_group)
+            return x
+
+
+    class Direct:
+        def __init__(self, inner: Reducer, tp_size):
+            self.inner = inner
+            self.tp_size = tp_size
+
+        def run(self, x):
+            if self.tp_size == 1:
+                return self.inner.forward(x)
+            return x
+
+
+    def step(tp_rank, x, tp_group):
+        return Reducer(tp_rank, tp_group)(x)
+"""
+    assert _lines(tmp_path, loops) == [14]
+
+
+def test_another_class_s_loop_of_that_name_the_call_does_not_reach_keeps_its_finding(tmp_path):
+    # the dispatcher's call reaches Scheduler.loop_single alone; Replica's, run by a name it computes, is
+    # run on every stage
+    loops = _LOOPS.replace("def dispatch(scheduler):", "def dispatch(scheduler: Scheduler):") + """
+
+    class Replica:
+        def __init__(self):
+            self.flags = None
+
+        def loop_single(self):
+            if get_parallel().pp_rank == 0:
+                dist.all_reduce(self.flags)
+
+
+    def serve(replica, mode):
+        getattr(replica, "loop_" + mode)()
+"""
+    assert _lines(tmp_path, loops) == [27, 43]

@@ -181,6 +181,23 @@ def name_ref(name: str, shape: tuple = ANY_ARGUMENTS) -> NameRef:
     return made(NameRef, ("name", name, shape))
 
 
+def ref_name(ref) -> Optional[str]:
+    """The name a call through ``ref`` names last (``event_loop`` of
+    ``scheduler.event_loop()``, of ``self.event_loop()``, of
+    ``mod.Scheduler.event_loop()``); None for a constructor or a class a
+    caller hands in."""
+    tag = ref.tag
+    if tag in ("method", "super", "fieldmethod", "typed", "name"):
+        return ref.name
+    if tag == "qual":
+        return ref.dotted.rsplit(".", 1)[-1]
+    if tag == "func":
+        return ref.qualname.rsplit(".", 1)[-1]
+    if tag == "part":
+        return ref_name(ref.ref)
+    return None
+
+
 #: The index of a :class:`PartRef` that stands for the own structure of what
 #: the call returns (its None-ness, length, kind), not an element of it: a
 #: function handing back a list it filled by ``append`` returns a list of

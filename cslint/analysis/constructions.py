@@ -40,8 +40,7 @@ from .atoms import field_name
 from .callrefs import THROUGH_INSTANCE
 from .divergence import extend_via, merge, substituted
 from .positions import parameter_of
-from .records import written_variants
-from .resolution import called_refs
+from .records import called_refs, written_variants
 
 #: Spelt after a field's name (never a Python name): the table of what the
 #: field holds apart from what constructors store from their parameters.

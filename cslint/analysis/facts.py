@@ -498,6 +498,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         ctx.scanned = (module_body, {id(info.func): info for info in extractors})
         fill_bound_names(classes, ctx.class_body_names, everyone)
         facts.foreign_stores = file_foreign_stores(everyone)
+        facts.value_names = frozenset().union(*(info.value_names for info in everyone))
         deep_names = set(ctx.deep_names)
         deep = [scan.has_collective for scan in scans]
         # matched once per function, not once per round of the loop below

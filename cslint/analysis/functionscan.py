@@ -41,7 +41,7 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
            "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
            "module_stores", "leaves_at", "self_stores", "self_assignments",
-           "foreign_stores", "binds_computed_names", "entry_nodes")
+           "foreign_stores", "binds_computed_names", "entry_nodes", "value_names")
 
 
 def _subclasses(node_type: type) -> set:
@@ -107,6 +107,9 @@ class FunctionScan:
         rebuild_candidates = []  # ``self.attr = local`` or ``self.attr = call(...)`` (rebuilds.py)
         self_stores, foreign_stores = set(), set()  # attribute names stored on ``self``, on anything else (held_store)
         self_assignments = []  # the assignment statements with a ``self.attr`` target (rootside.derived_stores)
+        # attributes read as a value, not called (``finish = info.finalize_local``, ``Thread(target=self._poll)``),
+        # and names ``getattr`` reads: a method so read may run wherever the value goes (processes.py)
+        value_names, called_funcs = set(), set()  # called_funcs: id of each ``recv.name`` a call is made through
         # stores into attributes and elements of attributes or elements, assignments to one such target:
         # with the calls, what the file's positional fields are read from (entries.scanned_entry_nodes)
         entry_nodes = []
@@ -150,6 +153,8 @@ class FunctionScan:
             # the commonest nodes first: no statement, nothing to note.  An attribute or a keyword has one child
             # (``attr``/``arg`` are strings), the node the stack would hand back next: it is taken at once.
             while t is Attribute or t is keyword:
+                if t is Attribute and not based and node.ctx.__class__ is Load and id(node) not in called_funcs:
+                    value_names.add(node.attr)
                 value = node.value
                 if t is Attribute and type(value) is Name and value.id == self_name:
                     may_write_field = may_write_field or type(node.ctx) is not Load  # ``self.x = ...``, ``del self.x``
@@ -187,6 +192,11 @@ class FunctionScan:
                     bare_calls.append(node)
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
+                if type(func) is Attribute:
+                    called_funcs.add(id(func))
+                elif name == "getattr" and len(node.args) >= 2 and type(node.args[1]) is Constant \
+                        and type(node.args[1].value) is str:
+                    value_names.add(node.args[1].value)
                 if type(func) is Name and func.id in class_names:
                     class_calls.append(func)
                 elif type(func) is Name and func.id == self_name and is_classmethod(self.func):
@@ -327,6 +337,7 @@ class FunctionScan:
         self.self_assignments = self_assignments
         self.binds_computed_names = binds_computed_names
         self.entry_nodes = entry_nodes
+        self.value_names = frozenset(value_names)
         return CallScan(frozenset(names), collective)
 
 

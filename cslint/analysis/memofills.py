@@ -47,7 +47,8 @@ from __future__ import annotations
 from typing import Optional
 
 from .constructions import is_constructor
-from .resolution import called_refs, issued_collective
+from .records import called_refs
+from .resolution import issued_collective
 
 #: how many calls deep a constructor's leading call is followed
 _MAX_CHAIN = 4

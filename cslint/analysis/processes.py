@@ -34,20 +34,23 @@ source covers no unmarked one in a capped map (``divergence.merge``)."""
 from __future__ import annotations
 
 from ..presets import GENERIC_WORLD
+from .callrefs import ref_name
 from .divergence import SEVERAL_RANKS, several_ranks_only
-from .records import written_variants
+from .records import called_refs, written_variants
 
 
-def runs_only_where(funcs, files, resolver, bindings: str, world=GENERIC_WORLD) -> dict:
+def runs_only_where(funcs, files, resolver, bindings: str, world=GENERIC_WORLD,
+                    protocol: frozenset = frozenset()) -> dict:
     """function key -> dimensions: the methods bound only on one side of a
     size test (:func:`bound_methods`), for the single-rank side the methods
-    called only there (:func:`called_methods`), and the methods only they
-    call (:func:`closed_over_calls`)."""
+    called only there (:func:`called_methods`; ``protocol``: the method
+    names a library runs without a call naming them), and the methods only
+    they call (:func:`closed_over_calls`)."""
     several = bindings == "several_rank_bindings"
     funcs = list(funcs)
     found = bound_methods(funcs, resolver, bindings, world, several)
     if not several:
-        for key, dims in called_methods(funcs, files, resolver, world).items():
+        for key, dims in called_methods(funcs, files, resolver, world, protocol).items():
             found[key] = found[key] & dims if key in found else dims
     return closed_over_calls(found, funcs, files, resolver, several)
 
@@ -64,33 +67,63 @@ def asserted_single_rank(found: dict, funcs, world=GENERIC_WORLD) -> None:
             found[fn.key] = found.get(fn.key, frozenset()) | dims
 
 
-def called_methods(funcs, files, resolver, world=GENERIC_WORLD) -> dict:
+def called_methods(funcs, files, resolver, world=GENERIC_WORLD, protocol: frozenset = frozenset()) -> dict:
     """function key -> dimensions: a method that every function naming it in
     a call calls only on the side of a size test where the group has one
     rank (``FuncFacts.single_rank_calls``: the stage-count dispatch of an
     event loop, ``elif get_parallel().pp_size > 1: scheduler.event_loop_pp()
     else: scheduler.event_loop()``) runs only where that group has one rank:
     no condition in it can differ along the group's dimensions.  Told by the
-    name alone, as :func:`closed_over_calls` tells them: every method of that
-    name; no dunder or property, and no skipped file names it in a call."""
+    name (:func:`_named_only_there`: no other call names it, no library
+    runs it unnamed, ``protocol``, no file reads it as a value,
+    ``FileFacts.value_names``: ``finish = info.finalize_local``,
+    ``getattr(info, "finalize_local")``: it runs wherever that value is
+    called), and only of
+    the classes those calls reach (their families, :func:`_reached_families`):
+    another class's method of that name runs wherever its own callers do."""
     sides: dict = {}  # method name -> caller key -> the groups of the sides it is called on
     for fn in funcs:
         for name, group in fn.single_rank_calls:
             sides.setdefault(name, {}).setdefault(fn.key, []).append(group)
     out: dict = {}
-    for name in _named_only_there(sides, funcs, files):
+    by_key = None
+    valued = frozenset().union(*(f.value_names for f in files))
+    for name in _named_only_there(sides, funcs, files, protocol | valued):
         callers = sides[name]
         dims = _joined([world.span(group) for key in sorted(callers) for group in callers[key]], False)
-        if dims:
-            for fkey in _methods_named(resolver, name):
+        if by_key is None:
+            by_key = {fn.key: fn for fn in funcs}
+        families = _reached_families(resolver, [by_key[key] for key in sorted(callers)], name) if dims else None
+        if families:
+            for fkey in _methods_named(resolver, name, families):
                 out[fkey] = dims
     return out
 
 
-def _named_only_there(sides: dict, funcs, files) -> list:
+def _reached_families(resolver, callers: list, name: str):
+    """The families of the classes whose methods the calls of ``callers``
+    naming ``name`` reach, or None where one of them reaches none the tree
+    defines (a receiver nothing types): what it runs is then not known, so
+    no method is said to run only there."""
+    families = set()
+    for fn in callers:
+        refs = [ref for ref in (*called_refs(fn), *(fn.bare_refs if not fn.deep else ())) if ref_name(ref) == name]
+        if not refs:
+            return None
+        for ref in refs:
+            targets = resolver.resolve(ref)
+            if not targets or any(target.class_key is None for target in targets):
+                return None
+            families.update(resolver.family(target.class_key) for target in targets)
+    return frozenset(families)
+
+
+def _named_only_there(sides: dict, funcs, files, unnamed: frozenset = frozenset()) -> list:
     """The method names of ``sides`` (name -> caller key -> what each call
     there says) that no function but those callers names in a call, nor a
-    skipped file; no dunder (those run without a call naming them)."""
+    skipped file; no dunder and none of ``unnamed`` (names a method runs by
+    without a call naming it: a library's protocol, ``module(x)`` runs
+    ``forward``; a read as a value, ``Thread(target=info.finalize_local)``)."""
     if not sides:
         return []
     skipped = frozenset().union(*(f.called_names for f in files if f.skipped))
@@ -99,7 +132,7 @@ def _named_only_there(sides: dict, funcs, files) -> list:
         for name in sides.keys() & fn.called_names:
             naming.setdefault(name, set()).add(fn.key)
     return [name for name in sorted(sides) if not name.startswith("__") and name not in skipped
-            and naming.get(name, set()) <= sides[name].keys()]
+            and name not in unnamed and naming.get(name, set()) <= sides[name].keys()]
 
 
 def _methods_named(resolver, name: str, families=None) -> list:
@@ -116,7 +149,7 @@ def _methods_named(resolver, name: str, families=None) -> list:
     return out
 
 
-def runs_only_on_root(funcs, files, resolver, rank_dims) -> dict:
+def runs_only_on_root(funcs, files, resolver, rank_dims, protocol: frozenset = frozenset()) -> dict:
     """function key -> the dimensions of the groups of which it runs on one
     rank alone (:mod:`~cslint.analysis.rootside`): a method every call naming
     which is made only where a field of the caller's class is there, every
@@ -136,7 +169,7 @@ def runs_only_on_root(funcs, files, resolver, rank_dims) -> dict:
             if root is not None:
                 sides.setdefault(name, {}).setdefault(fn.key, []).append(root + (family,))
     out: dict = {}
-    for name in _named_only_there(sides, funcs, files):
+    for name in _named_only_there(sides, funcs, files, protocol):
         found = [root for key in sorted(sides[name]) for root in sides[name][key]]
         if len({constant for constant, _dims, _family in found}) != 1:
             continue  # the root of one caller's field is not another's

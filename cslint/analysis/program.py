@@ -123,7 +123,7 @@ class Program(TableValues):
         self._seed_signal_handler_fields()
         #: function key -> the dimensions no two ranks running it differ along
         self.single_rank_dims = runs_only_where(self.funcs.values(), self.files, self.resolver,
-                                                "single_rank_bindings", knowledge.world)
+                                                "single_rank_bindings", knowledge.world, knowledge.protocol_methods)
         asserted_single_rank(self.single_rank_dims, self.funcs.values(), knowledge.world)
         #: function key -> the dimensions of a group that has several ranks wherever it runs: the sources
         #: of what it writes out are marked so (processes.py)
@@ -153,7 +153,8 @@ class Program(TableValues):
         rank alone (:func:`~cslint.analysis.processes.runs_only_on_root`): read
         once the fixpoint is solved, as whether a field holds this rank's id
         is a question of its tables."""
-        return runs_only_on_root(self.funcs.values(), self.files, self.resolver, self._rank_id_dims)
+        return runs_only_on_root(self.funcs.values(), self.files, self.resolver, self._rank_id_dims,
+                                 self.knowledge.protocol_methods)
 
     def _rank_id_dims(self, fn: FuncFacts, text: str) -> frozenset:
         """The dimensions along which ``text`` (a plain dotted name) read in

@@ -473,6 +473,10 @@ class FileFacts:
     imports: dict = field(default_factory=dict)
     skipped: bool = False  # no function could reach a collective: summaries skipped
     called_names: frozenset = frozenset()  # every callee name in the file (for skipped files)
+    #: every attribute name the file reads as a value, not to call it, and every name ``getattr`` reads
+    #: (``FunctionInfo.value_names``): a method so read may run wherever the value goes
+    #: (:func:`~cslint.analysis.processes.called_methods`)
+    value_names: frozenset = frozenset()
     error: Optional[str] = None
     error_line: int = 1
     error_column: int = 1
@@ -495,7 +499,8 @@ def merge_partial(earlier: FileFacts, patch: FileFacts) -> FileFacts:
     merged = FileFacts(path=earlier.path, module=earlier.module, functions=functions,
                        classes=earlier.classes, globals=earlier.globals, defined_names=earlier.defined_names,
                        collective_functions=earlier.collective_functions | patch.collective_functions,
-                       imports=earlier.imports, foreign_stores=earlier.foreign_stores)
+                       imports=earlier.imports, foreign_stores=earlier.foreign_stores,
+                       value_names=earlier.value_names)
     if patch.globals:
         merged.globals = patch.globals
     return merged
@@ -606,3 +611,14 @@ def fill_pending(functions) -> None:
             by_filler.setdefault(id(filler), (filler, []))[1].append(fn)
     for filler, stubs in by_filler.values():
         filler.fill(stubs)
+
+
+def called_refs(fn) -> list:
+    """The references of the calls of a function that the whole-tree
+    indexes of callers read: a function analysed in depth, its call sites';
+    a summarised one, every call with arguments it makes
+    (``FuncFacts.passing_refs``), which does not depend on what the
+    arguments carry (its sites do: ``SummaryWalk._calls``)."""
+    if not fn.deep:
+        return fn.passing_refs
+    return [site.ref for variant in fn.variants.values() for site in variant.sites if site.ref is not None]

@@ -18,7 +18,7 @@ from typing import Optional
 from .classargs import ParamClasses
 from .receiverclasses import ReceiverClasses
 from .receivers import binds
-from .records import written_variants
+from .records import called_refs, written_variants
 from .vocabulary import GENERIC_METHODS
 
 
@@ -478,17 +478,6 @@ class Resolver:
         if self.family(cls_key) == family:
             return []
         return self.lookup_method(cls_key, name, include_overrides=False)
-
-
-def called_refs(fn) -> list:
-    """The references of the calls of a function that the whole-tree
-    indexes of callers read: a function analysed in depth, its call sites';
-    a summarised one, every call with arguments it makes
-    (``FuncFacts.passing_refs``), which does not depend on what the
-    arguments carry (its sites do: ``SummaryWalk._calls``)."""
-    if not fn.deep:
-        return fn.passing_refs
-    return [site.ref for variant in fn.variants.values() for site in variant.sites if site.ref is not None]
 
 
 def issued_collective(resolver: Resolver, site):
