@@ -265,7 +265,10 @@ def call_offset(site, target) -> int:
 
 def _declared(func, decorator: str) -> bool:
     """Whether ``func`` is decorated by the builtin ``decorator`` (a bare name)."""
-    return any(type(d) is ast.Name and d.id == decorator for d in getattr(func, "decorator_list", ()))
+    for d in getattr(func, "decorator_list", ()):  # (asked of every method: a loop, no generator)
+        if type(d) is ast.Name and d.id == decorator:
+            return True
+    return False
 
 
 def is_classmethod(func) -> bool:
@@ -284,11 +287,9 @@ def receiver_param(func) -> Optional[str]:
     (``self``) or, for a classmethod (:func:`is_classmethod`), the class
     (``cls``); None for a ``staticmethod`` or one without parameters.  The
     caller says whether ``func`` is a method (defined in a class body)."""
-    if is_staticmethod(func):
-        return None
     args = func.args
-    first = args.posonlyargs[:1] or args.args[:1]
-    return first[0].arg if first else None
+    first = args.posonlyargs or args.args
+    return None if not first or _declared(func, "staticmethod") else first[0].arg
 
 
 def positional_params(func, through_object: bool) -> list:

@@ -305,7 +305,8 @@ class FunctionInfo(FunctionScan):
         self.arity = call_arity(args)  # FuncFacts.arity: which calls can bind its parameters
         self.self_name = receiver_param(func) if is_method else None  # ``self``, or a classmethod's ``cls``
         #: 1 where a call through an object passes it first (into ``*args`` too, unnamed there)
-        self.self_offset = 1 if is_method and params and not is_staticmethod(func) else 0
+        self.self_offset = 1 if self.self_name is not None or (
+            is_method and params and not is_staticmethod(func)) else 0
         #: ``@contextmanager``: its ``yield`` value is what ``with f() as v`` binds
         self.is_context_manager = any(
             (dotted(d) or "").rsplit(".", 1)[-1] in ("contextmanager", "asynccontextmanager")
