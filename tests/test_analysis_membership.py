@@ -298,47 +298,38 @@ def test_membership_of_a_group_decides_collectives_over_other_groups():
     """) == [13, 14, 17, 21]
 
 
-def test_a_world_rank_below_n_is_membership_in_a_group_of_the_first_n_ranks():
-    # a world rank is never negative, so ``rank < 2`` holds exactly on the
-    # members of ``new_group([0, 1])``: the list of the groups this rank is in
-    # is alike on each group's members, and a collective over the pair under
-    # it is not reported; a collective over the world under it, a rank on a
-    # node, and a bound other than the list's length still are
+def test_a_rank_below_n_that_is_stored_or_shifted_still_differs_over_the_world():
+    # A comparison `rank < n` is not read as membership of the group of the
+    # first n ranks: stored in a name or a conditional count it guards world
+    # collectives too, and a rank shifted before the test is not the world rank
+    # the group's list names (a reverted step, fd184f0, hid all three).
     assert _lines("""
+        import torch
         import torch.distributed as dist
 
 
-        def _check(group, group_rank, t):
-            dist.all_gather_object([None], (group_rank, t), group=group)
-
-
-        def worker(rank, t):
+        def stored_test():
+            rank = dist.get_rank()
             pair = dist.new_group([0, 1])
-            groups = [(dist.group.WORLD, rank)]
+            first = rank < 2
+            if first:
+                dist.barrier()
+            return pair
+
+
+        def picked_count():
+            rank = dist.get_rank()
+            pair = dist.new_group([0, 1])
+            rounds = 1 if rank < 2 else 0
+            for _ in range(rounds):
+                dist.barrier()
+            return pair
+
+
+        def shifted_rank():
+            rank = (dist.get_rank() + 1) % dist.get_world_size()
+            pair = dist.new_group([0, 1])
+            x = torch.ones(1)
             if rank < 2:
-                groups.append((pair, rank))
-            for group, group_rank in groups:
-                _check(group, group_rank, t)
-            if 2 > rank:
-                dist.all_reduce(t, group=pair)
-                dist.all_reduce(t)                                         # reported
-            if rank >= 2:
-                return t
-            dist.barrier(group=pair)
-            dist.barrier()                                                 # reported
-
-
-        def by_node(local_rank, t):
-            pair = dist.new_group(list(range(2)))
-            groups = [(dist.group.WORLD, local_rank)]
-            if local_rank < 2:
-                groups.append((pair, local_rank))
-            for group, group_rank in groups:
-                _check(group, group_rank, t)                               # reported
-
-
-        def past_the_list(rank, t):
-            pair = dist.new_group([0, 1])
-            if rank < 3:
-                dist.all_reduce(t, group=pair)                             # reported
-    """) == [18, 22, 31, 37]
+                dist.all_reduce(x, group=pair)
+    """) == [11, 20, 29]

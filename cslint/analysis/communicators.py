@@ -121,7 +121,7 @@ class Communicators:
 def _list_holding_this_rank(expr) -> Optional[str]:
     """The text of ``lists`` in ``(r for r in lists if rank in r)``: the one
     element of ``lists`` that holds this rank (a name that says it is a rank,
-    as :func:`~cslint.analysis.membership.tests_membership` asks); else None."""
+    as :func:`~cslint.analysis.syntax.tests_membership` asks); else None."""
     if type(expr) is not ast.GeneratorExp or len(expr.generators) != 1:
         return None
     loop = expr.generators[0]

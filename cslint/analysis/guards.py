@@ -28,7 +28,6 @@ from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .exceptionguards import ExceptionGuards
 from .feasibility import first_rank_facts
-from .membership import tests_membership
 from .memosyntax import names_only_test
 from .orders import SetOrders, reads_element
 from .records import Cond
@@ -36,7 +35,7 @@ from .roles import equality_tree
 from .presence import presence_test
 from .registries import first_use_source, registry_of
 from .syntax import (
-    ReadNames, calls_in_order, first_exit, first_exit_in, tests_own_group, unparse, whole_text,
+    ReadNames, calls_in_order, first_exit, first_exit_in, tests_membership, tests_own_group, unparse, whole_text,
 )
 from .threads import BackgroundThreads
 

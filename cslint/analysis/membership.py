@@ -27,73 +27,10 @@ the other ranks, a difference in structure that the test decides.
 from __future__ import annotations
 
 import ast
-from typing import Optional
 
 from ..presets.rank_names import rank_name_dims
 from .astwalk import walk as fast_walk, walked
-from .syntax import dotted, is_size_expr, unparse
-
-
-def tests_membership(text: str, members: str) -> bool:
-    """``rank in ranks`` (or ``not in``) where ``ranks`` made the collective's
-    group with ``new_group(ranks)``: only the group's members get past it,
-    which is exactly who must enter a collective over that group.  So does
-    ``rank < n`` where the group was made from the first ``n`` world ranks
-    (:func:`world_rank_prefix`)."""
-    for op in (" not in ", " in "):
-        left, found, right = text.partition(op)
-        if found:
-            return right.strip() == members and "rank" in left.lower()
-    if "<" in text or ">" in text:
-        try:
-            test = ast.parse(text, mode="eval").body
-        except SyntaxError:
-            return False
-        return members in prefix_list_texts(world_rank_prefix(test))
-    return False
-
-
-#: names of this process's rank in the whole world (not in a group, not on a node)
-WORLD_RANK_NAMES = frozenset({"rank", "global_rank", "world_rank"})
-
-
-def names_world_rank(expr: ast.expr) -> bool:
-    """``get_rank()`` with no group, or a name of the world rank
-    (``self.dist.rank``, ``global_rank``)."""
-    if type(expr) is ast.Call:
-        return not expr.args and not expr.keywords and (dotted(expr.func) or "").rsplit(".", 1)[-1] == "get_rank"
-    return (dotted(expr) or "").rsplit(".", 1)[-1] in WORLD_RANK_NAMES
-
-
-def world_rank_prefix(test: ast.expr) -> Optional[int]:
-    """``n`` where ``test`` compares the world rank with an int constant so
-    that it holds exactly on the first ``n`` world ranks, or exactly on the
-    others: ``rank < n``, ``rank <= n - 1``, ``rank >= n``, ``n > rank``
-    (a world rank is never negative, so ``rank < 2`` is ``rank in [0,
-    1]``); None for any other test or ``n`` below 1."""
-    if type(test) is not ast.Compare or len(test.ops) != 1:
-        return None
-    left, op, right = test.left, type(test.ops[0]), test.comparators[0]
-    if type(left) is ast.Constant:
-        flipped = {ast.Lt: ast.Gt, ast.Gt: ast.Lt, ast.LtE: ast.GtE, ast.GtE: ast.LtE}
-        if op not in flipped:
-            return None
-        left, op, right = right, flipped[op], left
-    if type(right) is not ast.Constant or type(right.value) is not int or not names_world_rank(left):
-        return None
-    n = right.value + 1 if op is ast.LtE or op is ast.Gt else right.value if op is ast.Lt or op is ast.GtE else 0
-    return n if n >= 1 else None
-
-
-def prefix_list_texts(n: Optional[int]) -> tuple:
-    """The texts a module may make a group of the first ``n`` world ranks
-    from (``[0, 1]``, ``list(range(2))``, ``range(2)``), as :func:`unparse`
-    writes them; () for None."""
-    if n is None:
-        return ()
-    listed = unparse(ast.List(elts=[ast.Constant(i) for i in range(n)], ctx=ast.Load()))
-    return (listed, f"list(range({n}))", f"range({n})", f"list(range(0, {n}))", f"range(0, {n})")
-
+from .syntax import dotted, is_size_expr
 
 def _names(node: ast.AST) -> set:
     return {n.id for n in walked(node) if type(n) is ast.Name}

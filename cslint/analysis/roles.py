@@ -40,8 +40,7 @@ from typing import Optional
 
 from ..presets.rank_names import rank_name_dims
 from .astwalk import walk as fast_walk
-from .membership import tests_membership
-from .syntax import dotted, unparse
+from .syntax import dotted, tests_membership, unparse
 
 #: operands of one decision tried at most (the partitions grow as Bell numbers: 203 for 6)
 MAX_OPERANDS = 6

@@ -29,7 +29,6 @@ from .spans import (
 )
 from .scope import canonical_text
 from .setfields import own_of_set_field
-from .membership import prefix_list_texts, world_rank_prefix
 from .syntax import dotted, unparse
 from .unanimity import unanimity_read, unanimous_values
 
@@ -335,18 +334,14 @@ class StructureReads(ContainerNames):
         same on every member of that group, and a rank outside it takes no
         part in what the group does.  So picking the group (and whatever is
         built from it) under the test is uniform where it matters: inside the
-        group.  ``rank < n`` of the world rank is such a test where the group
-        is made from the first ``n`` world ranks (``new_group([0, 1])``)."""
-        if len(test.ops) != 1:
+        group."""
+        if len(test.ops) != 1 or type(test.ops[0]) not in (ast.In, ast.NotIn):
             return False
         members = self.ctx.group_members
         if not members:
             return False
-        texts = self.ctx.group_member_texts
-        if type(test.ops[0]) not in (ast.In, ast.NotIn):
-            # ``rank < 2`` where the group is made from ``[0, 1]``
-            return any(text in texts for text in prefix_list_texts(world_rank_prefix(test)))
-        return unparse(test.comparators[0]) in texts
+        right = unparse(test.comparators[0])
+        return right in self.ctx.group_member_texts
 
     def membership_reads(self, test, env: dict) -> frozenset:
         """What the tests of membership in a group's own list that ``test``
@@ -357,7 +352,7 @@ class StructureReads(ContainerNames):
         it is the same only among the group's members: a collective over
         another group under it still parts that group's ranks, and only a
         collective over the group made from the list drops it
-        (:func:`~cslint.analysis.membership.tests_membership`)."""
+        (:func:`~cslint.analysis.syntax.tests_membership`)."""
         t = type(test)
         if t is ast.UnaryOp and type(test.op) is ast.Not:
             return self.membership_reads(test.operand, env)

@@ -582,6 +582,18 @@ def is_named_group(expr: ast.expr) -> bool:
     return named is not None and named != "world"
 
 
+def tests_membership(text: str, members: str) -> bool:
+    """``rank in ranks`` (or ``not in``) where ``ranks`` made the collective's
+    group with ``new_group(ranks)``: only the group's members get past it,
+    which is exactly who must enter a collective over that group."""
+    for op in (" not in ", " in "):
+        left, found, right = text.partition(op)
+        if found:
+            return right.strip() == members and "rank" in left.lower()
+    return False
+
+
+
 def plain_dotted(node: ast.expr) -> Optional[str]:
     """``a.b.c`` for a chain of names and attributes without calls."""
     parts = []
