@@ -92,3 +92,29 @@ def test_a_queue_made_where_a_rank_worked_on_is_0_is_still_reported(tmp_path):
     # rank // 2 is 0 on two ranks (the negative of tests/test_analysis_root_side.py)
     lines = _server(tmp_path, _ROOT_ONLY, ("self.rank = rank", "self.rank = rank // 2"))
     assert lines == [55, 58, 59, 60, 62]
+
+
+def test_a_rank_worked_on_and_stored_through_a_tuple_target_is_derived():
+    info = _method("""
+    class Server:
+        def setup(self, rank, tp, pair):
+            self.rank, self.spare = rank // 2, 0
+            (self.block, _) = divmod(rank, tp)
+            [self.first, *self.rest] = pair
+            self.left, (self.inner, self.outer) = rank, (tp, rank - 1)
+            self.kept, self.size = rank, tp
+    """)
+    info.scan_calls()
+    assert rootside.derived_stores(info) == ("block", "first", "outer", "rank", "rest")
+
+
+def test_a_queue_made_where_a_rank_worked_on_through_a_tuple_is_0_is_reported(tmp_path):
+    # rank // 2 (or divmod's quotient) is 0 on two ranks: the loop runs on both, unpaired
+    for stored in ("self.rank, self.spare = rank // 2, 0", "(self.rank, _) = divmod(rank, 2)"):
+        sub = tmp_path / str(len(stored))
+        sub.mkdir()
+        assert _server(sub, _ROOT_ONLY, ("self.rank = rank", stored)) == [55, 58, 59, 60, 62]
+
+
+def test_a_rank_id_stored_through_a_tuple_of_plain_reads_stays_paired(tmp_path):
+    assert _server(tmp_path, _ROOT_ONLY, ("self.rank = rank", "self.rank, self.spare = rank, 0")) == []

@@ -57,7 +57,7 @@ from .function import FunctionInfo
 from .presence import presence_test
 from .presentfields import writes_none
 from .sidebindings import called_only_there, handed_methods
-from .syntax import int_equality, plain_dotted
+from .syntax import flatten_targets, int_equality, pairwise, plain_dotted
 
 
 def rooted_writes(info: FunctionInfo) -> tuple:
@@ -90,12 +90,31 @@ def derived_stores(info: FunctionInfo) -> tuple:
     for stmt in assignments:
         t = type(stmt)
         if (t is ast.Assign or t is ast.AnnAssign) and stmt.value is not None:
-            stored = [target.attr for target in (stmt.targets if t is ast.Assign else [stmt.target])
-                      if type(target) is ast.Attribute and type(target.value) is ast.Name
-                      and target.value.id == self_name]
-            if stored and not _plain_read(stmt.value):
-                out.update(stored)
+            for target in (stmt.targets if t is ast.Assign else [stmt.target]):
+                _note_derived(self_name, target, stmt.value, out)
     return tuple(sorted(out))
+
+
+def _note_derived(self_name: str, target: ast.expr, value: ast.expr, out: set) -> None:
+    """Add to ``out`` the fields of ``self`` that ``target = value`` stores a
+    worked-on value into.  A tuple target is read element by element where
+    the value is a display of as many elements (``self.rank, self.spare =
+    rank // 2, 0``); an element unpacked from any other value
+    (``self.rank, _ = divmod(rank, 2)``) is worked on."""
+    t = type(target)
+    if t is ast.Attribute:
+        if type(target.value) is ast.Name and target.value.id == self_name and not _plain_read(value):
+            out.add(target.attr)
+        return
+    if t is not ast.Tuple and t is not ast.List:
+        return
+    pairs = pairwise([target], value)
+    if pairs is not None:
+        for element, element_value in pairs:
+            _note_derived(self_name, element, element_value, out)
+        return
+    out.update(leaf.attr for leaf in flatten_targets(target)
+               if type(leaf) is ast.Attribute and type(leaf.value) is ast.Name and leaf.value.id == self_name)
 
 
 def _plain_read(value: ast.expr) -> bool:
