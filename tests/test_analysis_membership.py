@@ -333,3 +333,59 @@ def test_a_rank_below_n_that_is_stored_or_shifted_still_differs_over_the_world()
             if rank < 2:
                 dist.all_reduce(x, group=pair)
     """) == [11, 20, 29]
+
+
+def test_membership_is_read_of_the_world_rank_alone():
+    # new_group and get_process_group_ranks list world ranks: a node's or a group's rank found in the list
+    # is no membership (world rank 9 has local rank 1 on a node of 8; world rank 1 passes for it)
+    assert _lines("""
+        import os
+        import torch
+        import torch.distributed as dist
+
+
+        def by_local_rank():
+            local_rank = int(os.environ["LOCAL_RANK"])
+            ranks = [0, 9]
+            g = dist.new_group(ranks)
+            x = torch.ones(1)
+            if local_rank in ranks:
+                dist.all_reduce(x, group=g)
+    """) == [13]
+    assert _lines("""
+        import torch
+        import torch.distributed as dist
+
+
+        def by_group_rank(tp_group):
+            pair = dist.new_group([0, 9])
+            x = torch.ones(1)
+            if dist.get_rank(tp_group) in dist.get_process_group_ranks(pair):
+                dist.all_reduce(x, group=pair)
+    """) == [10]
+
+
+def test_membership_of_the_world_rank_stays_dropped():
+    assert _lines("""
+        import torch
+        import torch.distributed as dist
+
+
+        class Member:
+            def __init__(self, rank):
+                self.global_rank = rank
+
+            def run(self, x):
+                ranks = [0, 9]
+                g = dist.new_group(ranks)
+                if self.global_rank in ranks:
+                    dist.all_reduce(x, group=g)
+                if dist.get_rank() not in ranks:
+                    return
+                dist.all_reduce(x, group=g)
+                if dist.get_rank() in dist.get_process_group_ranks(g):
+                    dist.all_reduce(x, group=g)
+                self.current_rank = dist.get_rank()
+                if self.current_rank in ranks:
+                    dist.all_reduce(x, group=g)
+    """) == []

@@ -48,7 +48,7 @@ from . import cfg as cfgmod
 from .astwalk import CHILDREN, walk as fast_walk, walked
 from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
-from ..presets.rank_names import rank_name_dims
+from ..presets.rank_names import WORLD_RANK_NAMES, rank_name_dims
 from .presence import none_test
 from .syntax import dotted, fold_bool_op, single_rank_side
 
@@ -614,8 +614,6 @@ class TestFolder:
 
 #: the first-rank fact of an operand that holds on world rank 0 alone (``rank == 0``)
 FIRST_RANK_ROOT = "root"
-#: names of this process's rank in the whole world (not in a group, not on a node)
-_WORLD_RANK_NAMES = frozenset({"rank", "global_rank", "world_rank"})
 
 
 def first_rank_facts(test: ast.expr, fold) -> tuple:
@@ -646,7 +644,7 @@ def _world_rank_zero(test: ast.expr) -> bool:
     if type(left) is ast.Call:
         return not left.args and not left.keywords and (dotted(left.func) or "").rsplit(".", 1)[-1] == "get_rank"
     text = dotted(left) or ""
-    return text.rsplit(".", 1)[-1] in _WORLD_RANK_NAMES
+    return text.rsplit(".", 1)[-1] in WORLD_RANK_NAMES
 
 
 def _holds_on_first_rank(test: ast.expr, fold, depth: int) -> Optional[frozenset]:

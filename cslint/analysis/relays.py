@@ -45,7 +45,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
-from ..presets.rank_names import names_neighbour_rank, pipeline_end, rank_name_dims
+from ..presets.rank_names import WORLD_RANK_NAMES, names_neighbour_rank, pipeline_end, rank_name_dims
 from .astwalk import statement_lists, walk as fast_walk, walked
 from .cfg import TEST
 from .syntax import dotted, is_size_expr, unparse
@@ -57,8 +57,6 @@ STAGES = "pp"
 DEAD = "world"
 _STAGE_DIMS = frozenset({STAGES})
 _TAG = frozenset({"tag"})
-#: names of this process's rank in the whole job: rank 0 runs the first stage
-_GLOBAL_RANK_NAMES = frozenset({"rank", "global_rank", "world_rank"})
 
 
 def relay_edges(graph, func: ast.AST, knowledge, callee_names=None) -> dict:
@@ -260,7 +258,7 @@ def first_stage_only(test: ast.expr) -> bool:
     if _first_stage(test):
         return True
     compared = compared_equal_to_zero(test)
-    return compared is not None and _last_name(compared) in _GLOBAL_RANK_NAMES
+    return compared is not None and _last_name(compared) in WORLD_RANK_NAMES  # (world rank 0 runs the first stage)
 
 
 def compared_equal_to_zero(test: ast.expr) -> Optional[ast.expr]:

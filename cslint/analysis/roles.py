@@ -38,7 +38,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from ..presets.rank_names import rank_name_dims
+from ..presets.rank_names import names_world_rank, rank_name_dims
 from .astwalk import walk as fast_walk
 from .syntax import dotted, tests_membership, unparse
 
@@ -132,7 +132,7 @@ def _groups_listed(test, members: dict) -> Optional[frozenset]:
     text = unparse(test)
     groups = frozenset("group:" + group for group, own in members.items() if tests_membership(text, own))
     listed = test.comparators[0]
-    if not groups and type(listed) is ast.Call and listed.args and "rank" in unparse(test.left).lower() \
+    if not groups and type(listed) is ast.Call and listed.args and names_world_rank(unparse(test.left)) \
             and (dotted(listed.func) or "").rpartition(".")[2] == "get_process_group_ranks":
         groups = frozenset({"group:" + unparse(listed.args[0])})
     return groups or None

@@ -9,7 +9,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
-from ..presets.rank_names import size_name_is_uniform
+from ..presets.rank_names import names_world_rank, size_name_is_uniform
 from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, iter_children, walk as fast_walk, walked
 from .cfg import is_process_exit
 
@@ -585,11 +585,13 @@ def is_named_group(expr: ast.expr) -> bool:
 def tests_membership(text: str, members: str) -> bool:
     """``rank in ranks`` (or ``not in``) where ``ranks`` made the collective's
     group with ``new_group(ranks)``: only the group's members get past it,
-    which is exactly who must enter a collective over that group."""
+    which is exactly who must enter a collective over that group.  The list
+    holds world ranks: ``local_rank in ranks`` is no membership."""
     for op in (" not in ", " in "):
         left, found, right = text.partition(op)
         if found:
-            return right.strip() == members and "rank" in left.lower()
+            left = left.strip()
+            return right.strip() == members and names_world_rank(left[4:] if left.startswith("not ") else left)
     return False
 
 
@@ -656,10 +658,12 @@ def tests_own_group(text: str, groups) -> bool:
             left, found, right = text.partition(op)
             if found:
                 # ``dist.get_rank() in dist.get_process_group_ranks(group)``:
-                # the group's own list of ranks
+                # the group's own list of (world) ranks
                 head, paren, rest = right.partition("(")
+                left = left.strip()
                 if paren and head.strip().rsplit(".", 1)[-1] == "get_process_group_ranks" \
-                        and rest.rstrip(")").split(",")[0].strip() == group and "rank" in left.lower():
+                        and rest.rstrip(")").split(",")[0].strip() == group \
+                        and names_world_rank(left[4:] if left.startswith("not ") else left):
                     return True
                 break
     return False

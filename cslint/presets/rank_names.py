@@ -75,6 +75,27 @@ def rank_name_dims(identifier: str) -> Optional[frozenset]:
     return None
 
 
+#: Names of this process's rank in the whole world (not in a group, not on a node): the
+#: rank ids ``new_group`` lists and ``get_process_group_ranks`` returns.
+WORLD_RANK_NAMES = frozenset({"rank", "global_rank", "world_rank"})
+#: Prefixes of ``*_rank`` that name this process without a group or a node position
+#: (``current_rank``, ``my_rank``): as plain ``rank``, the world's rank id.
+_WORLD_RANK_PREFIXES = frozenset({"my", "cur", "current", "this", "self", "process", "proc", "mpi"})
+
+
+def names_world_rank(text: str) -> bool:
+    """Whether ``text`` (a name, a dotted name, a call's text) reads this
+    process's rank in the whole world: a world-rank name (``rank``,
+    ``self.global_rank``, ``self.current_rank``) or ``get_rank()`` handed no
+    group.  ``local_rank``, ``tp_rank`` and ``get_rank(group)`` are ranks of
+    a node or a group, whose values are not the world's rank ids."""
+    text = text.strip()
+    if text.endswith("()"):
+        return text[:-2].rpartition(".")[2] == "get_rank"
+    name = text.rpartition(".")[2].lower().lstrip("_")
+    return name in WORLD_RANK_NAMES or (name.endswith("_rank") and name[:-len("_rank")] in _WORLD_RANK_PREFIXES)
+
+
 #: Words that make a rank word a position on one node (``local_rank``,
 #: ``node_rank``, ``gpu_id``, ``LOCAL_RANK``): one process per node holds
 #: each value, not one process of the group.
