@@ -128,3 +128,12 @@ def test_the_list_of_an_enumeration_that_holds_this_rank_is_its_groups_own_list(
         mine = next((r for r in lists if len(r) > 1), [])
         other = next((r for r in others if rank in r), [])
     """) == {}
+    # the lists hold world ranks: a node-local rank found in one picks the wrong list
+    assert _members("""
+        sub, _ = dist.new_subgroups_by_enumeration(lists)
+        mine = next((r for r in lists if local_rank in r), [])
+    """) == {}
+    assert _members("""
+        sub, _ = dist.new_subgroups_by_enumeration(lists)
+        mine = next((r for r in lists if global_rank in r), [])
+    """) == {"sub": "mine"}

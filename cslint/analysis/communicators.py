@@ -19,6 +19,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
+from ..presets.rank_names import names_world_rank
 from .astwalk import statement_lists
 from .syntax import dotted, local_values, unparse
 from .vocabulary import COMM_FACTORIES, GROUP_FROM_RANKS, GROUPS_BY_ENUMERATION
@@ -120,8 +121,10 @@ class Communicators:
 
 def _list_holding_this_rank(expr) -> Optional[str]:
     """The text of ``lists`` in ``(r for r in lists if rank in r)``: the one
-    element of ``lists`` that holds this rank (a name that says it is a rank,
-    as :func:`~cslint.analysis.syntax.tests_membership` asks); else None."""
+    element of ``lists`` that holds this rank (the world rank id: the lists
+    hold world ranks, so a node-local or a group's rank tested against them
+    picks a wrong list, as :func:`~cslint.analysis.syntax.tests_membership`
+    asks); else None."""
     if type(expr) is not ast.GeneratorExp or len(expr.generators) != 1:
         return None
     loop = expr.generators[0]
@@ -131,7 +134,7 @@ def _list_holding_this_rank(expr) -> Optional[str]:
     test = loop.ifs[0]
     if type(test) is not ast.Compare or len(test.ops) != 1 or type(test.ops[0]) is not ast.In \
             or type(test.comparators[0]) is not ast.Name or test.comparators[0].id != loop.target.id \
-            or "rank" not in unparse(test.left).lower():
+            or not names_world_rank(unparse(test.left)):
         return None
     return unparse(loop.iter)
 
