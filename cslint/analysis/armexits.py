@@ -37,7 +37,7 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .arms import names_bound
-from .astwalk import BLOCKS_OF, LOOPS
+from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS
 from .atoms import CONTENTS, SIZED, project, whole
 from .copies import copies_itself, resizes_itself
 from .evaluator import unwrapped_iterable
@@ -362,7 +362,7 @@ def _jumps_in_loop(stmt: ast.AST) -> bool:
         return True
     if type(stmt) in LOOPS:
         return any(_jumps_in_loop(s) for s in stmt.orelse)
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    if type(stmt) in DEFINITIONS:
         return False
     for name in ("body", "orelse", "finalbody", "handlers", "cases"):
         for child in getattr(stmt, name, None) or ():

@@ -289,7 +289,7 @@ def receiver_param(func) -> Optional[str]:
     caller says whether ``func`` is a method (defined in a class body)."""
     args = func.args
     first = args.posonlyargs or args.args
-    return None if not first or _declared(func, "staticmethod") else first[0].arg
+    return None if not first or is_staticmethod(func) else first[0].arg
 
 
 def positional_params(func, through_object: bool) -> list:

@@ -121,7 +121,7 @@ def _named(node):
 def _self_attr(node, self_name: Optional[str]) -> Optional[str]:
     """``attr`` of ``self.attr`` (``self_name``: the method's name for its object)."""
     return node.attr if type(node) is ast.Attribute and type(node.value) is ast.Name \
-        and node.value.id == self_name and self_name is not None else None
+        and node.value.id == self_name else None
 
 
 def _killed_in_class(cls: ast.ClassDef, ends, elsewhere: frozenset) -> set:

@@ -47,7 +47,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .constructions import is_constructor
-from .records import called_refs
+from .records import called_refs, every_called_ref
 from .resolution import issued_collective
 
 #: how many calls deep a constructor's leading call is followed
@@ -243,7 +243,7 @@ class MemoCover:
                 refs = [site.ref for site in self.sites(fn)
                         if site.ref is not None and site.span.line >= partial[key]]
             else:
-                refs = called_refs(fn) if fn.deep else tuple(fn.passing_refs) + tuple(fn.bare_refs)
+                refs = every_called_ref(fn)
             for ref in refs:
                 if ref.tag == "paramcall":
                     continue

@@ -36,7 +36,7 @@ from __future__ import annotations
 from ..presets import GENERIC_WORLD
 from .callrefs import ref_name
 from .divergence import SEVERAL_RANKS, several_ranks_only
-from .records import called_refs, written_variants
+from .records import every_called_ref, written_variants
 
 
 def runs_only_where(funcs, files, resolver, bindings: str, world=GENERIC_WORLD,
@@ -86,13 +86,13 @@ def called_methods(funcs, files, resolver, world=GENERIC_WORLD, protocol: frozen
         for name, group in fn.single_rank_calls:
             sides.setdefault(name, {}).setdefault(fn.key, []).append(group)
     out: dict = {}
-    by_key = None
+    if not sides:
+        return out
+    by_key = {fn.key: fn for fn in funcs}
     valued = frozenset().union(*(f.value_names for f in files))
     for name in _named_only_there(sides, funcs, files, protocol | valued):
         callers = sides[name]
         dims = _joined([world.span(group) for key in sorted(callers) for group in callers[key]], False)
-        if by_key is None:
-            by_key = {fn.key: fn for fn in funcs}
         families = _reached_families(resolver, [by_key[key] for key in sorted(callers)], name) if dims else None
         if families:
             for fkey in _methods_named(resolver, name, families):
@@ -107,7 +107,7 @@ def _reached_families(resolver, callers: list, name: str):
     no method is said to run only there."""
     families = set()
     for fn in callers:
-        refs = [ref for ref in (*called_refs(fn), *(fn.bare_refs if not fn.deep else ())) if ref_name(ref) == name]
+        refs = [ref for ref in every_called_ref(fn) if ref_name(ref) == name]
         if not refs:
             return None
         for ref in refs:

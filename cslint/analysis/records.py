@@ -622,3 +622,12 @@ def called_refs(fn) -> list:
     if not fn.deep:
         return fn.passing_refs
     return [site.ref for variant in fn.variants.values() for site in variant.sites if site.ref is not None]
+
+
+def every_called_ref(fn) -> list:
+    """Every call reference of a function: :func:`called_refs`, and for a
+    summarised one its calls without arguments too (``FuncFacts.bare_refs``):
+    what a question about every callee it may run reads."""
+    if fn.deep:
+        return called_refs(fn)
+    return [*fn.passing_refs, *fn.bare_refs]
