@@ -10,7 +10,7 @@ beside the INVALID one that must still be reported.
   does.
 - ``if not (dist.is_initialized() and self.dp_tp_cpu_group is not None):
   return [local_error]``: the fallback runs only where the group is not set
-  up, so the process has no peers in it (``syntax.single_rank_side``); a
+  up, so the process has no peers in it (``grouptests.single_rank_side``); a
   setting in its place decides nothing of the kind.
 - A method of the class that issues a collective itself keeps its
   arguments bound past the nesting limit (``AtomBuilder.call``, and when a

@@ -206,10 +206,13 @@ ANALYSIS_PHASES = [
     ("divergence", "results", "callrefs"),  # divergence maps, over the atoms' sources; call results and their
     # nesting; references to functions, what a call calls
     ("cfg", "vocabulary"),  # control flow; names known without presets
-    ("syntax", "shapes", "records", "callfacts", "jobkills", "spans", "positions", "spreadlengths", "exitarms"),
-    # what the syntax says; the per-file records; the methods a job-killing wrapper runs; what a slice's bounds leave
-    # of its width; a display's elements kept apart at a parameter; how many elements a spread sequence holds,
-    # through the binding reaching it; the arm of a loop's test that leaves it on every path out of it
+    ("syntax", "bindings", "ownstructure", "shapes", "records", "callfacts", "jobkills", "spans", "positions",
+     "spreadlengths", "exitarms"),
+    # what the syntax says; what it binds; what it says of a value's own structure; the per-file records; the methods
+    # a job-killing wrapper runs; what a slice's bounds leave of its width; a display's elements kept apart at a
+    # parameter; how many elements a spread sequence holds, through the binding reaching it; the arm of a loop's test
+    # that leaves it on every path out of it
+    ("grouptests",),  # tests the syntax alone reads as asking whether a group has one rank, or holds this rank
     ("escapes", "retries"),  # failing work, and the calls that fail where their callee's own tests say; failures an
     # event loop retries before its iteration communicates
     ("namereach",),  # which binding of a name reaches a read of it, as far as whether it is None goes

@@ -39,9 +39,11 @@ from typing import Optional
 from ..presets import group_from_text
 from ..presets.groups import GROUP_SPANS, covering_group
 from .astwalk import walked
+from .bindings import assigned_names
+from .grouptests import single_rank_side
 from .relays import compared_equal_to_zero, is_not_first_stage, names_neighbour, stage_rank
 from .relays import call_argument, first_stage_only as relays_first_stage_only
-from .syntax import assigned_names, dotted, single_rank_side
+from .syntax import dotted
 
 #: what :func:`several_ranks_group` answers for a test of the loop's own group
 LOOP_GROUP = "<loop>"

@@ -39,10 +39,11 @@ import ast
 from typing import Optional
 
 from .astwalk import DEFINITIONS, LOOPS, plain_bindings, walk as fast_walk, walked
+from .bindings import target_names
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .complements import leader_first
 from .membership import selects_listed_group, selects_own_pass, tests_own_index
-from .syntax import target_names, unparse
+from .syntax import unparse
 from .vocabulary import MUTATORS
 
 _WITH = (ast.With, ast.AsyncWith)

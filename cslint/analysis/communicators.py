@@ -21,7 +21,8 @@ from typing import Optional
 from ..presets import group_from_text
 from ..presets.rank_names import names_world_rank
 from .astwalk import statement_lists
-from .syntax import dotted, local_values, unparse
+from .bindings import local_values
+from .syntax import dotted, unparse
 from .vocabulary import COMM_FACTORIES, GROUP_FROM_RANKS, GROUPS_BY_ENUMERATION
 
 
@@ -123,7 +124,7 @@ def _list_holding_this_rank(expr) -> Optional[str]:
     """The text of ``lists`` in ``(r for r in lists if rank in r)``: the one
     element of ``lists`` that holds this rank (the world rank id: the lists
     hold world ranks, so a node-local or a group's rank tested against them
-    picks a wrong list, as :func:`~cslint.analysis.syntax.tests_membership`
+    picks a wrong list, as :func:`~cslint.analysis.grouptests.tests_membership`
     asks); else None."""
     if type(expr) is not ast.GeneratorExp or len(expr.generators) != 1:
         return None

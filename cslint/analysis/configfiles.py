@@ -40,7 +40,8 @@ import ast
 from typing import Optional
 
 from .astwalk import own_nodes
-from .syntax import dotted, local_values, param_names
+from .bindings import local_values, param_names
+from .syntax import dotted
 from .vocabulary import EXISTENCE_TESTS, STRUCTURE_BUILTINS
 
 #: the calls opening a file: ``open(path, mode)``

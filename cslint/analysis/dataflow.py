@@ -27,7 +27,7 @@ from .function import FunctionInfo
 from .edges import Refinements
 from .presence import vouched_presence
 from .rootkept import has_root_returns, root_arm_assigns_alike
-from .syntax import single_rank_side
+from .grouptests import single_rank_side
 from .tensorarms import tensor_arms, tensor_deciders
 from .skipped import SkippedBindings
 from .stores import AlikeStores, store_alike

@@ -39,7 +39,9 @@ from .presence import none_test
 from .presentreturns import present, present_edges
 from ..presets import group_from_text
 from .astwalk import walked
-from .syntax import assigned_names, dotted, is_size_expr, single_rank_side, target_names
+from .bindings import assigned_names, target_names
+from .grouptests import is_size_expr, single_rank_side
+from .syntax import dotted
 from .transfer import agreed_within
 from .twostage import agreed_twice, two_stage_edges
 from .vocabulary import BUFFER_KEYWORDS

@@ -45,9 +45,9 @@ from .astwalk import CHILDREN, walked
 from .atoms import EMPTY, STORED_OWN, call_result, entry_field, field_read, own_field, whole
 from .callrefs import OWN_PART, element, own_results, part_ref
 from .localdicts import key_read_local_own
+from .ownstructure import constant_key_read, constant_keyed
 from .records import FieldWrite
 from .shapes import loop_values_name
-from .syntax import constant_key_read, constant_keyed
 
 #: the calls on a table that hand back one of its entries as it was stored
 _ENTRY_READERS = frozenset({"pop", "get", "__getitem__"})

@@ -39,7 +39,9 @@ from .results import keeps_arguments_bound
 from .scope import UNIFORM_TEXT, canonical_text
 from .setfields import field_key
 from .structure import StructureReads, builds_library_object, containers_held, rows_alike
-from .syntax import dotted, scalar_kind, single_rank_side, unparse
+from .grouptests import single_rank_side
+from .ownstructure import scalar_kind
+from .syntax import dotted, unparse
 from .tensorarms import made_tensor_call
 from .typetests import NOTHING_NARROWED, TYPE_TEST_CALLEES, narrowed_reads
 from .unanimity import unanimous_values

@@ -50,7 +50,8 @@ from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
 from ..presets.rank_names import WORLD_RANK_NAMES, rank_name_dims
 from .presence import none_test
-from .syntax import dotted, fold_bool_op, single_rank_side
+from .grouptests import single_rank_side
+from .syntax import dotted, fold_bool_op
 
 #: the value of a parameter whose default is ``None`` when the call passes
 #: something else (its truth is not known)

@@ -24,7 +24,8 @@ from .rebuilds import rebuilds_of
 from .records import FieldType, FieldWrite
 from .presentfields import writes_none
 from .scope import canonical_text
-from .syntax import annotation_text, flatten_targets, pairwise
+from .bindings import flatten_targets, pairwise
+from .syntax import annotation_text
 from .vocabulary import MUTATORS
 
 

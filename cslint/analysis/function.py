@@ -32,9 +32,8 @@ from .managed import context_calls, context_method_ref
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .positions import entry_positions
-from .syntax import (
-    CONTEXT_METHODS, annotation_text, calls_in_order, dotted, params_that_may_be_none,
-)
+from .bindings import params_that_may_be_none
+from .syntax import CONTEXT_METHODS, annotation_text, calls_in_order, dotted
 from .vocabulary import GENERIC_METHODS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, match_call, wrapped_models
 

@@ -14,14 +14,16 @@ import ast
 from typing import NamedTuple
 
 from .astwalk import CHILDREN
+from .bindings import target_names
 from .callrefs import is_classmethod
 from .classreads import NO_NAMES, TYPE_TESTS, class_names_of, handed_classes, type_tested
 from .lists import list_index_stores
+from .ownstructure import constant_key_read, existing_key_stores_of
 from .rebuilds import candidate as rebuild_candidate
 from .scope import canonical_text
 from .shapes import loop_values_name
 from .stores import built_comprehension, split_sizes
-from .syntax import constant_key_read, dotted, existing_key_stores_of, target_names
+from .syntax import dotted
 from .vocabulary import ELEMENT_ADDERS, LOCAL_IO_CALLS, OBJECT_READERS, reads_object_only
 from .wrappers import imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
 

@@ -34,9 +34,8 @@ from .records import Cond
 from .roles import equality_tree
 from .presence import presence_test
 from .registries import first_use_source, registry_of
-from .syntax import (
-    ReadNames, calls_in_order, first_exit, first_exit_in, tests_membership, tests_own_group, unparse, whole_text,
-)
+from .grouptests import tests_membership, tests_own_group
+from .syntax import ReadNames, calls_in_order, first_exit, first_exit_in, unparse, whole_text
 from .threads import BackgroundThreads
 
 

@@ -20,7 +20,7 @@ import ast
 from typing import Optional
 
 from .atoms import EMPTY
-from .syntax import target_names
+from .bindings import target_names
 from .tuplelists import position_entry, tuple_lists
 
 

@@ -38,8 +38,8 @@ from typing import Optional
 
 from ..presets import fnmatch_any
 from .atoms import field_read
+from .bindings import assigned_names
 from .rebuilds import UNKNOWN, rebuilt_apart
-from .syntax import assigned_names
 
 _BINDING_STATEMENTS = (ast.Assign, ast.AnnAssign, ast.AugAssign)
 _NEUTRAL_BASES = frozenset({"object", "ABC", "Protocol", "Generic"})

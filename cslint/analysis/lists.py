@@ -31,8 +31,8 @@ from __future__ import annotations
 import ast
 
 from .astwalk import DEFINITIONS, block_fields
+from .bindings import target_names
 from .shapes import displays_list
-from .syntax import target_names
 
 _LIST_BUILTINS = frozenset({"list", "sorted"})
 _TRY_STAR = getattr(ast, "TryStar", None)

@@ -35,7 +35,7 @@ from typing import Optional
 from .astwalk import plain_bindings, scoped_walk, walked
 from .atoms import EMPTY, whole
 from .environment import fork
-from .syntax import constant_keyed
+from .ownstructure import constant_keyed
 
 #: the first item of the dataflow key of a dict key's own structure
 KEY_OWN = "key-own"

@@ -21,8 +21,9 @@ from __future__ import annotations
 import ast
 from functools import partial
 
+from .bindings import assigned_names
 from .scope import canonical_text
-from .syntax import assigned_names, dotted
+from .syntax import dotted
 from .unfailing import cannot_raise
 
 #: the emitting methods of ``logging.Logger`` (and the module's functions of the same names)

@@ -32,7 +32,8 @@ from __future__ import annotations
 import ast
 
 from .astwalk import BLOCKS_OF
-from .syntax import dotted, local_values
+from .bindings import local_values
+from .syntax import dotted
 
 #: calls that make a mapping (by their text, or the last name of it)
 MAPPING_FACTORIES = frozenset({"dict", "defaultdict", "OrderedDict", "Counter"})

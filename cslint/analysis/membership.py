@@ -30,7 +30,8 @@ import ast
 
 from ..presets.rank_names import rank_name_dims
 from .astwalk import walk as fast_walk, walked
-from .syntax import dotted, is_size_expr
+from .grouptests import is_size_expr
+from .syntax import dotted
 
 def _names(node: ast.AST) -> set:
     return {n.id for n in walked(node) if type(n) is ast.Name}
@@ -119,7 +120,7 @@ def skips_own_pass(stmt: ast.AST, parents: dict, sizes=()) -> bool:
     often on every member (which pass is skipped is the rank's own, like its
     part of a partition).  ``rank`` must name this process's rank (a rank
     name, ``get_rank()``) and the size be a group size (``sizes``: as for
-    :func:`~cslint.analysis.syntax.is_size_expr`); neither is rebound in the
+    :func:`~cslint.analysis.grouptests.is_size_expr`); neither is rebound in the
     loop.  The rank is taken to be the group's, as the size's."""
     if type(stmt) is not ast.If or stmt.orelse or len(stmt.body) != 1 or type(stmt.body[0]) is not ast.Continue:
         return False

@@ -39,7 +39,8 @@ from .astwalk import statement_lists, walked
 from .atoms import EMPTY, KINDS_ONLY
 from .roots import payload_name, root_constant
 from .scope import canonical_text
-from .syntax import dotted, int_equality
+from .grouptests import int_equality
+from .syntax import dotted
 
 
 class Mirror(NamedTuple):

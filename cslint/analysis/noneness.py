@@ -52,11 +52,12 @@ from typing import Optional
 
 from .astwalk import BLOCKS_OF
 from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, call_result, param
+from .bindings import param_names
 from .callrefs import OWN_PART, part_ref
 from .namereach import binding_reaching
 from .receivers import bound_names, other_bindings
 from .scope import canonical_text
-from .syntax import dotted, param_names
+from .syntax import dotted
 from .vocabulary import (
     HOST_TENSOR_FACTORIES, LIKE_TENSOR_FACTORIES, SIZED_TENSOR_FACTORIES, TENSOR_MAKING_METHODS,
 )

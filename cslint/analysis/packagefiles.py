@@ -33,7 +33,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .syntax import dotted, local_values, target_names
+from .bindings import local_values, target_names
+from .syntax import dotted
 from .vocabulary import EXISTENCE_TESTS
 
 #: calls whose result is a path under their first argument's directory, or that directory

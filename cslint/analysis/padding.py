@@ -26,7 +26,8 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .atoms import WHOLE, project
-from .syntax import assigned_names, dotted
+from .bindings import assigned_names
+from .syntax import dotted
 from .vocabulary import MAX_REDUCTIONS
 
 #: a value's structure dropped, its contents and what it holds kept

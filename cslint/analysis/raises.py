@@ -29,11 +29,12 @@ import builtins
 
 from .astwalk import DEFINITIONS, children_into, walk as fast_walk
 from .atoms import RaisedBy, made
+from .bindings import param_names
 from .cfg import catches_everything
 from .logs import logging_call
 from .receivers import bound_names, other_bindings
 from .scope import canonical_text
-from .syntax import dotted, param_names
+from .syntax import dotted
 from .unfailing import DEVICE_ID, cannot_raise
 from .vocabulary import (
     BUILTINS_FAILING_BY_ARGUMENTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, INTROSPECTION_CALLS, LIBRARY_LOADS,

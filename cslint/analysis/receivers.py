@@ -46,9 +46,10 @@ import weakref
 from typing import Optional
 
 from .astwalk import CHILDREN, DEFINITIONS
+from .bindings import flatten_targets, param_names
 from .callrefs import ANY_ARGUMENTS, func_ref, is_classmethod, method_ref, super_ref
 from .scope import canonical_text
-from .syntax import dotted, flatten_targets, param_names
+from .syntax import dotted
 
 #: Alternatives kept per receiver, and nesting of method/attribute terms.
 MAX_TERMS = 4

@@ -48,7 +48,8 @@ from ..presets import group_from_text
 from ..presets.rank_names import WORLD_RANK_NAMES, names_neighbour_rank, pipeline_end, rank_name_dims
 from .astwalk import statement_lists, walk as fast_walk, walked
 from .cfg import TEST
-from .syntax import dotted, is_size_expr, unparse
+from .grouptests import is_size_expr
+from .syntax import dotted, unparse
 
 #: the group along which a relay makes a name agreed: the pipeline's stages
 STAGES = "pp"

@@ -61,7 +61,8 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, walked
-from .syntax import ReadNames, flatten_targets, plain_dotted
+from .bindings import flatten_targets
+from .syntax import ReadNames, plain_dotted
 
 #: compound statements a failing statement may sit in on its way up to the loop, and what of them runs first
 _HEADS = {ast.If: lambda s: (s.test,), ast.With: lambda s: tuple(i.context_expr for i in s.items),

@@ -40,7 +40,8 @@ from typing import Optional
 
 from ..presets.rank_names import names_world_rank, rank_name_dims
 from .astwalk import walk as fast_walk
-from .syntax import dotted, tests_membership, unparse
+from .grouptests import tests_membership
+from .syntax import dotted, unparse
 
 #: operands of one decision tried at most (the partitions grow as Bell numbers: 203 for 6)
 MAX_OPERANDS = 6

@@ -52,12 +52,14 @@ import ast
 from typing import Optional
 
 from .astwalk import BLOCKS_OF, plain_bindings, statement_lists
+from .bindings import flatten_targets, pairwise
 from .cfg import leaves_function
 from .function import FunctionInfo
+from .grouptests import int_equality
 from .presence import presence_test
 from .presentfields import writes_none
 from .sidebindings import called_only_there, handed_methods
-from .syntax import flatten_targets, int_equality, pairwise, plain_dotted
+from .syntax import plain_dotted
 
 
 def rooted_writes(info: FunctionInfo) -> tuple:

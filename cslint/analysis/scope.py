@@ -27,8 +27,10 @@ from .configfiles import read_configuration
 from .packagefiles import in_package
 from .shapes import (returned_tuple_length, returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape,
                      returns_only_lists)
-from .syntax import (assigned_names, dotted, is_size_expr, iter_statements, returns_own_structure, single_rank_side,
-                     top_level_definitions)
+from .bindings import assigned_names
+from .grouptests import is_size_expr, single_rank_side
+from .ownstructure import returns_own_structure
+from .syntax import dotted, iter_statements, top_level_definitions
 from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, ELEMENT_ADDERS, looks_like_communicator
 
 
@@ -243,7 +245,7 @@ class ModuleContext(CollectiveGroups):
 
     def returns_own_structure(self, ref) -> bool:
         """Whether some ``return`` of ``ref``, of this module, hands back a container whose own structure is kept
-        apart (``syntax.returns_own_structure``): a read of the result's own reads that part (``callrefs.OWN_PART``)."""
+        apart (``ownstructure.returns_own_structure``): a read of the result's own reads that part (``callrefs.OWN_PART``)."""
         return _returns_shape(self, ref, self._own_returns, _returns_own_structure)
 
     def definitions(self) -> dict:
@@ -484,7 +486,7 @@ class ModuleContext(CollectiveGroups):
         """The fields every ``self.attr = ...`` of this file sets to a
         group's size (``self.sync_size = scheduler.dp_tp_group.world_size``;
         ``None`` aside): a test of one against 1 reads whether that group
-        has one rank (:func:`~cslint.analysis.syntax.single_rank_side`).
+        has one rank (:func:`~cslint.analysis.grouptests.single_rank_side`).
         Worked out on first use."""
         found = self.__dict__.get("_size_fields")
         if found is None:

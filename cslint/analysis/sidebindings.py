@@ -19,8 +19,9 @@ from typing import Optional
 from ..presets import group_from_text
 from .astwalk import BLOCKS_OF, walked
 from .function import FunctionInfo
+from .grouptests import is_size_expr, several_rank_side, single_rank_side
 from .scope import ModuleContext
-from .syntax import dotted, is_size_expr, several_rank_side, single_rank_side
+from .syntax import dotted
 
 
 def side_bindings(info: FunctionInfo) -> tuple:
@@ -33,7 +34,7 @@ def side_bindings(info: FunctionInfo) -> tuple:
     the group has one rank (see :attr:`Program.single_rank_dims`); and the
     same of the side where the group has several ranks (``self._loop_pp``
     above; a plain size comparison,
-    :func:`~cslint.analysis.syntax.several_rank_side`): such a method runs
+    :func:`~cslint.analysis.grouptests.several_rank_side`): such a method runs
     only there (see :mod:`cslint.analysis.processes`); and, of any function,
     the methods it calls as a statement of their own on the single-rank side
     only (``elif get_parallel().pp_size > 1: scheduler.event_loop_pp() else:

@@ -352,7 +352,7 @@ class StructureReads(ContainerNames):
         it is the same only among the group's members: a collective over
         another group under it still parts that group's ranks, and only a
         collective over the group made from the list drops it
-        (:func:`~cslint.analysis.syntax.tests_membership`)."""
+        (:func:`~cslint.analysis.grouptests.tests_membership`)."""
         t = type(test)
         if t is ast.UnaryOp and type(test.op) is ast.Not:
             return self.membership_reads(test.operand, env)

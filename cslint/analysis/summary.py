@@ -40,7 +40,8 @@ from .setfields import summary_entry
 from .summarycalls import SummaryCalls
 from .stores import alike_tests, in_loop_body, tests_around_stores
 from .cfg import leaves_function
-from .syntax import first_exit_in, target_names
+from .bindings import target_names
+from .syntax import first_exit_in
 from .flows import Flow, LoopRebinds, loop_rebinds
 from .fieldwrites import mutator_call
 from .transfer import Transfer

@@ -42,7 +42,8 @@ from .iteration import bind_iteration
 from .localdicts import display_keys
 from .noneness import none_of, returns_none_somewhere
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
-from .syntax import dotted, pairwise, target_names
+from .bindings import pairwise, target_names
+from .syntax import dotted
 from .tuplelists import write_appended_positions
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS
 

@@ -37,7 +37,8 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .callfacts import argument, payload_argument
-from .syntax import dotted, is_size_expr, single_rank_side
+from .grouptests import is_size_expr, single_rank_side
+from .syntax import dotted
 from .transfer import agreed_within
 from ..presets.rank_names import FIRST_MEMBER_FIELDS, FIRST_RANK_FLAGS, GROUP_POSITIONS, MEMBER_LISTS
 

@@ -42,10 +42,11 @@ from __future__ import annotations
 import ast
 
 from ..presets.rank_names import size_name_is_uniform
+from .bindings import param_names
 from .funcaliases import probed_text
 from .receivers import bound_names, other_bindings
 from .scope import canonical_text
-from .syntax import dotted, param_names
+from .syntax import dotted
 
 #: the methods of each builtin container kind that cannot fail, by the
 #: number of positional arguments they take there (no keyword, no ``*args``);

@@ -1,0 +1,164 @@
+"""What the syntax binds: the names an assignment target writes, a target
+paired with its value, the values a local name is bound to, and a
+function's parameters (those that may be None too)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .astwalk import BLOCKS_OF, walk as fast_walk
+
+
+def assigned_names(node: ast.AST) -> list:
+    names = []
+    if isinstance(node, ast.Assign):
+        for target in node.targets:
+            names.extend(target_names(target))
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        names.extend(target_names(node.target))
+    return names
+
+
+def target_names(target: ast.AST) -> list:
+    t = type(target)  # (the parser makes no subclasses of node types)
+    if t is ast.Name:
+        return [target.id]
+    if t is ast.Tuple or t is ast.List:
+        out = []
+        for elt in target.elts:
+            out.extend(target_names(elt))
+        return out
+    if t is ast.Starred:
+        return target_names(target.value)
+    return []
+
+
+def local_values(func, name: str) -> Optional[list]:
+    """The values every binding of the local ``name`` in ``func`` assigns
+    (its own body, nested definitions aside; ``name = value`` with one target
+    and ``name: T = value``), or None where ``name`` is a parameter or some
+    binding is of another form (a tuple or chained target, a loop, ``with``,
+    augmented or annotated-only assignment, an import, ``global``/``nonlocal``,
+    an ``except`` name, a definition, a ``:=``)."""
+    args = getattr(func, "args", None)
+    if args is None or any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
+                                                   args.kwarg) if a is not None):
+        return None
+    values = []
+    stack = list(func.body)
+    while stack:
+        node = stack.pop()
+        t = type(node)
+        if t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
+            if node.name == name:
+                return None
+            continue
+        if t is ast.Assign:
+            for target in node.targets:
+                if type(target) is ast.Name and target.id == name and len(node.targets) == 1:
+                    values.append(node.value)
+                elif name in target_names(target):
+                    return None
+        elif t is ast.AnnAssign:
+            if type(node.target) is ast.Name and node.target.id == name:
+                if node.value is None:
+                    return None
+                values.append(node.value)
+        elif t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
+            if name in target_names(node.target):
+                return None
+        elif t is ast.With or t is ast.AsyncWith:
+            if any(item.optional_vars is not None and name in target_names(item.optional_vars) for item in node.items):
+                return None
+        elif t is ast.Import or t is ast.ImportFrom:
+            if any((alias.asname or alias.name.partition(".")[0]) == name for alias in node.names):
+                return None
+        elif t is ast.Global or t is ast.Nonlocal:
+            if name in node.names:
+                return None
+        elif t is ast.Try or t is getattr(ast, "TryStar", None):
+            if any(handler.name == name for handler in node.handlers):
+                return None
+        stack.extend(child for field in BLOCKS_OF[t] for child in getattr(node, field))
+    # (a ``:=`` is rare: one walk of the function, asked last)
+    if values and any(type(node) is ast.NamedExpr and node.target.id == name for node in fast_walk(func)):
+        return None
+    return values
+
+
+def flatten_targets(target):
+    t = type(target)
+    if t is ast.Tuple or t is ast.List:
+        for elt in target.elts:
+            yield from flatten_targets(elt)
+    elif t is ast.Starred:
+        yield from flatten_targets(target.value)
+    else:
+        yield target
+
+
+def pairwise(targets, value):
+    """``a, b = x, y`` -> [(a, x), (b, y)]; None for anything else."""
+    if len(targets) != 1 or not isinstance(value, (ast.Tuple, ast.List)):
+        return None
+    target = targets[0]
+    if not isinstance(target, (ast.Tuple, ast.List)) or len(target.elts) != len(value.elts):
+        return None
+    if any(isinstance(e, ast.Starred) for e in list(target.elts) + list(value.elts)):
+        return None
+    return list(zip(target.elts, value.elts))
+
+
+def param_names(func) -> frozenset:
+    """Every parameter name of a function definition (``*args`` and
+    ``**kwargs`` by their bare names); empty for the module body."""
+    args = getattr(func, "args", None)
+    if args is None:
+        return frozenset()
+    every = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a is not None]
+    return frozenset(a.arg for a in every)
+
+
+def _admits_none(annotation) -> bool:
+    """``Optional[int]``, ``int | None``, ``"Optional[int]"``: an annotation
+    that lets the value be None."""
+    if annotation is None:
+        return False
+    if type(annotation) is ast.Constant:
+        if annotation.value is None:
+            return True
+        if type(annotation.value) is not str:
+            return False
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return False
+    if type(annotation) is ast.BinOp and type(annotation.op) is ast.BitOr:
+        return _admits_none(annotation.left) or _admits_none(annotation.right)
+    if type(annotation) is ast.Subscript:
+        base = annotation.value
+        name = base.attr if type(base) is ast.Attribute else base.id if type(base) is ast.Name else None
+        if name == "Optional":
+            return True
+        if name == "Union":
+            members = annotation.slice.elts if type(annotation.slice) is ast.Tuple else [annotation.slice]
+            return any(_admits_none(member) for member in members)
+    return False
+
+
+def params_that_may_be_none(func) -> frozenset:
+    """The parameters of a function that default to None or whose
+    annotation admits None."""
+    args = getattr(func, "args", None)
+    if args is None:
+        return frozenset()
+    positional = list(args.posonlyargs) + list(args.args)
+    out = {arg.arg for arg in positional + list(args.kwonlyargs) if _admits_none(arg.annotation)}
+    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if isinstance(default, ast.Constant) and default.value is None:
+            out.add(arg.arg)
+    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+        if isinstance(default, ast.Constant) and default.value is None:
+            out.add(arg.arg)
+    return frozenset(out)
