@@ -146,3 +146,19 @@ def test_the_cache_stores_facts_with_the_same_reducers(tmp_path):
     assert back == facts
     assert Counter(type(atom) for atom in _atoms_in(back, [], set())) \
         == Counter(type(atom) for atom in _atoms_in(facts, [], set()))
+
+
+def test_a_call_result_read_through_another_reference_keeps_the_call():
+    """``atoms.with_ref``: one part of what a call returns is the same call
+    (arguments, place, depth, alike displays) under a part reference, shared
+    with the equal atom made by hand; ``passed`` adds keyword arguments."""
+    ref = callrefs.func_ref("pkg.stepper", "helper")
+    arg = frozenset({atoms.field_read("pkg:Stepper", "queue")})
+    made = atoms.call_result(ref, (arg,), (("q", arg),), arg, "pkg/stepper.py", 7, "helper(q)", 2, (0,))
+    part = callrefs.part_ref(1, ref)
+    read = atoms.with_ref(made, part)
+    assert read is atoms.call_result(part, (arg,), (("q", arg),), arg, "pkg/stepper.py", 7, "helper(q)", 2, (0,))
+    assert atoms.with_ref(made, ref) is made
+    extra = (("none", frozenset()),)
+    assert atoms.with_ref(made, part, extra).kwargs == (("q", arg),) + extra
+    assert atoms.with_ref(made, part, extra)[:3] == read[:3] and atoms.with_ref(made, part, extra)[4:] == read[4:]

@@ -376,6 +376,16 @@ def call_result(ref, args, kwargs, fallback, path, line, text, depth, alike_disp
     return made(CallResult, ("R", ref, args, kwargs, fallback, path, line, text, depth, alike_displays))
 
 
+def with_ref(result: CallResult, ref, passed: tuple = ()) -> CallResult:
+    """The same call as ``result`` (arguments, place, depth) read through
+    another reference ``ref``: one part of what it returns
+    (``callrefs.part_ref``).  ``passed``: (keyword, atoms) pairs added to
+    its keyword arguments."""
+    return made(CallResult, ("R", ref, result.args, result.kwargs + passed if passed else result.kwargs,
+                             result.fallback, result.path, result.line, result.text, result.depth,
+                             result.alike_displays))
+
+
 def collective_result(group: str, inner: frozenset, depth: int) -> CollectiveResult:
     return made(CollectiveResult, ("C", group, inner, depth))
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from .atoms import PIECE_PICK, call_result, made, made_from_one_tuple
+from .atoms import PIECE_PICK, made, made_from_one_tuple, with_ref
 
 #: The arguments of a call as a method found by its name alone is matched
 #: against them (``receivers.binds``): ``(positional, keywords)``, the number
@@ -241,9 +241,7 @@ def _results_part(atoms: frozenset, has_parts, part) -> Optional[frozenset]:
             split.append(atom)
     if split is None:
         return None
-    return atoms.difference(split).union([
-        call_result(part_ref(part, atom.ref), atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
-                    atom.depth, atom.alike_displays) for atom in split])
+    return atoms.difference(split).union([with_ref(atom, part_ref(part, atom.ref)) for atom in split])
 
 
 #: Call references whose result :func:`element` and :func:`own_results` leave whole.

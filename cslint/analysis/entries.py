@@ -42,7 +42,7 @@ import ast
 from typing import Optional
 
 from .astwalk import CHILDREN, walked
-from .atoms import EMPTY, STORED_OWN, call_result, entry_field, field_read, own_field, whole
+from .atoms import EMPTY, STORED_OWN, entry_field, field_read, own_field, whole, with_ref
 from .callrefs import OWN_PART, element, own_results, part_ref
 from .localdicts import key_read_local_own
 from .ownstructure import constant_key_read, constant_keyed
@@ -286,8 +286,7 @@ def appended_entry_writes(info, attr: str, call: ast.Call, atoms: frozenset, lin
 
 def _parts(results: frozenset, index) -> frozenset:
     """Each call result of ``results`` read as its part ``index`` (``callrefs.part_ref``)."""
-    return frozenset(call_result(part_ref(index, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text,
-                                 a.depth, a.alike_displays) for a in results)
+    return frozenset(with_ref(a, part_ref(index, a.ref)) for a in results)
 
 
 def keyed_entry_read(info, value, atoms: frozenset, key: str) -> Optional[frozenset]:
@@ -553,9 +552,7 @@ def values_own(evaluator, loop, env, stored: frozenset) -> tuple:
     if not keyed:
         own = element_own(evaluator.info, base, atoms, VALUES_OWN)  # ``for maps in self.ranges:``
         return (None, None) if own is None else (name, own)
-    return name, atoms.difference(keyed).union([
-        call_result(part_ref(ANY_VALUE_OWN, a.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text, a.depth,
-                    a.alike_displays) for a in keyed])
+    return name, atoms.difference(keyed).union([with_ref(a, part_ref(ANY_VALUE_OWN, a.ref)) for a in keyed])
 
 
 #: the views of a dict as many as its entries
@@ -620,9 +617,7 @@ def key_read_own(evaluator, value: ast.Subscript, env, stored: frozenset) -> Opt
              if a in read and a.ref.index == key]
     if not keyed:
         return None
-    return read.difference(keyed).union([
-        call_result(part_ref(key_own(key), a.ref.ref), a.args, a.kwargs, a.fallback, a.path, a.line, a.text,
-                    a.depth, a.alike_displays) for a in keyed])
+    return read.difference(keyed).union([with_ref(a, part_ref(key_own(key), a.ref.ref)) for a in keyed])
 
 
 def parted_by(ctx, index):

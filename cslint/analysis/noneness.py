@@ -51,7 +51,7 @@ import ast
 from typing import Optional
 
 from .astwalk import BLOCKS_OF
-from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, call_result, param
+from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, param, with_ref
 from .bindings import param_names
 from .callrefs import OWN_PART, part_ref
 from .namereach import binding_reaching
@@ -224,9 +224,7 @@ def none_results(atoms: frozenset, own: bool = False, passed: tuple = ()) -> Opt
         return None
     passed = passed if len(split) == 1 else ()
     return atoms.difference(split).union([
-        call_result(part_ref(NONE_PART, atom.ref.ref if own else atom.ref), atom.args, atom.kwargs + passed,
-                    atom.fallback, atom.path, atom.line, atom.text, atom.depth, atom.alike_displays)
-        for atom in split])
+        with_ref(atom, part_ref(NONE_PART, atom.ref.ref if own else atom.ref), passed) for atom in split])
 
 
 def none_of(evaluator, expr, env: dict, value: Optional[frozenset] = None,

@@ -25,7 +25,7 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .astwalk import DEFINITIONS, block_fields, own_nodes
-from .atoms import EMPTY, call_result
+from .atoms import EMPTY, with_ref
 from .callrefs import part_ref
 from .environment import fork
 from .presence import none_test
@@ -185,8 +185,7 @@ def present(name: str, out: dict) -> dict:
             new_ref = part_ref(present_index(None), ref)
         if changed is None:
             changed = {}
-        changed[atom] = call_result(new_ref, atom.args, atom.kwargs, atom.fallback, atom.path, atom.line, atom.text,
-                                    atom.depth, atom.alike_displays)
+        changed[atom] = with_ref(atom, new_ref)
     if changed is None:
         return out
     refined = fork(out)
