@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 
+from ..presets import KIND_RANK_ID
 from .astwalk import BLOCKS_OF, walk as fast_walk, walked
 from .atoms import source
 from .localdicts import keyed_containers
@@ -278,7 +279,7 @@ class ContainerNames:
     def _elements_alike(self, comp: ast.ListComp) -> bool:
         if any(gen.ifs or gen.is_async for gen in comp.generators):
             return False
-        marker = source("rank id", "<element>", self.ctx.path, comp.lineno, (), whole=False)
+        marker = source(KIND_RANK_ID, "<element>", self.ctx.path, comp.lineno, (), whole=False)
         env: dict = {}
         for gen in comp.generators:
             for node in walked(gen.target):

@@ -45,6 +45,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..presets import KIND_RANK_ID
 from . import cfg as cfgmod
 from .astwalk import DEFINITIONS, walk as fast_walk, walked
 from .atoms import EMPTY
@@ -53,7 +54,7 @@ from .scope import UNIFORM_TEXT, canonical_text
 from .syntax import dotted
 
 #: source kinds that name what a process is, which no test of one function sees change
-FIXED_KINDS = frozenset({"rank id", "pipeline stage"})
+FIXED_KINDS = frozenset({KIND_RANK_ID, "pipeline stage"})
 
 #: a negated comparison -> the comparison it negates
 _POSITIVE = {ast.IsNot: ast.Is, ast.NotEq: ast.Eq, ast.NotIn: ast.In}

@@ -13,7 +13,7 @@ import ast
 from typing import NamedTuple, Optional
 
 from ..config import matches_any
-from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_STEP_BATCH, fnmatch_any
+from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_RANK_ID, KIND_STEP_BATCH, fnmatch_any
 from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import BLOCKS_OF, DEFINITIONS, children_into, walk as fast_walk, walked
@@ -86,7 +86,7 @@ def rank_param_sources(info) -> tuple:
         if optional is None:
             optional = params_that_may_be_none(info.func)
         if clean not in optional and not (ctx.settings.uniform and matches_any(clean, ctx.settings.uniform)):
-            out.append((index, source("rank id", clean, ctx.path, getattr(info.func, "lineno", 0),
+            out.append((index, source(KIND_RANK_ID, clean, ctx.path, getattr(info.func, "lineno", 0),
                                       (("*", dims),))))
     found = info._rank_params = tuple(out)
     return found

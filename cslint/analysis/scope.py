@@ -11,7 +11,7 @@ from fnmatch import fnmatchcase
 from typing import Optional
 
 from ..config import Settings, matches_any, pattern_matches, text_matches
-from ..presets import Knowledge
+from ..presets import KIND_RANK_ID, Knowledge
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .agreedbuffers import (LOOP_GROUP, first_stage_test, loop_over_groups, passes_group, relayed_in_place,
                             several_ranks_group)
@@ -467,7 +467,7 @@ class ModuleContext(CollectiveGroups):
             dims = rank_name_dims(attr)
             if dims is not None and "()" not in text.rsplit(".", 1)[-1]:
                 dims = knowledge.relative_rank_dims(text.rsplit(".", 1)[0], attr, self.group_word) or dims
-                found = ("rank id", (("*", dims),))
+                found = (KIND_RANK_ID, (("*", dims),))
             elif size_name_is_uniform(attr):
                 found = UNIFORM_TEXT
             else:

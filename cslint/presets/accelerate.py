@@ -32,7 +32,7 @@ process's list, which is then the same everywhere.
 
 from __future__ import annotations
 
-from .specs import KIND_DATA_SHARD, CollectiveSpec, Preset, SourceSpec
+from .specs import KIND_DATA_SHARD, KIND_RANK_ID, CollectiveSpec, Preset, SourceSpec
 
 _A = "accelerate"
 
@@ -74,8 +74,8 @@ for _pattern in ("unwrap_model_for_generation", "*.unwrap_model_for_generation")
     _collectives.append(CollectiveSpec(_pattern, _A, group="world", result="uniform"))
 
 _sources = [
-    SourceSpec("*.process_index", "rank id", what="value"),
-    SourceSpec("*.local_process_index", "rank id", what="value"),
+    SourceSpec("*.process_index", KIND_RANK_ID, what="value"),
+    SourceSpec("*.local_process_index", KIND_RANK_ID, what="value"),
     # What `prepare` hands back is this process's shard of the data loaders (and the wrapped
     # model): the batches differ, their number does not (`even_batches`, on by default).
     SourceSpec("*accelerator.prepare", KIND_DATA_SHARD),

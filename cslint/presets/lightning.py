@@ -28,7 +28,7 @@ from its own refresh thread on a timer: a ``ProgressColumn`` subclass's
 
 from __future__ import annotations
 
-from .specs import CollectiveSpec, Preset, SourceSpec
+from .specs import KIND_RANK_ID, CollectiveSpec, Preset, SourceSpec
 
 _L = "lightning"
 
@@ -49,8 +49,8 @@ for _name in ("fit", "validate", "test", "predict"):
                                            receiver="named", local_work=True))
 
 _sources = [
-    SourceSpec("*.is_global_zero", "rank id", what="value"),
-    SourceSpec("is_global_zero", "rank id", what="value"),
+    SourceSpec("*.is_global_zero", KIND_RANK_ID, what="value"),
+    SourceSpec("is_global_zero", KIND_RANK_ID, what="value"),
 ]
 
 PRESET = Preset(

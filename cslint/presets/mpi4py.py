@@ -8,6 +8,7 @@ since ``torch.gather`` and ``tensor.gather`` are not collectives.
 from __future__ import annotations
 
 from .specs import (
+    KIND_RANK_ID,
     PREDICATE,
     AgreementTemplate,
     CollectiveSpec,
@@ -91,7 +92,7 @@ PRESET = Preset(
     p2p_sends=["send", "isend", "Send", "Isend"],
     p2p_peer_keywords=["source", "dest"],
     sources=[
-        SourceSpec("*.Get_rank", "rank id"),
+        SourceSpec("*.Get_rank", KIND_RANK_ID),
         SourceSpec("MPI.Wtime", "wall clock"),
         SourceSpec("mpi4py.MPI.Wtime", "wall clock"),
         SourceSpec("MPI.Get_processor_name", "host name"),

@@ -14,6 +14,7 @@ from .specs import (
     FLAG,
     KIND_DATA_SHARD,
     KIND_FILESYSTEM,
+    KIND_RANK_ID,
     PAYLOAD,
     PREDICATE,
     TENSOR,
@@ -149,15 +150,15 @@ for _name in ("torch.utils.data.DataLoader.__iter__", "torch.utils.data.dataload
     _collectives.append(CollectiveSpec(_name, _T, result="local"))
 
 _sources = [
-    SourceSpec("torch.distributed.get_rank", "rank id"),
-    SourceSpec("dist.get_rank", "rank id"),
-    SourceSpec("*.get_rank", "rank id"),
-    SourceSpec("get_rank", "rank id"),
-    SourceSpec("*.get_local_rank", "rank id"),
-    SourceSpec("*.get_node_local_rank", "rank id"),
-    SourceSpec("get_local_rank", "rank id"),
-    SourceSpec("*.get_global_rank", "rank id"),
-    SourceSpec("*.get_group_rank", "rank id"),
+    SourceSpec("torch.distributed.get_rank", KIND_RANK_ID),
+    SourceSpec("dist.get_rank", KIND_RANK_ID),
+    SourceSpec("*.get_rank", KIND_RANK_ID),
+    SourceSpec("get_rank", KIND_RANK_ID),
+    SourceSpec("*.get_local_rank", KIND_RANK_ID),
+    SourceSpec("*.get_node_local_rank", KIND_RANK_ID),
+    SourceSpec("get_local_rank", KIND_RANK_ID),
+    SourceSpec("*.get_global_rank", KIND_RANK_ID),
+    SourceSpec("*.get_group_rank", KIND_RANK_ID),
     SourceSpec("torch.cuda.current_device", "device id"),
     SourceSpec("*.cuda.current_device", "device id"),
     # the device-management (NVML) index of a device torch numbers (through
