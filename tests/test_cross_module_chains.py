@@ -8,12 +8,12 @@ it goes through that module (``calls_module_wrapper``), an argument-free
 call (``groups.sync()``) as well as one with arguments: the function scan
 keeps the two apart (``bare_calls``, ``calls_by_statement``).
 
-A module-level function that only reaches a collective through a helper of
+A module-level function that only reaches a collective through helpers of
 its own file (``def make_group(): return _plain_group()``, or on some paths
 only, ``if flag: barrier_all()``) spreads with its module as well
-(``gather._module_functions_calling``), whatever its name: a caller in
-another file calling it through that module or by a name imported from it
-is analysed in depth.
+(``gather._module_functions_calling``, at any depth inside the file),
+whatever its name: a caller in another file calling it through that module
+or by a name imported from it is analysed in depth.
 """
 
 from __future__ import annotations
@@ -237,3 +237,72 @@ def test_a_spread_set_up_reading_its_configuration_file_leaves_the_settings_alik
     write_package(tmp_path, "pkg", {"setup.py": SETUP, "trainer.py": TRAINER})
     found = sorted((f.path.rsplit("/", 1)[-1], f.function) for f in package_findings(tmp_path))
     assert found == [("trainer.py", "train_own")]
+
+
+POLLS = """
+    import torch
+    import torch.distributed as dist
+
+
+    def reduce_flags(flags, group):
+        flags = torch.tensor(flags, dtype=torch.int32)
+        dist.all_reduce(flags, op=dist.ReduceOp.MIN, group=group)
+        return flags.tolist()
+
+
+    def min_polls(polls, group):
+        return reduce_flags(polls, group)
+
+
+    def poll_and_reduce(senders, group):
+        return min_polls([sender.poll() for sender in senders], group)
+
+
+    def poll_over_both(senders, tp_group, cp_group):
+        polls = poll_and_reduce(senders, tp_group)
+        return min_polls(polls, cp_group)
+"""
+
+HANDSHAKES = """
+    import time
+
+    from {imports}
+
+
+    class Handshakes:
+        def __init__(self, tp_group, cp_group):
+            self.pending = []
+            self.tp_group = tp_group
+            self.cp_group = cp_group
+
+        def add(self, request):
+            if time.monotonic() > request.deadline:
+                return
+            self.pending.append(request)
+
+        def pop_ready(self):
+            if len(self.pending) == 0:
+                return []
+            polls = {call}(self.pending, self.tp_group, self.cp_group)
+            return [request for request, poll in zip(self.pending, polls) if poll]
+
+        def pop_all_ready(self):
+            polls = {call}(self.pending, self.tp_group, self.cp_group)
+            return [request for request, poll in zip(self.pending, polls) if poll]
+"""
+
+
+@pytest.mark.parametrize("how", [0, 1])
+def test_a_chain_three_calls_deep_in_its_module_is_reached_from_another_module(tmp_path, how):
+    # INVALID: ``pop_ready`` leaves early where this rank's own queue of
+    # handshakes is empty (filled only where its clock had not passed the
+    # deadline), skipping the poll reduced over both groups; ``poll_over_both``
+    # reaches the all-reduce through two helpers of its own module, so it
+    # spreads with that module as ``min_polls`` does (``pop_all_ready``, which
+    # every rank runs alike, stays clean)
+    imports, call = [("pkg import polls", "polls.poll_over_both"),
+                     ("pkg.polls import poll_over_both", "poll_over_both")][how]
+    write_package(tmp_path, "pkg", {"polls.py": POLLS,
+                                    "handshakes.py": HANDSHAKES.format(imports=imports, call=call)})
+    found = sorted((f.path.rsplit("/", 1)[-1], f.code, f.line, f.function) for f in package_findings(tmp_path))
+    assert found == [("handshakes.py", "CSL102", 21, "Handshakes.pop_ready")]

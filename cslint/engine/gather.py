@@ -425,28 +425,39 @@ def wrapper_names(facts: FileFacts, ambiguous: frozenset = frozenset()) -> set:
 
 def _module_functions_calling(facts: FileFacts, issuing: set) -> list:
     """The names of the module-level functions of a file that issue no
-    collective themselves but call a function of the file that does
-    (``def make_group(): return _plain_group()``, and on some paths only,
+    collective themselves but reach one through functions of the file that
+    do (``def make_group(): return _plain_group()``, and on some paths only,
     ``if flag: barrier_all()``: a caller elsewhere running it under a
-    test that differs between ranks is as wrong).  They spread with their
-    module only (:func:`~cslint.analysis.typedcalls.module_entry`): a call
-    another file makes through that module or by a name imported from it.
-    One level, not every transitive caller: by name alone, the callers of
-    the callers pull in most of a large tree.  (A conditional call made
-    DeepSpeed's ``initialize`` deep, whose configuration, read from a file
-    only where its path exists, then reached every engine field, 96
-    findings more, until a configuration file the function is handed and
-    only reads counted as the same on every rank: analysis/configfiles.py.)"""
+    test that differs between ranks is as wrong), at any depth inside the
+    file (``poll_both()`` -> ``poll_one()`` -> ``reduce_flags()`` ->
+    ``dist.all_reduce``: the file's own chain, which its extraction already
+    follows to make each of them deep).  They spread with their module only
+    (:func:`~cslint.analysis.typedcalls.module_entry`): a call another file
+    makes through that module or by a name imported from it, never a bare
+    name: by name alone, the callers of the callers pull in most of a large
+    tree.  (A conditional call made DeepSpeed's ``initialize`` deep, whose
+    configuration, read from a file only where its path exists, then
+    reached every engine field, 96 findings more, until a configuration
+    file the function is handed and only reads counted as the same on every
+    rank: analysis/configfiles.py.)"""
     module = facts.module
+    candidates = [fn for fn in facts.functions
+                  if fn.deep and not fn.class_key and "." not in fn.qualname and fn.qualname not in issuing
+                  and not fn.qualname.startswith("<") and not fn.qualname.startswith("__")]
+    reaching = set(issuing)
     out = []
-    for fn in facts.functions:
-        name = fn.qualname
-        if not fn.deep or fn.class_key or "." in name or name in issuing \
-                or name.startswith("<") or name.startswith("__"):
-            continue
-        if any(site.ref is not None and site.ref[0] == "func" and site.ref[1] == module
-               and site.ref[2] in issuing for v in fn.variants.values() for site in v.sites):
-            out.append(name)
+    grew = True
+    while grew:  # each pass adds the callers of the functions the last one added
+        grew = False
+        for fn in candidates:
+            name = fn.qualname
+            if name in reaching:
+                continue
+            if any(site.ref is not None and site.ref[0] == "func" and site.ref[1] == module
+                   and site.ref[2] in reaching for v in fn.variants.values() for site in v.sites):
+                reaching.add(name)
+                out.append(name)
+                grew = True
     return out
 
 
