@@ -389,3 +389,70 @@ def test_membership_of_the_world_rank_stays_dropped():
                 if self.current_rank in ranks:
                     dist.all_reduce(x, group=g)
     """) == []
+
+
+def test_membership_held_in_a_value_decides_collectives_over_other_groups():
+    # as a value, ``rank in ranks`` is alike on the members of the group made
+    # from ``ranks`` only: a flag or a count taken from it still parts the
+    # ranks of the world and of a group made from another list (whatever
+    # reads it: a branch, a loop's trip count, an exit); a collective over the
+    # group made from that very list under it stays unreported
+    assert _lines("""
+        import torch
+        import torch.distributed as dist
+
+
+        def stored_flag(ranks, others):
+            rank = dist.get_rank()
+            pair = dist.new_group(ranks)
+            rest = dist.new_group(others)
+            x = torch.ones(1)
+            member = rank in ranks
+            if member:
+                dist.all_reduce(x, group=pair)
+                dist.all_reduce(x)                                         # reported
+                dist.all_reduce(x, group=rest)                             # reported
+
+
+        def counted(ranks):
+            rank = dist.get_rank()
+            pair = dist.new_group(ranks)
+            n = 0
+            if rank in ranks:
+                n = 1
+            for _ in range(n):
+                dist.barrier(group=pair)
+            for _ in range(n):
+                dist.barrier()                                             # reported
+
+
+        def leaving(ranks):
+            rank = dist.get_rank()
+            pair = dist.new_group(ranks)
+            outside = rank not in ranks
+            if outside:
+                return
+            dist.barrier(group=pair)
+            dist.barrier()                                                 # reported
+    """) == [14, 15, 27, 37]
+
+
+def test_membership_of_a_node_rank_held_in_a_value_differs_over_the_own_group_too():
+    # a node's rank found in a list of world ranks is no membership (world
+    # rank 9 is local rank 1 on a node of 8): held in a flag, it parts even
+    # the group made from the list
+    assert _lines("""
+        import os
+        import torch
+        import torch.distributed as dist
+
+
+        def by_local_rank():
+            local_rank = int(os.environ["LOCAL_RANK"])
+            ranks = [0, 9]
+            g = dist.new_group(ranks)
+            x = torch.ones(1)
+            listed = local_rank in ranks
+            if listed:
+                dist.all_reduce(x, group=g)                                # reported
+    """) == [14]

@@ -177,7 +177,7 @@ class Evaluator(StructureReads, ExceptionReads):
             return atoms
         if t is ast.Compare:
             if self._tests_group_membership(expr):
-                return EMPTY
+                return self.membership_value(expr)
             if len(expr.ops) == 1:
                 tested = _rank_presence_operand(expr)
                 if tested is not None and _names_a_rank(tested, self.ctx):

@@ -19,10 +19,11 @@ from typing import Optional
 
 from .jobkills import exceptions_hang
 from ..model import Span
+from ..presets import KIND_GROUP_MEMBERSHIP, KIND_RANK_ID
 from . import cfg as cfgmod
 from .alternatives import Alternatives
 from .astwalk import LOOPS
-from .atoms import EMPTY
+from .atoms import EMPTY, Source, made
 from .correlated import deciding
 from .dataflow import Dataflow
 from .evaluator import Evaluator
@@ -37,6 +38,7 @@ from .registries import first_use_source, registry_of
 from .grouptests import tests_membership, tests_own_group
 from .syntax import ReadNames, calls_in_order, first_exit, first_exit_in, unparse, whole_text
 from .threads import BackgroundThreads
+from .vocabulary import ALL_MODES_ALL_DIMS
 
 
 #: the statement an inline condition belongs to (else a comprehension's)
@@ -78,11 +80,14 @@ class Guards(ExceptionGuards):
         color = ctx.comm_colors.get(receiver) if site.collective else None
         if color is not None:
             conds = self._uniform_in_color(conds, color, node)
+        members = None
         if site.collective and site.collective.group.startswith("group:"):
             members = ctx.group_members.get(site.collective.group[len("group:"):])
             if members is not None:
                 conds = tuple(c for c in (without_membership_operand(c, members, self._if_tests.get((c.line, c.text)))
                                           for c in conds) if c is not None)
+        if ctx.group_member_texts:
+            conds = tuple(with_membership_armed(c, members, self._if_tests.get((c.line, c.text))) for c in conds)
         if site.collective and site.fix is not None:
             own = {text for text in (site.fix.group_expr, site.fix.receiver)
                    if text and text not in ("dist", "torch.distributed", "c10d")}
@@ -384,6 +389,43 @@ def without_membership_operand(cond: Cond, members: str, test: Optional[ast.expr
     ``new_group(ranks)``): alike on every member, and a non-member takes
     no part.  ``test`` as for :func:`without_own_group_operand`."""
     return _without_operands(cond, test, lambda text: tests_membership(text, members))
+
+
+def with_membership_armed(cond: Cond, members: Optional[str], test: Optional[ast.expr]) -> Cond:
+    """``cond`` reading each membership value it holds
+    (``KIND_GROUP_MEMBERSHIP``: ``member = rank in ranks``, ``n = 1`` under
+    it; :meth:`~cslint.analysis.structure.StructureReads.membership_value`)
+    as this rank's id, unless the list tested is ``members``, the one the
+    site's collective group was made from: alike on that group's members
+    only, so a collective over the world or over any other group (or a call
+    whose collective the whole-tree pass finds) parts the ranks under it.
+    A test that is itself the membership test (``test``, the ``if`` test
+    ``cond`` was made of) already reads the rank
+    (:meth:`~cslint.analysis.structure.StructureReads.membership_reads`).
+    Only the membership values the condition holds itself count (a value
+    handed to a call, or stored and read back elsewhere, stays alike)."""
+    atoms = _membership_armed(cond.atoms, members, test)
+    operands = tuple((span, _membership_armed(held, members, test), *rest) for span, held, *rest in cond.operands)
+    if atoms is cond.atoms and all(new[1] is old[1] for new, old in zip(operands, cond.operands)):
+        return cond
+    return dataclasses.replace(cond, atoms=atoms, operands=operands)
+
+
+def _membership_armed(atoms: frozenset, members: Optional[str], test: Optional[ast.expr]) -> frozenset:
+    """``atoms`` with a rank id source beside each membership value of a
+    list other than ``members`` (see :func:`with_membership_armed`)."""
+    armed = [made(Source, ("S", KIND_RANK_ID, atom.text, atom.path, atom.line, ALL_MODES_ALL_DIMS, atom.whole, ()))
+             for atom in atoms
+             if atom.tag == "S" and atom.kind == KIND_GROUP_MEMBERSHIP
+             and not (members is not None and tests_membership(atom.text, members))
+             and not _tests_in(test, atom)]
+    return atoms | frozenset(armed) if armed else atoms
+
+
+def _tests_in(test: Optional[ast.expr], marker) -> bool:
+    """Whether the membership test ``marker`` stands for is part of ``test``."""
+    return test is not None and any(type(node) is ast.Compare and node.lineno == marker.line
+                                    and unparse(node) == marker.text for node in ast.walk(test))
 
 
 def _without_operands(cond: Cond, test: Optional[ast.expr], asks_membership) -> Optional[Cond]:

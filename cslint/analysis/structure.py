@@ -10,12 +10,14 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from ..presets import KIND_GROUP_MEMBERSHIP
+from ..presets.rank_names import names_world_rank
 from .astwalk import walked
 from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_own, parted_by
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, SHAPE, SIZED, attribute, call_result,
-    field_read, own_field, own_params, picking_from, project, whole,
+    field_read, own_field, own_params, picking_from, project, source, whole,
 )
 from .callrefs import PIECE_PICK, element, own_results, part_ref
 from .noneness import none_of
@@ -341,7 +343,19 @@ class StructureReads(ContainerNames):
         if not members:
             return False
         right = unparse(test.comparators[0])
-        return right in self.ctx.group_member_texts
+        return right in self.ctx.group_member_texts and names_world_rank(unparse(test.left))
+
+    def membership_value(self, test: ast.Compare) -> frozenset:
+        """What ``rank in ranks`` (:meth:`_tests_group_membership`) holds as
+        a value (``member = rank in ranks``; ``n = 1`` under it): alike on
+        the members of the group made from ``ranks``, where its picks are
+        used, but not on any other group's.  So it is a source of its own
+        kind (``KIND_GROUP_MEMBERSHIP``, the test's text) with no
+        dimensions: uniform wherever it is read, until the guard of a
+        collective over another group reads it as this rank's id
+        (:func:`~cslint.analysis.guards.with_membership_armed`)."""
+        marker = source(KIND_GROUP_MEMBERSHIP, unparse(test), self.ctx.path, test.lineno, ())
+        return project(CONTENTS, frozenset({marker}))
 
     def membership_reads(self, test, env: dict) -> frozenset:
         """What the tests of membership in a group's own list that ``test``

@@ -97,6 +97,13 @@ KIND_ITERATION_ORDER = "per-process iteration order of a set"
 #: the entries of a module-global container a function fills on first use
 #: (``if key not in _TRACKER: _TRACKER[key] = ...``): what this process met
 KIND_LAZY_REGISTRY = "registry filled lazily by this process"
+#: whether this rank is in the list a group of the module was made from
+#: (``rank in ranks`` of ``new_group(ranks)``), as a value: alike on that
+#: group's members and on no other group's (``analysis/guards.py`` reads it
+#: as this rank's id for a collective over any other group; it has no
+#: dimensions of its own, so a value carried out of its function is read as
+#: before, the same on every rank)
+KIND_GROUP_MEMBERSHIP = "membership in a group's own list of ranks"
 #: when a background thread runs this process's code: a library's thread
 #: calling back (a progress bar's refresh thread, on its timer; see
 #: Preset.thread_callbacks), or a thread the file starts
