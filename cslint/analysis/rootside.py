@@ -51,7 +51,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, plain_bindings, statement_lists
+from .astwalk import BLOCKS_OF, plain_bindings
 from .bindings import flatten_targets, pairwise
 from .cfg import leaves_function
 from .function import FunctionInfo
@@ -86,10 +86,7 @@ def derived_stores(info: FunctionInfo) -> tuple:
     if not self_name or not info.class_key:
         return ()
     out = set()
-    assignments = info.self_assignments  # noted by the call scan, which walks the same statements
-    if assignments is None:
-        assignments = [stmt for stmts in statement_lists(info.body) for stmt in stmts]
-    for stmt in assignments:
+    for stmt in info.self_assignments:  # (noted by the call scan, which every extracted function has had)
         t = type(stmt)
         if (t is ast.Assign or t is ast.AnnAssign) and stmt.value is not None:
             for target in (stmt.targets if t is ast.Assign else [stmt.target]):

@@ -25,8 +25,7 @@ from .communicators import Communicators
 from .entries import positional_fields, scanned_entry_nodes
 from .configfiles import read_configuration
 from .packagefiles import in_package
-from .shapes import (returned_tuple_length, returns_computed_key_dicts, returns_one_dict_shape, returns_one_tuple_shape,
-                     returns_only_lists)
+from .shapes import returned_tuple_length, returns_computed_key_dicts, returns_one_dict_shape, returns_only_lists
 from .bindings import assigned_names
 from .grouptests import is_size_expr, single_rank_side
 from .ownstructure import returns_own_structure
@@ -223,12 +222,12 @@ class ModuleContext(CollectiveGroups):
         if ref is not None and (ref.tag in _RESOLVED_BY_RECEIVER or ref.tag == "qual"
                                 and ref.dotted.partition(".")[0] == self.module.partition(".")[0]):
             return True
-        return _returns_shape(self, ref, self._tuple_returns, returns_one_tuple_shape)
+        return _returns_shape(self, ref, self._tuple_lengths, returned_tuple_length) > 0  # (one table: the length)
 
     def returned_tuple_length(self, ref) -> int:
         """The length of the tuple each ``return`` with a value of ``ref``, a function or method of this module,
         writes out (``shapes.returned_tuple_length``); 0 where they do not, or ``ref`` is not of this module."""
-        return _returns_shape(self, ref, self.__dict__.setdefault("_tuple_lengths", {}), returned_tuple_length) or 0
+        return _returns_shape(self, ref, self._tuple_lengths, returned_tuple_length) or 0
 
     def returns_dicts(self, ref):
         """The keys where each ``return`` with a value of ``ref``, a function or method of this module, writes out
@@ -322,7 +321,7 @@ class ModuleContext(CollectiveGroups):
         #: qualified names of the file's functions that call a collective
         #: themselves (set by the extraction once it has scanned them)
         self.issuing_functions: frozenset = frozenset()
-        self._tuple_returns: dict = {}  # qualname -> whether its returns are tuples (returns_tuples)
+        self._tuple_lengths: dict = {}  # qualname -> the length of the tuples it returns, 0: none (returns_tuples)
         self._own_returns: dict = {}  # qualname -> returns_own_structure
         self._dict_returns: dict = {}  # qualname -> returns_dicts
         self._list_returns: dict = {}  # qualname -> returns_only_lists
