@@ -176,3 +176,41 @@ def test_a_name_a_caller_makes_under_a_directory_is_no_configuration_file(tmp_pa
     (package / "loaders.py").write_text(textwrap.dedent(HANDED_LATEST))
     findings = check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
     assert [f.function for f in findings] == ["exchange_latest_handed"]
+
+
+CHAINED = """
+    import json
+    import os
+
+
+    def load_chained(options, extra):
+        base = options["config"]
+        path = base
+        chosen = path
+        if os.path.exists(chosen):
+            with open(chosen) as handle:
+                return json.load(handle)
+        return {}
+"""
+
+
+def test_a_path_followed_through_locals_asks_for_the_parameters_once(monkeypatch):
+    """``configfiles._handed_whole`` follows a path through local names to
+    the parameter it was handed as: the function's parameter names are
+    worked out once per test, not again at each name on the way (issue 13);
+    the answer is the same."""
+    import ast
+
+    from cslint.analysis import bindings, configfiles
+
+    asked = []
+
+    def counted(func):
+        asked.append(func.name)
+        return bindings.param_names(func)
+
+    monkeypatch.setattr(configfiles, "param_names", counted)
+    func = ast.parse(textwrap.dedent(CHAINED)).body[2]
+    test = func.body[3].test
+    assert configfiles.read_configuration(test, lambda text: text, func, None)
+    assert asked == ["load_chained"]

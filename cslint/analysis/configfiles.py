@@ -68,7 +68,7 @@ def read_configuration(call: ast.Call, canonical, func, self_name: Optional[str]
         return False
     path = call.args[0]
     params: set = set()  # the parameters the path is read from
-    if not _handed_whole(path, func, self_name, params, 0):
+    if not _handed_whole(path, func, param_names(func), self_name, params, 0):
         return False
     wanted = ast.dump(path)
     opened = False
@@ -103,26 +103,27 @@ def _same(expr, path, wanted: str) -> bool:
     return expr.id == path.id if type(expr) is ast.Name else ast.dump(expr) == wanted
 
 
-def _handed_whole(expr, func, self_name: Optional[str], params: set, depth: int) -> bool:
+def _handed_whole(expr, func, names: frozenset, self_name: Optional[str], params: set, depth: int) -> bool:
     """Whether ``expr`` is a path as the function was handed it: a
-    parameter other than the method's object, an attribute or a constant key
-    of one (``args.config``, ``cfg["path"]``), or a local every binding of
-    which is one; ``params`` gathers the parameters it reads."""
+    parameter other than the method's object (``names``: the function's
+    parameters), an attribute or a constant key of one (``args.config``,
+    ``cfg["path"]``), or a local every binding of which is one; ``params``
+    gathers the parameters it reads."""
     t = type(expr)
     if t is ast.Name:
-        if expr.id in param_names(func):
+        if expr.id in names:
             params.add(expr.id)
             return expr.id != self_name
         if depth >= _MAX_DEPTH:
             return False
         values = local_values(func, expr.id)
-        return bool(values) and all(_handed_whole(v, func, self_name, params, depth + 1) for v in values)
+        return bool(values) and all(_handed_whole(v, func, names, self_name, params, depth + 1) for v in values)
     if t is ast.Attribute:
-        return _handed_whole(expr.value, func, self_name, params, depth)
+        return _handed_whole(expr.value, func, names, self_name, params, depth)
     if t is ast.Subscript:
         key = expr.slice
         return type(key) is ast.Constant and type(key.value) is str and _handed_whole(
-            expr.value, func, self_name, params, depth)
+            expr.value, func, names, self_name, params, depth)
     return False
 
 
