@@ -421,7 +421,8 @@ def console_main() -> None:
     only walk the analysis' millions of objects once more after it.  And the
     process ends with ``os._exit`` once its output is flushed: tearing down
     the interpreter freed every object one by one, half a second on a large
-    tree, for memory the exit returns anyway.
+    tree, for memory the exit returns anyway (and so does the end of the
+    run: :func:`~cslint.engine.leave_to_exit`).
 
     SIGINT and SIGTERM end the run without a traceback, with the shell's
     status for them (130, 143); both unwind the stack first, so a fix being
@@ -429,7 +430,10 @@ def console_main() -> None:
     """
     import gc
 
+    from .engine import leave_to_exit
+
     gc.disable()
+    leave_to_exit()
     try:
         signal.signal(signal.SIGTERM, _raise_terminated)
         status = main()

@@ -40,7 +40,7 @@ from ..decoding import SourceDecodeError, decode_source
 from ..presets import Knowledge, load_presets
 from ..analysis.facts import extract_file_facts, summarised_or_empty
 from ..analysis.records import FileFacts, FuncFacts, is_pending
-from . import timeline
+from . import dropped, timeline
 from .cache import store_pickle
 from .reducers import FACT_REDUCERS
 
@@ -659,7 +659,7 @@ class Workers:
     def close(self) -> None:
         """Stop the workers (the pending summaries they held are extracted
         here again if read: :meth:`_fill_here`)."""
-        self._trees = {}
+        self._trees = dropped(self._trees)
         self._holder = {}
         if self.pool is not None:
             pool, self.pool = self.pool, None
@@ -675,5 +675,5 @@ class Workers:
 
     def __exit__(self, *exc) -> None:
         self.close()
-        self._deferred = {}
+        self._deferred = dropped(self._deferred)
         self._deferring = {}
