@@ -45,7 +45,7 @@ import itertools
 from typing import NamedTuple, Optional
 
 from . import cfg as cfgmod
-from .astwalk import CHILDREN, walk as fast_walk, walked
+from .astwalk import walk as fast_walk, walked
 from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
 from ..presets.rank_names import WORLD_RANK_NAMES, rank_name_dims
@@ -153,7 +153,7 @@ class Feasibility:
         self.info = info
         self.specs = info.ctx.knowledge.modes
         self._tests: list = []
-        self._bindings = _local_bindings(info.func, info.params, self._tests)
+        self._bindings = _local_bindings(info, self._tests)
         self.aliases = {name: values[0] for name, values in self._bindings.items()
                         if len(values) == 1 and values[0] is not None}
         tested = self._tested_names()
@@ -431,21 +431,21 @@ def passed_values(params: tuple, case_params: tuple, self_offset: int, consts: t
     return tuple(out)
 
 
-def _local_bindings(func: ast.AST, params: tuple, tests: list) -> dict:
+def _local_bindings(info: FunctionInfo, tests: list) -> dict:
     """Local name -> the values bound to it by plain assignments (None for a
     binding of another kind: loop target, ``with``, augmented, unpacking...);
-    the tests of ``if`` and ``while`` statements go to ``tests`` on the way."""
+    the tests of ``if`` and ``while`` statements go to ``tests`` on the way.
+    Read from the nodes the function's call scan noted
+    (``FunctionScan.binding_nodes``: those of the body outside nested
+    definitions and lambdas), not from a walk of the body of its own."""
     out: dict = {}
-    body = func.body if isinstance(getattr(func, "body", None), list) else []
-    stack = list(body)
+    info.local_names  # noqa: B018 - scans the function where nothing has yet
+    nodes = info.binding_nodes if isinstance(getattr(info.func, "body", None), list) else ()
     declared = set()
-    while stack:
-        node = stack.pop()
+    for node in nodes:
         kind = type(node)
         if kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
             out.setdefault(node.name, []).append(None)
-            continue
-        if kind is ast.Lambda:
             continue
         if kind is ast.If or kind is ast.While:
             tests.append(node.test)
@@ -478,12 +478,9 @@ def _local_bindings(func: ast.AST, params: tuple, tests: list) -> dict:
         elif kind is ast.Delete:
             for target in node.targets:
                 _bind_other(target, out)
-        read = CHILDREN[kind]  # (children_into written out: a call fewer per node)
-        if read is not None:
-            stack += read(node)
     for name in declared:
         out[name] = [None]
-    for name in params:
+    for name in info.params:
         if name.lstrip("*") in out:
             out[name.lstrip("*")].append(None)
     return out

@@ -43,7 +43,7 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
            "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
            "module_stores", "leaves_at", "self_stores", "self_assignments",
-           "foreign_stores", "binds_computed_names", "entry_nodes", "value_names")
+           "foreign_stores", "binds_computed_names", "entry_nodes", "value_names", "binding_nodes")
 
 
 def _subclasses(node_type: type) -> set:
@@ -61,6 +61,13 @@ _NAME_BINDERS = {"setattr": (0, 1), "register_parameter": (None, 0), "register_b
 
 #: every statement node type (a set lookup per node of :meth:`FunctionInfo.scan_calls`' walk, not an isinstance call)
 _STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
+
+#: the nodes that bind a local name or test one, which :func:`~cslint.analysis.feasibility.local_bindings` reads
+#: (``FunctionScan.binding_nodes``): the body's own, outside nested definitions (their decorators too) and lambdas
+BINDING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension,
+                           ast.With, ast.AsyncWith, ast.NamedExpr, ast.ExceptHandler, ast.Import, ast.ImportFrom,
+                           ast.Delete, ast.Global, ast.Nonlocal, ast.If, ast.While, ast.FunctionDef,
+                           ast.AsyncFunctionDef, ast.ClassDef))
 
 
 class FunctionScan:
@@ -115,6 +122,10 @@ class FunctionScan:
         # stores into attributes and elements of attributes or elements, assignments to one such target:
         # with the calls, what the file's positional fields are read from (entries.scanned_entry_nodes)
         entry_nodes = []
+        # the nodes of BINDING_NODES' types, in the walk's order, but those of a nested definition's decorators
+        # (walked here, which feasibility.local_bindings never reads)
+        binding_nodes = []
+        binding_types = BINDING_NODES
         binds_computed_names = False  # ``setattr(self, name, v)``, ``self.__dict__.update(...)`` (lackednames.py)
         self_name, self_calls, hands_self = self.self_name, [], False  # what it does to self (selfcalls.py)
         body = self.func.body if isinstance(self.func.body, list) else [self.func.body]
@@ -172,6 +183,8 @@ class FunctionScan:
             if t is tuple:  # ``(owner,)``: the statement whose subtree ends here hands ownership back
                 owner = node[0]
                 continue
+            if t in binding_types and type(owner) not in nested:  # (a nested definition owns its decorators)
+                binding_nodes.append(node)
             if t in statement_types:
                 stack.append((owner,))
                 owner = node
@@ -339,6 +352,7 @@ class FunctionScan:
         self.self_assignments = self_assignments
         self.binds_computed_names = binds_computed_names
         self.entry_nodes = entry_nodes
+        self.binding_nodes = binding_nodes
         self.value_names = frozenset(value_names)
         return CallScan(frozenset(names), collective)
 
