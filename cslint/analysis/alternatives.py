@@ -12,7 +12,7 @@ import ast
 from .astwalk import DEFINITIONS, walked
 from .function import FunctionInfo
 from .roles import groups_handed_out
-from .syntax import negation_text
+from .syntax import negation_text, unparsed
 
 #: distinct paths enumerated through one arm, at most; more gives "unknown"
 #: (paths that issue the same sites are one path: an arm of a few
@@ -46,7 +46,6 @@ class Alternatives:
         self.index = index
         self._cache: dict = {}
         self._partners: dict = {}
-        self._test_texts: dict = {}
         self._negated_texts: dict = {}  # id(if) -> negation_text of its test
         self._block_tests: dict = {}  # id(block) -> (block, {text: [position]}, {negated text: [position]})
 
@@ -356,11 +355,7 @@ class Alternatives:
         return known
 
     def _test_text(self, stmt: ast.If) -> str:
-        texts = self._test_texts
-        text = texts.get(id(stmt))
-        if text is None:
-            text = texts[id(stmt)] = ast.unparse(stmt.test)
-        return text
+        return unparsed(stmt.test)  # (kept on the node)
 
     def _negated_text(self, stmt: ast.If) -> str:
         """:func:`negation_text` of the test, kept per ``if`` (asked by the

@@ -24,7 +24,29 @@ def short(text: str) -> str:
 def whole_text(node: ast.AST) -> str:
     """:func:`unparse`'s text of a node, not cut short: what a test of its text alone must read."""
     text = unparse(node)
-    return text if len(text) < MAX_TEXT or not text.endswith("...") else " ".join(ast.unparse(node).split())
+    return text if len(text) < MAX_TEXT or not text.endswith("...") else " ".join(unparsed(node).split())
+
+
+def unparsed(node: ast.AST) -> str:
+    """``ast.unparse(node)``, from :func:`unparse`'s memo where it made it
+    (its short text, where that is all of it): a test's whole text is asked
+    by the alternatives of its block after its short text was.  An exotic
+    node ``ast.unparse`` fails on fails here alike."""
+    known = node.__dict__
+    whole = known.get("_cslint_whole")
+    if whole is None:
+        t = type(node)
+        if t is _Name or t is _Attribute:  # (unparse makes a chain's text apart: not read here)
+            whole = node._cslint_whole = ast.unparse(node)
+        elif known.get("_cslint_text") is not None and "_cslint_unparsable" not in known:
+            whole = known["_cslint_text"]  # unparse made it, and nothing was cut or joined
+        else:
+            whole = ast.unparse(node)
+            text = short(whole)
+            node._cslint_text = text  # what unparse makes of it
+            if text != whole:
+                node._cslint_whole = whole
+    return whole
 
 
 def unparse(node: ast.AST) -> str:
@@ -43,9 +65,13 @@ def unparse(node: ast.AST) -> str:
             text = short(chain)
         else:
             try:
-                text = short(ast.unparse(node))
+                whole = ast.unparse(node)
+                text = short(whole)
+                if text != whole:  # (kept for unparsed, which reads the text alone where it is all)
+                    node._cslint_whole = whole
             except Exception:  # pragma: no cover - exotic nodes
                 text = type(node).__name__
+                node._cslint_unparsable = True
         node._cslint_text = text
     return text
 
@@ -253,7 +279,7 @@ def fold_bool_op(op: ast.boolop, values: list) -> Optional[bool]:
 def negation_text(test: ast.expr) -> Optional[str]:
     """Source text of the logical negation of a simple test, or None."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        return ast.unparse(test.operand)
+        return unparsed(test.operand)
     if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in _NEGATED_OPS:
         flipped = ast.Compare(left=test.left, ops=[_NEGATED_OPS[type(test.ops[0])]()], comparators=test.comparators)
         return ast.unparse(flipped)
