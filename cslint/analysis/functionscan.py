@@ -6,7 +6,7 @@ statement makes itself, local dicts read with constant keys, containers stored i
 what it does to ``self``, the classes it reads as a value and a classmethod's calls of ``cls`` (constructiongroups.py),
 the globals it declares, the attributes of imported names it stores and the first line of a return, yield or await
 of its own (memosyntax.py), the names it declares ``global`` or ``nonlocal`` and the definitions nested in its body
-(namereach.py)."""
+(namereach.py), and the nodes that bind a local name or test one (feasibility.py's folds)."""
 
 from __future__ import annotations
 
