@@ -16,8 +16,9 @@ the arm comparison: an arm reaching it does not match the fall-through,
 and the guard's own test decides whether the arms part the ranks (counted
 as collectives over the group, such methods match the fall-through and
 line 773 is no longer reported).  Two routes the presets both name, a
-communicator's ``all_reduce`` and the process group's, are still read as
-one operation over one group (``uniformity._names_reached``).
+communicator's ``all_reduce`` and the process group's, are one operation
+over one group asked of two communicators, which parts the ranks too
+(``analysis/issuingroutes.py``, tests/test_analysis_issuing_routes.py).
 
 The SGLang findings labelled FP of this shape (inkling comm.py 576/589,
 parallel_state.py 1151, usp.py 149) are false for another reason: their

@@ -51,7 +51,9 @@ def test_an_arm_calling_the_helper_matches_an_arm_issuing_the_operation():
 def test_a_callee_choosing_between_two_routes_over_one_group_issues_one_operation():
     # The callee all-reduces over one of two communicators of the group it is
     # handed; here both are tp's, so the call issues one all-reduce over tp,
-    # as the other arm does.
+    # as the other arm does.  Which communicator the library helper asks is
+    # its own choice, unknown here, so the two are not told apart by it
+    # (tests/test_analysis_issuing_routes.py).
     assert _lines(_HEADER + """
         def lookup(self, values, fused):
             if self.row_start == 0:

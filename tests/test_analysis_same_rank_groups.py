@@ -2,17 +2,17 @@
 symmetric-memory collective told its group by name (``group.group_name``)
 runs over that group object, and two group fields set together from groups
 made over one rank list (a device group and a CPU group of the same ranks)
-name one group, so arms that reach the same operation through either stay
-in step (cslint/analysis/communicators.py ``same_rank_fields``,
-cslint/analysis/collectivegroups.py ``named_group``, ``CollectiveSpec.group_by_name``)."""
+name one group (cslint/analysis/communicators.py ``same_rank_fields``,
+cslint/analysis/collectivegroups.py ``named_group``, ``CollectiveSpec.group_by_name``).
+One group is not one communicator: arms that reach the same operation over
+it through two (a communicator built over the CPU group and the device
+group; a symmetric-memory kernel and the group's own all-reduce) part the
+ranks all the same (cslint/analysis/issuingroutes.py,
+tests/test_analysis_issuing_routes.py)."""
 
 import textwrap
 
 from cslint.api import check_source
-
-
-def _lines(source):
-    return sorted(f.line for f in check_source(textwrap.dedent(source), report="per-site").findings)
 
 
 _COORDINATOR = """
@@ -52,15 +52,22 @@ _COORDINATOR = """
 """
 
 
+def _groups(source):
+    return sorted((f.line, f.group) for f in check_source(textwrap.dedent(source), report="per-site").findings)
+
+
 def test_a_device_group_and_a_cpu_group_of_one_rank_list_are_one_group():
     # Either arm all-reduces over the coordinator's ranks: one through a
     # communicator built over the CPU group, the other over the device group
-    # made from the same list.
-    assert _lines(_COORDINATOR.replace("OTHER", "ranks")) == []
+    # made from the same list, so both name one group; through two
+    # communicators, a rank taking the one never meets its peers in the other.
+    assert _groups(_COORDINATOR.replace("OTHER", "ranks")) == [(32, "group:self.cpu_group"),
+                                                               (34, "group:self.cpu_group")]
 
 
 def test_groups_made_over_different_rank_lists_stay_apart():
-    assert _lines(_COORDINATOR.replace("OTHER", "sorted(ranks)[::-1][:1]")) == [32, 34]
+    assert _groups(_COORDINATOR.replace("OTHER", "sorted(ranks)[::-1][:1]")) == [(32, "group:self.cpu_group"),
+                                                                                 (34, "group:self.device_group")]
 
 
 _SYMMETRIC = """
@@ -84,11 +91,13 @@ _SYMMETRIC = """
 
 
 def test_a_symmetric_memory_collective_runs_over_the_group_it_is_named_by():
-    # The first function's arms all-reduce over `group` either way; the second
-    # reduce-scatters on rank 0 alone.
-    assert _lines(_SYMMETRIC) == [16]
+    # The first function's arms all-reduce over `group` either way, one by
+    # the symmetric-memory kernel, the other by the group's own backend: two
+    # communicators, which part the ranks; the second reduce-scatters on rank
+    # 0 alone.  Every one of them runs over `group`.
+    assert _groups(_SYMMETRIC) == [(8, "group:group"), (10, "group:group"), (16, "group:group")]
 
 
 def test_the_fix_facts_name_the_group_object_not_its_name():
-    (finding,) = check_source(textwrap.dedent(_SYMMETRIC), report="per-site").findings
+    finding = next(f for f in check_source(textwrap.dedent(_SYMMETRIC), report="per-site").findings if f.line == 16)
     assert finding.group == "group:group" and finding.fix_facts.group_expr == "group"

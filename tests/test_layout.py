@@ -297,7 +297,8 @@ ANALYSIS_PHASES = [
     ("stepreads",),  # what a step of the fixpoint reads
     ("memofills",),  # module memos a class's constructors fill
     ("program",),  # the fixpoint
-    ("carriers",),  # broadcasts a fix can carry a condition in
+    ("carriers", "issuingroutes"),  # broadcasts a fix can carry a condition in; the communicators an arm's
+    # collectives are asked of
     ("uniformity", "contexts", "announced"),  # the query object; a case parameter's site judged in its calling
     # contexts; a decision one rank takes alone whose every way opens with the same announcement
     ("hazards",),  # the decisions made from its answers

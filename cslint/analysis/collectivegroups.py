@@ -12,8 +12,9 @@ from typing import Optional
 from ..config import text_matches
 from ..presets import group_from_text
 from .communicators import built_over_fields, same_rank_field
-from .records import CollectiveMatch
+from .records import CollectiveMatch, IssuingRoute
 from .astwalk import walked
+from .bindings import local_values, param_names
 from .syntax import dotted, unparse
 from .vocabulary import looks_like_communicator
 
@@ -260,15 +261,93 @@ def named_group(ctx, call: ast.Call, spec) -> Optional[str]:
     """The group a collective call names by an argument (its keyword, or
     the position the library's signature gives it); None where it names
     none."""
+    argument = _group_argument_node(call, spec)
+    if argument is None:
+        return None
+    if isinstance(argument, ast.Constant) and argument.value is None:
+        return "world"
+    return ctx.group_of_text(spec.group_object(unparse(argument)) if spec else unparse(argument))
+
+
+def _group_argument_node(call: ast.Call, spec) -> Optional[ast.AST]:
+    """The argument by which a collective call names its group (its keyword,
+    or the position the library's signature gives it); None where none does."""
     kw = spec.group_kw if spec else "group"
     for keyword in call.keywords:
         if keyword.arg in (kw, "group", "process_group", "comm", "pg"):
-            if isinstance(keyword.value, ast.Constant) and keyword.value.value is None:
-                return "world"
-            return ctx.group_of_text(spec.group_object(unparse(keyword.value)) if spec else unparse(keyword.value))
+            return keyword.value
     if spec is not None and spec.group_arg is not None and len(call.args) > spec.group_arg:
-        return ctx.group_of_text(spec.group_object(unparse(call.args[spec.group_arg])))
+        return call.args[spec.group_arg]
     return None
+
+
+#: the spellings of torch.distributed's module a preset's function patterns use
+_TORCH_DISTRIBUTED = frozenset({"dist", "c10d", "torch.distributed", "torch.distributed.distributed_c10d"})
+
+
+def issuing_route(func, call: ast.Call, spec) -> Optional[IssuingRoute]:
+    """The communicator the collective ``call`` (in the function ``func``)
+    is asked of (:class:`~cslint.analysis.records.IssuingRoute`): the object
+    a method pattern's receiver is (``comm = self.pynccl_comm;
+    comm.all_reduce(x)``: ``self.pynccl_comm``, a local followed to the one
+    text every binding of it gives), or for a library function the group it
+    is handed (``dist.all_reduce(x, group=g)``).  None where the call does
+    not say: a configured collective, a library helper over a fixed group
+    (``tensor_model_parallel_all_reduce`` picks its coordinator's
+    communicator itself), an object or group the text cannot follow."""
+    if spec is None or spec.group is not None:
+        return None
+    if spec.pattern.startswith("*."):
+        if type(call.func) is not ast.Attribute:
+            return None
+        handle = _followed_text(func, call.func.value)
+        return IssuingRoute("", got_object(handle)) if handle else None
+    module = spec.pattern.rpartition(".")[0]
+    module = "torch.distributed" if module in _TORCH_DISTRIBUTED else module
+    argument = _group_argument_node(call, spec)
+    if argument is None or type(argument) is ast.Constant and argument.value is None:
+        return IssuingRoute(module, "")  # the default group
+    handle = _followed_text(func, argument)
+    if not handle:
+        return None
+    # torch.distributed runs a collective on the group's own backend: the
+    # group object is the communicator, as when its method is called
+    return IssuingRoute("" if module == "torch.distributed" else module, got_object(spec.group_object(handle)))
+
+
+def got_object(text: str) -> str:
+    """An object's text, where a getter hands it back (``self.mpu.
+    get_pipe_parallel_group()``), the getter's call alone: a framework keeps
+    one group per getter and reaches its holder by several fields (``self.mpu``,
+    ``self.grid``), so the getter names the group and the path to it does not."""
+    head, dot, last = text.rpartition(".")
+    return last if dot and last.endswith("()") else text
+
+
+def _followed_text(func, node: ast.AST) -> Optional[str]:
+    """The dotted text of ``node`` with its first name, a local of ``func``,
+    replaced by the one dotted text every binding of it assigns (twice at
+    most: ``comm = self.pynccl_comm``); a parameter, ``self`` or a global
+    stays as written.  None for anything else (a subscript, a local bound
+    to several values or otherwise than by a plain assignment)."""
+    text = dotted(node)
+    for _ in range(2):
+        if not text:
+            return None
+        head, dot, rest = text.partition(".")
+        if "(" in head or func is None:
+            return text
+        values = local_values(func, head)
+        if values is None:
+            return text if head in param_names(func) else None
+        if not values:
+            return text  # a global, or a name the function never binds
+        texts = {dotted(value) if type(value) in (ast.Name, ast.Attribute, ast.Call) else None for value in values}
+        if len(texts) != 1 or None in texts:
+            return None
+        text = f"{next(iter(texts))}{dot}{rest}"
+    return text
+
 
 
 def runs_over_receiver(ctx, call: ast.Call, match) -> bool:

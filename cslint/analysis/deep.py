@@ -10,6 +10,7 @@ import ast
 from ..model import Span
 from . import cfg as cfgmod
 from .callfacts import collective_facts, wrapper_facts
+from .collectivegroups import issuing_route
 from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
@@ -100,6 +101,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=(), case_par
                         kwargs, ())
             site.fix = collective_facts(call, raw, match.spec, match.api, info.ctx.is_module_level) \
                 if match else wrapper_facts(call)
+            if match is not None:
+                site.route = issuing_route(info.func, call, match.spec)
             site.when = when
             if match is not None and info.declared_globals and type(node.stmt) is ast.Assign \
                     and node.stmt.value is call:

@@ -104,6 +104,20 @@ class Collective(NamedTuple):
     api: str  # trtllm | torch | mpi | unknown
 
 
+class IssuingRoute(NamedTuple):
+    """The communicator a collective call asks to run it, as the calling
+    function names it: the object whose method it is (``api`` "",
+    ``self.pynccl_comm.all_reduce(x)``: ``handle`` ``self.pynccl_comm``), or
+    the module of a library function and the process group handed to it
+    (``dist.all_reduce(x, group=self.device_group)``: ``torch.distributed``,
+    ``self.device_group``; "" for its default group).  Two routes over the
+    same ranks are still two communicators (two NCCL communicators, or a
+    gloo and an NCCL group): a rank in one never meets a peer in the other."""
+
+    api: str
+    handle: str
+
+
 class CollectiveMatch(NamedTuple):
     """A call recognised as a collective, with the preset entry that matched
     (None for a collective named in ``[tool.cslint] collectives``)."""
@@ -207,6 +221,10 @@ class Site:
     #: on as it is: ((position or keyword, index in its ``case_params``), ...)
     #: (:func:`~cslint.analysis.feasibility.forwarded_case_parameters`)
     forwarded: tuple = ()
+    #: a collective: the communicator it is asked of
+    #: (:func:`~cslint.analysis.collectivegroups.issuing_route`); None where
+    #: the call does not say (a library helper over a fixed group chooses its own)
+    route: Optional[IssuingRoute] = None
 
 
 @dataclass

@@ -26,6 +26,7 @@ from .alternatives import LoopToken
 from .carriers import BroadcastCarriers
 from .atoms import DECIDES_NO_TEST, EMPTY, Source, calls_read
 from .processes import apart_from
+from .issuingroutes import routes_part, site_routes
 from .divergence import MAX_SOURCES, fewest_links_first, is_cut, shown_links
 from .program import Program, bound_group, call_offset, call_reaches, seen_from
 from .records import Cond, FuncFacts, Site
@@ -125,6 +126,10 @@ class UniformityInfo(BroadcastCarriers):
         #: (id(site), mode) -> (site, the (name, group) of what it reaches): the
         #: sequences of the arms of every decision ask again about the same sites
         self._reached_names: dict = {}
+        #: the routes of sites and functions (:mod:`~cslint.analysis.issuingroutes`), asked only of arms
+        #: that issue the same collectives
+        self._routes: dict = {}
+        self._variant_functions: Optional[dict] = None  # id(variant) -> its deep function
 
     @classmethod
     def compute(cls, files: list, knowledge: Knowledge) -> "UniformityInfo":
@@ -180,7 +185,8 @@ class UniformityInfo(BroadcastCarriers):
         if not (condition.two_sided and condition.alternatives):
             return False
         sequences = {self.sequence(variant, alternative, mode, groups) for alternative in condition.alternatives}
-        return len(sequences) == 1 and bool(next(iter(sequences)))
+        return len(sequences) == 1 and bool(next(iter(sequences))) \
+            and not self.routes_part(variant, [(alternative,) for alternative in condition.alternatives], mode, groups)
 
     def matching_roles(self, condition: Cond, variant, reached: list, mode: frozenset = frozenset()) -> bool:
         """Whether every arm of the ``if``/``elif`` chain ``condition``
@@ -221,7 +227,44 @@ class UniformityInfo(BroadcastCarriers):
                 first = issued
             elif issued != first:
                 return False
-        return True
+        return not self.routes_part(variant, arms, mode, groups)
+
+    def routes_part(self, variant, arms, mode: frozenset, groups: Optional[frozenset],
+                    wanted: Optional[set] = None) -> bool:
+        """Whether arms (each a collection of site sequences) that issue the
+        same collectives over ``groups`` ask different communicators for one
+        of them (of ``wanted``, (operation, group) pairs, where given): the
+        ranks taking one arm wait in a communicator the others never enter
+        (:mod:`~cslint.analysis.issuingroutes`; an unknown route matches)."""
+        caller = self._function_of(variant)
+        operation = self.knowledge.operation
+        tables = []
+        for arm in arms:
+            table: dict = {}
+            for indices in arm:
+                for name, group, route in self._routes_of(variant, indices, caller, mode):
+                    key = (operation(name), group)
+                    if (groups is None or any(may_be_one_group(group, g) for g in groups)) \
+                            and (wanted is None or key in wanted):
+                        table.setdefault(key, set()).add(route)
+            tables.append(table)
+        return routes_part(tables)
+
+    def _routes_of(self, variant, indices, caller, mode):
+        """``(name, group, route)`` of what the sites of a sequence issue, those of its loops' bodies included."""
+        sites, count = variant.sites, len(variant.sites)
+        for index in indices:
+            if type(index) is LoopToken:
+                for body in index.bodies:
+                    yield from self._routes_of(variant, body, caller, mode)
+            elif index < count:
+                yield from site_routes(self.program, sites[index], caller, mode, self._routes)
+
+    def _function_of(self, variant) -> Optional[FuncFacts]:
+        """The deep function ``variant`` is a variant of (None if none is)."""
+        if self._variant_functions is None:
+            self._variant_functions = {id(v): fn for fn in deep_functions(self.program) for v in fn.variants.values()}
+        return self._variant_functions.get(id(variant))
 
     def sequence(self, variant, indices, mode, groups: Optional[frozenset] = None) -> tuple:
         """The collectives (operation, group) a sequence of sites issues over
@@ -475,7 +518,8 @@ def _arm_joins(info: UniformityInfo, variant, arms, reached: list, groups: froze
         for sequence in arm:
             _flatten_issued(info.sequence(variant, sequence, mode, groups), issued)
         sides.append(issued)
-    return bool(wanted) and all(wanted <= issued for issued in sides)
+    return bool(wanted) and all(wanted <= issued for issued in sides) \
+        and not info.routes_part(variant, arms, mode, groups, wanted)
 
 
 def _flatten_issued(sequence: tuple, out: set) -> None:
@@ -497,7 +541,8 @@ def _names_reached(info: UniformityInfo, site: Site, mode: frozenset) -> tuple:
     tree, both bound to that group here) issues one all-reduce over it, as
     does a helper named for the operation (:meth:`Knowledge.operation`:
     ``tensor_model_parallel_all_reduce``), so an arm calling the one and an
-    arm calling the other issue the same sequence."""
+    arm calling the other issue the same sequence; which communicators they
+    ask is compared apart (:meth:`UniformityInfo.routes_part`)."""
     key = (id(site), mode)
     found = info._reached_names.get(key)
     if found is None or found[0] is not site:

@@ -20,7 +20,7 @@ from ..analysis.atoms import ATOM_CLASSES
 from ..analysis.callfacts import CallFacts
 from ..analysis.callrefs import REF_CLASSES
 from ..analysis.records import (ClassFacts, Collective, Cond, FieldType, FieldWrite, FileFacts, FuncFacts,
-                                PendingFuncFacts, Site, Variant)
+                                IssuingRoute, PendingFuncFacts, Site, Variant)
 from ..model import Span
 
 _tuple_new = tuple.__new__
@@ -42,7 +42,8 @@ def _reduce_record(record) -> tuple:
 
 #: class -> reducer, for every record class of the facts
 FACT_REDUCERS: dict = {
-    **{cls: _reduce_tuple for cls in ATOM_CLASSES + REF_CLASSES + (FieldWrite, FieldType, Collective, CallFacts)},
+    **{cls: _reduce_tuple for cls in ATOM_CLASSES + REF_CLASSES + (FieldWrite, FieldType, Collective, CallFacts,
+                                                                    IssuingRoute)},
     **{cls: _reduce_record for cls in (Span, Site, Cond, Variant, FuncFacts, PendingFuncFacts, ClassFacts, FileFacts)},
 }
 

@@ -1,0 +1,136 @@
+"""The communicators the collectives a call issues are asked of, in the
+calling function's terms (issue 12: results a user can trust; issue 14).
+
+Arms that issue the same operation over the same group keep the ranks in
+step only where they ask the same communicator for it: an arm calling a
+PyNccl-style communicator's ``all_reduce`` and an arm calling
+``dist.all_reduce`` on the device group reduce over the same ranks through
+two NCCL communicators, and ranks in the one never meet peers in the other
+(so do a gloo and an NCCL group made over one rank list).  A direct
+collective names its communicator (``Site.route``,
+:func:`~cslint.analysis.collectivegroups.issuing_route`); a call of a
+function of the tree issues through what that function's collectives name,
+each translated into the caller's terms where it is a parameter's (the
+object the call passes there) or the function's own object's (the call's
+receiver).  Where a route cannot be read so (a library helper over a fixed
+group, a local of the callee, a cycle of calls), it is unknown: the arms
+are then compared as before, by operation and group alone, so a helper
+named for the operation and the group's own method still match.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from .callrefs import call_offset
+from .collectivegroups import got_object
+from .program import Program, bound_group, call_reaches
+from .records import FuncFacts, IssuingRoute, Site
+from .resolution import issued_collective
+from .selfcalls import SELF_REFS
+
+
+def site_routes(program: Program, site: Site, caller: Optional[FuncFacts], mode: frozenset, memo: dict) -> tuple:
+    """``(name, group, route)`` of each collective the call ``site`` (of the
+    function ``caller``, where known) issues or reaches, ``route`` the
+    :class:`~cslint.analysis.records.IssuingRoute` in the caller's terms or
+    None where it is unknown.  A direct collective is asked of its own
+    communicator for everything it issues."""
+    key = (id(site), mode)
+    found = memo.get(key)
+    if found is not None and found[0] is site:
+        return found[1]
+    out: dict = {}
+    direct = issued_collective(program.resolver, site) is not None
+    if direct:
+        name, group, _api = program.issued(site)
+        out[(name, group, site.route)] = None
+    if site.ref is not None:
+        for target in program.resolver.resolve(site.ref):
+            reach = program.reach.get((target.key, mode))
+            if not reach:
+                continue
+            offset = call_offset(site, target)
+            inner = function_routes(program, target, mode, memo)
+            for name, group in sorted(reach):
+                if not call_reaches(program, site, target, mode, (name, group)):
+                    continue
+                bound = bound_group(site, target, offset, group, program)
+                for route in sorted(inner.get((name, group), (None,)), key=_route_order):
+                    out[(name, bound, site.route if direct else
+                         _translated(route, site, target, offset, caller))] = None
+    found = memo[key] = (site, tuple(out))
+    return found[1]
+
+
+def function_routes(program: Program, fn: FuncFacts, mode: frozenset, memo: dict) -> dict:
+    """(name, group) -> the set of routes (None: unknown) by which ``fn``
+    issues each collective it reaches, in its own terms; a function still
+    being read (a cycle of calls) issues by unknown routes."""
+    key = ("function", fn.key, mode)
+    found = memo.get(key)
+    if found is not None:
+        return found
+    memo[key] = {}
+    table: dict = {}
+    variant = program.variant(fn, mode)
+    for site in variant.sites if variant is not None else ():
+        for name, group, route in site_routes(program, site, fn, mode, memo):
+            table.setdefault((name, group), set()).add(route)
+    memo[key] = table
+    return table
+
+
+def routes_part(tables: list) -> bool:
+    """Whether arms, each read as a table (operation, group) -> its routes
+    (None: unknown), ask different communicators for one operation over one
+    group: two arms that issue it, neither by an unknown route, by
+    different sets of routes."""
+    for key in set().union(*tables):
+        seen = [table[key] for table in tables if key in table]
+        if len(seen) < 2 or any(None in routes for routes in seen):
+            continue
+        if any(routes != seen[0] for routes in seen[1:]):
+            return True
+    return False
+
+
+def _translated(route: Optional[IssuingRoute], site: Site, target: FuncFacts, offset: int,
+                caller: Optional[FuncFacts]) -> Optional[IssuingRoute]:
+    """``route``, a route of ``target``, as the call ``site`` names it: a
+    parameter's object is what the call passes there, the target's own
+    object (``self``) the call's receiver; an object a module function's
+    call gives (``get_tp_group()``) and a library function's default group
+    are the same in any function.  None where the call does not say, or
+    names it by a text that is not the caller's own (a local, a group's
+    name)."""
+    if route is None or not route.handle:
+        return route
+    head, dot, rest = route.handle.partition(".")
+    if "(" in head:
+        return route
+    params = target.params
+    if head not in params:
+        return None  # a local or a global of the callee
+    if offset and target.self_offset and head == params[0]:
+        if site.ref.tag in SELF_REFS:
+            return route
+        # the receiver as the call writes it (``Site.group_args`` may hold a
+        # group's name for it: ``group = _groups[name]()`` passes ``name``)
+        passed = site.callee.rpartition(".")[0]
+    else:
+        passed_args = dict(site.group_args)
+        passed = passed_args.get(head)
+        if passed is None and not site.star:
+            position = params.index(head) - (target.self_offset if offset else 0)
+            passed = passed_args.get(position) if position >= 0 else None
+    if not passed:
+        return None
+    passed_head = passed.partition(".")[0]
+    if "(" not in passed_head and (caller is None or passed_head not in caller.params):
+        return None
+    return IssuingRoute(route.api, got_object(f"{passed}{dot}{rest}"))
+
+
+def _route_order(route: Optional[IssuingRoute]) -> tuple:
+    return ("",) if route is None else (route.api, route.handle)

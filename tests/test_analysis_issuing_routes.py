@@ -1,0 +1,201 @@
+"""Arms that issue one operation over one group through different
+communicators part the ranks (issue 12: results a user can trust; issue 14,
+complementary-role-arms).
+
+``if rank == 0: comm.all_reduce(t) else: dist.all_reduce(t, group=g)``,
+``comm`` a PyNccl-style communicator built over ``g``'s ranks: both arms
+all-reduce over the same ranks, but through two NCCL communicators, and a
+rank in one waits for peers that wait in the other.  So do a gloo and an
+NCCL group made over one rank list.  The arm comparison reads, beside the
+operation and the group, the communicator each collective is asked of
+(``Site.route``, ``analysis/issuingroutes.py``): the object whose method it
+is, or the process group a library function is handed, followed through a
+function of the tree to what the call passes it.  Where the route is not
+known (a library helper over a fixed group picks its coordinator's
+communicator itself), arms compare as before, so the same object reached by
+other spellings or helpers still matches."""
+
+import textwrap
+
+from cslint.api import check_source
+
+_HEADER = """
+    import torch
+    import torch.distributed as dist
+    from vllm.distributed import get_tp_group, tensor_model_parallel_all_reduce
+
+
+    class FastComm:
+        def __init__(self, group, device):
+            self.group = group
+
+        def all_reduce(self, x):
+            dist.all_reduce(x, group=self.group)
+            return x
+
+
+    def reduce_over(x, group):
+        dist.all_reduce(x, group=group)
+        return x
+
+
+    def reduce_tp(x):
+        return get_tp_group().all_reduce(x)
+
+
+    class Coordinator:
+        def __init__(self, ranks, device):
+            cpu_group = dist.new_group(ranks, backend="gloo")
+            device_group = dist.new_group(ranks)
+            self.cpu_group = cpu_group
+            self.device_group = device_group
+            self.fast_comm = FastComm(group=self.cpu_group, device=device)
+"""
+
+_FIRST = len(textwrap.dedent(_HEADER).splitlines())
+
+
+def _lines(body):
+    source = textwrap.dedent(_HEADER) + textwrap.dedent(body)
+    return sorted(f.line - _FIRST for f in check_source(source, report="per-site").findings)
+
+
+def test_a_communicator_object_and_the_process_group_part_the_ranks():
+    # Rank 0 all-reduces through the communicator's own NCCL communicator,
+    # the others through the device group's: two communicators, one hang.
+    assert _lines("""
+        class Chooser(Coordinator):
+            def all_reduce_by_rank(self, x):
+                if dist.get_rank() == 0:
+                    comm = self.fast_comm
+                    return comm.all_reduce(x)
+                dist.all_reduce(x, group=self.device_group)
+                return x
+    """) == [6, 7]
+
+
+def test_two_process_groups_over_one_rank_list_part_the_ranks():
+    assert _lines("""
+        class Chooser(Coordinator):
+            def all_reduce_by_rank(self, x):
+                if dist.get_rank() == 0:
+                    dist.all_reduce(x, group=self.cpu_group)
+                else:
+                    dist.all_reduce(x, group=self.device_group)
+                return x
+    """) == [5, 7]
+
+
+def test_a_helper_handed_another_group_of_the_same_ranks_parts_the_ranks():
+    # The helper all-reduces over the group it is handed: the gloo group in
+    # one arm, the device group in the other.
+    assert _lines("""
+        def all_reduce_by_rank(x):
+            if dist.get_rank() == 0:
+                return reduce_over(x, get_tp_group().cpu_group)
+            dist.all_reduce(x, group=get_tp_group().device_group)
+            return x
+    """) == [4, 5]
+
+
+def test_one_communicator_by_two_spellings_still_matches():
+    # Two locals bound to the same field: one communicator.
+    assert _lines("""
+        class Chooser(Coordinator):
+            def all_reduce_by_rank(self, x):
+                if dist.get_rank() == 0:
+                    comm = self.fast_comm
+                    return comm.all_reduce(x)
+                fast = self.fast_comm
+                return fast.all_reduce(x)
+    """) == []
+
+
+def test_one_group_through_a_helper_still_matches():
+    # The helper is handed the very group the other arm names.
+    assert _lines("""
+        def all_reduce_by_rank(x):
+            if dist.get_rank() == 0:
+                return reduce_over(x, get_tp_group().device_group)
+            dist.all_reduce(x, group=get_tp_group().device_group)
+            return x
+    """) == []
+
+
+def test_a_wrapper_of_the_groups_method_still_matches():
+    # A function of the tree that asks the same coordinator, and a library
+    # helper named for the operation (its communicator its own choice).
+    assert _lines("""
+        def all_reduce_by_rank(x):
+            if dist.get_rank() == 0:
+                return reduce_tp(x)
+            return get_tp_group().all_reduce(x)
+
+        def library_helper_by_rank(x):
+            if dist.get_rank() == 0:
+                return tensor_model_parallel_all_reduce(x)
+            return get_tp_group().all_reduce(x)
+    """) == []
+
+
+def test_one_getter_through_two_holders_still_matches():
+    # A group handed back by a getter is named by the getter: the engine
+    # reaches the same grid by two fields.
+    assert _lines("""
+        class Engine:
+            def __init__(self, grid):
+                self.grid = grid
+                self.mpu = grid
+
+            def share_losses(self, losses):
+                if dist.get_rank() == 0:
+                    dist.broadcast(losses, src=0, group=self.mpu.get_pipe_parallel_group())
+                else:
+                    dist.broadcast(losses, src=0, group=self.grid.get_pipe_parallel_group())
+                return losses
+    """) == []
+
+
+def test_a_group_and_torch_distributed_handed_it_still_match():
+    # torch.distributed runs on the group's own backend, as its method does.
+    assert _lines("""
+        def share(x, group):
+            if dist.get_rank() == 0:
+                dist.broadcast(x, src=0, group=group)
+            else:
+                group.broadcast(x, src=0)
+            return x
+    """) == []
+
+
+def test_a_coordinator_found_by_its_name_is_not_read_as_the_name():
+    # ``_groups[name]()`` hands back the coordinator registered under
+    # ``name``: the call's receiver is that object, not the name the caller
+    # passes, so what it asks is unknown here and the arms compare as before.
+    assert _lines("""
+        import weakref
+
+        _groups = {}
+
+
+        def reduce_in_place(x, group_name):
+            group = _groups[group_name]()
+            group.reduce_here(x)
+
+
+        class Named(Coordinator):
+            def __init__(self, ranks, name, device):
+                super().__init__(ranks, device)
+                self.unique_name = name
+                _groups[name] = weakref.ref(self)
+
+            def reduce_here(self, x):
+                self.fast_comm.all_reduce(x)
+
+            def all_reduce_by_rank(self, x):
+                if dist.get_rank() == 0:
+                    reduce_in_place(x, group_name=self.unique_name)
+                else:
+                    self.fast_comm.all_reduce(x)
+                return x
+    """) == []
