@@ -352,11 +352,11 @@ def test_the_analysis_asks_astwalk_for_definitions_and_loops():
 
 
 def test_the_rank_id_kind_is_written_by_its_constant():
-    """A source of a rank's own id has one kind, ``presets.KIND_RANK_ID``:
-    the presets that declare such sources and the analysis that makes or
-    tests them name the constant, never a copy of its text that may drift
-    from it."""
-    from cslint.presets import KIND_RANK_ID
+    """A source of a rank's own id has one kind, ``presets.KIND_RANK_ID``
+    (of its device, ``presets.KIND_DEVICE_ID``): the presets that declare
+    such sources and the analysis and rules that make or test them name the
+    constant, never a copy of its text that may drift from it."""
+    from cslint.presets import KIND_DEVICE_ID, KIND_RANK_ID
 
     copies = []
     for module, path in sorted(_modules().items()):
@@ -365,5 +365,5 @@ def test_the_rank_id_kind_is_written_by_its_constant():
         with open(path, encoding="utf-8") as handle:
             tree = ast.parse(handle.read())
         copies.extend(f"{module}:{node.lineno}" for node in ast.walk(tree)
-                      if isinstance(node, ast.Constant) and node.value == KIND_RANK_ID)
+                      if isinstance(node, ast.Constant) and node.value in (KIND_RANK_ID, KIND_DEVICE_ID))
     assert copies == []

@@ -99,7 +99,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Optional
 
-from ..presets import KIND_ALIKE_KINDS, KIND_RANK_ID
+from ..presets import KIND_ALIKE_KINDS, KIND_DEVICE_ID, KIND_RANK_ID
 
 EMPTY: frozenset = frozenset()
 
@@ -218,7 +218,7 @@ class EscapedBy(NamedTuple):
 #: (``np.random.randint(0, v, size=n)``): a test or a count made from one
 #: still differs (``range(random.randint(1, 3))``), a list of draws does not.
 CONTENTS_KINDS = frozenset({
-    KIND_RANK_ID, "device id", "process id", "host name", "wall clock", "local memory state",
+    KIND_RANK_ID, KIND_DEVICE_ID, "process id", "host name", "wall clock", "local memory state",
     "per-rank data shard", "randomness",
 })
 
@@ -227,7 +227,7 @@ CONTENTS_KINDS = frozenset({
 #: built with one, or placed on one, only holds it.  Data given to a
 #: constructor (a sampler's shard handed to a data loader) is what the
 #: object yields, not something it holds.
-IDENTITY_KINDS = frozenset({KIND_RANK_ID, "device id", "process id", "host name"})
+IDENTITY_KINDS = frozenset({KIND_RANK_ID, KIND_DEVICE_ID, "process id", "host name"})
 
 
 def source(kind: str, text: str, path: str, line: int, dims: tuple, whole: Optional[bool] = None) -> Source:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 import builtins
 
+from ..presets import KIND_DEVICE_ID
 from .astwalk import DEFINITIONS, children_into, walk as fast_walk
 from .atoms import RaisedBy, made
 from .bindings import param_names
@@ -35,7 +36,7 @@ from .logs import logging_call
 from .receivers import bound_names, other_bindings
 from .scope import canonical_text
 from .syntax import dotted
-from .unfailing import DEVICE_ID, cannot_raise
+from .unfailing import cannot_raise
 from .vocabulary import (
     BUILTINS_FAILING_BY_ARGUMENTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, INTROSPECTION_CALLS, LIBRARY_LOADS,
     LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, SIZED_TENSOR_FACTORIES, TEXT_COMPUTATIONS,
@@ -317,7 +318,7 @@ def device_named(atom) -> bool:
     :func:`fails_by_operands`) fails for it as for any other rank's device,
     of the same kind on nodes of one kind.  A rank id is no such operand: it
     may name a device the node does not have."""
-    return atom.tag == "S" and atom.kind == DEVICE_ID
+    return atom.tag == "S" and atom.kind == KIND_DEVICE_ID
 
 
 def computes_from_operands(call) -> bool:

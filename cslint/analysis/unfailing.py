@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import ast
 
-from ..presets import KIND_RANK_ID
+from ..presets import KIND_DEVICE_ID, KIND_RANK_ID
 from ..presets.rank_names import size_name_is_uniform
 from .bindings import param_names
 from .funcaliases import probed_text
@@ -75,9 +75,6 @@ CONTAINER_CALLS = {
 
 _DISPLAYS = {ast.List: "list", ast.ListComp: "list", ast.Dict: "dict", ast.DictComp: "dict",
              ast.Set: "set", ast.SetComp: "set"}
-
-#: the kind of a preset source that is this rank's device, a device the runtime found for it
-DEVICE_ID = "device id"
 
 #: the methods that wake a condition's waiters
 CONDITION_NOTIFIES = frozenset({"notify", "notify_all", "notifyAll"})
@@ -142,7 +139,7 @@ def asks_the_setup(call: ast.Call, info) -> bool:
     _configured, source, by_name = info.ctx.call_text_verdicts(
         raw, canonical_text(raw, info.ctx.imports), info.normalise_self(raw))
     if source is not None:
-        return source[0] in (KIND_RANK_ID, DEVICE_ID)
+        return source[0] in (KIND_RANK_ID, KIND_DEVICE_ID)
     if by_name == "uniform":
         last = raw.rsplit(".", 1)[-1]
         return last.startswith("get_") and size_name_is_uniform(last[4:])

@@ -49,6 +49,7 @@ from .specs import (
     FLAG,
     KIND_ALIKE_KINDS,
     KIND_DATA_SHARD,
+    KIND_DEVICE_ID,
     KIND_FILESYSTEM,
     KIND_FORWARD_INPUT,
     KIND_GATHERED_DATA,
@@ -71,9 +72,9 @@ from .specs import (
 
 __all__ = [
     "ALL_DIMS", "AMBIGUOUS_NAMES", "COMMUNICATION_WORDS", "FLAG", "GENERIC_WORLD", "GROUP_SPANS",
-    "KIND_ALIKE_KINDS", "KIND_DATA_SHARD", "KIND_FILESYSTEM", "KIND_FORWARD_INPUT", "KIND_GATHERED_DATA",
-    "KIND_GROUP_MEMBERSHIP", "KIND_ITERATION_ORDER", "KIND_LAZY_REGISTRY", "KIND_RANK_ID", "KIND_STEP_BATCH",
-    "KIND_THREAD_TIMING", "PACKS",
+    "KIND_ALIKE_KINDS", "KIND_DATA_SHARD", "KIND_DEVICE_ID", "KIND_FILESYSTEM", "KIND_FORWARD_INPUT",
+    "KIND_GATHERED_DATA", "KIND_GROUP_MEMBERSHIP", "KIND_ITERATION_ORDER", "KIND_LAZY_REGISTRY", "KIND_RANK_ID",
+    "KIND_STEP_BATCH", "KIND_THREAD_TIMING", "PACKS",
     "PAYLOAD", "PREDICATE", "PURE_BUILTINS", "TENSOR", "AgreementTemplate", "CollectiveSpec", "Knowledge", "ModeSpec",
     "NeutralTable", "Preset", "SourceSpec", "World", "agreement_groups", "agreement_template", "covering_group",
     "fnmatch_any", "group_from_text", "group_span", "is_communicating_name", "load_presets", "merge_presets",

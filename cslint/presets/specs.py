@@ -87,6 +87,7 @@ class CollectiveSpec:
 KIND_DATA_SHARD = "per-rank data shard"  # contents differ, length does not
 KIND_FILESYSTEM = "local filesystem view"  # counts where it decides a collective directly
 KIND_RANK_ID = "rank id"  # the kind of source a rank's own id is
+KIND_DEVICE_ID = "device id"  # the kind of source this rank's device is, one the runtime found for it
 KIND_GATHERED_DATA = "data this rank contributes to a gather"  # a parameter a data-parallel gather collects
 KIND_FORWARD_INPUT = "this rank's batch, forwarded through a data-parallel module"  # input of a wrapped forward
 KIND_STEP_BATCH = "this rank's batch, handed to a step hook"  # see Preset.batch_hooks

@@ -13,6 +13,7 @@ from __future__ import annotations
 from .specs import (
     FLAG,
     KIND_DATA_SHARD,
+    KIND_DEVICE_ID,
     KIND_FILESYSTEM,
     KIND_RANK_ID,
     PAYLOAD,
@@ -159,12 +160,12 @@ _sources = [
     SourceSpec("get_local_rank", KIND_RANK_ID),
     SourceSpec("*.get_global_rank", KIND_RANK_ID),
     SourceSpec("*.get_group_rank", KIND_RANK_ID),
-    SourceSpec("torch.cuda.current_device", "device id"),
-    SourceSpec("*.cuda.current_device", "device id"),
+    SourceSpec("torch.cuda.current_device", KIND_DEVICE_ID),
+    SourceSpec("*.cuda.current_device", KIND_DEVICE_ID),
     # the device-management (NVML) index of a device torch numbers (through
     # the visible-device list this rank was given): which device it is
-    SourceSpec("torch.cuda._get_nvml_device_index", "device id"),
-    SourceSpec("*.cuda._get_nvml_device_index", "device id"),
+    SourceSpec("torch.cuda._get_nvml_device_index", KIND_DEVICE_ID),
+    SourceSpec("*.cuda._get_nvml_device_index", KIND_DEVICE_ID),
     SourceSpec("torch.cuda.mem_get_info", "local memory state"),
     SourceSpec("torch.cuda.memory_allocated", "local memory state"),
     SourceSpec("torch.cuda.memory_reserved", "local memory state"),

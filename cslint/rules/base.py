@@ -35,7 +35,8 @@ from ..model import (
     Span,
     UpstreamRef,
 )
-from ..presets import ALL_DIMS, neutral_table, permission_test, render_agreement, render_single_rank_test
+from ..presets import (ALL_DIMS, KIND_DEVICE_ID, neutral_table, permission_test, render_agreement,
+                       render_single_rank_test)
 from .rootcause import READ_DOWNSTREAM
 
 ALWAYS_ENTER = "always-enter"
@@ -177,7 +178,7 @@ class Rule:
     LONG_REACH = 3
     #: source kinds that rarely decide control flow on their own: an object
     #: built with a device id differs per rank in that id only
-    WEAK_SOURCE_KINDS = frozenset({"device id"})
+    WEAK_SOURCE_KINDS = frozenset({KIND_DEVICE_ID})
 
     @classmethod
     def doubts(cls, hazard) -> list:
