@@ -306,3 +306,41 @@ def test_a_chain_three_calls_deep_in_its_module_is_reached_from_another_module(t
                                     "handshakes.py": HANDSHAKES.format(imports=imports, call=call)})
     found = sorted((f.path.rsplit("/", 1)[-1], f.code, f.line, f.function) for f in package_findings(tmp_path))
     assert found == [("handshakes.py", "CSL102", 21, "Handshakes.pop_ready")]
+
+
+IDS = """
+    import torch.distributed as dist
+
+
+    def my_rank():
+        return dist.get_rank()
+
+
+    def world():
+        return dist.get_world_size()
+"""
+
+GATED = """
+    import torch.distributed as dist
+    {imports}
+
+
+    def run():
+        if {rank}() > 0:
+            dist.barrier()                                          # INVALID: this rank's id, read in another module
+        if {world}() > 1:
+            dist.barrier()
+"""
+
+
+@pytest.mark.parametrize("how", [0, 1])
+def test_an_argument_free_helper_of_another_module_returning_the_rank_is_read(tmp_path, how):
+    # the helper issues no collective, so no round parses its file; it is
+    # read for what it returns (gather._deciding_callees), and what it reads
+    # itself (the rank id) comes back with its result; the world size next
+    # to it is the same on every rank
+    imports, rank, world = [("from . import ids", "ids.my_rank", "ids.world"),
+                            ("from .ids import my_rank, world", "my_rank", "world")][how]
+    write_package(tmp_path, "pkg", {"ids.py": IDS, "caller.py": GATED.format(imports=imports, rank=rank, world=world)})
+    assert sorted((f.path.rsplit("/", 1)[-1], f.code, f.line) for f in package_findings(tmp_path)) \
+        == [("caller.py", "CSL101", 8)]

@@ -195,7 +195,8 @@ class ProgramReads(FieldReads):
                 elif ret is None and index == NONE_PART:  # whether it is None: its own structure, else whole
                     ret = self._returned_part(fn, mode, OWN_PART)
             if ret is None:
-                ret = self._callee_returns(fn, mode) if summarised_only else self.rets.get((fn.key, mode), {})
+                ret = self._callee_returns(fn, mode, not atom.args and not atom.kwargs) if summarised_only \
+                    else self.rets.get((fn.key, mode), {})
             for k, (dims, via) in ret.items():
                 if k.tag == "PARAM":
                     arg_atoms = self.arg_for_param(fn, k.index, atom.args, atom.kwargs, offset_for_call)
@@ -229,7 +230,7 @@ class ProgramReads(FieldReads):
             return []
         return [fn for fn in self.callees.resolve(ref) if fn.class_key is None]
 
-    def _callee_returns(self, fn: FuncFacts, mode: frozenset) -> dict:
+    def _callee_returns(self, fn: FuncFacts, mode: frozenset, argument_free: bool = False) -> dict:
         """What a function of :attr:`callees` returns of its parameters, left
         symbolic: the parts of its summary's returns its arguments reach,
         evaluated where read (no step of the fixpoint records them in
@@ -239,11 +240,15 @@ class ProgramReads(FieldReads):
         tables, which keep such reads apart (a tuple's elements, a
         configuration file every rank reads), do not hold its callees.  So a
         call of it reads at most what its arguments bring, never more than
-        the call read when its callee was unknown."""
+        the call read when its callee was unknown -- except a call with no
+        arguments at all (``argument_free``: ``if ids.my_rank() > 0:``), which
+        has nothing to bring, where the sources the returns name themselves
+        (a rank id the helper reads) come back too."""
         variant = self.variant(fn, mode)
         if variant is None or not variant.returns:
             return {}
-        return {k: entry for k, entry in self.eval(variant.returns, mode).items() if k.tag == "PARAM"}
+        return {k: entry for k, entry in self.eval(variant.returns, mode).items()
+                if k.tag == "PARAM" or argument_free and k.tag == "S"}
 
     def _pass_to_callee(self, fn: FuncFacts, site: Site, mode: frozenset) -> bool:
         """A call that runs none of the program's functions passes its

@@ -562,15 +562,19 @@ def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> No
     module-level functions may be whose results are among ``atoms``
     themselves (``if pg_utils.is_parallel(group):``, not a result nested in
     another value), handed arguments that carry something (``pkg.mod.name``:
-    ``name`` of ``pkg.mod``).  Summarising every callee whose result some
-    condition reads took five times the files on vLLM."""
+    ``name`` of ``pkg.mod``), or handed no arguments at all, wherever the
+    result is read (``if ids.my_rank() > 0:``: what the callee returns of its
+    own reads is all such a call can bring, ``ProgramReads._callee_returns``).
+    Summarising every callee whose result some condition reads took five
+    times the files on vLLM."""
     for atom in atoms:
         tag = atom.tag
         if tag == "R":
             ref = atom.ref
-            # a call whose arguments carry nothing reads nothing either way
-            # (what its callee reads itself stays unknown: ProgramReads._callee_returns)
-            if results and ref.tag == "qual" and atom.fallback:
+            # a call whose arguments carry nothing reads nothing of them (what
+            # its callee reads itself is read only for a call with no arguments:
+            # ProgramReads._callee_returns)
+            if ref.tag == "qual" and (results and atom.fallback or not atom.args and not atom.kwargs):
                 head, _, name = ref.dotted.rpartition(".")
                 if head:
                     out.add((head, name))
