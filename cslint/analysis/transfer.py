@@ -22,7 +22,7 @@ import ast
 from typing import Optional
 
 from .astwalk import DEFINITIONS, block_fields
-from .atoms import CONTENTS, EMPTY, KINDS_ONLY, PLACED, SIZED, project
+from .atoms import CONTENTS, EMPTY, KINDS_ONLY, SIZED, project
 from .callrefs import element
 from .copies import rebinding_reach
 from .entries import (
@@ -32,7 +32,7 @@ from .entries import (
 from .fieldwrites import argument_atoms, field_writes, mutator_call
 from .flows import Flow
 from .evaluator import Evaluator, unwrapped_iterable
-from .receivers import declared_object_names, declares_one_object, declares_place
+from .receivers import declared_object_names, declares_one_object
 from .roots import payload_name, rank_tested, root_constant
 from .rootkept import has_root_returns, root_kept_target, root_returned
 from .scope import canonical_text, passed_names
@@ -296,11 +296,6 @@ class Transfer:
         t = type(value)
         if t is ast.Constant and value.value is None:
             return implicit, None, None  # a caller that unpacks the result never reads this path's elements
-        if declares_place(self.info.func, self.info.ctx):
-            # a function declared to hand back a device hands back a place: what it was made from (the index
-            # this rank picked, a platform's answer for this rank's id) and the tests choosing the return are
-            # held inside it, as in ``torch.device(f"cuda:{local_rank}")`` (evaluator._held)
-            return project(PLACED, self.evaluator.eval(value, flow.env) | implicit), (), None
         if implicit and t is ast.Name and settled_returned_name(self.info.func) == value.id:
             implicit = EMPTY if self.hands_back_a_value_everywhere() else implicit  # one value, whichever way out
         written = value.elts if t is ast.Tuple or t is ast.List else tuple_elements(value)  # (or a tuple either way)
