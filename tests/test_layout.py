@@ -215,7 +215,8 @@ ANALYSIS_PHASES = [
     ("grouptests",),  # tests the syntax alone reads as asking whether a group has one rank, or holds this rank
     ("escapes", "retries"),  # failing work, and the calls that fail where their callee's own tests say; failures an
     # event loop retries before its iteration communicates
-    ("namereach",),  # which binding of a name reaches a read of it, as far as whether it is None goes
+    ("namereach", "sizereads"),  # which binding of a name reaches a read of it, as far as whether it is None
+    # goes; which reads of a size-named name hold a group's size
     ("presence", "localdicts", "tuplelists", "complements", "funcaliases", "spreads", "packagefiles", "configfiles",
      "mappings"),  # tests
     # that only ask whether a value is there; a local dict display's values kept apart per key; a local list's tuples

@@ -584,7 +584,7 @@ def tests_membership(stmt: ast.AST) -> bool:
     return isinstance(operator, ast.In) or skips_others
 
 
-def selects_own_part(stmt: ast.AST, parents: dict, blocks: Optional[dict] = None) -> bool:
+def selects_own_part(stmt: ast.AST, parents: dict, blocks: Optional[dict] = None, sizes=()) -> bool:
     """Whether ``stmt`` is ``if <x> in <part>:`` (or ``if <x> not in <part>:
     continue``) inside a loop over the parts of a partition, ``<part>`` being
     the loop's own variable or assigned in its body (``for ranks in groups:
@@ -592,9 +592,10 @@ def selects_own_part(stmt: ast.AST, parents: dict, blocks: Optional[dict] = None
     groups of one parallel dimension do.  The groups of one rank each, tested
     by equality in a loop over a group's size (``if ranks[0] == rank:`` with
     ``ranks = [i]``, or ``if i == rank:``), are such a partition too
-    (:func:`~cslint.analysis.membership.selects_own_pass`)."""
+    (:func:`~cslint.analysis.membership.selects_own_pass`; ``sizes``: the module's
+    :class:`~cslint.analysis.sizereads.SizeReads`)."""
     if not tests_membership(stmt):
-        return tests_own_index(stmt) and selects_own_pass(stmt, parents)
+        return tests_own_index(stmt) and selects_own_pass(stmt, parents, sizes)
     return _in_partition_loop(stmt, parents) or (blocks is not None and selects_listed_group(stmt, blocks))
 
 

@@ -262,7 +262,7 @@ def deciding(info, stmt, nodes, closures) -> list:
     pass of a loop over every rank of a group (:func:`~cslint.analysis.membership.skips_own_pass`)."""
     closures = [(d, label) for d, label in closures
                 if not (nodes[d].kind == cfgmod.TEST and skips_own_pass(nodes[d].stmt, info.parents,
-                                                                        info.ctx.size_fields))]
+                                                                        info.ctx.size_reads))]
     if len(closures) < 2:
         return [(d, label) for d, label in closures if label != "never"]
     dropped = contradicted(info, stmt, nodes, closures)

@@ -165,7 +165,7 @@ class Dataflow(BindingFlow):
         for d, label in self.closures.get(n, ()):
             node = graph.nodes[d]
             if node.kind == cfgmod.TEST and isinstance(node.stmt, ast.If):
-                side = single_rank_side(node.stmt.test, self.info.ctx.size_fields, self.fold)
+                side = single_rank_side(node.stmt.test, self.info.ctx.size_reads, self.fold)
                 if side is not None and side == label:
                     return True
         return False
@@ -235,7 +235,8 @@ class Dataflow(BindingFlow):
         known = self._parts.get(d)
         if known is None:
             node = self.graph.nodes[d]
-            known = self._parts[d] = node.kind == cfgmod.TEST and selects_own_part(node.stmt, self.info.parents, self.info.blocks)
+            known = self._parts[d] = node.kind == cfgmod.TEST and selects_own_part(
+                node.stmt, self.info.parents, self.info.blocks, self.info.ctx.size_reads)
         return known
 
     def call_implicit(self, n: int, call: ast.Call, skip=None) -> frozenset:

@@ -74,7 +74,8 @@ class Refinements:
         edges = {key: ("present", name) for key, name in present_edges(dataflow).items()}
         buffers = _inplace_buffers(dataflow)
         edges.update((key, ("single", past)) for key, past in single_rank_edges(
-            dataflow.graph, buffers, _switched_groups(dataflow), dataflow.info.ctx.group_word).items())
+            dataflow.graph, buffers, _switched_groups(dataflow), dataflow.info.ctx.group_word,
+            dataflow.info.ctx.size_reads).items())
         for key, keys in loop_exit_edges(dataflow.graph, dataflow.info).items():
             edges[key] = ("loop", keys)
         for key, name in empty_edges(dataflow).items():
@@ -148,7 +149,7 @@ class Refinements:
         return agreed_within(data, out, dataflow.info.ctx.atoms.collective)
 
 
-def single_rank_edges(graph, buffers=None, switched=None, group_of=group_from_text) -> dict:
+def single_rank_edges(graph, buffers=None, switched=None, group_of=group_from_text, sizes=()) -> dict:
     """{(test node, successor): (group, names)} for the edge straight past
     an ``if`` with no ``else`` that only runs where a parallel group has
     more than one rank (``if get_tp_size() > 1: x = broadcast(x, tp)``):
@@ -168,14 +169,15 @@ def single_rank_edges(graph, buffers=None, switched=None, group_of=group_from_te
     parallel setting says has one rank where the arm is skipped
     (:func:`switched_group`), for a test that reads no group's size.
     ``group_of``: the group a text names, as the module names its groups
-    (:meth:`~cslint.analysis.scope.ModuleContext.group_word`)."""
+    (:meth:`~cslint.analysis.scope.ModuleContext.group_word`); ``sizes``: the module's
+    :class:`~cslint.analysis.sizereads.SizeReads` (a size-named local holding no size is no size)."""
     out = {}
-    sizes = None
+    local_sizes = None
     for node in graph.nodes:
         stmt = node.stmt
         if node.kind != cfgmod.TEST or type(stmt) is not ast.If or stmt.orelse:
             continue
-        if single_rank_side(stmt.test) is not False:
+        if single_rank_side(stmt.test, sizes) is not False:
             group = switched(stmt) if switched is not None else None
             if group is not None:
                 _past_arm(node, stmt, group, buffers, out)
@@ -183,7 +185,7 @@ def single_rank_edges(graph, buffers=None, switched=None, group_of=group_from_te
         sized = stmt.test.operand if type(stmt.test) is ast.UnaryOp else stmt.test
         if type(sized) is not ast.Compare:
             continue
-        size = sized.left if is_size_expr(sized.left) else sized.comparators[0]
+        size = sized.left if is_size_expr(sized.left, sizes) else sized.comparators[0]
         text = dotted(size)
         group = group_of(text) if text else None
         if type(size) is ast.Constant and size.value is None:  # ``tp_group is not None``
@@ -191,9 +193,9 @@ def single_rank_edges(graph, buffers=None, switched=None, group_of=group_from_te
         if (group is None or group == "world") and type(size) is ast.Call:
             group = _asked_group(size, group_of)  # the world's size asked of one group: that group's
         if (group is None or group == "world") and type(size) is ast.Name:
-            if sizes is None:
-                sizes = _local_size_groups(graph, group_of)
-            group = sizes.get(size.id)
+            if local_sizes is None:
+                local_sizes = _local_size_groups(graph, group_of)
+            group = local_sizes.get(size.id)
         if group is None or group == "world":
             continue
         _past_arm(node, stmt, group, buffers, out)
@@ -432,7 +434,7 @@ def empty_edges(dataflow) -> dict:
         if kind is not ast.Name and kind is not ast.UnaryOp and kind is not ast.Compare and kind is not ast.BoolOp:
             continue
         if sizes is None:
-            sizes = dataflow.info.ctx.size_fields
+            sizes = dataflow.info.ctx.size_reads
             containers = dataflow.evaluator._own_containers()
         found = _empty_test(stmt.test, sizes, containers)
         if found is None:

@@ -197,7 +197,7 @@ class Evaluator(StructureReads, ExceptionReads):
             # `a if size == 1 else b`: `a` is only taken where the group has
             # one rank, so nothing it holds can differ between ranks there
             # (the statement-level rule for `if world_size > 1: ... else: ...`)
-            side = single_rank_side(expr.test, self.ctx.size_fields)
+            side = single_rank_side(expr.test, self.ctx.size_reads)
             test = project(_picked(expr), self.truth(expr.test, env))
             if side is True:
                 return test | self.eval(expr.orelse, env)

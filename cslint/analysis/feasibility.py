@@ -50,7 +50,7 @@ from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
 from ..presets.rank_names import WORLD_RANK_NAMES, rank_name_dims
 from .presence import none_test
-from .grouptests import single_rank_side
+from .grouptests import is_size_expr, single_rank_side
 from .syntax import dotted, fold_bool_op
 
 #: the value of a parameter whose default is ``None`` when the call passes
@@ -87,10 +87,11 @@ class CaseParam(NamedTuple):
         return (None, NOT_NONE) if self.default is None else (False, True)
 
 
-def is_world_size(expr: ast.expr) -> bool:
+def is_world_size(expr: ast.expr, sizes=()) -> bool:
     """The size of the whole world: ``X.world_size``, ``world_size``,
     ``get_world_size()`` without a group, ``comm.Get_size()`` of the world
-    communicator."""
+    communicator; a name that holds no size is none (``sizes``: the module's
+    :class:`~cslint.analysis.sizereads.SizeReads`)."""
     if isinstance(expr, ast.Call):
         name = dotted(expr.func) or ""
         last = name.rsplit(".", 1)[-1]
@@ -98,7 +99,7 @@ def is_world_size(expr: ast.expr) -> bool:
             return not expr.args and not expr.keywords
         return last == "Get_size" and "COMM_WORLD" in name
     text = dotted(expr)
-    return bool(text) and text.rsplit(".", 1)[-1] == "world_size"
+    return bool(text) and text.rsplit(".", 1)[-1] == "world_size" and is_size_expr(expr, sizes)
 
 
 def _distributed_test(test: ast.expr, ctx) -> bool:
@@ -134,15 +135,15 @@ def _job_field(test: ast.expr, ctx) -> bool:
         and test.attr in job_fields(ctx)
 
 
-def _world_test(test: ast.expr) -> Optional[bool]:
+def _world_test(test: ast.expr, sizes=()) -> Optional[bool]:
     """True/False for a comparison of the world's size with a constant, read
     in a world of several ranks; None for any other test."""
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
         return None
     left, right = test.left, test.comparators[0]
-    if not (is_world_size(left) or is_world_size(right)):
+    if not (is_world_size(left, sizes) or is_world_size(right, sizes)):
         return None
-    side = single_rank_side(test)
+    side = single_rank_side(test, sizes)
     return None if side is None else not side
 
 
@@ -229,9 +230,10 @@ class Feasibility:
         """Whether any test of the function folds beyond its mode predicates."""
         if self.tested_params:
             return True
+        sizes = self.info.ctx.size_reads
         for test in self._all_tests():
             for sub in fast_walk(test):
-                if isinstance(sub, ast.Compare) and _world_test(sub) is not None:
+                if isinstance(sub, ast.Compare) and _world_test(sub, sizes) is not None:
                     return True
                 if isinstance(sub, ast.Call) and _distributed_test(sub, self.info.ctx) \
                         or isinstance(sub, ast.Attribute) and _job_field(sub, self.info.ctx):
@@ -595,7 +597,7 @@ class TestFolder:
         if kind is ast.Attribute and _job_field(test, self.info.ctx):
             return True
         if kind is ast.Compare:
-            world = _world_test(test)
+            world = _world_test(test, self.info.ctx.size_reads)
             if world is not None:
                 return world
             tested = none_test(test)
@@ -614,18 +616,19 @@ class TestFolder:
 FIRST_RANK_ROOT = "root"
 
 
-def first_rank_facts(test: ast.expr, fold) -> tuple:
+def first_rank_facts(test: ast.expr, fold, sizes=()) -> tuple:
     """For an ``or`` test, one fact per operand about world rank 0, which
     is rank 0 of every group it belongs to and lies in the first stage:
     :data:`FIRST_RANK_ROOT` for a test that holds on world rank 0 alone
     (``dist.rank == 0``); the dimensions whose groups must have several
     ranks for the operand to hold on world rank 0 (``is_first_pp_rank and
     tp_size > 1``: ``{tp}``; empty: it always holds there); None when not
-    known.  ``fold``: the function's test folder (modes, aliases), or None.
+    known.  ``fold``: the function's test folder (modes, aliases), or None;
+    ``sizes``: the module's :class:`~cslint.analysis.sizereads.SizeReads`.
     () for any other test."""
     if type(test) is not ast.BoolOp or not isinstance(test.op, ast.Or):
         return ()
-    return tuple(FIRST_RANK_ROOT if _world_rank_zero(value) else _holds_on_first_rank(value, fold, 0)
+    return tuple(FIRST_RANK_ROOT if _world_rank_zero(value) else _holds_on_first_rank(value, fold, 0, sizes)
                  for value in test.values)
 
 
@@ -645,7 +648,7 @@ def _world_rank_zero(test: ast.expr) -> bool:
     return text.rsplit(".", 1)[-1] in WORLD_RANK_NAMES
 
 
-def _holds_on_first_rank(test: ast.expr, fold, depth: int) -> Optional[frozenset]:
+def _holds_on_first_rank(test: ast.expr, fold, depth: int, sizes=()) -> Optional[frozenset]:
     """The dimensions whose groups must have several ranks for ``test`` to
     hold on world rank 0 (see :func:`first_rank_facts`), or None."""
     settled = fold(test) if fold is not None else None
@@ -653,7 +656,7 @@ def _holds_on_first_rank(test: ast.expr, fold, depth: int) -> Optional[frozenset
         return frozenset() if settled else None
     kind = type(test)
     if kind is ast.BoolOp:
-        parts = [_holds_on_first_rank(value, fold, depth) for value in test.values]
+        parts = [_holds_on_first_rank(value, fold, depth, sizes) for value in test.values]
         if isinstance(test.op, ast.And):
             return None if None in parts else frozenset().union(*parts)
         held = [part for part in parts if part is not None]
@@ -661,14 +664,14 @@ def _holds_on_first_rank(test: ast.expr, fold, depth: int) -> Optional[frozenset
     if kind is ast.Name and depth < MAX_ALIAS_DEPTH:
         alias = getattr(fold, "aliases", {}).get(test.id)
         if alias is not None:
-            return _holds_on_first_rank(alias, fold, depth + 1)
+            return _holds_on_first_rank(alias, fold, depth + 1, sizes)
     if kind in (ast.Name, ast.Attribute):
         # rank 0 of the world is the first rank of each of its groups (``is_first_pp_rank``)
         name = (dotted(test) or "").rsplit(".", 1)[-1].lower().lstrip("_")
         return frozenset() if name.startswith("is_first") and rank_name_dims(name) is not None else None
     if kind is not ast.Compare or len(test.ops) != 1:
         return None
-    if single_rank_side(test) is False:  # holds where the group has several ranks (``tp_size > 1``)
+    if single_rank_side(test, sizes) is False:  # holds where the group has several ranks (``tp_size > 1``)
         return _size_dims(test)
     left, right = test.left, test.comparators[0]
     if type(left) is ast.Constant:

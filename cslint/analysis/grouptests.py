@@ -9,7 +9,7 @@ import ast
 from typing import Optional
 
 from ..presets import group_from_text
-from ..presets.rank_names import names_world_rank, size_name_is_uniform
+from ..presets.rank_names import is_size_name, names_world_rank, size_name_is_uniform
 from .syntax import dotted
 
 
@@ -18,9 +18,10 @@ _SIZE_CALLS = {"get_world_size", "Get_size", "size", "get_size", "world_size"}
 
 def is_size_expr(expr: ast.expr, sizes=()) -> bool:
     """Whether ``expr`` reads a group's size (``world_size``,
-    ``get_tp_size()``, ``group.size()``); ``sizes``: the fields of the file
-    that every assignment makes a size (:attr:`ModuleContext.size_fields`),
-    so ``self.sync_size`` is one too."""
+    ``get_tp_size()``, ``group.size()``); ``sizes``: the module's
+    :class:`~cslint.analysis.sizereads.SizeReads` (``self.sync_size`` every
+    assignment of which sets a size is one; a size-named local or field
+    that holds something else is none: ``dp_size = len(own_requests)``)."""
     if isinstance(expr, ast.Call):
         name = dotted(expr.func) or ""
         last = name.rsplit(".", 1)[-1]
@@ -35,9 +36,9 @@ def is_size_expr(expr: ast.expr, sizes=()) -> bool:
     if not text:
         return False
     last = text.rsplit(".", 1)[-1]
-    if sizes and last in sizes and text.startswith("self.") and text.count(".") == 1:
-        return True
-    return last in ("size", "nranks", "world_size") or size_name_is_uniform(last)
+    if is_size_name(last):
+        return not (sizes and (id(expr) in sizes.unheld or last in sizes.unheld_fields and text == "self." + last))
+    return bool(sizes) and last in sizes and text == "self." + last
 
 
 def int_equality(test: ast.expr) -> Optional[tuple]:

@@ -248,7 +248,7 @@ class Guards(ExceptionGuards):
         evaluator = self.evaluator
         operands = tuple((Span.of(value), evaluator.eval(value, env) | evaluator.membership_reads(value, env), value)
                          for value in test.values)
-        return "and" if isinstance(test.op, ast.And) else "or", operands, first_rank_facts(test, self.flow.fold)
+        return "and" if isinstance(test.op, ast.And) else "or", operands, first_rank_facts(test, self.flow.fold, self.flow.info.ctx.size_reads)
 
     def _with_presence(self, operands, when_true, when_false) -> tuple:
         """Each operand's ``(span, atoms, presence facts)``: when only one

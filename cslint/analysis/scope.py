@@ -30,6 +30,7 @@ from .bindings import assigned_names
 from .grouptests import is_size_expr, single_rank_side
 from .ownstructure import returns_own_structure
 from .syntax import dotted, iter_statements, top_level_definitions
+from .sizereads import SizeReads
 from .vocabulary import ALL_MODES_ALL_DIMS, BUFFER_KEYWORDS, ELEMENT_ADDERS, looks_like_communicator
 
 
@@ -467,7 +468,7 @@ class ModuleContext(CollectiveGroups):
             if dims is not None and "()" not in text.rsplit(".", 1)[-1]:
                 dims = knowledge.relative_rank_dims(text.rsplit(".", 1)[0], attr, self.group_word) or dims
                 found = (KIND_RANK_ID, (("*", dims),))
-            elif size_name_is_uniform(attr):
+            elif size_name_is_uniform(attr) and not (norm == "self." + attr and attr in self.size_reads.unheld_fields):
                 found = UNIFORM_TEXT
             else:
                 for spec in knowledge.candidates("sources", attr):
@@ -490,6 +491,17 @@ class ModuleContext(CollectiveGroups):
         found = self.__dict__.get("_size_fields")
         if found is None:
             found = self.__dict__["_size_fields"] = size_fields_of(self.tree, self.field_writes)
+        return found
+
+    @property
+    def size_reads(self) -> SizeReads:
+        """:attr:`size_fields`, less the reads of the size-named locals and
+        fields of ``self`` that hold something other than a size
+        (:class:`~cslint.analysis.sizereads.SizeReads`): what a test of
+        a size is read with."""
+        found = self.__dict__.get("_size_reads")
+        if found is None:
+            found = self.__dict__["_size_reads"] = SizeReads(self.size_fields, self.tree, self.knowledge.job_test_names)
         return found
 
     @property
@@ -549,7 +561,7 @@ def _single_rank_exit(ctx: ModuleContext, stmt: ast.stmt) -> bool:
     all on the side only a group of one rank takes."""
     if type(stmt) is not ast.If:
         return False
-    side = single_rank_side(stmt.test, ctx.size_fields)
+    side = single_rank_side(stmt.test, ctx.size_reads)
     if side is None:
         return False
     taken, other = (stmt.body, stmt.orelse) if side else (stmt.orelse, stmt.body)
@@ -619,7 +631,7 @@ def _statement_agrees(ctx: ModuleContext, stmt: ast.stmt, open_params: set, self
         return found
     if t is ast.If and not stmt.orelse:
         first_stage = first_stage_test(stmt.test)
-        group = None if first_stage else several_ranks_group(stmt.test, ctx.size_fields, group_of=ctx.group_word)
+        group = None if first_stage else several_ranks_group(stmt.test, ctx.size_reads, group_of=ctx.group_word)
         if not first_stage and group is None:
             return []  # the test first: most ``if``s are of neither kind, and their arms need no walk
         arm = [pair for inner in stmt.body
@@ -654,7 +666,7 @@ def _loop_agrees(ctx: ModuleContext, stmt: ast.For, open_params: set) -> list:
     for inner in stmt.body:
         calls = [inner.value] if type(inner) is ast.Expr else []
         if type(inner) is ast.If and not inner.orelse \
-                and several_ranks_group(inner.test, ctx.size_fields, loop_name, ctx.group_word) == LOOP_GROUP:
+                and several_ranks_group(inner.test, ctx.size_reads, loop_name, ctx.group_word) == LOOP_GROUP:
             calls = [s.value for s in inner.body if type(s) is ast.Expr]
         for call in calls:
             if type(call) is not ast.Call or not passes_group(call, loop_name):

@@ -68,7 +68,7 @@ def asserted_single_groups(info: FunctionInfo) -> tuple:
     for stmt in body[start:]:
         if type(stmt) is not ast.Assert:
             break
-        if single_rank_side(stmt.test, info.ctx.size_fields) is True:
+        if single_rank_side(stmt.test, info.ctx.size_reads) is True:
             group = _sized_group(stmt.test, info.ctx.group_word)
             if group is not None:
                 groups.append(group)
@@ -146,7 +146,7 @@ def _scan_bindings(info: FunctionInfo, self_name: Optional[str], stmts, single_g
                             several.append((value, several_group))
             continue
         if t is ast.If:
-            sizes = info.ctx.size_fields
+            sizes = info.ctx.size_reads
             one = single_rank_side(stmt.test, sizes)
             many = several_rank_side(stmt.test, sizes)
             named = _sized_group(stmt.test, info.ctx.group_word) if one is not None or many is not None else None

@@ -313,7 +313,8 @@ class SummaryWalk(SummaryCalls):
         if t is ast.If:
             truth = self.evaluator.truth(s.test, env)
             # a rank finding its own part of a partition writes on every rank (arms.py)
-            own_part = may_select_own_part(s) and selects_own_part(s, self.info.parents, self.info.blocks)
+            own_part = may_select_own_part(s) and selects_own_part(s, self.info.parents, self.info.blocks,
+                                                                   self.info.ctx.size_reads)
             cond = project(CONTENTS, truth) if own_part else whole(truth)
             inner = implicit | cond
             # an arm that leaves the function (its last statement a return or

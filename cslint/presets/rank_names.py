@@ -154,6 +154,12 @@ def size_name_is_uniform(identifier: str) -> bool:
     return False
 
 
+def is_size_name(identifier: str) -> bool:
+    """Whether an identifier names a group's size as a variable's or a
+    field's name does (``world_size``, ``tp_size``, ``nranks``, a bare ``size``)."""
+    return identifier in ("size", "nranks", "world_size") or size_name_is_uniform(identifier)
+
+
 #: the dimension prefixes of group-size names (``tp_size``, ``num_tp_ranks``)
 _SIZED_DIMS = frozenset({"tp", "pp", "cp", "dp", "ep", "tp_cp", "moe_tp", "moe_ep", "attn_tp", "attn_dp", "sp", "dcp",
                          "pcp"})
