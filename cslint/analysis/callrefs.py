@@ -128,6 +128,16 @@ class ParamCallRef(NamedTuple):
     index: int
 
 
+class ChosenClassRef(NamedTuple):
+    """``cls(...)`` where ``cls`` is a local every binding of which names a
+    class (``W = CpuWorker if use_cpu() else Worker``): the constructors of
+    ``refs`` (class references, :func:`class_ref` or :func:`qual_ref`) where
+    each is a class of the tree (:mod:`cslint.analysis.classargs`)."""
+
+    tag: str  # "chosen"
+    refs: tuple
+
+
 class NameRef(NamedTuple):
     """``anything.name()`` on a receiver nothing is known about: the one
     method of that name in the tree, if unique."""
@@ -141,7 +151,7 @@ class NameRef(NamedTuple):
 
 #: The reference classes, made from one tuple of their items as the value atoms are.
 REF_CLASSES = (FuncRef, ClassRef, QualRef, MethodRef, SuperRef, FieldMethodRef, TypedMethodRef, PartRef,
-               ParamCallRef, NameRef)
+               ParamCallRef, ChosenClassRef, NameRef)
 made_from_one_tuple(REF_CLASSES)
 
 
@@ -159,6 +169,10 @@ def qual_ref(dotted: str) -> QualRef:
 
 def param_call_ref(key: str, index: int) -> ParamCallRef:
     return made(ParamCallRef, ("paramcall", key, index))
+
+
+def chosen_class_ref(refs: tuple) -> ChosenClassRef:
+    return made(ChosenClassRef, ("chosen", refs))
 
 
 def method_ref(class_key: str, name: str) -> MethodRef:
@@ -249,8 +263,8 @@ _WHOLE_RESULTS = frozenset({"class", "part"})
 
 
 #: Reference kinds whose call passes the receiver as the first parameter
-#: (or builds it: a parameter holding a class, called).
-THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name", "paramcall"})
+#: (or builds it: a parameter or a local holding a class, called).
+THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name", "paramcall", "chosen"})
 
 
 def call_offset(site, target) -> int:

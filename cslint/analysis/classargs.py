@@ -13,6 +13,12 @@ Two halves: the file's side (:func:`parameter_call_ref`, a call of a
 parameter the function never rebinds; :func:`class_arguments`, the calls that
 pass a class by name, as ``FuncFacts.class_args``) and the whole-tree side
 (:class:`ParamClasses`, which reads every call of the function).
+
+A local the function binds to a class it chooses (``W = CpuWorker if
+use_cpu() else Worker``; ``w = W(local_rank=r)``) builds likewise an object
+of one of the classes its bindings name (:func:`chosen_class_call_ref`,
+:class:`~cslint.analysis.callrefs.ChosenClassRef`), where each is a class of
+the tree (``Resolver.built_classes``); else the call stays unresolved.
 """
 
 from __future__ import annotations
@@ -21,7 +27,8 @@ import ast
 from typing import Optional
 
 from .astwalk import walked
-from .callrefs import THROUGH_INSTANCE, ParamCallRef, class_ref, param_call_ref, qual_ref
+from .bindings import local_values
+from .callrefs import THROUGH_INSTANCE, ChosenClassRef, ParamCallRef, chosen_class_ref, class_ref, param_call_ref, qual_ref
 from .wrappers import own_nodes
 
 
@@ -42,6 +49,39 @@ def parameter_call_ref(info, name: str) -> Optional[ParamCallRef]:
         known = info._called_params = _bindable_params(info)
     index = known.get(name)
     return None if index is None else param_call_ref(info.key, index)
+
+
+#: the values a binding that names a class, or picks one, has
+_CLASS_CHOICES = frozenset({ast.Name, ast.Attribute, ast.IfExp})
+
+
+def chosen_class_call_ref(info, name: str) -> Optional[ChosenClassRef]:
+    """The reference of a call of the local ``name`` of the function of
+    ``info`` where every binding of it (:func:`~cslint.analysis.bindings.local_values`)
+    names a class, or picks one of several by a condition (``A if c else B``):
+    those classes, in the order written; None for any other local."""
+    # (most called locals hold a call's result: the scan's binding nodes tell so without a walk of the body)
+    if not any(type(node) is ast.Assign and type(node.value) in _CLASS_CHOICES
+               and any(type(target) is ast.Name and target.id == name for target in node.targets)
+               for node in info.binding_nodes):
+        return None
+    values = local_values(info.func, name)
+    if not values:
+        return None
+    refs: list = []
+    stack = values[::-1]
+    local = info.local_names
+    while stack:
+        expr = stack.pop()
+        if type(expr) is ast.IfExp:
+            stack += (expr.orelse, expr.body)
+            continue
+        ref = _named_class(info.ctx, expr, local)
+        if ref is None:
+            return None
+        if ref not in refs:
+            refs.append(ref)
+    return chosen_class_ref(tuple(refs))
 
 
 def _bindable_params(info) -> dict:

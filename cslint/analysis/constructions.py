@@ -47,7 +47,8 @@ from .records import called_refs, written_variants
 BUILT_APART = "#built"
 
 #: the references of a call that builds an object of a class the tree defines
-CONSTRUCTION_REFS = frozenset({"class", "qual"})
+#: (a local bound to one of several: classargs.py)
+CONSTRUCTION_REFS = frozenset({"class", "qual", "chosen"})
 
 
 def built_apart(attr: str) -> str:

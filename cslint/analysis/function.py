@@ -18,7 +18,7 @@ from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import BLOCKS_OF, DEFINITIONS, children_into, walk as fast_walk, walked
 from .callfacts import payload_argument
-from .classargs import parameter_call_ref
+from .classargs import chosen_class_call_ref, parameter_call_ref
 from .classreads import NO_NAMES
 from .funcaliases import probed_text
 from .functionscan import FunctionScan
@@ -504,7 +504,13 @@ class FunctionInfo(FunctionScan):
                 return class_ref(f"{ctx.module}:{name}")
             if name in ctx.imports:
                 return qual_ref(ctx.imports[name])
-            return parameter_call_ref(self, name)  # a class the callers may hand in (classargs.py)
+            if name in self.params:
+                return parameter_call_ref(self, name)  # a class the callers may hand in (classargs.py)
+            # (a builtin or global name is no local; the scan that notes the locals resolves a signal
+            # handler, no call, before they are known)
+            if self._local is not None and name in self._local:
+                return chosen_class_call_ref(self, name)  # a class a local is bound to (classargs.py)
+            return None
         if type(func) is ast.Attribute:
             value = func.value
             if type(value) is ast.Name and self.self_name and value.id == self.self_name and self.class_key:

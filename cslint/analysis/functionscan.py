@@ -323,7 +323,8 @@ class FunctionScan:
         if not collective and imports_a_wrapper(ctx) and wrapped_models(self)[0]:
             collective = any(match_call(self, node, dotted(node.func), None) is not None
                              for node in own_nodes(self.func) if isinstance(node, ast.Call))
-        self._local = local
+        # (with the locals known, a call of one is resolved: classargs.chosen_class_call_ref reads its bindings)
+        self._local, self.binding_nodes = local, binding_nodes
         self.declared_globals, self.module_stores, self.leaves_at = declared_globals, module_stores, leaves_at
         self.declared_shared, self.nested_definitions = frozenset(declared_shared), tuple(nested_definitions)
         if class_reads:
@@ -352,7 +353,6 @@ class FunctionScan:
         self.self_assignments = self_assignments
         self.binds_computed_names = binds_computed_names
         self.entry_nodes = entry_nodes
-        self.binding_nodes = binding_nodes
         self.value_names = frozenset(value_names)
         return CallScan(frozenset(names), collective)
 

@@ -196,7 +196,7 @@ class ReceiverClasses:
         if kind == "field":
             return self.field_receiver_types(self.resolver.family(term[1]), term[2])
         if kind == "built":
-            classes = frozenset(self.resolver.param_classes.classes(term[1]))
+            classes = frozenset(self.resolver.built_classes(term[1]))
             return classes, bool(classes)
         return EMPTY, False
 
@@ -323,7 +323,7 @@ def _term_of_assigned_call(ref: tuple) -> Optional[tuple]:
         return ("method", (("field", ref.class_key, ref.attr),), ref.name)
     if tag in ("func", "method", "super"):
         return ("returns", ref)
-    if tag == "paramcall":
+    if tag == "paramcall" or tag == "chosen":
         return ("built", ref)
     return None
 

@@ -281,10 +281,14 @@ class Resolver:
 
     def built_classes(self, ref) -> tuple:
         """The keys of the classes a call through ``ref`` builds an object
-        of: the class it names, those a called parameter is handed
-        (:mod:`~cslint.analysis.classargs`); empty for any other call."""
+        of: the class it names, those a called parameter is handed or a
+        called local is bound to (:mod:`~cslint.analysis.classargs`); empty
+        for any other call."""
         if ref.tag == "paramcall":
             return self.param_classes.classes(ref)
+        if ref.tag == "chosen":  # a local bound to one of these classes: each a class of the tree, or none known
+            chosen = [self.class_of_ref(named) for named in ref.refs]
+            return () if None in chosen else tuple(sorted({cls.key for cls in chosen}))
         cls = self.class_of_ref(ref)
         return (cls.key,) if cls is not None else ()
 
@@ -436,8 +440,8 @@ class Resolver:
             out = [fn for fn in self.receivers.method_by_name(ref.name) if binds(fn, ref.shape)]
         elif tag == "part":
             out = self.resolve(ref.ref)
-        elif tag == "paramcall":
-            for key in self.param_classes.classes(ref):
+        elif tag == "paramcall" or tag == "chosen":
+            for key in self.built_classes(ref):
                 out.extend(fn for fn in self.lookup_method(key, "__init__", include_overrides=False) if fn not in out)
         return out
 
