@@ -277,15 +277,6 @@ class Program(TableValues):
             dirty = round_changed
         self.changed_keys = round_changed
 
-    def _agreed_along(self, value: dict, dims: frozenset) -> dict:
-        """``value`` (a divergence map) less its differences along ``dims``."""
-        out = {}
-        for k, (found, via) in value.items():
-            rest = self.knowledge.world.residual(found, dims)
-            if rest:
-                out[k] = (rest, via)
-        return out
-
     def _step(self, fn: FuncFacts, v, mode: frozenset) -> bool:
         self._marking = self.several_rank_dims.get(fn.key)
         try:
@@ -300,9 +291,6 @@ class Program(TableValues):
         # those ranks hold: whoever holds it got the calling context already
         # (the implicit flow of the assignment), its own fields do not.
         field_ctx = {} if fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS else calling_ctx
-        # A function run only where a group has one rank writes out what no two ranks
-        # of that group's dimensions tell apart: where it runs there are no two such ranks.
-        single = self.single_rank_dims.get(fn.key)
         for write in v.fields:
             class_key, attr, atoms, line, element, absent, rebuilt = write
             write_ctx = {} if attr in fn.restored_fields else field_ctx  # put back past the caller's ``with``
@@ -326,13 +314,9 @@ class Program(TableValues):
                     rest = self.knowledge.world.residual(dims, synced)
                     if rest and k not in value:
                         value[k] = (rest, via)
-            if single:
-                value, own_value = self._agreed_along(value, single), self._agreed_along(own_value, single)
             if not value and not own_value:
                 continue
             apart = stored_apart(fn, write, own, self.resolver.family)  # constructions.py
-            if apart and single:
-                apart = self._agreed_along(apart, single)
             if apart and self._marking is not None:
                 apart = marked(apart, self._marking)
             named = field_name(attr)
