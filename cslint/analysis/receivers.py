@@ -50,7 +50,6 @@ from .bindings import flatten_targets, param_names
 from .callrefs import ANY_ARGUMENTS, func_ref, is_classmethod, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted
-from .vocabulary import PLACE_CLASSES
 
 #: Alternatives kept per receiver, and nesting of method/attribute terms.
 MAX_TERMS = 4
@@ -510,22 +509,6 @@ def declares_one_object(func, ctx) -> bool:
     a test chose tells which object, not its structure."""
     node = getattr(func, "returns", None)
     return node is not None and _declares_one_class(node, ctx)
-
-
-def declares_place(func, ctx) -> bool:
-    """Whether a function's return annotation names a place class
-    (``-> torch.device``, ``-> "torch.device"``; vocabulary.PLACE_CLASSES, not
-    ``Optional[...]``): every return hands back a device, never None."""
-    node = getattr(func, "returns", None)
-    if type(node) is ast.Constant and isinstance(node.value, str):
-        try:
-            node = ast.parse(node.value, mode="eval").body
-        except SyntaxError:
-            return False
-    if type(node) is not ast.Attribute and type(node) is not ast.Name:
-        return False
-    text = dotted(node)
-    return bool(text) and canonical_text(text, ctx.imports) in PLACE_CLASSES
 
 
 def declared_object_names(info) -> frozenset:

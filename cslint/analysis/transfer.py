@@ -22,7 +22,7 @@ import ast
 from typing import Optional
 
 from .astwalk import DEFINITIONS, block_fields
-from .atoms import CONTENTS, EMPTY, KINDS_ONLY, PLACED, SIZED, project
+from .atoms import CONTENTS, EMPTY, KINDS_ONLY, SIZED, project
 from .callrefs import element
 from .copies import rebinding_reach
 from .entries import (
@@ -31,8 +31,8 @@ from .entries import (
 )
 from .fieldwrites import argument_atoms, field_writes, mutator_call
 from .flows import Flow
-from .evaluator import Evaluator, receiver_of_tree, unwrapped_iterable
-from .receivers import declared_object_names, declares_one_object, declares_place
+from .evaluator import Evaluator, unwrapped_iterable
+from .receivers import declared_object_names, declares_one_object
 from .roots import payload_name, rank_tested, root_constant
 from .rootkept import has_root_returns, root_kept_target, root_returned
 from .scope import canonical_text, passed_names
@@ -47,18 +47,6 @@ from .syntax import dotted
 from .tuplelists import write_appended_positions
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS
 
-
-#: call references whose result a function of the tree decides by its own returns
-_TREE_RESULTS = frozenset({"func", "method", "super", "class"})
-
-
-def _result_of_tree(ref, ctx) -> bool:
-    """Whether a call through ``ref`` hands back what a function of the tree returns: its own
-    function, method or class, or a method of a typed receiver or field the whole-tree pass
-    resolves into the tree (:func:`~cslint.analysis.evaluator.receiver_of_tree`)."""
-    if ref.tag == "part":
-        ref = ref.ref
-    return ref.tag in _TREE_RESULTS or receiver_of_tree(ref, ctx)
 
 
 def _is_name(node, name: str) -> bool:
@@ -308,15 +296,6 @@ class Transfer:
         t = type(value)
         if t is ast.Constant and value.value is None:
             return implicit, None, None  # a caller that unpacks the result never reads this path's elements
-        if t is ast.Call and declares_place(self.info.func, self.info.ctx):
-            # a function declared to hand back a device hands back a place where it returns a call the pass
-            # cannot follow (a platform's answer for this rank's id, ``torch.device(f"cuda:{rank}")``): what
-            # the call was made from is held inside it (evaluator._held).  A name, a field or a call of the
-            # tree (which may hand back None, or a device chosen by rank) keeps normal handling, and the tests
-            # choosing the return keep what they decide of its contents (cpu on one rank, cuda on another)
-            made_of = self.evaluator.eval(value, flow.env)
-            if not any(atom.tag == "R" and _result_of_tree(atom.ref, self.info.ctx) for atom in made_of):
-                return project(PLACED, made_of) | project(CONTENTS, implicit), (), None
         if implicit and t is ast.Name and settled_returned_name(self.info.func) == value.id:
             implicit = EMPTY if self.hands_back_a_value_everywhere() else implicit  # one value, whichever way out
         written = value.elts if t is ast.Tuple or t is ast.List else tuple_elements(value)  # (or a tuple either way)
