@@ -89,3 +89,115 @@ def test_a_library_candidate_keeps_the_old_reading(tmp_path):
     # is claimed of either class's fields (no new finding, none lost)
     workers = WORKERS.replace("W = CpuWorker if use_cpu() else Worker", "W = threading.Thread if use_cpu() else Worker")
     assert _findings(tmp_path, workers) == [("Alone.step", "self.x == 0")]
+
+
+# -- the test that chose the class reaches the object (analysis/evaluator.py) ----------------
+
+ROLES = """
+    import os
+
+    import torch.distributed as dist
+
+
+    def from_env():
+        return os.environ.get("ROLE") == "primary"
+
+
+    class Primary:
+        primary = True
+
+        def __init__(self, group):
+            self.group = group
+            self.role = "primary"
+
+        def is_primary(self):
+            return True
+
+
+    class Replica:
+        primary = False
+
+        def __init__(self, group):
+            self.group = group
+            self.role = "replica"
+
+        def is_primary(self):
+            return False
+
+
+    def by_field(g):
+        R = Primary if dist.get_rank() == 0 else Replica
+        r = R(g)
+        if r.primary:                                          # INVALID: a class constant, the class per rank
+            dist.barrier(group=g)
+
+
+    def by_text(g):
+        R = Primary if dist.get_rank() == 0 else Replica
+        r = R(g)
+        if r.role == "primary":                                # INVALID: a constant each constructor stores
+            dist.barrier(group=g)
+
+
+    def by_method(g):
+        R = Primary if dist.get_rank() == 0 else Replica
+        r = R(g)
+        if r.is_primary():                                     # INVALID: what each class's method returns
+            dist.barrier(group=g)
+
+
+    def by_type(g):
+        R = Primary if dist.get_rank() == 0 else Replica
+        r = R(g)
+        if isinstance(r, Primary):                             # INVALID: the type itself
+            dist.barrier(group=g)
+
+
+    def by_arms(g):
+        if dist.get_rank() == 0:
+            R = Primary
+        else:
+            R = Replica
+        r = R(g)
+        if r.primary:                                          # INVALID: the arms of an `if` bind the class
+            dist.barrier(group=g)
+
+
+    def written_out(g):
+        r = Primary(g) if dist.get_rank() == 0 else Replica(g)
+        if r.primary:                                          # INVALID: the choice written at the call
+            dist.barrier(group=g)
+
+
+    def by_setting(g):
+        R = Primary if from_env() else Replica
+        r = R(g)
+        if r.primary:                                          # VALID: a setting every rank reads alike
+            dist.barrier(group=g)
+        if isinstance(r, Primary):                             # VALID: likewise
+            dist.barrier(group=g)
+
+
+    class Holder:
+        def __init__(self, g):
+            self.g = g
+            R = Primary if dist.get_rank() == 0 else Replica
+            self.r = R(g)
+
+        def step(self):
+            if self.r.primary:                                 # INVALID: the object stored in a field
+                dist.barrier(group=self.g)
+"""
+
+
+def test_the_test_that_chose_the_class_reaches_the_object(tmp_path):
+    package = write_package(tmp_path, "app", {"roles.py": ROLES})
+    assert sorted((f.function, f.condition) for f in package_findings(package)) == [
+        ("Holder.step", "self.r.primary"),
+        ("by_arms", "r.primary"),
+        ("by_field", "r.primary"),
+        ("by_method", "r.is_primary()"),
+        ("by_text", "r.role == 'primary'"),
+        ("by_type", "isinstance(r, Primary)"),
+        ("written_out", "r.primary"),
+    ]

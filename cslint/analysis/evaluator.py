@@ -413,8 +413,13 @@ class Evaluator(StructureReads, ExceptionReads):
                     or keeps_arguments_bound(ref, self.ctx, self.info.class_key) \
                     or receiver_of_tree(ref, self.ctx)
                 kwargs += own_arguments(self, call, args, env)  # what the callee's parameter own parts read
-                return self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind,
+                made = self.atoms.call(ref, args, kwargs, fallback, self.ctx.path, call.lineno, raw or "call", bind,
                                        receiver, alike_displays(call))
+                if ref.tag == "chosen":
+                    # ``W = Leader if rank == 0 else Follower; w = W(g)``: which class builds the object follows
+                    # the test that chose it, as ``Leader(g) if rank == 0 else Follower(g)`` does
+                    return made | self.eval(func, env)
+                return made
             return fallback
         if verdict is FIXED:
             return plan[1]
