@@ -331,7 +331,7 @@ class Alternatives:
             # (or whose negation is this test), found through the block's
             # index: comparing with every sibling was quadratic in the ifs of
             # a block (module-level code has thousands)
-            candidates = by_text.get(self._negated_text(stmt), []) + by_negation.get(self._test_text(stmt), [])
+            candidates = by_text.get(self._negated_text(stmt), []) + by_negation.get(unparsed(stmt.test), [])
             for position in sorted(set(candidates)):
                 if block[position] is not stmt:
                     found = block[position]
@@ -349,13 +349,10 @@ class Alternatives:
         by_negation: dict = {}
         for position, other in enumerate(block):
             if isinstance(other, ast.If) and not other.orelse:
-                by_text.setdefault(self._test_text(other), []).append(position)
+                by_text.setdefault(unparsed(other.test), []).append(position)
                 by_negation.setdefault(self._negated_text(other), []).append(position)
         known = self._block_tests[id(block)] = (block, by_text, by_negation)
         return known
-
-    def _test_text(self, stmt: ast.If) -> str:
-        return unparsed(stmt.test)  # (kept on the node)
 
     def _negated_text(self, stmt: ast.If) -> str:
         """:func:`negation_text` of the test, kept per ``if`` (asked by the

@@ -320,7 +320,7 @@ def got_object(text: str) -> str:
     get_pipe_parallel_group()``), the getter's call alone: a framework keeps
     one group per getter and reaches its holder by several fields (``self.mpu``,
     ``self.grid``), so the getter names the group and the path to it does not."""
-    head, dot, last = text.rpartition(".")
+    _, dot, last = text.rpartition(".")
     return last if dot and last.endswith("()") else text
 
 
@@ -347,7 +347,6 @@ def _followed_text(func, node: ast.AST) -> Optional[str]:
             return None
         text = f"{next(iter(texts))}{dot}{rest}"
     return text
-
 
 
 def runs_over_receiver(ctx, call: ast.Call, match) -> bool:

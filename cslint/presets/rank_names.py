@@ -157,7 +157,7 @@ def size_name_is_uniform(identifier: str) -> bool:
 def is_size_name(identifier: str) -> bool:
     """Whether an identifier names a group's size as a variable's or a
     field's name does (``world_size``, ``tp_size``, ``nranks``, a bare ``size``)."""
-    return identifier in ("size", "nranks", "world_size") or size_name_is_uniform(identifier)
+    return identifier == "size" or size_name_is_uniform(identifier)  # (it takes nranks and world_size)
 
 
 #: the dimension prefixes of group-size names (``tp_size``, ``num_tp_ranks``)
