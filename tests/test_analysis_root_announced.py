@@ -12,6 +12,7 @@ announces a payload read from the message, a rank-local test around the
 announcement, and the same loop run on every rank stay reported."""
 
 import textwrap
+from typing import Optional
 
 from cslint.api import check_paths
 
@@ -95,12 +96,15 @@ _ROOT_ONLY = "if self.rank != 0:\n                return"
 _ANNOUNCED = 'self._announce(("work",))'
 
 
-def _lines(tmp_path, made_where: str = _ROOT_ONLY, work_header: str = _ANNOUNCED) -> list:
+def _lines(tmp_path, made_where: str = _ROOT_ONLY, work_header: str = _ANNOUNCED, extra: str = "",
+           others: Optional[dict] = None) -> list:
     package = tmp_path / "pkg"
-    package.mkdir()
+    package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    source = _SERVER.replace("MADE_WHERE", made_where).replace("WORK_HEADER", work_header)
+    source = _SERVER.replace("MADE_WHERE", made_where).replace("WORK_HEADER", work_header) + extra
     (package / "server.py").write_text(textwrap.dedent(source))
+    for name, text in (others or {}).items():
+        (package / name).write_text(textwrap.dedent(text))
     return sorted(f.line for f in check_paths([str(package)], cache=False, jobs=1, report="per-site").findings
                   if f.path.endswith("server.py"))
 
@@ -129,3 +133,83 @@ def test_a_rank_local_test_around_the_announcement_stays(tmp_path):
 
 def test_the_same_loop_run_on_every_rank_stays(tmp_path):
     assert _lines(tmp_path, made_where="pass") == [54, 57, 58, 59, 61]
+
+
+_RUNNER = """
+    import torch.distributed as dist
+
+    from .server import Server
+
+
+    def run_on_every_rank(server: Server):
+        step = server.LOOP
+        dist.barrier()
+        step()
+"""
+
+
+def test_the_loop_read_as_a_value_runs_wherever_that_value_is_called(tmp_path):
+    # a method read as a value (getattr, a callback handed on from another file) runs wherever the value is
+    # called, on every rank here: the field test naming it in ``serve`` does not make it the root's alone
+    # (processes.runs_only_on_root, as processes.called_methods)
+    by_getattr = """
+        def run_steps(self):
+            getattr(self, "_root_loop")()
+"""
+    assert _lines(tmp_path / "a", extra=by_getattr) == [55, 58, 59, 60, 62]
+    assert _lines(tmp_path / "b", others={"runner.py": _RUNNER.replace("LOOP", "_root_loop")}) \
+        == [55, 58, 59, 60, 62]
+
+
+_MIXIN = """
+    import torch.distributed as dist
+
+
+    class Stepping:
+        def run_steps(self):
+            step = self.LOOP
+            dist.barrier()
+            step()
+"""
+
+_JOINED = """
+    from .server import Server
+    from .stepping import Stepping
+
+
+    class SteppingServer(Server, Stepping):
+        pass
+"""
+
+
+def test_the_loop_a_mixin_reads_on_its_own_receiver_runs_wherever_that_value_is_called(tmp_path):
+    # ``self._root_loop`` read by a mixin another class joins to the server is the server's loop
+    others = {"stepping.py": _MIXIN.replace("LOOP", "_root_loop"), "joined.py": _JOINED}
+    assert _lines(tmp_path, others=others) == [55, 58, 59, 60, 62]
+
+
+def test_another_method_read_as_a_value_leaves_the_root_loop_alone(tmp_path):
+    assert _lines(tmp_path, others={"runner.py": _RUNNER.replace("LOOP", "_receiver_loop")}) == []
+
+
+def test_a_class_joined_to_the_server_before_the_reader_hands_the_server_s_loop(tmp_path):
+    # the reader's own ``_root_loop`` comes after the server's along the joined class's MRO
+    own = _MIXIN.replace("LOOP", "_root_loop") + """
+        def _root_loop(self):
+            pass
+"""
+    joined = _JOINED + """
+        def sync(self):
+            dist.barrier()
+"""
+    others = {"stepping.py": own, "joined.py": "import torch.distributed as dist\n" + textwrap.dedent(joined)}
+    assert _lines(tmp_path, others=others) == [55, 58, 59, 60, 62]
+
+
+def test_a_class_reading_its_own_method_of_that_name_leaves_the_root_loop_alone(tmp_path):
+    # (no class of the tree joins it to the server: its ``self._root_loop`` is its own)
+    own = _MIXIN.replace("LOOP", "_root_loop") + """
+        def _root_loop(self):
+            pass
+"""
+    assert _lines(tmp_path, others={"stepping.py": own}) == []

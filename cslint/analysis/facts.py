@@ -498,7 +498,11 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
         ctx.scanned = (module_body, {id(info.func): info for info in extractors})
         fill_bound_names(classes, ctx.class_body_names, everyone)
         facts.foreign_stores = file_foreign_stores(everyone)
-        facts.value_names = frozenset().union(*(info.value_names for info in everyone))
+        facts.value_names = frozenset().union(*(info.value_names for info in everyone),
+                                              *(info.self_value_names for info in everyone if not info.class_key))
+        facts.self_value_reads = frozenset((info.class_key, name) for info in everyone
+                                           if info.self_value_names and info.class_key
+                                           for name in info.self_value_names)
         deep_names = set(ctx.deep_names)
         deep = [scan.has_collective for scan in scans]
         # matched once per function, not once per round of the loop below

@@ -43,7 +43,8 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
            "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
            "module_stores", "leaves_at", "self_stores", "self_assignments",
-           "foreign_stores", "binds_computed_names", "entry_nodes", "value_names", "binding_nodes")
+           "foreign_stores", "binds_computed_names", "entry_nodes", "value_names", "self_value_names",
+           "binding_nodes")
 
 
 def _subclasses(node_type: type) -> set:
@@ -116,9 +117,11 @@ class FunctionScan:
         rebuild_candidates = []  # ``self.attr = local`` or ``self.attr = call(...)`` (rebuilds.py)
         self_stores, foreign_stores = set(), set()  # attribute names stored on ``self``, on anything else (held_store)
         self_assignments = []  # the assignment statements with a ``self.attr`` target (rootside.derived_stores)
-        # attributes read as a value, not called (``finish = info.finalize_local``, ``Thread(target=self._poll)``),
-        # and names ``getattr`` reads: a method so read may run wherever the value goes (processes.py)
-        value_names, called_funcs = set(), set()  # called_funcs: id of each ``recv.name`` a call is made through
+        # attributes read as a value, not called (``finish = info.finalize_local``), and names ``getattr`` reads: a
+        # method so read may run wherever the value goes (processes.py); those read on the method's own receiver
+        # (``Thread(target=self._poll)``) apart, in self_value_names: they reach its own class's lineage alone
+        value_names, self_value_names = set(), set()
+        called_funcs = set()  # id of each ``recv.name`` a call is made through
         # stores into attributes and elements of attributes or elements, assignments to one such target:
         # with the calls, what the file's positional fields are read from (entries.scanned_entry_nodes)
         entry_nodes = []
@@ -166,9 +169,12 @@ class FunctionScan:
             # the commonest nodes first: no statement, nothing to note.  An attribute or a keyword has one child
             # (``attr``/``arg`` are strings), the node the stack would hand back next: it is taken at once.
             while t is Attribute or t is keyword:
-                if t is Attribute and not based and node.ctx.__class__ is Load and id(node) not in called_funcs:
-                    value_names.add(node.attr)
                 value = node.value
+                if t is Attribute and not based and node.ctx.__class__ is Load and id(node) not in called_funcs:
+                    if value.__class__ is Name and value.id == self_name:
+                        self_value_names.add(node.attr)
+                    else:
+                        value_names.add(node.attr)
                 if t is Attribute and type(value) is Name and value.id == self_name:
                     may_write_field = may_write_field or type(node.ctx) is not Load  # ``self.x = ...``, ``del self.x``
                     t = None  # ``self.x`` hands nothing
@@ -353,7 +359,7 @@ class FunctionScan:
         self.self_assignments = self_assignments
         self.binds_computed_names = binds_computed_names
         self.entry_nodes = entry_nodes
-        self.value_names = frozenset(value_names)
+        self.value_names, self.self_value_names = frozenset(value_names), frozenset(self_value_names)
         return CallScan(frozenset(names), collective)
 
 

@@ -89,8 +89,7 @@ def called_methods(funcs, files, resolver, world=GENERIC_WORLD, protocol: frozen
     if not sides:
         return out
     by_key = {fn.key: fn for fn in funcs}
-    valued = frozenset().union(*(f.value_names for f in files))
-    for name in _named_only_there(sides, funcs, files, protocol | valued):
+    for name in _named_only_there(sides, funcs, files, _run_unnamed(files, protocol)):
         callers = sides[name]
         dims = _joined([world.span(group) for key in sorted(callers) for group in callers[key]], False)
         families = _reached_families(resolver, [by_key[key] for key in sorted(callers)], name) if dims else None
@@ -98,6 +97,35 @@ def called_methods(funcs, files, resolver, world=GENERIC_WORLD, protocol: frozen
             for fkey in _methods_named(resolver, name, families):
                 out[fkey] = dims
     return out
+
+
+def _run_unnamed(files, protocol: frozenset, own_receivers: bool = True) -> frozenset:
+    """The method names a method may run by without a call naming it: a
+    library's ``protocol``, and every name a file reads as a value
+    (``FileFacts.value_names``: ``step = server.loop``, ``getattr(self,
+    "loop")``), which runs wherever that value is called; with
+    ``own_receivers``, those a method reads on its own receiver too
+    (``FileFacts.self_value_reads``: ``Thread(target=self._poll)``)."""
+    out = protocol.union(*(f.value_names for f in files))
+    if own_receivers:
+        out = out.union(*({name for _class_key, name in f.self_value_reads} for f in files))
+    return out
+
+
+def _read_on_own_receivers(files, resolver, names) -> frozenset:
+    """The keys of the methods of ``names`` that a method's read of
+    ``self.<name>`` as a value (``FileFacts.self_value_reads``) may hand on
+    (:meth:`~cslint.analysis.resolution.Resolver.reached_through_self`):
+    such a method runs wherever that value is called.  Where the reading
+    class's lineage in the tree has no method of that name (a mixin reading
+    what a class it is joined to has), every method so named may be it."""
+    out: set = set()
+    for f in files:
+        for class_key, name in f.self_value_reads:
+            if name in names:
+                reached = [fn.key for fn in resolver.reached_through_self(class_key, name)]
+                out.update(reached or _methods_named(resolver, name))
+    return frozenset(out)
 
 
 def _reached_families(resolver, callers: list, name: str):
@@ -155,7 +183,10 @@ def runs_only_on_root(funcs, files, resolver, rank_dims, protocol: frozenset = f
     which is made only where a field of the caller's class is there, every
     non-None store of which runs only where this rank's id equals one
     constant ``K`` (:func:`root_fields`).  Told by the name, as
-    :func:`called_methods` tells them.  ``rank_dims(fn, text)``: the
+    :func:`called_methods` tells them (a method read as a value runs
+    wherever that value is called: a name read so on another receiver is
+    none of these, a read of ``self.<name>`` rules out the methods that
+    receiver may be, :func:`_read_on_own_receivers`).  ``rank_dims(fn, text)``: the
     dimensions along which ``text`` read in ``fn`` is this rank's id (empty
     where it is not one)."""
     roots = root_fields(funcs, files, resolver.family, rank_dims)
@@ -169,14 +200,17 @@ def runs_only_on_root(funcs, files, resolver, rank_dims, protocol: frozenset = f
             if root is not None:
                 sides.setdefault(name, {}).setdefault(fn.key, []).append(root + (family,))
     out: dict = {}
-    for name in _named_only_there(sides, funcs, files, protocol):
+    names = _named_only_there(sides, funcs, files, _run_unnamed(files, protocol, own_receivers=False))
+    handed = _read_on_own_receivers(files, resolver, frozenset(names))
+    for name in names:
         found = [root for key in sorted(sides[name]) for root in sides[name][key]]
         if len({constant for constant, _dims, _family in found}) != 1:
             continue  # the root of one caller's field is not another's
         dims = frozenset.intersection(*(dims for _constant, dims, _family in found))
         if dims:  # (a self call: a method of that name of the callers' families, not of another class)
             for fkey in _methods_named(resolver, name, frozenset(family for _constant, _dims, family in found)):
-                out[fkey] = dims
+                if fkey not in handed:
+                    out[fkey] = dims
     return out
 
 

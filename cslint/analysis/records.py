@@ -493,8 +493,12 @@ class FileFacts:
     called_names: frozenset = frozenset()  # every callee name in the file (for skipped files)
     #: every attribute name the file reads as a value, not to call it, and every name ``getattr`` reads
     #: (``FunctionInfo.value_names``): a method so read may run wherever the value goes
-    #: (:func:`~cslint.analysis.processes.called_methods`)
+    #: (:mod:`~cslint.analysis.processes`); those read on a method's own receiver (``Thread(target=self._poll)``)
+    #: apart, in ``self_value_reads``
     value_names: frozenset = frozenset()
+    #: ``(class key, attribute name)`` of each attribute a method of that class reads as a value on its own
+    #: receiver (``FunctionInfo.self_value_names``): a method of the class's lineage alone
+    self_value_reads: frozenset = frozenset()
     error: Optional[str] = None
     error_line: int = 1
     error_column: int = 1
@@ -518,7 +522,7 @@ def merge_partial(earlier: FileFacts, patch: FileFacts) -> FileFacts:
                        classes=earlier.classes, globals=earlier.globals, defined_names=earlier.defined_names,
                        collective_functions=earlier.collective_functions | patch.collective_functions,
                        imports=earlier.imports, foreign_stores=earlier.foreign_stores,
-                       value_names=earlier.value_names)
+                       value_names=earlier.value_names, self_value_reads=earlier.self_value_reads)
     if patch.globals:
         merged.globals = patch.globals
     return merged

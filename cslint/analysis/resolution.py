@@ -347,6 +347,23 @@ class Resolver:
             stack.extend(self._bases.get(k, ()))
         return out
 
+    def reached_through_self(self, class_key: str, name: str) -> list:
+        """The methods ``self.<name>`` read in a method of the class may be:
+        for the class and each class having it among its bases, the first
+        ``name`` along that class's MRO (a mixin's ``self.<name>`` is a
+        sibling base's method in a class joining both)."""
+        found, seen, stack = [], set(), [class_key]
+        while stack:
+            k = stack.pop()
+            if k in seen:
+                continue
+            seen.add(k)
+            for fn in self.lookup_method(k, name, include_overrides=False):
+                if fn not in found:
+                    found.append(fn)
+            stack.extend(self._subclasses.get(k, ()))
+        return found
+
     def lookup_method(self, class_key: str, name: str, include_overrides: bool = True) -> list:
         """The method ``name`` of a class (through its bases) and, with
         ``include_overrides``, every override in its subclasses."""

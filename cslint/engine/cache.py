@@ -37,7 +37,7 @@ from .. import __version__
 from .reducers import DISPATCH_TABLE
 
 CACHE_DIR = ".cslint_cache"
-_FORMAT = "12"  # 12: FileFacts.value_names; 11: FuncFacts.derived_stores; 10: Cond.names_only, FuncFacts.first_call holds the reference alone; 9: Cond.arm_lines; 8: a call passes a display's elements by position (positions.py); 7: Cond.unhandled (6: no Site.canonical / ...)
+_FORMAT = "13"  # 13: FileFacts.self_value_reads; 12: FileFacts.value_names; 11: FuncFacts.derived_stores; 10: Cond.names_only, FuncFacts.first_call holds the reference alone; 9: Cond.arm_lines; 8: a call passes a display's elements by position (positions.py); 7: Cond.unhandled (6: no Site.canonical / ...)
 MAX_RUNS = 16  # whole-run results kept (the newest)
 
 
