@@ -621,6 +621,17 @@ KIND_ATTRIBUTES = frozenset({"dtype", "layout", "is_cuda", "is_cpu", "is_meta", 
 #: attribute; any other attribute keeps its structure (:data:`SHAPE`).
 ATTRIBUTE_KEEPS = {attr: UNHOLD if attr in PLACEMENT_ATTRIBUTES else IDENT for attr in VALUE_ATTRIBUTES}
 ATTRIBUTE_KEEPS.update(dict.fromkeys(KIND_ATTRIBUTES, KIND))
+#: ``dev.type``, the kind of a device: what a device is made from names it
+#: (``torch.device("cpu" if rank == 0 else "cuda")``, evaluator._device_parts),
+#: contents too; what it only holds (its index) does not
+ATTRIBUTE_KEEPS["type"] = "WC-"
+#: ``x.device.type`` of a library value, read as one attribute: the kind of
+#: device the value lives on, which placing it on this rank's GPU (kind and
+#: index held together) leaves alike, as ``x.is_cuda`` (KIND_ATTRIBUTES); an
+#: object of a class of the tree reads its ``device`` field instead
+#: (fieldreads.FieldReads._attribute_value)
+DEVICE_KIND = "device.type"
+ATTRIBUTE_KEEPS[DEVICE_KIND] = KIND
 
 
 # Attribute reads nest (``self.a.b.c``); a loop such as ``node = node.next``

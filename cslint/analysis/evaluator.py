@@ -22,8 +22,8 @@ from .astwalk import iter_children
 from .callfacts import payload_argument
 from .callplans import ARGUMENTS, FIRST_ARGUMENT, FIXED, OPEN, plan_call
 from .atoms import (
-    ATTRIBUTE_KEEPS, CONTENTS, ELEMENTS_HELD, EMPTY, LENGTH, PASSED_NO_DATA_TEST, PLACED, SHAPE, WHOLE, attribute,
-    field_read, global_read, hold, project, source, whole,
+    ATTRIBUTE_KEEPS, CONTENTS, DEVICE_KIND, ELEMENTS_HELD, EMPTY, IDENTITY_KINDS, LENGTH, PASSED_NO_DATA_TEST, PLACED,
+    SHAPE, WHOLE, attribute, field_read, global_read, hold, project, source, whole,
 )
 from .environment import fork
 from .exceptionreads import ExceptionReads
@@ -48,7 +48,7 @@ from .unanimity import unanimous_values
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, LIBRARY_PART_CALLS, PLACEMENT_KEYWORDS,
     PLACEMENT_METHODS, PROGRESS_WRAPPERS, RANK_ENV_VARS,
-    STRUCTURE_ATTRIBUTES, WHOLLY_HELD_CLASSES, WHOLLY_HELD_NAMES,
+    PLACE_CLASSES, STRUCTURE_ATTRIBUTES, WHOLLY_HELD_CLASSES, WHOLLY_HELD_NAMES,
 )
 
 _IGNORED_CHILDREN = (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop)
@@ -328,10 +328,21 @@ class Evaluator(StructureReads, ExceptionReads):
         self._read_through.add(id(expr))
         return self._attribute_of(expr, env)
 
+    def _named_by_text(self, expr: ast.Attribute) -> bool:
+        """Whether the text of ``obj.attr`` alone decides what it is (a configured or preset source, a uniform text)."""
+        text = dotted(expr)
+        return text is not None \
+            and self.ctx.attribute_text_verdict(text, self.info.normalise_self(text), expr.attr) is not None
+
     def _attribute_of(self, expr: ast.Attribute, env: dict) -> frozenset:
         """``obj.attr`` read from what ``obj`` holds (``shape``, ``dtype``: off the value, never a field)."""
         if expr.attr in STRUCTURE_ATTRIBUTES:
             return project(ATTRIBUTE_KEEPS.get(expr.attr, SHAPE), self.eval(expr.value, env))
+        placed = expr.value
+        if expr.attr == "type" and type(placed) is ast.Attribute and placed.attr == "device" \
+                and self.info.self_attr(placed) is None and not self._named_by_text(placed):
+            # the kind of device a value lives on (atoms.DEVICE_KIND)
+            return attribute(self.eval(placed.value, env), DEVICE_KIND)
         return attribute(self.eval(expr.value, env), expr.attr)
 
     def args(self, call: ast.Call, env) -> tuple:
@@ -400,7 +411,7 @@ class Evaluator(StructureReads, ExceptionReads):
             if arg_atoms and last is not None and (last in _HOLDING_NAMES or "A" <= last.lstrip("_")[:1] <= "Z"):
                 if args and builds_library_object(last, ref):
                     arg_atoms = containers_held(self, call, args, kwargs_seen, arg_atoms, env)
-                arg_atoms = _held(func, last, ref, arg_atoms, self.ctx.imports)
+                arg_atoms = _held(self, call, last, ref, args, kwargs_seen, arg_atoms, env)
             fallback = receiver | arg_atoms
             if ref is not None:
                 # (a class of the file too: each argument reaches its own field; and any function
@@ -572,7 +583,8 @@ def _placed(call: ast.Call, args: tuple, kwargs: tuple, arg_atoms: frozenset, im
     return kwargs, out
 
 
-def _held(func, last: Optional[str], ref, arg_atoms: frozenset, imports: dict) -> frozenset:
+def _held(evaluator, call: ast.Call, last: Optional[str], ref, args: tuple, kwargs: tuple, arg_atoms: frozenset,
+          env) -> frozenset:
     """What a library call's result depends on among its arguments, where
     the result only holds them: ``module.to(device)``, ``t.cuda(local_rank)``
     (the value moved), and an object of a library class (``CamelCase``, by
@@ -581,18 +593,82 @@ def _held(func, last: Optional[str], ref, arg_atoms: frozenset, imports: dict) -
     or an offset given to its constructor is inside it, not what it is: it
     exists, has its type and answers its own questions alike on every rank.
     The arguments' structure (a list filled on some ranks only) still makes
-    it differ, but for a place or a process group (WHOLLY_HELD_CLASSES)."""
+    it differ, but for a process group (WHOLLY_HELD_CLASSES) and a place's
+    index (:func:`_device_parts`)."""
     if not arg_atoms or last is None:
         return arg_atoms
+    func = call.func
     if last in PLACEMENT_METHODS and type(func) is ast.Attribute:
         return hold(arg_atoms)
-    if last in WHOLLY_HELD_NAMES and (ref is None or ref.tag == "qual") \
-            and canonical_text(dotted(func), imports) in WHOLLY_HELD_CLASSES:
-        # all of it held: what a device or a process group is made from decides neither that it is one nor its type
-        return project(ELEMENTS_HELD, arg_atoms)
+    if last in WHOLLY_HELD_NAMES and (ref is None or ref.tag == "qual"):
+        canonical = canonical_text(dotted(func), evaluator.ctx.imports)
+        if canonical in PLACE_CLASSES:
+            kind, index = _device_parts(evaluator, call, args, kwargs, env)
+            return kind | project(ELEMENTS_HELD, index)
+        if canonical in WHOLLY_HELD_CLASSES:
+            # all of it held: what a process group is made from decides neither that it is one nor its type
+            return project(ELEMENTS_HELD, arg_atoms)
     if builds_library_object(last, ref):
         return hold(arg_atoms)
     return arg_atoms
+
+
+def _device_parts(evaluator, call: ast.Call, args: tuple, kwargs: tuple, env) -> tuple:
+    """``(what the device's kind is made from, what its index is made
+    from)`` of ``torch.device(...)``.  The index (a second argument,
+    ``index=``, what a text formats or adds after the colon that ends the
+    kind, ``f"cuda:{local_rank}"``, ``f"{platform.name}:{index}"``, a
+    question for this rank's own device as written,
+    ``torch.device(torch.cuda.current_device())``) is all held: a device
+    of that kind whatever number a rank picks.  Anything else names the
+    kind (``torch.device("cpu" if rank == 0 else "cuda")``, ``type=``): kept
+    as it is, so a test choosing the text makes the device's kind
+    (``.type``, ``==``, ``str()``) differ.  With a spread, all is the kind."""
+    if any(type(arg) is ast.Starred for arg in call.args) or any(kw.arg is None for kw in call.keywords):
+        return EMPTY.union(*args, *[atoms for _, atoms in kwargs]), EMPTY
+    kind = index = EMPTY
+    for position, atoms in enumerate(args):
+        if position > 0 or _index_getter(call.args[0], atoms):
+            index |= atoms
+            continue
+        split = _split_at_colon(call.args[0])
+        if split is None:
+            kind |= atoms
+        else:
+            kind = kind.union(*[evaluator.eval(part, env) for part in split[0]])
+            index = index.union(*[evaluator.eval(part, env) for part in split[1]])
+    for name, atoms in kwargs:
+        if name == "index":
+            index |= atoms
+        else:
+            kind |= atoms
+    return kind, index
+
+
+def _index_getter(arg: ast.expr, atoms: frozenset) -> bool:
+    """Whether a device's first argument is a question, as written, for
+    this rank's own id or device (a call with no arguments that is a
+    rank-id or device-id source): a number, an index of the default kind."""
+    return type(arg) is ast.Call and not arg.args and not arg.keywords and bool(atoms) \
+        and all(atom.tag == "S" and atom.whole is False and atom.kind in IDENTITY_KINDS for atom in atoms)
+
+
+def _split_at_colon(text: ast.expr) -> Optional[tuple]:
+    """``(the parts before, the parts after)`` the written colon that ends
+    a device text's kind (``f"{kind}:{index}"``, ``kind + ":" + str(index)``),
+    or None where no part written out holds one."""
+    parts = []
+    while type(text) is ast.BinOp and type(text.op) is ast.Add:
+        parts.append(text.right)
+        text = text.left
+    parts.append(text)
+    parts.reverse()
+    if len(parts) == 1 and type(text) is ast.JoinedStr:
+        parts = [value.value if type(value) is ast.FormattedValue else value for value in text.values]
+    for position, part in enumerate(parts):
+        if type(part) is ast.Constant and type(part.value) is str and ":" in part.value:
+            return parts[:position], parts[position + 1:]
+    return None
 
 
 def may_resolve_in_tree(ref, ctx) -> bool:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from ..presets import ALL_DIMS
 from .atoms import (
-    ATTRIBUTE_KEEPS, BY_METHOD, ENTRY_FIELD, OWN_FIELD, REBUILT_APART, SHAPE, STORED_OWN, base_field, field_name,
-    own_field, source,
+    ATTRIBUTE_KEEPS, BY_METHOD, DEVICE_KIND, ENTRY_FIELD, OWN_FIELD, REBUILT_APART, SHAPE, STORED_OWN, attribute,
+    base_field, field_name, own_field, source,
 )
 from .constructions import built_apart, constructed_by, field_of
 from .divergence import merge
@@ -109,6 +109,12 @@ class FieldReads:
         keep = ATTRIBUTE_KEEPS.get(atom.attr, SHAPE)
         family_of = self.resolver.family
         for inner in self._in_order(atom.inner):
+            if atom.attr == DEVICE_KIND and self.resolver.receivers.field_families(inner, "device"):
+                # ``obj.device.type`` of an object of the tree: its ``device`` field's kind
+                for k, (dims, via) in self.eval(attribute(attribute(frozenset({inner}), "device"), "type"),
+                                                mode).items():
+                    merge(out, k, dims, via)
+                continue
             families = self.resolver.receivers.field_families(inner, atom.attr)
             built = constructed_by(self.resolver, inner) if families else ()  # the object a call built
             for family in families:

@@ -99,12 +99,13 @@ LOOKUP_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 # rank's GPU holds the same data, with the same structure, as on any other.
 PLACEMENT_METHODS = frozenset({"to", "cuda"})
 PLACEMENT_KEYWORDS = frozenset({"device"})
-# Library classes named in lowercase whose object is a place, built from an
-# index (``torch.device(f"cuda:{local_rank}")``): a device on every rank, never
-# None, of one type, whatever the index is (a number picked one way on some
-# ranks and another way on others too); the index is held inside it, read
-# back by ``.index`` (atoms.PLACEMENT_ATTRIBUTES), as a ``CamelCase`` library
-# object holds what it was built with.
+# Library classes named in lowercase whose object is a place, built from a
+# kind and an index (``torch.device(f"cuda:{local_rank}")``): a device on every
+# rank, never None, of one type, whatever the index is (a number picked one
+# way on some ranks and another way on others too); the index is held inside
+# it, read back by ``.index`` (atoms.PLACEMENT_ATTRIBUTES), as a ``CamelCase``
+# library object holds what it was built with.  The kind is what the text
+# names (``torch.device("cpu" if rank == 0 else "cuda")``: evaluator._device_parts).
 PLACE_CLASSES = frozenset({"torch.device"})
 PLACE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in PLACE_CLASSES)
 # torch's process-group classes, made from a store, this rank's rank in the
