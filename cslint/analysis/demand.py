@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .callercontext import context_receivers
 from .reads import CALLEE_REFS
-from .records import fill_pending, is_pending
+from .records import fill_pending, is_pending, prefetch_pending
 from .selfcalls import self_calls_written
 
 
@@ -122,6 +122,8 @@ def demanded(program, table_reads) -> list:
                 if is_pending(funcs[position]):
                     wanted.add(position)
                     waiting.append(position)
+                    # its workers start on it while the entries read so far are followed
+                    prefetch_pending([funcs[position]])
                 elif position in approximate:
                     settle(position)
                 elif position not in exact or entry in exact[position]:

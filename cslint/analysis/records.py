@@ -635,6 +635,23 @@ def fill_pending(functions) -> None:
         filler.fill(stubs)
 
 
+def prefetch_pending(functions) -> None:
+    """Have the pending ones among ``functions`` worked out meanwhile where
+    their filler can do so while this process goes on (workers: see
+    :meth:`cslint.engine.workers.Workers.prefetch`), for a
+    :func:`fill_pending` of them later.  Nothing is settled here: every
+    part read of them stays as it is until that fill."""
+    by_filler: dict = {}
+    for fn in functions:
+        if type(fn) is PendingFuncFacts:
+            filler = fn.__dict__.get("filler")
+            prefetch = getattr(filler, "prefetch", None)
+            if prefetch is not None:
+                by_filler.setdefault(id(filler), (prefetch, []))[1].append(fn)
+    for prefetch, stubs in by_filler.values():
+        prefetch(stubs)
+
+
 def called_refs(fn) -> list:
     """The references of the calls of a function that the whole-tree
     indexes of callers read: a function analysed in depth, its call sites';

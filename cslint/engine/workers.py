@@ -59,6 +59,9 @@ BATCH_BYTES = 48 << 10  # and at most about this much source
 #: tasks sent to a worker and not back yet, at most: the one it works on and
 #: the next, so it never waits for the run's process between two
 IN_FLIGHT = 2
+#: pending summaries per request :meth:`Workers.prefetch` sends a worker: a
+#: worker starts on them soon, and a request costs a round trip of its own
+PREFETCH_BATCH = 16
 
 # No process of a run collects cycles while it extracts (the collector is
 # off, as in the run's process): extraction leaves no syntax tree or
@@ -398,6 +401,15 @@ class Workers:
         self.spans_known = False
         #: whether a worker was sent a job before they were
         self._sent_before_spans = False
+        #: worker index -> the pending summaries asked of it and not answered yet, a list per
+        #: request, oldest first (its answers come back in that order: :meth:`_take_answer`)
+        self._fills_asked: dict = {}
+        #: worker index -> the stubs :meth:`prefetch` holds back until a request is worth sending
+        self._prefetches: dict = {}
+        #: (resolved path, position) of each stub asked of a worker or held back for one, not settled yet
+        self._prefetched: set = set()
+        #: (resolved path, position) -> the facts a worker sent back for that stub, not settled yet
+        self._answered: dict = {}
         self._owner = os.getpid()
         if jobs <= 1 or files < PARALLEL_THRESHOLD:
             return
@@ -462,6 +474,7 @@ class Workers:
         :meth:`learn_spans` as it goes."""
         if self.pool is None:
             return self._parse_here(jobs, bar)
+        self._take_every_answer()  # a batch's answer is next on every pipe
         jobs = iter(jobs)
         submitted: list = []
         out: list = []
@@ -586,7 +599,8 @@ class Workers:
         """Work out the summaries of the pending functions ``stubs``
         (:class:`~cslint.analysis.records.PendingFuncFacts` of files this
         run's jobs extracted lazily), each where its file's syntax tree is
-        kept: here, or in the worker that extracted it, all workers at once."""
+        kept: here, or in the worker that extracted it, all workers at once
+        (those :meth:`prefetch` asked for already are waited for)."""
         if os.getpid() != self._owner:
             raise RuntimeError("pending summaries are worked out in the run's process alone")
         by_worker: dict = {}
@@ -602,26 +616,87 @@ class Workers:
             with timeline.span(f"fill {sum(len(waiting) for waiting in by_worker.values())}"):
                 self._ask_workers(by_worker)
 
+    def prefetch(self, stubs: list) -> None:
+        """Ask the workers now for the summaries of the pending functions
+        ``stubs`` that a :meth:`fill` will want later: they work them out
+        while this process goes on, and the fill waits only for what is not
+        back yet.  A summary comes back as it would to the fill (the worker
+        reads only what the stub's extraction left it), and the stub is
+        settled only by that fill: nothing the caller reads changes until
+        then.  Requests go in batches of :data:`PREFETCH_BATCH` stubs per
+        worker (the rest with the fill)."""
+        if self.pool is None:
+            return
+        for stub in stubs:
+            held = self._deferring.get(stub.path)
+            if held is None or not is_pending(stub) or (stub.path, stub.position) in self._prefetched:
+                continue
+            self._prefetched.add((stub.path, stub.position))
+            waiting = self._prefetches.setdefault(held[0], [])
+            waiting.append(stub)
+            if len(waiting) >= PREFETCH_BATCH:
+                self._ask(held[0], self._prefetches.pop(held[0]))
+
+    def _ask(self, index: int, stubs: list) -> None:
+        """Send worker ``index`` a request for the summaries of ``stubs`` (a
+        worker that is gone leaves them to :meth:`_ask_workers`, which works
+        them out here)."""
+        try:
+            self.pool[index].conn.send(("fill", [(stub.path, stub.position) for stub in stubs]))
+        except OSError:
+            self._prefetched.difference_update((stub.path, stub.position) for stub in stubs)
+            return
+        self._fills_asked.setdefault(index, deque()).append(stubs)
+
+    def _take_answer(self, index: int) -> bool:
+        """Receive worker ``index``'s answer to its oldest request not answered
+        yet, and keep the summaries for the fill that settles them; False
+        when the worker is gone (what it was asked is worked out here)."""
+        asked = self._fills_asked.get(index)
+        if not asked:
+            return False
+        try:
+            done, value = self.pool[index].conn.recv()
+        except (EOFError, OSError):
+            for stubs in asked:
+                self._prefetched.difference_update((stub.path, stub.position) for stub in stubs)
+            asked.clear()
+            return False
+        stubs = asked.popleft()
+        if not done:
+            raise value
+        for stub, variants in zip(stubs, value):
+            self._answered[(stub.path, stub.position)] = variants
+        return True
+
+    def _take_every_answer(self) -> None:
+        """Receive every fill answer not received yet: the pipes carry a
+        batch's answer next."""
+        for index, asked in self._fills_asked.items():
+            while asked and self._take_answer(index):
+                pass
+
     def _ask_workers(self, by_worker: dict) -> None:
         """Ask each worker for the pending summaries it holds (worker index ->
-        stubs), all at once, and settle them with the answers."""
-        asked = []
+        stubs), all at once, with what :meth:`prefetch` held back for it, and
+        settle them with the answers (to these requests or earlier ones)."""
         for index, waiting in by_worker.items():
-            try:
-                self.pool[index].conn.send(("fill", [(stub.path, stub.position) for stub in waiting]))
-                asked.append((index, waiting))
-            except OSError:
-                self._fill_here(waiting)
-        for index, waiting in asked:
-            try:
-                done, value = self.pool[index].conn.recv()
-            except (EOFError, OSError):
-                self._fill_here(waiting)
-                continue
-            if not done:
-                raise value
-            for stub, variants in zip(waiting, value):
-                stub.settle(variants)
+            held_back = self._prefetches.pop(index, [])
+            fresh = [stub for stub in waiting if (stub.path, stub.position) not in self._prefetched]
+            self._prefetched.update((stub.path, stub.position) for stub in fresh)
+            if held_back or fresh:
+                self._ask(index, held_back + fresh)
+        for index, waiting in by_worker.items():
+            for stub in waiting:
+                key = (stub.path, stub.position)
+                while key not in self._answered and key in self._prefetched and self._take_answer(index):
+                    pass
+                self._prefetched.discard(key)
+                if is_pending(stub):
+                    if key in self._answered:
+                        stub.settle(self._answered.pop(key))
+                    else:
+                        self._fill_here([stub])
 
     def _fill_here(self, stubs: list) -> None:
         """Pending summaries extracted here, or by a worker that is gone
@@ -664,7 +739,8 @@ class Workers:
         if self.pool is not None:
             pool, self.pool = self.pool, None
             for worker in pool:
-                if worker.in_flight:  # stopped in the middle (Ctrl-C, an error): no answer is awaited
+                if worker.in_flight or self._fills_asked.get(worker.index):
+                    # stopped in the middle (Ctrl-C, an error): no answer is awaited
                     worker.process.terminate()
                 worker.conn.close()  # the worker's reader ends: it stops after its task in hand
             for worker in pool:
