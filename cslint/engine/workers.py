@@ -118,8 +118,9 @@ class ParseJob:
 def extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
             deferred: Optional[dict] = None) -> FileFacts:
     """The facts of one job (and their cache entry, when the job names one).
-    ``trees``: resolved path -> (bytes, syntax tree) of the files parsed
-    before, read and added to (see :meth:`Workers.keep_trees`);
+    ``trees``: resolved path -> (bytes, syntax tree, call scans, the world
+    they were made under) of the files parsed before, read and added to
+    (see :meth:`Workers.keep_trees`);
     ``deferred``: resolved path -> {position: (FunctionInfo, called names)} of the pending
     summaries, added to for a lazy job."""
     facts = _extract(job, context, trees, deferred)
@@ -133,23 +134,28 @@ def _extract(job: ParseJob, context: RunContext, trees: Optional[dict] = None,
     path, data, module = job.path, job.data, job.module
     kept = trees.get(path) if trees is not None else None
     scanned = None  # the call scans kept with the tree (extract_file_facts)
+    world = context.knowledge.world
     try:
         if kept is not None and (kept[0] is data or kept[0] == data):
-            # A re-analysis patch on the tree of the file's first extraction:
-            # extraction reads a tree and never changes it (the patch starts
-            # from a fresh ModuleContext, as on a fresh parse), and the call
-            # scans of its functions are those the first extraction made.
+            # A re-analysis on the tree of the file's first extraction:
+            # extraction reads a tree and never changes it (it starts from a
+            # fresh ModuleContext, as on a fresh parse).  The call scans of its
+            # functions read the tree, the settings and the knowledge (the
+            # group spans of its world among them), never which functions are
+            # deep: those the first extraction made serve a patch, and a whole
+            # extraction again under the same world (a file whose functions
+            # were all summarised then, deeper now: FileFacts.skipped).
             tree = kept[1]
-            if job.already_deep is not None:
+            if job.already_deep is not None or kept[3] is world:
                 scanned = kept[2]
             else:  # extracted again with the group spans learnt since: scanned anew
                 scanned = []
-                trees[path] = (data, tree, scanned)
+                trees[path] = (data, tree, scanned, world)
         else:
             tree = ast.parse(data, filename=path)
             if trees is not None and job.raising is None:
                 scanned = []
-                trees[path] = (data, tree, scanned)
+                trees[path] = (data, tree, scanned, world)
     except SyntaxError as exc:
         facts = FileFacts(path=path, module=module)
         facts.error = describe_syntax_error(exc)
@@ -210,7 +216,7 @@ def describe_syntax_error(exc: SyntaxError) -> str:
 class _WorkerProcess:
     """A worker's own state: the run's context and the syntax trees of the
     files it parsed that a re-analysis patch may come for (resolved path ->
-    (bytes, tree, the call scans of its functions); see :meth:`Workers.keep_trees`)."""
+    (bytes, tree, the call scans of its functions, their world); see :meth:`Workers.keep_trees`)."""
 
     def __init__(self, context: RunContext):
         self.context = context
@@ -388,7 +394,7 @@ class Workers:
         self.context = context
         #: the workers (:class:`_Worker`), or None: the run's own process parses
         self.pool: Optional[list] = None
-        #: resolved path -> (bytes, syntax tree) of the files parsed in-process
+        #: resolved path -> (bytes, syntax tree, call scans, their world) of the files parsed in-process
         #: that a re-analysis patch may parse again (see keep_trees)
         self._trees: dict = {}
         #: resolved path -> the index of the worker that parsed it last (and keeps its tree)
@@ -492,7 +498,8 @@ class Workers:
                     at[job.path] = position
                 if bar is not None:
                     bar.expect()
-                holder = self._holder.get(job.path) if job.already_deep is not None else None
+                # a deeper look at a file (a patch, or a whole extraction again) goes where its tree is kept
+                holder = self._holder.get(job.path) if job.raising is None else None
                 if holder is not None:
                     positions, size = pinned.get(holder, ([], 0))
                     positions.append(position)
