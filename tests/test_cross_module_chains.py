@@ -344,3 +344,81 @@ def test_an_argument_free_helper_of_another_module_returning_the_rank_is_read(tm
     write_package(tmp_path, "pkg", {"ids.py": IDS, "caller.py": GATED.format(imports=imports, rank=rank, world=world)})
     assert sorted((f.path.rsplit("/", 1)[-1], f.code, f.line) for f in package_findings(tmp_path)) \
         == [("caller.py", "CSL101", 8)]
+
+
+HELPERS = """
+    import torch.distributed as dist
+
+
+    def _rank_of_job():
+        return dist.get_rank()
+
+
+    def _size_of_job():
+        return dist.get_world_size()
+
+
+    def my_rank():
+        return _rank_of_job()
+
+
+    def world():
+        return _size_of_job()
+
+
+    def coords():
+        return dist.get_rank(), dist.get_world_size()
+
+
+    class State:
+        def __init__(self):
+            self.leader = dist.get_rank() == 0
+            self.several = dist.get_world_size() > 1
+"""
+
+HELPER_GATES = """
+    import torch.distributed as dist
+    from . import ids
+
+
+    def through_own_helper():
+        if ids.my_rank() > 0:
+            dist.barrier()                                          # INVALID: the rank, from the helper's helper
+        if ids.world() > 1:
+            dist.barrier()
+
+
+    def unpacked():
+        rank, size = ids.coords()
+        if rank > 0:
+            dist.barrier()                                          # INVALID: the tuple's rank element
+        if size > 1:
+            dist.barrier()
+
+
+    def indexed():
+        if ids.coords()[0] > 0:
+            dist.barrier()                                          # INVALID: the tuple's rank element
+        if ids.coords()[1] > 1:
+            dist.barrier()
+
+
+    def built_bare():
+        if ids.State().leader:
+            dist.barrier()                                          # INVALID: a field the constructor set from the rank
+        if ids.State().several:
+            dist.barrier()
+"""
+
+
+def test_what_an_argument_free_call_of_another_module_brings_is_read_through_helpers_tuples_and_classes(tmp_path):
+    # the module issues no collective, so no round parses it: a helper calling
+    # another helper of its file (facts._with_own_helpers), one element of a
+    # tuple it returns (ProgramReads._callee_returns) and a class built with
+    # no arguments (gather._constructed_calls) are read for what they hand
+    # back; the world size beside the rank stays the same on every rank
+    write_package(tmp_path, "pkg", {"ids.py": HELPERS, "caller.py": HELPER_GATES})
+    source = textwrap.dedent(HELPER_GATES).splitlines()
+    invalid = sorted(i for i, line in enumerate(source, 1) if "# INVALID" in line)
+    found = sorted((f.path.rsplit("/", 1)[-1], f.code, f.line) for f in package_findings(tmp_path))
+    assert found == [("caller.py", "CSL101", line) for line in invalid]

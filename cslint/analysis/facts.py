@@ -90,6 +90,27 @@ def extract_function(info: FunctionInfo, deep: bool, called_names: frozenset = f
     return _func_facts(info, deep, called_names, variants, case_params if deep else walk.case_params), exit_env
 
 
+def _scanned_with_own_helpers(wanted: frozenset, extractors: list) -> dict:
+    """``id(info)`` -> the names it calls, of the functions ``wanted``
+    and of the module-level functions of the same file they call, and
+    theirs in turn (``def my_rank(): return _impl()``): what a summarised
+    callee returns of its own helper's reads is read from that helper's
+    summary (each function scanned once)."""
+    top: dict = {}
+    for info in extractors:
+        if "." not in info.qualname:
+            top.setdefault(info.qualname, []).append(info)
+    todo = [info for info in extractors if info.qualname in wanted]
+    called: dict = {}  # id(info) -> the names it calls (a name defined twice: each definition)
+    while todo:
+        info = todo.pop()
+        if id(info) in called:
+            continue
+        names = called[id(info)] = info.scan_calls().names
+        todo.extend(helper for name in sorted(names) for helper in top.get(name, ()) if id(helper) not in called)
+    return called
+
+
 def summarised(info: FunctionInfo, called_names: frozenset) -> FuncFacts:
     """The facts of a summarised function as :func:`extract_function`
     gives them, worked out later for a
@@ -481,9 +502,10 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
             # above their raises), nothing of the rest
             facts.classes = classes
             wanted = raising | {f"{name}.{method}" for name in raising for method in CONSTRUCTORS}
+            called = _scanned_with_own_helpers(wanted, extractors)
             for info in extractors:
-                if info.qualname in wanted:
-                    facts.functions.append(extract_function(info, False, info.scan_calls().names)[0])
+                if id(info) in called:
+                    facts.functions.append(extract_function(info, False, called[id(info)])[0])
                     facts.defined_names.add(info.qualname.rsplit(".", 1)[-1])
             return facts
         module_body = FunctionInfo(ctx, tree, "<module>", None, False, {n: n for n in ctx.module_functions})

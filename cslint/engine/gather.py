@@ -574,6 +574,8 @@ def deciding_definitions(atoms, out: set, seen: set, results: bool = True) -> No
             # a call whose arguments carry nothing reads nothing of them (what
             # its callee reads itself is read only for a call with no arguments:
             # ProgramReads._callee_returns)
+            if ref.tag == "part" and ref.ref.tag == "qual" and not atom.args and not atom.kwargs:
+                ref = ref.ref  # one element of what a call with no arguments returns (``r, w = ids.coords()``)
             if ref.tag == "qual" and (results and atom.fallback or not atom.args and not atom.kwargs):
                 head, _, name = ref.dotted.rpartition(".")
                 if head:
@@ -677,7 +679,10 @@ def _constructed_calls(atoms, functions: dict, out: set, seen: set, targets: dic
             elif ref.tag == "qual":
                 head, _, name = ref.dotted.rpartition(".")
                 found = functions.get((head, name), ())
-                if not found and atom.fallback and any(part[:1].isupper() for part in ref.dotted.split(".")):
+                # (built from arguments that carry something, or from none at all: ``ids.State().leader``,
+                # whose fields alone say what it holds)
+                if not found and (atom.fallback or not atom.args and not atom.kwargs) \
+                        and any(part[:1].isupper() for part in ref.dotted.split(".")):
                     out.add(ref.dotted)
             for fn in found:
                 targets.setdefault(id(fn), fn)
