@@ -17,7 +17,13 @@ other spellings or helpers still matches."""
 
 import textwrap
 
+from cslint.analysis.facts import extract_file_facts
+from cslint.analysis.issuingroutes import function_routes
+from cslint.analysis.program import Program
+from cslint.analysis.records import IssuingRoute
 from cslint.api import check_source
+from cslint.config import Settings
+from cslint.presets import load_presets
 
 _HEADER = """
     import torch
@@ -199,3 +205,42 @@ def test_a_coordinator_found_by_its_name_is_not_read_as_the_name():
                     self.fast_comm.all_reduce(x)
                 return x
     """) == []
+
+
+_CYCLE = textwrap.dedent("""
+    import torch.distributed as dist
+
+
+    class Worker:
+        def __init__(self, group):
+            self.group = group
+
+        def reduce_over(self, group, x, depth):
+            dist.all_reduce(x, group=group)
+            if depth > 0:
+                self.reduce_again(x, depth - 1)
+
+        def reduce_again(self, x, depth):
+            self.reduce_over(self.group, x, depth)
+""")
+
+
+def _routes_asked(order: tuple) -> dict:
+    """The routes of the cycle's functions, asked in ``order`` of one fresh table."""
+    knowledge = load_presets(["torch_distributed"])
+    program = Program([extract_file_facts("pkg/work.py", _CYCLE.encode(), Settings(), knowledge,
+                                          module="pkg.work")], knowledge)
+    program.solve()
+    by_name = {fn.qualname.rsplit(".", 1)[-1]: fn for fn in program.funcs.values()}
+    memo: dict = {}
+    return {name: function_routes(program, by_name[name], frozenset(), memo) for name in order}
+
+
+def test_what_a_function_of_a_call_cycle_issues_does_not_depend_on_which_is_asked_first():
+    # each call from one function of the cycle to another issues by an unknown route, whichever was asked first;
+    # the collective a function issues itself keeps its own route
+    first = _routes_asked(("reduce_over", "reduce_again"))
+    assert first == _routes_asked(("reduce_again", "reduce_over"))
+    assert first["reduce_again"] == {("all_reduce", "group:self.group"): {None}}
+    assert first["reduce_over"][("all_reduce", "group:group")] == {IssuingRoute("", "group")}
+

@@ -15,7 +15,10 @@ object the call passes there) or the function's own object's (the call's
 receiver).  Where a route cannot be read so (a library helper over a fixed
 group, a local of the callee, a cycle of calls), it is unknown: the arms
 are then compared as before, by operation and group alone, so a helper
-named for the operation and the group's own method still match.
+named for the operation and the group's own method still match.  The
+functions of a call cycle are read together, each call from one to another
+of them by unknown routes, so what one issues does not depend on which of
+them a decision asks first.
 """
 
 from __future__ import annotations
@@ -35,7 +38,8 @@ def site_routes(program: Program, site: Site, caller: Optional[FuncFacts], mode:
     function ``caller``, where known) issues or reaches, ``route`` the
     :class:`~cslint.analysis.records.IssuingRoute` in the caller's terms or
     None where it is unknown.  A direct collective is asked of its own
-    communicator for everything it issues."""
+    communicator for everything it issues; a call of a function in a call
+    cycle with ``caller`` issues by unknown routes (:func:`function_routes`)."""
     key = (id(site), mode)
     found = memo.get(key)
     if found is not None and found[0] is site:
@@ -51,7 +55,9 @@ def site_routes(program: Program, site: Site, caller: Optional[FuncFacts], mode:
             if not reach:
                 continue
             offset = call_offset(site, target)
-            inner = function_routes(program, target, mode, memo)
+            if not _in_cycle(caller, target, mode, memo):
+                function_routes(program, target, mode, memo)  # (which may find the caller in a cycle with it)
+            inner = {} if _in_cycle(caller, target, mode, memo) else memo[("function", target.key, mode)]
             for name, group in sorted(reach):
                 if not call_reaches(program, site, target, mode, (name, group)):
                     continue
@@ -65,20 +71,87 @@ def site_routes(program: Program, site: Site, caller: Optional[FuncFacts], mode:
 
 def function_routes(program: Program, fn: FuncFacts, mode: frozenset, memo: dict) -> dict:
     """(name, group) -> the set of routes (None: unknown) by which ``fn``
-    issues each collective it reaches, in its own terms; a function still
-    being read (a cycle of calls) issues by unknown routes."""
+    issues each collective it reaches, in its own terms.  The functions of
+    a call cycle are read together (:func:`_solve_cycles`), each call from
+    one to another of them issuing by unknown routes: what a function of it
+    issues is the same whichever of them is asked first."""
     key = ("function", fn.key, mode)
     found = memo.get(key)
-    if found is not None:
-        return found
-    memo[key] = {}
-    table: dict = {}
+    if found is None:
+        _solve_cycles(program, fn, mode, memo)
+        found = memo[key]
+    return found
+
+
+def _in_cycle(caller: Optional[FuncFacts], target: FuncFacts, mode: frozenset, memo: dict) -> bool:
+    """Whether ``caller`` and ``target`` are known to call each other (one cycle of calls)."""
+    return caller is not None and target.key in memo.get(("cycle", caller.key, mode), ())
+
+
+def _solve_cycles(program: Program, root: FuncFacts, mode: frozenset, memo: dict) -> None:
+    """Fill the routes of ``root`` and of every function it reaches that is
+    not read yet, a cycle of calls at a time, callees first (Tarjan's
+    strongly connected components): each function's own sites are read once
+    the cycles it calls out of are, its calls within its cycle by unknown
+    routes."""
+    number: dict = {}  # function key -> its visiting number
+    low: dict = {}  # function key -> the lowest number reachable from it in the open part
+    path: list = []  # the functions visited, not yet placed in a cycle
+    on_path: set = set()
+    work = [(root, iter(_callees(program, root, mode, memo)))]
+    number[root.key] = low[root.key] = 0
+    path.append(root)
+    on_path.add(root.key)
+    while work:
+        fn, callees = work[-1]
+        callee = next(callees, None)
+        if callee is not None:
+            if callee.key not in number:
+                number[callee.key] = low[callee.key] = len(number)
+                path.append(callee)
+                on_path.add(callee.key)
+                work.append((callee, iter(_callees(program, callee, mode, memo))))
+            elif callee.key in on_path:
+                low[fn.key] = min(low[fn.key], number[callee.key])
+            continue
+        work.pop()
+        if work:
+            parent = work[-1][0]
+            low[parent.key] = min(low[parent.key], low[fn.key])
+        if low[fn.key] != number[fn.key]:
+            continue
+        cycle = []
+        while True:
+            member = path.pop()
+            on_path.discard(member.key)
+            cycle.append(member)
+            if member is fn:
+                break
+        keys = frozenset(member.key for member in cycle)
+        if len(cycle) > 1 or any(target.key == fn.key for target in _callees(program, fn, mode, None)):
+            for member in cycle:
+                memo[("cycle", member.key, mode)] = keys
+        for member in sorted(cycle, key=lambda member: member.key):
+            table: dict = {}
+            variant = program.variant(member, mode)
+            for site in variant.sites if variant is not None else ():
+                for name, group, route in site_routes(program, site, member, mode, memo):
+                    table.setdefault((name, group), set()).add(route)
+            memo[("function", member.key, mode)] = table
+
+
+def _callees(program: Program, fn: FuncFacts, mode: frozenset, memo: Optional[dict]) -> list:
+    """The functions ``fn``'s sites call that reach a collective, by key, and
+    (given ``memo``) whose routes are not read yet."""
     variant = program.variant(fn, mode)
+    found: dict = {}
     for site in variant.sites if variant is not None else ():
-        for name, group, route in site_routes(program, site, fn, mode, memo):
-            table.setdefault((name, group), set()).add(route)
-    memo[key] = table
-    return table
+        if site.ref is not None:
+            for target in program.resolver.resolve(site.ref):
+                if program.reach.get((target.key, mode)) \
+                        and (memo is None or ("function", target.key, mode) not in memo):
+                    found[target.key] = target
+    return [found[key] for key in sorted(found)]
 
 
 def routes_part(tables: list) -> bool:
