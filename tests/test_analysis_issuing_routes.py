@@ -244,3 +244,34 @@ def test_what_a_function_of_a_call_cycle_issues_does_not_depend_on_which_is_aske
     assert first["reduce_again"] == {("all_reduce", "group:self.group"): {None}}
     assert first["reduce_over"][("all_reduce", "group:group")] == {IssuingRoute("", "group")}
 
+
+def test_the_default_group_by_its_name_is_the_default_group():
+    # ``group=dist.group.WORLD`` (or None, GroupMember.WORLD) names the group a collective handed none runs over
+    assert _lines("""
+        from torch.distributed import GroupMember
+
+
+        def by_name(x):
+            if dist.get_rank() == 0:
+                dist.all_reduce(x)
+            else:
+                dist.all_reduce(x, group=dist.group.WORLD)
+
+
+        def by_member(x):
+            if dist.get_rank() == 0:
+                torch.distributed.all_reduce(x, group=None)
+            else:
+                dist.all_reduce(x, group=GroupMember.WORLD)
+    """) == []
+
+
+def test_a_group_handed_in_and_the_default_group_stay_apart():
+    assert _lines("""
+        def handed(x, group):
+            if dist.get_rank() == 0:
+                dist.all_reduce(x, group=group)
+            else:
+                dist.all_reduce(x, group=dist.group.WORLD)
+    """) == [4, 6]
+

@@ -310,9 +310,23 @@ def issuing_route(func, call: ast.Call, spec) -> Optional[IssuingRoute]:
     handle = _followed_text(func, argument)
     if not handle:
         return None
+    if module == "torch.distributed" and _names_default_group(handle):
+        return IssuingRoute(module, "")  # the default group by its name: the same communicator
     # torch.distributed runs a collective on the group's own backend: the
     # group object is the communicator, as when its method is called
     return IssuingRoute("" if module == "torch.distributed" else module, got_object(spec.group_object(handle)))
+
+
+def _names_default_group(text: str) -> bool:
+    """Whether ``text`` names torch.distributed's default group, the one a
+    collective handed no group runs over: ``dist.group.WORLD``,
+    ``GroupMember.WORLD``, ``_get_default_group()`` (bare or on the
+    module)."""
+    owner, _, last = text.rpartition(".")
+    if last == "_get_default_group()":
+        return not owner or owner in _TORCH_DISTRIBUTED
+    module, _, holder = owner.rpartition(".")
+    return last == "WORLD" and holder in ("group", "GroupMember") and (not module or module in _TORCH_DISTRIBUTED)
 
 
 def got_object(text: str) -> str:
