@@ -114,3 +114,50 @@ GATHER = """
 
 def test_each_role_of_an_equality_decision_issues_what_the_others_issue():
     assert _lines(GATHER) == _marked(GATHER)
+
+
+_ROUTED = """
+    import torch.distributed as dist
+    from vllm.distributed import get_tp_group
+
+
+    def share(obj, src, group):
+        if dist.get_rank() == src:
+            dist.broadcast(obj, src=src, group=group)
+            return obj
+        buf = object()
+        dist.broadcast(buf, src=src, group=group)
+        return buf
+
+
+    class Gatherer:
+        def __init__(self):
+            self.me = get_tp_group().rank_in_group
+            self.size = get_tp_group().world_size
+            self.kept = []
+
+        def gather(self, state, target=0):
+            empty = object()
+            for src in range(self.size):
+                if self.me == target:
+                    if src == self.me:
+                        self.kept.append(state)
+                    else:
+                        self.kept.append(share(empty, src, get_tp_group().device_group))
+                else:
+                    if src == self.me:
+                        share(state, self.me, get_tp_group().device_group)
+                    elif src != target:
+                        share(empty, src, BYSTANDERS)
+"""
+
+
+def test_roles_taking_the_broadcast_through_another_communicator_stay_reported():
+    # the bystanders take the source's broadcast through the group's gloo group, the source and the target
+    # through its device group: the same collective over the same ranks, but two communicators
+    # (uniformity.routes_part over each role's ways, hazards._roles_agree)
+    assert _lines(_ROUTED.replace("BYSTANDERS", "get_tp_group().cpu_group")) == [28, 31, 33]
+
+
+def test_roles_asking_one_communicator_still_agree():
+    assert _lines(_ROUTED.replace("BYSTANDERS", "get_tp_group().device_group")) == []

@@ -27,7 +27,7 @@ from .positions import parameter_of
 from .program import bound_group, call_offset
 from .records import Cond, Site, fill_pending, is_pending
 from .retries import retried_in_step
-from .roles import roles_agree
+from .roles import role_ways, roles_agree
 from .uniformity import UniformityInfo, own_field
 
 #: Source kinds whose values differ between ranks while their length does
@@ -664,8 +664,12 @@ def _roles_agree(info: UniformityInfo, fn, variant, cond, group: str, mode, grou
                              and not apart_from(origin, single)
                              for origin, (dims, _via) in value.items()))
     # a test that differs for another reason than its operands (none of which differs) is no role's
-    return any(divergent) and roles_agree(tree, constants, tuple(divergent),
-                                          lambda path: info.sequence(variant, path, mode, groups))
+    if not (any(divergent) and roles_agree(tree, constants, tuple(divergent),
+                                           lambda path: info.sequence(variant, path, mode, groups))):
+        return False
+    # the roles issue the same collectives: through the same communicators too, or some wait where others never go
+    return not any(info.routes_part(variant, ways, mode, groups)
+                   for ways in role_ways(tree, constants, tuple(divergent)))
 
 
 def _first_rank_decides(info: UniformityInfo, fn, cond, group: str, mode) -> bool:

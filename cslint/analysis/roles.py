@@ -244,6 +244,33 @@ def roles_agree(tree: tuple, constants: tuple, divergent: tuple, sequence) -> bo
     return True
 
 
+def role_ways(tree: tuple, constants: tuple, divergent: tuple) -> list:
+    """For each way the agreed operands can compare among themselves, the
+    ways a rank may go through ``tree`` whatever its own values hold (each
+    the site sequences of one role), as :func:`roles_agree` tells them
+    apart: arms the route comparison reads (which communicators each role
+    asks, :meth:`~cslint.analysis.uniformity.UniformityInfo.routes_part`)."""
+    outcomes: dict = {}
+    agreed = [index for index, differs in enumerate(divergent) if not differs]
+    for classes in _partitions(len(divergent)):
+        if _consistent(classes, constants):
+            key = tuple(classes[i] == classes[j] for i in agreed for j in agreed if i < j)
+            outcomes.setdefault(key, []).append(tuple(_paths_taken(tree, classes)))
+    return [outcomes[key] for key in sorted(outcomes)]
+
+
+def _paths_taken(block: tuple, classes: tuple) -> list:
+    """The site sequences a rank whose operands compare as ``classes`` may run through ``block``."""
+    out: list = []
+    for item in block:
+        if item[0] == "paths":
+            out.extend(item[1])
+        else:
+            left, equal, right, body, orelse = item
+            out.extend(_paths_taken(body if (classes[left] == classes[right]) == equal else orelse, classes))
+    return out
+
+
 def _partitions(count: int):
     """Every partition of ``count`` operands into equal classes, as the
     class number of each operand (restricted growth strings)."""
