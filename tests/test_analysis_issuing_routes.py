@@ -275,3 +275,21 @@ def test_a_group_handed_in_and_the_default_group_stay_apart():
                 dist.all_reduce(x, group=dist.group.WORLD)
     """) == [4, 6]
 
+
+def test_a_constructor_asks_what_its_call_hands_the_field_it_sets():
+    # ``self.group = group`` in ``__init__``: the object's own barrier runs through what the call passes there
+    # (program.passed_argument, read by bound_group and the routes alike)
+    body = """
+        class Mailbox:
+            def __init__(self, group):
+                self.group = group
+                dist.barrier(group=self.group)
+
+
+        def open_by_rank():
+            if dist.get_rank() == 0:
+                return Mailbox(get_tp_group().HANDED)
+            dist.barrier(group=get_tp_group().device_group)
+    """
+    assert _lines(body.replace("HANDED", "cpu_group")) == [10, 11]
+    assert _lines(body.replace("HANDED", "device_group")) == []

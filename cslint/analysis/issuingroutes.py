@@ -27,7 +27,7 @@ from typing import Optional
 
 from .callrefs import call_offset
 from .collectivegroups import got_object
-from .program import Program, bound_group, call_reaches
+from .program import Program, bound_group, call_reaches, passed_argument
 from .records import FuncFacts, IssuingRoute, Site
 from .resolution import issued_collective
 from .selfcalls import SELF_REFS
@@ -171,38 +171,38 @@ def routes_part(tables: list) -> bool:
 def _translated(route: Optional[IssuingRoute], site: Site, target: FuncFacts, offset: int,
                 caller: Optional[FuncFacts]) -> Optional[IssuingRoute]:
     """``route``, a route of ``target``, as the call ``site`` names it: a
-    parameter's object is what the call passes there, the target's own
-    object (``self``) the call's receiver; an object a module function's
-    call gives (``get_tp_group()``) and a library function's default group
-    are the same in any function.  None where the call does not say, or
-    names it by a text that is not the caller's own (a local, a group's
-    name)."""
+    parameter's object is what the call passes there
+    (:func:`~cslint.analysis.program.passed_argument`, a field a
+    constructor sets from one included), the target's own object
+    (``self``) the call's receiver; an object a module function's call
+    gives (``get_tp_group()``) and a library function's default group are
+    the same in any function.  None where the call does not say, or names
+    it by a text that is not the caller's own (a local, a group's name)."""
     if route is None or not route.handle:
         return route
-    head, dot, rest = route.handle.partition(".")
+    head, _, rest = route.handle.partition(".")
     if "(" in head:
         return route
-    params = target.params
-    if head not in params:
+    if head not in target.params:
         return None  # a local or a global of the callee
-    if offset and target.self_offset and head == params[0]:
-        if site.ref.tag in SELF_REFS:
-            return route
+    own = offset and target.self_offset and head == target.params[0]
+    if own and site.ref.tag in SELF_REFS:
+        return route
+    if own and not target.field_params:
         # the receiver as the call writes it (``Site.group_args`` may hold a
         # group's name for it: ``group = _groups[name]()`` passes ``name``)
         passed = site.callee.rpartition(".")[0]
     else:
-        passed_args = dict(site.group_args)
-        passed = passed_args.get(head)
-        if passed is None and not site.star:
-            position = params.index(head) - (target.self_offset if offset else 0)
-            passed = passed_args.get(position) if position >= 0 else None
+        argument = passed_argument(site, target, offset, route.handle)
+        if argument is None:
+            return None
+        passed, _name, _position, rest = argument
     if not passed:
         return None
     passed_head = passed.partition(".")[0]
     if "(" not in passed_head and (caller is None or passed_head not in caller.params):
         return None
-    return IssuingRoute(route.api, got_object(f"{passed}{dot}{rest}"))
+    return IssuingRoute(route.api, got_object(f"{passed}.{rest}" if rest else passed))
 
 
 def _route_order(route: Optional[IssuingRoute]) -> tuple:

@@ -452,24 +452,10 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=
     if not group.startswith("group:") or not site.group_args and not target.default_groups \
             and not (program is not None and target.unbound_none_params):
         return group
-    name, dot, rest = group[len("group:"):].partition(".")
-    if name not in target.params:
+    argument = passed_argument(site, target, offset, group[len("group:"):])
+    if argument is None:
         return group
-    passed = dict(site.group_args)
-    found = passed.get(name)
-    if found is None and offset and target.field_params and name == target.params[0]:
-        # a constructor call: a field its ``__init__`` sets from a parameter
-        # (``self.group = group``) holds what the call passes there
-        field, _, deeper = rest.partition(".")
-        param = dict(target.field_params).get(field)
-        if param is None:
-            return group
-        name, dot, rest = param, ".", deeper
-        dot = dot if deeper else ""
-        found = passed.get(name)
-    position = target.params.index(name) - (target.self_offset if offset else 0)
-    if found is None and not site.star:
-        found = passed.get(position) if position >= 0 else None
+    found, name, position, rest = argument
     if found == "" or found is None and _passes_nothing(site, name, position):
         fallback = dict(target.default_groups).get(name) if target.default_groups else None
         if fallback is None and program is not None and name in target.unbound_none_params:
@@ -483,7 +469,7 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=
         found = held[found]  # a field of the caller's object every construction hands one group
     else:
         found = text_group(found) if found else "world"  # ``None`` passed is the world
-    if not found.startswith("group:") or not dot:
+    if not found.startswith("group:") or not rest:
         return found  # a group's own process groups are that group (``get_tp_group().device_group``)
     bound = f"{found}.{rest}"
     if bound.count(".") >= MAX_GROUP_PATH_NAMES:
@@ -492,6 +478,34 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=
         # lengthen the path on every round of the fixpoint
         return group
     return bound
+
+
+def passed_argument(site: Site, target: FuncFacts, offset: int, path: str) -> Optional[tuple]:
+    """``(text, name, position, rest)`` for a dotted ``path`` of ``target``
+    whose first name is one of its parameters: the text the call ``site``
+    passes for that parameter (``Site.group_args``: by keyword, else by
+    position; None where it passes nothing it names), the parameter, its
+    position among the call's arguments (``offset``: 1 where the call does
+    not pass the instance) and the rest of the path past it.  Of a
+    constructor call, a field its ``__init__`` sets from a parameter
+    (``self.group = group``, ``FuncFacts.field_params``) is what the call
+    passes there.  None where the first name is no parameter, or a field no
+    parameter sets."""
+    name, _, rest = path.partition(".")
+    if name not in target.params:
+        return None
+    passed = dict(site.group_args)
+    found = passed.get(name)
+    if found is None and offset and target.field_params and name == target.params[0]:
+        field, _, rest = rest.partition(".")
+        name = dict(target.field_params).get(field)
+        if name is None:
+            return None
+        found = passed.get(name)
+    position = target.params.index(name) - (target.self_offset if offset else 0)
+    if found is None and not site.star:
+        found = passed.get(position) if position >= 0 else None
+    return found, name, position, rest
 
 
 def closure_group(site: Site, target: FuncFacts, group: str) -> str:
