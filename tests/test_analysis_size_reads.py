@@ -6,8 +6,10 @@ of whether a group has one rank, and ``world_size > 1`` of such a local does
 not hold in every world of several ranks.  Names and fields that hold a
 size read from a size source keep their reading."""
 
+import ast
 import textwrap
 
+from cslint.analysis.sizereads import size_reads_of
 from cslint.api import check_paths
 
 _OWN_COUNT = "len([r for r in reqs if r.owner == dist.get_rank()])"
@@ -104,3 +106,107 @@ def test_a_size_named_field_set_to_this_ranks_own_count_is_read_by_what_it_holds
 
 def test_a_size_named_field_set_to_a_groups_size_stays_uniform(tmp_path):
     assert _lines(tmp_path, _FIELD.replace("SOURCE", "dist.get_world_size(group)")) == []
+
+
+_TP_FIELD = """
+    import torch.distributed as dist
+
+
+    class Worker:
+        def __init__(self, reqs):
+            self.tp_size = dist.get_world_size()
+            STORE
+
+        def step(self, x):
+            if self.tp_size > 1:
+                dist.all_reduce(x)
+            return x
+"""
+
+
+def test_a_size_field_a_tuple_or_a_second_store_sets_to_this_ranks_own_count_does_not_fold(tmp_path):
+    # every store counts, an element of an unpacking too
+    for store in ("self.tp_size = " + _OWN_COUNT, '(self.tag, self.tp_size) = ("w", ' + _OWN_COUNT + ")",
+                  "self.tag, self.tp_size = divmod(" + _OWN_COUNT + ", 2)"):
+        assert _lines(tmp_path, _TP_FIELD.replace("STORE", store)) == [12], store
+
+
+def test_a_size_field_every_store_of_which_holds_a_size_still_folds(tmp_path):
+    for store in ('(self.tag, self.tp_size) = ("w", dist.get_world_size())', "pass"):
+        assert _lines(tmp_path, _TP_FIELD.replace("STORE", store)) == [], store
+
+
+def test_a_size_name_in_another_case_holding_this_ranks_own_count_does_not_fold(tmp_path):
+    source = _FIELD.replace("num_tp_ranks", "Num_TP_Ranks").replace("SOURCE", _OWN_COUNT)
+    assert _lines(tmp_path, source) == [12]
+    assert _lines(tmp_path, _FIELD.replace("num_tp_ranks", "Num_TP_Ranks").replace(
+        "SOURCE", "dist.get_world_size(group)")) == []
+
+
+def test_a_walrus_binding_this_ranks_own_count_does_not_fold(tmp_path):
+    walrus = ("world_size = dist.get_world_size()\n"
+              "        if (world_size := SOURCE) > 8:\n"
+              "            print(world_size)")
+    assert _lines(tmp_path, _FOLD.replace("world_size = SOURCE", walrus).replace("SOURCE", _OWN_COUNT)) == [11]
+    assert _lines(tmp_path, _FOLD.replace("world_size = SOURCE", walrus).replace(
+        "SOURCE", "dist.get_world_size()")) == []
+
+
+def _unheld(source: str) -> tuple:
+    """The names of the size-named reads and the fields that hold no size (sizereads.size_reads_of)."""
+    tree = ast.parse(textwrap.dedent(source))
+    reads, fields = size_reads_of(tree, frozenset(), frozenset())
+    names = sorted((node.id, node.lineno) for node in ast.walk(tree) if id(node) in reads)
+    return names, sorted(fields)
+
+
+def test_a_store_through_a_method_s_receiver_in_a_nested_function_counts():
+    source = """
+        class Worker:
+            def __init__(self, reqs):
+                self.world_size = 8
+
+                def recount():
+                    self.world_size = len(reqs)
+                recount()
+    """
+    assert _unheld(source) == ([], ["world_size"])
+    assert _unheld(source.replace("len(reqs)", "4")) == ([], [])
+    # a nested function's own parameter of that name is another object
+    assert _unheld(source.replace("def recount():", "def recount(self):")) == ([], ["world_size"])
+    assert _unheld(source.replace("def recount():", "def recount(other, self=None):")
+                   .replace("len(reqs)", "4")) == ([], [])
+
+
+def test_a_name_declared_global_or_nonlocal_is_bound_where_it_is_declared_to_be():
+    module = """
+        world_size = 8
+
+
+        def setup(reqs):
+            global world_size
+            world_size = len(reqs)
+
+
+        def step():
+            return world_size > 1
+
+
+        def check():
+            global world_size
+            return world_size > 1
+    """
+    assert _unheld(module) == ([("world_size", 11), ("world_size", 16)], [])
+    assert _unheld(module.replace("len(reqs)", "4")) == ([], [])
+    nested = """
+        def step(reqs):
+            world_size = 8
+
+            def recount():
+                nonlocal world_size
+                world_size = len(reqs)
+            recount()
+            return world_size > 1
+    """
+    assert _unheld(nested) == ([("world_size", 9)], [])
+    assert _unheld(nested.replace("len(reqs)", "4")) == ([], [])

@@ -51,6 +51,7 @@ from .scope import ModuleContext, canonical_text, module_name_for
 from .setfields import fields_set_first
 from .memosyntax import first_call_ref, global_stores, leading_calls
 from .sidebindings import asserted_single_groups, handed_methods, side_bindings
+from .sizereads import walrus_may_bind_size
 from .rootside import derived_stores, present_calls, rooted_writes
 from .spans import may_cut_pieces, returns_pieces
 from .summary import SummaryWalk
@@ -490,6 +491,7 @@ def extract_file_facts(path: str, data: bytes, settings: Settings, knowledge: Kn
     ctx = ModuleContext(path, module, tree, knowledge, settings, os.path.basename(path) == "__init__.py")
     ctx.deep_names = set(deep_names or ())
     ctx.may_hold_walrus = (":=" if isinstance(data, str) else b":=") in data
+    ctx.walrus_binds_size = ctx.may_hold_walrus and walrus_may_bind_size(data)
     ctx.may_make_sets = may_make_sets(data)
     ctx.may_cut_pieces = may_cut_pieces(data)
     facts.imports = ctx.imports

@@ -352,6 +352,8 @@ class ModuleContext(CollectiveGroups):
         #: whether an expression of the file may bind a name (``name := value``):
         #: False once its source is known to hold no ``:=`` (facts.py)
         self.may_hold_walrus = True
+        #: whether such a binding may be of a size-named name (sizereads.walrus_may_bind_size; facts.py)
+        self.walrus_binds_size = True
         #: whether the file's source may make a set (orders.py): False once
         #: it is known to hold no ``set(``, ``frozenset(``, set comprehension
         #: or ``Set[`` annotation (facts.py)
@@ -501,7 +503,9 @@ class ModuleContext(CollectiveGroups):
         a size is read with."""
         found = self.__dict__.get("_size_reads")
         if found is None:
-            found = self.__dict__["_size_reads"] = SizeReads(self.size_fields, self.tree, self.knowledge.job_test_names)
+            found = self.__dict__["_size_reads"] = SizeReads(
+                self.size_fields, self.tree, self.knowledge.job_test_names,
+                self.may_hold_walrus and self.walrus_binds_size)
         return found
 
     @property

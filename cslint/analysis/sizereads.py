@@ -22,16 +22,21 @@ presets' job tests, ``dist.is_initialized()``).  Anything else --
 ``len(...)`` of a list, an element unpacked from a call's result, a loop's or
 a ``with``'s target, a name of no size -- may differ between ranks: its reads
 are left out (:class:`SizeReads`), and the tests that read them are tested as
-what they hold.  A ``:=`` is not read (no statement binds it).
+what they hold.  A ``:=`` binds as an assignment does, ``(tag, self.size) =
+...`` stores each field it names, a function nested in a method stores into
+that method's ``self``, and a name declared ``global`` (``nonlocal``) is the
+module's (the enclosing function's): its bindings there count for every read
+of it.  Size names are told in any case (``World_Size``).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 
 from ..presets.rank_names import is_size_name
-from .astwalk import BLOCKS_OF, scoped_walk
-from .bindings import pairwise, param_names, target_names
+from .astwalk import BLOCKS_OF, own_nodes, scoped_walk
+from .bindings import pairwise, param_names
 from .grouptests import is_size_expr
 from .syntax import dotted
 
@@ -54,12 +59,14 @@ class SizeReads:
     dp_size`` of such a local).  The last two are worked out on first use
     (:func:`size_reads_of`): most modules never read a size by its name."""
 
-    __slots__ = ("fields", "unheld", "unheld_fields", "_tree", "_job_tests")
+    __slots__ = ("fields", "unheld", "unheld_fields", "_tree", "_job_tests", "_walrus")
 
-    def __init__(self, fields: frozenset = frozenset(), tree=None, job_tests: frozenset = frozenset()):
+    def __init__(self, fields: frozenset = frozenset(), tree=None, job_tests: frozenset = frozenset(),
+                 walrus: bool = True):
         self.fields = fields
         self._tree = tree
         self._job_tests = job_tests
+        self._walrus = walrus  # (whether the module may bind a size-named name with a ``:=``)
         if tree is None:
             self.unheld = self.unheld_fields = frozenset()
 
@@ -67,35 +74,61 @@ class SizeReads:
         # (called only while ``unheld`` and ``unheld_fields`` are not set)
         if name not in ("unheld", "unheld_fields"):
             raise AttributeError(name)
-        self.unheld, self.unheld_fields = size_reads_of(self._tree, self.fields, self._job_tests)
+        self.unheld, self.unheld_fields = size_reads_of(self._tree, self.fields, self._job_tests, self._walrus)
         return getattr(self, name)
 
     def __contains__(self, attr) -> bool:
         return attr in self.fields
 
 
-def size_reads_of(tree: ast.Module, fields: frozenset, job_tests: frozenset) -> tuple:
+#: ``name :=`` in a module's source, text or bytes (a string or a comment may hold one too: a superset)
+_WALRUS_TARGETS = {str: re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*:="), bytes: re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\s*:=")}
+
+
+def walrus_may_bind_size(source) -> bool:
+    """Whether ``source`` (text or bytes) may bind a size-named name with a
+    ``:=`` (:attr:`ModuleContext.walrus_binds_size`): most modules bind none,
+    and :func:`size_reads_of` then walks no expression for one."""
+    for name in _WALRUS_TARGETS[type(source)].findall(source):
+        if is_size_name(name if type(name) is str else name.decode("ascii")):
+            return True
+    return False
+
+
+def size_reads_of(tree: ast.Module, fields: frozenset, job_tests: frozenset, walrus: bool = True) -> tuple:
     """``(unheld, unheld_fields)`` of :class:`SizeReads` for a module's
     syntax tree (``fields``: its size fields; ``job_tests``: the last names
-    of the presets' job tests, ``is_initialized``).  One walk of each
-    scope's statements (the module, each class body and function) collects
-    the bindings of size-named names; only a scope where one holds no size
-    is walked again, for the reads of it."""
-    scopes: list = []  # (scope node, parameters, {name: [value or None]})
+    of the presets' job tests, ``is_initialized``; ``walrus``: whether the
+    module may bind a size-named name with a ``:=``, :func:`walrus_may_bind_size`).  One walk of each scope's statements (the
+    module, each class body and function) collects the bindings of
+    size-named names, each with the parameters of the scope it is made in;
+    only a scope where one holds no size is walked again, for the reads of
+    it.  A name a function declares ``global`` is bound in the module, one
+    it declares ``nonlocal`` in the enclosing function binding it; a nested
+    function's ``self.attr = ...`` stores into the field of the method it
+    is nested in."""
+    scopes: list = []  # (scope node, parameters, {name: [(value or None, parameters, id(scope made in))]})
     stores: list = []  # (parameters, scope node, attr, value or None) of the size fields of ``self``
-    pending = [tree]
+    declared: list = []  # (scope node, the names it declares global) for the reads of them there
+    module_names: dict = {}
+    pending = [(tree, frozenset(), ())]  # (scope, the receivers of the methods it is nested in, enclosing functions)
     while pending:
-        scope = pending.pop()
+        scope, outer_selves, enclosing = pending.pop()
         params = param_names(scope)
         args = scope.args.args if type(scope) in _SCOPES else None
-        self_name = args[0].arg if args else None
-        names: dict = {}
+        selves = outer_selves - params  # (a parameter of its own hides an enclosing method's receiver)
+        if args:
+            selves = selves | {args[0].arg}
+        names: dict = module_names if scope is tree else {}
+        shared: dict = {}  # name -> the names table it is bound in, for ``global``/``nonlocal`` names
+        inner = (*enclosing, (params, names)) if type(scope) in _SCOPES else enclosing
+        origin = (params, id(scope))
         stack = list(scope.body)
         while stack:
             stmt = stack.pop()
             t = type(stmt)
             if t in _DEFINITIONS:
-                pending.append(stmt)
+                pending.append((stmt, selves, inner))
                 continue
             if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
                 value = stmt.value
@@ -104,82 +137,133 @@ def size_reads_of(tree: ast.Module, fields: frozenset, job_tests: frozenset) -> 
                         kind = type(target)
                         if kind is ast.Name:
                             if _may_name_size(target.id) and is_size_name(target.id):
-                                names.setdefault(target.id, []).append(value)
+                                names.setdefault(target.id, []).append((value, origin))
                         elif kind is ast.Attribute:
-                            attr = target.attr
-                            if self_name is not None and type(target.value) is ast.Name \
-                                    and target.value.id == self_name \
-                                    and (attr in fields or _may_name_size(attr) and is_size_name(attr)):
-                                stores.append((params, scope, attr, value))
+                            _note_field(target, value, selves, fields, params, scope, stores)
                         else:  # an unpacking: element by element where it is paired
-                            for inner, element in _unpacked(target, value):
-                                if is_size_name(inner):
-                                    names.setdefault(inner, []).append(element)
+                            for leaf, element in _unpacked(target, value):
+                                if type(leaf) is ast.Attribute:
+                                    _note_field(leaf, element, selves, fields, params, scope, stores)
+                                elif is_size_name(leaf.id):
+                                    names.setdefault(leaf.id, []).append((element, origin))
             elif t is ast.For or t is ast.AsyncFor:
-                _note_unpacked(stmt.target, names)
+                _note_unknown(stmt.target, names, origin, selves, fields, params, scope, stores)
             elif t is ast.With or t is ast.AsyncWith:
                 for item in stmt.items:
                     if item.optional_vars is not None:
-                        _note_unpacked(item.optional_vars, names)
+                        _note_unknown(item.optional_vars, names, origin, selves, fields, params, scope, stores)
             elif t is ast.ExceptHandler and stmt.name and is_size_name(stmt.name):
-                names.setdefault(stmt.name, []).append(None)
+                names.setdefault(stmt.name, []).append((None, origin))
+            elif (t is ast.Global or t is ast.Nonlocal) and scope is not tree:
+                for name in stmt.names:
+                    if is_size_name(name):
+                        shared[name] = module_names if t is ast.Global else _binding_table(name, enclosing)
+                if t is ast.Global:
+                    declared.append((scope, frozenset(stmt.names)))
             for name in BLOCKS_OF[t]:
                 block = getattr(stmt, name)
                 if block:
                     stack += block
+        if walrus:
+            for node in own_nodes(scope):
+                if type(node) is ast.NamedExpr and is_size_name(node.target.id):
+                    names.setdefault(node.target.id, []).append((node.value, origin))
+        for name, table in shared.items():  # bound where it is declared to be
+            if name in names and table is not None:
+                table.setdefault(name, []).extend(names.pop(name))
         scopes.append((scope, params, names))
-    return _decide(scopes, stores, fields, job_tests)
+    return _decide(scopes, stores, fields, job_tests, declared, module_names)
+
+
+def _binding_table(name: str, enclosing: tuple):
+    """The names table of the nearest enclosing function binding ``name``
+    (a parameter, or a size-named binding met so far), else of the nearest
+    one; None outside any."""
+    for params, names in reversed(enclosing):
+        if name in params or name in names:
+            return names
+    return enclosing[-1][1] if enclosing else None
+
+
+def _note_field(target: ast.Attribute, value, selves: frozenset, fields: frozenset, params, scope, stores: list) -> None:
+    """A store ``self.attr = value`` (``value`` None where not known) of a
+    size field or a size-named one, ``self`` a receiver of ``selves``."""
+    attr = target.attr
+    if type(target.value) is ast.Name and target.value.id in selves \
+            and (attr in fields or _may_name_size(attr) and is_size_name(attr)):
+        stores.append((params, scope, attr, value))
 
 
 def _may_name_size(name: str) -> bool:
-    """A cheap first look (every size name has one of these words) before :func:`is_size_name`."""
-    return "size" in name or "ranks" in name or "SIZE" in name or "RANKS" in name
+    """A cheap first look (every size name has one of these words, in any case) before :func:`is_size_name`."""
+    lowered = name.lower()
+    return "size" in lowered or "ranks" in lowered
 
 
 def _unpacked(target, value):
-    """``(name, value)`` of each name an unpacking target binds: ``a, b = x,
-    y`` pairs element by element; any other unpacking binds each name to an
-    element not known (None)."""
+    """``(leaf, value)`` of each name or attribute an unpacking target
+    binds: ``a, b = x, y`` pairs element by element; any other unpacking
+    binds each to an element not known (None)."""
     pairs = pairwise([target], value)
     if pairs is None:
-        for name in target_names(target):
-            yield name, None
+        for leaf in _leaves(target):
+            yield leaf, None
         return
     for inner, element in pairs:
-        if type(inner) is ast.Name:
-            yield inner.id, element
+        if type(inner) is ast.Name or type(inner) is ast.Attribute:
+            yield inner, element
         elif type(inner) in (ast.Tuple, ast.List, ast.Starred):
             yield from _unpacked(inner, element)
 
 
-def _note_unpacked(target, names: dict) -> None:
-    """A loop's or a ``with``'s target: each size name it binds holds what is not known."""
+def _leaves(target) -> list:
+    """The names and attributes a target binds, nested unpackings and ``*`` included."""
+    t = type(target)
+    if t is ast.Name or t is ast.Attribute:
+        return [target]
+    if t is ast.Tuple or t is ast.List:
+        return [leaf for element in target.elts for leaf in _leaves(element)]
+    if t is ast.Starred:
+        return _leaves(target.value)
+    return []
+
+
+def _note_unknown(target, names: dict, origin: tuple, selves, fields, params, scope, stores: list) -> None:
+    """A loop's or a ``with``'s target: each size name or size field of
+    ``self`` it binds holds what is not known."""
     if type(target) is ast.Name:
         if _may_name_size(target.id) and is_size_name(target.id):
-            names.setdefault(target.id, []).append(None)
+            names.setdefault(target.id, []).append((None, origin))
         return
-    for name in target_names(target):
-        if is_size_name(name):
-            names.setdefault(name, []).append(None)
+    for leaf in _leaves(target):
+        if type(leaf) is ast.Attribute:
+            _note_field(leaf, None, selves, fields, params, scope, stores)
+        elif is_size_name(leaf.id):
+            names.setdefault(leaf.id, []).append((None, origin))
 
 
-def _decide(scopes: list, stores: list, fields: frozenset, job_tests: frozenset) -> tuple:
+def _decide(scopes: list, stores: list, fields: frozenset, job_tests: frozenset, declared: list = (),
+            module_names: dict = None) -> tuple:
     """The names and fields whose bindings do not all hold a size, to a
-    fixpoint (``world_size = dp_size`` holds what ``dp_size`` holds)."""
+    fixpoint (``world_size = dp_size`` holds what ``dp_size`` holds; each
+    binding read with the parameters and names of the scope it is made in).
+    The reads of a name a function declares ``global`` are those of the
+    module's name."""
     scopes = [entry for entry in scopes if entry[2]]  # only a scope binding a size name has names to decide
     if not scopes and not stores:
         return frozenset(), frozenset()
-    unheld_names = {id(scope): set() for scope, _params, _names in scopes}
+    unheld_names: dict = {}  # id(scope) -> its names some binding of which holds no size
     unheld_fields: set = set()
     changed = True
     while changed:
         changed = False
-        for scope, params, names in scopes:
-            bad = unheld_names[id(scope)]
+        for scope, _params, names in scopes:
+            bad = unheld_names.setdefault(id(scope), set())
             for name, values in names.items():
                 if name not in bad and not all(
-                        value is not None and _holds_size(value, params, bad, unheld_fields, fields, job_tests)
-                        for value in values):
+                        value is not None and _holds_size(value, made_params, unheld_names.get(made_in, ()),
+                                                          unheld_fields, fields, job_tests)
+                        for value, (made_params, made_in) in values):
                     bad.add(name)
                     changed = True
         for params, scope, attr, value in stores:
@@ -188,8 +272,12 @@ def _decide(scopes: list, stores: list, fields: frozenset, job_tests: frozenset)
                 unheld_fields.add(attr)
                 changed = True
     reads = set()
-    for scope, _params, _names in scopes:
-        bad = frozenset(unheld_names[id(scope)])
+    walks = [(scope, frozenset(unheld_names[id(scope)])) for scope, _params, _names in scopes]
+    if declared and module_names:
+        module_scope = next(scope for scope, _params, names in scopes if names is module_names)
+        bad_globals = unheld_names[id(module_scope)]
+        walks += [(scope, names & bad_globals) for scope, names in declared]
+    for scope, bad in walks:
         if bad:
             for node, visible in scoped_walk(scope, bad):
                 if type(node) is ast.Name and type(node.ctx) is ast.Load and node.id in visible:
