@@ -38,6 +38,8 @@ _BOUND_OUTER_ONLY = frozenset({"qual", "fieldmethod", "typed"})
 
 
 def nesting(atoms: frozenset) -> int:
+    """How deep the call and collective results of ``atoms`` nest (those
+    under projections and attribute reads included)."""
     deepest = 0
     for atom in atoms:
         tag = atom.tag
@@ -45,10 +47,25 @@ def nesting(atoms: frozenset) -> int:
             if atom.depth > deepest:
                 deepest = atom.depth
         elif tag == "J" or tag == "A":
-            inner = nesting(atom.inner)
-            if inner > deepest:
-                deepest = inner
+            inner = atom.inner
+            if inner in _nested:
+                depth = _nested[inner]
+            else:
+                if len(_nested) >= _NESTED_LIMIT:
+                    _nested.clear()
+                depth = _nested[inner] = nesting(inner)
+            if depth > deepest:
+                deepest = depth
     return deepest
+
+
+#: :func:`nesting` of the sets projections and attribute reads wrap: those
+#: atoms are shared (a set is read through many projections, each call's
+#: arguments are measured again where they are passed on), so each inner set is
+#: measured once; forgotten with the file's atoms (:class:`AtomBuilder`) and
+#: past :data:`_NESTED_LIMIT` entries
+_nested: dict = {}
+_NESTED_LIMIT = 1 << 15
 
 
 def _is_call(atom, own) -> bool:
@@ -58,35 +75,51 @@ def _is_call(atom, own) -> bool:
     return ref == own[0] or (ref.tag == "part" and ref.ref == own[0])
 
 
-def _holds_call(parts, own) -> bool:
+def _holds_call(atoms: frozenset, own, held: dict) -> bool:
     """Whether a result of the call site ``own`` (ref, path, line) is among
-    ``parts`` (atom sets), directly or under projections and attribute reads."""
-    for atoms in parts:
-        for atom in atoms:
-            tag = atom.tag
-            if tag == "R":
-                if _is_call(atom, own):
-                    return True
-            elif (tag == "J" or tag == "A") and _holds_call((atom.inner,), own):
-                return True
-    return False
+    ``atoms``, directly or under projections and attribute reads.  ``held``:
+    the answers for the sets asked before about the same ``own`` (the sets
+    nest as a DAG: each is opened once)."""
+    if atoms in held:
+        return held[atoms]
+    found = False
+    for atom in atoms:
+        tag = atom.tag
+        if tag == "R":
+            if _is_call(atom, own):
+                found = True
+                break
+        elif (tag == "J" or tag == "A") and _holds_call(atom.inner, own, held):
+            found = True
+            break
+    held[atoms] = found
+    return found
 
 
-def _replace_call(atoms: frozenset, own, itself) -> frozenset:
-    if not _holds_call((atoms,), own):
+def _replace_call(atoms: frozenset, own, itself, held: dict, replaced: dict) -> frozenset:
+    """``atoms`` with every result of the call site ``own`` replaced by
+    ``itself`` (``held``: as :func:`_holds_call`'s; ``replaced``: set -> (that
+    very set, its replacement), each set object rebuilt once)."""
+    if not _holds_call(atoms, own, held):
         return atoms
+    if atoms in replaced:
+        known = replaced[atoms]
+        if known[0] is atoms:  # (an equal set of other atoms is rebuilt of its own: the atoms stay its own)
+            return known[1]
     out = set()
     for atom in atoms:
         tag = atom.tag
         if tag == "R" and _is_call(atom, own):
             out.add(itself)
         elif tag == "J":
-            out.add(made(Projection, ("J", atom.transform, _replace_call(atom.inner, own, itself))))
+            out.add(made(Projection, ("J", atom.transform, _replace_call(atom.inner, own, itself, held, replaced))))
         elif tag == "A":
-            out.add(made(AttributeRead, ("A", _replace_call(atom.inner, own, itself), atom.attr)))
+            out.add(made(AttributeRead, ("A", _replace_call(atom.inner, own, itself, held, replaced), atom.attr)))
         else:
             out.add(atom)
-    return frozenset(out)
+    found = frozenset(out)
+    replaced[atoms] = (atoms, found)
+    return found
 
 
 class AtomBuilder:
@@ -109,6 +142,7 @@ class AtomBuilder:
         # modules cost 0.4 % more calls on vLLM than at this one
         self._bound_outer: set = set()
         start_file()
+        _nested.clear()
 
     def flatten(self, atoms: frozenset, within: bool = False, levels: int = 1) -> frozenset:
         """``atoms`` with no call or collective result inside another, but for
@@ -119,9 +153,17 @@ class AtomBuilder:
         a collective (``within``) gives up its own group (its inputs count
         whole), which only makes values less uniform."""
         out = set()
+        flat = self._flat
         for atom in atoms:
             tag = atom.tag
             if tag == "R" or tag == "C" or tag == "J" or tag == "A":
+                # (_flatten_atom's memo read here first: most nested atoms were flattened before)
+                memo_key = (id(atom), within, levels)
+                if memo_key in flat:
+                    known = flat[memo_key]
+                    if known[0] is atom:
+                        out |= known[1]
+                        continue
                 out |= self._flatten_atom(atom, within, levels)
             else:
                 out.add(atom)
@@ -224,12 +266,14 @@ class AtomBuilder:
                     deepest = inner
         if deepest:  # else no call result is inside at all
             own = (ref, path, line)
-            if _holds_call(args, own) or any(_holds_call((atoms,), own) for _, atoms in kwargs) \
-                    or _holds_call((fallback,), own):
+            held: dict = {}
+            if any(_holds_call(atoms, own, held) for atoms in args) \
+                    or any(_holds_call(atoms, own, held) for _, atoms in kwargs) or _holds_call(fallback, own, held):
                 itself = call_result(ref, (), (), EMPTY, path, line, text, 1)
-                args = tuple(_replace_call(a, own, itself) for a in args)
-                kwargs = tuple((k, _replace_call(a, own, itself)) for k, a in kwargs)
-                fallback = _replace_call(fallback, own, itself)
+                replaced: dict = {}
+                args = tuple(_replace_call(a, own, itself, held, replaced) for a in args)
+                kwargs = tuple((k, _replace_call(a, own, itself, held, replaced)) for k, a in kwargs)
+                fallback = _replace_call(fallback, own, itself, held, replaced)
                 deepest = max([nesting(a) for a in args] + [nesting(a) for _, a in kwargs] + [nesting(fallback)])
         depth = 1 + deepest
         if depth > MAX_NESTING:
