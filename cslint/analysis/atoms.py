@@ -117,10 +117,10 @@ def made(atom_class, items: tuple):
     """The atom ``atom_class(items)``, or the equal one made before (looked
     up by ``items`` themselves: an atom equals the tuple of its items, so
     an atom made before costs no new object)."""
-    found = _known(items)
-    if found is None:
-        found = _new(atom_class, items)
-        _interned[found] = found
+    if items in _interned:  # (``in`` and a subscript, not a call of _interned.get: atoms are made very often)
+        return _interned[items]
+    found = _new(atom_class, items)
+    _interned[found] = found
     return found
 
 
@@ -573,7 +573,8 @@ def project(transform: str, atoms: frozenset) -> frozenset:
             if seen is not None:
                 out.append(seen)
         elif tag == "J":
-            combined = compose(atom.transform, transform)
+            pair = (atom.transform, transform)  # (compose's table read here: a projection of projections is common)
+            combined = _COMPOSED[pair] if pair in _COMPOSED else compose(atom.transform, transform)
             if combined == IDENT:
                 out.extend(atom.inner)
             elif combined != DROP:

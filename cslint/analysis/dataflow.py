@@ -658,15 +658,20 @@ def _replay(dataflow: Dataflow, n: int, node, env: dict, last: "_Transfer"):
     if type(env) is not dict:
         return None
     if env is not before:
-        names = dataflow._names.get(n)
-        if names is None:
-            names = dataflow._names[n] = _mentioned_names(node, dataflow.info.node_info(node).exprs)
+        known_names = dataflow._names
+        if n in known_names:
+            names = known_names[n]
+        else:
+            names = known_names[n] = _mentioned_names(node, dataflow.info.node_info(node).exprs)
         written = last.writes
-        for key, value in env.items():
-            old = before.get(key, _MISSING)
-            if old is value:
-                continue
-            if old != value and _may_read(key, names, written):
+        for key, value in env.items():  # (``in`` and a subscript, not a call of before.get: most keys hold alike)
+            if key in before:
+                old = before[key]
+                if old is value:
+                    continue
+                if old != value and _may_read(key, names, written):
+                    return None
+            elif _may_read(key, names, written):
                 return None
         if len(before) != len(env) or any(key not in env for key in before):
             for key in before:
@@ -682,9 +687,6 @@ def _replay(dataflow: Dataflow, n: int, node, env: dict, last: "_Transfer"):
     else:
         out = env
     return dataflow._single_rank_out(n, out)
-
-
-_MISSING = object()
 
 
 def _may_read(key, names: frozenset, written: dict) -> bool:

@@ -143,8 +143,7 @@ def read_as_stored(value: dict) -> dict:
 
 def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
     """Add ``key``'s dimensions to a map; whether the map changed."""
-    old = target.get(key)
-    if old is None:
+    if key not in target:  # (``in`` and a subscript below, not a call of target.get: merge is met very often)
         if len(target) >= MAX_SOURCES and key.tag != "PARAM":
             # a source is covered only by others that count as much (see
             # atoms.strength): whose structure differs, for one whose
@@ -156,15 +155,19 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
             # an alike display drops it: atoms.Source.picks_from)
             part = STRENGTH_OF_WHOLE[key.whole]
             unmarked = not several_ranks_only(key)
-            covered = frozenset().union(*(d for k, (d, _v) in target.items()
-                                          if k.tag == "S" and STRENGTH_OF_WHOLE[k.whole] <= part
-                                          and k.whole != KINDS_ONLY and not k.picks_from
-                                          and not (unmarked and several_ranks_only(k))))
+            covered: frozenset = frozenset()
+            # (a loop with several_ranks_only written out, not a generator calling it per entry: a full map
+            # meets every later source here)
+            for k, (d, _v) in target.items():
+                if k.tag == "S" and STRENGTH_OF_WHOLE[k.whole] <= part and k.whole != KINDS_ONLY \
+                        and not k.picks_from \
+                        and not (unmarked and k.dims and k.dims[-1][0] == SEVERAL_RANKS and k.dims[-1][1]):
+                    covered |= d
             if dims <= covered:
                 return False
         target[key] = (dims, via)
         return True
-    old_dims, old_via = old
+    old_dims, old_via = target[key]
     if dims <= old_dims:
         return False
     target[key] = (old_dims | dims, old_via)
@@ -319,7 +322,9 @@ def structure_digest(value, memo: dict) -> bytes:
                 return result
         found = memo.get(value)
         if found is None:
-            parts = [structure_digest(item, memo) for item in value]
+            # (a text met before is looked up here, not digested by a call: atoms hold many)
+            parts = [memo[item] if type(item) is str and item in memo else structure_digest(item, memo)
+                     for item in value]
             if is_set:
                 parts.sort()
             found = memo[value] = hashlib.blake2b((b"{" if is_set else b"(") + b"".join(parts),

@@ -135,9 +135,10 @@ class Evaluator(StructureReads, ExceptionReads):
                 local_names = self._local_names = self.info.local_names
             if name in local_names:
                 self._env_reads += 1
+                bound = name in env
                 if self.watch is not None:
-                    self.watch.read(name, env.get(name))
-                if name in env:
+                    self.watch.read(name, env[name] if bound else None)
+                if bound:
                     narrowed = self._narrowed
                     if narrowed is None:
                         narrowed = self._narrowed = (
@@ -149,9 +150,11 @@ class Evaluator(StructureReads, ExceptionReads):
         else:
             if self._uniform_texts and ast.unparse(expr) in self._uniform_texts:
                 return EMPTY
-            cached = self._static.get(key := id(expr))
-            if cached is not None:
-                return cached
+            static, key = self._static, id(expr)
+            if key in static:  # (``in`` and a subscript, not a call of get: most expressions were read before)
+                cached = static[key]
+                if cached is not None:
+                    return cached
             before = self._env_reads
             result = self._eval(expr, env, t)
             if self._env_reads == before:

@@ -485,11 +485,13 @@ class FunctionInfo(FunctionScan):
         """The typed reference a callee expression leads to, or None for a call nothing in the tree can be (a
         builtin, a generic method name).  Kept per expression: the summary walk, the dataflow (once per pass over
         a statement) and the guards all ask about the same calls."""
-        known = self._refs.get(key := id(func))
-        if known is not None and known[0] is func:
-            return known[1]
+        refs, key = self._refs, id(func)
+        if key in refs:  # (``in`` and a subscript, not a call of get: most callees were asked about before)
+            known = refs[key]
+            if known[0] is func:
+                return known[1]
         found = self._resolve_ref(func)
-        self._refs[key] = (func, found)
+        refs[key] = (func, found)
         return found
 
     def _resolve_ref(self, func: ast.AST) -> Optional[tuple]:

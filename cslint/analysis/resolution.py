@@ -312,7 +312,8 @@ class Resolver:
         """The key naming a class's family: a class and its bases share fields."""
         if class_key is None:
             return None
-        return self._family.get(class_key, class_key)
+        families = self._family
+        return families[class_key] if class_key in families else class_key  # (asked very often: no call of get)
 
     def holds_only_fields(self, class_key: str) -> bool:
         """Whether an instance of the class shows nothing of its own but its

@@ -70,11 +70,11 @@ class SummaryCalls:
         the walk of :meth:`FunctionInfo.scan_calls`."""
         memo = self._calls_memo
         key = id(s)
-        found = memo.get(key)
-        if found is not None:
-            return found
-        own = self.info.calls_by_statement.get(key)
-        lambdas = self.info.lambdas_by_statement.get(key)
+        if key in memo:  # (``in`` and a subscript, not a call of get: a statement is read again and again)
+            return memo[key]
+        by_statement, lambdas_by_statement = self.info.calls_by_statement, self.info.lambdas_by_statement
+        own = by_statement[key] if key in by_statement else None
+        lambdas = lambdas_by_statement[key] if key in lambdas_by_statement else None
         if not own and not lambdas:
             found = memo[key] = ()  # most statements call nothing with arguments
             return found

@@ -57,8 +57,9 @@ class TableValues(ProgramReads):
         if not atoms:
             return {}
         key = (atoms, mode)
-        cached = self.memo.get(key)
-        if cached is not None:
+        memo = self.memo
+        if key in memo:
+            cached = memo[key]
             # the memo-hit bookkeeping is written out here and in global_value, not shared:
             # eval is the most called function of the whole-tree pass, and a call per hit costs more
             if self._touched is not None:
@@ -68,21 +69,20 @@ class TableValues(ProgramReads):
             if cached[2] is not None:
                 self._read_marked = True
             return cached[0]
-        self.memo[key] = ({}, UNREAD, None)  # recursion guard
+        memo[key] = ({}, UNREAD, None)  # recursion guard
         outer, self._read_since = self._read_since, UNREAD
         out: dict = {}
-        known = out.get
         for atom in (atoms if len(atoms) == 1 else self._in_order(atoms)):
             for k, entry in self.eval_atom(atom, mode).items():
-                # merge(out, k, *entry), its common cases inline
-                old = known(k)
-                if old is None:
-                    if len(out) < MAX_SOURCES:
-                        out[k] = entry
-                    else:
-                        merge(out, k, entry[0], entry[1])
-                elif not entry[0] <= old[0]:
-                    out[k] = (old[0] | entry[0], old[1])
+                # merge(out, k, *entry), its common cases inline (``in`` and a subscript, not a call of out.get)
+                if k in out:
+                    old = out[k]
+                    if not entry[0] <= old[0]:
+                        out[k] = (old[0] | entry[0], old[1])
+                elif len(out) < MAX_SOURCES:
+                    out[k] = entry
+                else:
+                    merge(out, k, entry[0], entry[1])
         read_since = self._read_since
         self.memo[key] = made = (out, read_since, self._marking)
         if self._touched is not None:
@@ -99,9 +99,11 @@ class TableValues(ProgramReads):
         if transform == IDENT or not value:
             return value
         key = (id(value), transform)
-        known = self._projections.get(key)
-        if known is not None and known[0] is value:
-            return known[1]
+        projections = self._projections
+        if key in projections:  # (``in`` and a subscript, not a call of get: a shared map is seen through often)
+            known = projections[key]
+            if known[0] is value:
+                return known[1]
         out = transformed(value, transform)
         self._projections[key] = (value, out)  # the map kept: its id stays its own
         return out
