@@ -29,7 +29,9 @@ EXAMPLE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 _HOT = {("analysis/tablevalues.py", "eval"), ("analysis/divergence.py", "merge"),
         ("analysis/dataflow.py", "_replay"), ("analysis/atoms.py", "made"), ("analysis/tablevalues.py", "seen_through"),
         ("analysis/evaluator.py", "eval"), ("analysis/function.py", "resolve_ref"),
-        ("analysis/summarycalls.py", "_resolved_calls"), ("analysis/resolution.py", "family")}
+        ("analysis/summarycalls.py", "_resolved_calls"), ("analysis/resolution.py", "family"),
+        ("analysis/dataflow.py", "cond_atoms"), ("analysis/dataflow.py", "single_rank"),
+        ("analysis/dataflow.py", "_solve")}
 
 
 def _tail(path: str) -> str:

@@ -119,10 +119,10 @@ class Dataflow(BindingFlow):
     # -- what the decisions depend on ----------------------------------------------
     def cond_atoms(self, d: int) -> frozenset:
         """The atoms of decision ``d``'s condition, in the environment reaching it."""
-        env = self.envs.get(d, {})
-        cached = self._cond_cache.get(d)
-        if cached is not None:
-            seen_env, atoms = cached
+        envs, cache = self.envs, self._cond_cache  # (``in`` and a subscript: asked at every pass over a node)
+        env = envs[d] if d in envs else {}
+        if d in cache:
+            seen_env, atoms = cache[d]
             if seen_env is env:
                 return atoms
         atoms = self._cond_atoms_uncached(d, env)
@@ -155,9 +155,10 @@ class Dataflow(BindingFlow):
         (``if world_size > 1: ... else: <here>``).  It follows from the
         graph alone: worked out once per node (every pass of the fixpoint
         asks again)."""
-        known = self._single.get(n)
-        if known is None:
-            known = self._single[n] = self._single_rank_uncached(n)
+        single = self._single
+        if n in single:  # (``in`` and a subscript, not a call of get)
+            return single[n]
+        known = single[n] = self._single_rank_uncached(n)
         return known
 
     def _single_rank_uncached(self, n: int) -> bool:
@@ -535,7 +536,7 @@ def _solve(flow: Dataflow) -> None:
     # nodes whose implicit flow reads a decision's condition
     readers: dict = {}
     for n in order:
-        for d, _label in closures.get(n, ()):
+        for d, _label in closures[n] if n in closures else ():
             readers.setdefault(d, []).append(n)
     for p, succ in vouched.from_entry if vouched is not None else ():
         readers.setdefault(p, []).append(succ)  # it refines from p's entry, which may change where p's out does not
@@ -560,7 +561,7 @@ def _solve(flow: Dataflow) -> None:
                 anchor = heap[0]
             if heap[0] == anchor:
                 state = (frozenset(queued), snapshot(order, envs_in, outs, numbers))
-                seen = states.get(state)
+                seen = states[state] if state in states else None
                 if seen is None:
                     states[state] = budget
                 else:
@@ -578,7 +579,7 @@ def _solve(flow: Dataflow) -> None:
             if n in into:
                 reaching = vouched.reaching(n, node, outs)
             else:
-                reaching = [out for out in (outs.get(p) for p in node.preds) if out is not None]
+                reaching = [outs[p] for p in node.preds if p in outs and outs[p] is not None]
             if len(reaching) == 1 or all(out is reaching[0] for out in reaching):
                 merged = reaching[0]  # read-only from here on: shared, not copied
             elif reaching:
@@ -591,23 +592,24 @@ def _solve(flow: Dataflow) -> None:
                 merged = fields.at_node(n, node, merged, fork)
             if node.kind == cfgmod.LOOP and len(reaching) > 1 and isinstance(node.stmt, (ast.For, ast.AsyncFor)):
                 _note_loop_entry(flow, n, node, outs, position)
-            known = envs_in.get(n)
+            # (the tables are read with ``in`` and a subscript here, not by calls of get: every step reads them)
+            known = envs_in[n] if n in envs_in else None
             if known is None or (known is not merged and known != merged):
                 first = n not in envs_in
                 envs_in[n] = merged
                 if not first:
-                    for m in readers.get(n, ()):
-                        j = position.get(m)
+                    for m in readers[n] if n in readers else ():
+                        j = position[m] if m in position else None
                         if j is not None and j not in queued:
                             queued.add(j)
                             heapq.heappush(heap, j)
-        env = envs_in.get(n, {})
+        env = envs_in[n] if n in envs_in else {}
         out = flow._transfer(n, env)
-        known = outs.get(n)
+        known = outs[n] if n in outs else None
         if known is None or (known is not out and known != out):
             outs[n] = out
             for succ, _label in node.succs:
-                j = position.get(succ)
+                j = position[succ] if succ in position else None
                 if j is not None and j not in queued:
                     queued.add(j)
                     heapq.heappush(heap, j)
@@ -615,9 +617,9 @@ def _solve(flow: Dataflow) -> None:
         # Out of budget: every node still gets the values that reach it
         # (one pass in order) rather than none, which would read as uniform.
         for n in order:
-            merged = fork(envs_in.get(n, {}))
+            merged = fork(envs_in[n] if n in envs_in else {})
             for p in graph.nodes[n].preds:
-                out = outs.get(p, {})
+                out = outs[p] if p in outs else {}
                 merge_into(merged, out if vouched is None else vouched.out(p, n, out))
             envs_in[n] = merged
             outs[n] = flow._transfer(n, merged)
@@ -673,7 +675,7 @@ def _replay(dataflow: Dataflow, n: int, node, env: dict, last: "_Transfer"):
                     return None
             elif _may_read(key, names, written):
                 return None
-        if len(before) != len(env) or any(key not in env for key in before):
+        if len(before) != len(env) or not _holds_every_key(env, before):
             for key in before:
                 if key not in env and _may_read(key, names, written):
                     return None
@@ -687,6 +689,15 @@ def _replay(dataflow: Dataflow, n: int, node, env: dict, last: "_Transfer"):
     else:
         out = env
     return dataflow._single_rank_out(n, out)
+
+
+def _holds_every_key(env: dict, before) -> bool:
+    """Whether every variable of ``before`` is one of ``env``'s (a loop, not
+    a generator: a replay asks of every variable)."""
+    for key in before:
+        if key not in env:
+            return False
+    return True
 
 
 def _may_read(key, names: frozenset, written: dict) -> bool:
