@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import fnmatch
 import itertools
+import os
 import re
 from typing import Iterable, Optional
 
@@ -54,6 +55,58 @@ COMM_TOKENS = (b"dist", b"comm", b"group", b"coordinator", b"mpi", b"nccl", b"gl
 _COMM_FACTORY_CALLS = (b".Split(", b".Split_type(", b".Dup(", b".Create(", b".Create_group(", b".Clone(",
                        b".Create_cart(", b".Create_graph(", b".Create_intercomm(", b".Merge(", b"new_group(",
                        b"new_subgroups(")
+
+
+class AnyOf:
+    """``AnyOf(needles)(data)``: whether ``data`` holds one of ``needles``
+    (bytes), in fewer scans than one per needle.  Each scan of a file for a
+    needle reads the whole file, and most files hold none: so a part every
+    needle shares (``_parallel_region`` of four wildcard literals) is looked
+    for first, then, per group of needles opening alike (``.Create(``,
+    ``.Create_group(``, ...), their common opening, and the needles of a
+    group only where it is found."""
+
+    #: bytes a needle's group is keyed by; a shared part shorter than this is no gate
+    OPENING = 5
+
+    def __init__(self, needles):
+        needles = tuple(dict.fromkeys(needles))
+        self.needles = needles
+        #: an empty needle is in every file (a wildcard tail with no literal part)
+        self.anywhere = b"" in needles
+        core = _longest_common_part(needles) if len(needles) > 1 else b""
+        self.core = core if len(core) >= self.OPENING else b""
+        groups: dict = {}
+        for needle in needles:
+            groups.setdefault(needle[:self.OPENING], []).append(needle)
+        #: (the group's common opening, its needles: () where the opening is the one needle)
+        self.groups = tuple((os.path.commonprefix(group), tuple(group) if len(group) > 1 else ())
+                            for group in groups.values())
+
+    def __call__(self, data: bytes) -> bool:
+        if self.anywhere:
+            return True
+        if self.core and self.core not in data:
+            return False
+        for opening, members in self.groups:
+            if opening in data and (not members or any(needle in data for needle in members)):
+                return True
+        return False
+
+
+def _longest_common_part(needles: tuple) -> bytes:
+    """The longest byte string every one of ``needles`` holds (the first
+    such of the shortest needle, for a tie)."""
+    shortest = min(needles, key=len)
+    for size in range(len(shortest), 0, -1):
+        for start in range(len(shortest) - size + 1):
+            part = shortest[start:start + size]
+            if all(part in needle for needle in needles):
+                return part
+    return b""
+
+
+_MAKES_A_COMMUNICATOR = AnyOf(_COMM_FACTORY_CALLS)
 
 
 #: Line starts that cannot hold a call (a line inside a string is no call either).
@@ -106,6 +159,7 @@ class SiteFilter:
         # scanned for only in files that hold a literal part of it
         self.wild_attribute = re.compile(rb"\.[ \t]*(" + wild_name + b")" + end)
         self.wild_literals = tuple(_longest_literal(tail) for tail in sorted(wild))
+        self.holds_wild_literal = AnyOf(self.wild_literals)
         self.exact_names = frozenset(exact)
         self.wild_tails = tuple(sorted(wild))
         # no ``\b`` in front: a literal prefix lets the engine skip ahead
@@ -142,7 +196,7 @@ class SiteFilter:
         words = identifiers(text)
         if not words.isdisjoint(self.exact_names):
             return True
-        if not any(literal in text for literal in self.wild_literals):
+        if not self.holds_wild_literal(text):
             return False
         return any(fnmatch.fnmatchcase(word.decode("ascii", "replace"), tail)
                    for tail in self.wild_tails for word in words)
@@ -151,7 +205,7 @@ class SiteFilter:
     def __call__(self, data: bytes) -> bool:
         context = None
         matches = self.attribute.finditer(data)
-        if any(literal in data for literal in self.wild_literals):
+        if self.holds_wild_literal(data):
             matches = itertools.chain(matches, self.wild_attribute.finditer(data))
         for found in matches:
             word = found.group(1)
@@ -252,7 +306,7 @@ class _FileContext:
 
     def has_factory(self) -> bool:
         if self._factory is None:
-            self._factory = any(call in self.data for call in _COMM_FACTORY_CALLS)
+            self._factory = _MAKES_A_COMMUNICATOR(self.data)
         return self._factory
 
     def on_import_line(self, position: int) -> bool:
