@@ -19,6 +19,7 @@ from .scope import canonical_text
 from .syntax import dotted, unparse
 from .vocabulary import (
     ALL_MODES_ALL_DIMS, COPIES_WITH_CHANGES, PARTIAL_APPLICATIONS, PROGRESS_WRAPPERS, RANK_ENV_VARS, SEEDED_GENERATORS,
+    TORCH_DISTRIBUTED_RECEIVERS,
 )
 from .localgroups import local_group
 from .packagefiles import in_kernel_view
@@ -108,7 +109,7 @@ def _rank_in_group(call: ast.Call, raw: str, ctx, info=None) -> Optional[tuple]:
     group_text = next((unparse(kw.value) for kw in call.keywords if kw.arg in ("group", "process_group")), None)
     if group_text is None and "." in raw and raw.rsplit(".", 1)[-1] in ("rank", "Get_rank", "get_rank"):
         receiver = raw.rsplit(".", 1)[0]
-        if receiver not in ("dist", "torch.distributed", "c10d"):
+        if receiver not in TORCH_DISTRIBUTED_RECEIVERS:
             group_text = receiver
     if not group_text:
         return None

@@ -16,7 +16,7 @@ from .records import CollectiveMatch, IssuingRoute
 from .astwalk import walked
 from .bindings import local_values, param_names
 from .syntax import dotted, unparse
-from .vocabulary import looks_like_communicator
+from .vocabulary import TORCH_DISTRIBUTED_RECEIVERS, looks_like_communicator
 
 
 #: the nodes that bind the name they carry (``except ... as name``, a definition, a ``match`` capture)
@@ -156,7 +156,7 @@ class CollectiveGroups:
         argument = named_group(self, call, spec)
         if argument is not None:
             return argument
-        if receiver and receiver not in ("dist", "torch.distributed", "c10d"):
+        if receiver and receiver not in TORCH_DISTRIBUTED_RECEIVERS:
             return self.group_word(receiver)
         return None
 
@@ -281,10 +281,6 @@ def _group_argument_node(call: ast.Call, spec) -> Optional[ast.AST]:
     return None
 
 
-#: the spellings of torch.distributed's module a preset's function patterns use
-_TORCH_DISTRIBUTED = frozenset({"dist", "c10d", "torch.distributed", "torch.distributed.distributed_c10d"})
-
-
 def issuing_route(func, call: ast.Call, spec) -> Optional[IssuingRoute]:
     """The communicator the collective ``call`` (in the function ``func``)
     is asked of (:class:`~cslint.analysis.records.IssuingRoute`): the object
@@ -303,7 +299,7 @@ def issuing_route(func, call: ast.Call, spec) -> Optional[IssuingRoute]:
         handle = _followed_text(func, call.func.value)
         return IssuingRoute("", got_object(handle)) if handle else None
     module = spec.pattern.rpartition(".")[0]
-    module = "torch.distributed" if module in _TORCH_DISTRIBUTED else module
+    module = "torch.distributed" if module in TORCH_DISTRIBUTED_RECEIVERS else module
     argument = _group_argument_node(call, spec)
     if argument is None or type(argument) is ast.Constant and argument.value is None:
         return IssuingRoute(module, "")  # the default group
@@ -324,9 +320,10 @@ def _names_default_group(text: str) -> bool:
     module)."""
     owner, _, last = text.rpartition(".")
     if last == "_get_default_group()":
-        return not owner or owner in _TORCH_DISTRIBUTED
+        return not owner or owner in TORCH_DISTRIBUTED_RECEIVERS
     module, _, holder = owner.rpartition(".")
-    return last == "WORLD" and holder in ("group", "GroupMember") and (not module or module in _TORCH_DISTRIBUTED)
+    return last == "WORLD" and holder in ("group", "GroupMember") \
+        and (not module or module in TORCH_DISTRIBUTED_RECEIVERS)
 
 
 def got_object(text: str) -> str:

@@ -38,7 +38,7 @@ from .registries import first_use_source, registry_of
 from .grouptests import tests_membership, tests_own_group
 from .syntax import ReadNames, calls_in_order, first_exit, first_exit_in, unparse, whole_text
 from .threads import BackgroundThreads
-from .vocabulary import ALL_MODES_ALL_DIMS
+from .vocabulary import ALL_MODES_ALL_DIMS, TORCH_DISTRIBUTED_RECEIVERS
 
 
 #: the statement an inline condition belongs to (else a comprehension's)
@@ -90,7 +90,7 @@ class Guards(ExceptionGuards):
             conds = tuple(with_membership_armed(c, members, self._if_tests.get((c.line, c.text))) for c in conds)
         if site.collective and site.fix is not None:
             own = {text for text in (site.fix.group_expr, site.fix.receiver)
-                   if text and text not in ("dist", "torch.distributed", "c10d")}
+                   if text and text not in TORCH_DISTRIBUTED_RECEIVERS}
             if own:
                 conds = tuple(c for c in (without_own_group_operand(c, own, self._if_tests.get((c.line, c.text)))
                                           for c in conds) if c is not None)

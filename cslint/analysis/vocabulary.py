@@ -92,6 +92,15 @@ PIECE_CALLS = frozenset({"split", "chunk", "tensor_split", "array_split", "unbin
 # as ``groups[rank]`` is.
 LOOKUP_METHODS = frozenset({"get", "pop", "setdefault", "__getitem__"})
 
+# torch.distributed's module: the dotted modules its functions and classes
+# are found under, and every text a call names it by as a receiver (those and
+# the aliases code imports it as, ``import torch.distributed as dist``,
+# ``from torch.distributed import distributed_c10d as c10d``).  A call on one
+# of them runs over the group it is handed (the world by default), never over
+# a group its receiver names.
+TORCH_DISTRIBUTED_MODULES = ("torch.distributed", "torch.distributed.distributed_c10d")
+TORCH_DISTRIBUTED_RECEIVERS = frozenset({"dist", "c10d", *TORCH_DISTRIBUTED_MODULES})
+
 # Where a library call is told to put its result: a method that moves its
 # receiver (``module.to(device)``, ``t.cuda(local_rank)``) and the keywords
 # that place what a call makes (``torch.empty(n, device=dev)``).  The device
@@ -116,8 +125,7 @@ PLACE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in PLACE_CLASSES)
 # group, nor its type, nor its size (agreed within the group, as
 # ``get_world_size(group)`` is) follows a per-rank handle.
 GROUP_CLASSES = frozenset(
-    f"{module}.{name}" for module in ("torch.distributed", "torch.distributed.distributed_c10d",
-                                      "torch._C._distributed_c10d")
+    f"{module}.{name}" for module in (*TORCH_DISTRIBUTED_MODULES, "torch._C._distributed_c10d")
     for name in ("ProcessGroup", "ProcessGroupGloo", "ProcessGroupNCCL", "ProcessGroupMPI", "ProcessGroupUCC"))
 #: library classes whose object holds all it is made from (:func:`evaluator._held`)
 WHOLLY_HELD_CLASSES = PLACE_CLASSES | GROUP_CLASSES
