@@ -160,12 +160,8 @@ def tests_membership(text: str, members: str) -> bool:
     group with ``new_group(ranks)``: only the group's members get past it,
     which is exactly who must enter a collective over that group.  The list
     holds world ranks: ``local_rank in ranks`` is no membership."""
-    for op in (" not in ", " in "):
-        left, found, right = text.partition(op)
-        if found:
-            left = left.strip()
-            return right.strip() == members and names_world_rank(left[4:] if left.startswith("not ") else left)
-    return False
+    operands = _in_test_operands(text)
+    return operands is not None and operands[1].strip() == members and names_world_rank(operands[0])
 
 
 def tests_own_group(text: str, groups) -> bool:
@@ -184,21 +180,30 @@ def tests_own_group(text: str, groups) -> bool:
                 return True
         head, paren, rest = text.partition("(")
         head = head.strip()
-        head = head[len("not "):] if head.startswith("not ") else head
+        head = head.removeprefix("not ")
         name = head.rsplit(".", 1)[-1].lower()
         if paren and rest.rstrip(")").split(",")[0].strip() == group and "group" in name \
                 and ("in_group" in name or "member" in name):
             return True
-        for op in (" not in ", " in "):
-            left, found, right = text.partition(op)
-            if found:
-                # ``dist.get_rank() in dist.get_process_group_ranks(group)``:
-                # the group's own list of (world) ranks
-                head, paren, rest = right.partition("(")
-                left = left.strip()
-                if paren and head.strip().rsplit(".", 1)[-1] == "get_process_group_ranks" \
-                        and rest.rstrip(")").split(",")[0].strip() == group \
-                        and names_world_rank(left[4:] if left.startswith("not ") else left):
-                    return True
-                break
+        operands = _in_test_operands(text)
+        if operands is not None:
+            # ``dist.get_rank() in dist.get_process_group_ranks(group)``:
+            # the group's own list of (world) ranks
+            left, right = operands
+            head, paren, rest = right.partition("(")
+            if paren and head.strip().rsplit(".", 1)[-1] == "get_process_group_ranks" \
+                    and rest.rstrip(")").split(",")[0].strip() == group and names_world_rank(left):
+                return True
     return False
+
+
+def _in_test_operands(text: str) -> Optional[tuple]:
+    """The operands of a test that a value is (or is not) in a list:
+    ``rank in ranks``, ``rank not in ranks`` and ``not rank in ranks``
+    (``not (rank in ranks)``) give the value's text, stripped, and the
+    list's, as written; None for any other test."""
+    for op in (" not in ", " in "):
+        left, found, right = text.partition(op)
+        if found:
+            return left.strip().removeprefix("not "), right
+    return None
