@@ -156,3 +156,19 @@ def test_a_constant_flag_still_folds_and_a_computed_one_stays_reported(bound, re
     """)
     result = check_source(source, report="per-site", presets=["torch_distributed"])
     assert sorted(f.line for f in result.findings) == reported
+
+
+def test_the_binding_nodes_are_scanned_on_first_read(monkeypatch):
+    # read before any scan, they run it (no caller reads ``local_names`` for its side effect first)
+    info = _function(FUNCTION)
+    nodes = info.binding_nodes
+    assert {type(node) for node in nodes} >= {ast.Assign, ast.AnnAssign, ast.If}
+    scanned = _function(FUNCTION)
+    scanned.scan_calls()
+    assert [ast.dump(node) for node in nodes] == [ast.dump(node) for node in scanned.binding_nodes]
+
+    def scanned_again(self):
+        raise AssertionError("the scan ran again")
+
+    monkeypatch.setattr(FunctionInfo, "scan_calls", scanned_again)
+    assert info.binding_nodes is nodes and info.local_names  # read once scanned: no walk more

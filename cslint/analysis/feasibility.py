@@ -87,7 +87,7 @@ class CaseParam(NamedTuple):
         return (None, NOT_NONE) if self.default is None else (False, True)
 
 
-def is_world_size(expr: ast.expr, sizes=()) -> bool:
+def is_world_size(expr: ast.expr, sizes) -> bool:
     """The size of the whole world: ``X.world_size``, ``world_size``,
     ``get_world_size()`` without a group, ``comm.Get_size()`` of the world
     communicator; a name that holds no size is none (``sizes``: the module's
@@ -135,7 +135,7 @@ def _job_field(test: ast.expr, ctx) -> bool:
         and test.attr in job_fields(ctx)
 
 
-def _world_test(test: ast.expr, sizes=()) -> Optional[bool]:
+def _world_test(test: ast.expr, sizes) -> Optional[bool]:
     """True/False for a comparison of the world's size with a constant, read
     in a world of several ranks; None for any other test."""
     if not isinstance(test, ast.Compare) or len(test.ops) != 1:
@@ -310,7 +310,7 @@ def handed_flags(info: FunctionInfo) -> tuple:
                   if type(d) is ast.Constant and type(d.value) is bool})
     if not flags:
         return ()
-    info.local_names  # (its scan notes the rebound parameters and the calls)
+    info.ensure_scanned()  # (its scan notes the rebound parameters and the calls)
     passed = _passed_names(info, set(flags) - info.rebound_params)
     out = [CaseParam(name, index, *flags[name]) for index, name in enumerate(info.params) if name in passed]
     return tuple(out[:MAX_CASE_PARAMS])
@@ -323,7 +323,7 @@ def _passed_names(info: FunctionInfo, names: set) -> set:
     out = set()
     if not names:
         return out
-    info.local_names  # (its scan notes the calls)
+    info.ensure_scanned()  # (its scan notes the calls)
     for calls in info.calls_by_statement.values():
         for node in calls:
             out.update(name for _place, name in _bare_arguments(node) if name in names)
@@ -441,7 +441,6 @@ def _local_bindings(info: FunctionInfo, tests: list) -> dict:
     (``FunctionScan.binding_nodes``: those of the body outside nested
     definitions and lambdas), not from a walk of the body of its own."""
     out: dict = {}
-    info.local_names  # noqa: B018 - scans the function where nothing has yet
     nodes = info.binding_nodes if isinstance(getattr(info.func, "body", None), list) else ()
     declared = set()
     for node in nodes:
@@ -648,7 +647,7 @@ def _world_rank_zero(test: ast.expr) -> bool:
     return text.rsplit(".", 1)[-1] in WORLD_RANK_NAMES
 
 
-def _holds_on_first_rank(test: ast.expr, fold, depth: int, sizes=()) -> Optional[frozenset]:
+def _holds_on_first_rank(test: ast.expr, fold, depth: int, sizes) -> Optional[frozenset]:
     """The dimensions whose groups must have several ranks for ``test`` to
     hold on world rank 0 (see :func:`first_rank_facts`), or None."""
     settled = fold(test) if fold is not None else None

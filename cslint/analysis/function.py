@@ -379,11 +379,26 @@ class FunctionInfo(FunctionScan):
         """The CFG's ``quiet`` test of this function (:func:`~cslint.analysis.logs.quiet_calls`)."""
         return quiet_calls(self)
 
+    def ensure_scanned(self) -> None:
+        """Run :meth:`scan_calls` where it has not run: what it notes
+        (``functionscan.SCANNED``) is read off this function after."""
+        if self._local is None:
+            self.scan_calls()
+
+    # (read very often: each checks the scan itself, a call fewer than through ensure_scanned)
     @property
     def local_names(self) -> set:
         if self._local is None:
             self.scan_calls()  # notes the local names
         return self._local
+
+    @property
+    def binding_nodes(self) -> list:
+        """The nodes of the body that bind a local name or test one
+        (``functionscan.BINDING_NODES``), in the order of the call scan's walk."""
+        if self._local is None:
+            self.scan_calls()  # notes them with the local names
+        return self._binding_nodes
 
     def binds_in_expressions(self) -> bool:
         """Whether an expression of the body may bind a local name (``name := value``).  Known once

@@ -49,7 +49,7 @@ SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", 
            "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
            "module_stores", "leaves_at", "self_stores", "self_assignments",
            "foreign_stores", "binds_computed_names", "entry_nodes", "value_names", "self_value_names",
-           "binding_nodes")
+           "_binding_nodes")
 
 
 def _subclasses(node_type: type) -> set:
@@ -336,7 +336,7 @@ class FunctionScan:
             collective = any(match_call(self, node, dotted(node.func), None) is not None
                              for node in own_nodes(self.func) if isinstance(node, ast.Call))
         # (with the locals known, a call of one is resolved: classargs.chosen_class_call_ref reads its bindings)
-        self._local, self.binding_nodes = local, binding_nodes
+        self._local, self._binding_nodes = local, binding_nodes
         self.declared_globals, self.module_stores, self.leaves_at = declared_globals, module_stores, leaves_at
         self.declared_shared, self.nested_definitions = frozenset(declared_shared), tuple(nested_definitions)
         if class_reads:

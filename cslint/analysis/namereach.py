@@ -107,7 +107,7 @@ def _declared_shared(info) -> frozenset:
     nested definitions are walked here."""
     found = info.__dict__.get("_declared_shared")
     if found is None:
-        info.local_names  # noqa: B018 - runs the call scan if it has not run
+        info.ensure_scanned()
         names = set(info.declared_shared)
         for definition in info.nested_definitions:
             for node in walked(definition):

@@ -96,7 +96,7 @@ def returns_none_somewhere(info) -> bool:
     function."""
     known = info.__dict__.get("_returns_none")
     if known is None:
-        info.local_names  # (its statements scanned: ``returned_values``, ``bare_return``)
+        info.ensure_scanned()  # (its statements scanned: ``returned_values``, ``bare_return``)
         params = info.params
         known = info.__dict__["_returns_none"] = info.bare_return or any(
             _is_none(value) or (type(value) is ast.Name and value.id in params) for value in info.returned_values)

@@ -366,7 +366,7 @@ class ReceiverTypes:
         calls = self._calls
         if calls is None:
             info = self.info
-            info.local_names  # noqa: B018 - the scan notes the calls with arguments
+            info.ensure_scanned()  # (the scan notes the calls with arguments)
             calls = self._calls = {id(call.func.value): call for found in info.calls_by_statement.values()
                                    for call in found if type(call.func) is ast.Attribute}
         call = calls.get(id(receiver))
