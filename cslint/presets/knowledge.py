@@ -63,7 +63,7 @@ class Knowledge:
     batch_hooks: tuple = ()
     #: see :attr:`Preset.thread_callbacks` (canonical dotted base patterns)
     thread_callbacks: tuple = ()
-    #: the method names of :attr:`Preset.protocol_methods`, of every base
+    #: the method names of :attr:`Preset.protocol_methods`
     protocol_methods: frozenset = frozenset()
     #: the loaded presets' world (:attr:`Preset.world`): the one they declare, or
     #: the generic lattice where none or several different ones are declared
@@ -264,7 +264,7 @@ def merge_presets(presets: Iterable[Preset]) -> Knowledge:
         merged.attribute_bases += tuple((pattern, frozenset(names)) for pattern, names in preset.attribute_bases)
         merged.batch_hooks += tuple((base, tuple(methods)) for base, methods in preset.batch_hooks)
         merged.thread_callbacks += tuple((base, tuple(methods)) for base, methods in preset.thread_callbacks)
-        merged.protocol_methods |= frozenset(name for _base, methods in preset.protocol_methods for name in methods)
+        merged.protocol_methods |= frozenset(preset.protocol_methods)
     merged.relative_ranks = frozenset(relative)
     merged.rendezvous = frozenset(rendezvous)
     if len(worlds) == 1:  # presets that lay the ranks out differently leave the generic lattice

@@ -311,11 +311,15 @@ class Preset:
     #: second): a collective reached from one runs a per-process number of
     #: times, interleaved with the main thread's collectives as it happens
     thread_callbacks: list = field(default_factory=list)
-    #: ``(base pattern, methods)``: methods a library runs on an object of a
-    #: class derived from the base without any call naming them
-    #: (``module(x)`` runs ``torch.nn.Module.forward``, ``thread.start()``
-    #: runs ``threading.Thread.run``): a method of such a name is never run
-    #: only where the calls naming it are made (:mod:`~cslint.analysis.processes`)
+    #: the names of methods a library runs on an object of a class derived
+    #: from one of its own without any call naming them (``module(x)`` runs
+    #: ``torch.nn.Module.forward``, ``thread.start()`` runs
+    #: ``threading.Thread.run``): a method of such a name, of any class, is
+    #: never run only where the calls naming it are made
+    #: (:mod:`~cslint.analysis.processes`).  The name alone, not the base:
+    #: a class reaches the library's base through classes of other
+    #: libraries the tree does not hold (a model deriving from another
+    #: package's module class), which no lineage read here would follow.
     protocol_methods: list = field(default_factory=list)
     #: point-to-point receives (last dotted part) that hand back what one peer
     #: sent (``x = dist.recv_object(src=prev_pp_rank)``); a receive into a

@@ -349,10 +349,10 @@ PRESET = Preset(
     in_place_wrappers=[("torch.distributed.fsdp.fully_shard", _FULLY_SHARDED_NAMES),
                        ("torch.distributed._composable.fsdp.fully_shard", _FULLY_SHARDED_NAMES)],
     attribute_bases=[("torch.nn.Module", _MODULE_NAMES), ("torch.nn.modules.module.Module", _MODULE_NAMES)],
-    # a module's call runs its forward, autograd runs a Function's forward and backward; and, of the standard
-    # library every rank runs beside torch (this pack is always on), a started thread or process runs its run
-    protocol_methods=[("torch.nn.Module", ("forward",)), ("torch.autograd.Function", ("forward", "backward")),
-                      ("threading.Thread", ("run",)), ("multiprocessing.Process", ("run",))],
+    # a module's call runs its forward (torch.nn.Module), autograd runs a Function's forward and backward
+    # (torch.autograd.Function); and, of the standard library every rank runs beside torch (this pack is always
+    # on), a started thread or process runs its run (threading.Thread, multiprocessing.Process)
+    protocol_methods=["forward", "backward", "run"],
     rendezvous=["init_process_group", "new_group", "new_subgroups", "new_subgroups_by_enumeration",
                 "init_device_mesh"],
     job_tests=["torch.distributed.is_initialized", "torch.distributed.is_available"],
