@@ -239,6 +239,7 @@ ANALYSIS_PHASES = [
     # group an object's own process group is where a test of its name says so; a helper's buffer agreed where only a
     # group of one rank skips its collective, or relayed down the stages in place
     ("scope",),  # one module's imports, communicators, call texts
+    ("agreedparams",),  # the parameters a helper of the module hands to what agrees them in place
     ("receivers", "copies", "tensorarms", "pairpayload", "rootkept"),  # what a method call's receiver is, by type terms; a name
     # or field rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor; the structure of
     # what a pair of stages exchanges; the payload a helper's broadcast hands back on its root

@@ -1,5 +1,5 @@
 """The ways a helper agrees the buffer it is handed beside a plain in-place
-collective in its straight-line body (``ModuleContext.agreed_in_place``).
+collective in its straight-line body (``agreedparams.agreed_in_place``).
 
 A collective skipped where its group has one rank agrees as well as one
 run: there the group has no other member to differ from::

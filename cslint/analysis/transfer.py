@@ -35,7 +35,8 @@ from .evaluator import Evaluator, unwrapped_iterable
 from .receivers import declared_object_names, declares_one_object
 from .roots import payload_name, rank_tested, root_constant
 from .rootkept import has_root_returns, root_kept_target, root_returned
-from .scope import canonical_text, passed_names
+from .agreedparams import agreeing_callees, passed_names
+from .scope import canonical_text
 from .shapes import settled_returned_name, tuple_elements
 from .complements import names_none_wherever_several_ranks, none_wherever_several_ranks
 from .iteration import bind_iteration
@@ -228,7 +229,7 @@ class Transfer:
         """A collective that writes its buffer in place makes the buffer
         uniform over its group (``dist.all_reduce(t)``), and so does a call
         of a function of the module that does that to its parameter
-        (:meth:`~cslint.analysis.scope.ModuleContext.agreed_in_place`);
+        (:func:`~cslint.analysis.agreedparams.agreed_in_place`);
         ``calls`` are the statement's :class:`~cslint.analysis.function.CallInfo`.
         So does a broadcast's payload on its root (:mod:`~cslint.analysis.roots`:
         node ``node`` of ``dataflow`` runs only where this rank is tested equal to it),
@@ -242,7 +243,7 @@ class Transfer:
             if match is None:
                 if root_helpers and call_info.raw:
                     self._root_kept(call_info.call, flow, dataflow, node)
-                if call_info.raw and info.ctx.agreeing_callees:
+                if call_info.raw and agreeing_callees(info.ctx):
                     ref = info.resolve_ref(call_info.call.func)
                     if ref is not None and (ref.tag == "func" or ref.tag == "method"):
                         for name, group in passed_names(info.ctx, call_info.call, ref):
