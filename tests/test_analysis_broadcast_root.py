@@ -2,7 +2,7 @@
 to the broadcast's root, the payload it passed is what every rank of the group
 gets back (cslint/analysis/roots.py), and a function each of whose returns hands
 on a result of collectives over one group returns the same value whichever
-return a rank takes (transfer.agreed_group)."""
+return a rank takes (resulttransfer.agreed_group)."""
 
 import textwrap
 

@@ -552,7 +552,7 @@ def test_an_element_of_a_returned_tuple_is_read_alone():
     returns when every return writes out a tuple (``return mine, agreed``), parameters bound per
     position; a function that returns a name, or whose returns differ between ranks, keeps its
     whole result in every element, except an element made of one group's collective results,
-    the same whichever return hands it on (transfer.agreed_group)."""
+    the same whichever return hands it on (resulttransfer.agreed_group)."""
     assert _lines(TUPLE_ELEMENTS) == [42, 50, 58, 64, 70]
 
 

@@ -266,7 +266,8 @@ ANALYSIS_PHASES = [
     ("typetests",),  # the reads of a name inside the arm of a type test for a class no data is of
     ("evaluator",),  # expressions
     ("flows",),  # the variables a walker carries through statements
-    ("fieldwrites",),  # what a statement writes into the fields of self
+    ("fieldwrites", "resulttransfer"),  # what a statement writes into the fields of self; what a return or a
+    # yield hands back
     ("transfer",),  # statements
     ("armexits", "exclusive", "mirrors", "twostage", "padding"),  # the ways out of an if's arm, where the names it bound take
     # its test back; a later arm whose test rules out an earlier one, where those names hold what they held before
