@@ -3,7 +3,8 @@
 import ast
 import textwrap
 
-from cslint.analysis.cfg import build_cfg, control_closure, control_dependence, postdominators
+from cslint.analysis.cfg import build_cfg
+from cslint.analysis.controldependence import control_closure, control_dependence, postdominators, reachable
 
 
 def _graph(source):
@@ -165,7 +166,6 @@ def test_mode_folding_drops_infeasible_branch():
     """)
     func = ast.parse(source).body[0]
     off = build_cfg(func, lambda test: False if ast.unparse(test) == "self.enable_attention_dp" else None)
-    from cslint.analysis.cfg import reachable
 
     coll = off.node_of(func.body[0].body[0])
     assert coll not in reachable(off)

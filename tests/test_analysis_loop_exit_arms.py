@@ -11,6 +11,7 @@ the sequences agree: nothing to report."""
 import textwrap
 
 from cslint.analysis import cfg as cfgmod
+from cslint.analysis.controldependence import postdominators
 from cslint.analysis.exitarms import exit_arm_deciders
 from cslint.api import check_source
 from cslint.config import Settings
@@ -61,7 +62,7 @@ def test_an_exit_arm_that_is_not_the_only_way_out_was_already_decided():
 def test_exit_arm_deciders_name_the_arm_that_post_dominates_its_test():
     func = compile(textwrap.dedent(DRAIN), "<drain>", "exec", 0x400).body[1]
     graph = cfgmod.build_cfg(func)
-    found = exit_arm_deciders(graph, cfgmod.postdominators(graph))
+    found = exit_arm_deciders(graph, postdominators(graph))
     lines = sorted({(graph.nodes[n].stmt.lineno, graph.nodes[d].stmt.lineno, label)
                     for n, deciders in found.items() for d, label, _header in deciders})
     assert lines == [(9, 8, True), (10, 8, True)]

@@ -206,6 +206,7 @@ ANALYSIS_PHASES = [
     ("divergence", "results", "callrefs"),  # divergence maps, over the atoms' sources; call results and their
     # nesting; references to functions, what a call calls
     ("cfg", "vocabulary"),  # control flow; names known without presets
+    ("controldependence",),  # what decides whether a node of the control flow runs
     ("syntax", "bindings", "ownstructure", "shapes", "records", "callfacts", "jobkills", "spans", "positions",
      "spreadlengths", "exitarms"),
     # what the syntax says; what it binds; what it says of a value's own structure; the per-file records; the methods

@@ -1,16 +1,12 @@
-"""Per-function control-flow graphs over stdlib ``ast``, post-dominators and
-control dependence.
+"""Per-function control-flow graphs over stdlib ``ast`` (what decides whether
+a node runs, its post-dominators and control dependence, is
+:mod:`~cslint.analysis.controldependence`'s).
 
 The graph is statement-level: one node per simple statement, one *test* node
 per ``if``/``while`` test, ``for`` header, ``match`` case, ``assert`` and
 ``except`` clause.  A node with several successors is a *decision*; its
 out-edges carry labels (``True``/``False`` for tests, ``'raise'`` for an
 exception edge into a handler, ``'fail'`` for a failing ``assert``).
-
-Control dependence follows Ferrante, Ottenstein and Warren: node ``n`` is
-control dependent on the edge ``a -> b`` when ``n`` post-dominates ``b`` but
-not ``a``.  Iterating it (the closure computed by :func:`control_closure`) is
-PARCOACH's iterated post-dominance frontier.
 
 Modelling choices (why, not what):
 * ``return`` goes to the one EXIT: a rank that leaves early skips whatever
@@ -629,126 +625,3 @@ def _connect_endless_loops(cfg: CFG) -> None:
             node.succs.append((cfg.exit, "never"))
             cfg.nodes[cfg.exit].preds.append(node.id)
     reaching = _reaches_exit(cfg)
-
-
-def reachable(cfg: CFG) -> set:
-    seen = {cfg.entry}
-    stack = [cfg.entry]
-    while stack:
-        n = stack.pop()
-        for s, _ in cfg.nodes[n].succs:
-            if s not in seen:
-                seen.add(s)
-                stack.append(s)
-    return seen
-
-
-def postdominators(cfg: CFG) -> list:
-    """Immediate post-dominator of every node (None for EXIT and for nodes
-    that cannot reach it).
-
-    Cooper, Harvey and Kennedy's iterative algorithm ("A Simple, Fast
-    Dominance Algorithm") on the reverse graph: one immediate post-dominator
-    per node and a walk up two chains to intersect them.  Memory is linear in
-    the graph; post-dominator *sets* as bit sets took n^2 bits, 1 GB for the
-    module-level code of a 4 MB file."""
-    n = len(cfg.nodes)
-    order = _reverse_postorder_backwards(cfg, reached_only=True)  # EXIT first
-    number = [-1] * n  # position in that order: a dominator comes first
-    for position, v in enumerate(order):
-        number[v] = position
-    ipdom: list = [None] * n
-    ipdom[cfg.exit] = cfg.exit
-    nodes = cfg.nodes
-    changed = True
-    while changed:
-        changed = False
-        for v in order:
-            if v == cfg.exit:
-                continue
-            new = None
-            for s, _ in nodes[v].succs:
-                if ipdom[s] is None:  # not processed yet, or cannot reach EXIT
-                    continue
-                if new is None:
-                    new = s
-                    continue
-                a, b = s, new
-                while a != b:  # walk up the tree to the common post-dominator
-                    while number[a] > number[b]:
-                        a = ipdom[a]
-                    while number[b] > number[a]:
-                        b = ipdom[b]
-                new = a
-            if new is not None and ipdom[v] != new:
-                ipdom[v] = new
-                changed = True
-    ipdom[cfg.exit] = None
-    return ipdom
-
-
-def _reverse_postorder_backwards(cfg: CFG, reached_only: bool = False) -> list:
-    """Reverse post-order of the reverse graph from EXIT; the nodes that
-    cannot reach EXIT follow (unless ``reached_only``)."""
-    seen = set()
-    order = []
-    stack = [(cfg.exit, iter(cfg.nodes[cfg.exit].preds))]
-    seen.add(cfg.exit)
-    while stack:
-        v, it = stack[-1]
-        advanced = False
-        for p in it:
-            if p not in seen:
-                seen.add(p)
-                stack.append((p, iter(cfg.nodes[p].preds)))
-                advanced = True
-                break
-        if not advanced:
-            order.append(v)
-            stack.pop()
-    order.reverse()
-    if reached_only:
-        return order
-    rest = [v for v in range(len(cfg.nodes)) if v not in seen]
-    return order + rest
-
-
-def control_dependence(cfg: CFG, ipdom: Optional[list] = None) -> dict:
-    """node id -> set of (decision node id, edge label) it is directly
-    control dependent on."""
-    if ipdom is None:
-        ipdom = postdominators(cfg)
-    cd: dict = {}
-    for a in cfg.nodes:
-        if len(a.succs) < 2:
-            continue
-        stop = ipdom[a.id]
-        for b, label in a.succs:
-            runner = b
-            guard = 0
-            while runner is not None and runner != stop and guard <= len(cfg.nodes):
-                cd.setdefault(runner, set()).add((a.id, label))
-                if runner == a.id:
-                    break
-                runner = ipdom[runner]
-                guard += 1
-    return cd
-
-
-def control_closure(cd: dict, node: int) -> list:
-    """All decisions a node is (transitively) control dependent on, nearest
-    first (breadth-first over the CD relation): the iterated post-dominance
-    frontier."""
-    out: list = []
-    seen = {node}
-    frontier = [node]
-    while frontier:
-        nxt = []
-        for n in frontier:
-            for dep, label in sorted(cd.get(n, ()), key=lambda x: (x[0], str(x[1]))):
-                if dep not in seen:
-                    seen.add(dep)
-                    out.append((dep, label))
-                    nxt.append(dep)
-        frontier = nxt
-    return out

@@ -12,6 +12,7 @@ from typing import Optional
 
 from .jobkills import exceptions_hang
 from . import cfg as cfgmod
+from .controldependence import control_closure, control_dependence, postdominators, reachable
 from .armexits import arm_exits, leaving_tests, rejoining_tests
 from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
 from .bindingflow import BindingFlow
@@ -51,9 +52,9 @@ class Dataflow(BindingFlow):
         self.info, self.evaluator, self.fold = info, evaluator, fold
         graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if exceptions_hang(info) else None,
                                 exits=info.ctx.exit_exceptions, quiet=info.cfg_quiet)
-        ipdom = cfgmod.postdominators(graph)
-        cd = cfgmod.control_dependence(graph, ipdom)
-        self.graph, self.cd, self.live = graph, cd, cfgmod.reachable(graph)
+        ipdom = postdominators(graph)
+        cd = control_dependence(graph, ipdom)
+        self.graph, self.cd, self.live = graph, cd, reachable(graph)
         self._ipdom, self._exit_arms = ipdom, None  # exit_arm_deciders, made when first asked
         self.handler_nodes = handler_entries(graph, info.parents)  # node -> the handlers around it
         self._cond_cache, self._implicit_cache = {}, {}  # node -> (what it was worked out from, its atoms)
@@ -75,7 +76,7 @@ class Dataflow(BindingFlow):
         self.stores = AlikeStores(info.parents, info.blocks, info.element_stores) if info.element_stores else None
         self.transfer = Transfer(evaluator)
         self.fields = SetFields(info, graph, evaluator)  # the fields it sets and then reads itself
-        closures = {n: cfgmod.control_closure(cd, n) for n in self.live}
+        closures = {n: control_closure(cd, n) for n in self.live}
         for n, owner in graph.finally_owner.items():
             if n in closures:
                 closures[n] = self._finally_closure(n, owner, closures[n])
@@ -107,7 +108,7 @@ class Dataflow(BindingFlow):
             try_entry = graph.node_of(stmt)
             if try_entry is not None:
                 break
-        outer = {d for d, _ in cfgmod.control_closure(cd, try_entry)} if try_entry is not None else set()
+        outer = {d for d, _ in control_closure(cd, try_entry)} if try_entry is not None else set()
         kept = []
         for d, label in closure:
             stmt = graph.nodes[d].stmt

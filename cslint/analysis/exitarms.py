@@ -2,7 +2,7 @@
 
 In ``while True: ...; if done: flush(); break`` every path out of the loop
 passes through the flush: it post-dominates the test, so control dependence
-(:func:`cfg.control_dependence`) never counts the test as deciding it.  Yet
+(:func:`controldependence.control_dependence`) never counts the test as deciding it.  Yet
 the ranks that take the arm run it on this pass while the others go on to
 the next one; guards.py adds the test for the arm's sites."""
 

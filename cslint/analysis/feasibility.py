@@ -45,6 +45,7 @@ import itertools
 from typing import NamedTuple, Optional
 
 from . import cfg as cfgmod
+from .controldependence import reachable
 from .astwalk import walk as fast_walk, walked
 from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
@@ -284,7 +285,7 @@ class Feasibility:
             case = cases[indices[0]]
             graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case), exits=self.info.ctx.exit_exceptions,
                                      quiet=self.info.cfg_quiet)
-            for n in cfgmod.reachable(graph):
+            for n in reachable(graph):
                 node = graph.nodes[n]
                 if node.stmt is None:
                     continue
