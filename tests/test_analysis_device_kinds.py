@@ -214,3 +214,67 @@ def by_index(x):
         dist.all_reduce(x)
 """)
     assert [code for code, _text in found] == ["CSL101"]
+
+
+# -- an element a rank picks: its device's kind differs -------------------------
+
+_PICKED = """
+
+def filtered(ts):
+    keep = [t for t in ts if t.sum() > dist.get_rank()]
+    if keep[0].device.type == "cpu":
+        dist.all_reduce(ts[0])  # filtered
+
+
+def strided_by_filter(ts):
+    mine = [t for i, t in enumerate(ts) if i % dist.get_world_size() == dist.get_rank()]
+    if mine[0].device.type == "cpu":
+        dist.all_reduce(ts[0])  # strided_by_filter
+
+
+def first_of_filter(ts):
+    mine = next(t for i, t in enumerate(ts) if i == dist.get_rank())
+    if mine.device.type == "cpu":
+        dist.all_reduce(ts[0])  # first_of_filter
+
+
+def sliced(ts):
+    mine = ts[dist.get_rank():]
+    if mine[0].device.type == "cpu":
+        dist.all_reduce(ts[0])  # sliced
+
+
+def stride_shard(model):
+    # each rank takes its stride of the parameters; some of them may live on the CPU
+    mine = list(model.parameters())[dist.get_rank()::dist.get_world_size()]
+    if mine[0].device.type == "cpu":
+        dist.barrier()  # stride_shard
+"""
+
+_PICKED_SITES = ["filtered", "strided_by_filter", "first_of_filter", "sliced", "stride_shard"]
+
+
+def test_the_device_kind_of_an_element_a_rank_picks_differs(tmp_path):
+    # INVALID: which element a rank picks decides the device it lives on, though placing one on this rank's
+    # device does not (reviewA53 dk2)
+    found = _found(tmp_path, _PICKED)
+    reported = sorted(text.rpartition("# ")[2] for code, text in found if code == "CSL101")
+    assert reported == sorted(_PICKED_SITES)
+
+
+def test_the_device_kind_of_elements_placed_on_this_ranks_device_stays_alike(tmp_path):
+    # VALID: every element is placed on this rank's own GPU, and the first is read whatever the rank
+    assert _found(tmp_path, """
+
+def placed_each(ts):
+    ys = [t.to(torch.device("cuda", int(os.environ["LOCAL_RANK"]))) for t in ts]
+    if ys[0].device.type == "cuda":
+        dist.all_reduce(ys[0])
+
+
+def placed_then_first(ts):
+    ys = [t.to(f"cuda:{dist.get_rank()}") for t in ts]
+    first = next(iter(ys))
+    if first.device.type == "cuda":
+        dist.all_reduce(first)
+""") == []

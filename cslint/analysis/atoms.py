@@ -407,6 +407,8 @@ ELEMENTS_HELD = "HHH"  # a container's elements, inside an object built from the
 #: back.  (Held as a container's elements are: the same transform.)
 PLACED = ELEMENTS_HELD
 KIND = "K--"  # a type test: a number read from the kind (see Kinds and lengths)
+#: a kind read that forgives no length: a rank-chosen selection decides which value's kind is read
+KIND_OF_SELECTED = "k--"
 SIZED = "LL-"  # a length made from values: a slice's width, ``range(n)``
 #: Spelt after a transform's three parts, what a value is where a type test for a class no data is of (a model, an
 #: optimizer: ``Preset.no_data_classes``) has passed: this rank's share of the data (``KIND_ALIKE_KINDS``) is not
@@ -630,9 +632,12 @@ ATTRIBUTE_KEEPS["type"] = "WC-"
 #: device the value lives on, which placing it on this rank's GPU (kind and
 #: index held together) leaves alike, as ``x.is_cuda`` (KIND_ATTRIBUTES); an
 #: object of a class of the tree reads its ``device`` field instead
-#: (fieldreads.FieldReads._attribute_value)
+#: (fieldreads.FieldReads._attribute_value).  A kind read that forgives no
+#: length (``k``, not :data:`KIND`): which element a rank picks of a list
+#: (``ts[rank::world][0]``, a filter by rank) decides where that element
+#: lives, so a rank-chosen length or selection stays a difference.
 DEVICE_KIND = "device.type"
-ATTRIBUTE_KEEPS[DEVICE_KIND] = KIND
+ATTRIBUTE_KEEPS[DEVICE_KIND] = KIND_OF_SELECTED
 
 
 # Attribute reads nest (``self.a.b.c``); a loop such as ``node = node.next``
