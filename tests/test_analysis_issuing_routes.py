@@ -276,6 +276,89 @@ def test_a_group_handed_in_and_the_default_group_stay_apart():
     """) == [4, 6]
 
 
+def test_a_world_field_of_a_group_handed_in_is_not_the_default_group():
+    # INVALID: ``group`` is what the caller hands (an object whose field WORLD is a gloo group), not the
+    # ``group`` of torch.distributed: rank 0 all-reduces over the gloo group, the others over the default one
+    # (reviewA53 grp/g1); so where it shadows an import of torch.distributed's ``group``, a parameter of an
+    # enclosing function, or a module-level assignment
+    assert _lines("""
+        class Groups:
+            def __init__(self, ranks):
+                self.WORLD = dist.new_group(ranks, backend="gloo")
+
+
+        def handed(x, group: Groups):
+            if dist.get_rank() == 0:
+                dist.all_reduce(x, group=group.WORLD)
+            else:
+                dist.all_reduce(x)
+    """) == [9, 11]
+    assert _lines("""
+        from torch.distributed import group
+
+
+        def shadowed(x, group):
+            if dist.get_rank() == 0:
+                dist.all_reduce(x, group=group.WORLD)
+            else:
+                dist.all_reduce(x)
+
+
+        def enclosing(x, group):
+            def run():
+                if dist.get_rank() == 0:
+                    dist.all_reduce(x, group=group.WORLD)
+                else:
+                    dist.all_reduce(x)
+            run()
+    """) == [7, 9, 15, 17]
+    assert _lines("""
+        class Holder:
+            pass
+
+
+        GroupMember = Holder()
+        GroupMember.WORLD = dist.new_group([0, 1], backend="gloo")
+
+
+        def reassigned(x):
+            if dist.get_rank() == 0:
+                dist.all_reduce(x, group=GroupMember.WORLD)
+            else:
+                dist.all_reduce(x)
+    """) == [12, 14]
+
+
+def test_the_default_group_by_its_imported_names_is_the_default_group():
+    # VALID: each name imported from torch.distributed (or its c10d module), at the top or in the function
+    assert _lines("""
+        from torch.distributed import group
+        from torch.distributed import distributed_c10d as c10d
+
+
+        def by_group(x):
+            if dist.get_rank() == 0:
+                dist.all_reduce(x)
+            else:
+                dist.all_reduce(x, group=group.WORLD)
+
+
+        def by_c10d_member(x):
+            if dist.get_rank() == 0:
+                dist.all_reduce(x)
+            else:
+                dist.all_reduce(x, group=c10d.GroupMember.WORLD)
+
+
+        def by_local_import(x):
+            import torch.distributed as tdist
+            if dist.get_rank() == 0:
+                dist.all_reduce(x)
+            else:
+                dist.all_reduce(x, group=tdist.group.WORLD)
+    """) == []
+
+
 def test_a_constructor_asks_what_its_call_hands_the_field_it_sets():
     # ``self.group = group`` in ``__init__``: the object's own barrier runs through what the call passes there
     # (program.passed_argument, read by bound_group and the routes alike)

@@ -281,7 +281,7 @@ def _group_argument_node(call: ast.Call, spec) -> Optional[ast.AST]:
     return None
 
 
-def issuing_route(func, call: ast.Call, spec) -> Optional[IssuingRoute]:
+def issuing_route(func, call: ast.Call, spec, imported_text) -> Optional[IssuingRoute]:
     """The communicator the collective ``call`` (in the function ``func``)
     is asked of (:class:`~cslint.analysis.records.IssuingRoute`): the object
     a method pattern's receiver is (``comm = self.pynccl_comm;
@@ -290,7 +290,10 @@ def issuing_route(func, call: ast.Call, spec) -> Optional[IssuingRoute]:
     is handed (``dist.all_reduce(x, group=g)``).  None where the call does
     not say: a configured collective, a library helper over a fixed group
     (``tensor_model_parallel_all_reduce`` picks its coordinator's
-    communicator itself), an object or group the text cannot follow."""
+    communicator itself), an object or group the text cannot follow.
+    ``imported_text``: a text spelt from the module its first name is
+    imported from, None where the function does not read that name from
+    an import (function.imported_text)."""
     if spec is None or spec.group is not None:
         return None
     if spec.pattern.startswith("*."):
@@ -306,24 +309,30 @@ def issuing_route(func, call: ast.Call, spec) -> Optional[IssuingRoute]:
     handle = _followed_text(func, argument)
     if not handle:
         return None
-    if module == "torch.distributed" and _names_default_group(handle):
+    if module == "torch.distributed" and _names_default_group(handle, imported_text):
         return IssuingRoute(module, "")  # the default group by its name: the same communicator
     # torch.distributed runs a collective on the group's own backend: the
     # group object is the communicator, as when its method is called
     return IssuingRoute("" if module == "torch.distributed" else module, got_object(spec.group_object(handle)))
 
 
-def _names_default_group(text: str) -> bool:
+#: torch.distributed's default group by its name, spelt from the module each name is imported from
+_DEFAULT_GROUP_TEXTS = frozenset(f"{module}.{name}" for module in ("torch.distributed",
+                                                                   "torch.distributed.distributed_c10d")
+                                 for name in ("group.WORLD", "GroupMember.WORLD", "_get_default_group()"))
+
+
+def _names_default_group(text: str, imported_text) -> bool:
     """Whether ``text`` names torch.distributed's default group, the one a
     collective handed no group runs over: ``dist.group.WORLD``,
     ``GroupMember.WORLD``, ``_get_default_group()`` (bare or on the
-    module)."""
-    owner, _, last = text.rpartition(".")
-    if last == "_get_default_group()":
-        return not owner or owner in TORCH_DISTRIBUTED_RECEIVERS
-    module, _, holder = owner.rpartition(".")
-    return last == "WORLD" and holder in ("group", "GroupMember") \
-        and (not module or module in TORCH_DISTRIBUTED_RECEIVERS)
+    module), each name as the file imports it from torch.distributed (a
+    parameter ``group`` is what its caller hands: ``group.WORLD`` is a field
+    of it, any group)."""
+    last = text.rpartition(".")[2]
+    if last != "WORLD" and last != "_get_default_group()":  # (most texts: no import read)
+        return False
+    return imported_text(text) in _DEFAULT_GROUP_TEXTS
 
 
 def got_object(text: str) -> str:

@@ -15,6 +15,7 @@ from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
 from .feasibility import constant_arguments, forwarded_case_parameters
+from .function import imported_text
 from .escapes import statement_escapes
 from .guards import Guards
 from .jobkills import exceptions_hang
@@ -102,7 +103,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=(), case_par
             site.fix = collective_facts(call, raw, match.spec, match.api, info.ctx.is_module_level) \
                 if match else wrapper_facts(call)
             if match is not None:
-                site.route = issuing_route(info.func, call, match.spec)
+                site.route = issuing_route(info.func, call, match.spec, lambda text: imported_text(info, text))
             site.when = when
             if match is not None and info.declared_globals and type(node.stmt) is ast.Assign \
                     and node.stmt.value is call:

@@ -16,7 +16,7 @@ from ..config import matches_any
 from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_RANK_ID, KIND_STEP_BATCH, fnmatch_any
 from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
-from .astwalk import BLOCKS_OF, DEFINITIONS, children_into, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, children_into, own_nodes, walk as fast_walk, walked
 from .callfacts import payload_argument
 from .classargs import chosen_class_call_ref, parameter_call_ref
 from .classreads import NO_NAMES
@@ -32,7 +32,7 @@ from .managed import context_calls, context_method_ref
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .positions import entry_positions
-from .bindings import params_that_may_be_none
+from .bindings import param_names, params_that_may_be_none
 from .syntax import CONTEXT_METHODS, annotation_text, calls_in_order, dotted
 from .vocabulary import GENERIC_METHODS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, match_call, wrapped_models
@@ -132,6 +132,29 @@ def free_names(info) -> frozenset:
         out |= outer.local_names
         outer = outer.enclosing
     return frozenset(out - own)
+
+
+def imported_text(info, text: str) -> Optional[str]:
+    """``text`` spelt from the module its first name is imported from (``dist.group.WORLD`` under ``import
+    torch.distributed as dist``: ``torch.distributed.group.WORLD``), where the function ``info`` reads that name
+    from an import of the file; None where nothing imports it, or where what the function reads by it is another
+    object: a parameter or a local bound otherwise than by an import, of the function or of one it is nested in
+    (``def step(x, group)``: ``group.WORLD`` is a field of what the caller hands), or a module-level assignment."""
+    head = text.partition(".")[0].partition("(")[0]  # (``_get_default_group()``: the name called)
+    ctx = info.ctx
+    if head not in ctx.imports or head in ctx.module_globals:
+        return None
+    scope = info
+    while scope is not None:
+        if head in param_names(scope.func) or head in scope.local_names and not _imports_locally(scope.func, head):
+            return None
+        scope = scope.enclosing
+    return canonical_text(head, ctx.imports) + text[len(head):]
+
+
+def _imports_locally(func: ast.AST, name: str) -> bool:
+    return any(type(node) in (ast.Import, ast.ImportFrom) and any(
+        (alias.asname or alias.name).split(".")[0] == name for alias in node.names) for node in own_nodes(func))
 
 
 def step_batch_param(info) -> Optional[int]:
