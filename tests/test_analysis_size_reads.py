@@ -210,3 +210,64 @@ def test_a_name_declared_global_or_nonlocal_is_bound_where_it_is_declared_to_be(
     """
     assert _unheld(nested) == ([("world_size", 9)], [])
     assert _unheld(nested.replace("len(reqs)", "4")) == ([], [])
+
+
+# A name declared ``global`` or ``nonlocal`` is bound in the scope it names
+# AND read where it is declared: its other bindings there (``world_size =
+# tp_size``) read what it holds.  Moving its bindings out left that scope
+# judging ``world_size`` against nothing, so a size alias of the rank folded.
+_DECLARED = {
+    "global_alias": """
+        import torch.distributed as dist
+
+        tp_size = 1
+        world_size = 1
+
+
+        def g(x):
+            global tp_size, world_size
+            tp_size = dist.get_rank() + 1
+            world_size = tp_size
+            if world_size > 1:
+                dist.all_reduce(x)
+    """,
+    "global_then_local": """
+        import torch.distributed as dist
+
+        tp_size = 1
+
+
+        def g(x):
+            global tp_size
+            tp_size = dist.get_rank() + 1
+            world_size = tp_size
+            if world_size > 1:
+                dist.all_reduce(x)
+    """,
+    "nonlocal_then_local": """
+        import torch.distributed as dist
+
+
+        def outer(x):
+            tp_size = dist.get_world_size()
+
+            def inner():
+                nonlocal tp_size
+                tp_size = dist.get_rank() + 1
+                world_size = tp_size
+                if world_size > 1:
+                    dist.all_reduce(x)
+
+            inner()
+    """,
+}
+
+
+def test_a_size_alias_of_a_declared_name_holding_the_rank_does_not_fold(tmp_path):
+    for name, source in _DECLARED.items():
+        assert _lines(tmp_path, source), name
+
+
+def test_a_size_alias_of_a_declared_name_holding_a_size_still_folds(tmp_path):
+    source = _DECLARED["global_then_local"].replace("dist.get_rank() + 1", "dist.get_world_size()")
+    assert _lines(tmp_path, source) == []

@@ -170,7 +170,7 @@ def size_reads_of(tree: ast.Module, fields: frozenset, job_tests: frozenset, wal
                     names.setdefault(node.target.id, []).append((node.value, origin))
         for name, table in shared.items():  # bound where it is declared to be
             if name in names and table is not None:
-                table.setdefault(name, []).extend(names.pop(name))
+                table.setdefault(name, []).extend(names[name])  # (and still bound here: its reads and its other bindings here)
         scopes.append((scope, params, names))
     return _decide(scopes, stores, fields, job_tests, declared, module_names)
 
