@@ -1,5 +1,10 @@
 """A lambda or nested function changes the fields of its method's object only
-if it can reach the object (issue 14, object-taint-spread): a method holding a
+if it can reach the object.  Not modelled yet: a method holding any lambda or
+nested definition "hands self on" (``FuncFacts.hands_self``), so the sort key
+below is a strict xfail; a first reading (reverted) pooled the names every
+closure binds and missed the closures that reach the object through a default
+argument, another closure's parameter of the same name or a local alias of a
+parameter, which now stand as INVALID shapes below (issue 14, object-taint-spread): a method holding a
 sort key that names a number and its own argument (``key=lambda r: direction
 * r.priority``) writes no field but those it writes itself, so a rank-local
 test around the call of that method decides only those fields.  Before, any
@@ -17,6 +22,8 @@ number an if-expression picks by a test of a field holds nothing of it.  Each IN
 test picks and must stay reported."""
 
 import textwrap
+
+import pytest
 
 from cslint.api import check_source
 
@@ -111,6 +118,39 @@ REACHING = {
             choose = self.choose
             self.waiting.sort(key=lambda r: choose(r))
             self.waiting.append(req)""",
+    "a default argument reads the local": """
+            touch = self.touch
+            self.waiting.sort(key=lambda r, touch=touch: touch(r))
+            self.waiting.append(req)""",
+    "a nested definition's default argument": """
+            touch = self.touch
+            def key(r, touch=touch):
+                return touch(r)
+            self.waiting.sort(key=key)
+            self.waiting.append(req)""",
+    "another lambda's parameter has the local's name": """
+            touch = self.touch
+            self.waiting.sort(key=lambda touch: touch.priority)
+            self.waiting.sort(key=lambda r: touch(r))
+            self.waiting.append(req)""",
+    "a nested class's method binds its own self": """
+            class Key:
+                def __init__(self, r):
+                    self.r = r
+            self.waiting.sort(key=lambda r: self.touch(r))
+            self.waiting.append(req)""",
+    "a comprehension in the lambda binds the name": """
+            touch = self.touch
+            self.waiting.sort(key=lambda r: (touch(r), [touch for touch in ()]))
+            self.waiting.append(req)""",
+    "a local alias of a parameter": """
+            srv = key_of
+            self.waiting.sort(key=lambda r: srv(r))
+            self.waiting.append(req)""",
+    "a local alias of the module global holding the object": """
+            srv = _SERVER
+            self.waiting.sort(key=lambda r: srv.touch(r))
+            self.waiting.append(req)""",
 }
 
 
@@ -121,6 +161,7 @@ def _reported(enqueue):
     return sorted(f.condition for f in check_source(source, report="per-site").findings)
 
 
+@pytest.mark.xfail(strict=True, reason="a method holding any closure may write any field of its object (not modelled)")
 def test_a_sort_key_reaching_nothing_of_the_object_writes_no_field():
     # what the method writes itself stays decided by the test
     assert _reported(SORT_KEY) == ["self.waiting"]

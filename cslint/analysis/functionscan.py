@@ -11,11 +11,10 @@ of its own (memosyntax.py), the names it declares ``global`` or ``nonlocal`` and
 from __future__ import annotations
 
 import ast
-import builtins
 from typing import NamedTuple
 
-from .astwalk import CHILDREN, walk
-from .bindings import local_values, target_names
+from .astwalk import CHILDREN
+from .bindings import target_names
 from .callrefs import is_classmethod
 from .classreads import NO_NAMES, TYPE_TESTS, class_names_of, handed_classes, type_tested
 from .lists import list_index_stores
@@ -27,10 +26,6 @@ from .stores import built_comprehension, split_sizes
 from .syntax import dotted
 from .vocabulary import ELEMENT_ADDERS, LOCAL_IO_CALLS, OBJECT_READERS, reads_object_only
 from .wrappers import imports_a_wrapper, inherited_collective, match_call, own_nodes, wrapped_models
-
-
-#: the names Python's builtins module defines (``max``, ``len``): a closure reading one reads no object of the tree
-_BUILTIN_NAMES = frozenset(dir(builtins))
 
 
 class CallScan(NamedTuple):
@@ -144,7 +139,6 @@ class FunctionScan:
         calls_by_statement: dict = {}
         bare_calls: list = []  # the calls without arguments (facts._run_refs)
         lambdas_by_statement: dict = {}
-        closures: list = []  # the lambdas and nested definitions: whether they reach self (closures_reach_object)
         walrus_by_statement: dict = {}
         owner = None
         statement_types = _STATEMENT_TYPES
@@ -266,13 +260,13 @@ class FunctionScan:
             elif t in nested:
                 local.add(node.name)
                 nested_definitions.append(node)
-                closures.append(node)
+                hands_self = True
                 decorated = decorated or bool(node.decorator_list)
                 stack.extend(node.decorator_list)
                 continue
             elif t is ast.Lambda:
                 lambdas_by_statement.setdefault(id(owner), []).append(node)
-                closures.append(node)
+                hands_self = True
                 continue
             elif t is ast.Await:
                 hands_self = True  # other coroutines run while it waits (a generator's consumer is its caller)
@@ -354,7 +348,6 @@ class FunctionScan:
         self.existing_key_stores = frozenset(existing_key_stores.union(list_index_stores(self, index_stores)))
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
         self.iteration_targets = frozenset(iteration_targets)
-        hands_self = hands_self or bool(closures) and closures_reach_object(self.func, closures, self_name)
         self.self_calls, self.hands_self = tuple(dict.fromkeys(self_calls)), hands_self
         self.may_write_field = may_write_field if not decorated else (None if may_write_field else False)
         self.attach_candidates = attach_candidates
@@ -411,54 +404,3 @@ def held_store(receiver: ast.AST, name: str) -> str:
 def _earlier_line(line, node: ast.AST):
     """The earlier of ``line`` (None: none yet) and ``node``'s line."""
     return node.lineno if line is None or node.lineno < line else line
-
-
-def closures_reach_object(func: ast.AST, closures: list, self_name) -> bool:
-    """Whether a lambda or a definition nested in a method (``closures``) may
-    reach the method's object, and so change its fields whenever it is
-    called (``FuncFacts.hands_self``): where it names ``self``, ``super`` or
-    ``__class__``, or a name it does not bind itself that is neither a
-    builtin nor a local of the method every binding of which is a value that
-    cannot hold the object (:func:`_may_hold_object`): a parameter (a caller
-    may hand in a bound method), a loop's target, a local bound to
-    ``self.reset`` (then ``lambda: reset()``), a module's name (a global may
-    hold the object), any name :func:`~cslint.analysis.bindings.local_values`
-    cannot tell.  A closure naming none of them holds no reference to the
-    object: the key of a sort (``lambda item: (direction * item.priority,
-    item.time)``, ``direction`` a number an if-expression picks by a test of
-    a field) changes nothing of it.  Outside a method: always."""
-    if not self_name:
-        return True
-    read, own = set(), set()
-    for closure in closures:
-        for node in walk(closure):
-            t = type(node)
-            if t is ast.Name:
-                (read if type(node.ctx) is ast.Load else own).add(node.id)
-            elif t is ast.arg:
-                own.add(node.arg)
-    free = read - own
-    if self_name in free or "super" in free or "__class__" in free:
-        return True
-    for name in sorted(free):
-        values = local_values(func, name)
-        if values is None or not values and name not in _BUILTIN_NAMES \
-                or any(_may_hold_object(value, self_name) for value in values):
-            return True  # (a parameter, a binding it cannot tell, a global: a module's name)
-    return False
-
-
-def _may_hold_object(value: ast.AST, self_name: str) -> bool:
-    """Whether what ``value`` evaluates to may be the object named
-    ``self_name`` or something reaching it (a bound method, a field's
-    object, what a call hands back): where ``self`` is named anywhere in it
-    but in the test of an if-expression, a comparison or a ``not``, which
-    give a value of their own (a branch's, a bool)."""
-    t = type(value)
-    if t is ast.Constant or t is ast.Compare or t is ast.UnaryOp and type(value.op) is ast.Not:
-        return False
-    if t is ast.IfExp:
-        return _may_hold_object(value.body, self_name) or _may_hold_object(value.orelse, self_name)
-    if t is ast.BoolOp:
-        return any(_may_hold_object(operand, self_name) for operand in value.values)
-    return any(type(node) is ast.Name and node.id == self_name for node in walk(value))

@@ -381,8 +381,7 @@ class FuncFacts:
     class_args: tuple = ()
     #: a method: the names of the methods it calls on ``self``, and whether it
     #: may change ``self``'s fields otherwise than by its own stores and those
-    #: calls (``self`` read bare, a lambda or nested function that may reach
-    #: it: ``functionscan.closures_reach_object``, an ``await``;
+    #: calls (``self`` read bare, a nested function, an ``await``;
     #: ``FunctionInfo.scan_calls``)
     self_calls: tuple = ()
     hands_self: bool = False
