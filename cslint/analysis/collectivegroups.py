@@ -16,7 +16,7 @@ from .records import CollectiveMatch, IssuingRoute
 from .astwalk import walked
 from .bindings import local_values, param_names
 from .syntax import dotted, unparse
-from .vocabulary import TORCH_DISTRIBUTED_RECEIVERS, looks_like_communicator
+from .vocabulary import TORCH_DISTRIBUTED_MODULES, TORCH_DISTRIBUTED_RECEIVERS, looks_like_communicator
 
 
 #: the nodes that bind the name they carry (``except ... as name``, a definition, a ``match`` capture)
@@ -317,8 +317,7 @@ def issuing_route(func, call: ast.Call, spec, imported_text) -> Optional[Issuing
 
 
 #: torch.distributed's default group by its name, spelt from the module each name is imported from
-_DEFAULT_GROUP_TEXTS = frozenset(f"{module}.{name}" for module in ("torch.distributed",
-                                                                   "torch.distributed.distributed_c10d")
+_DEFAULT_GROUP_TEXTS = frozenset(f"{module}.{name}" for module in TORCH_DISTRIBUTED_MODULES
                                  for name in ("group.WORLD", "GroupMember.WORLD", "_get_default_group()"))
 
 

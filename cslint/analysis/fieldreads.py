@@ -108,8 +108,9 @@ class FieldReads:
         out: dict = {}
         keep = ATTRIBUTE_KEEPS.get(atom.attr, SHAPE)
         family_of = self.resolver.family
+        device_kind = atom.attr == DEVICE_KIND
         for inner in self._in_order(atom.inner):
-            if atom.attr == DEVICE_KIND and self.resolver.receivers.field_families(inner, "device"):
+            if device_kind and self.resolver.receivers.field_families(inner, "device"):
                 # ``obj.device.type`` of an object of the tree: its ``device`` field's kind
                 for k, (dims, via) in self.eval(attribute(attribute(frozenset({inner}), "device"), "type"),
                                                 mode).items():

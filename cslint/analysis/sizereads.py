@@ -242,8 +242,8 @@ def _note_unknown(target, names: dict, origin: tuple, selves, fields, params, sc
             names.setdefault(leaf.id, []).append((None, origin))
 
 
-def _decide(scopes: list, stores: list, fields: frozenset, job_tests: frozenset, declared: list = (),
-            module_names: dict = None) -> tuple:
+def _decide(scopes: list, stores: list, fields: frozenset, job_tests: frozenset, declared: list,
+            module_names: dict) -> tuple:
     """The names and fields whose bindings do not all hold a size, to a
     fixpoint (``world_size = dp_size`` holds what ``dp_size`` holds; each
     binding read with the parameters and names of the scope it is made in).
