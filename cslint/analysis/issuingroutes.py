@@ -40,7 +40,7 @@ def site_routes(program: Program, site: Site, caller: Optional[FuncFacts], mode:
     None where it is unknown.  A direct collective is asked of its own
     communicator for everything it issues; a call of a function in a call
     cycle with ``caller`` issues by unknown routes (:func:`function_routes`)."""
-    key = (id(site), mode)
+    key = (id(site), mode, caller.key if caller is not None else None)  # (the answer reads the caller's cycle)
     found = memo.get(key)
     if found is not None and found[0] is site:
         return found[1]
