@@ -34,6 +34,7 @@ def agreeing_callees(ctx: ModuleContext) -> bool:
             for q in ctx.definitions())
     return found
 
+
 def agreed_in_place(ctx: ModuleContext, ref) -> dict:
     """{parameter name: group} of a function or method of the module of ``ctx``
     that hands the parameter's object, as it received it, to a

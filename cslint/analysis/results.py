@@ -172,11 +172,9 @@ class AtomBuilder:
     def _flatten_atom(self, atom, within: bool, levels: int = 1) -> frozenset:
         """:meth:`flatten` of one nested atom.  Atom sets are rebuilt all
         the time (every evaluation of an expression unions its parts anew),
-        but the atoms in them are shared objects: the memo is per atom."""
+        but the atoms in them are shared objects: the memo is per atom
+        (:meth:`flatten` reads it before it calls this)."""
         memo_key = (id(atom), within, levels)
-        known = self._flat.get(memo_key)
-        if known is not None and known[0] is atom:
-            return known[1]
         tag = atom.tag
         if tag == "R" and levels and (atom.args or atom.kwargs) \
                 and (atom.ref in self._bound or levels == BOUND_LEVELS and atom.ref in self._bound_outer):
