@@ -233,11 +233,7 @@ def roles_agree(tree: tuple, constants: tuple, divergent: tuple, sequence) -> bo
     differs over the group), given the agreed ones; ``sequence`` maps a site
     sequence to the collectives it issues over the group."""
     outcomes: dict = {}
-    agreed = [index for index, differs in enumerate(divergent) if not differs]
-    for classes in _partitions(len(divergent)):
-        if not _consistent(classes, constants):
-            continue
-        key = tuple(classes[i] == classes[j] for i in agreed for j in agreed if i < j)
+    for key, classes in _ways_by_agreed(constants, divergent):
         issued = _issued(tree, classes, sequence)
         if outcomes.setdefault(key, issued) != issued:
             return False
@@ -251,12 +247,19 @@ def role_ways(tree: tuple, constants: tuple, divergent: tuple) -> list:
     apart: arms the route comparison reads (which communicators each role
     asks, :meth:`~cslint.analysis.uniformity.UniformityInfo.routes_part`)."""
     outcomes: dict = {}
+    for key, classes in _ways_by_agreed(constants, divergent):
+        outcomes.setdefault(key, []).append(tuple(_paths_taken(tree, classes)))
+    return [outcomes[key] for key in sorted(outcomes)]
+
+
+def _ways_by_agreed(constants: tuple, divergent: tuple):
+    """``(key, classes)`` for each partition of the operands into equal
+    classes that the constants allow, ``key`` how the agreed operands (those
+    ``divergent`` says do not differ) compare among themselves in it."""
     agreed = [index for index, differs in enumerate(divergent) if not differs]
     for classes in _partitions(len(divergent)):
         if _consistent(classes, constants):
-            key = tuple(classes[i] == classes[j] for i in agreed for j in agreed if i < j)
-            outcomes.setdefault(key, []).append(tuple(_paths_taken(tree, classes)))
-    return [outcomes[key] for key in sorted(outcomes)]
+            yield tuple(classes[i] == classes[j] for i in agreed for j in agreed if i < j), classes
 
 
 def _paths_taken(block: tuple, classes: tuple) -> list:

@@ -36,7 +36,7 @@ import re
 
 from ..presets.rank_names import is_size_name
 from .astwalk import BLOCKS_OF, own_nodes, scoped_walk
-from .bindings import pairwise, param_names
+from .bindings import flatten_targets, pairwise, param_names
 from .grouptests import is_size_expr
 from .syntax import dotted
 
@@ -107,7 +107,7 @@ def size_reads_of(tree: ast.Module, fields: frozenset, job_tests: frozenset, wal
     it declares ``nonlocal`` in the enclosing function binding it; a nested
     function's ``self.attr = ...`` stores into the field of the method it
     is nested in."""
-    scopes: list = []  # (scope node, parameters, {name: [(value or None, parameters, id(scope made in))]})
+    scopes: list = []  # (scope node, {name: [(value or None, (parameters, id(scope made in)))]})
     stores: list = []  # (parameters, scope node, attr, value or None) of the size fields of ``self``
     declared: list = []  # (scope node, the names it declares global) for the reads of them there
     module_names: dict = {}
@@ -171,7 +171,7 @@ def size_reads_of(tree: ast.Module, fields: frozenset, job_tests: frozenset, wal
         for name, table in shared.items():  # bound where it is declared to be
             if name in names and table is not None:
                 table.setdefault(name, []).extend(names[name])  # (and still bound here: its reads and its other bindings here)
-        scopes.append((scope, params, names))
+        scopes.append((scope, names))
     return _decide(scopes, stores, fields, job_tests, declared, module_names)
 
 
@@ -218,14 +218,7 @@ def _unpacked(target, value):
 
 def _leaves(target) -> list:
     """The names and attributes a target binds, nested unpackings and ``*`` included."""
-    t = type(target)
-    if t is ast.Name or t is ast.Attribute:
-        return [target]
-    if t is ast.Tuple or t is ast.List:
-        return [leaf for element in target.elts for leaf in _leaves(element)]
-    if t is ast.Starred:
-        return _leaves(target.value)
-    return []
+    return [leaf for leaf in flatten_targets(target) if type(leaf) is ast.Name or type(leaf) is ast.Attribute]
 
 
 def _note_unknown(target, names: dict, origin: tuple, selves, fields, params, scope, stores: list) -> None:
@@ -249,7 +242,7 @@ def _decide(scopes: list, stores: list, fields: frozenset, job_tests: frozenset,
     binding read with the parameters and names of the scope it is made in).
     The reads of a name a function declares ``global`` are those of the
     module's name."""
-    scopes = [entry for entry in scopes if entry[2]]  # only a scope binding a size name has names to decide
+    scopes = [entry for entry in scopes if entry[1]]  # only a scope binding a size name has names to decide
     if not scopes and not stores:
         return frozenset(), frozenset()
     unheld_names: dict = {}  # id(scope) -> its names some binding of which holds no size
@@ -257,7 +250,7 @@ def _decide(scopes: list, stores: list, fields: frozenset, job_tests: frozenset,
     changed = True
     while changed:
         changed = False
-        for scope, _params, names in scopes:
+        for scope, names in scopes:
             bad = unheld_names.setdefault(id(scope), set())
             for name, values in names.items():
                 if name not in bad and not all(
@@ -272,9 +265,9 @@ def _decide(scopes: list, stores: list, fields: frozenset, job_tests: frozenset,
                 unheld_fields.add(attr)
                 changed = True
     reads = set()
-    walks = [(scope, frozenset(unheld_names[id(scope)])) for scope, _params, _names in scopes]
+    walks = [(scope, frozenset(unheld_names[id(scope)])) for scope, _names in scopes]
     if declared and module_names:
-        module_scope = next(scope for scope, _params, names in scopes if names is module_names)
+        module_scope = next(scope for scope, names in scopes if names is module_names)
         bad_globals = unheld_names[id(module_scope)]
         walks += [(scope, names & bad_globals) for scope, names in declared]
     for scope, bad in walks:
