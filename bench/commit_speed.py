@@ -10,6 +10,15 @@ the wall clock), the ratios of the medians, and the median of the per-pair
 ratios.  Target for a behaviour-preserving restructuring: new/old <= 1.10.
 
     .venv/bin/python bench/commit_speed.py --old 19846d2 --new . --repeat 7
+
+``--min-of N`` is the steadier measure on a shared machine: N interleaved
+rounds, and only each side's least CPU time and the ratio of the two.  Other
+processes can only add time to a run (cache misses, preemption, frequency
+steps), never take it away, so the least of N runs is the closest to what the
+version itself costs, where a median still moves with the load of the hour.
+
+    .venv/bin/python bench/commit_speed.py --old main --new . --min-of 5 --jobs 1 \
+        --config bench/realtree/cslint.toml ~/.cache/cslint-realtree/vllm-0.33.0/vllm
 """
 
 from __future__ import annotations
@@ -39,12 +48,14 @@ def checkout(version: str):
         yield tmp
 
 
-def one_run(directory: str, tree: str, python: str, jobs) -> tuple:
+def one_run(directory: str, tree: str, python: str, jobs, config=None) -> tuple:
     """(wall seconds, CPU seconds of the run and its workers)."""
     env = dict(os.environ, PYTHONPATH=directory)
     command = [python, "-m", "cslint", "check", "--no-cache", "--format", "json", tree]
     if jobs is not None:
         command += ["--jobs", str(jobs)]
+    if config is not None:
+        command += ["--config", config]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     # in the checkout: ``python -m`` puts the working directory first on sys.path
@@ -57,6 +68,19 @@ def one_run(directory: str, tree: str, python: str, jobs) -> tuple:
     return seconds, cpu
 
 
+def min_of_n_report(old_cpus: list, new_cpus: list) -> list:
+    """The lines of the ``--min-of`` table: each side's least CPU seconds
+    (and the spread above it, as a sign of how busy the machine was) and
+    new/old of the minima."""
+    lines = []
+    for label, cpus in (("old", old_cpus), ("new", new_cpus)):
+        least = min(cpus)
+        lines.append(f"{label} cpu min-of-{len(cpus)} {least:.2f} s (max {max(cpus):.2f}, "
+                     f"spread {(max(cpus) / least - 1) * 100:.0f} %)")
+    lines.append(f"new/old cpu min-of-{min(len(old_cpus), len(new_cpus))}: {min(new_cpus) / min(old_cpus):.3f}")
+    return lines
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tree", nargs="?", default=None, help="default: the pinned vLLM tree of bench/realtree.py")
@@ -64,17 +88,28 @@ def main(argv=None) -> int:
     parser.add_argument("--new", default=ROOT)
     parser.add_argument("--repeat", type=int, default=5, help="pairs of runs (default: 5)")
     parser.add_argument("--jobs", type=int, help="--jobs for both (default: cslint's own default)")
+    parser.add_argument("--min-of", type=int, metavar="N",
+                        help="N interleaved rounds; print only the least CPU seconds of each side and their ratio")
+    parser.add_argument("--config", help="--config for both (e.g. bench/realtree/cslint.toml)")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args(argv)
+    if args.min_of is not None:
+        args.repeat = args.min_of
+    if args.config is not None:
+        args.config = os.path.abspath(args.config)
     args.tree = os.path.abspath(args.tree or pinned("vllm") or parser.error("the pinned vLLM tree cannot be had; pass a tree"))
     old_times, new_times = [], []
     with checkout(args.old) as old_dir, checkout(args.new) as new_dir:
-        one_run(old_dir, args.tree, args.python, args.jobs)  # warm the page cache for both
+        one_run(old_dir, args.tree, args.python, args.jobs, args.config)  # warm the page cache for both
         for index in range(args.repeat):
             # alternate which side goes first, so neither always follows the other
             order = ((old_dir, old_times), (new_dir, new_times))
             for directory, times in (order if index % 2 == 0 else order[::-1]):
-                times.append(one_run(directory, args.tree, args.python, args.jobs))
+                times.append(one_run(directory, args.tree, args.python, args.jobs, args.config))
+    if args.min_of is not None:
+        print(f"tree: {args.tree}  (jobs={args.jobs or 'default'}; old {args.old}, new {args.new})")
+        print("\n".join(min_of_n_report([c for _, c in old_times], [c for _, c in new_times])))
+        return 0
     print(f"tree: {args.tree}  ({args.repeat} alternating pairs, jobs={args.jobs or 'default'})")
     print(f"{'version':<28} {'wall med':>9} {'min':>7} {'max':>7} {'cpu med':>8} {'min':>7} {'max':>7}")
     for label, runs in ((f"old {args.old}", old_times), (f"new {args.new}", new_times)):
