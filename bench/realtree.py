@@ -26,8 +26,6 @@ How to label, the columns and the categories: bench/realtree/README.md.
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import os
 import random
@@ -39,7 +37,7 @@ import tempfile
 import time
 import zipfile
 from collections import Counter, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Iterable, Optional
 

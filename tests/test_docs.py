@@ -5,7 +5,6 @@ every option, and the commands it shows run as written."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess

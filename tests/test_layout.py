@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PACKAGES = ("cslint", "codemods", "tensorrt_llm_patch")
@@ -371,3 +372,63 @@ def test_the_rank_id_kind_is_written_by_its_constant():
         copies.extend(f"{module}:{node.lineno}" for node in ast.walk(tree)
                       if isinstance(node, ast.Constant) and node.value in (KIND_RANK_ID, KIND_DEVICE_ID))
     assert copies == []
+
+
+def _top_level_imported_names(tree: ast.Module):
+    """``(name, node)`` for each name a module's top-level imports bind
+    (those under ``if TYPE_CHECKING:`` included: an annotation reads them)."""
+    stack = list(tree.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.If):
+            stack.extend(node.body + node.orelse)
+        elif isinstance(node, ast.Try):
+            stack.extend(node.body + node.orelse + node.finalbody + [s for h in node.handlers for s in h.body])
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for alias in node.names:
+                if alias.name != "*" and not (isinstance(node, ast.ImportFrom) and node.module == "__future__"):
+                    yield (alias.asname or alias.name).partition(".")[0], node
+
+
+def _names_in_string_annotations(tree: ast.Module) -> set:
+    """The identifiers a string annotation spells (``node: "nodes.Module"``)."""
+    annotations = [node.annotation for node in ast.walk(tree) if isinstance(node, (ast.arg, ast.AnnAssign))
+                   and node.annotation is not None]
+    annotations += [node.returns for node in ast.walk(tree)
+                    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None]
+    return {name for annotation in annotations for node in ast.walk(annotation)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            for name in re.findall(r"[A-Za-z_]\w*", node.value)}
+
+
+def test_no_module_imports_a_name_it_never_reads():
+    """An import nothing reads misleads the reader about what a module
+    depends on; a name another module imports from it (a re-export) counts
+    as read there.  ``__init__.py`` files re-export by design."""
+    trees = {}
+    for module, path in _modules().items():
+        with open(path, encoding="utf-8") as handle:
+            trees[module] = (path, ast.parse(handle.read()))
+    imported_from: set = set()  # (module, name) another module imports by name
+    for module, (path, tree) in trees.items():
+        package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    base = ".".join(parts + ([node.module] if node.module else []))
+                imported_from.update((base, alias.name) for alias in node.names)
+    unread = []
+    for module, (path, tree) in sorted(trees.items()):
+        if path.endswith("__init__.py"):
+            continue
+        read = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        read.update(_names_in_string_annotations(tree))
+        read.update(element.value for node in tree.body if isinstance(node, ast.Assign)  # ``__all__``: exported
+                    and any(isinstance(target, ast.Name) and target.id == "__all__" for target in node.targets)
+                    for element in getattr(node.value, "elts", ()) if isinstance(element, ast.Constant))
+        for name, _node in _top_level_imported_names(tree):
+            if name not in read and (module, name) not in imported_from:
+                unread.append(f"{module}: {name}")
+    assert unread == []

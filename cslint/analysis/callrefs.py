@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from .atoms import PIECE_PICK, made, made_from_one_tuple, with_ref
+from .atoms import made, made_from_one_tuple, with_ref
 
 #: The arguments of a call as a method found by its name alone is matched
 #: against them (``receivers.binds``): ``(positional, keywords)``, the number

@@ -47,7 +47,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .constructions import is_constructor
-from .records import called_refs, every_called_ref
+from .records import every_called_ref
 from .resolution import issued_collective
 
 #: how many calls deep a constructor's leading call is followed

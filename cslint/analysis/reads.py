@@ -15,10 +15,10 @@ from ..presets import ALL_DIMS
 from .noneness import NONE_PART
 from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
 from .atoms import (
-    CONTENTS, DROP, EMPTY, IDENT, NONE_ARG, NONE_PARAM, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, STORED_OWN,
+    CONTENTS, DROP, EMPTY, IDENT, NONE_ARG, NONE_PARAM, OWN_ARG, OWN_PARAM, PIECE_PICK, SHAPE, SPREAD_OWN, STORED_OWN,
     base_field, entry_base, field_name, param, project, source, unpicked,
 )
-from .callrefs import OWN_PART, PIECE_PICK, THROUGH_INSTANCE
+from .callrefs import OWN_PART, THROUGH_INSTANCE
 from .fieldreads import FieldReads
 from .divergence import extend_via, merge, transformed
 from .positions import POSITION_PARAM, parameter_of, passes_alike

@@ -16,10 +16,10 @@ from .astwalk import walked
 from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_own, parted_by
 from .environment import fork
 from .atoms import (
-    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, SHAPE, SIZED, attribute, call_result,
+    CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, PIECE_PICK, SHAPE, SIZED, attribute, call_result,
     field_read, own_field, own_params, picking_from, project, source, whole,
 )
-from .callrefs import PIECE_PICK, element, own_results, part_ref
+from .callrefs import element, own_results, part_ref
 from .noneness import none_of
 from .results import nesting
 from .iteration import bind_iteration
