@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from cslint.analysis.astwalk import children_into, iter_children, walk, walked
+from cslint.analysis.astwalk import children_into, imported_names, iter_children, walk, walked
 
 #: node kinds the fast walk leaves out (read through their parent's fields)
 _NOT_VISITED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.alias)
@@ -109,3 +109,11 @@ def test_nodes_built_by_hand_without_some_fields_are_walked_field_by_field():
     out: list = []
     children_into(ast.Expr(value=call), out)
     assert out == [call]
+
+
+def test_imported_names_are_what_an_import_binds():
+    """The walk leaves import aliases out, so every analysis asks
+    ``imported_names`` what an import binds: the first part of a dotted
+    module, or its ``as`` name."""
+    statements = ast.parse("import os.path, sys as system\nfrom .pkg import a, b as c\nfrom m import *").body
+    assert [imported_names(statement) for statement in statements] == [["os", "system"], ["a", "c"], ["*"]]

@@ -246,6 +246,13 @@ def block_fields(node_type: type) -> tuple:
     return BLOCKS_OF[node_type]
 
 
+def imported_names(node) -> list:
+    """The names an ``import`` or ``from ... import`` statement binds, in its
+    order: ``import a.b`` binds ``a``, ``import a.b as c`` binds ``c``
+    (``from m import *`` yields ``*``)."""
+    return [(alias.asname or alias.name).partition(".")[0] for alias in node.names]
+
+
 def plain_bindings(func: ast.AST, accept) -> dict:
     """``{name: [statements]}``: the local names of ``func`` every binding of
     which is a plain ``name = value`` statement with ``accept(value)`` true,
@@ -277,7 +284,7 @@ def plain_bindings(func: ast.AST, accept) -> dict:
         elif kind is ast.Global or kind is ast.Nonlocal:
             spoilt.update(node.names)
         elif kind is ast.Import or kind is ast.ImportFrom:
-            spoilt.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+            spoilt.update(imported_names(node))
         elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name and accept(node.value):
             found.setdefault(node.targets[0].id, []).append(node)
         children_into(node, stack)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, walk as fast_walk
+from .astwalk import BLOCKS_OF, imported_names, walk as fast_walk
 
 
 def assigned_names(node: ast.AST) -> list:
@@ -72,7 +72,7 @@ def local_values(func, name: str) -> Optional[list]:
             if any(item.optional_vars is not None and name in target_names(item.optional_vars) for item in node.items):
                 return None
         elif t is ast.Import or t is ast.ImportFrom:
-            if any((alias.asname or alias.name.partition(".")[0]) == name for alias in node.names):
+            if name in imported_names(node):
                 return None
         elif t is ast.Global or t is ast.Nonlocal:
             if name in node.names:

@@ -13,7 +13,7 @@ from ..config import text_matches
 from ..presets import group_from_text
 from .communicators import built_over_fields, same_rank_field
 from .records import CollectiveMatch, IssuingRoute
-from .astwalk import walked
+from .astwalk import imported_names, walked
 from .bindings import local_values, param_names
 from .syntax import dotted, unparse
 from .vocabulary import TORCH_DISTRIBUTED_MODULES, TORCH_DISTRIBUTED_RECEIVERS, looks_like_communicator
@@ -192,7 +192,7 @@ class CollectiveGroups:
                 if node.name:  # (``except E:``, a ``case _`` bind none)
                     unfollowed.add(node.name)
             elif kind is ast.Import or kind is ast.ImportFrom:
-                unfollowed.update((alias.asname or alias.name).partition(".")[0] for alias in node.names)
+                unfollowed.update(imported_names(node))
             elif kind is ast.Global or kind is ast.Nonlocal:
                 unfollowed.update(node.names)
         unfollowed.update(name for name, count in stores.items() if recorded.get(name) != count)

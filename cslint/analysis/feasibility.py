@@ -46,7 +46,7 @@ from typing import NamedTuple, Optional
 
 from . import cfg as cfgmod
 from .controldependence import reachable
-from .astwalk import walk as fast_walk, walked
+from .astwalk import imported_names, walk as fast_walk, walked
 from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
 from ..presets.rank_names import WORLD_RANK_NAMES, rank_name_dims
@@ -475,8 +475,8 @@ def _local_bindings(info: FunctionInfo, tests: list) -> dict:
         elif kind is ast.ExceptHandler and node.name:
             out.setdefault(node.name, []).append(None)
         elif kind in (ast.Import, ast.ImportFrom):
-            for alias in node.names:
-                out.setdefault((alias.asname or alias.name).split(".")[0], []).append(None)
+            for name in imported_names(node):
+                out.setdefault(name, []).append(None)
         elif kind is ast.Delete:
             for target in node.targets:
                 _bind_other(target, out)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import CHILDREN, walked
+from .astwalk import CHILDREN, imported_names, walked
 from .syntax import dotted
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -177,7 +177,7 @@ def _note_binding(stmt, values: dict, spoilt: set, only: Optional[set] = None) -
         for target in targets:
             bound.extend(n.id for n in walked(target) if type(n) is ast.Name)
     elif kind in (ast.Import, ast.ImportFrom):
-        bound.extend((a.asname or a.name).split(".")[0] for a in stmt.names)
+        bound.extend(imported_names(stmt))
     elif kind in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
         bound.append(stmt.name)
     for name in bound:
@@ -250,7 +250,7 @@ def probed_functions(func: ast.AST, params, imports) -> dict:
         elif kind in (ast.Global, ast.Nonlocal):
             spoilt.update(node.names)
         elif kind in (ast.Import, ast.ImportFrom):
-            spoilt.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            spoilt.update(imported_names(node))
         elif kind is ast.ExceptHandler and node.name:
             spoilt.add(node.name)
         read = CHILDREN[kind]

@@ -16,7 +16,7 @@ from ..config import matches_any
 from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_RANK_ID, KIND_STEP_BATCH, fnmatch_any
 from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
-from .astwalk import BLOCKS_OF, DEFINITIONS, children_into, own_nodes, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, children_into, imported_names, own_nodes, walk as fast_walk, walked
 from .callfacts import payload_argument
 from .classargs import chosen_class_call_ref, parameter_call_ref
 from .classreads import NO_NAMES
@@ -153,8 +153,7 @@ def imported_text(info, text: str) -> Optional[str]:
 
 
 def _imports_locally(func: ast.AST, name: str) -> bool:
-    return any(type(node) in (ast.Import, ast.ImportFrom) and any(
-        (alias.asname or alias.name).split(".")[0] == name for alias in node.names) for node in own_nodes(func))
+    return any(type(node) in (ast.Import, ast.ImportFrom) and name in imported_names(node) for node in own_nodes(func))
 
 
 def step_batch_param(info) -> Optional[int]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from .astwalk import CHILDREN
+from .astwalk import CHILDREN, imported_names
 from .bindings import target_names
 from .callrefs import is_classmethod
 from .classreads import NO_NAMES, TYPE_TESTS, class_names_of, handed_classes, type_tested
@@ -322,8 +322,7 @@ class FunctionScan:
             elif t is ast.Nonlocal:
                 declared_shared.update(node.names)
             elif t is ast.Import or t is ast.ImportFrom:
-                for alias in node.names:
-                    local.add((alias.asname or alias.name).split(".")[0])
+                local.update(imported_names(node))
                 continue
             stack += read(node) if (read := CHILDREN[t]) is not None else ()  # (children_into, a call fewer)
         if not collective and imports_a_wrapper(ctx) and wrapped_models(self)[0]:

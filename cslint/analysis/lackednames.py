@@ -37,6 +37,7 @@ import ast
 from typing import Optional
 
 from ..presets import fnmatch_any
+from .astwalk import imported_names
 from .atoms import field_read
 from .bindings import assigned_names
 from .rebuilds import UNKNOWN, rebuilt_apart
@@ -56,7 +57,7 @@ def class_body_names(body: list) -> Optional[frozenset]:
         elif t in _BINDING_STATEMENTS:
             names.update(assigned_names(stmt))  # (``KINDS[key] = v`` reads ``KINDS`` and ``key``: it binds neither)
         elif t is ast.Import or t is ast.ImportFrom:
-            names.update((alias.asname or alias.name).split(".")[0] for alias in stmt.names)
+            names.update(imported_names(stmt))
         elif not (t is ast.Expr or t is ast.Pass):
             return None
     return frozenset(names)

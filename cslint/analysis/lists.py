@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import DEFINITIONS, block_fields
+from .astwalk import DEFINITIONS, block_fields, imported_names
 from .bindings import target_names
 from .shapes import displays_list
 
@@ -99,7 +99,7 @@ def list_index_stores(info, stores: list) -> list:
         elif t is ast.Global or t is ast.Nonlocal:
             bad.update(node.names)
         elif t is ast.Import or t is ast.ImportFrom:
-            bad.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            bad.update(imported_names(node))
         elif t in DEFINITIONS:
             bad.add(node.name)
             continue

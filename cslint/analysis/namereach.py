@@ -34,7 +34,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, LOOPS, walked
+from .astwalk import BLOCKS_OF, LOOPS, imported_names, walked
 from .spreadlengths import assigns_name, statement_holding, straight_line_before
 
 _TRY_STAR = getattr(ast, "TryStar", None)
@@ -142,7 +142,7 @@ def bound_names(node: ast.AST) -> frozenset:
             if inner.name:
                 found.add(inner.name)
         elif t is ast.Import or t is ast.ImportFrom:
-            found.update((alias.asname or alias.name.split(".")[0]) for alias in inner.names)
+            found.update(imported_names(inner))
         elif t is ast.Global or t is ast.Nonlocal:
             found.update(inner.names)
         elif t is ast.MatchMapping:

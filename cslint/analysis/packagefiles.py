@@ -33,6 +33,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .astwalk import imported_names
 from .bindings import local_values, target_names
 from .syntax import dotted
 from .vocabulary import EXISTENCE_TESTS
@@ -125,7 +126,7 @@ def _binds(node, name: str) -> bool:
     if t is ast.Global or t is ast.Nonlocal:
         return name in node.names
     if t is ast.Import or t is ast.ImportFrom:
-        return any((alias.asname or alias.name).split(".")[0] == name for alias in node.names)
+        return name in imported_names(node)
     if t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
         return name in target_names(node.target)
     if t is ast.NamedExpr:

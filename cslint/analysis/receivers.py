@@ -45,7 +45,7 @@ import sys
 import weakref
 from typing import Optional
 
-from .astwalk import CHILDREN, DEFINITIONS
+from .astwalk import CHILDREN, DEFINITIONS, imported_names
 from .bindings import flatten_targets, param_names
 from .callrefs import ANY_ARGUMENTS, func_ref, is_classmethod, method_ref, super_ref
 from .scope import canonical_text
@@ -181,9 +181,9 @@ class ReceiverTypes:
                 if type(node.target) is ast.Name:
                     assignments.setdefault(node.target.id, []).append(node.value)
             elif t is ast.Import or t is ast.ImportFrom:
-                for alias in node.names:
-                    if alias.name != "*":
-                        imported.setdefault(alias.asname or alias.name.split(".")[0], []).append(node)
+                for name in imported_names(node):
+                    if name != "*":
+                        imported.setdefault(name, []).append(node)
             read = CHILDREN[t]
             if read is not None:
                 stack += [child for child in read(node) if is_part[type(child)]]
@@ -571,8 +571,7 @@ def other_bindings(stmt: ast.AST):
         for target in stmt.targets:
             yield from bound_names(target)
     elif t is ast.Import or t is ast.ImportFrom:
-        for alias in stmt.names:
-            yield alias.asname or alias.name.split(".")[0]
+        yield from imported_names(stmt)
     elif t is ast.Global or t is ast.Nonlocal:
         yield from stmt.names
     elif t is ast.ExceptHandler:

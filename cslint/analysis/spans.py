@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import BLOCKS_OF, DEFINITIONS, iter_children, own_nodes, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, imported_names, iter_children, own_nodes, walk as fast_walk, walked
 from .atoms import EMPTY, SIZED, project
 from .vocabulary import ARRAY_TYPES, PIECE_CALLS
 
@@ -80,8 +80,7 @@ def bound_once(body, walrus: bool) -> dict:
             if node.name:
                 changed.add(node.name)
         elif t is ast.Import or t is ast.ImportFrom:
-            for alias in node.names:
-                changed.add((alias.asname or alias.name).split(".")[0])
+            changed.update(imported_names(node))
         elif t is ast.Global or t is ast.Nonlocal:
             changed.update(node.names)
         elif t is ast.Match:

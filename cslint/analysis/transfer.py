@@ -21,7 +21,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import DEFINITIONS
+from .astwalk import DEFINITIONS, imported_names
 from .atoms import EMPTY, SIZED, project
 from .callrefs import element
 from .copies import rebinding_reach
@@ -79,8 +79,8 @@ class Transfer(ResultTransfer):
                     for name in target_names(item.optional_vars):
                         flow.write(name, atoms)
         elif t is ast.Import or t is ast.ImportFrom:
-            for alias in s.names:
-                flow.write((alias.asname or alias.name).split(".")[0], EMPTY)
+            for name in imported_names(s):
+                flow.write(name, EMPTY)
         elif t in DEFINITIONS:
             flow.write(s.name, EMPTY)
         elif t is ast.Expr:

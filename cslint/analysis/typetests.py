@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import DEFINITIONS
+from .astwalk import DEFINITIONS, imported_names
 from .scope import canonical_text
 from .syntax import dotted
 
@@ -190,8 +190,7 @@ def _note_reads(name: str, arm: list, found: list) -> None:
             return
         elif isinstance(node, ast.MatchMapping) and node.rest == name:
             return
-        elif isinstance(node, (ast.Import, ast.ImportFrom)) and any(
-                (alias.asname or alias.name).split(".")[0] == name for alias in node.names):
+        elif isinstance(node, (ast.Import, ast.ImportFrom)) and name in imported_names(node):
             return
         stack.extend(ast.iter_child_nodes(node))
     found.extend(reads)
