@@ -304,8 +304,9 @@ ANALYSIS_PHASES = [
     ("program",),  # the fixpoint
     ("carriers", "issuingroutes"),  # broadcasts a fix can carry a condition in; the communicators an arm's
     # collectives are asked of
-    ("uniformity", "contexts", "announced"),  # the query object; a case parameter's site judged in its calling
-    # contexts; a decision one rank takes alone whose every way opens with the same announcement
+    ("uniformity", "contexts", "announced", "callerreports"),  # the query object; a case parameter's site judged
+    # in its calling contexts; a decision one rank takes alone whose every way opens with the same announcement; a
+    # hazard whose condition differs through parameters alone, asked of the calls of the tree
     ("hazards",),  # the decisions made from its answers
 ]
 
