@@ -41,6 +41,12 @@ def local_values(func, name: str) -> Optional[list]:
     binding is of another form (a tuple or chained target, a loop, ``with``,
     augmented or annotated-only assignment, an import, ``global``/``nonlocal``,
     an ``except`` name, a definition, a ``:=``)."""
+    assignments = local_assignments(func, name)
+    return None if assignments is None else [value for _statement, value in assignments]
+
+
+def local_assignments(func, name: str) -> Optional[list]:
+    """:func:`local_values` with the statement of each: ``[(assignment, value), ...]``."""
     args = getattr(func, "args", None)
     if args is None or any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
                                                    args.kwarg) if a is not None):
@@ -57,14 +63,14 @@ def local_values(func, name: str) -> Optional[list]:
         if t is ast.Assign:
             for target in node.targets:
                 if type(target) is ast.Name and target.id == name and len(node.targets) == 1:
-                    values.append(node.value)
+                    values.append((node, node.value))
                 elif name in target_names(target):
                     return None
         elif t is ast.AnnAssign:
             if type(node.target) is ast.Name and node.target.id == name:
                 if node.value is None:
                     return None
-                values.append(node.value)
+                values.append((node, node.value))
         elif t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
             if name in target_names(node.target):
                 return None

@@ -261,7 +261,7 @@ def named_group(ctx, call: ast.Call, spec) -> Optional[str]:
     """The group a collective call names by an argument (its keyword, or
     the position the library's signature gives it); None where it names
     none."""
-    argument = _group_argument_node(call, spec)
+    argument = group_argument_node(call, spec)
     if argument is None:
         return None
     if isinstance(argument, ast.Constant) and argument.value is None:
@@ -269,7 +269,7 @@ def named_group(ctx, call: ast.Call, spec) -> Optional[str]:
     return ctx.group_of_text(spec.group_object(unparse(argument)) if spec else unparse(argument))
 
 
-def _group_argument_node(call: ast.Call, spec) -> Optional[ast.AST]:
+def group_argument_node(call: ast.Call, spec) -> Optional[ast.AST]:
     """The argument by which a collective call names its group (its keyword,
     or the position the library's signature gives it); None where none does."""
     kw = spec.group_kw if spec else "group"
@@ -303,7 +303,7 @@ def issuing_route(func, call: ast.Call, spec, imported_text) -> Optional[Issuing
         return IssuingRoute("", got_object(handle)) if handle else None
     module = spec.pattern.rpartition(".")[0]
     module = "torch.distributed" if module in TORCH_DISTRIBUTED_RECEIVERS else module
-    argument = _group_argument_node(call, spec)
+    argument = group_argument_node(call, spec)
     if argument is None or type(argument) is ast.Constant and argument.value is None:
         return IssuingRoute(module, "")  # the default group
     handle = _followed_text(func, argument)

@@ -10,7 +10,7 @@ import ast
 from ..model import Span
 from . import cfg as cfgmod
 from .callfacts import collective_facts, wrapper_facts
-from .collectivegroups import issuing_route
+from .collectivegroups import group_argument_node, issuing_route
 from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
@@ -124,7 +124,8 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=(), case_par
                 site.agreed_structure = agreed_structure(info.ctx, call, pair_exchanges)
             site_index_of_call[id(call)] = len(variant.sites)
             variant.sites.append(site)
-            pending.append((site, node, call_info.inline, env, call))
+            pending.append((site, node, call_info.inline, env, call,
+                            group_argument_node(call, match.spec) if match is not None else None))
         if node.kind == cfgmod.STMT:
             node_flow = settled_flow(flow, node.id, env)
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
@@ -142,9 +143,9 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=(), case_par
         variant.escapes = _escaped(evaluator, flow)
     variant.tail = _tail(evaluator, flow, site_index_of_call)
     guards = Guards(evaluator, flow, site_index_of_call)
-    for site, node, inline, env, call in pending:
+    for site, node, inline, env, call, group_argument in pending:
         site.ctx_atoms = settled_call_implicit(flow, node.id, call)
-        site.conds = guards.conds_of(site, node, inline, env)
+        site.conds = guards.conds_of(site, node, inline, env, group_argument)
     return variant
 
 

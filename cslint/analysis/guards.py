@@ -24,6 +24,7 @@ from . import cfg as cfgmod
 from .alternatives import Alternatives
 from .astwalk import LOOPS
 from .atoms import EMPTY, Source, made
+from .bindings import local_assignments
 from .correlated import deciding
 from .dataflow import Dataflow
 from .evaluator import Evaluator
@@ -40,6 +41,9 @@ from .syntax import ReadNames, calls_in_order, first_exit, first_exit_in, unpars
 from .threads import BackgroundThreads
 from .vocabulary import ALL_MODES_ALL_DIMS, TORCH_DISTRIBUTED_RECEIVERS
 
+
+#: how many locals :meth:`Guards._choosing` follows back from a collective's group argument
+_CHOICE_DEPTH = 2
 
 #: the statement an inline condition belongs to (else a comprehension's)
 _INLINE_STATEMENTS = {ast.IfExp: "ifexp", ast.BoolOp: "boolop"}
@@ -64,9 +68,11 @@ class Guards(ExceptionGuards):
         self._set_orders = None  # SetOrders of the function, made when a loop first asks
         self._threads = BackgroundThreads(self.info)  # what a background thread adds to the sites
 
-    def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict) -> tuple:
+    def conds_of(self, site, node: cfgmod.Node, inline: list, env: dict,
+                 group_argument: Optional[ast.expr] = None) -> tuple:
         """Every condition deciding whether ``site`` (made at ``node``) runs,
-        innermost inline conditions first."""
+        innermost inline conditions first, then (a collective handed its
+        group as ``group_argument``) what decides which group it runs over."""
         conds = tuple(self._inline_conds(inline, env, node.stmt)) + tuple(self._node_conds(node))
         if exceptions_hang(self.info):
             # the outermost reasons: the site's own tests decide first
@@ -94,7 +100,60 @@ class Guards(ExceptionGuards):
             if own:
                 conds = tuple(c for c in (without_own_group_operand(c, own, self._if_tests.get((c.line, c.text)))
                                           for c in conds) if c is not None)
+        if group_argument is not None:
+            # after the membership arming: a group picked by membership in its own rank list is
+            # every member's same group (KIND_GROUP_MEMBERSHIP stays alike in the choice)
+            conds = conds + self._group_choice(group_argument, env)
         return conds
+
+    def _group_choice(self, argument: ast.expr, env: dict) -> tuple:
+        """The condition the group handed to a collective puts on it where the
+        call chooses among groups (:meth:`_choosing`: ``g = dist.group.WORLD if
+        rank == 0 else cpu_world``, ``groups[rank % 2]``).  A rank waits in the
+        communicator of the group it holds, so ranks holding different groups
+        never meet, as if each had taken its own arm of an ``if`` holding one
+        collective per group; the whole-tree pass asks whether what chose
+        differs over the collective's group, as it asks of any test.  The
+        value of a group the function is handed or reads whole (a parameter,
+        a field, a helper's return) is not asked: what made it (``if rank in
+        ranks: self.group = g``, its own group by membership; an exit before
+        the store) says whether a rank holds it, rarely which one."""
+        atoms = self._choosing(argument, env, _CHOICE_DEPTH)
+        if not atoms:
+            return ()
+        return (Cond("branch", atoms, unparse(argument), getattr(argument, "lineno", 0), Span.of(argument),
+                     statement="group"),)
+
+    def _choosing(self, expr: ast.expr, env: dict, depth: int) -> frozenset:
+        """What decides which of the groups ``expr`` may name a rank holds:
+        the test of a conditional expression, the index of a subscript that
+        is no constant, and for a local the function binds to more than one
+        text or inside a loop, the decisions each binding runs under (which
+        binding reaches the read, on which pass); followed ``depth`` locals deep, each in the variables at
+        its own binding."""
+        t = type(expr)
+        if t is ast.IfExp:
+            return self.evaluator.truth(expr.test, env) | self._choosing(expr.body, env, depth) \
+                | self._choosing(expr.orelse, env, depth)
+        if t is ast.Subscript:
+            index = EMPTY if type(expr.slice) is ast.Constant else self.evaluator.eval(expr.slice, env)
+            return index | self._choosing(expr.value, env, depth)
+        if t is not ast.Name or depth == 0:
+            return EMPTY
+        assignments = local_assignments(self.info.func, expr.id)
+        if not assignments:
+            return EMPTY
+        flow = self.flow
+        several = len({unparse(value) for _statement, value in assignments}) > 1
+        atoms = EMPTY
+        for statement, value in assignments:
+            n = flow.graph.node_of(statement)
+            if n is None:
+                continue
+            if several or self._in_loop(statement):  # (a loop's passes bind it to what each pass reads)
+                atoms |= flow.implicit(n)
+            atoms |= self._choosing(value, flow.envs.get(n, {}), depth - 1)
+        return atoms
 
     # -- inline: ternaries, short-circuits, comprehensions ------------------------------
     def _inline_conds(self, inline, env, stmt) -> list:
@@ -340,7 +399,11 @@ class Guards(ExceptionGuards):
             return True
         if isinstance(exit_stmt, ast.Continue):
             return False
-        parent = self.info.parents.get(id(guard))
+        return self._in_loop(guard)
+
+    def _in_loop(self, stmt) -> bool:
+        """Whether ``stmt`` lies in a loop of this function."""
+        parent = self.info.parents.get(id(stmt))
         while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             if type(parent) in LOOPS:
                 return True

@@ -378,6 +378,9 @@ def _statement_problem(facts: FixFacts) -> str:
     statement = facts.statement
     if statement in ("", "if"):
         return ""
+    if statement == "group":
+        return ("each rank chooses the group the collective runs over; choose it from what the ranks agree on "
+                "(or issue one collective per group on every rank)")
     if statement == "thread":
         return ("the call runs on a background thread; move it to the main thread, before the thread starts "
                 "(or hand the thread what a main-thread hook computed)")

@@ -243,8 +243,14 @@ def report(value):
     #: (``analysis/exitarms.py``): the test decides on which pass a rank runs it
     LEAVING_ARM = "the ranks that take this arm run it and leave the loop, while the others go on to its next pass"
 
+    #: the chain's wording for a collective whose group argument each rank chooses
+    #: (``Cond.statement`` "group", ``analysis/guards.py``)
+    GROUP_NOTE = "runs over the group `{text}` names, which each rank chooses"
+
     @classmethod
     def condition_note(cls, cond) -> str:
+        if cond.statement == "group":
+            return cls.GROUP_NOTE.format(text=cond.text)
         note = super().condition_note(cond)
         return f"{note}: {cls.LEAVING_ARM}" if cond.going_on_sites is not None else note
 
@@ -253,6 +259,10 @@ def report(value):
         if hazard.cond.going_on_sites is not None:
             return (f"{collective_phrase(hazard)} runs only when `{hazard.cond.text}`, which differs between "
                     f"ranks: {cls.LEAVING_ARM} (source: {describe_source(hazard)}){mode_suffix(hazard)}")
+        if hazard.cond.statement == "group":
+            return (f"{collective_phrase(hazard)} is handed `{hazard.cond.text}`, a group that differs "
+                    f"between ranks: a rank waits in the communicator of the group it holds, where a rank holding "
+                    f"another never comes (source: {describe_source(hazard)}){mode_suffix(hazard)}")
         if hazard.cond.statement == "thread":
             return (f"{collective_phrase(hazard)} runs on a background thread (`{hazard.source.text}`), at a "
                     f"point of the parent communicator's traffic that each process's thread scheduling decides "
