@@ -4,7 +4,9 @@ import ast
 import textwrap
 
 from cslint.analysis.cfg import build_cfg
-from cslint.analysis.controldependence import control_closure, control_dependence, postdominators, reachable
+from cslint.analysis.controldependence import (
+    control_closure, control_dependence, postdominators, reachable, reverse_postorder,
+)
 
 
 def _graph(source):
@@ -169,3 +171,31 @@ def test_mode_folding_drops_infeasible_branch():
 
     coll = off.node_of(func.body[0].body[0])
     assert coll not in reachable(off)
+
+
+def test_reverse_postorder_both_ways():
+    """One walk serves the dataflow (from the entry along the edges) and the
+    post-dominators (from the exit against them): each node comes before
+    those it leads to but along an edge back to a loop's head, and a node
+    the walk cannot reach is left out."""
+    func, cfg, _cd = _graph("""
+        def f(xs):
+            for x in xs:
+                if x:
+                    continue
+                work(x)
+            done()
+            return
+            dead()
+    """)
+    forward = reverse_postorder(cfg, cfg.entry)
+    assert forward[0] == cfg.entry and len(set(forward)) == len(forward)
+    position = {v: i for i, v in enumerate(forward)}
+    loop_heads = {v for v in forward if cfg.nodes[v].kind == "loop"}
+    for v in forward:
+        for w, _label in cfg.nodes[v].succs:
+            assert position[w] > position[v] or w in loop_heads, (v, w)
+    backward = reverse_postorder(cfg, cfg.exit, backwards=True)
+    assert backward[0] == cfg.exit
+    dead = _node(cfg, func, "dead()")
+    assert dead in backward and dead not in forward  # (nothing reaches a statement after ``return``)

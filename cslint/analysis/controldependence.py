@@ -36,7 +36,7 @@ def postdominators(cfg: CFG) -> list:
     the graph; post-dominator *sets* as bit sets took n^2 bits, 1 GB for the
     module-level code of a 4 MB file."""
     n = len(cfg.nodes)
-    order = _reverse_postorder_backwards(cfg, reached_only=True)  # EXIT first
+    order = reverse_postorder(cfg, cfg.exit, backwards=True)  # EXIT first
     number = [-1] * n  # position in that order: a dominator comes first
     for position, v in enumerate(order):
         number[v] = position
@@ -70,30 +70,31 @@ def postdominators(cfg: CFG) -> list:
     return ipdom
 
 
-def _reverse_postorder_backwards(cfg: CFG, reached_only: bool = False) -> list:
-    """Reverse post-order of the reverse graph from EXIT; the nodes that
-    cannot reach EXIT follow (unless ``reached_only``)."""
-    seen = set()
+def reverse_postorder(cfg: CFG, start: int, backwards: bool = False) -> list:
+    """The nodes a depth-first walk from ``start`` reaches, in reverse
+    post-order: along the edges (``succs``, ``(node, label)`` pairs), or
+    against them (``preds``, node ids) where ``backwards``: each node before
+    those it leads to, but along an edge back to a loop's head."""
+    nodes = cfg.nodes
+    seen = {start}
     order = []
-    stack = [(cfg.exit, iter(cfg.nodes[cfg.exit].preds))]
-    seen.add(cfg.exit)
+    stack = [(start, iter(nodes[start].preds if backwards else nodes[start].succs))]
     while stack:
         v, it = stack[-1]
         advanced = False
-        for p in it:
-            if p not in seen:
-                seen.add(p)
-                stack.append((p, iter(cfg.nodes[p].preds)))
+        for w in it:
+            if not backwards:
+                w = w[0]
+            if w not in seen:
+                seen.add(w)
+                stack.append((w, iter(nodes[w].preds if backwards else nodes[w].succs)))
                 advanced = True
                 break
         if not advanced:
             order.append(v)
             stack.pop()
     order.reverse()
-    if reached_only:
-        return order
-    rest = [v for v in range(len(cfg.nodes)) if v not in seen]
-    return order + rest
+    return order
 
 
 def control_dependence(cfg: CFG, ipdom: Optional[list] = None) -> dict:

@@ -12,7 +12,7 @@ from typing import Optional
 
 from .jobkills import exceptions_hang
 from . import cfg as cfgmod
-from .controldependence import control_closure, control_dependence, postdominators, reachable
+from .controldependence import control_closure, control_dependence, postdominators, reachable, reverse_postorder
 from .armexits import arm_exits, leaving_tests, rejoining_tests
 from .arms import ArmIndex, ArmReads, mentioned_names as _mentioned_names, names_bound as _names_bound, selects_own_part
 from .bindingflow import BindingFlow
@@ -532,7 +532,7 @@ def _solve(flow: Dataflow) -> None:
         # a parameter stored into: its own structure, kept apart (Flow.write), is its own part (what the caller keeps apart)
         entry[("own", name)] = params_own(flow.info, entry[name]) or entry[name]
     outs: dict = {}
-    order = _reverse_postorder(graph)
+    order = reverse_postorder(graph, graph.entry)
     position = {n: i for i, n in enumerate(order)}
     # nodes whose implicit flow reads a decision's condition
     readers: dict = {}
@@ -710,23 +710,3 @@ def _may_read(key, names: frozenset, written: dict) -> bool:
     if type(key) is str:
         return key in names
     return type(key) is not tuple or len(key) < 2 or (key[0] != "key" and key[0] != "own") or key[1] in names
-
-
-def _reverse_postorder(graph) -> list:
-    seen = {graph.entry}
-    order = []
-    stack = [(graph.entry, iter(graph.nodes[graph.entry].succs))]
-    while stack:
-        v, it = stack[-1]
-        advanced = False
-        for s, _ in it:
-            if s not in seen:
-                seen.add(s)
-                stack.append((s, iter(graph.nodes[s].succs)))
-                advanced = True
-                break
-        if not advanced:
-            order.append(v)
-            stack.pop()
-    order.reverse()
-    return order
