@@ -580,15 +580,15 @@ def _solve(flow: Dataflow) -> None:
             if n in into:
                 reaching = vouched.reaching(n, node, outs)
             else:
-                reaching = [outs[p] for p in node.preds if p in outs and outs[p] is not None]
+                reaching = [outs[p] for p in node.preds if p in outs]
+            # (never empty: the first step of a node in reverse postorder follows that of the node the order's
+            # walk reached it from, and every step writes a dict to outs)
             if len(reaching) == 1 or all(out is reaching[0] for out in reaching):
                 merged = reaching[0]  # read-only from here on: shared, not copied
-            elif reaching:
+            else:
                 merged = fork(reaching[0])
                 for out in reaching[1:]:
                     merge_into(merged, out)
-            else:
-                merged = {}
             if fields is not None:
                 merged = fields.at_node(n, node, merged, fork)
             if node.kind == cfgmod.LOOP and len(reaching) > 1 and isinstance(node.stmt, (ast.For, ast.AsyncFor)):
@@ -676,10 +676,9 @@ def _replay(dataflow: Dataflow, n: int, node, env: dict, last: "_Transfer"):
                     return None
             elif _may_read(key, names, written):
                 return None
-        if len(before) != len(env) or not _holds_every_key(env, before):
-            for key in before:
-                if key not in env and _may_read(key, names, written):
-                    return None
+        for key in before:  # a variable the last transfer saw that env no longer holds
+            if key not in env and _may_read(key, names, written):
+                return None
     if last.implicit is not None and dataflow.binding_implicit(n) != last.implicit:
         return None
     writes = last.writes
@@ -690,15 +689,6 @@ def _replay(dataflow: Dataflow, n: int, node, env: dict, last: "_Transfer"):
     else:
         out = env
     return dataflow._single_rank_out(n, out)
-
-
-def _holds_every_key(env: dict, before) -> bool:
-    """Whether every variable of ``before`` is one of ``env``'s (a loop, not
-    a generator: a replay asks of every variable)."""
-    for key in before:
-        if key not in env:
-            return False
-    return True
 
 
 def _may_read(key, names: frozenset, written: dict) -> bool:
