@@ -245,6 +245,38 @@ def test_what_a_function_of_a_call_cycle_issues_does_not_depend_on_which_is_aske
     assert first["reduce_over"][("all_reduce", "group:group")] == {IssuingRoute("", "group")}
 
 
+_SELF_CALL = textwrap.dedent("""
+    import torch.distributed as dist
+
+
+    def reduce_down(x, group, depth):
+        dist.all_reduce(x, group=group)
+        if depth > 0:
+            reduce_down(x, None, depth - 1)
+
+
+    def reduce_once(x, group):
+        dist.all_reduce(x, group=group)
+        reduce_down(x, group, 1)
+""")
+
+
+def test_a_function_that_calls_itself_is_a_cycle_of_its_own():
+    # its call of itself issues by an unknown route; a caller outside the cycle is in none
+    knowledge = load_presets(["torch_distributed"])
+    program = Program([extract_file_facts("pkg/work.py", _SELF_CALL.encode(), Settings(), knowledge,
+                                          module="pkg.work")], knowledge)
+    program.solve()
+    by_name = {fn.qualname.rsplit(".", 1)[-1]: fn for fn in program.funcs.values()}
+    memo: dict = {}
+    assert function_routes(program, by_name["reduce_once"], frozenset(), memo) == {
+        ("all_reduce", "group:group"): {IssuingRoute("", "group")}, ("all_reduce", "world"): {None}}
+    assert {key: members for key, members in memo.items() if key[0] == "cycle"} == {
+        ("cycle", "pkg.work:reduce_down", frozenset()): frozenset({"pkg.work:reduce_down"})}
+    assert function_routes(program, by_name["reduce_down"], frozenset(), memo) == {
+        ("all_reduce", "group:group"): {IssuingRoute("", "group")}, ("all_reduce", "world"): {None}}
+
+
 def test_the_default_group_by_its_name_is_the_default_group():
     # ``group=dist.group.WORLD`` (or None, GroupMember.WORLD) names the group a collective handed none runs over
     assert _lines("""

@@ -98,6 +98,7 @@ def _solve_cycles(program: Program, root: FuncFacts, mode: frozenset, memo: dict
     low: dict = {}  # function key -> the lowest number reachable from it in the open part
     path: list = []  # the functions visited, not yet placed in a cycle
     on_path: set = set()
+    calls_itself: set = set()  # function keys among their own callees (a cycle of one)
     work = [(root, iter(_callees(program, root, mode, memo)))]
     number[root.key] = low[root.key] = 0
     path.append(root)
@@ -113,6 +114,8 @@ def _solve_cycles(program: Program, root: FuncFacts, mode: frozenset, memo: dict
                 work.append((callee, iter(_callees(program, callee, mode, memo))))
             elif callee.key in on_path:
                 low[fn.key] = min(low[fn.key], number[callee.key])
+                if callee.key == fn.key:
+                    calls_itself.add(fn.key)
             continue
         work.pop()
         if work:
@@ -128,7 +131,7 @@ def _solve_cycles(program: Program, root: FuncFacts, mode: frozenset, memo: dict
             if member is fn:
                 break
         keys = frozenset(member.key for member in cycle)
-        if len(cycle) > 1 or any(target.key == fn.key for target in _callees(program, fn, mode, None)):
+        if len(cycle) > 1 or fn.key in calls_itself:
             for member in cycle:
                 memo[("cycle", member.key, mode)] = keys
         for member in sorted(cycle, key=lambda member: member.key):
@@ -140,16 +143,17 @@ def _solve_cycles(program: Program, root: FuncFacts, mode: frozenset, memo: dict
             memo[("function", member.key, mode)] = table
 
 
-def _callees(program: Program, fn: FuncFacts, mode: frozenset, memo: Optional[dict]) -> list:
-    """The functions ``fn``'s sites call that reach a collective, by key, and
-    (given ``memo``) whose routes are not read yet."""
+def _callees(program: Program, fn: FuncFacts, mode: frozenset, memo: dict) -> list:
+    """The functions ``fn``'s sites call that reach a collective and whose
+    routes are not read yet, by key (``fn`` itself among them where it calls
+    itself: its routes are read once its cycle is)."""
     variant = program.variant(fn, mode)
     found: dict = {}
     for site in variant.sites if variant is not None else ():
         if site.ref is not None:
             for target in program.resolver.resolve(site.ref):
                 if program.reach.get((target.key, mode)) \
-                        and (memo is None or ("function", target.key, mode) not in memo):
+                        and ("function", target.key, mode) not in memo:
                     found[target.key] = target
     return [found[key] for key in sorted(found)]
 
