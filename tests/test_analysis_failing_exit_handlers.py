@@ -6,7 +6,7 @@ anything else leave through its ``finally``).
 A launcher sees a worker that exits with a failure status as it sees one
 that crashed, and tears the job down: ``os._exit(1)``, ``sys.exit(2)``,
 ``sys.exit("message")`` (status 1) and ``os.abort()`` at the end of a handler
-end the job as a re-raise does (``cfg.exits_failing``), so the ``try`` body
+end the job as a re-raise does (``exits.exits_failing``), so the ``try`` body
 gets no exception edge into that handler.  An exit with status 0, with none,
 or with a status a variable holds may be the clean way out, after which a
 launcher waits for the other workers: that handler still leaves the

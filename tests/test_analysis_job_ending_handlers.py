@@ -7,7 +7,7 @@ on while its peers wait in a collective it skipped.  A handler that signals
 the process which started this one to end (``os.kill(os.getppid(),
 SIGTERM)``, ``psutil.Process().parent().send_signal(SIGQUIT)``) has the
 launcher tear every rank down, as a re-raising handler lets the process die
-(``cfg.ends_job``): its ``try`` body gets no exception edge into it.  A
+(``exits.ends_job``): its ``try`` body gets no exception edge into it.  A
 handler that only logs, or sends a signal that does not end its target,
 still swallows the failure.  Each VALID shape sits beside the INVALID one
 that must still be reported."""

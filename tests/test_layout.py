@@ -206,6 +206,7 @@ ANALYSIS_PHASES = [
     # transforms, environments; the dotted name a file has from its packages; what a tree's group getters return
     ("divergence", "results", "callrefs"),  # divergence maps, over the atoms' sources; call results and their
     # nesting; references to functions, what a call calls
+    ("exits",),  # what ends a block, a handler, the process or the job
     ("cfg", "vocabulary"),  # control flow; names known without presets
     ("controldependence",),  # what decides whether a node of the control flow runs
     ("syntax", "bindings", "ownstructure", "shapes", "records", "callfacts", "jobkills", "spans", "positions",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 
-from .cfg import catches_everything
+from .exits import catches_everything
 from .logs import logging_call
 from .syntax import dotted
 from .unfailing import cannot_raise

@@ -17,6 +17,7 @@ from .evaluator import Evaluator
 from .feasibility import constant_arguments, forwarded_case_parameters
 from .function import imported_text
 from .escapes import statement_escapes
+from .exits import raises_exit
 from .guards import Guards
 from .jobkills import exceptions_hang
 from .atoms import EMPTY, raised_by
@@ -281,7 +282,7 @@ def _escaped(evaluator: Evaluator, flow: Dataflow) -> frozenset:
         elif node.kind != cfgmod.STMT or isinstance(stmt, cfgmod.COMPOUND_STATEMENTS):
             continue
         elif type(stmt) is ast.Raise:
-            if stmt.exc is not None and not cfgmod.raises_exit(stmt, ctx.exit_exceptions):
+            if stmt.exc is not None and not raises_exit(stmt, ctx.exit_exceptions):
                 out = out | flow.implicit(node.id)
         else:
             out = out | statement_escapes(info, stmt, flow.implicit(node.id))

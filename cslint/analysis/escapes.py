@@ -21,7 +21,8 @@ import ast
 
 from .astwalk import DEFINITIONS, children_into, walk as fast_walk, walked
 from .atoms import EMPTY, escaped_by
-from .cfg import FAILING_CALL, LOCAL_WORK, raises_exit
+from .cfg import FAILING_CALL, LOCAL_WORK
+from .exits import raises_exit
 from .syntax import dotted
 from .vocabulary import LOCAL_IO_CALLS
 

@@ -13,6 +13,7 @@ from ..model import Span
 from . import cfg as cfgmod
 from .astwalk import walk as fast_walk, walked
 from .escapes import escaped_calls, failing_functions
+from .exits import catches_everything
 from .records import Cond
 from .retries import retry_facts
 from .syntax import short, unparse
@@ -141,7 +142,7 @@ class ExceptionGuards:
         return cond
 
     def _finally_cond_uncached(self, owner: ast.Try) -> Optional[Cond]:
-        if any(cfgmod.catches_everything(handler) for handler in owner.handlers if not _reraises(handler)):
+        if any(catches_everything(handler) for handler in owner.handlers if not _reraises(handler)):
             return None
         evaluator, flow = self.evaluator, self.flow
         atoms = frozenset()

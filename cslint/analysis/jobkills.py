@@ -41,7 +41,7 @@ from typing import Optional
 
 from .astwalk import walked
 from .callrefs import receiver_param
-from .cfg import catches_everything
+from .exits import catches_everything
 
 
 

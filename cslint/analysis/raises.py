@@ -31,7 +31,7 @@ from ..presets import KIND_DEVICE_ID
 from .astwalk import DEFINITIONS, children_into, walk as fast_walk
 from .atoms import RaisedBy, made
 from .bindings import param_names
-from .cfg import catches_everything
+from .exits import catches_everything
 from .logs import logging_call
 from .receivers import bound_names, other_bindings
 from .scope import canonical_text

@@ -15,7 +15,9 @@ from .atoms import CONTENTS, EMPTY, KINDS_ONLY, project
 from .callrefs import element
 from .complements import none_wherever_several_ranks
 from .entries import returned_by_key
+from .evaluator import Evaluator
 from .flows import Flow
+from .function import FunctionInfo
 from .noneness import none_of, returns_none_somewhere
 from .receivers import declares_one_object
 from .scope import canonical_text
@@ -25,9 +27,19 @@ from .syntax import dotted
 
 class ResultTransfer:
     """Mixed into :class:`~cslint.analysis.transfer.Transfer`: the statement
-    semantics of what a function hands back, read with its ``evaluator``
-    and ``info``; :meth:`returned` keeps what it last read in
-    ``_returned_read`` for :meth:`returned_none`."""
+    semantics of what a function hands back, read with the host's
+    ``evaluator`` and ``info``, set before the host calls :meth:`__init__`
+    for the mixin's own state."""
+
+    evaluator: Evaluator
+    info: FunctionInfo
+
+    def __init__(self) -> None:
+        #: (return statement, env, its value's kept_apart, its value's atoms), as :meth:`returned` last read them,
+        #: for :meth:`returned_none` next on the same flow
+        self._returned_read: Optional[tuple] = None
+        self._value_everywhere: Optional[bool] = None  # (hands_back_a_value_everywhere, once)
+        self._one_object: Optional[bool] = None  # (declares_one_object, once)
 
     def returned(self, s: ast.Return, flow: Flow) -> tuple:
         """The atoms ``return value`` adds to the function's result, its
@@ -124,16 +136,16 @@ class ResultTransfer:
 
     def hands_back_a_value_everywhere(self) -> bool:
         """:func:`hands_back_a_value_everywhere` of the function (once)."""
-        found = self.__dict__.get("_value_everywhere")
+        found = self._value_everywhere
         if found is None:
-            found = self.__dict__["_value_everywhere"] = hands_back_a_value_everywhere(self.info.func)
+            found = self._value_everywhere = hands_back_a_value_everywhere(self.info.func)
         return found
 
     def declares_one_object(self) -> bool:
         """:func:`~cslint.analysis.receivers.declares_one_object` of the function (once)."""
-        found = self.__dict__.get("_one_object")
+        found = self._one_object
         if found is None:
-            found = self.__dict__["_one_object"] = declares_one_object(self.info.func, self.info.ctx)
+            found = self._one_object = declares_one_object(self.info.func, self.info.ctx)
         return found
 
     def yielded(self, s: ast.stmt, flow: Flow) -> frozenset:

@@ -26,7 +26,7 @@ collectives: ``hazards._retried_quietly``):
 
 * the ``try`` whose body holds the failing statement has a handler that
   catches everything, is the last statement of a ``while`` loop's body, and
-  every handler that does not end the process (``cfg.handler_swallows``)
+  every handler that does not end the process (``exits.handler_swallows``)
   counts up a value and raises once a test of it holds, and neither returns
   nor breaks: each way out of it goes back to the loop's test;
 * nothing in the loop's body leaves it, and its test reads nothing the
@@ -60,6 +60,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
+from .exits import always_raises, catches_everything, handler_swallows
 from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, walked
 from .bindings import flatten_targets
 from .syntax import ReadNames, plain_dotted
@@ -137,9 +138,9 @@ def _earlier(info, node) -> Optional[list]:
 def _retries(try_stmt: ast.Try) -> bool:
     """Whether a handler of ``try_stmt`` catches everything and every handler
     that does not end the process goes back round the loop within a bound."""
-    if not any(cfgmod.catches_everything(h) for h in try_stmt.handlers):
+    if not any(catches_everything(h) for h in try_stmt.handlers):
         return False
-    return all(_bounded_retry(h) for h in try_stmt.handlers if cfgmod.handler_swallows(h))
+    return all(_bounded_retry(h) for h in try_stmt.handlers if handler_swallows(h))
 
 
 def _bounded_retry(handler: ast.ExceptHandler) -> bool:
@@ -149,7 +150,7 @@ def _bounded_retry(handler: ast.ExceptHandler) -> bool:
         return False
     counted = {plain_dotted(s.target) for s in handler.body if type(s) is ast.AugAssign} - {None}
     reads = ReadNames()
-    return any(type(s) is ast.If and cfgmod.always_raises(s.body, frozenset())
+    return any(type(s) is ast.If and always_raises(s.body, frozenset())
                and counted & reads.names_read(s.test) for s in handler.body)
 
 

@@ -53,7 +53,7 @@ from typing import Optional
 
 from .astwalk import BLOCKS_OF, plain_bindings
 from .bindings import flatten_targets, pairwise
-from .cfg import leaves_function
+from .exits import leaves_function
 from .function import FunctionInfo
 from .grouptests import int_equality
 from .presence import presence_test

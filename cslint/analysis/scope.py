@@ -16,7 +16,7 @@ from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .astwalk import walked
 from .modulenames import module_name_for
 from .results import AtomBuilder
-from .cfg import exit_exceptions
+from .exits import exit_exceptions
 from .collectivegroups import CollectiveGroups
 from .communicators import Communicators
 from .entries import positional_fields, scanned_entry_nodes
@@ -328,7 +328,7 @@ class ModuleContext(CollectiveGroups):
     @property
     def exit_exceptions(self) -> frozenset:
         """``SystemExit`` and the file's subclasses of it: raising one ends the
-        process like ``sys.exit`` (:func:`~cslint.analysis.cfg.exit_exceptions`)."""
+        process like ``sys.exit`` (:func:`~cslint.analysis.exits.exit_exceptions`)."""
         found = self.__dict__.get("_exit_exceptions")
         if found is None:
             found = self.__dict__["_exit_exceptions"] = exit_exceptions(self.tree)

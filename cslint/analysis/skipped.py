@@ -58,6 +58,7 @@ from __future__ import annotations
 import ast
 
 from . import cfg as cfgmod
+from .exits import leaves_function
 from .arms import names_bound
 from .astwalk import walked
 from .atoms import EMPTY, whole
@@ -181,7 +182,7 @@ def _at_handler(dataflow, n: int) -> tuple:
     """:meth:`SkippedBindings.at_handler`, worked out."""
     node = dataflow.graph.nodes[n]
     handler = node.stmt
-    if node.kind != cfgmod.EXCEPT or not isinstance(handler, ast.ExceptHandler) or cfgmod.leaves_function(handler.body) \
+    if node.kind != cfgmod.EXCEPT or not isinstance(handler, ast.ExceptHandler) or leaves_function(handler.body) \
             or keeps_caught(handler):
         return ()
     guarded = dataflow.info.parents.get(id(handler))

@@ -26,7 +26,7 @@ from .jobkills import exceptions_hang
 from .armlocals import ArmLocals
 from .arms import assigned_past_return, may_select_own_part, selects_own_part
 from .atoms import CONTENTS, EMPTY, project, whole
-from .cfg import always_raises, raises_exit
+from .exits import always_raises, leaves_function, raises_exit
 from .escapes import statement_escapes
 from .exclusive import ruled_out_walk
 from .feasibility import handed_flags
@@ -39,7 +39,6 @@ from .records import Variant
 from .setfields import summary_entry
 from .summarycalls import SummaryCalls
 from .stores import alike_tests, in_loop_body, tests_around_stores
-from .cfg import leaves_function
 from .bindings import target_names
 from .syntax import first_exit_in
 from .flows import Flow, LoopRebinds, loop_rebinds

@@ -10,7 +10,7 @@ import ast
 from typing import Optional
 
 from .astwalk import BLOCKS_OF, DEFINITIONS, iter_children, walked
-from .cfg import is_process_exit
+from .exits import is_process_exit
 
 
 MAX_TEXT = 120

@@ -62,8 +62,7 @@ class Transfer(ResultTransfer):
     def __init__(self, evaluator: Evaluator):
         self.evaluator = evaluator
         self.info = evaluator.info
-        #: (return statement, env, its value's kept_apart, its value's atoms), as :meth:`returned` last read them
-        self._returned_read = None
+        ResultTransfer.__init__(self)
 
     # -- statements that bind names --------------------------------------------------
     def simple_statement(self, s: ast.stmt, flow: Flow) -> None:
