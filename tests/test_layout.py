@@ -434,3 +434,37 @@ def test_no_module_imports_a_name_it_never_reads():
             if name not in read and (module, name) not in imported_from:
                 unread.append(f"{module}: {name}")
     assert unread == []
+
+
+def _spells_an_import_binding(node) -> bool:
+    """``(alias.asname or alias.name).split(".")[0]`` or ``alias.asname or
+    alias.name.partition(".")[0]``: the name an import alias binds."""
+    if not (isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and len(node.values) == 2
+            and isinstance(node.values[0], ast.Attribute) and node.values[0].attr == "asname"):
+        return False
+    return any(isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute)
+               and inner.func.attr in ("split", "partition") for inner in ast.walk(node.values[1]))
+
+
+def test_the_analysis_asks_astwalk_what_an_import_binds():
+    """What an import binds is ``astwalk.imported_names``: a module that
+    spells it again may drift, and a test for an ``ast.alias`` node never
+    holds on the fast walk, which takes an import as a leaf (two such tests
+    once missed every import between two ``if`` statements)."""
+    copies = []
+    for module, path in sorted(_modules().items()):
+        if not module.startswith("cslint.analysis.") or module == "cslint.analysis.astwalk":
+            continue
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        split_receivers = {id(node.func.value) for node in ast.walk(tree) if isinstance(node, ast.Call)
+                           and isinstance(node.func, ast.Attribute) and node.func.attr in ("split", "partition")}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and node.attr == "alias" and isinstance(node.value, ast.Name) \
+                    and node.value.id == "ast":
+                copies.append(f"{module}:{node.lineno} tests for ast.alias")
+            elif isinstance(node, ast.BoolOp) and (_spells_an_import_binding(node) or id(node) in split_receivers
+                                                   and isinstance(node.values[0], ast.Attribute)
+                                                   and node.values[0].attr == "asname"):
+                copies.append(f"{module}:{node.lineno} spells what an import binds")
+    assert copies == []

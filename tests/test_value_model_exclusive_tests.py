@@ -162,3 +162,28 @@ def test_a_store_to_the_tested_attribute_in_between_still_differs():
 
 def test_the_same_stage_attribute_on_both_still_differs():
     assert _codes(_relative(second="not get_pp_group().is_last_rank")) == [("CSL101", 14)]
+
+
+_IMPORTED = """
+    import torch.distributed as dist
+
+
+    class Stage:
+        def forward_step(self, batch):
+            outputs = list(range(dist.get_rank()))
+            if self.partitioned and not self.is_last_stage():
+                outputs = self.module(batch)
+            {between}
+            if self.is_last_stage():
+                if len(outputs) > 1:
+                    dist.all_reduce(self.total, group=self.dp_group)
+"""
+
+
+def test_an_import_between_the_tests_rebinds_as_an_assignment_does():
+    # what the last stage reads is what the import binds, not what the name held before the first test
+    assert _codes(_IMPORTED.replace("{between}", "from .cache import outputs")) == []
+    assert _codes(_IMPORTED.replace("{between}", "import outputs")) == []
+    assert _codes(_IMPORTED.replace("{between}", "outputs = self.cached")) == []
+    # with nothing between, the rank's own list reaches the last stage: it still differs
+    assert _codes(_IMPORTED.replace("{between}", "pass")) == [("CSL101", 13)]

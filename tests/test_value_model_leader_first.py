@@ -103,3 +103,9 @@ def test_the_leader_binding_none_still_differs():
     source = _store().replace("local = fetch(path)\n            else:\n                local = None",
                               "local = None\n            else:\n                local = fetch(path)", 1)
     assert _codes(source) == [("CSL101", 39)]
+
+
+def test_a_name_an_import_rebinds_in_between_still_differs():
+    # an import binds as an assignment does: the test's operand, the call's argument or the name itself
+    for between in ("from .ranks import rank", "from .paths import path", "import path", "from . import local"):
+        assert _codes(_store(between=between)) == [("CSL101", 39)], between

@@ -35,7 +35,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from .astwalk import DEFINITIONS, children_into, plain_bindings, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, children_into, imported_names, plain_bindings, walk as fast_walk, walked
 from .syntax import unparse
 
 _COMPLEMENTS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
@@ -102,8 +102,8 @@ def _stores(node) -> set:
             out.add(sub.name)
         elif t is ast.ExceptHandler and sub.name:
             out.add(sub.name)
-        elif t is ast.alias:
-            out.add((sub.asname or sub.name).split(".")[0])
+        elif t is ast.Import or t is ast.ImportFrom:
+            out.update(imported_names(sub))
         elif t is ast.Global or t is ast.Nonlocal:
             out.update(sub.names)
     return out

@@ -47,7 +47,7 @@ from typing import Optional
 
 from ..presets import KIND_RANK_ID
 from . import cfg as cfgmod
-from .astwalk import DEFINITIONS, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, imported_names, walk as fast_walk, walked
 from .atoms import EMPTY
 from .correlated import held_where, reads_fixed_names
 from .scope import UNIFORM_TEXT, canonical_text
@@ -245,8 +245,8 @@ def _rebound(stmts) -> set:
                 out.add(sub.id)
             elif kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.ClassDef:
                 out.add(sub.name)
-            elif kind is ast.alias:
-                out.add((sub.asname or sub.name).split(".")[0])
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                out.update(imported_names(sub))
             elif kind is ast.ExceptHandler and sub.name:
                 out.add(sub.name)
             elif kind is ast.Global or kind is ast.Nonlocal:
