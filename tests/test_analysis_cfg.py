@@ -199,3 +199,18 @@ def test_reverse_postorder_both_ways():
     assert backward[0] == cfg.exit
     dead = _node(cfg, func, "dead()")
     assert dead in backward and dead not in forward  # (nothing reaches a statement after ``return``)
+
+
+def test_a_handler_that_does_not_swallow_has_no_edge_in():
+    func, cfg, _cd = _graph("""
+        def f():
+            try:
+                work()
+            except OSError:
+                raise
+            except ValueError:
+                recover()
+    """)
+    handlers = {ast.unparse(handler.type): node for node, handler in cfg.test_of.items()
+                if isinstance(handler, ast.ExceptHandler)}
+    assert cfg.nodes[handlers["OSError"]].preds == [] and cfg.nodes[handlers["ValueError"]].preds != []

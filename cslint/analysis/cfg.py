@@ -355,7 +355,6 @@ class _Builder:
             self.finally_stack.append(s)
             after = self.seq(s.finalbody, succ)
             self.finally_stack.pop()
-        handler_entries = []
         swallowing = []
         catch_all = False
         for handler in s.handlers:
@@ -363,7 +362,6 @@ class _Builder:
             entry = self._new(EXCEPT, handler)
             self.test_of[entry] = handler
             self._edge(entry, body)
-            handler_entries.append(entry)
             if catches_everything(handler):
                 catch_all = True
             if handler_swallows(handler, self.parent_names):
@@ -374,10 +372,7 @@ class _Builder:
         body = self.seq(s.body, orelse)
         self.handler_stack.pop()
         self.handler_catch_all.pop()
-        # Handlers that re-raise are still reachable (for their own calls) from the try start.
-        for entry in handler_entries:
-            if entry not in swallowing:
-                self.nodes[entry].preds  # kept unreachable: a re-raising handler ends the process
+        # a handler that does not swallow (it re-raises, or ends the job or the process) gets no edge in
         return body
 
     def _match(self, s: ast.Match, succ: int) -> int:
