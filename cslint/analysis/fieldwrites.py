@@ -26,6 +26,7 @@ from .presentfields import writes_none
 from .scope import canonical_text
 from .bindings import flatten_targets, pairwise
 from .syntax import annotation_text
+from .tuplelists import unpacked_positions
 from .vocabulary import MUTATORS
 
 
@@ -43,6 +44,9 @@ def field_writes(transfer, s: ast.stmt, flow: Flow, fields: list, field_types: l
         for target in targets:
             if type(target) is ast.Name:
                 continue  # a local variable (most targets): no field
+            # ``self.a, self.b = saved``: each its own position of a local tuple (tuplelists.py)
+            positions = unpacked_positions(info, target, whole_value, env) \
+                if t is ast.Assign and type(whole_value) is ast.Name and info.tuple_unpacked else None
             for sub, value, position in _paired_targets(targets, target, whole_value):
                 attr = info.self_attr(sub)
                 base_attr = info.self_attr(sub.value) if attr is None and isinstance(sub, ast.Subscript) else None
@@ -57,7 +61,9 @@ def field_writes(transfer, s: ast.stmt, flow: Flow, fields: list, field_types: l
                             else flow.implicit  # copies.py
                         whole = evaluate(value, env) | implicit
                     atoms = whole
-                if position is not None:  # ``self.a, self.b = f()``: its own element of what f returns
+                if position is not None and positions is not None:
+                    atoms = positions[position] | flow.implicit
+                elif position is not None:  # ``self.a, self.b = f()``: its own element of what f returns
                     atoms = element(position, atoms, info.ctx.returns_tuples)
                 extra = evaluate(sub.slice, env) if base_attr else EMPTY
                 stored = base_attr is not None and type(sub.slice) is not ast.Slice

@@ -366,6 +366,7 @@ class FunctionInfo(FunctionScan):
         self.dict_keys, self.position_reads = {}, {}
         self.element_stores: frozenset = frozenset()  # local containers stored into: see Flow.write
         self.tuple_appended: frozenset = frozenset()  # names a tuple written out is appended to (tuplelists.py)
+        self.tuple_unpacked: frozenset = frozenset()  # names an assignment unpacks (tuplelists.tuple_locals)
         self.own_params: set = set()  # the parameters whose own part it reads (StructureReads.params_own)
         self.existing_key_stores: frozenset = frozenset()  # id() of stores under a drawn key: see syntax
         self.entry_drawn_loops: frozenset = frozenset()  # id() of loops that draw what d held on entry

@@ -39,12 +39,16 @@ class CallScan(NamedTuple):
 SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", "callee_names", "returned_values",
            "bare_return",
            "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
-           "position_reads", "element_stores", "tuple_appended", "existing_key_stores", "entry_drawn_loops",
+           "position_reads", "element_stores", "tuple_appended", "tuple_unpacked", "existing_key_stores", "entry_drawn_loops",
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
            "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
            "module_stores", "leaves_at", "self_stores", "self_assignments",
            "foreign_stores", "binds_computed_names", "entry_nodes", "value_names", "self_value_names",
            "_binding_nodes")
+
+
+#: the targets that unpack a value into several
+_UNPACKINGS = (ast.Tuple, ast.List)
 
 
 def _subclasses(node_type: type) -> set:
@@ -111,6 +115,7 @@ class FunctionScan:
         dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)
         element_stores: set = set()  # xs[k] = v, xs.append(v)
         tuple_appended: set = set()  # xs.append((a, b))
+        tuple_unpacked: set = set()  # a, b = saved
         existing_key_stores, entry_drawn_loops, iteration_targets, read_only = set(), set(), set(), set()
         returned, index_stores = [], []  # index_stores: xs[k] = v (lists.py)
         attach_candidates = []  # ``obj.attr = name_or_attribute`` (attached.py)
@@ -300,6 +305,8 @@ class FunctionScan:
             elif t is ast.Assign and (type(node.value) is ast.Subscript or any(type(x) is not Name for x in node.targets)):
                 iteration_targets.update(name for target in node.targets for name in target_names(target))
                 element_stores.update(_comprehension_bound(node) if constant_key_read(node.value) else ())  # Transfer.assign
+                if type(node.value) is Name and len(node.targets) == 1 and type(node.targets[0]) in _UNPACKINGS:
+                    tuple_unpacked.add(node.value.id)  # a local tuple saved and unpacked (tuplelists.tuple_locals)
                 if type(node.value) is Name or type(node.value) is Attribute:
                     attach_candidates.append(node)
                 if self_name and rebuild_candidate(node, self_name, params):
@@ -344,6 +351,7 @@ class FunctionScan:
         self.dict_keys, self.position_reads = dict_keys, position_reads
         self.element_stores = frozenset(element_stores)
         self.tuple_appended = frozenset(tuple_appended)
+        self.tuple_unpacked = frozenset(tuple_unpacked)
         self.existing_key_stores = frozenset(existing_key_stores.union(list_index_stores(self, index_stores)))
         self.entry_drawn_loops = frozenset(entry_drawn_loops)
         self.iteration_targets = frozenset(iteration_targets)

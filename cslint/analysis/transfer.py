@@ -44,7 +44,7 @@ from .localdicts import display_keys
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
 from .bindings import pairwise, target_names
 from .syntax import dotted
-from .tuplelists import write_appended_positions
+from .tuplelists import unpacked_positions, write_appended_positions, write_bound_positions
 from .vocabulary import BUFFER_KEYWORDS, ELEMENT_ADDERS
 
 
@@ -104,6 +104,8 @@ class Transfer(ResultTransfer):
             # only one rank runs here, or the name is None on every rank wherever several run: nothing can differ
             for target in targets:
                 self._bind(target, EMPTY, flow, False)
+            if self.info.tuple_unpacked and type(value) is ast.Tuple:
+                write_bound_positions(self.evaluator, s, flow, EMPTY, unknown=True)
             return
         if len(targets) == 1 and type(targets[0]) is ast.Name and kind is not ast.AugAssign \
                 and type(value) is ast.Call and _is_name(unwrapped_iterable(value), targets[0].id):
@@ -129,6 +131,12 @@ class Transfer(ResultTransfer):
         if implicit:
             atoms = atoms | implicit
         augmented = kind is ast.AugAssign
+        if not augmented and type(value) is ast.Name and len(targets) == 1 and self.info.tuple_unpacked:
+            positions = unpacked_positions(self.info, targets[0], value, env)
+            if positions is not None:  # ``a, b = saved``: each its own position of a local tuple (tuplelists.py)
+                for elt, part in zip(targets[0].elts, positions):
+                    self._bind(elt, part | implicit if implicit else part, flow, False)
+                return
         if not augmented and len(targets) == 1 and type(targets[0]) is ast.Tuple:
             parts = entry_parts(self.info, targets[0], value, atoms)  # ``a, b = self.pending.pop(k)``
             if parts is not None:
@@ -167,6 +175,8 @@ class Transfer(ResultTransfer):
             return
         for target in targets:
             self._bind(target, atoms, flow, augmented)
+        if type(value) is ast.Tuple and self.info.tuple_unpacked:
+            write_bound_positions(self.evaluator, s, flow, implicit)  # ``saved = (a, b)`` (tuplelists.py)
         if (type(value) is ast.Dict or type(value) is ast.DictComp) and not augmented:
             display_keys(self.evaluator, targets, value, implicit, flow)
         elif not augmented and flow.dict_keys:

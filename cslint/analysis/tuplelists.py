@@ -34,16 +34,47 @@ that many targets (at least one), ``len(name)``, or a test of its truth.
 Nothing else changes the list (no ``extend``, ``+=``, element store,
 ``del``, other method, other name or callee it is handed to), so what sits at
 a position is what an append put there.
+
+A local tuple saved to be put back is read the same way::
+
+    saved = (self.heads, self.rank, self.size)
+    self.heads, self.rank, self.size = heads, rank, size
+    try:
+        yield
+    finally:
+        (self.heads, self.rank, self.size) = saved
+
+Each name the unpacking binds (a local or a field) takes what the display
+held at its position, :func:`unpacked_positions` (``(LOCAL_POSITION, name,
+i)`` in the dataflow, written by each binding with its ``i``-th element and
+the implicit flow, :func:`write_bound_positions`), so the size put back is
+the size saved, not the rank beside it.  Only a name that :func:`tuple_locals`
+accepts counts: no parameter, no ``global``/``nonlocal``, no mention in a
+nested function, class, lambda or comprehension; one binding, a plain
+``name = (a, b, ...)`` with no ``*`` (:func:`astwalk.plain_bindings`); every
+other mention the whole value of an assignment unpacking it into that many
+targets (``a, b = name``, no ``*``), inside a statement after the binding in
+the binding's own statement list (:func:`_statements_after`).  A tuple never
+changes and nothing else binds the name, so an unpacking reads what that
+binding put there the last time it ran; and it ran past every test, loop
+and ``try`` the binding ran under, each time after the binding: no test, no
+failure and no earlier pass of a loop decides which binding it reads (where
+a name has several, or is read elsewhere, those do, and the dataflow adds
+them to the name alone: a gate out of an ``if`` arm, a failure skipping a
+binding in a ``try``), so the positions hold all that decides them.
 """
 
 from __future__ import annotations
 
 import ast
 
-from .astwalk import CHILDREN, DEFINITIONS
+from .astwalk import CHILDREN, DEFINITIONS, plain_bindings, statement_lists, walk
+from .atoms import EMPTY
 
 #: the first item of the dataflow key of what a list's tuples hold at a position
 POSITION = "tuple-position"
+#: the first item of the dataflow key of what a local tuple holds at a position
+LOCAL_POSITION = "tuple-local-position"
 
 _LOOPS = (ast.For, ast.AsyncFor, ast.comprehension)
 
@@ -170,3 +201,122 @@ def _empty_list(value) -> bool:
         return not value.elts
     return type(value) is ast.Call and type(value.func) is ast.Name and value.func.id == "list" \
         and not value.args and not value.keywords
+
+
+# -- local tuples saved and unpacked ------------------------------------------------------------
+
+
+def _display(value):
+    """``value`` if it is a tuple written out with no ``*`` element, else None."""
+    if type(value) is not ast.Tuple or any(type(e) is ast.Starred for e in value.elts):
+        return None
+    return value
+
+
+def write_bound_positions(evaluator, s, flow, implicit: frozenset, unknown: bool = False) -> None:
+    """``name = (a, b)`` (``s``) of a local tuple :func:`tuple_locals`
+    accepts: each position holds its element with ``implicit`` (nothing where
+    ``unknown``: a binding the transfer reads as holding nothing that differs).
+    Asked only where the function unpacks some name (``tuple_unpacked``)."""
+    if type(s) is not ast.Assign or len(s.targets) != 1 or type(s.targets[0]) is not ast.Name:
+        return
+    name = s.targets[0].id
+    value = _display(s.value)
+    if name not in evaluator.info.tuple_unpacked or value is None or name not in tuple_locals(evaluator.info):
+        return
+    for position, element in enumerate(value.elts):
+        atoms = EMPTY if unknown else evaluator.eval(element, flow.env) | implicit
+        flow.write((LOCAL_POSITION, name, position), atoms)
+
+
+def unpacked_positions(info, target, value, env: dict):
+    """What each element of ``target`` takes in ``target = value`` where
+    ``value`` names a local tuple :func:`tuple_locals` accepts, unpacked into
+    as many targets: the atoms its bindings wrote at each position (without
+    the unpacking's own implicit flow); else None.  ``value`` is a name."""
+    if value.id not in info.tuple_unpacked:
+        return None
+    length = unpacked_length(target)
+    if length is None or tuple_locals(info).get(value.id) != length:
+        return None
+    name = value.id
+    return [env.get((LOCAL_POSITION, name, position), EMPTY) for position in range(length)]
+
+
+def tuple_locals(info) -> dict:
+    """name -> its length, for the local tuples of the function of ``info``
+    that keep their positions apart (see the module text).  Computed once,
+    and only for a function that unpacks a name in an assignment
+    (``FunctionInfo.tuple_unpacked``, from its one walk)."""
+    found = info.__dict__.get("_tuple_locals")
+    if found is None:
+        candidates = info.tuple_unpacked
+        func = info.func
+        if not candidates or isinstance(func, ast.Module):
+            found = {}
+        else:
+            found = _accepted_locals(func, candidates - {p.lstrip("*") for p in info.params})
+        info.__dict__["_tuple_locals"] = found
+    return found
+
+
+def _accepted_locals(func, candidates: frozenset) -> dict:
+    """:func:`tuple_locals` of ``func``: its one binding read by
+    :func:`astwalk.plain_bindings` (a plain ``name = (a, b, ...)``), each
+    other mention by one walk of the body, and where each unpacking stands
+    (:func:`_statements_after`)."""
+    bindings = {name: statements[0] for name, statements in plain_bindings(func, _display).items()
+                if name in candidates and len(statements) == 1}
+    if not bindings:
+        return {}
+    unpacks: dict = {}  # name -> the Name nodes an assignment unpacks into that many targets
+    spoilt = set()
+    stack = [(node, func, False) for node in func.body]
+    while stack:
+        node, parent, nested = stack.pop()
+        t = type(node)
+        if t is ast.Name:
+            name = node.id
+            if name in bindings and type(node.ctx) is ast.Load:
+                if nested or _unpacked_by(node, parent) != len(bindings[name].value.elts):
+                    spoilt.add(name)
+                else:
+                    unpacks.setdefault(name, []).append(node)
+            continue
+        if t is ast.MatchAs or t is ast.MatchStar:
+            spoilt.add(node.name)  # (a pattern binds a name with no Name node)
+        elif t is ast.MatchMapping:
+            spoilt.add(node.rest)
+        inner = nested or t in DEFINITIONS or t in _COMPREHENSIONS
+        read = CHILDREN[t]
+        if read is not None:
+            stack.extend((child, node, inner) for child in read(node))
+    found = {}
+    for name in sorted(unpacks.keys() - spoilt):
+        binding = bindings[name]
+        after = {id(inner) for statement in _statements_after(func, binding) for inner in walk(statement)}
+        if all(id(node) in after for node in unpacks[name]):
+            found[name] = len(binding.value.elts)
+    return found
+
+
+def _statements_after(func, statement) -> list:
+    """The statements after ``statement`` in its own statement list: what
+    runs there runs only past it, under the tests and in the ``try`` that it
+    ran under, each time after it ran."""
+    for statements in statement_lists(func.body):
+        for index, other in enumerate(statements):
+            if other is statement:
+                return statements[index + 1:]
+    return []
+
+
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
+
+
+def _unpacked_by(node: ast.Name, parent):
+    """How many targets the assignment ``parent`` unpacks ``node`` into where
+    ``node`` is its whole value (``a, b = name``, no ``*``), else None."""
+    if type(parent) is not ast.Assign or len(parent.targets) != 1 or parent.value is not node:
+        return None
+    return unpacked_length(parent.targets[0])
