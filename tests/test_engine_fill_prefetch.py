@@ -13,7 +13,8 @@ from cslint.analysis.facts import extract_file_facts
 from cslint.analysis.program import Program
 from cslint.analysis.records import fill_pending, is_pending, prefetch_pending
 from cslint.config import Settings
-from cslint.engine.workers import PARALLEL_THRESHOLD, PREFETCH_BATCH, ParseJob, RunContext, Workers
+from cslint.engine.fills import PREFETCH_BATCH
+from cslint.engine.workers import PARALLEL_THRESHOLD, ParseJob, RunContext, Workers
 from cslint.presets import load_presets
 
 from test_pending_summaries import MODULE, _Filler
@@ -48,9 +49,10 @@ def _settled(pool, prefetch: bool) -> tuple:
     asked: list = []
     ask = pool._ask
 
-    def counting(index, wanted):
-        asked.append(len(wanted))
-        return ask(index, wanted)
+    def counting(index, wanted, urgent=False):
+        if not urgent:  # (the prefetches: a fill's urgent request asks what it waits on again)
+            asked.append(len(wanted))
+        return ask(index, wanted, urgent)
 
     pool._ask = counting
     if prefetch:
@@ -114,3 +116,27 @@ def test_the_demand_asks_ahead_for_each_pending_summary_it_will_fill():
     # summaries nobody reads are neither
     assert filler.calls == [("ahead", ["scale"]), ("fill", ["scale"])]
     assert [fn.qualname for fn in facts.functions if is_pending(fn)] == ["label_of", "unused_helper"]
+
+
+def test_an_urgent_request_overtakes_the_prefetches_queued_ahead_of_it():
+    """A fill the run's process waits on goes before the prefetches a worker
+    has queued (it might want those later, or never), and takes the
+    summaries it asks out of them, so none is worked out twice; it never
+    overtakes a batch of files, whose answers come in order."""
+    from collections import deque
+
+    from cslint.engine.fills import FILL, URGENT_FILL, next_task
+
+    ahead = (FILL, (1, [("a.py", 0), ("a.py", 1)]))
+    later = (FILL, (2, [("b.py", 0), ("b.py", 1)]))
+    urgent = (URGENT_FILL, (3, [("b.py", 1)]))
+    queued = deque([ahead, later, urgent])
+    assert next_task(queued) is urgent
+    assert list(queued) == [ahead, later]
+    assert later[1][1] == [("b.py", 0), None]  # answered once, by the urgent request
+    assert next_task(queued) is ahead and next_task(queued) is later
+    batch = ("parse", ["job"])
+    queued = deque([ahead, batch, (URGENT_FILL, (4, [("a.py", 1)]))])
+    assert next_task(queued) is ahead and next_task(queued) is batch
+    assert [message[0] for message in queued] == [URGENT_FILL]
+    assert next_task(deque([None, urgent])) is None  # the end is served in order too

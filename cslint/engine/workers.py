@@ -39,9 +39,10 @@ from ..config import Settings
 from ..decoding import SourceDecodeError, decode_source
 from ..presets import Knowledge, load_presets
 from ..analysis.facts import extract_file_facts, summarised_or_empty
-from ..analysis.records import FileFacts, FuncFacts, is_pending
+from ..analysis.records import FileFacts, FuncFacts
 from . import dropped, timeline
 from .cache import store_pickle
+from .fills import FILL_KINDS, SummaryFills, next_task
 from .reducers import FACT_REDUCERS
 
 # The facts a worker sends back go through the pipe's pickler, which looks a
@@ -59,9 +60,6 @@ BATCH_BYTES = 48 << 10  # and at most about this much source
 #: tasks sent to a worker and not back yet, at most: the one it works on and
 #: the next, so it never waits for the run's process between two
 IN_FLIGHT = 2
-#: pending summaries per request :meth:`Workers.prefetch` sends a worker: a
-#: worker starts on them soon, and a request costs a round trip of its own
-PREFETCH_BATCH = 16
 
 # No process of a run collects cycles while it extracts (the collector is
 # off, as in the run's process): extraction leaves no syntax tree or
@@ -254,8 +252,9 @@ class _WorkerProcess:
         return [extract(job, self.context, self.trees, self.deferred) for job in again]
 
     def fill(self, wanted: list) -> list:
-        """The facts of the pending summaries ``[(path, position), ...]``."""
-        return [fill_variants(self.deferred, path, position) for path, position in wanted]
+        """The facts of the pending summaries ``[(path, position), ...]``
+        (None for a None there: one an urgent request took, :func:`_next_task`)."""
+        return [None if key is None else fill_variants(self.deferred, *key) for key in wanted]
 
     def keep_trees(self, paths: frozenset) -> None:
         self.trees = {path: kept for path, kept in self.trees.items() if path in paths}
@@ -326,8 +325,16 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
 
     threading.Thread(target=receive, daemon=True).start()
     threading.Thread(target=answer, daemon=True).start()
+    queued: deque = deque()
     while True:
-        message = inbox.get()
+        if not queued:
+            queued.append(inbox.get())
+        while True:  # what came meanwhile: an urgent request goes before the requests for summaries queued ahead
+            try:
+                queued.append(inbox.get_nowait())
+            except queue.Empty:
+                break
+        message = next_task(queued)
         if message is None:
             timeline.write()
             return
@@ -338,14 +345,18 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
         if kind == "spans" and not payload[1]:  # nothing changed: nothing to answer
             _PROCESS.learn_spans(payload[0])
             continue
-        timed = timeline.span(kind if kind == "spans" else f"{kind} {len(payload)}")
+        filling = kind in FILL_KINDS
+        timed = timeline.span(kind if kind == "spans" else f"fill {len(payload[1])}" if filling
+                              else f"{kind} {len(payload)}")
         timed.__enter__()  # (no frame more: the extraction's stack is as deep as untimed)
         try:
             if kind == "spans":
                 outbox.put((True, _PROCESS.learn_spans(payload[0])))
                 continue
-            work = _PROCESS.fill if kind == "fill" else _PROCESS.parse_batch
-            outbox.put((True, work(payload)))
+            if filling:  # (the request's number, then its answers: urgent ones overtake the others)
+                outbox.put((True, (payload[0], _PROCESS.fill(payload[1]))))
+                continue
+            outbox.put((True, _PROCESS.parse_batch(payload)))
         except Exception as exc:  # the run's process raises it, as if it had extracted the batch itself
             outbox.put((False, exc))
         finally:
@@ -375,7 +386,7 @@ class _Worker:
         self.pinned: deque = deque()
 
 
-class Workers:
+class Workers(SummaryFills):
     """The worker processes of one run, started once, before the run reads
     any file: forked from a small parent, each worker holds only what it
     parses (a pool started per round was forked from a parent holding every
@@ -407,16 +418,8 @@ class Workers:
         self.spans_known = False
         #: whether a worker was sent a job before they were
         self._sent_before_spans = False
-        #: worker index -> the pending summaries asked of it and not answered yet, a list per
-        #: request, oldest first (its answers come back in that order: :meth:`_take_answer`)
-        self._fills_asked: dict = {}
-        #: worker index -> the stubs :meth:`prefetch` holds back until a request is worth sending
-        self._prefetches: dict = {}
-        #: (resolved path, position) of each stub asked of a worker or held back for one, not settled yet
-        self._prefetched: set = set()
-        #: (resolved path, position) -> the facts a worker sent back for that stub, not settled yet
-        self._answered: dict = {}
         self._owner = os.getpid()
+        self._start_fills()
         if jobs <= 1 or files < PARALLEL_THRESHOLD:
             return
         if _CAN_BLOCK:
@@ -601,109 +604,6 @@ class Workers:
             if bar is not None:
                 bar.advance()
         return out
-
-    def fill(self, stubs: list) -> None:
-        """Work out the summaries of the pending functions ``stubs``
-        (:class:`~cslint.analysis.records.PendingFuncFacts` of files this
-        run's jobs extracted lazily), each where its file's syntax tree is
-        kept: here, or in the worker that extracted it, all workers at once
-        (those :meth:`prefetch` asked for already are waited for)."""
-        if os.getpid() != self._owner:
-            raise RuntimeError("pending summaries are worked out in the run's process alone")
-        by_worker: dict = {}
-        for stub in stubs:
-            if not is_pending(stub):
-                continue
-            held = self._deferring.get(stub.path)
-            if self.pool is None or held is None:
-                self._fill_here([stub])
-            else:
-                by_worker.setdefault(held[0], []).append(stub)
-        if by_worker:
-            with timeline.span(f"fill {sum(len(waiting) for waiting in by_worker.values())}"):
-                self._ask_workers(by_worker)
-
-    def prefetch(self, stubs: list) -> None:
-        """Ask the workers now for the summaries of the pending functions
-        ``stubs`` that a :meth:`fill` will want later: they work them out
-        while this process goes on, and the fill waits only for what is not
-        back yet.  A summary comes back as it would to the fill (the worker
-        reads only what the stub's extraction left it), and the stub is
-        settled only by that fill: nothing the caller reads changes until
-        then.  Requests go in batches of :data:`PREFETCH_BATCH` stubs per
-        worker (the rest with the fill)."""
-        if self.pool is None:
-            return
-        for stub in stubs:
-            held = self._deferring.get(stub.path)
-            if held is None or not is_pending(stub) or (stub.path, stub.position) in self._prefetched:
-                continue
-            self._prefetched.add((stub.path, stub.position))
-            waiting = self._prefetches.setdefault(held[0], [])
-            waiting.append(stub)
-            if len(waiting) >= PREFETCH_BATCH:
-                self._ask(held[0], self._prefetches.pop(held[0]))
-
-    def _ask(self, index: int, stubs: list) -> None:
-        """Send worker ``index`` a request for the summaries of ``stubs`` (a
-        worker that is gone leaves them to :meth:`_ask_workers`, which works
-        them out here)."""
-        try:
-            self.pool[index].conn.send(("fill", [(stub.path, stub.position) for stub in stubs]))
-        except OSError:
-            self._prefetched.difference_update((stub.path, stub.position) for stub in stubs)
-            return
-        self._fills_asked.setdefault(index, deque()).append(stubs)
-
-    def _take_answer(self, index: int) -> bool:
-        """Receive worker ``index``'s answer to its oldest request not answered
-        yet, and keep the summaries for the fill that settles them; False
-        when the worker is gone (what it was asked is worked out here)."""
-        asked = self._fills_asked.get(index)
-        if not asked:
-            return False
-        try:
-            done, value = self.pool[index].conn.recv()
-        except (EOFError, OSError):
-            for stubs in asked:
-                self._prefetched.difference_update((stub.path, stub.position) for stub in stubs)
-            asked.clear()
-            return False
-        stubs = asked.popleft()
-        if not done:
-            raise value
-        for stub, variants in zip(stubs, value):
-            self._answered[(stub.path, stub.position)] = variants
-        return True
-
-    def _take_every_answer(self) -> None:
-        """Receive every fill answer not received yet: the pipes carry a
-        batch's answer next."""
-        for index, asked in self._fills_asked.items():
-            while asked and self._take_answer(index):
-                pass
-
-    def _ask_workers(self, by_worker: dict) -> None:
-        """Ask each worker for the pending summaries it holds (worker index ->
-        stubs), all at once, with what :meth:`prefetch` held back for it, and
-        settle them with the answers (to these requests or earlier ones)."""
-        for index, waiting in by_worker.items():
-            held_back = self._prefetches.pop(index, [])
-            fresh = [stub for stub in waiting if (stub.path, stub.position) not in self._prefetched]
-            self._prefetched.update((stub.path, stub.position) for stub in fresh)
-            if held_back or fresh:
-                self._ask(index, held_back + fresh)
-        for index, waiting in by_worker.items():
-            for stub in waiting:
-                key = (stub.path, stub.position)
-                while key not in self._answered and key in self._prefetched and self._take_answer(index):
-                    pass
-                self._prefetched.discard(key)
-                if is_pending(stub):
-                    if key in self._answered:
-                        stub.settle(self._answered.pop(key))
-                    else:
-                        self._fill_here([stub])
 
     def _fill_here(self, stubs: list) -> None:
         """Pending summaries extracted here, or by a worker that is gone
