@@ -140,3 +140,105 @@ def test_an_urgent_request_overtakes_the_prefetches_queued_ahead_of_it():
     assert next_task(queued) is ahead and next_task(queued) is batch
     assert [message[0] for message in queued] == [URGENT_FILL]
     assert next_task(deque([None, urgent])) is None  # the end is served in order too
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux")
+def test_summaries_settled_as_they_come_back_are_those_filled_at_once():
+    """``settle_ready`` settles what the workers sent back (one at least) and
+    leaves the rest pending: called until none is, it settles every stub
+    as a fill does; a fill of the last stub asked ahead, urgent, is answered
+    whatever the worker had queued before it."""
+    from cslint.analysis.records import settle_ready_pending
+
+    context = RunContext.of(["torch_distributed"])
+    with Workers(2, PARALLEL_THRESHOLD, context) as pool:
+        stubs = _pending(pool.map(iter(_jobs())))
+        for stub in stubs:
+            stub.filler = pool
+        prefetch_pending(stubs)
+        fill_pending(stubs[-1:])
+        assert not is_pending(stubs[-1]) and is_pending(stubs[0])
+        calls = 0
+        while any(is_pending(stub) for stub in stubs):
+            left = sum(is_pending(stub) for stub in stubs)
+            settle_ready_pending(stubs)
+            calls += 1
+            assert sum(is_pending(stub) for stub in stubs) < left
+        assert calls >= 1
+        as_they_came = [(stub.key, stub) for stub in stubs]
+    with Workers(1, PARALLEL_THRESHOLD, context) as here:
+        stubs = _pending(here.map(iter(_jobs())))
+        for stub in stubs:
+            stub.filler = here
+        fill_pending(stubs)
+        at_once = [(stub.key, stub) for stub in stubs]
+    assert as_they_came == at_once
+
+
+CHAIN = """\
+import torch.distributed as dist
+
+def inner(x):
+    return x + 1
+
+def middle(x):
+    return inner(x) * 2
+
+def outer(x):
+    return middle(x) - 3
+
+def side(x):
+    return x
+
+def unused(x):
+    return x - 1
+
+class Worker:
+    def sync(self, t):
+        if outer(dist.get_rank()) == 0:
+            dist.all_reduce(t)
+        if side(dist.get_rank()):
+            dist.barrier()
+"""
+
+
+class _OneAtATime(_AheadFiller):
+    """A filler whose answers come back one at a time: ``settle_ready`` settles one pending stub alone (the first
+    by name)."""
+
+    def settle_ready(self, stubs) -> None:
+        waiting = sorted((stub for stub in stubs if is_pending(stub)), key=lambda stub: stub.qualname)
+        self.calls.append(("ready", [stub.qualname for stub in waiting]))
+        _Filler.fill(self, waiting[:1])
+
+
+def _chain_demand(filler_class):
+    deferred: dict = {}
+    facts = extract_file_facts("pkg/chain.py", CHAIN.encode(), Settings(), KNOWLEDGE, module="pkg.chain",
+                               deferred=deferred)
+    filler = filler_class(deferred)
+    for fn in facts.functions:
+        if is_pending(fn):
+            fn.filler = filler
+    program = Program([facts], KNOWLEDGE)
+    program.solve()
+    from cslint.analysis.hazards import find_hazards
+    from cslint.analysis.uniformity import UniformityInfo
+    found = [repr(h) for h in find_hazards(UniformityInfo(program))]
+    return [fn.qualname for fn in program.demanded], dict(program.step_reads), found, filler, facts
+
+
+def test_the_demand_follows_each_summary_as_it_comes_back():
+    """The demand does not wait for a whole wave of pending summaries: it
+    follows what each one that came back reads while the others are worked
+    out (``settle_ready``), and wants the same functions, with the same
+    reads and findings, as when every wave is filled at once."""
+    demanded, reads, found, filler, facts = _chain_demand(_OneAtATime)
+    at_once = _chain_demand(_AheadFiller)
+    assert (demanded, reads, found) == at_once[:3]
+    assert found and demanded == ["inner", "middle", "outer", "side", "Worker.sync"]
+    # outer and side met together, back one at a time: outer's callee is asked for while side is still out
+    assert [call for call in filler.calls if call[0] == "ready"][:2] == [("ready", ["outer", "side"]),
+                                                                         ("ready", ["middle", "side"])]
+    assert ("ahead", ["middle"]) in filler.calls[:filler.calls.index(("ready", ["middle", "side"]))]
+    assert [fn.qualname for fn in facts.functions if is_pending(fn)] == ["unused"]

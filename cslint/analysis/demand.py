@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .callercontext import context_receivers
 from .reads import CALLEE_REFS
-from .records import fill_pending, is_pending, prefetch_pending
+from .records import is_pending, prefetch_pending, settle_ready_pending
 from .selfcalls import self_calls_written
 
 
@@ -130,9 +130,12 @@ def demanded(program, table_reads) -> list:
                     exact.pop(position, None)
                     want(position, False)
         if waiting:
-            fill_pending([funcs[position] for position in waiting])
-            for position in sorted(waiting):
+            # those come back so far (one at least): what they read is followed while
+            # the workers work out the others
+            settle_ready_pending([funcs[position] for position in waiting])
+            ready = [position for position in waiting if not is_pending(funcs[position])]
+            waiting = [position for position in waiting if is_pending(funcs[position])]
+            for position in sorted(ready):
                 wanted.discard(position)
                 settle(position)
-            waiting = []
     return [funcs[position] for position in sorted(wanted)]

@@ -652,6 +652,23 @@ def prefetch_pending(functions) -> None:
         prefetch(stubs)
 
 
+def settle_ready_pending(functions) -> None:
+    """Work out the summaries of the pending ones among ``functions`` that
+    their filler has ready (those :func:`prefetch_pending` asked for and
+    whose answers came back), waiting for one at least where none is: the
+    rest stay pending, for a later call.  A filler that cannot tell which
+    are ready works every one out (:func:`fill_pending`)."""
+    by_filler: dict = {}
+    for fn in functions:
+        if type(fn) is PendingFuncFacts:
+            filler = fn.__dict__.get("filler")
+            if filler is None:
+                raise RuntimeError(f"the summary of {fn.key} is pending and nothing can work it out here")
+            by_filler.setdefault(id(filler), (getattr(filler, "settle_ready", filler.fill), []))[1].append(fn)
+    for settle, stubs in by_filler.values():
+        settle(stubs)
+
+
 def called_refs(fn) -> list:
     """The references of the calls of a function that the whole-tree
     indexes of callers read: a function analysed in depth, its call sites';

@@ -1,8 +1,9 @@
 """Pending summaries worked out in the workers, for the run's process
 (issue 12): a summary left pending by a lazy extraction is worked out where
 its file's syntax tree is kept, when the whole-tree pass first reads it
-(:func:`~cslint.analysis.records.fill_pending`), or asked ahead
-(:meth:`SummaryFills.prefetch`).
+(:func:`~cslint.analysis.records.fill_pending`), asked ahead
+(:meth:`SummaryFills.prefetch`), or taken as it comes back
+(:meth:`SummaryFills.settle_ready`).
 
 A worker serves the requests for summaries in order, but for one the run's
 process waits on (:data:`URGENT_FILL`, sent by :meth:`SummaryFills.fill`):
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from multiprocessing.connection import wait as wait_for
 
 from ..analysis.records import is_pending
 from . import timeline
@@ -113,6 +115,56 @@ class SummaryFills:
             waiting.append(stub)
             if len(waiting) >= PREFETCH_BATCH:
                 self._ask(held[0], self._prefetches.pop(held[0]))
+
+    def settle_ready(self, stubs: list) -> None:
+        """Settle those of the pending functions ``stubs`` whose summaries
+        have come back, waiting for one at least where none has: a caller
+        that can go on with part of what it asked (the demand, following
+        what each summary reads while the workers work out the rest) need
+        not wait for the last.  Each stub is settled as :meth:`fill` would
+        settle it; the requests :meth:`prefetch` held back are sent now, a
+        stub asked of no worker is filled at once, and the answers of every
+        worker are taken as they come."""
+        by_worker: dict = {}
+        unasked = []
+        for stub in stubs:
+            if not is_pending(stub):
+                continue
+            held = self._deferring.get(stub.path)
+            if self.pool is not None and held is not None and (stub.path, stub.position) in self._prefetched:
+                by_worker.setdefault(held[0], []).append(stub)
+            else:
+                unasked.append(stub)
+        if unasked:
+            self.fill(unasked)
+        if not by_worker:
+            return
+        for index in by_worker:
+            held_back = self._prefetches.pop(index, [])
+            if held_back:
+                self._ask(index, held_back)
+        ready = bool(unasked)
+        with timeline.span(f"fill {sum(len(waiting) for waiting in by_worker.values())}"):
+            while True:
+                for index, waiting in by_worker.items():
+                    conn = self.pool[index].conn
+                    while self._fills_asked.get(index) and conn.poll() and self._take_answer(index):
+                        pass
+                    for stub in waiting:
+                        key = (stub.path, stub.position)
+                        if not is_pending(stub):
+                            continue
+                        if key in self._answered:
+                            self._prefetched.discard(key)
+                            stub.settle(self._answered.pop(key))
+                            ready = True
+                        elif not self._fills_asked.get(index):  # its worker is gone: worked out here
+                            self._prefetched.discard(key)
+                            self._fill_here([stub])
+                            ready = True
+                if ready:
+                    return
+                wait_for([self.pool[index].conn for index in by_worker if self._fills_asked.get(index)])
 
     def _ask(self, index: int, stubs: list, urgent: bool = False) -> None:
         """Send worker ``index`` a request for the summaries of ``stubs``,
