@@ -242,3 +242,33 @@ def test_the_demand_follows_each_summary_as_it_comes_back():
                                                                          ("ready", ["middle", "side"])]
     assert ("ahead", ["middle"]) in filler.calls[:filler.calls.index(("ready", ["middle", "side"]))]
     assert [fn.qualname for fn in facts.functions if is_pending(fn)] == ["unused"]
+
+
+def test_the_pending_results_the_deep_functions_read_are_asked_before_the_writes_are_indexed(monkeypatch):
+    """A function's results are written by its own step alone: a pending
+    summary whose results the functions analysed in depth read is filled
+    whatever else is read, so the demand asks for it before it indexes what
+    every summary writes (the workers work meanwhile), and wants what it
+    wanted before."""
+    from cslint.analysis import demand
+
+    filler_of: list = []
+    writes = demand.table_writes
+
+    def noting(program, fn):
+        if filler_of and not any(call == ("index", []) for call in filler_of[0].calls):
+            filler_of[0].calls.append(("index", []))
+        return writes(program, fn)
+
+    class _Noted(_OneAtATime):
+        def __init__(self, deferred):
+            super().__init__(deferred)
+            filler_of.append(self)
+
+    monkeypatch.setattr(demand, "table_writes", noting)
+    demanded, reads, found, filler, _facts = _chain_demand(_Noted)
+    (asked, ahead), indexed = filler.calls[0], filler.calls[1]
+    assert asked == "ahead" and sorted(ahead) == ["outer", "side"] and indexed == ("index", [])
+    monkeypatch.setattr(demand, "table_writes", writes)
+    assert (demanded, reads, found) == _chain_demand(_AheadFiller)[:3]
+

@@ -59,17 +59,6 @@ def demanded(program, table_reads) -> list:
     order; fills ``program.step_reads`` (function key -> what its step
     reads) for them."""
     funcs = list(program.funcs.values())
-    # The functions analysed in depth are wanted from the start, so only the
-    # summaries' writes can widen the demand (a summary's call sites carry
-    # no conditions: SummaryWalk._calls).
-    writers: dict = {}  # table entry -> positions of the summaries whose step may write it
-    approximate: set = set()  # positions of the summaries indexed by a superset of their writes (pending)
-    for position, fn in enumerate(funcs):
-        if not fn.deep:
-            if is_pending(fn):
-                approximate.add(position)
-            for entry in table_writes(program, fn):
-                writers.setdefault(entry, []).append(position)
     step_reads = program.step_reads
     wanted: set = set()
     needed: set = set()
@@ -86,9 +75,25 @@ def demanded(program, table_reads) -> list:
                 needed.add(entry)
                 todo.append(entry)
 
+    # The functions analysed in depth are wanted from the start, so only the
+    # summaries' writes can widen the demand (a summary's call sites carry
+    # no conditions: SummaryWalk._calls).
     for position, fn in enumerate(funcs):
         if fn.deep:  # the functions with conditions
             want(position, True)
+    # A function's results and reach are written by its own step alone, so a
+    # pending summary whose results are read so far is filled whatever else
+    # is: its workers start on it while the summaries' writes are indexed.
+    read_results = dict.fromkeys(entry[1] for entry in todo if entry[0] == "ret" or entry[0] == "reach")
+    prefetch_pending([program.funcs[key] for key in read_results if key in program.funcs])
+    writers: dict = {}  # table entry -> positions of the summaries whose step may write it
+    approximate: set = set()  # positions of the summaries indexed by a superset of their writes (pending)
+    for position, fn in enumerate(funcs):
+        if not fn.deep:
+            if is_pending(fn):
+                approximate.add(position)
+            for entry in table_writes(program, fn):
+                writers.setdefault(entry, []).append(position)
     # A pending summary that may write an entry read so far (its writes
     # taken as a superset) is worked out before it is wanted: those met
     # while the entries read so far are followed wait, and are worked out
