@@ -175,8 +175,10 @@ def merge_into(merged: dict, other: dict) -> None:
         old = merged.get(key)
         if old is None:
             merged[key] = value
-        elif old is not value:
-            merged[key] = old | value
+        elif old is not value and not value <= old:
+            # (most sets met are equal, or one holds the other: a subset test
+            # reads one of them and builds nothing, where a union copies both)
+            merged[key] = value if old <= value else old | value
 
 
 def snapshot(order: list, envs_in: dict, outs: dict, numbers: "EnvNumbers") -> tuple:
