@@ -117,3 +117,38 @@ def test_flatten_reads_the_atoms_flattened_before_without_opening_them(monkeypat
     fresh = call_result(func_ref("m", "fresh"), (frozenset({other}),), (), frozenset({other}), "m.py", 10, "fresh", 2)
     bare = call_result(func_ref("m", "fresh"), (), (), frozenset(), "m.py", 10, "fresh", 1)
     assert builder.flatten(frozenset({fresh})) == {bare, other} and opened
+
+
+def test_flatten_hands_back_what_it_made_of_the_same_set_object():
+    """A call evaluated again on the dataflow's next pass gets the
+    environment's very sets: their flattened form is the one made before,
+    not a set built again of their atoms' memo entries; an equal set of its
+    own is flattened alike."""
+    builder = results.AtomBuilder()
+    other = call_result(func_ref("m", "other"), (), (), frozenset(), "m.py", 8, "other", 1)
+    nested = call_result(func_ref("m", "outer"), (frozenset({other}),), (), frozenset(), "m.py", 9, "outer", 2)
+    atoms = frozenset({nested, made(Projection, ("J", "WC-", frozenset({nested})))})
+    first = builder.flatten(atoms)
+    assert builder.flatten(atoms) is first
+    assert builder.flatten(frozenset(set(atoms))) == first
+    # another depth of flattening is its own answer (the inner collective is not kept here)
+    assert builder.flatten(atoms, True, 0) is not first and builder.flatten(atoms, True, 0) == first
+
+
+def test_a_call_evaluated_again_searches_only_the_sets_it_has_not_met(monkeypatch):
+    """The search for a call's own earlier result among its arguments is
+    answered from what the same call site found before: the next pass over
+    the statement hands it the same sets.  A new set is searched, and the
+    earlier result found in it still stands for itself."""
+    builder = results.AtomBuilder()
+    gate = func_ref("m", "gate")
+    other = call_result(func_ref("m", "other"), (), (), frozenset(), "m.py", 8, "other", 1)
+    dag = _shared_dag(frozenset({other}), 6)
+    builder.call(gate, (dag,), (), frozenset(), "m.py", 7, "gate")
+    searched = _counted(monkeypatch, "_holds_call", 8 * LEVELS)
+    builder.call(gate, (dag,), (), frozenset(), "m.py", 7, "gate")
+    assert len(searched) <= 2  # the argument and the fallback, each answered at once
+    earlier = call_result(gate, (frozenset({other}),), (), frozenset(), "m.py", 7, "gate", 2)
+    (result,) = builder.call(gate, (frozenset({earlier, other}),), (), frozenset(), "m.py", 7, "gate")
+    itself = call_result(gate, (), (), frozenset(), "m.py", 7, "gate", 1)
+    assert result.args == (frozenset({itself, other}),)
