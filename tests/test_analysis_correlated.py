@@ -229,3 +229,26 @@ def test_an_else_arm_that_contradicts_a_conjunct_of_an_early_exit_before_it():
     # setting itself or not at all (the ``if not sharded`` test is kept)
     marked = [n for n, text in enumerate(textwrap.dedent(ELSE_ARMS).splitlines(), 1) if "# reported" in text]
     assert _lines(ELSE_ARMS) == marked
+
+
+def test_a_test_is_dumped_once_however_often_its_key_is_asked(monkeypatch):
+    """The key of a test (and of its negation) is made once and kept on the
+    node: a test is asked again by every site it decides.  The keys stay
+    what ast.dump makes of the test and of its negation."""
+    import ast
+
+    from cslint.analysis import correlated
+
+    expected = {text: ast.dump(ast.parse(text, mode="eval").body, annotate_fields=False)
+                for text in ("cached is None", "cached is not None", "in_order", "n < size")}
+    made = []
+    dump = ast.dump
+    monkeypatch.setattr(ast, "dump", lambda *args, **kwargs: made.append(1) or dump(*args, **kwargs))
+    tests = {text: ast.parse(text, mode="eval").body for text in ("cached is None", "not in_order", "n < size")}
+    for _ in range(3):
+        assert correlated._key(tests["cached is None"]) == expected["cached is None"]
+        assert correlated._negation(tests["cached is None"]) == expected["cached is not None"]
+        assert correlated._negation(tests["not in_order"]) == expected["in_order"]
+        assert correlated._key(tests["n < size"]) == expected["n < size"]
+        assert correlated._negation(tests["n < size"]) is None  # no negation written the other way
+    assert len(made) == 4  # each test's key, and the negations of the two that have one

@@ -75,18 +75,32 @@ def _plain(expr) -> bool:
 
 
 def _key(expr) -> str:
-    return ast.dump(expr, annotate_fields=False)
+    """What ``expr`` says, as a key: its ``ast.dump``, kept on the node (a
+    test's key is asked again by every site it decides, and no part of the
+    analysis changes a syntax tree once it is parsed: syntax.unparse)."""
+    known = expr.__dict__.get("_cslint_key")
+    if known is None:
+        known = expr._cslint_key = ast.dump(expr, annotate_fields=False)
+    return known
 
 
 def _negation(expr):
     """The key of ``not expr`` written the other way: ``x`` for ``not x``,
-    ``x is not None`` for ``x is None`` (None where there is none)."""
-    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
-        return _key(expr.operand)
-    if isinstance(expr, ast.Compare) and len(expr.ops) == 1 and type(expr.ops[0]) in _NEGATED:
-        return _key(ast.Compare(left=expr.left, ops=[_NEGATED[type(expr.ops[0])]()],
-                                comparators=expr.comparators))
-    return None
+    ``x is not None`` for ``x is None`` (None where there is none); kept on
+    the node as :func:`_key` is."""
+    known = expr.__dict__.get("_cslint_negation", _UNKNOWN)
+    if known is _UNKNOWN:
+        known = None
+        if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.Not):
+            known = _key(expr.operand)
+        elif isinstance(expr, ast.Compare) and len(expr.ops) == 1 and type(expr.ops[0]) in _NEGATED:
+            known = ast.dump(ast.Compare(left=expr.left, ops=[_NEGATED[type(expr.ops[0])]()],
+                                         comparators=expr.comparators), annotate_fields=False)
+        expr._cslint_negation = known
+    return known
+
+
+_UNKNOWN = object()
 
 
 def _names(expr) -> set:
