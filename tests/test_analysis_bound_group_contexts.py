@@ -156,3 +156,57 @@ def test_a_collective_the_helper_runs_over_a_group_of_its_own_is_judged_by_that_
             reserve_staged(None, n, size)
     """), report="per-site").findings) == [9, 14]
 
+
+
+COORDINATOR = """
+    import torch.distributed as dist
+    from vllm.distributed import get_pp_group, get_tp_group
+
+    class Coordinator:
+        def __init__(self, cpu_group):
+            self.cpu_group = cpu_group
+
+        def reserve(self, n, size):
+            if n <= size:
+                return
+            dist.barrier(group=self.cpu_group)
+"""
+
+
+def _coordinator_lines(source):
+    return sorted(f.line for f in check_source(textwrap.dedent(COORDINATOR + source), report="per-site").findings)
+
+
+def test_a_coordinators_method_is_bound_to_the_group_object_it_is_called_on():
+    source = """
+    _TP = _PP = None
+
+    def tp_coordinator_group() -> Coordinator:
+        return _TP
+
+    def pp_coordinator_group() -> Coordinator:
+        return _PP
+
+    def prepare(n):
+        size = 10 if get_pp_group().is_first_rank else 20
+        GETTER().reserve(n, size)
+    """
+    assert _coordinator_lines(source.replace("GETTER", "tp_coordinator_group")) == []
+    assert _coordinator_lines(source.replace("GETTER", "pp_coordinator_group")) == [12]
+
+
+def test_an_object_of_the_tree_merely_named_after_a_group_holds_no_known_group():
+    # two constructions hand the field two groups; the receiver's name says tp, the object it
+    # holds was built over the PP group: what it holds stays unknown, and the test stays reported
+    source = """
+    class Stage:
+        def __init__(self):
+            self.FIELD = Coordinator(get_pp_group().cpu_group)
+            self.spare = Coordinator(get_tp_group().cpu_group)
+
+        def prepare(self, n):
+            size = 10 if get_pp_group().is_first_rank else 20
+            self.FIELD.reserve(n, size)
+    """
+    assert _coordinator_lines(source.replace("FIELD", "tp_comm")) == [12]
+    assert _coordinator_lines(source.replace("FIELD", "comm")) == [12]

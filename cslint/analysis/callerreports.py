@@ -22,7 +22,7 @@ from ..presets import ALL_DIMS, KIND_DATA_SHARD
 from .atoms import DECIDES_NO_TEST
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
 from .positions import parameter_of
-from .program import bound_group, call_offset
+from .program import bound_group, call_offset, passed_argument
 from .records import Site, fill_pending, is_pending
 
 if TYPE_CHECKING:
@@ -196,9 +196,33 @@ def _agreed_where_bound(program, callers, hazard: "Hazard", fn, modes: list) -> 
 def _bound_groups(program, site: Site, target, groups: tuple) -> tuple:
     """``groups`` (as ``target`` reads them) bound by the call ``site``
     (:func:`~cslint.analysis.program.bound_group`): a group the callee takes
-    as a parameter is the one the call passes."""
+    as a parameter is the one the call passes.  An attribute of what the
+    call passes (``self.group`` of the receiver, ``comm.group`` of an
+    argument) is bound only where what is passed is a group object by its
+    own name (``get_tp_group()``, ``parallel.attn_tp_group``) or a field
+    every construction hands one group: an object of the tree that merely
+    names a group (``self.tp_comm``, built over whatever group its
+    constructions pass) is no group, and what it holds stays unknown."""
     offset = call_offset(site, target)
-    return tuple(bound_group(site, target, offset, group, program) for group in groups)
+    return tuple(bound_group(site, target, offset, group, program)
+                 if _passes_a_group_object(program, site, target, offset, group) else group for group in groups)
+
+
+def _passes_a_group_object(program, site: Site, target, offset: int, group: str) -> bool:
+    """Whether the object a call passes for the first name of ``group``
+    (``group:<param>.<attribute>``) is a group, where the group is an
+    attribute of it (see :func:`_bound_groups`); True for any other group."""
+    if not group.startswith("group:"):
+        return True
+    argument = passed_argument(site, target, offset, group[len("group:"):])
+    if argument is None or not argument[0] or not argument[3]:
+        return True  # the parameter itself, nothing passed, or no parameter: bound_group's own reading
+    text = argument[0]
+    held = program.construction_passed.get(id(site))
+    if held is not None and text in held:
+        return True
+    name = text[:-2] if text.endswith("()") else text
+    return name.rpartition(".")[2].lower().endswith("group")
 
 
 def _parameters_deciding(program, atoms: frozenset, hazard: "Hazard", mode) -> Optional[dict]:
