@@ -200,10 +200,6 @@ def _paths(args: argparse.Namespace) -> list[str]:
     return paths
 
 
-def _from_stdin(args: argparse.Namespace) -> bool:
-    return _paths(args) == [STDIN]
-
-
 def _stdin_text(args: argparse.Namespace) -> Optional[str]:
     """The module ``run_check`` read from stdin, or None when it read files."""
     return getattr(args, "stdin_source", None)

@@ -4,6 +4,7 @@ path helper, one diff writer and one finding identity."""
 from __future__ import annotations
 
 import ast
+import collections
 import os
 import re
 
@@ -468,3 +469,36 @@ def test_the_analysis_asks_astwalk_what_an_import_binds():
                                                    and node.values[0].attr == "asname"):
                 copies.append(f"{module}:{node.lineno} spells what an import binds")
     assert copies == []
+
+
+def _named_elsewhere() -> collections.Counter:
+    """How often each identifier is named (a name, an attribute, a word of a
+    string) in cslint, codemods, the patcher, bench/ and tests/."""
+    counts: collections.Counter = collections.Counter()
+    for top in (*PACKAGES, "bench", "tests"):
+        for directory, _dirs, files in os.walk(os.path.join(ROOT, top)):
+            for name in files:
+                if name.endswith(".py"):
+                    with open(os.path.join(directory, name), encoding="utf-8") as handle:
+                        counts.update(re.findall(r"[A-Za-z_]\w*", handle.read()))
+    return counts
+
+
+def test_every_function_of_the_analysis_is_called_or_named():
+    """A function nothing names is dead code a reader still has to read:
+    every top-level function and method of cslint.analysis is named
+    somewhere besides its own ``def`` (dunders aside: Python calls them)."""
+    counts = _named_elsewhere()
+    unnamed = []
+    for module, path in sorted(_modules().items()):
+        if not module.startswith("cslint.analysis."):
+            continue
+        with open(path, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+        definitions = [node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for cls in (node for node in tree.body if isinstance(node, ast.ClassDef)):
+            definitions += [node for node in cls.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        for node in definitions:
+            if not node.name.startswith("__") and counts[node.name] <= 1:
+                unnamed.append(f"{module}:{node.lineno} {node.name}")
+    assert unnamed == []

@@ -15,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from ..presets import Knowledge
 from .announced import announced
 from .callerreports import SAME_LENGTH_KINDS, callers_of, report_at_callers
 from .atoms import DECIDES_NO_TEST, Source, calls_read
@@ -543,8 +542,3 @@ def _carrier(info: UniformityInfo, fn, cond, reached: list, mode):
     if any(not span(widest) >= span(g) for g in groups):
         return None
     return info.schedule_carrier(fn, widest, mode)
-
-
-def analyze(files: list, knowledge: Knowledge) -> list:
-    """All hazards of an analysed tree (``[FileFacts]``, in path order)."""
-    return find_hazards(UniformityInfo.compute(files, knowledge))

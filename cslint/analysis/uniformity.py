@@ -324,9 +324,6 @@ class UniformityInfo(BroadcastCarriers):
             return found
         return order
 
-    def is_divergent(self, condition: Cond, function: FuncFacts, group: str, mode: frozenset = frozenset()) -> bool:
-        return self.divergence(condition, function, group, mode) is not None
-
     def operands_divergent(self, condition: Cond, function: FuncFacts, group: str,
                            mode: frozenset = frozenset()) -> tuple:
         """For an ``and``/``or`` test, whether each top-level operand may
