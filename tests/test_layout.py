@@ -485,9 +485,10 @@ def _named_elsewhere() -> collections.Counter:
 
 
 def test_every_function_of_the_analysis_is_called_or_named():
-    """A function nothing names is dead code a reader still has to read:
-    every top-level function and method of cslint.analysis is named
-    somewhere besides its own ``def`` (dunders aside: Python calls them)."""
+    """A function or a constant nothing names is dead code a reader still
+    has to read: every top-level function, method and module-level name of
+    cslint.analysis is named somewhere besides its own definition (dunders
+    aside: Python calls them)."""
     counts = _named_elsewhere()
     unnamed = []
     for module, path in sorted(_modules().items()):
@@ -501,4 +502,8 @@ def test_every_function_of_the_analysis_is_called_or_named():
         for node in definitions:
             if not node.name.startswith("__") and counts[node.name] <= 1:
                 unnamed.append(f"{module}:{node.lineno} {node.name}")
+        for node in tree.body:
+            for target in node.targets if isinstance(node, ast.Assign) else ():
+                if isinstance(target, ast.Name) and not target.id.startswith("__") and counts[target.id] <= 1:
+                    unnamed.append(f"{module}:{node.lineno} {target.id}")
     assert unnamed == []

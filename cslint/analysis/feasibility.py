@@ -66,8 +66,6 @@ MAX_FLAG_ROUNDS = 4
 #: a local alias is followed this deep (an alias of an alias ...)
 MAX_ALIAS_DEPTH = 4
 
-_WORLD_SIZE_CALLS = frozenset({"get_world_size", "Get_size"})
-
 
 class CaseParam(NamedTuple):
     """A parameter that a test reads and that has a constant default."""

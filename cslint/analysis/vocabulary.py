@@ -116,7 +116,6 @@ PLACEMENT_KEYWORDS = frozenset({"device"})
 # library object holds what it was built with.  The kind is what the text
 # names (``torch.device("cpu" if rank == 0 else "cuda")``: evaluator._device_parts).
 PLACE_CLASSES = frozenset({"torch.device"})
-PLACE_CLASS_NAMES = frozenset(name.rpartition(".")[2] for name in PLACE_CLASSES)
 # torch's process-group classes, made from a store, this rank's rank in the
 # group and the group's size: every member that makes one holds a group of
 # that size, whichever store handle it joined through (the leader's listening
