@@ -27,7 +27,8 @@ def table_writes(program, fn) -> set:
     """The table entries a step of ``fn`` may change (the keys it adds to
     ``Program.changed_keys``).  Of a pending summary, a superset: it writes
     no field, and its call sites' references are among its
-    ``passing_refs`` (:class:`~cslint.analysis.records.PendingFuncFacts`)."""
+    ``passing_refs`` and ``bare_refs``
+    (:class:`~cslint.analysis.records.PendingFuncFacts`)."""
     out = {("ret", fn.key), ("reach", fn.key)}
     family_of = program.resolver.family
     resolve = program.resolver.resolve
@@ -40,7 +41,10 @@ def table_writes(program, fn) -> set:
             family = family_of(write.class_key)
             for written in program._written_tables(family, write.attr, write.element, fn):
                 out.add(("field", family, written))
-    for ref in fn.passing_refs if pending else (site.ref for v in fn.variants.values() for site in v.sites):
+    # (a pending summary's calls without arguments keep a site where a test of its own decides them:
+    # SummaryWalk._calls)
+    refs = fn.passing_refs + fn.bare_refs if pending else (site.ref for v in fn.variants.values() for site in v.sites)
+    for ref in refs:
         if ref is None:
             continue
         targets = resolve(ref)

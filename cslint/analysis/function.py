@@ -358,6 +358,7 @@ class FunctionInfo(FunctionScan):
         self.bare_return = False  # some ``return`` gives no value
         self.calls_by_statement: dict = {}  # id(statement) -> [call with arguments]
         self.bare_calls: list = []  # the calls without arguments it makes itself (lambdas aside)
+        self.bare_by_statement: dict = {}  # id(statement) -> those of them the statement makes itself
         self.lambdas_by_statement: dict = {}  # id(statement) -> [lambda]
         self.walrus_by_statement: dict = {}  # id(statement) -> [``name := value``]
         # Local dicts read with constant keys (``state["step"]``): name -> keys. The dataflow keeps one entry per

@@ -38,7 +38,8 @@ class CallScan(NamedTuple):
 #: the attributes :meth:`FunctionScan.scan_calls` notes on its function
 SCANNED = ("raises", "local_io", "signal_handlers", "_local", "rebound_params", "callee_names", "returned_values",
            "bare_return",
-           "calls_by_statement", "bare_calls", "lambdas_by_statement", "walrus_by_statement", "dict_keys",
+           "calls_by_statement", "bare_calls", "bare_by_statement", "lambdas_by_statement", "walrus_by_statement",
+           "dict_keys",
            "position_reads", "element_stores", "tuple_appended", "tuple_unpacked", "existing_key_stores", "entry_drawn_loops",
            "iteration_targets", "self_calls", "hands_self", "may_write_field", "attach_candidates",
            "rebuild_candidates", "rebuild_fields", "declared_globals", "declared_shared", "nested_definitions",
@@ -143,6 +144,7 @@ class FunctionScan:
         # the whole subtree is done, and restores the enclosing owner.
         calls_by_statement: dict = {}
         bare_calls: list = []  # the calls without arguments (facts._run_refs)
+        bare_by_statement: dict = {}  # id(statement) -> those of them it makes itself (SummaryWalk._calls)
         lambdas_by_statement: dict = {}
         walrus_by_statement: dict = {}
         owner = None
@@ -216,6 +218,7 @@ class FunctionScan:
                     calls_by_statement.setdefault(id(owner), []).append(node)
                 else:
                     bare_calls.append(node)
+                    bare_by_statement.setdefault(id(owner), []).append(node)
                 func = node.func
                 name = func.attr if type(func) is Attribute else func.id if type(func) is Name else None
                 if type(func) is Attribute:
@@ -346,6 +349,7 @@ class FunctionScan:
         self.returned_values = returned
         self.calls_by_statement = calls_by_statement
         self.bare_calls = bare_calls
+        self.bare_by_statement = bare_by_statement
         self.lambdas_by_statement = lambdas_by_statement
         self.walrus_by_statement = walrus_by_statement
         self.dict_keys, self.position_reads = dict_keys, position_reads

@@ -351,8 +351,12 @@ class Program(TableValues):
                 changed = note_self_call(self, fn, site, ctx_value, mode) or changed
             if site.handed:
                 changed = note_handed(self, fn, site, mode) or changed
-            for k, entry in calling_ctx.items():
-                ctx_value.setdefault(k, entry)
+            if fn.deep or site.args or site.kwargs or site.ref.tag not in SELF_REFS:
+                # (a summary's call on self without arguments, kept for a test of its own, hands on that
+                # test alone: what its callers' conditions decide, selfcalls.py reads apart, as for the
+                # summary's other calls on self, callercontext.py)
+                for k, entry in calling_ctx.items():
+                    ctx_value.setdefault(k, entry)
             if ctx_value:
                 ctx_value = {k: e for k, e in ctx_value.items() if not (k.tag == "S" and k.kind in DIRECT_ONLY_KINDS)}
             if ctx_value:

@@ -128,6 +128,7 @@ class SummaryWalk(SummaryCalls):
         self.info = evaluator.info
         self.transfer = Transfer(evaluator)
         self._calls_memo: dict = {}  # id(statement) -> [(call, ref)]
+        self._bare_memo: dict = {}  # id(statement) -> [(call, ref)] of its calls without arguments
         self.case_params = handed_flags(self.info)  # what its calls may hand on (Site.forwarded)
         self.exit_env: dict = {}
         self._in_loop = False

@@ -39,8 +39,16 @@ class SummaryCalls:
         return raised
 
     def _calls(self, s, env, variant, implicit=EMPTY) -> None:
-        """Calls to analysed functions made by this statement (for parameter flow)."""
-        for node, ref in self._resolved_calls(s):
+        """Calls to analysed functions made by this statement (for parameter
+        flow), and under a test of the function's own the calls it makes
+        without arguments (``if rank == 0: self.refill()``): what they write,
+        they write only where the test holds."""
+        resolved = self._resolved_calls(s)
+        if implicit:
+            bare = self._resolved_bare_calls(s)
+            if bare:
+                resolved = sorted((*resolved, *bare), key=lambda found: (found[0].lineno, found[0].col_offset))
+        for node, ref in resolved:
             args, kwargs = self.evaluator.args(node, env)
             if not implicit and not any(args) and not any(a for _, a in kwargs):
                 continue
@@ -62,6 +70,19 @@ class SummaryCalls:
         args = self.evaluator.args
         for node, _ref in self._resolved_calls(s):
             args(node, env)
+
+    def _resolved_bare_calls(self, s) -> list:
+        """(call, ref) for the calls without arguments a statement makes itself that resolve to a function."""
+        key = id(s)
+        by_statement = self.info.bare_by_statement
+        if key not in by_statement:
+            return ()  # (most statements make no call without arguments)
+        memo = self._bare_memo
+        if key in memo:
+            return memo[key]
+        found = memo[key] = [(node, ref) for node in by_statement[key]
+                             if (ref := self.info.resolve_ref(node.func)) is not None]
+        return found
 
     def _resolved_calls(self, s) -> list:
         """(call, ref) for the calls with arguments that a statement makes
