@@ -5,12 +5,12 @@ call runs the collectives it reaches (:func:`report_at_callers`, the last
 step of :func:`~cslint.analysis.hazards.find_hazards`).
 
 One call handing a rank-local value, others agreed ones: the hazard is
-reported at that call.  Each call binds the collective's group where the
-function takes it as a parameter (:func:`~cslint.analysis.program.bound_group`),
-and a value is rank-local at a call only where it differs over the groups
-that call binds: a stage predicate's value handed with a group inside one
-stage is the same on every rank of it.  No call handing a rank-local value,
-some only thanks to the groups they bind: no hazard in any context.
+reported at that call.  A value is asked over the hazard's group as the
+function reads it: a group the function takes as a parameter spans every
+dimension there.  Narrowing it to the groups a call binds is not sound
+from the call's text alone (the callee may bind the parameter again, or a
+deeper helper may run the collective over a group of its own with a
+parameter of the same name), so no hazard is dropped for it.
 """
 
 from __future__ import annotations
@@ -18,12 +18,12 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING, Optional
 
-from ..presets import ALL_DIMS, KIND_DATA_SHARD
+from ..presets import KIND_DATA_SHARD
 from .atoms import DECIDES_NO_TEST
 from .divergence import extend_via, fewest_links_first, is_cut, shown_links, transformed
 from .positions import parameter_of
-from .program import bound_group, call_offset, passed_argument
-from .records import Site, fill_pending, is_pending
+from .program import bound_group, call_offset
+from .records import fill_pending, is_pending
 
 if TYPE_CHECKING:
     from .hazards import Hazard
@@ -53,11 +53,7 @@ def report_at_callers(info: "UniformityInfo", found: list) -> list:
     site that is a hazard of its own already keeps that one.  A function
     several calls of which pass rank-local values keeps its hazard (the
     guard is where those paths meet, reported once), and so does one no
-    call of the tree reaches, or one only rank-local values reach.  A
-    hazard no call of which, in any of its modes, hands a value that differs
-    over the groups the call binds its collectives to, where its condition
-    differs through nothing but the parameters, is dropped
-    (:data:`AGREED_WHERE_BOUND`)."""
+    call of the tree reaches, or one only rank-local values reach."""
     program = info.program
     callers = None
     own_sites = {(hazard.path, hazard.site.span.line, hazard.site.span.column) for hazard, _modes in found}
@@ -74,10 +70,6 @@ def report_at_callers(info: "UniformityInfo", found: list) -> list:
         if callers is None:
             callers = callers_of(program)
         context = _calling_context(program, callers, hazard, fn, params, mode, 0)
-        if context is AGREED_WHERE_BOUND:
-            if _agreed_where_bound(program, callers, hazard, fn, modes):
-                continue  # every call binds the collective to groups its values are the same over
-            context = None
         if context is None:
             out.append(hazard)
             continue
@@ -106,58 +98,36 @@ def report_at_callers(info: "UniformityInfo", found: list) -> list:
     return out
 
 
-#: what :func:`_calling_context` answers where every call of the tree hands
-#: the function values the same over the groups that call binds its
-#: collectives to, some of them only because those groups are narrower than
-#: the function's own reading of them (a stage predicate's value passed with
-#: a group inside one stage): the hazard is no hazard in any calling context
-AGREED_WHERE_BOUND = "agreed where bound"
-
-
 def _calling_context(program, callers: dict, hazard: "Hazard", fn, params: dict, mode, depth: int):
     """The one call a rank-local value for ``params`` of ``fn`` comes from,
     where calls also hand ``fn`` agreed values: ``(caller, site, (source,
     dims, via), calls)``, ``calls`` the ``(function, site, target)`` steps
-    from that caller down to ``fn``; :data:`AGREED_WHERE_BOUND` where no call
-    hands a rank-local value and some hand values agreed only over the
-    groups they bind; None where there is no such single call.  A call
-    that passes on its function's own parameters is not where the value
-    comes from: the calls of that function are asked in turn."""
-    groups = (hazard.group,) + tuple(g for g in hazard.reached_groups if g != hazard.group)
-    found = _origins(program, callers, hazard, fn, params, mode, depth, frozenset({fn.key}), groups)
-    if found is None:
-        return None
-    if not found[0] and found[2]:
-        return AGREED_WHERE_BOUND
-    if not found[1]:
+    from that caller down to ``fn``; None where there is no such single
+    call.  A call that passes on its function's own parameters is not where
+    the value comes from: the calls of that function are asked in turn."""
+    found = _origins(program, callers, hazard, fn, params, mode, depth, frozenset({fn.key}))
+    if found is None or not found[1]:
         return None
     unique = {(caller.key, site.span.line, site.span.column): (caller, site, value, calls)
               for caller, site, value, calls in found[0]}
     return next(iter(unique.values())) if len(unique) == 1 else None
 
 
-def _origins(program, callers: dict, hazard: "Hazard", fn, params: dict, mode, depth: int, seen: frozenset,
-             groups: tuple):
-    """``(origins, agreed, narrowed)``: the calls a rank-local value for
-    ``params`` of ``fn`` comes from (as :func:`_calling_context` gives one),
-    whether some call hands ``fn`` (or a function passing its parameters on
-    to it) agreed values, and whether some call does so only over the
-    groups it binds ``groups`` (the hazard's group first, then the others
-    its site reaches, as ``fn`` reads them) to; None where a call spreads
-    ``*args``.  A call binding none of them asks the hazard's own group."""
-    world = program.knowledge.world
+def _origins(program, callers: dict, hazard: "Hazard", fn, params: dict, mode, depth: int, seen: frozenset):
+    """``(origins, agreed)``: the calls a rank-local value for ``params`` of
+    ``fn`` comes from (as :func:`_calling_context` gives one), and whether
+    some call hands ``fn`` (or a function passing its parameters on to it)
+    agreed values; None where a call spreads ``*args``.  Every call is asked
+    over the hazard's group as ``fn`` reads it, not over what the call binds
+    it to (see the module's docstring)."""
+    span = program.knowledge.world.span(hazard.group)
     ignore = SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset()
-    own_span = world.span(groups[0])
     origins: list = []
-    agreed = narrowed = False
+    agreed = False
     for caller, site in callers.get((fn.key, mode), ()):
-        bound = _bound_groups(program, site, fn, groups)
-        span = own_span if bound == groups else frozenset().union(*(world.span(g) for g in bound))
         passed = _local_argument(program, caller, site, fn, params, span, mode, ignore)
         if passed is None:
             agreed = True
-            narrowed = narrowed or (span != own_span and _local_argument(
-                program, caller, site, fn, params, own_span, mode, ignore) is not None)
             continue
         if passed is False:  # what the call passes is not known (``*args``)
             return None
@@ -165,64 +135,15 @@ def _origins(program, callers: dict, hazard: "Hazard", fn, params: dict, mode, d
         step = (caller, site, fn)
         if upward is not None and depth + 1 < MAX_CONTEXT_DEPTH and caller.params and caller.key not in seen:
             # the caller passes on what its own callers gave it: whose value is it?
-            above = _origins(program, callers, hazard, caller, upward, mode, depth + 1, seen | {caller.key}, bound)
+            above = _origins(program, callers, hazard, caller, upward, mode, depth + 1, seen | {caller.key})
             if above is None:
                 return None
             if above[0]:
                 agreed = agreed or above[1]
                 origins.extend((top, call, found, calls + (step,)) for top, call, found, calls in above[0])
                 continue
-            if above[2]:  # every call of the caller agrees over what it binds, some only there
-                agreed = narrowed = True
-                continue
         origins.append((caller, site, value, (step,)))
-    return origins, agreed, narrowed
-
-
-def _agreed_where_bound(program, callers, hazard: "Hazard", fn, modes: list) -> bool:
-    """Whether the hazard's condition differs through the parameters of
-    ``fn`` alone, whatever group it is asked over, and in every mode the
-    hazard occurs in no call hands them values that differ over the
-    groups it binds (:data:`AGREED_WHERE_BOUND`)."""
-    ignore = SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset()
-    for mode in modes:
-        params = _upward(program.eval(hazard.cond.atoms, mode), ALL_DIMS, ignore)
-        if params is None or _calling_context(program, callers, hazard, fn, params, mode, 0) \
-                is not AGREED_WHERE_BOUND:
-            return False
-    return True
-
-
-def _bound_groups(program, site: Site, target, groups: tuple) -> tuple:
-    """``groups`` (as ``target`` reads them) bound by the call ``site``
-    (:func:`~cslint.analysis.program.bound_group`): a group the callee takes
-    as a parameter is the one the call passes.  An attribute of what the
-    call passes (``self.group`` of the receiver, ``comm.group`` of an
-    argument) is bound only where what is passed is a group object by its
-    own name (``get_tp_group()``, ``parallel.attn_tp_group``) or a field
-    every construction hands one group: an object of the tree that merely
-    names a group (``self.tp_comm``, built over whatever group its
-    constructions pass) is no group, and what it holds stays unknown."""
-    offset = call_offset(site, target)
-    return tuple(bound_group(site, target, offset, group, program)
-                 if _passes_a_group_object(program, site, target, offset, group) else group for group in groups)
-
-
-def _passes_a_group_object(program, site: Site, target, offset: int, group: str) -> bool:
-    """Whether the object a call passes for the first name of ``group``
-    (``group:<param>.<attribute>``) is a group, where the group is an
-    attribute of it (see :func:`_bound_groups`); True for any other group."""
-    if not group.startswith("group:"):
-        return True
-    argument = passed_argument(site, target, offset, group[len("group:"):])
-    if argument is None or not argument[0] or not argument[3]:
-        return True  # the parameter itself, nothing passed, or no parameter: bound_group's own reading
-    text = argument[0]
-    held = program.construction_passed.get(id(site))
-    if held is not None and text in held:
-        return True
-    name = text[:-2] if text.endswith("()") else text
-    return name.rpartition(".")[2].lower().endswith("group")
+    return origins, agreed
 
 
 def _parameters_deciding(program, atoms: frozenset, hazard: "Hazard", mode) -> Optional[dict]:
