@@ -292,8 +292,46 @@ def _field_params(info: FunctionInfo) -> tuple:
                     if attr is not None:
                         sources.setdefault(attr, set()).add(None if unpacked else stored)
     rebound = info.rebound_params
+    swapped = _fields_own_methods_assign(info) if sources else frozenset()
     return tuple(sorted((attr, next(iter(names))) for attr, names in sources.items()
-                        if len(names) == 1 and None not in names and next(iter(names)) not in rebound))
+                        if len(names) == 1 and None not in names and next(iter(names)) not in rebound
+                        and attr not in swapped))
+
+
+def _fields_own_methods_assign(info: FunctionInfo) -> frozenset:
+    """The fields of ``self`` that the methods a constructor calls on
+    ``self`` assign (``self._swap(spare)`` setting ``self.group = spare``),
+    and the methods those call on ``self`` in turn: the methods of its class
+    this file defines.  Such a field holds what the method put there after
+    the call, not the constructor's parameter alone."""
+    ctx = info.ctx
+    definitions = ctx.definitions()
+    owners = [info.qualname.rpartition(".")[0]]
+    for owner in owners:  # (and its bases this file defines, which it inherits methods from)
+        owners.extend(base for base in ctx.class_bases.get(f"{ctx.module}:{owner}", ())
+                      if base in ctx.module_classes and base not in owners)
+    todo, seen, fields = list(info.self_calls), set(), set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        for method in (definitions.get(f"{owner}.{name}") for owner in owners):
+            arguments = getattr(method, "args", None)
+            if arguments is not None and (arguments.posonlyargs or arguments.args):
+                _note_self_stores(method, (arguments.posonlyargs or arguments.args)[0].arg, fields, todo)
+    return frozenset(fields)
+
+
+def _note_self_stores(method, own: str, fields: set, todo: list) -> None:
+    """Add to ``fields`` what ``method`` assigns on ``own`` (its ``self``), to ``todo`` what it calls on it."""
+    for node in own_nodes(method):
+        if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == own:
+            if type(node.ctx) is not ast.Load:
+                fields.add(node.attr)
+        elif type(node) is ast.Call and type(node.func) is ast.Attribute \
+                and type(node.func.value) is ast.Name and node.func.value.id == own:
+            todo.append(node.func.attr)
 
 
 def _restored_fields(info: FunctionInfo) -> frozenset:
