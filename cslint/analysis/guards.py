@@ -121,8 +121,9 @@ class Guards(ExceptionGuards):
         atoms = self._choosing(argument, env, _CHOICE_DEPTH)
         if not atoms:
             return ()
+        chosen = tuple(sorted(_named_groups(self.info, argument, _CHOICE_DEPTH)))
         return (Cond("branch", atoms, unparse(argument), getattr(argument, "lineno", 0), Span.of(argument),
-                     statement="group"),)
+                     statement="group", chosen_groups=chosen),)
 
     def _choosing(self, expr: ast.expr, env: dict, depth: int) -> frozenset:
         """What decides which of the groups ``expr`` may name a rank holds:
@@ -433,6 +434,30 @@ class Guards(ExceptionGuards):
                     cond = dataclasses.replace(cond, atoms=self.evaluator.eval(test, env))
                 out.append(cond)
             return tuple(out)
+
+
+def _named_groups(info, expr: ast.expr, depth: int) -> frozenset:
+    """The groups the alternatives :meth:`Guards._choosing` decides among name:
+    both arms of a conditional expression, the elements of a list, tuple
+    or dict a subscript picks from, what each binding of a local binds
+    (``depth`` locals deep, as there); anything else the group its text
+    names (``None``: the world).  A rank holding either alternative waits
+    with the ranks of that group, so the choice must agree over each."""
+    t = type(expr)
+    if t is ast.IfExp:
+        return _named_groups(info, expr.body, depth) | _named_groups(info, expr.orelse, depth)
+    if t is ast.Subscript:
+        return _named_groups(info, expr.value, depth)
+    if t is ast.List or t is ast.Tuple or t is ast.Dict:
+        elements = expr.values if t is ast.Dict else expr.elts
+        return frozenset().union(*(_named_groups(info, e, depth) for e in elements if e is not None))
+    if t is ast.Constant and expr.value is None:
+        return frozenset({"world"})
+    if t is ast.Name and depth > 0:
+        assignments = local_assignments(info.func, expr.id)
+        if assignments:
+            return frozenset().union(*(_named_groups(info, value, depth - 1) for _statement, value in assignments))
+    return frozenset({info.ctx.group_of_text(unparse(expr))})
 
 
 def without_own_group_operand(cond: Cond, own: set, test: Optional[ast.expr]) -> Optional[Cond]:

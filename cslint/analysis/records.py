@@ -94,6 +94,18 @@ class Cond:
     #: ``isinstance`` (:func:`cslint.analysis.memosyntax.names_only_test`): the names it reads, as a module
     #: memo's path test may (:mod:`cslint.analysis.memofills`); None for any other condition
     names_only: Optional[frozenset] = None
+    #: a group the function chooses (``statement`` "group"): the groups its alternatives name, sorted
+    #: (``tp_a if pp.is_first_rank else pp_b``: tp, pp); the choice is asked over all of them
+    #: (:meth:`span_over`), not the one the argument's whole text reads as
+    chosen_groups: tuple = ()
+
+    def span_over(self, world, group: str) -> frozenset:
+        """The dimensions along which the ranks this condition decides for
+        differ where it decides a collective over ``group``: the group's span,
+        and for a group the function chooses every group it may name (ranks
+        apart in any of them may hold different ones)."""
+        span = world.span(group)
+        return span.union(*(world.span(g) for g in self.chosen_groups)) if self.chosen_groups else span
 
 
 class Collective(NamedTuple):

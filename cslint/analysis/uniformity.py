@@ -309,7 +309,8 @@ class UniformityInfo(BroadcastCarriers):
         """Why ``condition`` (in ``function``) may differ over ``group``: the best-explained source along a dimension
         the group spans (less Program.single_rank_dims, those of a group of one rank where ``function`` runs, whose
         several-rank writers' sources never reach it: processes.apart_from), but ``ignore_kinds``; None if uniform."""
-        span = self.knowledge.world.span(group) - (single := self.program.single_rank_dims.get(function.key, EMPTY))
+        span = condition.span_over(self.knowledge.world, group) \
+            - (single := self.program.single_rank_dims.get(function.key, EMPTY))
         order = None
         for found in self.sources(condition, function, mode):
             kind = found.source.kind
