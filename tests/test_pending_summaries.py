@@ -238,6 +238,42 @@ def test_the_classes_deep_sites_construct_fill_the_returns_they_follow_a_level_a
     assert filler.requests == [["settings", "layout"], ["plan"]]
 
 
+class _OneAtATimeFiller(_BatchFiller):
+    """A filler asked ahead whose answers come back one at a time (the first pending stub by name)."""
+
+    def prefetch(self, stubs) -> None:
+        self.requests.append(("ahead", [stub.qualname for stub in stubs if is_pending(stub)]))
+
+    def settle_ready(self, stubs) -> None:
+        waiting = sorted((stub for stub in stubs if is_pending(stub)), key=lambda stub: stub.qualname)
+        self.requests.append(("ready", [stub.qualname for stub in waiting]))
+        _Filler.fill(self, waiting[:1])
+
+
+def test_the_returns_of_a_constructing_helper_are_followed_as_its_summary_comes_back():
+    """The classes the deep sites construct do not wait for a whole level of
+    helpers: the returns of the one back first are followed (and what they
+    call asked ahead) while the other is still out; the classes found are
+    those found a level at a time."""
+    deferred: dict = {}
+    facts = extract_file_facts("pkg/work.py", CONSTRUCTING.encode(), Settings(), KNOWLEDGE, module="pkg.work",
+                               deferred=deferred)
+    filler = _OneAtATimeFiller(deferred)
+    functions: dict = {}
+    for fn in facts.functions:
+        if is_pending(fn):
+            fn.filler = filler
+        functions.setdefault((fn.module, fn.qualname), []).append(fn)
+    conditions = [cond.atoms for fn in facts.functions if fn.deep
+                  for variant in fn.variants.values() for site in variant.sites for cond in site.conds]
+    made: set = set()
+    constructed_classes(conditions, functions, made, set())
+    assert made == {"pkg.conf.Settings.for_model", "pkg.conf.Plan"}
+    # layout back first: what it returns (plan) is asked for while settings is still out
+    assert filler.requests[:4] == [("ahead", ["settings", "layout"]), ("ready", ["layout", "settings"]),
+                                   ("ahead", ["plan"]), ("ready", ["plan", "settings"])]
+
+
 RETURNING = textwrap.dedent("""
     import torch.distributed as dist
 

@@ -151,9 +151,9 @@ class SummaryFills:
                     while self._fills_asked.get(index) and conn.poll() and self._take_answer(index):
                         pass
                     for stub in waiting:
-                        key = (stub.path, stub.position)
-                        if not is_pending(stub):
+                        if not is_pending(stub):  # (settled already: by an answer to a fill, or listed twice)
                             continue
+                        key = (stub.path, stub.position)
                         if key in self._answered:
                             self._prefetched.discard(key)
                             stub.settle(self._answered.pop(key))

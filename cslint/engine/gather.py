@@ -21,7 +21,7 @@ from typing import Optional
 
 from ..analysis.attached import attached_reaching, calls_attached
 from ..analysis.groupgetters import GetterScan
-from ..analysis.records import FileFacts, fill_pending, is_pending, merge_partial
+from ..analysis.records import FileFacts, is_pending, merge_partial, prefetch_pending, settle_ready_pending
 from ..analysis.syntax import CONSTRUCTORS, called_as
 from ..analysis.typedcalls import module_entry, module_entry_parts, typed_entry
 from ..analysis.vocabulary import GENERIC_METHODS
@@ -605,22 +605,31 @@ def constructed_classes(values: list, functions: dict, out: set, seen: set,
     and in the returns of the analysed functions (``functions``: (module,
     qualified name) -> FuncFacts; ``methods``: what a ``self.m()`` call
     runs, :class:`_MethodsCalled`) the atoms call (a helper building the
-    object).  The returns are followed a level at a time: the pending
-    summaries of one level are worked out together, one request per worker,
-    in file order (one at a time, the pass waited on a round trip per
-    function).  What is added to ``out`` is the same in any order."""
-    while values:
+    object).  The pending summaries of the functions met are asked ahead
+    together, in file order (one at a time, the pass waited on a round trip
+    per function), and the returns of each are followed as it comes back
+    (:func:`~cslint.analysis.records.settle_ready_pending`), while the
+    workers work out the others.  What is added to ``out`` is the same in any
+    order."""
+    waiting: list = []  # the functions called whose returns are not followed yet
+    while values or waiting:
         targets: dict = {}  # id -> function called
         for atoms in values:
             _constructed_calls(atoms, functions, out, seen, targets, methods)
         level = sorted(targets.values(), key=lambda fn: (fn.path, fn.line, fn.key))
-        fill_pending(level)
+        prefetch_pending(level)
+        listed = {id(fn) for fn in waiting}
+        waiting.extend(fn for fn in level if id(fn) not in listed)
+        settle_ready_pending(waiting)
         values = []
-        for fn in level:
+        for fn in waiting:
+            if is_pending(fn):
+                continue
             for variant in fn.variants.values():
                 if id(variant.returns) not in seen:
                     seen.add(id(variant.returns))
                     values.append(variant.returns)
+        waiting = [fn for fn in waiting if is_pending(fn)]
 
 
 class _MethodsCalled:
