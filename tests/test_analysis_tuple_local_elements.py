@@ -9,6 +9,8 @@ so the layer's restore of its head count, rank and size stays quiet."""
 
 import textwrap
 
+import pytest
+
 from cslint.api import check_source
 
 
@@ -60,7 +62,9 @@ def test_a_list_saved_in_the_tuple_and_written_with_the_rank_after_the_save_diff
     """)) == [32]
 
 
-def test_a_list_grown_on_one_rank_after_the_save_differs_in_a_local_or_a_field():
+@pytest.mark.xfail(strict=True, reason="a tuple holding a local is read whole (reviewB54), and a whole tuple "
+                   "holds what its elements held at the save: a list grown after the save is not seen through it")
+def test_a_list_grown_on_one_rank_after_the_save_differs_in_a_local():
     assert _lines("""
         import torch.distributed as dist
 
@@ -73,6 +77,10 @@ def test_a_list_grown_on_one_rank_after_the_save_differs_in_a_local_or_a_field()
             if len(a) > 0:
                 dist.all_reduce(x, group=group)
     """) == [11]
+
+
+@pytest.mark.xfail(strict=True, reason="as above, with the tuple unpacked into fields")
+def test_a_list_grown_on_one_rank_after_the_save_differs_in_a_field():
     assert _lines("""
         import torch.distributed as dist
 
@@ -107,7 +115,8 @@ def test_the_fields_saved_by_position_stay_apart():
         finally:
             (self.local_heads, self.attn_tp_rank, self.attn_tp_size) = orig
     """)) == []
-    # a list saved beside the rank and never written keeps to its own position
+    # a list saved beside the rank keeps the whole tuple, written or not: a helper or an alias
+    # may change it after the save, which a position would not see (reviewB54)
     assert _lines(_layer("""
         keep = [self.attn_tp_size]
         orig = (self.local_heads, self.attn_tp_rank, keep)
@@ -119,4 +128,4 @@ def test_the_fields_saved_by_position_stay_apart():
         finally:
             (self.local_heads, self.attn_tp_rank, kept) = orig
             self.attn_tp_size = kept[0]
-    """)) == []
+    """)) == [31]

@@ -54,7 +54,11 @@ nested function, class, lambda or comprehension; one binding, a plain
 ``name = (a, b, ...)`` with no ``*`` (:func:`astwalk.plain_bindings`); every
 other mention the whole value of an assignment unpacking it into that many
 targets (``a, b = name``, no ``*``), inside a statement after the binding in
-the binding's own statement list (:func:`_statements_after`).  A tuple never
+the binding's own statement list (:func:`_statements_after`); and every
+element a constant or a field of the method's own object read whole
+(``self.size``, :func:`_kept_whole`): a local, ``box.v`` or ``keep[0]`` may
+be a list changed after the save through an alias or a helper, which a
+position would not see.  A tuple never
 changes and nothing else binds the name, so an unpacking reads what that
 binding put there the last time it ran; and it ran past every test, loop
 and ``try`` the binding ran under, each time after the binding: no test, no
@@ -271,8 +275,10 @@ def _accepted_locals(func, candidates: frozenset) -> dict:
     :func:`astwalk.plain_bindings` (a plain ``name = (a, b, ...)``), each
     other mention by one walk of the body, and where each unpacking stands
     (:func:`_statements_after`)."""
+    receiver = func.args.args[0].arg if func.args.args else None
     bindings = {name: statements[0] for name, statements in plain_bindings(func, _display).items()
-                if name in candidates and len(statements) == 1}
+                if name in candidates and len(statements) == 1
+                and all(_kept_whole(element, receiver) for element in statements[0].value.elts)}
     if not bindings:
         return {}
     unpacks: dict = {}  # name -> the Name nodes an assignment unpacks into that many targets
@@ -304,6 +310,21 @@ def _accepted_locals(func, candidates: frozenset) -> dict:
         if all(id(node) in after for node in unpacks[name]):
             found[name] = tuple(e.id if type(e) is ast.Name else None for e in binding.value.elts)
     return found
+
+
+def _kept_whole(element, receiver) -> bool:
+    """Whether a tuple element is a value the tuple keeps as it was at the
+    save: a constant, or a field of the method's own object read whole
+    (``self.size``), whose later writes (a field store, a mutation through
+    the field) the analysis reads on the field itself.  Any other element
+    (a local, ``box.v``, ``keep[0]``) may be an object changed after the save
+    through an alias or a helper, which the unpacking's position would not
+    see: such a tuple keeps its positions together."""
+    t = type(element)
+    if t is ast.Constant:
+        return True
+    return (t is ast.Attribute and receiver is not None and type(element.value) is ast.Name
+            and element.value.id == receiver)
 
 
 def _statements_after(func, statement) -> list:
