@@ -636,15 +636,8 @@ def written_variants(fn):
 def fill_pending(functions) -> None:
     """Work out the summaries of the pending ones among ``functions``, in
     as few round trips as their fillers allow."""
-    by_filler: dict = {}
-    for fn in functions:
-        if type(fn) is PendingFuncFacts:
-            filler = fn.__dict__.get("filler")
-            if filler is None:
-                raise RuntimeError(f"the summary of {fn.key} is pending and nothing can work it out here")
-            by_filler.setdefault(id(filler), (filler, []))[1].append(fn)
-    for filler, stubs in by_filler.values():
-        filler.fill(stubs)
+    for fill, stubs in _pending_by_filler(functions, lambda filler: filler.fill, required=True):
+        fill(stubs)
 
 
 def prefetch_pending(functions) -> None:
@@ -653,14 +646,8 @@ def prefetch_pending(functions) -> None:
     :meth:`cslint.engine.workers.Workers.prefetch`), for a
     :func:`fill_pending` of them later.  Nothing is settled here: every
     part read of them stays as it is until that fill."""
-    by_filler: dict = {}
-    for fn in functions:
-        if type(fn) is PendingFuncFacts:
-            filler = fn.__dict__.get("filler")
-            prefetch = getattr(filler, "prefetch", None)
-            if prefetch is not None:
-                by_filler.setdefault(id(filler), (prefetch, []))[1].append(fn)
-    for prefetch, stubs in by_filler.values():
+    for prefetch, stubs in _pending_by_filler(functions, lambda filler: getattr(filler, "prefetch", None),
+                                              required=False):
         prefetch(stubs)
 
 
@@ -670,15 +657,27 @@ def settle_ready_pending(functions) -> None:
     whose answers came back), waiting for one at least where none is: the
     rest stay pending, for a later call.  A filler that cannot tell which
     are ready works every one out (:func:`fill_pending`)."""
+    for settle, stubs in _pending_by_filler(
+            functions, lambda filler: getattr(filler, "settle_ready", filler.fill), required=True):
+        settle(stubs)
+
+
+def _pending_by_filler(functions, method_of, required: bool):
+    """The pending ones among ``functions``, grouped by the filler that can
+    work them out (one round trip per filler), each group with
+    ``method_of(filler)`` to call on it, in the order the fillers first
+    appear; a group whose method is None is left out.  ``required``: a
+    pending one with no filler is an error (it could never be worked out)."""
     by_filler: dict = {}
     for fn in functions:
         if type(fn) is PendingFuncFacts:
             filler = fn.__dict__.get("filler")
-            if filler is None:
+            if filler is None and required:
                 raise RuntimeError(f"the summary of {fn.key} is pending and nothing can work it out here")
-            by_filler.setdefault(id(filler), (getattr(filler, "settle_ready", filler.fill), []))[1].append(fn)
-    for settle, stubs in by_filler.values():
-        settle(stubs)
+            method = method_of(filler)
+            if method is not None:
+                by_filler.setdefault(id(filler), (method, []))[1].append(fn)
+    return by_filler.values()
 
 
 def called_refs(fn) -> list:
