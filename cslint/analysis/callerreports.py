@@ -40,7 +40,7 @@ MAX_CONTEXT_DEPTH = 4
 
 
 def report_at_callers(info: "UniformityInfo", found: list) -> list:
-    """The hazards of ``found`` (``[(hazard, modes)]``, in order), a hazard
+    """The hazards of ``found`` (``[(hazard, mode)]``, in order), a hazard
     whose condition differs only through the function's parameters, in a
     function that one call of the tree hands a rank-local value and others
     values every rank agrees on, reported at that one call instead: the
@@ -56,11 +56,10 @@ def report_at_callers(info: "UniformityInfo", found: list) -> list:
     call of the tree reaches, or one only rank-local values reach."""
     program = info.program
     callers = None
-    own_sites = {(hazard.path, hazard.site.span.line, hazard.site.span.column) for hazard, _modes in found}
+    own_sites = {(hazard.path, hazard.site.span.line, hazard.site.span.column) for hazard, _mode in found}
     moved: dict = {}
     out = []
-    for hazard, modes in found:
-        mode = modes[0]
+    for hazard, mode in found:
         fn = program.funcs.get(hazard.function_key)
         params = _parameters_deciding(program, hazard.cond.atoms, hazard, mode) if fn is not None and fn.params \
             else None

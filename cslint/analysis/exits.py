@@ -33,6 +33,7 @@ def catches_everything(handler: ast.ExceptHandler) -> bool:
             return True
     return False
 
+
 def handler_swallows(handler: ast.ExceptHandler, parents=frozenset) -> bool:
     """False when every path through the handler re-raises, or when it
     ends the whole job (:func:`ends_job`; ``parents``: what gives the

@@ -147,7 +147,7 @@ def find_hazards(info: UniformityInfo) -> list:
             hazard.modes = ()
         else:
             hazard.modes = tuple(sorted(frozenset.intersection(*modes)))
-        out.append((hazard, modes))
+        out.append((hazard, modes[0]))
     out.sort(key=lambda found: (found[0].path, found[0].site.span.line, found[0].site.span.column))
     return report_at_callers(info, out)
 

@@ -241,21 +241,15 @@ def unpacked_positions(info, target, value, env: dict):
     if value.id not in info.tuple_unpacked:
         return None
     length = unpacked_length(target)
-    elements = tuple_locals(info).get(value.id)
-    if length is None or elements is None or len(elements) != length:
+    if length is None or tuple_locals(info).get(value.id) != length:
         return None
-    name = value.id
-    # a position holding a local (``keep = [size]; saved = (keep, n)``) holds the object that local names: a
-    # list or dict written into between the binding and the unpacking (``keep[0] = rank``) holds that too
-    return [env.get((LOCAL_POSITION, name, position), EMPTY) | env.get(element, EMPTY) if element is not None
-            else env.get((LOCAL_POSITION, name, position), EMPTY) for position, element in enumerate(elements)]
+    return [env.get((LOCAL_POSITION, value.id, position), EMPTY) for position in range(length)]
 
 
 def tuple_locals(info) -> dict:
-    """name -> per position of its binding, the local that element reads
-    where it is a bare name (else None), for the local tuples of the
+    """name -> the length of its tuple, for the local tuples of the
     function of ``info`` that keep their positions apart (see the module
-    text); its length is the tuple's.  Computed once,
+    text).  Computed once,
     and only for a function that unpacks a name in an assignment
     (``FunctionInfo.tuple_unpacked``, from its one walk)."""
     found = info.__dict__.get("_tuple_locals")
@@ -308,7 +302,7 @@ def _accepted_locals(func, candidates: frozenset) -> dict:
         binding = bindings[name]
         after = {id(inner) for statement in _statements_after(func, binding) for inner in walk(statement)}
         if all(id(node) in after for node in unpacks[name]):
-            found[name] = tuple(e.id if type(e) is ast.Name else None for e in binding.value.elts)
+            found[name] = len(binding.value.elts)
     return found
 
 

@@ -147,9 +147,7 @@ class SummaryFills:
         with timeline.span(f"fill {sum(len(waiting) for waiting in by_worker.values())}"):
             while True:
                 for index, waiting in by_worker.items():
-                    conn = self.pool[index].conn
-                    while self._fills_asked.get(index) and conn.poll() and self._take_answer(index):
-                        pass
+                    self._take_ready_answers(index)
                     for stub in waiting:
                         if not is_pending(stub):  # (settled already: by an answer to a fill, or listed twice)
                             continue
@@ -165,6 +163,13 @@ class SummaryFills:
                 if ready:
                     return
                 wait_for([self.pool[index].conn for index in by_worker if self._fills_asked.get(index)])
+
+    def _take_ready_answers(self, index: int) -> None:
+        """Take in every answer worker ``index`` has already sent to a request
+        still out, without waiting for one."""
+        conn = self.pool[index].conn
+        while self._fills_asked.get(index) and conn.poll() and self._take_answer(index):
+            pass
 
     def _ask(self, index: int, stubs: list, urgent: bool = False) -> None:
         """Send worker ``index`` a request for the summaries of ``stubs``,
@@ -220,8 +225,7 @@ class SummaryFills:
             # what is awaited goes first (a worker may have prefetches queued ahead of it),
             # what prefetch held back and this fill does not want after it; the answers back
             # already are taken first, so the worker is asked again for no summary it sent
-            while self._fills_asked.get(index) and self.pool[index].conn.poll() and self._take_answer(index):
-                pass
+            self._take_ready_answers(index)
             wanted = {(stub.path, stub.position) for stub in waiting}
             held_back = [stub for stub in self._prefetches.pop(index, []) if (stub.path, stub.position) not in wanted]
             awaited = [stub for stub in waiting if (stub.path, stub.position) not in self._answered]
