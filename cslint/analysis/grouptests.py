@@ -170,30 +170,27 @@ def tests_own_group(text: str, groups) -> bool:
     ``group is None``, ``not group``, ``_rank_not_in_group(group)``,
     ``group == GroupMember.NON_GROUP_MEMBER``.  A rank outside the group
     takes no part in its collectives, and every member answers alike."""
+    asked = set()  # what the text alone says it asks membership of, whichever the groups
+    for op in (" == ", " != ", " is ", " is not "):
+        left, found, right = text.partition(op)
+        if found and right.rsplit(".", 1)[-1].upper() == "NON_GROUP_MEMBER":
+            asked.add(left)
+    head, paren, rest = text.partition("(")
+    name = head.strip().removeprefix("not ").rsplit(".", 1)[-1].lower()
+    if paren and "group" in name and ("in_group" in name or "member" in name):
+        asked.add(rest.rstrip(")").split(",")[0].strip())
+    operands = _in_test_operands(text)
+    if operands is not None:
+        # ``dist.get_rank() in dist.get_process_group_ranks(group)``:
+        # the group's own list of (world) ranks
+        left, right = operands
+        head, paren, rest = right.partition("(")
+        if paren and head.strip().rsplit(".", 1)[-1] == "get_process_group_ranks" and names_world_rank(left):
+            asked.add(rest.rstrip(")").split(",")[0].strip())
     for group in groups:
-        if text in (group, f"not {group}", f"{group} is None", f"{group} is not None",
-                    f"{group} == None", f"{group} != None"):
+        if group in asked or text in (group, f"not {group}", f"{group} is None", f"{group} is not None",
+                                      f"{group} == None", f"{group} != None"):
             return True
-        for op in (" == ", " != ", " is ", " is not "):
-            left, found, right = text.partition(op)
-            if found and left == group and right.rsplit(".", 1)[-1].upper() == "NON_GROUP_MEMBER":
-                return True
-        head, paren, rest = text.partition("(")
-        head = head.strip()
-        head = head.removeprefix("not ")
-        name = head.rsplit(".", 1)[-1].lower()
-        if paren and rest.rstrip(")").split(",")[0].strip() == group and "group" in name \
-                and ("in_group" in name or "member" in name):
-            return True
-        operands = _in_test_operands(text)
-        if operands is not None:
-            # ``dist.get_rank() in dist.get_process_group_ranks(group)``:
-            # the group's own list of (world) ranks
-            left, right = operands
-            head, paren, rest = right.partition("(")
-            if paren and head.strip().rsplit(".", 1)[-1] == "get_process_group_ranks" \
-                    and rest.rstrip(")").split(",")[0].strip() == group and names_world_rank(left):
-                return True
     return False
 
 
