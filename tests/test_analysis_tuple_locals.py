@@ -188,3 +188,13 @@ def test_an_unpacking_past_the_binding_in_its_own_arm_reads_by_position():
     # the same with a call beside the constant: the whole tuple
     assert [code for code, _ in _codes(source.replace("self_rank.rank", "dist.get_rank(group)")
                                        .replace("self_rank", "self"))] == ["CSL101"]
+
+
+def test_a_parameter_of_any_kind_bound_to_the_tuple_keeps_the_whole_tuple():
+    # tuple_locals hands _accepted_locals every unpacked name, parameters too: astwalk.plain_bindings
+    # leaves out each parameter of every kind, so none is read by position (a positional-only one needs
+    # a positional-only ``self``, whose method's field writes are not read at all yet)
+    for signature in ("self, size, rank, orig", "self, size, rank, *, orig",
+                      "self, size, rank, *orig", "self, size, rank, **orig"):
+        source = _layer().replace("def swapped(self, size, rank):", f"def swapped({signature}):")
+        assert [code for code, _ in _codes(source)] == ["CSL101"], signature

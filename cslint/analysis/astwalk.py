@@ -201,6 +201,8 @@ BLOCKS_OF = _BlockFields()
 DEFINITIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda})
 #: the loop statements (a body that runs again, and the one ``break`` and ``continue`` leave)
 LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+#: the comprehensions (their targets a scope of their own; the element made once per pass of their loops)
+COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 
 
 def own_nodes(func: ast.AST):

@@ -18,7 +18,7 @@ from typing import Optional
 from ..config import matches_any
 from ..presets import KIND_RANK_ID
 from ..presets.rank_names import rank_name_dims
-from .astwalk import iter_children
+from .astwalk import COMPREHENSIONS, iter_children
 from .callfacts import payload_argument
 from .callplans import ARGUMENTS, FIRST_ARGUMENT, FIXED, OPEN, plan_call
 from .atoms import (
@@ -227,7 +227,7 @@ class Evaluator(StructureReads, ExceptionReads):
             return whole(atoms)
         if t is ast.Dict:
             return self.display(expr, env)
-        if t in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+        if t in COMPREHENSIONS:
             self._env_reads += 1
             inner = fork(env)  # the comprehension's own names, over a shared copy of a large environment
             # the statement's argument memo was filled in the enclosing scope,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, DEFINITIONS, iter_children, walked
+from .astwalk import BLOCKS_OF, COMPREHENSIONS, DEFINITIONS, iter_children, walked
 from .exits import is_process_exit
 
 
@@ -171,8 +171,6 @@ def top_level_definitions(tree: ast.Module) -> dict:
     return out
 
 
-_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
-
 
 def calls_in_order(expr: ast.AST):
     """Calls inside an expression with the inline conditions that guard them:
@@ -195,7 +193,7 @@ def calls_in_order(expr: ast.AST):
             visit(node.body, conds + [("branch", node.test, node, "body")])
             visit(node.orelse, conds + [("branch", node.test, node, "orelse")])
             return
-        if t in _COMPREHENSIONS:
+        if t in COMPREHENSIONS:
             inner = list(conds)
             for index, gen in enumerate(node.generators):
                 visit(gen.iter, inner)

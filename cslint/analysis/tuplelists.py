@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import CHILDREN, DEFINITIONS, plain_bindings, statement_lists, walk
+from .astwalk import CHILDREN, COMPREHENSIONS, DEFINITIONS, plain_bindings, statement_lists, walk
 from .atoms import EMPTY
 
 #: the first item of the dataflow key of what a list's tuples hold at a position
@@ -259,7 +259,7 @@ def tuple_locals(info) -> dict:
         if not candidates or isinstance(func, ast.Module):
             found = {}
         else:
-            found = _accepted_locals(func, candidates - {p.lstrip("*") for p in info.params})
+            found = _accepted_locals(func, candidates)  # (plain_bindings leaves every parameter out)
         info.__dict__["_tuple_locals"] = found
     return found
 
@@ -293,7 +293,7 @@ def _accepted_locals(func, candidates: frozenset) -> dict:
             spoilt.add(node.name)  # (a pattern binds a name with no Name node)
         elif t is ast.MatchMapping:
             spoilt.add(node.rest)
-        inner = nested or t in DEFINITIONS or t in _COMPREHENSIONS
+        inner = nested or t in DEFINITIONS or t in COMPREHENSIONS
         read = CHILDREN[t]
         if read is not None:
             stack.extend((child, node, inner) for child in read(node))
@@ -331,8 +331,6 @@ def _statements_after(func, statement) -> list:
                 return statements[index + 1:]
     return []
 
-
-_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 
 
 def _unpacked_by(node: ast.Name, parent):
