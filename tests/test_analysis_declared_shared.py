@@ -56,8 +56,8 @@ def test_the_call_scan_notes_its_own_declarations_and_its_nested_definitions():
 def test_the_declared_names_are_those_a_walk_of_the_whole_function_finds():
     info = _info(SHARED)
     every = {name for node in walked(info.func) if type(node) in (ast.Global, ast.Nonlocal) for name in node.names}
-    assert namereach._declared_shared(info) == frozenset(every) == frozenset({"COUNT", "total", "LAST"})
-    assert namereach._declared_shared(_info("def plain(x):\n    y = x\n    return y\n")) == frozenset()
+    assert namereach.declared_shared(info) == frozenset(every) == frozenset({"COUNT", "total", "LAST"})
+    assert namereach.declared_shared(_info("def plain(x):\n    y = x\n    return y\n")) == frozenset()
 
 
 DECLARED = HELPER + """

@@ -22,7 +22,7 @@ from ..model import Span
 from ..presets import KIND_GROUP_MEMBERSHIP, KIND_RANK_ID
 from . import cfg as cfgmod
 from .alternatives import Alternatives
-from .astwalk import LOOPS
+from .astwalk import DEFINITIONS, LOOPS
 from .atoms import EMPTY, Source, made
 from .bindings import local_assignments
 from .correlated import deciding
@@ -34,7 +34,8 @@ from .memosyntax import names_only_test
 from .orders import SetOrders, reads_element
 from .records import Cond
 from .roles import equality_tree
-from .presence import presence_test
+from .namereach import bound_names, declared_shared
+from .presence import none_test, presence_test
 from .registries import first_use_source, registry_of
 from .grouptests import tests_membership, tests_own_group
 from .syntax import ReadNames, calls_in_order, first_exit, first_exit_in, unparse, whole_text
@@ -103,10 +104,10 @@ class Guards(ExceptionGuards):
         if group_argument is not None:
             # after the membership arming: a group picked by membership in its own rank list is
             # every member's same group (KIND_GROUP_MEMBERSHIP stays alike in the choice)
-            conds = conds + self._group_choice(group_argument, env)
+            conds = conds + self._group_choice(group_argument, env, node.stmt)
         return conds
 
-    def _group_choice(self, argument: ast.expr, env: dict) -> tuple:
+    def _group_choice(self, argument: ast.expr, env: dict, stmt: ast.AST) -> tuple:
         """The condition the group handed to a collective puts on it where the
         call chooses among groups (:meth:`_choosing`: ``g = dist.group.WORLD if
         rank == 0 else cpu_world``, ``groups[rank % 2]``).  A rank waits in the
@@ -117,11 +118,15 @@ class Guards(ExceptionGuards):
         value of a group the function is handed or reads whole (a parameter,
         a field, a helper's return) is not asked: what made it (``if rank in
         ranks: self.group = g``, its own group by membership; an exit before
-        the store) says whether a rank holds it, rarely which one."""
+        the store) says whether a rank holds it, rarely which one.  A None
+        alternative of a local the collective's ``if`` tests for presence
+        (:func:`_present_where_run`) names no group it runs over."""
         atoms = self._choosing(argument, env, _CHOICE_DEPTH)
         if not atoms:
             return ()
-        chosen = tuple(sorted(_named_groups(self.info, argument, _CHOICE_DEPTH)))
+        info = self.info
+        none_skipped = type(argument) is ast.Name and _present_where_run(info, argument.id, stmt)
+        chosen = tuple(sorted(_named_groups(info, argument, _CHOICE_DEPTH, none_skipped)))
         return (Cond("branch", atoms, unparse(argument), getattr(argument, "lineno", 0), Span.of(argument),
                      statement="group", chosen_groups=chosen),)
 
@@ -436,28 +441,61 @@ class Guards(ExceptionGuards):
             return tuple(out)
 
 
-def _named_groups(info, expr: ast.expr, depth: int) -> frozenset:
+def _named_groups(info, expr: ast.expr, depth: int, none_skipped: bool = False) -> frozenset:
     """The groups the alternatives :meth:`Guards._choosing` decides among name:
     both arms of a conditional expression, the elements of a list, tuple
     or dict a subscript picks from, what each binding of a local binds
     (``depth`` locals deep, as there); anything else the group its text
-    names (``None``: the world).  A rank holding either alternative waits
-    with the ranks of that group, so the choice must agree over each."""
+    names (``None``: the world, unless ``none_skipped``: the value is known
+    not to be None where the collective runs, so no None alternative
+    reaches it).  A rank holding either alternative waits with the ranks of
+    that group, so the choice must agree over each."""
     t = type(expr)
     if t is ast.IfExp:
-        return _named_groups(info, expr.body, depth) | _named_groups(info, expr.orelse, depth)
+        return _named_groups(info, expr.body, depth, none_skipped) \
+            | _named_groups(info, expr.orelse, depth, none_skipped)
     if t is ast.Subscript:
-        return _named_groups(info, expr.value, depth)
+        return _named_groups(info, expr.value, depth, none_skipped)
     if t is ast.List or t is ast.Tuple or t is ast.Dict:
         elements = expr.values if t is ast.Dict else expr.elts
-        return frozenset().union(*(_named_groups(info, e, depth) for e in elements if e is not None))
+        return frozenset().union(*(_named_groups(info, e, depth, none_skipped) for e in elements if e is not None))
     if t is ast.Constant and expr.value is None:
-        return frozenset({"world"})
+        return frozenset() if none_skipped else frozenset({"world"})
     if t is ast.Name and depth > 0:
         assignments = local_assignments(info.func, expr.id)
         if assignments:
-            return frozenset().union(*(_named_groups(info, value, depth - 1) for _statement, value in assignments))
+            return frozenset().union(*(_named_groups(info, value, depth - 1, none_skipped)
+                                       for _statement, value in assignments))
     return frozenset({info.ctx.group_of_text(unparse(expr))})
+
+
+def _present_where_run(info, name: str, stmt: ast.AST) -> bool:
+    """Whether the local ``name`` is never None where ``stmt`` runs: ``stmt``
+    lies in the body of an ``if`` whose test, or an operand of its ``and``,
+    is ``name`` or ``name is not None``, and nothing rebinds ``name`` in that
+    body or in the test (a binding anywhere in the body counts, before or
+    after ``stmt``: a loop in it comes back).  A name the function declares
+    ``global``, or a function nested in it ``nonlocal``, is never trusted: a
+    call between the test and ``stmt`` may rebind it."""
+    if name in declared_shared(info):
+        return False
+    child, parent = stmt, info.parents.get(id(stmt))
+    while parent is not None and type(parent) not in DEFINITIONS:
+        if type(parent) is ast.If and _holds_only_if_present(parent.test, name) \
+                and any(s is child for s in parent.body):
+            return name not in bound_names(parent.test) and not any(name in bound_names(s) for s in parent.body)
+        child, parent = parent, info.parents.get(id(parent))
+    return False
+
+
+def _holds_only_if_present(test: ast.expr, name: str) -> bool:
+    """Whether ``test`` holds only where the local ``name`` is not None:
+    ``name``, ``name is not None``, or an ``and`` with one of them."""
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        return any(_holds_only_if_present(value, name) for value in test.values)
+    if type(test) is ast.Name:
+        return test.id == name
+    return none_test(test) == (name, False)
 
 
 def without_own_group_operand(cond: Cond, own: set, test: Optional[ast.expr]) -> Optional[Cond]:

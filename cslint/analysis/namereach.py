@@ -61,7 +61,7 @@ def binding_reaching(info, mention: ast.Name) -> Optional[ast.stmt]:
 
 def _binding_reaching(info, mention: ast.Name) -> Optional[ast.stmt]:
     name = mention.id
-    if name in _declared_shared(info):
+    if name in declared_shared(info):
         return None  # (``global`` here, or a nested function's ``nonlocal``: rebound elsewhere)
     statement = statement_holding(info, mention)
     if statement is None or info.blocks.get(id(statement)) is None:
@@ -99,7 +99,7 @@ def _header_parts(statement: ast.stmt) -> list:
     return out
 
 
-def _declared_shared(info) -> frozenset:
+def declared_shared(info) -> frozenset:
     """The names ``info``'s function, or a function nested in it, declares
     ``global`` or ``nonlocal``; once per function.  Its own declarations and
     its nested definitions come from the call scan's walk
