@@ -31,14 +31,15 @@ from typing import Optional
 
 from ..config import Settings
 from ..presets import Knowledge
-from .astwalk import DEFINITIONS, statement_lists, walked
+from .astwalk import DEFINITIONS, statement_lists, walk, walked
 from .attached import attached_functions
-from .callrefs import class_ref, qual_ref
+from .callrefs import class_ref, is_classmethod, qual_ref, receiver_param
 from .classargs import class_arguments
 from .deep import deep_variant
 from .typedcalls import calls_module_wrapper, calls_typed_wrapper, module_entries, typed_entries
 from .evaluator import Evaluator
 from .fallbacks import default_groups, none_defaulted
+from .bindings import flatten_targets
 from .feasibility import Feasibility, handed_flags
 from .function import FunctionInfo, free_names, mode_names_used, rank_param_sources
 from .lackednames import class_body_names, file_foreign_stores, fill_bound_names
@@ -48,7 +49,7 @@ from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
 from .recordinits import dataclass_init
 from .relays import relay_receives
 from .scope import ModuleContext, canonical_text, module_name_for
-from .setfields import fields_set_first
+from .setfields import fields_set_first, self_method
 from .memosyntax import first_call_ref, global_stores, leading_calls
 from .sidebindings import asserted_single_groups, handed_methods, side_bindings
 from .sizereads import walrus_may_bind_size
@@ -265,7 +266,9 @@ def _field_params(info: FunctionInfo) -> tuple:
     """``((field, parameter), ...)`` of an ``__init__``: each field every
     assignment of which in it is a bare parameter, the same one, never
     rebound there (``self.group = group``; a field among the targets of an
-    unpacking is assigned something else).  A constructor call's own
+    unpacking, a loop or a ``with`` is assigned something else), and that
+    nothing the constructor runs on ``self`` may assign again
+    (:func:`_fields_own_methods_assign`).  A constructor call's own
     collectives over ``self.group`` run over the group it passes for
     ``group`` (:func:`~cslint.analysis.program.bound_group`); the methods
     of its class run theirs over the group every construction of the tree
@@ -280,6 +283,13 @@ def _field_params(info: FunctionInfo) -> tuple:
     for statements in statement_lists(info.func.body):
         for node in statements:
             kind = type(node)
+            if kind in _TARGET_STATEMENTS:  # (a loop's, a ``with``'s, a ``del``'s: never the parameter as it is)
+                for target in _TARGET_STATEMENTS[kind](node):
+                    for part in flatten_targets(target):
+                        attr = info.self_attr(part)
+                        if attr is not None:
+                            sources.setdefault(attr, set()).add(None)
+                continue
             if kind is not ast.Assign and kind is not ast.AnnAssign and kind is not ast.AugAssign:
                 continue
             value = node.value
@@ -287,51 +297,130 @@ def _field_params(info: FunctionInfo) -> tuple:
                 else None
             for target in node.targets if kind is ast.Assign else (node.target,):
                 unpacked = type(target) is ast.Tuple or type(target) is ast.List
-                for part in target.elts if unpacked else (target,):
+                for part in flatten_targets(target):
                     attr = info.self_attr(part)
                     if attr is not None:
                         sources.setdefault(attr, set()).add(None if unpacked else stored)
     rebound = info.rebound_params
-    swapped = _fields_own_methods_assign(info) if sources else frozenset()
-    return tuple(sorted((attr, next(iter(names))) for attr, names in sources.items()
-                        if len(names) == 1 and None not in names and next(iter(names)) not in rebound
-                        and attr not in swapped))
+    kept = [(attr, next(iter(names))) for attr, names in sources.items()
+            if len(names) == 1 and None not in names and next(iter(names)) not in rebound]
+    swapped = _fields_own_methods_assign(info) if kept else frozenset()
+    if swapped is None:
+        return ()
+    return tuple(sorted((attr, param) for attr, param in kept if attr not in swapped))
 
 
-def _fields_own_methods_assign(info: FunctionInfo) -> frozenset:
-    """The fields of ``self`` that the methods a constructor calls on
-    ``self`` assign (``self._swap(spare)`` setting ``self.group = spare``),
-    and the methods those call on ``self`` in turn: the methods of its class
-    this file defines.  Such a field holds what the method put there after
-    the call, not the constructor's parameter alone."""
+#: the statements that bind targets other than by ``=``: each one's targets
+_TARGET_STATEMENTS = {
+    ast.For: lambda node: (node.target,), ast.AsyncFor: lambda node: (node.target,),
+    ast.With: lambda node: [item.optional_vars for item in node.items if item.optional_vars is not None],
+    ast.AsyncWith: lambda node: [item.optional_vars for item in node.items if item.optional_vars is not None],
+    ast.Delete: lambda node: node.targets,
+}
+
+#: bases a class may name whose methods set none of its fields
+_FIELDLESS_BASES = frozenset({"object", "abc.ABC"})
+
+
+def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
+    """The fields of ``self`` that the methods a constructor runs on
+    ``self`` assign (``self._swap(spare)`` setting ``self.group = spare``):
+    those it calls on ``self`` or reads off it as a value, and those they do
+    in turn, of its class and of the bases this file defines.  Such a field
+    holds what the method put there after the call, not the constructor's
+    parameter alone.  None (every field) where the file does not show all
+    it may run on ``self``: the constructor hands ``self`` on (an argument,
+    ``setattr``, a method called through its class, a nested function or a
+    lambda: ``FunctionInfo.hands_self``), the class is nested or has a base
+    another module defines (whose methods, ``super().__init__`` too, the
+    file does not show), or what it runs does so itself
+    (:func:`_self_uses`)."""
     ctx = info.ctx
-    definitions = ctx.definitions()
-    owners = [info.qualname.rpartition(".")[0]]
+    owner = info.qualname.rpartition(".")[0]
+    if info.hands_self or owner not in ctx.module_classes:
+        return None
+    owners = [owner]
     for owner in owners:  # (and its bases this file defines, which it inherits methods from)
-        owners.extend(base for base in ctx.class_bases.get(f"{ctx.module}:{owner}", ())
-                      if base in ctx.module_classes and base not in owners)
-    todo, seen, fields = list(info.self_calls), set(), set()
+        for base in ctx.class_bases.get(f"{ctx.module}:{owner}", ()):
+            if base not in ctx.module_classes:
+                if base not in _FIELDLESS_BASES:
+                    return None
+            elif base not in owners:
+                owners.append(base)
+    definitions = ctx.definitions()
+    methods = {name.partition(".")[2] for name in definitions if name.partition(".")[0] in owners}
+    if "__setattr__" in methods or info.self_stores & methods:
+        return None  # (a store that runs a method: ``__setattr__``, a property's setter)
+    if "__dict__" in info.self_value_names or info.binds_computed_names:
+        return None  # ``self.__dict__[k] = v``, ``self.__dict__.update(...)``
+    fields, named = set(), set()
+    todo = [name for name in info.self_calls]
+    todo.extend(name for name in info.self_value_names | info.value_names if name in methods)  # ``f = self._swap``
+    seen = set()
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
+        if name not in methods:
+            named.add(name)
+            continue
         for method in (definitions.get(f"{owner}.{name}") for owner in owners):
-            arguments = getattr(method, "args", None)
-            if arguments is not None and (arguments.posonlyargs or arguments.args):
-                _note_self_stores(method, (arguments.posonlyargs or arguments.args)[0].arg, fields, todo)
+            # (a staticmethod or a classmethod is handed no object: one ``self`` hands it is the constructor's)
+            own = receiver_param(method) if method is not None and not is_classmethod(method) else None
+            uses = _self_uses(ctx, method, own) if own is not None else None
+            if uses is not None:
+                stores, reads, calls = uses
+                if stores & methods:
+                    return None  # (a property's setter)
+                fields |= stores
+                todo.extend(reads & methods)  # (read as a value to call later)
+                todo.extend(calls)
+            elif own is not None:
+                return None
+    # a name called on ``self`` that no method of the family here defines: a callable field
+    # the constructor stored (handed in: it never saw ``self``), else one the file cannot show
+    if not named <= fields | info.self_stores:
+        return None
     return frozenset(fields)
 
 
-def _note_self_stores(method, own: str, fields: set, todo: list) -> None:
-    """Add to ``fields`` what ``method`` assigns on ``own`` (its ``self``), to ``todo`` what it calls on it."""
-    for node in own_nodes(method):
-        if type(node) is ast.Attribute and type(node.value) is ast.Name and node.value.id == own:
+def _self_uses(ctx: ModuleContext, method, own: str) -> Optional[tuple]:
+    """``(stores, reads, calls)``: the attributes ``method`` assigns on
+    ``own`` (its ``self``), those it reads off it, the methods it calls on it
+    (``super()`` ones too), nested functions and lambdas included; None
+    where it may change its fields otherwise: it hands ``own`` on (a name
+    read other than as an attribute's object) or writes ``own.__dict__``.
+    Worked out once per method of the file (the constructors of a file call
+    the same helpers)."""
+    memo = ctx.__dict__.setdefault("_self_uses", {})
+    key = id(method)
+    if key in memo:
+        return memo[key]
+    stores, reads, calls = set(), set(), []
+    handed = 0  # the reads of ``own`` that are no attribute's object
+    found = None
+    for node in walk(method):  # (nested functions and lambdas too: they may hand ``own`` on or store on it)
+        t = type(node)
+        if t is ast.Name and node.id == own:
+            handed += 1
+        elif t is ast.Attribute and type(node.value) is ast.Name and node.value.id == own:
+            handed -= 1
             if type(node.ctx) is not ast.Load:
-                fields.add(node.attr)
-        elif type(node) is ast.Call and type(node.func) is ast.Attribute \
-                and type(node.func.value) is ast.Name and node.func.value.id == own:
-            todo.append(node.func.attr)
+                stores.add(node.attr)
+            elif node.attr == "__dict__":
+                break
+            else:
+                reads.add(node.attr)
+        elif t is ast.Call:
+            called = self_method(node.func, own)
+            if called is not None:
+                calls.append(called)
+    else:
+        if handed <= 0:
+            found = (frozenset(stores), frozenset(reads), tuple(calls))
+    memo[key] = found
+    return found
 
 
 def _restored_fields(info: FunctionInfo) -> frozenset:
