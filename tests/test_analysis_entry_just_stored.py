@@ -59,11 +59,12 @@ def test_the_entry_just_stored_is_the_stored_value(name):
 
 STILL_REPORTED = {
     "another_key_read": ("""
-        def connect(registry, prefix, other):
+        def connect(registry, prefix):
             name = f"{prefix}_{get_tensor_model_parallel_rank()}"
+            peer = f"{prefix}_{get_tensor_model_parallel_rank() + 1}"
             registry[name] = init_group(prefix, name)
-            dist.barrier(group=registry[f"{other}_{get_tensor_model_parallel_rank()}"])
-    """, [11]),
+            dist.barrier(group=registry[peer])
+    """, [12]),
     "a_call_between": ("""
         def connect(registry, prefix):
             name = f"{prefix}_{get_tensor_model_parallel_rank()}"
