@@ -6,6 +6,7 @@ what it returns."""
 from __future__ import annotations
 
 import ast
+from typing import Optional
 
 from ..model import Span
 from . import cfg as cfgmod
@@ -126,7 +127,7 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=(), case_par
             site_index_of_call[id(call)] = len(variant.sites)
             variant.sites.append(site)
             pending.append((site, node, call_info.inline, env, call,
-                            group_argument_node(call, match.spec) if match is not None else None))
+                            _group_handle(call, match.spec) if match is not None else None))
         if node.kind == cfgmod.STMT:
             node_flow = settled_flow(flow, node.id, env)
             flow.transfer.field_writes(node.stmt, node_flow, variant.fields, variant.field_types)
@@ -148,6 +149,20 @@ def _collect(evaluator: Evaluator, flow: Dataflow, live=None, cases=(), case_par
         site.ctx_atoms = settled_call_implicit(flow, node.id, call)
         site.conds = guards.conds_of(site, node, inline, env, group_argument)
     return variant
+
+
+def _group_handle(call: ast.Call, spec) -> Optional[ast.expr]:
+    """The expression that names the group a collective ``call`` runs over
+    (read by :meth:`~cslint.analysis.guards.Guards.conds_of` for what chose
+    it): the argument it is handed its group by, else the receiver of a
+    method collective over no fixed group (``comm.all_reduce(x)``, a spec
+    ``*.name``), whose communicator is its group: a rank holding another
+    receiver waits in another communicator."""
+    argument = group_argument_node(call, spec)
+    if argument is None and spec is not None and spec.group is None and spec.pattern.startswith("*.") \
+            and type(call.func) is ast.Attribute:
+        return call.func.value
+    return argument
 
 
 def _tail(evaluator: Evaluator, flow: Dataflow, index: dict):
