@@ -22,7 +22,7 @@ from ..model import Span
 from ..presets import KIND_GROUP_MEMBERSHIP, KIND_RANK_ID
 from . import cfg as cfgmod
 from .alternatives import Alternatives
-from .astwalk import DEFINITIONS, LOOPS
+from .astwalk import DEFINITIONS, LOOPS, walk
 from .atoms import EMPTY, Source, made
 from .bindings import local_assignments
 from .correlated import deciding
@@ -38,13 +38,18 @@ from .namereach import bound_names, declared_shared
 from .presence import none_test, presence_test
 from .registries import first_use_source, registry_of
 from .grouptests import tests_membership, tests_own_group
-from .syntax import ReadNames, calls_in_order, first_exit, first_exit_in, unparse, whole_text
+from .spreadlengths import statement_holding
+from .syntax import ReadNames, calls_in_order, first_exit, first_exit_in, plain_dotted, unparse, whole_text
 from .threads import BackgroundThreads
 from .vocabulary import ALL_MODES_ALL_DIMS, TORCH_DISTRIBUTED_RECEIVERS
 
 
 #: how many locals :meth:`Guards._choosing` follows back from a collective's group argument
 _CHOICE_DEPTH = 2
+
+#: the nodes a key :func:`_entry_just_stored` compares may hold: names and constants, in an f-string or a tuple
+#: (no call, attribute or operator, which may run code of their own between the store and the read)
+_PLAIN_KEY_NODES = frozenset({ast.Name, ast.Constant, ast.JoinedStr, ast.FormattedValue, ast.Tuple, ast.Load})
 
 #: the statement an inline condition belongs to (else a comprehension's)
 _INLINE_STATEMENTS = {ast.IfExp: "ifexp", ast.BoolOp: "boolop"}
@@ -142,6 +147,10 @@ class Guards(ExceptionGuards):
             return self.evaluator.truth(expr.test, env) | self._choosing(expr.body, env, depth) \
                 | self._choosing(expr.orelse, env, depth)
         if t is ast.Subscript:
+            store = _entry_just_stored(self.info, expr)
+            if store is not None:  # the value stored there: no pick among the container's entries
+                flow = self.flow
+                return self._choosing(store.value, flow.envs.get(flow.graph.node_of(store), {}), depth)
             index = EMPTY if type(expr.slice) is ast.Constant else self.evaluator.eval(expr.slice, env)
             return index | self._choosing(expr.value, env, depth)
         if t is not ast.Name or depth == 0:
@@ -455,7 +464,8 @@ def _named_groups(info, expr: ast.expr, depth: int, none_skipped: bool = False) 
         return _named_groups(info, expr.body, depth, none_skipped) \
             | _named_groups(info, expr.orelse, depth, none_skipped)
     if t is ast.Subscript:
-        return _named_groups(info, expr.value, depth, none_skipped)
+        store = _entry_just_stored(info, expr)
+        return _named_groups(info, expr.value if store is None else store.value, depth, none_skipped)
     if t is ast.List or t is ast.Tuple or t is ast.Dict:
         elements = expr.values if t is ast.Dict else expr.elts
         return frozenset().union(*(_named_groups(info, e, depth, none_skipped) for e in elements if e is not None))
@@ -467,6 +477,39 @@ def _named_groups(info, expr: ast.expr, depth: int, none_skipped: bool = False) 
             return frozenset().union(*(_named_groups(info, value, depth - 1, none_skipped)
                                        for _statement, value in assignments))
     return frozenset({info.ctx.group_of_text(unparse(expr))})
+
+
+def _entry_just_stored(info, read: ast.Subscript) -> Optional[ast.Assign]:
+    """The statement right before the one holding ``read`` where it stores
+    the entry ``read`` reads (``registry[name] = init_group(...)``, then
+    ``dist.barrier(group=registry[name])``), or None.  Nothing runs between
+    that store and the read, so the entry read is the value stored, whatever
+    key (this rank's own id) it is stored under, and what the value names
+    decides which group a rank holds.  Only a container that is a name or
+    its attributes and a key of names and constants (an f-string or a tuple
+    of them) are compared, by their text; the statement holding the read
+    may call nothing before it (each call there must hold the read in its
+    arguments) nor bind the names the container and key read."""
+    if plain_dotted(read.value) is None \
+            or any(type(node) not in _PLAIN_KEY_NODES for node in walk(read.slice)):
+        return None
+    statement = statement_holding(info, read)
+    block = info.blocks.get(id(statement)) if statement is not None else None
+    if not block:
+        return None
+    place = next(i for i, stmt in enumerate(block) if stmt is statement)
+    store = block[place - 1] if place else None
+    if type(store) is not ast.Assign or len(store.targets) != 1 or type(store.targets[0]) is not ast.Subscript:
+        return None
+    target = store.targets[0]
+    if unparse(target.value) != unparse(read.value) or unparse(target.slice) != unparse(read.slice):
+        return None
+    read_names = {node.id for node in walk(read) if type(node) is ast.Name}
+    if read_names & bound_names(statement):
+        return None
+    if any(type(node) is ast.Call and not any(inner is read for inner in walk(node)) for node in walk(statement)):
+        return None
+    return store
 
 
 def _present_where_run(info, name: str, stmt: ast.AST) -> bool:
