@@ -61,6 +61,11 @@ def _mapping_param(func, expr, kinds: frozenset = MAPPING_TYPES) -> bool:
     return False
 
 
+def _literal(node) -> bool:
+    """A literal other than None (``True``, ``0``, ``"a"``): what an identity test against it asks is the value."""
+    return type(node) is ast.Constant and node.value is not None
+
+
 def rows_alike(reads, expr: ast.Subscript) -> Optional[str]:
     """What the index of ``expr`` (read by ``reads``, a :class:`StructureReads`) decides of the element it
     picks where all have one structure (None: another object, with its own): which of a list's elements
@@ -301,7 +306,7 @@ class StructureReads(ContainerNames):
         return position
 
     def _eval_compare(self, expr: ast.Compare, env: dict) -> frozenset:
-        """A comparison reads values, except ``is`` (identity, None-ness) and a
+        """A comparison reads values, except ``is`` (identity, None-ness; against a literal, the value) and a
         key's membership in a key set (a string key, or any key of a mapping:
         :func:`_mapping_param`, :func:`~.mappings.holds_mapping`), which read structure (and the key); its
         result is a bool, whose own structure is the same everywhere."""
@@ -313,7 +318,12 @@ class StructureReads(ContainerNames):
             right_atoms = self.eval(right, env)
             kind = type(op)
             if kind is ast.Is or kind is ast.IsNot:
-                atoms |= project(LENGTH, self._none_ness(left, right, env, left_atoms, right_atoms))
+                if _literal(left) or _literal(right):
+                    # ``flag is True``: True, False, a small int, a string literal are one object per value, so
+                    # whether a value is that object follows the value, not its structure alone
+                    atoms |= left_atoms | right_atoms
+                else:
+                    atoms |= project(LENGTH, self._none_ness(left, right, env, left_atoms, right_atoms))
             elif (kind is ast.In or kind is ast.NotIn) and (type(left) is ast.Constant and type(left.value) is str
                                                              or _mapping_param(self.info.func, right)
                                                              or holds_mapping(self.ctx, self.info.func, right)):
