@@ -20,23 +20,16 @@ from .vocabulary import CONTAINER_FACTORIES, CONTAINER_TYPES, ELEMENT_ADDERS
 _REPEATED = (ast.List, ast.Tuple, ast.ListComp)
 
 
-def _parsed_annotation(annotation):
-    """``annotation``, a string one parsed (None where it does not parse)."""
-    if type(annotation) is ast.Constant and type(annotation.value) is str:
-        try:
-            return ast.parse(annotation.value, mode="eval").body
-        except SyntaxError:
-            return None
-    return annotation
-
-
 def annotation_is_container(annotation, kinds: frozenset = CONTAINER_TYPES) -> bool:
     """``List[int]``, ``Optional[dict]``, ``"Sequence[str]"``: a container type (one of ``kinds``)."""
     if annotation is None:
         return False
-    node = annotation if type(annotation) is not ast.Constant else _parsed_annotation(annotation)  # (most: no string)
-    if node is None:
-        return False
+    if type(annotation) is ast.Constant and type(annotation.value) is str:
+        try:
+            annotation = ast.parse(annotation.value, mode="eval").body
+        except SyntaxError:
+            return False
+    node = annotation
     while True:
         base = node.value if type(node) is ast.Subscript else node
         name = base.attr if type(base) is ast.Attribute else base.id if type(base) is ast.Name else None
@@ -48,53 +41,6 @@ def annotation_is_container(annotation, kinds: frozenset = CONTAINER_TYPES) -> b
         if type(node) is ast.BinOp and type(node.op) is ast.BitOr:  # ``list[int] | None``
             return annotation_is_container(node.left, kinds) or annotation_is_container(node.right, kinds)
         return False
-
-
-#: sequence annotations whose elements a subscript picks by position
-_SEQUENCE_TYPES = frozenset({"list", "List", "Sequence", "MutableSequence", "tuple", "Tuple"})
-#: element types with one structure whatever the value: a number, a flag (never a string: it has a length)
-_SCALAR_ELEMENT_TYPES = frozenset({"int", "float", "bool"})
-
-
-def declares_scalar_elements(annotation) -> bool:
-    """``List[int]``, ``Optional[list[int]]``, ``"Sequence[float]"``, ``Tuple[int, ...]``, ``list[int] | None``: a
-    sequence declared to hold numbers of one type, so every element a position picks is a number (or a flag) of
-    that type and differs from another only in its value.  Not a fixed tuple (``Tuple[int, str]``: its positions
-    hold different types), a mapping (a key may be missing), ``Optional[int]`` elements, strings (each has its own
-    length), nor a bare ``list``."""
-    node = _parsed_annotation(annotation)
-    if node is None:
-        return False
-    if type(node) is ast.BinOp and type(node.op) is ast.BitOr:  # ``list[int] | None``
-        left, right = node.left, node.right
-        if type(right) is ast.Constant and right.value is None:
-            return declares_scalar_elements(left)
-        if type(left) is ast.Constant and left.value is None:
-            return declares_scalar_elements(right)
-        return False
-    if type(node) is not ast.Subscript:
-        return False
-    base = node.value
-    name = base.attr if type(base) is ast.Attribute else base.id if type(base) is ast.Name else None
-    inner = node.slice
-    if name == "Optional":
-        return declares_scalar_elements(inner)
-    if name not in _SEQUENCE_TYPES:
-        return False
-    if name in ("tuple", "Tuple"):  # only ``Tuple[int, ...]``: one type at every position
-        if type(inner) is not ast.Tuple or len(inner.elts) != 2 or type(inner.elts[1]) is not ast.Constant \
-                or inner.elts[1].value is not Ellipsis:
-            return False
-        inner = inner.elts[0]
-    return type(inner) is ast.Name and inner.id in _SCALAR_ELEMENT_TYPES
-
-
-def scalar_sequence_fields(body: list) -> frozenset:
-    """The names a class body declares (``counts: Optional[List[int]] = None``) as sequences of one number type
-    (:func:`declares_scalar_elements`)."""
-    return frozenset(stmt.target.id for stmt in body
-                     if type(stmt) is ast.AnnAssign and type(stmt.target) is ast.Name
-                     and declares_scalar_elements(stmt.annotation))
 
 
 def _builds_container(value) -> bool:

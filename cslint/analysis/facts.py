@@ -35,7 +35,6 @@ from .astwalk import DEFINITIONS, statement_lists, walk, walked
 from .attached import attached_functions
 from .callrefs import class_ref, is_classmethod, qual_ref, receiver_param
 from .classargs import class_arguments
-from .containers import scalar_sequence_fields
 from .deep import deep_variant
 from .typedcalls import calls_module_wrapper, calls_typed_wrapper, module_entries, typed_entries
 from .evaluator import Evaluator
@@ -499,7 +498,6 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             bases = []
             base_texts = []
             ctx.class_body_names[key] = class_body_names(stmt.body) if all(map(dotted, stmt.bases)) else None
-            ctx.scalar_sequence_fields[key] = scalar_sequence_fields(stmt.body)
             for base in stmt.bases:
                 text = dotted(base)
                 if not text:

@@ -287,8 +287,6 @@ class ModuleContext(CollectiveGroups):
         #: class key -> the canonical dotted texts of its bases (filled as the classes are walked)
         self.class_bases: dict = {}
         self.class_body_names: dict = {}  # class key -> the names its body binds (lackednames.class_body_names)
-        #: class key -> the fields its body declares sequences of one scalar type (containers.scalar_sequence_fields)
-        self.scalar_sequence_fields: dict = {}
         #: ``unhandled-exceptions``: "hang" when an exception that leaves one rank is not torn down
         self.exceptions_hang = (settings.unhandled_exceptions or knowledge.unhandled_exceptions) == "hang"
         self.user_collectives = [c for c in settings.collectives]

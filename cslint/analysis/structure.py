@@ -69,20 +69,11 @@ def _literal(node) -> bool:
 def rows_alike(reads, expr: ast.Subscript) -> Optional[str]:
     """What the index of ``expr`` (read by ``reads``, a :class:`StructureReads`) decides of the element it
     picks where all have one structure (None: another object, with its own): which of a list's elements
-    built alike (``CONTENTS``: :meth:`StructureReads.picks_alike`), which number of a field the class declares
-    a sequence of one scalar type (``CONTENTS``: ``counts: Optional[List[int]]``,
-    :func:`~.containers.declares_scalar_elements`; read as the array rows below read their parameter's
-    annotation), or which row of a parameter annotated as an array that numbers pick (``IDENT``: every row of
-    an array has one shape, which only the numbers' own structure may change; never a mask or a list of
-    positions: :func:`~.spans.index_numbers`)."""
+    built alike (``CONTENTS``: :meth:`StructureReads.picks_alike`), or which row of a parameter annotated
+    as an array that numbers pick (``IDENT``: every row of an array has one shape, which only the numbers'
+    own structure may change; never a mask or a list of positions: :func:`~.spans.index_numbers`)."""
     value, index = expr.value, expr.slice
-    if type(index) is ast.Slice:
-        return None
-    if type(value) is ast.Attribute:  # ``self.counts[slot]`` of a field the class declares ``List[int]``
-        info = reads.info
-        declared = reads.ctx.scalar_sequence_fields.get(info.class_key)  # (most classes declare none)
-        return CONTENTS if declared and info.self_attr(value) in declared else None
-    if type(value) is not ast.Name:
+    if type(index) is ast.Slice or type(value) is not ast.Name:
         return None
     if reads.picks_alike(value.id):
         return CONTENTS
