@@ -15,7 +15,10 @@ Modelling choices (why, not what):
   checks, invariants): a crash, not a divergence, so it adds no path.
 * An exception edge goes from each statement of a ``try`` body that can raise
   into the handlers that *swallow* (do not end by re-raising); a handler that
-  re-raises lets the process die, which is a crash, not a divergence, and one
+  re-raises lets the process die, which is a crash, not a divergence (unless a
+  ``try`` around it in the function or a caller in the module catches what it
+  raises and goes on: the raising rank then leaves like ``return``,
+  :meth:`_Builder._raise_caught`), and one
   that signals its parent process to end (:func:`~cslint.analysis.exits.ends_job`)
   has the launcher tear the whole job down.
 * ``finally`` bodies are built once, on the normal path; callers correct
@@ -36,6 +39,7 @@ from typing import Callable, Optional
 from .astwalk import iter_children
 from .exits import (
     EXIT_EXCEPTIONS, always_raises, catches_everything, handler_swallows, is_process_exit, parent_process_names,
+    raises_only,
 )
 
 # node kinds
@@ -151,8 +155,9 @@ def _receiver_operands(call: ast.Call) -> list:
 
 class _Builder:
     def __init__(self, fold: Optional[ModeFold], escaping: Optional[FailsLocally] = None,
-                 exits: frozenset = EXIT_EXCEPTIONS, quiet=None):
+                 exits: frozenset = EXIT_EXCEPTIONS, quiet=None, caught=None):
         self.nodes: list[Node] = []
+        self.caught = caught  # the module's CallerCatches: a raising handler whose raise a caller catches
         self.fold = fold
         self.quiet = quiet  # calls that never throw themselves (_may_raise)
         self.exits = exits  # exceptions whose raise ends the process (exit_exceptions)
@@ -349,6 +354,17 @@ class _Builder:
             self._parents = parent_process_names(self.func) if self.func is not None else frozenset()
         return self._parents
 
+    def _raise_caught(self, handler: ast.ExceptHandler) -> bool:
+        """Whether a handler that only raises (:func:`~cslint.analysis.exits.raises_only`) has its
+        raise caught where the rank goes on: by a swallowing handler of a ``try`` around it in this
+        function (its raise gets their edges, as a ``raise`` in a ``try`` body does), or by a caller
+        in the module (``caught``).  The rank then leaves the handler like ``return``, not the job."""
+        if not raises_only(handler, self.parent_names):
+            return False
+        if self.handler_stack and self._exception_targets():
+            return True
+        return self.caught is not None and self.caught.raise_caught(self.func, handler)
+
     def _try(self, s, succ: int) -> int:
         after = succ
         if s.finalbody:
@@ -364,7 +380,7 @@ class _Builder:
             self._edge(entry, body)
             if catches_everything(handler):
                 catch_all = True
-            if handler_swallows(handler, self.parent_names):
+            if handler_swallows(handler, self.parent_names) or self._raise_caught(handler):
                 swallowing.append(entry)
         orelse = self.seq(s.orelse, after)
         self.handler_stack.append(swallowing)
@@ -372,7 +388,8 @@ class _Builder:
         body = self.seq(s.body, orelse)
         self.handler_stack.pop()
         self.handler_catch_all.pop()
-        # a handler that does not swallow (it re-raises, or ends the job or the process) gets no edge in
+        # a handler that does not swallow (it re-raises where no caller catches it, or ends the job or the
+        # process) gets no edge in; one whose raise a caller catches leaves the function like ``return``
         return body
 
     def _match(self, s: ast.Match, succ: int) -> int:
@@ -397,15 +414,18 @@ class _Builder:
 
 
 def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional[FailsLocally] = None,
-              exits: frozenset = EXIT_EXCEPTIONS, quiet=None) -> CFG:
+              exits: frozenset = EXIT_EXCEPTIONS, quiet=None, caught=None) -> CFG:
     """The CFG of a function (or a module body: any node with ``body``);
     ``escaping`` (``unhandled-exceptions = "hang"``): which statements inside
     an ``if`` arm can fail on their own rank, whose exceptions leave the
     function as a path of their own; ``exits``: the exceptions whose raise
     ends the process like ``sys.exit`` (:func:`~cslint.analysis.exits.exit_exceptions`); ``quiet``:
     the calls that never throw themselves (a statement that is only such a
-    call gets an exception edge only where its arguments may throw)."""
-    builder = _Builder(fold, escaping, exits, quiet)
+    call gets an exception edge only where its arguments may throw);
+    ``caught``: the module's :class:`~cslint.analysis.exits.CallerCatches`
+    (a handler that raises what a caller in the module catches gets its
+    exception edges, its raise an exit of this rank like ``return``)."""
+    builder = _Builder(fold, escaping, exits, quiet, caught)
     builder.func = func
     body = func.body if isinstance(func.body, list) else [ast.Return(value=func.body)]
     first = builder.seq(body, builder.exit)

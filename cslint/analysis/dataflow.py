@@ -51,7 +51,7 @@ class Dataflow(BindingFlow):
     def __init__(self, info: FunctionInfo, evaluator: Evaluator, fold):
         self.info, self.evaluator, self.fold = info, evaluator, fold
         graph = cfgmod.build_cfg(info.func, fold, escaping=escaping_kind(info.ctx) if exceptions_hang(info) else None,
-                                exits=info.ctx.exit_exceptions, quiet=info.cfg_quiet)
+                                exits=info.ctx.exit_exceptions, quiet=info.cfg_quiet, caught=info.ctx.caller_catches)
         ipdom = postdominators(graph)
         cd = control_dependence(graph, ipdom)
         self.graph, self.cd, self.live = graph, cd, reachable(graph)

@@ -7,15 +7,20 @@ written out, :func:`exits_failing`); a block that leaves the function at its
 end (:func:`leaves_function`: a ``return``, a ``raise`` or a process exit,
 :func:`is_process_exit`); and ``raise SystemExit`` or a subclass of it a
 module derives (:func:`raises_exit`, :func:`exit_exceptions`), a clean exit
-rather than a crash.  The CFG builder (:mod:`~cslint.analysis.cfg`) reads
+rather than a crash; and which functions of a module a caller in it catches
+the raises of (:class:`CallerCatches`): a handler that only raises
+(:func:`raises_only`) ends the job only where nothing catches what it
+raises on the way out.  The CFG builder (:mod:`~cslint.analysis.cfg`) reads
 them to decide which handlers get exception edges; the walkers and the
 failure models read them as well."""
 
 from __future__ import annotations
 
 import ast
+import builtins
+from typing import Optional
 
-from .astwalk import walked
+from .astwalk import DEFINITIONS, children_into, own_nodes, walked
 
 
 CATCH_ALL = ("Exception", "BaseException")
@@ -39,6 +44,16 @@ def handler_swallows(handler: ast.ExceptHandler, parents=frozenset) -> bool:
     ends the whole job (:func:`ends_job`; ``parents``: what gives the
     function's names bound to its parent process)."""
     return not always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents) \
+        and not (handler.body and exits_failing(handler.body[-1]))
+
+
+def raises_only(handler: ast.ExceptHandler, parents) -> bool:
+    """Whether ``handler`` swallows nothing only because it raises on every
+    path (:func:`always_raises`), neither ending the job (:func:`ends_job`)
+    nor exiting failing: where something catches what it raises -- a
+    ``try`` around it in its function, a caller (:class:`CallerCatches`) --
+    the raising rank goes on there."""
+    return always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents) \
         and not (handler.body and exits_failing(handler.body[-1]))
 
 
@@ -192,3 +207,152 @@ def always_raises(body: list, exits: frozenset) -> bool:
     if isinstance(last, ast.If):
         return always_raises(last.body, exits) and always_raises(last.orelse, exits)
     return False
+
+
+#: the builtin exception classes by name: a raise of one is caught by a handler naming a class of its MRO
+_BUILTIN_EXCEPTIONS = {name: value for name, value in vars(builtins).items()
+                       if isinstance(value, type) and issubclass(value, BaseException)}
+
+
+def _class_name(node) -> Optional[str]:
+    """The last part of a dotted class name (``errors.WrapError``: ``WrapError``), None for anything else."""
+    while type(node) is ast.Call:
+        node = node.func
+    if type(node) is ast.Name:
+        return node.id
+    return node.attr if type(node) is ast.Attribute else None
+
+
+class CallerCatches:
+    """Which of a module's functions have a caller in the module that
+    catches what they raise and goes on (``unhandled-exceptions =
+    "crash"``): a handler that raises on every path (:func:`always_raises`)
+    ends the job only where nothing catches that exception on its way out;
+    where a caller's ``try`` around a call naming the function (directly or
+    through callers that let it pass) has a handler that swallows it
+    (:func:`handler_swallows`) and names its class, a base of it, a class
+    of unknown ancestry, ``Exception`` or nothing, the raising rank leaves
+    the function like ``return`` does, and the CFG gives the handler its
+    exception edges (:meth:`raise_caught`).  Functions are known by name
+    (a call ``f(...)`` or ``x.f(...)`` names every function ``f`` of the
+    module), which may find more catching callers, never fewer; callers in
+    other modules are not seen.  Worked out on first asking, once per
+    module."""
+
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self._catchers: Optional[dict] = None  # function name -> the swallowing handlers it may reach
+        self._bases: Optional[dict] = None  # a class the module defines -> the names of its bases
+
+    def raise_caught(self, func: ast.AST, handler: ast.ExceptHandler) -> bool:
+        """Whether a caller in the module catches one of the exceptions
+        ``handler`` of ``func`` raises (asked of a handler that
+        :func:`raises_only`)."""
+        if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
+            return False
+        catchers = self._catching(func.name)
+        if not catchers:
+            return False
+        for node in own_nodes(handler):
+            if type(node) is ast.Raise:
+                raised = None if node.exc is None else _class_name(node.exc)  # a bare raise: any subclass of the caught
+                if any(self._catches(catcher, raised) for catcher in catchers):
+                    return True
+        return False
+
+    def _catching(self, name: str) -> list:
+        if self._catchers is None:
+            self._catchers = self._index()
+        return self._catchers.get(name, ())
+
+    def _catches(self, handler: ast.ExceptHandler, raised: Optional[str]) -> bool:
+        """Whether ``handler`` may catch an exception of the class named ``raised`` (None: unknown)."""
+        if handler.type is None:
+            return True
+        ancestry = self._ancestry(raised) if raised is not None else None
+        parts = handler.type.elts if type(handler.type) is ast.Tuple else (handler.type,)
+        for part in parts:
+            caught = _class_name(part)
+            if caught is None or ancestry is None or caught in ancestry:
+                return True
+        return False
+
+    def _ancestry(self, name: str, seen=()) -> Optional[frozenset]:
+        """The names of the classes an exception of class ``name`` is an
+        instance of, None where they are not all known (a class imported,
+        or deriving from one)."""
+        builtin = _BUILTIN_EXCEPTIONS.get(name)
+        if self._bases is None:
+            self._bases = {node.name: [_class_name(base) for base in node.bases]
+                           for node in self.tree.body if type(node) is ast.ClassDef}
+        bases = self._bases.get(name)
+        if bases is None:
+            return None if builtin is None else frozenset(cls.__name__ for cls in builtin.__mro__)
+        if name in seen:
+            return None
+        found = {name}
+        for base in bases:
+            above = self._ancestry(base, seen + (name,)) if base is not None else None
+            if above is None:
+                return None
+            found |= above
+        return frozenset(found)
+
+    def _index(self) -> dict:
+        """Function name -> the swallowing handlers around calls naming it, closed over the callers
+        that let the exception pass (a call outside any ``try`` that swallows everything).  The
+        module's own statements catch too (``try: main() except Exception: ...``) but pass nothing on."""
+        functions = [node for node in walked(self.tree) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef)]
+        defined = {func.name for func in functions}
+        direct: dict = {}  # name -> handlers around calls naming it
+        passes: dict = {}  # name -> names of the functions its exception may leave through
+        for func in [self.tree] + functions:
+            caller = func.name if func is not self.tree else None
+            parents = _ParentNames(func)
+            frames = [(list(func.body), ())]  # nodes of one level, the swallowing handlers around them
+            while frames:
+                nodes, handlers = frames.pop()
+                inner: list = []
+                for node in nodes:
+                    kind = type(node)
+                    if kind in DEFINITIONS:
+                        continue
+                    if kind is ast.Call:
+                        called = _class_name(node.func)
+                        if called in defined:
+                            direct.setdefault(called, []).extend(handlers)
+                            if caller is not None and not any(catches_everything(h) for h in handlers):
+                                passes.setdefault(called, set()).add(caller)
+                    elif kind is ast.Try or kind.__name__ == "TryStar":
+                        swallowing = tuple(h for h in node.handlers if handler_swallows(h, parents))
+                        frames.append((list(node.body), handlers + swallowing))
+                        frames.append(([*node.handlers, *node.orelse, *node.finalbody], handlers))
+                        continue
+                    children_into(node, inner)
+                if inner:
+                    frames.append((inner, handlers))
+        closed: dict = {}
+        for name in sorted(defined):
+            found, seen, todo = [], {name}, [name]
+            while todo:
+                current = todo.pop()
+                found.extend(direct.get(current, ()))
+                for caller in sorted(passes.get(current, ())):
+                    if caller not in seen:
+                        seen.add(caller)
+                        todo.append(caller)
+            if found:
+                closed[name] = found
+        return closed
+
+
+class _ParentNames:
+    """``parent_process_names`` of one function, worked out on first asking (a handler that signals one)."""
+
+    def __init__(self, func: ast.AST):
+        self.func, self.names = func, None
+
+    def __call__(self) -> frozenset:
+        if self.names is None:
+            self.names = parent_process_names(self.func)
+        return self.names

@@ -251,7 +251,7 @@ class Feasibility:
             return base
         for _round in range(MAX_FLAG_ROUNDS):
             graph = cfgmod.build_cfg(self.info.func, base, exits=self.info.ctx.exit_exceptions,
-                                     quiet=self.info.cfg_quiet)
+                                     quiet=self.info.cfg_quiet, caught=self.info.ctx.caller_catches)
             found = _constant_flags(graph, self.flags)
             if found.items() <= flag_values.items():
                 break
@@ -282,7 +282,7 @@ class Feasibility:
         for indices in graphs.values():
             case = cases[indices[0]]
             graph = cfgmod.build_cfg(self.info.func, self.fold(modes, case), exits=self.info.ctx.exit_exceptions,
-                                     quiet=self.info.cfg_quiet)
+                                     quiet=self.info.cfg_quiet, caught=self.info.ctx.caller_catches)
             for n in reachable(graph):
                 node = graph.nodes[n]
                 if node.stmt is None:

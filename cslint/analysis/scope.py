@@ -16,7 +16,7 @@ from ..presets.rank_names import rank_name_dims, size_name_is_uniform
 from .astwalk import walked
 from .modulenames import module_name_for
 from .results import AtomBuilder
-from .exits import exit_exceptions
+from .exits import CallerCatches, exit_exceptions
 from .collectivegroups import CollectiveGroups
 from .communicators import Communicators
 from .entries import positional_fields, scanned_entry_nodes
@@ -332,6 +332,15 @@ class ModuleContext(CollectiveGroups):
         found = self.__dict__.get("_exit_exceptions")
         if found is None:
             found = self.__dict__["_exit_exceptions"] = exit_exceptions(self.tree)
+        return found
+
+    @property
+    def caller_catches(self) -> CallerCatches:
+        """Which functions of the module a caller in it catches the raises of
+        (:class:`~cslint.analysis.exits.CallerCatches`, worked out on first asking)."""
+        found = self.__dict__.get("_caller_catches")
+        if found is None:
+            found = self.__dict__["_caller_catches"] = CallerCatches(self.tree)
         return found
 
     def is_module_level(self, name: str) -> bool:

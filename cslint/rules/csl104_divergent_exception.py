@@ -25,7 +25,11 @@ Exceptions from local work (I/O, a full cache, a bad request) happen on one
 rank at a time. The rank that raises jumps to the handler and skips the
 collective the others are blocked in, or calls one in the handler that the
 others never call. A handler that re-raises is not flagged: the process
-ends and the launcher tears the job down.
+ends and the launcher tears the job down -- unless a `try` around it in
+its function, or a caller in the same module, catches what it raises (a
+handler naming its class or a base of it, `Exception`, or a bare `except`)
+and goes on: the raising rank then leaves like `return` does, and is
+reported as such a handler is.
 
 Two more paths are exceptional in the same way.  A collective in a
 `finally` body also runs on the rank whose `try` body raised, on its way
