@@ -8,8 +8,9 @@ size read from a size source keep their reading."""
 
 import ast
 import textwrap
+import time
 
-from cslint.analysis.sizereads import size_reads_of
+from cslint.analysis.sizereads import size_reads_of, walrus_may_bind_size
 from cslint.api import check_paths
 
 _OWN_COUNT = "len([r for r in reqs if r.owner == dist.get_rank()])"
@@ -150,6 +151,25 @@ def test_a_walrus_binding_this_ranks_own_count_does_not_fold(tmp_path):
     assert _lines(tmp_path, _FOLD.replace("world_size = SOURCE", walrus).replace("SOURCE", _OWN_COUNT)) == [11]
     assert _lines(tmp_path, _FOLD.replace("world_size = SOURCE", walrus).replace(
         "SOURCE", "dist.get_world_size()")) == []
+
+
+
+def test_the_walrus_search_finds_each_name_once_and_reads_long_names_once():
+    """walrus_may_bind_size reads a long name that no ``:=`` follows once
+    (the search began again at each letter of it: a name of 10,000 letters
+    took seconds), and still finds the names a ``:=`` binds: the first
+    letter of a run of name characters (digits before it left out), text
+    and bytes alike."""
+    long_name = "x" * 10_000 + " = 1\n"
+    for source in (long_name + "if (n := 2): pass\n", long_name.encode() + b"if (world_size := 2): pass\n"):
+        started = time.perf_counter()
+        walrus_may_bind_size(source)
+        assert time.perf_counter() - started < 0.5
+    assert walrus_may_bind_size("if (world_size := n): pass")
+    assert walrus_may_bind_size(b"if (world_size\t:=n): pass")
+    assert walrus_may_bind_size("# 2world_size := n")  # (a comment may hold one: a superset)
+    assert walrus_may_bind_size("if (rank := n): world_size = 2") is False
+    assert walrus_may_bind_size(b"a.world_size := n")  # (no valid binding, still a candidate)
 
 
 def _unheld(source: str) -> tuple:

@@ -81,8 +81,14 @@ class SizeReads:
         return attr in self.fields
 
 
-#: ``name :=`` in a module's source, text or bytes (a string or a comment may hold one too: a superset)
-_WALRUS_TARGETS = {str: re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*:="), bytes: re.compile(rb"([A-Za-z_][A-Za-z0-9_]*)\s*:=")}
+#: ``name :=`` in a module's source, text or bytes (a string or a comment may hold one too: a superset).  The
+#: look-behind lets a name start only where no letter or ``_`` stands before it: without it the search began
+#: again at every letter of every name that no ``:=`` follows, reading each name over once per letter of it
+#: (0.34 s for the 65 files of vLLM holding a ``:=``, profiled).  It finds the same names: within a run of name
+#: characters only its first letter or ``_`` can start a match (one there reads the whole run; failing there,
+#: a later start fails too)
+_WALRUS_TARGETS = {str: re.compile(r"(?<![A-Za-z_])([A-Za-z_][A-Za-z0-9_]*)\s*:="),
+                   bytes: re.compile(rb"(?<![A-Za-z_])([A-Za-z_][A-Za-z0-9_]*)\s*:=")}
 
 
 def walrus_may_bind_size(source) -> bool:
