@@ -73,7 +73,15 @@ class TableValues(ProgramReads):
         outer, self._read_since = self._read_since, UNREAD
         out: dict = {}
         for atom in (atoms if len(atoms) == 1 else self._in_order(atoms)):
-            for k, entry in self.eval_atom(atom, mode).items():
+            if atom.tag == "J":
+                # a projection, three atoms in four read here: eval_atom's first case written out, and
+                # seen_through's test of a map it hands back as it is (nearly half are empty): calls fewer
+                value = self.eval(atom.inner, mode)
+                if value and atom.transform != IDENT:
+                    value = self.seen_through(value, atom.transform)
+            else:
+                value = self.eval_atom(atom, mode)
+            for k, entry in value.items():
                 # merge(out, k, *entry), its common cases inline (``in`` and a subscript, not a call of out.get)
                 if k in out:
                     old = out[k]
