@@ -127,3 +127,32 @@ def test_eval_reads_a_projection_itself(monkeypatch):
     assert check_paths([EXAMPLE], jobs=1).findings
     assert tags and "J" not in tags  # (the other atoms still reach it)
     assert not empty_seen
+
+
+class _CountedDims(frozenset):
+    """An entry's dimensions that note each union made of them."""
+
+    unions: list = []
+
+    def __or__(self, other):
+        self.unions.append(self)
+        return frozenset(self) | frozenset(other)
+
+    __ror__ = __or__
+
+
+def test_a_full_map_builds_no_union_where_one_entry_covers_a_source(monkeypatch):
+    """``merge`` on a full map: a new source that one entry covers alone (as
+    every covered source of SGLang srt/managers was) is dropped without the
+    union of the entries' dimensions; one only their union covers is still
+    dropped, one they do not cover still kept."""
+    tp, pp, dp = frozenset({"tp"}), frozenset({"pp"}), frozenset({"dp"})
+    table: dict = {}
+    for index, dims in enumerate([tp, pp, dp, frozenset({"tp", "pp"})][:MAX_SOURCES]):
+        merge(table, source("rank id", f"r{index}", "f.py", index, (("*", dims),)), _CountedDims(dims), ())
+    assert len(table) == MAX_SOURCES
+    monkeypatch.setattr(_CountedDims, "unions", [])
+    assert not merge(table, source("rank id", "again", "f.py", 50, (("*", tp),)), tp, ())
+    assert _CountedDims.unions == []
+    assert not merge(table, source("rank id", "both", "f.py", 51, (("*", tp | dp),)), tp | dp, ())
+    assert merge(table, source("rank id", "other", "f.py", 52, (("*", frozenset({"ep"})),)), frozenset({"ep"}), ())

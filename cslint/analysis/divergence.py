@@ -162,7 +162,9 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
                 if k.tag == "S" and STRENGTH_OF_WHOLE[k.whole] <= part and k.whole != KINDS_ONLY \
                         and not k.picks_from \
                         and not (unmarked and k.dims and k.dims[-1][0] == SEVERAL_RANKS and k.dims[-1][1]):
-                    covered |= d
+                    if dims <= d:
+                        return False  # (one entry alone covers it, as for every source covered in SGLang srt/managers: no union)
+                    covered = covered | d if covered else d
             if dims <= covered:
                 return False
         target[key] = (dims, via)
