@@ -68,6 +68,13 @@ _NAME_BINDERS = {"setattr": (0, 1), "register_parameter": (None, 0), "register_b
 #: every statement node type (a set lookup per node of :meth:`FunctionInfo.scan_calls`' walk, not an isinstance call)
 _STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
 
+#: the node types :meth:`FunctionScan.scan_calls` notes something of past its calls (one set lookup for the
+#: other nodes, where each was compared with every type of the branches in turn)
+_NOTED_TYPES = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Await, ast.Yield,
+                          ast.YieldFrom, ast.Raise, ast.Assert, ast.Return, ast.NamedExpr, ast.Subscript, ast.Assign,
+                          ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.ExceptHandler, ast.Global,
+                          ast.Nonlocal, ast.Import, ast.ImportFrom))
+
 #: the nodes that bind a local name or test one, which :func:`~cslint.analysis.feasibility.local_bindings` reads
 #: (``FunctionScan.binding_nodes``): the body's own, outside nested definitions (their decorators too) and lambdas
 BINDING_NODES = frozenset((ast.Assign, ast.AnnAssign, ast.AugAssign, ast.For, ast.AsyncFor, ast.comprehension,
@@ -148,7 +155,7 @@ class FunctionScan:
         lambdas_by_statement: dict = {}
         walrus_by_statement: dict = {}
         owner = None
-        statement_types = _STATEMENT_TYPES
+        statement_types, noted_types = _STATEMENT_TYPES, _NOTED_TYPES
         ctx = self.ctx
         tails = ctx.collective_tails
         Call, Name, Attribute, Store, Del, Load = ast.Call, ast.Name, ast.Attribute, ast.Store, ast.Del, ast.Load
@@ -265,6 +272,8 @@ class FunctionScan:
                         if raw and (ctx.match_collective(node, raw, canonical_text(raw, ctx.imports))
                                     or raw.startswith("super().") and inherited_collective(self, node, raw)):
                             collective = True
+            elif t not in noted_types:
+                pass  # (most nodes: none of the branches below notes anything of them)
             elif t in nested:
                 local.add(node.name)
                 nested_definitions.append(node)
