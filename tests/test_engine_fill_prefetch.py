@@ -267,8 +267,33 @@ def test_the_pending_results_the_deep_functions_read_are_asked_before_the_writes
 
     monkeypatch.setattr(demand, "table_writes", noting)
     demanded, reads, found, filler, _facts = _chain_demand(_Noted)
-    (asked, ahead), indexed = filler.calls[0], filler.calls[1]
-    assert asked == "ahead" and sorted(ahead) == ["outer", "side"] and indexed == ("index", [])
+    # (asked ahead twice: as the program is built, and by the demand; the workers ask each once)
+    before_index = filler.calls[:filler.calls.index(("index", []))]
+    assert before_index and all(asked == "ahead" and sorted(ahead) == ["outer", "side"]
+                                for asked, ahead in before_index)
     monkeypatch.setattr(demand, "table_writes", writes)
     assert (demanded, reads, found) == _chain_demand(_AheadFiller)[:3]
 
+
+
+def test_the_summaries_the_deep_functions_call_are_asked_for_as_the_program_is_built():
+    """The workers sit idle while the program is built: the pending
+    summaries the calls of the functions analysed in depth may run, which
+    the demand asks for first whatever else it finds, are asked for as soon
+    as the resolver stands (``demand.ask_ahead``), and only asked: none is
+    settled before the demand settles it, and the demand wants what it
+    wanted, with the same reads and findings."""
+    deferred: dict = {}
+    facts = extract_file_facts("pkg/chain.py", CHAIN.encode(), Settings(), KNOWLEDGE, module="pkg.chain",
+                               deferred=deferred)
+    filler = _AheadFiller(deferred)
+    for fn in facts.functions:
+        if is_pending(fn):
+            fn.filler = filler
+    Program([facts], KNOWLEDGE)
+    # Worker.sync calls outer and side; what they call, and unused, are left to the demand
+    assert [(asked, sorted(names)) for asked, names in filler.calls] == [("ahead", ["outer", "side"])]
+    assert sorted(fn.qualname for fn in facts.functions if is_pending(fn)) == ["inner", "middle", "outer", "side",
+                                                                                "unused"]
+    demanded, reads, found, _filler, _facts = _chain_demand(_AheadFiller)
+    assert found and demanded == ["inner", "middle", "outer", "side", "Worker.sync"]

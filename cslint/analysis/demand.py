@@ -58,6 +58,26 @@ def table_writes(program, fn) -> set:
     return out
 
 
+def ask_ahead(resolver) -> None:
+    """Have the workers start on the pending summaries that the calls of the
+    functions analysed in depth may run, while the rest of the program is
+    built (they sit idle meanwhile): the collectives those reach are read
+    by every such function's step (``table_reads``), so :func:`demanded`
+    asks for each of them first whatever else it finds.  Asked only, not
+    settled: nothing read changes before the demand settles them, in the
+    order it does now; the resolver's answers do not depend on the order of
+    the questions."""
+    called: dict = {}
+    for fn in resolver.funcs.values():
+        if fn.deep:
+            for v in fn.variants.values():
+                for site in v.sites:
+                    if site.ref is not None:
+                        called.update((target.key, target) for target in resolver.resolve(site.ref)
+                                      if is_pending(target))
+    prefetch_pending(list(called.values()))
+
+
 def demanded(program, table_reads) -> list:
     """The functions of ``program`` the fixpoint steps, in the program's
     order; fills ``program.step_reads`` (function key -> what its step

@@ -32,6 +32,7 @@ from .presentfields import absent_written_fields
 from .lackednames import LackedNames
 from .rebuilds import rebuilt_objects
 from .divergence import extend_via, merge
+from .demand import ask_ahead
 from .feasibility import call_allows, case_assignments, passed_values
 from .memofills import memo_covered
 from .processes import asserted_single_rank, marked, runs_only_on_root, runs_only_where
@@ -71,6 +72,7 @@ class Program(TableValues):
         self.callees = Resolver(callee_files) if callee_files else None
         self.funcs = self.resolver.funcs
         self.modules = self.resolver.modules
+        ask_ahead(self.resolver)  # the summaries the demand asks first, filled while the rest is built
         self.method_writes = MethodWrites(self.funcs, self.resolver.family, self.resolver)  # what a method writes through self calls
         # fixpoint tables
         self.rets: dict = {}  # (fkey, mode) -> divergence map (may hold PARAM keys)
