@@ -283,3 +283,51 @@ def test_a_raise_a_try_of_its_own_function_catches_is_a_rank_local_exit():
 
 def test_a_raise_the_own_functions_try_raises_again_ends_the_job():
     assert ("CSL104", 18) not in _nested_lines("raise")
+
+
+_ARM = """
+    import os
+
+    import torch.distributed as dist
+
+
+    class Worker:
+        def __init__(self, group):
+            self.group = group
+
+        def process(self, raw):
+            objects = [None]
+            if dist.get_rank(self.group) == 0:
+                if {test}:
+                    raise RuntimeError(raw)
+                objects = [raw]
+            dist.broadcast_object_list(objects, src=0, group=self.group)
+            return objects[0]
+"""
+
+
+def _arm_lines(test: str, callers: str) -> list:
+    source = textwrap.dedent(_ARM).replace("{test}", test) + textwrap.dedent(callers)
+    return sorted((f.code, f.line) for f in check_source(source, report="per-site").findings)
+
+
+@pytest.mark.xfail(strict=True, reason="an `if` arm that only raises is folded away as a crash (cfg._Builder._if) "
+                   "whoever catches it; unfolding it where a caller catches reports the agreed error raised after "
+                   "a broadcast too (test_an_agreed_error_raised_after_the_broadcast_stays_silent): not yet")
+def test_an_arm_raising_what_a_caller_catches_is_a_rank_local_exit():
+    # the entry rank's own file check raises; the caller catches it and goes on
+    assert ("CSL102", 17) in _arm_lines("not os.path.exists(raw)", _CALLER_CATCHES)
+
+
+@pytest.mark.parametrize("test, callers", [
+    ("not os.path.exists(raw)", ""),  # nothing catches it: the job ends
+    ("not os.path.exists(raw)", """
+        def handle(worker, raw):
+            try:
+                return worker.process(raw)
+            except KeyError:
+                return None
+    """),  # the caller catches another class
+])
+def test_an_arm_raising_what_no_caller_catches_stays_silent(test, callers):
+    assert ("CSL102", 17) not in _arm_lines(test, callers)
