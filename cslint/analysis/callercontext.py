@@ -9,16 +9,21 @@ alone.  A helper that reaches no collective, called under a rank test
 only, whatever it passes: a method it calls with constant arguments, or
 none (``buf.init_data()``), sets its fields there alone.  Its other calls,
 ``FuncFacts.passing_refs`` and ``FuncFacts.bare_refs``, take the same
-conditions here.  Its calls on ``self`` are left to ``selfcalls.py``, which
-reads what a method writes through them apart from their callers'
-conditions (a constructor's own fields, and a field reset before each use,
-would otherwise take the conditions of every caller).
+conditions here, its calls on ``self`` too: ``if rank == 0: self._maybe()``
+with ``_maybe`` calling ``self._set()`` sets the field on rank 0 alone
+(reviewB54 fx/bare b2; its sites, those on ``self`` a test of its own keeps
+included, hand them on in ``Program._step``).  A constructor's calls on
+``self`` are the exception (:func:`hands_context_to`): the object it makes
+exists only where it ran, so whoever reads the fields those methods set
+holds it, and got the calling conditions already (the implicit flow of the
+assignment), as for the constructor's own fields.
 """
 
 from __future__ import annotations
 
 from .divergence import extend_via, merge
 from .selfcalls import SELF_REFS
+from .syntax import CONSTRUCTORS
 
 
 def pass_calling_context(program, fn, variant, calling_ctx: dict, mode: frozenset, direct_only) -> bool:
@@ -35,7 +40,7 @@ def pass_calling_context(program, fn, variant, calling_ctx: dict, mode: frozense
     resolve = program.resolver.resolve
     changed = False
     for ref in fn.passing_refs + fn.bare_refs:
-        if ref in at_sites or ref.tag in SELF_REFS:
+        if ref in at_sites or not hands_context_to(fn, ref):
             continue
         for target in resolve(ref):
             link = (fn.path, fn.line, f"`{fn.qualname}` runs only on some ranks and calls `{target.qualname}`")
@@ -47,6 +52,12 @@ def pass_calling_context(program, fn, variant, calling_ctx: dict, mode: frozense
     return changed
 
 
+def hands_context_to(fn, ref) -> bool:
+    """Whether the summarised ``fn`` hands its calling conditions to what its
+    call ``ref`` runs: to all but a constructor's calls on ``self``."""
+    return ref.tag not in SELF_REFS or fn.qualname.rsplit(".", 1)[-1] not in CONSTRUCTORS
+
+
 def context_receivers(fn) -> list:
     """The references whose calling conditions a step of the summarised
     ``fn`` may change besides its sites' (``demand.table_writes``)."""
@@ -54,7 +65,7 @@ def context_receivers(fn) -> list:
     if not fn.deep:
         for refs in (fn.passing_refs, fn.bare_refs):
             for ref in refs:
-                if ref.tag not in SELF_REFS:
+                if hands_context_to(fn, ref):
                     out.append(ref)
     return out
 
@@ -68,7 +79,7 @@ def reads_no_context(fn) -> bool:
         return False
     for refs in (fn.passing_refs, fn.bare_refs):
         for ref in refs:
-            if ref.tag not in SELF_REFS:
+            if hands_context_to(fn, ref):
                 return False
     for v in fn.variants.values():
         if v.fields or v.sites:

@@ -291,8 +291,10 @@ class Program(TableValues):
         calling_ctx = self.ctx.get((fn.key, mode), {})
         # A constructor called on some ranks only makes an object that only
         # those ranks hold: whoever holds it got the calling context already
-        # (the implicit flow of the assignment), its own fields do not.
-        field_ctx = {} if fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS else calling_ctx
+        # (the implicit flow of the assignment), its own fields do not, nor
+        # do those the methods it calls on ``self`` set (callercontext.py).
+        constructor = fn.qualname.rsplit(".", 1)[-1] in CONSTRUCTORS
+        field_ctx = {} if constructor else calling_ctx
         for write in v.fields:
             class_key, attr, atoms, line, element, absent, rebuilt = write
             write_ctx = {} if attr in fn.restored_fields else field_ctx  # put back past the caller's ``with``
@@ -353,10 +355,9 @@ class Program(TableValues):
                 changed = note_self_call(self, fn, site, ctx_value, mode) or changed
             if site.handed:
                 changed = note_handed(self, fn, site, mode) or changed
-            if fn.deep or site.args or site.kwargs or site.ref.tag not in SELF_REFS:
-                # (a summary's call on self without arguments, kept for a test of its own, hands on that
-                # test alone: what its callers' conditions decide, selfcalls.py reads apart, as for the
-                # summary's other calls on self, callercontext.py)
+            if fn.deep or site.args or site.kwargs or site.ref.tag not in SELF_REFS or not constructor:
+                # (a summarised constructor's call on self without arguments, kept for a test of its own,
+                # hands on that test alone, as for its other calls on self: callercontext.py)
                 for k, entry in calling_ctx.items():
                     ctx_value.setdefault(k, entry)
             if ctx_value:
