@@ -19,6 +19,7 @@ import textwrap
 import pytest
 
 from cslint.api import check_paths, check_source
+from cslint.config import Settings
 
 _HEAD = """
     import torch
@@ -331,3 +332,35 @@ def test_an_arm_raising_what_a_caller_catches_is_a_rank_local_exit():
 ])
 def test_an_arm_raising_what_no_caller_catches_stays_silent(test, callers):
     assert ("CSL102", 17) not in _arm_lines(test, callers)
+
+
+_HANG_SOURCE = """
+    import torch.distributed as dist
+
+
+    def process(raw, group):
+        objects = [None]
+        if dist.get_rank(group) == 0:
+            try:
+                with open(raw) as handle:
+                    objects = [handle.read()]
+            except OSError as error:
+                {handler}
+        dist.broadcast_object_list(objects, src=0, group=group)
+        return objects[0]
+"""
+
+
+def _hang_lines(handler: str, settings) -> list:
+    source = textwrap.dedent(_HANG_SOURCE).replace("{handler}", handler)
+    return sorted((f.code, f.line) for f in check_source(source, settings=settings, report="per-site").findings)
+
+
+def test_under_hang_a_raising_handler_leaves_the_rank():
+    # ``unhandled-exceptions = "hang"``: what the entry rank's handler raises leaves it while its peers wait
+    # (the same work outside the try was reported there; inside it, the re-raising handler hid it)
+    assert ("CSL104", 13) in _hang_lines("raise RuntimeError(str(error))", Settings(unhandled_exceptions="hang"))
+
+
+def test_under_crash_a_raising_handler_nothing_catches_stays_silent():
+    assert ("CSL104", 13) not in _hang_lines("raise RuntimeError(str(error))", Settings())

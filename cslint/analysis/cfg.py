@@ -358,9 +358,13 @@ class _Builder:
         """Whether a handler that only raises (:func:`~cslint.analysis.exits.raises_only`) has its
         raise caught where the rank goes on: by a swallowing handler of a ``try`` around it in this
         function (its raise gets their edges, as a ``raise`` in a ``try`` body does), or by a caller
-        in the module (``caught``).  The rank then leaves the handler like ``return``, not the job."""
+        in the module (``caught``).  The rank then leaves the handler like ``return``, not the job.
+        Under ``unhandled-exceptions = "hang"`` (``escaping``) every such handler is one: what it
+        raises leaves this rank while the others wait, as an uncaught failure of local work does."""
         if not raises_only(handler, self.parent_names):
             return False
+        if self.escaping is not None:
+            return True  # ``unhandled-exceptions = "hang"``: what it raises leaves this rank while the others wait
         if self.handler_stack and self._exception_targets():
             return True
         return self.caught is not None and self.caught.raise_caught(self.func, handler)

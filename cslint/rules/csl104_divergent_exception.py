@@ -40,7 +40,8 @@ sequences differ, and that rank can wait in it for good without exiting
 preset: `tensorrt_llm`'s MPI-launched executors), an exception that
 leaves one rank is not a crash but a rank gone missing: work that only
 some ranks do (inside an `if` arm) and that may fail, before a collective
-the others go on to, is reported too, and so is a call to a function of the
+the others go on to, is reported too (also where a handler around it only
+raises again), and so is a call to a function of the
 file that does such work or raises an error on its own rank-local tests.
 Each finding says which case applies.
 
