@@ -297,3 +297,39 @@ def test_the_summaries_the_deep_functions_call_are_asked_for_as_the_program_is_b
                                                                                 "unused"]
     demanded, reads, found, _filler, _facts = _chain_demand(_AheadFiller)
     assert found and demanded == ["inner", "middle", "outer", "side", "Worker.sync"]
+
+
+def test_an_urgent_request_overtakes_the_prefetch_a_worker_is_working_out(monkeypatch):
+    """An urgent request that comes while a worker works out a prefetch batch
+    waits for one summary, not for the batch: it is answered between two
+    summaries, its answer sent first, and what it asks is struck from the
+    rest of the batch (None there: answered once).  A prefetch that comes
+    meanwhile waits its turn, as does an urgent request behind a batch of
+    files."""
+    import queue
+    from collections import deque
+
+    from cslint.engine import workers
+    from cslint.engine.fills import FILL, URGENT_FILL
+
+    worked: list = []
+    inbox: queue.SimpleQueue = queue.SimpleQueue()
+    arriving = {("a.py", 0): [(FILL, (2, [("c.py", 0)])), (URGENT_FILL, (3, [("a.py", 2), ("b.py", 0)]))],
+                ("a.py", 1): [("parse", ["job"]), (URGENT_FILL, (4, [("a.py", 3)]))]}
+
+    def working(deferred, path, position):
+        worked.append((path, position))
+        for message in arriving.pop((path, position), ()):
+            inbox.put(message)
+        return f"{path}:{position}"
+
+    monkeypatch.setattr(workers, "fill_variants", working)
+    monkeypatch.setattr(workers, "_PROCESS", workers._WorkerProcess(None))
+    queued, outbox = deque(), queue.SimpleQueue()
+    keys = [("a.py", 0), ("a.py", 1), ("a.py", 2), ("a.py", 3)]
+    answers = workers._prefetch_overtaken(keys, inbox, queued, outbox)
+    # the urgent request went right after the summary in progress; the one behind the batch of files waits
+    assert worked == [("a.py", 0), ("a.py", 2), ("b.py", 0), ("a.py", 1), ("a.py", 3)]
+    assert outbox.get_nowait() == (True, (3, ["a.py:2", "b.py:0"])) and outbox.empty()
+    assert answers == ["a.py:0", "a.py:1", None, "a.py:3"]
+    assert [message[0] for message in queued] == [FILL, "parse", URGENT_FILL]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 from collections import deque
+from typing import Optional
 from multiprocessing.connection import wait as wait_for
 
 from ..analysis.records import is_pending
@@ -34,23 +35,32 @@ FILL_KINDS = (FILL, URGENT_FILL)
 def next_task(queued: deque):
     """The message a worker serves next (taken off ``queued``): the oldest,
     unless an urgent request for summaries waits among the requests for
-    summaries at the head of the queue -- the run's process waits on it,
-    and the others are prefetches (:meth:`SummaryFills.prefetch`) it may want
-    later or never.  The summaries it asks are struck from the prefetches
-    still queued (their answers give None there), so none is worked out
-    twice.  Nothing overtakes a batch of files, the spans or the end: their
-    answers come in order."""
+    summaries at the head of the queue (:func:`take_urgent`).  Nothing
+    overtakes a batch of files, the spans or the end: their answers come in
+    order."""
+    urgent = take_urgent(queued)
+    return urgent if urgent is not None else queued.popleft()
+
+
+def take_urgent(queued: deque, in_progress: Optional[list] = None):
+    """The urgent request for summaries waiting among the requests for
+    summaries at the head of ``queued``, taken off it, or None: the run's
+    process waits on it, and the others are prefetches
+    (:meth:`SummaryFills.prefetch`) it may want later or never.  The
+    summaries it asks are struck from the prefetches still queued and from
+    ``in_progress``, the keys of a prefetch the worker is working out (their
+    answers give None there), so none is worked out twice."""
     for position, message in enumerate(queued):
         if message is None or message[0] not in FILL_KINDS:
             break
         if message[0] == URGENT_FILL:
             del queued[position]
             taken = set(message[1][1])
-            for other in queued:
-                if other is not None and other[0] == FILL and not taken.isdisjoint(other[1][1]):
-                    other[1][1][:] = [None if key in taken else key for key in other[1][1]]
+            for keys in [other[1][1] for other in queued if other is not None and other[0] == FILL] + [in_progress]:
+                if keys and not taken.isdisjoint(keys):
+                    keys[:] = [None if key in taken else key for key in keys]
             return message
-    return queued.popleft()
+    return None
 
 
 class SummaryFills:

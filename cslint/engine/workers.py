@@ -42,7 +42,7 @@ from ..analysis.facts import extract_file_facts, summarised_or_empty
 from ..analysis.records import FileFacts, FuncFacts
 from . import dropped, timeline
 from .cache import store_pickle
-from .fills import FILL_KINDS, SummaryFills, next_task
+from .fills import FILL_KINDS, URGENT_FILL, SummaryFills, next_task, take_urgent
 from .reducers import FACT_REDUCERS
 
 # The facts a worker sends back go through the pipe's pickler, which looks a
@@ -253,7 +253,7 @@ class _WorkerProcess:
 
     def fill(self, wanted: list) -> list:
         """The facts of the pending summaries ``[(path, position), ...]``
-        (None for a None there: one an urgent request took, :func:`_next_task`)."""
+        (None for a None there: one an urgent request took, :func:`~cslint.engine.fills.take_urgent`)."""
         return [None if key is None else fill_variants(self.deferred, *key) for key in wanted]
 
     def keep_trees(self, paths: frozenset) -> None:
@@ -329,11 +329,7 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
     while True:
         if not queued:
             queued.append(inbox.get())
-        while True:  # what came meanwhile: an urgent request goes before the requests for summaries queued ahead
-            try:
-                queued.append(inbox.get_nowait())
-            except queue.Empty:
-                break
+        _take_arrived(inbox, queued)  # what came meanwhile: an urgent request goes before the requests for summaries queued ahead
         message = next_task(queued)
         if message is None:
             timeline.write()
@@ -354,13 +350,46 @@ def _serve(conn, context: RunContext, parent_ends: list) -> None:
                 outbox.put((True, _PROCESS.learn_spans(payload[0])))
                 continue
             if filling:  # (the request's number, then its answers: urgent ones overtake the others)
-                outbox.put((True, (payload[0], _PROCESS.fill(payload[1]))))
+                answers = _PROCESS.fill(payload[1]) if kind == URGENT_FILL else \
+                    _prefetch_overtaken(payload[1], inbox, queued, outbox)
+                outbox.put((True, (payload[0], answers)))
                 continue
             outbox.put((True, _PROCESS.parse_batch(payload)))
         except Exception as exc:  # the run's process raises it, as if it had extracted the batch itself
             outbox.put((False, exc))
         finally:
             timed.__exit__()
+
+
+def _take_arrived(inbox: queue.SimpleQueue, queued: deque) -> bool:
+    """Move the messages that have come to ``inbox`` onto ``queued``; whether any had."""
+    arrived = False
+    while True:
+        try:
+            queued.append(inbox.get_nowait())
+        except queue.Empty:
+            return arrived
+        arrived = True
+
+
+def _prefetch_overtaken(keys: list, inbox: queue.SimpleQueue, queued: deque, outbox: queue.SimpleQueue) -> list:
+    """The summaries of a prefetch, ``keys`` (see :meth:`_WorkerProcess.fill`),
+    worked out one at a time: an urgent request that comes meanwhile (the
+    run's process waits on it) is answered between two of them, its answer
+    sent before this one's, and the summaries it asks are struck from the
+    rest of this one (:func:`~cslint.engine.fills.take_urgent`).  An urgent
+    request then waits for one summary, not for the whole batch in
+    progress; each summary is what it would be in any order."""
+    answers = []
+    for position in range(len(keys)):
+        while _take_arrived(inbox, queued):  # (nothing came: no urgent request waits, next_task took none)
+            urgent = take_urgent(queued, keys)
+            while urgent is not None:
+                outbox.put((True, (urgent[1][0], _PROCESS.fill(urgent[1][1]))))
+                urgent = take_urgent(queued, keys)
+        key = keys[position]
+        answers.append(None if key is None else fill_variants(_PROCESS.deferred, *key))
+    return answers
 
 
 #: Held back while the workers start: a worker forked with the parent's
