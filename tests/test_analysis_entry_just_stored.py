@@ -7,8 +7,10 @@ between the store and the read, so every rank reads the group it has just
 made, whatever key it made it under; what the store's value names decides
 (a helper's return: not read whole, as a group handed in).  Kept reported:
 a key other than the stored one, a call between the store and the read
-(also inside the collective's own earlier argument), a stored value the
-rank picks itself, a key rebound between them."""
+(also inside the collective's own earlier argument), an ``await`` or a
+``yield`` before the read (another task or the generator's caller may
+rewrite the entry meanwhile), a stored value the rank picks itself, a key
+rebound between them."""
 
 import textwrap
 
@@ -83,6 +85,18 @@ STILL_REPORTED = {
             name = f"{prefix}_{get_tensor_model_parallel_rank()}"
             registry[name] = groups[get_tensor_model_parallel_rank() % 2]
             dist.barrier(group=registry[name])
+    """, [11]),
+    "an_await_before_the_read": ("""
+        async def connect(registry, prefix, pending):
+            name = f"{prefix}_{get_tensor_model_parallel_rank()}"
+            registry[name] = init_group(prefix, name)
+            dist.all_reduce(await pending, group=registry[name])
+    """, [11]),
+    "a_yield_before_the_read": ("""
+        def connect(registry, prefix):
+            name = f"{prefix}_{get_tensor_model_parallel_rank()}"
+            registry[name] = init_group(prefix, name)
+            dist.all_reduce((yield name), group=registry[name])
     """, [11]),
     "the_key_rebound_between": ("""
         def connect(registry, prefix):

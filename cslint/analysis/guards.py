@@ -51,6 +51,10 @@ _CHOICE_DEPTH = 2
 #: (no call, attribute or operator, which may run code of their own between the store and the read)
 _PLAIN_KEY_NODES = frozenset({ast.Name, ast.Constant, ast.JoinedStr, ast.FormattedValue, ast.Tuple, ast.Load})
 
+#: the nodes where a statement hands control away mid-way (another task, the generator's caller), so that code the
+#: function does not show may run between a store and the read :func:`_entry_just_stored` pairs it with
+_SUSPENDS = frozenset({ast.Await, ast.Yield, ast.YieldFrom})
+
 #: the statement an inline condition belongs to (else a comprehension's)
 _INLINE_STATEMENTS = {ast.IfExp: "ifexp", ast.BoolOp: "boolop"}
 
@@ -489,7 +493,9 @@ def _entry_just_stored(info, read: ast.Subscript) -> Optional[ast.Assign]:
     its attributes and a key of names and constants (an f-string or a tuple
     of them) are compared, by their text; the statement holding the read
     may call nothing before it (each call there must hold the read in its
-    arguments) nor bind the names the container and key read."""
+    arguments), suspend nowhere (an ``await`` or ``yield``: another task or
+    the generator's caller may rewrite the entry meanwhile) nor bind the
+    names the container and key read."""
     if plain_dotted(read.value) is None \
             or any(type(node) not in _PLAIN_KEY_NODES for node in walk(read.slice)):
         return None
@@ -508,6 +514,8 @@ def _entry_just_stored(info, read: ast.Subscript) -> Optional[ast.Assign]:
     if read_names & bound_names(statement):
         return None
     if any(type(node) is ast.Call and not any(inner is read for inner in walk(node)) for node in walk(statement)):
+        return None
+    if any(type(node) in _SUSPENDS for node in walk(statement)):
         return None
     return store
 
