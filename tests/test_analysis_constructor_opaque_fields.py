@@ -3,9 +3,11 @@
 constructor runs on its object: where it hands ``self`` to code the file
 does not show through its methods' own stores (a free helper, ``setattr``,
 ``self.__dict__``, a nested function, a method read as a value, a property
-setter, a method of a base class another module defines, a method called
-through its class), the field may hold anything after the call, and is read
-as unknown (``facts._fields_own_methods_assign``; reviewB54 fx/ctor).
+setter, also one the class body makes by a call, ``group = property(get,
+put)``, a method of a base class another module defines, a method called
+through its class, a method taking its object in ``*args``), the field may
+hold anything after the call, and is read as unknown
+(``facts._fields_own_methods_assign``; reviewB54 fx/ctor, reviewA55).
 
 Each reported shape builds ``Box(tp.device_group, tp.cpu_group)`` on rank 0
 while the other ranks barrier over ``tp.device_group``: read as the
@@ -221,6 +223,36 @@ SWAPPED = {
 
         Box = Outer.Box
     """,
+    "a_property_the_class_body_makes_by_a_call": """
+        import torch.distributed as dist
+
+
+        def _put(box, spare):
+            box.fallback = spare
+
+
+        class Box:
+            group = property(lambda box: box.fallback, _put)
+
+            def __init__(self, group, spare):
+                self.fallback = spare
+                self.group = group
+                dist.barrier(group=self.group)
+    """,
+    "a_method_handed_its_object_in_star_args": """
+        import torch.distributed as dist
+
+
+        class Box:
+            def __init__(self, group, spare):
+                self.group = group
+                self.spare = spare
+                self._swap()
+                dist.barrier(group=self.group)
+
+            def _swap(*args):
+                args[0].group = args[0].spare
+    """,
     "a_loop_target": """
         import torch.distributed as dist
 
@@ -245,6 +277,21 @@ SWAPPED = {
 }
 
 KEPT = {
+    "class_body_defaults": """
+        import torch.distributed as dist
+
+
+        class Box:
+            group = None
+            spare: list = []
+            label = f"box"
+            key = lambda box: box.spare
+
+            def __init__(self, group, spare):
+                self.group = group
+                self.spare = spare
+                dist.barrier(group=self.group)
+    """,
     "a_staticmethod_helper": """
         import torch.distributed as dist
 

@@ -31,9 +31,9 @@ from typing import Optional
 
 from ..config import Settings
 from ..presets import Knowledge
-from .astwalk import DEFINITIONS, statement_lists, walk, walked
+from .astwalk import COMPREHENSIONS, DEFINITIONS, statement_lists, walk, walked
 from .attached import attached_functions
-from .callrefs import class_ref, is_classmethod, qual_ref, receiver_param
+from .callrefs import class_ref, is_classmethod, is_staticmethod, qual_ref, receiver_param
 from .classargs import class_arguments
 from .deep import deep_variant
 from .typedcalls import calls_module_wrapper, calls_typed_wrapper, module_entries, typed_entries
@@ -43,6 +43,7 @@ from .bindings import flatten_targets
 from .feasibility import Feasibility, handed_flags
 from .function import FunctionInfo, free_names, mode_names_used, rank_param_sources
 from .lackednames import class_body_names, file_foreign_stores, fill_bound_names
+from .namereach import bound_names
 from .orders import may_make_sets
 from .receivers import annotation_terms, class_attribute_terms, returned_terms
 from .records import ClassFacts, FileFacts, FuncFacts, PendingFuncFacts, Variant
@@ -333,8 +334,10 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
     ``setattr``, a method called through its class, a nested function or a
     lambda: ``FunctionInfo.hands_self``), the class is nested or has a base
     another module defines (whose methods, ``super().__init__`` too, the
-    file does not show), or what it runs does so itself
-    (:func:`_self_uses`)."""
+    file does not show), a store runs code (``__setattr__``, a property, a
+    class-body name that may be a data descriptor:
+    :func:`_class_body_descriptors`), a method it runs takes its object in
+    ``*args``, or what it runs hands ``self`` on itself (:func:`_self_uses`)."""
     ctx = info.ctx
     owner = info.qualname.rpartition(".")[0]
     if info.hands_self or owner not in ctx.module_classes:
@@ -351,6 +354,9 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
     methods = {name.partition(".")[2] for name in definitions if name.partition(".")[0] in owners}
     if "__setattr__" in methods or info.self_stores & methods:
         return None  # (a store that runs a method: ``__setattr__``, a property's setter)
+    descriptors = _class_body_descriptors(ctx, owners)  # (``group = property(get, put)``: a setter not spelt as a def)
+    if info.self_stores & descriptors:
+        return None
     if "__dict__" in info.self_value_names or info.binds_computed_names:
         return None  # ``self.__dict__[k] = v``, ``self.__dict__.update(...)``
     fields, named = set(), set()
@@ -367,22 +373,64 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
             continue
         for method in (definitions.get(f"{owner}.{name}") for owner in owners):
             # (a staticmethod or a classmethod is handed no object: one ``self`` hands it is the constructor's)
-            own = receiver_param(method) if method is not None and not is_classmethod(method) else None
+            if method is None or is_staticmethod(method) or is_classmethod(method):
+                continue
+            own = receiver_param(method)  # (None: ``def _fix(*args)``, handed ``self`` as ``args[0]``)
             uses = _self_uses(ctx, method, own) if own is not None else None
-            if uses is not None:
-                stores, reads, calls = uses
-                if stores & methods:
-                    return None  # (a property's setter)
-                fields |= stores
-                todo.extend(reads & methods)  # (read as a value to call later)
-                todo.extend(calls)
-            elif own is not None:
+            if uses is None:
                 return None
+            stores, reads, calls = uses
+            if stores & (methods | descriptors):
+                return None  # (a property's setter)
+            fields |= stores
+            todo.extend(reads & methods)  # (read as a value to call later)
+            todo.extend(calls)
     # a name called on ``self`` that no method of the family here defines: a callable field
     # the constructor stored (handed in: it never saw ``self``), else one the file cannot show
     if not named <= fields | info.self_stores:
         return None
     return frozenset(fields)
+
+
+#: class-body values that are no data descriptor: an instance store of the name they bind runs no code of theirs
+#: (a function is a descriptor without ``__set__``; a number, string or display has no ``__get__`` at all)
+_INERT_CLASS_VALUES = frozenset({ast.Constant, ast.JoinedStr, ast.Lambda, ast.List, ast.Tuple, ast.Set, ast.Dict}) \
+    | COMPREHENSIONS
+
+
+def _class_body_descriptors(ctx: ModuleContext, owners: list) -> frozenset:
+    """The names the bodies of the classes ``owners`` (of this file) bind
+    other than to a ``def`` or an inert value (:data:`_INERT_CLASS_VALUES`):
+    each may be a data descriptor (``group = property(get, put)``, an object
+    whose class defines ``__set__``), so that ``self.group = x`` runs code
+    the file does not show as a method.  Any binding inside another
+    statement of the body (an ``if``, a ``try``) counts."""
+    memo = ctx.__dict__.setdefault("_class_body_descriptors", {})
+    found = set()
+    for node in ctx.tree.body:
+        if type(node) is not ast.ClassDef or node.name not in owners:
+            continue
+        names = memo.get(id(node))
+        if names is None:
+            names = memo[id(node)] = frozenset(_possible_descriptors(node.body))
+        found |= names
+    return frozenset(found)
+
+
+def _possible_descriptors(body: list):
+    """The names :func:`_class_body_descriptors` reads in one class body."""
+    for stmt in body:
+        kind = type(stmt)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Pass:
+            continue
+        if kind is ast.Assign or kind is ast.AnnAssign or kind is ast.AugAssign:
+            value = stmt.value
+            if value is None:
+                continue
+            if type(value) in _INERT_CLASS_VALUES and kind is not ast.AugAssign:
+                yield from (node.target.id for node in walk(value) if type(node) is ast.NamedExpr)
+                continue
+        yield from bound_names(stmt)
 
 
 def _self_uses(ctx: ModuleContext, method, own: str) -> Optional[tuple]:
