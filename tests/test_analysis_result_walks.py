@@ -133,6 +133,9 @@ def test_flatten_hands_back_what_it_made_of_the_same_set_object():
     assert builder.flatten(frozenset(set(atoms))) == first
     # another depth of flattening is its own answer (the inner collective is not kept here)
     assert builder.flatten(atoms, True, 0) is not first and builder.flatten(atoms, True, 0) == first
+    # a whole set's answer lives in a memo of its own, apart from its atoms' (no tag marks it there)
+    assert (id(atoms), False, 1) in builder._flat_sets
+    assert all(atom is not atoms for atom, _flattened in builder._flat.values())
 
 
 def test_a_call_evaluated_again_searches_only_the_sets_it_has_not_met(monkeypatch):

@@ -122,10 +122,6 @@ def _replace_call(atoms: frozenset, own, itself, held: dict, replaced: dict) -> 
     return found
 
 
-#: marks :meth:`AtomBuilder.flatten`'s memo entries of whole sets apart from those of single atoms
-_WHOLE_SET = "set"
-
-
 class AtomBuilder:
     """Builds the call and collective result atoms of one file.
 
@@ -135,10 +131,13 @@ class AtomBuilder:
     identity, the atom kept alive beside its result) keeps it linear.  The
     memo lives as long as the file's extraction."""
 
-    __slots__ = ("_flat", "_bound", "_bound_outer", "_held_by_site")
+    __slots__ = ("_flat", "_flat_sets", "_bound", "_bound_outer", "_held_by_site")
 
     def __init__(self):
-        self._flat: dict = {}
+        self._flat: dict = {}  # (id(atom), within, levels) -> (atom, its flattening)
+        # (id(atoms), within, levels) -> (atoms, their flattening): most sets flattened come back whole (a call
+        # evaluated again on its next pass gets the environment's very sets)
+        self._flat_sets: dict = {}
         self._bound: set = set()  # the callees whose calls flattened keep their arguments bound (call's ``bind``)
         # the functions of other modules, and the methods through a field or a typed receiver, whose calls
         # do so only where a call past the limit is given them, not inside such a call's arguments in turn
@@ -159,14 +158,13 @@ class AtomBuilder:
         own result plus what its arguments depend on; and a collective inside
         a collective (``within``) gives up its own group (its inputs count
         whole), which only makes values less uniform."""
-        flat = self._flat
-        # the same set object flattened before (most are: a call evaluated again on its next pass
-        # gets the environment's very sets): the union of its atoms' memo entries, which stay
-        set_key = (id(atoms), within, levels, _WHOLE_SET)
-        if set_key in flat:
-            known = flat[set_key]
+        flat_sets = self._flat_sets
+        set_key = (id(atoms), within, levels)
+        if set_key in flat_sets:
+            known = flat_sets[set_key]
             if known[0] is atoms:
                 return known[1]
+        flat = self._flat
         out = set()
         for atom in atoms:
             tag = atom.tag
@@ -181,7 +179,7 @@ class AtomBuilder:
                 out |= self._flatten_atom(atom, within, levels)
             else:
                 out.add(atom)
-        result = flat[set_key] = (atoms, frozenset(out))  # (the set kept: its id stays its own)
+        result = flat_sets[set_key] = (atoms, frozenset(out))  # (the set kept: its id stays its own)
         return result[1]
 
     def _flatten_atom(self, atom, within: bool, levels: int = 1) -> frozenset:
