@@ -86,22 +86,22 @@ def main(argv=None) -> int:
     parser.add_argument("tree", nargs="?", default=None, help="default: the pinned vLLM tree of bench/realtree.py")
     parser.add_argument("--old", default="main")
     parser.add_argument("--new", default=ROOT)
-    parser.add_argument("--repeat", type=int, default=5, help="pairs of runs (default: 5)")
-    parser.add_argument("--jobs", type=int, help="--jobs for both (default: cslint's own default)")
-    parser.add_argument("--min-of", type=int, metavar="N",
+    rounds = parser.add_mutually_exclusive_group()  # (each sets how many pairs run; one report each)
+    rounds.add_argument("--repeat", type=int, default=5, help="pairs of runs, medians reported (default: 5)")
+    rounds.add_argument("--min-of", type=int, metavar="N",
                         help="N interleaved rounds; print only the least CPU seconds of each side and their ratio")
+    parser.add_argument("--jobs", type=int, help="--jobs for both (default: cslint's own default)")
     parser.add_argument("--config", help="--config for both (e.g. bench/realtree/cslint.toml)")
     parser.add_argument("--python", default=sys.executable)
     args = parser.parse_args(argv)
-    if args.min_of is not None:
-        args.repeat = args.min_of
+    pairs = args.repeat if args.min_of is None else args.min_of
     if args.config is not None:
         args.config = os.path.abspath(args.config)
     args.tree = os.path.abspath(args.tree or pinned("vllm") or parser.error("the pinned vLLM tree cannot be had; pass a tree"))
     old_times, new_times = [], []
     with checkout(args.old) as old_dir, checkout(args.new) as new_dir:
         one_run(old_dir, args.tree, args.python, args.jobs, args.config)  # warm the page cache for both
-        for index in range(args.repeat):
+        for index in range(pairs):
             # alternate which side goes first, so neither always follows the other
             order = ((old_dir, old_times), (new_dir, new_times))
             for directory, times in (order if index % 2 == 0 else order[::-1]):
@@ -110,7 +110,7 @@ def main(argv=None) -> int:
         print(f"tree: {args.tree}  (jobs={args.jobs or 'default'}; old {args.old}, new {args.new})")
         print("\n".join(min_of_n_report([c for _, c in old_times], [c for _, c in new_times])))
         return 0
-    print(f"tree: {args.tree}  ({args.repeat} alternating pairs, jobs={args.jobs or 'default'})")
+    print(f"tree: {args.tree}  ({pairs} alternating pairs, jobs={args.jobs or 'default'})")
     print(f"{'version':<28} {'wall med':>9} {'min':>7} {'max':>7} {'cpu med':>8} {'min':>7} {'max':>7}")
     for label, runs in ((f"old {args.old}", old_times), (f"new {args.new}", new_times)):
         walls, cpus = [w for w, _ in runs], [c for _, c in runs]

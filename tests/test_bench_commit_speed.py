@@ -3,6 +3,8 @@ the median, and their ratio."""
 
 from __future__ import annotations
 
+import pytest
+
 from bench_scripts import load_bench
 
 
@@ -32,3 +34,12 @@ def test_min_of_n_sets_the_rounds_and_passes_the_config(monkeypatch, tmp_path, c
     out = capsys.readouterr().out
     assert "old cpu min-of-3 4.50 s" in out and "new cpu min-of-3 4.00 s" in out
     assert "new/old cpu min-of-3: 0.889" in out
+
+
+def test_min_of_n_and_repeat_are_one_choice_of_the_rounds(monkeypatch, tmp_path, capsys):
+    # --min-of N sets the rounds as --repeat does: both at once would leave one unread
+    bench = load_bench("commit_speed")
+    monkeypatch.setattr(bench, "one_run", lambda *args, **kwargs: pytest.fail("ran with two round counts"))
+    with pytest.raises(SystemExit) as stopped:
+        bench.main([str(tmp_path), "--old", str(tmp_path), "--new", str(tmp_path), "--repeat", "7", "--min-of", "3"])
+    assert stopped.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
