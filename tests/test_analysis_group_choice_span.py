@@ -98,3 +98,23 @@ def test_a_list_of_groups_handed_in_under_a_name_of_one_dimension():
         def prepare(x, a, b):
             run(x, [a, b], 0 if get_pp_group().is_first_rank else 1)
     """) == [6]
+
+
+def test_the_groups_a_choice_of_a_list_element_names_count_with_the_index():
+    # Guards._choice: the index decides, and the alternatives are what each element names, a choice inside
+    # one of them too (both arms): over TP and PP here
+    assert _lines("""
+        def prepare(x, flag):
+            groups = [get_tp_group().cpu_group if flag else get_pp_group().cpu_group, get_tp_group().device_group]
+            dist.all_reduce(x, group=groups[0 if get_pp_group().is_first_rank else 1])
+    """) == [7]
+
+
+@pytest.mark.xfail(strict=True, reason="Guards._choice reads no test inside a display's elements: the rank's test "
+                                       "choosing within the element a constant index picks is not asked")
+def test_a_choice_inside_the_list_element_a_constant_index_picks():
+    assert _lines("""
+        def prepare(x):
+            groups = [get_tp_group().cpu_group if dist.get_rank() == 0 else get_pp_group().cpu_group]
+            dist.all_reduce(x, group=groups[0])
+    """) == [7]

@@ -44,7 +44,7 @@ from .threads import BackgroundThreads
 from .vocabulary import ALL_MODES_ALL_DIMS, TORCH_DISTRIBUTED_RECEIVERS
 
 
-#: how many locals :meth:`Guards._choosing` follows back from a collective's group argument
+#: how many locals :meth:`Guards._choice` follows back from a collective's group argument
 _CHOICE_DEPTH = 2
 
 #: the nodes a key :func:`_entry_just_stored` compares may hold: names and constants, in an f-string or a tuple
@@ -118,7 +118,7 @@ class Guards(ExceptionGuards):
 
     def _group_choice(self, argument: ast.expr, env: dict, stmt: ast.AST) -> tuple:
         """The condition the group handed to a collective puts on it where the
-        call chooses among groups (:meth:`_choosing`: ``g = dist.group.WORLD if
+        call chooses among groups (:meth:`_choice`: ``g = dist.group.WORLD if
         rank == 0 else cpu_world``, ``groups[rank % 2]``).  A rank waits in the
         communicator of the group it holds, so ranks holding different groups
         never meet, as if each had taken its own arm of an ``if`` holding one
@@ -130,49 +130,59 @@ class Guards(ExceptionGuards):
         the store) says whether a rank holds it, rarely which one.  A None
         alternative of a local the collective's ``if`` tests for presence
         (:func:`_present_where_run`) names no group it runs over."""
-        atoms = self._choosing(argument, env, _CHOICE_DEPTH)
+        atoms, alternatives = self._choice(argument, env, _CHOICE_DEPTH)
         if not atoms:
             return ()
         info = self.info
         none_skipped = type(argument) is ast.Name and _present_where_run(info, argument.id, stmt)
-        chosen = tuple(sorted(_named_groups(info, argument, _CHOICE_DEPTH, none_skipped)))
+        chosen = _named_groups(info, alternatives, none_skipped)
         return (Cond("branch", atoms, unparse(argument), getattr(argument, "lineno", 0), Span.of(argument),
                      statement="group", chosen_groups=chosen),)
 
-    def _choosing(self, expr: ast.expr, env: dict, depth: int) -> frozenset:
-        """What decides which of the groups ``expr`` may name a rank holds:
-        the test of a conditional expression, the index of a subscript that
-        is no constant, and for a local the function binds to more than one
-        text or inside a loop, the decisions each binding runs under (which
-        binding reaches the read, on which pass); followed ``depth`` locals deep, each in the variables at
-        its own binding."""
+    def _choice(self, expr: ast.expr, env: Optional[dict], depth: int) -> tuple:
+        """``(atoms, alternatives)`` of the group ``expr`` names, ``depth`` locals deep.  The atoms decide
+        which alternative a rank holds: a conditional expression's test, a subscript's index that is no
+        constant, and for a local bound to several texts or in a loop the decisions each binding runs under,
+        read in the variables there.  The alternatives (:func:`_named_groups`; a rank waits with the group
+        each names) are both arms of a conditional expression, the elements of a display a subscript picks
+        from, what each binding of a local binds, else ``expr``.  Without ``env`` (a display's elements, a
+        binding the flow graph holds no node for) the alternatives alone."""
         t = type(expr)
         if t is ast.IfExp:
-            return self.evaluator.truth(expr.test, env) | self._choosing(expr.body, env, depth) \
-                | self._choosing(expr.orelse, env, depth)
+            atoms = EMPTY if env is None else self.evaluator.truth(expr.test, env)
+            body_atoms, body = self._choice(expr.body, env, depth)
+            orelse_atoms, orelse = self._choice(expr.orelse, env, depth)
+            return atoms | body_atoms | orelse_atoms, body + orelse
         if t is ast.Subscript:
             store = _entry_just_stored(self.info, expr)
             if store is not None:  # the value stored there: no pick among the container's entries
                 flow = self.flow
-                return self._choosing(store.value, flow.envs.get(flow.graph.node_of(store), {}), depth)
-            index = EMPTY if type(expr.slice) is ast.Constant else self.evaluator.eval(expr.slice, env)
-            return index | self._choosing(expr.value, env, depth)
-        if t is not ast.Name or depth == 0:
-            return EMPTY
-        assignments = local_assignments(self.info.func, expr.id)
+                at_store = None if env is None else flow.envs.get(flow.graph.node_of(store), {})
+                return self._choice(store.value, at_store, depth)
+            constant = env is None or type(expr.slice) is ast.Constant
+            index = EMPTY if constant else self.evaluator.eval(expr.slice, env)
+            atoms, alternatives = self._choice(expr.value, env, depth)
+            return index | atoms, alternatives
+        if t is ast.List or t is ast.Tuple or t is ast.Dict:
+            elements = expr.values if t is ast.Dict else expr.elts
+            return EMPTY, [alternative for element in elements if element is not None
+                           for alternative in self._choice(element, None, depth)[1]]
+        assignments = local_assignments(self.info.func, expr.id) if t is ast.Name and depth > 0 else None
         if not assignments:
-            return EMPTY
+            return EMPTY, [expr]
         flow = self.flow
-        several = len({unparse(value) for _statement, value in assignments}) > 1
+        several = env is not None and len({unparse(value) for _statement, value in assignments}) > 1
         atoms = EMPTY
+        alternatives = []
         for statement, value in assignments:
-            n = flow.graph.node_of(statement)
-            if n is None:
-                continue
-            if several or self._in_loop(statement):  # (a loop's passes bind it to what each pass reads)
-                atoms |= flow.implicit(n)
-            atoms |= self._choosing(value, flow.envs.get(n, {}), depth - 1)
-        return atoms
+            n = None if env is None else flow.graph.node_of(statement)
+            if n is not None and (several or _in_loop(self.info, statement)):
+                atoms |= flow.implicit(n)  # (a loop's passes bind it to what each pass reads)
+            value_atoms, value_alternatives = self._choice(value, None if n is None else flow.envs.get(n, {}),
+                                                           depth - 1)
+            atoms |= value_atoms
+            alternatives += value_alternatives
+        return atoms, alternatives
 
     # -- inline: ternaries, short-circuits, comprehensions ------------------------------
     def _inline_conds(self, inline, env, stmt) -> list:
@@ -418,16 +428,7 @@ class Guards(ExceptionGuards):
             return True
         if isinstance(exit_stmt, ast.Continue):
             return False
-        return self._in_loop(guard)
-
-    def _in_loop(self, stmt) -> bool:
-        """Whether ``stmt`` lies in a loop of this function."""
-        parent = self.info.parents.get(id(stmt))
-        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            if type(parent) in LOOPS:
-                return True
-            parent = self.info.parents.get(id(parent))
-        return False
+        return _in_loop(self.info, guard)
 
     # -- communicators split by a color ------------------------------------------------------
     def _uniform_in_color(self, conds, color, node) -> tuple:
@@ -454,33 +455,28 @@ class Guards(ExceptionGuards):
             return tuple(out)
 
 
-def _named_groups(info, expr: ast.expr, depth: int, none_skipped: bool = False) -> frozenset:
-    """The groups the alternatives :meth:`Guards._choosing` decides among name:
-    both arms of a conditional expression, the elements of a list, tuple
-    or dict a subscript picks from, what each binding of a local binds
-    (``depth`` locals deep, as there); anything else the group its text
-    names (``None``: the world, unless ``none_skipped``: the value is known
-    not to be None where the collective runs, so no None alternative
-    reaches it).  A rank holding either alternative waits with the ranks of
-    that group, so the choice must agree over each."""
-    t = type(expr)
-    if t is ast.IfExp:
-        return _named_groups(info, expr.body, depth, none_skipped) \
-            | _named_groups(info, expr.orelse, depth, none_skipped)
-    if t is ast.Subscript:
-        store = _entry_just_stored(info, expr)
-        return _named_groups(info, expr.value if store is None else store.value, depth, none_skipped)
-    if t is ast.List or t is ast.Tuple or t is ast.Dict:
-        elements = expr.values if t is ast.Dict else expr.elts
-        return frozenset().union(*(_named_groups(info, e, depth, none_skipped) for e in elements if e is not None))
-    if t is ast.Constant and expr.value is None:
-        return frozenset() if none_skipped else frozenset({"world"})
-    if t is ast.Name and depth > 0:
-        assignments = local_assignments(info.func, expr.id)
-        if assignments:
-            return frozenset().union(*(_named_groups(info, value, depth - 1, none_skipped)
-                                       for _statement, value in assignments))
-    return frozenset({info.ctx.group_of_text(unparse(expr))})
+def _in_loop(info, stmt) -> bool:
+    """Whether ``stmt`` lies in a loop of the function of ``info``."""
+    parent = info.parents.get(id(stmt))
+    while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        if type(parent) in LOOPS:
+            return True
+        parent = info.parents.get(id(parent))
+    return False
+
+
+def _named_groups(info, alternatives: list, none_skipped: bool) -> tuple:
+    """The groups the alternatives :meth:`Guards._choice` finds name, sorted:
+    each the group its text names, ``None`` the world, unless
+    ``none_skipped``: the value is known not to be None where the
+    collective runs, so no None alternative reaches it."""
+    named = set()
+    for alternative in alternatives:
+        if type(alternative) is not ast.Constant or alternative.value is not None:
+            named.add(info.ctx.group_of_text(unparse(alternative)))
+        elif not none_skipped:
+            named.add("world")
+    return tuple(sorted(named))
 
 
 def _entry_just_stored(info, read: ast.Subscript) -> Optional[ast.Assign]:
