@@ -92,6 +92,12 @@ STILL_REPORTED = {
             registry[name] = init_group(prefix, name)
             dist.all_reduce(await pending, group=registry[name])
     """, [11]),
+    "an_async_comprehension_before_the_read": ("""
+        async def connect(registry, prefix, stream):
+            name = f"{prefix}_{get_tensor_model_parallel_rank()}"
+            registry[name] = init_group(prefix, name)
+            dist.all_reduce([chunk async for chunk in stream], group=registry[name])
+    """, [11]),
     "a_yield_before_the_read": ("""
         def connect(registry, prefix):
             name = f"{prefix}_{get_tensor_model_parallel_rank()}"

@@ -511,7 +511,7 @@ def _entry_just_stored(info, read: ast.Subscript) -> Optional[ast.Assign]:
         return None
     if any(type(node) is ast.Call and not any(inner is read for inner in walk(node)) for node in walk(statement)):
         return None
-    if any(type(node) in _SUSPENDS for node in walk(statement)):
+    if any(type(node) in _SUSPENDS or type(node) is ast.comprehension and node.is_async for node in walk(statement)):
         return None
     return store
 
