@@ -75,12 +75,8 @@ def reads_no_context(fn) -> bool:
     summary that writes no field and calls nothing of the tree hands them
     to nothing (``Program._step``), so stepping what calls it for them
     changes nothing read."""
-    if fn.deep:
+    if fn.deep or context_receivers(fn):
         return False
-    for refs in (fn.passing_refs, fn.bare_refs):
-        for ref in refs:
-            if hands_context_to(fn, ref):
-                return False
     for v in fn.variants.values():
         if v.fields or v.sites:
             return False

@@ -281,6 +281,16 @@ def group_argument_node(call: ast.Call, spec) -> Optional[ast.AST]:
     return None
 
 
+def method_receiver(call: ast.Call, spec) -> Optional[ast.expr]:
+    """The receiver of a method collective over no fixed group (a spec
+    ``*.name``: ``comm`` of ``comm.all_reduce(x)``), whose communicator is
+    the group it runs over; None for any other call."""
+    if spec is None or spec.group is not None or not spec.pattern.startswith("*.") \
+            or type(call.func) is not ast.Attribute:
+        return None
+    return call.func.value
+
+
 def issuing_route(func, call: ast.Call, spec, imported_text) -> Optional[IssuingRoute]:
     """The communicator the collective ``call`` (in the function ``func``)
     is asked of (:class:`~cslint.analysis.records.IssuingRoute`): the object
@@ -297,9 +307,10 @@ def issuing_route(func, call: ast.Call, spec, imported_text) -> Optional[Issuing
     if spec is None or spec.group is not None:
         return None
     if spec.pattern.startswith("*."):
-        if type(call.func) is not ast.Attribute:
+        receiver = method_receiver(call, spec)
+        if receiver is None:
             return None
-        handle = _followed_text(func, call.func.value)
+        handle = _followed_text(func, receiver)
         return IssuingRoute("", got_object(handle)) if handle else None
     module = spec.pattern.rpartition(".")[0]
     module = "torch.distributed" if module in TORCH_DISTRIBUTED_RECEIVERS else module

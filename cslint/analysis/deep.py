@@ -11,7 +11,7 @@ from typing import Optional
 from ..model import Span
 from . import cfg as cfgmod
 from .callfacts import collective_facts, wrapper_facts
-from .collectivegroups import group_argument_node, issuing_route
+from .collectivegroups import group_argument_node, issuing_route, method_receiver
 from .communicators import assigned_fields
 from .dataflow import Dataflow
 from .evaluator import Evaluator
@@ -159,10 +159,7 @@ def _group_handle(call: ast.Call, spec) -> Optional[ast.expr]:
     ``*.name``), whose communicator is its group: a rank holding another
     receiver waits in another communicator."""
     argument = group_argument_node(call, spec)
-    if argument is None and spec is not None and spec.group is None and spec.pattern.startswith("*.") \
-            and type(call.func) is ast.Attribute:
-        return call.func.value
-    return argument
+    return argument if argument is not None else method_receiver(call, spec)
 
 
 def _tail(evaluator: Evaluator, flow: Dataflow, index: dict):

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .callercontext import context_receivers
 from .reads import CALLEE_REFS
-from .records import is_pending, prefetch_pending, settle_ready_pending
+from .records import called_refs, is_pending, prefetch_pending, settle_ready_pending
 from .selfcalls import self_calls_written
 
 
@@ -70,11 +70,8 @@ def ask_ahead(resolver) -> None:
     called: dict = {}
     for fn in resolver.funcs.values():
         if fn.deep:
-            for v in fn.variants.values():
-                for site in v.sites:
-                    if site.ref is not None:
-                        called.update((target.key, target) for target in resolver.resolve(site.ref)
-                                      if is_pending(target))
+            for ref in called_refs(fn):
+                called.update((target.key, target) for target in resolver.resolve(ref) if is_pending(target))
     prefetch_pending(list(called.values()))
 
 

@@ -25,7 +25,7 @@ from ..presets.rank_names import names_node_position, rank_name_dims
 from .atoms import BY_METHOD, field_name, field_read
 from .callrefs import THROUGH_INSTANCE, call_offset  # (call_offset: read through here too)
 from .callfacts import translate
-from .callercontext import pass_calling_context
+from .callercontext import hands_context_to, pass_calling_context
 from .constructiongroups import construction_groups
 from .constructions import BUILT_APART, constructor_fields, stored_apart
 from .presentfields import absent_written_fields
@@ -355,7 +355,7 @@ class Program(TableValues):
                 changed = note_self_call(self, fn, site, ctx_value, mode) or changed
             if site.handed:
                 changed = note_handed(self, fn, site, mode) or changed
-            if fn.deep or site.args or site.kwargs or site.ref.tag not in SELF_REFS or not constructor:
+            if fn.deep or site.args or site.kwargs or hands_context_to(fn, site.ref):
                 # (a summarised constructor's call on self without arguments, kept for a test of its own,
                 # hands on that test alone, as for its other calls on self: callercontext.py)
                 for k, entry in calling_ctx.items():

@@ -171,7 +171,6 @@ def top_level_definitions(tree: ast.Module) -> dict:
     return out
 
 
-
 def calls_in_order(expr: ast.AST):
     """Calls inside an expression with the inline conditions that guard them:
     yields (call, [(kind, cond_expr, owner_node, side)]) where side is the
