@@ -275,7 +275,6 @@ def test_the_pending_results_the_deep_functions_read_are_asked_before_the_writes
     assert (demanded, reads, found) == _chain_demand(_AheadFiller)[:3]
 
 
-
 def test_the_summaries_the_deep_functions_call_are_asked_for_as_the_program_is_built():
     """The workers sit idle while the program is built: the pending
     summaries the calls of the functions analysed in depth may run, which
@@ -333,3 +332,37 @@ def test_an_urgent_request_overtakes_the_prefetch_a_worker_is_working_out(monkey
     assert outbox.get_nowait() == (True, (3, ["a.py:2", "b.py:0"])) and outbox.empty()
     assert answers == ["a.py:0", "a.py:1", None, "a.py:3"]
     assert [message[0] for message in queued] == [FILL, "parse", URGENT_FILL]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux")
+@pytest.mark.parametrize("as_they_come", [False, True])
+def test_the_summaries_of_a_worker_that_is_gone_are_worked_out_here_once(as_they_come):
+    """A worker gone after it was asked ahead: ``settle_ready`` and ``fill``
+    settle its stubs alike (the answers it sent before it went, the rest
+    worked out here, each stub once, a stub listed twice too), and the
+    summaries are those filled at once in one process."""
+    from cslint.analysis.records import settle_ready_pending
+
+    context = RunContext.of(["torch_distributed"])
+    with Workers(2, PARALLEL_THRESHOLD, context) as pool:
+        stubs = _pending(pool.map(iter(_jobs())))
+        for stub in stubs:
+            stub.filler = pool
+        prefetch_pending(stubs)
+        gone = pool._deferring[stubs[0].path][0]
+        pool.pool[gone].process.kill()
+        pool.pool[gone].process.join()
+        filled_here: list = []
+        fill_here = pool._fill_here
+        pool._fill_here = lambda batch: filled_here.extend(batch) or fill_here(batch)
+        while any(is_pending(stub) for stub in stubs):
+            (settle_ready_pending if as_they_come else fill_pending)(stubs + stubs[::3])
+        assert len({id(stub) for stub in filled_here}) == len(filled_here)
+        assert all(pool._deferring[stub.path][0] == gone for stub in filled_here)
+        settled = [(stub.key, stub) for stub in stubs]
+    with Workers(1, PARALLEL_THRESHOLD, context) as here:
+        stubs = _pending(here.map(iter(_jobs())))
+        for stub in stubs:
+            stub.filler = here
+        fill_pending(stubs)
+        assert settled == [(stub.key, stub) for stub in stubs]

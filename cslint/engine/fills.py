@@ -92,15 +92,10 @@ class SummaryFills:
         (those :meth:`prefetch` asked for already are waited for)."""
         if os.getpid() != self._owner:
             raise RuntimeError("pending summaries are worked out in the run's process alone")
-        by_worker: dict = {}
-        for stub in stubs:
-            if not is_pending(stub):
-                continue
-            held = self._deferring.get(stub.path)
-            if self.pool is None or held is None:
+        by_worker, here = self._by_worker(stubs, asked_only=False)
+        for stub in here:
+            if is_pending(stub):  # (settled already where listed twice)
                 self._fill_here([stub])
-            else:
-                by_worker.setdefault(held[0], []).append(stub)
         if by_worker:
             with timeline.span(f"fill {sum(len(waiting) for waiting in by_worker.values())}"):
                 self._ask_workers(by_worker)
@@ -135,16 +130,7 @@ class SummaryFills:
         settle it; the requests :meth:`prefetch` held back are sent now, a
         stub asked of no worker is filled at once, and the answers of every
         worker are taken as they come."""
-        by_worker: dict = {}
-        unasked = []
-        for stub in stubs:
-            if not is_pending(stub):
-                continue
-            held = self._deferring.get(stub.path)
-            if self.pool is not None and held is not None and (stub.path, stub.position) in self._prefetched:
-                by_worker.setdefault(held[0], []).append(stub)
-            else:
-                unasked.append(stub)
+        by_worker, unasked = self._by_worker(stubs, asked_only=True)
         if unasked:
             self.fill(unasked)
         if not by_worker:
@@ -161,18 +147,40 @@ class SummaryFills:
                     for stub in waiting:
                         if not is_pending(stub):  # (settled already: by an answer to a fill, or listed twice)
                             continue
-                        key = (stub.path, stub.position)
-                        if key in self._answered:
-                            self._prefetched.discard(key)
-                            stub.settle(self._answered.pop(key))
-                            ready = True
-                        elif not self._fills_asked.get(index):  # its worker is gone: worked out here
-                            self._prefetched.discard(key)
-                            self._fill_here([stub])
+                        if (stub.path, stub.position) in self._answered or not self._fills_asked.get(index):
+                            self._settle(stub)  # (a worker asked nothing more is gone)
                             ready = True
                 if ready:
                     return
                 wait_for([self.pool[index].conn for index in by_worker if self._fills_asked.get(index)])
+
+    def _by_worker(self, stubs: list, asked_only: bool) -> tuple:
+        """``(worker index -> stubs, the rest)`` for those of ``stubs`` still
+        pending, in their order: a stub goes with the worker that holds its
+        file's tree (and, ``asked_only``, only where a worker was asked for it
+        or :meth:`prefetch` holds it back for one); the rest are worked out
+        here (or, ``asked_only``, asked by a :meth:`fill`)."""
+        by_worker: dict = {}
+        rest = []
+        for stub in stubs:
+            if not is_pending(stub):
+                continue
+            held = self._deferring.get(stub.path)
+            if self.pool is None or held is None or asked_only and (stub.path, stub.position) not in self._prefetched:
+                rest.append(stub)
+            else:
+                by_worker.setdefault(held[0], []).append(stub)
+        return by_worker, rest
+
+    def _settle(self, stub) -> None:
+        """Settle the pending ``stub`` with the answer a worker sent for it,
+        or, where none came (its worker is gone), work it out here."""
+        key = (stub.path, stub.position)
+        self._prefetched.discard(key)
+        if key in self._answered:
+            stub.settle(self._answered.pop(key))
+        else:
+            self._fill_here([stub])
 
     def _take_ready_answers(self, index: int) -> None:
         """Take in every answer worker ``index`` has already sent to a request
@@ -246,12 +254,9 @@ class SummaryFills:
                 self._ask(index, held_back)
         for index, waiting in by_worker.items():
             for stub in waiting:
+                if not is_pending(stub):  # (listed twice: settled already, and a settled stub has no position)
+                    continue
                 key = (stub.path, stub.position)
                 while key not in self._answered and key in self._prefetched and self._take_answer(index):
                     pass
-                self._prefetched.discard(key)
-                if is_pending(stub):
-                    if key in self._answered:
-                        stub.settle(self._answered.pop(key))
-                    else:
-                        self._fill_here([stub])
+                self._settle(stub)
