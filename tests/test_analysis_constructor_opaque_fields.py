@@ -7,7 +7,7 @@ setter, also one the class body makes by a call, ``group = property(get,
 put)``, a method of a base class another module defines, a method called
 through its class, a method taking its object in ``*args``), the field may
 hold anything after the call, and is read as unknown
-(``facts._fields_own_methods_assign``; reviewB54 fx/ctor, reviewA55).
+(``fieldparams._fields_own_methods_assign``; reviewB54 fx/ctor, reviewA55).
 
 Each reported shape builds ``Box(tp.device_group, tp.cpu_group)`` on rank 0
 while the other ranks barrier over ``tp.device_group``: read as the

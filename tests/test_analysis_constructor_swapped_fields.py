@@ -2,7 +2,7 @@
 constructor call passes there (``FuncFacts.field_params``), unless a
 method the constructor calls on ``self`` assigns it again
 (``self.group = group; self._swap(spare)`` with ``_swap`` setting
-``self.group = spare``; ``facts._fields_own_methods_assign``): then the
+``self.group = spare``; ``fieldparams._fields_own_methods_assign``): then the
 field holds what that method put there, and is read as unknown, not as the
 parameter (reviewB53 fx/ctor/c2).  Followed through the methods those
 methods call on ``self``, and through the methods of bases the file

@@ -288,8 +288,8 @@ ANALYSIS_PHASES = [
     ("exceptionguards",),  # the conditions a failure puts on a call site
     ("guards",),  # guard classification
     ("deep",),  # a deep function's sites
-    ("recordinits", "sidebindings"),  # the __init__ a dataclass or a record class is given; methods bound on one
-    # side of a group-size test
+    ("recordinits", "sidebindings", "fieldparams"),  # the __init__ a dataclass or a record class is given; methods
+    # bound on one side of a group-size test; the fields a constructor sets from its parameters
     ("rootside",),  # the fields a method fills only on one rank, the methods called only where a field is there
     ("facts",),  # the per-file orchestrator
     ("receiverclasses",),  # which classes a receiver may be an instance of

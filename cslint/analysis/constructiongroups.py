@@ -104,13 +104,29 @@ def construction_groups(program) -> tuple:
     return out, passed
 
 
+def held_field_params(program, target) -> tuple:
+    """``target.field_params`` (the fields an ``__init__`` sets from its
+    parameters) where no class of the tree subclasses its class, else
+    nothing: they are read off the constructor's file with the object taken
+    to be of that class (``self._swap()`` its method, ``super()`` the next
+    of its bases), and an object of a subclass runs the subclass's
+    overrides, properties and ``__setattr__``, and a ``super()`` chain that
+    may pass through a class another base of the subclass brings in
+    (``class Sub(Box, Mixin)``: ``super().__init__()`` in ``Box`` runs
+    ``Mixin.__init__``).  Without ``program``, nothing."""
+    if not target.field_params or program is None or program.resolver.subclassed(target.class_key):
+        return ()
+    return target.field_params
+
+
 def _field_group(program, members, class_keys, family: str, attr: str) -> Optional[str]:
     """The one named group every construction hands the field ``attr`` of
     ``family`` (its functions ``members``, its classes ``class_keys``), or None."""
     family_of = program.resolver.family
     stored = None  # (the constructor, the parameter it stores the field from)
     for fn in members:
-        param = dict(fn.field_params).get(attr) if fn.field_params else None
+        fields = held_field_params(program, fn)
+        param = dict(fields).get(attr) if fields else None
         if param is not None and stored is None:
             stored = (fn, param)
             continue

@@ -27,6 +27,7 @@ from typing import Optional
 
 from .callrefs import call_offset
 from .collectivegroups import got_object
+from .constructiongroups import held_field_params
 from .program import Program, bound_group, call_reaches, passed_argument
 from .records import FuncFacts, IssuingRoute, Site
 from .resolution import issued_collective
@@ -64,7 +65,7 @@ def site_routes(program: Program, site: Site, caller: Optional[FuncFacts], mode:
                 bound = bound_group(site, target, offset, group, program)
                 for route in sorted(inner.get((name, group), (None,)), key=_route_order):
                     out[(name, bound, site.route if direct else
-                         _translated(route, site, target, offset, caller))] = None
+                         _translated(program, route, site, target, offset, caller))] = None
     found = memo[key] = (site, tuple(out))
     return found[1]
 
@@ -172,7 +173,7 @@ def routes_part(tables: list) -> bool:
     return False
 
 
-def _translated(route: Optional[IssuingRoute], site: Site, target: FuncFacts, offset: int,
+def _translated(program, route: Optional[IssuingRoute], site: Site, target: FuncFacts, offset: int,
                 caller: Optional[FuncFacts]) -> Optional[IssuingRoute]:
     """``route``, a route of ``target``, as the call ``site`` names it: a
     parameter's object is what the call passes there
@@ -192,12 +193,12 @@ def _translated(route: Optional[IssuingRoute], site: Site, target: FuncFacts, of
     own = offset and target.self_offset and head == target.params[0]
     if own and site.ref.tag in SELF_REFS:
         return route
-    if own and not target.field_params:
+    if own and not held_field_params(program, target):
         # the receiver as the call writes it (``Site.group_args`` may hold a
         # group's name for it: ``group = _groups[name]()`` passes ``name``)
         passed = site.callee.rpartition(".")[0]
     else:
-        argument = passed_argument(site, target, offset, route.handle)
+        argument = passed_argument(site, target, offset, route.handle, program)
         if argument is None:
             return None
         passed, _name, _position, rest = argument

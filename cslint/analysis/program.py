@@ -26,7 +26,7 @@ from .atoms import BY_METHOD, field_name, field_read
 from .callrefs import THROUGH_INSTANCE, call_offset  # (call_offset: read through here too)
 from .callfacts import translate
 from .callercontext import hands_context_to, pass_calling_context
-from .constructiongroups import construction_groups
+from .constructiongroups import construction_groups, held_field_params
 from .constructions import BUILT_APART, constructor_fields, stored_apart
 from .presentfields import absent_written_fields
 from .lackednames import LackedNames
@@ -459,7 +459,7 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=
     if not group.startswith("group:") or not site.group_args and not target.default_groups \
             and not (program is not None and target.unbound_none_params):
         return group
-    argument = passed_argument(site, target, offset, group[len("group:"):])
+    argument = passed_argument(site, target, offset, group[len("group:"):], program)
     if argument is None:
         return group
     found, name, position, rest = argument
@@ -487,7 +487,7 @@ def bound_group(site: Site, target: FuncFacts, offset: int, group: str, program=
     return bound
 
 
-def passed_argument(site: Site, target: FuncFacts, offset: int, path: str) -> Optional[tuple]:
+def passed_argument(site: Site, target: FuncFacts, offset: int, path: str, program=None) -> Optional[tuple]:
     """``(text, name, position, rest)`` for a dotted ``path`` of ``target``
     whose first name is one of its parameters: the text the call ``site``
     passes for that parameter (``Site.group_args``: by keyword, else by
@@ -496,16 +496,17 @@ def passed_argument(site: Site, target: FuncFacts, offset: int, path: str) -> Op
     not pass the instance) and the rest of the path past it.  Of a
     constructor call, a field its ``__init__`` sets from a parameter
     (``self.group = group``, ``FuncFacts.field_params``) is what the call
-    passes there.  None where the first name is no parameter, or a field no
-    parameter sets."""
+    passes there (with ``program``: :func:`held_field_params`).  None where
+    the first name is no parameter, or a field no parameter sets."""
     name, _, rest = path.partition(".")
     if name not in target.params:
         return None
     passed = dict(site.group_args)
     found = passed.get(name)
-    if found is None and offset and target.field_params and name == target.params[0]:
+    fields = held_field_params(program, target) if found is None and offset else ()
+    if fields and name == target.params[0]:
         field, _, rest = rest.partition(".")
-        name = dict(target.field_params).get(field)
+        name = dict(fields).get(field)
         if name is None:
             return None
         found = passed.get(name)

@@ -382,7 +382,7 @@ class FuncFacts:
     own_params: tuple = ()
     #: ``((field, parameter), ...)``: the fields an ``__init__`` sets from a
     #: parameter it never rebinds and from nothing else (``self.group =
-    #: group``; :func:`~cslint.analysis.facts._field_params`): what the class
+    #: group``; :func:`~cslint.analysis.fieldparams.field_parameters`): what the class
     #: does over the field while it is built runs over what the call passes
     field_params: tuple = ()
     #: a summarised function: the references of every call with arguments it

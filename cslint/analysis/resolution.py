@@ -315,6 +315,10 @@ class Resolver:
         families = self._family
         return families[class_key] if class_key in families else class_key  # (asked very often: no call of get)
 
+    def subclassed(self, class_key: Optional[str]) -> bool:
+        """Whether some class of the tree names the class among its bases."""
+        return class_key in self._subclasses
+
     def holds_only_fields(self, class_key: str) -> bool:
         """Whether an instance of the class shows nothing of its own but its
         fields and methods: it and its bases (all of the tree, or ``object``,

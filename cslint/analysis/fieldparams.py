@@ -1,0 +1,260 @@
+"""The fields an ``__init__`` sets from one of its parameters and from
+nothing else (``self.group = group``; ``FuncFacts.field_params``), read off
+the constructor's own file: a field that anything the constructor runs on
+``self`` may assign again (a method it calls, ``super().__init__`` of a base
+the file defines, a property's setter) is left out, and every field is
+where the file does not show all it runs on ``self``
+(:func:`field_parameters`).  The whole-tree pass reads them only for a class no
+class of the tree subclasses (``constructiongroups.held_field_params``)."""
+
+from __future__ import annotations
+
+import ast
+from typing import Optional
+
+from .astwalk import COMPREHENSIONS, statement_lists, walk
+from .bindings import flatten_targets
+from .callrefs import is_classmethod, is_staticmethod, receiver_param
+from .function import FunctionInfo
+from .namereach import bound_names
+from .scope import ModuleContext
+from .setfields import self_method
+from .syntax import dotted
+
+
+def field_parameters(info: FunctionInfo) -> tuple:
+    """``((field, parameter), ...)`` of an ``__init__``: each field every
+    assignment of which in it is a bare parameter, the same one, never
+    rebound there (``self.group = group``; a field among the targets of an
+    unpacking, a loop or a ``with`` is assigned something else), and that
+    nothing the constructor runs on ``self`` may assign again
+    (:func:`_fields_own_methods_assign`).  A constructor call's own
+    collectives over ``self.group`` run over the group it passes for
+    ``group`` (:func:`~cslint.analysis.program.bound_group`); the methods
+    of its class run theirs over the group every construction of the tree
+    names there (:mod:`~cslint.analysis.constructiongroups`), so a
+    summarised ``__init__`` keeps them too: its statements are read, not
+    every node of it (the parameters it rebinds, ``rebound_params``, come
+    from the walk of :meth:`FunctionInfo.scan_calls`)."""
+    if not info.self_name or not info.qualname.endswith(".__init__"):
+        return ()
+    params = {p.lstrip("*") for p in info.params[1:]}
+    sources: dict = {}
+    for statements in statement_lists(info.func.body):
+        for node in statements:
+            kind = type(node)
+            if kind in _TARGET_STATEMENTS:  # (a loop's, a ``with``'s, a ``del``'s: never the parameter as it is)
+                for target in _TARGET_STATEMENTS[kind](node):
+                    for part in flatten_targets(target):
+                        attr = info.self_attr(part)
+                        if attr is not None:
+                            sources.setdefault(attr, set()).add(None)
+                continue
+            if kind is not ast.Assign and kind is not ast.AnnAssign and kind is not ast.AugAssign:
+                continue
+            value = node.value
+            stored = value.id if kind is not ast.AugAssign and type(value) is ast.Name and value.id in params \
+                else None
+            for target in node.targets if kind is ast.Assign else (node.target,):
+                unpacked = type(target) is ast.Tuple or type(target) is ast.List
+                for part in flatten_targets(target):
+                    attr = info.self_attr(part)
+                    if attr is not None:
+                        sources.setdefault(attr, set()).add(None if unpacked else stored)
+    rebound = info.rebound_params
+    kept = [(attr, next(iter(names))) for attr, names in sources.items()
+            if len(names) == 1 and None not in names and next(iter(names)) not in rebound]
+    swapped = _fields_own_methods_assign(info) if kept else frozenset()
+    if swapped is None:
+        return ()
+    return tuple(sorted((attr, param) for attr, param in kept if attr not in swapped))
+
+
+#: the statements that bind targets other than by ``=``: each one's targets
+_TARGET_STATEMENTS = {
+    ast.For: lambda node: (node.target,), ast.AsyncFor: lambda node: (node.target,),
+    ast.With: lambda node: [item.optional_vars for item in node.items if item.optional_vars is not None],
+    ast.AsyncWith: lambda node: [item.optional_vars for item in node.items if item.optional_vars is not None],
+    ast.Delete: lambda node: node.targets,
+}
+
+#: bases a class may name whose methods set none of its fields
+_FIELDLESS_BASES = frozenset({"object", "abc.ABC"})
+
+
+def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
+    """The fields of ``self`` that the methods a constructor runs on
+    ``self`` assign (``self._swap(spare)`` setting ``self.group = spare``):
+    those it calls on ``self`` or reads off it as a value, and those they do
+    in turn, of its class and of the bases this file defines.  Such a field
+    holds what the method put there after the call, not the constructor's
+    parameter alone.  None (every field) where the file does not show all
+    it may run on ``self``: the constructor hands ``self`` on (an argument,
+    ``setattr``, a method called through its class, a nested function or a
+    lambda: ``FunctionInfo.hands_self``), the class is nested or has a base
+    another module defines (whose methods, ``super().__init__`` too, the
+    file does not show), a store runs code (``__setattr__``, a property, a
+    class-body name that may be a data descriptor:
+    :func:`_class_body_descriptors`), a method it runs takes its object in
+    ``*args``, or what it runs hands ``self`` on itself (:func:`_self_uses`)."""
+    ctx = info.ctx
+    owner = info.qualname.rpartition(".")[0]
+    if info.hands_self or owner not in ctx.module_classes:
+        return None
+    owners = [owner]
+    for owner in owners:  # (and its bases this file defines, which it inherits methods from)
+        if not _bases_named(ctx, owner):
+            return None  # (``class Box(make_base())``, ``Base[int]``, ``*bases``: left out of ``class_bases``)
+        for base in ctx.class_bases.get(f"{ctx.module}:{owner}", ()):
+            if base not in ctx.module_classes:
+                if base not in _FIELDLESS_BASES:
+                    return None
+            elif base not in owners:
+                owners.append(base)
+    definitions = ctx.definitions()
+    methods = {name.partition(".")[2] for name in definitions if name.partition(".")[0] in owners}
+    if "__setattr__" in methods or info.self_stores & methods:
+        return None  # (a store that runs a method: ``__setattr__``, a property's setter)
+    descriptors = _class_body_descriptors(ctx, owners)  # (``group = property(get, put)``: a setter not spelt as a def)
+    if info.self_stores & descriptors:
+        return None
+    if "__dict__" in info.self_value_names or info.binds_computed_names:
+        return None  # ``self.__dict__[k] = v``, ``self.__dict__.update(...)``
+    fields, named = set(), set()
+    family = tuple(owners)
+    own_uses = _self_uses(ctx, info.func, info.self_name)
+    if own_uses is None:  # (``getattr(self, "x")`` in it: every call named on ``self`` or ``super()`` as a ``self`` one)
+        todo = [(name, family) for name in info.self_calls]
+    else:
+        todo = [(name, family) for name in own_uses[2]]
+        todo.extend((name, _past(family, family[0])) for name in own_uses[3])
+    todo.extend((name, family) for name in info.self_value_names | info.value_names if name in methods)  # ``f = self._swap``
+    seen = set()
+    while todo:
+        item = todo.pop()
+        if item in seen:
+            continue
+        seen.add(item)
+        name, classes = item
+        found = [(cls, definitions.get(f"{cls}.{name}")) for cls in classes]
+        found = [(cls, method) for cls, method in found if method is not None]
+        if not found:
+            if classes[:1] == family[:1] or name != "__init__":
+                named.add(name)
+            continue  # (``super().__init__()`` past every class of the file: ``object``'s, which sets nothing)
+        for cls, method in found:
+            # (a staticmethod or a classmethod is handed no object: one ``self`` hands it is the constructor's)
+            if is_staticmethod(method) or is_classmethod(method):
+                continue
+            own = receiver_param(method)  # (None: ``def _fix(*args)``, handed ``self`` as ``args[0]``)
+            uses = _self_uses(ctx, method, own) if own is not None else None
+            if uses is None:
+                return None
+            stores, reads, calls, super_calls = uses
+            if stores & (methods | descriptors):
+                return None  # (a property's setter)
+            fields |= stores
+            todo.extend((name, family) for name in reads & methods)  # (read as a value to call later)
+            todo.extend((name, family) for name in calls)
+            todo.extend((name, _past(family, cls)) for name in super_calls)
+    # a name called on ``self`` that no method of the family here defines: a callable field
+    # the constructor stored (handed in: it never saw ``self``), else one the file cannot show
+    if not named <= fields | info.self_stores:
+        return None
+    return frozenset(fields)
+
+
+def _bases_named(ctx: ModuleContext, name: str) -> bool:
+    """Whether every base the top-level class ``name`` lists is a dotted
+    name (``ModuleContext.class_bases`` holds those alone)."""
+    return all(all(map(dotted, node.bases)) for node in ctx.tree.body
+               if type(node) is ast.ClassDef and node.name == name)
+
+
+def _past(family: tuple, cls: str) -> tuple:
+    """The classes of ``family`` (the constructed class first, then the
+    bases this file defines) that ``super()`` in a method of ``cls`` may
+    reach: any but the constructed class and ``cls`` itself."""
+    return tuple(other for other in family[1:] if other != cls)
+
+
+#: class-body values that are no data descriptor: an instance store of the name they bind runs no code of theirs
+#: (a function is a descriptor without ``__set__``; a number, string or display has no ``__get__`` at all)
+_INERT_CLASS_VALUES = frozenset({ast.Constant, ast.JoinedStr, ast.Lambda, ast.List, ast.Tuple, ast.Set, ast.Dict}) \
+    | COMPREHENSIONS
+
+
+def _class_body_descriptors(ctx: ModuleContext, owners: list) -> frozenset:
+    """The names the bodies of the classes ``owners`` (of this file) bind
+    other than to a ``def`` or an inert value (:data:`_INERT_CLASS_VALUES`):
+    each may be a data descriptor (``group = property(get, put)``, an object
+    whose class defines ``__set__``), so that ``self.group = x`` runs code
+    the file does not show as a method.  Any binding inside another
+    statement of the body (an ``if``, a ``try``) counts."""
+    memo = ctx.__dict__.setdefault("_class_body_descriptors", {})
+    found = set()
+    for node in ctx.tree.body:
+        if type(node) is not ast.ClassDef or node.name not in owners:
+            continue
+        names = memo.get(id(node))
+        if names is None:
+            names = memo[id(node)] = frozenset(_possible_descriptors(node.body))
+        found |= names
+    return frozenset(found)
+
+
+def _possible_descriptors(body: list):
+    """The names :func:`_class_body_descriptors` reads in one class body."""
+    for stmt in body:
+        kind = type(stmt)
+        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Pass:
+            continue
+        if kind is ast.Assign or kind is ast.AnnAssign or kind is ast.AugAssign:
+            value = stmt.value
+            if value is None:
+                continue
+            if type(value) in _INERT_CLASS_VALUES and kind is not ast.AugAssign:
+                yield from (node.target.id for node in walk(value) if type(node) is ast.NamedExpr)
+                continue
+        yield from bound_names(stmt)
+
+
+def _self_uses(ctx: ModuleContext, method, own: str) -> Optional[tuple]:
+    """``(stores, reads, calls)``: the attributes ``method`` assigns on
+    ``own`` (its ``self``), those it reads off it, the methods it calls on it
+    (``super()`` ones too), nested functions and lambdas included; None
+    where it may change its fields otherwise: it hands ``own`` on (a name
+    read other than as an attribute's object) or writes ``own.__dict__``.
+    Worked out once per method of the file (the constructors of a file call
+    the same helpers)."""
+    memo = ctx.__dict__.setdefault("_self_uses", {})
+    key = id(method)
+    if key in memo:
+        return memo[key]
+    stores, reads, calls, super_calls = set(), set(), [], []
+    handed = 0  # the reads of ``own`` that are no attribute's object
+    found = None
+    for node in walk(method):  # (nested functions and lambdas too: they may hand ``own`` on or store on it)
+        t = type(node)
+        if t is ast.Name and node.id == own:
+            handed += 1
+        elif t is ast.Attribute and type(node.value) is ast.Name and node.value.id == own:
+            handed -= 1
+            if type(node.ctx) is not ast.Load:
+                stores.add(node.attr)
+            elif node.attr == "__dict__":
+                break
+            else:
+                reads.add(node.attr)
+        elif t is ast.Call:
+            func = node.func
+            if type(func) is ast.Attribute and type(func.value) is ast.Call and type(func.value.func) is ast.Name \
+                    and func.value.func.id == "super" and not func.value.args:
+                super_calls.append(func.attr)  # (``super(Cls, self).k()`` names where it starts: as ``self.k()``)
+            elif self_method(func, own) is not None:
+                calls.append(func.attr)
+    else:
+        if handed <= 0:
+            found = (frozenset(stores), frozenset(reads), tuple(calls), tuple(super_calls))
+    memo[key] = found
+    return found
