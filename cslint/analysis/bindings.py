@@ -93,6 +93,23 @@ def local_assignments(func, name: str) -> Optional[list]:
     return values
 
 
+#: the statements that bind (or delete) targets: an assignment, a loop, a ``with``, a ``del``
+TARGET_STATEMENTS = frozenset({ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With,
+                               ast.AsyncWith, ast.Delete})
+
+
+def statement_targets(stmt: ast.stmt) -> list:
+    """The targets a statement of :data:`TARGET_STATEMENTS` binds or
+    deletes: an assignment's (each ``=`` of a chain), a loop's, the ``as``
+    part of each item of a ``with``, each of a ``del``."""
+    t = type(stmt)
+    if t is ast.Assign or t is ast.Delete:
+        return list(stmt.targets)
+    if t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor:
+        return [stmt.target]
+    return [item.optional_vars for item in stmt.items if item.optional_vars is not None]
+
+
 def flatten_targets(target):
     t = type(target)
     if t is ast.Tuple or t is ast.List:

@@ -13,7 +13,7 @@ import ast
 from typing import Optional
 
 from .astwalk import COMPREHENSIONS, statement_lists, walk
-from .bindings import flatten_targets
+from .bindings import TARGET_STATEMENTS, flatten_targets, statement_targets
 from .callrefs import is_classmethod, is_staticmethod, receiver_param
 from .function import FunctionInfo
 from .namereach import bound_names
@@ -43,14 +43,14 @@ def field_parameters(info: FunctionInfo) -> tuple:
     for statements in statement_lists(info.func.body):
         for node in statements:
             kind = type(node)
-            if kind in _TARGET_STATEMENTS:  # (a loop's, a ``with``'s, a ``del``'s: never the parameter as it is)
-                for target in _TARGET_STATEMENTS[kind](node):
+            if kind not in TARGET_STATEMENTS:
+                continue
+            if kind is not ast.Assign and kind is not ast.AnnAssign and kind is not ast.AugAssign:
+                for target in statement_targets(node):  # (a loop's, a ``with``'s, a ``del``'s: never the parameter)
                     for part in flatten_targets(target):
                         attr = info.self_attr(part)
                         if attr is not None:
                             sources.setdefault(attr, set()).add(None)
-                continue
-            if kind is not ast.Assign and kind is not ast.AnnAssign and kind is not ast.AugAssign:
                 continue
             value = node.value
             stored = value.id if kind is not ast.AugAssign and type(value) is ast.Name and value.id in params \
@@ -69,14 +69,6 @@ def field_parameters(info: FunctionInfo) -> tuple:
         return ()
     return tuple(sorted((attr, param) for attr, param in kept if attr not in swapped))
 
-
-#: the statements that bind targets other than by ``=``: each one's targets
-_TARGET_STATEMENTS = {
-    ast.For: lambda node: (node.target,), ast.AsyncFor: lambda node: (node.target,),
-    ast.With: lambda node: [item.optional_vars for item in node.items if item.optional_vars is not None],
-    ast.AsyncWith: lambda node: [item.optional_vars for item in node.items if item.optional_vars is not None],
-    ast.Delete: lambda node: node.targets,
-}
 
 #: bases a class may name whose methods set none of its fields
 _FIELDLESS_BASES = frozenset({"object", "abc.ABC"})

@@ -43,6 +43,7 @@ import ast
 from typing import Optional
 
 from .astwalk import CHILDREN, imported_names, walked
+from .bindings import TARGET_STATEMENTS, statement_targets
 from .syntax import dotted
 
 _DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -169,12 +170,8 @@ def _note_binding(stmt, values: dict, spoilt: set, only: Optional[set] = None) -
             values.setdefault(name, []).append(stmt.value)
         return
     bound: list = []
-    if kind in (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.With, ast.AsyncWith,
-                ast.Delete):
-        targets = stmt.targets if kind in (ast.Assign, ast.Delete) else \
-            [item.optional_vars for item in stmt.items if item.optional_vars is not None] \
-            if kind in (ast.With, ast.AsyncWith) else [stmt.target]
-        for target in targets:
+    if kind in TARGET_STATEMENTS:
+        for target in statement_targets(stmt):
             bound.extend(n.id for n in walked(target) if type(n) is ast.Name)
     elif kind in (ast.Import, ast.ImportFrom):
         bound.extend(imported_names(stmt))

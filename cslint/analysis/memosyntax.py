@@ -9,6 +9,7 @@ import ast
 from typing import Optional
 
 from .astwalk import statement_lists, walk
+from .bindings import TARGET_STATEMENTS, statement_targets
 from .presence import none_test
 
 #: calls a memo's path test may make on module globals and constants
@@ -80,13 +81,8 @@ def global_stores(info) -> tuple:
     if info.declared_globals:
         module, declared, targets = info.ctx.module, info.declared_globals, []
         for stmt in _statements(info.func):
-            t = type(stmt)
-            if t is ast.Assign or t is ast.Delete:
-                targets.extend(stmt.targets)
-            elif t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor:
-                targets.append(stmt.target)
-            elif t is ast.With or t is ast.AsyncWith:
-                targets.extend(item.optional_vars for item in stmt.items if item.optional_vars is not None)
+            if type(stmt) in TARGET_STATEMENTS:
+                targets.extend(statement_targets(stmt))
         while targets:
             target = targets.pop()
             t = type(target)

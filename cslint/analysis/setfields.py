@@ -50,6 +50,7 @@ from typing import Optional
 
 from .astwalk import own_nodes, walk as fast_walk
 from .atoms import field_name, field_read, own_field
+from .bindings import TARGET_STATEMENTS, statement_targets
 from .selfcalls import CALLED_IN, KEPT, by_method, handed_read, split_by_method
 from .vocabulary import CONTAINER_FACTORIES
 
@@ -98,10 +99,9 @@ def node_effect(s: ast.AST, exprs: list, calls: list, attrs: frozenset, self_nam
             t = type(node)
             if t is ast.Await or t is ast.Yield or t is ast.YieldFrom or t is ast.Lambda:
                 return ANYTHING
-    if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Delete, ast.For, ast.AsyncFor, ast.With,
-                      ast.AsyncWith)):
+    if type(s) in TARGET_STATEMENTS:
         plain = assigned_field(s, self_name)
-        for target in _targets(s):
+        for target in statement_targets(s):
             for node in fast_walk(target):
                 if type(node) is ast.Attribute and node.attr in attrs and not (node is target and plain is not None):
                     return ANYTHING
@@ -343,15 +343,6 @@ def own_of_set_field(value: frozenset, class_key: Optional[str], attr: str) -> f
             atom = field_read(class_key, own if written is None else by_method(own, written[1]))
         out.add(atom)
     return frozenset(out)
-
-
-def _targets(s) -> list:
-    t = type(s)
-    if t is ast.Assign or t is ast.Delete:
-        return list(s.targets)
-    if t is ast.AugAssign or t is ast.AnnAssign or t is ast.For or t is ast.AsyncFor:
-        return [s.target]
-    return [item.optional_vars for item in s.items if item.optional_vars is not None]
 
 
 def builds_container(value) -> bool:
