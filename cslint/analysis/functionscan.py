@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from .astwalk import CHILDREN, imported_names
+from .astwalk import CHILDREN, DEFINITIONS, imported_names
 from .bindings import target_names
 from .callrefs import is_classmethod
 from .classreads import NO_NAMES, TYPE_TESTS, class_names_of, handed_classes, type_tested
@@ -70,10 +70,10 @@ _STATEMENT_TYPES = frozenset(_subclasses(ast.stmt))
 
 #: the node types :meth:`FunctionScan.scan_calls` notes something of past its calls (one set lookup for the
 #: other nodes, where each was compared with every type of the branches in turn)
-_NOTED_TYPES = frozenset((ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda, ast.Await, ast.Yield,
-                          ast.YieldFrom, ast.Raise, ast.Assert, ast.Return, ast.NamedExpr, ast.Subscript, ast.Assign,
-                          ast.AnnAssign, ast.For, ast.AsyncFor, ast.comprehension, ast.ExceptHandler, ast.Global,
-                          ast.Nonlocal, ast.Import, ast.ImportFrom))
+_NOTED_TYPES = DEFINITIONS | frozenset((ast.Await, ast.Yield, ast.YieldFrom, ast.Raise, ast.Assert, ast.Return,
+                                       ast.NamedExpr, ast.Subscript, ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor,
+                                       ast.comprehension, ast.ExceptHandler, ast.Global, ast.Nonlocal, ast.Import,
+                                       ast.ImportFrom))
 
 #: the nodes that bind a local name or test one, which :func:`~cslint.analysis.feasibility.local_bindings` reads
 #: (``FunctionScan.binding_nodes``): the body's own, outside nested definitions (their decorators too) and lambdas
