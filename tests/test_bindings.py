@@ -19,3 +19,4 @@ def test_statement_targets_are_what_each_binding_statement_binds_or_deletes():
     assign = statements[0]
     statement_targets(assign).clear()  # a copy: the statement keeps its targets
     assert len(assign.targets) == 2
+

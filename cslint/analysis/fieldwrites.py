@@ -22,7 +22,7 @@ from .function import receiver_types
 from .receivers import annotation_terms
 from .rebuilds import rebuilds_of
 from .records import FieldType, FieldWrite
-from .presentfields import writes_none
+from .presence import is_none_literal
 from .scope import canonical_text
 from .bindings import flatten_targets, pairwise
 from .syntax import annotation_text
@@ -83,7 +83,7 @@ def field_writes(transfer, s: ast.stmt, flow: Flow, fields: list, field_types: l
                         fields.append(FieldWrite(info.class_key, own_field(attr), own | flow.implicit, s.lineno))
                         continue
                 fields.append(FieldWrite(info.class_key, attr or base_attr, atoms | extra, s.lineno, stored,
-                                         attr is not None and writes_none(value),
+                                         attr is not None and is_none_literal(value),
                                          rebuilds_of(info).writes.get(id(s)) if attr in info.rebuild_fields else None))
                 if t is ast.Assign and len(targets) == 1 and (stored and type(value) is ast.Tuple
                                                               or attr and empty_table(value)):

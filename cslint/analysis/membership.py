@@ -31,14 +31,11 @@ import ast
 from ..presets.rank_names import rank_name_dims
 from .astwalk import walk as fast_walk, walked
 from .grouptests import is_size_expr
+from .presence import is_none_literal
 from .syntax import dotted
 
 def _names(node: ast.AST) -> set:
     return {n.id for n in walked(node) if type(n) is ast.Name}
-
-
-def _is_none(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _writes(block: list, listed: str, rank_names: set) -> dict:
@@ -75,7 +72,7 @@ def _held_before(stmt: ast.If, blocks: dict, targets: set) -> bool:
             for target in earlier.targets:
                 text = dotted(target)
                 if text in targets:
-                    if _is_none(earlier.value):
+                    if is_none_literal(earlier.value):
                         held.discard(text)
                     else:
                         held.add(text)
@@ -104,7 +101,7 @@ def selects_listed_group(stmt: ast.AST, blocks: dict) -> bool:
         if others is None:
             others = {}
             for other in stmt.orelse:
-                if type(other) is not ast.Assign or _is_none(other.value):
+                if type(other) is not ast.Assign or is_none_literal(other.value):
                     return False
                 others.update((dotted(t), other.value) for t in other.targets)
         return set(others) >= set(written)

@@ -55,6 +55,7 @@ from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, param, with_ref
 from .bindings import param_names
 from .callrefs import OWN_PART, part_ref
 from .namereach import binding_reaching
+from .presence import is_none_literal
 from .receivers import bound_names, other_bindings
 from .scope import canonical_text
 from .syntax import dotted
@@ -99,12 +100,8 @@ def returns_none_somewhere(info) -> bool:
         info.ensure_scanned()  # (its statements scanned: ``returned_values``, ``bare_return``)
         params = info.params
         known = info.__dict__["_returns_none"] = info.bare_return or any(
-            _is_none(value) or (type(value) is ast.Name and value.id in params) for value in info.returned_values)
+            is_none_literal(value) or (type(value) is ast.Name and value.id in params) for value in info.returned_values)
     return known
-
-
-def _is_none(value) -> bool:
-    return type(value) is ast.Constant and value.value is None
 
 
 def _plain_bindings(info) -> dict:

@@ -10,6 +10,11 @@ from typing import Optional
 from .syntax import plain_dotted
 
 
+def is_none_literal(expr) -> bool:
+    """Whether ``expr`` is the literal ``None`` itself."""
+    return type(expr) is ast.Constant and expr.value is None
+
+
 def none_test(test: ast.expr) -> Optional[tuple]:
     """``(name, holds_when_none)`` when ``test`` compares a plain name with
     None: ``x is None`` gives ``("x", True)``, ``x is not None`` ``("x",

@@ -20,8 +20,6 @@ None, so it reads the field's whole structure beside the attribute
 
 from __future__ import annotations
 
-import ast
-
 from .atoms import field_read
 from .records import written_variants
 
@@ -32,11 +30,6 @@ PRESENT_FIELD = "#present"
 
 def present_field(attr: str) -> str:
     return attr + PRESENT_FIELD
-
-
-def writes_none(value) -> bool:
-    """Whether the assigned expression ``value`` is None itself."""
-    return type(value) is ast.Constant and value.value is None
 
 
 def absent_written_fields(funcs, family_of) -> frozenset:

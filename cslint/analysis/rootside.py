@@ -56,8 +56,7 @@ from .bindings import flatten_targets, pairwise
 from .exits import leaves_function
 from .function import FunctionInfo
 from .grouptests import int_equality
-from .presence import presence_test
-from .presentfields import writes_none
+from .presence import is_none_literal, presence_test
 from .sidebindings import called_only_there, handed_methods
 from .syntax import plain_dotted
 
@@ -143,7 +142,7 @@ def _scan_writes(self_name: str, stmts: list, held: tuple, out: list) -> None:
             continue
         if t is ast.Assign or t is ast.AnnAssign:
             targets = stmt.targets if t is ast.Assign else [stmt.target]
-            if held and stmt.value is not None and not writes_none(stmt.value):
+            if held and stmt.value is not None and not is_none_literal(stmt.value):
                 for target in targets:
                     if type(target) is ast.Attribute and type(target.value) is ast.Name \
                             and target.value.id == self_name:
