@@ -200,7 +200,7 @@ def param_chain_locals(info, bindings: tuple) -> frozenset:
     asks whether they hold a group the caller names.  Once per function."""
     found = info.__dict__.get("_param_chain_locals")
     if found is None:
-        params = {p.lstrip("*") for p in info.params}
+        params = info.param_names
         names = set()
         for node in bindings:
             if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \

@@ -112,17 +112,13 @@ def _stored(owner) -> set:
             if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
 
 
-def _params(info) -> set:
-    return {param.lstrip("*") for param in info.params}
-
-
 def _declared(info) -> set:
     """The names that may not be the function's own locals: those it (or a
     function nested in it) declares ``global`` or ``nonlocal``, and those it
     neither takes as a parameter nor binds (a module's name, which a call
     may rebind)."""
     func = info.func
-    params = _params(info)
+    params = info.param_names
     read = {node.id for node in walked(func) if isinstance(node, ast.Name)}
     return ({name for node in walked(func) if isinstance(node, (ast.Global, ast.Nonlocal))
              for name in node.names}
@@ -132,7 +128,7 @@ def _declared(info) -> set:
 def _bound_once(info) -> set:
     """The names the function binds at most once, outside any loop (a
     parameter counts as a binding): every read after the binding sees it."""
-    counts = dict.fromkeys(_params(info), 1)
+    counts = dict.fromkeys(info.param_names, 1)
     looped = set()
     for node in walked(info.func):
         if isinstance(node, (ast.For, ast.AsyncFor, ast.While, ast.comprehension)):

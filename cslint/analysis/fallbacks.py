@@ -38,7 +38,7 @@ def param_fallbacks(info, bindings) -> dict:
     order): a local bound once to a choice of a parameter with a fallback,
     or bound to a parameter and otherwise only by statements of the body of
     ``if local is None:``, and by nothing else."""
-    params = {p.lstrip("*") for p in info.params}
+    params = info.param_names
     chosen: dict = {}
     stores: dict = {}  # local -> how many bindings of it
     guarded: dict = {}  # local -> how many of them are statements of the body of ``if local is None:``

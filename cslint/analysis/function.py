@@ -125,10 +125,10 @@ def free_names(info) -> frozenset:
     outer = info.enclosing
     if outer is None:
         return frozenset()
-    own = {name.lstrip("*") for name in info.params} | info.local_names
+    own = info.param_names | info.local_names
     out = set()
     while outer is not None:
-        out.update(name.lstrip("*") for name in outer.params)
+        out |= outer.param_names
         out |= outer.local_names
         outer = outer.enclosing
     return frozenset(out - own)
@@ -244,8 +244,7 @@ def gathered_params(info) -> dict:
                     work.append(origin)
     for name, where in inputs.items():
         reached.setdefault(name, where)
-    params = {p.lstrip("*") for p in info.params}
-    params.discard(info.self_name)
+    params = info.param_names - {info.self_name}
     info._gathered = {name: where for name, where in reached.items() if name in params}
     return info._gathered
 
@@ -340,6 +339,7 @@ class FunctionInfo(FunctionScan):
                     if text:
                         self.annotations[a.arg] = text
         self._node_infos: dict = {}
+        self._param_names = None  # see param_names
         self._parents = None
         self._blocks: dict = {}
         self._local = self._receivers = None
@@ -384,6 +384,16 @@ class FunctionInfo(FunctionScan):
     @property
     def body(self) -> list:
         return self.func.body if isinstance(self.func.body, list) else []
+
+    @property
+    def param_names(self) -> frozenset:
+        """The names of its parameters, ``*args`` and ``**kwargs`` by their
+        bare names (``params`` spells them with their stars): every name a
+        call binds on entry."""
+        names = self._param_names
+        if names is None:
+            names = self._param_names = frozenset([name.lstrip("*") for name in self.params])
+        return names
 
     # parent links and local names are built on first use: most functions of
     # a file are never analysed in depth

@@ -117,7 +117,7 @@ class FunctionScan:
         leaves_at = None  # the first line of a return, yield or await of its own (memosyntax.leading_calls)
         imports = self.ctx.imports
         may_write_field = decorated = False  # decorated: a nested definition's decorators were walked too
-        local = {p.lstrip("*") for p in self.params}
+        local = set(self.param_names)
         local.discard(self.self_name)
         params, rebound = frozenset(local), set()  # rebound: the parameters a store binds again
         dict_keys, position_reads = {}, {}  # name -> its str keys, its other constant keys (positions.py)

@@ -56,7 +56,7 @@ def local_group(info, name: str, at: Optional[tuple] = None) -> Optional[str]:
     if key in memo:
         return memo[key]
     memo[key] = None
-    found = _bound_group(info.ctx, info.func, {p.lstrip("*") for p in info.params}, name, 0, at)
+    found = _bound_group(info.ctx, info.func, info.param_names, name, 0, at)
     memo[key] = found
     return found
 
@@ -132,7 +132,7 @@ def _handed_group(info, name: str, call: ast.Call) -> Optional[str]:
         return None
     text = held[len("group:"):]
     head = text.partition(".")[0]
-    if head == info.self_name or head not in {p.lstrip("*") for p in info.params}:
+    if head == info.self_name or head not in info.param_names:
         return None
     return text
 
@@ -184,7 +184,7 @@ def _group_holding_names(info) -> frozenset:
     asks :func:`local_group` about.  Once per function."""
     found = info.__dict__.get("_group_holding_names")
     if found is None:
-        params = {p.lstrip("*") for p in info.params}
+        params = info.param_names
         names = set()
         copies = []  # ``g = group``: a local bound from another local
         for node in own_nodes(info.func):

@@ -133,7 +133,7 @@ def tuple_lists(info) -> dict:
         if not candidates or isinstance(func, ast.Module):
             found = {}
         else:
-            found = _accepted(func, candidates - {p.lstrip("*") for p in info.params})
+            found = _accepted(func, candidates - info.param_names)
         info.__dict__["_tuple_lists"] = found
     return found
 
