@@ -387,8 +387,7 @@ def _prefetch_overtaken(keys: list, inbox: queue.SimpleQueue, queued: deque, out
             while urgent is not None:
                 outbox.put((True, (urgent[1][0], _PROCESS.fill(urgent[1][1]))))
                 urgent = take_urgent(queued, keys)
-        key = keys[position]
-        answers.append(None if key is None else fill_variants(_PROCESS.deferred, *key))
+        answers += _PROCESS.fill(keys[position:position + 1])  # (the key read now: an urgent request may strike it)
     return answers
 
 
