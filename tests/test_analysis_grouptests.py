@@ -31,3 +31,11 @@ def test_each_form_asks_membership_of_the_group_it_names_only(text):
 ])
 def test_a_rank_or_size_test_of_the_same_group_is_no_membership_test(text):
     assert not grouptests.tests_own_group(text, {"group"})
+
+
+def test_a_call_text_gives_the_callee_last_part_and_the_first_argument():
+    # one reading of a call's text for both membership forms (a callee asked of the group, its list of ranks)
+    assert grouptests._call_text("dist.in_group(group, rank)") == ("in_group", "group")
+    assert grouptests._call_text("not dist.is_group_member( g )") == ("is_group_member", "g")
+    assert grouptests._call_text("not _rank_not_in_group(group)") == ("not _rank_not_in_group", "group")
+    assert grouptests._call_text("group is None") is None

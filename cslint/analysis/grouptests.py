@@ -175,23 +175,35 @@ def tests_own_group(text: str, groups) -> bool:
         left, found, right = text.partition(op)
         if found and right.rsplit(".", 1)[-1].upper() == "NON_GROUP_MEMBER":
             asked.add(left)
-    head, paren, rest = text.partition("(")
-    name = head.strip().removeprefix("not ").rsplit(".", 1)[-1].lower()
-    if paren and "group" in name and ("in_group" in name or "member" in name):
-        asked.add(rest.rstrip(")").split(",")[0].strip())
+    called = _call_text(text)
+    if called is not None:
+        name = called[0].removeprefix("not ").lower()
+        if "group" in name and ("in_group" in name or "member" in name):
+            asked.add(called[1])
     operands = _in_test_operands(text)
     if operands is not None:
         # ``dist.get_rank() in dist.get_process_group_ranks(group)``:
         # the group's own list of (world) ranks
         left, right = operands
-        head, paren, rest = right.partition("(")
-        if paren and head.strip().rsplit(".", 1)[-1] == "get_process_group_ranks" and names_world_rank(left):
-            asked.add(rest.rstrip(")").split(",")[0].strip())
+        called = _call_text(right)
+        if called is not None and called[0] == "get_process_group_ranks" and names_world_rank(left):
+            asked.add(called[1])
     for group in groups:
         if group in asked or text in (group, f"not {group}", f"{group} is None", f"{group} is not None",
                                       f"{group} == None", f"{group} != None"):
             return True
     return False
+
+
+def _call_text(text: str) -> Optional[tuple]:
+    """``(the last part of the callee's name, the first argument)`` of the
+    text of a call (``dist.in_group(group, rank)``: ``("in_group",
+    "group")``), as written (a ``not`` before the callee stays), or None
+    where the text calls nothing."""
+    head, paren, rest = text.partition("(")
+    if not paren:
+        return None
+    return head.strip().rsplit(".", 1)[-1], rest.rstrip(")").split(",")[0].strip()
 
 
 def _in_test_operands(text: str) -> Optional[tuple]:
