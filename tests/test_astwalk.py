@@ -6,7 +6,7 @@ import pathlib
 
 import pytest
 
-from cslint.analysis.astwalk import children_into, imported_names, iter_children, walk, walked
+from cslint.analysis.astwalk import children_into, imported_names, iter_children, param_names, parameters, walk, walked
 
 #: node kinds the fast walk leaves out (read through their parent's fields)
 _NOT_VISITED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.alias)
@@ -117,3 +117,15 @@ def test_imported_names_are_what_an_import_binds():
     module, or its ``as`` name."""
     statements = ast.parse("import os.path, sys as system\nfrom .pkg import a, b as c\nfrom m import *").body
     assert [imported_names(statement) for statement in statements] == [["os", "system"], ["a", "c"], ["*"]]
+
+
+def test_parameters_are_named_in_order_and_starred_ones_only_when_asked():
+    # one spelling of a definition's parameter list: each caller says whether *args and **kwargs count
+    func = ast.parse("def f(a, /, b=1, *args, c, d=None, **kwargs): pass").body[0]
+    assert [p.arg for p in parameters(func.args, starred=False)] == ["a", "b", "c", "d"]
+    assert [p.arg for p in parameters(func.args, starred=True)] == ["a", "b", "c", "d", "args", "kwargs"]
+    assert param_names(func) == {"a", "b", "c", "d", "args", "kwargs"}
+    assert param_names(func, starred=False) == {"a", "b", "c", "d"}
+    lam = ast.parse("lambda q, *r: q", mode="eval").body
+    assert param_names(lam) == {"q", "r"} and param_names(lam, starred=False) == {"q"}
+    assert param_names(ast.parse("x = 1")) == frozenset()  # the module body has none

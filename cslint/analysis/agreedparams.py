@@ -14,7 +14,7 @@ import ast
 
 from .agreedbuffers import (LOOP_GROUP, first_stage_test, loop_over_groups, passes_group, relayed_in_place,
                             several_ranks_group)
-from .astwalk import DEFINITIONS, children_into, walked
+from .astwalk import DEFINITIONS, children_into, param_names, walked
 from .bindings import assigned_names
 from .callrefs import func_ref, is_classmethod, method_ref, positional_params, receiver_param
 from .grouptests import single_rank_side
@@ -95,8 +95,7 @@ def _single_rank_exit(ctx: ModuleContext, stmt: ast.stmt) -> bool:
 
 def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
     """:func:`agreed_in_place` of one function node."""
-    args = function.args
-    params = [a.arg for a in args.posonlyargs + args.args + args.kwonlyargs]
+    params = param_names(function, starred=False)
     if not params:
         return {}
     # the object whose methods the body calls; not a classmethod's class: a call through it passes no object

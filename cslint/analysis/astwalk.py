@@ -255,6 +255,35 @@ def imported_names(node) -> list:
     return [(alias.asname or alias.name).partition(".")[0] for alias in node.names]
 
 
+def parameters(args: ast.arguments, starred: bool) -> list:
+    """The parameters (``ast.arg``) of a definition's ``args``: the
+    positional-only, plain and keyword-only ones in that order, and where
+    ``starred`` the ``*args`` and ``**kwargs`` there are after them (every
+    name the definition binds).  Without them: the parameters that each
+    hold one value a call passes by position or keyword (``*args`` holds a
+    tuple of them, ``**kwargs`` a dict), as a reader of their annotations
+    or of the keywords a call may pass wants."""
+    named = args.posonlyargs + args.args + args.kwonlyargs
+    if starred:
+        # (written out, no comprehension: asked for every function, and for most of them several times)
+        if args.vararg is not None:
+            named.append(args.vararg)
+        if args.kwarg is not None:
+            named.append(args.kwarg)
+    return named
+
+
+def param_names(func, starred: bool = True) -> frozenset:
+    """The names of :func:`parameters` of a function definition or lambda
+    (``*args`` and ``**kwargs`` by their bare names, ``starred``); empty for
+    the module body."""
+    try:
+        args = func.args
+    except AttributeError:  # (the module body, a class)
+        return frozenset()
+    return frozenset([a.arg for a in parameters(args, starred)])
+
+
 def plain_bindings(func: ast.AST, accept) -> dict:
     """``{name: [statements]}``: the local names of ``func`` every binding of
     which is a plain ``name = value`` statement with ``accept(value)`` true,
@@ -263,9 +292,7 @@ def plain_bindings(func: ast.AST, accept) -> dict:
     ``with`` target, a walrus, ``except ... as``, an import, a definition,
     ``global`` or ``nonlocal`` (a nested definition's ``nonlocal`` too: its
     stores are this function's).  Nested definitions are another scope."""
-    args = func.args
-    spoilt = {arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs) + tuple(
-        filter(None, (args.vararg, args.kwarg)))}
+    spoilt = set(param_names(func))
     stores: dict = {}
     found: dict = {}
     stack = list(func.body)
@@ -331,9 +358,7 @@ def _binds_itself(func: ast.AST) -> frozenset:
     the names its own body stores (a comprehension's target aside: that one
     is the comprehension's) and those it declares ``global``; not those it
     declares ``nonlocal``."""
-    args = func.args
-    bound = {arg.arg for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs) + tuple(
-        filter(None, (args.vararg, args.kwarg)))}
+    bound = set(param_names(func))
     targets: set = set()  # id() of the names a comprehension's target binds
     shared: set = set()
     for node in own_nodes(func):

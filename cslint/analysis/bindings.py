@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, imported_names, walk as fast_walk
+from .astwalk import BLOCKS_OF, imported_names, param_names, parameters, walk as fast_walk
 
 
 def assigned_names(node: ast.AST) -> list:
@@ -48,8 +48,7 @@ def local_values(func, name: str) -> Optional[list]:
 def local_assignments(func, name: str) -> Optional[list]:
     """:func:`local_values` with the statement of each: ``[(assignment, value), ...]``."""
     args = getattr(func, "args", None)
-    if args is None or any(a.arg == name for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg,
-                                                   args.kwarg) if a is not None):
+    if args is None or name in param_names(func):
         return None
     values = []
     stack = list(func.body)
@@ -133,16 +132,6 @@ def pairwise(targets, value):
     return list(zip(target.elts, value.elts))
 
 
-def param_names(func) -> frozenset:
-    """Every parameter name of a function definition (``*args`` and
-    ``**kwargs`` by their bare names); empty for the module body."""
-    args = getattr(func, "args", None)
-    if args is None:
-        return frozenset()
-    every = args.posonlyargs + args.args + args.kwonlyargs + [a for a in (args.vararg, args.kwarg) if a is not None]
-    return frozenset(a.arg for a in every)
-
-
 def _admits_none(annotation) -> bool:
     """``Optional[int]``, ``int | None``, ``"Optional[int]"``: an annotation
     that lets the value be None."""
@@ -177,7 +166,7 @@ def params_that_may_be_none(func) -> frozenset:
     if args is None:
         return frozenset()
     positional = list(args.posonlyargs) + list(args.args)
-    out = {arg.arg for arg in positional + list(args.kwonlyargs) if _admits_none(arg.annotation)}
+    out = {arg.arg for arg in parameters(args, starred=False) if _admits_none(arg.annotation)}
     for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
         if isinstance(default, ast.Constant) and default.value is None:
             out.add(arg.arg)

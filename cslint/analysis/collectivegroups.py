@@ -13,8 +13,8 @@ from ..config import text_matches
 from ..presets import group_from_text
 from .communicators import built_over_fields, same_rank_field
 from .records import CollectiveMatch, IssuingRoute
-from .astwalk import imported_names, walked
-from .bindings import local_values, param_names
+from .astwalk import imported_names, param_names, walked
+from .bindings import local_values
 from .syntax import dotted, unparse
 from .vocabulary import TORCH_DISTRIBUTED_MODULES, TORCH_DISTRIBUTED_RECEIVERS, looks_like_communicator
 

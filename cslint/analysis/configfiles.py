@@ -39,8 +39,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import own_nodes
-from .bindings import local_values, param_names
+from .astwalk import own_nodes, param_names
+from .bindings import local_values
 from .syntax import dotted
 from .vocabulary import EXISTENCE_TESTS, STRUCTURE_BUILTINS
 

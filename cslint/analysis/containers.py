@@ -145,7 +145,7 @@ def _collect_containers(statements: list, index: dict, stored: set) -> set:
             names: set = set()
             args = node.args
             for arg in (*args.posonlyargs, *args.args, args.vararg, *args.kwonlyargs, args.kwarg):
-                if arg is not None:
+                if arg is not None:  # (parameters(), written out: every definition of the module)
                     _note_container(arg, names)
             names |= _collect_containers(node.body, index, stored)
             index[id(node)] = frozenset(names)

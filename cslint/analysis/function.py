@@ -16,7 +16,10 @@ from ..config import matches_any
 from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_RANK_ID, KIND_STEP_BATCH, fnmatch_any
 from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
-from .astwalk import BLOCKS_OF, DEFINITIONS, children_into, imported_names, own_nodes, walk as fast_walk, walked
+from .astwalk import (
+    BLOCKS_OF, DEFINITIONS, children_into, imported_names, own_nodes, param_names, walk as fast_walk,
+    walked,
+)
 from .callfacts import payload_argument
 from .classargs import chosen_class_call_ref, parameter_call_ref
 from .classreads import NO_NAMES
@@ -32,7 +35,7 @@ from .managed import context_calls, context_method_ref
 from .receivers import ReceiverTypes, is_library
 from .scope import ModuleContext, canonical_text
 from .positions import entry_positions
-from .bindings import param_names, params_that_may_be_none
+from .bindings import params_that_may_be_none
 from .syntax import CONTEXT_METHODS, annotation_text, calls_in_order, dotted
 from .vocabulary import GENERIC_METHODS
 from .wrappers import WRAPPED_FORWARD, imports_a_wrapper, match_call, wrapped_models
@@ -333,7 +336,7 @@ class FunctionInfo(FunctionScan):
             for d in getattr(func, "decorator_list", ()))
         self.annotations = {}
         if args is not None:
-            for a in args.posonlyargs + args.args + args.kwonlyargs:
+            for a in args.posonlyargs + args.args + args.kwonlyargs:  # (parameters(), written out: every function)
                 if a.annotation is not None:
                     text = annotation_text(a.annotation)
                     if text:

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import DEFINITIONS, block_fields, imported_names
+from .astwalk import DEFINITIONS, block_fields, imported_names, parameters
 from .bindings import target_names
 from .shapes import displays_list
 
@@ -63,8 +63,8 @@ def list_index_stores(info, stores: list) -> list:
     assigned: dict = {}  # name -> [(assignment, whether its value is a list)]
     loops: list = []
     if args is not None:
-        for arg in args.posonlyargs + args.args + args.kwonlyargs + [args.vararg, args.kwarg]:
-            if arg is not None and arg.arg in names:
+        for arg in parameters(args, starred=True):
+            if arg.arg in names:
                 listed = arg.annotation is not None and _annotated_list(arg.annotation) \
                     and arg is not args.vararg and arg is not args.kwarg
                 (good if listed else bad).add(arg.arg)

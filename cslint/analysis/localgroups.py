@@ -10,7 +10,7 @@ import ast
 from typing import Optional
 
 from ..presets import GROUP_SPANS, covering_group, group_from_text
-from .astwalk import LOOPS, own_nodes, walked
+from .astwalk import LOOPS, own_nodes, param_names, walked
 from .communicators import (assigned_fields, attribute_bound_locals, group_holding_locals, param_chain_locals,
                              registry_lookup_key, with_copies)
 from .fallbacks import fallback_candidates, param_fallbacks
@@ -407,8 +407,7 @@ def _unpacked_group(ctx, target, value, name: str, depth: int):
                    and n.name == func.id), None)
     if callee is None or not returns_one_tuple_shape(callee):
         return None
-    params = {a.arg for a in (*callee.args.posonlyargs, *callee.args.args, *callee.args.kwonlyargs)}
-    params |= {a.arg for a in (callee.args.vararg, callee.args.kwarg) if a is not None}
+    params = param_names(callee)
     groups = set()
     for node in own_nodes(callee):
         if type(node) is not ast.Return or node.value is None:

@@ -50,9 +50,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF
+from .astwalk import BLOCKS_OF, param_names
 from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, param, with_ref
-from .bindings import param_names
 from .callrefs import OWN_PART, part_ref
 from .namereach import binding_reaching
 from .presence import is_none_literal

@@ -31,7 +31,7 @@ import re
 from typing import Optional
 
 from ..presets import KIND_ITERATION_ORDER
-from .astwalk import walk as fast_walk, walked
+from .astwalk import parameters, walk as fast_walk, walked
 from .atoms import EMPTY, source
 from .syntax import dotted, short, unparse
 from .vocabulary import ALL_MODES_ALL_DIMS
@@ -205,7 +205,7 @@ def _set_params(func: ast.AST) -> dict:
     if args is None:
         return {}
     out = {}
-    for arg in args.posonlyargs + args.args + args.kwonlyargs:
+    for arg in parameters(args, starred=False):
         annotation = arg.annotation
         if type(annotation) is ast.Subscript:
             annotation = annotation.value

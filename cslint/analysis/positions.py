@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk
+from .astwalk import parameters, walk as fast_walk
 from .atoms import EMPTY, NONE_PARAM, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, param, project
 from .divergence import merge, transformed
 
@@ -209,8 +209,7 @@ def _held_in_place(info, wanted: dict) -> dict:
         elif t is ast.Attribute and type(node.value) is ast.Name and node.value.id in wanted \
                 and (type(node.ctx) is not ast.Load or node.attr not in _LIST_READS):
             wanted.pop(node.value.id, None)
-        elif t is ast.arg and node.arg in wanted and node not in info.func.args.args + info.func.args.kwonlyargs \
-                + info.func.args.posonlyargs:
+        elif t is ast.arg and node.arg in wanted and node not in parameters(info.func.args, starred=False):
             wanted.pop(node.arg, None)  # (a nested function's parameter of that name: not read by position here)
         if not wanted:
             break

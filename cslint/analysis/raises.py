@@ -28,9 +28,8 @@ import ast
 import builtins
 
 from ..presets import KIND_DEVICE_ID
-from .astwalk import DEFINITIONS, children_into, walk as fast_walk
+from .astwalk import DEFINITIONS, children_into, param_names, walk as fast_walk
 from .atoms import RaisedBy, made
-from .bindings import param_names
 from .exits import catches_everything
 from .logs import logging_call
 from .receivers import bound_names, other_bindings

@@ -45,8 +45,8 @@ import sys
 import weakref
 from typing import Optional
 
-from .astwalk import CHILDREN, DEFINITIONS, imported_names
-from .bindings import flatten_targets, param_names
+from .astwalk import CHILDREN, DEFINITIONS, imported_names, param_names, parameters
+from .bindings import flatten_targets
 from .callrefs import ANY_ARGUMENTS, func_ref, is_classmethod, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted
@@ -200,7 +200,7 @@ class ReceiverTypes:
             annotations = self._param_annotations = {}
             args = getattr(self.info.func, "args", None)
             if args is not None:
-                for a in args.posonlyargs + args.args + args.kwonlyargs:
+                for a in parameters(args, starred=False):
                     if a.annotation is not None:
                         annotations[a.arg] = a.annotation
         return annotations

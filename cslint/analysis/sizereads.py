@@ -35,8 +35,8 @@ import ast
 import re
 
 from ..presets.rank_names import is_size_name
-from .astwalk import BLOCKS_OF, own_nodes, scoped_walk
-from .bindings import flatten_targets, pairwise, param_names
+from .astwalk import BLOCKS_OF, own_nodes, param_names, scoped_walk
+from .bindings import flatten_targets, pairwise
 from .grouptests import is_size_expr
 from .syntax import dotted
 

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import BLOCKS_OF, DEFINITIONS, imported_names, iter_children, own_nodes, walk as fast_walk, walked
+from .astwalk import (
+    BLOCKS_OF, DEFINITIONS, imported_names, iter_children, own_nodes, param_names, walk as fast_walk, walked,
+)
 from .atoms import EMPTY, SIZED, project
 from .vocabulary import ARRAY_TYPES, PIECE_CALLS
 
@@ -504,7 +506,7 @@ def _piece_locals(func, walrus: bool) -> frozenset:
     candidates = {name for name, value in bindings.items() if name != CHANGED and _empty_list(value)}
     if not candidates:
         return EMPTY_NAMES
-    params = {a.arg for a in (*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs)}
+    params = param_names(func, starred=False)
     mentions: dict = {}
     allowed: dict = {}
     receivers: dict = {}

@@ -12,7 +12,7 @@ from typing import Optional
 
 from ..presets import KIND_GROUP_MEMBERSHIP
 from ..presets.rank_names import names_world_rank
-from .astwalk import walked
+from .astwalk import parameters, walked
 from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_own, parted_by
 from .environment import fork
 from .atoms import (
@@ -55,7 +55,7 @@ def _mapping_param(func, expr, kinds: frozenset = MAPPING_TYPES) -> bool:
     args = getattr(func, "args", None)
     if type(expr) is not ast.Name or args is None:
         return False
-    for a in (*args.posonlyargs, *args.args, *args.kwonlyargs):
+    for a in parameters(args, starred=False):
         if a.arg == expr.id:
             return annotation_is_container(a.annotation, kinds)
     return False

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from . import cfg as cfgmod
-from .astwalk import plain_bindings, walked
+from .astwalk import param_names, plain_bindings, walked
 from .astwalk import walk as fast_walk
 from .scope import canonical_text
 from .syntax import dotted
@@ -101,7 +101,7 @@ class TensorArms:
             # the syntax of the arms' own statements first: most ifs bind no tensor there
             found = self._asked[key] = bool(decision.orelse) and type(self._func) in _FUNCTIONS \
                 and self._every_path_binds(decision.body, name) and self._every_path_binds(decision.orelse, name) \
-                and name not in _parameters(self._func) and self._only_tensor_bindings(decision, name) \
+                and name not in param_names(self._func) and self._only_tensor_bindings(decision, name) \
                 and id(decision) not in self._in_try()
         return found
 
@@ -193,12 +193,6 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TRIES = (ast.Try, getattr(ast, "TryStar", ast.Try))
 
 
-def _parameters(func) -> frozenset:
-    """The names of ``func``'s parameters: one of them holds what the caller
-    passed wherever the function has not bound it yet."""
-    args = func.args
-    every = [*args.posonlyargs, *args.args, *args.kwonlyargs, *filter(None, (args.vararg, args.kwarg))]
-    return frozenset(arg.arg for arg in every)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)
 
 

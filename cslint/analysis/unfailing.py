@@ -43,7 +43,7 @@ import ast
 
 from ..presets import KIND_DEVICE_ID, KIND_RANK_ID
 from ..presets.rank_names import size_name_is_uniform
-from .bindings import param_names
+from .astwalk import param_names
 from .funcaliases import probed_text
 from .receivers import bound_names, other_bindings
 from .scope import canonical_text

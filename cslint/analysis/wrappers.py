@@ -13,7 +13,7 @@ import ast
 from typing import Optional
 
 from ..presets import CollectiveSpec, fnmatch_any, group_from_text
-from .astwalk import own_nodes, walk as fast_walk, walked
+from .astwalk import own_nodes, param_names, walk as fast_walk, walked
 from .localgroups import local_group, param_with_fallback, receiver_group
 from .records import CollectiveMatch
 from .collectivegroups import runs_over_receiver
@@ -209,7 +209,7 @@ def wrapped_params(ctx) -> dict:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
             signatures[node.name] = ([a.arg for a in args.posonlyargs + args.args],
-                                     {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs})
+                                     param_names(node, starred=False))
     builders = file_builders(ctx)
 
     def handed(arg, held):
@@ -293,8 +293,7 @@ def wrapped_received_fields(ctx) -> dict:
     for node in walked(ctx.tree):
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
-        args = node.args
-        params = {a.arg for a in args.posonlyargs + args.args + args.kwonlyargs}
+        params = param_names(node, starred=False)
         if not params:
             continue
         for text, wrapped in _wrapped_locals(ctx, node).items():
