@@ -61,14 +61,15 @@ def report_at_callers(info: "UniformityInfo", found: list) -> list:
     out = []
     for hazard, mode in found:
         fn = program.funcs.get(hazard.function_key)
-        params = _parameters_deciding(program, hazard.cond.atoms, hazard, mode) if fn is not None and fn.params \
-            else None
+        asked = _asked_over(program, hazard) if fn is not None and fn.params else None
+        # the parameters through which alone the hazard's condition differs over its group
+        params = _upward(program.eval(hazard.cond.atoms, mode), *asked) if asked is not None else None
         if params is None:
             out.append(hazard)
             continue
         if callers is None:
             callers = callers_of(program)
-        context = _calling_context(program, callers, hazard, fn, params, mode, 0)
+        context = _calling_context(program, callers, asked, fn, params, mode)
         if context is None:
             out.append(hazard)
             continue
@@ -97,14 +98,23 @@ def report_at_callers(info: "UniformityInfo", found: list) -> list:
     return out
 
 
-def _calling_context(program, callers: dict, hazard: "Hazard", fn, params: dict, mode, depth: int):
+def _asked_over(program, hazard: "Hazard") -> tuple:
+    """``(span, ignored kinds)``: the dimensions the hazard's group spans, over
+    which each value is asked as the hazard's function reads it, and the
+    source kinds that do not count there (:data:`SAME_LENGTH_KINDS` for a
+    loop's condition)."""
+    return (program.knowledge.world.span(hazard.group),
+            SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset())
+
+
+def _calling_context(program, callers: dict, asked: tuple, fn, params: dict, mode):
     """The one call a rank-local value for ``params`` of ``fn`` comes from,
     where calls also hand ``fn`` agreed values: ``(caller, site, (source,
     dims, via), calls)``, ``calls`` the ``(function, site, target)`` steps
     from that caller down to ``fn``; None where there is no such single
     call.  A call that passes on its function's own parameters is not where
     the value comes from: the calls of that function are asked in turn."""
-    found = _origins(program, callers, hazard, fn, params, mode, depth, frozenset({fn.key}))
+    found = _origins(program, callers, asked, fn, params, mode, 0, frozenset({fn.key}))
     if found is None or not found[1]:
         return None
     unique = {(caller.key, site.span.line, site.span.column): (caller, site, value, calls)
@@ -112,19 +122,18 @@ def _calling_context(program, callers: dict, hazard: "Hazard", fn, params: dict,
     return next(iter(unique.values())) if len(unique) == 1 else None
 
 
-def _origins(program, callers: dict, hazard: "Hazard", fn, params: dict, mode, depth: int, seen: frozenset):
+def _origins(program, callers: dict, asked: tuple, fn, params: dict, mode, depth: int, seen: frozenset):
     """``(origins, agreed)``: the calls a rank-local value for ``params`` of
     ``fn`` comes from (as :func:`_calling_context` gives one), and whether
     some call hands ``fn`` (or a function passing its parameters on to it)
     agreed values; None where a call spreads ``*args``.  Every call is asked
-    over the hazard's group as ``fn`` reads it, not over what the call binds
-    it to (see the module's docstring)."""
-    span = program.knowledge.world.span(hazard.group)
-    ignore = SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset()
+    over the hazard's group as ``fn`` reads it (``asked``:
+    :func:`_asked_over`), not over what the call binds it to (see the
+    module's docstring)."""
     origins: list = []
     agreed = False
     for caller, site in callers.get((fn.key, mode), ()):
-        passed = _local_argument(program, caller, site, fn, params, span, mode, ignore)
+        passed = _local_argument(program, caller, site, fn, params, asked, mode)
         if passed is None:
             agreed = True
             continue
@@ -134,7 +143,7 @@ def _origins(program, callers: dict, hazard: "Hazard", fn, params: dict, mode, d
         step = (caller, site, fn)
         if upward is not None and depth + 1 < MAX_CONTEXT_DEPTH and caller.params and caller.key not in seen:
             # the caller passes on what its own callers gave it: whose value is it?
-            above = _origins(program, callers, hazard, caller, upward, mode, depth + 1, seen | {caller.key})
+            above = _origins(program, callers, asked, caller, upward, mode, depth + 1, seen | {caller.key})
             if above is None:
                 return None
             if above[0]:
@@ -143,14 +152,6 @@ def _origins(program, callers: dict, hazard: "Hazard", fn, params: dict, mode, d
                 continue
         origins.append((caller, site, value, (step,)))
     return origins, agreed
-
-
-def _parameters_deciding(program, atoms: frozenset, hazard: "Hazard", mode) -> Optional[dict]:
-    """The parameters (index -> [(transform, dims)]) through which alone the
-    hazard's condition ``atoms`` differs over its group, or None where
-    something else of the function makes it differ too."""
-    return _upward(program.eval(atoms, mode), program.knowledge.world.span(hazard.group),
-                   SAME_LENGTH_KINDS if hazard.kind == "loop" else frozenset())
 
 
 def callers_of(program) -> "CallersIndex":
@@ -210,15 +211,17 @@ class CallersIndex:
         return default if found is None else [(caller, site) for _position, caller, site in found]
 
 
-def _local_argument(program, caller, site, target, params: dict, span: frozenset, mode, ignore):
+def _local_argument(program, caller, site, target, params: dict, asked: tuple, mode):
     """What the call ``site`` of ``caller`` passes ``target`` for ``params``:
-    None when it is the same on every rank of ``span``, False when the call
+    None when it is the same on every rank of the span ``asked`` holds
+    (:func:`_asked_over`), False when the call
     spreads ``*args``/``**kwargs`` (unknown), else ``((source, dims, via),
     upward)``: a rank-local value, its flow ending in the call, and the
     caller's own parameters through which alone it differs (as
-    :func:`_parameters_deciding`; None where something else does)."""
+    :func:`_upward`; None where something else does)."""
     if site.star:
         return False
+    span, ignore = asked
     offset = call_offset(site, target)
     for index in sorted(params):
         arg = program.arg_for_param(target, index, site.args, site.kwargs, offset)
@@ -232,8 +235,7 @@ def _local_argument(program, caller, site, target, params: dict, span: frozenset
                     name = target.params[parameter_of(index)]  # (a parameter's own part: that parameter)
                     link = (caller.path, site.span.line,
                             f"passed as `{name}` to `{target.qualname}` in `{caller.qualname}`")
-                    return (k, d2 & dims, extend_via(via, link)), _upward(transformed(symbolic, transform), span,
-                                                                           ignore)
+                    return (k, d2 & dims, extend_via(via, link)), _upward(transformed(symbolic, transform), *asked)
     return None
 
 
