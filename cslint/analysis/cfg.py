@@ -38,8 +38,8 @@ from typing import Callable, Optional
 
 from .astwalk import iter_children
 from .exits import (
-    EXIT_EXCEPTIONS, always_raises, catches_everything, handler_swallows, is_process_exit, parent_process_names,
-    raises_only,
+    EXIT_EXCEPTIONS, RAISES_ONLY, SWALLOWS, ParentNames, always_raises, catches_everything, handler_outcome,
+    is_process_exit,
 )
 
 # node kinds
@@ -154,15 +154,15 @@ def _receiver_operands(call: ast.Call) -> list:
 
 
 class _Builder:
-    def __init__(self, fold: Optional[ModeFold], escaping: Optional[FailsLocally] = None,
+    def __init__(self, func: ast.AST, fold: Optional[ModeFold], escaping: Optional[FailsLocally] = None,
                  exits: frozenset = EXIT_EXCEPTIONS, quiet=None, caught=None):
         self.nodes: list[Node] = []
         self.caught = caught  # the module's CallerCatches: a raising handler whose raise a caller catches
         self.fold = fold
         self.quiet = quiet  # calls that never throw themselves (_may_raise)
         self.exits = exits  # exceptions whose raise ends the process (exit_exceptions)
-        self.func: Optional[ast.AST] = None  # the function whose graph this is
-        self._parents: Optional[frozenset] = None  # see parent_names
+        self.func = func  # the function whose graph this is
+        self.parent_names = ParentNames(func)  # its names bound to its parent process, found on first asking
         #: ``unhandled-exceptions = "hang"``: an exception that leaves the
         #: function on one rank is a path the other ranks wait on
         self.escaping = escaping
@@ -347,22 +347,13 @@ class _Builder:
         self._add_raise_edges(header, s)
         return header
 
-    def parent_names(self) -> frozenset:
-        """The function's names bound to its parent process, found on first
-        asking (a handler that signals one)."""
-        if self._parents is None:
-            self._parents = parent_process_names(self.func) if self.func is not None else frozenset()
-        return self._parents
-
     def _raise_caught(self, handler: ast.ExceptHandler) -> bool:
-        """Whether a handler that only raises (:func:`~cslint.analysis.exits.raises_only`) has its
+        """Whether a handler that only raises (:data:`~cslint.analysis.exits.RAISES_ONLY`) has its
         raise caught where the rank goes on: by a swallowing handler of a ``try`` around it in this
         function (its raise gets their edges, as a ``raise`` in a ``try`` body does), or by a caller
         in the module (``caught``).  The rank then leaves the handler like ``return``, not the job.
         Under ``unhandled-exceptions = "hang"`` (``escaping``) every such handler is one: what it
         raises leaves this rank while the others wait, as an uncaught failure of local work does."""
-        if not raises_only(handler, self.parent_names):
-            return False
         if self.escaping is not None:
             return True  # ``unhandled-exceptions = "hang"``: what it raises leaves this rank while the others wait
         if self.handler_stack and self._exception_targets():
@@ -384,7 +375,8 @@ class _Builder:
             self._edge(entry, body)
             if catches_everything(handler):
                 catch_all = True
-            if handler_swallows(handler, self.parent_names) or self._raise_caught(handler):
+            outcome = handler_outcome(handler, self.parent_names)
+            if outcome == SWALLOWS or outcome == RAISES_ONLY and self._raise_caught(handler):
                 swallowing.append(entry)
         orelse = self.seq(s.orelse, after)
         self.handler_stack.append(swallowing)
@@ -429,8 +421,7 @@ def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional
     ``caught``: the module's :class:`~cslint.analysis.exits.CallerCatches`
     (a handler that raises what a caller in the module catches gets its
     exception edges, its raise an exit of this rank like ``return``)."""
-    builder = _Builder(fold, escaping, exits, quiet, caught)
-    builder.func = func
+    builder = _Builder(func, fold, escaping, exits, quiet, caught)
     body = func.body if isinstance(func.body, list) else [ast.Return(value=func.body)]
     first = builder.seq(body, builder.exit)
     builder._edge(builder.entry, first)

@@ -9,7 +9,7 @@ end (:func:`leaves_function`: a ``return``, a ``raise`` or a process exit,
 module derives (:func:`raises_exit`, :func:`exit_exceptions`), a clean exit
 rather than a crash; and which functions of a module a caller in it catches
 the raises of (:class:`CallerCatches`): a handler that only raises
-(:func:`raises_only`) ends the job only where nothing catches what it
+(:data:`RAISES_ONLY`, :func:`handler_outcome`) ends the job only where nothing catches what it
 raises on the way out.  The CFG builder (:mod:`~cslint.analysis.cfg`) reads
 them to decide which handlers get exception edges; the walkers and the
 failure models read them as well."""
@@ -39,22 +39,28 @@ def catches_everything(handler: ast.ExceptHandler) -> bool:
     return False
 
 
+#: what a handler does with what it caught (:func:`handler_outcome`)
+SWALLOWS, RAISES_ONLY, ENDS = "swallows", "raises only", "ends"
+
+
+def handler_outcome(handler: ast.ExceptHandler, parents=frozenset) -> str:
+    """:data:`ENDS` where the handler ends the whole job (:func:`ends_job`;
+    ``parents``: what gives the function's names bound to its parent
+    process) or exits failing; else :data:`RAISES_ONLY` where it raises on
+    every path (:func:`always_raises`): where something catches what it
+    raises -- a ``try`` around it in its function, a caller
+    (:class:`CallerCatches`) -- the raising rank goes on there; else
+    :data:`SWALLOWS`."""
+    body = handler.body
+    if ends_job(body, parents) or (body and exits_failing(body[-1])):
+        return ENDS
+    return RAISES_ONLY if always_raises(body, frozenset()) else SWALLOWS
+
+
 def handler_swallows(handler: ast.ExceptHandler, parents=frozenset) -> bool:
     """False when every path through the handler re-raises, or when it
-    ends the whole job (:func:`ends_job`; ``parents``: what gives the
-    function's names bound to its parent process)."""
-    return not always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents) \
-        and not (handler.body and exits_failing(handler.body[-1]))
-
-
-def raises_only(handler: ast.ExceptHandler, parents) -> bool:
-    """Whether ``handler`` swallows nothing only because it raises on every
-    path (:func:`always_raises`), neither ending the job (:func:`ends_job`)
-    nor exiting failing: where something catches what it raises -- a
-    ``try`` around it in its function, a caller (:class:`CallerCatches`) --
-    the raising rank goes on there."""
-    return always_raises(handler.body, frozenset()) and not ends_job(handler.body, parents) \
-        and not (handler.body and exits_failing(handler.body[-1]))
+    ends the whole job (:func:`handler_outcome`)."""
+    return handler_outcome(handler, parents) == SWALLOWS
 
 
 #: Signals whose default action ends the process they are sent to.
@@ -209,8 +215,9 @@ def always_raises(body: list, exits: frozenset) -> bool:
     return False
 
 
-#: the builtin exception classes by name: a raise of one is caught by a handler naming a class of its MRO
-_BUILTIN_EXCEPTIONS = {name: value for name, value in vars(builtins).items()
+#: the builtin exception classes by name: a raise of one is caught by a handler naming a class of its MRO; what
+#: they raise is never of a class the tree defines (raises.py)
+BUILTIN_EXCEPTIONS = {name: value for name, value in vars(builtins).items()
                        if isinstance(value, type) and issubclass(value, BaseException)}
 
 
@@ -247,7 +254,7 @@ class CallerCatches:
     def raise_caught(self, func: ast.AST, handler: ast.ExceptHandler) -> bool:
         """Whether a caller in the module catches one of the exceptions
         ``handler`` of ``func`` raises (asked of a handler that
-        :func:`raises_only`)."""
+        :data:`RAISES_ONLY`)."""
         if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
             return False
         catchers = self._catching(func.name)
@@ -281,7 +288,7 @@ class CallerCatches:
         """The names of the classes an exception of class ``name`` is an
         instance of, None where they are not all known (a class imported,
         or deriving from one)."""
-        builtin = _BUILTIN_EXCEPTIONS.get(name)
+        builtin = BUILTIN_EXCEPTIONS.get(name)
         if self._bases is None:
             self._bases = {node.name: [_class_name(base) for base in node.bases]
                            for node in self.tree.body if type(node) is ast.ClassDef}
@@ -308,7 +315,7 @@ class CallerCatches:
         passes: dict = {}  # name -> names of the functions its exception may leave through
         for func in [self.tree] + functions:
             caller = func.name if func is not self.tree else None
-            parents = _ParentNames(func)
+            parents = ParentNames(func)
             frames = [(list(func.body), ())]  # nodes of one level, the swallowing handlers around them
             while frames:
                 nodes, handlers = frames.pop()
@@ -346,8 +353,9 @@ class CallerCatches:
         return closed
 
 
-class _ParentNames:
-    """``parent_process_names`` of one function, worked out on first asking (a handler that signals one)."""
+class ParentNames:
+    """:func:`parent_process_names` of one function, worked out on first asking (a handler that signals one):
+    the ``parents`` :func:`handler_outcome` asks."""
 
     def __init__(self, func: ast.AST):
         self.func, self.names = func, None

@@ -30,7 +30,7 @@ import builtins
 from ..presets import KIND_DEVICE_ID
 from .astwalk import DEFINITIONS, children_into, param_names, walk as fast_walk
 from .atoms import RaisedBy, made
-from .exits import catches_everything
+from .exits import BUILTIN_EXCEPTIONS, catches_everything
 from .logs import logging_call
 from .receivers import bound_names, other_bindings
 from .scope import canonical_text
@@ -41,11 +41,6 @@ from .vocabulary import (
     LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, SIZED_TENSOR_FACTORIES, TEXT_COMPUTATIONS,
     VIEW_METHODS,
 )
-
-#: the builtin exception classes: what they raise is never of a class the tree defines
-BUILTIN_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
-                               if isinstance(value, type) and issubclass(value, BaseException))
-
 
 def raised_tree_by(ref, path: str, line: int, text: str) -> RaisedBy:
     """Whether a call to an analysed function raises an exception of a class
