@@ -35,7 +35,7 @@ from .orders import SetOrders, reads_element
 from .owncoordinate import picks_own_coordinate
 from .records import Cond
 from .roles import equality_tree
-from .namereach import bound_names, declared_shared
+from .namereach import bound_in, bound_names, declared_shared
 from .presence import none_test, presence_test
 from .registries import first_use_source, registry_of
 from .grouptests import tests_membership, tests_own_group
@@ -509,12 +509,13 @@ def _entry_just_stored(info, read: ast.Subscript) -> Optional[ast.Assign]:
     if unparse(target.value) != unparse(read.value) or unparse(target.slice) != unparse(read.slice):
         return None
     read_names = {node.id for node in walk(read) if type(node) is ast.Name}
-    if read_names & bound_names(statement):
+    if read_names & bound_in(info, statement):
         return None
-    if any(type(node) is ast.Call and not any(inner is read for inner in walk(node)) for node in walk(statement)):
-        return None
-    if any(type(node) in _SUSPENDS or type(node) is ast.comprehension and node.is_async for node in walk(statement)):
-        return None
+    for node in walk(statement):
+        t = type(node)
+        if t is ast.Call and not any(inner is read for inner in walk(node)) or t in _SUSPENDS \
+                or t is ast.comprehension and node.is_async:
+            return None
     return store
 
 
@@ -532,7 +533,7 @@ def _present_where_run(info, name: str, stmt: ast.AST) -> bool:
     while parent is not None and type(parent) not in DEFINITIONS:
         if type(parent) is ast.If and _holds_only_if_present(parent.test, name) \
                 and any(s is child for s in parent.body):
-            return name not in bound_names(parent.test) and not any(name in bound_names(s) for s in parent.body)
+            return name not in bound_names(parent.test) and not any(name in bound_in(info, s) for s in parent.body)
         child, parent = parent, info.parents.get(id(parent))
     return False
 

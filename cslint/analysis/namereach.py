@@ -67,7 +67,7 @@ def _binding_reaching(info, mention: ast.Name) -> Optional[ast.stmt]:
     if statement is None or info.blocks.get(id(statement)) is None:
         return None
     t = type(statement)
-    if t in _NOT_FOLLOWED or (t in LOOPS and name in _bound_in(info, statement)):
+    if t in _NOT_FOLLOWED or (t in LOOPS and name in bound_in(info, statement)):
         return None
     if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
         read_first = [statement.value] if statement.value is not None else []
@@ -79,7 +79,7 @@ def _binding_reaching(info, mention: ast.Name) -> Optional[ast.stmt]:
         if is_header:
             if name in bound_names(before):
                 return None
-        elif name in _bound_in(info, before):
+        elif name in bound_in(info, before):
             return before if assigns_name(before, name) else None
     return None  # (a parameter, a global or nothing yet; or a block that does not run straight)
 
@@ -118,8 +118,8 @@ def declared_shared(info) -> frozenset:
     return found
 
 
-def _bound_in(info, stmt: ast.stmt) -> frozenset:
-    """:func:`bound_names` of ``stmt``; once per statement."""
+def bound_in(info, stmt: ast.stmt) -> frozenset:
+    """:func:`bound_names` of ``stmt`` of the function ``info``, worked out once per statement."""
     known = info.__dict__.get("_bound_in")
     if known is None:
         known = info.__dict__["_bound_in"] = {}
