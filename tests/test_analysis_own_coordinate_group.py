@@ -4,16 +4,22 @@ all-to-all: ``groups[f"local_{rank // per_node}"]`` over the intra-node
 groups built as ``new_group([j + per_node * i for j in range(per_node)])``
 under ``f"local_{i}"``): every member of the group a rank picks picks the
 same group by the same arithmetic, so the collective over it is entered by
-all its members (``owncoordinate.picks_own_coordinate``, read by
-``Guards._choice``).  Beside it, the shapes that must stay reported: a key
-by another coordinate than the one the members share (``rank % 2``, the
-rank itself, a peer's ``(rank + 1) // P``, the quotient over groups built
-by the remainder), a key that also holds a rank-local counter, a pick by
-membership of a list the rank builds for itself, a table rebuilt or
-written under a rank test, a table handed in through a parameter, a helper
-that builds it under a rank test, a P rebound by some rank, a rank id
-rebound under a test, and the same pick behind a rank-dependent early
-return (the return still decides)."""
+all its members.  Telling that needs the members of each built group as a
+fact beside its key (which ranks ``new_group`` was handed, as a function of
+the key's index), and the key the rank reads as the same function of its
+own id; neither is modelled, so the shapes are strict xfails.  (A syntactic
+matcher of the helper that builds the table was tried and reverted: it moved
+no real finding, since real tables arrive through parameters and module
+globals, and a pattern capture rebinding the rank slipped past it.)  Beside
+them, the shapes that must stay reported whatever models it: a key by
+another coordinate than the one the members share (``rank % 2``, the rank
+itself, a peer's ``(rank + 1) // P``, the quotient over groups built by the
+remainder), a key that also holds a rank-local counter, a pick by
+membership of a list the rank builds for itself, a table rebuilt or written
+under a rank test, a table handed in through a parameter, a helper that
+builds it under a rank test, a P rebound by some rank, a rank id rebound
+under a test or by a match pattern, and the same pick behind a
+rank-dependent early return (the return still decides)."""
 
 import textwrap
 
@@ -54,6 +60,8 @@ _BUILT_BOTH_WAYS = """
 """
 
 
+@pytest.mark.xfail(strict=True, reason="the members of a group built per coordinate are not a fact yet: a rank "
+                                       "picking the group of its own coordinate is read as any rank's pick")
 def test_the_group_of_the_ranks_own_node_is_entered_by_all_its_members():
     assert _lines(_BUILT_PER_NODE + """
     def exchange(x):
@@ -63,6 +71,8 @@ def test_the_group_of_the_ranks_own_node_is_entered_by_all_its_members():
     """) == []
 
 
+@pytest.mark.xfail(strict=True, reason="the members of a group built per coordinate are not a fact yet: a rank "
+                                       "picking the group of its own coordinate is read as any rank's pick")
 def test_the_own_node_and_the_own_slot_across_nodes_read_alike():
     # DeepSpeed's spelling: int(rank / P) for the node, rank % P for the slot, the rank bound once
     assert _lines(_BUILT_BOTH_WAYS + """
@@ -77,6 +87,8 @@ def test_the_own_node_and_the_own_slot_across_nodes_read_alike():
     """) == []
 
 
+@pytest.mark.xfail(strict=True, reason="the members of a group built per coordinate are not a fact yet: a rank "
+                                       "picking the group of its own coordinate is read as any rank's pick")
 def test_a_method_picking_its_own_node_reads_alike():
     assert _lines(_BUILT_PER_NODE + """
     class Exchanger:
@@ -238,6 +250,16 @@ STILL_REPORTED = {
             dist.all_reduce(x, group=groups[f"node_{dist.get_rank() // PER_NODE}"])
         exchange()
     """, [17]),
+    # a match pattern rebinds the rank to the next rank's id: the node's last member picks the next node
+    "rank_rebound_by_a_match_pattern": (_BUILT_PER_NODE + """
+    def exchange(x):
+        groups = node_groups()
+        rank = dist.get_rank()
+        match [(dist.get_rank() + 1) % dist.get_world_size()]:
+            case [rank]:
+                pass
+        dist.all_reduce(x, group=groups[f"node_{rank // PER_NODE}"])
+    """, [18]),
     # the own node's group, but behind an exit only rank 3 takes
     "rank_dependent_early_return_before": (_BUILT_PER_NODE + """
     def exchange(x):

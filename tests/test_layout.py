@@ -248,8 +248,7 @@ ANALYSIS_PHASES = [
     # or field rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor; the structure of
     # what a pair of stages exchanges; the payload a helper's broadcast hands back on its root
     ("unfailing",),  # calls that cannot raise where they stand (a builtin container's method)
-    ("localgroups", "owncoordinate"),  # the group a call's communicator argument holds, through what the function
-    # binds; a group a rank picks by its own coordinate from a table built per coordinate
+    ("localgroups",),  # the group a call's communicator argument holds, through what the function binds
     ("wrappers", "logs"),  # modules wrapped for data parallelism; calls that emit a log record
     ("orders", "registries", "threads", "raises", "recorded", "classargs"),  # loops over a set, in each process's
     # order; over a registry filled lazily; code a background thread runs; exceptions of the tree's own classes;

@@ -32,7 +32,6 @@ from .exceptionguards import ExceptionGuards
 from .feasibility import first_rank_facts
 from .memosyntax import names_only_test
 from .orders import SetOrders, reads_element
-from .owncoordinate import picks_own_coordinate
 from .records import Cond
 from .roles import equality_tree
 from .namereach import bound_in, bound_names, declared_shared
@@ -160,8 +159,7 @@ class Guards(ExceptionGuards):
                 flow = self.flow
                 at_store = None if env is None else flow.envs.get(flow.graph.node_of(store), {})
                 return self._choice(store.value, at_store, depth)
-            constant = env is None or type(expr.slice) is ast.Constant \
-                or picks_own_coordinate(self.info.ctx, self.info.func, expr)  # (every member picks it alike)
+            constant = env is None or type(expr.slice) is ast.Constant
             index = EMPTY if constant else self.evaluator.eval(expr.slice, env)
             atoms, alternatives = self._choice(expr.value, env, depth)
             return index | atoms, alternatives
