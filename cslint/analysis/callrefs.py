@@ -269,10 +269,27 @@ THROUGH_INSTANCE = frozenset({"method", "super", "fieldmethod", "typed", "name",
 
 def call_offset(site, target) -> int:
     """1 where the call ``site`` does not pass ``target`` (a function's
-    facts) its instance (``obj.method()``, ``Cls()`` for ``__init__``), else 0."""
-    if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class":
+    facts) its instance (:func:`ref_offset`), else 0."""
+    return ref_offset(site.ref, target)
+
+
+def ref_offset(ref, target) -> int:
+    """1 where a call through ``ref`` does not pass ``target`` (a function's
+    facts) its first parameter as an argument: a call through an object
+    (``obj.method()``), of a class (``Cls()`` runs ``__init__`` on a new
+    object) or of a classmethod through its class (``Cls.build(x)``,
+    ``FuncFacts.bound_by_class``: ``x`` is the second parameter, the class
+    the first), else 0: a plain function, a staticmethod, and a method named
+    through its class, ``Base.__init__(self, x)`` included, take the object
+    as the first argument written."""
+    tag = ref.tag
+    if tag in THROUGH_INSTANCE or tag == "class":
         return 1
-    return 1 if target.qualname.endswith("__init__") and site.ref.tag == "qual" else 0
+    if tag != "qual":
+        return 0
+    if target.bound_by_class:
+        return 1
+    return 1 if target.qualname.endswith("__init__") and not ref.dotted.endswith(".__init__") else 0
 
 
 def _declared(func, decorator: str) -> bool:

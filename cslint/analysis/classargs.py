@@ -28,7 +28,7 @@ from typing import Optional
 
 from .astwalk import walked
 from .bindings import local_values
-from .callrefs import THROUGH_INSTANCE, ChosenClassRef, ParamCallRef, chosen_class_ref, class_ref, param_call_ref, qual_ref
+from .callrefs import ChosenClassRef, ParamCallRef, chosen_class_ref, class_ref, param_call_ref, qual_ref, ref_offset
 from .wrappers import own_nodes
 
 
@@ -229,7 +229,7 @@ class ParamClasses:
             calls = passed.get((id(caller), call_ref))
             if calls is None:
                 return ()  # a call of the function passing no class at all
-            offset = call_ref.tag in THROUGH_INSTANCE or call_ref.tag == "class"
+            offset = ref_offset(call_ref, target)
             for entry in calls:
                 named = _bound(entry, target, ref.index, offset)
                 cls = resolver.class_of_ref(named) if named is not None else None

@@ -37,7 +37,7 @@ still reads the whole table: which construction made it is not known.
 from __future__ import annotations
 
 from .atoms import field_name
-from .callrefs import THROUGH_INSTANCE
+from .callrefs import ref_offset
 from .divergence import extend_via, merge, substituted
 from .positions import parameter_of
 from .records import called_refs, written_variants
@@ -137,11 +137,6 @@ def factory_construction(resolver, atom):
     return factory, made
 
 
-def factory_offset(atom) -> int:
-    """1 where the call ``atom`` of a factory does not pass it its instance."""
-    return 1 if atom.ref.tag in THROUGH_INSTANCE else 0
-
-
 def constructor_stores(program, targets, family, attr: str):
     """(constructor, write) of the stores the constructors ``targets`` make into
     their object's field ``attr``."""
@@ -189,7 +184,7 @@ def _factory_argument(program, factory, slot, atom, name: str, mode: frozenset):
     ``slot`` (a ``PARAM`` source), which the factory hands on to the
     constructor's parameter ``name``: for the factory's own ``**kwargs``,
     the call's keyword ``name`` alone where it spreads no mapping itself."""
-    offset = factory_offset(atom)
+    offset = ref_offset(atom.ref, factory)
     index = slot.index
     if index < len(factory.params) and factory.params[index][:2] == "**" and name not in factory.params:
         if not any(kw[:2] == "**" for kw, _atoms in atom.kwargs):  # (a mapping spread may hold the keyword)

@@ -33,7 +33,7 @@ from ..config import Settings
 from ..presets import Knowledge
 from .astwalk import DEFINITIONS, walked
 from .attached import attached_functions
-from .callrefs import class_ref, qual_ref
+from .callrefs import class_ref, is_classmethod, qual_ref
 from .classargs import class_arguments
 from .deep import deep_variant
 from .typedcalls import calls_module_wrapper, calls_typed_wrapper, module_entries, typed_entries
@@ -196,7 +196,8 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      # (a summarised constructor counts only by running another: super().__init__(...))
                      first_call_ref(info) if not deep and info.qualname.endswith(".__init__")
                      and "__init__" in info.callee_names else (),
-                     asserted, rooted_writes(info), present_calls(info), derived_stores(info))
+                     asserted, rooted_writes(info), present_calls(info), derived_stores(info),
+                     bound_by_class=info.class_key is not None and is_classmethod(info.func))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

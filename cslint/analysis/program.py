@@ -23,7 +23,7 @@ from typing import Optional
 from ..presets import KIND_FILESYSTEM, KIND_RANK_ID, Knowledge, group_from_text
 from ..presets.rank_names import names_node_position, rank_name_dims
 from .atoms import BY_METHOD, field_name, field_read
-from .callrefs import THROUGH_INSTANCE, call_offset  # (call_offset: read through here too)
+from .callrefs import call_offset  # (call_offset: read through here too)
 from .callfacts import translate
 from .callercontext import hands_context_to, pass_calling_context
 from .constructiongroups import construction_groups, held_field_params
@@ -371,10 +371,8 @@ class Program(TableValues):
                         if merge(table, k, dims, extend_via(via, link)):
                             changed = True
                             self.changed_keys.add(("ctx", target.key))
-            offset = 1 if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class" else 0
             for target in targets:
-                if target.qualname.endswith("__init__") and site.ref.tag == "qual":
-                    offset = 1
+                offset = call_offset(site, target)
                 if self._pass_arguments(fn, site, target, offset, mode):
                     changed = True
                 # a copy: where ``target`` is ``fn`` itself (a recursive call),
@@ -408,9 +406,7 @@ def call_reaches(program: Program, site: Site, target: FuncFacts, mode: frozense
     cases = program.reach_when.get((target.key, mode), {}).get(ckey)
     if cases is None:
         return True
-    offset = 1 if site.ref is not None and (site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class") else 0
-    if target.qualname.endswith("__init__") and site.ref is not None and site.ref.tag == "qual":
-        offset = 1
+    offset = call_offset(site, target) if site.ref is not None else 0
     passed = passed_values(target.params, target.case_params, target.self_offset if offset else 0,
                            site.consts, site.star, site.args, site.kwargs)
     return call_allows(target.case_params, cases, passed)

@@ -18,7 +18,7 @@ from .atoms import (
     CONTENTS, DROP, EMPTY, IDENT, NONE_ARG, NONE_PARAM, OWN_ARG, OWN_PARAM, PIECE_PICK, SHAPE, SPREAD_OWN, STORED_OWN,
     base_field, entry_base, field_name, param, project, source, unpicked,
 )
-from .callrefs import OWN_PART, THROUGH_INSTANCE
+from .callrefs import OWN_PART, call_offset, ref_offset
 from .fieldreads import FieldReads
 from .divergence import extend_via, merge, transformed
 from .positions import POSITION_PARAM, parameter_of, passes_alike
@@ -174,7 +174,6 @@ class ProgramReads(FieldReads):
             return self.eval(atom.fallback, mode)
         out: dict = {}
         link = None
-        offset_for_call = 1 if ref.tag in THROUGH_INSTANCE else 0
         if ref.tag == "class" or any(fn.qualname.endswith("__init__") for fn in targets):
             # a new object of a class of the tree: never None, of that class,
             # whatever it was built with; what it was built with is its
@@ -187,6 +186,7 @@ class ProgramReads(FieldReads):
             plain = all(key is not None and self.resolver.holds_only_fields(key) for key in holders)
             return self.seen_through(self.eval(atom.fallback, mode), DROP if plain else CONTENTS)
         for fn in targets:
+            offset_for_call = ref_offset(ref, fn)
             ret = None
             if index is not None and not summarised_only:
                 ret = self._returned_part(fn, mode, index)
@@ -257,8 +257,7 @@ class ProgramReads(FieldReads):
         follow them.  Whether some entry changed."""
         changed = False
         for target in self.callees.resolve(site.ref):
-            offset = 1 if site.ref.tag in THROUGH_INSTANCE or site.ref.tag == "class" \
-                or (target.qualname.endswith("__init__") and site.ref.tag == "qual") else 0
+            offset = call_offset(site, target)
             if target.raises and self._pass_arguments(fn, site, target, offset, mode):
                 changed = True
         return changed

@@ -471,6 +471,9 @@ class FuncFacts:
     #: (``self.rank = rank // tp``), sorted (:func:`~cslint.analysis.rootside.derived_stores`): such a field
     #: holds no rank's id alone, whatever its table's sources are (:attr:`Program.root_only`)
     derived_stores: tuple = ()
+    #: a classmethod: a call through its class (``Cls.build(x)``) binds its first parameter to the class, not to
+    #: the first argument (:func:`~cslint.analysis.callrefs.call_offset`)
+    bound_by_class: bool = False
 
 
 @dataclass
