@@ -33,6 +33,7 @@ from typing import Optional
 from ..presets import KIND_ITERATION_ORDER
 from .astwalk import parameters, walk as fast_walk, walked
 from .atoms import EMPTY, source
+from .callrefs import receiver_param
 from .syntax import dotted, short, unparse
 from .vocabulary import ALL_MODES_ALL_DIMS
 from .wrappers import own_nodes
@@ -288,9 +289,9 @@ def class_set_fields(ctx, class_key: Optional[str]) -> dict:
         if not (isinstance(node, ast.ClassDef) and node.name == name):
             continue
         for method in node.body:
-            if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or not method.args.args:
+            owner = receiver_param(method) if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            if owner is None:
                 continue
-            owner = method.args.args[0].arg
             orders = SetOrders(method, owner, {})  # (a field's value read from another field is not followed)
             for sub in own_nodes(method):
                 targets = sub.targets if type(sub) is ast.Assign else \
@@ -328,7 +329,7 @@ def _set_returning(ctx, class_key: Optional[str], name: str) -> Optional[ast.AST
                  and node.name == name), None)
     if func is None:
         return None
-    owner = func.args.args[0].arg if class_key is not None and func.args.args else None
+    owner = receiver_param(func) if class_key is not None else None
     orders = SetOrders(func, owner, None, ctx, class_key)
     made = None
     for node in own_nodes(func):

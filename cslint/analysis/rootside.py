@@ -53,6 +53,7 @@ from typing import Optional
 
 from .astwalk import BLOCKS_OF, plain_bindings
 from .bindings import flatten_targets, pairwise
+from .callrefs import receiver_param
 from .exits import leaves_function
 from .function import FunctionInfo
 from .grouptests import int_equality
@@ -197,8 +198,9 @@ def _rooted_attrs(ctx) -> frozenset:
         for top in ctx.tree.body:
             if type(top) is ast.ClassDef:
                 for node in top.body:
-                    if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) and node.args.args:
-                        _scan_writes(node.args.args[0].arg, node.body, (), out)
+                    owner = receiver_param(node) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) else None
+                    if owner is not None:
+                        _scan_writes(owner, node.body, (), out)
         found = ctx.__dict__["_rooted_attrs"] = frozenset(attr for attr, _line, _tests in out)
     return found
 

@@ -51,6 +51,7 @@ from typing import Optional
 from .astwalk import own_nodes, walk as fast_walk
 from .atoms import field_name, field_read, own_field
 from .bindings import TARGET_STATEMENTS, statement_targets
+from .callrefs import receiver_param
 from .selfcalls import CALLED_IN, KEPT, by_method, handed_read, split_by_method
 from .vocabulary import CONTAINER_FACTORIES
 
@@ -152,7 +153,8 @@ def _handed_fields(cls: ast.ClassDef, deep: set) -> dict:
     """:func:`handed_fields` of ``cls``, read from its methods that reach a
     collective (``deep``: the only callers that hand anything) and the private
     methods they call on ``self``."""
-    methods = {m.name: m for m in cls.body if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and m.args.args}
+    methods = {m.name: m for m in cls.body
+               if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and receiver_param(m) is not None}
     callers: dict = {}  # method name -> the methods of the class calling it on self
     named: set = set()  # the methods the walked ones name otherwise than in such a call
     assigned: dict = {}  # method name -> the fields it assigns
@@ -160,7 +162,7 @@ def _handed_fields(cls: ast.ClassDef, deep: set) -> dict:
     walked_methods = [name for name in methods if name in deep]
     for method_name in walked_methods:
         method = methods[method_name]
-        owner = method.args.args[0].arg
+        owner = receiver_param(method)
         mine, read, called = set(), set(), set()
         for sub in fast_walk(method):
             t = type(sub)
@@ -304,8 +306,9 @@ def methods_set_first(ctx, class_key: Optional[str]) -> dict:
         name = class_key.split(":", 1)[-1]
         cls = next((n for n in ctx.tree.body if type(n) is ast.ClassDef and n.name == name), None)
         for method in cls.body if cls is not None else ():
-            if type(method) in (ast.FunctionDef, ast.AsyncFunctionDef) and method.args.args:
-                found[method.name] = _set_first(method.body, method.args.args[0].arg)
+            owner = receiver_param(method) if type(method) in (ast.FunctionDef, ast.AsyncFunctionDef) else None
+            if owner is not None:
+                found[method.name] = _set_first(method.body, owner)
     return found
 
 

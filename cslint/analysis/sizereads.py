@@ -121,10 +121,12 @@ def size_reads_of(tree: ast.Module, fields: frozenset, job_tests: frozenset, wal
     while pending:
         scope, outer_selves, enclosing = pending.pop()
         params = param_names(scope)
-        args = scope.args.args if type(scope) in _SCOPES else None
+        # (its first positional parameter, posonly too, may be an object whose size fields it stores: a method's
+        # ``self``, a staticmethod's or a function's ``obj`` handed one)
+        first = (scope.args.posonlyargs or scope.args.args) if type(scope) in _SCOPES else None
         selves = outer_selves - params  # (a parameter of its own hides an enclosing method's receiver)
-        if args:
-            selves = selves | {args[0].arg}
+        if first:
+            selves = selves | {first[0].arg}
         names: dict = module_names if scope is tree else {}
         shared: dict = {}  # name -> the names table it is bound in, for ``global``/``nonlocal`` names
         inner = (*enclosing, (params, names)) if type(scope) in _SCOPES else enclosing

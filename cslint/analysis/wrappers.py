@@ -14,6 +14,7 @@ from typing import Optional
 
 from ..presets import CollectiveSpec, fnmatch_any, group_from_text
 from .astwalk import own_nodes, param_names, walk as fast_walk, walked
+from .callrefs import receiver_param
 from .localgroups import local_group, param_with_fallback, receiver_group
 from .records import CollectiveMatch
 from .collectivegroups import runs_over_receiver
@@ -221,8 +222,8 @@ def wrapped_params(ctx) -> dict:
     if signatures:
         for caller, class_name in _functions_with_class(ctx.tree):
             held = dict(_wrapped_locals(ctx, caller))
-            if class_name and caller.args.args:
-                owner = caller.args.args[0].arg
+            owner = receiver_param(caller) if class_name else None
+            if owner is not None:
                 for attr, wrapped in wrapped_fields(ctx, f"{ctx.module}:{class_name}").items():
                     held.setdefault(f"{owner}.{attr}", wrapped)
             if not held and not builders:
@@ -269,8 +270,8 @@ def wrapped_fields(ctx, class_key: str) -> dict:
     for node in ctx.tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
             for method in node.body:
-                if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) and method.args.args:
-                    owner = method.args.args[0].arg
+                owner = receiver_param(method) if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+                if owner is not None:
                     for text, wrapped in _wrapped_locals(ctx, method).items():
                         if text.startswith(owner + ".") and text.count(".") == 1:
                             found[text.split(".", 1)[1]] = wrapped
