@@ -246,6 +246,173 @@ SWAPPED = {
 }
 
 
+#: a base whose ``__init__`` (or what constructing runs) the file shows as no ``def`` of its body: reading
+#: ``super().__init__()`` as ``object``'s would make ``self.group`` the parameter where the base sets it to ``spare``
+#: (``fieldparams._family_runs_unseen`` and the class-body bindings check)
+_SUPER_BOX = """
+
+        class Box(Base):
+            def __init__(self, group, spare):
+                self.group = group
+                super().__init__(spare)
+                dist.barrier(group=self.group)
+"""
+
+UNSEEN_CONSTRUCTION = {
+    "a_dataclass_base": """
+        import dataclasses
+
+        import torch.distributed as dist
+
+
+        @dataclasses.dataclass
+        class Base:
+            group: object = None
+    """ + _SUPER_BOX,
+    "init_bound_in_the_base_body": """
+        import torch.distributed as dist
+
+
+        def _install(obj, spare):
+            obj.group = spare
+
+
+        class Base:
+            __init__ = _install
+    """ + _SUPER_BOX,
+    "init_bound_to_a_lambda_in_the_base_body": """
+        import torch.distributed as dist
+
+
+        class Base:
+            __init__ = lambda self, spare: setattr(self, "group", spare)
+    """ + _SUPER_BOX,
+    "init_patched_onto_the_base_at_module_level": """
+        import torch.distributed as dist
+
+
+        class Base:
+            pass
+
+
+        def _install(obj, spare):
+            obj.group = spare
+
+
+        Base.__init__ = _install
+    """ + _SUPER_BOX,
+    "init_patched_by_setattr_in_a_function": """
+        import torch.distributed as dist
+
+
+        class Base:
+            pass
+
+
+        def _install(obj, spare):
+            obj.group = spare
+
+
+        def patch():
+            setattr(Base, "__init__", _install)
+    """ + _SUPER_BOX,
+    "init_patched_through_an_alias": """
+        import torch.distributed as dist
+
+
+        class Base:
+            pass
+
+
+        def _install(obj, spare):
+            obj.group = spare
+
+
+        Alias = Base
+        Alias.__init__ = _install
+    """ + _SUPER_BOX,
+    "a_class_decorator_on_the_base": """
+        import torch.distributed as dist
+
+
+        def with_init(cls):
+            def __init__(self, spare):
+                self.group = spare
+            cls.__init__ = __init__
+            return cls
+
+
+        @with_init
+        class Base:
+            pass
+    """ + _SUPER_BOX,
+    "a_base_with_new_handing_back_another_object": """
+        import torch.distributed as dist
+
+
+        class Spare:
+            group = None
+
+
+        class Base:
+            def __new__(cls, *args):
+                return object.__new__(cls)
+    """ + _SUPER_BOX,
+    "a_metaclass_on_the_base": """
+        import torch.distributed as dist
+
+
+        class Meta(type):
+            pass
+
+
+        class Base(metaclass=Meta):
+            pass
+    """ + _SUPER_BOX,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNSEEN_CONSTRUCTION))
+def test_a_base_constructing_through_no_def_keeps_the_field_unknown(name):
+    assert [code for code, _line in _findings(UNSEEN_CONSTRUCTION[name])] == ["CSL101"]
+
+
+def test_a_decorated_class_without_super_keeps_the_field_unknown():
+    # the decorator may hand back a subclass whose __init__ sets the field again
+    source = """
+        import torch.distributed as dist
+
+
+        def reset(cls):
+            class Sub(cls):
+                def __init__(self, group, spare):
+                    super().__init__(group, spare)
+                    self.group = spare
+            return Sub
+
+
+        @reset
+        class Box:
+            def __init__(self, group, spare):
+                self.group = group
+                dist.barrier(group=self.group)
+    """
+    assert [code for code, _line in _findings(source)] == ["CSL101"]
+
+
+def test_an_abc_metaclass_keeps_the_parameter():
+    source = """
+        import abc
+
+        import torch.distributed as dist
+
+
+        class Base(metaclass=abc.ABCMeta):
+            pass
+    """ + _SUPER_BOX.replace("super().__init__(spare)", "super().__init__()")
+    assert _findings(source) == []
+
+
 def _findings(source: str) -> list:
     text = textwrap.dedent(source) + textwrap.dedent(_CALLER)
     return sorted((f.code, f.line) for f in check_source(text).findings)

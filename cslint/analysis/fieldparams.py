@@ -103,6 +103,8 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
                     return None
             elif base not in owners:
                 owners.append(base)
+    if _family_runs_unseen(ctx, owners):
+        return None
     definitions = ctx.definitions()
     methods = {name.partition(".")[2] for name in definitions if name.partition(".")[0] in owners}
     if "__setattr__" in methods or info.self_stores & methods:
@@ -128,6 +130,8 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
             continue
         seen.add(item)
         name, classes = item
+        if any(name in _class_body_bindings(ctx, cls) for cls in classes):
+            return None  # (``__init__ = _base_init``, ``= functools.partialmethod(...)``: no ``def`` to read)
         found = [(cls, definitions.get(f"{cls}.{name}")) for cls in classes]
         found = [(cls, method) for cls, method in found if method is not None]
         if not found:
@@ -154,6 +158,79 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
     if not named <= fields | info.self_stores:
         return None
     return frozenset(fields)
+
+
+#: class-body names that change what constructing an object runs, whatever the methods the file shows
+_CONSTRUCTION_HOOKS = frozenset({"__new__", "__init_subclass__", "__class_getitem__"})
+_PLAIN_METACLASSES = frozenset({"ABCMeta", "abc.ABCMeta"})
+
+
+def _family_runs_unseen(ctx: ModuleContext, owners: list) -> bool:
+    """Whether constructing an object of the family ``owners`` (classes of
+    this file) may run methods the file does not show as a ``def`` of their
+    bodies: a class decorator (``@dataclass`` writes an ``__init__``, any
+    decorator may swap or subclass the class), a metaclass other than
+    ``ABCMeta`` or another class keyword, a ``__new__`` or
+    ``__init_subclass__`` in a body, or a class the module patches
+    (``Base.__init__ = f``, ``setattr(Base, ...)``, ``B = Base``: an alias
+    the file may patch through)."""
+    patched = _patched_classes(ctx)
+    for node in ctx.tree.body:
+        if type(node) is not ast.ClassDef or node.name not in owners:
+            continue
+        if node.decorator_list or node.name in patched:
+            return True
+        if any(k.arg != "metaclass" or dotted(k.value) not in _PLAIN_METACLASSES for k in node.keywords):
+            return True
+        if _CONSTRUCTION_HOOKS & (_class_body_bindings(ctx, node.name) | _class_body_defs(node)):
+            return True
+    return False
+
+
+def _class_body_defs(node: ast.ClassDef) -> set:
+    return {stmt.name for stmt in node.body if type(stmt) in (ast.FunctionDef, ast.AsyncFunctionDef)}
+
+
+def _patched_classes(ctx: ModuleContext) -> frozenset:
+    """The top-level classes of the module stored into anywhere in it
+    (``Cls.k = v``, ``del Cls.k``, ``setattr(Cls, ...)``/``delattr``) or
+    bound to another name whole (``B = Cls``)."""
+    memo = ctx.__dict__
+    found = memo.get("_patched_classes")
+    if found is None:
+        classes = {node.name for node in ctx.tree.body if type(node) is ast.ClassDef}
+        patched = set()
+        for node in walk(ctx.tree):
+            kind = type(node)
+            if kind is ast.Attribute and type(node.ctx) is not ast.Load:
+                if type(node.value) is ast.Name and node.value.id in classes:
+                    patched.add(node.value.id)
+            elif kind is ast.Call:
+                if type(node.func) is ast.Name and node.func.id in ("setattr", "delattr") and node.args \
+                        and type(node.args[0]) is ast.Name and node.args[0].id in classes:
+                    patched.add(node.args[0].id)
+            elif kind is ast.Assign or kind is ast.AnnAssign or kind is ast.NamedExpr:
+                value = node.value
+                if type(value) is ast.Name and value.id in classes:
+                    patched.add(value.id)
+        found = memo["_patched_classes"] = frozenset(patched)
+    return found
+
+
+def _class_body_bindings(ctx: ModuleContext, cls: str) -> frozenset:
+    """The names the body of the top-level class ``cls`` binds other than
+    by a ``def`` (an inert value too: ``__init__ = lambda self: ...``)."""
+    memo = ctx.__dict__.setdefault("_class_body_bindings", {})
+    names = memo.get(cls)
+    if names is None:
+        found = set()
+        for node in ctx.tree.body:
+            if type(node) is ast.ClassDef and node.name == cls:
+                for stmt in node.body:
+                    if type(stmt) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Pass):
+                        found |= bound_names(stmt)
+        names = memo[cls] = frozenset(found)
+    return names
 
 
 def _bases_named(ctx: ModuleContext, name: str) -> bool:
