@@ -21,7 +21,7 @@ assignment), as for the constructor's own fields.
 
 from __future__ import annotations
 
-from .divergence import extend_via, merge
+from .divergence import merge
 from .selfcalls import SELF_REFS
 from .syntax import CONSTRUCTORS
 
@@ -46,7 +46,7 @@ def pass_calling_context(program, fn, variant, calling_ctx: dict, mode: frozense
             link = (fn.path, fn.line, f"`{fn.qualname}` runs only on some ranks and calls `{target.qualname}`")
             table = program.ctx.setdefault((target.key, mode), {})
             for k, (dims, via) in passed.items():
-                if merge(table, k, dims, extend_via(via, link)):
+                if merge(table, k, dims, via, link):
                     changed = True
                     program.changed_keys.add(("ctx", target.key))
     return changed

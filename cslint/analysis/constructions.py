@@ -175,7 +175,7 @@ def built_field(program, atom, targets, family, attr: str, mode: frozenset) -> d
         link = (fn.path, write.line, f"`self.{attr}` is assigned from it in `{fn.qualname}`")
         program.link_functions[link] = ("field", (fn.key,), f"self.{attr}")
         for k, (dims, via) in substituted(stored, passed).items():
-            merge(out, k, dims, extend_via(via, link))
+            merge(out, k, dims, via, link)
     return out
 
 

@@ -141,8 +141,11 @@ def read_as_stored(value: dict) -> dict:
     return out
 
 
-def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
-    """Add ``key``'s dimensions to a map; whether the map changed."""
+def merge(target: dict, key, dims: frozenset, via: tuple, link: Optional[tuple] = None) -> bool:
+    """Add ``key``'s dimensions to a map; whether the map changed.  With
+    ``link``, an added entry's flow is ``via`` continued by it
+    (:func:`extend_via`), made only then: an entry the map holds keeps its
+    own flow, and most merges add nothing."""
     if key not in target:  # (``in`` and a subscript below, not a call of target.get: merge is met very often)
         if len(target) >= MAX_SOURCES and key.tag != "PARAM":
             # a source is covered only by others that count as much (see
@@ -167,7 +170,7 @@ def merge(target: dict, key, dims: frozenset, via: tuple) -> bool:
                     covered = covered | d if covered else d
             if dims <= covered:
                 return False
-        target[key] = (dims, via)
+        target[key] = (dims, via if link is None else extend_via(via, link))
         return True
     old_dims, old_via = target[key]
     if dims <= old_dims:

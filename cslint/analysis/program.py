@@ -31,7 +31,7 @@ from .constructions import BUILT_APART, constructor_fields, stored_apart
 from .presentfields import absent_written_fields
 from .lackednames import LackedNames
 from .rebuilds import rebuilt_objects
-from .divergence import extend_via, merge
+from .divergence import merge
 from .demand import ask_ahead
 from .feasibility import call_allows, case_assignments, passed_values
 from .memofills import memo_covered
@@ -330,7 +330,7 @@ class Program(TableValues):
                 table = self.fields.setdefault((family, written, mode), {})
                 for k, (dims, via) in (own_value if BY_METHOD in written else value if apart is None
                                        or not written.endswith(BUILT_APART) else apart).items():
-                    if merge(table, k, dims, extend_via(via, link)):
+                    if merge(table, k, dims, via, link):
                         changed = True
                         self.changed_keys.add(("field", family, written))
         reach = self.reach.setdefault((fn.key, mode), {})
@@ -368,7 +368,7 @@ class Program(TableValues):
                 for target in targets:
                     table = self.ctx.setdefault((target.key, mode), {})
                     for k, (dims, via) in ctx_value.items():
-                        if merge(table, k, dims, extend_via(via, link)):
+                        if merge(table, k, dims, via, link):
                             changed = True
                             self.changed_keys.add(("ctx", target.key))
             for target in targets:

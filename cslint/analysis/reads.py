@@ -20,7 +20,7 @@ from .atoms import (
 )
 from .callrefs import OWN_PART, call_offset, ref_offset
 from .fieldreads import FieldReads
-from .divergence import extend_via, merge, transformed
+from .divergence import merge, transformed
 from .positions import POSITION_PARAM, parameter_of, passes_alike
 from .spreads import element_argument, positional_argument
 from .records import FuncFacts, Site, written_variants
@@ -216,7 +216,7 @@ class ProgramReads(FieldReads):
                         link = (atom.path, atom.line, f"returned by `{atom.text}()`")
                         self.link_functions[link] = ("return", tuple(target.key for target in targets),
                                                      f"{atom.text}()")
-                    merge(out, k, dims, extend_via(via, link))
+                    merge(out, k, dims, via, link)
         return out
 
     def summarised_callees(self, ref) -> list:
@@ -300,7 +300,7 @@ class ProgramReads(FieldReads):
                 decided = variant.raised
             link = (atom.path, atom.line, f"`{atom.text}` raises when this holds")
             for k, (dims, via) in self.concrete(self.eval(decided, mode), fn, mode).items():
-                merge(out, k, dims, extend_via(via, link))
+                merge(out, k, dims, via, link)
         else:
             if targets:
                 return out
@@ -319,7 +319,7 @@ class ProgramReads(FieldReads):
             if variant is None or not variant.escapes:
                 continue
             for k, (dims, via) in self.concrete(self.eval(variant.escapes, mode), fn, mode).items():
-                merge(out, k, dims, extend_via(via, link))
+                merge(out, k, dims, via, link)
         return out
 
     def _pass_arguments(self, fn: FuncFacts, site: Site, target: FuncFacts, offset: int, mode: frozenset) -> bool:
@@ -369,7 +369,7 @@ class ProgramReads(FieldReads):
             link = (fn.path, site.span.line, f"passed as `{name}` to `{target.qualname}` in `{fn.qualname}`")
             self.link_functions[link] = ("param", (target.key,), name)
             for k, (dims, via) in value.items():
-                if merge(table, k, dims, extend_via(via, link)):
+                if merge(table, k, dims, via, link):
                     changed = True
                     self.changed_keys.add(("param", target.key))
         return changed

@@ -37,7 +37,7 @@ what it held as tables read only where that is not so (:data:`KEPT`).
 from __future__ import annotations
 
 from .atoms import BY_METHOD, field_name
-from .divergence import extend_via, merge
+from .divergence import merge
 from .records import written_variants
 
 #: the head of a table of the conditions under which the methods of a name
@@ -262,7 +262,7 @@ def note_self_call(program, fn, site, conditions: dict, mode) -> bool:
     program.link_functions[link] = ("reach", (), site.callee)
     changed = False
     for k, (dims, via) in conditions.items():
-        if merge(table, k, dims, extend_via(via, link)):
+        if merge(table, k, dims, via, link):
             changed = True
             program.changed_keys.add(("field", family, written))
     return changed
@@ -284,7 +284,7 @@ def note_handed(program, fn, site, mode) -> bool:
         link = (fn.path, site.span.line, f"`self.{attr}` holds it where `{fn.qualname}` calls `{site.callee}()`")
         program.link_functions[link] = ("field", (fn.key,), f"self.{attr}")
         for k, (dims, via) in value.items():
-            if merge(table, k, dims, extend_via(via, link)):
+            if merge(table, k, dims, via, link):
                 changed = True
                 program.changed_keys.add(("field", family, written))
     return changed

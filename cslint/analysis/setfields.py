@@ -48,7 +48,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import own_nodes, walk as fast_walk
+from .astwalk import own_nodes, walk as fast_walk, walked
 from .atoms import field_name, field_read, own_field
 from .bindings import TARGET_STATEMENTS, statement_targets
 from .callrefs import receiver_param
@@ -164,7 +164,7 @@ def _handed_fields(cls: ast.ClassDef, deep: set) -> dict:
         method = methods[method_name]
         owner = receiver_param(method)
         mine, read, called = set(), set(), set()
-        for sub in fast_walk(method):
+        for sub in walked(method):  # (every node: one list, no generator resumed per node)
             t = type(sub)
             if t is ast.Call and type(sub.func) is ast.Attribute and type(sub.func.value) is ast.Name \
                     and sub.func.value.id == owner:

@@ -13,7 +13,7 @@ from typing import Optional
 from ..presets import ALL_DIMS
 from .atoms import IDENT, OWN_PARAM
 from .divergence import (
-    MAX_SOURCES, canonical_order, dims_in, extend_via, merge, param_slot, read_as_stored, substituted, transformed,
+    MAX_SOURCES, canonical_order, dims_in, merge, param_slot, read_as_stored, substituted, transformed,
 )
 from .positions import parameter_table
 from .processes import marked
@@ -182,7 +182,7 @@ class TableValues(ProgramReads):
             self.link_functions[link] = ("return", (fn.key,), f"self.{attr}")
             for k, (dims, via) in self.rets.get((fn.key, mode), {}).items():
                 if k.tag != "PARAM":
-                    merge(out, k, dims, extend_via(via, link))
+                    merge(out, k, dims, via, link)
         return out
 
     def global_value(self, module: str, name: str, mode: frozenset) -> dict:
