@@ -312,12 +312,51 @@ def _arm_lines(test: str, callers: str) -> list:
     return sorted((f.code, f.line) for f in check_source(source, report="per-site").findings)
 
 
-@pytest.mark.xfail(strict=True, reason="an `if` arm that only raises is folded away as a crash (cfg._Builder._if) "
-                   "whoever catches it; unfolding it where a caller catches reports the agreed error raised after "
-                   "a broadcast too (test_an_agreed_error_raised_after_the_broadcast_stays_silent): not yet")
 def test_an_arm_raising_what_a_caller_catches_is_a_rank_local_exit():
-    # the entry rank's own file check raises; the caller catches it and goes on
+    # the entry rank's own file check raises; the caller catches it and goes on (SGLang ipc_a2a's shape:
+    # ``if not has_peer_access: raise _Unsupported(...)``, caught by the transport's ready check)
     assert ("CSL102", 17) in _arm_lines("not os.path.exists(raw)", _CALLER_CATCHES)
+
+
+def test_an_arm_raising_what_a_caller_two_calls_up_catches_is_a_rank_local_exit():
+    assert ("CSL102", 17) in _arm_lines("not os.path.exists(raw)", CAUGHT["caught_two_calls_up"][1])
+
+
+_SAME_NAME = """
+    import os
+
+    import torch.distributed as dist
+
+
+    class Worker:
+        def __init__(self, group):
+            self.group = group
+
+        def barrier(self, raw):
+            objects = [None]
+            if dist.get_rank(self.group) == 0:
+                if not os.path.exists(raw):
+                    raise RuntimeError(raw)
+                objects = [raw]
+            dist.broadcast_object_list(objects, src=0, group=self.group)
+            return objects[0]
+
+        def settle(self):
+            try:
+                {call}
+            except RuntimeError:
+                return None
+"""
+
+
+@pytest.mark.parametrize("call, reported", [
+    ("self.barrier('input.txt')", True),  # the module's own ``barrier``: caught, the raising rank goes on
+    ("dist.barrier(group=self.group)", False),  # torch's ``barrier``, through an import: nothing catches the raise
+])
+def test_a_call_through_an_import_of_another_package_is_no_catching_caller(call, reported):
+    source = textwrap.dedent(_SAME_NAME).replace("{call}", call)
+    lines = sorted((f.code, f.line) for f in check_source(source, report="per-site").findings)
+    assert (("CSL102", 17) in lines) is reported, lines
 
 
 @pytest.mark.parametrize("test, callers", [

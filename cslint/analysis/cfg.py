@@ -11,14 +11,16 @@ exception edge into a handler, ``'fail'`` for a failing ``assert``).
 Modelling choices (why, not what):
 * ``return`` goes to the one EXIT: a rank that leaves early skips whatever
   the others still call.  A failing ``assert`` or a branch that can only
-  ``raise``, outside a ``try`` that handles it, ends the process (argument
-  checks, invariants): a crash, not a divergence, so it adds no path.
+  ``raise``, outside a ``try`` that handles it and with no caller in the
+  module catching what it raises, ends the process (argument checks,
+  invariants): a crash, not a divergence, so it adds no path.
 * An exception edge goes from each statement of a ``try`` body that can raise
   into the handlers that *swallow* (do not end by re-raising); a handler that
   re-raises lets the process die, which is a crash, not a divergence (unless a
   ``try`` around it in the function or a caller in the module catches what it
   raises and goes on: the raising rank then leaves like ``return``,
-  :meth:`_Builder._raise_caught`), and one
+  :meth:`_Builder._raise_caught`; so does a branch that can only raise
+  where such a caller catches it), and one
   that signals its parent process to end (:func:`~cslint.analysis.exits.ends_job`)
   has the launcher tear the whole job down.
 * ``finally`` bodies are built once, on the normal path; callers correct
@@ -308,11 +310,13 @@ class _Builder:
             # rank-local skip, so it is not a path the other ranks wait on.
             # (Under ``unhandled-exceptions = "hang"`` the raising ranks leave
             # and the others wait: the raise is an exit like ``return``.)
+            # Where a caller in the module catches what the arm raises and goes on, the raising
+            # ranks leave the function like ``return`` while the others go on: a path of its own.
             exits = self.exits
             if always_raises(s.body, exits) and not always_raises(s.orelse, exits):
-                folded = False
+                folded = None if self._caller_catches(s.body) else False
             elif s.orelse and always_raises(s.orelse, exits) and not always_raises(s.body, exits):
-                folded = True
+                folded = None if self._caller_catches(s.orelse) else True
         if folded is not False:
             self._edge(node, body, True)
         if folded is not True:
@@ -358,7 +362,12 @@ class _Builder:
             return True  # ``unhandled-exceptions = "hang"``: what it raises leaves this rank while the others wait
         if self.handler_stack and self._exception_targets():
             return True
-        return self.caught is not None and self.caught.raise_caught(self.func, handler)
+        return self._caller_catches(handler.body)
+
+    def _caller_catches(self, raising: list) -> bool:
+        """Whether a caller in the module catches what the statements ``raising`` (a handler's
+        body, an ``if`` arm that only raises) raise out of the function, and goes on."""
+        return self.caught is not None and self.caught.raise_caught(self.func, raising)
 
     def _try(self, s, succ: int) -> int:
         after = succ

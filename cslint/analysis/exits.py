@@ -230,37 +230,56 @@ def _class_name(node) -> Optional[str]:
     return node.attr if type(node) is ast.Attribute else None
 
 
+def reached_through_import(func: ast.expr, imported) -> bool:
+    """Whether a callee is a chain of attributes from one of the names
+    ``imported`` (``torch.distributed.barrier`` with ``torch`` imported):
+    what an import of another package binds reaches that package's
+    functions, not one the module defines under the same name (a chain
+    through a call, ``registry.get(key).process``, may hand back an object
+    of the module's own)."""
+    if type(func) is not ast.Attribute:
+        return False
+    head = func.value
+    while type(head) is ast.Attribute:
+        head = head.value
+    return type(head) is ast.Name and head.id in imported
+
+
 class CallerCatches:
     """Which of a module's functions have a caller in the module that
     catches what they raise and goes on (``unhandled-exceptions =
-    "crash"``): a handler that raises on every path (:func:`always_raises`)
-    ends the job only where nothing catches that exception on its way out;
-    where a caller's ``try`` around a call naming the function (directly or
-    through callers that let it pass) has a handler that swallows it
-    (:func:`handler_swallows`) and names its class, a base of it, a class
-    of unknown ancestry, ``Exception`` or nothing, the raising rank leaves
-    the function like ``return`` does, and the CFG gives the handler its
-    exception edges (:meth:`raise_caught`).  Functions are known by name
-    (a call ``f(...)`` or ``x.f(...)`` names every function ``f`` of the
-    module), which may find more catching callers, never fewer; callers in
-    other modules are not seen.  Worked out on first asking, once per
+    "crash"``): a handler that raises on every path (:func:`always_raises`),
+    or an ``if`` arm that does, ends the job only where nothing catches that
+    exception on its way out; where a caller's ``try`` around a call naming
+    the function (directly or through callers that let it pass) has a
+    handler that swallows it (:func:`handler_swallows`) and names its class,
+    a base of it, a class of unknown ancestry, ``Exception`` or nothing, the
+    raising rank leaves the function like ``return`` does, and the CFG gives
+    the handler its exception edges, the arm its path (:meth:`raise_caught`).
+    Functions are known by name (a call ``f(...)`` or ``x.f(...)`` names
+    every function ``f`` of the module, but for ``x`` an import of another
+    package: ``torch.distributed.barrier()`` is no call of the module's own
+    ``barrier``), which may find more catching callers, never fewer; callers
+    in other modules are not seen.  Worked out on first asking, once per
     module."""
 
-    def __init__(self, tree: ast.Module):
+    def __init__(self, tree: ast.Module, foreign=frozenset()):
         self.tree = tree
+        #: the names the module's imports of other packages bind: a call through one reaches another package
+        self.foreign = foreign
         self._catchers: Optional[dict] = None  # function name -> the swallowing handlers it may reach
         self._bases: Optional[dict] = None  # a class the module defines -> the names of its bases
 
-    def raise_caught(self, func: ast.AST, handler: ast.ExceptHandler) -> bool:
-        """Whether a caller in the module catches one of the exceptions
-        ``handler`` of ``func`` raises (asked of a handler that
-        :data:`RAISES_ONLY`)."""
+    def raise_caught(self, func: ast.AST, raising: list) -> bool:
+        """Whether a caller in the module catches one of the exceptions the
+        statements ``raising`` of ``func`` raise (asked of a handler that
+        :data:`RAISES_ONLY`, of an ``if`` arm that :func:`always_raises`)."""
         if type(func) not in (ast.FunctionDef, ast.AsyncFunctionDef):
             return False
         catchers = self._catching(func.name)
         if not catchers:
             return False
-        for node in own_nodes(handler):
+        for node in own_nodes(ast.Module(body=raising, type_ignores=[])):  # (own_nodes walks a body)
             if type(node) is ast.Raise:
                 raised = None if node.exc is None else _class_name(node.exc)  # a bare raise: any subclass of the caught
                 if any(self._catches(catcher, raised) for catcher in catchers):
@@ -309,7 +328,15 @@ class CallerCatches:
         """Function name -> the swallowing handlers around calls naming it, closed over the callers
         that let the exception pass (a call outside any ``try`` that swallows everything).  The
         module's own statements catch too (``try: main() except Exception: ...``) but pass nothing on."""
-        functions = [node for node in walked(self.tree) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef)]
+        functions, catching = [], False
+        for node in walked(self.tree):
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                functions.append(node)
+            elif kind is ast.Try or kind.__name__ == "TryStar":
+                catching = catching or any(not always_raises(h.body, frozenset()) for h in node.handlers)
+        if not catching:
+            return {}  # no handler of the module goes on past what it catches
         defined = {func.name for func in functions}
         direct: dict = {}  # name -> handlers around calls naming it
         passes: dict = {}  # name -> names of the functions its exception may leave through
@@ -326,7 +353,7 @@ class CallerCatches:
                         continue
                     if kind is ast.Call:
                         called = _class_name(node.func)
-                        if called in defined:
+                        if called in defined and not reached_through_import(node.func, self.foreign):
                             direct.setdefault(called, []).extend(handlers)
                             if caller is not None and not any(catches_everything(h) for h in handlers):
                                 passes.setdefault(called, set()).add(caller)

@@ -340,7 +340,9 @@ class ModuleContext(CollectiveGroups):
         (:class:`~cslint.analysis.exits.CallerCatches`, worked out on first asking)."""
         found = self.__dict__.get("_caller_catches")
         if found is None:
-            found = self.__dict__["_caller_catches"] = CallerCatches(self.tree)
+            found = self.__dict__["_caller_catches"] = CallerCatches(self.tree, frozenset(
+                local for local, target in self.imports.items()
+                if target.partition(".")[0] != self.module.partition(".")[0]))
         return found
 
     def is_module_level(self, name: str) -> bool:
