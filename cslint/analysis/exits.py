@@ -245,6 +245,22 @@ def reached_through_import(func: ast.expr, imported) -> bool:
     return type(head) is ast.Name and head.id in imported
 
 
+#: What catches the raises of a function the module hands to a thread
+#: (:meth:`CallerCatches._handed_on`): its raise ends that thread alone
+#: (``threading.excepthook`` reports it; ``join()`` does not raise it again),
+#: so such a function counts as caught, as if by a bare ``except: pass``: a
+#: raise of it may leave the rank's work while the rank goes on (more paths,
+#: never fewer).  A function handed on otherwise runs where the alias is
+#: called, which is not followed: a task handed to an executor raises again
+#: where ``result()`` is read (a ``try`` around that read is not seen, nor is
+#: a future never read, which swallows the raise), and so does a ``partial``,
+#: a lambda's call, ``getattr(obj, "name")``: strict xfails.  (Counting every
+#: function handed on as an argument as caught brought 6 findings on the real
+#: trees, argument checks that end the job; counting executor tasks alone, 1:
+#: Megatron's dataset builder, whose future is read and raised again.)
+_HANDED_ON = ast.ExceptHandler(type=None, name=None, body=[ast.Pass()])
+
+
 class CallerCatches:
     """Which of a module's functions have a caller in the module that
     catches what they raise and goes on (``unhandled-exceptions =
@@ -263,10 +279,12 @@ class CallerCatches:
     in other modules are not seen.  Worked out on first asking, once per
     module."""
 
-    def __init__(self, tree: ast.Module, foreign=frozenset()):
+    def __init__(self, tree: ast.Module, foreign=frozenset(), suppressors=frozenset()):
         self.tree = tree
         #: the names the module's imports of other packages bind: a call through one reaches another package
         self.foreign = foreign
+        #: the texts that name ``contextlib.suppress`` in the module (``suppress``, ``contextlib.suppress``)
+        self.suppressors = suppressors
         self._catchers: Optional[dict] = None  # function name -> the swallowing handlers it may reach
         self._bases: Optional[dict] = None  # a class the module defines -> the names of its bases
 
@@ -285,6 +303,32 @@ class CallerCatches:
                 if any(self._catches(catcher, raised) for catcher in catchers):
                     return True
         return False
+
+    def _handed_on(self, node: ast.Call, defined: set) -> list:
+        """The functions of the module a call hands to a thread to run
+        (``threading.Thread(target=self.process)``): a raise there ends that
+        thread alone, the process goes on (:data:`_HANDED_ON`)."""
+        found = []
+        for kw in node.keywords:
+            arg = kw.value
+            kind = type(arg)
+            if kw.arg == "target" and (kind is ast.Name and arg.id in defined or kind is ast.Attribute
+                                       and arg.attr in defined and not reached_through_import(arg, self.foreign)):
+                found.append(arg.id if kind is ast.Name else arg.attr)
+        return found
+
+    def _suppressing(self, expr: ast.expr) -> Optional[ast.ExceptHandler]:
+        """The handler ``with contextlib.suppress(E, F):`` amounts to around
+        its body (``except (E, F): pass``: the rank goes on past the
+        ``with``), None for any other context."""
+        if type(expr) is not ast.Call or not expr.args or expr.keywords:
+            return None
+        func = expr.func
+        text = func.id if type(func) is ast.Name else \
+            f"{func.value.id}.{func.attr}" if type(func) is ast.Attribute and type(func.value) is ast.Name else None
+        if text not in self.suppressors or any(type(arg) is ast.Starred for arg in expr.args):
+            return None
+        return ast.ExceptHandler(type=ast.Tuple(elts=list(expr.args), ctx=ast.Load()), name=None, body=[ast.Pass()])
 
     def _catching(self, name: str) -> list:
         if self._catchers is None:
@@ -328,18 +372,28 @@ class CallerCatches:
         """Function name -> the swallowing handlers around calls naming it, closed over the callers
         that let the exception pass (a call outside any ``try`` that swallows everything).  The
         module's own statements catch too (``try: main() except Exception: ...``) but pass nothing on."""
-        functions, catching = [], False
+        functions, handing, catching = [], [], False
+        suppressors = self.suppressors
         for node in walked(self.tree):
             kind = type(node)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 functions.append(node)
+            elif kind is ast.Call:
+                func = node.func
+                if type(func) is ast.Attribute and func.attr == "Thread" or type(func) is ast.Name and func.id == "Thread":
+                    handing.append(node)
             elif kind is ast.Try or kind.__name__ == "TryStar":
                 catching = catching or any(not always_raises(h.body, frozenset()) for h in node.handlers)
-        if not catching:
-            return {}  # no handler of the module goes on past what it catches
+            elif (kind is ast.With or kind is ast.AsyncWith) and suppressors:
+                catching = True
+        if not catching and not handing:
+            return {}  # nothing in the module catches and goes on, nor hands a function to a thread
         defined = {func.name for func in functions}
         direct: dict = {}  # name -> handlers around calls naming it
         passes: dict = {}  # name -> names of the functions its exception may leave through
+        for call in handing:
+            for name in self._handed_on(call, defined):
+                direct.setdefault(name, []).append(_HANDED_ON)
         for func in [self.tree] + functions:
             caller = func.name if func is not self.tree else None
             parents = ParentNames(func)
@@ -362,6 +416,12 @@ class CallerCatches:
                         frames.append((list(node.body), handlers + swallowing))
                         frames.append(([*node.handlers, *node.orelse, *node.finalbody], handlers))
                         continue
+                    elif (kind is ast.With or kind is ast.AsyncWith) and self.suppressors:
+                        suppressing = tuple(self._suppressing(item.context_expr) for item in node.items)
+                        if any(suppressing):
+                            frames.append((list(node.body), handlers + tuple(h for h in suppressing if h)))
+                            frames.append(([item.context_expr for item in node.items], handlers))
+                            continue
                     children_into(node, inner)
                 if inner:
                     frames.append((inner, handlers))

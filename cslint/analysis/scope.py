@@ -340,9 +340,12 @@ class ModuleContext(CollectiveGroups):
         (:class:`~cslint.analysis.exits.CallerCatches`, worked out on first asking)."""
         found = self.__dict__.get("_caller_catches")
         if found is None:
-            found = self.__dict__["_caller_catches"] = CallerCatches(self.tree, frozenset(
-                local for local, target in self.imports.items()
-                if target.partition(".")[0] != self.module.partition(".")[0]))
+            imports = self.imports
+            package = self.module.partition(".")[0]
+            found = self.__dict__["_caller_catches"] = CallerCatches(
+                self.tree, frozenset(local for local, target in imports.items() if target.partition(".")[0] != package),
+                frozenset(local if target == "contextlib.suppress" else f"{local}.suppress"
+                          for local, target in imports.items() if target in ("contextlib", "contextlib.suppress")))
         return found
 
     def is_module_level(self, name: str) -> bool:
