@@ -79,10 +79,7 @@ def rank_param_sources(info) -> tuple:
     ctx = info.ctx
     out = []
     optional = None  # parsed from the signature once a parameter is named like a rank
-    for index, name in enumerate(info.params):
-        clean = name.lstrip("*")
-        if index == 0 and info.self_name:
-            continue
+    for index, clean in info.passed_params:
         dims = rank_name_dims(clean)
         if dims is None:
             continue
@@ -110,9 +107,8 @@ def enclosing_params(info) -> dict:
     outer = info.enclosing
     while outer is not None:
         named = dict(rank_param_sources(outer))
-        for index, name in enumerate(outer.params):
-            clean = name.lstrip("*")
-            if (index == 0 and outer.self_name) or clean in shadow or clean in out:
+        for index, clean in outer.passed_params:
+            if clean in shadow or clean in out:
                 continue
             out[clean] = frozenset({named[index]}) if index in named else EMPTY
         shadow = shadow | outer.local_names
@@ -342,7 +338,7 @@ class FunctionInfo(FunctionScan):
                     if text:
                         self.annotations[a.arg] = text
         self._node_infos: dict = {}
-        self._param_names = None  # see param_names
+        self._param_names = self._passed_params = None  # see param_names, passed_params
         self._parents = None
         self._blocks: dict = {}
         self._local = self._receivers = None
@@ -397,6 +393,18 @@ class FunctionInfo(FunctionScan):
         if names is None:
             names = self._param_names = frozenset([name.lstrip("*") for name in self.params])
         return names
+
+    @property
+    def passed_params(self) -> tuple:
+        """``((index, bare name), ...)`` of the parameters a call passes
+        values to, in order: those of ``params`` past the receiver
+        (``self_name``: what the call is made through)."""
+        found = self._passed_params
+        if found is None:
+            found = self._passed_params = tuple(
+                (index, name.lstrip("*")) for index, name in enumerate(self.params)
+                if index or not self.self_name)
+        return found
 
     # parent links and local names are built on first use: most functions of
     # a file are never analysed in depth
@@ -509,10 +517,7 @@ class FunctionInfo(FunctionScan):
         named = dict(rank_param_sources(self))
         gathered = gathered_params(self) if ctx.knowledge.has_payload_local or imports_a_wrapper(ctx) else {}
         batch_index = step_batch_param(self)
-        for index, name in enumerate(self.params):
-            clean = name.lstrip("*")
-            if index == 0 and self.self_name:
-                continue
+        for index, clean in self.passed_params:
             atoms = param_atoms(index)
             if index in named:
                 atoms |= {named[index]}
