@@ -2,6 +2,7 @@
 structure or only its contents), fields of fields, values made uniform by a
 collective, constant arguments, fields reset before use, property reads."""
 
+import ast
 import textwrap
 
 from cslint.api import check_source
@@ -1083,3 +1084,12 @@ def test_a_call_in_a_loop_sees_what_the_loop_assigns_after_it():
     assert _codes(source) == [("CSL101", 16)]
     # the same value without the call in between
     assert _codes(source.replace("passthrough(value)", "value")) == [("CSL101", 16)]
+
+
+def test_picks_one_is_an_index_that_is_no_slice_nor_several_keys():
+    # one reading of "x[index] picks one element" for the piece picks and structure's subscripts
+    from cslint.analysis.spans import picks_one
+
+    indexes = [ast.parse(text, mode="eval").body.slice
+               for text in ("x[rank]", "x[0]", "x[a:b]", "x[a, b]", "x[slice(a, b)]", "x[slice(b)]", "x[f(a, b)]")]
+    assert [picks_one(index) for index in indexes] == [True, True, False, False, False, True, True]

@@ -211,6 +211,13 @@ def makes_slice(node) -> bool:
         and 2 <= len(node.args) <= 3
 
 
+def picks_one(index) -> bool:
+    """Whether ``x[index]`` picks one element, as its syntax says: not a
+    slice (written out, or :func:`makes_slice`) nor several keys."""
+    t = type(index)
+    return t is not ast.Slice and t is not ast.Tuple and not makes_slice(index)
+
+
 def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref, ctx=None, func=None) -> bool:
     """Whether ``expr`` picks one of the pieces a library call cut a value
     into (:data:`~cslint.analysis.vocabulary.PIECE_CALLS`:
@@ -223,9 +230,7 @@ def picks_piece(expr: ast.Subscript, bindings: dict, resolve_ref, ctx=None, func
     With the module's context ``ctx`` and the function ``func`` the
     subscript is in, also an element of a list of pieces of one value
     (:func:`picks_listed_piece`)."""
-    index = expr.slice
-    t = type(index)
-    if t is ast.Slice or t is ast.Tuple or makes_slice(index):
+    if not picks_one(expr.slice):
         return False
     cut = expr.value
     if type(cut) is ast.Name:
@@ -624,9 +629,7 @@ def picks_listed_piece(expr: ast.Subscript, bindings: dict, lists: PieceLists, f
     (also through a name bound once to it): every piece is of the cut value's
     kind, so a rank-local index decides the piece's contents and size, never
     its kind, as :func:`picks_piece`."""
-    index = expr.slice
-    t = type(index)
-    if t is ast.Slice or t is ast.Tuple or makes_slice(index):
+    if not picks_one(expr.slice):
         return False
     cut = expr.value
     if type(cut) is ast.Name:

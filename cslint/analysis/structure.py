@@ -27,7 +27,8 @@ from .containers import ELEMENT_STORED, SLICE_NAMES, ContainerNames, annotation_
 from .mappings import holds_mapping
 from .positions import picks_in_place, repeats_one_value
 from .spans import (
-    PIECE_OF_CALLS, bound_once, index_numbers, linear_difference, makes_slice, picks_piece, piece_arguments,
+    PIECE_OF_CALLS, bound_once, index_numbers, linear_difference, makes_slice, picks_one, picks_piece,
+    piece_arguments,
 )
 from .scope import canonical_text
 from .setfields import own_of_set_field
@@ -153,8 +154,7 @@ def _piece_picks(expr: ast.Subscript, value: frozenset, index: frozenset, ctx) -
     its fallback ``index`` (what the index decides of another object), which the whole-tree pass reads as
     the first where the callee hands back pieces of one value, else as the second.  None for any other
     subscript."""
-    t = type(expr.slice)
-    if t is ast.Slice or t is ast.Tuple or makes_slice(expr.slice):
+    if not picks_one(expr.slice):
         return None
     package = ctx.module.partition(".")[0]
     picks = []
@@ -486,9 +486,7 @@ class StructureReads(ContainerNames):
 
     def _picks_one(self, index) -> bool:
         """Whether ``x[index]`` picks one element (not a slice, nor several keys)."""
-        t = type(index)
-        return t is not ast.Slice and t is not ast.Tuple and not makes_slice(index) \
-            and not (t is ast.Name and self._names_slice(index.id))
+        return picks_one(index) and not (type(index) is ast.Name and self._names_slice(index.id))
 
     def _call_value(self, value) -> bool:
         """Whether ``value`` is a call, or a name the function binds once, to a call."""
