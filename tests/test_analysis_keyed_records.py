@@ -183,8 +183,9 @@ def test_a_group_over_another_list_than_the_store_tests_is_reported():
 
 
 @pytest.mark.xfail(strict=True, reason="FN: an entry's group reassigned through comms[key]['group'] = ... under a "
-                                       "rank test is not read as chosen (Guards._choice reads the container's "
-                                       "bindings, not its element stores)")
+                                       "rank test in the method that builds the table is not read as chosen where "
+                                       "another method reads the table's field (guards._stored_entries reads the "
+                                       "stores of the reading function only)")
 def test_a_group_reassigned_under_a_rank_test_is_reported():
     source = _source((_RECORD, '{"group": group, "names": self.attrs[key]}'),
                      (_RETURN, "        for key in comms:\n            if self.global_rank % 2 == 0:\n"

@@ -1,5 +1,6 @@
 """What the syntax binds: the names an assignment target writes, a target
-paired with its value, the values a local name is bound to, and a
+paired with its value, the values a local name is bound to, what a
+function stores into the entries of a container in place, and a
 function's parameters (those that may be None too)."""
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, imported_names, param_names, parameters, walk as fast_walk
+from .astwalk import BLOCKS_OF, imported_names, own_nodes, param_names, parameters, walk as fast_walk
 
 
 def assigned_names(node: ast.AST) -> list:
@@ -174,3 +175,42 @@ def params_that_may_be_none(func) -> frozenset:
         if isinstance(default, ast.Constant) and default.value is None:
             out.add(arg.arg)
     return frozenset(out)
+
+
+#: the calls on a table that store entries into it in place (their arguments the values stored)
+_ENTRY_STORING_CALLS = frozenset({"update", "setdefault", "__setitem__"})
+
+
+def element_stores(func, name: str) -> list:
+    """What changes an entry of the container ``name`` in place in ``func``'s
+    own body (nested definitions aside), as ``(node, keys, values)``: an
+    assignment ``name[k] = v`` (or ``name[k][j] = v``, ``name[k]: T = v``,
+    ``name[k], x = ...``) with its keys and its whole value, or a call
+    ``name.update(...)`` / ``name[k].setdefault(...)`` with its keys and each
+    argument it is handed.  ``node`` is the assignment statement or the call."""
+    found = []
+    for node in own_nodes(func):
+        t = type(node)
+        if t is ast.Assign or t is ast.AnnAssign:
+            if node.value is None:
+                continue
+            for target in statement_targets(node):
+                for part in flatten_targets(target):
+                    keys = _keys_into(part, name)
+                    if keys:
+                        found.append((node, keys, [node.value]))
+        elif t is ast.Call and type(node.func) is ast.Attribute and node.func.attr in _ENTRY_STORING_CALLS:
+            container = node.func.value
+            keys = [] if type(container) is ast.Name and container.id == name else _keys_into(container, name)
+            if keys is not None:
+                found.append((node, keys, [*node.args, *(keyword.value for keyword in node.keywords)]))
+    return found
+
+
+def _keys_into(target, name: str) -> Optional[list]:
+    """The keys, outermost last, of a subscript ``name[k]...[j]``, else None."""
+    keys = []
+    while type(target) is ast.Subscript:
+        keys.append(target.slice)
+        target = target.value
+    return keys[::-1] if keys and type(target) is ast.Name and target.id == name else None

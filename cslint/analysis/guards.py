@@ -24,7 +24,7 @@ from . import cfg as cfgmod
 from .alternatives import Alternatives
 from .astwalk import DEFINITIONS, LOOPS, walk
 from .atoms import EMPTY, Source, made
-from .bindings import local_assignments
+from .bindings import element_stores, local_assignments
 from .correlated import deciding
 from .dataflow import Dataflow
 from .evaluator import Evaluator
@@ -162,6 +162,10 @@ class Guards(ExceptionGuards):
             constant = env is None or type(expr.slice) is ast.Constant
             index = EMPTY if constant else self.evaluator.eval(expr.slice, env)
             atoms, alternatives = self._choice(expr.value, env, depth)
+            if type(expr.value) is ast.Name and depth > 0:  # an entry stored in place binds what it picks
+                for store_atoms, at_store, value in _stored_entries(self, expr.value.id, env is not None):
+                    value_atoms, value_alternatives = self._choice(value, at_store, depth - 1)
+                    atoms, alternatives = atoms | store_atoms | value_atoms, alternatives + value_alternatives
             return index | atoms, alternatives
         if t is ast.List or t is ast.Tuple or t is ast.Dict:
             elements = expr.values if t is ast.Dict else expr.elts
@@ -477,6 +481,32 @@ def _named_groups(info, alternatives: list, none_skipped: bool) -> tuple:
         elif not none_skipped:
             named.add("world")
     return tuple(sorted(named))
+
+
+def _stored_entries(guards: Guards, name: str, in_flow: bool) -> list:
+    """``(atoms, env, value)`` of each value the function of ``guards``
+    stores into an entry of the container ``name`` in place
+    (``comm["group"] = pair``, ``tables[k]["group"] = g``,
+    ``comm.update(group=g)``: :func:`~cslint.analysis.bindings.element_stores`):
+    each store binds the entry a later read picks as a binding of a local
+    does, so the decisions it runs under and a key that is no constant decide
+    which value a rank reads there (``atoms``), and each value stored is an
+    alternative, read in the variables there (``env``).  ``in_flow``: the
+    read has an environment (else no atoms and no environment)."""
+    info, flow = guards.info, guards.flow
+    found = []
+    for node, keys, values in element_stores(info.func, name):
+        statement = node if isinstance(node, ast.stmt) else statement_holding(info, node)
+        n = flow.graph.node_of(statement) if in_flow and statement is not None else None
+        at_store = None if n is None else flow.envs.get(n, {})
+        atoms = EMPTY
+        if n is not None:
+            atoms = flow.implicit(n)
+            for key in keys:
+                if type(key) is not ast.Constant:
+                    atoms = atoms | guards.evaluator.eval(key, at_store)
+        found += [(atoms, at_store, value) for value in values]
+    return found
 
 
 def _entry_just_stored(info, read: ast.Subscript) -> Optional[ast.Assign]:
