@@ -37,14 +37,14 @@ from typing import Optional
 
 from . import cfg as cfgmod
 from .arms import names_bound
-from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS
 from .atoms import CONTENTS, SIZED, project, whole
 from .copies import copies_itself, resizes_itself
 from .evaluator import unwrapped_iterable
 from .localdicts import key_own_entry
 from .relays import relay_edges
 from .stores import built_comprehension, split_sizes
-from .vocabulary import MUTATORS, buffers_written
+from .vocabulary import MUTATORS
 
 def arm_exits(dataflow) -> tuple:
     """``(skips, gates)`` of ``dataflow`` (see the module): ``skips``: node
@@ -106,7 +106,7 @@ def _bound_without(dataflow, d: int, inside: frozenset, bound: dict, bound_at: d
     """The names of ``bound`` some other binding in the arm (``inside``)
     binds without test ``d`` in what it binds (a binding both arms make
     alike, one every reader took alike, one only a group of one rank
-    runs, a collective both arms make that agrees it: :func:`_agreed_alike`): on a way out past it the name does not differ by ``d``, and the
+    runs): on a way out past it the name does not differ by ``d``, and the
     gate, which cannot tell which binding reached it, would add ``d``."""
     found = set()
     nodes, live = dataflow.graph.nodes, dataflow.live
@@ -122,82 +122,7 @@ def _bound_without(dataflow, d: int, inside: frozenset, bound: dict, bound_at: d
             if dataflow.single_rank(m) or d in dataflow.tests_read_alike(m) \
                     or all(e != d for e, _label in dataflow.deciders(m)):
                 found.add(name)
-        found.update(_agreed_alike(dataflow, d, m) & bound.keys())
     return frozenset(found)
-
-
-def _agreed_alike(dataflow, d: int, m: int) -> frozenset:
-    """The local names the collectives of node ``m``'s statement write in
-    place (an in-place all-reduce's tensor, a broadcast's payload list) where
-    the other arm of the ``if`` ``d`` makes that very statement under the same
-    conditions: a rank of the group leaving either arm past it holds what
-    the one collective both arms meet in handed every member, so the name
-    does not differ by ``d`` there (what the arm bound it to before, on
-    every rank that took it, went into the collective)."""
-    node = dataflow.graph.nodes[m]
-    stmt = node.stmt
-    if node.kind != cfgmod.STMT or type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
-        return frozenset()
-    found = set()
-    for call_info in dataflow.info.node_info(node).calls:
-        match = call_info.match
-        if match is not None and match.spec is not None and call_info.call is stmt.value:
-            found.update(buffers_written(call_info.call, match.spec))
-    decision = dataflow.graph.nodes[d].stmt
-    if not found or not dataflow.arms.statement_in_both_arms(decision, stmt) \
-            or _arms_touch(decision, _read_roots(stmt.value, found, dataflow.info.ctx.imports)):
-        return frozenset()
-    return frozenset(found)
-
-
-def _read_roots(call: ast.Call, buffers: set, imports) -> frozenset:
-    """The names at the root of what ``call`` reads besides its buffers
-    (its group, its root, its receiver unless an imported module)."""
-    roots = set()
-    parts = [*call.args, *(kw.value for kw in call.keywords)]
-    if type(call.func) is ast.Attribute:
-        parts.append(call.func.value)
-    for part in parts:
-        for sub in walked(part):
-            if type(sub) is ast.Name and sub.id not in buffers:
-                roots.add(sub.id)
-    if type(call.func) is ast.Attribute:
-        head = call.func.value
-        while type(head) is ast.Attribute:
-            head = head.value
-        if type(head) is ast.Name and head.id in imports:
-            roots.discard(head.id)
-    return frozenset(roots)
-
-
-def _arms_touch(decision: ast.If, roots: frozenset) -> bool:
-    """Whether a statement of ``decision``'s arms may change what a name of
-    ``roots`` reaches, so that the same text reads another value in each
-    arm (``g = group_a`` in one, ``g = group_b`` in the other): it binds the
-    name or stores into what it reaches, calls a method through it, or
-    hands it to a call."""
-    if not roots:
-        return False
-    for arm in (decision.body, decision.orelse):
-        for stmt in arm:
-            for sub in walked(stmt):
-                kind = type(sub)
-                if kind is ast.Name and sub.id in roots and type(sub.ctx) is not ast.Load:
-                    return True
-                if kind in (ast.Attribute, ast.Subscript) and type(sub.ctx) is not ast.Load \
-                        and _root_name(sub) in roots:
-                    return True
-                if kind is ast.Call and (_root_name(sub.func) in roots and type(sub.func) is ast.Attribute
-                                         or any(type(arg) is ast.Name and arg.id in roots
-                                                for arg in (*sub.args, *(kw.value for kw in sub.keywords)))):
-                    return True
-    return False
-
-
-def _root_name(node) -> Optional[str]:
-    while type(node) in (ast.Attribute, ast.Subscript):
-        node = node.value
-    return node.id if type(node) is ast.Name else None
 
 
 def _plain_binding(dataflow, node, stmt) -> Optional[str]:

@@ -43,7 +43,7 @@ from .bindings import target_names
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .complements import leader_first
 from .membership import selects_listed_group, selects_own_pass, tests_own_index
-from .syntax import unparse, unparsed
+from .syntax import unparse
 from .vocabulary import MUTATORS
 
 _WITH = (ast.With, ast.AsyncWith)
@@ -83,18 +83,6 @@ class ArmIndex:
         arm, path = placed
         callee = self._callee(call)
         return any(other_path == path and any(self._callee(c) == callee for c in _calls_of(other))
-                   for other_path, other in self._statements(decision, _other(arm)))
-
-    def statement_in_both_arms(self, decision: ast.If, stmt: ast.AST) -> bool:
-        """Whether the other arm of ``decision`` makes the very statement
-        ``stmt`` makes (its whole text alike: callee, arguments, keywords)
-        under the same conditions."""
-        placed = self._place(decision, stmt)
-        if placed is None:
-            return False
-        arm, path = placed
-        text = unparsed(stmt)
-        return any(other_path == path and type(other) is type(stmt) and unparsed(other) == text
                    for other_path, other in self._statements(decision, _other(arm)))
 
     def _callee(self, call: ast.Call) -> str:

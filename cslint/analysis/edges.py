@@ -44,7 +44,7 @@ from .grouptests import is_size_expr, single_rank_side
 from .syntax import dotted
 from .transfer import agreed_within
 from .twostage import agreed_twice, two_stage_edges
-from .vocabulary import buffers_written
+from .vocabulary import BUFFER_KEYWORDS
 
 _split_words = re.compile(r"[^a-z0-9]+").split
 
@@ -379,7 +379,11 @@ def _inplace_buffers(dataflow):
             match = call_info.match
             if match is None or match.spec is None:
                 continue
-            found.update(buffers_written(call_info.call, match.spec))
+            call = call_info.call
+            found.update(call.args[index].id for index in match.spec.inplace
+                         if index < len(call.args) and type(call.args[index]) is ast.Name)
+            found.update(kw.value.id for kw in call.keywords
+                         if kw.arg in BUFFER_KEYWORDS and type(kw.value) is ast.Name)
         return frozenset(found)
     return buffers
 

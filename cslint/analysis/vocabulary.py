@@ -162,15 +162,6 @@ CONTAINER_FACTORIES = frozenset({"list", "dict", "set", "frozenset", "tuple", "s
 #: keyword arguments through which an in-place collective takes its buffer
 BUFFER_KEYWORDS = ("tensor", "object_list", "tensor_list", "output", "recvbuf", "buf")
 
-
-def buffers_written(call: ast.Call, spec) -> list:
-    """The plain local names a collective of spec ``spec`` writes in place:
-    those at its in-place positions and those its buffer keywords name."""
-    args = call.args
-    found = [args[index].id for index in spec.inplace if index < len(args) and type(args[index]) is ast.Name]
-    found.extend(kw.value.id for kw in call.keywords if kw.arg in BUFFER_KEYWORDS and type(kw.value) is ast.Name)
-    return found
-
 MUTATORS = {
     "append", "extend", "add", "update", "insert", "appendleft", "extendleft", "setdefault",
     "put", "put_nowait", "push", "pop", "popleft", "remove", "discard", "clear", "popitem",
