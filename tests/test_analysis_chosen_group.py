@@ -84,6 +84,33 @@ CHOSEN = {
             g = dist.group.WORLD if dist.get_rank() in ranks else cpu_world
             dist.all_reduce(x, group=g)
     """,
+    # a plain copy uses up none of the depth the choice is followed to (reviewA54 c5)
+    "copied_four_locals_deep": """
+        def f(x):
+            g = dist.group.WORLD if dist.get_rank() == 0 else cpu_world
+            h = g
+            k = h
+            m = k
+            dist.all_reduce(x, group=m)
+    """,
+    # an unpacking hands the name one of the values it unpacks (reviewA54 c4)
+    "unpacked_from_a_chosen_pair": """
+        def f(x):
+            g, h = (dist.group.WORLD, cpu_world) if dist.get_rank() == 0 else (cpu_world, dist.group.WORLD)
+            dist.all_reduce(x, group=g)
+    """,
+    "unpacked_then_copied": """
+        def f(x):
+            g, _ = (dist.group.WORLD, cpu_world) if dist.get_rank() == 0 else (cpu_world, dist.group.WORLD)
+            h = g
+            dist.all_reduce(x, group=h)
+    """,
+    # a test inside the element a constant index picks chooses it (house55)
+    "chosen_inside_a_list_element": """
+        def f(x):
+            chosen = [dist.group.WORLD if dist.get_rank() == 0 else cpu_world]
+            dist.all_reduce(x, group=chosen[0])
+    """,
 }
 
 
@@ -114,6 +141,18 @@ CHOSEN_ELSEWHERE = {
 
             def sync(self, x):
                 dist.all_reduce(x, group=self.group)
+    """,
+    "through_a_global": """
+        _CHOSEN = None
+
+
+        def setup():
+            global _CHOSEN
+            _CHOSEN = dist.group.WORLD if dist.get_rank() == 0 else cpu_world
+
+
+        def f(x):
+            dist.all_reduce(x, group=_CHOSEN)
     """,
     "through_a_helper": """
         def pick():
@@ -189,6 +228,33 @@ AGREED = {
         def f(x):
             g = dist.new_group(list(range(dist.get_world_size())))
             dist.all_reduce(x, group=g)
+    """,
+    "copied_deep_from_an_agreed_choice": """
+        def f(x, use_cpu: bool):
+            g = cpu_world if use_cpu else dist.group.WORLD
+            h = g
+            k = h
+            m = k
+            dist.all_reduce(x, group=m)
+    """,
+    "copies_that_go_round": """
+        def f(x, items):
+            g = cpu_world
+            h = g
+            for _ in items:
+                g = h
+                h = g
+            dist.all_reduce(x, group=h)
+    """,
+    "unpacked_from_a_pair_every_rank_orders_alike": """
+        def f(x, use_cpu: bool):
+            g, h = (cpu_world, dist.group.WORLD) if use_cpu else (dist.group.WORLD, cpu_world)
+            dist.all_reduce(x, group=g)
+    """,
+    "an_agreed_choice_inside_a_list_element": """
+        def f(x, use_cpu: bool):
+            chosen = [cpu_world if use_cpu else dist.group.WORLD]
+            dist.all_reduce(x, group=chosen[0])
     """,
 }
 

@@ -110,8 +110,6 @@ def test_the_groups_a_choice_of_a_list_element_names_count_with_the_index():
     """) == [7]
 
 
-@pytest.mark.xfail(strict=True, reason="Guards._choice reads no test inside a display's elements: the rank's test "
-                                       "choosing within the element a constant index picks is not asked")
 def test_a_choice_inside_the_list_element_a_constant_index_picks():
     assert _lines("""
         def prepare(x):

@@ -46,8 +46,10 @@ def local_values(func, name: str) -> Optional[list]:
     return None if assignments is None else [value for _statement, value in assignments]
 
 
-def local_assignments(func, name: str) -> Optional[list]:
-    """:func:`local_values` with the statement of each: ``[(assignment, value), ...]``."""
+def local_assignments(func, name: str, unpacked: bool = False) -> Optional[list]:
+    """:func:`local_values` with the statement of each: ``[(assignment, value), ...]``; with ``unpacked``, an
+    unpacking that names it (``g, h = (a, b) if r else (b, a)``) gives the whole value it unpacks, which holds
+    the one it binds among others (else None: the value is no element of it)."""
     args = getattr(func, "args", None)
     if args is None or name in param_names(func):
         return None
@@ -65,7 +67,9 @@ def local_assignments(func, name: str) -> Optional[list]:
                 if type(target) is ast.Name and target.id == name and len(node.targets) == 1:
                     values.append((node, node.value))
                 elif name in target_names(target):
-                    return None
+                    if not unpacked or type(target) is ast.Name:
+                        return None
+                    values.append((node, node.value))
         elif t is ast.AnnAssign:
             if type(node.target) is ast.Name and node.target.id == name:
                 if node.value is None:

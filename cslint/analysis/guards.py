@@ -139,7 +139,7 @@ class Guards(ExceptionGuards):
         return (Cond("branch", atoms, unparse(argument), getattr(argument, "lineno", 0), Span.of(argument),
                      statement="group", chosen_groups=chosen),)
 
-    def _choice(self, expr: ast.expr, env: Optional[dict], depth: int) -> tuple:
+    def _choice(self, expr: ast.expr, env: Optional[dict], depth: int, followed: frozenset = frozenset()) -> tuple:
         """``(atoms, alternatives)`` of the group ``expr`` names, ``depth`` locals deep.  The atoms decide
         which alternative a rank holds: a conditional expression's test, a subscript's index that is no
         constant, and for a local bound to several texts or in a loop the decisions each binding runs under,
@@ -150,40 +150,42 @@ class Guards(ExceptionGuards):
         t = type(expr)
         if t is ast.IfExp:
             atoms = EMPTY if env is None else self.evaluator.truth(expr.test, env)
-            body_atoms, body = self._choice(expr.body, env, depth)
-            orelse_atoms, orelse = self._choice(expr.orelse, env, depth)
+            body_atoms, body = self._choice(expr.body, env, depth, followed)
+            orelse_atoms, orelse = self._choice(expr.orelse, env, depth, followed)
             return atoms | body_atoms | orelse_atoms, body + orelse
         if t is ast.Subscript:
             store = _entry_just_stored(self.info, expr)
             if store is not None:  # the value stored there: no pick among the container's entries
                 flow = self.flow
                 at_store = None if env is None else flow.envs.get(flow.graph.node_of(store), {})
-                return self._choice(store.value, at_store, depth)
+                return self._choice(store.value, at_store, depth, followed)
             constant = env is None or type(expr.slice) is ast.Constant
             index = EMPTY if constant else self.evaluator.eval(expr.slice, env)
-            atoms, alternatives = self._choice(expr.value, env, depth)
+            atoms, alternatives = self._choice(expr.value, env, depth, followed)
             if type(expr.value) is ast.Name and depth > 0:  # an entry stored in place binds what it picks
                 for store_atoms, at_store, value in _stored_entries(self, expr.value.id, env is not None):
-                    value_atoms, value_alternatives = self._choice(value, at_store, depth - 1)
+                    value_atoms, value_alternatives = self._choice(value, at_store, depth - 1, followed)
                     atoms, alternatives = atoms | store_atoms | value_atoms, alternatives + value_alternatives
             return index | atoms, alternatives
         if t is ast.List or t is ast.Tuple or t is ast.Dict:
-            elements = expr.values if t is ast.Dict else expr.elts
-            return EMPTY, [alternative for element in elements if element is not None
-                           for alternative in self._choice(element, None, depth)[1]]
-        assignments = local_assignments(self.info.func, expr.id) if t is ast.Name and depth > 0 else None
+            elements = expr.values if t is ast.Dict else expr.elts  # each a choice too: ``[tp if r else pp][0]``
+            chosen = [self._choice(element, env, depth, followed) for element in elements if element is not None]
+            return EMPTY.union(*(atoms for atoms, _ in chosen)), [one for _, some in chosen for one in some]
+        assignments = local_assignments(self.info.func, expr.id, unpacked=True) \
+            if t is ast.Name and depth > 0 and expr.id not in followed else None
         if not assignments:
             return EMPTY, [expr]
         flow = self.flow
         several = env is not None and len({unparse(value) for _statement, value in assignments}) > 1
         atoms = EMPTY
         alternatives = []
+        followed = followed | {expr.id}  # (a plain copy, ``h = g``, uses up no depth below)
         for statement, value in assignments:
             n = None if env is None else flow.graph.node_of(statement)
             if n is not None and (several or _in_loop(self.info, statement)):
                 atoms |= flow.implicit(n)  # (a loop's passes bind it to what each pass reads)
             value_atoms, value_alternatives = self._choice(value, None if n is None else flow.envs.get(n, {}),
-                                                           depth - 1)
+                                                           depth if type(value) is ast.Name else depth - 1, followed)
             atoms |= value_atoms
             alternatives += value_alternatives
         return atoms, alternatives
