@@ -407,10 +407,38 @@ def test_an_abc_metaclass_keeps_the_parameter():
         import torch.distributed as dist
 
 
-        class Base(metaclass=abc.ABCMeta):
-            pass
-    """ + _SUPER_BOX.replace("super().__init__(spare)", "super().__init__()")
+        class Box(metaclass=abc.ABCMeta):
+            def __init__(self, group, spare):
+                self.group = group
+                super().__init__()
+                dist.barrier(group=self.group)
+    """
     assert _findings(source) == []
+
+
+_PATCHED_BY_A_CALL = """
+        import torch.distributed as dist
+
+
+        class Base:
+            def __init__(self, spare):
+                self.spare = spare
+
+
+        def _install(obj, spare):
+            obj.group = spare
+
+
+        def install(cls):
+            cls.__init__ = _install
+
+
+        install(Base)
+""" + _SUPER_BOX
+
+
+def test_super_into_a_base_a_call_may_patch_keeps_the_field_unknown():
+    assert [code for code, _line in _findings(_PATCHED_BY_A_CALL)] == ["CSL101"]
 
 
 def _findings(source: str) -> list:
@@ -418,7 +446,17 @@ def _findings(source: str) -> list:
     return sorted((f.code, f.line) for f in check_source(text).findings)
 
 
-@pytest.mark.parametrize("name", sorted(KEPT))
+#: a ``super()`` reaching a base the file defines keeps the fields unknown (reviewB56: a call handing the base on,
+#: ``Base = dataclass(Base)``, a loop alias or another module may replace that base's method): only ``super()`` past
+#: every class of the file is read
+_KEPT_ONLY_PAST_THE_FILE = {"a_base_setting_other_fields", "two_bases_up_through_super_in_each"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=pytest.mark.xfail(
+        strict=True, reason="super() into a base of the file keeps the fields unknown: what runs there may be "
+                            "replaced outside the class body")) if name in _KEPT_ONLY_PAST_THE_FILE else name
+    for name in sorted(KEPT)])
 def test_super_past_bases_that_leave_the_field_keeps_the_parameter(name):
     # both arms barrier over the TP device group: the same collective on every rank
     assert _findings(KEPT[name]) == []

@@ -120,8 +120,10 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
     if own_uses is None:  # (``getattr(self, "x")`` in it: every call named on ``self`` or ``super()`` as a ``self`` one)
         todo = [(name, family) for name in info.self_calls]
     else:
+        if own_uses[3] and _past(family, family[0]):
+            return None  # (``super()`` into a base of the file: see below)
         todo = [(name, family) for name in own_uses[2]]
-        todo.extend((name, _past(family, family[0])) for name in own_uses[3])
+        todo.extend((name, ()) for name in own_uses[3])  # (past every class of the file: ``object``'s)
     todo.extend((name, family) for name in info.self_value_names | info.value_names if name in methods)  # ``f = self._swap``
     seen = set()
     while todo:
@@ -152,7 +154,13 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
             fields |= stores
             todo.extend((name, family) for name in reads & methods)  # (read as a value to call later)
             todo.extend((name, family) for name in calls)
-            todo.extend((name, _past(family, cls)) for name in super_calls)
+            if super_calls and _past(family, cls):
+                # ``super().k()`` reaching a base the file defines: what runs is that base's ``k`` as the
+                # program left it, which a call handing the class on (``install(Base)``), a rebinding
+                # (``Base = dataclass(Base)``), a loop alias or another module may have replaced; only a
+                # ``super()`` past every class of the file (``object``'s, which sets nothing) is read
+                return None
+            todo.extend((name, ()) for name in super_calls)
     # a name called on ``self`` that no method of the family here defines: a callable field
     # the constructor stored (handed in: it never saw ``self``), else one the file cannot show
     if not named <= fields | info.self_stores:
