@@ -1,7 +1,7 @@
 """A method whose object is a positional-only parameter (``def m(self, /,
 x)``) has ``self`` as its receiver all the same: the per-class readers of a
-class's methods take it from ``callrefs.receiver_param`` (posonlyargs
-first; no receiver for a ``staticmethod``), never from ``args.args[0]``,
+class's methods take it from ``callrefs.first_positional_param``
+(posonlyargs first), never from ``args.args[0]``,
 which there is the first parameter past the slash, or nothing.  Before, such
 a method's stores into ``self`` were read as stores into that parameter, or
 not read: a wrapped module stored by a positional-only ``__init__`` or
@@ -159,3 +159,49 @@ def test_tuple_positions_read_alike(test, monkeypatch):
 def test_root_side_fields_read_alike(test, monkeypatch, tmp_path):
     monkeypatch.setattr(root_announced, "_SERVER", _posonly(root_announced._SERVER))
     test(tmp_path)
+
+
+#: a staticmethod handed ``self`` (``Cls._fill(self, ...)``) stores into the object through its first parameter:
+#: the per-class readers read it as a receiver, as they did before positional-only ``self`` was read (reviewB56)
+STATICMETHOD_HANDED_SELF = {
+    "wraps_the_model": ("""
+        import torch.distributed as dist
+        from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+        class Runner:
+            def __init__(self, net):
+                Runner._attach(self, net)
+
+            @staticmethod
+            def _attach(holder, net):
+                holder.net = DDP(net)
+
+            def forward(self, x):
+                if dist.get_rank() == 0:
+                    return self.net(x)
+                return None
+    """, "CSL101"),
+    "fills_a_set_field": ("""
+        import torch.distributed as dist
+
+
+        class Reducer:
+            def __init__(self, tensors):
+                Reducer._collect(self, tensors)
+
+            @staticmethod
+            def _collect(holder, tensors):
+                holder.tensors = set(tensors)
+
+            def reduce(self):
+                for t in self.tensors:
+                    dist.all_reduce(t)
+    """, "CSL103"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATICMETHOD_HANDED_SELF))
+def test_a_staticmethod_handed_self_stores_into_the_object(name):
+    source, code = STATICMETHOD_HANDED_SELF[name]
+    assert code in [found for found, _line in _codes(source)]

@@ -321,6 +321,16 @@ def receiver_param(func) -> Optional[str]:
     return None if not first or is_staticmethod(func) else first[0].arg
 
 
+def first_positional_param(func) -> Optional[str]:
+    """The first positional parameter of ``func`` (positional-only ones
+    first), whatever its decorators say: the object a per-class reader of
+    methods takes stores into, a staticmethod's ``obj`` handed ``self``
+    (``Cls._fill(self, ...)``) included, so that no store into the object
+    is missed; None where it has no positional parameter."""
+    first = func.args.posonlyargs or func.args.args
+    return first[0].arg if first else None
+
+
 def positional_params(func, through_object: bool) -> list:
     """The names of ``func``'s positional parameters that a call's
     positional arguments bind, in order: past its receiver

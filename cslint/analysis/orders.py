@@ -33,7 +33,7 @@ from typing import Optional
 from ..presets import KIND_ITERATION_ORDER
 from .astwalk import parameters, walk as fast_walk, walked
 from .atoms import EMPTY, source
-from .callrefs import receiver_param
+from .callrefs import first_positional_param
 from .syntax import dotted, short, unparse
 from .vocabulary import ALL_MODES_ALL_DIMS
 from .wrappers import own_nodes
@@ -289,7 +289,7 @@ def class_set_fields(ctx, class_key: Optional[str]) -> dict:
         if not (isinstance(node, ast.ClassDef) and node.name == name):
             continue
         for method in node.body:
-            owner = receiver_param(method) if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            owner = first_positional_param(method) if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
             if owner is None:
                 continue
             orders = SetOrders(method, owner, {})  # (a field's value read from another field is not followed)
@@ -329,7 +329,7 @@ def _set_returning(ctx, class_key: Optional[str], name: str) -> Optional[ast.AST
                  and node.name == name), None)
     if func is None:
         return None
-    owner = receiver_param(func) if class_key is not None else None
+    owner = first_positional_param(func) if class_key is not None else None
     orders = SetOrders(func, owner, None, ctx, class_key)
     made = None
     for node in own_nodes(func):

@@ -53,7 +53,7 @@ from typing import Optional
 
 from .astwalk import BLOCKS_OF, plain_bindings
 from .bindings import flatten_targets, pairwise
-from .callrefs import receiver_param
+from .callrefs import first_positional_param
 from .exits import leaves_function
 from .function import FunctionInfo
 from .grouptests import int_equality
@@ -198,7 +198,7 @@ def _rooted_attrs(ctx) -> frozenset:
         for top in ctx.tree.body:
             if type(top) is ast.ClassDef:
                 for node in top.body:
-                    owner = receiver_param(node) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) else None
+                    owner = first_positional_param(node) if type(node) in (ast.FunctionDef, ast.AsyncFunctionDef) else None
                     if owner is not None:
                         _scan_writes(owner, node.body, (), out)
         found = ctx.__dict__["_rooted_attrs"] = frozenset(attr for attr, _line, _tests in out)

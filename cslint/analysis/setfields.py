@@ -51,7 +51,7 @@ from typing import Optional
 from .astwalk import own_nodes, walk as fast_walk, walked
 from .atoms import field_name, field_read, own_field
 from .bindings import TARGET_STATEMENTS, statement_targets
-from .callrefs import receiver_param
+from .callrefs import first_positional_param
 from .selfcalls import CALLED_IN, KEPT, by_method, handed_read, split_by_method
 from .vocabulary import CONTAINER_FACTORIES
 
@@ -154,7 +154,7 @@ def _handed_fields(cls: ast.ClassDef, deep: set) -> dict:
     collective (``deep``: the only callers that hand anything) and the private
     methods they call on ``self``."""
     methods = {m.name: m for m in cls.body
-               if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and receiver_param(m) is not None}
+               if type(m) in (ast.FunctionDef, ast.AsyncFunctionDef) and first_positional_param(m) is not None}
     callers: dict = {}  # method name -> the methods of the class calling it on self
     named: set = set()  # the methods the walked ones name otherwise than in such a call
     assigned: dict = {}  # method name -> the fields it assigns
@@ -162,7 +162,7 @@ def _handed_fields(cls: ast.ClassDef, deep: set) -> dict:
     walked_methods = [name for name in methods if name in deep]
     for method_name in walked_methods:
         method = methods[method_name]
-        owner = receiver_param(method)
+        owner = first_positional_param(method)
         mine, read, called = set(), set(), set()
         for sub in walked(method):  # (every node: one list, no generator resumed per node)
             t = type(sub)
@@ -306,7 +306,7 @@ def methods_set_first(ctx, class_key: Optional[str]) -> dict:
         name = class_key.split(":", 1)[-1]
         cls = next((n for n in ctx.tree.body if type(n) is ast.ClassDef and n.name == name), None)
         for method in cls.body if cls is not None else ():
-            owner = receiver_param(method) if type(method) in (ast.FunctionDef, ast.AsyncFunctionDef) else None
+            owner = first_positional_param(method) if type(method) in (ast.FunctionDef, ast.AsyncFunctionDef) else None
             if owner is not None:
                 found[method.name] = _set_first(method.body, owner)
     return found

@@ -74,7 +74,7 @@ import ast
 
 from .astwalk import CHILDREN, COMPREHENSIONS, DEFINITIONS, plain_bindings, statement_lists, walk
 from .atoms import EMPTY
-from .callrefs import receiver_param
+from .callrefs import first_positional_param
 
 #: the first item of the dataflow key of what a list's tuples hold at a position
 POSITION = "tuple-position"
@@ -270,7 +270,7 @@ def _accepted_locals(func, candidates: frozenset) -> dict:
     :func:`astwalk.plain_bindings` (a plain ``name = (a, b, ...)``), each
     other mention by one walk of the body, and where each unpacking stands
     (:func:`_statements_after`)."""
-    receiver = receiver_param(func)
+    receiver = first_positional_param(func)
     bindings = {name: statements[0] for name, statements in plain_bindings(func, _display).items()
                 if name in candidates and len(statements) == 1
                 and all(_kept_whole(element, receiver) for element in statements[0].value.elts)}

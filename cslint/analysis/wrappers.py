@@ -14,7 +14,7 @@ from typing import Optional
 
 from ..presets import CollectiveSpec, fnmatch_any, group_from_text
 from .astwalk import own_nodes, param_names, walk as fast_walk, walked
-from .callrefs import receiver_param
+from .callrefs import first_positional_param
 from .localgroups import local_group, param_with_fallback, receiver_group
 from .records import CollectiveMatch
 from .collectivegroups import runs_over_receiver
@@ -222,7 +222,7 @@ def wrapped_params(ctx) -> dict:
     if signatures:
         for caller, class_name in _functions_with_class(ctx.tree):
             held = dict(_wrapped_locals(ctx, caller))
-            owner = receiver_param(caller) if class_name else None
+            owner = first_positional_param(caller) if class_name else None
             if owner is not None:
                 for attr, wrapped in wrapped_fields(ctx, f"{ctx.module}:{class_name}").items():
                     held.setdefault(f"{owner}.{attr}", wrapped)
@@ -270,7 +270,7 @@ def wrapped_fields(ctx, class_key: str) -> dict:
     for node in ctx.tree.body:
         if isinstance(node, ast.ClassDef) and node.name == name:
             for method in node.body:
-                owner = receiver_param(method) if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+                owner = first_positional_param(method) if isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
                 if owner is not None:
                     for text, wrapped in _wrapped_locals(ctx, method).items():
                         if text.startswith(owner + ".") and text.count(".") == 1:
