@@ -307,6 +307,9 @@ def test_a_raise_no_caller_catches_ends_the_job(name):
     assert ("CSL104", BROADCAST_LINE) not in _lines(raise_stmt, callers)
 
 
+@pytest.mark.xfail(strict=True, reason="the payload both arms broadcast alike is not read as agreed since da7ccfe was "
+                                       "reverted (6f43fc6: its scan of the arms missed aliases and was not scoped to "
+                                       "the group); every rank raises alike from what it got, but that is not seen")
 def test_an_agreed_error_raised_after_the_broadcast_stays_silent():
     # every rank raises alike from the broadcast's result, and the caller catches it: nothing is skipped
     source = textwrap.dedent(_HEAD) + textwrap.dedent("""
