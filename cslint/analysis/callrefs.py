@@ -316,9 +316,7 @@ def receiver_param(func) -> Optional[str]:
     (``self``) or, for a classmethod (:func:`is_classmethod`), the class
     (``cls``); None for a ``staticmethod`` or one without parameters.  The
     caller says whether ``func`` is a method (defined in a class body)."""
-    args = func.args
-    first = args.posonlyargs or args.args
-    return None if not first or is_staticmethod(func) else first[0].arg
+    return None if is_staticmethod(func) else first_positional_param(func)
 
 
 def first_positional_param(func) -> Optional[str]:

@@ -37,6 +37,7 @@ import re
 from ..presets.rank_names import is_size_name
 from .astwalk import BLOCKS_OF, own_nodes, param_names, scoped_walk
 from .bindings import flatten_targets, pairwise
+from .callrefs import first_positional_param
 from .grouptests import is_size_expr
 from .syntax import dotted
 
@@ -123,10 +124,10 @@ def size_reads_of(tree: ast.Module, fields: frozenset, job_tests: frozenset, wal
         params = param_names(scope)
         # (its first positional parameter, posonly too, may be an object whose size fields it stores: a method's
         # ``self``, a staticmethod's or a function's ``obj`` handed one)
-        first = (scope.args.posonlyargs or scope.args.args) if type(scope) in _SCOPES else None
+        first = first_positional_param(scope) if type(scope) in _SCOPES else None
         selves = outer_selves - params  # (a parameter of its own hides an enclosing method's receiver)
-        if first:
-            selves = selves | {first[0].arg}
+        if first is not None:
+            selves = selves | {first}
         names: dict = module_names if scope is tree else {}
         shared: dict = {}  # name -> the names table it is bound in, for ``global``/``nonlocal`` names
         inner = (*enclosing, (params, names)) if type(scope) in _SCOPES else enclosing
