@@ -323,6 +323,30 @@ def test_the_analysis_phases_depend_one_way():
     assert backwards == []
 
 
+def _phase_table_modules() -> list:
+    """The modules the module column of docs/internals.md's table "The
+    analysis, phase by phase" names, in the order it names them."""
+    with open(os.path.join(ROOT, "docs", "internals.md"), encoding="utf-8") as handle:
+        text = handle.read()
+    section = text.split("## The analysis, phase by phase", 1)[1].split("\n## ", 1)[0]
+    named = []
+    for line in section.splitlines():
+        cells = line.split("|")
+        if line.startswith("|") and len(cells) > 3:
+            named.extend(re.findall(r"`(\w+)\.py`", cells[2]))
+    return named
+
+
+def test_the_phase_table_names_every_analysis_module_once():
+    """docs/internals.md's phase table is where a reader looks a module of
+    the analysis up: each has its row (or shares one), and only once."""
+    named = _phase_table_modules()
+    modules = {m.rpartition(".")[2] for m in _modules() if m.startswith("cslint.analysis.")}
+    assert sorted(modules - set(named)) == [], "modules of cslint/analysis/ the phase table does not name"
+    assert sorted(set(named) - modules) == [], "names in the phase table that are no module of cslint/analysis/"
+    assert sorted(m for m, n in collections.Counter(named).items() if n > 1) == [], "named twice"
+
+
 #: The node kinds astwalk names once (``DEFINITIONS``, ``LOOPS``).
 _NAMED_ONCE = {
     frozenset({"FunctionDef", "AsyncFunctionDef", "ClassDef", "Lambda"}): "astwalk.DEFINITIONS",
