@@ -86,7 +86,7 @@ GATHER = """
 
         def second_rank_skips(self, flag):
             if self.me == 0:
-                dist.broadcast(flag, src=0, group=self.group)
+                dist.broadcast(flag, src=0, group=self.group)  # reported: rank 1 never joins it
             elif self.me == 1:
                 pass
             else:

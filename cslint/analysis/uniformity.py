@@ -191,10 +191,12 @@ class UniformityInfo(BroadcastCarriers):
     def matching_roles(self, condition: Cond, variant, reached: list, mode: frozenset = frozenset()) -> bool:
         """Whether every arm of the ``if``/``elif`` chain ``condition``
         belongs to can issue the same collective sequences over the groups
-        of ``reached`` (an arm the chain writes out may also have paths that
-        issue none of them): a sender arm and a receiver arm of the same
-        broadcasts, each choosing among its own paths on what the ranks agree
-        on (its own tests answer that).  A chain without ``else`` has an empty
+        of ``reached``: a sender arm and a receiver arm of the same
+        broadcasts, each choosing among its own paths.  A path that issues
+        none of them counts as one of the arm's sequences: a sender that
+        returns, raises or skips its broadcast under a test of its own meets
+        no receiver that always waits in it, whatever the ranks agree on
+        (the receivers never ask that test).  A chain without ``else`` has an empty
         arm, which matches none: its ranks (a group's bystanders in a loop
         over its source ranks) skip, unless the chain hands out the members
         of every group of ``reached`` by role (``roles.groups_handed_out``)."""
@@ -203,24 +205,21 @@ class UniformityInfo(BroadcastCarriers):
         arms, open_else, explicit, split, handed_out = condition.role_arms
         groups = frozenset(r.group for r in reached)
         if open_else:  # the chain's own arms alone (its own two sides would leave the open end out)
-            return bool(handed_out) and groups <= handed_out and self._arms_match(variant, arms, True, groups, mode)
+            return bool(handed_out) and groups <= handed_out and self._arms_match(variant, arms, groups, mode)
         # explicit None: a rest of the block known only by the sites it may issue, for _arm_joins alone
-        if explicit is not None and self._arms_match(variant, arms, explicit, groups, mode):
+        if explicit is not None and self._arms_match(variant, arms, groups, mode):
             return True
         # its own two sides, its arm and the later arms (an else holding only an if may be one role's code)
-        return (split is not None and self._arms_match(variant, split, True, groups, mode)) \
+        return (split is not None and self._arms_match(variant, split, groups, mode)) \
             or (not explicit and len(arms) == 2 and _arm_joins(self, variant, arms, reached, groups, mode))
 
-    def _arms_match(self, variant, arms, explicit: bool, groups: frozenset, mode: frozenset) -> bool:
+    def _arms_match(self, variant, arms, groups: frozenset, mode: frozenset) -> bool:
         first = None
         for arm in arms:
+            # Every path counts, those that issue nothing over these groups
+            # too: a test of one arm alone decides nothing for the ranks of
+            # another, so agreed or not it may leave them waiting.
             issued = frozenset(self.sequence(variant, sequence, mode, groups) for sequence in arm)
-            if explicit:
-                # An arm the chain writes out may also hold paths that issue
-                # nothing over these groups (a sender with nothing to send,
-                # a stage that is the only one): which path it takes is its
-                # own tests' question, asked where they guard the collectives.
-                issued -= {()}
             if first is None:
                 if not any(issued):
                     return False
