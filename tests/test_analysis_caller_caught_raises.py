@@ -152,6 +152,24 @@ CAUGHT = {
             thread.start()
             thread.join()
     """),
+    # the catching caller is a method of a class a function makes: the module's one walk (exits.CallerCatches._index)
+    # takes a function wherever it is defined as a scope of its own
+    "caught_in_a_class_a_function_makes": ("raise RuntimeError(str(error))", """
+        def make_handler():
+            class Handler:
+                def handle(self, worker, raw):
+                    try:
+                        return worker.process(raw)
+                    except RuntimeError:
+                        return None
+            return Handler
+    """),
+    # handed to a thread inside a lambda, which no scope's walk enters
+    "a_thread_target_in_a_lambda": ("raise RuntimeError(str(error))", """
+        import threading
+
+        start = lambda worker, raw: threading.Thread(target=worker.process, args=(raw,)).start()
+    """),
     # the handler raises a builtin the caller catches through its base
     "caught_through_builtin_base": ("raise KeyError(str(error))", """
         def handle(worker, raw):

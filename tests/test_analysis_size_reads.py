@@ -7,9 +7,11 @@ not hold in every world of several ranks.  Names and fields that hold a
 size read from a size source keep their reading."""
 
 import ast
+import random
+import re
 import textwrap
 
-from cslint.analysis.sizereads import size_reads_of, walrus_may_bind_size
+from cslint.analysis.sizereads import size_reads_of, walrus_may_bind_size, walrus_targets
 from cslint.api import check_paths
 
 _OWN_COUNT = "len([r for r in reqs if r.owner == dist.get_rank()])"
@@ -167,6 +169,25 @@ def test_the_walrus_search_finds_each_name_once_and_reads_long_names_once():
     assert walrus_may_bind_size("# 2world_size := n")  # (a comment may hold one: a superset)
     assert walrus_may_bind_size("if (rank := n): world_size = 2") is False
     assert walrus_may_bind_size(b"a.world_size := n")  # (no valid binding, still a candidate)
+
+
+#: the pattern walrus_targets reads back from each ``:=`` instead of matching it at every name
+_WALRUS_PATTERN = r"(?<![A-Za-z_])([A-Za-z_][A-Za-z0-9_]*)\s*:="
+
+
+def test_the_walrus_targets_are_those_of_the_pattern():
+    """walrus_targets finds what the pattern finds, in order, text and bytes: digits before a name, a name
+    after a non-ASCII letter, spaces of every kind (a text's Unicode ones, which bytes do not count), colons
+    and ``=`` around, ``:=`` twice in a row, at the start and at the end."""
+    pieces = ["a", "b_", "_", "1", "9", " ", "\t", "\n", "\x0b", "\x0c", "\r", ":", "=", ":=", "é", "\u2003",
+              "\x1c", "\x85", "(", ".", "x:=", "#"]
+    rng = random.Random(57)
+    samples = ["", ":=", "x:=", "  :=", "1:=", "12ab :=", "1a2b\t:=", "éab:=", "a::=", "a:=:=", "a := := b :=", "ab:"]
+    samples += ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 14))) for _ in range(20_000)]
+    for text in samples:
+        for source in (text, text.encode("utf-8")):
+            expected = re.findall(_WALRUS_PATTERN if type(source) is str else _WALRUS_PATTERN.encode(), source)
+            assert walrus_targets(source) == expected, repr(source)
 
 
 def _unheld(source: str) -> tuple:

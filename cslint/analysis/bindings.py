@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, imported_names, own_nodes, param_names, parameters, walk as fast_walk
+from .astwalk import BLOCKS_OF, imported_names, own_nodes, param_names, parameters, walked
 
 
 def assigned_names(node: ast.AST) -> list:
@@ -91,9 +91,11 @@ def local_assignments(func, name: str, unpacked: bool = False) -> Optional[list]
             if any(handler.name == name for handler in node.handlers):
                 return None
         stack.extend(child for field in BLOCKS_OF[t] for child in getattr(node, field))
-    # (a ``:=`` is rare: one walk of the function, asked last)
-    if values and any(type(node) is ast.NamedExpr and node.target.id == name for node in fast_walk(func)):
-        return None
+    # (a ``:=`` is rare: one walk of the function, asked last, as a list: no generator resumed per node)
+    if values:
+        for node in walked(func):
+            if type(node) is ast.NamedExpr and node.target.id == name:
+                return None
     return values
 
 

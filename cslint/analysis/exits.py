@@ -20,7 +20,7 @@ import ast
 import builtins
 from typing import Optional
 
-from .astwalk import DEFINITIONS, children_into, own_nodes, walked
+from .astwalk import CHILDREN, DEFINITIONS, iter_children, own_nodes, walked
 
 
 CATCH_ALL = ("Exception", "BaseException")
@@ -371,21 +371,78 @@ class CallerCatches:
     def _index(self) -> dict:
         """Function name -> the swallowing handlers around calls naming it, closed over the callers
         that let the exception pass (a call outside any ``try`` that swallows everything).  The
-        module's own statements catch too (``try: main() except Exception: ...``) but pass nothing on."""
-        functions, handing, catching = [], [], False
+        module's own statements catch too (``try: main() except Exception: ...``) but pass nothing on.
+
+        One walk of the module: each scope (the module, then every function, wherever defined) is walked
+        down to the definitions in it, with the handlers around each node; what a scope's walk does not enter
+        (a class, a lambda, a function's decorators, defaults and annotations, the targets of a suppressing
+        ``with``) is looked at only for what makes the module catch (a ``try`` whose handler does not only
+        raise, a ``with`` where ``contextlib.suppress`` is imported), for ``Thread`` calls and for the
+        functions it defines, whose bodies are scopes in turn.  Only if something catches or hands a function
+        to a thread are the calls the scopes made read against the names the module defines."""
         suppressors = self.suppressors
-        for node in walked(self.tree):
-            kind = type(node)
-            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
-                functions.append(node)
-            elif kind is ast.Call:
-                func = node.func
-                if type(func) is ast.Attribute and func.attr == "Thread" or type(func) is ast.Name and func.id == "Thread":
-                    handing.append(node)
-            elif kind is ast.Try or kind.__name__ == "TryStar":
-                catching = catching or any(not always_raises(h.body, frozenset()) for h in node.handlers)
-            elif (kind is ast.With or kind is ast.AsyncWith) and suppressors:
-                catching = True
+        foreign = self.foreign
+        functions: list = []  # every function the module defines, in the order met
+        handing: list = []  # the ``Thread(...)`` calls
+        calls: list = []  # (name called, handlers around the call, its caller or None, whether it passes on)
+        catching = False
+        outside: list = []  # nodes no scope's walk enters, looked at by _note_outside
+        children = CHILDREN  # (read inline: children_into is a call per node)
+        scopes = [self.tree]
+        at = 0
+        while at < len(scopes):
+            func = scopes[at]
+            at += 1
+            caller = func.name if func is not self.tree else None
+            parents = ParentNames(func)
+            frames = [(list(func.body), (), True)]  # nodes of one level, the swallowing handlers around them
+            while frames:
+                nodes, handlers, passing = frames.pop()
+                inner: list = []
+                for node in nodes:
+                    kind = type(node)
+                    if kind in DEFINITIONS:
+                        if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                            functions.append(node)
+                            scopes.append(node)
+                            body = {id(stmt) for stmt in node.body}
+                            outside.extend(child for child in iter_children(node) if id(child) not in body)
+                        else:
+                            outside.append(node)
+                        continue
+                    if kind is ast.Call:
+                        func_node = node.func
+                        called = _class_name(func_node)
+                        if called is not None and not reached_through_import(func_node, foreign):
+                            calls.append((called, handlers, caller, passing))
+                        if type(func_node) is ast.Attribute and func_node.attr == "Thread" \
+                                or type(func_node) is ast.Name and func_node.id == "Thread":
+                            handing.append(node)
+                    elif kind is ast.Try or kind.__name__ == "TryStar":
+                        catching = catching or any(not always_raises(h.body, frozenset()) for h in node.handlers)
+                        swallowing = tuple(h for h in node.handlers if handler_swallows(h, parents))
+                        frames.append((list(node.body), handlers + swallowing,
+                                       passing and not any(catches_everything(h) for h in swallowing)))
+                        frames.append(([*node.handlers, *node.orelse, *node.finalbody], handlers, passing))
+                        continue
+                    elif (kind is ast.With or kind is ast.AsyncWith) and suppressors:
+                        catching = True
+                        suppressing = tuple(self._suppressing(item.context_expr) for item in node.items)
+                        if any(suppressing):
+                            around = tuple(h for h in suppressing if h)
+                            frames.append((list(node.body), handlers + around,
+                                           passing and not any(catches_everything(h) for h in around)))
+                            frames.append(([item.context_expr for item in node.items], handlers, passing))
+                            outside.extend(item.optional_vars for item in node.items if item.optional_vars)
+                            continue
+                    read = children[kind]
+                    if read is not None:
+                        inner += read(node)
+                if inner:
+                    frames.append((inner, handlers, passing))
+            if at == len(scopes) and outside:
+                catching = self._note_outside(outside, functions, scopes, handing) or catching
+                outside = []
         if not catching and not handing:
             return {}  # nothing in the module catches and goes on, nor hands a function to a thread
         defined = {func.name for func in functions}
@@ -394,37 +451,11 @@ class CallerCatches:
         for call in handing:
             for name in self._handed_on(call, defined):
                 direct.setdefault(name, []).append(_HANDED_ON)
-        for func in [self.tree] + functions:
-            caller = func.name if func is not self.tree else None
-            parents = ParentNames(func)
-            frames = [(list(func.body), ())]  # nodes of one level, the swallowing handlers around them
-            while frames:
-                nodes, handlers = frames.pop()
-                inner: list = []
-                for node in nodes:
-                    kind = type(node)
-                    if kind in DEFINITIONS:
-                        continue
-                    if kind is ast.Call:
-                        called = _class_name(node.func)
-                        if called in defined and not reached_through_import(node.func, self.foreign):
-                            direct.setdefault(called, []).extend(handlers)
-                            if caller is not None and not any(catches_everything(h) for h in handlers):
-                                passes.setdefault(called, set()).add(caller)
-                    elif kind is ast.Try or kind.__name__ == "TryStar":
-                        swallowing = tuple(h for h in node.handlers if handler_swallows(h, parents))
-                        frames.append((list(node.body), handlers + swallowing))
-                        frames.append(([*node.handlers, *node.orelse, *node.finalbody], handlers))
-                        continue
-                    elif (kind is ast.With or kind is ast.AsyncWith) and self.suppressors:
-                        suppressing = tuple(self._suppressing(item.context_expr) for item in node.items)
-                        if any(suppressing):
-                            frames.append((list(node.body), handlers + tuple(h for h in suppressing if h)))
-                            frames.append(([item.context_expr for item in node.items], handlers))
-                            continue
-                    children_into(node, inner)
-                if inner:
-                    frames.append((inner, handlers))
+        for called, handlers, caller, passing in calls:
+            if called in defined:
+                direct.setdefault(called, []).extend(handlers)
+                if caller is not None and passing:
+                    passes.setdefault(called, set()).add(caller)
         closed: dict = {}
         for name in sorted(defined):
             found, seen, todo = [], {name}, [name]
@@ -438,6 +469,36 @@ class CallerCatches:
             if found:
                 closed[name] = found
         return closed
+
+    def _note_outside(self, nodes: list, functions: list, scopes: list, handing: list) -> bool:
+        """What the nodes no scope's walk enters hold (:meth:`_index`): whether they catch (a ``try`` whose
+        handler does not only raise, a ``with`` where ``contextlib.suppress`` is imported); the ``Thread``
+        calls are added to ``handing``, the functions defined to ``functions`` and ``scopes`` (their bodies
+        walked there, not here)."""
+        catching = False
+        suppressors = self.suppressors
+        stack = list(nodes)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
+                functions.append(node)
+                scopes.append(node)
+                body = {id(stmt) for stmt in node.body}
+                stack.extend(child for child in iter_children(node) if id(child) not in body)
+                continue
+            if kind is ast.Call:
+                func = node.func
+                if type(func) is ast.Attribute and func.attr == "Thread" or type(func) is ast.Name and func.id == "Thread":
+                    handing.append(node)
+            elif kind is ast.Try or kind.__name__ == "TryStar":
+                catching = catching or any(not always_raises(h.body, frozenset()) for h in node.handlers)
+            elif (kind is ast.With or kind is ast.AsyncWith) and suppressors:
+                catching = True
+            read = CHILDREN[kind]
+            if read is not None:
+                stack += read(node)
+        return catching
 
 
 class ParentNames:

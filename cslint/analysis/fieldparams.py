@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import COMPREHENSIONS, statement_lists, walk
+from .astwalk import COMPREHENSIONS, statement_lists, walk, walked
 from .bindings import TARGET_STATEMENTS, flatten_targets, statement_targets
 from .callrefs import is_classmethod, is_staticmethod, receiver_param
 from .function import FunctionInfo
@@ -208,7 +208,8 @@ def _patched_classes(ctx: ModuleContext) -> frozenset:
     if found is None:
         classes = {node.name for node in ctx.tree.body if type(node) is ast.ClassDef}
         patched = set()
-        for node in walk(ctx.tree):
+        # (every node as one list: no generator resumed per node of the whole module)
+        for node in walked(ctx.tree) if classes else ():
             kind = type(node)
             if kind is ast.Attribute and type(node.ctx) is not ast.Load:
                 if type(node.value) is ast.Name and node.value.id in classes:

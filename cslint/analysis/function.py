@@ -401,9 +401,9 @@ class FunctionInfo(FunctionScan):
         (``self_name``: what the call is made through)."""
         found = self._passed_params
         if found is None:
-            found = self._passed_params = tuple(
-                (index, name.lstrip("*")) for index, name in enumerate(self.params)
-                if index or not self.self_name)
+            skip = 1 if self.self_name else 0  # (a list, not a generator resumed per parameter)
+            found = self._passed_params = tuple([
+                (index, name.lstrip("*")) for index, name in enumerate(self.params) if index >= skip])
         return found
 
     # parent links and local names are built on first use: most functions of

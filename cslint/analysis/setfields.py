@@ -96,7 +96,7 @@ def node_effect(s: ast.AST, exprs: list, calls: list, attrs: frozenset, self_nam
     or the names of the methods of ``self`` it calls (:data:`UNCHANGED`: none;
     see the module's docstring)."""
     for expr in exprs:
-        for node in fast_walk(expr):
+        for node in walked(expr):  # (as a list: no generator resumed per node)
             t = type(node)
             if t is ast.Await or t is ast.Yield or t is ast.YieldFrom or t is ast.Lambda:
                 return ANYTHING

@@ -25,7 +25,13 @@ def single_bindings(body) -> dict:
     augmented assignment, no loop target): name -> the value bound."""
     bound: dict = {}
     changed = set()
-    for node in fast_walk(body) if not isinstance(body, list) else (n for stmt in body for n in fast_walk(stmt)):
+    if isinstance(body, list):
+        nodes: list = []
+        for stmt in body:
+            nodes += walked(stmt)
+    else:
+        nodes = walked(body)
+    for node in nodes:  # (every node, in walk's order, as lists: no generator resumed per node)
         t = type(node)
         if t is ast.Assign:
             _note_assignment(node, bound, changed)
