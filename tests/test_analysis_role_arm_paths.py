@@ -157,6 +157,62 @@ def test_a_role_that_may_issue_nothing_is_reported():
     assert _lines(INVALID) == _marked(INVALID)
 
 
+# -- a ``match`` in a role arm: a last ``case _:`` or capture leaves no path past every case -------
+MATCHED = """
+    import torch.distributed as dist
+
+
+    def send_by_mode_or_wildcard(x, buf, group, mode):
+        if dist.get_rank(group) == 0:
+            match mode:
+                case "a":
+                    dist.broadcast(x, src=0, group=group)
+                case _:
+                    dist.broadcast(x, src=0, group=group)
+        else:
+            dist.broadcast(buf, src=0, group=group)
+
+
+    def send_by_mode_or_capture(x, buf, group, mode):
+        if dist.get_rank(group) == 0:
+            match mode:
+                case "a":
+                    dist.broadcast(x, src=0, group=group)
+                case other:
+                    dist.broadcast(x, src=0, group=group)
+        else:
+            dist.broadcast(buf, src=0, group=group)
+
+
+    def send_unless_no_case_matches(x, buf, group, mode):
+        if dist.get_rank(group) == 0:
+            match mode:
+                case "a":
+                    dist.broadcast(x, src=0, group=group)  # reported
+                case "b":
+                    dist.broadcast(x, src=0, group=group)  # reported
+        else:
+            dist.broadcast(buf, src=0, group=group)  # reported
+
+
+    def send_unless_the_guard_fails(x, buf, group, mode, ready):
+        if dist.get_rank(group) == 0:
+            match mode:
+                case "a":
+                    dist.broadcast(x, src=0, group=group)  # reported
+                case _ if ready:
+                    dist.broadcast(x, src=0, group=group)  # reported
+        else:
+            dist.broadcast(buf, src=0, group=group)  # reported
+"""
+
+
+def test_a_match_ending_in_a_case_that_takes_every_subject_issues_on_every_path():
+    # a ``match`` whose last case is a wildcard or a bare capture has no path that skips every case; one whose
+    # cases may all fail (literals only, a guarded wildcard) has, and the receivers wait there alone
+    assert _lines(MATCHED) == _marked(MATCHED)
+
+
 # -- known gaps: paths chosen apart in each arm -----------------------------------------------------
 @pytest.mark.xfail(strict=True, reason="the arms are compared as sets of paths: a sender choosing by flag_a and "
                                        "receivers choosing by flag_b offer the same set, {nothing, one broadcast}, "

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from .astwalk import DEFINITIONS, walked
+from .astwalk import DEFINITIONS, irrefutable_case, walked
 from .function import FunctionInfo
 from .roles import groups_handed_out
 from .syntax import negation_text, unparsed
@@ -158,6 +158,8 @@ class Alternatives:
                 if sub is None:
                     return None
                 out += [(prefix + seq, term) for seq, term in sub]
+            if s.cases and irrefutable_case(s.cases[-1]):
+                return out  # (a last ``case _:`` or capture takes every subject the others leave)
             return out + [(prefix, False)]
         return [(self._ordered_sites(s), False)]
 

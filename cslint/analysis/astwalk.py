@@ -241,6 +241,13 @@ def statement_lists(body: list):
                     stack.append(inner)
 
 
+def irrefutable_case(case: ast.match_case) -> bool:
+    """Whether a ``case`` matches every subject: no guard and a bare capture or
+    wildcard (``case _:``, ``case other:``), so no case after it runs and the
+    ``match`` never falls through it."""
+    return case.guard is None and type(case.pattern) is ast.MatchAs and case.pattern.pattern is None
+
+
 def block_fields(node_type: type) -> tuple:
     """The fields of :data:`BLOCK_FIELDS` a node type has, in that order,
     worked out once per type: a statement walk reads those alone instead of

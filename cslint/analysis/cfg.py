@@ -38,7 +38,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .astwalk import iter_children
+from .astwalk import irrefutable_case, iter_children
 from .exits import (
     EXIT_EXCEPTIONS, RAISES_ONLY, SWALLOWS, ParentNames, always_raises, catches_everything, handler_outcome,
     is_process_exit,
@@ -404,12 +404,7 @@ class _Builder:
             node = self._new(CASE, case)
             self.test_of[node] = case
             self._edge(node, body, True)
-            irrefutable = (
-                case.guard is None
-                and isinstance(case.pattern, ast.MatchAs)
-                and case.pattern.pattern is None
-            )
-            if not irrefutable:
+            if not irrefutable_case(case):
                 self._edge(node, nxt, False)
             nxt = node
         subject = self._new(STMT, s)
