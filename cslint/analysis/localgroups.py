@@ -10,7 +10,7 @@ import ast
 from typing import Optional
 
 from ..presets import GROUP_SPANS, covering_group, group_from_text
-from .astwalk import LOOPS, own_nodes, param_names, walked
+from .astwalk import CHILDREN, DEFINITIONS, LOOPS, own_nodes, param_names, walked
 from .communicators import (assigned_fields, attribute_bound_locals, group_holding_locals, param_chain_locals,
                              registry_lookup_key, with_copies)
 from .fallbacks import fallback_candidates, param_fallbacks
@@ -187,8 +187,18 @@ def _group_holding_names(info) -> frozenset:
         params = info.param_names
         names = set()
         copies = []  # ``g = group``: a local bound from another local
-        for node in own_nodes(info.func):
-            if type(node) is ast.Assign and isinstance(node.value, (ast.Name, ast.Attribute, ast.Call)):
+        body = info.func.body
+        stack = list(body) if type(body) is list else [body]
+        table = CHILDREN
+        while stack:  # (own_nodes' walk written out: no generator resumed per node)
+            node = stack.pop()
+            kind = type(node)
+            if kind in DEFINITIONS:
+                continue
+            read = table[kind]
+            if read is not None:
+                stack += read(node)
+            if kind is ast.Assign and isinstance(node.value, (ast.Name, ast.Attribute, ast.Call)):
                 targets = [t.id for t in node.targets if type(t) is ast.Name and t.id not in params]
                 if type(node.value) is ast.Name:
                     copies.extend((node.value.id, t) for t in targets)
@@ -322,16 +332,25 @@ def _binding_nodes(ctx, func) -> tuple:
     found = memo.get(id(func))
     if found is None:
         loops, bindings = [], []
-        for node in own_nodes(func):
+        body = func.body
+        stack = list(body) if type(body) is list else [body]
+        table = CHILDREN
+        while stack:  # (own_nodes' walk written out: no generator resumed per node)
+            node = stack.pop()
             kind = type(node)
             if kind is ast.Name:
                 if type(node.ctx) is not ast.Load:
                     bindings.append(node)
+                continue  # (a name has no child nodes)
+            if kind in DEFINITIONS:
                 continue
             if kind in LOOPS:
                 loops.append(node)
             if kind in _BINDING_TYPES:
                 bindings.append(node)
+            read = table[kind]
+            if read is not None:
+                stack += read(node)
         found = memo[id(func)] = (tuple(loops), tuple(bindings))
     return found
 
