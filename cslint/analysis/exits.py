@@ -250,11 +250,13 @@ def reached_through_import(func: ast.expr, imported) -> bool:
 #: (``threading.excepthook`` reports it; ``join()`` does not raise it again),
 #: so such a function counts as caught, as if by a bare ``except: pass``: a
 #: raise of it may leave the rank's work while the rank goes on (more paths,
-#: never fewer).  A function handed on otherwise runs where the alias is
-#: called, which is not followed: a task handed to an executor raises again
-#: where ``result()`` is read (a ``try`` around that read is not seen, nor is
-#: a future never read, which swallows the raise), and so does a ``partial``,
-#: a lambda's call, ``getattr(obj, "name")``: strict xfails.  (Counting every
+#: never fewer); so does a task handed to an executor in a statement that
+#: drops its future (``pool.submit(f, x)`` alone: the future keeps the raise,
+#: nothing reads it).  A function handed on otherwise runs where the alias is
+#: called (:meth:`CallerCatches._run_through`): a task whose future a local
+#: holds raises again where ``result()`` is read, and so does a ``partial``,
+#: a lambda's call, ``getattr(obj, "name")`` where the local is called, so the
+#: ``try`` around that read or call is the one that catches.  (Counting every
 #: function handed on as an argument as caught brought 6 findings on the real
 #: trees, argument checks that end the job; counting executor tasks alone, 1:
 #: Megatron's dataset builder, whose future is read and raised again.)
@@ -307,14 +309,78 @@ class CallerCatches:
     def _handed_on(self, node: ast.Call, defined: set) -> list:
         """The functions of the module a call hands to a thread to run
         (``threading.Thread(target=self.process)``): a raise there ends that
-        thread alone, the process goes on (:data:`_HANDED_ON`)."""
+        thread alone, the process goes on (:data:`_HANDED_ON`); or to an
+        executor in a statement that drops the future (``pool.submit(f,
+        x)``): the future holds the raise and nothing reads it again."""
         found = []
+        if type(node.func) is ast.Attribute and node.func.attr == "submit":
+            name = self._named(node.args[0], defined) if node.args else None
+            return [] if name is None else [name]
         for kw in node.keywords:
             arg = kw.value
             kind = type(arg)
             if kw.arg == "target" and (kind is ast.Name and arg.id in defined or kind is ast.Attribute
                                        and arg.attr in defined and not reached_through_import(arg, self.foreign)):
                 found.append(arg.id if kind is ast.Name else arg.attr)
+        return found
+
+    def _named(self, expr: ast.expr, defined: set) -> Optional[str]:
+        """The function of the module ``expr`` names (``f``, ``obj.f``), None for anything else."""
+        kind = type(expr)
+        if kind is ast.Name:
+            return expr.id if expr.id in defined else None
+        if kind is ast.Attribute and expr.attr in defined and not reached_through_import(expr, self.foreign):
+            return expr.attr
+        return None
+
+    def _aliased(self, value: ast.expr, defined: set, submitted: bool) -> list:
+        """The functions of the module a local bound to ``value`` runs when
+        it is called (``submitted`` False: ``functools.partial(f, ...)``, a
+        lambda calling ``f``, ``getattr(obj, "f")``) or when its
+        ``result()`` is read (``submitted`` True: ``pool.submit(f, ...)``,
+        whose future raises again what ``f`` raised)."""
+        if type(value) is ast.Lambda:
+            if submitted:
+                return []
+            return [name for node in walked(value.body) if type(node) is ast.Call
+                    for name in (self._named(node.func, defined),) if name is not None]
+        if type(value) is not ast.Call or not value.args:
+            return []
+        func, first = value.func, value.args[0]
+        head = func.id if type(func) is ast.Name else func.attr if type(func) is ast.Attribute else None
+        if submitted:
+            if head != "submit" or type(func) is not ast.Attribute:
+                return []
+        elif head == "getattr" and type(func) is ast.Name and len(value.args) >= 2:
+            attr = value.args[1]
+            if type(attr) is ast.Constant and attr.value in defined:
+                return [attr.value]
+            return []
+        elif head != "partial":
+            return []
+        name = self._named(first, defined)
+        return [] if name is None else [name]
+
+    def _run_through(self, call: ast.Call, scope: int, bound: dict, defined: set) -> list:
+        """The functions of the module ``call`` runs through a local of its
+        function: ``job()`` with ``job = partial(f, ...)``, ``lambda: f()``
+        or ``getattr(obj, "f")``; ``future.result()`` with ``future =
+        pool.submit(f, ...)``, or ``pool.submit(f, ...).result()`` -- the
+        task's raise surfaces there, so a ``try`` around that read catches
+        it.  Every binding of the local is read (one path may bind another
+        value: more catching callers, never fewer)."""
+        func = call.func
+        if type(func) is ast.Name:
+            local, submitted = func.id, False
+        else:  # a ``result()`` read
+            if type(func.value) is ast.Call:
+                return self._aliased(func.value, defined, True)
+            if type(func.value) is not ast.Name:
+                return []
+            local, submitted = func.value.id, True
+        found = []
+        for value in bound.get((scope, local), ()):
+            found += self._aliased(value, defined, submitted)
         return found
 
     def _suppressing(self, expr: ast.expr) -> Optional[ast.ExceptHandler]:
@@ -387,6 +453,8 @@ class CallerCatches:
         calls: list = []  # (name called, handlers around the call, its caller or None, whether it passes on)
         catching = False
         outside: list = []  # nodes no scope's walk enters, looked at by _note_outside
+        through: list = []  # (call, handlers, caller, passing, scope) of calls that may run a function through a local
+        bound: dict = {}  # (scope, local name) -> the values bound to it
         children = CHILDREN  # (read inline: children_into is a call per node)
         scopes = [self.tree]
         at = 0
@@ -415,9 +483,18 @@ class CallerCatches:
                         called = _class_name(func_node)
                         if called is not None and not reached_through_import(func_node, foreign):
                             calls.append((called, handlers, caller, passing))
+                        if type(func_node) is ast.Name or called == "result":
+                            through.append((node, handlers, caller, passing, at))
                         if type(func_node) is ast.Attribute and func_node.attr == "Thread" \
                                 or type(func_node) is ast.Name and func_node.id == "Thread":
                             handing.append(node)
+                    elif kind is ast.Assign:
+                        if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+                            bound.setdefault((at, node.targets[0].id), []).append(node.value)
+                    elif kind is ast.Expr:
+                        value = node.value
+                        if type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr == "submit":
+                            handing.append(value)  # a task whose future is dropped: nothing raises its exception again
                     elif kind is ast.Try or kind.__name__ == "TryStar":
                         catching = catching or any(not always_raises(h.body, frozenset()) for h in node.handlers)
                         swallowing = tuple(h for h in node.handlers if handler_swallows(h, parents))
@@ -453,6 +530,11 @@ class CallerCatches:
                 direct.setdefault(name, []).append(_HANDED_ON)
         for called, handlers, caller, passing in calls:
             if called in defined:
+                direct.setdefault(called, []).extend(handlers)
+                if caller is not None and passing:
+                    passes.setdefault(called, set()).add(caller)
+        for call, handlers, caller, passing, scope in through:
+            for called in self._run_through(call, scope, bound, defined):
                 direct.setdefault(called, []).extend(handlers)
                 if caller is not None and passing:
                     passes.setdefault(called, set()).add(caller)
