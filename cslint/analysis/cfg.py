@@ -20,7 +20,9 @@ Modelling choices (why, not what):
   ``try`` around it in the function or a caller in the module catches what it
   raises and goes on: the raising rank then leaves like ``return``,
   :meth:`_Builder._raise_caught`; so does a branch that can only raise
-  where such a caller catches it), and one
+  where such a caller catches it; a ``raise`` that a ``with
+  contextlib.suppress(E):`` of the function around it suppresses goes on
+  after that block, :meth:`_Builder._suppressed_at`), and one
   that signals its parent process to end (:func:`~cslint.analysis.exits.ends_job`)
   has the launcher tear the whole job down.
 * ``finally`` bodies are built once, on the normal path; callers correct
@@ -38,10 +40,10 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .astwalk import irrefutable_case, iter_children
+from .astwalk import irrefutable_case, iter_children, own_nodes
 from .exits import (
-    EXIT_EXCEPTIONS, RAISES_ONLY, SWALLOWS, ParentNames, always_raises, catches_everything, handler_outcome,
-    is_process_exit,
+    EXIT_EXCEPTIONS, RAISES_ONLY, SWALLOWS, ParentNames, always_raises, catches_everything, class_name,
+    handler_outcome, is_process_exit,
 )
 
 # node kinds
@@ -178,6 +180,9 @@ class _Builder:
         self.exit = self._new(EXIT)
         self.handler_stack: list[list[int]] = []  # handler entry nodes, innermost last
         self.handler_catch_all: list[bool] = []
+        #: the ``with contextlib.suppress(E):`` blocks around the statement being built, innermost last:
+        #: (the ``except E: pass`` each amounts to, the node after the block, len(handler_stack) at its entry)
+        self.suppress_stack: list[tuple] = []
         self.finally_stack: list[ast.Try] = []
 
     def _new(self, kind: str, stmt: Optional[ast.AST] = None) -> int:
@@ -233,7 +238,12 @@ class _Builder:
         if t is ast.Try or t.__name__ == "TryStar":
             return self._try(s, succ)
         if t is ast.With or t is ast.AsyncWith:
+            suppressing = self._suppressing(s)
+            if suppressing:
+                self.suppress_stack.append((suppressing, succ, len(self.handler_stack)))
             body = self.seq(s.body, succ)
+            if suppressing:
+                self.suppress_stack.pop()
             node = self._new(STMT, s)
             self._edge(node, body)
             self._add_raise_edges(node, s)
@@ -257,7 +267,10 @@ class _Builder:
             targets = self._exception_targets() if self.handler_stack else []
             for target in targets:
                 self._edge(node, target, "raise")
-            if not targets:
+            suppressed = self._suppressed_at(s) if self.suppress_stack else None
+            if suppressed is not None:
+                self._edge(node, suppressed)  # the rank goes on past the ``with`` that suppresses it
+            elif not targets:
                 self._edge(node, self.exit)
             return node
         if t is ast.Break or t is ast.Continue:
@@ -366,8 +379,32 @@ class _Builder:
 
     def _caller_catches(self, raising: list) -> bool:
         """Whether a caller in the module catches what the statements ``raising`` (a handler's
-        body, an ``if`` arm that only raises) raise out of the function, and goes on."""
+        body, an ``if`` arm that only raises) raise out of the function, and goes on; or a
+        ``with contextlib.suppress(E):`` of the function around them does (:meth:`_suppressed_at`)."""
+        if self.suppress_stack and any(type(node) is ast.Raise and self._suppressed_at(node) is not None
+                                       for node in own_nodes(ast.Module(body=raising, type_ignores=[]))):
+            return True
         return self.caught is not None and self.caught.raise_caught(self.func, raising)
+
+    def _suppressing(self, s) -> list:
+        """The handlers a ``with`` statement's ``contextlib.suppress(E)`` items amount to around its body."""
+        caught = self.caught
+        if caught is None or not caught.suppressors:
+            return []
+        return [handler for item in s.items for handler in (caught.suppressing(item.context_expr),) if handler]
+
+    def _suppressed_at(self, s: ast.Raise) -> Optional[int]:
+        """The node after the innermost ``with contextlib.suppress(E):`` around ``s`` that
+        suppresses what it raises, None where none does or a ``try`` inside that block catches
+        everything first: the suppressing rank leaves the block and goes on after it, where the
+        others, which raised nothing, may still be inside it."""
+        raised = None if s.exc is None else class_name(s.exc)  # a bare raise: any subclass of the caught
+        for handlers, after, depth in reversed(self.suppress_stack):
+            if any(self.handler_catch_all[depth:]):
+                return None  # a ``try`` inside the block catches it first
+            if any(self.caught.catches(handler, raised) for handler in handlers):
+                return after
+        return None
 
     def _try(self, s, succ: int) -> int:
         after = succ

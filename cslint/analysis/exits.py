@@ -221,7 +221,7 @@ BUILTIN_EXCEPTIONS = {name: value for name, value in vars(builtins).items()
                        if isinstance(value, type) and issubclass(value, BaseException)}
 
 
-def _class_name(node) -> Optional[str]:
+def class_name(node) -> Optional[str]:
     """The last part of a dotted class name (``errors.WrapError``: ``WrapError``), None for anything else."""
     while type(node) is ast.Call:
         node = node.func
@@ -301,8 +301,8 @@ class CallerCatches:
             return False
         for node in own_nodes(ast.Module(body=raising, type_ignores=[])):  # (own_nodes walks a body)
             if type(node) is ast.Raise:
-                raised = None if node.exc is None else _class_name(node.exc)  # a bare raise: any subclass of the caught
-                if any(self._catches(catcher, raised) for catcher in catchers):
+                raised = None if node.exc is None else class_name(node.exc)  # a bare raise: any subclass of the caught
+                if any(self.catches(catcher, raised) for catcher in catchers):
                     return True
         return False
 
@@ -383,7 +383,7 @@ class CallerCatches:
             found += self._aliased(value, defined, submitted)
         return found
 
-    def _suppressing(self, expr: ast.expr) -> Optional[ast.ExceptHandler]:
+    def suppressing(self, expr: ast.expr) -> Optional[ast.ExceptHandler]:
         """The handler ``with contextlib.suppress(E, F):`` amounts to around
         its body (``except (E, F): pass``: the rank goes on past the
         ``with``), None for any other context."""
@@ -401,14 +401,14 @@ class CallerCatches:
             self._catchers = self._index()
         return self._catchers.get(name, ())
 
-    def _catches(self, handler: ast.ExceptHandler, raised: Optional[str]) -> bool:
+    def catches(self, handler: ast.ExceptHandler, raised: Optional[str]) -> bool:
         """Whether ``handler`` may catch an exception of the class named ``raised`` (None: unknown)."""
         if handler.type is None:
             return True
         ancestry = self._ancestry(raised) if raised is not None else None
         parts = handler.type.elts if type(handler.type) is ast.Tuple else (handler.type,)
         for part in parts:
-            caught = _class_name(part)
+            caught = class_name(part)
             if caught is None or ancestry is None or caught in ancestry:
                 return True
         return False
@@ -419,7 +419,7 @@ class CallerCatches:
         or deriving from one)."""
         builtin = BUILTIN_EXCEPTIONS.get(name)
         if self._bases is None:
-            self._bases = {node.name: [_class_name(base) for base in node.bases]
+            self._bases = {node.name: [class_name(base) for base in node.bases]
                            for node in self.tree.body if type(node) is ast.ClassDef}
         bases = self._bases.get(name)
         if bases is None:
@@ -480,7 +480,7 @@ class CallerCatches:
                         continue
                     if kind is ast.Call:
                         func_node = node.func
-                        called = _class_name(func_node)
+                        called = class_name(func_node)
                         if called is not None and not reached_through_import(func_node, foreign):
                             calls.append((called, handlers, caller, passing))
                         if type(func_node) is ast.Name or called == "result":
@@ -504,7 +504,7 @@ class CallerCatches:
                         continue
                     elif (kind is ast.With or kind is ast.AsyncWith) and suppressors:
                         catching = True
-                        suppressing = tuple(self._suppressing(item.context_expr) for item in node.items)
+                        suppressing = tuple(self.suppressing(item.context_expr) for item in node.items)
                         if any(suppressing):
                             around = tuple(h for h in suppressing if h)
                             frames.append((list(node.body), handlers + around,

@@ -1,0 +1,139 @@
+"""A raise a ``with contextlib.suppress(E):`` of its own function suppresses
+(issue 12).
+
+The ``with`` amounts to ``try: ... except E: pass``: a rank whose rank-local
+test raises ``E`` inside the block leaves the block and goes on after it,
+while its peers, which raised nothing, go on inside it to the collective the
+raising rank skipped.  That is a hang, reported as the ``return`` that leaves
+early is (cfg._Builder._suppressed_at).  Kept silent: the ``with`` suppresses
+another class, the ``suppress`` is not contextlib's, the collective comes
+after the ``with`` (every rank meets it), ``suppress()`` of no class."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from cslint.api import check_source
+
+_HEAD = """
+    import contextlib
+    import os
+    from contextlib import suppress
+
+    import torch.distributed as dist
+
+
+    class LoadError(FileNotFoundError):
+        pass
+
+
+"""
+
+
+def _lines(body: str) -> list:
+    source = textwrap.dedent(_HEAD) + textwrap.dedent(body)
+    return sorted((f.code, f.line) for f in check_source(source, report="per-site").findings)
+
+
+REPORTED = {
+    "an_arm_that_raises": """
+        def step(path, group):
+            with contextlib.suppress(FileNotFoundError):
+                if dist.get_rank(group) == 0 and not os.path.exists(path):
+                    raise FileNotFoundError(path)
+                dist.barrier(group=group)
+            return path
+    """,
+    # the name imported from contextlib, a tuple of classes, a subclass the module derives
+    "imported_by_name_a_subclass": """
+        def step(path, group):
+            with open(path), suppress(KeyError, FileNotFoundError):
+                if dist.get_rank(group) == 0 and not os.path.exists(path):
+                    raise LoadError(path)
+                dist.barrier(group=group)
+            return path
+    """,
+    # a handler that only raises, inside the block
+    "a_handler_that_raises": """
+        def step(path, group):
+            with contextlib.suppress(RuntimeError):
+                if dist.get_rank(group) == 0:
+                    try:
+                        os.stat(path)
+                    except OSError as error:
+                        raise RuntimeError(str(error))
+                dist.barrier(group=group)
+            return path
+    """,
+    # the rank-local test at the outer level, the suppressing ``with`` inside a loop
+    "in_a_loop": """
+        def step(paths, group):
+            for path in paths:
+                with suppress(FileNotFoundError):
+                    if not os.path.exists(path):
+                        raise FileNotFoundError(path)
+                    dist.barrier(group=group)
+            return paths
+    """,
+}
+
+#: the line of each one's barrier, and what it is reported as
+_BARRIER = {"an_arm_that_raises": ("CSL102", 18), "imported_by_name_a_subclass": ("CSL102", 18),
+            "a_handler_that_raises": ("CSL104", 21), "in_a_loop": ("CSL102", 19)}
+
+
+@pytest.mark.parametrize("name", sorted(REPORTED))
+def test_a_raise_the_function_suppresses_is_a_rank_local_exit(name):
+    assert _BARRIER[name] in _lines(REPORTED[name])
+
+
+SILENT = {
+    # another class is suppressed: the raise ends the process
+    "another_class": """
+        def step(path, group):
+            with contextlib.suppress(KeyError):
+                if dist.get_rank(group) == 0 and not os.path.exists(path):
+                    raise FileNotFoundError(path)
+                dist.barrier(group=group)
+            return path
+    """,
+    # ``suppress()`` of no class suppresses nothing
+    "no_class": """
+        def step(path, group):
+            with contextlib.suppress():
+                if dist.get_rank(group) == 0 and not os.path.exists(path):
+                    raise FileNotFoundError(path)
+                dist.barrier(group=group)
+            return path
+    """,
+    # a ``suppress`` of the module's own
+    "not_contextlib": """
+        def quiet(*kinds):
+            return open("log.txt")
+
+
+        def step(path, group):
+            with quiet(FileNotFoundError):
+                if dist.get_rank(group) == 0 and not os.path.exists(path):
+                    raise FileNotFoundError(path)
+                dist.barrier(group=group)
+            return path
+    """,
+    # every rank meets the barrier after the block
+    "the_collective_after_the_block": """
+        def step(path, group):
+            with contextlib.suppress(FileNotFoundError):
+                if dist.get_rank(group) == 0 and not os.path.exists(path):
+                    raise FileNotFoundError(path)
+                path = path + ".done"
+            dist.barrier(group=group)
+            return path
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SILENT))
+def test_a_raise_nothing_in_the_function_suppresses_ends_the_process(name):
+    assert [code for code, _line in _lines(SILENT[name]) if code in ("CSL102", "CSL104")] == []
