@@ -120,7 +120,7 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
     if own_uses is None:  # (``getattr(self, "x")`` in it: every call named on ``self`` or ``super()`` as a ``self`` one)
         todo = [(name, family) for name in info.self_calls]
     else:
-        if own_uses[3] and _past(family, family[0]):
+        if own_uses[3] and _super_may_reach_a_base(family, family[0]):
             return None  # (``super()`` into a base of the file: see below)
         todo = [(name, family) for name in own_uses[2]]
         todo.extend((name, ()) for name in own_uses[3])  # (past every class of the file: ``object``'s)
@@ -154,7 +154,7 @@ def _fields_own_methods_assign(info: FunctionInfo) -> Optional[frozenset]:
             fields |= stores
             todo.extend((name, family) for name in reads & methods)  # (read as a value to call later)
             todo.extend((name, family) for name in calls)
-            if super_calls and _past(family, cls):
+            if super_calls and _super_may_reach_a_base(family, cls):
                 # ``super().k()`` reaching a base the file defines: what runs is that base's ``k`` as the
                 # program left it, which a call handing the class on (``install(Base)``), a rebinding
                 # (``Base = dataclass(Base)``), a loop alias or another module may have replaced; only a
@@ -229,16 +229,22 @@ def _patched_classes(ctx: ModuleContext) -> frozenset:
 def _class_body_bindings(ctx: ModuleContext, cls: str) -> frozenset:
     """The names the body of the top-level class ``cls`` binds other than
     by a ``def`` (an inert value too: ``__init__ = lambda self: ...``)."""
-    memo = ctx.__dict__.setdefault("_class_body_bindings", {})
+    return _class_body_names(ctx, cls)[0]
+
+
+def _class_body_names(ctx: ModuleContext, cls: str) -> tuple:
+    """``(bindings, descriptors)`` of the bodies of the top-level classes
+    named ``cls``, read in one walk of their statements and kept per name:
+    :func:`_class_body_bindings` and what :func:`_class_body_descriptors`
+    reads."""
+    memo = ctx.__dict__.setdefault("_class_body_names", {})
     names = memo.get(cls)
     if names is None:
-        found = set()
+        bindings, descriptors = set(), set()
         for node in ctx.tree.body:
             if type(node) is ast.ClassDef and node.name == cls:
-                for stmt in node.body:
-                    if type(stmt) not in (ast.FunctionDef, ast.AsyncFunctionDef, ast.Pass):
-                        found |= bound_names(stmt)
-        names = memo[cls] = frozenset(found)
+                _read_class_body(node.body, bindings, descriptors)
+        names = memo[cls] = (frozenset(bindings), frozenset(descriptors))
     return names
 
 
@@ -249,11 +255,11 @@ def _bases_named(ctx: ModuleContext, name: str) -> bool:
                if type(node) is ast.ClassDef and node.name == name)
 
 
-def _past(family: tuple, cls: str) -> tuple:
-    """The classes of ``family`` (the constructed class first, then the
-    bases this file defines) that ``super()`` in a method of ``cls`` may
-    reach: any but the constructed class and ``cls`` itself."""
-    return tuple(other for other in family[1:] if other != cls)
+def _super_may_reach_a_base(family: tuple, cls: str) -> bool:
+    """Whether ``super()`` in a method of ``cls`` may reach a class of
+    ``family`` (the constructed class first, then the bases this file
+    defines): any but the constructed class and ``cls`` itself."""
+    return any(other != cls for other in family[1:])
 
 
 #: class-body values that are no data descriptor: an instance store of the name they bind runs no code of theirs
@@ -269,32 +275,30 @@ def _class_body_descriptors(ctx: ModuleContext, owners: list) -> frozenset:
     whose class defines ``__set__``), so that ``self.group = x`` runs code
     the file does not show as a method.  Any binding inside another
     statement of the body (an ``if``, a ``try``) counts."""
-    memo = ctx.__dict__.setdefault("_class_body_descriptors", {})
     found = set()
-    for node in ctx.tree.body:
-        if type(node) is not ast.ClassDef or node.name not in owners:
-            continue
-        names = memo.get(id(node))
-        if names is None:
-            names = memo[id(node)] = frozenset(_possible_descriptors(node.body))
-        found |= names
+    for owner in owners:
+        found |= _class_body_names(ctx, owner)[1]
     return frozenset(found)
 
 
-def _possible_descriptors(body: list):
-    """The names :func:`_class_body_descriptors` reads in one class body."""
+def _read_class_body(body: list, bindings: set, descriptors: set) -> None:
+    """Adds to ``bindings`` the names the class body ``body`` binds other
+    than by a ``def``, and to ``descriptors`` those of them it binds other
+    than to an inert value (:func:`_class_body_descriptors`)."""
     for stmt in body:
         kind = type(stmt)
         if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef or kind is ast.Pass:
             continue
+        bound = bound_names(stmt)
+        bindings |= bound
         if kind is ast.Assign or kind is ast.AnnAssign or kind is ast.AugAssign:
             value = stmt.value
             if value is None:
                 continue
             if type(value) in _INERT_CLASS_VALUES and kind is not ast.AugAssign:
-                yield from (node.target.id for node in walk(value) if type(node) is ast.NamedExpr)
+                descriptors.update(node.target.id for node in walk(value) if type(node) is ast.NamedExpr)
                 continue
-        yield from bound_names(stmt)
+        descriptors |= bound
 
 
 def _self_uses(ctx: ModuleContext, method, own: str) -> Optional[tuple]:
