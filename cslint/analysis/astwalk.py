@@ -262,6 +262,24 @@ def imported_names(node) -> list:
     return [(alias.asname or alias.name).partition(".")[0] for alias in node.names]
 
 
+def positional_parameters(args: ast.arguments) -> list:
+    """The parameters (``ast.arg``) of a definition's ``args`` that a
+    call's positional arguments bind, in order: the positional-only ones,
+    then the plain ones."""
+    return args.posonlyargs + args.args
+
+
+def defaulted_parameters(args: ast.arguments) -> list:
+    """``[(parameter, default), ...]`` of a definition's ``args``: each
+    positional parameter that has a default (the last ones,
+    :func:`positional_parameters`), then each keyword-only one that has one
+    (``kw_defaults`` holds None for one that has none)."""
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return pairs
+
+
 def parameters(args: ast.arguments, starred: bool) -> list:
     """The parameters (``ast.arg``) of a definition's ``args``: the
     positional-only, plain and keyword-only ones in that order, and where
@@ -270,7 +288,7 @@ def parameters(args: ast.arguments, starred: bool) -> list:
     hold one value a call passes by position or keyword (``*args`` holds a
     tuple of them, ``**kwargs`` a dict), as a reader of their annotations
     or of the keywords a call may pass wants."""
-    named = args.posonlyargs + args.args + args.kwonlyargs
+    named = args.posonlyargs + args.args + args.kwonlyargs  # (positional_parameters, written out: asked often)
     if starred:
         # (written out, no comprehension: asked for every function, and for most of them several times)
         if args.vararg is not None:

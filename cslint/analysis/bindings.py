@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, imported_names, own_nodes, param_names, parameters, walked
+from .astwalk import BLOCKS_OF, defaulted_parameters, imported_names, own_nodes, param_names, parameters, walked
 
 
 def assigned_names(node: ast.AST) -> list:
@@ -172,12 +172,8 @@ def params_that_may_be_none(func) -> frozenset:
     args = getattr(func, "args", None)
     if args is None:
         return frozenset()
-    positional = list(args.posonlyargs) + list(args.args)
     out = {arg.arg for arg in parameters(args, starred=False) if _admits_none(arg.annotation)}
-    for arg, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-        if isinstance(default, ast.Constant) and default.value is None:
-            out.add(arg.arg)
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
+    for arg, default in defaulted_parameters(args):
         if isinstance(default, ast.Constant) and default.value is None:
             out.add(arg.arg)
     return frozenset(out)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
+from .astwalk import positional_parameters
 from .atoms import made, made_from_one_tuple, with_ref
 
 #: The arguments of a call as a method found by its name alone is matched
@@ -354,5 +355,5 @@ def positional_params(func, through_object: bool) -> list:
     positional arguments bind, in order: past its receiver
     (:func:`receiver_param`) where the call is made through an object or
     class (``self.m(x)``), from the first for a staticmethod or a plain call."""
-    names = [a.arg for a in func.args.posonlyargs + func.args.args]
+    names = [a.arg for a in positional_parameters(func.args)]
     return names[1:] if through_object and receiver_param(func) is not None else names

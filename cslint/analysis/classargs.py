@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walked
+from .astwalk import defaulted_parameters, walked
 from .bindings import local_values
 from .callrefs import ChosenClassRef, ParamCallRef, chosen_class_ref, class_ref, param_call_ref, qual_ref, ref_offset
 from .wrappers import own_nodes
@@ -89,9 +89,7 @@ def _bindable_params(info) -> dict:
     args = getattr(func, "args", None)
     if args is None or info.qualname.endswith("__init__"):
         return {}
-    positional = args.posonlyargs + args.args
-    defaulted = {a.arg for a in positional[len(positional) - len(args.defaults):]} if args.defaults else set()
-    defaulted |= {a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+    defaulted = {a.arg for a, _ in defaulted_parameters(args)}
     out = {}
     for index, name in enumerate(info.params):
         if name[:1] == "*" or name in defaulted or (index == 0 and info.self_name):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .astwalk import defaulted_parameters
 from .presence import none_test
 from .syntax import dotted
 
@@ -150,10 +151,7 @@ def none_defaulted(func) -> frozenset:
     args = getattr(func, "args", None)
     if args is None:
         return frozenset()
-    positional = args.posonlyargs + args.args
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults)) \
-        + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
-    return frozenset(a.arg for a, d in pairs if type(d) is ast.Constant and d.value is None)
+    return frozenset(a.arg for a, d in defaulted_parameters(args) if type(d) is ast.Constant and d.value is None)
 
 
 def _fallback_value(value: ast.AST, name: str) -> Optional[ast.AST]:

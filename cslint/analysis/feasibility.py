@@ -46,7 +46,7 @@ from typing import NamedTuple, Optional
 
 from . import cfg as cfgmod
 from .controldependence import reachable
-from .astwalk import imported_names, walk as fast_walk, walked
+from .astwalk import defaulted_parameters, imported_names, walk as fast_walk, walked
 from .function import FunctionInfo, mode_predicate_value
 from .scope import canonical_text
 from ..presets.rank_names import WORLD_RANK_NAMES, rank_name_dims
@@ -171,14 +171,8 @@ class Feasibility:
         args = getattr(func, "args", None)
         if args is None:
             return (), ()
-        defaults = {}
-        positional = args.posonlyargs + args.args
-        for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults):
-            defaults[a.arg] = d
+        defaults = {a.arg: d for a, d in defaulted_parameters(args)}
         keyword_only = {a.arg for a in args.kwonlyargs}
-        for a, d in zip(args.kwonlyargs, args.kw_defaults):
-            if d is not None:
-                defaults[a.arg] = d
         out = []
         handed = []  # flags no test reads, which a call may be handed as they are
         for index, name in enumerate(self.info.params):
@@ -302,11 +296,9 @@ def handed_flags(info: FunctionInfo) -> tuple:
     args = getattr(info.func, "args", None)
     if args is None or not (args.defaults or any(d is not None for d in args.kw_defaults)):
         return ()  # (most functions)
-    positional = args.posonlyargs + args.args
-    flags = {a.arg: (d.value, True) for a, d in zip(positional[len(positional) - len(args.defaults):], args.defaults)
+    keyword_only = {a.arg for a in args.kwonlyargs}
+    flags = {a.arg: (d.value, a.arg not in keyword_only) for a, d in defaulted_parameters(args)
              if type(d) is ast.Constant and type(d.value) is bool}
-    flags.update({a.arg: (d.value, False) for a, d in zip(args.kwonlyargs, args.kw_defaults)
-                  if type(d) is ast.Constant and type(d.value) is bool})
     if not flags:
         return ()
     info.ensure_scanned()  # (its scan notes the rebound parameters and the calls)

@@ -17,7 +17,8 @@ from ..presets import KIND_FORWARD_INPUT, KIND_GATHERED_DATA, KIND_RANK_ID, KIND
 from ..presets.rank_names import rank_name_dims
 from . import cfg as cfgmod
 from .astwalk import (
-    BLOCKS_OF, DEFINITIONS, children_into, imported_names, own_nodes, param_names, walk as fast_walk,
+    BLOCKS_OF, DEFINITIONS, children_into, imported_names, own_nodes, param_names, positional_parameters,
+    walk as fast_walk,
     walked,
 )
 from .callfacts import payload_argument
@@ -314,7 +315,8 @@ class FunctionInfo(FunctionScan):
         args = getattr(func, "args", None)
         params = []
         if args is not None:
-            params = [a.arg for a in args.posonlyargs + args.args]
+            positional = positional_parameters(args)
+            params = [a.arg for a in positional]
             if args.vararg:
                 params.append("*" + args.vararg.arg)
             params += [a.arg for a in args.kwonlyargs]
@@ -332,7 +334,7 @@ class FunctionInfo(FunctionScan):
             for d in getattr(func, "decorator_list", ()))
         self.annotations = {}
         if args is not None:
-            for a in args.posonlyargs + args.args + args.kwonlyargs:  # (parameters(), written out: every function)
+            for a in positional + args.kwonlyargs:  # (parameters(), written out: every function)
                 if a.annotation is not None:
                     text = annotation_text(a.annotation)
                     if text:

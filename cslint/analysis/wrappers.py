@@ -13,7 +13,7 @@ import ast
 from typing import Optional
 
 from ..presets import CollectiveSpec, fnmatch_any, group_from_text
-from .astwalk import own_nodes, param_names, walk as fast_walk, walked
+from .astwalk import own_nodes, param_names, positional_parameters, walk as fast_walk, walked
 from .callrefs import first_positional_param
 from .localgroups import local_group, param_with_fallback, receiver_group
 from .records import CollectiveMatch
@@ -209,7 +209,7 @@ def wrapped_params(ctx) -> dict:
     for node in ctx.tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             args = node.args
-            signatures[node.name] = ([a.arg for a in args.posonlyargs + args.args],
+            signatures[node.name] = ([a.arg for a in positional_parameters(args)],
                                      param_names(node, starred=False))
     builders = file_builders(ctx)
 
