@@ -55,7 +55,8 @@ from .atoms import EMPTY, NONE_ARG, NONE_PARAM, OWN_PARAM, param, with_ref
 from .callrefs import OWN_PART, part_ref
 from .namereach import binding_reaching
 from .presence import is_none_literal
-from .receivers import bound_names, other_bindings
+from .bindings import target_names
+from .receivers import other_bindings
 from .scope import canonical_text
 from .syntax import dotted
 from .vocabulary import (
@@ -131,7 +132,7 @@ def _plain_bindings(info) -> dict:
                 values.setdefault(targets[0].id, []).append(stmt.value)
             else:
                 for target in targets:
-                    spoilt.update(bound_names(target))
+                    spoilt.update(target_names(target))
         elif t is ast.AnnAssign:
             if type(stmt.target) is ast.Name and stmt.value is not None:
                 values.setdefault(stmt.target.id, []).append(stmt.value)

@@ -32,7 +32,8 @@ from .astwalk import DEFINITIONS, children_into, param_names, walk as fast_walk
 from .atoms import RaisedBy, made
 from .exits import BUILTIN_EXCEPTIONS, catches_everything
 from .logs import logging_call
-from .receivers import bound_names, other_bindings
+from .bindings import target_names
+from .receivers import other_bindings
 from .scope import canonical_text
 from .syntax import dotted
 from .unfailing import cannot_raise
@@ -488,13 +489,13 @@ def host_tensor_names(info) -> frozenset:
                     and canonical_text(dotted(value.func), imports) in HOST_TENSOR_FACTORIES \
                     and _made_on_host(value)
                 for target in stmt.targets:
-                    for name in bound_names(target):
+                    for name in target_names(target):
                         made[name] = made.get(name, True) and host and type(target) is ast.Name
             elif type(stmt) is ast.match_case:
                 made.clear()
                 break
             else:
-                for name in (bound_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
+                for name in (target_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
                     made[name] = False
     if info.binds_in_expressions():
         made.clear()

@@ -46,7 +46,7 @@ import weakref
 from typing import Optional
 
 from .astwalk import CHILDREN, DEFINITIONS, imported_names, param_names, parameters
-from .bindings import flatten_targets
+from .bindings import target_names
 from .callrefs import ANY_ARGUMENTS, func_ref, is_classmethod, method_ref, super_ref
 from .scope import canonical_text
 from .syntax import dotted
@@ -530,7 +530,7 @@ def declared_object_names(info) -> frozenset:
             if t is ast.Assign:
                 single = len(stmt.targets) == 1 and type(stmt.value) is ast.Call
                 for target in stmt.targets:
-                    for name in bound_names(target):
+                    for name in target_names(target):
                         called[name] = called.get(name, True) and single and type(target) is ast.Name
             elif t is ast.AnnAssign:
                 if type(stmt.target) is ast.Name:
@@ -552,24 +552,18 @@ def declared_object_names(info) -> frozenset:
                      and name not in param_names(info.func))
 
 
-def bound_names(target: ast.AST):
-    for sub in flatten_targets(target):
-        if type(sub) is ast.Name:
-            yield sub.id
-
-
 def other_bindings(stmt: ast.AST):
     """The local names a statement other than an assignment binds."""
     t = type(stmt)
     if t is ast.AugAssign or t is ast.For or t is ast.AsyncFor:
-        yield from bound_names(stmt.target)
+        yield from target_names(stmt.target)
     elif t is ast.With or t is ast.AsyncWith:
         for item in stmt.items:
             if item.optional_vars is not None:
-                yield from bound_names(item.optional_vars)
+                yield from target_names(item.optional_vars)
     elif t is ast.Delete:
         for target in stmt.targets:
-            yield from bound_names(target)
+            yield from target_names(target)
     elif t is ast.Import or t is ast.ImportFrom:
         yield from imported_names(stmt)
     elif t is ast.Global or t is ast.Nonlocal:

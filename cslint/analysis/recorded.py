@@ -33,7 +33,8 @@ from __future__ import annotations
 import ast
 
 from .astwalk import iter_children, walk as fast_walk, walked
-from .receivers import bound_names, declares_one_object, other_bindings
+from .bindings import target_names
+from .receivers import declares_one_object, other_bindings
 from .presence import none_test
 
 
@@ -228,9 +229,9 @@ def _binds(node, name: str) -> bool:
     walked separately)."""
     kind = type(node)
     if kind is ast.Assign:
-        return any(name == bound for target in node.targets for bound in bound_names(target))
+        return any(name == bound for target in node.targets for bound in target_names(target))
     if kind is ast.AnnAssign:
-        return node.value is not None and name in bound_names(node.target)
+        return node.value is not None and name in target_names(node.target)
     if kind is ast.NamedExpr:
         return type(node.target) is ast.Name and node.target.id == name
     if isinstance(node, ast.stmt) or kind is ast.ExceptHandler:

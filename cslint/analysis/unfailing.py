@@ -45,7 +45,8 @@ from ..presets import KIND_DEVICE_ID, KIND_RANK_ID
 from ..presets.rank_names import size_name_is_uniform
 from .astwalk import param_names
 from .funcaliases import probed_text
-from .receivers import bound_names, other_bindings
+from .bindings import target_names
+from .receivers import other_bindings
 from .scope import canonical_text
 from .syntax import dotted
 
@@ -218,13 +219,13 @@ def local_containers(info) -> dict:
                 made = made_container(stmt.value, ctx, shadowed) if len(stmt.targets) == 1 \
                     and type(stmt.targets[0]) is ast.Name else None
                 for target in stmt.targets:
-                    for name in bound_names(target):
+                    for name in target_names(target):
                         kinds[name] = made if kinds.get(name, made) == made else None
             elif type(stmt) is ast.match_case:
                 kinds.clear()
                 break
             else:
-                for name in (bound_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
+                for name in (target_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
                     kinds[name] = None
     if info.binds_in_expressions():
         kinds.clear()
