@@ -42,7 +42,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import CHILDREN, imported_names, walked
+from .astwalk import BLOCKS_OF, CHILDREN, DEFINITIONS, imported_names, walked
 from .bindings import TARGET_STATEMENTS, statement_targets
 from .syntax import dotted
 
@@ -135,24 +135,16 @@ def _statements(body):
     """The statements of a body through its blocks (not into a definition's own body)."""
     for stmt in body:
         yield stmt
-        inner = _BLOCK_PARTS.get(type(stmt))
-        if inner is not None:
-            yield from _statements(inner(stmt))
-
-
-#: the statements run inside a block statement, by its type (a simple statement has none)
-_BLOCK_PARTS = {
-    ast.If: lambda s: s.body + s.orelse,
-    ast.For: lambda s: s.body + s.orelse,
-    ast.AsyncFor: lambda s: s.body + s.orelse,
-    ast.While: lambda s: s.body + s.orelse,
-    ast.With: lambda s: s.body,
-    ast.AsyncWith: lambda s: s.body,
-    ast.Try: lambda s: s.body + s.orelse + s.finalbody + [x for h in s.handlers for x in h.body],
-    ast.Match: lambda s: [x for c in s.cases for x in c.body],
-}
-if hasattr(ast, "TryStar"):
-    _BLOCK_PARTS[ast.TryStar] = _BLOCK_PARTS[ast.Try]
+        kind = type(stmt)
+        if kind in DEFINITIONS:
+            continue
+        for field in BLOCKS_OF[kind]:  # (body, orelse, finalbody, then the handlers' and the cases' bodies)
+            inner = getattr(stmt, field)
+            if field == "handlers" or field == "cases":
+                for part in inner:
+                    yield from _statements(part.body)
+            else:
+                yield from _statements(inner)
 
 
 def _note_binding(stmt, values: dict, spoilt: set, only: Optional[set] = None) -> None:
