@@ -231,10 +231,8 @@ class _Builder:
         t = type(s)  # (statement classes have no subclasses: one type test each, no isinstance call)
         if t is ast.If:
             return self._if(s, succ)
-        if t is ast.While:
-            return self._while(s, succ)
-        if t is ast.For or t is ast.AsyncFor:
-            return self._for(s, succ)
+        if t is ast.While or t is ast.For or t is ast.AsyncFor:
+            return self._loop(s, succ)
         if t is ast.Try or t.__name__ == "TryStar":
             return self._try(s, succ)
         if t is ast.With or t is ast.AsyncWith:
@@ -330,39 +328,30 @@ class _Builder:
                 folded = None if self._caller_catches(s.body) else False
             elif s.orelse and always_raises(s.orelse, exits) and not always_raises(s.body, exits):
                 folded = None if self._caller_catches(s.orelse) else True
-        if folded is not False:
-            self._edge(node, body, True)
-        if folded is not True:
-            self._edge(node, orelse, False)
-        self._add_raise_edges(node, s)
+        self._test_edges(node, s, body, orelse, folded)
         return node
 
-    def _while(self, s: ast.While, succ: int) -> int:
+    def _loop(self, s, succ: int) -> int:
+        """A ``while`` or ``for`` loop: its header tests whether the body
+        runs again (a ``while`` test may fold), else the ``else`` block."""
         header = self._new(LOOP, s)
         self.test_of[header] = s
         orelse = self.seq(s.orelse, succ)
         self.loop_stack.append((header, succ))
         body = self.seq(s.body, header)
         self.loop_stack.pop()
-        folded = self._fold(s.test)
-        if folded is not False:
-            self._edge(header, body, True)
-        if folded is not True:
-            self._edge(header, orelse, False)
-        self._add_raise_edges(header, s)
+        self._test_edges(header, s, body, orelse, self._fold(s.test) if type(s) is ast.While else None)
         return header
 
-    def _for(self, s, succ: int) -> int:
-        header = self._new(LOOP, s)
-        self.test_of[header] = s
-        orelse = self.seq(s.orelse, succ)
-        self.loop_stack.append((header, succ))
-        body = self.seq(s.body, header)
-        self.loop_stack.pop()
-        self._edge(header, body, True)
-        self._edge(header, orelse, False)
-        self._add_raise_edges(header, s)
-        return header
+    def _test_edges(self, node: int, s: ast.stmt, yes: int, no: int, folded: Optional[bool]) -> None:
+        """The edges out of a test's node: to ``yes`` (True) unless the test
+        folds to False, to ``no`` (False) unless it folds to True, then the
+        edges of what evaluating the test may raise."""
+        if folded is not False:
+            self._edge(node, yes, True)
+        if folded is not True:
+            self._edge(node, no, False)
+        self._add_raise_edges(node, s)
 
     def _raise_caught(self, handler: ast.ExceptHandler) -> bool:
         """Whether a handler that only raises (:data:`~cslint.analysis.exits.RAISES_ONLY`) has its
