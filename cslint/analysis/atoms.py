@@ -544,15 +544,20 @@ def hold(atoms: frozenset) -> frozenset:
             rest.append(atom)
     if rest:
         out.append(made(Projection, ("J", HOLD, frozenset(rest))))
-    found = frozenset(out)
-    if len(_projected) >= _PROJECTED_LIMIT:
-        _projected.clear()
-    _projected[key] = found
-    return found
+    return _remembered(key, frozenset(out))
 
 
 #: the memo key of :func:`hold`'s results (no transform is spelt so)
 _TOGETHER = "together"
+
+
+def _remembered(key: tuple, found: frozenset) -> frozenset:
+    """``found``, kept in the memo of :func:`hold` and :func:`project`
+    under ``key`` (emptied first once it holds ``_PROJECTED_LIMIT``)."""
+    if len(_projected) >= _PROJECTED_LIMIT:
+        _projected.clear()
+    _projected[key] = found
+    return found
 
 
 def project(transform: str, atoms: frozenset) -> frozenset:
@@ -592,11 +597,7 @@ def project(transform: str, atoms: frozenset) -> frozenset:
             rest.append(atom)
     for atom in rest:  # one each, so that a reader can tell them apart (a field's own old value); most made before
         out.append(_known(items := ("J", transform, frozenset((atom,)))) or made(Projection, items))
-    found = frozenset(out)
-    if len(_projected) >= _PROJECTED_LIMIT:
-        _projected.clear()
-    _projected[key] = found
-    return found
+    return _remembered(key, frozenset(out))
 
 
 #: Attributes that hold an object's contents: a tensor's data and gradient
