@@ -7,7 +7,7 @@ from functools import lru_cache
 from pathlib import Path, PurePath
 from typing import Optional
 
-from ..model import Finding
+from ..model import CheckResult, Finding
 
 # Codes that are not rank-divergence findings (no collective, no chain).
 SEVERITY_WARNING_CODES = ("CSL002",)
@@ -167,3 +167,21 @@ def relative_uri_path(path: str, root: Optional[str]) -> Optional[str]:
     if not is_under(path, root):
         return None
     return Path(os.path.relpath(os.path.abspath(path), os.path.abspath(root))).as_posix()
+
+
+def summary_line(result: CheckResult, root_causes: Optional[int] = None) -> str:
+    """The closing line of the text and concise reports (the text report
+    also says how many root causes its findings have)."""
+    findings = result.findings
+    if findings:
+        files = len({os.path.abspath(f.path) for f in findings})
+        causes = "" if root_causes is None else f" ({plural(root_causes, 'root cause')})"
+        summary = f"Found {plural(len(findings), 'finding')} in {plural(files, 'file')}{causes}."
+    else:
+        summary = f"All checks passed ({plural(result.files, 'file')} checked)."
+    if result.errors:
+        summary += f" {plural(len(result.errors), 'file')} could not be read."
+    if result.below_confidence:
+        summary += (f" {plural(result.below_confidence, 'finding')} below the confidence asked for "
+                    f"not shown (--min-confidence low shows them).")
+    return summary

@@ -11,11 +11,10 @@ message become spaces).  No chain, no source: ``--output-format text`` or
 
 from __future__ import annotations
 
-import os
 from typing import Optional
 
 from ..model import CheckResult, Finding
-from .common import Painter, display_path, plural
+from .common import Painter, display_path, summary_line
 
 
 def finding_line(finding: Finding, root: Optional[str], paint: Optional[Painter] = None) -> str:
@@ -24,22 +23,6 @@ def finding_line(finding: Finding, root: Optional[str], paint: Optional[Painter]
     where = paint("path", f"{display_path(finding.path, root)}:{finding.line}:{finding.column}:")
     code = paint("warning" if finding.code == "CSL002" else "code", finding.code)
     return f"{where} {code} {' '.join(finding.message.split())}"
-
-
-def summary_line(result: CheckResult) -> str:
-    """The closing line of the text and concise reports."""
-    findings = result.findings
-    if findings:
-        files = len({os.path.abspath(f.path) for f in findings})
-        summary = f"Found {plural(len(findings), 'finding')} in {plural(files, 'file')}."
-    else:
-        summary = f"All checks passed ({plural(result.files, 'file')} checked)."
-    if result.errors:
-        summary += f" {plural(len(result.errors), 'file')} could not be read."
-    if result.below_confidence:
-        summary += (f" {plural(result.below_confidence, 'finding')} below the confidence asked for "
-                    f"not shown (--min-confidence low shows them).")
-    return summary
 
 
 def render_concise(result: CheckResult, *, root: Optional[str] = None, color: bool = False,

@@ -30,7 +30,7 @@ from typing import Optional
 
 from ..model import CheckResult, Finding
 from ..rules import get_rule
-from .common import Painter, display_path, plural, root_cause_key, source_lines
+from .common import Painter, display_path, plural, root_cause_key, source_lines, summary_line
 
 # Lines of the collective call shown at most (long calls are cut).
 _MAX_CALL_LINES = 3
@@ -229,15 +229,5 @@ def render_text(
 
     if quiet:
         return "\n".join(out[:-1]) + "\n" if out else ""
-    if findings:
-        files = len({os.path.abspath(f.path) for f in findings})
-        summary = f"Found {plural(len(findings), 'finding')} in {plural(files, 'file')} ({plural(len(groups), 'root cause')})."
-    else:
-        summary = f"All checks passed ({plural(result.files, 'file')} checked)."
-    if result.errors:
-        summary += f" {plural(len(result.errors), 'file')} could not be read."
-    if result.below_confidence:
-        summary += (f" {plural(result.below_confidence, 'finding')} below the confidence asked for "
-                    f"not shown (--min-confidence low shows them).")
-    out.append(paint("path", summary))
+    out.append(paint("path", summary_line(result, len(groups))))
     return "\n".join(out) + "\n"
