@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from .callercontext import context_receivers
 from .reads import CALLEE_REFS
-from .records import called_refs, is_pending, prefetch_pending, settle_ready_pending
+from .records import called_refs, every_called_ref, is_pending, prefetch_pending, settle_ready_pending, site_refs
 from .selfcalls import self_calls_written
 
 
@@ -43,10 +43,7 @@ def table_writes(program, fn) -> set:
                 out.add(("field", family, written))
     # (a pending summary's calls without arguments keep a site where a test of its own decides them:
     # SummaryWalk._calls)
-    refs = fn.passing_refs + fn.bare_refs if pending else (site.ref for v in fn.variants.values() for site in v.sites)
-    for ref in refs:
-        if ref is None:
-            continue
+    for ref in every_called_ref(fn) if pending else site_refs(fn):
         targets = resolve(ref)
         if not targets and callees is not None and ref.tag in CALLEE_REFS:
             targets = callees.resolve(ref)  # ProgramReads._pass_to_callee

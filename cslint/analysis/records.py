@@ -695,6 +695,12 @@ def called_refs(fn) -> list:
     arguments carry (its sites do: ``SummaryWalk._calls``)."""
     if not fn.deep:
         return fn.passing_refs
+    return site_refs(fn)
+
+
+def site_refs(fn) -> list:
+    """The references of the call sites of ``fn``'s variants (of a
+    summarised function, those its summary walk kept), in order."""
     return [site.ref for variant in fn.variants.values() for site in variant.sites if site.ref is not None]
 
 
