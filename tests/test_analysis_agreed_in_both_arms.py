@@ -155,7 +155,6 @@ _ASYNC_NEVER_WAITED = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason="an async_op all-reduce never waited is read as agreed (older gap, reviewA56 b8)")
 def test_an_async_all_reduce_never_waited_agrees_nothing():
     # the tensor is read before the work completes: it may still hold this rank's own value
     lines = sorted((f.code, f.line) for f in check_source(textwrap.dedent(_ASYNC_NEVER_WAITED),

@@ -273,6 +273,7 @@ ANALYSIS_PHASES = [
     ("flows",),  # the variables a walker carries through statements
     ("fieldwrites", "resulttransfer"),  # what a statement writes into the fields of self; what a return or a
     # yield hands back
+    ("asyncwork",),  # collectives asked to run asynchronously, whose buffers agree where their handle is waited on
     ("transfer",),  # statements
     ("armexits", "exclusive", "mirrors", "twostage", "padding"),  # the ways out of an if's arm, where the names it bound take
     # its test back; a later arm whose test rules out an earlier one, where those names hold what they held before

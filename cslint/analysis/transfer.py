@@ -37,6 +37,8 @@ from .resulttransfer import ResultTransfer
 from .roots import payload_name, rank_tested, root_constant
 from .rootkept import has_root_returns, root_kept_target, root_returned
 from .agreedparams import agreeing_callees, passed_names
+from .asyncwork import asks_async, async_work
+from .wrappers import match_call
 from .scope import canonical_text
 from .complements import names_none_wherever_several_ranks, none_wherever_several_ranks
 from .iteration import bind_iteration
@@ -255,6 +257,9 @@ class Transfer(ResultTransfer):
         for call_info in calls:
             match = call_info.match
             if match is None:
+                raw = call_info.raw
+                if raw is not None and raw.endswith(".wait"):
+                    self._waited(call_info.call, flow)
                 if root_helpers and call_info.raw:
                     self._root_kept(call_info.call, flow, dataflow, node)
                 if call_info.raw and agreeing_callees(info.ctx):
@@ -271,13 +276,37 @@ class Transfer(ResultTransfer):
                 root = root_constant(call, match.spec) if name is not None else None
                 if root is not None and root in rank_tested(dataflow, node, flow.current()):
                     flow.write(name, collective(match.group, flow.current().get(name, EMPTY)))
-            for index in match.spec.inplace:
-                if index < len(call.args) and isinstance(call.args[index], ast.Name):
-                    name = call.args[index].id
-                    flow.write(name, collective(match.group, flow.current().get(name, EMPTY)))
-            for kw in call.keywords:
-                if kw.arg in BUFFER_KEYWORDS and isinstance(kw.value, ast.Name):
-                    flow.write(kw.value.id, collective(match.group, flow.current().get(kw.value.id, EMPTY)))
+            if asks_async(call) and id(call) in async_work(info).deferred:
+                continue  # its buffers hold the group's value where its handle is waited on (_waited)
+            self._agree_buffers(call, match, flow)
+
+    def _agree_buffers(self, call: ast.Call, match, flow: Flow) -> None:
+        """An in-place collective's buffers hold what it agreed over its group."""
+        collective = self.info.ctx.atoms.collective
+        for index in match.spec.inplace:
+            if index < len(call.args) and isinstance(call.args[index], ast.Name):
+                name = call.args[index].id
+                flow.write(name, collective(match.group, flow.current().get(name, EMPTY)))
+        for kw in call.keywords:
+            if kw.arg in BUFFER_KEYWORDS and isinstance(kw.value, ast.Name):
+                flow.write(kw.value.id, collective(match.group, flow.current().get(kw.value.id, EMPTY)))
+
+    def _waited(self, call: ast.Call, flow: Flow) -> None:
+        """``work.wait()`` on the handle of asynchronous collectives bound to ``work``
+        (:mod:`~cslint.analysis.asyncwork`): their buffers hold the group's value from here."""
+        receiver = call.func.value if type(call.func) is ast.Attribute else None
+        if type(receiver) is not ast.Name:
+            return
+        info = self.info
+        bound = async_work(info).waited.get(receiver.id)
+        if not bound:
+            return
+        imports = info.ctx.imports
+        for started in bound:
+            raw = dotted(started.func)
+            match = match_call(info, started, raw, canonical_text(raw, imports)) if raw else None  # as its CallInfo's
+            if match is not None and match.spec is not None:
+                self._agree_buffers(started, match, flow)
 
     def _root_kept(self, call: ast.Call, flow: Flow, dataflow, node: int) -> None:
         """A call of a helper of the module that broadcasts the names it is

@@ -1,0 +1,92 @@
+"""Collectives asked to run asynchronously, ``dist.all_reduce(t, group=g,
+async_op=True)``: the call hands back a work handle and returns before the
+collective completes, so the buffer it writes in place holds the group's
+value only once the handle is waited on (``work.wait()``); read before that
+it may still hold this rank's own value.
+
+:class:`AsyncWork` reads a function's such calls whose handle it follows:
+one dropped (``dist.all_reduce(t, async_op=True)`` as a statement: nothing
+ever waits on it) agrees nothing; one bound to a local name by the one
+binding of that name in the function, every other mention of which (nested
+definitions included) is the receiver of a ``.wait()`` call of the
+function's own body, agrees its buffers at those calls
+(:meth:`~cslint.analysis.transfer.Transfer._waited` writes them there), so a
+path that reads the buffer without waiting still holds this rank's value.  A
+handle handed on in any other way (appended to a list, returned, stored in a
+field, read in a nested function, tested) or a name bound more than once is
+not followed: its buffers stay agreed at the call, as for a blocking
+collective (a known gap); so do the buffers a function of the module agrees
+in place for its callers (:mod:`~cslint.analysis.agreedparams`)."""
+
+from __future__ import annotations
+
+import ast
+
+from .astwalk import own_nodes, walked
+
+
+def asks_async(call: ast.Call) -> bool:
+    """Whether the call passes ``async_op`` a value other than a constant false one."""
+    for kw in call.keywords:
+        if kw.arg == "async_op":
+            value = kw.value
+            return not (type(value) is ast.Constant and not value.value)
+    return False
+
+
+class AsyncWork:
+    """A function's asynchronous calls whose handle it follows (see the module)."""
+
+    __slots__ = ("deferred", "waited")
+
+    def __init__(self, func: ast.AST):
+        #: id of each followed asynchronous call (dropped, or its handle waited on by name)
+        self.deferred: set = set()
+        #: local name -> the asynchronous calls bound to it, whose buffers its ``.wait()`` agrees
+        self.waited: dict = {}
+        bound: dict = {}  # name -> the asynchronous calls bound to it
+        receivers: dict = {}  # name -> ids of its Name nodes that receive a ``.wait()`` of the own body
+        for node in own_nodes(func):
+            kind = type(node)
+            if kind is ast.Expr:
+                value = node.value
+                if type(value) is ast.Call and asks_async(value):
+                    self.deferred.add(id(value))  # dropped: nothing waits on it
+            elif kind is ast.Assign or kind is ast.AnnAssign:
+                value = node.value
+                targets = node.targets if kind is ast.Assign else [node.target]
+                if type(value) is ast.Call and len(targets) == 1 and type(targets[0]) is ast.Name \
+                        and asks_async(value):
+                    bound.setdefault(targets[0].id, []).append(value)
+            elif kind is ast.Call:
+                func_ = node.func
+                if type(func_) is ast.Attribute and func_.attr == "wait" and type(func_.value) is ast.Name:
+                    receivers.setdefault(func_.value.id, set()).add(id(func_.value))
+        if not bound:
+            return
+        followed = {name: receivers.get(name, set()) for name in bound}
+        stores = dict.fromkeys(bound, 0)
+        for node in walked(func):
+            if type(node) is ast.Name and node.id in followed:
+                if type(node.ctx) is not ast.Load:
+                    stores[node.id] += 1
+                elif followed[node.id] is not None and id(node) not in followed[node.id]:
+                    followed[node.id] = None  # read otherwise: handed on, not followed
+            elif type(node) in (ast.Global, ast.Nonlocal):
+                for name in node.names:
+                    if name in followed:
+                        followed[name] = None
+        for name in sorted(bound):
+            if followed[name] is None or stores[name] != 1:
+                continue  # handed on, or bound more than once (a wait would not tell which call it waits on)
+            calls = bound[name]
+            self.deferred.update(id(call) for call in calls)
+            self.waited[name] = calls
+
+
+def async_work(info) -> AsyncWork:
+    """:class:`AsyncWork` of a function (a ``FunctionInfo``), worked out on first asking."""
+    found = info.__dict__.get("_async_work")
+    if found is None:
+        found = info.__dict__["_async_work"] = AsyncWork(info.func)
+    return found

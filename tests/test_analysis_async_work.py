@@ -1,0 +1,119 @@
+"""An in-place collective asked to run asynchronously agrees its buffer only
+where its handle is waited on (issue 12; analysis/asyncwork.py).
+
+``dist.all_reduce(flag, group=g, async_op=True)`` returns before the
+reduction completes: read before ``work.wait()``, ``flag`` may still hold this
+rank's own value, so a test of it that sends some ranks out early parts the
+group.  Kept silent: the handle waited on before the read, ``async_op=False``,
+a handle handed on to a list that is waited on later (not followed: agreed at
+the call, as a blocking collective is)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from cslint.api import check_source
+
+_STEP = """
+    import torch
+    import torch.distributed as dist
+
+
+    def step(x, group, sync):
+        flag = x.sum().reshape(1) if dist.get_rank(group) == 0 else torch.zeros(1)
+        {reduce}
+        if flag.item() > 0:
+            return None
+        dist.barrier(group=group)
+"""
+
+
+def _early_exits(reduce: str) -> list:
+    source = textwrap.dedent(_STEP).replace("{reduce}", textwrap.indent(textwrap.dedent(reduce), " " * 4).strip())
+    return [f.line for f in check_source(source, report="per-site").findings if f.code == "CSL102"]
+
+
+REPORTED = {
+    "dropped": "dist.all_reduce(flag, group=group, async_op=True)",
+    "an_unknown_async_op": "dist.all_reduce(flag, group=group, async_op=sync)",
+    "bound_never_waited": """
+        work = dist.all_reduce(flag, group=group, async_op=True)
+    """,
+    "waited_on_one_path": """
+        work = dist.all_reduce(flag, group=group, async_op=True)
+        if sync:
+            work.wait()
+    """,
+    "waited_on_another_handle": """
+        work = dist.all_reduce(flag, group=group, async_op=True)
+        other = dist.all_reduce(x, group=group, async_op=True)
+        other.wait()
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REPORTED))
+def test_a_buffer_read_before_its_handle_is_waited_on_differs(name):
+    assert len(_early_exits(REPORTED[name])) == 1, name
+
+
+def test_a_buffer_read_before_the_wait_differs():
+    source = textwrap.dedent("""
+        import torch
+        import torch.distributed as dist
+
+
+        def step(x, group):
+            flag = x.sum().reshape(1) if dist.get_rank(group) == 0 else torch.zeros(1)
+            work = dist.all_reduce(flag, group=group, async_op=True)
+            if flag.item() > 0:
+                return None
+            work.wait()
+            dist.barrier(group=group)
+    """)
+    assert [f.line for f in check_source(source, report="per-site").findings if f.code == "CSL102"] == [12]
+
+
+SILENT = {
+    "blocking": "dist.all_reduce(flag, group=group)",
+    "async_op_false": "dist.all_reduce(flag, group=group, async_op=False)",
+    "waited": """
+        work = dist.all_reduce(flag, group=group, async_op=True)
+        work.wait()
+    """,
+    "waited_in_both_arms": """
+        work = dist.all_reduce(flag, group=group, async_op=True)
+        if sync:
+            work.wait()
+        else:
+            work.wait()
+    """,
+    # handed on to a list waited on later: not followed, agreed at the call
+    "handed_to_a_list": """
+        handles = []
+        work = dist.all_reduce(flag, group=group, async_op=True)
+        handles.append(work)
+        for handle in handles:
+            handle.wait()
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SILENT))
+def test_a_buffer_read_after_its_handle_is_waited_on_agrees(name):
+    assert _early_exits(SILENT[name]) == [], name
+
+
+@pytest.mark.xfail(strict=True, reason="a handle handed on (to a list waited on later) or a name bound twice is not "
+                                       "followed: its buffers are read as agreed at the call (analysis/asyncwork.py)")
+@pytest.mark.parametrize("reduce", ["""
+        handles = [dist.all_reduce(flag, group=group, async_op=True)]
+    """, """
+        work = dist.all_reduce(x, group=group, async_op=True)
+        work.wait()
+        work = dist.all_reduce(flag, group=group, async_op=True)
+    """])
+def test_a_handle_not_followed_before_its_wait(reduce):
+    assert len(_early_exits(reduce)) == 1
