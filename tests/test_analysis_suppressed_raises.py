@@ -137,3 +137,51 @@ SILENT = {
 @pytest.mark.parametrize("name", sorted(SILENT))
 def test_a_raise_nothing_in_the_function_suppresses_ends_the_process(name):
     assert [code for code, _line in _lines(SILENT[name]) if code in ("CSL102", "CSL104")] == []
+
+
+#: a ``try`` inside the suppressing block catches the raise first: the rank goes on inside the block, to the
+#: barrier every rank reaches
+CAUGHT_INSIDE = {
+    "the_same_class": """
+        def step(path, group):
+            with contextlib.suppress(FileNotFoundError):
+                try:
+                    if dist.get_rank(group) == 0 and not os.path.exists(path):
+                        raise FileNotFoundError(path)
+                except FileNotFoundError:
+                    pass
+                dist.barrier(group=group)
+            return path
+    """,
+    "a_subclass_of_the_suppressed": """
+        def step(path, group):
+            with contextlib.suppress(OSError):
+                try:
+                    if dist.get_rank(group) == 0 and not os.path.exists(path):
+                        raise LoadError(path)
+                except LoadError:
+                    pass
+                dist.barrier(group=group)
+            return path
+    """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CAUGHT_INSIDE))
+def test_a_raise_a_try_inside_the_block_catches_goes_on_inside_it(name):
+    assert [code for code, _line in _lines(CAUGHT_INSIDE[name]) if code in ("CSL102", "CSL104")] == []
+
+
+def test_a_try_inside_the_block_catching_another_class_leaves_it_suppressed():
+    body = """
+        def step(path, group):
+            with contextlib.suppress(FileNotFoundError):
+                try:
+                    if dist.get_rank(group) == 0 and not os.path.exists(path):
+                        raise FileNotFoundError(path)
+                except KeyError:
+                    pass
+                dist.barrier(group=group)
+            return path
+    """
+    assert [code for code, _line in _lines(body)] == ["CSL102"]

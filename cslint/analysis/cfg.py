@@ -180,6 +180,7 @@ class _Builder:
         self.exit = self._new(EXIT)
         self.handler_stack: list[list[int]] = []  # handler entry nodes, innermost last
         self.handler_catch_all: list[bool] = []
+        self.handler_clauses: list[list] = []  # the except clauses of each try of handler_stack, innermost last
         #: the ``with contextlib.suppress(E):`` blocks around the statement being built, innermost last:
         #: (the ``except E: pass`` each amounts to, the node after the block, len(handler_stack) at its entry)
         self.suppress_stack: list[tuple] = []
@@ -385,11 +386,13 @@ class _Builder:
     def _suppressed_at(self, s: ast.Raise) -> Optional[int]:
         """The node after the innermost ``with contextlib.suppress(E):`` around ``s`` that
         suppresses what it raises, None where none does or a ``try`` inside that block catches
-        everything first: the suppressing rank leaves the block and goes on after it, where the
+        it first (everything, or its class): the suppressing rank leaves the block and goes on after it, where the
         others, which raised nothing, may still be inside it."""
         raised = None if s.exc is None else class_name(s.exc)  # a bare raise: any subclass of the caught
         for handlers, after, depth in reversed(self.suppress_stack):
-            if any(self.handler_catch_all[depth:]):
+            if any(self.handler_catch_all[depth:]) \
+                    or any(self.caught.catches(clause, raised) for clauses in self.handler_clauses[depth:]
+                           for clause in clauses):
                 return None  # a ``try`` inside the block catches it first
             if any(self.caught.catches(handler, raised) for handler in handlers):
                 return after
@@ -416,9 +419,11 @@ class _Builder:
         orelse = self.seq(s.orelse, after)
         self.handler_stack.append(swallowing)
         self.handler_catch_all.append(catch_all)
+        self.handler_clauses.append(s.handlers)
         body = self.seq(s.body, orelse)
         self.handler_stack.pop()
         self.handler_catch_all.pop()
+        self.handler_clauses.pop()
         # a handler that does not swallow (it re-raises where no caller catches it, or ends the job or the
         # process) gets no edge in; one whose raise a caller catches leaves the function like ``return``
         return body
