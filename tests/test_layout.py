@@ -222,12 +222,11 @@ ANALYSIS_PHASES = [
     ("namereach", "sizereads"),  # which binding of a name reaches a read of it, as far as whether it is None
     # goes; which reads of a size-named name hold a group's size
     ("presence", "localdicts", "tuplelists", "complements", "funcaliases", "spreads", "packagefiles", "configfiles",
-     "mappings", "ownkeys"),  # tests
+     "mappings"),  # tests
     # that only ask whether a value is there; a local dict display's values kept apart per key; a local list's tuples
     # kept apart per position; one rank first, then the others, binding a name to one call; module-level names that
     # only ever hold a function; arguments a call spreads; paths of the package's own files; configuration files a
-    # function is handed and only reads; names that hold a mapping wherever they are read; the key of a memo table
-    # only this process fills, its own identity held
+    # function is handed and only reads; names that hold a mapping wherever they are read
     ("membership", "roots", "relays", "communicators", "fallbacks", "selfcalls", "presentreturns", "presentfields",
      "rebuilds"),  # a rank list
     # picked by membership in it; where a rank is a broadcast's root; a value relayed stage to stage; the groups a

@@ -43,7 +43,6 @@ from .scope import canonical_text
 from .complements import names_none_wherever_several_ranks, none_wherever_several_ranks
 from .iteration import bind_iteration
 from .localdicts import display_keys
-from .ownkeys import held_key, identity_key_locals
 from .stores import built_comprehension, call_key, split_sizes, statement_key, subscript_key
 from .bindings import pairwise, target_names
 from .syntax import dotted
@@ -130,11 +129,7 @@ class Transfer(ResultTransfer):
                 atoms = evaluate(part, env)
                 self._bind(target, atoms | implicit if implicit else atoms, flow, False)
             return
-        if type(value) is ast.Tuple and kind is ast.Assign and len(targets) == 1 and type(targets[0]) is ast.Name \
-                and targets[0].id in identity_key_locals(self.info.ctx, self.info.func):
-            atoms = held_key(self.evaluator, value, env)  # the key of a table only this process fills (ownkeys.py)
-        else:
-            atoms = evaluate(value, env)
+        atoms = evaluate(value, env)
         if implicit:
             atoms = atoms | implicit
         augmented = kind is ast.AugAssign
