@@ -220,15 +220,6 @@ def ref_name(ref) -> Optional[str]:
 #: (``Variant.return_own``); the whole result where nothing is kept apart.
 OWN_PART = -1
 
-#: The index of a :class:`PartRef` that stands for the truth of what the call
-#: returns (``xs = f(); if xs:``), read where a local is the call's result alone: a
-#: callee every ``return`` of which writes out a list
-#: (``FuncFacts.returns_lists``) hands back a list, whose truth is whether it
-#: is empty -- its length, its own structure (``Variant.return_own``) read as a
-#: number -- whatever its elements are; any other callee's whole result, whose
-#: truth may be its value (a number, a tensor, an object's ``__bool__``).
-TRUTH_PART = -4
-
 
 def part_ref(index: int, ref) -> PartRef:
     return made(PartRef, ("part", index, ref))
@@ -266,17 +257,6 @@ def _results_part(atoms: frozenset, has_parts, part) -> Optional[frozenset]:
     if split is None:
         return None
     return atoms.difference(split).union([with_ref(atom, part_ref(part, atom.ref)) for atom in split])
-
-
-def truth_results(atoms: frozenset, calls: frozenset) -> Optional[frozenset]:
-    """``atoms`` with the result of each of ``calls`` (``(ref, line)``: the
-    calls whose result a tested value is, as the code writes it) read as its
-    truth (``part_ref(TRUTH_PART, ref)``); None where ``atoms`` holds none."""
-    split = [atom for atom in atoms
-             if atom.tag == "R" and atom.ref.tag not in _WHOLE_RESULTS and (atom.ref, atom.line) in calls]
-    if not split:
-        return None
-    return atoms.difference(split).union([with_ref(atom, part_ref(TRUTH_PART, atom.ref)) for atom in split])
 
 
 #: Call references whose result :func:`element` and :func:`own_results` leave whole.

@@ -55,7 +55,6 @@ from .sidebindings import asserted_single_groups, handed_methods, side_bindings
 from .sizereads import walrus_may_bind_size
 from .rootside import derived_stores, present_calls, rooted_writes
 from .spans import may_cut_pieces, returns_pieces
-from .shapes import lists_returned
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted
 from .localgroups import binding_nodes
@@ -198,8 +197,7 @@ def _func_facts(info: FunctionInfo, deep: bool, called_names: frozenset, variant
                      first_call_ref(info) if not deep and info.qualname.endswith(".__init__")
                      and "__init__" in info.callee_names else (),
                      asserted, rooted_writes(info), present_calls(info), derived_stores(info),
-                     bound_by_class=info.class_key is not None and is_classmethod(info.func),
-                     returns_lists=lists_returned(info.func))
+                     bound_by_class=info.class_key is not None and is_classmethod(info.func))
 
 
 def writes_no_field(info: FunctionInfo) -> bool:

@@ -1,8 +1,7 @@
 """What the syntax says of a value's own structure (its None-ness, length,
 kind and keys, apart from its elements): a function returning a display, a
-dict display or a read with constant keys, a scalar's kind, a loop over
-a dict's keys that stores only under the keys it draws, and the local names
-a function only reads, so that what bound them is all they hold."""
+dict display or a read with constant keys, a scalar's kind, and a loop over
+a dict's keys that stores only under the keys it draws."""
 
 from __future__ import annotations
 
@@ -170,65 +169,3 @@ def _only_reads_and_stores(body: list, container: str, stores: set) -> bool:
 def _inside(place: tuple, node) -> bool:
     end = (getattr(node, "end_lineno", None) or node.lineno, getattr(node, "end_col_offset", None) or 0)
     return (node.lineno, node.col_offset) <= place <= end
-
-
-#: builtins that read what they are given and never change it
-_READING_BUILTINS = frozenset({"len", "bool", "list", "tuple", "sorted", "reversed", "enumerate", "zip", "iter", "any",
-                               "all", "sum", "min", "max", "set", "frozenset", "isinstance", "str", "repr", "print"})
-#: the parents through which a name is read as a test's truth, ``not x``, ``x and y``
-_TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
-
-
-def changeable_names(function) -> frozenset:
-    """The names some mention of which in ``function`` (its own body, nested
-    definitions included, where a closure may reach them) may change the
-    value they hold or hand it on; every other name is only read, so that
-    nothing can change what its binding made.  A read is the test of an
-    ``if``/``while``/``assert`` or a conditional expression (through
-    ``not``, ``and``/``or``), a comparison, an element read (``x[i]``, not
-    stored into or deleted), the iterable of a loop or a comprehension, a
-    formatted value, a ``return``, or an argument of a builtin that only
-    reads (``len(x)``, ``sorted(x)``) or of a ``torch`` function
-    (``torch.tensor(x)``, which copies a list it is given).  Anything else --
-    a method call (``x.append(v)``), another name bound to it (``y = x``), an
-    argument of any other call (``fill(x)``, a callee of the tree that may
-    append), a tuple or a container holding it -- may change it or hand it
-    on.  Stores (bindings) are the caller's to judge (``astwalk.plain_bindings``)."""
-    parents = {}
-    loads = []
-    stack = [function]
-    while stack:
-        node = stack.pop()
-        for child in iter_children(node):
-            parents[id(child)] = node
-            stack.append(child)
-            if type(child) is ast.Name and type(child.ctx) is ast.Load:
-                loads.append(child)
-    return frozenset(node.id for node in loads if not _read_only_here(node, parents))
-
-
-def _read_only_here(node, parents: dict) -> bool:
-    """Whether the parent of the name ``node`` only reads its value."""
-    parent = parents.get(id(node))
-    t = type(parent)
-    while t is ast.BoolOp or (t is ast.UnaryOp and type(parent.op) is ast.Not):
-        node, parent = parent, parents.get(id(parent))  # a truth, read where the whole test is
-        t = type(parent)
-        if t not in _TESTS and t is not ast.BoolOp and not (t is ast.UnaryOp and type(parent.op) is ast.Not):
-            return False
-    if t in _TESTS:
-        return parent.test is node
-    if t is ast.Compare or t is ast.FormattedValue or t is ast.Return:
-        return True
-    if t is ast.Subscript:
-        return parent.value is node and type(parent.ctx) is ast.Load
-    if t is ast.For or t is ast.AsyncFor or t is ast.comprehension:
-        return parent.iter is node
-    if t is ast.Call and node is not parent.func:
-        func = parent.func
-        if type(func) is ast.Name:
-            return func.id in _READING_BUILTINS
-        while type(func) is ast.Attribute:
-            func = func.value
-        return type(func) is ast.Name and func.id == "torch"
-    return False

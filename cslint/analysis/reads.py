@@ -10,16 +10,15 @@ Mixed into :class:`~cslint.analysis.program.Program`, which holds the tables
 from __future__ import annotations
 
 import functools
-from typing import Optional
 
 from ..presets import ALL_DIMS
 from .noneness import NONE_PART
 from .presentreturns import WHOLE_PRESENT, is_present_index, present_index, present_part
 from .atoms import (
-    CONTENTS, DROP, EMPTY, IDENT, LENGTH, NONE_ARG, NONE_PARAM, OWN_ARG, OWN_PARAM, PIECE_PICK, SHAPE, SPREAD_OWN,
-    STORED_OWN, base_field, entry_base, field_name, param, project, source, unpicked,
+    CONTENTS, DROP, EMPTY, IDENT, NONE_ARG, NONE_PARAM, OWN_ARG, OWN_PARAM, PIECE_PICK, SHAPE, SPREAD_OWN, STORED_OWN,
+    base_field, entry_base, field_name, param, project, source, unpicked,
 )
-from .callrefs import OWN_PART, TRUTH_PART, call_offset, ref_offset
+from .callrefs import OWN_PART, call_offset, ref_offset
 from .fieldreads import FieldReads
 from .divergence import merge, transformed
 from .positions import POSITION_PARAM, parameter_of, passes_alike
@@ -167,9 +166,8 @@ class ProgramReads(FieldReads):
             pieces = targets and all(fn.returns_pieces for fn in targets)
             return self.eval(atom.args[0] if pieces else atom.fallback, mode)
         summarised_only = False
-        if not targets and (index is None or index == WHOLE_PRESENT or index == NONE_PART or index == TRUTH_PART):
-            # (what it holds where it is not None; whether it is None; its truth: the whole result of a summarised
-            # callee)
+        if not targets and (index is None or index == WHOLE_PRESENT or index == NONE_PART):
+            # (what it holds where it is not None; whether it is None: the whole result of a summarised callee)
             targets = self.summarised_callees(ref)
             summarised_only = bool(targets)
         if not targets:
@@ -190,10 +188,7 @@ class ProgramReads(FieldReads):
         for fn in targets:
             offset_for_call = ref_offset(ref, fn)
             ret = None
-            if index == TRUTH_PART:  # the truth of a list it writes out: its length, else the whole result
-                if not summarised_only:
-                    ret = self._returned_truth(fn, mode)
-            elif index is not None and not summarised_only:
+            if index is not None and not summarised_only:
                 ret = self._returned_part(fn, mode, index)
                 if ret is None and type(index) is tuple and index[1] is not None:  # the whole value under the key
                     ret = self._returned_part(fn, mode, index[1])  # (or the element) where nothing is kept apart
@@ -223,19 +218,6 @@ class ProgramReads(FieldReads):
                                                      f"{atom.text}()")
                     merge(out, k, dims, via, link)
         return out
-
-    def _returned_truth(self, fn, mode: frozenset) -> Optional[dict]:
-        """What the truth of what ``fn`` returns depends on (parameters
-        symbolic) where every ``return`` of it writes out a list
-        (``FuncFacts.returns_lists``): whether the list is empty, its own
-        structure read as a number (``LENGTH``), as a caller's ``if xs:`` of a
-        list it built reads it; None for any other function (its whole
-        result).  The table of the own part grows as the fixpoint steps ``fn``
-        (:meth:`_record_returns`), so its projection is made afresh."""
-        if not fn.returns_lists:
-            return None
-        own = self._returned_part(fn, mode, OWN_PART)
-        return None if own is None else transformed(own, LENGTH)
 
     def summarised_callees(self, ref) -> list:
         """The module-level functions of the files read only for their

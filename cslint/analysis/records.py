@@ -474,10 +474,6 @@ class FuncFacts:
     #: a classmethod: a call through its class (``Cls.build(x)``) binds its first parameter to the class, not to
     #: the first argument (:func:`~cslint.analysis.callrefs.call_offset`)
     bound_by_class: bool = False
-    #: every ``return`` writes out a list, and nothing but a decorator that
-    #: keeps what it returns wraps it (:func:`~cslint.analysis.shapes.lists_returned`):
-    #: the truth of its result is its length (``callrefs.TRUTH_PART``)
-    returns_lists: bool = False
 
 
 @dataclass

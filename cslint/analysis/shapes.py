@@ -172,29 +172,6 @@ def returns_only_lists(function) -> bool:
     return found
 
 
-#: decorators that hand back what the function returns: a binding of it, a
-#: cache of its results, a grad mode around it, a note to type checkers
-_KEEPING_DECORATORS = frozenset({"staticmethod", "classmethod", "lru_cache", "cache", "no_grad", "inference_mode",
-                                 "override", "abstractmethod"})
-
-
-def lists_returned(function) -> bool:
-    """Whether a call of ``function`` hands back a list whatever runs: a
-    plain function or method (not ``async``, whose call makes a coroutine)
-    every ``return`` of which writes out a list (:func:`returns_only_lists`:
-    a display, a comprehension, ``[x] * n``; no bare ``return``, no
-    ``yield``), under no decorator but those that keep what it returns.  The
-    truth of its result is then its length (``FuncFacts.returns_lists``)."""
-    if type(function) is not ast.FunctionDef:
-        return False
-    for decorator in function.decorator_list:
-        named = decorator.func if type(decorator) is ast.Call else decorator
-        name = named.id if type(named) is ast.Name else named.attr if type(named) is ast.Attribute else None
-        if name not in _KEEPING_DECORATORS:
-            return False
-    return returns_only_lists(function)
-
-
 #: builtins that read a sequence and never change it: a call of one may read
 #: a returned name (``tuple(xs)``) without unsettling it
 _READING_BUILTINS = frozenset({"tuple", "list", "len", "sorted", "reversed", "enumerate", "zip", "iter", "any",

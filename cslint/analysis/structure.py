@@ -12,16 +12,15 @@ from typing import Optional
 
 from ..presets import KIND_GROUP_MEMBERSHIP
 from ..presets.rank_names import names_world_rank
-from .astwalk import parameters, plain_bindings, walked
+from .astwalk import parameters, walked
 from .entries import KEYED_LOOKUPS, dict_view_own, key_read_own, keyed_lookup_own, parted_by
 from .environment import fork
 from .atoms import (
     CONTENTS, ELEMENTS_HELD, EMPTY, IDENT, KIND, LENGTH, OWN_PARAM, PIECE_PICK, SHAPE, SIZED, attribute, call_result,
     field_read, own_field, own_params, picking_from, project, source, whole,
 )
-from .callrefs import element, own_results, part_ref, truth_results
+from .callrefs import element, own_results, part_ref
 from .noneness import none_of
-from .ownstructure import changeable_names
 from .results import nesting
 from .iteration import bind_iteration
 from .containers import ELEMENT_STORED, SLICE_NAMES, ContainerNames, annotation_is_container, container_index
@@ -204,15 +203,7 @@ class StructureReads(ContainerNames):
             return atoms
         if (t is ast.Name or t is ast.Attribute) and self._is_container(expr):
             return project(LENGTH, self.own_structure(expr, env))
-        value = self.eval(expr, env)
-        if t is ast.Name:  # a call's result: a list's truth where the callee writes out lists
-            # (a call tested where it is made is read whole: the operands of an ``and``/``or`` keep their
-            # plain values, guards.py, which a condition's atoms must match)
-            calls = _results_tested(self, expr, env)
-            tested = truth_results(value, calls) if calls else None
-            if tested is not None:
-                return tested
-        return value
+        return self.eval(expr, env)
 
     def own_structure(self, expr, env: dict) -> frozenset:
         """What ``expr`` depends on, for a read of its own structure alone
@@ -600,40 +591,6 @@ def containers_held(reads: StructureReads, call: ast.Call, args: tuple, kwargs: 
     for _, kw_atoms in kwargs:
         atoms |= kw_atoms
     return atoms
-
-
-def _results_tested(reads, expr, env: dict) -> frozenset:
-    """``(ref, line)`` of the calls whose result the local name ``expr`` is,
-    for a test of its truth (``callrefs.truth_results``): the call every
-    binding of the name is (``name = f(x)``: no parameter, no other binding,
-    ``astwalk.plain_bindings``), where the function only reads
-    the name (``ownstructure.changeable_names``: nothing stores into it,
-    nothing it is handed to may) and it is no element (a loop's or an unpacking's
-    target); no own structure is kept apart for it in ``env``."""
-    info = reads.info
-    name = expr.id
-    if name not in env or ("own", name) in env or name in info.iteration_targets \
-            or (reads._uniform_texts and name in reads._uniform_texts):
-        return frozenset()
-    func = info.func
-    if type(func) is not ast.FunctionDef and type(func) is not ast.AsyncFunctionDef:
-        return frozenset()
-    known = info.__dict__.get("_call_bindings")
-    if known is None:  # (once per function: most tested names are bound otherwise)
-        known = info.__dict__["_call_bindings"] = [plain_bindings(func, lambda value: type(value) is ast.Call), None]
-    statements = known[0].get(name)
-    if not statements:
-        return frozenset()
-    if known[1] is None:
-        known[1] = changeable_names(func)
-    if name in known[1]:
-        return frozenset()
-    found = set()
-    for statement in statements:
-        ref = info.resolve_ref(statement.value.func)
-        if ref is not None:
-            found.add((ref, statement.value.lineno))
-    return frozenset(found)
 
 
 def _name_own(reads, value: frozenset, params: bool, name: str) -> Optional[frozenset]:
