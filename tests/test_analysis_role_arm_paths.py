@@ -16,6 +16,7 @@ import textwrap
 import pytest
 
 from cslint.api import check_source
+from cslint.config import Settings
 
 
 def _lines(source):
@@ -96,16 +97,6 @@ INVALID = """
         return x
 
 
-    def sender_raises_first(x, group, ok):
-        if dist.get_rank(group) == 0:
-            if not ok:
-                raise ValueError("not ready")
-            dist.broadcast(x, src=0, group=group)  # reported
-        else:
-            dist.broadcast(x, src=0, group=group)  # reported
-        return x
-
-
     def sender_sends_if_any(x, group, n):
         if dist.get_rank(group) == 0:
             out = x
@@ -155,6 +146,67 @@ INVALID = """
 
 def test_a_role_that_may_issue_nothing_is_reported():
     assert _lines(INVALID) == _marked(INVALID)
+
+
+# -- a role that raises first: a crash where an exception ends the job, a path where it hangs the others ---------
+RAISING = """
+    import torch.distributed as dist
+
+
+    def sender_raises_first(x, group, ok):
+        if dist.get_rank(group) == 0:
+            if not ok:
+                raise ValueError("not ready")
+            dist.broadcast(x, src=0, group=group)  # reported
+        else:
+            dist.broadcast(x, src=0, group=group)  # reported
+        return x
+
+
+    def sender_raises_on_an_unknown_mode(x, y, group, mode):
+        if dist.get_rank(group) == 0:
+            if mode == "a":
+                dist.broadcast(x, src=0, group=group)  # reported
+            elif mode == "b":
+                dist.broadcast(y, src=0, group=group)  # reported
+            else:
+                raise ValueError(mode)
+        else:
+            dist.broadcast(x, src=0, group=group)  # reported
+        return x
+"""
+
+
+def test_a_role_that_raises_first_ends_the_job_by_default():
+    # an uncaught raise ends the process, and with it the job (the launcher tears every rank down), as a plain
+    # ``if rank == 0: raise`` before the collective does: the raising arm is no path the receivers wait on
+    assert _lines(RAISING) == []
+
+
+def test_a_role_that_raises_first_leaves_the_others_waiting_where_exceptions_hang():
+    hang = Settings(unhandled_exceptions="hang")
+    found = sorted(f.line for f in check_source(textwrap.dedent(RAISING), settings=hang, report="per-site").findings)
+    assert found == _marked(RAISING)
+
+
+def test_a_role_whose_raise_is_caught_in_the_function_may_issue_nothing():
+    source = """
+        import torch.distributed as dist
+
+
+        def sender_gives_up_quietly(x, group, ok):
+            try:
+                if dist.get_rank(group) == 0:
+                    if not ok:
+                        raise ValueError("not ready")
+                    dist.broadcast(x, src=0, group=group)  # reported
+                else:
+                    dist.broadcast(x, src=0, group=group)  # reported
+            except ValueError:
+                pass
+            return x
+    """
+    assert _lines(source) == _marked(source)
 
 
 # -- a ``match`` in a role arm: a last ``case _:`` or capture leaves no path past every case -------

@@ -41,9 +41,12 @@ class Alternatives:
     """Site sequences of the decisions of one function's variant;
     ``index`` maps ``id(call)`` to the call's site index in the variant."""
 
-    def __init__(self, info: FunctionInfo, index: dict):
+    def __init__(self, info: FunctionInfo, index: dict, crashing_arm=None):
         self.info = info
         self.index = index
+        #: ``CFG.crashing_arm`` of the function's graph: an arm that only raises what ends the job is no path
+        #: (the rank crashes there, the job ends), as the graph reads it; None: every arm is a path
+        self.crashing_arm = crashing_arm
         self._cache: dict = {}
         self._partners: dict = {}
         self._negated_texts: dict = {}  # id(if) -> negation_text of its test
@@ -101,8 +104,9 @@ class Alternatives:
             return [((), False)]
         if t is ast.If:
             prefix = self._ordered_sites(s.test)
-            a = self._paths(s.body)
-            b = self._paths(s.orelse)
+            crashing = self.crashing_arm(s) if self.crashing_arm is not None else None
+            a = [] if crashing is True else self._paths(s.body)
+            b = [] if crashing is False else self._paths(s.orelse)
             if a is None or b is None:
                 return None
             return [(prefix + seq, term) for seq, term in a + b]

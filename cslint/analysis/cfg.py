@@ -78,10 +78,21 @@ class CFG:
     escaping: bool = False
     #: node id -> the header of the innermost loop whose body built it
     loop_of: dict = field(default_factory=dict)
+    #: id(if statement) -> (it, True where its body, False where its ``else`` only raises what ends the job):
+    #: the arm the graph leaves out as a crash, not a path (:meth:`crashing_arm`)
+    crashing_arms: dict = field(default_factory=dict)
 
     def node_of(self, stmt: ast.AST) -> Optional[int]:
         ids = self.stmt_nodes.get(id(stmt))
         return ids[0] if ids else None
+
+    def crashing_arm(self, stmt: ast.If) -> Optional[bool]:
+        """True where the body of ``stmt``, False where its ``else``, only raises what ends the job (nothing in
+        the function or a caller of the module catches it, and an exception ends every rank's job): the graph
+        keeps no path through that arm, so neither does a comparison of what the arms issue.  None for any other
+        ``if``."""
+        found = self.crashing_arms.get(id(stmt))
+        return found[1] if found is not None and found[0] is stmt else None
 
     def leaves_uncaught(self, node_id: Optional[int]) -> bool:
         """Whether the ``raise`` or ``assert`` at ``node_id`` leaves the function with
@@ -178,6 +189,7 @@ class _Builder:
         self.loop_of: dict = {}  # node id -> the header of the innermost loop around it
         self.entry = self._new(ENTRY)
         self.exit = self._new(EXIT)
+        self.crashing_arms: dict = {}  # id(if) -> (it, whether the crashing arm is its body): CFG.crashing_arm
         self.handler_stack: list[list[int]] = []  # handler entry nodes, innermost last
         self.handler_catch_all: list[bool] = []
         self.handler_clauses: list[list] = []  # the except clauses of each try of handler_stack, innermost last
@@ -329,6 +341,8 @@ class _Builder:
                 folded = None if self._caller_catches(s.body) else False
             elif s.orelse and always_raises(s.orelse, exits) and not always_raises(s.body, exits):
                 folded = None if self._caller_catches(s.orelse) else True
+            if folded is not None:
+                self.crashing_arms[id(s)] = (s, not folded)
         self._test_edges(node, s, body, orelse, folded)
         return node
 
@@ -464,6 +478,7 @@ def build_cfg(func: ast.AST, fold: Optional[ModeFold] = None, escaping: Optional
               builder.finally_owner, builder.test_of)
     cfg.escaping = escaping is not None
     cfg.loop_of = builder.loop_of
+    cfg.crashing_arms = builder.crashing_arms
     _connect_endless_loops(cfg)
     return cfg
 

@@ -68,7 +68,7 @@ class Guards(ExceptionGuards):
         self.evaluator = evaluator
         self.flow = flow
         self.index = index
-        self.alternatives = Alternatives(self.info, index)
+        self.alternatives = Alternatives(self.info, index, flow.graph.crashing_arm)
         self.read_names = ReadNames()
         self._tests: dict = {}  # (test's CFG node, whether the site is in its arms) -> Cond
         self._if_tests: dict = {}  # (line, text) of an ``if``'s Cond -> its test (the text may be cut short)
