@@ -51,7 +51,32 @@ REPORTED = {
         other = dist.all_reduce(x, group=group, async_op=True)
         other.wait()
     """,
+    # the name holds another tensor where the wait is: the wait finishes the first one
+    "the_buffer_name_bound_again_before_the_wait": """
+        work = dist.all_reduce(flag, group=group, async_op=True)
+        flag = x.sum().reshape(1) if dist.get_rank(group) == 1 else torch.zeros(1)
+        work.wait()
+    """,
 }
+
+
+def test_a_wait_in_a_loop_finishes_the_previous_step_s_tensor():
+    # overlap: each step waits on the reduction the step before started, while its own flag is fresh
+    source = textwrap.dedent("""
+        import torch
+        import torch.distributed as dist
+
+
+        def steps(xs, group):
+            for i, x in enumerate(xs):
+                flag = x.sum().reshape(1) if dist.get_rank(group) == 0 else torch.zeros(1)
+                if i > 0:
+                    work.wait()
+                    if flag.item() > 0:
+                        dist.barrier(group=group)
+                work = dist.all_reduce(flag, group=group, async_op=True)
+    """)
+    assert [f.code for f in check_source(source, report="per-site").findings] == ["CSL101"]
 
 
 @pytest.mark.parametrize("name", sorted(REPORTED))

@@ -13,8 +13,10 @@ function's own body, agrees its buffers at those calls
 (:meth:`~cslint.analysis.transfer.Transfer._waited` writes them there), so a
 path that reads the buffer without waiting still holds this rank's value.  A
 handle handed on in any other way (appended to a list, returned, stored in a
-field, read in a nested function, tested) or a name bound more than once is
-not followed: its buffers stay agreed at the call, as for a blocking
+field, read in a nested function, tested), a name bound more than once, a
+call a loop of the function runs again, or one handed a name the function
+binds more than once (the wait would agree what the name holds then, another
+tensor perhaps) is not followed: its buffers stay agreed at the call, as for a blocking
 collective (a known gap); so do the buffers a function of the module agrees
 in place for its callers (:mod:`~cslint.analysis.agreedparams`)."""
 
@@ -76,12 +78,33 @@ class AsyncWork:
                 for name in node.names:
                     if name in followed:
                         followed[name] = None
+        buffers = {arg.id for calls in bound.values() for call in calls for arg in _named_arguments(call)}
+        buffer_stores = dict.fromkeys(buffers, 0)
+        looped: set = set()  # ids of the asynchronous calls inside a loop of the function
+        for node in walked(func):
+            kind = type(node)
+            if kind is ast.Name and node.id in buffer_stores and type(node.ctx) is not ast.Load:
+                buffer_stores[node.id] += 1
+            elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
+                looped.update(id(sub) for sub in walked(node) if type(sub) is ast.Call)
         for name in sorted(bound):
             if followed[name] is None or stores[name] != 1:
                 continue  # handed on, or bound more than once (a wait would not tell which call it waits on)
             calls = bound[name]
+            # A buffer name bound again, or a call a loop runs again, may hold another tensor where the wait
+            # is: the wait would agree what the name holds then, not what the call was handed.  Such calls
+            # stay agreed at the call.
+            if any(id(call) in looped or any(buffer_stores[arg.id] > 1 for arg in _named_arguments(call))
+                   for call in calls):
+                continue
             self.deferred.update(id(call) for call in calls)
             self.waited[name] = calls
+
+
+def _named_arguments(call: ast.Call) -> list:
+    """The plain names a call is handed, by position or keyword (its buffers among them)."""
+    values = list(call.args) + [kw.value for kw in call.keywords]
+    return [value for value in values if type(value) is ast.Name]
 
 
 def async_work(info) -> AsyncWork:
