@@ -68,23 +68,23 @@ class AsyncWork:
             return
         followed = {name: receivers.get(name, set()) for name in bound}
         stores = dict.fromkeys(bound, 0)
-        for node in walked(func):
-            if type(node) is ast.Name and node.id in followed:
-                if type(node.ctx) is not ast.Load:
-                    stores[node.id] += 1
-                elif followed[node.id] is not None and id(node) not in followed[node.id]:
-                    followed[node.id] = None  # read otherwise: handed on, not followed
-            elif type(node) in (ast.Global, ast.Nonlocal):
-                for name in node.names:
-                    if name in followed:
-                        followed[name] = None
         buffers = {arg.id for calls in bound.values() for call in calls for arg in _named_arguments(call)}
         buffer_stores = dict.fromkeys(buffers, 0)
         looped: set = set()  # ids of the asynchronous calls inside a loop of the function
         for node in walked(func):
             kind = type(node)
-            if kind is ast.Name and node.id in buffer_stores and type(node.ctx) is not ast.Load:
-                buffer_stores[node.id] += 1
+            if kind is ast.Name:
+                if node.id in buffer_stores and type(node.ctx) is not ast.Load:
+                    buffer_stores[node.id] += 1
+                if node.id in followed:
+                    if type(node.ctx) is not ast.Load:
+                        stores[node.id] += 1
+                    elif followed[node.id] is not None and id(node) not in followed[node.id]:
+                        followed[node.id] = None  # read otherwise: handed on, not followed
+            elif kind is ast.Global or kind is ast.Nonlocal:
+                for name in node.names:
+                    if name in followed:
+                        followed[name] = None
             elif kind is ast.For or kind is ast.AsyncFor or kind is ast.While:
                 looped.update(id(sub) for sub in walked(node) if type(sub) is ast.Call)
         for name in sorted(bound):
