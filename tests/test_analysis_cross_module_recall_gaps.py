@@ -6,9 +6,10 @@ hazard cslint passes today, beside a control of the same shape it reports.
   arguments, hands back none of the rank sources it reads itself
   (``is_first_rank(group)`` in ``pkg/utils.py``); the same helper in the
   caller's module is read.
-- A nested function or a lambda loses what an enclosing local holds when
-  the local comes from local work (``flag = os.path.exists(p)``); one holding
-  the rank id is read.
+- (Modelled since: closedover.py, tests/test_analysis_closed_over_locals.py.)
+  A nested function lost what an enclosing local holds when the local comes
+  from local work (``flag = os.path.exists(p)``); one holding the rank id
+  was read by its name.
 - A method of a class in a module with no collective hands back nothing
   rank-local (``Linker().take(3)`` of per-rank probes); a function of the
   same module is read."""
@@ -92,7 +93,6 @@ _CLOSURES = """
 """
 
 
-@pytest.mark.xfail(strict=True, reason="a nested function loses what an enclosing local from local work holds")
 def test_a_closure_over_a_local_work_flag_differs(tmp_path):
     assert ("CSL101", "app.py", _barrier(_CLOSURES, "by_local_work")) in _findings(tmp_path, {"app.py": _CLOSURES})
 

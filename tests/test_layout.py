@@ -283,6 +283,7 @@ ANALYSIS_PHASES = [
     ("bindingflow",),  # implicit flow into the names a node binds, less the tests their readers took alike
     ("summarycalls",),  # the call sites and failures a summarised statement hands on
     ("summary", "dataflow"),  # the two walkers
+    ("closedover",),  # what a nested function reads of its enclosing function's locals
     ("roles",),  # decisions of equality tests that split the ranks into roles; chains that hand a group out by role
     ("alternatives",),  # site sequences of both arms
     ("exceptionguards",),  # the conditions a failure puts on a call site

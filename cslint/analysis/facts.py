@@ -58,6 +58,7 @@ from .spans import may_cut_pieces, returns_pieces
 from .summary import SummaryWalk
 from .syntax import CONSTRUCTORS, called_as, dotted
 from .localgroups import binding_nodes
+from .closedover import closed_over_entry
 from .wrappers import own_nodes
 
 
@@ -329,6 +330,8 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             visible.update(nested)
             made = FunctionInfo(ctx, stmt, qual, class_key if is_method else None, is_method, visible)
             made.enclosing = enclosing if in_function else None
+            if in_function:
+                made.closure_entry = closed_over_entry
             out_funcs.append(made)
             _walk_defs(ctx, stmt.body, f"{qual}.<locals>.", class_key if is_method else None,
                        out_funcs, out_classes, True, inner_defs, made)

@@ -304,6 +304,9 @@ class FunctionInfo(FunctionScan):
         self.class_key = class_key
         self.local_defs = local_defs  # nested function name -> qualname
         self.enclosing = None  # the function a nested one is defined in (facts._walk_defs)
+        #: a nested function: what it reads of the enclosing functions' locals on entry
+        #: (closedover.closed_over_entry, set by facts._walk_defs: a later phase than this one)
+        self.closure_entry = None
         self.handed_classes = NO_NAMES  # the classes it reads as a value (scan_calls)
         self.rebuild_candidates: list = []  # ``self.attr = local`` or ``= call(...)`` (scan_calls; rebuilds.py)
         self.rebuild_fields = NO_NAMES  # their fields' names (scan_calls)
@@ -515,6 +518,8 @@ class FunctionInfo(FunctionScan):
         parameter named like one, and the gathered-data source of a parameter handed to a gather of per-process data
         (:func:`gathered_params`); :func:`enclosing_params` for a closure."""
         env = {} if self.enclosing is None else enclosing_params(self)
+        if self.closure_entry is not None:
+            env.update(self.closure_entry(self))
         ctx = self.ctx
         named = dict(rank_param_sources(self))
         gathered = gathered_params(self) if ctx.knowledge.has_payload_local or imports_a_wrapper(ctx) else {}
