@@ -28,7 +28,7 @@ from .atoms import (
 from .environment import fork
 from .exceptionreads import ExceptionReads
 from .function import FunctionInfo
-from .funcaliases import alias_calls
+from .funcaliases import alias_calls, local_alias_calls
 from .iteration import zip_arguments
 from .positions import alike_displays, own_arguments
 from .spreadlengths import statement_holding, written_length
@@ -392,6 +392,9 @@ class Evaluator(StructureReads, ExceptionReads):
         verdict = plan[0]
         if verdict is OPEN and type(call.func) is ast.Name and call.func.id not in env \
                 and (aliased := alias_calls(self.ctx, call)) is not None:  # a name only ever holding functions
+            return EMPTY.union(*[self._eval_call(alternative, env) for alternative in aliased])
+        if verdict is OPEN and type(call.func) is ast.Name \
+                and (aliased := local_alias_calls(self.info, call)) is not None:  # a local holding bound methods
             return EMPTY.union(*[self._eval_call(alternative, env) for alternative in aliased])
         if verdict is OPEN:
             _, builtin, last, raw = plan

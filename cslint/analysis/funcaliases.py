@@ -263,3 +263,108 @@ def _probed_attribute(value: ast.expr, imports) -> Optional[str]:
     if not text or "()" in text or text.split(".")[0] not in imports:
         return None
     return text + "." + name.value
+
+
+def local_alias_calls(info, call: ast.Call) -> Optional[tuple]:
+    """The calls ``call`` stands for where its callee is a local name every
+    binding of which in the function is a plain ``name = obj.method`` (a
+    bound method: ``take = linker.take``), ``name = a.m if test else b.n``
+    or ``name = getattr(obj, "method")``: one call of each attribute with
+    the call's own arguments at its place, so ``taken = take(n)`` reads what
+    ``linker.take(n)`` returns, whichever arm was bound.  The object named
+    must be one the function never binds, or binds in one statement only
+    (what it held when the alias was bound is what it holds at the call);
+    its name and the alias's are neither ``global`` nor ``nonlocal``, no
+    nested function or lambda may rebind them, and any other binding of
+    the alias (a call's result, a loop, an unpacking, a ``with``, a
+    ``del``) leaves the call as it was.  Kept per call on the function."""
+    func = call.func
+    if type(func) is not ast.Name or info.local_names is None or func.id not in info.local_names:
+        return None
+    table = info.__dict__.get("_local_aliases")
+    if table is None:
+        table = info.__dict__["_local_aliases"] = _local_aliases(info.func)
+    exprs = table.get(func.id)
+    if not exprs:
+        return None
+    made = info.__dict__.setdefault("_local_alias_calls", {})
+    known = made.get(id(call))
+    if known is not None and known[0] is call:
+        return known[1]
+    calls = tuple(_call_of(expr, call) for expr in exprs)
+    made[id(call)] = (call, calls)
+    return calls
+
+
+def _local_aliases(func) -> dict:
+    """name -> the attribute expressions each binding of a local bound only to bound methods may hold."""
+    values: dict = {}
+    spoilt: set = set()
+    stores: dict = {}  # name -> how many statements bind it
+    params = {arg.arg for arg in ast.walk(func.args) if type(arg) is ast.arg} if hasattr(func, "args") else set()
+    body = func.body if type(func.body) is list else [func.body]
+    stack = list(body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in DEFINITIONS:
+            # a nested function or class may rebind what it names nonlocal: read nothing of those
+            for inner in walked(node):
+                if type(inner) is ast.Nonlocal or type(inner) is ast.Global:
+                    spoilt.update(inner.names)
+            continue
+        if kind is ast.Global or kind is ast.Nonlocal:
+            spoilt.update(node.names)
+        elif kind is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            name = node.targets[0].id
+            stores[name] = stores.get(name, 0) + 1
+            found = _bound_methods(node.value)
+            if found is None:
+                spoilt.add(name)
+            else:
+                values.setdefault(name, []).extend(found)
+            stack.append(node.value)
+            continue
+        elif kind is ast.Name and type(node.ctx) is not ast.Load:
+            spoilt.add(node.id)
+            stores[node.id] = stores.get(node.id, 0) + 2  # (a loop, an unpacking: not one value)
+        elif kind is ast.NamedExpr:
+            spoilt.add(node.target.id)
+        read = CHILDREN[kind]
+        if read is not None:
+            stack += read(node)
+    out = {}
+    for name, exprs in values.items():
+        if name in spoilt or name in params:
+            continue
+        owners = {_owner(expr) for expr in exprs}
+        if all(owner is not None and owner not in spoilt and stores.get(owner, 0) <= (owner not in params)
+               for owner in owners):
+            out[name] = tuple(exprs)
+    return out
+
+
+def _bound_methods(value: ast.AST) -> Optional[list]:
+    """The ``obj.method`` attributes ``value`` may be (an attribute of a plain or dotted name, either arm of an
+    ``IfExp``, ``getattr(obj, "method")``), or None where it may be anything else."""
+    kind = type(value)
+    if kind is ast.Attribute:
+        return [value] if _owner(value) is not None else None
+    if kind is ast.IfExp:
+        body, orelse = _bound_methods(value.body), _bound_methods(value.orelse)
+        return None if body is None or orelse is None else body + orelse
+    if kind is ast.Call and type(value.func) is ast.Name and value.func.id in _NAMED_READS \
+            and len(value.args) == 2 and not value.keywords and type(value.args[1]) is ast.Constant \
+            and type(value.args[1].value) is str and value.args[1].value.isidentifier():
+        attribute = ast.copy_location(ast.Attribute(value=value.args[0], attr=value.args[1].value, ctx=ast.Load()),
+                                      value)
+        return [attribute] if _owner(attribute) is not None else None
+    return None
+
+
+def _owner(expr: ast.Attribute) -> Optional[str]:
+    """The name a dotted attribute ``a.b.method`` starts from; None for anything else (a call's result)."""
+    inner = expr.value
+    while type(inner) is ast.Attribute:
+        inner = inner.value
+    return inner.id if type(inner) is ast.Name else None
