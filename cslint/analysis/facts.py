@@ -304,7 +304,7 @@ def _final_globals(exit_env: dict) -> dict:
 
 
 def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_classes, in_function,
-               defs: Optional[list] = None, enclosing: Optional[FunctionInfo] = None):
+               defs: Optional[list] = None, enclosing: Optional[FunctionInfo] = None, suffix: str = ""):
     """Collect a :class:`FunctionInfo` for every function in a body (nested
     ones included) and the facts of every class.  ``defs``: the body's
     :func:`_nested_defs`, when the caller has them already; ``enclosing``:
@@ -316,6 +316,7 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
             qual = f"{prefix}{stmt.name}"
             local_defs[stmt.name] = qual
+    alternatives = alternative_definitions(body) if not prefix else {}
     for stmt in _nested_defs(body) if defs is None else defs:
         t = type(stmt)
         if t is ast.FunctionDef or t is ast.AsyncFunctionDef:
@@ -330,11 +331,13 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             visible.update(nested)
             made = FunctionInfo(ctx, stmt, qual, class_key if is_method else None, is_method, visible)
             made.enclosing = enclosing if in_function else None
+            own_suffix = alternatives.get(id(stmt), suffix)
+            made.key_suffix = own_suffix
             if in_function:
                 made.closure_entry = closed_over_entry
             out_funcs.append(made)
             _walk_defs(ctx, stmt.body, f"{qual}.<locals>.", class_key if is_method else None,
-                       out_funcs, out_classes, True, inner_defs, made)
+                       out_funcs, out_classes, True, inner_defs, made, own_suffix)
         elif t is ast.ClassDef:
             qual = f"{prefix}{stmt.name}"
             key = f"{ctx.module}:{qual}"
@@ -376,6 +379,29 @@ def _walk_defs(ctx: ModuleContext, body, prefix: str, class_key, out_funcs, out_
             out_classes.append(ClassFacts(key, stmt.name, ctx.module, tuple(bases), methods, tuple(field_terms),
                                           tuple(properties)))
             _walk_defs(ctx, body, f"{qual}.", key, out_funcs, out_classes, False)
+
+
+def alternative_definitions(body: list) -> dict:
+    """``id(def)`` -> the end of its key (``@line``, ``FunctionInfo.key_suffix``), for the module-level
+    definitions of a name some block defines (``if HAVE_X: def probe(): ... else: def probe(): ...``, a
+    ``try``/``except``, a ``with``, a loop) but the one keeping the plain key: each definition of it that no later
+    definition standing at the top level rebinds may be what the name holds when a call runs, so each is a function
+    of its own, with the functions nested in it (the last of them keeps the plain key), and the whole-tree pass
+    resolves a call of the name to all of them (``Resolver.alternatives``).  A name only the top level defines keeps
+    its one definition, the last, as before; the qualified name stays the plain one (what a finding names)."""
+    defs: dict = {}
+    top = {id(stmt) for stmt in body}
+    for stmt in _nested_defs(body):
+        if type(stmt) is ast.FunctionDef or type(stmt) is ast.AsyncFunctionDef:
+            defs.setdefault(stmt.name, []).append(stmt)
+    out: dict = {}
+    for name, found in defs.items():
+        if len(found) < 2 or all(id(stmt) in top for stmt in found):
+            continue
+        live = [stmt for index, stmt in enumerate(found) if not any(id(later) in top for later in found[index + 1:])]
+        for stmt in live[:-1]:
+            out[id(stmt)] = f"@{stmt.lineno}"
+    return out
 
 
 #: the statements whose blocks :func:`_nested_defs` looks into

@@ -304,6 +304,9 @@ class FunctionInfo(FunctionScan):
         self.class_key = class_key
         self.local_defs = local_defs  # nested function name -> qualname
         self.enclosing = None  # the function a nested one is defined in (facts._walk_defs)
+        #: ``@line`` for a module-level definition of a name another definition in a block shares, and the
+        #: functions nested in it (facts.alternative_definitions): its key apart, its qualified name the same
+        self.key_suffix = ""
         #: a nested function: what it reads of the enclosing functions' locals on entry
         #: (closedover.closed_over_entry, set by facts._walk_defs: a later phase than this one)
         self.closure_entry = None
@@ -379,7 +382,7 @@ class FunctionInfo(FunctionScan):
 
     @property
     def key(self) -> str:
-        return f"{self.ctx.module}:{self.qualname}"
+        return f"{self.ctx.module}:{self.qualname}{self.key_suffix}"
 
     @property
     def line(self) -> int:
@@ -564,7 +567,7 @@ class FunctionInfo(FunctionScan):
             name = func.id
             if name in self.local_defs:
                 return func_ref(ctx.module, self.local_defs[name])
-            if name in ctx.module_functions:
+            if name in ctx.module_functions or name in ctx.block_functions and name not in ctx.imports:
                 return func_ref(ctx.module, name)
             if name in ctx.module_classes:
                 return class_ref(f"{ctx.module}:{name}")

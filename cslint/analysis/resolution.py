@@ -124,12 +124,16 @@ class Resolver:
         self.classes: dict = {}
         self.modules: dict = {}
         self.funcs_by_qual: dict = {}
+        self.alternatives: dict = {}  # key -> the other definitions of a name a block defines (_with_alternatives)
         self.classes_by_qual: dict = {}
         self.methods_by_name: dict = {}
         for ff in self.files:
             self.modules[ff.module] = ff
             for fn in ff.functions:
                 self.funcs[fn.key] = fn
+                if fn.key != f"{fn.module}:{fn.qualname}":  # (facts.alternative_definitions: a key apart)
+                    self.alternatives.setdefault(f"{fn.module}:{fn.qualname}", []).append(fn)
+                    continue
                 self.funcs_by_qual[f"{fn.module}.{fn.qualname}"] = fn
             for cls in ff.classes:
                 self.classes[cls.key] = cls
@@ -424,11 +428,9 @@ class Resolver:
         out: list = []
         tag = ref.tag
         if tag == "func":
-            fn = self.funcs.get(f"{ref.module}:{ref.qualname}")
-            out = [fn] if fn else []
+            out = _with_alternatives(self.funcs.get(f"{ref.module}:{ref.qualname}"), self.alternatives)
         elif tag == "qual":
-            fn = self._lookup_qual(self.funcs_by_qual, ref.dotted)
-            out = [fn] if fn else []
+            out = _with_alternatives(self._lookup_qual(self.funcs_by_qual, ref.dotted), self.alternatives)
             if not out:
                 cls = self._lookup_qual(self.classes_by_qual, ref.dotted)
                 if cls is not None:
@@ -527,3 +529,13 @@ def issued_collective(resolver: Resolver, site):
                        for cls in classes):
         return None  # (a method the prefilter left unparsed reaches no collective)
     return found
+
+
+def _with_alternatives(fn, alternatives: dict) -> list:
+    """``[fn]`` and the other module-level definitions of its name a block defines (``if HAVE_X: def probe(): ...
+    else: def probe(): ...``; ``facts.alternative_definitions`` keys each apart): a call of the name may run any of
+    them; ``[]`` for no function."""
+    if fn is None:
+        return []
+    others = alternatives.get(fn.key)
+    return [fn, *others] if others else [fn]

@@ -184,6 +184,24 @@ _MODULE_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match) + tu
     getattr(ast, name) for name in ("TryStar",) if hasattr(ast, name))
 
 
+def block_defined_functions(tree: ast.Module) -> frozenset:
+    """The names module-level blocks (:data:`_MODULE_BLOCKS`, not the top level itself) define with ``def``."""
+    names = set()
+    blocks = [stmt for node in tree.body if isinstance(node, _MODULE_BLOCKS) for stmt in _block_statements(node)]
+    for node in blocks:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            names.add(node.name)
+        elif isinstance(node, _MODULE_BLOCKS):
+            blocks += _block_statements(node)
+    return frozenset(names)
+
+
+def _block_statements(node) -> list:
+    return [*getattr(node, "body", ()), *getattr(node, "orelse", ()), *getattr(node, "finalbody", ()),
+            *[s for h in getattr(node, "handlers", ()) for s in h.body],
+            *[s for c in getattr(node, "cases", ()) for s in c.body]]
+
+
 def module_level_names(tree: ast.Module) -> set:
     """The names a module assigns at module level, through its own blocks too: ``try: X = f() except E: X = None``
     binds a module variable as ``X = f()`` at the top does (else a function's read of ``X`` read nothing)."""
@@ -274,6 +292,9 @@ class ModuleContext(CollectiveGroups):
         #: id(node) -> container names of each definition (containers.container_index, on first use)
         self.container_index = None
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        #: the names of the module-level functions a block defines (``if HAVE_X: def probe(): ...``), a call of which
+        #: runs one of the definitions (``facts.alternative_definitions``)
+        self.block_functions = block_defined_functions(tree)
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         #: qualified names of the file's functions that call a collective
         #: themselves (set by the extraction once it has scanned them)
