@@ -293,6 +293,16 @@ def ref_offset(ref, target) -> int:
     return 1 if target.qualname.endswith("__init__") and not ref.dotted.endswith(".__init__") else 0
 
 
+def receiver_shift(target, offset: int) -> int:
+    """How many of ``target``'s leading parameters (a function's facts or
+    info) a call's positional arguments skip: its receiver (``self_offset``:
+    ``self``, or a classmethod's ``cls``) where the call passes that apart
+    (``offset``, :func:`call_offset`: ``self.m(x)`` binds ``x`` to the
+    second parameter), else none.  Parameter ``index`` takes the positional
+    argument ``index - receiver_shift(target, offset)``."""
+    return target.self_offset if offset else 0
+
+
 def _declared(func, decorator: str) -> bool:
     """Whether ``func`` is decorated by the builtin ``decorator`` (a bare name)."""
     for d in getattr(func, "decorator_list", ()):  # (asked of every method: a loop, no generator)

@@ -28,7 +28,8 @@ from typing import Optional
 
 from .astwalk import defaulted_parameters, walked
 from .bindings import local_values
-from .callrefs import ChosenClassRef, ParamCallRef, chosen_class_ref, class_ref, param_call_ref, qual_ref, ref_offset
+from .callrefs import (ChosenClassRef, ParamCallRef, chosen_class_ref, class_ref, param_call_ref, qual_ref,
+                       receiver_shift, ref_offset)
 from .wrappers import own_nodes
 
 
@@ -256,7 +257,7 @@ def _bound(entry: tuple, target, index: int, offset: bool):
     for key, found in entry:
         if key == name:
             return found
-    position = index - (target.self_offset if offset else 0)
+    position = index - receiver_shift(target, offset)
     for key, found in entry:
         if key == "*" or key == "**":
             return None

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .atoms import DECIDES_NO_TEST, base_field
+from .callrefs import receiver_shift
 from .divergence import merge, substituted, transformed
 from .feasibility import call_allows, passed_values
 from .program import Program, call_offset
@@ -51,7 +52,7 @@ def decided_by_callers(program: Program, fn: FuncFacts, site: Site, span: frozen
         if call.star:
             return False
         offset = call_offset(call, fn)
-        passed = passed_values(fn.params, fn.case_params, fn.self_offset if offset else 0, call.consts,
+        passed = passed_values(fn.params, fn.case_params, receiver_shift(fn, offset), call.consts,
                                call.star, call.args, call.kwargs)
         if any(passed[index] is ... for index in constrained):
             return False  # what this call passes there is not known: it may run the site in any context

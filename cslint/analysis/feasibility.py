@@ -392,19 +392,21 @@ def _forwarded_value(param: CaseParam, value) -> object:
     return param.value_of(value)
 
 
-def passed_values(params: tuple, case_params: tuple, self_offset: int, consts: tuple, star: bool,
+def passed_values(params: tuple, case_params: tuple, shift: int, consts: tuple, star: bool,
                   args: tuple, kwargs: tuple, forwarded: tuple = (), case: tuple = ()) -> tuple:
     """For each case parameter, the case value a call selects: the constant
     it passes, the default when it passes nothing there, ``...`` when it
-    passes something else (or unpacks arguments).  With ``case``, the
-    calling function's case values: what the call hands on of them
-    (``forwarded``, :func:`forwarded_case_parameters`) selects theirs."""
+    passes something else (or unpacks arguments).  ``shift``: how many
+    leading parameters the call's positional arguments skip
+    (``callrefs.receiver_shift``).  With ``case``, the calling function's
+    case values: what the call hands on of them (``forwarded``,
+    :func:`forwarded_case_parameters`) selects theirs."""
     constant = dict(consts)
     handed = dict(forwarded) if case else {}
     given_keywords = {name for name, _ in kwargs}
     out = []
     for param in case_params:
-        position = param.index - self_offset if param.positional else -1
+        position = param.index - shift if param.positional else -1
         at = param.name if param.name in handed else position
         if at in handed:
             out.append(_forwarded_value(param, case[handed[at]]))

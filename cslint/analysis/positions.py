@@ -29,6 +29,7 @@ from typing import Optional
 
 from .astwalk import parameters, walk as fast_walk
 from .atoms import EMPTY, NONE_PARAM, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, param, project
+from .callrefs import receiver_shift
 from .divergence import merge, transformed
 
 #: Added to ``parameter index * POSITIONS + position``, the index of a
@@ -66,7 +67,7 @@ def position_argument(fn, index: int, kwargs: tuple, offset: int) -> Optional[fr
     parameter, position = divmod(index - POSITION_PARAM, POSITIONS)
     prefix = f"{POSITION_ARG}{position}:"
     keys = (prefix + fn.params[parameter] if parameter < len(fn.params) else None,
-            prefix + str(parameter - (fn.self_offset if offset else 0)))
+            prefix + str(parameter - receiver_shift(fn, offset)))
     for kw, atoms in kwargs:
         if kw in keys:
             return atoms
@@ -166,7 +167,7 @@ def passes_alike(fn, index: int, alike: tuple, offset: int) -> bool:
     :func:`position_argument`)."""
     if not alike or index >= len(fn.params):
         return False
-    return fn.params[index] in alike or index - (fn.self_offset if offset else 0) in alike
+    return fn.params[index] in alike or index - receiver_shift(fn, offset) in alike
 
 
 def picks_in_place(info, name: str) -> bool:

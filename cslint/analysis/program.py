@@ -23,7 +23,7 @@ from typing import Optional
 from ..presets import KIND_FILESYSTEM, KIND_RANK_ID, Knowledge, group_from_text
 from ..presets.rank_names import names_node_position, rank_name_dims
 from .atoms import BY_METHOD, field_name, field_read
-from .callrefs import call_offset  # (call_offset: read through here too)
+from .callrefs import call_offset, receiver_shift  # (call_offset: read through here too)
 from .callfacts import translate
 from .callercontext import hands_context_to, pass_calling_context
 from .constructiongroups import construction_groups, held_field_params
@@ -407,7 +407,7 @@ def call_reaches(program: Program, site: Site, target: FuncFacts, mode: frozense
     if cases is None:
         return True
     offset = call_offset(site, target) if site.ref is not None else 0
-    passed = passed_values(target.params, target.case_params, target.self_offset if offset else 0,
+    passed = passed_values(target.params, target.case_params, receiver_shift(target, offset),
                            site.consts, site.star, site.args, site.kwargs)
     return call_allows(target.case_params, cases, passed)
 
@@ -428,7 +428,7 @@ def handed_cases(program: Program, fn: FuncFacts, site: Site, target: FuncFacts,
         return site.when
     entered = site.when if site.when is not None else case_assignments(fn.case_params)
     kept = frozenset(case for case in entered if call_allows(target.case_params, cases, passed_values(
-        target.params, target.case_params, target.self_offset if offset else 0, site.consts, site.star,
+        target.params, target.case_params, receiver_shift(target, offset), site.consts, site.star,
         site.args, site.kwargs, site.forwarded, case)))
     return None if site.when is None and len(kept) == len(entered) else kept
 
@@ -506,7 +506,7 @@ def passed_argument(site: Site, target: FuncFacts, offset: int, path: str, progr
         if name is None:
             return None
         found = passed.get(name)
-    position = target.params.index(name) - (target.self_offset if offset else 0)
+    position = target.params.index(name) - receiver_shift(target, offset)
     if found is None and not site.star:
         found = passed.get(position) if position >= 0 else None
     return found, name, position, rest
@@ -577,7 +577,7 @@ def handed_default(program, target: FuncFacts, name: str, depth: int = 0) -> Opt
                 offset = call_offset(site, callee)
                 for passed_as in handed:
                     param = passed_as if type(passed_as) is str else \
-                        _param_at(callee, passed_as + (callee.self_offset if offset else 0))
+                        _param_at(callee, passed_as + receiver_shift(callee, offset))
                     if param is None or param == "self":
                         return None
                     fallback = dict(callee.default_groups).get(param) if callee.default_groups else None

@@ -18,7 +18,7 @@ from .atoms import (
     CONTENTS, DROP, EMPTY, IDENT, NONE_ARG, NONE_PARAM, OWN_ARG, OWN_PARAM, PIECE_PICK, SHAPE, SPREAD_OWN, STORED_OWN,
     base_field, entry_base, field_name, param, project, source, unpicked,
 )
-from .callrefs import OWN_PART, call_offset, ref_offset
+from .callrefs import OWN_PART, call_offset, receiver_shift, ref_offset
 from .fieldreads import FieldReads
 from .divergence import merge, transformed
 from .positions import POSITION_PARAM, parameter_of, passes_alike
@@ -402,7 +402,7 @@ class ProgramReads(FieldReads):
             position = index - NONE_PARAM
             if kwargs:
                 keys = (NONE_ARG + fn.params[position] if position < len(fn.params) else None,
-                        NONE_ARG + str(position - (fn.self_offset if offset else 0)))
+                        NONE_ARG + str(position - receiver_shift(fn, offset)))
                 for kw, atoms in kwargs:
                     if kw in keys:
                         return atoms
@@ -419,7 +419,7 @@ class ProgramReads(FieldReads):
                 return EMPTY
             if kwargs:
                 keys = (OWN_ARG + fn.params[index] if index < len(fn.params) else None,
-                        OWN_ARG + str(index - (fn.self_offset if offset else 0)))
+                        OWN_ARG + str(index - receiver_shift(fn, offset)))
                 for kw, atoms in kwargs:
                     if kw in keys:
                         return atoms
@@ -435,6 +435,7 @@ class ProgramReads(FieldReads):
             if kw == name:
                 return atoms
             spreads = spreads or kw[:1] == "*"
+        # (callrefs.receiver_shift written out: asked for nearly every argument the pass binds, a call each cost 0.4 %)
         position = index - (fn.self_offset if offset else 0)
         if not spreads and name[:1] != "*":  # (the commonest call; spreads.py: any)
             collecting = collecting_position(fn.params)  # (a keyword-only parameter past ``*args``: no positional)

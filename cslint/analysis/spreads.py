@@ -24,6 +24,7 @@ import ast
 from typing import Optional
 
 from .atoms import EMPTY, OWN_PARAM
+from .callrefs import receiver_shift
 from .positions import POSITION_PARAM, POSITIONS, position_argument, position_param
 
 #: the keyword a call spreading a sequence at position ``p`` passes as
@@ -156,7 +157,7 @@ def element_argument(fn, index: int, args: tuple, kwargs: tuple, offset: int) ->
     if passed is not None or parameter != collecting_index(fn.params):
         return passed
     spread, _atoms = _spread_from(kwargs) if kwargs else (-1, EMPTY)
-    place = parameter - (fn.self_offset if offset else 0) + position
+    place = parameter - receiver_shift(fn, offset) + position
     if not 0 <= place < len(args) or 0 <= spread <= place:
         return None
     return args[place]
