@@ -93,7 +93,8 @@ def _bindable_params(info) -> dict:
     defaulted = {a.arg for a, _ in defaulted_parameters(args)}
     out = {}
     for index, name in enumerate(info.params):
-        if name[:1] == "*" or name in defaulted or (index == 0 and info.self_name):
+        # (the receiver, ``self`` or a classmethod's ``cls``: callrefs.receiver_param of a method, else None)
+        if name[:1] == "*" or name in defaulted or name == info.self_name:
             continue
         out[name] = index
     if out:
