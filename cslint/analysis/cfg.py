@@ -190,9 +190,10 @@ class _Builder:
         self.entry = self._new(ENTRY)
         self.exit = self._new(EXIT)
         self.crashing_arms: dict = {}  # id(if) -> (it, whether the crashing arm is its body): CFG.crashing_arm
-        self.handler_stack: list[list[int]] = []  # handler entry nodes, innermost last
-        self.handler_catch_all: list[bool] = []
-        self.handler_clauses: list[list] = []  # the except clauses of each try of handler_stack, innermost last
+        #: each ``try`` around the statement being built, innermost last: (the entry nodes of its handlers that
+        #: swallow, its except clauses, whether one of them catches everything: worked out once per ``try``, as
+        #: every statement inside that may raise asks it), one stack, so no two can fall out of step
+        self.handler_stack: list[tuple] = []
         #: the ``with contextlib.suppress(E):`` blocks around the statement being built, innermost last:
         #: (the ``except E: pass`` each amounts to, the node after the block, len(handler_stack) at its entry)
         self.suppress_stack: list[tuple] = []
@@ -215,7 +216,7 @@ class _Builder:
 
     def _exception_targets(self) -> list[int]:
         targets: list[int] = []
-        for handlers, catch_all in zip(reversed(self.handler_stack), reversed(self.handler_catch_all)):
+        for handlers, _clauses, catch_all in reversed(self.handler_stack):
             targets.extend(handlers)
             if catch_all:
                 break
@@ -404,10 +405,9 @@ class _Builder:
         others, which raised nothing, may still be inside it."""
         raised = None if s.exc is None else class_name(s.exc)  # a bare raise: any subclass of the caught
         for handlers, after, depth in reversed(self.suppress_stack):
-            if any(self.handler_catch_all[depth:]) \
-                    or any(self.caught.catches(clause, raised) for clauses in self.handler_clauses[depth:]
-                           for clause in clauses):
-                return None  # a ``try`` inside the block catches it first
+            for _handlers, clauses, catch_all in self.handler_stack[depth:]:
+                if catch_all or any(self.caught.catches(clause, raised) for clause in clauses):
+                    return None  # a ``try`` inside the block catches it first
             if any(self.caught.catches(handler, raised) for handler in handlers):
                 return after
         return None
@@ -431,13 +431,9 @@ class _Builder:
             if outcome == SWALLOWS or outcome == RAISES_ONLY and self._raise_caught(handler):
                 swallowing.append(entry)
         orelse = self.seq(s.orelse, after)
-        self.handler_stack.append(swallowing)
-        self.handler_catch_all.append(catch_all)
-        self.handler_clauses.append(s.handlers)
+        self.handler_stack.append((swallowing, s.handlers, catch_all))
         body = self.seq(s.body, orelse)
         self.handler_stack.pop()
-        self.handler_catch_all.pop()
-        self.handler_clauses.pop()
         # a handler that does not swallow (it re-raises where no caller catches it, or ends the job or the
         # process) gets no edge in; one whose raise a caller catches leaves the function like ``return``
         return body
