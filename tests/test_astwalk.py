@@ -6,7 +6,8 @@ import pathlib
 
 import pytest
 
-from cslint.analysis.astwalk import children_into, imported_names, iter_children, param_names, parameters, walk, walked
+from cslint.analysis.astwalk import (children_into, imported_names, iter_children, own_returns, own_yields, param_names,
+                                     parameters, walk, walked)
 
 #: node kinds the fast walk leaves out (read through their parent's fields)
 _NOT_VISITED = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop, ast.alias)
@@ -129,3 +130,37 @@ def test_parameters_are_named_in_order_and_starred_ones_only_when_asked():
     lam = ast.parse("lambda q, *r: q", mode="eval").body
     assert param_names(lam) == {"q", "r"} and param_names(lam, starred=False) == {"q"}
     assert param_names(ast.parse("x = 1")) == frozenset()  # the module body has none
+
+
+_RETURNING = '''
+def outer(flag):
+    def inner():
+        return 1
+    class Box:
+        def get(self):
+            return 2
+    handler = lambda: (yield)
+    for item in flag:
+        if item:
+            return [item]
+    try:
+        pass
+    except ValueError:
+        return None
+    match flag:
+        case [x]:
+            return x
+    return
+'''
+
+
+def test_own_returns_are_the_functions_own_return_statements():
+    func = ast.parse(_RETURNING).body[0]
+    assert sorted(node.lineno for node in own_returns(func)) == [11, 15, 18, 19]
+
+
+def test_a_yield_in_a_nested_definition_makes_no_generator_and_one_in_a_return_does():
+    func = ast.parse(_RETURNING).body[0]
+    assert not own_yields(func)
+    assert own_yields(ast.parse("def f():\n    return [(yield)]\n").body[0])
+    assert own_yields(ast.parse("def f():\n    x = yield from g()\n    return [x]\n").body[0])

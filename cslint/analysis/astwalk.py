@@ -223,6 +223,31 @@ def own_nodes(func: ast.AST):
             stack += read(node)
 
 
+def own_returns(func: ast.AST) -> list:
+    """The ``return`` statements of a function body, those of nested
+    definitions left out: a walk of the statements alone, through their
+    blocks (a ``return`` is a statement; what it returns is not walked)."""
+    found = []
+    todo = list(func.body)
+    for stmt in todo:  # grows behind the loop
+        kind = type(stmt)
+        if kind is ast.Return:
+            found.append(stmt)
+        elif kind not in DEFINITIONS:
+            for name in BLOCKS_OF[kind]:
+                todo += getattr(stmt, name)
+    return found
+
+
+def own_yields(func: ast.AST) -> bool:
+    """Whether a function body (nested definitions left out) yields: the
+    function hands back a generator, whatever its returns write."""
+    for node in own_nodes(func):
+        if type(node) is ast.Yield or type(node) is ast.YieldFrom:
+            return True
+    return False
+
+
 def statement_lists(body: list):
     """Every statement list of a function body (``func.body``), nested
     functions and classes left out.  A handler or a case is walked like a

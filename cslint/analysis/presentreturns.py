@@ -24,7 +24,7 @@ import ast
 from typing import Optional
 
 from . import cfg as cfgmod
-from .astwalk import DEFINITIONS, block_fields, own_nodes
+from .astwalk import own_returns, own_yields
 from .atoms import EMPTY, with_ref
 from .callrefs import part_ref
 from .environment import fork
@@ -77,31 +77,17 @@ def value_return(info) -> Optional[tuple]:
 def _value_return(function) -> Optional[tuple]:
     found = None
     kinds = set()
-    stack = list(getattr(function, "body", ()))
-    while stack:
-        node = stack.pop()
-        t = type(node)
-        if t in DEFINITIONS:
-            continue
-        if t is ast.Return:
-            kind = _none_kind(node.value)
-            if kind is not None:
-                kinds.add(kind)
-            elif found is not None:
-                return None
-            else:
-                found = node
-            continue
-        for name in block_fields(t):
-            stack.extend(getattr(node, name))
-    if found is None or not kinds or _yields(function):
+    for node in own_returns(function):
+        kind = _none_kind(node.value)
+        if kind is not None:
+            kinds.add(kind)
+        elif found is not None:
+            return None
+        else:
+            found = node
+    if found is None or not kinds or own_yields(function):  # (a generator is never None)
         return None
     return found, kinds == {"none"}
-
-
-def _yields(function) -> bool:
-    """Whether ``function`` (nested definitions left out) yields: it hands back a generator, never None."""
-    return any(type(node) is ast.Yield or type(node) is ast.YieldFrom for node in own_nodes(function))
 
 
 def present_returned(evaluator, s: ast.Return, env: dict, whole: bool, regular: frozenset) -> tuple:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import DEFINITIONS, block_fields
+from .astwalk import own_returns
 from .atoms import CONTENTS, EMPTY, KINDS_ONLY, project
 from .callrefs import element
 from .complements import none_wherever_several_ranks
@@ -176,16 +176,10 @@ def hands_back_a_value_everywhere(func) -> bool:
     body = getattr(func, "body", None)
     if not isinstance(body, list) or _runs_off_end(body):
         return False
-    todo = list(body)
-    for stmt in todo:  # statements only, through their blocks: a ``return`` is one
-        kind = type(stmt)
-        if kind is ast.Return:
-            value = stmt.value
-            if value is None or (type(value) is ast.Constant and value.value is None):
-                return False
-        elif kind not in DEFINITIONS:
-            for name in block_fields(kind):
-                todo.extend(getattr(stmt, name))
+    for stmt in own_returns(func):
+        value = stmt.value
+        if value is None or (type(value) is ast.Constant and value.value is None):
+            return False
     return True
 
 

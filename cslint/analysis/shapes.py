@@ -18,7 +18,7 @@ import functools
 import weakref
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, DEFINITIONS, iter_children
+from .astwalk import BLOCKS_OF, DEFINITIONS, iter_children, own_returns, own_yields
 
 
 
@@ -154,22 +154,11 @@ def displays_list(value) -> bool:
 def returns_only_lists(function) -> bool:
     """Whether every ``return`` of ``function`` (one at least, nested
     definitions left out) writes out a list (:func:`displays_list`)."""
-    found = False
-    stack = list(function.body)
-    while stack:
-        node = stack.pop()
-        t = type(node)
-        if t in DEFINITIONS:
-            continue
-        if t is ast.Return:
-            if node.value is None or not displays_list(node.value):
-                return False
-            found = True
-            continue
-        if t is ast.Yield or t is ast.YieldFrom:
+    returns = own_returns(function)
+    for node in returns:
+        if node.value is None or not displays_list(node.value):
             return False
-        stack.extend(iter_children(node))
-    return found
+    return bool(returns) and not own_yields(function)
 
 
 #: builtins that read a sequence and never change it: a call of one may read
