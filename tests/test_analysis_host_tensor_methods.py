@@ -82,3 +82,22 @@ def test_a_name_also_bound_to_something_else_is_not_a_host_tensor():
     findings = [(f.code, f.source) for f in check_source(textwrap.dedent(
         source.replace("{device}", "").replace("{read}", "tolist"))).findings]
     assert findings == [("CSL104", "packed.tolist")]
+
+
+def _with_match(case_body):
+    source = _PREFETCH.replace("            reduced = packed.{read}()",
+                               "            match hits:\n"
+                               "                case [packed]:\n"
+                               "                    pass\n"
+                               "                case _:\n"
+                               f"                    {case_body}\n"
+                               "            reduced = packed.{read}()")
+    return [(f.code, f.source) for f in check_source(textwrap.dedent(
+        source.replace("{device}", "").replace("{read}", "tolist"))).findings]
+
+
+def test_a_name_a_case_pattern_binds_is_not_a_host_tensor():
+    # ``case [packed]`` binds an element of the list, maybe on this rank's device; a later case's own
+    # host tensor (a block read after the pattern's) once made it one
+    assert _with_match("packed = torch.tensor([0])") == [("CSL104", "packed.tolist")]
+    assert _with_match("pass") == [("CSL104", "packed.tolist")]

@@ -154,3 +154,30 @@ def test_a_tensor_of_this_ranks_data_on_the_device_may_fail_there_alone():
     assert _loop("votes") == [("CSL104", 13)]
     assert _loop("[len(votes)] + votes") == [("CSL104", 13)]
     assert _loop("[v for v in votes]") == [("CSL104", 13)]
+
+
+def test_a_name_a_case_pattern_or_a_walrus_may_bind_is_no_known_container():
+    # ``case [pending]`` binds an element of ``item``: anything; a later case's own list
+    # (a block read after the pattern's) once made it one
+    assert _relay("match item:\n"
+                  "                    case [pending]:\n"
+                  "                        pass\n"
+                  "                    case _:\n"
+                  "                        pending = []\n"
+                  "                pending.append(item)") == [("CSL104", 26, "pending.append(item)")]
+    # a pattern or a ``:=`` may bind ``**options`` to something else than a dict
+    assert _relay("match item:\n"
+                  "                    case [*options]:\n"
+                  "                        pass\n"
+                  "                limit = options.get(1, 2)") == [("CSL104", 24, "limit = options.get(1, 2)")]
+    assert _relay("if (options := item):\n"
+                  "                    pass\n"
+                  "                limit = options.get(1, 2)") == [("CSL104", 23, "limit = options.get(1, 2)")]
+    # a ``:=`` binding another name leaves ``**options`` a dict (the walrus in the rank's arm is reported apart)
+    assert [f for f in _relay("if (count := len(item)):\n"
+                              "                    pass\n"
+                              "                options.get(1, 2)") if f[0] == "CSL104"] == []
+    # rebinding it by assignment was already followed
+    assert _relay("if item:\n"
+                  "                    options = item\n"
+                  "                limit = options.get(1, 2)") == [("CSL104", 23, "limit = options.get(1, 2)")]

@@ -474,7 +474,8 @@ def host_tensor_names(info) -> frozenset:
     tensor factory that copies its operands on the host
     (:data:`vocabulary.HOST_TENSOR_FACTORIES`, no device but the host); a
     name bound any other way (a parameter, a loop, an unpacking, ``:=``,
-    ``with ... as``) is left out.  Read from the statements alone, once per
+    ``with ... as``) is left out, and a function with a ``case`` pattern
+    has none.  Read from the statements alone, once per
     function."""
     found = info.__dict__.get("_host_tensors")
     if found is not None:
@@ -492,8 +493,10 @@ def host_tensor_names(info) -> frozenset:
                     for name in target_names(target):
                         made[name] = made.get(name, True) and host and type(target) is ast.Name
             elif type(stmt) is ast.match_case:
-                made.clear()
-                break
+                # a pattern binds names no binding read here follows: clearing what was read so far and
+                # going on kept a name bound in a block read later (a case's body) as a host tensor
+                info._host_tensors = frozenset()
+                return info._host_tensors
             else:
                 for name in (target_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
                     made[name] = False

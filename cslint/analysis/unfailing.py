@@ -202,11 +202,18 @@ def _module_names(ctx) -> frozenset:
     return frozenset(ctx.module_functions) | frozenset(ctx.module_classes) | frozenset(ctx.module_globals)
 
 
+def _walrus_targets(info) -> set:
+    """The names a ``name := value`` of the body binds (the function is
+    scanned: ``local_names`` has been asked)."""
+    return {node.target.id for nodes in info.walrus_by_statement.values() for node in nodes}
+
+
 def local_containers(info) -> dict:
     """name -> kind for the local names every binding of which in the
     function is a plain assignment of a container it makes
     (:func:`made_container`), and the ``**kwargs`` parameter when the body
-    never binds it.  Read from the statements alone, once per function."""
+    never binds it, nor a ``:=``; none where a ``case`` pattern may bind
+    names.  Read from the statements alone, once per function."""
     found = info.__dict__.get("_local_containers")
     if found is not None:
         return found
@@ -222,8 +229,10 @@ def local_containers(info) -> dict:
                     for name in target_names(target):
                         kinds[name] = made if kinds.get(name, made) == made else None
             elif type(stmt) is ast.match_case:
-                kinds.clear()
-                break
+                # a pattern binds names no binding read here follows (``**kwargs``'s too): clearing what was
+                # read so far and going on kept a name bound in a block read later (a case's body)
+                info._local_containers = {}
+                return info._local_containers
             else:
                 for name in (target_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
                     kinds[name] = None
@@ -233,7 +242,7 @@ def local_containers(info) -> dict:
     kwarg = args.kwarg.arg if args is not None and args.kwarg is not None else None
     params = param_names(info.func) - {kwarg}  # `**kwargs` is a dict the function may rebind like a local
     table = {name: kind for name, kind in kinds.items() if kind is not None and name not in params}
-    if kwarg and kwarg not in kinds:
+    if kwarg and kwarg not in kinds and kwarg not in _walrus_targets(info):
         table[kwarg] = "dict"
     info._local_containers = table
     return table
