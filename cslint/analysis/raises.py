@@ -33,7 +33,7 @@ from .atoms import RaisedBy, made
 from .exits import BUILTIN_EXCEPTIONS, catches_everything
 from .logs import logging_call
 from .bindings import target_names
-from .receivers import other_bindings
+from .receivers import binding_statements, other_bindings
 from .scope import canonical_text
 from .syntax import dotted
 from .unfailing import cannot_raise
@@ -480,28 +480,24 @@ def host_tensor_names(info) -> frozenset:
     found = info.__dict__.get("_host_tensors")
     if found is not None:
         return found
+    statements = binding_statements(info)
+    if statements is None or info.binds_in_expressions():  # a ``case`` pattern or a ``:=`` may bind any name
+        info._host_tensors = frozenset()
+        return info._host_tensors
     made: dict = {}  # name -> every binding so far makes a host tensor
     imports = info.ctx.imports
-    for block in {id(block): block for block in info.blocks.values()}.values():
-        for stmt in block:
-            if type(stmt) is ast.Assign:
-                value = stmt.value
-                host = len(stmt.targets) == 1 and type(value) is ast.Call \
-                    and canonical_text(dotted(value.func), imports) in HOST_TENSOR_FACTORIES \
-                    and _made_on_host(value)
-                for target in stmt.targets:
-                    for name in target_names(target):
-                        made[name] = made.get(name, True) and host and type(target) is ast.Name
-            elif type(stmt) is ast.match_case:
-                # a pattern binds names no binding read here follows: clearing what was read so far and
-                # going on kept a name bound in a block read later (a case's body) as a host tensor
-                info._host_tensors = frozenset()
-                return info._host_tensors
-            else:
-                for name in (target_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
-                    made[name] = False
-    if info.binds_in_expressions():
-        made.clear()
+    for stmt in statements:
+        if type(stmt) is ast.Assign:
+            value = stmt.value
+            host = len(stmt.targets) == 1 and type(value) is ast.Call \
+                and canonical_text(dotted(value.func), imports) in HOST_TENSOR_FACTORIES \
+                and _made_on_host(value)
+            for target in stmt.targets:
+                for name in target_names(target):
+                    made[name] = made.get(name, True) and host and type(target) is ast.Name
+        else:
+            for name in (target_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
+                made[name] = False
     params = param_names(info.func)
     found = info._host_tensors = frozenset(name for name, host in made.items() if host and name not in params)
     return found

@@ -521,35 +521,49 @@ def declared_object_names(info) -> frozenset:
     object (what it was built with: its contents), not its None-ness or
     kind.  A name bound any other way (a loop, an unpacking, ``None``, a
     parameter, ``:=``) is left out.  Read from the statements alone."""
+    statements = binding_statements(info)
+    if statements is None:
+        return frozenset()
     returns_one = declares_one_object(info.func, info.ctx)
     declared = set()
     called: dict = {}  # name -> every binding so far is a plain assignment from a call
-    for block in {id(block): block for block in info.blocks.values()}.values():
-        for stmt in block:
-            t = type(stmt)
-            if t is ast.Assign:
-                single = len(stmt.targets) == 1 and type(stmt.value) is ast.Call
-                for target in stmt.targets:
-                    for name in target_names(target):
-                        called[name] = called.get(name, True) and single and type(target) is ast.Name
-            elif t is ast.AnnAssign:
-                if type(stmt.target) is ast.Name:
-                    name = stmt.target.id
-                    called[name] = called.get(name, True) and (stmt.value is None or type(stmt.value) is ast.Call)
-                    if _declares_one_class(stmt.annotation, info.ctx):
-                        declared.add(name)
-            elif t is ast.Return:
-                if returns_one and type(stmt.value) is ast.Name:
-                    declared.add(stmt.value.id)
-            elif t is ast.match_case:
-                return frozenset()  # a pattern may bind any name
-            else:
-                for name in other_bindings(stmt):
-                    called[name] = False
+    for stmt in statements:
+        t = type(stmt)
+        if t is ast.Assign:
+            single = len(stmt.targets) == 1 and type(stmt.value) is ast.Call
+            for target in stmt.targets:
+                for name in target_names(target):
+                    called[name] = called.get(name, True) and single and type(target) is ast.Name
+        elif t is ast.AnnAssign:
+            if type(stmt.target) is ast.Name:
+                name = stmt.target.id
+                called[name] = called.get(name, True) and (stmt.value is None or type(stmt.value) is ast.Call)
+                if _declares_one_class(stmt.annotation, info.ctx):
+                    declared.add(name)
+        elif t is ast.Return:
+            if returns_one and type(stmt.value) is ast.Name:
+                declared.add(stmt.value.id)
+        else:
+            for name in other_bindings(stmt):
+                called[name] = False
     if not declared or info.binds_in_expressions():
         return frozenset()
     return frozenset(name for name in declared if called.get(name) and name not in info.annotations
                      and name not in param_names(info.func))
+
+
+def binding_statements(info) -> Optional[list]:
+    """The statements of a function's blocks (``info.blocks``: nested
+    definitions' bodies left out, an ``except`` handler read as one), each
+    once, for a reader of every binding of its local names; None where the
+    function has a ``case``: its pattern binds names no such reader follows,
+    in whichever block it lies (its cases' bodies read after it)."""
+    found = []
+    for block in {id(block): block for block in info.blocks.values()}.values():
+        if type(block[0]) is ast.match_case:
+            return None
+        found += block
+    return found
 
 
 def other_bindings(stmt: ast.AST):

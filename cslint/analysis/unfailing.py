@@ -46,7 +46,7 @@ from ..presets.rank_names import size_name_is_uniform
 from .astwalk import param_names
 from .funcaliases import probed_text
 from .bindings import target_names
-from .receivers import other_bindings
+from .receivers import binding_statements, other_bindings
 from .scope import canonical_text
 from .syntax import dotted
 
@@ -218,24 +218,22 @@ def local_containers(info) -> dict:
     if found is not None:
         return found
     ctx = info.ctx
-    shadowed = frozenset(info.local_names) | _module_names(ctx)
+    shadowed = frozenset(info.local_names) | _module_names(ctx)  # (scans the function: binds_in_expressions)
+    statements = binding_statements(info)
+    if statements is None:  # a ``case`` pattern may bind any name, ``**kwargs``'s too
+        info._local_containers = {}
+        return info._local_containers
     kinds: dict = {}  # name -> kind, or None once a binding makes something else
-    for block in {id(block): block for block in info.blocks.values()}.values():
-        for stmt in block:
-            if type(stmt) is ast.Assign:
-                made = made_container(stmt.value, ctx, shadowed) if len(stmt.targets) == 1 \
-                    and type(stmt.targets[0]) is ast.Name else None
-                for target in stmt.targets:
-                    for name in target_names(target):
-                        kinds[name] = made if kinds.get(name, made) == made else None
-            elif type(stmt) is ast.match_case:
-                # a pattern binds names no binding read here follows (``**kwargs``'s too): clearing what was
-                # read so far and going on kept a name bound in a block read later (a case's body)
-                info._local_containers = {}
-                return info._local_containers
-            else:
-                for name in (target_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
-                    kinds[name] = None
+    for stmt in statements:
+        if type(stmt) is ast.Assign:
+            made = made_container(stmt.value, ctx, shadowed) if len(stmt.targets) == 1 \
+                and type(stmt.targets[0]) is ast.Name else None
+            for target in stmt.targets:
+                for name in target_names(target):
+                    kinds[name] = made if kinds.get(name, made) == made else None
+        else:
+            for name in (target_names(stmt.target) if type(stmt) is ast.AnnAssign else other_bindings(stmt)):
+                kinds[name] = None
     if info.binds_in_expressions():
         kinds.clear()
     args = getattr(info.func, "args", None)
