@@ -2,14 +2,15 @@
 ``self.attr`` a body annotates as a container or assigns one to (a display, a comprehension, ``[x] * n``, a container
 factory), read off one pass over the file's statements (:func:`container_index`, which also notes the attributes
 an element is stored into and the names bound to a slice); the fields the methods of a class assign a container to;
-and a list bound once to a comprehension whose elements all have one structure (``picks_alike``)."""
+and a list bound once to a comprehension whose elements all have one structure, or every binding of which makes a
+list of elements of one structure and which nothing changes or hands on (``picks_alike``)."""
 
 from __future__ import annotations
 
 import ast
 
 from ..presets import KIND_RANK_ID
-from .astwalk import BLOCKS_OF, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, imported_names, walk as fast_walk, walked
 from .atoms import source
 from .localdicts import keyed_containers
 from .spans import CHANGED, makes_slice, single_bindings
@@ -102,6 +103,7 @@ def container_index(tree: ast.Module) -> dict:
     index[id(tree)] = frozenset(_collect_containers(tree.body, index, stored))
     index[ELEMENT_STORED] = frozenset(stored)
     index[SLICE_NAMES] = frozenset(index.get(SLICE_NAMES, ()))
+    index[ALIKE_BOUND] = frozenset(index.get(ALIKE_BOUND, ()))
     return index
 
 
@@ -113,6 +115,31 @@ ELEMENT_STORED = "element-stored attributes"
 
 #: ... and the names a statement binds to ``slice(lo, hi)`` (see :meth:`StructureReads.index`).
 SLICE_NAMES = "names bound to a slice"
+
+
+#: ... and the names a statement binds to a list whose elements have one structure by construction
+#: (:func:`makes_alike_list`; see :meth:`ContainerNames.picks_alike`).
+ALIKE_BOUND = "names bound to a list of elements alike"
+
+
+def makes_alike_list(value) -> bool:
+    """Whether ``value`` makes a new list whose elements all have one structure, whichever the values:
+    ``x.tolist()`` (a tensor's: numbers of its one dtype, or nested lists of one length each, which its shape
+    gives; whether ``x`` is a tensor is the caller's question, :func:`_tensor_list`),
+    ``[c] * n`` (``n`` times the one literal ``c``), a display of number literals of one type (``[0, 0]``)."""
+    t = type(value)
+    if t is ast.Call:
+        func = value.func
+        return type(func) is ast.Attribute and func.attr == "tolist" and not value.args and not value.keywords
+    if t is ast.BinOp and type(value.op) is ast.Mult:
+        # (a literal only: the one object a name holds may change later through that name, where the list's
+        # value, read when it was bound, does not see it)
+        return any(type(side) is ast.List and len(side.elts) == 1 and type(side.elts[0]) is ast.Constant
+                   for side in (value.left, value.right))
+    if t is ast.List and value.elts:
+        kinds = {type(e.value) if type(e) is ast.Constant else None for e in value.elts}
+        return len(kinds) == 1 and (int in kinds or float in kinds)
+    return False
 
 
 def _note_element_store(node, t, stored: set) -> None:
@@ -163,6 +190,10 @@ def _collect_containers(statements: list, index: dict, stored: set) -> set:
             if t is ast.Assign and makes_slice(node.value):
                 index.setdefault(SLICE_NAMES, set()).update(
                     target.id for target in node.targets if type(target) is ast.Name)
+            elif (t is ast.Assign or t is ast.AnnAssign) and makes_alike_list(node.value):
+                index.setdefault(ALIKE_BOUND, set()).update(
+                    target.id for target in (node.targets if t is ast.Assign else (node.target,))
+                    if type(target) is ast.Name)
         fields = BLOCKS_OF[t]
         for field in fields:
             block = getattr(node, field)
@@ -226,6 +257,141 @@ def _mentions(atom, key) -> bool:
     return False
 
 
+#: builtins whose result holds no reference to what they are given (a number, a bool, a string, a type): a
+#: list or an element handed to one can change through it neither now nor later
+_VALUE_BUILTINS = frozenset({
+    "len", "sum", "any", "all", "bool", "str", "repr", "isinstance", "int", "float", "type", "abs", "round", "hash",
+})
+
+#: builtins handing back one of the elements of the list they are given
+_ELEMENT_BUILTINS = frozenset({"max", "min"})
+
+#: how many names deep an element is followed through names bound to it (``n = counts[rank]``)
+_ALIAS_DEPTH = 3
+
+
+def _identity_of(compare: ast.Compare, node) -> bool:
+    """Whether ``compare`` asks whether ``node`` is an object other than None (``mine is counts[0]``): which of the
+    alike elements a rank picked decides that, while an identity test reads its operands' own structure alone."""
+    operands = (compare.left, *compare.comparators)
+    for index, op in enumerate(compare.ops):
+        if type(op) is ast.Is or type(op) is ast.IsNot:
+            left, right = operands[index], operands[index + 1]
+            if left is node and not _is_none(right) or right is node and not _is_none(left):
+                return True
+    return False
+
+
+def _is_none(node) -> bool:
+    return type(node) is ast.Constant and node.value is None
+
+
+#: methods that, among the values a program calls ``tolist()`` on, only a tensor has (an array or a series has
+#: none): what they hand back is a tensor
+_TENSOR_METHODS = frozenset({"cpu", "cuda", "detach"})
+
+#: the tensor types a parameter's annotation may name (``t: torch.Tensor``); an array, which may hold objects of
+#: any kind (``dtype=object``), is not one
+_TENSOR_TYPES = frozenset({"Tensor", "Parameter"})
+
+
+def _tensor_list(reads, call: ast.Call, nodes: list, parents: dict) -> bool:
+    """Whether ``call`` is ``x.tolist()`` of a tensor, whose elements are numbers of its one dtype or nested lists
+    as long as its shape says (an array or a series of objects may hold None beside numbers): every type the
+    function shows for ``x`` is a tensor type (an annotation), or ``x`` is made by a tensor's method or a call
+    through the imported ``torch`` module, itself or in every binding of a name (:func:`_makes_tensor`)."""
+    ref = reads.info.resolve_ref(call.func)
+    if ref is not None and ref.tag == "typed" and ref.terms \
+            and all(term[0] == "named" and str(term[1]).rpartition(".")[2] in _TENSOR_TYPES for term in ref.terms):
+        return True
+    receiver = call.func.value
+    if type(receiver) is not ast.Name:
+        return _makes_tensor(reads, receiver)
+    made = False
+    for node in nodes:
+        if type(node) is ast.arg and node.arg == receiver.id:
+            return False
+        if type(node) is ast.Name and node.id == receiver.id and type(node.ctx) is not ast.Load:
+            parent = parents.get(id(node))
+            if type(parent) is not ast.Assign or not any(target is node for target in parent.targets) \
+                    or not _makes_tensor(reads, parent.value):
+                return False
+            made = True
+    return made
+
+
+def _makes_tensor(reads, value) -> bool:
+    """A call of a tensor's method (:data:`_TENSOR_METHODS`) or through the imported ``torch`` module."""
+    if type(value) is not ast.Call:
+        return False
+    func = value.func
+    if type(func) is ast.Attribute and func.attr in _TENSOR_METHODS:
+        return True
+    text = dotted(func)
+    head = text.partition(".")[0] if text else None
+    return head is not None and head in reads.ctx.imports and head not in reads.info.local_names \
+        and reads.ctx.imports[head].partition(".")[0] == "torch" and "." in text
+
+
+class _InPlaceReads:
+    """Whether a list and the elements picked from it are only read where they are (see
+    :meth:`ContainerNames._bound_alike_and_kept`): ``parents`` maps each node of the function to its parent."""
+
+    def __init__(self, reads, nodes: list, parents: dict):
+        self.reads = reads
+        self.nodes = nodes
+        self.parents = parents
+
+    def _builtin(self, call, node, names: frozenset) -> bool:
+        func = call.func
+        return type(func) is ast.Name and func.id in names and self.reads._is_builtin(func.id) \
+            and any(arg is node for arg in call.args)
+
+    def list_read(self, node) -> bool:
+        """A load of the list's name: compared, formatted, measured, or an element picked from it."""
+        parent = self.parents.get(id(node))
+        t = type(parent)
+        if t is ast.Compare or t is ast.FormattedValue or t is ast.Assert and parent.msg is node:
+            return True
+        if t is ast.Tuple and type(self.parents.get(id(parent))) is ast.Assert \
+                and self.parents[id(parent)].msg is parent:
+            return True
+        if t is ast.Call:
+            if self._builtin(parent, node, _VALUE_BUILTINS):
+                return True
+            return self._builtin(parent, node, _ELEMENT_BUILTINS) and self.element_read(parent, 0)
+        if t is ast.Subscript and parent.value is node and type(parent.ctx) is ast.Load:
+            return self.element_read(parent, 0)
+        return False
+
+    def element_read(self, node, depth: int) -> bool:
+        """An element of the list (or a name bound to one, ``depth`` names deep), read where it is: compared,
+        computed with, tested, formatted, measured, an element picked from it in turn, or bound to a name read so
+        in turn -- never a method called on it, stored into, handed to another call or kept elsewhere, through
+        which an element of a nested list could change its length; nor tested for identity with another object."""
+        parent = self.parents.get(id(node))
+        t = type(parent)
+        if t is ast.Compare:
+            return not _identity_of(parent, node)
+        if t is ast.BinOp or t is ast.UnaryOp or t is ast.FormattedValue:
+            return True
+        if (t is ast.If or t is ast.While or t is ast.IfExp or t is ast.Assert) and parent.test is node:
+            return True
+        if t is ast.Call:
+            return self._builtin(parent, node, _VALUE_BUILTINS)
+        if t is ast.Subscript and parent.value is node and type(parent.ctx) is ast.Load:
+            return self.element_read(parent, depth)
+        if t is ast.Assign and parent.value is node and depth < _ALIAS_DEPTH \
+                and all(type(target) is ast.Name for target in parent.targets):
+            names = {target.id for target in parent.targets}
+            if any((type(other) is ast.Global or type(other) is ast.Nonlocal) and names.intersection(other.names)
+                   for other in self.nodes):
+                return False  # (bound for the module or an enclosing function, which may change it later)
+            return all(self.element_read(load, depth + 1) for load in self.nodes
+                       if type(load) is ast.Name and load.id in names and type(load.ctx) is not ast.Store)
+        return False
+
+
 class ContainerNames:
     """Mixed into :class:`~cslint.analysis.structure.StructureReads`: reads ``self.info`` (the function) and
     ``self.ctx`` (the module, which keeps the file's container index and its classes' container fields); keeps
@@ -262,9 +428,13 @@ class ContainerNames:
         here, does not count)."""
         alike = self._alike
         if alike is None:
-            if name not in self._own_containers():
-                # a name bound to a comprehension is a container name (the
-                # same statements' index): most functions need no walk
+            ctx = self.ctx
+            index = ctx.container_index
+            if index is None:
+                index = ctx.container_index = container_index(ctx.tree)
+            if name not in self._own_containers() and name not in index[ALIKE_BOUND]:
+                # a name bound to a comprehension is a container name, one bound to ``t.tolist()`` is noted
+                # apart (the same statements' index): most functions need no walk
                 return False
             self._alike = frozenset()  # an element that indexes a list of its own
             info = self.info
@@ -273,8 +443,67 @@ class ContainerNames:
             for bound, comp in _single_comprehensions(body).items():
                 if self._elements_alike(comp):
                     found.add(bound)
+            if type(info.func) in _FUNCTIONS and index[ALIKE_BOUND]:
+                nodes = walked(info.func)
+                bound_here = {node.id for node in nodes if type(node) is ast.Name and type(node.ctx) is ast.Store}
+                parents: dict = {}
+                for bound in sorted(index[ALIKE_BOUND] & bound_here):
+                    if bound not in found and self._bound_alike_and_kept(nodes, parents, bound):
+                        found.add(bound)
             alike = self._alike = frozenset(found)
         return name in alike
+
+    def _bound_alike_and_kept(self, nodes: list, parents: dict, name: str) -> bool:
+        """Whether every binding of ``name`` in the function (``nodes``: its nodes, nested definitions included;
+        ``parents``: each one's parent, filled on first use) makes a list of elements
+        alike (:func:`makes_alike_list`; ``x.tolist()`` of a tensor: :func:`_tensor_list`), none
+        other binds it (no parameter, loop target, ``global``/``nonlocal``, augmented assignment, unpacking,
+        ``with``/``except``/``import`` name...), and every read of it reads the list where it is
+        (:class:`_InPlaceReads`): compared, formatted, measured, an assertion's message, an element picked from it
+        and read where it is in turn.  Anything else -- a method call (``append``), an element store, an alias, a
+        loop over it, an argument of another call, a return -- may change the list or one of its elements (of a
+        nested list: its length), here or through the object handed on, before the pick reads one."""
+        if not parents:
+            for node in nodes:
+                for child in ast.iter_child_nodes(node):
+                    parents[id(child)] = node
+        bindings = set()
+        for node in nodes:
+            t = type(node)
+            if t is ast.Assign or t is ast.AnnAssign:
+                targets = node.targets if t is ast.Assign else (node.target,)
+                mine = [target for target in targets if type(target) is ast.Name and target.id == name]
+                if not mine or node.value is None:
+                    continue  # (an annotation alone binds nothing)
+                value = node.value
+                if not makes_alike_list(value) or type(value) is ast.Call and not _tensor_list(
+                        self, value, nodes, parents):
+                    return False
+                bindings.update(id(target) for target in mine)
+            elif t is ast.arg:
+                if node.arg == name:
+                    return False
+            elif t is ast.Global or t is ast.Nonlocal:
+                if name in node.names:
+                    return False
+            elif t is ast.Import or t is ast.ImportFrom:
+                if name in imported_names(node):
+                    return False
+            elif t is ast.ExceptHandler or t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef \
+                    or t is ast.MatchAs or t is ast.MatchStar:
+                if getattr(node, "name", None) == name:
+                    return False
+            elif t is ast.MatchMapping:
+                if node.rest == name:
+                    return False
+        if not bindings:
+            return False
+        reads = _InPlaceReads(self, nodes, parents)
+        for node in nodes:
+            if type(node) is ast.Name and node.id == name and id(node) not in bindings:
+                if type(node.ctx) is not ast.Load or not reads.list_read(node):
+                    return False
+        return True
 
     def _elements_alike(self, comp: ast.ListComp) -> bool:
         if any(gen.ifs or gen.is_async for gen in comp.generators):
