@@ -38,13 +38,15 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import DEFINITIONS, LOOPS, plain_bindings, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, LOOPS, holds_kind, plain_bindings, walk as fast_walk, walked
 from .bindings import target_names
 from .cfg import COMPOUND_STATEMENTS, LOOP, TEST
 from .complements import leader_first
 from .membership import selects_listed_group, selects_own_pass, tests_own_index
 from .syntax import unparse
 from .vocabulary import MUTATORS
+
+_LEAVES = frozenset({ast.Return, ast.Raise})  # (statements that leave the function)
 
 _WITH = (ast.With, ast.AsyncWith)
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -502,7 +504,7 @@ def assigned_past_return(block: list, decision: ast.AST) -> dict:
             key = _assignment_key(stmt)
             if key is not None:
                 made.setdefault(key, stmt)
-            elif any(isinstance(sub, (ast.Return, ast.Raise)) for sub in fast_walk(stmt)):
+            elif holds_kind(stmt, _LEAVES):
                 break
         sides.append(made)
     return {key: (stmt, sides[1][key]) for key, stmt in sides[0].items() if key in sides[1]}

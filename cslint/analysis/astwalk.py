@@ -167,6 +167,23 @@ def walk(node: ast.AST):
         yield current
 
 
+def holds_kind(node: ast.AST, kinds) -> bool:
+    """Whether :func:`walk` meets a node of one of ``kinds`` (a set or
+    tuple of node types) below or at ``node``: its walk written out, with an
+    early exit, for the readers that asked ``any(type(sub) in kinds for sub
+    in walk(node))`` (no generator resumed per node, twice over)."""
+    todo = [node]
+    table = CHILDREN
+    for current in todo:  # grows behind the loop, as in walk
+        t = type(current)
+        if t in kinds:
+            return True
+        read = table[t]
+        if read is not None:
+            todo += read(current)
+    return False
+
+
 def walked(node: ast.AST) -> list:
     """:func:`walk` as one list, for a reader that takes every node (a loop
     with no exit, a comprehension): no generator resumed per node."""

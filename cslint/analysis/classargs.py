@@ -26,11 +26,10 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import defaulted_parameters, walked
+from .astwalk import CHILDREN, DEFINITIONS, defaulted_parameters, walked
 from .bindings import local_values
 from .callrefs import (ChosenClassRef, ParamCallRef, chosen_class_ref, class_ref, param_call_ref, qual_ref,
                        receiver_shift, ref_offset)
-from .wrappers import own_nodes
 
 
 # -- the file's side -----------------------------------------------------------
@@ -107,8 +106,17 @@ def _rebound(func) -> set:
     """The names the function's own body stores into (nested definitions
     apart), and those it declares ``global``/``nonlocal``."""
     out = set()
-    for node in own_nodes(func):
+    body = func.body
+    stack = list(body) if type(body) is list else [body]
+    table, definitions = CHILDREN, DEFINITIONS
+    while stack:  # (own_nodes' walk written out: no generator resumed per node)
+        node = stack.pop()
         kind = type(node)
+        if kind in definitions:
+            continue
+        read = table[kind]
+        if read is not None:
+            stack += read(node)
         if kind is ast.Name and type(node.ctx) is not ast.Load:
             out.add(node.id)
         elif kind is ast.Global or kind is ast.Nonlocal:

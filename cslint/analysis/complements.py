@@ -35,8 +35,10 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple, Optional
 
-from .astwalk import DEFINITIONS, children_into, imported_names, plain_bindings, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, children_into, holds_kind, imported_names, plain_bindings, walk as fast_walk, walked
 from .syntax import unparse
+
+_WALRUS = frozenset({ast.NamedExpr})
 
 _COMPLEMENTS = {ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
                 ast.In: ast.NotIn, ast.NotIn: ast.In}
@@ -110,7 +112,10 @@ def _stores(node) -> set:
 
 
 def _leaves_loop(statements: list) -> bool:
-    return any(type(sub) in _LEAVING for stmt in statements for sub in fast_walk(stmt))
+    for stmt in statements:
+        if holds_kind(stmt, _LEAVING):
+            return True
+    return False
 
 
 def leader_first(block: list, second: ast.If) -> Optional[LeaderFirst]:
@@ -139,7 +144,7 @@ def leader_first(block: list, second: ast.If) -> Optional[LeaderFirst]:
             if late is None or early is None or unparse(late.value) != unparse(early.value):
                 continue
             reads = {sub.id for sub in walked(late.value) if type(sub) is ast.Name}
-            if name in reads or any(type(sub) is ast.NamedExpr for sub in fast_walk(late.value)):
+            if name in reads or holds_kind(late.value, _WALRUS):
                 continue
             after_early = first.body[first.body.index(early) + 1:]
             before_late = second.body[:second.body.index(late)]

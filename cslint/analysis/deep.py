@@ -30,11 +30,13 @@ from .recorded import assert_holds_where_reached
 from .records import Site, Variant
 from .settled import settled_call_implicit, settled_flow
 from .syntax import CONTEXT_METHODS, unparse
-from .astwalk import walk as fast_walk
+from .astwalk import holds_kind, walk as fast_walk
 from .localgroups import call_group_arguments
 from .memosyntax import memo_fill_calls
 from .neighbours import neighbour_exchange
 from .pairpayload import agreed_structure
+
+_CALLS = frozenset({ast.Call})
 
 
 def called_field(info, func):
@@ -191,8 +193,7 @@ def fields_set_before(info, graph, node, call: ast.Call) -> tuple:
     stmt = node.stmt
     if type(stmt) not in (ast.Expr, ast.Assign) or stmt.value is not call or node.kind != cfgmod.STMT:
         return ()
-    if any(type(sub) is ast.Call for arg in call.args for sub in fast_walk(arg)) \
-            or any(type(sub) is ast.Call for kw in call.keywords for sub in fast_walk(kw.value)):
+    if any(holds_kind(arg, _CALLS) for arg in call.args) or any(holds_kind(kw.value, _CALLS) for kw in call.keywords):
         return ()
     out = []
     current = node
@@ -207,7 +208,7 @@ def fields_set_before(info, graph, node, call: ast.Call) -> tuple:
         if attr is None:
             break
         out.append((attr, assign.lineno))
-        if any(type(sub) is ast.Call for sub in fast_walk(assign.value)):
+        if holds_kind(assign.value, _CALLS):
             break  # what it calls runs before the fields set after it, and may set those set before
         current = before
     return tuple(out)

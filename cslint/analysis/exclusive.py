@@ -47,11 +47,13 @@ from typing import Optional
 
 from ..presets import KIND_RANK_ID
 from . import cfg as cfgmod
-from .astwalk import DEFINITIONS, imported_names, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, holds_kind, imported_names, walk as fast_walk, walked
 from .atoms import EMPTY
 from .correlated import held_where, reads_fixed_names
 from .scope import UNIFORM_TEXT, canonical_text
 from .syntax import dotted
+
+_CALLS = frozenset({ast.Call})
 
 #: source kinds that name what a process is, which no test of one function sees change
 FIXED_KINDS = frozenset({KIND_RANK_ID, "pipeline stage"})
@@ -112,7 +114,10 @@ def _tested(expr):
 
 
 def _calls(nodes) -> bool:
-    return any(type(sub) is ast.Call for node in nodes for sub in fast_walk(node))
+    for node in nodes:
+        if holds_kind(node, _CALLS):
+            return True
+    return False
 
 
 def _fixed_identity(read, info) -> bool:

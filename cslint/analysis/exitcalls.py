@@ -38,8 +38,10 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import DEFINITIONS, LOOPS, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, LOOPS, holds_kind, walked
 from .syntax import unparse
+
+_LEAVES = frozenset({ast.Return, ast.Raise})  # (statements that leave the function)
 
 _WITH = (ast.With, ast.AsyncWith)
 _TRIES = tuple(kind for kind in (ast.Try, getattr(ast, "TryStar", None)) if kind is not None)
@@ -302,7 +304,7 @@ def _called(node: ast.AST, holds: dict) -> dict:
 
 def _leaves(node: ast.AST) -> bool:
     """Whether ``node`` holds a ``return`` or ``raise`` (leaving the function)."""
-    return any(type(sub) in (ast.Return, ast.Raise) for sub in fast_walk(node))
+    return holds_kind(node, _LEAVES)
 
 
 def _text(func: ast.AST) -> str:

@@ -31,7 +31,7 @@ import re
 from typing import Optional
 
 from ..presets import KIND_ITERATION_ORDER
-from .astwalk import parameters, walk as fast_walk, walked
+from .astwalk import CHILDREN, DEFINITIONS, parameters, walk as fast_walk, walked
 from .atoms import EMPTY, source
 from .callrefs import first_positional_param
 from .syntax import dotted, short, unparse
@@ -222,8 +222,17 @@ def _ordered_locals(func: ast.AST, params: dict, made) -> dict:
     place), parameters annotated as sets included."""
     assigned: dict = {}
     sorted_in_place = set()
-    for node in own_nodes(func):
+    body = func.body
+    stack = list(body) if type(body) is list else [body]
+    table, definitions = CHILDREN, DEFINITIONS
+    while stack:  # (own_nodes' walk written out: no generator resumed per node)
+        node = stack.pop()
         t = type(node)
+        if t in definitions:
+            continue
+        read = table[t]
+        if read is not None:
+            stack += read(node)
         if t is ast.Assign:
             for target in node.targets:
                 if type(target) is ast.Name:
@@ -293,7 +302,17 @@ def class_set_fields(ctx, class_key: Optional[str]) -> dict:
             if owner is None:
                 continue
             orders = SetOrders(method, owner, {})  # (a field's value read from another field is not followed)
-            for sub in own_nodes(method):
+            body = method.body
+            stack = list(body) if type(body) is list else [body]
+            table, definitions = CHILDREN, DEFINITIONS
+            while stack:  # (own_nodes' walk written out: no generator resumed per node)
+                sub = stack.pop()
+                kind = type(sub)
+                if kind in definitions:
+                    continue
+                read = table[kind]
+                if read is not None:
+                    stack += read(sub)
                 targets = sub.targets if type(sub) is ast.Assign else \
                     [sub.target] if type(sub) in (ast.AnnAssign, ast.AugAssign) and getattr(sub, "value", None) else ()
                 for target in targets:

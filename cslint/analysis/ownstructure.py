@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import DEFINITIONS, LOOPS, iter_children, walk as fast_walk
+from .astwalk import CHILDREN, DEFINITIONS, LOOPS, walk as fast_walk
 
 
 def returns_own_structure(function, adders) -> bool:
@@ -47,7 +47,9 @@ def returns_own_structure(function, adders) -> bool:
             stored.add(node.value.id)
         elif t is ast.Assign and type(node.value) is ast.ListComp:
             stored.update(target.id for target in node.targets if type(target) is ast.Name)
-        stack.extend(iter_children(node))
+        read = CHILDREN[t]  # (iter_children's read written out: no call but the reader's)
+        if read is not None:
+            stack += read(node)
     return not returned.isdisjoint(stored)
 
 
@@ -132,7 +134,9 @@ def existing_key_stores_of(loop) -> tuple:
                 and node.value.id == container and type(node.slice) is ast.Name and node.slice.id == key:
             stores.append((node, loops))
         inner = loops + (node,) if t in LOOPS else loops
-        stack.extend((child, inner) for child in iter_children(node))
+        read = CHILDREN[t]  # (iter_children's read written out: no generator resumed per child)
+        if read is not None:
+            stack += [(child, inner) for child in read(node)]
     out = []
     for store, loops in stores:
         at = (store.lineno, store.col_offset)

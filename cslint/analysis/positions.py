@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import parameters, walk as fast_walk
+from .astwalk import CHILDREN, holds_kind, parameters
 from .atoms import EMPTY, NONE_PARAM, OWN_ARG, OWN_PARAM, SHAPE, SPREAD_OWN, param, project
 from .callrefs import receiver_shift
 from .divergence import merge, transformed
@@ -135,7 +135,7 @@ def repeats_one_value(display) -> bool:
     if type(first) is ast.Name:  # (the commonest element: no walk, no dump)
         return all(type(element) is ast.Name and element.id == first.id for element in rest)
     if any(type(element) is not type(first) for element in rest) \
-            or any(type(node) in _MAKES_ANEW for node in fast_walk(first)):
+            or holds_kind(first, _MAKES_ANEW):
         return False
     text = ast.dump(first)
     return all(ast.dump(element) == text for element in rest)
@@ -203,8 +203,13 @@ def _held_in_place(info, wanted: dict) -> dict:
     """``wanted`` (parameter name -> anything) less the parameters the
     function rebinds, stores into, calls a method on that moves elements,
     or shadows in a nested function."""
-    for node in fast_walk(info.func):
+    todo = [info.func]
+    table = CHILDREN
+    for node in todo:  # (walk written out, the list growing behind the loop: no generator resumed per node)
         t = type(node)
+        read = table[t]
+        if read is not None:
+            todo += read(node)
         if t is ast.Name and type(node.ctx) is not ast.Load:
             wanted.pop(node.id, None)
         elif t is ast.Attribute and type(node.value) is ast.Name and node.value.id in wanted \

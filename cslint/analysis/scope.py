@@ -13,7 +13,7 @@ from typing import Optional
 from ..config import Settings, matches_any, pattern_matches, text_matches
 from ..presets import KIND_RANK_ID, Knowledge
 from ..presets.rank_names import rank_name_dims, size_name_is_uniform
-from .astwalk import walked
+from .astwalk import BLOCKS_OF, walked
 from .modulenames import module_name_for
 from .results import AtomBuilder
 from .exits import CallerCatches, exit_exceptions
@@ -127,8 +127,16 @@ def _names_a_module_under(root: str, target: str) -> bool:
 def _collect_imports(tree: ast.Module, module: str, is_package: bool,
                      communicators: Optional[Communicators], path: Optional[str]) -> dict:
     table: dict = {}
-    for node in iter_statements(tree):
+    # every statement of the module (iter_statements' walk written out: no generator resumed per statement)
+    stack = list(reversed(getattr(tree, "body", None) or []))
+    blocks_of = BLOCKS_OF
+    while stack:
+        node = stack.pop()
         t = type(node)  # (every statement of the module: no isinstance)
+        for name in blocks_of[t]:
+            block = getattr(node, name)
+            if block:
+                stack.extend(reversed(block))
         if t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign:
             if communicators is not None:
                 if t is ast.Assign and type(node.value) is ast.Call:

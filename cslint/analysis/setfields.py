@@ -48,7 +48,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import own_nodes, walk as fast_walk, walked
+from .astwalk import holds_kind, own_nodes, walk as fast_walk, walked
 from .atoms import field_name, field_read, own_field
 from .bindings import TARGET_STATEMENTS, statement_targets
 from .callrefs import first_positional_param
@@ -260,7 +260,7 @@ def _set_first(body: list, self_name: str) -> tuple:
         if type(s) is ast.Expr and type(s.value) is ast.Constant:
             continue
         attr = assigned_field(s, self_name)
-        if attr is None or any(type(node) in _MAY_RUN_CODE for node in fast_walk(s.value)):
+        if attr is None or holds_kind(s.value, _MAY_RUN_CODE):
             break
         out.append(attr)
     return tuple(out)

@@ -43,7 +43,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, CHILDREN, own_nodes, scoped_walk, walk
+from .astwalk import BLOCKS_OF, CHILDREN, DEFINITIONS, scoped_walk, walk
 
 #: how many bindings of names :func:`written_length` follows, one through another
 _LENGTH_DEPTH = 3
@@ -186,8 +186,17 @@ def _closed_over(func: ast.AST, name: str) -> bool:
     ``func``'s own ``name``, or ``func`` declares it ``global`` or
     ``nonlocal``: a call, or a write elsewhere, could then change it."""
     own = 0
-    for node in own_nodes(func):
+    body = func.body
+    stack = list(body) if type(body) is list else [body]
+    table, definitions = CHILDREN, DEFINITIONS
+    while stack:  # (own_nodes' walk written out: no generator resumed per node)
+        node = stack.pop()
         t = type(node)
+        if t in definitions:
+            continue
+        read = table[t]
+        if read is not None:
+            stack += read(node)
         if t is ast.Name:
             own += node.id == name
         elif (t is ast.Global or t is ast.Nonlocal) and name in node.names:

@@ -30,9 +30,11 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, walk as fast_walk, walked
+from .astwalk import BLOCKS_OF, DEFINITIONS, LOOPS, holds_kind, walked
 from .syntax import dotted, unparse
 from .vocabulary import ELEMENT_ADDERS, SPLITTING_CALLS
+
+_EXITS = frozenset({ast.Continue, ast.Break, ast.Return, ast.Raise})  # (what may leave a statement)
 
 _WITH = (ast.With, ast.AsyncWith)
 _LEAVES = (ast.Break, ast.Return, ast.Raise)
@@ -177,7 +179,7 @@ def _statement_paths(stmt, key) -> Optional[set]:
 def _exits(stmt) -> bool:
     """Whether a ``continue``, ``break``, ``return`` or ``raise`` below
     ``stmt`` may leave more than ``stmt`` (conservatively: any)."""
-    return any(type(sub) in (ast.Continue, ast.Break, ast.Return, ast.Raise) for sub in fast_walk(stmt))
+    return holds_kind(stmt, _EXITS)
 
 
 #: id(node) -> (node, :func:`_containers_stored` of it), for the statements of the function asked now

@@ -9,12 +9,14 @@ from __future__ import annotations
 import ast
 from ..model import Span
 from . import cfg as cfgmod
-from .astwalk import DEFINITIONS, walk as fast_walk, walked
+from .astwalk import DEFINITIONS, holds_kind, walked
 from .atoms import EMPTY
 from .feasibility import forwarded_case_parameters
 from .positions import own_arguments
 from .records import Site
 from .syntax import dotted
+
+_RAISES = frozenset({ast.Raise})
 
 
 
@@ -34,7 +36,7 @@ class SummaryCalls:
             raised |= self.evaluator.raised_atoms(cfgmod.Node(0, cfgmod.STMT, inner), env)
             if isinstance(inner, ast.Raise):
                 raised |= implicit
-            if isinstance(inner, ast.If) and any(isinstance(x, ast.Raise) for x in fast_walk(inner)):
+            if isinstance(inner, ast.If) and holds_kind(inner, _RAISES):
                 raised |= self.evaluator.eval(inner.test, env)
         return raised
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import BLOCKS_OF, COMPREHENSIONS, DEFINITIONS, iter_children, walked
+from .astwalk import BLOCKS_OF, CHILDREN, COMPREHENSIONS, DEFINITIONS, walked
 from .exits import is_process_exit
 
 
@@ -215,8 +215,10 @@ def calls_in_order(expr: ast.AST):
                 visit(kw.value, conds)
             out.append((node, conds))
             return
-        for child in iter_children(node):
-            visit(child, conds)
+        read = CHILDREN[t]  # (iter_children's read written out: no call but the reader's)
+        if read is not None:
+            for child in read(node):
+                visit(child, conds)
 
     visit(expr, [])
     visit = None  # the nested function refers to itself: without this, a reference cycle per call

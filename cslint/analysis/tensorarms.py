@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 
 from . import cfg as cfgmod
-from .astwalk import param_names, plain_bindings, walked
+from .astwalk import holds_kind, param_names, plain_bindings, walked
 from .astwalk import walk as fast_walk
 from .scope import canonical_text
 from .syntax import dotted
@@ -185,7 +185,7 @@ _MADE = (ast.Call, ast.Subscript, ast.Name)
 
 def _leaves(stmt: ast.AST) -> bool:
     """Whether a ``return``/``raise``/``break``/``continue`` lies anywhere in ``stmt``."""
-    return any(type(node) in _EXITS for node in fast_walk(stmt))
+    return holds_kind(stmt, _EXITS)
 
 
 _EXITS = (ast.Return, ast.Raise, ast.Break, ast.Continue)

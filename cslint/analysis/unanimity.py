@@ -23,9 +23,11 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
-from .astwalk import walk as fast_walk, walked
+from .astwalk import holds_kind, walk as fast_walk, walked
 from .scope import canonical_text
 from .syntax import dotted, unparse
+
+_CALLS = frozenset({ast.Call})
 
 
 #: the builtin that makes a unanimity test and the comparison it must make
@@ -115,7 +117,7 @@ def unanimous_values(reader, expr: ast.BoolOp, env) -> list:
             continue
         allowed = _names(found[0])
         others = [other for other in values if other is not value]
-        if all(not any(type(node) is ast.Call for node in fast_walk(other)) and _names(other) <= allowed
+        if all(not holds_kind(other, _CALLS) and _names(other) <= allowed
                for other in others) and unanimity_read(reader, value.func.id, value, env) is not None:
             return [value]
     return values
