@@ -222,10 +222,16 @@ class _Builder:
                 break
         return targets
 
-    def _add_raise_edges(self, node_id: int, stmt: ast.AST) -> None:
-        if self.handler_stack and _may_raise(stmt, self.quiet):
-            for target in self._exception_targets():
+    def _add_raise_edges(self, node_id: int, stmt: ast.AST, suppressible: bool = True) -> None:
+        suppressed = self._suppressing_after() if self.suppress_stack and suppressible else None
+        if (self.handler_stack or suppressed is not None) and _may_raise(stmt, self.quiet):
+            for target in self._exception_targets() if self.handler_stack else ():
                 self._edge(node_id, target, "raise")
+            if suppressed is not None and all(succ != suppressed for succ, _ in self.nodes[node_id].succs):
+                # what it raises may be of a class the ``with contextlib.suppress(E):`` around it suppresses
+                # (a call of unknown failures, a read of a missing file): the failing rank goes on past the
+                # block, the others inside it (what decides it fails: ``Evaluator.raised_atoms``)
+                self._edge(node_id, suppressed, "raise")
         elif self.escaping is not None and not self.handler_stack and not isinstance(stmt, COMPOUND_STATEMENTS):
             # Work that only some ranks do (inside an ``if`` arm) fails on those ranks only; where
             # the launcher does not tear the job down, the exception leaves this rank while the
@@ -367,7 +373,9 @@ class _Builder:
             self._edge(node, yes, True)
         if folded is not True:
             self._edge(node, no, False)
-        self._add_raise_edges(node, s)
+        # (a folded test keeps one of its arms: an exception edge past a suppressing ``with`` would make it a
+        # decision read by its truth, the arm it dropped as a crash (or as never taken) read as the path)
+        self._add_raise_edges(node, s, folded is None)
 
     def _raise_caught(self, handler: ast.ExceptHandler) -> bool:
         """Whether a handler that only raises (:data:`~cslint.analysis.exits.RAISES_ONLY`) has its
@@ -397,6 +405,14 @@ class _Builder:
         if caught is None or not caught.suppressors:
             return []
         return [handler for item in s.items for handler in (caught.suppressing(item.context_expr),) if handler]
+
+    def _suppressing_after(self) -> Optional[int]:
+        """The node after the innermost ``with contextlib.suppress(E):`` around the statement being built,
+        None where a ``try`` inside that block catches everything first: an exception of unknown class
+        that leaves the statement may be one it suppresses (a class it does not suppress ends the process,
+        which adds no path)."""
+        _handlers, after, depth = self.suppress_stack[-1]
+        return None if any(catch_all for _handlers, _clauses, catch_all in self.handler_stack[depth:]) else after
 
     def _suppressed_at(self, s: ast.Raise) -> Optional[int]:
         """The node after the innermost ``with contextlib.suppress(E):`` around ``s`` that

@@ -54,6 +54,34 @@ class ExceptionGuards:
         self._callee_escapes[id(stmt)] = (stmt, result)
         return result
 
+    def _failure_decides(self, n: int, d: int, label, closure) -> bool:
+        """Whether only the failure of the test or header at node ``d`` decides node ``n``: ``n`` is reached by
+        its exception edge (into a handler), or whichever way the test goes (:meth:`_both_arms_reach`: the
+        arms, a raise in them caught inside included, come back to it, and the test's own failure, into a
+        handler or past a suppressing ``with``, leaves the way to it)."""
+        kind = self.flow.graph.nodes[d].kind
+        if label == "raise":
+            return kind != cfgmod.STMT
+        return kind == cfgmod.TEST and self._both_arms_reach(n, d, closure)
+
+    def _both_arms_reach(self, n: int, d: int, closure) -> bool:
+        """Whether node ``n`` (or a decision of ``closure`` over it) post-dominates both the True and the
+        False successor of the test ``d`` that has an exception edge: the arms meet again before it, and
+        only the test's own failure leaves the way to it."""
+        nodes = self.flow.graph.nodes
+        succs = nodes[d].succs
+        if not any(label == "raise" for _, label in succs):
+            return False
+        arms = [succ for succ, label in succs if label is True or label is False]
+        if len(arms) != 2:
+            return False
+        flow = self.flow
+        ipdom, cd = flow._ipdom, flow.cd
+        for m in [n] + [dd for dd, _ in closure]:  # the link of the chain from ``n`` that ``d`` decides directly
+            if any(dd == d for dd, _ in cd.get(m, ())) and all(_postdominated(ipdom, arm, m) for arm in arms):
+                return True
+        return False
+
     # -- rendezvous ---------------------------------------------------------------------
     def _joined_after(self, raising, site_stmt) -> bool:
         """Whether every way from ``raising`` to ``site_stmt`` goes through a
@@ -198,4 +226,15 @@ def _joins_surely(stmt, names: frozenset) -> bool:
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if name in names:
                 return True
+    return False
+
+
+def _postdominated(ipdom: list, node: int, by: int) -> bool:
+    """Whether ``by`` is ``node`` or on its chain of immediate post-dominators."""
+    seen = 0
+    while node is not None and seen <= len(ipdom):
+        if node == by:
+            return True
+        node = ipdom[node]
+        seen += 1
     return False

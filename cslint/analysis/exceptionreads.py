@@ -12,7 +12,8 @@ from .astwalk import walk as fast_walk
 from .atoms import EMPTY, raised_by, source
 from .converging import ends_alike_if_raised
 from .raises import (
-    awaits_tree_call, device_named, exception_names, fails_by_operands, host_tensor_method, own_classes_only, tree_raised,
+    awaits_tree_call, device_named, exception_names, fails_by_operands, host_tensor_method, own_classes_only,
+    suppressing_handlers, tree_raised,
 )
 from .syntax import short, unparse
 from .unfailing import cannot_raise
@@ -34,6 +35,11 @@ class ExceptionReads:
         ``RuntimeError``) or anything (``Exception``, a bare ``except``) is
         not."""
         try_stmt = self.info.enclosing_try(stmt)
+        suppressing = self._suppressing_inside(stmt, try_stmt)
+        if suppressing:
+            # the innermost handler is a ``with contextlib.suppress(E):`` (``except E: pass``)
+            return all(names and all(name in UNIFORM_EXCEPTIONS for name in names)
+                       for names in (exception_names(handler.type) for handler in suppressing))
         if try_stmt is None or not any(self.info.inside(stmt, part) for part in try_stmt.body):
             return False
         handlers = [h for h in try_stmt.handlers if not _always_reraises(h.body)]
@@ -46,6 +52,22 @@ class ExceptionReads:
             if not _keeps_only_a_uniform_message(handler, self.ctx):
                 return False
         return True
+
+    def _suppressing_inside(self, stmt, try_stmt) -> list:
+        """The handlers of the innermost ``with contextlib.suppress(E):`` around ``stmt`` inside ``try_stmt``
+        (the innermost ``try`` around it; the function where None), empty where there is none."""
+        info = self.info
+        if not info.ctx.caller_catches.suppressors:
+            return []
+        parent = info.parents.get(id(stmt))
+        while parent is not None and parent is not try_stmt and parent is not info.func:
+            kind = type(parent)
+            if kind is ast.With or kind is ast.AsyncWith:
+                handlers = suppressing_handlers(info, parent)
+                if handlers:
+                    return handlers
+            parent = info.parents.get(id(parent))
+        return []
 
     def caught_atoms(self, handler: ast.ExceptHandler) -> frozenset:
         """What the exception bound by ``except ... as e`` depends on: any

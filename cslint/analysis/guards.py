@@ -233,7 +233,7 @@ class Guards(ExceptionGuards):
                 conds.append(self._exception(dnode.stmt, flow.implicit(d), "escape"))
                 continue
             atoms = flow.cond_atoms(d)
-            if label == "raise" and dnode.kind != cfgmod.STMT:
+            if self._failure_decides(node.id, d, label, closure):
                 if self._joined_after(dnode.stmt, stmt):
                     continue
                 atoms = self.evaluator.raised_atoms(dnode, flow.envs.get(d, {}))

@@ -38,8 +38,8 @@ from .scope import canonical_text
 from .syntax import dotted
 from .unfailing import cannot_raise
 from .vocabulary import (
-    BUILTINS_FAILING_BY_ARGUMENTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, INTROSPECTION_CALLS, LIBRARY_LOADS,
-    LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, SIZED_TENSOR_FACTORIES, TEXT_COMPUTATIONS,
+    BUILTINS_FAILING_BY_ARGUMENTS, EXISTENCE_TESTS, HOST_TENSOR_FACTORIES, HOST_TENSOR_METHODS, INTROSPECTION_CALLS,
+    LIBRARY_LOADS, LIKE_TENSOR_FACTORIES, NUMERIC_FILE_CALLS, NUMERIC_MODULES, SIZED_TENSOR_FACTORIES, TEXT_COMPUTATIONS,
     VIEW_METHODS,
 )
 
@@ -130,9 +130,18 @@ def _folder_above(ctx, package: str) -> str:
     return parts[-depth - 1]
 
 
+def suppressing_handlers(info, stmt: ast.stmt) -> list:
+    """The handlers (``except E: pass``) the ``contextlib.suppress(E)`` items of a ``with`` statement amount to
+    around its body (:meth:`~cslint.analysis.exits.CallerCatches.suppressing`); empty for any other ``with``."""
+    caught = info.ctx.caller_catches
+    if not caught.suppressors:
+        return []
+    return [handler for item in stmt.items for handler in (caught.suppressing(item.context_expr),) if handler]
+
+
 def own_classes_only(info, stmt) -> bool:
     """Whether every handler of every ``try`` around ``stmt`` (in its body,
-    up to the function) names only classes the tree defines
+    up to the function), and every ``with contextlib.suppress(E):``, names only classes the tree defines
     (:func:`project_class`): an exception from library code, a builtin or
     local work then leaves the function uncaught, and only the tree's own
     raises of such classes can send ``stmt``'s rank into a handler."""
@@ -140,9 +149,12 @@ def own_classes_only(info, stmt) -> bool:
     child, parent = stmt, info.parents.get(id(stmt))
     found = False
     while parent is not None and parent is not info.func:
-        if (type(parent) is ast.Try or type(parent).__name__ == "TryStar") and parent.handlers \
-                and any(child is inner for inner in parent.body):
-            for handler in parent.handlers:
+        kind = type(parent)
+        handlers = parent.handlers if (kind is ast.Try or kind.__name__ == "TryStar") \
+            and any(child is inner for inner in parent.body) else \
+            suppressing_handlers(info, parent) if kind is ast.With or kind is ast.AsyncWith else ()
+        if handlers:
+            for handler in handlers:
                 names = _names(handler)
                 if not names or not all(project_class(name, ctx) for name in names):
                     return False
@@ -289,7 +301,8 @@ def tree_raise(stmt: ast.Raise, implicit: frozenset, caught: list) -> frozenset:
 def fails_by_operands(call, info, ctx) -> bool:
     """A builtin the module does not shadow (a builtin exception made for a
     ``raise`` too), loading a shared library, a log call (``logs.py``), a
-    computation from the operands alone (:func:`computes_from_operands`), or a
+    computation from the operands alone (:func:`computes_from_operands`), a test
+    of whether a path names a file (``vocabulary.EXISTENCE_TESTS``), or a
     call the presets know to answer alike on every rank (a world size, the
     job's hardware: the setup it asks about is the job's): whether it fails
     follows its operands, alike on every rank given the same."""
@@ -300,8 +313,8 @@ def fails_by_operands(call, info, ctx) -> bool:
         return True  # making the object fails nowhere; raising it is up to the ``raise``'s own tests
     if raw and raw.rsplit(".", 1)[-1] in LIBRARY_LOADS or logging_call(call.call.func, info):
         return True
-    if computes_from_operands(call) or reads_host_tensor(call, info):
-        return True
+    if computes_from_operands(call) or reads_host_tensor(call, info) or call.canonical in EXISTENCE_TESTS:
+        return True  # (``os.path.exists(p)`` answers False where the disk fails it: only a ``p`` of another kind raises)
     return any(ctx.knowledge.is_uniform(text) for text in (call.canonical, raw) if text)
 
 
