@@ -104,3 +104,87 @@ def test_a_handler_that_exits_failing_swallows_nothing(tmp_path):
     flagged = sorted({f.line for f in findings if f.code == "CSL104"})
     assert _marked(source, "VALID")
     assert flagged == _marked(source, "INVALID")
+
+
+#: a rank-local ``raise`` inside a ``try`` whose handlers all end the process (issue 12): nothing catches the
+#: raise and goes on, so the arm that raises is a crash, as it is outside any ``try``; each VALID shape sits
+#: beside an INVALID one where something does go on
+RAISING_ARMS = """
+    import os
+    import sys
+
+    import torch.distributed as dist
+
+
+    def load(path, group):
+        try:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+            dist.barrier(group=group)  # VALID: the only handler ends the process
+        except BaseException:
+            os._exit(1)
+        return path
+
+
+    def load_exiting(path, group):
+        try:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+            dist.barrier(group=group)  # VALID: a failure status written out
+        except Exception:
+            print("cannot load")
+            sys.exit(1)
+        return path
+
+
+    def load_logging(path, group):
+        try:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+            dist.barrier(group=group)  # INVALID: the handler goes on after the try
+        except BaseException:
+            print("cannot load")
+        return path
+
+
+    def load_in_outer(path, group):
+        try:
+            try:
+                if not os.path.exists(path):
+                    raise FileNotFoundError(path)
+                dist.barrier(group=group)  # INVALID: the inner handler ends, the outer one goes on
+            except KeyError:
+                os._exit(1)
+        except OSError:
+            pass
+        return path
+
+
+    def load_reraising(path, group):
+        try:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+            dist.barrier(group=group)  # INVALID: a caller in another module may catch what the handler raises
+        except OSError as error:
+            raise RuntimeError(str(error)) from error
+        return path
+
+
+    def load_clean_exit(path, group):
+        try:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+            dist.barrier(group=group)  # INVALID: status 0 is a clean exit the launcher waits after
+        except BaseException:
+            os._exit(0)
+        return path
+"""
+
+
+def test_a_raise_whose_every_handler_ends_the_process_is_a_crash(tmp_path):
+    source = textwrap.dedent(RAISING_ARMS)
+    (tmp_path / "loader.py").write_text(source)
+    findings = check_paths([str(tmp_path)], cache=False, jobs=1, report="per-site").findings
+    flagged = sorted({f.line for f in findings if f.code in ("CSL102", "CSL104")})
+    assert _marked(source, "VALID")
+    assert flagged == _marked(source, "INVALID")

@@ -42,7 +42,7 @@ from typing import Callable, Optional
 
 from .astwalk import irrefutable_case, iter_children, own_nodes
 from .exits import (
-    EXIT_EXCEPTIONS, RAISES_ONLY, SWALLOWS, ParentNames, always_raises, catches_everything, class_name,
+    ENDS, EXIT_EXCEPTIONS, RAISES_ONLY, SWALLOWS, ParentNames, always_raises, catches_everything, class_name,
     handler_outcome, is_process_exit,
 )
 
@@ -194,6 +194,7 @@ class _Builder:
         #: swallow, its except clauses, whether one of them catches everything: worked out once per ``try``, as
         #: every statement inside that may raise asks it), one stack, so no two can fall out of step
         self.handler_stack: list[tuple] = []
+        self.handler_ends: list[bool] = []  # whether every handler of each try of handler_stack ends the process
         #: the ``with contextlib.suppress(E):`` blocks around the statement being built, innermost last:
         #: (the ``except E: pass`` each amounts to, the node after the block, len(handler_stack) at its entry)
         self.suppress_stack: list[tuple] = []
@@ -213,6 +214,19 @@ class _Builder:
     def _edge(self, src: int, dst: int, label=None) -> None:
         self.nodes[src].succs.append((dst, label))
         self.nodes[dst].preds.append(src)
+
+    def _ends_the_process(self) -> bool:
+        """Whether what the statement being built raises ends the process: no ``try`` around it, or each
+        ``try`` it passes (up to one that catches everything) has only handlers that end the process or
+        the job (:data:`~cslint.analysis.exits.ENDS`: ``os._exit(1)``, ``sys.exit(1)``, signalling the
+        parent).  A handler that re-raises is no such end: a caller in another module, which the module's
+        CallerCatches does not see, may catch what it raises and go on."""
+        for ending, (_handlers, _clauses, catch_all) in zip(reversed(self.handler_ends), reversed(self.handler_stack)):
+            if not ending:
+                return False
+            if catch_all:
+                return True
+        return True
 
     def _exception_targets(self) -> list[int]:
         targets: list[int] = []
@@ -335,9 +349,11 @@ class _Builder:
         node = self._new(TEST, s)
         self.test_of[node] = s
         folded = self._fold(s.test)
-        if folded is None and not self.handler_stack and self.escaping is None:
+        if folded is None and self.escaping is None and self._ends_the_process():
             # A branch that can only raise (argument checks, invariants) ends
-            # the process unless something catches it here: a crash, not a
+            # the process unless something catches it here (a ``try`` whose
+            # handlers all end the process, ``except BaseException: os._exit(1)``,
+            # catches nothing that goes on: _ends_the_process): a crash, not a
             # rank-local skip, so it is not a path the other ranks wait on.
             # (Under ``unhandled-exceptions = "hang"`` the raising ranks leave
             # and the others wait: the raise is an exit like ``return``.)
@@ -436,6 +452,7 @@ class _Builder:
             self.finally_stack.pop()
         swallowing = []
         catch_all = False
+        ending = True  # every handler ends the process or the job
         for handler in s.handlers:
             body = self.seq(handler.body, after)
             entry = self._new(EXCEPT, handler)
@@ -444,12 +461,15 @@ class _Builder:
             if catches_everything(handler):
                 catch_all = True
             outcome = handler_outcome(handler, self.parent_names)
+            ending = ending and outcome == ENDS
             if outcome == SWALLOWS or outcome == RAISES_ONLY and self._raise_caught(handler):
                 swallowing.append(entry)
         orelse = self.seq(s.orelse, after)
         self.handler_stack.append((swallowing, s.handlers, catch_all))
+        self.handler_ends.append(ending)
         body = self.seq(s.body, orelse)
         self.handler_stack.pop()
+        self.handler_ends.pop()
         # a handler that does not swallow (it re-raises where no caller catches it, or ends the job or the
         # process) gets no edge in; one whose raise a caller catches leaves the function like ``return``
         return body
