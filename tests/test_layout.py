@@ -243,6 +243,7 @@ ANALYSIS_PHASES = [
     # group an object's own process group is where a test of its name says so; a helper's buffer agreed where only a
     # group of one rank skips its collective, or relayed down the stages in place
     ("scope",),  # one module's imports, communicators, call texts
+    ("asyncwork",),  # collectives asked to run asynchronously, whose buffers agree where their handle is waited on
     ("agreedparams",),  # the parameters a helper of the module hands to what agrees them in place
     ("receivers", "copies", "tensorarms", "pairpayload", "rootkept"),  # what a method call's receiver is, by type terms; a name
     # or field rebound to a copy of what it holds; a name both arms of an if/else bind to a tensor; the structure of
@@ -272,7 +273,6 @@ ANALYSIS_PHASES = [
     ("flows",),  # the variables a walker carries through statements
     ("fieldwrites", "resulttransfer"),  # what a statement writes into the fields of self; what a return or a
     # yield hands back
-    ("asyncwork",),  # collectives asked to run asynchronously, whose buffers agree where their handle is waited on
     ("transfer",),  # statements
     ("armexits", "exclusive", "mirrors", "twostage", "padding"),  # the ways out of an if's arm, where the names it bound take
     # its test back; a later arm whose test rules out an earlier one, where those names hold what they held before

@@ -15,6 +15,7 @@ import ast
 from .agreedbuffers import (LOOP_GROUP, first_stage_test, loop_over_groups, passes_group, relayed_in_place,
                             several_ranks_group)
 from .astwalk import DEFINITIONS, children_into, param_names, walked
+from .asyncwork import asks_async
 from .bindings import assigned_names
 from .callrefs import func_ref, is_classmethod, method_ref, positional_params, receiver_param
 from .grouptests import single_rank_side
@@ -106,6 +107,7 @@ def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
     last = -1  # the last of them that hands a parameter to what agrees it in place
     candidates: dict = {}  # position -> [(parameter, group)] its call agrees
     staged: dict = {}  # parameter -> the group a first stage's ``if`` agrees it over
+    waits: dict = {}  # handle name -> [(parameter, group)] the asynchronous collective bound to it agrees at its wait
     stack = list(reversed(function.body))
     while stack:
         stmt = stack.pop()
@@ -115,6 +117,17 @@ def agreed_parameters(ctx: ModuleContext, function, class_name: str) -> dict:
             continue
         statements.append(stmt)
         found = _statement_agrees(ctx, stmt, open_params, self_name, class_name, staged)
+        if waits:
+            for name in assigned_names(stmt):
+                waits.pop(name, None)  # the handle name holds another object from here
+            waited = _waited_name(stmt)
+            if waited is not None and waited in waits:
+                found = found + waits.pop(waited)
+        if t is ast.Assign and len(stmt.targets) == 1 and type(stmt.targets[0]) is ast.Name \
+                and type(stmt.value) is ast.Call and asks_async(stmt.value):
+            # ``work = dist.all_reduce(t, async_op=True)``: ``t`` holds the group's value at ``work.wait()``
+            waits[stmt.targets[0].id] = [pair for pair in _buffers_agreed(ctx, stmt.value, self_name, class_name, True)
+                                         if pair[0] in open_params]
         if found:
             candidates[len(statements) - 1] = found
             last = len(statements) - 1
@@ -197,8 +210,8 @@ def _loop_agrees(ctx: ModuleContext, stmt: ast.For, open_params: set) -> list:
                 continue
             raw = dotted(call.func)
             match = ctx.match_collective(call, raw, canonical_text(raw, ctx.imports)) if raw else None
-            if match is None or match.spec is None:
-                continue
+            if match is None or match.spec is None or asks_async(call):
+                continue  # (an asynchronous one agrees only where its handle is waited on)
             found.update(call.args[index].id for index in match.spec.inplace
                          if index < len(call.args) and type(call.args[index]) is ast.Name)
             found.update(kw.value.id for kw in call.keywords
@@ -236,17 +249,31 @@ def _relayed_names(ctx: ModuleContext, call: ast.Call, self_name, class_name: st
     return out + [kw.value.id for kw in call.keywords if kw.arg in relayed and type(kw.value) is ast.Name]
 
 
-def _buffers_agreed(ctx: ModuleContext, call: ast.Call, self_name, class_name: str) -> list:
+def _waited_name(stmt: ast.stmt):
+    """The name ``name.wait()`` waits on, where that call is the whole statement; else None."""
+    if type(stmt) is not ast.Expr or type(stmt.value) is not ast.Call:
+        return None
+    func = stmt.value.func
+    if type(func) is ast.Attribute and func.attr == "wait" and type(func.value) is ast.Name \
+            and not stmt.value.args and not stmt.value.keywords:
+        return func.value.id
+    return None
+
+
+def _buffers_agreed(ctx: ModuleContext, call: ast.Call, self_name, class_name: str, waited: bool = False) -> list:
     """[(name, group)] of the plain names a call agrees in place: the
     buffers of an in-place collective, the arguments a function or method
-    of the module agrees (:func:`agreed_in_place`)."""
+    of the module agrees (:func:`agreed_in_place`).  An asynchronous
+    collective (``async_op=True``) agrees nothing at the call, only at the
+    wait on its handle (``waited``): dropped, returned or handed on, its
+    buffers may still hold this rank's value when the caller reads them."""
     raw = dotted(call.func)
     if not raw:
         return []
     match = ctx.match_collective(call, raw, canonical_text(raw, ctx.imports))
     out = []
     if match is not None:
-        if match.spec is None:
+        if match.spec is None or (not waited and asks_async(call)):
             return out
         for index in match.spec.inplace:
             if index < len(call.args) and type(call.args[index]) is ast.Name:
