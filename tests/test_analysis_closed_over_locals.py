@@ -169,6 +169,34 @@ REPORTED = {
                         dist.barrier(group=group)  # hang
                 later()
     """,
+    # `global` in the closure: it reads the module's rank-local probe, not the agreed local of the same name
+    "a_module_probe_the_closure_declares_global": """
+        FLAG = os.path.exists("/tmp/ready")
+
+
+        def step(group):
+            FLAG = True
+
+            def later():
+                global FLAG
+                if FLAG:
+                    dist.barrier(group=group)  # hang
+            later()
+            return FLAG
+    """,
+    # `global` in the enclosing function: every function nested in it reads the module's name too
+    "a_module_probe_the_enclosing_function_declares_global": """
+        FLAG = os.path.exists("/tmp/ready")
+
+
+        def step(group):
+            global FLAG
+
+            def later():
+                if FLAG:
+                    dist.barrier(group=group)  # hang
+            later()
+    """,
 }
 
 
@@ -242,6 +270,21 @@ SILENT = {
 
         def run(group):
             step(group, True)
+    """,
+    # `global` in the closure: it reads the module's agreed flag, not the enclosing rank-local local
+    "the_closure_declares_an_agreed_module_flag_global": """
+        FLAG = True
+
+
+        def step(group, path):
+            FLAG = os.path.exists(path)
+
+            def later():
+                global FLAG
+                if FLAG:
+                    dist.barrier(group=group)
+            later()
+            return FLAG
     """,
 }
 

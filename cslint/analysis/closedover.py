@@ -44,19 +44,23 @@ def closed_over_entry(info) -> dict:
     writes counts as the enclosing one's), what that function binds to it
     anywhere (:func:`_bound_anywhere`), its parameters read as the nested
     function reads them."""
-    reads = _free_reads(info)
+    info.ensure_scanned()
+    # (a name the nested function declares ``global`` is the module's, whatever an enclosing function binds)
+    reads = _free_reads(info) - info.declared_globals
     if not reads:
         return {}
     out: dict = {}
     shadow = (info.local_names - declared_shared(info)) | info.param_names
     outer = info.enclosing
     while outer is not None:
-        wanted = (reads & outer.local_names) - outer.param_names - shadow - out.keys()
+        outer.ensure_scanned()
+        # (one an enclosing function declares ``global`` is the module's for every function nested in it too)
+        wanted = (reads & outer.local_names) - outer.param_names - outer.declared_globals - shadow - out.keys()
         if wanted:
             values = _bound_anywhere(outer)
             for name in sorted(wanted):
                 out[name] = values.get(name, EMPTY)
-        shadow = shadow | outer.local_names | outer.param_names
+        shadow = shadow | outer.local_names | outer.param_names | outer.declared_globals
         outer = outer.enclosing
     return out
 
