@@ -567,14 +567,15 @@ class FunctionInfo(FunctionScan):
             name = func.id
             if name in self.local_defs:
                 return func_ref(ctx.module, self.local_defs[name])
+            if name in self.params:
+                # (a parameter hides a module's function or class of its name: what the callers hand in runs)
+                return parameter_call_ref(self, name)  # a class the callers may hand in (classargs.py)
             if name in ctx.module_functions or name in ctx.block_functions and name not in ctx.imports:
                 return func_ref(ctx.module, name)
             if name in ctx.module_classes:
                 return class_ref(f"{ctx.module}:{name}")
             if name in ctx.imports:
                 return qual_ref(ctx.imports[name])
-            if name in self.params:
-                return parameter_call_ref(self, name)  # a class the callers may hand in (classargs.py)
             # (a builtin or global name is no local; the scan that notes the locals resolves a signal
             # handler, no call, before they are known)
             if self._local is not None and name in self._local:
