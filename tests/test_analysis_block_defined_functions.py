@@ -136,6 +136,37 @@ REPORTED = {
             if dist.get_rank() == 0:
                 sync(group)  # hang
     """,
+    # a parameter of the module function's name hides it: what the caller hands in runs (a file probe here)
+    "a_parameter_hides_the_block_defined_name": """
+        if os.environ.get("FAST"):
+            def ready(path):
+                return True
+        else:
+            def ready(path):
+                return True
+
+
+        def step(ready, group):
+            if ready(f"/tmp/ckpt_{dist.get_rank()}"):
+                dist.barrier(group=group)  # hang
+
+
+        def run(group):
+            step(os.path.exists, group)
+    """,
+    "a_parameter_hides_the_top_level_name": """
+        def ready(path):
+            return True
+
+
+        def step(ready, group):
+            if ready(f"/tmp/ckpt_{dist.get_rank()}"):
+                dist.barrier(group=group)  # hang
+
+
+        def run(group):
+            step(os.path.exists, group)
+    """,
 }
 
 

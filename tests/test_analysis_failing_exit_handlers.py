@@ -130,7 +130,7 @@ RAISING_ARMS = """
         try:
             if not os.path.exists(path):
                 raise FileNotFoundError(path)
-            dist.barrier(group=group)  # VALID: a failure status written out
+            dist.barrier(group=group)  # INVALID: sys.exit raises SystemExit, which a caller may catch
         except Exception:
             print("cannot load")
             sys.exit(1)

@@ -43,7 +43,7 @@ from typing import Callable, Optional
 from .astwalk import irrefutable_case, iter_children, own_nodes
 from .exits import (
     ENDS, EXIT_EXCEPTIONS, RAISES_ONLY, SWALLOWS, ParentNames, always_raises, catches_everything, class_name,
-    handler_outcome, is_process_exit,
+    ends_without_raising, handler_outcome, is_process_exit,
 )
 
 # node kinds
@@ -218,8 +218,9 @@ class _Builder:
     def _ends_the_process(self) -> bool:
         """Whether what the statement being built raises ends the process: no ``try`` around it, or each
         ``try`` it passes (up to one that catches everything) has only handlers that end the process or
-        the job (:data:`~cslint.analysis.exits.ENDS`: ``os._exit(1)``, ``sys.exit(1)``, signalling the
-        parent).  A handler that re-raises is no such end: a caller in another module, which the module's
+        the job with nothing any code may catch (:func:`~cslint.analysis.exits.ends_without_raising`:
+        ``os._exit(1)``, ``os.abort()``, signalling the parent; ``sys.exit(1)`` raises ``SystemExit``, which a
+        caller in another module may catch).  A handler that re-raises is no such end: a caller in another module, which the module's
         CallerCatches does not see, may catch what it raises and go on."""
         for ending, (_handlers, _clauses, catch_all) in zip(reversed(self.handler_ends), reversed(self.handler_stack)):
             if not ending:
@@ -461,7 +462,7 @@ class _Builder:
             if catches_everything(handler):
                 catch_all = True
             outcome = handler_outcome(handler, self.parent_names)
-            ending = ending and outcome == ENDS
+            ending = ending and outcome == ENDS and ends_without_raising(handler, self.parent_names)
             if outcome == SWALLOWS or outcome == RAISES_ONLY and self._raise_caught(handler):
                 swallowing.append(entry)
         orelse = self.seq(s.orelse, after)

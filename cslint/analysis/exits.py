@@ -57,6 +57,22 @@ def handler_outcome(handler: ast.ExceptHandler, parents=frozenset) -> str:
     return RAISES_ONLY if always_raises(body, frozenset()) else SWALLOWS
 
 
+def ends_without_raising(handler: ast.ExceptHandler, parents=frozenset) -> bool:
+    """Whether the handler ends the process or the job with nothing any code
+    may catch: it signals the parent (:func:`ends_job`), or its last statement
+    is ``os._exit(status)`` with a failure status or ``os.abort()``.  A
+    failing ``sys.exit(1)`` is no such end: it raises ``SystemExit``, which a
+    caller in another module (one :class:`CallerCatches` does not see) may
+    catch and go on after."""
+    body = handler.body
+    if ends_job(body, parents):
+        return True
+    if not body or not exits_failing(body[-1]):
+        return False
+    func = body[-1].value.func
+    return (func.attr if type(func) is ast.Attribute else func.id) in ("_exit", "abort")
+
+
 def handler_swallows(handler: ast.ExceptHandler, parents=frozenset) -> bool:
     """False when every path through the handler re-raises, or when it
     ends the whole job (:func:`handler_outcome`)."""
