@@ -289,6 +289,33 @@ INVALID = {
                 return
             dist.all_reduce(x)
     """,
+    # torch.load unpickles whatever was saved: an object array may hold None on some ranks' slots
+    "a_loaded_object_s_tolist": """
+        def step(path, x):
+            table = torch.load(path, weights_only=False)
+            counts = table.tolist()
+            if counts[dist.get_rank()] is None:
+                return
+            dist.all_reduce(x)
+    """,
+    # a tree class's own cpu(): what it hands back is no tensor, whatever the method is called
+    "a_tree_class_tolist_through_its_cpu": """
+        class Rows:
+            def tolist(self):
+                return [None, 1]
+
+
+        class Table:
+            def cpu(self):
+                return Rows()
+
+
+        def step(table: Table, x):
+            counts = table.cpu().tolist()
+            if counts[dist.get_rank()] is None:
+                return
+            dist.all_reduce(x)
+    """,
     "a_tensor_of_rank_local_shape": """
         def step(x):
             t = torch.zeros(2) if dist.get_rank() == 0 else torch.zeros(2, 2)

@@ -297,16 +297,26 @@ _TENSOR_TYPES = frozenset({"Tensor", "Parameter"})
 
 def _tensor_list(reads, call: ast.Call, nodes: list, parents: dict) -> bool:
     """Whether ``call`` is ``x.tolist()`` of a tensor, whose elements are numbers of its one dtype or nested lists
-    as long as its shape says (an array or a series of objects may hold None beside numbers): every type the
-    function shows for ``x`` is a tensor type (an annotation), or ``x`` is made by a tensor's method or a call
-    through the imported ``torch`` module, itself or in every binding of a name (:func:`_makes_tensor`)."""
-    ref = reads.info.resolve_ref(call.func)
+    as long as its shape says (an array or a series of objects may hold None beside numbers):
+    :func:`_holds_a_tensor` of ``x``."""
+    return _holds_a_tensor(reads, call.func, nodes, parents, 0)
+
+
+#: how many tensor methods deep (``t.detach().cpu()``, a name bound to one) a receiver is followed
+_TENSOR_CHAIN_DEPTH = 8
+
+
+def _holds_a_tensor(reads, method: ast.Attribute, nodes: list, parents: dict, depth: int) -> bool:
+    """Whether the receiver of ``method`` (an attribute called) is a tensor: every type the function shows for
+    it is a tensor type (an annotation), or it is made by :func:`_makes_tensor`, itself or in every binding of a
+    name.  A parameter without such an annotation, or a name bound otherwise, may hold anything."""
+    ref = reads.info.resolve_ref(method)
     if ref is not None and ref.tag == "typed" and ref.terms \
             and all(term[0] == "named" and str(term[1]).rpartition(".")[2] in _TENSOR_TYPES for term in ref.terms):
         return True
-    receiver = call.func.value
+    receiver = method.value
     if type(receiver) is not ast.Name:
-        return _makes_tensor(reads, receiver)
+        return _makes_tensor(reads, receiver, nodes, parents, depth)
     made = False
     for node in nodes:
         if type(node) is ast.arg and node.arg == receiver.id:
@@ -314,23 +324,32 @@ def _tensor_list(reads, call: ast.Call, nodes: list, parents: dict) -> bool:
         if type(node) is ast.Name and node.id == receiver.id and type(node.ctx) is not ast.Load:
             parent = parents.get(id(node))
             if type(parent) is not ast.Assign or not any(target is node for target in parent.targets) \
-                    or not _makes_tensor(reads, parent.value):
+                    or not _makes_tensor(reads, parent.value, nodes, parents, depth):
                 return False
             made = True
     return made
 
 
-def _makes_tensor(reads, value) -> bool:
-    """A call of a tensor's method (:data:`_TENSOR_METHODS`) or through the imported ``torch`` module."""
-    if type(value) is not ast.Call:
+def _makes_tensor(reads, value, nodes: list, parents: dict, depth: int) -> bool:
+    """A call that hands back a tensor: a tensor's method (:data:`_TENSOR_METHODS`) called on a tensor
+    (:func:`_holds_a_tensor`: a tree class may have its own ``cpu()``), or a function of the ``torch`` module
+    itself (``torch.tensor``, ``torch.clamp``; not ``torch.load``, which unpickles any object, nor what its
+    submodules hand back) or of ``torch.nn.functional``."""
+    if type(value) is not ast.Call or depth > _TENSOR_CHAIN_DEPTH:
         return False
     func = value.func
     if type(func) is ast.Attribute and func.attr in _TENSOR_METHODS:
-        return True
+        return _holds_a_tensor(reads, func, nodes, parents, depth + 1)
     text = dotted(func)
     head = text.partition(".")[0] if text else None
-    return head is not None and head in reads.ctx.imports and head not in reads.info.local_names \
-        and reads.ctx.imports[head].partition(".")[0] == "torch" and "." in text
+    if head is None or head not in reads.ctx.imports or head in reads.info.local_names or "." not in text:
+        return False
+    module, _, name = (reads.ctx.imports[head] + text[len(head):]).rpartition(".")
+    return module == "torch" and name not in _TORCH_NON_TENSOR_FUNCTIONS or module == "torch.nn.functional"
+
+
+#: functions of the ``torch`` module itself that hand back something other than a tensor
+_TORCH_NON_TENSOR_FUNCTIONS = frozenset({"load", "compile", "device", "Size", "get_default_dtype", "is_tensor"})
 
 
 class _InPlaceReads:
