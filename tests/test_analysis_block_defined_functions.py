@@ -167,6 +167,22 @@ REPORTED = {
         def run(group):
             step(os.path.exists, group)
     """,
+    # a later assignment rebinds the name to a probe of its own: the definitions no longer run
+    "assigned_a_probe_after_the_block": """
+        if os.environ.get("FAST"):
+            def ready(path):
+                return True
+        else:
+            def ready(path):
+                return True
+
+        ready = os.path.exists
+
+
+        def step(group):
+            if ready(f"/tmp/ckpt_{dist.get_rank()}"):
+                dist.barrier(group=group)  # hang
+    """,
 }
 
 
@@ -183,6 +199,26 @@ SILENT = {
         else:
             def probe():
                 return False
+
+
+        def step(group):
+            if probe():
+                dist.barrier(group=group)
+    """,
+    # a later assignment rebinds the name to an agreed function: the probing definition no longer runs
+    "assigned_an_agreed_function_after_the_block": """
+        def _agreed():
+            return True
+
+
+        if os.environ.get("FAST"):
+            def probe():
+                return os.path.exists("/tmp/fast")
+        else:
+            def probe():
+                return True
+
+        probe = _agreed
 
 
         def step(group):

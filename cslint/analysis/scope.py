@@ -23,7 +23,7 @@ from .entries import positional_fields, scanned_entry_nodes
 from .configfiles import read_configuration
 from .packagefiles import in_package
 from .shapes import returned_tuple_length, returns_computed_key_dicts, returns_one_dict_shape, returns_only_lists
-from .bindings import assigned_names
+from .bindings import assigned_names, target_names
 from .grouptests import is_size_expr
 from .ownstructure import returns_own_structure
 from .syntax import dotted, iter_statements, top_level_definitions
@@ -193,7 +193,9 @@ _MODULE_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match) + tu
 
 
 def block_defined_functions(tree: ast.Module) -> frozenset:
-    """The names module-level blocks (:data:`_MODULE_BLOCKS`, not the top level itself) define with ``def``."""
+    """The names module-level blocks (:data:`_MODULE_BLOCKS`, not the top level itself) define with ``def`` and no
+    module-level statement binds otherwise (``probe = os.path.exists`` after the blocks, a loop's or a ``with``'s
+    target): such a name may hold something no definition gives, so a call of it is no call of the definitions."""
     names = set()
     blocks = [stmt for node in tree.body if isinstance(node, _MODULE_BLOCKS) for stmt in _block_statements(node)]
     for node in blocks:
@@ -201,7 +203,26 @@ def block_defined_functions(tree: ast.Module) -> frozenset:
             names.add(node.name)
         elif isinstance(node, _MODULE_BLOCKS):
             blocks += _block_statements(node)
+    if names:
+        names -= module_level_names(tree) | _module_level_targets(tree)
     return frozenset(names)
+
+
+def _module_level_targets(tree: ast.Module) -> set:
+    """The names module-level loops and ``with`` statements bind, through the module's blocks too."""
+    names = set()
+    blocks = list(tree.body)
+    for node in blocks:
+        t = type(node)
+        if t is ast.For:
+            names.update(target_names(node.target))
+        elif t is ast.With:
+            for item in node.items:
+                if item.optional_vars is not None:
+                    names.update(target_names(item.optional_vars))
+        if isinstance(node, _MODULE_BLOCKS):
+            blocks += _block_statements(node)
+    return names
 
 
 def _block_statements(node) -> list:
