@@ -89,6 +89,14 @@ REPORTED = {
             if take(agreed(count, group)):
                 dist.barrier(group=group)  # hang
     """,
+    # the object is a local the function builds (bound once): the alias is the method of that object
+    "of_an_object_built_here": """
+        def step(count, group):
+            linker = Linker()
+            take = linker.take
+            if take(agreed(count, group)):
+                dist.barrier(group=group)  # hang
+    """,
     "through_a_field": """
         class Runner:
             def __init__(self):

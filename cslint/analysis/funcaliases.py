@@ -299,7 +299,8 @@ def local_alias_calls(info, call: ast.Call) -> Optional[tuple]:
 def _local_aliases(func) -> dict:
     """name -> the attribute expressions each binding of a local bound only to bound methods may hold."""
     values: dict = {}
-    spoilt: set = set()
+    spoilt: set = set()  # names no plain statement of the function binds alone: neither alias nor owner
+    not_aliases: set = set()  # names also bound to something other than a bound method (an owner may be one)
     stores: dict = {}  # name -> how many statements bind it
     params = {arg.arg for arg in ast.walk(func.args) if type(arg) is ast.arg} if hasattr(func, "args") else set()
     body = func.body if type(func.body) is list else [func.body]
@@ -320,7 +321,7 @@ def _local_aliases(func) -> dict:
             stores[name] = stores.get(name, 0) + 1
             found = _bound_methods(node.value)
             if found is None:
-                spoilt.add(name)
+                not_aliases.add(name)
             else:
                 values.setdefault(name, []).extend(found)
             stack.append(node.value)
@@ -335,7 +336,7 @@ def _local_aliases(func) -> dict:
             stack += read(node)
     out = {}
     for name, exprs in values.items():
-        if name in spoilt or name in params:
+        if name in spoilt or name in not_aliases or name in params:
             continue
         owners = {_owner(expr) for expr in exprs}
         if all(owner is not None and owner not in spoilt and stores.get(owner, 0) <= (owner not in params)
