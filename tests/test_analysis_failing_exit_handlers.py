@@ -170,6 +170,36 @@ RAISING_ARMS = """
         return path
 
 
+    def load_marking(path, group):
+        done = False
+        try:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+            dist.barrier(group=group)  # VALID: no handler, and the finally calls nothing
+        finally:
+            done = True
+        return done
+
+
+    def load_then_publish(path, group, flag):
+        try:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+            dist.barrier(group=group)  # INVALID: the raising rank runs the finally's broadcast before it ends
+        finally:
+            dist.broadcast(flag, src=0, group=group)
+        return path
+
+
+    def load_or_default(path, group):
+        try:
+            if not os.path.exists(path):
+                raise FileNotFoundError(path)
+            dist.barrier(group=group)  # INVALID: the finally's return swallows the raise
+        finally:
+            return path
+
+
     def load_clean_exit(path, group):
         try:
             if not os.path.exists(path):

@@ -40,7 +40,7 @@ import ast
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from .astwalk import irrefutable_case, iter_children, own_nodes
+from .astwalk import holds_kind, irrefutable_case, iter_children, own_nodes
 from .exits import (
     ENDS, EXIT_EXCEPTIONS, RAISES_ONLY, SWALLOWS, ParentNames, always_raises, catches_everything, class_name,
     ends_without_raising, handler_outcome, is_process_exit,
@@ -166,6 +166,11 @@ def _receiver_operands(call: ast.Call) -> list:
     while type(head) is ast.Attribute:
         head = head.value
     return [] if type(head) is ast.Name else [head]
+
+
+#: what a ``finally`` may not hold for a raise through it to end the process: a call (it may issue a
+#: collective first), or a jump that swallows the exception
+_UNKNOWN_IN_A_FINALLY = frozenset({ast.Call, ast.Return, ast.Break, ast.Continue})
 
 
 class _Builder:
@@ -453,7 +458,10 @@ class _Builder:
             self.finally_stack.pop()
         swallowing = []
         catch_all = False
-        ending = True  # every handler ends the process or the job
+        # every handler ends the process or the job; a ``finally`` that calls anything may issue a collective
+        # on the raising rank before it ends, against its peers' collective of the try body, and one that
+        # returns, breaks or continues swallows the exception
+        ending = not any(holds_kind(stmt, _UNKNOWN_IN_A_FINALLY) for stmt in s.finalbody)
         for handler in s.handlers:
             body = self.seq(handler.body, after)
             entry = self._new(EXCEPT, handler)
