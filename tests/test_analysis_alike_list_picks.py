@@ -316,6 +316,18 @@ INVALID = {
                 return
             dist.all_reduce(x)
     """,
+    # the annotation names what callers pass; the function binds the name again to an array of objects
+    "an_annotated_tensor_bound_again_to_an_object_array": """
+        import numpy as np
+
+
+        def step(t: torch.Tensor, x, names):
+            t = np.array(names, dtype=object)
+            counts = t.tolist()
+            if counts[dist.get_rank()] is None:
+                return
+            dist.all_reduce(x)
+    """,
     "a_tensor_of_rank_local_shape": """
         def step(x):
             t = torch.zeros(2) if dist.get_rank() == 0 else torch.zeros(2, 2)

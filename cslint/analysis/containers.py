@@ -311,23 +311,23 @@ def _holds_a_tensor(reads, method: ast.Attribute, nodes: list, parents: dict, de
     it is a tensor type (an annotation), or it is made by :func:`_makes_tensor`, itself or in every binding of a
     name.  A parameter without such an annotation, or a name bound otherwise, may hold anything."""
     ref = reads.info.resolve_ref(method)
-    if ref is not None and ref.tag == "typed" and ref.terms \
-            and all(term[0] == "named" and str(term[1]).rpartition(".")[2] in _TENSOR_TYPES for term in ref.terms):
-        return True
+    typed = ref is not None and ref.tag == "typed" and bool(ref.terms) \
+        and all(term[0] == "named" and str(term[1]).rpartition(".")[2] in _TENSOR_TYPES for term in ref.terms)
     receiver = method.value
     if type(receiver) is not ast.Name:
-        return _makes_tensor(reads, receiver, nodes, parents, depth)
-    made = False
+        return typed or _makes_tensor(reads, receiver, nodes, parents, depth)
+    # (an annotated parameter bound again to an object array is no tensor there: every binding must make one)
+    made = parameter = False
     for node in nodes:
         if type(node) is ast.arg and node.arg == receiver.id:
-            return False
-        if type(node) is ast.Name and node.id == receiver.id and type(node.ctx) is not ast.Load:
+            parameter = True
+        elif type(node) is ast.Name and node.id == receiver.id and type(node.ctx) is not ast.Load:
             parent = parents.get(id(node))
             if type(parent) is not ast.Assign or not any(target is node for target in parent.targets) \
                     or not _makes_tensor(reads, parent.value, nodes, parents, depth):
                 return False
             made = True
-    return made
+    return typed or made and not parameter
 
 
 def _makes_tensor(reads, value, nodes: list, parents: dict, depth: int) -> bool:
