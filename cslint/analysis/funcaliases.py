@@ -108,7 +108,12 @@ def alias_calls(ctx, call: ast.Call) -> Optional[tuple]:
     exprs = aliases.get(func.id)
     if not exprs:
         return None
-    made = ctx.__dict__.setdefault("_alias_calls", {})
+    return _calls_kept(ctx.__dict__.setdefault("_alias_calls", {}), call, exprs)
+
+
+def _calls_kept(made: dict, call: ast.Call, exprs) -> tuple:
+    """The calls ``call`` stands for, one per expression its name may hold (:func:`_call_of`), made once per call
+    and kept in ``made`` (a module's or a function's table)."""
     known = made.get(id(call))
     if known is not None and known[0] is call:
         return known[1]
@@ -287,13 +292,7 @@ def local_alias_calls(info, call: ast.Call) -> Optional[tuple]:
     exprs = table.get(func.id)
     if not exprs:
         return None
-    made = info.__dict__.setdefault("_local_alias_calls", {})
-    known = made.get(id(call))
-    if known is not None and known[0] is call:
-        return known[1]
-    calls = tuple(_call_of(expr, call) for expr in exprs)
-    made[id(call)] = (call, calls)
-    return calls
+    return _calls_kept(info.__dict__.setdefault("_local_alias_calls", {}), call, exprs)
 
 
 def _local_aliases(func) -> dict:
