@@ -192,10 +192,11 @@ _MODULE_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match) + tu
     getattr(ast, name) for name in ("TryStar",) if hasattr(ast, name))
 
 
-def block_defined_functions(tree: ast.Module) -> frozenset:
+def block_defined_functions(tree: ast.Module, module_globals: set) -> frozenset:
     """The names module-level blocks (:data:`_MODULE_BLOCKS`, not the top level itself) define with ``def`` and no
-    module-level statement binds otherwise (``probe = os.path.exists`` after the blocks, a loop's or a ``with``'s
-    target): such a name may hold something no definition gives, so a call of it is no call of the definitions."""
+    module-level statement binds otherwise (``module_globals``, what :func:`module_level_names` gives: ``probe =
+    os.path.exists`` after the blocks; a loop's or a ``with``'s target): such a name may hold something no
+    definition gives, so a call of it is no call of the definitions."""
     names = set()
     blocks = [stmt for node in tree.body if isinstance(node, _MODULE_BLOCKS) for stmt in _block_statements(node)]
     for node in blocks:
@@ -204,7 +205,7 @@ def block_defined_functions(tree: ast.Module) -> frozenset:
         elif isinstance(node, _MODULE_BLOCKS):
             blocks += _block_statements(node)
     if names:
-        names -= module_level_names(tree) | _module_level_targets(tree)
+        names -= module_globals | _module_level_targets(tree)
     return frozenset(names)
 
 
@@ -239,9 +240,7 @@ def module_level_names(tree: ast.Module) -> set:
     for node in blocks:
         names.update(assigned_names(node))
         if isinstance(node, _MODULE_BLOCKS):
-            blocks += [*getattr(node, "body", ()), *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())]
-            blocks += [s for h in getattr(node, "handlers", ()) for s in h.body]
-            blocks += [s for c in getattr(node, "cases", ()) for s in c.body]
+            blocks += _block_statements(node)
     return names
 
 
@@ -323,7 +322,8 @@ class ModuleContext(CollectiveGroups):
         self.module_functions = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         #: the names of the module-level functions a block defines (``if HAVE_X: def probe(): ...``), a call of which
         #: runs one of the definitions (``facts.alternative_definitions``)
-        self.block_functions = block_defined_functions(tree)
+        self.module_globals = module_level_names(tree)
+        self.block_functions = block_defined_functions(tree, self.module_globals)
         self.module_classes = {n.name for n in tree.body if isinstance(n, ast.ClassDef)}
         #: qualified names of the file's functions that call a collective
         #: themselves (set by the extraction once it has scanned them)
@@ -333,7 +333,6 @@ class ModuleContext(CollectiveGroups):
         self._dict_returns: dict = {}  # qualname -> returns_dicts
         self._list_returns: dict = {}  # qualname -> returns_only_lists
         self._definitions = None  # qualname -> function node, on first use (returns_tuples)
-        self.module_globals = module_level_names(tree)
         #: class key -> the canonical dotted texts of its bases (filled as the classes are walked)
         self.class_bases: dict = {}
         self.class_body_names: dict = {}  # class key -> the names its body binds (lackednames.class_body_names)
